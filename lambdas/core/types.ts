@@ -1,0 +1,261 @@
+/**
+ * Domain types shared by every stage of the core: capture parsing -> planning -> firing ->
+ * metrics -> exports. Plain data only (JSON-friendly except where bigint is noted), so the
+ * same values can cross an SQS message or a worker boundary later.
+ *
+ * Time conventions:
+ * - Wall-clock instants are epoch nanoseconds as `bigint` (suffix `Ns`): a float64 cannot
+ *   hold epoch ns exactly, and AIPerf exports them as exact integers.
+ * - Durations and offsets inside a plan are float milliseconds (suffix `Ms`).
+ */
+
+/** How SageMaker stored a payload's `data` string. A missing encoding means BASE64. */
+export type CaptureEncoding = 'JSON' | 'CSV' | 'BASE64';
+
+/** Where a capture line came from: reported in the ingest report and carried to results. */
+export interface CaptureSource {
+  /** File path (local) or `s3://bucket/key`, as given to the parser. */
+  file: string;
+  /** 1-based line number within the file. */
+  line: number;
+}
+
+/** One captured invocation, decoded and validated. */
+export interface CaptureRecord {
+  eventId: string;
+  inferenceId: string | null;
+  /** `inferenceTime` as epoch milliseconds (may carry a fraction when the capture did). */
+  inferenceTimeMs: number;
+  /** True when the capture's `inferenceTime` had fractional seconds (intra-second policy skips it). */
+  hasSubSecondTime: boolean;
+  /** The request exactly as the endpoint received it. */
+  input: CapturePayload;
+  /** Summary of the captured response (bodies of outputs are not kept: memory, not needed to replay). */
+  output: CapturedOutputSummary | null;
+  source: CaptureSource;
+}
+
+export interface CapturePayload {
+  /** `observedContentType`, e.g. `application/json`, `text/csv`. */
+  contentType: string;
+  encoding: CaptureEncoding;
+  /** The decoded bytes the endpoint received. */
+  body: Uint8Array;
+}
+
+export interface CapturedOutputSummary {
+  contentType: string;
+  byteLength: number;
+  /** Token usage reported by the captured response, when it was OpenAI-style JSON. */
+  usage: TokenUsage | null;
+}
+
+export interface TokenUsage {
+  promptTokens: number | null;
+  completionTokens: number | null;
+}
+
+/**
+ * Why a capture line was rejected. Every rejected line is counted under exactly one reason
+ * in the ingest report, with file and line number of the first few examples.
+ */
+export type RejectReason =
+  | 'truncated_line' // the last line of a file, without newline, that does not parse
+  | 'invalid_json' // the line is not JSON
+  | 'not_an_object' // JSON, but not an object
+  | 'missing_field' // a required field is absent or of the wrong type (zod)
+  | 'bad_inference_time' // inferenceTime is not an ISO-8601 instant
+  | 'bad_encoding' // encoding is not JSON/CSV/BASE64
+  | 'bad_base64' // data is not valid base64
+  | 'bad_inner_json' // encoding JSON (or a JSON content type) whose data is not JSON
+  | 'duplicate'; // same eventId and body seen before in the run: replayed once
+
+export interface RejectExample {
+  file: string;
+  line: number;
+  /** Short, body-free explanation (never prompt text). */
+  detail: string;
+}
+
+/** Per-file accounting of one ingest. */
+export interface IngestFileReport {
+  file: string;
+  bytesRead: number;
+  linesRead: number;
+  blankLines: number;
+  accepted: number;
+  rejected: number;
+  rejectedByReason: Partial<Record<RejectReason, number>>;
+  /** The first few examples per reason (bounded, so a bad file cannot blow the report up). */
+  examples: Partial<Record<RejectReason, RejectExample[]>>;
+}
+
+export interface IngestReport {
+  files: IngestFileReport[];
+  /** Files seen but not parsed (not `.jsonl`), with why. */
+  skippedFiles: { file: string; reason: string }[];
+  totals: {
+    files: number;
+    linesRead: number;
+    blankLines: number;
+    accepted: number;
+    rejected: number;
+    rejectedByReason: Partial<Record<RejectReason, number>>;
+  };
+}
+
+/** What a target accepts; decides which captured records can be replayed to it. */
+export type TargetKind = 'openai-chat' | 'sagemaker';
+
+/** Why a parsed record was planned but not sent (counted in the run manifest). */
+export type DropReason =
+  | 'unsupported_content_type' // e.g. a CSV or binary body for a chat target
+  | 'not_chat_request' // JSON without a `messages` array for a chat target
+  | 'outside_offset_window' // excluded by start/end offset: not counted as scheduled
+  | 'late_beyond_tolerance' // due time passed by more than the tolerance, drop policy
+  | 'lost' // scheduled but never reported (worker died), counted at finalisation
+  | 'aborted'; // the run was stopped before the request's due time
+
+export type IntraSecondPolicy = 'spread' | 'burst';
+
+/** One request of a replay plan, ready for the fire loop. */
+export interface ScheduledRequest {
+  /** 0-based position in the plan (AIPerf `session_num`). */
+  index: number;
+  /** Offset from the plan's schedule zero, after offsets and time scale, in ms. */
+  offsetMs: number;
+  /** Captured time after the intra-second policy, epoch ms (before time scale). */
+  captureTimeMs: number;
+  /** Ties the same captured request across targets and copies (X-Correlation-ID). */
+  correlationId: string;
+  eventId: string;
+  inferenceId: string | null;
+  source: CaptureSource;
+  contentType: string;
+  /** Exactly the bytes to send: the captured body, with only the declared overrides applied. */
+  body: Uint8Array;
+  /** Whether the request asks for a streamed (SSE) response. */
+  streaming: boolean;
+  /** Names of the overrides that changed the body (e.g. `model`, `stream`), for the record. */
+  overrides: string[];
+  /** Token usage in the captured response, to compare replayed output lengths with. */
+  capturedUsage: TokenUsage | null;
+}
+
+/** What the target client reports for one request. Timestamps are epoch ns. */
+export interface TargetResult {
+  /** Actual send (just before the request was written). */
+  requestStartNs: bigint;
+  /** Response headers received. */
+  requestAckNs: bigint | null;
+  /** Last byte received (or failure time). */
+  requestEndNs: bigint;
+  /** Arrival time of each response chunk that carried output content (streaming only). */
+  contentChunkNs: bigint[];
+  httpStatus: number | null;
+  /** Token usage reported by the server (`usage`), null when it did not report it. */
+  usage: TokenUsage | null;
+  error: ErrorDetails | null;
+}
+
+/** AIPerf's error shape. */
+export interface ErrorDetails {
+  /** HTTP status, or a custom code (e.g. 408 for our timeout, 499 for cancellation). */
+  code: number | null;
+  /** Error class, e.g. `HTTPError`, `TimeoutError`, `ConnectionReset`, `MalformedStream`. */
+  type: string;
+  message: string;
+}
+
+/** One fired (or dropped) request as the fire loop returns it. */
+export interface FireOutcome {
+  request: ScheduledRequest;
+  /** Target name (e.g. `default`, `A`, `B`). */
+  target: string;
+  /** X-Request-ID sent. */
+  requestId: string;
+  /** When it should have been sent, epoch ns. */
+  scheduledNs: bigint;
+  /** Worker that fired it (AIPerf `worker_id`). */
+  workerId: string;
+  /** Null when the request was dropped instead of fired. */
+  result: TargetResult | null;
+  dropReason: DropReason | null;
+}
+
+/** A metric value in a per-request record: `{value, unit}` as AIPerf writes it. */
+export interface MetricValue {
+  value: number | number[];
+  unit: string;
+}
+
+/** One line of `profile_export.jsonl`. */
+export interface ProfileRecord {
+  metadata: ProfileRecordMetadata;
+  metrics: Record<string, MetricValue>;
+  error: ErrorDetails | null;
+}
+
+export interface ProfileRecordMetadata {
+  session_num: number;
+  x_request_id: string;
+  x_correlation_id: string;
+  conversation_id: string;
+  turn_index: number;
+  request_start_ns: bigint;
+  request_ack_ns: bigint | null;
+  request_end_ns: bigint;
+  worker_id: string;
+  record_processor_id: string;
+  benchmark_phase: 'profiling';
+  was_cancelled: boolean;
+  cancellation_time_ns: bigint | null;
+  // Ours (not in AIPerf): what makes a replay traceable to its capture.
+  scheduled_ns: bigint;
+  schedule_lag_ms: number;
+  capture_event_id: string;
+  capture_inference_id: string | null;
+  capture_file: string;
+  capture_line: number;
+  capture_time_ms: number;
+  target: string;
+  overrides: string[];
+}
+
+/** The run manifest: the accounting that must always balance. */
+export interface RunManifest {
+  runId: string;
+  target: string;
+  /** Requests in the plan for this target (after offsets/limits and target compatibility). */
+  scheduled: number;
+  fired: number;
+  succeeded: number;
+  failed: number;
+  dropped: number;
+  droppedByReason: Partial<Record<DropReason, number>>;
+  /** Failures by error type. */
+  failedByType: Record<string, number>;
+  /** Records parsed but not planned for this target, by reason (not part of `scheduled`). */
+  notScheduledByReason: Partial<Record<DropReason | 'duplicate', number>>;
+  /** True when scheduled === succeeded + failed + dropped. */
+  balanced: boolean;
+  startedAt: string;
+  endedAt: string;
+}
+
+/** The output of planning: what to send, and what was left out and why. */
+export interface ReplayPlan {
+  /** Sorted by offsetMs (stable: capture order breaks ties). */
+  requests: ScheduledRequest[];
+  /**
+   * Records in the window that this target cannot take: part of `scheduled` in the
+   * manifest and counted as dropped with their reason, never guessed at.
+   */
+  incompatible: { request: ScheduledRequest; reason: DropReason; detail: string }[];
+  /** Records left out by the user's selection (offset window, limit, sample): not scheduled. */
+  excluded: Partial<Record<'outside_offset_window' | 'limit' | 'sample', number>>;
+  /** Epoch ms of the first record (schedule zero) before offsets; null for an empty plan. */
+  scheduleZeroMs: number | null;
+  /** Duration of the plan in ms (last offset), 0 for an empty plan. */
+  durationMs: number;
+}

@@ -1,0 +1,56 @@
+/**
+ * The interfaces the core owns. Adapters (local fs, undici, AWS SDK) implement them; the
+ * core never imports an adapter. Each handler and the CLI wire real implementations in one
+ * composition root.
+ */
+import type { TargetResult } from './core/types';
+
+/** Time source and precise waiting. Tests use a virtual clock; production uses hrtime. */
+export interface Clock {
+  /** Current wall-clock time, epoch ns, monotonic within a process. */
+  nowNs(): bigint;
+  /**
+   * Resolves at the given epoch ns, as close as the implementation can (the system clock
+   * aims for sub-millisecond), or at once when it has passed. Rejects if the signal aborts.
+   */
+  waitUntil(epochNs: bigint, signal?: AbortSignal): Promise<void>;
+}
+
+/** One request as the target client sends it. */
+export interface TargetRequest {
+  requestId: string;
+  correlationId: string;
+  contentType: string;
+  body: Uint8Array;
+  streaming: boolean;
+}
+
+/**
+ * Sends one request and measures it. Never throws for a failed request: failures are
+ * `TargetResult.error`. `requestStartNs` is taken immediately before the request is sent.
+ */
+export interface TargetClient {
+  readonly name: string;
+  send(request: TargetRequest, signal?: AbortSignal): Promise<TargetResult>;
+  close(): Promise<void>;
+}
+
+/** Structured log without bodies: ids and outcomes only. */
+export interface Log {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** A sink for the run's artifacts (local folder or S3 prefix). Keys are relative paths. */
+export interface ArtifactStore {
+  put(key: string, body: string | Uint8Array, contentType?: string): Promise<void>;
+}
+
+export const silentLog: Log = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
