@@ -236,7 +236,7 @@ export interface RunManifest {
   /** Failures by error type. */
   failedByType: Record<string, number>;
   /** Records parsed but not planned for this target, by reason (not part of `scheduled`). */
-  notScheduledByReason: Partial<Record<DropReason | 'duplicate', number>>;
+  notScheduledByReason: Partial<Record<'outside_offset_window' | 'limit' | 'sample' | 'duplicate', number>>;
   /** True when scheduled === succeeded + failed + dropped. */
   balanced: boolean;
   startedAt: string;

@@ -1,0 +1,61 @@
+import type { ArtifactStore } from '../../ports';
+import type { IngestReport, ProfileRecord, RunManifest } from '../types';
+import type { Aggregates } from '../metrics/aggregate';
+import type { StatSummary } from '../metrics/stats';
+import { renderAiperfCsv } from './aiperf-csv';
+import { renderAiperfJson } from './aiperf-json';
+import { stringifyJson } from './json';
+import { profileRecordLine } from './profile-jsonl';
+
+/** File names of a run's artifacts: the same locally and in S3. */
+export const ARTIFACT_FILES = {
+  records: 'profile_export.jsonl',
+  aiperfJson: 'profile_export_aiperf.json',
+  aiperfCsv: 'profile_export_aiperf.csv',
+  manifest: 'run_manifest.json',
+  ingestReport: 'ingest_report.json',
+} as const;
+
+export type ManifestWithLag = RunManifest & { scheduleLag: StatSummary | null };
+
+export interface TargetArtifacts {
+  records: readonly ProfileRecord[];
+  aggregates: Aggregates;
+  manifest: ManifestWithLag;
+  inputConfig: unknown;
+  wasCancelled: boolean;
+  startTime: string;
+  endTime: string;
+}
+
+/** Writes one target's artifacts under `prefix` (e.g. `<run-id>/<target>/`); returns the keys written. */
+export async function writeTargetArtifacts(
+  store: ArtifactStore,
+  prefix: string,
+  artifacts: TargetArtifacts,
+): Promise<string[]> {
+  const lines = artifacts.records.map(profileRecordLine);
+  const files: [string, string, string][] = [
+    [ARTIFACT_FILES.records, lines.length > 0 ? lines.join('\n') + '\n' : '', 'application/x-ndjson'],
+    [
+      ARTIFACT_FILES.aiperfJson,
+      renderAiperfJson(artifacts.aggregates, {
+        inputConfig: artifacts.inputConfig,
+        wasCancelled: artifacts.wasCancelled,
+        startTime: artifacts.startTime,
+        endTime: artifacts.endTime,
+      }),
+      'application/json',
+    ],
+    [ARTIFACT_FILES.aiperfCsv, renderAiperfCsv(artifacts.aggregates), 'text/csv'],
+    [ARTIFACT_FILES.manifest, stringifyJson(artifacts.manifest, 2) + '\n', 'application/json'],
+  ];
+  await Promise.all(files.map(([name, body, type]) => store.put(prefix + name, body, type)));
+  return files.map(([name]) => prefix + name);
+}
+
+export async function writeIngestReport(store: ArtifactStore, prefix: string, report: IngestReport): Promise<string> {
+  const key = prefix + ARTIFACT_FILES.ingestReport;
+  await store.put(key, stringifyJson(report, 2) + '\n', 'application/json');
+  return key;
+}

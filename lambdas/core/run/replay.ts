@@ -1,0 +1,129 @@
+/**
+ * One replay run, start to finish, through ports only: plan the captured records for each
+ * target, fire them on the original timing, turn outcomes into AIPerf records and
+ * aggregates, and write every artifact. The local CLI drives this directly; the Lambda
+ * pipeline runs the same pieces split across its stages.
+ */
+import type { ArtifactStore, Clock, TargetClient } from '../../ports';
+import { writeIngestReport, writeTargetArtifacts, type ManifestWithLag } from '../export/artifacts';
+import { buildManifest } from '../export/manifest';
+import { runFireLoop, type LatePolicy } from '../fire/fire-loop';
+import { deterministicUuid } from '../ids';
+import { aggregate, type Aggregates } from '../metrics/aggregate';
+import { computeProfileRecord } from '../metrics/record-metrics';
+import { buildPlan, type PlanOptions } from '../plan/plan';
+import type { CaptureRecord, FireOutcome, IngestReport, ReplayPlan, RunManifest, TargetKind } from '../types';
+
+export interface ReplayTarget {
+  client: TargetClient;
+  kind: TargetKind;
+}
+
+export interface ReplayRunOptions {
+  runId: string;
+  records: readonly CaptureRecord[];
+  ingestReport: IngestReport;
+  plan: Omit<PlanOptions, 'runId' | 'targetKind'>;
+  targets: readonly ReplayTarget[];
+  clock: Clock;
+  store: ArtifactStore;
+  /** Delay between planning and schedule zero, so the first requests are not already late. */
+  leadMs: number;
+  maxInFlight?: number;
+  latePolicy?: LatePolicy;
+  goodputSlos?: Record<string, number>;
+  signal?: AbortSignal;
+  /** What the user asked for, recorded as `input_config` in profile_export_aiperf.json. */
+  inputConfig: unknown;
+  onPlanned?: (target: string, plan: ReplayPlan, startNs: bigint) => void;
+  onOutcome?: (target: string, outcome: FireOutcome) => void;
+}
+
+export interface TargetRunResult {
+  target: string;
+  plan: ReplayPlan;
+  manifest: ManifestWithLag;
+  aggregates: Aggregates;
+  files: string[];
+}
+
+export interface ReplayRunResult {
+  runId: string;
+  ingestReportKey: string;
+  targets: TargetRunResult[];
+}
+
+const WORKER_ID = 'worker_local';
+const RECORD_PROCESSOR_ID = 'record_processor_local';
+
+export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunResult> {
+  const runPrefix = `${options.runId}/`;
+  const ingestReportKey = await writeIngestReport(options.store, runPrefix, options.ingestReport);
+  const duplicates = options.ingestReport.totals.rejectedByReason.duplicate ?? 0;
+
+  const plans = options.targets.map((target) =>
+    buildPlan(options.records, { ...options.plan, runId: options.runId, targetKind: target.kind }),
+  );
+  // One schedule zero for every target: A and B see each request at the same instant.
+  const startNs = options.clock.nowNs() + BigInt(Math.round(options.leadMs * 1e6));
+  const startedAt = new Date(Number(startNs / 1_000_000n)).toISOString();
+
+  const targets = await Promise.all(
+    options.targets.map(async (target, i): Promise<TargetRunResult> => {
+      const plan = plans[i] as ReplayPlan;
+      const name = target.client.name;
+      options.onPlanned?.(name, plan, startNs);
+      const dropped = plan.incompatible.map(({ request, reason }): FireOutcome => {
+        const outcome: FireOutcome = {
+          request,
+          target: name,
+          requestId: deterministicUuid(options.runId, name, request.index),
+          scheduledNs: startNs + BigInt(Math.round(request.offsetMs * 1e6)),
+          workerId: WORKER_ID,
+          result: null,
+          dropReason: reason,
+        };
+        options.onOutcome?.(name, outcome);
+        return outcome;
+      });
+      const fired = await runFireLoop(plan.requests, {
+        runId: options.runId,
+        target: target.client,
+        clock: options.clock,
+        startNs,
+        workerId: WORKER_ID,
+        ...(options.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
+        ...(options.latePolicy !== undefined ? { latePolicy: options.latePolicy } : {}),
+        ...(options.signal !== undefined ? { signal: options.signal } : {}),
+        onOutcome: (outcome) => options.onOutcome?.(name, outcome),
+      });
+      const outcomes = [...fired, ...dropped].sort((a, b) => a.request.index - b.request.index);
+      const records = outcomes
+        .filter((outcome) => outcome.result !== null)
+        .map((outcome) => computeProfileRecord(outcome, RECORD_PROCESSOR_ID));
+      const aggregates = aggregate(records, options.goodputSlos ? { goodputSlos: options.goodputSlos } : undefined);
+      const endedAt = new Date(Number(options.clock.nowNs() / 1_000_000n)).toISOString();
+      const notScheduledByReason: RunManifest['notScheduledByReason'] = { ...plan.excluded };
+      if (duplicates > 0) notScheduledByReason.duplicate = duplicates;
+      const manifest = buildManifest({
+        runId: options.runId,
+        target: name,
+        outcomes,
+        notScheduledByReason,
+        startedAt,
+        endedAt,
+      });
+      const files = await writeTargetArtifacts(options.store, `${runPrefix}${name}/`, {
+        records,
+        aggregates,
+        manifest,
+        inputConfig: options.inputConfig,
+        wasCancelled: options.signal?.aborted ?? false,
+        startTime: startedAt,
+        endTime: endedAt,
+      });
+      return { target: name, plan, manifest, aggregates, files };
+    }),
+  );
+  return { runId: options.runId, ingestReportKey, targets };
+}

@@ -1,0 +1,286 @@
+/**
+ * End to end, as a user runs it: the CLI (its own process) replays the bundled capture
+ * sample against the mock server (another process), and the test checks from the SERVER's
+ * view that every replayable request arrived once, at the captured offsets, with the
+ * captured bytes (only declared overrides changed), and that the measured TTFT/ITL match
+ * what the mock was told to produce.
+ *
+ * The expected schedule is computed here from the raw capture lines, independently of the
+ * product's parser and planner.
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, runCli, startMockProcess, type CliResult, type MockProcess } from '../support/processes';
+
+const SAMPLE = join(REPO_ROOT, 'samples', 'datacapture');
+const TTFT_MS = 40;
+const ITL_MS = 10;
+const OUTPUT_TOKENS = 12;
+/** Stated tolerance for a request's arrival offset versus its captured offset. */
+const OFFSET_TOLERANCE_MS = 25;
+/** Median tolerance: the typical request must be much tighter than the worst one. */
+const OFFSET_MEDIAN_TOLERANCE_MS = 3;
+
+interface RawCapture {
+  eventId: string;
+  timeMs: number;
+  wholeSecond: boolean;
+  body: Buffer;
+  contentType: string;
+  order: number;
+}
+
+/** The oracle: capture lines -> expected offsets, per the documented timing policy. */
+function readRawCaptures(dir: string): Map<string, RawCapture & { expectedOffsetMs: number }> {
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d).sort()) {
+      const path = join(d, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (name.endsWith('.jsonl')) files.push(path);
+    }
+  };
+  walk(dir);
+  const captures: RawCapture[] = [];
+  const seen = new Set<string>();
+  for (const file of files) {
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      let parsed: {
+        captureData: { endpointInput: { data: string; encoding?: string; observedContentType: string } };
+        eventMetadata: { eventId: string; inferenceTime: string };
+      };
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      const input = parsed.captureData.endpointInput;
+      const body = input.encoding === 'JSON' || input.encoding === 'CSV' ? Buffer.from(input.data, 'utf8') : Buffer.from(input.data, 'base64');
+      const key = `${parsed.eventMetadata.eventId}/${body.toString('base64')}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const time = parsed.eventMetadata.inferenceTime;
+      captures.push({
+        eventId: parsed.eventMetadata.eventId,
+        timeMs: Date.parse(time),
+        wholeSecond: !/\.\d+/.test(time),
+        body,
+        contentType: input.observedContentType,
+        order: captures.length,
+      });
+    }
+  }
+  captures.sort((a, b) => a.timeMs - b.timeMs || a.order - b.order);
+  const bySecond = new Map<number, RawCapture[]>();
+  for (const c of captures.filter((c) => c.wholeSecond)) {
+    const group = bySecond.get(c.timeMs) ?? [];
+    group.push(c);
+    bySecond.set(c.timeMs, group);
+  }
+  const spread = new Map<RawCapture, number>();
+  for (const group of bySecond.values()) group.forEach((c, i) => spread.set(c, c.timeMs + (i * 1000) / group.length));
+  const times = captures.map((c) => spread.get(c) ?? c.timeMs);
+  const zero = Math.min(...times);
+  return new Map(captures.map((c, i) => [c.eventId, { ...c, expectedOffsetMs: (times[i] as number) - zero }]));
+}
+
+interface ServerLogLine {
+  arrival_ns: string;
+  path: string;
+  headers: Record<string, string>;
+  body_base64: string;
+}
+
+interface ProfileLine {
+  metadata: { x_request_id: string; capture_event_id: string; overrides: string[] };
+  metrics: Record<string, { value: number | number[]; unit: string }>;
+  error: unknown;
+}
+
+function readJsonl<T>(path: string): T[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as T);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+describe('capture-replay replay (CLI and mock server in separate processes)', () => {
+  const work = mkdtempSync(join(tmpdir(), 'capture-replay-e2e-'));
+  const expected = readRawCaptures(SAMPLE);
+  const chatCaptures = [...expected.values()].filter((c) => c.contentType === 'application/json');
+  let server: MockProcess;
+  let streamingRun: CliResult;
+  let literalRun: CliResult;
+
+  beforeAll(async () => {
+    const args = ['--ttft-ms', String(TTFT_MS), '--itl-ms', String(ITL_MS), '--output-tokens', String(OUTPUT_TOKENS), '--seed', '42'];
+    server = await startMockProcess([...args, '--log', join(work, 'streaming-requests.jsonl')]);
+    streamingRun = await runCli(['replay', SAMPLE, '--url', server.url, '--out', join(work, 'out'), '--streaming', '--run-id', 'e2e-streaming', '--no-progress']);
+    await server.stop();
+    server = await startMockProcess([...args, '--log', join(work, 'literal-requests.jsonl')]);
+    literalRun = await runCli(['replay', SAMPLE, '--url', server.url, '--out', join(work, 'out'), '--run-id', 'e2e-literal', '--time-scale', '2']);
+    await server.stop();
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('exits 0 and prints the summary table', () => {
+    expect(streamingRun.stderr).not.toMatch(/Error|at .*\.ts:\d+/);
+    expect(streamingRun.code).toBe(0);
+    expect(streamingRun.stdout).toContain('Time To First Token');
+    expect(streamingRun.stdout).toContain('e2e-streaming');
+    expect(literalRun.code).toBe(0);
+  });
+
+  it('sends every replayable request exactly once, at its captured offset', () => {
+    const log = readJsonl<ServerLogLine>(join(work, 'streaming-requests.jsonl'));
+    const records = readJsonl<ProfileLine>(join(work, 'out/e2e-streaming/target/profile_export.jsonl'));
+    expect(log).toHaveLength(chatCaptures.length);
+    expect(new Set(log.map((l) => l.headers['x-request-id'])).size).toBe(log.length);
+    const eventOf = new Map(records.map((r) => [r.metadata.x_request_id, r.metadata.capture_event_id]));
+    const errors = log.map((line) => {
+      const eventId = eventOf.get(line.headers['x-request-id'] as string);
+      const capture = eventId === undefined ? undefined : expected.get(eventId);
+      expect(capture, `request ${line.headers['x-request-id']} matches a captured event`).toBeDefined();
+      return Number(BigInt(line.arrival_ns) / 1000n) / 1000 - (capture as { expectedOffsetMs: number }).expectedOffsetMs;
+    });
+    // A constant (lead time + transport) is expected; what must be small is the deviation from it.
+    const constant = median(errors);
+    const deviations = errors.map((e) => Math.abs(e - constant));
+    expect(median(deviations)).toBeLessThan(OFFSET_MEDIAN_TOLERANCE_MS);
+    expect(Math.max(...deviations)).toBeLessThan(OFFSET_TOLERANCE_MS);
+  });
+
+  it('time scale 2 halves every offset', () => {
+    const log = readJsonl<ServerLogLine>(join(work, 'literal-requests.jsonl'));
+    const records = readJsonl<ProfileLine>(join(work, 'out/e2e-literal/target/profile_export.jsonl'));
+    const eventOf = new Map(records.map((r) => [r.metadata.x_request_id, r.metadata.capture_event_id]));
+    const errors = log.map(
+      (line) =>
+        Number(BigInt(line.arrival_ns) / 1000n) / 1000 -
+        (expected.get(eventOf.get(line.headers['x-request-id'] as string) as string)?.expectedOffsetMs ?? NaN) / 2,
+    );
+    const constant = median(errors);
+    expect(Math.max(...errors.map((e) => Math.abs(e - constant)))).toBeLessThan(OFFSET_TOLERANCE_MS);
+  });
+
+  it('sends captured bodies byte for byte without overrides', () => {
+    const log = readJsonl<ServerLogLine>(join(work, 'literal-requests.jsonl'));
+    const records = readJsonl<ProfileLine>(join(work, 'out/e2e-literal/target/profile_export.jsonl'));
+    const eventOf = new Map(records.map((r) => [r.metadata.x_request_id, r.metadata.capture_event_id]));
+    expect(log).toHaveLength(chatCaptures.length);
+    for (const line of log) {
+      const capture = expected.get(eventOf.get(line.headers['x-request-id'] as string) as string);
+      expect(Buffer.from(line.body_base64, 'base64').equals(capture!.body)).toBe(true);
+      expect(line.headers['content-type']).toBe('application/json');
+    }
+  });
+
+  it('with --streaming changes only `stream` and `stream_options.include_usage`, and only where needed', () => {
+    const log = readJsonl<ServerLogLine>(join(work, 'streaming-requests.jsonl'));
+    const records = readJsonl<ProfileLine>(join(work, 'out/e2e-streaming/target/profile_export.jsonl'));
+    const byId = new Map(records.map((r) => [r.metadata.x_request_id, r]));
+    let untouched = 0;
+    for (const line of log) {
+      const record = byId.get(line.headers['x-request-id'] as string)!;
+      const capture = expected.get(record.metadata.capture_event_id)!;
+      const sent = Buffer.from(line.body_base64, 'base64');
+      const captured = JSON.parse(capture.body.toString('utf8')) as Record<string, unknown>;
+      if (captured.stream === true && (captured.stream_options as { include_usage?: boolean })?.include_usage === true) {
+        expect(sent.equals(capture.body)).toBe(true);
+        expect(record.metadata.overrides).toEqual([]);
+        untouched++;
+      } else {
+        const want = { ...captured, stream: true, stream_options: { ...(captured.stream_options as object), include_usage: true } };
+        expect(JSON.parse(sent.toString('utf8'))).toEqual(want);
+        expect(record.metadata.overrides).toContain('stream');
+      }
+    }
+    expect(untouched).toBeGreaterThan(0);
+  });
+
+  it('measures TTFT and ITL as the mock was configured, within 2 ms', () => {
+    const aggregate = JSON.parse(readFileSync(join(work, 'out/e2e-streaming/target/profile_export_aiperf.json'), 'utf8')) as Record<
+      string,
+      { unit: string; p50: number; avg: number; count: number }
+    >;
+    expect(aggregate.time_to_first_token!.unit).toBe('ms');
+    expect(Math.abs(aggregate.time_to_first_token!.p50 - TTFT_MS)).toBeLessThan(2);
+    expect(Math.abs(aggregate.inter_token_latency!.p50 - ITL_MS)).toBeLessThan(2);
+    expect(aggregate.output_sequence_length!.avg).toBe(OUTPUT_TOKENS);
+    expect(aggregate.time_to_first_token!.count).toBe(chatCaptures.length);
+  });
+
+  it('accounts for every captured line and every scheduled request', () => {
+    const ingest = JSON.parse(readFileSync(join(work, 'out/e2e-streaming/ingest_report.json'), 'utf8')) as {
+      totals: { accepted: number; rejected: number; blankLines: number; linesRead: number; rejectedByReason: Record<string, number> };
+      skippedFiles: { file: string }[];
+    };
+    expect(ingest.totals.rejectedByReason).toEqual({ invalid_json: 1, truncated_line: 1, duplicate: 1 });
+    expect(ingest.totals.blankLines).toBe(1);
+    expect(ingest.totals.accepted).toBe(expected.size);
+    expect(ingest.totals.linesRead).toBe(ingest.totals.accepted + ingest.totals.rejected + ingest.totals.blankLines);
+    expect(ingest.skippedFiles.map((f) => f.file)).toEqual([expect.stringMatching(/_SUCCESS\.txt$/)]);
+
+    const manifest = JSON.parse(readFileSync(join(work, 'out/e2e-streaming/target/run_manifest.json'), 'utf8')) as {
+      scheduled: number;
+      succeeded: number;
+      failed: number;
+      dropped: number;
+      droppedByReason: Record<string, number>;
+      balanced: boolean;
+    };
+    expect(manifest.scheduled).toBe(expected.size);
+    expect(manifest.succeeded).toBe(chatCaptures.length);
+    expect(manifest.failed).toBe(0);
+    expect(manifest.droppedByReason).toEqual({ unsupported_content_type: expected.size - chatCaptures.length });
+    expect(manifest.balanced).toBe(true);
+  });
+});
+
+describe('capture-replay exit codes and the default demo', () => {
+  const work = mkdtempSync(join(tmpdir(), 'capture-replay-cli-'));
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it('runs the bundled demo with no arguments and writes the artifacts', async () => {
+    const run = await runCli(['--no-progress'], { cwd: work });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Request Latency');
+    const runs = readdirSync(join(work, 'capture-replay-out'));
+    expect(runs).toHaveLength(1);
+    const files = readdirSync(join(work, 'capture-replay-out', runs[0] as string, 'mock')).sort();
+    expect(files).toEqual(['profile_export.jsonl', 'profile_export_aiperf.csv', 'profile_export_aiperf.json', 'run_manifest.json']);
+  }, 60_000);
+
+  it('exits 1 with a clear message for a missing captures path', async () => {
+    const run = await runCli(['replay', join(work, 'nope'), '--url', 'http://127.0.0.1:9']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('nope');
+  });
+
+  it('exits 2 on a usage error', async () => {
+    const run = await runCli(['replay', SAMPLE, '--url', 'http://127.0.0.1:9', '--time-scale', 'fast']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--time-scale');
+  });
+
+  it('exits 1 when no request succeeds, with every failure recorded', async () => {
+    const run = await runCli(['replay', SAMPLE, '--url', 'http://127.0.0.1:9', '--out', work, '--run-id', 'down', '--time-scale', '20', '--no-progress']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('no request to target succeeded');
+    const manifest = JSON.parse(readFileSync(join(work, 'down/target/run_manifest.json'), 'utf8')) as { failed: number; scheduled: number; balanced: boolean };
+    expect(manifest.balanced).toBe(true);
+    expect(manifest.failed).toBeGreaterThan(0);
+  }, 60_000);
+});
