@@ -1,0 +1,312 @@
+/**
+ * SageMaker Data Capture parsing: a stream of bytes in, validated `CaptureRecord`s out, and
+ * every line accounted for in the ingest report. A bad line is counted under one reason and
+ * never stops the run.
+ *
+ * Speed: the floor is plain `JSON.parse` of each line. Validating the whole object with zod
+ * costs several times that, so the well-formed path checks the few fields we use by hand and
+ * zod runs only on a line that fails them, to name what is wrong. Same verdicts, both ways.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type {
+  CaptureEncoding,
+  CaptureRecord,
+  CaptureSource,
+  IngestFileReport,
+  IngestReport,
+  RejectReason,
+  TokenUsage,
+} from '../types';
+
+const MAX_EXAMPLES_PER_REASON = 5;
+
+export type LineVerdict = { ok: true; record: CaptureRecord } | { ok: false; reason: RejectReason; detail: string };
+
+const payloadSchema = z.object({
+  observedContentType: z.string().optional(),
+  mode: z.string().optional(),
+  data: z.string(),
+  encoding: z.string().optional(),
+});
+
+/** The shape we rely on; used to explain a rejection (the fast path checks the same fields). */
+export const captureLineSchema = z.object({
+  captureData: z.object({
+    endpointInput: payloadSchema,
+    endpointOutput: payloadSchema.optional(),
+  }),
+  eventMetadata: z.object({
+    eventId: z.string().min(1),
+    inferenceId: z.string().optional(),
+    inferenceTime: z.string(),
+  }),
+});
+
+// ISO-8601 instant: date, time to the second, optional fraction, Z or ±hh:mm.
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:?\d{2})$/;
+
+/** Epoch ms of an ISO-8601 instant, or null. Rejects impossible dates that Date.parse rolls over. */
+export function parseInferenceTime(text: string): { epochMs: number; subSecond: boolean } | null {
+  const m = ISO_INSTANT.exec(text);
+  if (!m) return null;
+  const [, y, mo, d, h, mi, s, frac] = m;
+  const month = Number(mo);
+  const day = Number(d);
+  if (month < 1 || month > 12 || day < 1 || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return null;
+  const daysInMonth = new Date(Date.UTC(Number(y), month, 0)).getUTCDate();
+  if (day > daysInMonth) return null;
+  const epochMs = Date.parse(frac && frac.length > 4 ? text.replace(frac, frac.slice(0, 4)) : text);
+  if (!Number.isFinite(epochMs)) return null;
+  // Date.parse keeps milliseconds only; keep sub-millisecond digits as a fraction of a ms.
+  const extra = frac && frac.length > 4 ? Number(`0.${frac.slice(4)}`) : 0;
+  return { epochMs: epochMs + extra, subSecond: frac !== undefined && Number(frac.slice(1)) !== 0 };
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+function decodePayload(
+  data: string,
+  rawEncoding: string | undefined,
+): { ok: true; encoding: CaptureEncoding; body: Uint8Array } | { ok: false; reason: RejectReason; detail: string } {
+  const encoding = (rawEncoding ?? 'BASE64').toUpperCase();
+  if (encoding === 'JSON' || encoding === 'CSV') return { ok: true, encoding, body: Buffer.from(data, 'utf8') };
+  if (encoding !== 'BASE64') return { ok: false, reason: 'bad_encoding', detail: `unknown encoding "${rawEncoding?.slice(0, 20)}"` };
+  // Buffer's decoder silently skips junk, which would send a corrupted body: check first.
+  const compact = data.includes('\n') || data.includes('\r') ? data.replace(/[\r\n]/g, '') : data;
+  if (!BASE64.test(compact)) return { ok: false, reason: 'bad_base64', detail: `data is not valid base64 (${compact.length} chars)` };
+  return { ok: true, encoding: 'BASE64', body: Buffer.from(compact, 'base64') };
+}
+
+export function isJsonContentType(contentType: string): boolean {
+  const type = (contentType.split(';')[0] ?? '').trim().toLowerCase();
+  return type === 'application/json' || type.endsWith('+json');
+}
+
+function isValidJson(bytes: Uint8Array): boolean {
+  try {
+    JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function usageOf(contentType: string, data: string, encoding: string | undefined): TokenUsage | null {
+  if (!isJsonContentType(contentType) || !data.includes('usage')) return null;
+  try {
+    const text = (encoding ?? 'BASE64').toUpperCase() === 'BASE64' ? Buffer.from(data, 'base64').toString('utf8') : data;
+    const usage = (JSON.parse(text) as { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } }).usage;
+    if (!usage || typeof usage !== 'object') return null;
+    const count = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null);
+    return { promptTokens: count(usage.prompt_tokens), completionTokens: count(usage.completion_tokens) };
+  } catch {
+    return null; // output is information only: an odd one never rejects the line
+  }
+}
+
+interface RawPayload {
+  observedContentType?: unknown;
+  data?: unknown;
+  encoding?: unknown;
+}
+
+function explainShape(value: unknown): string {
+  const result = captureLineSchema.safeParse(value);
+  if (result.success) return 'unexpected shape';
+  const issue = result.error.issues[0];
+  return issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'unexpected shape';
+}
+
+/** Parses one non-blank line. */
+export function parseCaptureLine(line: string, source: CaptureSource): LineVerdict {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return { ok: false, reason: 'invalid_json', detail: `not JSON (${line.length} chars)` };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, reason: 'not_an_object', detail: `a JSON ${Array.isArray(value) ? 'array' : typeof value}, not an object` };
+  }
+  const v = value as { captureData?: { endpointInput?: RawPayload; endpointOutput?: RawPayload }; eventMetadata?: Record<string, unknown> };
+  const input = v.captureData?.endpointInput;
+  const meta = v.eventMetadata;
+  const output = v.captureData?.endpointOutput;
+  if (
+    typeof input !== 'object' ||
+    input === null ||
+    typeof input.data !== 'string' ||
+    (input.encoding !== undefined && typeof input.encoding !== 'string') ||
+    (input.observedContentType !== undefined && typeof input.observedContentType !== 'string') ||
+    typeof meta !== 'object' ||
+    meta === null ||
+    typeof meta.eventId !== 'string' ||
+    meta.eventId === '' ||
+    typeof meta.inferenceTime !== 'string' ||
+    (meta.inferenceId !== undefined && typeof meta.inferenceId !== 'string') ||
+    (output !== undefined && (typeof output !== 'object' || output === null || typeof output.data !== 'string'))
+  ) {
+    return { ok: false, reason: 'missing_field', detail: explainShape(value) };
+  }
+  const time = parseInferenceTime(meta.inferenceTime);
+  if (!time) return { ok: false, reason: 'bad_inference_time', detail: `inferenceTime "${meta.inferenceTime.slice(0, 40)}" is not an ISO-8601 instant` };
+  const contentType = (input.observedContentType as string | undefined) ?? 'application/octet-stream';
+  const decoded = decodePayload(input.data, input.encoding as string | undefined);
+  if (!decoded.ok) return decoded;
+  if (isJsonContentType(contentType) && !isValidJson(decoded.body)) {
+    return { ok: false, reason: 'bad_inner_json', detail: `content type ${contentType} but data is not JSON` };
+  }
+  let outputSummary: CaptureRecord['output'] = null;
+  if (output && typeof output.data === 'string') {
+    const outType = typeof output.observedContentType === 'string' ? output.observedContentType : 'application/octet-stream';
+    const outEncoding = typeof output.encoding === 'string' ? output.encoding : undefined;
+    outputSummary = {
+      contentType: outType,
+      byteLength: (outEncoding ?? 'BASE64').toUpperCase() === 'BASE64' ? Math.floor((output.data.length * 3) / 4) : Buffer.byteLength(output.data),
+      usage: usageOf(outType, output.data, outEncoding),
+    };
+  }
+  return {
+    ok: true,
+    record: {
+      eventId: meta.eventId,
+      inferenceId: typeof meta.inferenceId === 'string' ? meta.inferenceId : null,
+      inferenceTimeMs: time.epochMs,
+      hasSubSecondTime: time.subSecond,
+      input: { contentType, encoding: decoded.encoding, body: decoded.body },
+      output: outputSummary,
+      source,
+    },
+  };
+}
+
+/** Same eventId and same body: one record replayed once. Shared by all files of a run. */
+export class DuplicateFilter {
+  private readonly keys = new Set<string>();
+
+  /** True when this record was seen before (and remembers it otherwise). */
+  seen(record: CaptureRecord): boolean {
+    const key = record.eventId + '\u0000' + createHash('sha256').update(record.input.body).digest('base64');
+    if (this.keys.has(key)) return true;
+    this.keys.add(key);
+    return false;
+  }
+}
+
+export class IngestFileCounter {
+  readonly report: IngestFileReport;
+
+  constructor(file: string) {
+    this.report = { file, bytesRead: 0, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, rejectedByReason: {}, examples: {} };
+  }
+
+  reject(reason: RejectReason, line: number, detail: string): void {
+    const r = this.report;
+    r.rejected++;
+    r.rejectedByReason[reason] = (r.rejectedByReason[reason] ?? 0) + 1;
+    const examples = (r.examples[reason] ??= []);
+    if (examples.length < MAX_EXAMPLES_PER_REASON) examples.push({ file: r.file, line, detail });
+  }
+}
+
+export class IngestReportBuilder {
+  private readonly files: IngestFileCounter[] = [];
+  private readonly skipped: { file: string; reason: string }[] = [];
+
+  startFile(file: string): IngestFileCounter {
+    const counter = new IngestFileCounter(file);
+    this.files.push(counter);
+    return counter;
+  }
+
+  skipFile(file: string, reason: string): void {
+    this.skipped.push({ file, reason });
+  }
+
+  build(): IngestReport {
+    const files = this.files.map((f) => structuredClone(f.report));
+    const totals: IngestReport['totals'] = { files: files.length, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, rejectedByReason: {} };
+    for (const f of files) {
+      totals.linesRead += f.linesRead;
+      totals.blankLines += f.blankLines;
+      totals.accepted += f.accepted;
+      totals.rejected += f.rejected;
+      for (const [reason, count] of Object.entries(f.rejectedByReason) as [RejectReason, number][]) {
+        totals.rejectedByReason[reason] = (totals.rejectedByReason[reason] ?? 0) + count;
+      }
+    }
+    return { files, skippedFiles: [...this.skipped], totals };
+  }
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * Splits a byte stream into lines without holding more than one line plus one chunk.
+ * Yields `[text, endedWithNewline]`; CR before LF is dropped. Decoding happens per whole
+ * line, so a multi-byte character split across chunks is never mangled.
+ */
+async function* splitLines(chunks: AsyncIterable<Uint8Array>, onBytes: (n: number) => void): AsyncGenerator<[string, boolean]> {
+  let carry: Buffer | null = null;
+  for await (const chunk of chunks) {
+    onBytes(chunk.byteLength);
+    let buf: Buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (carry) {
+      buf = Buffer.concat([carry, buf]);
+      carry = null;
+    }
+    let start = 0;
+    for (let nl = buf.indexOf(NEWLINE, start); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
+      const end = nl > start && buf[nl - 1] === 0x0d ? nl - 1 : nl;
+      yield [buf.toString('utf8', start, end), true];
+      start = nl + 1;
+    }
+    if (start < buf.length) carry = Buffer.from(buf.subarray(start));
+  }
+  if (carry && carry.length > 0) {
+    const end = carry[carry.length - 1] === 0x0d ? carry.length - 1 : carry.length;
+    yield [carry.toString('utf8', 0, end), false];
+  }
+}
+
+function isBlank(line: string): boolean {
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0d && c !== 0xfeff) return false;
+  }
+  return true;
+}
+
+/** Parses one capture file's bytes; rejected lines go to the report, good records are yielded. */
+export async function* parseCaptureStream(
+  chunks: AsyncIterable<Uint8Array>,
+  file: string,
+  report: IngestReportBuilder,
+  duplicates?: DuplicateFilter,
+): AsyncGenerator<CaptureRecord> {
+  const counter = report.startFile(file);
+  const r = counter.report;
+  let lineNo = 0;
+  for await (const [line, complete] of splitLines(chunks, (n) => (r.bytesRead += n))) {
+    lineNo++;
+    r.linesRead++;
+    if (isBlank(line)) {
+      r.blankLines++;
+      continue;
+    }
+    const verdict = parseCaptureLine(line, { file, line: lineNo });
+    if (!verdict.ok) {
+      // A last line without newline that does not parse was cut off mid-write.
+      const reason = !complete && (verdict.reason === 'invalid_json' || verdict.reason === 'missing_field') ? 'truncated_line' : verdict.reason;
+      counter.reject(reason, lineNo, reason === 'truncated_line' ? `last line has no newline and does not parse (${line.length} chars)` : verdict.detail);
+      continue;
+    }
+    if (duplicates?.seen(verdict.record)) {
+      counter.reject('duplicate', lineNo, `eventId ${verdict.record.eventId} with the same body was seen before`);
+      continue;
+    }
+    r.accepted++;
+    yield verdict.record;
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * One fired request -> one AIPerf record. Times are measured in ns and exported in ms.
+ * Token counts come only from the server's `usage`; without it the token metrics are
+ * absent (never zero, never guessed), and so is inter_token_latency, which needs them.
+ */
+import type { FireOutcome, MetricValue, ProfileRecord } from '../types';
+
+const ms = (ns: bigint): number => Number(ns) / 1e6;
+
+export function computeProfileRecord(outcome: FireOutcome, recordProcessorId: string): ProfileRecord {
+  const result = outcome.result;
+  if (!result) throw new Error(`request ${outcome.requestId} was not fired (${outcome.dropReason}): it has no record`);
+  const { request } = outcome;
+  const metadata: ProfileRecord['metadata'] = {
+    session_num: request.index,
+    x_request_id: outcome.requestId,
+    x_correlation_id: request.correlationId,
+    conversation_id: request.eventId,
+    turn_index: 0,
+    request_start_ns: result.requestStartNs,
+    request_ack_ns: result.requestAckNs,
+    request_end_ns: result.requestEndNs,
+    worker_id: outcome.workerId,
+    record_processor_id: recordProcessorId,
+    benchmark_phase: 'profiling',
+    was_cancelled: false,
+    cancellation_time_ns: null,
+    scheduled_ns: outcome.scheduledNs,
+    schedule_lag_ms: ms(result.requestStartNs - outcome.scheduledNs),
+    capture_event_id: request.eventId,
+    capture_inference_id: request.inferenceId,
+    capture_file: request.source.file,
+    capture_line: request.source.line,
+    capture_time_ms: request.captureTimeMs,
+    target: outcome.target,
+    overrides: request.overrides,
+  };
+  if (result.error) {
+    return { metadata, metrics: { error_request_count: { value: 1, unit: 'requests' } }, error: result.error };
+  }
+  const metrics: Record<string, MetricValue> = {};
+  const latencyNs = result.requestEndNs - result.requestStartNs;
+  const chunks = result.contentChunkNs;
+  const isl = result.usage?.promptTokens ?? null;
+  const osl = result.usage?.completionTokens ?? null;
+  let ttftNs: bigint | null = null;
+  if (request.streaming && chunks.length > 0) {
+    ttftNs = (chunks[0] as bigint) - result.requestStartNs;
+    metrics.time_to_first_token = { value: ms(ttftNs), unit: 'ms' };
+  }
+  if (request.streaming && chunks.length > 1) {
+    metrics.time_to_second_token = { value: ms((chunks[1] as bigint) - (chunks[0] as bigint)), unit: 'ms' };
+  }
+  metrics.request_latency = { value: ms(latencyNs), unit: 'ms' };
+  if (ttftNs !== null && osl !== null && osl >= 2) {
+    const itlMs = ms(latencyNs - ttftNs) / (osl - 1);
+    metrics.inter_token_latency = { value: itlMs, unit: 'ms' };
+    if (itlMs > 0) metrics.output_token_throughput_per_user = { value: 1000 / itlMs, unit: 'tokens/sec/user' };
+  }
+  if (request.streaming && chunks.length > 1) {
+    const gaps: number[] = [];
+    for (let i = 1; i < chunks.length; i++) gaps.push(ms((chunks[i] as bigint) - (chunks[i - 1] as bigint)));
+    metrics.inter_chunk_latency = { value: gaps, unit: 'ms' };
+  }
+  if (isl !== null) metrics.input_sequence_length = { value: isl, unit: 'tokens' };
+  if (osl !== null) metrics.output_sequence_length = { value: osl, unit: 'tokens' };
+  metrics.request_count = { value: 1, unit: 'requests' };
+  return { metadata, metrics, error: null };
+}
