@@ -8,6 +8,7 @@ const COLUMNS = ['avg', 'min', 'max', 'p99', 'p90', 'p50', 'std'] as const satis
 
 function fmt(value: number | null | undefined): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return 'N/A';
+  if (Number.isInteger(value)) return value.toLocaleString('en-US');
   return value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 }
 
