@@ -148,7 +148,11 @@ function planBody(record: CaptureRecord, options: PlanOptions): BodyPlan {
 export function buildPlan(records: readonly CaptureRecord[], options: PlanOptions): ReplayPlan {
   const problems = validatePlanOptions(options);
   if (problems.length > 0) throw new Error(`invalid plan options: ${problems.join('; ')}`);
-  const timed: Timed[] = records.map((record, order) => ({ record, order, timeMs: record.inferenceTimeMs }));
+  // Work in ms relative to the earliest capture: epoch ms (~1.8e12) would cost the spread
+  // fractions their precision.
+  let base = Infinity;
+  for (const r of records) if (r.inferenceTimeMs < base) base = r.inferenceTimeMs;
+  const timed: Timed[] = records.map((record, order) => ({ record, order, timeMs: record.inferenceTimeMs - base }));
   timed.sort((a, b) => a.timeMs - b.timeMs || a.order - b.order);
   applyIntraSecond(timed, options.intraSecond);
   timed.sort((a, b) => a.timeMs - b.timeMs || a.order - b.order);
@@ -182,7 +186,7 @@ export function buildPlan(records: readonly CaptureRecord[], options: PlanOption
     const request: ScheduledRequest = {
       index,
       offsetMs: (t.timeMs - zero - start) / options.timeScale,
-      captureTimeMs: t.timeMs,
+      captureTimeMs: base + t.timeMs,
       correlationId: deterministicUuid(options.runId, t.record.eventId, index),
       eventId: t.record.eventId,
       inferenceId: t.record.inferenceId,
@@ -201,7 +205,7 @@ export function buildPlan(records: readonly CaptureRecord[], options: PlanOption
     requests,
     incompatible,
     excluded,
-    scheduleZeroMs: zero,
+    scheduleZeroMs: base + zero,
     durationMs: last ? (last.timeMs - zero - start) / options.timeScale : 0,
   };
 }
