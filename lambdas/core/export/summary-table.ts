@@ -6,9 +6,10 @@ import type { RunManifest } from '../types';
 
 const COLUMNS = ['avg', 'min', 'max', 'p99', 'p90', 'p50', 'std'] as const satisfies readonly (keyof StatSummary)[];
 
-function fmt(value: number | null | undefined): string {
+/** Two decimals; whole numbers plain where asked (counts read better as 3 than 3.00). */
+function fmt(value: number | null | undefined, plainIntegers = false): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return 'N/A';
-  if (Number.isInteger(value)) return value.toLocaleString('en-US');
+  if (plainIntegers && Number.isInteger(value)) return value.toLocaleString('en-US');
   return value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 }
 
@@ -28,7 +29,7 @@ export function renderSummaryTable(agg: Aggregates, manifest: RunManifest & { sc
   const scalarRows: string[][] = [];
   for (const spec of METRICS) {
     const entry = spec.kind === 'derived' && spec.console ? agg.derived[spec.tag] : undefined;
-    if (entry) scalarRows.push([`${spec.header} (${entry.unit})`, fmt(entry.value)]);
+    if (entry) scalarRows.push([`${spec.header} (${entry.unit})`, fmt(entry.value, true)]);
   }
   const drops = Object.entries(manifest.droppedByReason).map(([reason, n]) => `${reason} ${n}`);
   const failures = Object.entries(manifest.failedByType).map(([type, n]) => `${type} ${n}`);

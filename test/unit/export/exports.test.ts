@@ -1,0 +1,120 @@
+/**
+ * Golden files for every export format, from the hand-made run in fixtures.ts. The goldens
+ * were written once with UPDATE_GOLDEN=1 and checked by hand; the assertions before each
+ * comparison re-derive the key numbers independently, so a wrong golden cannot hide.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { renderAiperfCsv } from '../../../lambdas/core/export/aiperf-csv';
+import { renderAiperfJson } from '../../../lambdas/core/export/aiperf-json';
+import { stringifyJson } from '../../../lambdas/core/export/json';
+import { buildManifest } from '../../../lambdas/core/export/manifest';
+import { profileRecordLine } from '../../../lambdas/core/export/profile-jsonl';
+import { renderSummaryTable } from '../../../lambdas/core/export/summary-table';
+import { aggregate } from '../../../lambdas/core/metrics/aggregate';
+import { computeProfileRecord } from '../../../lambdas/core/metrics/record-metrics';
+import { OUTCOMES } from './fixtures';
+
+const GOLDEN = join(import.meta.dirname, 'golden');
+
+function golden(name: string, actual: string): void {
+  const path = join(GOLDEN, name);
+  if (process.env.UPDATE_GOLDEN === '1') writeFileSync(path, actual);
+  expect(actual).toBe(readFileSync(path, 'utf8'));
+}
+
+const records = OUTCOMES.filter((o) => o.result).map((o) => computeProfileRecord(o, 'record_processor_0'));
+const agg = aggregate(records);
+const manifest = buildManifest({
+  runId: 'run-1',
+  target: 'A',
+  outcomes: OUTCOMES,
+  notScheduledByReason: { duplicate: 2, outside_offset_window: 1 },
+  startedAt: '2026-04-29T00:00:00.000Z',
+  endedAt: '2026-04-29T00:00:04.000Z',
+});
+const info = { inputConfig: { url: 'http://localhost:8000', streaming: true }, wasCancelled: false, startTime: '2026-04-29T00:00:00.000Z', endTime: '2026-04-29T00:00:04.000Z' };
+
+describe('stringifyJson', () => {
+  it('writes epoch ns exactly and non-finite numbers as null', () => {
+    expect(stringifyJson({ t: 1759522419158355424n, nan: NaN, inf: -Infinity, n: 1.5, s: 'x' })).toBe('{"t":1759522419158355424,"nan":null,"inf":null,"n":1.5,"s":"x"}');
+  });
+
+  it('refuses byte arrays, so bodies cannot leak into exports', () => {
+    expect(() => stringifyJson({ body: new Uint8Array([1]) })).toThrow(/raw bytes/);
+  });
+});
+
+describe('profile_export.jsonl', () => {
+  it('one line per fired request, AIPerf shape, exact integers', () => {
+    const lines = records.map(profileRecordLine);
+    expect(lines).toHaveLength(4);
+    const first = JSON.parse(lines[0]!) as { metadata: Record<string, unknown>; metrics: Record<string, unknown>; error: unknown };
+    expect(Object.keys(first)).toEqual(['metadata', 'metrics', 'error']);
+    expect(lines[0]).toContain('"request_start_ns":1759522419158355424,');
+    expect(first.metrics.time_to_first_token).toEqual({ value: 40, unit: 'ms' });
+    expect(JSON.parse(lines[3]!).error).toEqual({ code: 500, type: 'HTTPError', message: 'HTTP 500: boom' });
+    golden('profile_export.jsonl', lines.join('\n') + '\n');
+  });
+});
+
+describe('profile_export_aiperf.json', () => {
+  it('is flat, one key per metric, with full stats on record metrics and avg on scalars', () => {
+    const text = renderAiperfJson(agg, info);
+    const json = JSON.parse(text) as Record<string, Record<string, unknown>>;
+    expect(Object.keys(json.request_latency!)).toEqual(['unit', 'avg', 'min', 'max', 'p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99', 'std', 'count', 'sum']);
+    expect(json.request_latency).toMatchObject({ unit: 'ms', min: 40, max: 100, p50: 80, count: 3, sum: 220 });
+    expect(json.request_throughput).toEqual({ unit: 'requests/sec', avg: 3 / 2.1 });
+    expect(json.benchmark_duration).toEqual({ unit: 'sec', avg: 2.1 });
+    expect(text).toContain('"avg": 1759522419158355424');
+    expect(json.error_summary).toEqual([{ error_details: { code: 500, type: 'HTTPError', message: 'HTTP 500: boom' }, count: 1 }]);
+    expect(json).toMatchObject({ schema_version: '1.0', was_cancelled: false, start_time: info.startTime, end_time: info.endTime, input_config: info.inputConfig });
+    golden('profile_export_aiperf.json', text);
+  });
+});
+
+describe('profile_export_aiperf.csv', () => {
+  it('has the stats section, a blank line, then the scalar section', () => {
+    const csv = renderAiperfCsv(agg);
+    const [stats, scalars] = csv.split('\n\n');
+    expect(stats!.split('\n')[0]).toBe('Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std');
+    expect(stats).toContain('\nRequest Latency (ms),73.33,40.00,100.00,220.00,40.80,44.00,48.00,60.00,80.00,90.00,96.00,98.00,99.60,24.94');
+    expect(scalars!.split('\n')[0]).toBe('Metric,Value');
+    expect(scalars).toContain('\nRequest Throughput (requests/sec),1.43\n');
+    expect(scalars).toContain('\nMinimum Request Timestamp (ns),1759522419158355424\n');
+    golden('profile_export_aiperf.csv', csv);
+  });
+});
+
+describe('run_manifest.json', () => {
+  it('balances: scheduled = succeeded + failed + dropped, with reasons', () => {
+    expect(manifest).toMatchObject({
+      scheduled: 5,
+      fired: 4,
+      succeeded: 3,
+      failed: 1,
+      dropped: 1,
+      droppedByReason: { unsupported_content_type: 1 },
+      failedByType: { HTTPError: 1 },
+      balanced: true,
+    });
+    expect(manifest.scheduleLag).toMatchObject({ count: 4, max: 2 });
+    golden('run_manifest.json', stringifyJson(manifest, 2) + '\n');
+  });
+
+  it('is not balanced when an outcome is counted twice', () => {
+    const twice = buildManifest({ runId: 'r', target: 'A', outcomes: [...OUTCOMES, OUTCOMES[0]!], notScheduledByReason: {}, startedAt: '', endedAt: '' });
+    expect(twice.balanced).toBe(false);
+  });
+});
+
+describe('console summary', () => {
+  it('shows the statistics, the scalars and the accounting', () => {
+    const text = renderSummaryTable(agg, manifest, { title: 'capture-replay | run-1 | A' });
+    expect(text).toMatch(/│ Request Latency \(ms\)\s+│\s+73\.33 │\s+40\.00 │\s+100\.00 │\s+99\.60 │\s+96\.00 │\s+80\.00 │\s+24\.94 │/);
+    expect(text).toMatch(/│ Dropped\s+│\s+1 \(unsupported_content_type 1\) │/);
+    expect(text).toMatch(/│ Balanced\s+│\s+yes │/);
+    golden('summary.txt', text + '\n');
+  });
+});
