@@ -1,0 +1,208 @@
+/**
+ * The HTTP target against real sockets on 127.0.0.1: the bundled mock server, and small
+ * hand-written servers for the SSE shapes real stacks produce (and break).
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createOpenAITarget } from '../../../lambdas/adapters/http/openai-target';
+import { systemClock } from '../../../lambdas/adapters/system-clock';
+import type { TargetRequest } from '../../../lambdas/ports';
+import { startMockServer, type MockServer } from '../../../lambdas/local/mock-server';
+import { REPO_ROOT } from '../../support/processes';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+function request(streaming: boolean, body = `{"messages":[{"role":"user","content":"one two three"}],"stream":${streaming}}`): TargetRequest {
+  return { requestId: 'req-1', correlationId: 'corr-1', contentType: 'application/json', body: Buffer.from(body), streaming };
+}
+
+async function mock(options: Parameters<typeof startMockServer>[0] = {}): Promise<MockServer> {
+  const server = await startMockServer(options);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+function target(url: string, extra: Partial<Parameters<typeof createOpenAITarget>[0]> = {}) {
+  const t = createOpenAITarget({ name: 't', baseUrl: url, timeoutMs: 5000, clock: systemClock, ...extra });
+  cleanups.push(() => t.close());
+  return t;
+}
+
+/** A raw server that writes the given pieces, pausing between them, then ends (or destroys). */
+async function rawServer(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const server: Server = createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  cleanups.push(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function sse(pieces: string[], opts: { destroy?: boolean; gapMs?: number } = {}) {
+  return (_req: IncomingMessage, res: ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    let i = 0;
+    const next = () => {
+      if (i < pieces.length) {
+        res.write(pieces[i++]);
+        setTimeout(next, opts.gapMs ?? 2);
+      } else if (opts.destroy) res.socket?.destroy();
+      else res.end();
+    };
+    next();
+  };
+}
+
+const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+
+describe('against the mock server', () => {
+  it('streams: one content timestamp per token, in order, usage from the last chunk, exact body and headers', async () => {
+    const server = await mock({ ttftMs: 20, itlMs: 5, outputTokens: 6 });
+    const body = '{"messages":[{"role":"user","content":"one two three"}],"stream":true,"stream_options":{"include_usage":true}}';
+    const result = await target(server.url, { apiKey: 'k' }).send(request(true, body));
+    expect(result.error).toBeNull();
+    expect(result.contentChunkNs).toHaveLength(6);
+    expect([...result.contentChunkNs].sort((a, b) => (a < b ? -1 : 1))).toEqual(result.contentChunkNs);
+    expect(result.usage).toEqual({ promptTokens: 3, completionTokens: 6 });
+    expect(result.requestStartNs <= result.requestAckNs!).toBe(true);
+    expect(result.contentChunkNs[5]! <= result.requestEndNs).toBe(true);
+    // TTFT is at least the configured 20 ms (loose upper bound: busy machines exist).
+    const ttftMs = Number(result.contentChunkNs[0]! - result.requestStartNs) / 1e6;
+    expect(ttftMs).toBeGreaterThanOrEqual(19.5);
+    expect(ttftMs).toBeLessThan(500);
+    const received = server.requests[0]!;
+    expect(received.body.toString()).toBe(body);
+    expect(received.headers).toMatchObject({ 'x-request-id': 'req-1', 'x-correlation-id': 'corr-1', 'content-type': 'application/json', authorization: 'Bearer k' });
+  });
+
+  it('non-streaming: usage from the JSON body, no chunks', async () => {
+    const server = await mock({ ttftMs: 5, itlMs: 1, outputTokens: 4 });
+    const result = await target(server.url).send(request(false));
+    expect(result).toMatchObject({ error: null, httpStatus: 200, contentChunkNs: [], usage: { promptTokens: 3, completionTokens: 4 } });
+  });
+
+  it('honours max_tokens for the output length', async () => {
+    const server = await mock({ outputTokens: 50, ttftMs: 1, itlMs: 0 });
+    const result = await target(server.url).send(request(true, '{"messages":[],"stream":true,"max_tokens":3,"stream_options":{"include_usage":true}}'));
+    expect(result.contentChunkNs).toHaveLength(3);
+    expect(result.usage?.completionTokens).toBe(3);
+  });
+
+  it('HTTP errors become error results with the status', async () => {
+    const failing = await mock({ errorRate: 1 });
+    expect((await target(failing.url).send(request(true))).error).toMatchObject({ code: 500, type: 'HTTPError', message: expect.stringContaining('injected failure') });
+    const locked = await mock({ apiKey: 'secret' });
+    expect((await target(locked.url).send(request(true))).error).toMatchObject({ code: 401, type: 'HTTPError' });
+    expect((await target(locked.url).send(request(false, 'not json'))).error?.code).toBe(401);
+  });
+
+  it('error injection is deterministic under a seed', async () => {
+    const pattern = async (seed: number) => {
+      const server = await mock({ errorRate: 0.5, seed, ttftMs: 0, itlMs: 0, outputTokens: 1 });
+      const t = target(server.url);
+      const out: boolean[] = [];
+      for (let i = 0; i < 16; i++) out.push((await t.send(request(false))).error === null);
+      return out;
+    };
+    const a = await pattern(3);
+    expect(await pattern(3)).toEqual(a);
+    expect(a.filter(Boolean).length).toBeGreaterThan(2);
+    expect(a.filter(Boolean).length).toBeLessThan(14);
+  });
+});
+
+describe('transport failures', () => {
+  it('times out a server that never answers', async () => {
+    const url = await rawServer(() => undefined);
+    const result = await target(url, { timeoutMs: 150 }).send(request(true));
+    expect(result.error).toMatchObject({ code: 408, type: 'TimeoutError' });
+    expect(Number(result.requestEndNs - result.requestStartNs) / 1e6).toBeGreaterThanOrEqual(140);
+  });
+
+  it('reports a refused connection', async () => {
+    const url = await rawServer(() => undefined);
+    const port = new URL(url).port;
+    await cleanups.pop()!(); // close it: nothing listens there now
+    const result = await target(`http://127.0.0.1:${port}`).send(request(true));
+    expect(result.error).toMatchObject({ code: null, type: 'ConnectionError', message: expect.stringContaining('ECONNREFUSED') });
+  });
+
+  it('reports a connection reset mid-stream, keeping the chunks seen so far', async () => {
+    const url = await rawServer(sse([chunk({ role: 'assistant' }), chunk({ content: 'a' }), chunk({ content: 'b' })], { destroy: true }));
+    const result = await target(url).send(request(true));
+    expect(result.error?.type).toBe('ConnectionError');
+    expect(result.contentChunkNs).toHaveLength(2);
+  });
+});
+
+describe('SSE shapes', () => {
+  it('role-only first chunk, keep-alive comments, CRLF, usage-only last chunk, [DONE]', async () => {
+    const crlf = (s: string) => s.replace(/\n/g, '\r\n');
+    const url = await rawServer(
+      sse([
+        crlf(chunk({ role: 'assistant' })),
+        ': keep-alive\r\n\r\n',
+        crlf(chunk({ content: 'Hel' })),
+        crlf(chunk({ content: 'lo' }, 'stop')),
+        crlf(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 2 } })}\n\n`),
+        'data: [DONE]\r\n\r\n',
+      ]),
+    );
+    const result = await target(url).send(request(true));
+    expect(result.error).toBeNull();
+    expect(result.contentChunkNs).toHaveLength(2);
+    expect(result.usage).toEqual({ promptTokens: 3, completionTokens: 2 });
+  });
+
+  it('events split across TCP writes at odd places parse the same', async () => {
+    const whole = chunk({ role: 'assistant' }) + chunk({ content: 'x' }) + chunk({ content: 'y' }) + chunk({ reasoning_content: 'hmm' }) + chunk({ tool_calls: [{ index: 0 }] }, 'tool_calls') + 'data: [DONE]\n\n';
+    const pieces: string[] = [];
+    for (let i = 0; i < whole.length; i += 7) pieces.push(whole.slice(i, i + 7));
+    const url = await rawServer(sse(pieces, { gapMs: 0 }));
+    const result = await target(url).send(request(true));
+    expect(result.error).toBeNull();
+    expect(result.contentChunkNs).toHaveLength(4); // content x2, reasoning, tool call; not the role chunk
+  });
+
+  it('a data line that is not JSON is a malformed stream', async () => {
+    const url = await rawServer(sse([chunk({ content: 'a' }), 'data: {oops\n\n', 'data: [DONE]\n\n']));
+    expect((await target(url).send(request(true))).error?.type).toBe('MalformedStream');
+  });
+
+  it('an error object in the stream is a stream error', async () => {
+    const url = await rawServer(sse([chunk({ content: 'a' }), `data: ${JSON.stringify({ error: { message: 'overloaded' } })}\n\n`]));
+    expect((await target(url).send(request(true))).error).toMatchObject({ type: 'StreamError', message: 'overloaded' });
+  });
+
+  it('a stream that ends early is truncated', async () => {
+    const url = await rawServer(sse([chunk({ role: 'assistant' }), chunk({ content: 'a' })]));
+    const result = await target(url).send(request(true));
+    expect(result.error?.type).toBe('StreamTruncated');
+    expect(result.contentChunkNs).toHaveLength(1);
+  });
+
+  it('a non-streaming 200 that is not JSON is a malformed response', async () => {
+    const url = await rawServer((_req, res) => res.end('<html>gateway</html>'));
+    expect((await target(url).send(request(false))).error).toMatchObject({ code: 200, type: 'MalformedResponse' });
+  });
+});
+
+describe('mock server as its own process', () => {
+  it('prints its URL, serves, and stops on SIGTERM', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'lambdas/local/mock-server.ts'), '--port', '0', '--ttft-ms', '1', '--itl-ms', '0'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const [first] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+    const { url } = JSON.parse(first) as { url: string };
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const result = await target(url).send(request(false));
+    expect(result.error).toBeNull();
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    expect((await exited)[0]).toBe(0);
+  });
+});
