@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
-import { epochNowNs } from '../adapters/system-clock';
+import { epochNowNs, systemClock } from '../adapters/system-clock';
 
 export interface MockServerOptions {
   host?: string;
@@ -30,6 +30,12 @@ export interface MockServerOptions {
   logFile?: string;
   recordRequests?: boolean;
   apiKey?: string;
+  /**
+   * Finish each wait with a short spin (as the replay clock does) so tokens leave within
+   * ~0.1 ms of their due time instead of a timer's ~1 ms. Costs CPU at high load; the lag
+   * benchmark turns it off.
+   */
+  preciseTimers?: boolean;
 }
 
 export interface ReceivedRequest {
@@ -87,6 +93,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   const errorRate = options.errorRate ?? 0;
   const random = prng(options.seed ?? 42);
   const recordRequests = options.recordRequests ?? true;
+  const precise = options.preciseTimers ?? true;
   const requests: ReceivedRequest[] = [];
   const log: WriteStream | null = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : null;
   let sequence = 0;
@@ -149,6 +156,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     const at = (ns: bigint, fn: () => void) => {
       const delayMs = Number(ns - epochNowNs()) / 1e6;
       if (delayMs <= 0) fn();
+      else if (precise) void systemClock.waitUntil(ns).then(fn);
       else setTimeout(fn, delayMs);
     };
 
@@ -223,9 +231,10 @@ export async function runMockServerCli(args: string[]): Promise<void> {
     .option('--error-rate <rate>', 'fraction of requests answered with HTTP 500', numberArg('--error-rate', 0, 1), 0)
     .option('--seed <n>', 'seed for error injection', numberArg('--seed', 0), 42)
     .option('--log <file>', 'append one JSON line per received request (arrival time, ids, body)')
-    .option('--api-key <key>', 'require Authorization: Bearer <key>');
+    .option('--api-key <key>', 'require Authorization: Bearer <key>')
+    .option('--no-precise-timers', 'plain timers (~1 ms late) instead of timer + spin: less CPU at high load');
   program.parse(args, { from: 'user' });
-  const o = program.opts<{ host: string; port: number; ttftMs: number; itlMs: number; outputTokens: number; errorRate: number; seed: number; log?: string; apiKey?: string }>();
+  const o = program.opts<{ host: string; port: number; ttftMs: number; itlMs: number; outputTokens: number; errorRate: number; seed: number; log?: string; apiKey?: string; preciseTimers: boolean }>();
   const server = await startMockServer({
     host: o.host,
     port: o.port,
@@ -235,6 +244,7 @@ export async function runMockServerCli(args: string[]): Promise<void> {
     errorRate: o.errorRate,
     seed: o.seed,
     recordRequests: false,
+    preciseTimers: o.preciseTimers,
     ...(o.log ? { logFile: o.log } : {}),
     ...(o.apiKey ? { apiKey: o.apiKey } : {}),
   });
