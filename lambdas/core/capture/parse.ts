@@ -83,20 +83,27 @@ export function isJsonContentType(contentType: string): boolean {
   return type === 'application/json' || type.endsWith('+json');
 }
 
-function isValidJson(bytes: Uint8Array): boolean {
+function isValidJson(text: string): boolean {
   try {
-    JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+    JSON.parse(text);
     return true;
   } catch {
     return false;
   }
 }
 
+// OpenAI's usage object is flat ({prompt_tokens, completion_tokens, total_tokens, maybe
+// *_details objects one level down}); parsing just it, not the whole captured answer, keeps
+// the hot path near the cost of one JSON.parse per line.
+const USAGE = /"usage"\s*:\s*(\{(?:[^{}]|\{[^{}]*\})*\})/;
+
 function usageOf(contentType: string, data: string, encoding: string | undefined): TokenUsage | null {
-  if (!isJsonContentType(contentType) || !data.includes('usage')) return null;
+  if (!isJsonContentType(contentType)) return null;
   try {
     const text = (encoding ?? 'BASE64').toUpperCase() === 'BASE64' ? Buffer.from(data, 'base64').toString('utf8') : data;
-    const usage = (JSON.parse(text) as { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } }).usage;
+    const match = USAGE.exec(text);
+    if (!match) return null;
+    const usage = JSON.parse(match[1] as string) as { prompt_tokens?: unknown; completion_tokens?: unknown };
     if (!usage || typeof usage !== 'object') return null;
     const count = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null);
     return { promptTokens: count(usage.prompt_tokens), completionTokens: count(usage.completion_tokens) };
@@ -154,7 +161,7 @@ export function parseCaptureLine(line: string, source: CaptureSource): LineVerdi
   const contentType = (input.observedContentType as string | undefined) ?? 'application/octet-stream';
   const decoded = decodePayload(input.data, input.encoding as string | undefined);
   if (!decoded.ok) return decoded;
-  if (isJsonContentType(contentType) && !isValidJson(decoded.body)) {
+  if (isJsonContentType(contentType) && !isValidJson(decoded.encoding === 'BASE64' ? Buffer.from(decoded.body).toString('utf8') : input.data)) {
     return { ok: false, reason: 'bad_inner_json', detail: `content type ${contentType} but data is not JSON` };
   }
   let outputSummary: CaptureRecord['output'] = null;
@@ -181,15 +188,25 @@ export function parseCaptureLine(line: string, source: CaptureSource): LineVerdi
   };
 }
 
-/** Same eventId and same body: one record replayed once. Shared by all files of a run. */
+/**
+ * Same eventId and same body: one record replayed once. Shared by all files of a run.
+ * A body is remembered by its SHA-256 (memory stays flat on huge files), and a repeated
+ * eventId with another body is a different request, replayed too.
+ */
 export class DuplicateFilter {
-  private readonly keys = new Set<string>();
+  private readonly byEventId = new Map<string, string | string[]>();
 
   /** True when this record was seen before (and remembers it otherwise). */
   seen(record: CaptureRecord): boolean {
-    const key = record.eventId + '\u0000' + createHash('sha256').update(record.input.body).digest('base64');
-    if (this.keys.has(key)) return true;
-    this.keys.add(key);
+    const digest = createHash('sha256').update(record.input.body).digest('base64');
+    const known = this.byEventId.get(record.eventId);
+    if (known === undefined) {
+      this.byEventId.set(record.eventId, digest);
+      return false;
+    }
+    const digests = typeof known === 'string' ? [known] : known;
+    if (digests.includes(digest)) return true;
+    this.byEventId.set(record.eventId, [...digests, digest]);
     return false;
   }
 }
@@ -242,34 +259,6 @@ export class IngestReportBuilder {
 
 const NEWLINE = 0x0a;
 
-/**
- * Splits a byte stream into lines without holding more than one line plus one chunk.
- * Yields `[text, endedWithNewline]`; CR before LF is dropped. Decoding happens per whole
- * line, so a multi-byte character split across chunks is never mangled.
- */
-async function* splitLines(chunks: AsyncIterable<Uint8Array>, onBytes: (n: number) => void): AsyncGenerator<[string, boolean]> {
-  let carry: Buffer | null = null;
-  for await (const chunk of chunks) {
-    onBytes(chunk.byteLength);
-    let buf: Buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    if (carry) {
-      buf = Buffer.concat([carry, buf]);
-      carry = null;
-    }
-    let start = 0;
-    for (let nl = buf.indexOf(NEWLINE, start); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
-      const end = nl > start && buf[nl - 1] === 0x0d ? nl - 1 : nl;
-      yield [buf.toString('utf8', start, end), true];
-      start = nl + 1;
-    }
-    if (start < buf.length) carry = Buffer.from(buf.subarray(start));
-  }
-  if (carry && carry.length > 0) {
-    const end = carry[carry.length - 1] === 0x0d ? carry.length - 1 : carry.length;
-    yield [carry.toString('utf8', 0, end), false];
-  }
-}
-
 function isBlank(line: string): boolean {
   for (let i = 0; i < line.length; i++) {
     const c = line.charCodeAt(i);
@@ -278,7 +267,13 @@ function isBlank(line: string): boolean {
   return true;
 }
 
-/** Parses one capture file's bytes; rejected lines go to the report, good records are yielded. */
+/**
+ * Parses one capture file's bytes; rejected lines go to the report, good records are yielded.
+ * Lines are split here, inside one loop per chunk (no generator per line: that hop cost more
+ * than the split), holding at most one partial line across chunks. Each line is decoded
+ * whole, so a multi-byte character split across chunks is never mangled; CR before LF is
+ * dropped.
+ */
 export async function* parseCaptureStream(
   chunks: AsyncIterable<Uint8Array>,
   file: string,
@@ -288,25 +283,47 @@ export async function* parseCaptureStream(
   const counter = report.startFile(file);
   const r = counter.report;
   let lineNo = 0;
-  for await (const [line, complete] of splitLines(chunks, (n) => (r.bytesRead += n))) {
+  const ready: CaptureRecord[] = [];
+  const handle = (line: string, complete: boolean) => {
     lineNo++;
     r.linesRead++;
     if (isBlank(line)) {
       r.blankLines++;
-      continue;
+      return;
     }
     const verdict = parseCaptureLine(line, { file, line: lineNo });
     if (!verdict.ok) {
       // A last line without newline that does not parse was cut off mid-write.
-      const reason = !complete && (verdict.reason === 'invalid_json' || verdict.reason === 'missing_field') ? 'truncated_line' : verdict.reason;
-      counter.reject(reason, lineNo, reason === 'truncated_line' ? `last line has no newline and does not parse (${line.length} chars)` : verdict.detail);
-      continue;
+      const truncated = !complete && (verdict.reason === 'invalid_json' || verdict.reason === 'missing_field');
+      counter.reject(truncated ? 'truncated_line' : verdict.reason, lineNo, truncated ? `last line has no newline and does not parse (${line.length} chars)` : verdict.detail);
+      return;
     }
     if (duplicates?.seen(verdict.record)) {
       counter.reject('duplicate', lineNo, `eventId ${verdict.record.eventId} with the same body was seen before`);
-      continue;
+      return;
     }
     r.accepted++;
-    yield verdict.record;
+    ready.push(verdict.record);
+  };
+  let carry: Buffer | null = null;
+  for await (const chunk of chunks) {
+    r.bytesRead += chunk.byteLength;
+    let buf: Buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (carry) {
+      buf = Buffer.concat([carry, buf]);
+      carry = null;
+    }
+    let start = 0;
+    for (let nl = buf.indexOf(NEWLINE, start); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
+      handle(buf.toString('utf8', start, nl > start && buf[nl - 1] === 0x0d ? nl - 1 : nl), true);
+      start = nl + 1;
+    }
+    if (start < buf.length) carry = Buffer.from(buf.subarray(start));
+    for (const record of ready) yield record;
+    ready.length = 0;
+  }
+  if (carry && carry.length > 0) {
+    handle(carry.toString('utf8', 0, carry[carry.length - 1] === 0x0d ? carry.length - 1 : carry.length), false);
+    for (const record of ready) yield record;
   }
 }
