@@ -18,6 +18,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { epochNowNs, systemClock } from '../adapters/system-clock';
+import { seededRandom } from '../core/random';
 
 export interface MockServerOptions {
   host?: string;
@@ -55,18 +56,6 @@ export interface MockServer {
 
 const CHAT_PATH = /\/chat\/completions$|\/invocations$/;
 
-/** mulberry32: deterministic error injection under a seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function countWords(messages: unknown): number {
   if (!Array.isArray(messages)) return 0;
   let words = 0;
@@ -91,7 +80,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   const itlMs = options.itlMs ?? 5;
   const outputTokens = options.outputTokens ?? 16;
   const errorRate = options.errorRate ?? 0;
-  const random = prng(options.seed ?? 42);
+  const random = seededRandom(options.seed ?? 42);
   const recordRequests = options.recordRequests ?? true;
   const precise = options.preciseTimers ?? true;
   const requests: ReceivedRequest[] = [];

@@ -19,6 +19,7 @@
 import { isJsonContentType } from '../capture/parse';
 import { deterministicUuid } from '../ids';
 import type { CaptureRecord, DropReason, IntraSecondPolicy, ReplayPlan, ScheduledRequest, TargetKind } from '../types';
+import { seededRandom } from '../random';
 
 export interface PlanOptions {
   runId: string;
@@ -50,18 +51,6 @@ export function validatePlanOptions(o: PlanOptions): string[] {
   if (o.modelOverride !== undefined && o.modelOverride.trim() === '') problems.push('modelOverride must not be empty');
   if (!o.runId) problems.push('runId is required');
   return problems;
-}
-
-/** mulberry32: small, fast, deterministic; sampling needs reproducibility, not cryptography. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface Timed {
@@ -169,7 +158,7 @@ export function buildPlan(records: readonly CaptureRecord[], options: PlanOption
   });
   if (selected.length < timed.length) excluded.outside_offset_window = timed.length - selected.length;
   if (options.sampleRate !== undefined && options.sampleRate < 1) {
-    const random = prng(options.seed ?? 1);
+    const random = seededRandom(options.seed ?? 1);
     const kept = selected.filter(() => random() < (options.sampleRate as number));
     if (kept.length < selected.length) excluded.sample = selected.length - kept.length;
     selected = kept;
