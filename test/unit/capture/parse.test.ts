@@ -110,6 +110,8 @@ describe('parseCaptureLine: every reject reason', () => {
     ['bad_encoding', line({ input: { encoding: 'UTF16' } })],
     ['bad_base64', line({ input: { encoding: 'BASE64', data: 'not*base64!' } })],
     ['bad_base64', line({ input: { encoding: 'BASE64', data: 'abc' } })],
+    ['bad_base64', line({ input: { encoding: 'BASE64', data: 'ab*dabcd' } })],
+    ['bad_base64', line({ input: { encoding: 'BASE64', data: 'ab==abcd' } })],
     ['bad_inner_json', line({ input: { encoding: 'JSON', data: '{"messages": [' } })],
     ['bad_inner_json', line({ input: { encoding: 'BASE64', data: Buffer.from('{oops').toString('base64') } })],
   ])('%s (case %#)', (reason, text) => {
