@@ -54,3 +54,20 @@ export const silentLog: Log = {
   warn: () => undefined,
   error: () => undefined,
 };
+
+/**
+ * Object storage (S3 in AWS, memory in tests). `putIfAbsent` is the idempotency primitive:
+ * a conditional create (S3 `If-None-Match: *`) that returns false when the key exists.
+ */
+export interface ObjectStore {
+  get(key: string): Promise<Uint8Array | null>;
+  put(key: string, body: string | Uint8Array, contentType?: string): Promise<void>;
+  putIfAbsent(key: string, body: string | Uint8Array, contentType?: string): Promise<boolean>;
+  /** Keys under a prefix, sorted. */
+  list(prefix: string): Promise<string[]>;
+}
+
+/** A delay queue (SQS in AWS). Entries in one call: at most 10 (SendMessageBatch). */
+export interface MessageQueue {
+  sendBatch(entries: { id: string; body: string; delaySeconds: number }[]): Promise<{ failedIds: string[] }>;
+}

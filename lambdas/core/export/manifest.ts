@@ -3,12 +3,31 @@
  * `balanced` is computed from the outcomes, not assumed, so a bug that loses a request shows.
  */
 import { summarize, type StatSummary } from '../metrics/stats';
-import type { FireOutcome, RunManifest } from '../types';
+import type { DropReason, FireOutcome, RunManifest } from '../types';
+
+/** What the accounting needs of one scheduled request, however it reached the collector. */
+export interface ManifestEntry {
+  requestId: string;
+  dropReason: DropReason | null;
+  /** Actual send - scheduled send, ms; null when not fired. */
+  lagMs: number | null;
+  /** Error type when fired and failed. */
+  errorType: string | null;
+}
+
+export function manifestEntryOf(o: FireOutcome): ManifestEntry {
+  return {
+    requestId: o.requestId,
+    dropReason: o.result === null ? (o.dropReason ?? 'lost') : null,
+    lagMs: o.result === null ? null : Number(o.result.requestStartNs - o.scheduledNs) / 1e6,
+    errorType: o.result?.error?.type ?? null,
+  };
+}
 
 export function buildManifest(args: {
   runId: string;
   target: string;
-  outcomes: readonly FireOutcome[];
+  outcomes: readonly (FireOutcome | ManifestEntry)[];
   notScheduledByReason: RunManifest['notScheduledByReason'];
   startedAt: string;
   endedAt: string;
@@ -19,20 +38,20 @@ export function buildManifest(args: {
   const droppedByReason: RunManifest['droppedByReason'] = {};
   const failedByType: Record<string, number> = {};
   const lags: number[] = [];
-  for (const o of args.outcomes) {
-    if (o.result === null) {
+  const entries = args.outcomes.map((o) => ('request' in o ? manifestEntryOf(o) : o));
+  for (const e of entries) {
+    if (e.dropReason !== null) {
       dropped++;
-      const reason = o.dropReason ?? 'lost';
-      droppedByReason[reason] = (droppedByReason[reason] ?? 0) + 1;
+      droppedByReason[e.dropReason] = (droppedByReason[e.dropReason] ?? 0) + 1;
       continue;
     }
-    lags.push(Number(o.result.requestStartNs - o.scheduledNs) / 1e6);
-    if (o.result.error) {
+    if (e.lagMs !== null) lags.push(e.lagMs);
+    if (e.errorType !== null) {
       failed++;
-      failedByType[o.result.error.type] = (failedByType[o.result.error.type] ?? 0) + 1;
+      failedByType[e.errorType] = (failedByType[e.errorType] ?? 0) + 1;
     } else succeeded++;
   }
-  const scheduled = args.outcomes.length;
+  const scheduled = entries.length;
   return {
     runId: args.runId,
     target: args.target,
@@ -44,7 +63,7 @@ export function buildManifest(args: {
     droppedByReason,
     failedByType,
     notScheduledByReason: args.notScheduledByReason,
-    balanced: scheduled === succeeded + failed + dropped && new Set(args.outcomes.map((o) => o.requestId)).size === scheduled,
+    balanced: scheduled === succeeded + failed + dropped && new Set(entries.map((e) => e.requestId)).size === scheduled,
     startedAt: args.startedAt,
     endedAt: args.endedAt,
     scheduleLag: summarize(lags),

@@ -1,0 +1,262 @@
+/**
+ * The three stages of the serverless pipeline as pure functions over ports; the Lambda
+ * handlers only parse events and wire dependencies around these.
+ *
+ * - scheduleRun (ingest): plan -> shards -> delayed shard messages, referenced bodies, the
+ *   run record (written last: its presence means "fully scheduled", so a redelivered S3
+ *   event for the same object schedules nothing twice).
+ * - handleShard (fire): re-delay while still early; claim the shard with a conditional
+ *   create (a duplicate delivery fires nothing); fire; write the shard's results once.
+ * - collectRun (collect): when every shard has reported, or the deadline has passed (the
+ *   missing shards' requests are then counted as `lost`), dedupe by request id and write the
+ *   same artifacts as the local CLI.
+ */
+import { z } from 'zod';
+import type { Clock, MessageQueue, ObjectStore } from '../../ports';
+import { writeTargetArtifacts } from '../export/artifacts';
+import { buildManifest, type ManifestEntry } from '../export/manifest';
+import { deterministicUuid } from '../ids';
+import { aggregate } from '../metrics/aggregate';
+import { computeProfileRecord } from '../metrics/record-metrics';
+import type { DropReason, FireOutcome, ProfileRecord, ReplayPlan, RunManifest, ScheduledRequest } from '../types';
+import { bodyKey, claimKey, resultsKey, resultsPrefix, runRecordKey, targetPrefix } from './keys';
+import { cutShards, DEFAULT_SHARDING, fromWire, shardMessageSchema, toWire, type ShardingOptions, type ShardMessage } from './shards';
+import { deliveryDelay, stillEarly } from './sqs-schedule';
+
+const INGEST_SHARD = 'ingest';
+
+export const runRecordSchema = z.object({
+  v: z.literal(1),
+  runId: z.string(),
+  targets: z.array(z.string()).min(1),
+  startNs: z.string(),
+  deadlineNs: z.string(),
+  createdAt: z.string(),
+  shards: z.array(z.object({ shardId: z.string(), requests: z.number().int().positive() })),
+  notScheduledByReason: z.record(z.string(), z.number()),
+  inputConfig: z.unknown(),
+});
+export type RunRecord = z.infer<typeof runRecordSchema>;
+
+/** One line of a shard's results object. */
+export type ResultLine =
+  | { kind: 'record'; record: ProfileRecord }
+  | { kind: 'drop'; requestId: string; index: number; scheduledNs: bigint; dropReason: DropReason };
+
+function decodeJson(bytes: Uint8Array): unknown {
+  return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+}
+
+/** JSON with bigint as exact decimal strings (messages and results are ours to read back). */
+function encodeJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+}
+
+function resultLines(lines: ResultLine[]): string {
+  return lines.map((l) => encodeJson(l)).join('\n') + (lines.length ? '\n' : '');
+}
+
+async function sendAll(queue: MessageQueue, messages: { id: string; body: string; delaySeconds: number }[]): Promise<void> {
+  for (let i = 0; i < messages.length; i += 10) {
+    let batch = messages.slice(i, i + 10);
+    for (let attempt = 0; attempt < 3 && batch.length > 0; attempt++) {
+      const { failedIds } = await queue.sendBatch(batch);
+      batch = batch.filter((m) => failedIds.includes(m.id));
+    }
+    // Retryable: the handler fails, SQS redelivers the ingest event, the run record is not
+    // yet written, and scheduling runs again (shard claims make repeated messages harmless).
+    if (batch.length > 0) throw new Error(`could not enqueue ${batch.length} shard message(s) after 3 attempts`);
+  }
+}
+
+export interface ScheduleRunArgs {
+  runId: string;
+  plan: ReplayPlan;
+  targets: readonly string[];
+  startNs: bigint;
+  leadMs: number;
+  /** How long after the last due time a run is finalised even with shards missing. */
+  graceMs: number;
+  inputConfig: unknown;
+  notScheduledByReason: RunManifest['notScheduledByReason'];
+  sharding?: ShardingOptions;
+  store: ObjectStore;
+  queue: MessageQueue;
+  clock: Clock;
+}
+
+export async function scheduleRun(args: ScheduleRunArgs): Promise<{ status: 'scheduled' | 'duplicate'; shards: number; messages: number }> {
+  const { store, runId } = args;
+  if (await store.get(runRecordKey(runId))) return { status: 'duplicate', shards: 0, messages: 0 };
+  const sharding = args.sharding ?? DEFAULT_SHARDING;
+  const shards = cutShards(args.plan.requests, sharding);
+
+  const refs = new Map<number, string>();
+  for (const request of args.plan.requests) {
+    if (request.body.byteLength > sharding.maxInlineBodyBytes) {
+      const key = bodyKey(runId, request.index);
+      await store.put(key, request.body, 'application/octet-stream');
+      refs.set(request.index, key);
+    }
+  }
+  for (const target of args.targets) {
+    const drops: ResultLine[] = args.plan.incompatible.map(({ request, reason }) => ({
+      kind: 'drop',
+      requestId: deterministicUuid(runId, target, request.index),
+      index: request.index,
+      scheduledNs: args.startNs + BigInt(Math.round(request.offsetMs * 1e6)),
+      dropReason: reason,
+    }));
+    await store.putIfAbsent(resultsKey(runId, target, INGEST_SHARD), resultLines(drops), 'application/x-ndjson');
+  }
+
+  const now = args.clock.nowNs();
+  const messages = args.targets.flatMap((target) =>
+    shards.map((shard) => {
+      const firstDueNs = args.startNs + BigInt(Math.round((shard.requests[0] as ScheduledRequest).offsetMs * 1e6));
+      const message: ShardMessage = {
+        v: 1,
+        kind: 'shard',
+        runId,
+        target,
+        shardId: shard.shardId,
+        startNs: args.startNs.toString(),
+        firstDueNs: firstDueNs.toString(),
+        hops: 0,
+        requests: shard.requests.map((r) => toWire(r, refs.get(r.index) ?? null)),
+      };
+      return { id: `${target}-${shard.shardId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80), body: JSON.stringify(message), delaySeconds: deliveryDelay(firstDueNs, now, args.leadMs).delaySeconds };
+    }),
+  );
+  await sendAll(args.queue, messages);
+
+  const record: RunRecord = {
+    v: 1,
+    runId,
+    targets: [...args.targets],
+    startNs: args.startNs.toString(),
+    deadlineNs: (args.startNs + BigInt(Math.round((args.plan.durationMs + args.graceMs) * 1e6))).toString(),
+    createdAt: new Date(Number(now / 1_000_000n)).toISOString(),
+    shards: shards.map((s) => ({ shardId: s.shardId, requests: s.requests.length })),
+    notScheduledByReason: args.notScheduledByReason,
+    inputConfig: args.inputConfig,
+  };
+  await store.put(runRecordKey(runId), JSON.stringify(record), 'application/json');
+  return { status: 'scheduled', shards: shards.length, messages: messages.length };
+}
+
+export interface HandleShardDeps {
+  store: ObjectStore;
+  queue: MessageQueue;
+  clock: Clock;
+  leadMs: number;
+  workerId: string;
+  /** Fires the shard's requests (the core fire loop with a real target, in production). */
+  fire: (requests: ScheduledRequest[], message: ShardMessage) => Promise<FireOutcome[]>;
+}
+
+export type ShardAction = 'deferred' | 'duplicate' | 'fired';
+
+/** `raw` is the SQS message body. Throws (retryable) only on infrastructure errors; a malformed message is a permanent error. */
+export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{ action: ShardAction; message: ShardMessage; outcomes: FireOutcome[] }> {
+  const parsed = shardMessageSchema.safeParse(JSON.parse(raw));
+  if (!parsed.success) throw new PermanentError(`not a shard message: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  const message = parsed.data;
+  const firstDueNs = BigInt(message.firstDueNs);
+  if (stillEarly(firstDueNs, deps.clock.nowNs(), deps.leadMs)) {
+    const next: ShardMessage = { ...message, hops: message.hops + 1 };
+    const { delaySeconds } = deliveryDelay(firstDueNs, deps.clock.nowNs(), deps.leadMs);
+    await sendAll(deps.queue, [{ id: 'hop', body: JSON.stringify(next), delaySeconds }]);
+    return { action: 'deferred', message, outcomes: [] };
+  }
+  const claimed = await deps.store.putIfAbsent(
+    claimKey(message.runId, message.target, message.shardId),
+    JSON.stringify({ workerId: deps.workerId, at: new Date(Number(deps.clock.nowNs() / 1_000_000n)).toISOString() }),
+    'application/json',
+  );
+  if (!claimed) return { action: 'duplicate', message, outcomes: [] };
+  const requests = await Promise.all(message.requests.map((w) => fromWire(w, (key) => deps.store.get(key))));
+  const outcomes = await deps.fire(requests, message);
+  const lines: ResultLine[] = outcomes.map((o) =>
+    o.result
+      ? { kind: 'record', record: computeProfileRecord(o, deps.workerId) }
+      : { kind: 'drop', requestId: o.requestId, index: o.request.index, scheduledNs: o.scheduledNs, dropReason: o.dropReason ?? 'lost' },
+  );
+  await deps.store.putIfAbsent(resultsKey(message.runId, message.target, message.shardId), resultLines(lines), 'application/x-ndjson');
+  return { action: 'fired', message, outcomes };
+}
+
+/** Bad input: count it, report it, acknowledge it; retrying cannot help. */
+export class PermanentError extends Error {
+  override readonly name = 'PermanentError';
+}
+
+export type CollectStatus = 'unknown-run' | 'pending' | 'complete' | 'deadline';
+
+/** Finalises one target of a run when it can; writes the AIPerf artifacts under runs/<run>/<target>/. */
+export async function collectRun(
+  runId: string,
+  target: string,
+  deps: { store: ObjectStore; clock: Clock },
+): Promise<{ status: CollectStatus; missing: string[]; manifest?: RunManifest }> {
+  const raw = await deps.store.get(runRecordKey(runId));
+  if (!raw) return { status: 'unknown-run', missing: [] };
+  const run = runRecordSchema.parse(decodeJson(raw));
+  const prefix = resultsPrefix(runId, target);
+  const present = new Set((await deps.store.list(prefix)).map((k) => k.slice(prefix.length).replace(/\.jsonl$/, '')));
+  const expected = [INGEST_SHARD, ...run.shards.map((s) => s.shardId)];
+  const missing = expected.filter((id) => !present.has(id));
+  const pastDeadline = deps.clock.nowNs() > BigInt(run.deadlineNs);
+  if (missing.length > 0 && !pastDeadline) return { status: 'pending', missing };
+
+  const records: ProfileRecord[] = [];
+  const entries: ManifestEntry[] = [];
+  const seen = new Set<string>();
+  for (const id of expected.filter((e) => present.has(e))) {
+    const bytes = await deps.store.get(resultsKey(runId, target, id));
+    const text = bytes ? Buffer.from(bytes).toString('utf8') : '';
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      const parsed = JSON.parse(line) as ResultLine;
+      const requestId = parsed.kind === 'record' ? parsed.record.metadata.x_request_id : parsed.requestId;
+      if (seen.has(requestId)) continue; // at-least-once: a request counts once
+      seen.add(requestId);
+      if (parsed.kind === 'drop') {
+        entries.push({ requestId, dropReason: parsed.dropReason, lagMs: null, errorType: null });
+        continue;
+      }
+      const m = parsed.record.metadata;
+      const record: ProfileRecord = {
+        ...parsed.record,
+        metadata: {
+          ...m,
+          request_start_ns: BigInt(m.request_start_ns),
+          request_ack_ns: m.request_ack_ns === null ? null : BigInt(m.request_ack_ns),
+          request_end_ns: BigInt(m.request_end_ns),
+          scheduled_ns: BigInt(m.scheduled_ns),
+          cancellation_time_ns: m.cancellation_time_ns === null ? null : BigInt(m.cancellation_time_ns),
+        },
+      };
+      records.push(record);
+      entries.push({ requestId, dropReason: null, lagMs: m.schedule_lag_ms, errorType: record.error?.type ?? null });
+    }
+  }
+  for (const shard of run.shards.filter((s) => missing.includes(s.shardId))) {
+    for (let i = 0; i < shard.requests; i++) entries.push({ requestId: `lost:${shard.shardId}:${i}`, dropReason: 'lost', lagMs: null, errorType: null });
+  }
+  records.sort((a, b) => a.metadata.session_num - b.metadata.session_num);
+  const aggregates = aggregate(records);
+  const startedAt = new Date(Number(BigInt(run.startNs) / 1_000_000n)).toISOString();
+  const endedAt = new Date(Number(deps.clock.nowNs() / 1_000_000n)).toISOString();
+  const manifest = buildManifest({ runId, target, outcomes: entries, notScheduledByReason: run.notScheduledByReason, startedAt, endedAt });
+  await writeTargetArtifacts(deps.store, targetPrefix(runId, target), {
+    records,
+    aggregates,
+    manifest,
+    inputConfig: run.inputConfig,
+    wasCancelled: false,
+    startTime: startedAt,
+    endTime: endedAt,
+  });
+  return { status: missing.length > 0 ? 'deadline' : 'complete', missing, manifest };
+}
