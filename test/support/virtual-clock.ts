@@ -38,6 +38,13 @@ export class VirtualClock implements Clock {
     });
   }
 
+  /** Moves time forward (never back) and releases every wait that is due. */
+  advanceTo(ns: bigint): void {
+    if (ns > this.now) this.now = ns;
+    this.waiters.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    while (this.waiters.length > 0 && (this.waiters[0] as { at: bigint }).at <= this.now) (this.waiters.shift() as { resolve: () => void }).resolve();
+  }
+
   /** Milliseconds since `from`. */
   msSince(from: bigint): number {
     return Number(this.now - from) / 1e6;
