@@ -85,7 +85,9 @@ export interface ScheduleRunArgs {
   clock: Clock;
 }
 
-export async function scheduleRun(args: ScheduleRunArgs): Promise<{ status: 'scheduled' | 'duplicate'; shards: number; messages: number }> {
+export async function scheduleRun(
+  args: ScheduleRunArgs,
+): Promise<{ status: 'scheduled'; shards: number; messages: number; deadlineNs: bigint } | { status: 'duplicate'; shards: 0; messages: 0 }> {
   const { store, runId } = args;
   if (await store.get(runRecordKey(runId))) return { status: 'duplicate', shards: 0, messages: 0 };
   const sharding = args.sharding ?? DEFAULT_SHARDING;
@@ -142,7 +144,7 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<{ status: 'sch
     inputConfig: args.inputConfig,
   };
   await store.put(runRecordKey(runId), JSON.stringify(record), 'application/json');
-  return { status: 'scheduled', shards: shards.length, messages: messages.length };
+  return { status: 'scheduled', shards: shards.length, messages: messages.length, deadlineNs: BigInt(record.deadlineNs) };
 }
 
 export interface HandleShardDeps {
@@ -259,4 +261,41 @@ export async function collectRun(
     endTime: endedAt,
   });
   return { status: missing.length > 0 ? 'deadline' : 'complete', missing, manifest };
+}
+
+/** Asks the collector to look at one target of a run, not before `notBeforeNs` (0: now). */
+export const collectMessageSchema = z.object({
+  v: z.literal(1),
+  kind: z.literal('collect'),
+  runId: z.string().min(1),
+  target: z.string().min(1),
+  notBeforeNs: z.string().regex(/^\d+$/),
+});
+export type CollectMessage = z.infer<typeof collectMessageSchema>;
+
+export function collectMessage(runId: string, target: string, notBeforeNs: bigint): { id: string; body: string; delaySeconds: number } {
+  const message: CollectMessage = { v: 1, kind: 'collect', runId, target, notBeforeNs: notBeforeNs.toString() };
+  return { id: `collect-${target}`.replace(/[^A-Za-z0-9_-]/g, '_'), body: JSON.stringify(message), delaySeconds: 0 };
+}
+
+/**
+ * The collector's step for one message: wait (re-delay, in hops) until `notBeforeNs`, then
+ * try to finalise. A shard's completion sends `notBeforeNs = 0`; the ingest sends one at the
+ * run's deadline, so a run whose workers died is still finalised, with its losses counted.
+ */
+export async function handleCollect(
+  raw: string,
+  deps: { store: ObjectStore; queue: MessageQueue; clock: Clock },
+): Promise<{ action: 'deferred' | CollectStatus; message: CollectMessage }> {
+  const parsed = collectMessageSchema.safeParse(JSON.parse(raw));
+  if (!parsed.success) throw new PermanentError(`not a collect message: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  const message = parsed.data;
+  const notBefore = BigInt(message.notBeforeNs);
+  const { delaySeconds } = deliveryDelay(notBefore, deps.clock.nowNs(), 0);
+  if (delaySeconds >= 1) {
+    await sendAll(deps.queue, [{ ...collectMessage(message.runId, message.target, notBefore), delaySeconds }]);
+    return { action: 'deferred', message };
+  }
+  const { status } = await collectRun(message.runId, message.target, deps);
+  return { action: status, message };
 }

@@ -1,0 +1,69 @@
+/**
+ * Fire (the fan-out). Trigger: the replay queue, each message one shard of a run for one
+ * target. Input: shard messages. Output: the shard's requests sent at their due times, the
+ * shard's results in S3 (`runs/<run>/<target>/_results/<shard>.jsonl`), a collect message.
+ * Failure: a malformed message is logged and acknowledged; an AWS error fails that record
+ * alone (partial batch response). A message still early is re-delayed; a shard is claimed
+ * with a conditional create, so a duplicate delivery fires nothing twice; late requests
+ * follow the configured late policy and are counted.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { runFireLoop } from '../core/fire/fire-loop';
+import { collectMessage, handleShard, PermanentError } from '../core/pipeline/stages';
+import { defaultDeps, type Deps } from '../runtime/deps';
+
+export function makeFireHandler(getDeps: () => Deps) {
+  const processor = new BatchProcessor(EventType.SQS);
+  let context: Context | null = null;
+  const recordHandler = async (record: SQSRecord): Promise<void> => {
+    const deps = getDeps();
+    const targets = await deps.targets();
+    const workerId = `fire_${context?.awsRequestId ?? 'local'}`;
+    try {
+      const { action, message, outcomes } = await handleShard(record.body, {
+        store: deps.store,
+        queue: deps.replayQueue,
+        clock: deps.clock,
+        leadMs: deps.config.leadMs,
+        workerId,
+        fire: (requests, shard) => {
+          const target = targets.get(shard.target);
+          if (!target) throw new PermanentError(`shard for unknown target ${shard.target}`);
+          return runFireLoop(requests, {
+            runId: shard.runId,
+            target,
+            clock: deps.clock,
+            startNs: BigInt(shard.startNs),
+            workerId,
+            latePolicy: deps.config.latePolicy,
+            ...(deps.config.maxInFlight ? { maxInFlight: deps.config.maxInFlight } : {}),
+          });
+        },
+      });
+      if (action === 'fired') await deps.collectQueue.sendBatch([collectMessage(message.runId, message.target, 0n)]);
+      deps.logger.info('shard handled', {
+        runId: message.runId,
+        target: message.target,
+        shardId: message.shardId,
+        action,
+        hops: message.hops,
+        fired: outcomes.filter((o) => o.result).length,
+        failed: outcomes.filter((o) => o.result?.error).length,
+        dropped: outcomes.filter((o) => o.dropReason).length,
+      });
+    } catch (error) {
+      if (error instanceof PermanentError || error instanceof SyntaxError) {
+        deps.logger.error('shard message rejected', { messageId: record.messageId, reason: error.message });
+        return;
+      }
+      throw error;
+    }
+  };
+  return (event: SQSEvent, ctx: Context) => {
+    context = ctx;
+    return processPartialResponse(event, recordHandler, processor, { context: ctx });
+  };
+}
+
+export const handler = makeFireHandler(defaultDeps);

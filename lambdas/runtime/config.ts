@@ -1,0 +1,106 @@
+/**
+ * The functions' configuration: one zod schema over the environment, parsed once per cold
+ * start, every problem reported at once. Variable names are declared here and imported by
+ * the CDK construct that sets them, so the two cannot drift apart.
+ */
+import { z } from 'zod';
+
+export const ENV = {
+  resultsBucket: 'RESULTS_BUCKET',
+  replayQueueUrl: 'REPLAY_QUEUE_URL',
+  collectQueueUrl: 'COLLECT_QUEUE_URL',
+  targets: 'TARGETS_JSON',
+  mode: 'REPLAY_MODE',
+  leadMs: 'LEAD_MS',
+  graceMs: 'GRACE_MS',
+  timeScale: 'TIME_SCALE',
+  intraSecond: 'INTRA_SECOND',
+  forceStreaming: 'FORCE_STREAMING',
+  modelOverride: 'MODEL_OVERRIDE',
+  requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
+  maxInFlight: 'MAX_IN_FLIGHT',
+  lateToleranceMs: 'LATE_TOLERANCE_MS',
+  latePolicy: 'LATE_POLICY',
+} as const;
+
+export const targetConfigSchema = z.object({
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'target names are letters, digits, . _ -'),
+  url: z.url(),
+  path: z.string().default('/v1/chat/completions'),
+  /** Secrets Manager secret (ARN or name) holding the bearer key; none sent without it. */
+  apiKeySecret: z.string().optional(),
+});
+export type TargetConfig = z.infer<typeof targetConfigSchema>;
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+
+export const runtimeConfigSchema = z.object({
+  [ENV.resultsBucket]: z.string().min(3),
+  [ENV.replayQueueUrl]: z.url(),
+  [ENV.collectQueueUrl]: z.url(),
+  [ENV.targets]: z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'not JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.array(targetConfigSchema).min(1).max(2)),
+  [ENV.mode]: z.enum(['file']).default('file'),
+  [ENV.leadMs]: int(0, 600_000).default(20_000),
+  [ENV.graceMs]: int(0).default(120_000),
+  [ENV.timeScale]: z.coerce.number().positive().default(1),
+  [ENV.intraSecond]: z.enum(['spread', 'burst']).default('spread'),
+  [ENV.forceStreaming]: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  [ENV.modelOverride]: z.string().min(1).optional(),
+  [ENV.requestTimeoutMs]: int(1).default(600_000),
+  [ENV.maxInFlight]: int(1).optional(),
+  [ENV.lateToleranceMs]: int(0).default(5_000),
+  [ENV.latePolicy]: z.enum(['fire', 'drop']).default('fire'),
+});
+
+export interface RuntimeConfig {
+  resultsBucket: string;
+  replayQueueUrl: string;
+  collectQueueUrl: string;
+  targets: TargetConfig[];
+  mode: 'file';
+  leadMs: number;
+  graceMs: number;
+  timeScale: number;
+  intraSecond: 'spread' | 'burst';
+  forceStreaming: boolean;
+  modelOverride: string | undefined;
+  requestTimeoutMs: number;
+  maxInFlight: number | undefined;
+  latePolicy: { toleranceMs: number; action: 'fire' | 'drop' };
+}
+
+/** Parses the environment; throws one error listing every problem. */
+export function parseRuntimeConfig(env: Record<string, string | undefined>): RuntimeConfig {
+  const result = runtimeConfigSchema.safeParse(env);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`);
+    throw new Error(`invalid configuration:\n- ${problems.join('\n- ')}`);
+  }
+  const c = result.data;
+  return {
+    resultsBucket: c[ENV.resultsBucket],
+    replayQueueUrl: c[ENV.replayQueueUrl],
+    collectQueueUrl: c[ENV.collectQueueUrl],
+    targets: c[ENV.targets],
+    mode: c[ENV.mode],
+    leadMs: c[ENV.leadMs],
+    graceMs: c[ENV.graceMs],
+    timeScale: c[ENV.timeScale],
+    intraSecond: c[ENV.intraSecond],
+    forceStreaming: c[ENV.forceStreaming],
+    modelOverride: c[ENV.modelOverride],
+    requestTimeoutMs: c[ENV.requestTimeoutMs],
+    maxInFlight: c[ENV.maxInFlight],
+    latePolicy: { toleranceMs: c[ENV.lateToleranceMs], action: c[ENV.latePolicy] },
+  };
+}
