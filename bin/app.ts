@@ -1,0 +1,18 @@
+/**
+ * The CDK app: reads the deployment configuration, builds the stack, runs cdk-nag's
+ * AwsSolutions checks. Nothing else. `cdk synth` works offline with defaults; a deploy with
+ * placeholder settings is stopped by a rule in the template that names the settings to give.
+ */
+import { App, Aspects } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { loadDeploymentConfig } from '../lib/config';
+import { CaptureReplayStack } from '../lib/capture-replay-stack';
+
+const app = new App();
+const config = loadDeploymentConfig((key) => app.node.tryGetContext(key));
+new CaptureReplayStack(app, 'CaptureReplay', {
+  config,
+  description: 'capture-replay: replays SageMaker Data Capture traffic against an inference endpoint',
+  ...(process.env.CDK_DEFAULT_ACCOUNT ? { env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION } } : {}),
+});
+Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));

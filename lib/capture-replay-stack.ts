@@ -1,0 +1,47 @@
+import { Annotations, CfnRule, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
+import { NagSuppressions } from 'cdk-nag';
+import type { Construct } from 'constructs';
+import { placeholdersIn, type DeploymentConfig } from './config';
+import { CaptureReplayStateful } from './stateful';
+import { CaptureReplayStateless, FUNCTION_TIMEOUTS } from './stateless';
+
+const sixTimes = (d: Duration) => Duration.seconds(d.toSeconds() * 6);
+
+export interface CaptureReplayStackProps extends StackProps {
+  config: DeploymentConfig;
+}
+
+export class CaptureReplayStack extends Stack {
+  public readonly stateful: CaptureReplayStateful;
+  public readonly stateless: CaptureReplayStateless;
+
+  constructor(scope: Construct, id: string, props: CaptureReplayStackProps) {
+    super(scope, id, props);
+    this.stateful = new CaptureReplayStateful(this, 'Stateful', {
+      // AWS's guidance for SQS event sources: visibility at least 6x the function timeout.
+      visibility: { ingest: sixTimes(FUNCTION_TIMEOUTS.ingest), replay: sixTimes(FUNCTION_TIMEOUTS.fire), collect: sixTimes(FUNCTION_TIMEOUTS.collect) },
+    });
+    this.stateless = new CaptureReplayStateless(this, 'Stateless', { config: props.config, stateful: this.stateful });
+
+    // Synth works on the defaults (offline, no credentials); a deploy must not. The CLI does
+    // not tell the app which command runs, so the template carries the guard: CloudFormation
+    // evaluates this rule before creating or updating anything.
+    const placeholders = placeholdersIn(props.config);
+    if (placeholders.length > 0) {
+      const message = `capture-replay: set ${placeholders.join(' and ')} in cdk.json (context.captureReplay) or -c configFile=... before deploying`;
+      Annotations.of(this).addWarningV2('capture-replay:placeholders', message);
+      new CfnRule(this, 'ConfiguredBeforeDeploy', { assertions: [{ assert: Fn.conditionEquals('placeholders', 'none'), assertDescription: message }] });
+    }
+
+    NagSuppressions.addStackSuppressions(this, [
+      { id: 'AwsSolutions-IAM4', reason: 'AWSLambdaBasicExecutionRole (logs only) on the functions and the CDK bucket-notification helper; nothing broader.' },
+      {
+        id: 'AwsSolutions-IAM5',
+        reason:
+          'Wildcards are object-key scopes: read on <capture-prefix>*, read/write on runs/* of the results bucket, and the s3:GetObject*/List* action groups of grantRead; the CDK bucket-notification helper needs s3:PutBucketNotification on the imported bucket.',
+      },
+      { id: 'AwsSolutions-L1', reason: 'Node.js 22 is pinned on purpose: the code is tested on Node 20 and 22; moving to a newer runtime is a tested change, not an automatic one.' },
+      { id: 'AwsSolutions-SQS3', reason: 'The flagged queues are the dead-letter queues themselves; each has a CloudWatch alarm.' },
+    ]);
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The deployment configuration: one zod schema, read from cdk.json context (`captureReplay`)
+ * or a JSON file named by `-c configFile=...`, every problem reported at once. Defaults make
+ * `cdk synth` work offline with no settings; `cdk deploy` refuses the placeholders.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { targetConfigSchema } from '../lambdas/runtime/config';
+
+export const PLACEHOLDER_BUCKET = 'example-capture-bucket';
+export const PLACEHOLDER_URL = 'https://inference.example.com';
+
+export const deploymentConfigSchema = z.object({
+  /** Existing bucket where SageMaker Data Capture writes (imported by name, read-only). */
+  captureBucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name').default(PLACEHOLDER_BUCKET),
+  /** Prefix of the captures, e.g. `datacapture/my-endpoint/` (empty: the whole bucket). */
+  capturePrefix: z.string().default('datacapture/'),
+  /** KMS key of the capture bucket, when it is encrypted with a customer key. */
+  captureKmsKeyArn: z.string().startsWith('arn:').optional(),
+  /** One target, or two for A/B (both get the same schedule). */
+  targets: z.array(targetConfigSchema).min(1).max(2).default([{ name: 'target', url: PLACEHOLDER_URL, path: '/v1/chat/completions' }]),
+  /** `file`: each new capture file is its own run. (`mirror` is planned, not built yet.) */
+  mode: z.enum(['file']).default('file'),
+  leadSeconds: z.number().int().min(5).max(300).default(20),
+  graceSeconds: z.number().int().min(10).max(3600).default(120),
+  forceStreaming: z.boolean().default(true),
+  modelOverride: z.string().min(1).optional(),
+  timeScale: z.number().positive().default(1),
+  intraSecond: z.enum(['spread', 'burst']).default('spread'),
+  requestTimeoutSeconds: z.number().int().min(1).max(600).default(300),
+  maxInFlightPerShard: z.number().int().positive().optional(),
+  lateToleranceMs: z.number().int().min(0).default(5000),
+  latePolicy: z.enum(['fire', 'drop']).default('fire'),
+  /** Upper bound on concurrent fire functions (the SQS event source's maximum concurrency). */
+  maxFireConcurrency: z.number().int().min(2).max(1000).default(50),
+  logRetentionDays: z.number().int().positive().default(30),
+  /** Private endpoints: run the fire function in these subnets with these security groups. */
+  vpc: z.object({ vpcId: z.string(), subnetIds: z.array(z.string()).min(1), securityGroupIds: z.array(z.string()).min(1), availabilityZones: z.array(z.string()).min(1) }).optional(),
+});
+export type DeploymentConfig = z.infer<typeof deploymentConfigSchema>;
+
+export function parseDeploymentConfig(raw: unknown): DeploymentConfig {
+  const result = deploymentConfigSchema.safeParse(raw ?? {});
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `captureReplay.${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid deployment configuration:\n- ${problems.join('\n- ')}`);
+  }
+  return result.data;
+}
+
+/** From CDK context: `captureReplay` (an object), or `configFile` (a JSON file path). */
+export function loadDeploymentConfig(context: (key: string) => unknown): DeploymentConfig {
+  const file = context('configFile');
+  if (typeof file === 'string') {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new Error(`cannot read configFile ${file}: ${(error as Error).message}`);
+    }
+    return parseDeploymentConfig(JSON.parse(text));
+  }
+  const inline = context('captureReplay');
+  return parseDeploymentConfig(typeof inline === 'string' ? JSON.parse(inline) : inline);
+}
+
+/** Settings still at their placeholders: `cdk deploy` must not go out with these. */
+export function placeholdersIn(config: DeploymentConfig): string[] {
+  const found: string[] = [];
+  if (config.captureBucket === PLACEHOLDER_BUCKET) found.push('captureBucket');
+  if (config.targets.some((t) => t.url === PLACEHOLDER_URL)) found.push('targets[].url');
+  return found;
+}

@@ -1,0 +1,38 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { join } from 'node:path';
+
+const ROOT = join(import.meta.dirname, '..');
+
+export interface ReplayFunctionProps extends Omit<NodejsFunctionProps, 'entry' | 'runtime' | 'architecture' | 'logGroup'> {
+  /** Handler file under lambdas/handlers/, without extension. */
+  handlerName: 'ingest' | 'fire' | 'collect';
+  logRetention: logs.RetentionDays;
+}
+
+/**
+ * Every function's defaults in one place: Node 22 on arm64, esbuild bundling with source
+ * maps, a log group with retention (created here, so it is deleted with the stack).
+ */
+export class ReplayFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: ReplayFunctionProps) {
+    const { handlerName, logRetention, environment, bundling, ...rest } = props;
+    super(scope, id, {
+      entry: join(ROOT, 'lambdas', 'handlers', `${handlerName}.ts`),
+      handler: 'handler',
+      depsLockFilePath: join(ROOT, 'package-lock.json'),
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: 1024,
+      logGroup: new logs.LogGroup(scope, `${id}Logs`, { retention: logRetention, removalPolicy: RemovalPolicy.DESTROY }),
+      loggingFormat: lambda.LoggingFormat.JSON,
+      environment: { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: 'capture-replay', ...environment },
+      bundling: { minify: true, sourceMap: true, target: 'node22', format: OutputFormat.CJS, ...bundling },
+      timeout: Duration.minutes(5),
+      ...rest,
+    });
+  }
+}
