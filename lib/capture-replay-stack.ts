@@ -1,4 +1,4 @@
-import { Annotations, CfnRule, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnParameter, CfnRule, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { placeholdersIn, type DeploymentConfig } from './config';
@@ -30,7 +30,12 @@ export class CaptureReplayStack extends Stack {
     if (placeholders.length > 0) {
       const message = `capture-replay: set ${placeholders.join(' and ')} in cdk.json (context.captureReplay) or -c configFile=... before deploying`;
       Annotations.of(this).addWarningV2('capture-replay:placeholders', message);
-      new CfnRule(this, 'ConfiguredBeforeDeploy', { assertions: [{ assert: Fn.conditionEquals('placeholders', 'none'), assertDescription: message }] });
+      const state = new CfnParameter(this, 'ConfigurationState', {
+        type: 'String',
+        default: 'placeholders',
+        description: 'Left at "placeholders" by a synth with default settings; the rule below stops such a deploy.',
+      });
+      new CfnRule(this, 'ConfiguredBeforeDeploy', { assertions: [{ assert: Fn.conditionEquals(state.valueAsString, 'configured'), assertDescription: message }] });
     }
 
     NagSuppressions.addStackSuppressions(this, [
