@@ -23,6 +23,11 @@ export const deploymentConfigSchema = z.object({
   mode: z.enum(['file']).default('file'),
   leadSeconds: z.number().int().min(5).max(300).default(20),
   graceSeconds: z.number().int().min(10).max(3600).default(120),
+  /**
+   * Due-time window one shard message (and one fire invocation) covers. Longer slots put
+   * more requests behind each invocation's lead-time wait: cheaper at low traffic.
+   */
+  slotSeconds: z.number().min(0.1).max(60).default(1),
   forceStreaming: z.boolean().default(true),
   modelOverride: z.string().min(1).optional(),
   timeScale: z.number().positive().default(1),

@@ -47,6 +47,7 @@ export class CaptureReplayStateless extends Construct {
       [ENV.mode]: config.mode,
       [ENV.leadMs]: String(config.leadSeconds * 1000),
       [ENV.graceMs]: String(config.graceSeconds * 1000),
+      [ENV.slotMs]: String(Math.round(config.slotSeconds * 1000)),
       [ENV.timeScale]: String(config.timeScale),
       [ENV.intraSecond]: config.intraSecond,
       [ENV.forceStreaming]: String(config.forceStreaming),

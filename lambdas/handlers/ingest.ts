@@ -14,6 +14,7 @@ import { DuplicateFilter, IngestReportBuilder, parseCaptureStream } from '../cor
 import { writeIngestReport } from '../core/export/artifacts';
 import { deterministicUuid } from '../core/ids';
 import { runPrefix } from '../core/pipeline/keys';
+import { DEFAULT_SHARDING } from '../core/pipeline/shards';
 import { collectMessage, scheduleRun } from '../core/pipeline/stages';
 import { buildPlan } from '../core/plan/plan';
 import type { CaptureRecord } from '../core/types';
@@ -51,6 +52,7 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     startNs: deps.clock.nowNs() + BigInt(config.leadMs) * 1_000_000n,
     leadMs: config.leadMs,
     graceMs: config.graceMs,
+    sharding: { ...DEFAULT_SHARDING, slotMs: config.slotMs },
     inputConfig: { tool: 'capture-replay', mode: config.mode, capture: `s3://${ref.bucket}/${ref.key}`, etag: ref.etag ?? object.etag, targets: config.targets.map(({ name, url, path }) => ({ name, url, path })) },
     notScheduledByReason: { ...plan.excluded, ...(duplicates ? { duplicate: duplicates } : {}) },
     store: deps.store,

@@ -13,6 +13,7 @@ export const ENV = {
   mode: 'REPLAY_MODE',
   leadMs: 'LEAD_MS',
   graceMs: 'GRACE_MS',
+  slotMs: 'SLOT_MS',
   timeScale: 'TIME_SCALE',
   intraSecond: 'INTRA_SECOND',
   forceStreaming: 'FORCE_STREAMING',
@@ -52,6 +53,7 @@ export const runtimeConfigSchema = z.object({
   [ENV.mode]: z.enum(['file']).default('file'),
   [ENV.leadMs]: int(0, 600_000).default(20_000),
   [ENV.graceMs]: int(0).default(120_000),
+  [ENV.slotMs]: int(100, 60_000).default(1000),
   [ENV.timeScale]: z.coerce.number().positive().default(1),
   [ENV.intraSecond]: z.enum(['spread', 'burst']).default('spread'),
   [ENV.forceStreaming]: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
@@ -70,6 +72,7 @@ export interface RuntimeConfig {
   mode: 'file';
   leadMs: number;
   graceMs: number;
+  slotMs: number;
   timeScale: number;
   intraSecond: 'spread' | 'burst';
   forceStreaming: boolean;
@@ -95,6 +98,7 @@ export function parseRuntimeConfig(env: Record<string, string | undefined>): Run
     mode: c[ENV.mode],
     leadMs: c[ENV.leadMs],
     graceMs: c[ENV.graceMs],
+    slotMs: c[ENV.slotMs],
     timeScale: c[ENV.timeScale],
     intraSecond: c[ENV.intraSecond],
     forceStreaming: c[ENV.forceStreaming],
