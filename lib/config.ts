@@ -44,8 +44,22 @@ export const deploymentConfigSchema = z.object({
 });
 export type DeploymentConfig = z.infer<typeof deploymentConfigSchema>;
 
+/** A fire invocation waits the lead, fires a slot, and waits for the slowest response: all within Lambda's 15 minutes. */
+export const FIRE_BUDGET_SECONDS = 840;
+
+const checkedSchema = deploymentConfigSchema.superRefine((c, ctx) => {
+  const total = c.leadSeconds + c.slotSeconds + c.requestTimeoutSeconds;
+  if (total > FIRE_BUDGET_SECONDS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['requestTimeoutSeconds'],
+      message: `leadSeconds + slotSeconds + requestTimeoutSeconds = ${total} s: at most ${FIRE_BUDGET_SECONDS} s fit in one fire invocation`,
+    });
+  }
+});
+
 export function parseDeploymentConfig(raw: unknown): DeploymentConfig {
-  const result = deploymentConfigSchema.safeParse(raw ?? {});
+  const result = checkedSchema.safeParse(raw ?? {});
   if (!result.success) {
     const problems = result.error.issues.map((i) => `captureReplay.${i.path.join('.')}: ${i.message}`);
     throw new Error(`invalid deployment configuration:\n- ${problems.join('\n- ')}`);

@@ -120,6 +120,11 @@ describe('deployment configuration', () => {
     expect(() => parseDeploymentConfig({ captureBucket: 'Not_A_Bucket', targets: [], leadSeconds: 1 })).toThrow(/captureBucket[\s\S]*targets[\s\S]*leadSeconds/);
   });
 
+  it('keeps a fire invocation within Lambda\'s 15 minutes', () => {
+    expect(() => parseDeploymentConfig({ leadSeconds: 240, slotSeconds: 60, requestTimeoutSeconds: 600 })).toThrow(/900 s: at most 840 s/);
+    expect(() => parseDeploymentConfig({ leadSeconds: 180, slotSeconds: 60, requestTimeoutSeconds: 600 })).not.toThrow();
+  });
+
   it('defaults synthesize, and deploy-blocking placeholders are named', () => {
     expect(placeholdersIn(parseDeploymentConfig({}))).toEqual(['captureBucket', 'targets[].url']);
     expect(placeholdersIn(config)).toEqual([]);
