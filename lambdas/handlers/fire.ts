@@ -1,7 +1,8 @@
 /**
  * Fire (the fan-out). Trigger: the replay queue, each message one shard of a run for one
  * target. Input: shard messages. Output: the shard's requests sent at their due times, the
- * shard's results in S3 (`runs/<run>/<target>/_results/<shard>.jsonl`), a collect message.
+ * shard's results in S3 (`runs/<run>/<target>/_results/<shard>.jsonl`); for the run's last
+ * shard, a collect message.
  * Failure: a malformed message is logged and acknowledged; an AWS error fails that record
  * alone (partial batch response). A message still early is re-delayed; a shard is claimed
  * with a conditional create, so a duplicate delivery fires nothing twice; late requests
@@ -41,7 +42,7 @@ export function makeFireHandler(getDeps: () => Deps) {
           });
         },
       });
-      if (action === 'fired') await deps.collectQueue.sendBatch([collectMessage(message.runId, message.target, 0n)]);
+      if (action === 'fired' && message.last) await deps.collectQueue.sendBatch([collectMessage(message.runId, message.target, 0n)]);
       deps.logger.info('shard handled', {
         runId: message.runId,
         target: message.target,

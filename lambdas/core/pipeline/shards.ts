@@ -94,6 +94,11 @@ export const shardMessageSchema = z.object({
   firstDueNs: nsString,
   /** How many times the message was re-delayed to reach a due time beyond SQS's 15 minutes. */
   hops: z.number().int().nonnegative(),
+  /**
+   * The run's last shard by due time: only its completion asks the collector to look (one
+   * listing per run, not one per shard); the deadline message covers stragglers.
+   */
+  last: z.boolean().default(false),
   requests: z.array(wireRequestSchema).min(1),
 });
 export type ShardMessage = z.infer<typeof shardMessageSchema>;

@@ -114,7 +114,7 @@ export async function scheduleRun(
 
   const now = args.clock.nowNs();
   const messages = args.targets.flatMap((target) =>
-    shards.map((shard) => {
+    shards.map((shard, i) => {
       const firstDueNs = args.startNs + BigInt(Math.round((shard.requests[0] as ScheduledRequest).offsetMs * 1e6));
       const message: ShardMessage = {
         v: 1,
@@ -125,6 +125,7 @@ export async function scheduleRun(
         startNs: args.startNs.toString(),
         firstDueNs: firstDueNs.toString(),
         hops: 0,
+        last: i === shards.length - 1,
         requests: shard.requests.map((r) => toWire(r, refs.get(r.index) ?? null)),
       };
       return { id: `${target}-${shard.shardId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80), body: JSON.stringify(message), delaySeconds: deliveryDelay(firstDueNs, now, args.leadMs).delaySeconds };

@@ -148,6 +148,7 @@ describe('schedule -> fire -> collect', () => {
     const result = await schedule(p, offsets.map((o, i) => req(i, o)));
     expect(result).toMatchObject({ status: 'scheduled', shards: 4, messages: 4 });
     expect(p.queue.messages.map((m) => m.delaySeconds)).toEqual([10, 20, 900, 900]);
+    expect(p.queue.messages.map((m) => (JSON.parse(m.body) as ShardMessage).last)).toEqual([false, false, false, true]);
     const actions = await p.drain();
     expect(actions.filter((a) => a === 'fired')).toHaveLength(4);
     // Due 1,030 s and 10,830 s after scheduling, lead 20 s: ceil(1,010 / 900) = 2 sends and
