@@ -1,4 +1,4 @@
-import { Annotations, CfnParameter, CfnRule, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, CfnParameter, CfnRule, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { placeholdersIn, type DeploymentConfig } from './config';
@@ -22,6 +22,9 @@ export class CaptureReplayStack extends Stack {
       visibility: { ingest: sixTimes(FUNCTION_TIMEOUTS.ingest), replay: sixTimes(FUNCTION_TIMEOUTS.fire), collect: sixTimes(FUNCTION_TIMEOUTS.collect) },
     });
     this.stateless = new CaptureReplayStateless(this, 'Stateless', { config: props.config, stateful: this.stateful });
+
+    new CfnOutput(this, 'ResultsBucketName', { value: this.stateful.resultsBucket.bucketName, description: 'Replay results: runs/<run-id>/<target>/' });
+    new CfnOutput(this, 'ReplayDlqUrl', { value: this.stateful.replay.dlq.queueUrl, description: 'Shard messages that failed three times' });
 
     // Synth works on the defaults (offline, no credentials); a deploy must not. The CLI does
     // not tell the app which command runs, so the template carries the guard: CloudFormation
