@@ -107,11 +107,14 @@ export interface IngestReport {
 /** What a target accepts; decides which captured records can be replayed to it. */
 export type TargetKind = 'openai-chat' | 'sagemaker';
 
-/** Why a parsed record was planned but not sent (counted in the run manifest). */
+/**
+ * Why a scheduled request was not sent (counted in the run manifest). Records the user's
+ * selection leaves out (offset window, limit, sample) are not scheduled at all: they are
+ * counted apart, in `notScheduledByReason`.
+ */
 export type DropReason =
   | 'unsupported_content_type' // e.g. a CSV or binary body for a chat target
   | 'not_chat_request' // JSON without a `messages` array for a chat target
-  | 'outside_offset_window' // excluded by start/end offset: not counted as scheduled
   | 'late_beyond_tolerance' // due time passed by more than the tolerance, drop policy
   | 'lost' // scheduled but never reported (worker died), counted at finalisation
   | 'aborted'; // the run was stopped before the request's due time
