@@ -201,6 +201,7 @@ export async function collectRun(
   runId: string,
   target: string,
   deps: { store: ObjectStore; clock: Clock },
+  options: { interim?: boolean } = {},
 ): Promise<{ status: CollectStatus; missing: string[]; manifest?: RunManifest }> {
   const raw = await deps.store.get(runRecordKey(runId));
   if (!raw) return { status: 'unknown-run', missing: [] };
@@ -210,7 +211,8 @@ export async function collectRun(
   const expected = [INGEST_SHARD, ...run.shards.map((s) => s.shardId)];
   const missing = expected.filter((id) => !present.has(id));
   const pastDeadline = deps.clock.nowNs() > BigInt(run.deadlineNs);
-  if (missing.length > 0 && !pastDeadline) return { status: 'pending', missing };
+  const interim = options.interim === true && missing.length > 0 && !pastDeadline;
+  if (missing.length > 0 && !pastDeadline && !interim) return { status: 'pending', missing };
 
   const records: ProfileRecord[] = [];
   const entries: ManifestEntry[] = [];
@@ -244,15 +246,20 @@ export async function collectRun(
       entries.push({ requestId, dropReason: null, lagMs: m.schedule_lag_ms, errorType: record.error?.type ?? null });
     }
   }
-  for (const shard of run.shards.filter((s) => missing.includes(s.shardId))) {
-    for (let i = 0; i < shard.requests; i++) entries.push({ requestId: `lost:${shard.shardId}:${i}`, dropReason: 'lost', lagMs: null, errorType: null });
+  const missingShards = run.shards.filter((s) => missing.includes(s.shardId));
+  if (!interim) {
+    for (const shard of missingShards) {
+      for (let i = 0; i < shard.requests; i++) entries.push({ requestId: `lost:${shard.shardId}:${i}`, dropReason: 'lost', lagMs: null, errorType: null });
+    }
   }
   records.sort((a, b) => a.metadata.session_num - b.metadata.session_num);
   const aggregates = aggregate(records);
   const startedAt = new Date(Number(BigInt(run.startNs) / 1_000_000n)).toISOString();
   const endedAt = new Date(Number(deps.clock.nowNs() / 1_000_000n)).toISOString();
-  const manifest = buildManifest({ runId, target, outcomes: entries, notScheduledByReason: run.notScheduledByReason, startedAt, endedAt });
-  await writeTargetArtifacts(deps.store, targetPrefix(runId, target), {
+  const built = buildManifest({ runId, target, outcomes: entries, notScheduledByReason: run.notScheduledByReason, startedAt, endedAt });
+  // An interim manifest accounts for what has reported so far and says what is still out.
+  const manifest = interim ? { ...built, interim: true, pendingShards: missingShards.length, pendingRequests: missingShards.reduce((n, s) => n + s.requests, 0) } : built;
+  await writeTargetArtifacts(deps.store, targetPrefix(runId, target) + (interim ? 'interim/' : ''), {
     records,
     aggregates,
     manifest,
@@ -261,7 +268,7 @@ export async function collectRun(
     startTime: startedAt,
     endTime: endedAt,
   });
-  return { status: missing.length > 0 ? 'deadline' : 'complete', missing, manifest };
+  return { status: interim ? 'pending' : missing.length > 0 ? 'deadline' : 'complete', missing, manifest };
 }
 
 /** Asks the collector to look at one target of a run, not before `notBeforeNs` (0: now). */
@@ -281,13 +288,14 @@ export function collectMessage(runId: string, target: string, notBeforeNs: bigin
 
 /**
  * The collector's step for one message: wait (re-delay, in hops) until `notBeforeNs`, then
- * try to finalise. A shard's completion sends `notBeforeNs = 0`; the ingest sends one at the
- * run's deadline, so a run whose workers died is still finalised, with its losses counted.
+ * try to finalise. The last shard's completion sends `notBeforeNs = 0`; the ingest sends one
+ * at the run's deadline, so a run whose workers died is still finalised, with its losses
+ * counted. While that message hops towards the deadline, each hop writes interim results.
  */
 export async function handleCollect(
   raw: string,
   deps: { store: ObjectStore; queue: MessageQueue; clock: Clock },
-): Promise<{ action: 'deferred' | CollectStatus; message: CollectMessage }> {
+): Promise<{ action: 'deferred' | 'interim' | CollectStatus; message: CollectMessage }> {
   const parsed = collectMessageSchema.safeParse(JSON.parse(raw));
   if (!parsed.success) throw new PermanentError(`not a collect message: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   const message = parsed.data;
@@ -295,7 +303,9 @@ export async function handleCollect(
   const { delaySeconds } = deliveryDelay(notBefore, deps.clock.nowNs(), 0);
   if (delaySeconds >= 1) {
     await sendAll(deps.queue, [{ ...collectMessage(message.runId, message.target, notBefore), delaySeconds }]);
-    return { action: 'deferred', message };
+    // Long runs: each hop (at most every 15 minutes) refreshes interim results under interim/.
+    const interim = await collectRun(message.runId, message.target, deps, { interim: true });
+    return { action: interim.manifest ? 'interim' : 'deferred', message };
   }
   const { status } = await collectRun(message.runId, message.target, deps);
   return { action: status, message };

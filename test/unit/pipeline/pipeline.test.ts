@@ -9,7 +9,7 @@ import { runFireLoop } from '../../../lambdas/core/fire/fire-loop';
 import { claimKey, resultsKey } from '../../../lambdas/core/pipeline/keys';
 import { cutShards, fromWire, toWire, type ShardMessage } from '../../../lambdas/core/pipeline/shards';
 import { deliveryDelay, hopsFor, sqsRequestsPerCapturedRequest, stillEarly } from '../../../lambdas/core/pipeline/sqs-schedule';
-import { collectRun, handleShard, PermanentError, scheduleRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
+import { collectMessage, collectRun, handleCollect, handleShard, PermanentError, scheduleRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
 import type { FireOutcome, ReplayPlan, ScheduledRequest } from '../../../lambdas/core/types';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
 
@@ -255,6 +255,29 @@ describe('schedule -> fire -> collect', () => {
     const line = p.store.text(key)!;
     await p.store.put(key, line + line);
     expect((await collectRun('run-1', 'A', p)).manifest).toMatchObject({ scheduled: 1, succeeded: 1, balanced: true });
+  });
+
+  it('writes interim results while a long run is under way, then the final ones at the deadline', async () => {
+    const p = pipeline();
+    const result = await schedule(p, [req(0, 0), req(1, 1_200_000)]); // the second is due 20 minutes later
+    if (result.status !== 'scheduled') throw new Error('not scheduled');
+    const collectQueue = new MemoryQueue(() => p.clock.nowNs());
+    await collectQueue.sendBatch([collectMessage('run-1', 'A', result.deadlineNs)]);
+    // Fire what is due in the first 15 minutes only.
+    for (let next = p.queue.nextDueNs(); next !== null && next < S + 900n * SEC; next = p.queue.nextDueNs()) {
+      p.clock.advanceTo(next);
+      for (const m of p.queue.takeDue(p.clock.nowNs())) await handleShard(m.body, p.deps);
+    }
+    const hop = collectQueue.takeDue(p.clock.nowNs() + 900n * SEC)[0]!;
+    p.clock.advanceTo(S + 900n * SEC);
+    expect((await handleCollect(hop.body, { store: p.store, queue: collectQueue, clock: p.clock })).action).toBe('interim');
+    const interim = JSON.parse(p.store.text('runs/run-1/A/interim/run_manifest.json')!);
+    expect(interim).toMatchObject({ interim: true, succeeded: 1, pendingShards: 1, pendingRequests: 1 });
+    expect(p.store.text('runs/run-1/A/run_manifest.json')).toBeNull();
+    await p.drain();
+    p.clock.advanceTo(result.deadlineNs + 1n);
+    for (const m of collectQueue.takeDue(p.clock.nowNs())) await handleCollect(m.body, { store: p.store, queue: collectQueue, clock: p.clock });
+    expect(JSON.parse(p.store.text('runs/run-1/A/run_manifest.json')!)).toMatchObject({ scheduled: 2, succeeded: 2, balanced: true });
   });
 
   it('rejects a malformed message as permanent', async () => {
