@@ -19,8 +19,13 @@ export const deploymentConfigSchema = z.object({
   captureKmsKeyArn: z.string().startsWith('arn:').optional(),
   /** One target, or two for A/B (both get the same schedule). */
   targets: z.array(targetConfigSchema).min(1).max(2).default([{ name: 'target', url: PLACEHOLDER_URL, path: '/v1/chat/completions' }]),
-  /** `file`: each new capture file is its own run. (`mirror` is planned, not built yet.) */
-  mode: z.enum(['file']).default('file'),
+  /**
+   * `file`: each new capture file is its own run, starting `leadSeconds` after it lands.
+   * `mirror`: each request is replayed at its inferenceTime + `lagSeconds`; results per file
+   * and rolled up per capture hour.
+   */
+  mode: z.enum(['file', 'mirror']).default('file'),
+  lagSeconds: z.number().int().min(60).max(86_400).default(900),
   leadSeconds: z.number().int().min(5).max(300).default(20),
   graceSeconds: z.number().int().min(10).max(3600).default(120),
   /**
@@ -48,6 +53,9 @@ export type DeploymentConfig = z.infer<typeof deploymentConfigSchema>;
 export const FIRE_BUDGET_SECONDS = 840;
 
 const checkedSchema = deploymentConfigSchema.superRefine((c, ctx) => {
+  if (c.mode === 'mirror' && c.lagSeconds < c.leadSeconds + 60) {
+    ctx.addIssue({ code: 'custom', path: ['lagSeconds'], message: `mirror mode needs lagSeconds >= leadSeconds + 60 (files land minutes after their captures)` });
+  }
   const total = c.leadSeconds + c.slotSeconds + c.requestTimeoutSeconds;
   if (total > FIRE_BUDGET_SECONDS) {
     ctx.addIssue({

@@ -45,6 +45,7 @@ export class CaptureReplayStateless extends Construct {
       [ENV.collectQueueUrl]: stateful.collect.queue.queueUrl,
       [ENV.targets]: JSON.stringify(config.targets),
       [ENV.mode]: config.mode,
+      [ENV.lagMs]: String(config.lagSeconds * 1000),
       [ENV.leadMs]: String(config.leadSeconds * 1000),
       [ENV.graceMs]: String(config.graceSeconds * 1000),
       [ENV.slotMs]: String(Math.round(config.slotSeconds * 1000)),

@@ -6,6 +6,8 @@
  * Failure: a bad message or a non-.jsonl key is logged and acknowledged; an AWS error fails
  * that SQS record alone (partial batch response) for a retry. Idempotent on (bucket, key,
  * ETag): the run id derives from them, and a scheduled run is not scheduled again.
+ * Modes: `file` starts each file's replay `lead` after ingest; `mirror` sends each request at
+ * its inferenceTime + lag and rolls the results up per capture hour.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -22,14 +24,15 @@ import { defaultDeps, type Deps } from '../runtime/deps';
 import { parseIngestMessage, type CaptureObjectRef } from './s3-events';
 
 /** A run per capture-file version: the same object and ETag always map to the same run. */
-export function fileRunId(ref: CaptureObjectRef, etag: string): string {
-  return `file-${deterministicUuid('file', ref.bucket, ref.key, etag)}`;
+export function fileRunId(mode: 'file' | 'mirror', ref: CaptureObjectRef, etag: string): string {
+  return `${mode}-${deterministicUuid(mode, ref.bucket, ref.key, etag)}`;
 }
 
 async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   const { config, logger } = deps;
   const object = await openS3Object(deps.s3, ref.bucket, ref.key);
-  const runId = fileRunId(ref, ref.etag ?? object.etag);
+  const mirror = config.mode === 'mirror';
+  const runId = fileRunId(config.mode, ref, ref.etag ?? object.etag);
   const report = new IngestReportBuilder();
   const records: CaptureRecord[] = [];
   for await (const record of parseCaptureStream(object.chunks, `s3://${ref.bucket}/${ref.key}`, report, new DuplicateFilter())) records.push(record);
@@ -38,7 +41,8 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   const plan = buildPlan(records, {
     runId,
     targetKind: 'openai-chat',
-    timeScale: config.timeScale,
+    // Mirror mode keeps the captured pace: each request at its inferenceTime + lag.
+    timeScale: mirror ? 1 : config.timeScale,
     intraSecond: config.intraSecond,
     forceStreaming: config.forceStreaming,
     ...(config.modelOverride ? { modelOverride: config.modelOverride } : {}),
@@ -49,11 +53,14 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     runId,
     plan,
     targets,
-    startNs: deps.clock.nowNs() + BigInt(config.leadMs) * 1_000_000n,
+    // file: the first request `lead` after ingest; mirror: every request at inferenceTime + lag
+    // (late ones, when the file arrived after that, follow the late policy and are counted).
+    startNs: mirror && plan.scheduleZeroMs !== null ? BigInt(Math.round((plan.scheduleZeroMs + config.lagMs) * 1e6)) : deps.clock.nowNs() + BigInt(config.leadMs) * 1_000_000n,
+    ...(mirror && plan.scheduleZeroMs !== null ? { hour: new Date(plan.scheduleZeroMs).toISOString().slice(0, 13) } : {}),
     leadMs: config.leadMs,
     graceMs: config.graceMs,
     sharding: { ...DEFAULT_SHARDING, slotMs: config.slotMs },
-    inputConfig: { tool: 'capture-replay', mode: config.mode, capture: `s3://${ref.bucket}/${ref.key}`, etag: ref.etag ?? object.etag, targets: config.targets.map(({ name, url, path }) => ({ name, url, path })) },
+    inputConfig: { tool: 'capture-replay', mode: config.mode, ...(mirror ? { lag_ms: config.lagMs } : {}), capture: `s3://${ref.bucket}/${ref.key}`, etag: ref.etag ?? object.etag, targets: config.targets.map(({ name, url, path }) => ({ name, url, path })) },
     notScheduledByReason: { ...plan.excluded, ...(duplicates ? { duplicate: duplicates } : {}) },
     store: deps.store,
     queue: deps.replayQueue,

@@ -11,6 +11,7 @@ export const ENV = {
   collectQueueUrl: 'COLLECT_QUEUE_URL',
   targets: 'TARGETS_JSON',
   mode: 'REPLAY_MODE',
+  lagMs: 'LAG_MS',
   leadMs: 'LEAD_MS',
   graceMs: 'GRACE_MS',
   slotMs: 'SLOT_MS',
@@ -50,7 +51,8 @@ export const runtimeConfigSchema = z.object({
       }
     })
     .pipe(z.array(targetConfigSchema).min(1).max(2)),
-  [ENV.mode]: z.enum(['file']).default('file'),
+  [ENV.mode]: z.enum(['file', 'mirror']).default('file'),
+  [ENV.lagMs]: int(0).default(900_000),
   [ENV.leadMs]: int(0, 600_000).default(20_000),
   [ENV.graceMs]: int(0).default(120_000),
   [ENV.slotMs]: int(100, 60_000).default(1000),
@@ -69,7 +71,8 @@ export interface RuntimeConfig {
   replayQueueUrl: string;
   collectQueueUrl: string;
   targets: TargetConfig[];
-  mode: 'file';
+  mode: 'file' | 'mirror';
+  lagMs: number;
   leadMs: number;
   graceMs: number;
   slotMs: number;
@@ -96,6 +99,7 @@ export function parseRuntimeConfig(env: Record<string, string | undefined>): Run
     collectQueueUrl: c[ENV.collectQueueUrl],
     targets: c[ENV.targets],
     mode: c[ENV.mode],
+    lagMs: c[ENV.lagMs],
     leadMs: c[ENV.leadMs],
     graceMs: c[ENV.graceMs],
     slotMs: c[ENV.slotMs],

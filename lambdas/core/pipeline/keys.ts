@@ -9,3 +9,5 @@ export const bodyKey = (runId: string, index: number) => `runs/${runId}/_bodies/
 export const claimKey = (runId: string, target: string, shardId: string) => `runs/${runId}/${target}/_claims/${shardId}`;
 export const resultsPrefix = (runId: string, target: string) => `runs/${runId}/${target}/_results/`;
 export const resultsKey = (runId: string, target: string, shardId: string) => `${resultsPrefix(runId, target)}${shardId}.jsonl`;
+/** Mirror mode: per-hour roll-ups of every run whose captures fall in that hour. */
+export const hourPrefix = (hour: string, target: string) => `hours/${hour}/${target}/`;

@@ -19,7 +19,7 @@ import { deterministicUuid } from '../ids';
 import { aggregate } from '../metrics/aggregate';
 import { computeProfileRecord } from '../metrics/record-metrics';
 import type { DropReason, FireOutcome, ProfileRecord, ReplayPlan, RunManifest, ScheduledRequest } from '../types';
-import { bodyKey, claimKey, resultsKey, resultsPrefix, runRecordKey, targetPrefix } from './keys';
+import { bodyKey, claimKey, hourPrefix, resultsKey, resultsPrefix, runRecordKey, targetPrefix } from './keys';
 import { cutShards, DEFAULT_SHARDING, fromWire, shardMessageSchema, toWire, type ShardingOptions, type ShardMessage } from './shards';
 import { deliveryDelay, stillEarly } from './sqs-schedule';
 
@@ -35,6 +35,8 @@ export const runRecordSchema = z.object({
   shards: z.array(z.object({ shardId: z.string(), requests: z.number().int().positive() })),
   notScheduledByReason: z.record(z.string(), z.number()),
   inputConfig: z.unknown(),
+  /** Mirror mode: the capture hour (`YYYY-MM-DDTHH`) whose roll-up this run joins. */
+  hour: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}$/).optional(),
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
 
@@ -79,6 +81,8 @@ export interface ScheduleRunArgs {
   graceMs: number;
   inputConfig: unknown;
   notScheduledByReason: RunManifest['notScheduledByReason'];
+  /** Mirror mode: the capture hour this run's results roll up into. */
+  hour?: string;
   sharding?: ShardingOptions;
   store: ObjectStore;
   queue: MessageQueue;
@@ -143,6 +147,7 @@ export async function scheduleRun(
     shards: shards.map((s) => ({ shardId: s.shardId, requests: s.requests.length })),
     notScheduledByReason: args.notScheduledByReason,
     inputConfig: args.inputConfig,
+    ...(args.hour ? { hour: args.hour } : {}),
   };
   await store.put(runRecordKey(runId), JSON.stringify(record), 'application/json');
   return { status: 'scheduled', shards: shards.length, messages: messages.length, deadlineNs: BigInt(record.deadlineNs) };
@@ -197,34 +202,38 @@ export class PermanentError extends Error {
 export type CollectStatus = 'unknown-run' | 'pending' | 'complete' | 'deadline';
 
 /** Finalises one target of a run when it can; writes the AIPerf artifacts under runs/<run>/<target>/. */
-export async function collectRun(
-  runId: string,
-  target: string,
-  deps: { store: ObjectStore; clock: Clock },
-  options: { interim?: boolean } = {},
-): Promise<{ status: CollectStatus; missing: string[]; manifest?: RunManifest }> {
-  const raw = await deps.store.get(runRecordKey(runId));
-  if (!raw) return { status: 'unknown-run', missing: [] };
+interface RunState {
+  run: RunRecord;
+  expected: string[];
+  missing: string[];
+}
+
+async function runState(runId: string, target: string, store: ObjectStore): Promise<RunState | null> {
+  const raw = await store.get(runRecordKey(runId));
+  if (!raw) return null;
   const run = runRecordSchema.parse(decodeJson(raw));
   const prefix = resultsPrefix(runId, target);
-  const present = new Set((await deps.store.list(prefix)).map((k) => k.slice(prefix.length).replace(/\.jsonl$/, '')));
+  const present = new Set((await store.list(prefix)).map((k) => k.slice(prefix.length).replace(/\.jsonl$/, '')));
   const expected = [INGEST_SHARD, ...run.shards.map((s) => s.shardId)];
-  const missing = expected.filter((id) => !present.has(id));
-  const pastDeadline = deps.clock.nowNs() > BigInt(run.deadlineNs);
-  const interim = options.interim === true && missing.length > 0 && !pastDeadline;
-  if (missing.length > 0 && !pastDeadline && !interim) return { status: 'pending', missing };
+  return { run, expected, missing: expected.filter((id) => !present.has(id)) };
+}
 
+/**
+ * Everything one target of a run has reported, deduplicated by request id (at-least-once),
+ * as records and accounting entries; with `countLost`, the missing shards' requests too.
+ */
+async function gatherRun(runId: string, target: string, state: RunState, store: ObjectStore, countLost: boolean): Promise<{ records: ProfileRecord[]; entries: ManifestEntry[] }> {
   const records: ProfileRecord[] = [];
   const entries: ManifestEntry[] = [];
   const seen = new Set<string>();
-  for (const id of expected.filter((e) => present.has(e))) {
-    const bytes = await deps.store.get(resultsKey(runId, target, id));
+  for (const id of state.expected.filter((e) => !state.missing.includes(e))) {
+    const bytes = await store.get(resultsKey(runId, target, id));
     const text = bytes ? Buffer.from(bytes).toString('utf8') : '';
     for (const line of text.split('\n')) {
       if (!line) continue;
       const parsed = JSON.parse(line) as ResultLine;
       const requestId = parsed.kind === 'record' ? parsed.record.metadata.x_request_id : parsed.requestId;
-      if (seen.has(requestId)) continue; // at-least-once: a request counts once
+      if (seen.has(requestId)) continue;
       seen.add(requestId);
       if (parsed.kind === 'drop') {
         entries.push({ requestId, dropReason: parsed.dropReason, lagMs: null, errorType: null });
@@ -246,29 +255,89 @@ export async function collectRun(
       entries.push({ requestId, dropReason: null, lagMs: m.schedule_lag_ms, errorType: record.error?.type ?? null });
     }
   }
-  const missingShards = run.shards.filter((s) => missing.includes(s.shardId));
-  if (!interim) {
-    for (const shard of missingShards) {
-      for (let i = 0; i < shard.requests; i++) entries.push({ requestId: `lost:${shard.shardId}:${i}`, dropReason: 'lost', lagMs: null, errorType: null });
+  if (countLost) {
+    for (const shard of state.run.shards.filter((s) => state.missing.includes(s.shardId))) {
+      for (let i = 0; i < shard.requests; i++) entries.push({ requestId: `lost:${runId}:${shard.shardId}:${i}`, dropReason: 'lost', lagMs: null, errorType: null });
     }
   }
   records.sort((a, b) => a.metadata.session_num - b.metadata.session_num);
-  const aggregates = aggregate(records);
-  const startedAt = new Date(Number(BigInt(run.startNs) / 1_000_000n)).toISOString();
-  const endedAt = new Date(Number(deps.clock.nowNs() / 1_000_000n)).toISOString();
+  return { records, entries };
+}
+
+const isoOf = (ns: bigint) => new Date(Number(ns / 1_000_000n)).toISOString();
+
+/** Finalises one target of a run when it can; writes the AIPerf artifacts under runs/<run>/<target>/. */
+export async function collectRun(
+  runId: string,
+  target: string,
+  deps: { store: ObjectStore; clock: Clock },
+  options: { interim?: boolean } = {},
+): Promise<{ status: CollectStatus; missing: string[]; manifest?: RunManifest }> {
+  const state = await runState(runId, target, deps.store);
+  if (!state) return { status: 'unknown-run', missing: [] };
+  const { run, missing } = state;
+  const pastDeadline = deps.clock.nowNs() > BigInt(run.deadlineNs);
+  const interim = options.interim === true && missing.length > 0 && !pastDeadline;
+  if (missing.length > 0 && !pastDeadline && !interim) return { status: 'pending', missing };
+
+  const { records, entries } = await gatherRun(runId, target, state, deps.store, !interim);
+  const startedAt = isoOf(BigInt(run.startNs));
+  const endedAt = isoOf(deps.clock.nowNs());
   const built = buildManifest({ runId, target, outcomes: entries, notScheduledByReason: run.notScheduledByReason, startedAt, endedAt });
   // An interim manifest accounts for what has reported so far and says what is still out.
+  const missingShards = run.shards.filter((s) => missing.includes(s.shardId));
   const manifest = interim ? { ...built, interim: true, pendingShards: missingShards.length, pendingRequests: missingShards.reduce((n, s) => n + s.requests, 0) } : built;
   await writeTargetArtifacts(deps.store, targetPrefix(runId, target) + (interim ? 'interim/' : ''), {
     records,
-    aggregates,
+    aggregates: aggregate(records),
     manifest,
     inputConfig: run.inputConfig,
     wasCancelled: false,
     startTime: startedAt,
     endTime: endedAt,
   });
+  if (!interim && run.hour) await rollUpHour(run.hour, target, runId, deps);
   return { status: interim ? 'pending' : missing.length > 0 ? 'deadline' : 'complete', missing, manifest };
+}
+
+/**
+ * Mirror mode groups results per capture hour: every finalised run of an hour (one per
+ * capture file) is listed under hours/<hour>/<target>/_runs/, and the hour's artifacts are
+ * rebuilt from all of them, in the same formats. Rebuilt whole each time: idempotent.
+ * session_num is renumbered by scheduled time across the hour's files.
+ */
+async function rollUpHour(hour: string, target: string, runId: string, deps: { store: ObjectStore; clock: Clock }): Promise<void> {
+  const base = hourPrefix(hour, target);
+  await deps.store.put(`${base}_runs/${runId}`, runId, 'text/plain');
+  const runIds = (await deps.store.list(`${base}_runs/`)).map((k) => k.slice(`${base}_runs/`.length));
+  const records: ProfileRecord[] = [];
+  const entries: ManifestEntry[] = [];
+  const notScheduled: Record<string, number> = {};
+  let firstStart: bigint | null = null;
+  for (const id of runIds) {
+    const state = await runState(id, target, deps.store);
+    if (!state) continue;
+    const gathered = await gatherRun(id, target, state, deps.store, true);
+    records.push(...gathered.records);
+    entries.push(...gathered.entries);
+    for (const [reason, n] of Object.entries(state.run.notScheduledByReason)) notScheduled[reason] = (notScheduled[reason] ?? 0) + n;
+    const start = BigInt(state.run.startNs);
+    if (firstStart === null || start < firstStart) firstStart = start;
+  }
+  records.sort((a, b) => (a.metadata.scheduled_ns < b.metadata.scheduled_ns ? -1 : a.metadata.scheduled_ns > b.metadata.scheduled_ns ? 1 : 0));
+  const renumbered = records.map((r, i) => ({ ...r, metadata: { ...r.metadata, session_num: i } }));
+  const startedAt = isoOf(firstStart ?? deps.clock.nowNs());
+  const endedAt = isoOf(deps.clock.nowNs());
+  const manifest = { ...buildManifest({ runId: `hour-${hour}`, target, outcomes: entries, notScheduledByReason: notScheduled, startedAt, endedAt }), runs: runIds };
+  await writeTargetArtifacts(deps.store, base, {
+    records: renumbered,
+    aggregates: aggregate(renumbered),
+    manifest,
+    inputConfig: { mode: 'mirror', hour, runs: runIds },
+    wasCancelled: false,
+    startTime: startedAt,
+    endTime: endedAt,
+  });
 }
 
 /** Asks the collector to look at one target of a run, not before `notBeforeNs` (0: now). */

@@ -280,6 +280,30 @@ describe('schedule -> fire -> collect', () => {
     expect(JSON.parse(p.store.text('runs/run-1/A/run_manifest.json')!)).toMatchObject({ scheduled: 2, succeeded: 2, balanced: true });
   });
 
+  it('mirror mode: rolls every finalised run of a capture hour up into hours/<hour>/', async () => {
+    const p = pipeline();
+    for (const [runId, offsets] of [['mirror-a', [0, 100]], ['mirror-b', [50, 2000, 2100]]] as const) {
+      await schedule(p, offsets.map((o, i) => req(i, o)), { runId, hour: '2026-04-29T00' });
+    }
+    await p.drain();
+    expect((await collectRun('mirror-a', 'A', p)).status).toBe('complete');
+    const partial = JSON.parse(p.store.text('hours/2026-04-29T00/A/run_manifest.json')!);
+    expect(partial).toMatchObject({ scheduled: 2, runs: ['mirror-a'] });
+    await collectRun('mirror-b', 'A', p);
+    await collectRun('mirror-b', 'A', p); // a second finalisation changes nothing
+    const hour = JSON.parse(p.store.text('hours/2026-04-29T00/A/run_manifest.json')!);
+    expect(hour).toMatchObject({ scheduled: 5, succeeded: 5, balanced: true, runs: ['mirror-a', 'mirror-b'] });
+    const lines = p.store.text('hours/2026-04-29T00/A/profile_export.jsonl')!.trim().split('\n');
+    const records = lines.map((l) => JSON.parse(l));
+    expect(records.map((r) => r.metadata.session_num)).toEqual([0, 1, 2, 3, 4]);
+    // Renumbered by scheduled time across the two files: a0 (0 ms), b0 (50), a1 (100), b1, b2.
+    expect(records.map((r) => r.metadata.capture_event_id)).toEqual(['ev-0', 'ev-0', 'ev-1', 'ev-1', 'ev-2']);
+    // Exact ns are exact integers in the file; read them as text, not as floats.
+    const scheduled = lines.map((l) => BigInt(/"scheduled_ns":(\d+)/.exec(l)![1]!));
+    expect(scheduled.map((ns) => Number(ns - (S + 30n * SEC)) / 1e6)).toEqual([0, 50, 100, 2000, 2100]);
+    expect(p.store.text('runs/mirror-a/A/run_manifest.json')).not.toBeNull(); // per-file results stay
+  });
+
   it('rejects a malformed message as permanent', async () => {
     const p = pipeline();
     await expect(handleShard('{"v":1,"kind":"shard"}', p.deps)).rejects.toBeInstanceOf(PermanentError);
