@@ -30,6 +30,8 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
   let mock: MockServer;
   let sources: EventSource[] = [];
   let ingestQueueUrl = '';
+  let mirrorDeps: ReturnType<typeof createDeps>;
+  let useMirror = false;
 
   async function queueWithDlq(name: string, visibility: number): Promise<string> {
     const dlq = (await sqs.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }))).QueueUrl!;
@@ -81,21 +83,21 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
         },
       }),
     );
-    const deps = createDeps({
-      env: {
-        [ENV.resultsBucket]: 'results-bucket',
-        [ENV.replayQueueUrl]: replayQueueUrl,
-        [ENV.collectQueueUrl]: collectQueueUrl,
-        [ENV.targets]: JSON.stringify([{ name: 'A', url: mock.url }]),
-        [ENV.leadMs]: '2500',
-        [ENV.graceMs]: '30000',
-        [ENV.forceStreaming]: 'true',
-      },
-      s3,
-      sqs,
-    });
+    const env = {
+      [ENV.resultsBucket]: 'results-bucket',
+      [ENV.replayQueueUrl]: replayQueueUrl,
+      [ENV.collectQueueUrl]: collectQueueUrl,
+      [ENV.targets]: JSON.stringify([{ name: 'A', url: mock.url }]),
+      [ENV.leadMs]: '2500',
+      [ENV.graceMs]: '30000',
+      [ENV.forceStreaming]: 'true',
+    };
+    const deps = createDeps({ env, s3, sqs });
+    // Mirror mode shares the queues and functions: the ingest decides by its configuration.
+    mirrorDeps = createDeps({ env: { ...env, [ENV.mode]: 'mirror', [ENV.lagMs]: '6000' }, s3, sqs });
+    useMirror = false;
     sources = [
-      await startSqsEventSource({ client: sqs, queueUrl: ingestQueueUrl, handler: makeIngestHandler(() => deps), batchSize: 10 }),
+      await startSqsEventSource({ client: sqs, queueUrl: ingestQueueUrl, handler: makeIngestHandler(() => (useMirror ? mirrorDeps : deps)), batchSize: 10 }),
       await startSqsEventSource({ client: sqs, queueUrl: replayQueueUrl, handler: makeFireHandler(() => deps), batchSize: 10, maxConcurrency: 10, visibilityTimeoutSeconds: 120 }),
       await startSqsEventSource({ client: sqs, queueUrl: collectQueueUrl, handler: makeCollectHandler(() => deps), batchSize: 10 }),
     ];
@@ -135,6 +137,40 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
     const errors = mock.requests.map((r) => Number(r.arrivalNs / 1000n) / 1000 - (byId.get(r.headers['x-request-id']!)!.metadata.capture_time_ms - firstCapture));
     const base = Math.min(...errors);
     expect(Math.max(...errors.map((e) => e - base))).toBeLessThan(OFFSET_TOLERANCE_MS);
+  }, 90_000);
+
+  it('mirror mode: replays each request at its inferenceTime + lag and rolls results up per hour', async () => {
+    useMirror = true;
+    const before = mock.requests.length;
+    // Captures stamped one second ago (whole seconds, as SageMaker writes): due at +5 s.
+    const t0 = Math.floor(Date.now() / 1000) * 1000 - 1000;
+    const line = (id: string, ms: number) =>
+      JSON.stringify({
+        captureData: { endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: JSON.stringify({ messages: [{ role: 'user', content: id }] }), encoding: 'JSON' } },
+        eventMetadata: { eventId: id, inferenceTime: new Date(t0 + ms).toISOString().replace('.000Z', 'Z') },
+        eventVersion: '0',
+      });
+    const body = [line('m-1', 0), line('m-2', 0), line('m-3', 1000)].join('\n') + '\n';
+    await s3.send(new PutObjectCommand({ Bucket: 'capture-bucket', Key: 'datacapture/demo-endpoint/AllTraffic/mirror.jsonl', Body: body }));
+    const hour = new Date(t0).toISOString().slice(0, 13);
+    await waitForKey('results-bucket', '/A/run_manifest.json', 60_000); // the earlier run's
+    const deadline = Date.now() + 60_000;
+    let hourly: { scheduled: number; succeeded: number; balanced: boolean; runs: string[] } | null = null;
+    while (!hourly && Date.now() < deadline) {
+      try {
+        hourly = JSON.parse(await text('results-bucket', `hours/${hour}/A/run_manifest.json`));
+      } catch {
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+    expect(hourly).toMatchObject({ scheduled: 3, succeeded: 3, balanced: true });
+    expect(hourly!.runs).toHaveLength(1);
+    const sent = mock.requests.slice(before);
+    expect(sent).toHaveLength(3);
+    // Each one at its inferenceTime + 6 s lag (spread: m-1 at +0, m-2 at +500 ms, m-3 at +1 s).
+    const offsets = sent.map((r) => Number(r.arrivalNs / 1_000_000n) - (t0 + 6000));
+    for (const [i, want] of [0, 500, 1000].entries()) expect(Math.abs(offsets[i]! - want)).toBeLessThan(OFFSET_TOLERANCE_MS + 10);
+    useMirror = false;
   }, 90_000);
 
   it('schedules nothing again when the same S3 event is delivered twice', async () => {
