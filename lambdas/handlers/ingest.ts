@@ -58,7 +58,8 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     startNs: mirror && plan.scheduleZeroMs !== null ? BigInt(Math.round((plan.scheduleZeroMs + config.lagMs) * 1e6)) : deps.clock.nowNs() + BigInt(config.leadMs) * 1_000_000n,
     ...(mirror && plan.scheduleZeroMs !== null ? { hour: new Date(plan.scheduleZeroMs).toISOString().slice(0, 13) } : {}),
     leadMs: config.leadMs,
-    graceMs: config.graceMs,
+    // A shard due last may stream for up to the request timeout: only then can it be lost.
+    graceMs: config.requestTimeoutMs + config.graceMs,
     sharding: { ...DEFAULT_SHARDING, slotMs: config.slotMs },
     inputConfig: { tool: 'capture-replay', mode: config.mode, ...(mirror ? { lag_ms: config.lagMs } : {}), capture: `s3://${ref.bucket}/${ref.key}`, etag: ref.etag ?? object.etag, targets: config.targets.map(({ name, url, path }) => ({ name, url, path })) },
     notScheduledByReason: { ...plan.excluded, ...(duplicates ? { duplicate: duplicates } : {}) },
