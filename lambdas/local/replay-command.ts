@@ -235,7 +235,7 @@ const SAMPLE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'sa
 export async function demoCommand(options: { out: string; progress: boolean }): Promise<number> {
   const server = await startMockServer({ ttftMs: 40, itlMs: 12, outputTokens: 24, seed: 42, recordRequests: false });
   process.stderr.write(
-    `Demo: replaying the bundled capture sample (${relative(process.cwd(), SAMPLE_DIR) || SAMPLE_DIR}) against the bundled mock server at ${server.url}\n`,
+    `Demo: replaying the bundled capture sample (${relative(process.cwd(), SAMPLE_DIR).startsWith('..') ? SAMPLE_DIR : relative(process.cwd(), SAMPLE_DIR)}) against the bundled mock server at ${server.url}\n`,
   );
   try {
     return await replayCommand({

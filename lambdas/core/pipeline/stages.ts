@@ -18,7 +18,8 @@ import { buildManifest, type ManifestEntry } from '../export/manifest';
 import { deterministicUuid } from '../ids';
 import { aggregate } from '../metrics/aggregate';
 import { computeProfileRecord } from '../metrics/record-metrics';
-import type { DropReason, FireOutcome, ProfileRecord, ReplayPlan, RunManifest, ScheduledRequest } from '../types';
+import type { FireOutcome, ProfileRecord, ReplayPlan, RunManifest, ScheduledRequest } from '../types';
+import { decodeResultLines, encodeResultLines, resultRequestId, type ResultLine } from './results';
 import { bodyKey, claimKey, hourPrefix, resultsKey, resultsPrefix, runRecordKey, targetPrefix } from './keys';
 import { cutShards, DEFAULT_SHARDING, fromWire, shardMessageSchema, toWire, type ShardingOptions, type ShardMessage } from './shards';
 import { deliveryDelay, stillEarly } from './sqs-schedule';
@@ -40,22 +41,19 @@ export const runRecordSchema = z.object({
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
 
-/** One line of a shard's results object. */
-export type ResultLine =
-  | { kind: 'record'; record: ProfileRecord }
-  | { kind: 'drop'; requestId: string; index: number; scheduledNs: bigint; dropReason: DropReason };
+export type { ResultLine } from './results';
 
 function decodeJson(bytes: Uint8Array): unknown {
   return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
 }
 
-/** JSON with bigint as exact decimal strings (messages and results are ours to read back). */
-function encodeJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
-}
-
-function resultLines(lines: ResultLine[]): string {
-  return lines.map((l) => encodeJson(l)).join('\n') + (lines.length ? '\n' : '');
+/** A body that is not JSON is bad input, like one that fails its schema: permanent, not retried. */
+function parseMessageJson(raw: string, what: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new PermanentError(`not a ${what} message: body is not JSON`);
+  }
 }
 
 async function sendAll(queue: MessageQueue, messages: { id: string; body: string; delaySeconds: number }[]): Promise<void> {
@@ -113,7 +111,7 @@ export async function scheduleRun(
       scheduledNs: args.startNs + BigInt(Math.round(request.offsetMs * 1e6)),
       dropReason: reason,
     }));
-    await store.putIfAbsent(resultsKey(runId, target, INGEST_SHARD), resultLines(drops), 'application/x-ndjson');
+    await store.putIfAbsent(resultsKey(runId, target, INGEST_SHARD), encodeResultLines(drops), 'application/x-ndjson');
   }
 
   const now = args.clock.nowNs();
@@ -167,7 +165,7 @@ export type ShardAction = 'deferred' | 'duplicate' | 'fired';
 
 /** `raw` is the SQS message body. Throws (retryable) only on infrastructure errors; a malformed message is a permanent error. */
 export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{ action: ShardAction; message: ShardMessage; outcomes: FireOutcome[] }> {
-  const parsed = shardMessageSchema.safeParse(JSON.parse(raw));
+  const parsed = shardMessageSchema.safeParse(parseMessageJson(raw, 'shard'));
   if (!parsed.success) throw new PermanentError(`not a shard message: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   const message = parsed.data;
   const firstDueNs = BigInt(message.firstDueNs);
@@ -190,7 +188,7 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
       ? { kind: 'record', record: computeProfileRecord(o, deps.workerId) }
       : { kind: 'drop', requestId: o.requestId, index: o.request.index, scheduledNs: o.scheduledNs, dropReason: o.dropReason ?? 'lost' },
   );
-  await deps.store.putIfAbsent(resultsKey(message.runId, message.target, message.shardId), resultLines(lines), 'application/x-ndjson');
+  await deps.store.putIfAbsent(resultsKey(message.runId, message.target, message.shardId), encodeResultLines(lines), 'application/x-ndjson');
   return { action: 'fired', message, outcomes };
 }
 
@@ -227,32 +225,19 @@ async function gatherRun(runId: string, target: string, state: RunState, store: 
   const entries: ManifestEntry[] = [];
   const seen = new Set<string>();
   for (const id of state.expected.filter((e) => !state.missing.includes(e))) {
-    const bytes = await store.get(resultsKey(runId, target, id));
-    const text = bytes ? Buffer.from(bytes).toString('utf8') : '';
-    for (const line of text.split('\n')) {
-      if (!line) continue;
-      const parsed = JSON.parse(line) as ResultLine;
-      const requestId = parsed.kind === 'record' ? parsed.record.metadata.x_request_id : parsed.requestId;
-      if (seen.has(requestId)) continue;
+    const key = resultsKey(runId, target, id);
+    const bytes = await store.get(key);
+    const text = bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8') : '';
+    for (const line of decodeResultLines(text, key)) {
+      const requestId = resultRequestId(line);
+      if (seen.has(requestId)) continue; // at-least-once: a request counts once
       seen.add(requestId);
-      if (parsed.kind === 'drop') {
-        entries.push({ requestId, dropReason: parsed.dropReason, lagMs: null, errorType: null });
+      if (line.kind === 'drop') {
+        entries.push({ requestId, dropReason: line.dropReason, lagMs: null, errorType: null });
         continue;
       }
-      const m = parsed.record.metadata;
-      const record: ProfileRecord = {
-        ...parsed.record,
-        metadata: {
-          ...m,
-          request_start_ns: BigInt(m.request_start_ns),
-          request_ack_ns: m.request_ack_ns === null ? null : BigInt(m.request_ack_ns),
-          request_end_ns: BigInt(m.request_end_ns),
-          scheduled_ns: BigInt(m.scheduled_ns),
-          cancellation_time_ns: m.cancellation_time_ns === null ? null : BigInt(m.cancellation_time_ns),
-        },
-      };
-      records.push(record);
-      entries.push({ requestId, dropReason: null, lagMs: m.schedule_lag_ms, errorType: record.error?.type ?? null });
+      records.push(line.record);
+      entries.push({ requestId, dropReason: null, lagMs: line.record.metadata.schedule_lag_ms, errorType: line.record.error?.type ?? null });
     }
   }
   if (countLost) {
@@ -365,7 +350,7 @@ export async function handleCollect(
   raw: string,
   deps: { store: ObjectStore; queue: MessageQueue; clock: Clock },
 ): Promise<{ action: 'deferred' | 'interim' | CollectStatus; message: CollectMessage }> {
-  const parsed = collectMessageSchema.safeParse(JSON.parse(raw));
+  const parsed = collectMessageSchema.safeParse(parseMessageJson(raw, 'collect'));
   if (!parsed.success) throw new PermanentError(`not a collect message: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   const message = parsed.data;
   const notBefore = BigInt(message.notBeforeNs);
