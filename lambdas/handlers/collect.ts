@@ -19,7 +19,7 @@ export function makeCollectHandler(getDeps: () => Deps) {
       const { action, message } = await handleCollect(record.body, { store: deps.store, queue: deps.collectQueue, clock: deps.clock });
       deps.logger.info('collect', { runId: message.runId, target: message.target, action });
     } catch (error) {
-      if (error instanceof PermanentError || error instanceof SyntaxError) {
+      if (error instanceof PermanentError) {
         deps.logger.error('collect message rejected', { messageId: record.messageId, reason: error.message });
         return;
       }

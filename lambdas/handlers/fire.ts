@@ -54,7 +54,7 @@ export function makeFireHandler(getDeps: () => Deps) {
         dropped: outcomes.filter((o) => o.dropReason).length,
       });
     } catch (error) {
-      if (error instanceof PermanentError || error instanceof SyntaxError) {
+      if (error instanceof PermanentError) {
         deps.logger.error('shard message rejected', { messageId: record.messageId, reason: error.message });
         return;
       }
