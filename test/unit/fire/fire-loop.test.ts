@@ -3,26 +3,12 @@ import { createOpenAITarget } from '../../../lambdas/adapters/http/openai-target
 import { systemClock } from '../../../lambdas/adapters/system-clock';
 import { runFireLoop, type FireLoopOptions } from '../../../lambdas/core/fire/fire-loop';
 import { deterministicUuid } from '../../../lambdas/core/ids';
-import type { FireOutcome, ScheduledRequest } from '../../../lambdas/core/types';
+import type { FireOutcome } from '../../../lambdas/core/types';
 import { startMockServer } from '../../../lambdas/local/mock-server';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
+import { scheduledRequest } from '../../support/fixtures';
 
-function req(index: number, offsetMs: number): ScheduledRequest {
-  return {
-    index,
-    offsetMs,
-    captureTimeMs: 0,
-    correlationId: `corr-${index}`,
-    eventId: `ev-${index}`,
-    inferenceId: null,
-    source: { file: 'f', line: index + 1 },
-    contentType: 'application/json',
-    body: Buffer.from(`{"messages":[],"n":${index}}`),
-    streaming: false,
-    overrides: [],
-    capturedUsage: null,
-  };
-}
+const req = (index: number, offsetMs: number) => scheduledRequest(index, offsetMs);
 
 const START = 1_800_000_000_000_000_000n;
 const ms = (n: number) => BigInt(Math.round(n * 1e6));

@@ -8,27 +8,14 @@ import { MemoryObjectStore } from '../../../lambdas/adapters/local/memory-store'
 import { MemoryQueue } from '../../../lambdas/adapters/local/memory-queue';
 import { runFireLoop } from '../../../lambdas/core/fire/fire-loop';
 import { collectRun, handleCollect, handleShard, PermanentError, scheduleRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
-import type { ScheduledRequest } from '../../../lambdas/core/types';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
+import { scheduledRequest } from '../../support/fixtures';
 
 const S = 1_800_000_000_000_000_000n;
 const MS = 1_000_000n;
 const START = S + 30_000n * MS; // offset 0 is due 30 s after scheduling
 
-const req = (index: number, offsetMs: number): ScheduledRequest => ({
-  index,
-  offsetMs,
-  captureTimeMs: 1_777_420_800_000 + offsetMs,
-  correlationId: `c-${index}`,
-  eventId: `e-${index}`,
-  inferenceId: null,
-  source: { file: 'cap.jsonl', line: index + 1 },
-  contentType: 'application/json',
-  body: new TextEncoder().encode('{"messages":[]}'),
-  streaming: false,
-  overrides: [],
-  capturedUsage: null,
-});
+const req = (index: number, offsetMs: number) => scheduledRequest(index, offsetMs);
 
 function setup() {
   const clock = new VirtualClock(S);

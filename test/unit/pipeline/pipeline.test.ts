@@ -12,27 +12,14 @@ import { deliveryDelay, hopsFor, sqsRequestsPerCapturedRequest, stillEarly } fro
 import { collectMessage, collectRun, handleCollect, handleShard, PermanentError, scheduleRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
 import type { FireOutcome, ReplayPlan, ScheduledRequest } from '../../../lambdas/core/types';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
+import { scheduledRequest } from '../../support/fixtures';
 
 const S = 1_800_000_000_000_000_000n;
 const MS = 1_000_000n;
 const SEC = 1_000_000_000n;
 
-function req(index: number, offsetMs: number, bodyBytes = 40): ScheduledRequest {
-  return {
-    index,
-    offsetMs,
-    captureTimeMs: 1_777_420_800_000 + offsetMs,
-    correlationId: `corr-${index}`,
-    eventId: `ev-${index}`,
-    inferenceId: null,
-    source: { file: 's3://captures/a.jsonl', line: index + 1 },
-    contentType: 'application/json',
-    body: Buffer.alloc(bodyBytes, 97),
-    streaming: false,
-    overrides: [],
-    capturedUsage: { promptTokens: 3, completionTokens: null },
-  };
-}
+const req = (index: number, offsetMs: number, bodyBytes = 40) =>
+  scheduledRequest(index, offsetMs, { body: Buffer.alloc(bodyBytes, 97), capturedUsage: { promptTokens: 3, completionTokens: null } });
 
 const plan = (requests: ScheduledRequest[], incompatible: ReplayPlan['incompatible'] = []): ReplayPlan => ({
   requests,
