@@ -34,6 +34,7 @@ export function renderSummaryTable(agg: Aggregates, manifest: RunManifest & { sc
   const drops = Object.entries(manifest.droppedByReason).map(([reason, n]) => `${reason} ${n}`);
   const failures = Object.entries(manifest.failedByType).map(([type, n]) => `${type} ${n}`);
   const notScheduled = Object.entries(manifest.notScheduledByReason).map(([reason, n]) => `${reason} ${n}`);
+  const lag = manifest.scheduleLag;
   const accounting = [
     ['Scheduled', String(manifest.scheduled)],
     ['Succeeded', String(manifest.succeeded)],
@@ -41,6 +42,7 @@ export function renderSummaryTable(agg: Aggregates, manifest: RunManifest & { sc
     ['Dropped', drops.length ? `${manifest.dropped} (${drops.join(', ')})` : String(manifest.dropped)],
     ['Not scheduled', notScheduled.length ? notScheduled.join(', ') : '0'],
     ['Balanced', manifest.balanced ? 'yes' : 'NO'],
+    ['Schedule lag (ms)', lag ? `p50 ${fmt(lag.p50)}, p99 ${fmt(lag.p99)}, max ${fmt(lag.max)}` : 'N/A (nothing fired)'],
   ];
   const parts = [
     options.title ?? 'capture-replay',

@@ -3,14 +3,20 @@
  * Token counts come only from the server's `usage`; without it the token metrics are
  * absent (never zero, never guessed), and so is inter_token_latency, which needs them.
  */
-import type { FireOutcome, MetricValue, ProfileRecord } from '../types';
+import type { ErrorDetails, FireOutcome, MetricValue, ProfileRecord } from '../types';
 
 const ms = (ns: bigint): number => Number(ns) / 1e6;
+
+/** The target client reports an aborted request as 499 / CancelledError (types.ts ErrorDetails). */
+function isCancellation(error: ErrorDetails | null): boolean {
+  return error !== null && (error.type === 'CancelledError' || error.code === 499);
+}
 
 export function computeProfileRecord(outcome: FireOutcome, recordProcessorId: string): ProfileRecord {
   const result = outcome.result;
   if (!result) throw new Error(`request ${outcome.requestId} was not fired (${outcome.dropReason}): it has no record`);
   const { request } = outcome;
+  const cancelled = isCancellation(result.error);
   const metadata: ProfileRecord['metadata'] = {
     session_num: request.index,
     x_request_id: outcome.requestId,
@@ -23,8 +29,9 @@ export function computeProfileRecord(outcome: FireOutcome, recordProcessorId: st
     worker_id: outcome.workerId,
     record_processor_id: recordProcessorId,
     benchmark_phase: 'profiling',
-    was_cancelled: false,
-    cancellation_time_ns: null,
+    was_cancelled: cancelled,
+    // The client gives up at the moment it records the failure, so that is the cancellation time.
+    cancellation_time_ns: cancelled ? result.requestEndNs : null,
     scheduled_ns: outcome.scheduledNs,
     schedule_lag_ms: ms(result.requestStartNs - outcome.scheduledNs),
     capture_event_id: request.eventId,
