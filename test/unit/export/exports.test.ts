@@ -14,6 +14,7 @@ import { profileRecordLine } from '../../../lambdas/core/export/profile-jsonl';
 import { renderSummaryTable } from '../../../lambdas/core/export/summary-table';
 import { aggregate } from '../../../lambdas/core/metrics/aggregate';
 import { computeProfileRecord } from '../../../lambdas/core/metrics/record-metrics';
+import { summarize } from '../../../lambdas/core/metrics/stats';
 import { OUTCOMES } from './fixtures';
 
 const GOLDEN = join(import.meta.dirname, 'golden');
@@ -63,13 +64,17 @@ describe('profile_export_aiperf.json', () => {
   it('is flat, one key per metric, with full stats on record metrics and avg on scalars', () => {
     const text = renderAiperfJson(agg, info);
     const json = JSON.parse(text) as Record<string, Record<string, unknown>>;
-    expect(Object.keys(json.request_latency!)).toEqual(['unit', 'avg', 'min', 'max', 'p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99', 'std', 'count', 'sum']);
+    // AIPerf's JsonMetricResult field order; count and sum (schema 1.1) on record metrics only.
+    expect(Object.keys(json.request_latency!)).toEqual(['unit', 'avg', 'p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99', 'min', 'max', 'std', 'count', 'sum']);
+    expect(Object.keys(json).slice(0, 5)).toEqual(['schema_version', 'producer', 'request_throughput', 'request_latency', 'request_count']);
+    expect(Object.keys(json).slice(-5)).toEqual(['input_config', 'was_cancelled', 'error_summary', 'start_time', 'end_time']);
+    expect(json.request_count).toEqual({ unit: 'requests', avg: 3 });
     expect(json.request_latency).toMatchObject({ unit: 'ms', min: 40, max: 100, p50: 80, count: 3, sum: 220 });
     expect(json.request_throughput).toEqual({ unit: 'requests/sec', avg: 3 / 2.1 });
     expect(json.benchmark_duration).toEqual({ unit: 'sec', avg: 2.1 });
     expect(text).toContain('"avg": 1759522419158355424');
     expect(json.error_summary).toEqual([{ error_details: { code: 500, type: 'HTTPError', message: 'HTTP 500: boom' }, count: 1 }]);
-    expect(json).toMatchObject({ schema_version: '1.0', was_cancelled: false, start_time: info.startTime, end_time: info.endTime, input_config: info.inputConfig });
+    expect(json).toMatchObject({ schema_version: '1.1', was_cancelled: false, start_time: info.startTime, end_time: info.endTime, input_config: info.inputConfig });
     golden('profile_export_aiperf.json', text);
   });
 });
@@ -79,11 +84,61 @@ describe('profile_export_aiperf.csv', () => {
     const csv = renderAiperfCsv(agg);
     const [stats, scalars] = csv.split('\n\n');
     expect(stats!.split('\n')[0]).toBe('Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std');
+    // Latencies 40, 80, 100: sum 220, avg 73.33; p1 = 40 + 0.02*40 = 40.80; p99 = 80 + 0.98*20 = 99.60;
+    // std = sqrt(((33.33)^2 + (6.67)^2 + (26.67)^2) / 3) = 24.94.
     expect(stats).toContain('\nRequest Latency (ms),73.33,40.00,100.00,220.00,40.80,44.00,48.00,60.00,80.00,90.00,96.00,98.00,99.60,24.94');
+    // Rows sorted by tag, as AIPerf: input_sequence_length < inter_chunk_latency < ... < time_to_second_token.
+    expect(stats!.split('\n').slice(1).map((l) => l.split(',')[0])).toEqual([
+      'Input Sequence Length (tokens)',
+      'Inter Chunk Latency (ms)',
+      'Inter Token Latency (ms)',
+      'Output Sequence Length (tokens)',
+      'Output Token Throughput Per User (tokens/sec/user)',
+      'Request Latency (ms)',
+      'Schedule Lag (ms)',
+      'Time To First Token (ms)',
+      'Time To Second Token (ms)',
+    ]);
     expect(scalars!.split('\n')[0]).toBe('Metric,Value');
-    expect(scalars).toContain('\nRequest Throughput (requests/sec),1.43\n');
+    expect(scalars).toContain('\nRequest Throughput (requests/sec),1.43\n'); // 3 requests / 2.1 s
+    expect(scalars).toContain('\nOutput Token Throughput (tokens/sec),5.24\n'); // (4 + 2 + 5) / 2.1 s
     expect(scalars).toContain('\nMinimum Request Timestamp (ns),1759522419158355424\n');
+    // Plain counts carry no unit in the name (AIPerf).
+    expect(scalars).toContain('\nRequest Count,3.00\n');
+    expect(scalars).toContain('\nError Request Count,1.00\n');
     golden('profile_export_aiperf.csv', csv);
+  });
+});
+
+describe('undefined values in exports', () => {
+  // One request whose last byte came at its send time: duration 0, so no rate is defined.
+  const instant = { ...OUTCOMES[2]!, result: { ...OUTCOMES[2]!.result!, requestEndNs: OUTCOMES[2]!.result!.requestStartNs } };
+  const zero = aggregate([computeProfileRecord(instant, 'rp')]);
+
+  it('a zero-duration run writes null (JSON) and an empty cell (CSV), never NaN or Infinity', () => {
+    const json = renderAiperfJson(zero, info);
+    const csv = renderAiperfCsv(zero);
+    expect(JSON.parse(json).request_throughput).toEqual({ unit: 'requests/sec', avg: null });
+    expect(csv).toContain('\nRequest Throughput (requests/sec),\n');
+    expect(csv).toContain('\nBenchmark Duration (sec),0.00\n');
+    for (const text of [json, csv, renderSummaryTable(zero, manifest)]) expect(text).not.toMatch(/NaN|Infinity/);
+  });
+
+  it('a run with no successful request has only the schedule lag for statistics', () => {
+    const onlyFailed = aggregate([computeProfileRecord(OUTCOMES[3]!, 'rp')]);
+    const csv = renderAiperfCsv(onlyFailed);
+    const [stats, scalars] = csv.split('\n\n');
+    expect(stats!.split('\n').slice(1).map((l) => l.split(',')[0])).toEqual(['Schedule Lag (ms)']);
+    expect(scalars).toContain('\nError Request Count,1.00\n');
+    expect(scalars).toContain('\nRequest Throughput (requests/sec),\n'); // no success, no duration
+    expect(renderAiperfCsv({ ...onlyFailed, records: {} }).startsWith('Metric,Value\n')).toBe(true); // an empty section is left out
+    expect(Object.keys(JSON.parse(renderAiperfJson(onlyFailed, info)))).not.toContain('request_latency');
+  });
+
+  it('quotes a CSV name that holds a comma or a quote', () => {
+    const stats = summarize([1])!;
+    const odd = { ...zero, records: { 'a,"b"': { unit: 'ms', stats } }, derived: {} };
+    expect(renderAiperfCsv(odd).split('\n')[1]!.startsWith('"a,""b"" (ms)",1.00,')).toBe(true);
   });
 });
 
@@ -115,6 +170,9 @@ describe('console summary', () => {
     expect(text).toMatch(/│ Request Latency \(ms\)\s+│\s+73\.33 │\s+40\.00 │\s+100\.00 │\s+99\.60 │\s+96\.00 │\s+80\.00 │\s+24\.94 │/);
     expect(text).toMatch(/│ Dropped\s+│\s+1 \(unsupported_content_type 1\) │/);
     expect(text).toMatch(/│ Balanced\s+│\s+yes │/);
+    // Lags 0.5, 0, 0, 2 ms: sorted 0, 0, 0.5, 2 -> p50 0.25, p99 = 0.5 + 0.97*1.5 = 1.955 (1.95499... in
+    // binary floating point, so it shows as 1.95), max 2.
+    expect(text).toMatch(/│ Schedule lag \(ms\)\s+│\s+p50 0\.25, p99 1\.95, max 2\.00 │/);
     golden('summary.txt', text + '\n');
   });
 });

@@ -92,6 +92,15 @@ describe('computeProfileRecord', () => {
     expect(failed!.error).toEqual({ code: 500, type: 'HTTPError', message: 'HTTP 500: boom' });
   });
 
+  it('was_cancelled only when the client cancelled (499 CancelledError), with its time', () => {
+    const base = OUTCOMES[3]!;
+    const cancelled = computeProfileRecord({ ...base, result: { ...base.result!, error: { code: 499, type: 'CancelledError', message: 'request cancelled' } } }, 'rp');
+    expect(cancelled.metadata.was_cancelled).toBe(true);
+    expect(cancelled.metadata.cancellation_time_ns).toBe(S + ms(3005));
+    expect(failed!.metadata.was_cancelled).toBe(false);
+    expect(failed!.metadata.cancellation_time_ns).toBeNull();
+  });
+
   it('refuses a dropped outcome', () => {
     expect(() => computeProfileRecord(OUTCOMES[4]!, 'rp')).toThrow(/not fired/);
   });
