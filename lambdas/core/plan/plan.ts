@@ -1,81 +1,111 @@
 /**
  * From parsed capture records to a replay plan: what to send, when, and what not and why.
  *
- * Timing policy (the README quotes this):
- * 1. Records are sorted by inferenceTime, stably: ties keep capture order (the order given:
- *    file order, then line order).
- * 2. Intra-second policy for whole-second times: `spread` gives the k records of one second
- *    +i*1000/k ms (i = 0..k-1 in capture order); `burst` leaves them all at the second's start.
- *    Times with a fractional part are kept as they are.
- * 3. Schedule zero = the first record's time (after 2). A record is in the window when
- *    startOffset <= t - zero <= endOffset (inclusive, AIPerf's fixed-schedule offsets); the
- *    schedule starts at the start offset: offsetMs = (t - zero - startOffset) / timeScale.
- * 4. Then sampling (deterministic with the seed), then the limit; indices 0..n-1 follow.
- * 5. Literal bodies: the captured bytes, unless an override changes something; only then is
- *    the JSON re-serialized and the override named in `overrides`.
- * 6. Target compatibility: a chat target takes JSON with a `messages` array; anything else
- *    is planned (it has an index and a due time) but listed as incompatible, with its reason.
+ * Planning rules (the README quotes this block):
+ * 1. Order. Records are sorted by inferenceTime, stably: ties keep capture order (the order
+ *    given, i.e. file order, then line order).
+ * 2. Intra-second policy, for records whose inferenceTime has no fractional part (SageMaker
+ *    usually writes whole seconds): `spread` (default) gives the k records of one second
+ *    +i*1000/k ms, i = 0..k-1 in capture order; `burst` leaves them all at the start of the
+ *    second. Records with fractional times keep them and are not counted in k. The result
+ *    is each request's `captureTimeMs`.
+ * 3. Window. Schedule zero = the first record's captureTimeMs. A record is in the window when
+ *    startOffsetMs <= t - zero <= endOffsetMs, inclusive at both ends like AIPerf's
+ *    `--fixed-schedule-start-offset/-end-offset`; the rest is counted as
+ *    `excluded.outside_offset_window`. The schedule starts at the start offset:
+ *    offsetMs = (t - zero - startOffsetMs) / timeScale, so timeScale 2 replays twice as fast.
+ *    `scheduleZeroMs` is zero before the start offset; `durationMs` is the last offsetMs.
+ * 4. Selection. Sampling (each request kept with probability sampleRate, from a PRNG seeded
+ *    with `seed`, default 1, so the same inputs always keep the same requests), then the
+ *    limit (the first N), counted as `excluded.sample` and `excluded.limit`. Indices 0..n-1
+ *    are then given in schedule order to everything left, incompatible requests included.
+ * 5. Literal bodies. The captured bytes are sent as they are. Only when an override changes
+ *    something is the JSON re-serialized, and `overrides` names it:
+ *    - `model`: modelOverride replaces (or adds) `model`, unless it already has that value;
+ *    - `stream`: forceStreaming sets `"stream": true` and `stream_options.include_usage: true`
+ *      (other stream_options keys kept), unless the body already streams with usage: the
+ *      usage chunk is where token counts, and so ITL, come from.
+ *    `streaming` is the final body's `stream === true`. Overrides need a JSON object body;
+ *    other bodies (CSV, binary, JSON arrays, unparsable text) are always sent as captured.
+ * 6. Target compatibility. An `openai-chat` target takes a JSON content type
+ *    (application/json or *+json, any case, parameters ignored) whose body is an object with
+ *    a `messages` array. Other records stay in the plan, with an index and a due time, but go
+ *    to `incompatible` with a reason (`unsupported_content_type` for non-JSON types,
+ *    `not_chat_request` for other JSON) and a short, body-free detail: the manifest counts
+ *    them as dropped rather than guessing a conversion. A `sagemaker` target takes every
+ *    record as captured (overrides still apply to JSON object bodies when asked for).
  */
 import { isJsonContentType } from '../capture/parse';
 import { deterministicUuid } from '../ids';
-import type { CaptureRecord, DropReason, IntraSecondPolicy, ReplayPlan, ScheduledRequest, TargetKind } from '../types';
 import { seededRandom } from '../random';
+import type { CaptureRecord, DropReason, IntraSecondPolicy, ReplayPlan, ScheduledRequest, TargetKind } from '../types';
 
 export interface PlanOptions {
   runId: string;
   targetKind: TargetKind;
+  /** 2.0 = twice as fast (offsets divided by 2); finite and > 0. */
   timeScale: number;
   intraSecond: IntraSecondPolicy;
+  /** Inclusive, in capture time from the first record (AIPerf `--fixed-schedule-start-offset`). */
   startOffsetMs?: number;
+  /** Inclusive, in capture time from the first record (AIPerf `--fixed-schedule-end-offset`). */
   endOffsetMs?: number;
+  /** Keep the first N requests after the window and sampling. */
   limit?: number;
+  /** In (0, 1]: keep each request with this probability, reproducibly for a given seed. */
   sampleRate?: number;
   seed?: number;
   modelOverride?: string;
   forceStreaming?: boolean;
 }
 
+const TARGET_KINDS: readonly TargetKind[] = ['openai-chat', 'sagemaker'];
+const DEFAULT_SEED = 1;
+
 /** Every problem with the options at once; empty when valid. */
 export function validatePlanOptions(o: PlanOptions): string[] {
   const problems: string[] = [];
-  if (!(Number.isFinite(o.timeScale) && o.timeScale > 0)) problems.push(`timeScale must be a finite number > 0 (got ${o.timeScale})`);
+  if (typeof o.runId !== 'string' || o.runId === '') problems.push('runId is required');
+  if (!TARGET_KINDS.includes(o.targetKind)) problems.push(`targetKind must be one of ${TARGET_KINDS.join(', ')} (got ${String(o.targetKind)})`);
+  if (!(Number.isFinite(o.timeScale) && o.timeScale > 0)) problems.push(`timeScale must be a finite number > 0 (got ${String(o.timeScale)})`);
   if (o.intraSecond !== 'spread' && o.intraSecond !== 'burst') problems.push(`intraSecond must be 'spread' or 'burst' (got ${String(o.intraSecond)})`);
   for (const [name, value] of [['startOffsetMs', o.startOffsetMs], ['endOffsetMs', o.endOffsetMs]] as const) {
-    if (value !== undefined && !(Number.isFinite(value) && value >= 0)) problems.push(`${name} must be a finite number >= 0 (got ${value})`);
+    if (value !== undefined && !(Number.isFinite(value) && value >= 0)) problems.push(`${name} must be a finite number >= 0 (got ${String(value)})`);
   }
   if (o.startOffsetMs !== undefined && o.endOffsetMs !== undefined && o.endOffsetMs < o.startOffsetMs) {
     problems.push(`endOffsetMs (${o.endOffsetMs}) is before startOffsetMs (${o.startOffsetMs})`);
   }
-  if (o.limit !== undefined && !(Number.isInteger(o.limit) && o.limit > 0)) problems.push(`limit must be a whole number > 0 (got ${o.limit})`);
-  if (o.sampleRate !== undefined && !(o.sampleRate > 0 && o.sampleRate <= 1)) problems.push(`sampleRate must be in (0, 1] (got ${o.sampleRate})`);
-  if (o.modelOverride !== undefined && o.modelOverride.trim() === '') problems.push('modelOverride must not be empty');
-  if (!o.runId) problems.push('runId is required');
+  if (o.limit !== undefined && !(Number.isSafeInteger(o.limit) && o.limit > 0)) problems.push(`limit must be a whole number > 0 (got ${String(o.limit)})`);
+  if (o.sampleRate !== undefined && !(o.sampleRate > 0 && o.sampleRate <= 1)) problems.push(`sampleRate must be in (0, 1] (got ${String(o.sampleRate)})`);
+  // The PRNG takes 32 bits: anything else would be silently folded into another seed.
+  if (o.seed !== undefined && !(Number.isInteger(o.seed) && o.seed >= 0 && o.seed <= 0xffffffff)) {
+    problems.push(`seed must be a whole number in [0, 4294967295] (got ${String(o.seed)})`);
+  }
+  if (o.modelOverride !== undefined && (typeof o.modelOverride !== 'string' || o.modelOverride.trim() === '')) problems.push('modelOverride must not be empty');
   return problems;
 }
 
 interface Timed {
   record: CaptureRecord;
+  /** Position in the input: capture order, the tie-breaker. */
   order: number;
+  /** Capture time relative to the earliest record, in ms. */
   timeMs: number;
 }
 
-function applyIntraSecond(sorted: Timed[], policy: IntraSecondPolicy): void {
-  if (policy === 'burst') return;
-  let i = 0;
-  while (i < sorted.length) {
-    const first = sorted[i] as Timed;
-    if (first.record.hasSubSecondTime) {
-      i++;
-      continue;
-    }
-    // Whole-second records of this second, in capture order (stable sort kept it).
-    const group: Timed[] = [];
-    for (let j = i; j < sorted.length && (sorted[j] as Timed).timeMs === first.timeMs; j++) {
-      if (!(sorted[j] as Timed).record.hasSubSecondTime) group.push(sorted[j] as Timed);
-    }
-    group.forEach((t, k) => (t.timeMs = first.timeMs + (k * 1000) / group.length));
-    i += group.length;
-    while (i < sorted.length && (sorted[i] as Timed).timeMs === first.timeMs && (sorted[i] as Timed).record.hasSubSecondTime) i++;
+/** `timed` must be in capture order: that is the order the second's slots are handed out in. */
+function spreadWholeSeconds(timed: readonly Timed[]): void {
+  const bySecond = new Map<number, Timed[]>();
+  for (const t of timed) {
+    if (t.record.hasSubSecondTime) continue;
+    const group = bySecond.get(t.timeMs);
+    if (group) group.push(t);
+    else bySecond.set(t.timeMs, [t]);
+  }
+  for (const group of bySecond.values()) {
+    group.forEach((t, i) => {
+      t.timeMs += (i * 1000) / group.length;
+    });
   }
 }
 
@@ -86,49 +116,59 @@ interface BodyPlan {
   incompatible: { reason: DropReason; detail: string } | null;
 }
 
-function planBody(record: CaptureRecord, options: PlanOptions): BodyPlan {
-  const { contentType, body } = record.input;
-  const json = isJsonContentType(contentType);
-  if (!json) {
-    return {
-      body,
-      streaming: false,
-      overrides: [],
-      incompatible:
-        options.targetKind === 'openai-chat'
-          ? { reason: 'unsupported_content_type', detail: `content type ${contentType} cannot be sent to a chat target` }
-          : null,
-    };
+type JsonObject = Record<string, unknown>;
+
+function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The body as a JSON value, or `undefined` when it does not parse. */
+function parseJson(body: Uint8Array): unknown {
+  try {
+    return JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')) as unknown;
+  } catch {
+    // The parser rejects JSON content types with bad JSON; records built elsewhere may not
+    // have been checked, and must not crash the plan.
+    return undefined;
   }
-  // The parser has checked that JSON content types carry valid JSON.
-  const parsed = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')) as unknown;
-  const isObject = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
-  const obj = (isObject ? parsed : {}) as Record<string, unknown>;
-  if (options.targetKind === 'openai-chat' && !(isObject && Array.isArray(obj.messages))) {
-    return { body, streaming: false, overrides: [], incompatible: { reason: 'not_chat_request', detail: 'JSON body without a messages array' } };
-  }
-  if (!isObject) return { body, streaming: false, overrides: [], incompatible: null };
+}
+
+function applyOverrides(obj: JsonObject, options: PlanOptions): { result: JsonObject; overrides: string[] } {
   const overrides: string[] = [];
-  let changed = obj;
+  let result = obj;
   if (options.modelOverride !== undefined && obj.model !== options.modelOverride) {
-    changed = { ...changed, model: options.modelOverride };
+    result = { ...result, model: options.modelOverride };
     overrides.push('model');
   }
   if (options.forceStreaming) {
-    const streamOptions = obj.stream_options;
-    const hasUsage = typeof streamOptions === 'object' && streamOptions !== null && (streamOptions as { include_usage?: unknown }).include_usage === true;
-    if (obj.stream !== true || !hasUsage) {
-      changed = {
-        ...changed,
-        stream: true,
-        stream_options: { ...(typeof streamOptions === 'object' && streamOptions !== null ? streamOptions : {}), include_usage: true },
-      };
+    const streamOptions = isJsonObject(obj.stream_options) ? obj.stream_options : {};
+    if (obj.stream !== true || streamOptions.include_usage !== true) {
+      result = { ...result, stream: true, stream_options: { ...streamOptions, include_usage: true } };
       overrides.push('stream');
     }
   }
+  return { result, overrides };
+}
+
+function planBody(record: CaptureRecord, options: PlanOptions): BodyPlan {
+  const { contentType, body } = record.input;
+  const chat = options.targetKind === 'openai-chat';
+  const asCaptured = (incompatible: BodyPlan['incompatible'] = null, streaming = false): BodyPlan => ({ body, streaming, overrides: [], incompatible });
+  if (!isJsonContentType(contentType)) {
+    return asCaptured(chat ? { reason: 'unsupported_content_type', detail: `content type ${contentType} cannot be sent to a chat target` } : null);
+  }
+  const parsed = parseJson(body);
+  if (!isJsonObject(parsed)) {
+    const what = parsed === undefined ? 'body is not valid JSON' : 'JSON body is not an object';
+    return asCaptured(chat ? { reason: 'not_chat_request', detail: what } : null);
+  }
+  if (chat && !Array.isArray(parsed.messages)) {
+    return asCaptured({ reason: 'not_chat_request', detail: 'JSON body without a messages array' }, parsed.stream === true);
+  }
+  const { result, overrides } = applyOverrides(parsed, options);
   return {
-    body: overrides.length > 0 ? Buffer.from(JSON.stringify(changed), 'utf8') : body,
-    streaming: changed.stream === true,
+    body: overrides.length > 0 ? Buffer.from(JSON.stringify(result), 'utf8') : body,
+    streaming: result.stream === true,
     overrides,
     incompatible: null,
   };
@@ -137,29 +177,27 @@ function planBody(record: CaptureRecord, options: PlanOptions): BodyPlan {
 export function buildPlan(records: readonly CaptureRecord[], options: PlanOptions): ReplayPlan {
   const problems = validatePlanOptions(options);
   if (problems.length > 0) throw new Error(`invalid plan options: ${problems.join('; ')}`);
-  // Work in ms relative to the earliest capture: epoch ms (~1.8e12) would cost the spread
-  // fractions their precision.
+  const excluded: ReplayPlan['excluded'] = {};
+  if (records.length === 0) return { requests: [], incompatible: [], excluded, scheduleZeroMs: null, durationMs: 0 };
+
+  // Work in ms relative to the earliest capture: at epoch scale (~1.8e12 ms) a float64 keeps
+  // only about 1e-4 ms, which would blur thirds of a second and offset edges.
   let base = Infinity;
   for (const r of records) if (r.inferenceTimeMs < base) base = r.inferenceTimeMs;
   const timed: Timed[] = records.map((record, order) => ({ record, order, timeMs: record.inferenceTimeMs - base }));
-  timed.sort((a, b) => a.timeMs - b.timeMs || a.order - b.order);
-  applyIntraSecond(timed, options.intraSecond);
+  if (options.intraSecond === 'spread') spreadWholeSeconds(timed);
   timed.sort((a, b) => a.timeMs - b.timeMs || a.order - b.order);
 
-  const excluded: ReplayPlan['excluded'] = {};
-  const first = timed[0];
-  if (!first) return { requests: [], incompatible: [], excluded, scheduleZeroMs: null, durationMs: 0 };
-  const zero = first.timeMs;
+  const zero = (timed[0] as Timed).timeMs;
   const start = options.startOffsetMs ?? 0;
   const end = options.endOffsetMs ?? Infinity;
-  let selected = timed.filter((t) => {
-    const offset = t.timeMs - zero;
-    return offset >= start && offset <= end;
-  });
+  let selected = timed.filter((t) => t.timeMs - zero >= start && t.timeMs - zero <= end);
   if (selected.length < timed.length) excluded.outside_offset_window = timed.length - selected.length;
-  if (options.sampleRate !== undefined && options.sampleRate < 1) {
-    const random = seededRandom(options.seed ?? 1);
-    const kept = selected.filter(() => random() < (options.sampleRate as number));
+
+  const { sampleRate } = options;
+  if (sampleRate !== undefined && sampleRate < 1) {
+    const random = seededRandom(options.seed ?? DEFAULT_SEED);
+    const kept = selected.filter(() => random() < sampleRate);
     if (kept.length < selected.length) excluded.sample = selected.length - kept.length;
     selected = kept;
   }
@@ -168,33 +206,28 @@ export function buildPlan(records: readonly CaptureRecord[], options: PlanOption
     selected = selected.slice(0, options.limit);
   }
 
+  const offsetOf = (t: Timed) => (t.timeMs - zero - start) / options.timeScale;
   const requests: ScheduledRequest[] = [];
   const incompatible: ReplayPlan['incompatible'] = [];
   selected.forEach((t, index) => {
-    const body = planBody(t.record, options);
+    const planned = planBody(t.record, options);
     const request: ScheduledRequest = {
       index,
-      offsetMs: (t.timeMs - zero - start) / options.timeScale,
+      offsetMs: offsetOf(t),
       captureTimeMs: base + t.timeMs,
       correlationId: deterministicUuid(options.runId, t.record.eventId, index),
       eventId: t.record.eventId,
       inferenceId: t.record.inferenceId,
       source: t.record.source,
       contentType: t.record.input.contentType,
-      body: body.body,
-      streaming: body.streaming,
-      overrides: body.overrides,
+      body: planned.body,
+      streaming: planned.streaming,
+      overrides: planned.overrides,
       capturedUsage: t.record.output?.usage ?? null,
     };
-    if (body.incompatible) incompatible.push({ request, ...body.incompatible });
+    if (planned.incompatible) incompatible.push({ request, ...planned.incompatible });
     else requests.push(request);
   });
   const last = selected[selected.length - 1];
-  return {
-    requests,
-    incompatible,
-    excluded,
-    scheduleZeroMs: base + zero,
-    durationMs: last ? (last.timeMs - zero - start) / options.timeScale : 0,
-  };
+  return { requests, incompatible, excluded, scheduleZeroMs: base + zero, durationMs: last ? offsetOf(last) : 0 };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildPlan, validatePlanOptions, type PlanOptions } from '../../../lambdas/core/plan/plan';
-import type { CaptureRecord } from '../../../lambdas/core/types';
+import type { CaptureRecord, IntraSecondPolicy, TargetKind } from '../../../lambdas/core/types';
 
 const T0 = Date.UTC(2026, 3, 29, 0, 0, 0);
 
@@ -179,5 +179,241 @@ describe('ids and validation', () => {
 
   it('plans nothing from nothing', () => {
     expect(buildPlan([], base)).toEqual({ requests: [], incompatible: [], excluded: {}, scheduleZeroMs: null, durationMs: 0 });
+  });
+});
+
+describe('ordering and intra-second policy, more cases', () => {
+  const ids = (records: CaptureRecord[], o: Partial<PlanOptions> = {}) => offsets(records, o);
+
+  it.each<[string, IntraSecondPolicy, CaptureRecord[], [string, number][]]>([
+    [
+      'unsorted input, ties spread in capture order',
+      'spread',
+      [rec('c', T0 + 2000), rec('b1', T0 + 1000), rec('a', T0), rec('b2', T0 + 1000)],
+      [['a', 0], ['b1', 1000], ['b2', 1500], ['c', 2000]],
+    ],
+    [
+      'several seconds, each with its own k',
+      'spread',
+      [rec('x1', T0), rec('y1', T0 + 1000), rec('x2', T0), rec('z1', T0 + 2000), rec('x3', T0), rec('z2', T0 + 2000)],
+      [['x1', 0], ['x2', 1000 / 3], ['x3', 2000 / 3], ['y1', 1000], ['z1', 2000], ['z2', 2500]],
+    ],
+    [
+      'a fractional time on the second itself is not part of k, and ties by capture order',
+      'spread',
+      [rec('frac', T0, { subSecond: true }), rec('w1', T0), rec('w2', T0)],
+      [['frac', 0], ['w1', 0], ['w2', 500]],
+    ],
+    [
+      'burst with a fractional time inside the second',
+      'burst',
+      [rec('w1', T0), rec('frac', T0 + 300, { subSecond: true }), rec('w2', T0)],
+      [['w1', 0], ['w2', 0], ['frac', 300]],
+    ],
+    [
+      'burst keeps unsorted ties in capture order',
+      'burst',
+      [rec('b', T0 + 1000), rec('a2', T0), rec('a1', T0)],
+      [['a2', 0], ['a1', 0], ['b', 1000]],
+    ],
+  ])('%s', (_name, intraSecond, records, expected) => {
+    expect(ids(records, { intraSecond })).toEqual(expected);
+  });
+
+  it('captureTimeMs is the spread capture time, before offsets and time scale', () => {
+    const plan = buildPlan([rec('a', T0 + 5000), rec('b', T0 + 5000), rec('c', T0 + 7000)], { ...base, timeScale: 4, startOffsetMs: 500 });
+    expect(plan.requests.map((r) => [r.eventId, r.captureTimeMs, r.offsetMs])).toEqual([
+      ['b', T0 + 5500, 0],
+      ['c', T0 + 7000, 1500 / 4],
+    ]);
+    expect(plan.scheduleZeroMs).toBe(T0 + 5000);
+    expect(plan.durationMs).toBe(1500 / 4);
+  });
+});
+
+describe('offset window edges', () => {
+  // Spread puts these at 0, 250, 500, 750 ms, then 1000 ms.
+  const records = [rec('a', T0), rec('b', T0), rec('c', T0), rec('d', T0), rec('e', T0 + 1000)];
+
+  it.each<[string, Partial<PlanOptions>, [string, number][], number | undefined]>([
+    ['start only', { startOffsetMs: 500 }, [['c', 0], ['d', 250], ['e', 500]], 2],
+    ['end only', { endOffsetMs: 250 }, [['a', 0], ['b', 250]], 3],
+    ['start and end on spread times', { startOffsetMs: 250, endOffsetMs: 750 }, [['b', 0], ['c', 250], ['d', 500]], 2],
+    ['a single instant', { startOffsetMs: 1000, endOffsetMs: 1000 }, [['e', 0]], 4],
+    ['between two requests', { startOffsetMs: 251, endOffsetMs: 499 }, [], 5],
+    ['zero start is the first request', { startOffsetMs: 0, endOffsetMs: 0 }, [['a', 0]], 4],
+  ])('%s', (_name, window, expected, outside) => {
+    const plan = buildPlan(records, { ...base, ...window });
+    expect(plan.requests.map((r) => [r.eventId, r.offsetMs])).toEqual(expected);
+    expect(plan.excluded.outside_offset_window).toBe(outside);
+    expect(plan.scheduleZeroMs).toBe(T0);
+    expect(plan.durationMs).toBe(expected.at(-1)?.[1] ?? 0);
+  });
+});
+
+describe('sample then limit', () => {
+  const many = Array.from({ length: 10_000 }, (_, i) => rec(`r${i}`, T0 + i * 10, { subSecond: true }));
+
+  it('keeps about 10% at rate 0.1 (within 4 standard deviations: 1000 +- 120)', () => {
+    const kept = buildPlan(many, { ...base, sampleRate: 0.1, seed: 12345 }).requests.length;
+    expect(kept).toBeGreaterThanOrEqual(880);
+    expect(kept).toBeLessThanOrEqual(1120);
+  });
+
+  it('limits what sampling kept, and counts both', () => {
+    const sampled = buildPlan(many, { ...base, sampleRate: 0.5, seed: 3 });
+    const both = buildPlan(many, { ...base, sampleRate: 0.5, seed: 3, limit: 100 });
+    expect(both.requests.map((r) => r.eventId)).toEqual(sampled.requests.slice(0, 100).map((r) => r.eventId));
+    expect(both.excluded.sample).toBe(sampled.excluded.sample);
+    expect(both.excluded.limit).toBe(sampled.requests.length - 100);
+    expect((both.excluded.sample ?? 0) + (both.excluded.limit ?? 0) + both.requests.length).toBe(10_000);
+  });
+
+  it('rate 1 keeps everything and counts nothing; a limit above the count changes nothing', () => {
+    const plan = buildPlan(many.slice(0, 50), { ...base, sampleRate: 1, seed: 9, limit: 50 });
+    expect(plan.requests).toHaveLength(50);
+    expect(plan.excluded).toEqual({});
+  });
+
+  it('the seed defaults to a fixed value, so unseeded sampling is reproducible too', () => {
+    const a = buildPlan(many.slice(0, 500), { ...base, sampleRate: 0.3 }).requests.map((r) => r.eventId);
+    const b = buildPlan(many.slice(0, 500), { ...base, sampleRate: 0.3, seed: 1 }).requests.map((r) => r.eventId);
+    expect(a).toEqual(b);
+  });
+
+  it('incompatible requests take part in the limit and the indices', () => {
+    const records = [rec('chat0', T0), rec('csv', T0 + 1000, { contentType: 'text/csv', body: '1' }), rec('chat1', T0 + 2000), rec('chat2', T0 + 3000)];
+    const plan = buildPlan(records, { ...base, limit: 3 });
+    expect(plan.requests.map((r) => [r.eventId, r.index])).toEqual([['chat0', 0], ['chat1', 2]]);
+    expect(plan.incompatible.map((i) => [i.request.eventId, i.request.index])).toEqual([['csv', 1]]);
+    expect(plan.excluded).toEqual({ limit: 1 });
+  });
+});
+
+describe('overrides, more cases', () => {
+  const body = (r: { body: Uint8Array }) => Buffer.from(r.body).toString();
+  const one = (b: string, o: Partial<PlanOptions>, contentType = 'application/json') =>
+    buildPlan([rec('a', T0, { body: b, contentType })], { ...base, targetKind: 'sagemaker', ...o }).requests[0]!;
+
+  it('model and stream together, every other field kept', () => {
+    const r = one('{"model":"m","messages":[],"tools":[{"type":"function"}],"temperature":0}', { modelOverride: 'n', forceStreaming: true });
+    expect(JSON.parse(body(r))).toEqual({
+      model: 'n',
+      messages: [],
+      tools: [{ type: 'function' }],
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    expect(r.overrides).toEqual(['model', 'stream']);
+    expect(r.streaming).toBe(true);
+  });
+
+  it('adds the model when the body has none', () => {
+    const r = one('{"messages":[]}', { modelOverride: 'n' });
+    expect(JSON.parse(body(r))).toEqual({ messages: [], model: 'n' });
+    expect(r.overrides).toEqual(['model']);
+  });
+
+  it.each<[string, string, string[], boolean, unknown]>([
+    ['streams without usage: usage added', '{"messages":[],"stream":true}', ['stream'], true, { messages: [], stream: true, stream_options: { include_usage: true } }],
+    ['stream_options not an object: replaced', '{"messages":[],"stream_options":null}', ['stream'], true, { messages: [], stream: true, stream_options: { include_usage: true } }],
+    ['include_usage false: set true', '{"messages":[],"stream":true,"stream_options":{"include_usage":false}}', ['stream'], true, { messages: [], stream: true, stream_options: { include_usage: true } }],
+  ])('force streaming when the body %s', (_name, input, overrides, streaming, expected) => {
+    const r = one(input, { forceStreaming: true });
+    expect(JSON.parse(body(r))).toEqual(expected);
+    expect(r.overrides).toEqual(overrides);
+    expect(r.streaming).toBe(streaming);
+  });
+
+  it('a captured streaming body is streaming without any override', () => {
+    const input = '{"messages":[],"stream":true}';
+    const r = one(input, {});
+    expect(body(r)).toBe(input);
+    expect([r.streaming, r.overrides]).toEqual([true, []]);
+  });
+
+  it.each<[string, string, string]>([
+    ['CSV', 'text/csv', '1,2,3\n4,5,6'],
+    ['binary', 'application/x-image', '\u00ff\u00d8\u0000'],
+    ['a JSON array', 'application/json', '[{"model":"m"}]'],
+    ['unparsable JSON', 'application/json', '{"model":'],
+  ])('%s bodies are never rewritten, whatever the options', (_name, contentType, input) => {
+    const captured = Buffer.from(input);
+    const r = one(input, { modelOverride: 'n', forceStreaming: true }, contentType);
+    expect(Buffer.from(r.body).equals(captured)).toBe(true);
+    expect([r.streaming, r.overrides]).toEqual([false, []]);
+  });
+});
+
+describe('chat target compatibility, more cases', () => {
+  it.each<[string, string, string, string | null, string]>([
+    ['upper-case JSON type', 'Application/JSON', '{"messages":[]}', null, ''],
+    ['a +json type with parameters', 'application/vnd.openai+json; charset=utf-8', '{"messages":[]}', null, ''],
+    ['plain text', 'text/plain', 'hello there', 'unsupported_content_type', 'content type text/plain cannot be sent to a chat target'],
+    ['a JSON array', 'application/json', '[1,2]', 'not_chat_request', 'JSON body is not an object'],
+    ['messages that is not an array', 'application/json', '{"messages":"hi there"}', 'not_chat_request', 'JSON body without a messages array'],
+    ['unparsable JSON', 'application/json', '{"messages":[', 'not_chat_request', 'body is not valid JSON'],
+  ])('%s', (_name, contentType, input, reason, detail) => {
+    const plan = buildPlan([rec('a', T0, { contentType, body: input })], base);
+    if (reason === null) {
+      expect(plan.requests.map((r) => r.eventId)).toEqual(['a']);
+      expect(plan.incompatible).toEqual([]);
+    } else {
+      expect(plan.requests).toEqual([]);
+      expect(plan.incompatible.map((i) => [i.reason, i.detail, i.request.index, i.request.offsetMs])).toEqual([[reason, detail, 0, 0]]);
+      expect(Buffer.from(plan.incompatible[0]!.request.body).toString()).toBe(input);
+    }
+  });
+
+  it('carries the capture identity and the captured usage into the request', () => {
+    const record: CaptureRecord = {
+      ...rec('ev', T0),
+      inferenceId: 'inf-1',
+      source: { file: 's3://b/k.jsonl', line: 7 },
+      output: { contentType: 'application/json', byteLength: 99, usage: { promptTokens: 12, completionTokens: 34 } },
+    };
+    const [r] = buildPlan([record], base).requests;
+    expect([r!.eventId, r!.inferenceId, r!.source, r!.contentType, r!.capturedUsage]).toEqual([
+      'ev',
+      'inf-1',
+      { file: 's3://b/k.jsonl', line: 7 },
+      'application/json',
+      { promptTokens: 12, completionTokens: 34 },
+    ]);
+  });
+});
+
+describe('validatePlanOptions, one problem each', () => {
+  it.each<[string, Partial<PlanOptions>, RegExp]>([
+    ['empty runId', { runId: '' }, /runId/],
+    ['unknown target kind', { targetKind: 'grpc' as TargetKind }, /targetKind/],
+    ['NaN time scale', { timeScale: Number.NaN }, /timeScale/],
+    ['infinite time scale', { timeScale: Number.POSITIVE_INFINITY }, /timeScale/],
+    ['negative time scale', { timeScale: -2 }, /timeScale/],
+    ['unknown intra-second policy', { intraSecond: 'even' as IntraSecondPolicy }, /intraSecond/],
+    ['negative start offset', { startOffsetMs: -1 }, /startOffsetMs/],
+    ['infinite end offset', { endOffsetMs: Number.POSITIVE_INFINITY }, /endOffsetMs/],
+    ['end before start', { startOffsetMs: 10, endOffsetMs: 9 }, /before/],
+    ['zero limit', { limit: 0 }, /limit/],
+    ['zero sample rate', { sampleRate: 0 }, /sampleRate/],
+    ['sample rate above 1', { sampleRate: 1.01 }, /sampleRate/],
+    ['fractional seed', { seed: 1.5 }, /seed/],
+    ['negative seed', { seed: -1 }, /seed/],
+    ['blank model override', { modelOverride: '  ' }, /modelOverride/],
+  ])('%s', (_name, bad, pattern) => {
+    const problems = validatePlanOptions({ ...base, ...bad });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(pattern);
+  });
+
+  it('accepts every option at its edge', () => {
+    expect(
+      validatePlanOptions({ ...base, timeScale: 0.001, startOffsetMs: 0, endOffsetMs: 0, limit: 1, sampleRate: 1, seed: 0xffffffff, modelOverride: 'm', forceStreaming: true, intraSecond: 'burst' }),
+    ).toEqual([]);
+  });
+
+  it('buildPlan names every problem in its error', () => {
+    expect(() => buildPlan([rec('a', T0)], { ...base, timeScale: 0, limit: -1, runId: '' })).toThrow(/runId.*timeScale.*limit/);
   });
 });
