@@ -8,28 +8,46 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { describe, it } from 'vitest';
 
+export const MOTO_INSTALL_HINT =
+  'moto_server not found: install it with `pip install "moto[server]"` (Python moto 5) to run the emulated-AWS tests';
+
+const MOTO_COMMAND = 'moto_server';
+let availability: boolean | undefined;
+
+/**
+ * Whether moto_server actually runs. `command -v` is not enough: a pyenv shim exists for
+ * every Python version while moto may be installed in none of the active ones.
+ */
 export function motoAvailable(): boolean {
-  return spawnSync('sh', ['-c', 'command -v moto_server'], { stdio: 'ignore' }).status === 0;
+  availability ??= spawnSync(MOTO_COMMAND, ['--help'], { stdio: 'ignore', timeout: 20_000 }).status === 0;
+  return availability;
 }
 
-const INSTALL_HINT = 'moto_server not found: install it with `pip install "moto[server]"` (Python moto 5) to run the emulated-AWS tests';
+export type MotoGate = 'run' | 'skip' | 'fail';
 
-/** describe() that needs moto: skipped locally without it, failing under CI=true. */
+/** The rule in one place: run with moto; without it, skip locally but fail under CI. */
+export function motoGate(available: boolean, env: Record<string, string | undefined> = process.env): MotoGate {
+  if (available) return 'run';
+  return env.CI === 'true' ? 'fail' : 'skip';
+}
+
+/** describe() for suites that need moto: skipped locally without it, failing under CI=true. */
 export function describeWithMoto(name: string, body: () => void): void {
-  if (motoAvailable()) {
-    describe(name, body);
-    return;
-  }
-  if (process.env.CI === 'true') {
-    describe(name, () => {
-      it('has moto_server (required in CI)', () => {
-        throw new Error(INSTALL_HINT);
+  switch (motoGate(motoAvailable())) {
+    case 'run':
+      describe(name, body);
+      return;
+    case 'fail':
+      describe(name, () => {
+        it('has moto_server (required when CI=true)', () => {
+          throw new Error(MOTO_INSTALL_HINT);
+        });
       });
-    });
-    return;
+      return;
+    case 'skip':
+      console.warn(`[skipped] ${name}: ${MOTO_INSTALL_HINT}`);
+      describe.skip(name, body);
   }
-  console.warn(`[skipped] ${name}: ${INSTALL_HINT}`);
-  describe.skip(name, body);
 }
 
 async function freePort(): Promise<number> {
@@ -44,37 +62,109 @@ async function freePort(): Promise<number> {
 
 export interface Moto {
   endpoint: string;
+  port: number;
+  /** Kills moto_server and anything it started; safe to call twice. */
   stop(): Promise<void>;
+  /** Drops every emulated resource (buckets, queues, ...) via moto's reset API. */
+  reset(): Promise<void>;
 }
 
-export async function startMoto(): Promise<Moto> {
-  const port = await freePort();
-  const child: ChildProcess = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    // Negative pid: the whole process group, so a wrapper (pyenv shim) cannot orphan Python.
+    process.kill(-child.pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+async function startOnce(port: number, readyTimeoutMs: number): Promise<Moto> {
+  // detached: its own process group, so stop() can take the whole tree down.
+  const child = spawn(MOTO_COMMAND, ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.once('error', () => undefined); // surfaced through exitCode / spawn failure below
+  // If the test process dies without afterAll, do not leave moto holding a port.
+  const onExit = () => killGroup(child, 'SIGKILL');
+  process.once('exit', onExit);
+
+  const stop = async () => {
+    process.off('exit', onExit);
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    killGroup(child, 'SIGTERM');
+    // werkzeug can take a moment on SIGTERM; do not let a stuck server hang the suite.
+    const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+
   const endpoint = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`moto_server exited with code ${child.exitCode}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      process.off('exit', onExit);
+      throw new Error(`moto_server exited (code ${child.exitCode}, signal ${child.signalCode}) before answering: ${stderr.trim()}`);
+    }
     try {
-      const res = await fetch(`${endpoint}/moto-api/`);
+      const res = await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(2000) });
+      await res.arrayBuffer();
       if (res.ok) break;
     } catch {
-      // not up yet
+      // not listening yet
     }
-    if (Date.now() > deadline) throw new Error('moto_server did not answer within 30 s');
-    await new Promise((r) => setTimeout(r, 150));
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`moto_server did not answer on ${endpoint} within ${readyTimeoutMs} ms: ${stderr.trim()}`);
+    }
+    await sleep(150);
   }
+
   return {
     endpoint,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
+    port,
+    stop,
+    async reset() {
+      const res = await fetch(`${endpoint}/moto-api/reset`, { method: 'POST' });
+      await res.arrayBuffer();
+      if (!res.ok) throw new Error(`moto reset failed: HTTP ${res.status}`);
     },
   };
 }
 
-/** AWS SDK v3 client settings that talk to moto. */
+/**
+ * Starts moto_server on a free loopback port and waits until it answers. The port is free
+ * when picked but could be taken before moto binds it, so a start that dies early is retried
+ * on a fresh port.
+ */
+export async function startMoto(options: { readyTimeoutMs?: number } = {}): Promise<Moto> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await startOnce(await freePort(), options.readyTimeoutMs ?? 30_000);
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  throw lastError instanceof Error ? lastError : new Error(String(lastError));
+}
+
+/**
+ * AWS SDK v3 client settings that talk to moto: fixed region, static fake credentials (so no
+ * profile or instance metadata is ever consulted), path-style S3 addressing (moto cannot
+ * serve bucket.127.0.0.1 virtual hosts). Valid for every client; non-S3 clients ignore
+ * forcePathStyle.
+ */
 export function awsClientConfig(endpoint: string) {
-  return { region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } };
+  return {
+    region: 'us-east-1',
+    endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+  };
 }

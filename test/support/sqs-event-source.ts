@@ -1,88 +1,237 @@
 /**
  * A local stand-in for Lambda's SQS event source mapping, so the real handlers run against
- * real (emulated) queues: receives batches, builds a real SQSEvent, invokes the handler with
- * up to `maxConcurrency` batches in flight, deletes what succeeded, and leaves failed
- * records (ReportBatchItemFailures) or a whole failed batch for redelivery after the
- * visibility timeout. The queue's redrive policy moves poison messages to the DLQ.
+ * real (emulated) queues: receives batches, builds the SQSEvent Lambda would, invokes the
+ * handler with up to `maxConcurrency` batches in flight, deletes what succeeded, and leaves
+ * failed records (ReportBatchItemFailures) or a whole failed batch for redelivery after the
+ * visibility timeout. Dead-lettering is not done here: moto applies the queue's
+ * RedrivePolicy itself on receive, as SQS does (checked in test/integration/harness.test.ts).
  */
-import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import {
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  type Message,
+  type MessageSystemAttributeName,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
+
+export type SqsLambdaHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
 export interface EventSourceOptions {
   client: SQSClient;
   queueUrl: string;
-  handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+  handler: SqsLambdaHandler;
+  /** Records per invocation, 1-10 as for a standard queue without a batching window. Default 10. */
   batchSize?: number;
+  /** Per-receive visibility timeout; omitted, the queue's own VisibilityTimeout applies (as with Lambda). */
   visibilityTimeoutSeconds?: number;
+  /** Batches in flight at once. Default 5. */
   maxConcurrency?: number;
+  /** Pause after an empty receive. Default 100 ms. */
   pollIntervalMs?: number;
+  /** ReceiveMessage long-poll wait, 0-20 s. Default 1 s: short enough for a prompt stop(). */
+  waitTimeSeconds?: number;
+  /** Shown in the Lambda context. Default 'local-fn'. */
+  functionName?: string;
+  /** Lambda timeout the context's getRemainingTimeInMillis counts down from. Default 900 s. */
+  functionTimeoutSeconds?: number;
+}
+
+export interface EventSourceStats {
+  receives: number;
+  batches: number;
+  records: number;
+  succeededRecords: number;
+  failedRecords: number;
+  handlerErrors: number;
+  /** Responses naming an itemIdentifier not in the batch: Lambda then fails the whole batch. */
+  invalidResponses: number;
+  receiveErrors: number;
+  deleteErrors: number;
+  /** The most recent handler/receive/delete errors, newest last (at most 20). */
+  errors: unknown[];
 }
 
 export interface EventSource {
   stop(): Promise<void>;
-  /** Resolves once nothing is running and the queue has come back empty for `quietMs`. */
+  /**
+   * Resolves once no handler is running, a receive has come back empty since the last
+   * activity, and nothing has happened for `quietMs` (default 1500). Messages still
+   * invisible (in flight elsewhere or awaiting redelivery) or delayed longer than the quiet
+   * period are not waited for.
+   */
   idle(quietMs?: number): Promise<void>;
-  stats: { batches: number; records: number; failedRecords: number; handlerErrors: number };
+  stats: EventSourceStats;
 }
 
-function context(name: string, n: number): Context {
+const SYSTEM_ATTRIBUTES: MessageSystemAttributeName[] = [
+  'ApproximateReceiveCount',
+  'ApproximateFirstReceiveTimestamp',
+  'SentTimestamp',
+  'SenderId',
+  'AWSTraceHeader',
+  'SequenceNumber',
+  'MessageGroupId',
+  'MessageDeduplicationId',
+  'DeadLetterQueueSourceArn',
+];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function lambdaContext(name: string, requestId: string, timeoutSeconds: number): Context {
+  const deadline = Date.now() + timeoutSeconds * 1000;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName: name,
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${name}`,
     memoryLimitInMB: '1024',
-    awsRequestId: `${name}-${n}`,
+    awsRequestId: requestId,
     logGroupName: `/aws/lambda/${name}`,
     logStreamName: 'local',
-    getRemainingTimeInMillis: () => 900_000,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,
   };
 }
 
+/** Lambda's shape: lower-case keys, binary as base64, the list fields present but empty. */
+function messageAttributes(m: Message): SQSMessageAttributes {
+  const out: SQSMessageAttributes = {};
+  for (const [name, a] of Object.entries(m.MessageAttributes ?? {})) {
+    out[name] = {
+      dataType: a.DataType ?? 'String',
+      ...(a.StringValue !== undefined ? { stringValue: a.StringValue } : {}),
+      ...(a.BinaryValue !== undefined ? { binaryValue: Buffer.from(a.BinaryValue).toString('base64') } : {}),
+      stringListValues: [],
+      binaryListValues: [],
+    };
+  }
+  return out;
+}
+
+function recordAttributes(m: Message): SQSRecordAttributes {
+  const a = m.Attributes ?? {};
+  const out: SQSRecordAttributes = {
+    ApproximateReceiveCount: a.ApproximateReceiveCount ?? '',
+    SentTimestamp: a.SentTimestamp ?? '',
+    SenderId: a.SenderId ?? '',
+    ApproximateFirstReceiveTimestamp: a.ApproximateFirstReceiveTimestamp ?? '',
+  };
+  for (const key of ['AWSTraceHeader', 'SequenceNumber', 'MessageGroupId', 'MessageDeduplicationId', 'DeadLetterQueueSourceArn'] as const) {
+    const v = a[key];
+    if (v !== undefined) out[key] = v;
+  }
+  return out;
+}
+
+export function toSqsRecord(m: Message, eventSourceARN: string, awsRegion = 'us-east-1'): SQSRecord {
+  return {
+    messageId: m.MessageId ?? '',
+    receiptHandle: m.ReceiptHandle ?? '',
+    body: m.Body ?? '',
+    attributes: recordAttributes(m),
+    messageAttributes: messageAttributes(m),
+    md5OfBody: m.MD5OfBody ?? '',
+    ...(m.MD5OfMessageAttributes !== undefined ? { md5OfMessageAttributes: m.MD5OfMessageAttributes } : {}),
+    eventSource: 'aws:sqs',
+    eventSourceARN,
+    awsRegion,
+  };
+}
+
+/**
+ * Which records failed, by Lambda's rules for ReportBatchItemFailures: nothing returned or
+ * an empty list means all succeeded; an itemIdentifier that is empty or not a message of
+ * this batch makes the whole batch a failure.
+ */
+export function failedMessageIds(records: SQSRecord[], response: SQSBatchResponse | void): { failed: Set<string>; invalid: boolean } {
+  const ids = new Set(records.map((r) => r.messageId));
+  const items = response?.batchItemFailures ?? [];
+  const invalid = items.some((f) => typeof f?.itemIdentifier !== 'string' || !ids.has(f.itemIdentifier));
+  if (invalid) return { failed: ids, invalid };
+  return { failed: new Set(items.map((f) => f.itemIdentifier)), invalid };
+}
+
+function positiveInt(name: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) throw new RangeError(`${name} must be an integer from ${min} to ${max}, got ${value}`);
+  return value;
+}
+
 export async function startSqsEventSource(o: EventSourceOptions): Promise<EventSource> {
-  const arn = (await o.client.send(new GetQueueAttributesCommand({ QueueUrl: o.queueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn ?? '';
-  const stats = { batches: 0, records: 0, failedRecords: 0, handlerErrors: 0 };
+  const batchSize = positiveInt('batchSize', o.batchSize ?? 10, 1, 10);
+  const maxConcurrency = positiveInt('maxConcurrency', o.maxConcurrency ?? 5, 1, 1000);
+  const waitTimeSeconds = positiveInt('waitTimeSeconds', o.waitTimeSeconds ?? 1, 0, 20);
+  const pollIntervalMs = o.pollIntervalMs ?? 100;
+  const functionName = o.functionName ?? 'local-fn';
+  const functionTimeoutSeconds = o.functionTimeoutSeconds ?? 900;
+  if (o.visibilityTimeoutSeconds !== undefined) positiveInt('visibilityTimeoutSeconds', o.visibilityTimeoutSeconds, 0, 43_200);
+
+  const arn = (await o.client.send(new GetQueueAttributesCommand({ QueueUrl: o.queueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
+  if (!arn) throw new Error(`queue ${o.queueUrl} reported no QueueArn`);
+
+  const stats: EventSourceStats = {
+    receives: 0,
+    batches: 0,
+    records: 0,
+    succeededRecords: 0,
+    failedRecords: 0,
+    handlerErrors: 0,
+    invalidResponses: 0,
+    receiveErrors: 0,
+    deleteErrors: 0,
+    errors: [],
+  };
+  const remember = (error: unknown) => {
+    stats.errors.push(error);
+    if (stats.errors.length > 20) stats.errors.shift();
+  };
   const inFlight = new Set<Promise<void>>();
+  const abort = new AbortController();
   let running = true;
   let lastActivity = Date.now();
-  const maxConcurrency = o.maxConcurrency ?? 5;
+  let emptySinceActivity = false;
+  const touch = () => {
+    lastActivity = Date.now();
+    emptySinceActivity = false;
+  };
 
   const runBatch = async (messages: Message[]) => {
-    const records: SQSRecord[] = messages.map((m) => ({
-      messageId: m.MessageId ?? '',
-      receiptHandle: m.ReceiptHandle ?? '',
-      body: m.Body ?? '',
-      attributes: {
-        ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1',
-        SentTimestamp: m.Attributes?.SentTimestamp ?? String(Date.now()),
-        SenderId: m.Attributes?.SenderId ?? 'local',
-        ApproximateFirstReceiveTimestamp: m.Attributes?.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
-      },
-      messageAttributes: {},
-      md5OfBody: m.MD5OfBody ?? '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: arn,
-      awsRegion: 'us-east-1',
-    }));
+    const records = messages.map((m) => toSqsRecord(m, arn));
     stats.batches++;
     stats.records += records.length;
-    let failed = new Set<string>();
+    let failed: Set<string>;
     try {
-      const response = await o.handler({ Records: records }, context('local-fn', stats.batches));
-      failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-    } catch {
+      const response = await o.handler({ Records: records }, lambdaContext(functionName, `${functionName}-${stats.batches}`, functionTimeoutSeconds));
+      const verdict = failedMessageIds(records, response);
+      if (verdict.invalid) stats.invalidResponses++;
+      failed = verdict.failed;
+    } catch (error) {
       stats.handlerErrors++;
+      remember(error);
       failed = new Set(records.map((r) => r.messageId));
     }
     stats.failedRecords += failed.size;
     const done = records.filter((r) => !failed.has(r.messageId));
+    stats.succeededRecords += done.length;
     if (done.length > 0) {
-      await o.client.send(new DeleteMessageBatchCommand({ QueueUrl: o.queueUrl, Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })) }));
+      try {
+        const out = await o.client.send(
+          new DeleteMessageBatchCommand({ QueueUrl: o.queueUrl, Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })) }),
+        );
+        // A failed delete means the message comes back: as in Lambda, the handler must be idempotent.
+        if (out.Failed?.length) {
+          stats.deleteErrors += out.Failed.length;
+          remember(new Error(`DeleteMessageBatch failed for ${out.Failed.length}: ${out.Failed.map((f) => f.Message ?? f.Code).join('; ')}`));
+        }
+      } catch (error) {
+        stats.deleteErrors += done.length;
+        remember(error);
+      }
     }
-    lastActivity = Date.now();
+    touch();
   };
 
   const loop = (async () => {
@@ -91,21 +240,34 @@ export async function startSqsEventSource(o: EventSourceOptions): Promise<EventS
         await Promise.race(inFlight);
         continue;
       }
-      const out = await o.client.send(
-        new ReceiveMessageCommand({
-          QueueUrl: o.queueUrl,
-          MaxNumberOfMessages: o.batchSize ?? 10,
-          VisibilityTimeout: o.visibilityTimeoutSeconds ?? 30,
-          WaitTimeSeconds: 0,
-          MessageSystemAttributeNames: ['All'],
-        }),
-      );
-      const messages = out.Messages ?? [];
-      if (messages.length === 0) {
-        await new Promise((r) => setTimeout(r, o.pollIntervalMs ?? 100));
+      let messages: Message[];
+      try {
+        stats.receives++;
+        const out = await o.client.send(
+          new ReceiveMessageCommand({
+            QueueUrl: o.queueUrl,
+            MaxNumberOfMessages: batchSize,
+            WaitTimeSeconds: waitTimeSeconds,
+            ...(o.visibilityTimeoutSeconds !== undefined ? { VisibilityTimeout: o.visibilityTimeoutSeconds } : {}),
+            MessageSystemAttributeNames: SYSTEM_ATTRIBUTES,
+            MessageAttributeNames: ['All'],
+          }),
+          { abortSignal: abort.signal },
+        );
+        messages = out.Messages ?? [];
+      } catch (error) {
+        if (!running) break;
+        stats.receiveErrors++;
+        remember(error);
+        await sleep(Math.max(pollIntervalMs, 250));
         continue;
       }
-      lastActivity = Date.now();
+      if (messages.length === 0) {
+        emptySinceActivity = true;
+        await sleep(pollIntervalMs);
+        continue;
+      }
+      touch();
       const p: Promise<void> = runBatch(messages).finally(() => inFlight.delete(p));
       inFlight.add(p);
     }
@@ -115,11 +277,12 @@ export async function startSqsEventSource(o: EventSourceOptions): Promise<EventS
     stats,
     async stop() {
       running = false;
+      abort.abort();
       await loop;
       await Promise.all(inFlight);
     },
     async idle(quietMs = 1500) {
-      while (inFlight.size > 0 || Date.now() - lastActivity < quietMs) await new Promise((r) => setTimeout(r, 100));
+      while (running && (inFlight.size > 0 || !emptySinceActivity || Date.now() - lastActivity < quietMs)) await sleep(50);
     },
   };
 }
