@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
-import { epochNowNs, systemClock } from '../adapters/system-clock';
+import { epochNowNs } from '../adapters/system-clock';
 import { seededRandom } from '../core/random';
 
 export interface MockServerOptions {
@@ -73,6 +73,99 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
+/**
+ * One timer for every pending write of the server instead of one per token: a min-heap of due
+ * times, a single setTimeout armed for the earliest and, in precise mode, a single
+ * setImmediate spin over the last stretch. Thousands of streams then cost one timer, not
+ * thousands of timers and spin loops competing for the same core.
+ */
+class WriteScheduler {
+  private readonly due: number[] = [];
+  private readonly tasks: (() => void)[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private timerDue = Infinity;
+  private spinning = false;
+  private stopped = false;
+
+  constructor(private readonly spinWindowMs: number) {}
+
+  /** Runs `task` once performance.now() reaches `dueMs` (never before). */
+  at(dueMs: number, task: () => void): void {
+    if (this.stopped) return;
+    // Sift up in the parallel arrays (no per-entry object).
+    let i = this.due.length;
+    this.due.push(dueMs);
+    this.tasks.push(task);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (this.due[parent]! <= dueMs) break;
+      this.due[i] = this.due[parent]!;
+      this.tasks[i] = this.tasks[parent]!;
+      i = parent;
+    }
+    this.due[i] = dueMs;
+    this.tasks[i] = task;
+    if (i === 0) this.arm();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.due.length = 0;
+    this.tasks.length = 0;
+  }
+
+  private pop(): () => void {
+    const top = this.tasks[0]!;
+    const lastDue = this.due.pop()!;
+    const lastTask = this.tasks.pop()!;
+    const n = this.due.length;
+    if (n > 0) {
+      let i = 0;
+      for (;;) {
+        let child = 2 * i + 1;
+        if (child >= n) break;
+        if (child + 1 < n && this.due[child + 1]! < this.due[child]!) child++;
+        if (this.due[child]! >= lastDue) break;
+        this.due[i] = this.due[child]!;
+        this.tasks[i] = this.tasks[child]!;
+        i = child;
+      }
+      this.due[i] = lastDue;
+      this.tasks[i] = lastTask;
+    }
+    return top;
+  }
+
+  private readonly run = (): void => {
+    this.timer = null;
+    this.timerDue = Infinity;
+    this.spinning = false;
+    const now = performance.now();
+    while (this.due.length > 0 && this.due[0]! <= now) this.pop()();
+    this.arm();
+  };
+
+  private arm(): void {
+    if (this.stopped || this.spinning || this.due.length === 0) return;
+    const next = this.due[0]!;
+    const waitMs = next - performance.now() - this.spinWindowMs;
+    if (waitMs <= 0 && this.spinWindowMs > 0) {
+      // Inside the window: yield to I/O once per turn until the due time.
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+      this.timerDue = Infinity;
+      this.spinning = true;
+      setImmediate(this.run);
+      return;
+    }
+    if (this.timer && this.timerDue <= next) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerDue = next;
+    this.timer = setTimeout(this.run, Math.max(0, waitMs));
+  }
+}
+
 const WORDS = ['lorem', 'ipsum', 'dolor', 'sit', 'amet', 'consectetur', 'adipiscing', 'elit'];
 
 export async function startMockServer(options: MockServerOptions = {}): Promise<MockServer> {
@@ -85,10 +178,14 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   const precise = options.preciseTimers ?? true;
   const requests: ReceivedRequest[] = [];
   const log: WriteStream | null = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : null;
+  // Precise: wake 1.5 ms early and spin (as the replay clock does); plain: the timer alone.
+  const scheduler = new WriteScheduler(precise ? 1.5 : 0);
   let sequence = 0;
 
   const server = createServer({ noDelay: true, keepAliveTimeout: 60_000 }, (req: IncomingMessage, res: ServerResponse) => {
     const arrivalNs = epochNowNs();
+    // The same instant on the monotonic clock the scheduler runs on.
+    const arrivalMs = performance.now();
     const parts: Buffer[] = [];
     req.on('data', (chunk: Buffer) => parts.push(chunk));
     req.on('end', () => {
@@ -111,11 +208,11 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
           body_base64: body.toString('base64'),
         }) + '\n',
       );
-      respond(req, res, body, arrivalNs);
+      respond(req, res, body, arrivalMs);
     });
   });
 
-  function respond(req: IncomingMessage, res: ServerResponse, body: Buffer, arrivalNs: bigint): void {
+  function respond(req: IncomingMessage, res: ServerResponse, body: Buffer, arrivalMs: number): void {
     if (req.method !== 'POST' || !CHAT_PATH.test((req.url ?? '').split('?')[0] ?? '')) {
       json(res, 404, { error: { message: `no route for ${req.method} ${req.url}`, type: 'not_found' } });
       return;
@@ -141,16 +238,15 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     const id = `chatcmpl-mock-${++sequence}`;
     const model = typeof payload.model === 'string' ? payload.model : 'mock-model';
     const usage = { prompt_tokens: promptTokens, completion_tokens: n, total_tokens: promptTokens + n };
-    const dueNs = (k: number) => arrivalNs + BigInt(Math.round((ttftMs + k * itlMs) * 1e6));
-    const at = (ns: bigint, fn: () => void) => {
-      const delayMs = Number(ns - epochNowNs()) / 1e6;
-      if (delayMs <= 0) fn();
-      else if (precise) void systemClock.waitUntil(ns).then(fn);
-      else setTimeout(fn, delayMs);
+    // Absolute due times from the arrival, so lateness of one token never shifts the next.
+    const dueMs = (k: number) => arrivalMs + ttftMs + k * itlMs;
+    const at = (due: number, fn: () => void) => {
+      if (due <= performance.now()) fn();
+      else scheduler.at(due, fn);
     };
 
     if (payload.stream !== true) {
-      at(dueNs(n - 1), () =>
+      at(dueMs(n - 1), () =>
         json(res, 200, {
           id,
           object: 'chat.completion',
@@ -178,9 +274,9 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
         return;
       }
       res.write(out);
-      at(dueNs(k + 1), () => writeToken(k + 1));
+      at(dueMs(k + 1), () => writeToken(k + 1));
     };
-    at(dueNs(0), () => writeToken(0));
+    at(dueMs(0), () => writeToken(0));
   }
 
   await new Promise<void>((resolveListen, reject) => {
@@ -193,6 +289,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     port,
     requests,
     async close() {
+      scheduler.stop();
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       if (log) await new Promise<void>((r) => log.end(r));

@@ -144,6 +144,9 @@ export function createOpenAITarget(options: OpenAITargetOptions): TargetClient {
           // One timestamp per network read: events parsed from the same read arrived together.
           nowNs = clock.nowNs();
           parser.feed(decoder.decode(bytes, { stream: true }));
+          // A server that reports an error and keeps the stream open must not turn it into a
+          // timeout; leaving the loop destroys the body (and that connection).
+          if (streamError) break;
         }
         const endNs = clock.nowNs();
         if (streamError) return fail(streamError);

@@ -87,6 +87,26 @@ describe('against the mock server', () => {
     expect(result).toMatchObject({ error: null, httpStatus: 200, contentChunkNs: [], usage: { promptTokens: 3, completionTokens: 4 } });
   });
 
+  it.each([
+    // [base URL suffix, path option, path the server sees]
+    ['', undefined, '/v1/chat/completions'],
+    ['/', undefined, '/v1/chat/completions'],
+    ['/openai', undefined, '/openai/v1/chat/completions'],
+    ['/openai/', 'v1/chat/completions', '/openai/v1/chat/completions'],
+    ['', '/invocations', '/invocations'],
+  ])('base URL +%j with path %j posts to %s', async (suffix, path, expected) => {
+    const server = await mock({ ttftMs: 0, itlMs: 0, outputTokens: 1 });
+    const result = await target(server.url + suffix, path === undefined ? {} : { path }).send(request(false));
+    expect(result.error).toBeNull();
+    expect(server.requests.map((r) => r.path)).toEqual([expected]);
+  });
+
+  it('sends no Authorization header without an API key', async () => {
+    const server = await mock({ ttftMs: 0, itlMs: 0, outputTokens: 1 });
+    await target(server.url).send(request(false));
+    expect(server.requests[0]!.headers.authorization).toBeUndefined();
+  });
+
   it('honours max_tokens for the output length', async () => {
     const server = await mock({ outputTokens: 50, ttftMs: 1, itlMs: 0 });
     const result = await target(server.url).send(request(true, '{"messages":[],"stream":true,"max_tokens":3,"stream_options":{"include_usage":true}}'));
@@ -178,6 +198,16 @@ describe('SSE shapes', () => {
   it('an error object in the stream is a stream error', async () => {
     const url = await rawServer(sse([chunk({ content: 'a' }), `data: ${JSON.stringify({ error: { message: 'overloaded' } })}\n\n`]));
     expect((await target(url).send(request(true))).error).toMatchObject({ type: 'StreamError', message: 'overloaded' });
+  });
+
+  it('an error reported on a stream that stays open ends the request at once, not at the timeout', async () => {
+    const url = await rawServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(chunk({ content: 'a' }) + 'data: not json\n\n'); // and never ends
+    });
+    const result = await target(url, { timeoutMs: 10_000 }).send(request(true));
+    expect(result.error?.type).toBe('MalformedStream');
+    expect(Number(result.requestEndNs - result.requestStartNs) / 1e6).toBeLessThan(5_000);
   });
 
   it('a stream that ends early is truncated', async () => {
