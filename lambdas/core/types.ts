@@ -68,7 +68,8 @@ export type RejectReason =
   | 'bad_encoding' // encoding is not JSON/CSV/BASE64
   | 'bad_base64' // data is not valid base64
   | 'bad_inner_json' // encoding JSON (or a JSON content type) whose data is not JSON
-  | 'duplicate'; // same eventId and body seen before in the run: replayed once
+  | 'duplicate' // same eventId and body seen before in the run: replayed once
+  | 'line_too_long'; // a line past the parser's size cap (held whole, it would exhaust memory)
 
 export interface RejectExample {
   file: string;

@@ -1,207 +1,248 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listCaptureFiles, readCaptures } from '../../../lambdas/adapters/local/capture-files';
-import { DuplicateFilter, IngestReportBuilder, parseCaptureLine, parseCaptureStream, parseInferenceTime } from '../../../lambdas/core/capture/parse';
-import type { CaptureRecord } from '../../../lambdas/core/types';
+import { captureLineSchema, parseCaptureLine, parseInferenceTime } from '../../../lambdas/core/capture/parse';
+import type { CaptureRecord, RejectReason } from '../../../lambdas/core/types';
+import { CHAT_BODY, SECRET, captureLine } from './capture-fixtures';
 
-const SRC = { file: 'f.jsonl', line: 1 };
+const SRC = { file: 's3://bucket/cap/ep/AllTraffic/2026/04/29/00/f.jsonl', line: 3 };
 
-function line(overrides: { input?: Record<string, unknown>; output?: Record<string, unknown> | null; meta?: Record<string, unknown> } = {}): string {
-  const captureData: Record<string, unknown> = {
-    endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: '{"messages":[{"role":"user","content":"hi"}]}', encoding: 'JSON', ...overrides.input },
-  };
-  if (overrides.output !== null) {
-    captureData.endpointOutput = {
-      observedContentType: 'application/json',
-      mode: 'OUTPUT',
-      data: '{"usage":{"prompt_tokens":7,"completion_tokens":30}}',
-      encoding: 'JSON',
-      ...overrides.output,
-    };
-  }
-  return JSON.stringify({ captureData, eventMetadata: { eventId: 'e-1', inferenceTime: '2026-04-29T00:03:18Z', ...overrides.meta }, eventVersion: '0' });
+function accepted(line: string): CaptureRecord {
+  const verdict = parseCaptureLine(line, SRC);
+  if (!verdict.ok) throw new Error(`rejected: ${verdict.reason} ${verdict.detail}`);
+  return verdict.record;
 }
 
-async function* chunksOf(...parts: (string | Uint8Array)[]): AsyncGenerator<Uint8Array> {
-  for (const p of parts) yield typeof p === 'string' ? Buffer.from(p) : p;
-}
+const bodyText = (r: CaptureRecord) => Buffer.from(r.input.body).toString('utf8');
+const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64');
 
-async function parseAll(bytes: (string | Uint8Array)[], dedupe = new DuplicateFilter()): Promise<{ records: CaptureRecord[]; report: ReturnType<IngestReportBuilder['build']> }> {
-  const builder = new IngestReportBuilder();
-  const records: CaptureRecord[] = [];
-  for await (const r of parseCaptureStream(chunksOf(...bytes), 'f.jsonl', builder, dedupe)) records.push(r);
-  return { records, report: builder.build() };
-}
-
-describe('parseCaptureLine: encodings', () => {
-  const body = '{"messages":[{"role":"user","content":"héllo"}]}';
+describe('parseCaptureLine: input encodings', () => {
   it.each([
-    ['JSON', { data: body, encoding: 'JSON' }, body],
-    ['CSV', { data: '1,2,3\n4,5,6', encoding: 'CSV', observedContentType: 'text/csv' }, '1,2,3\n4,5,6'],
-    ['BASE64 of JSON', { data: Buffer.from(body).toString('base64'), encoding: 'BASE64' }, body],
-    ['missing encoding means BASE64', { data: Buffer.from(body).toString('base64'), encoding: undefined }, body],
-    ['lower-case encoding', { data: body, encoding: 'json' }, body],
-  ])('%s', (_name, input, expected) => {
-    const verdict = parseCaptureLine(line({ input }), SRC);
-    expect(verdict.ok).toBe(true);
-    if (verdict.ok) expect(Buffer.from(verdict.record.input.body).toString('utf8')).toBe(expected);
+    ['JSON (UTF-8 text)', { data: CHAT_BODY, encoding: 'JSON' }, CHAT_BODY, 'JSON'],
+    ['CSV, several rows', { data: '1,2,3\n4,5,6', encoding: 'CSV', observedContentType: 'text/csv' }, '1,2,3\n4,5,6', 'CSV'],
+    ['BASE64 of JSON', { data: b64(CHAT_BODY), encoding: 'BASE64' }, CHAT_BODY, 'BASE64'],
+    ['missing encoding means BASE64', { data: b64(CHAT_BODY), encoding: undefined }, CHAT_BODY, 'BASE64'],
+    ['null encoding means BASE64', { data: b64(CHAT_BODY), encoding: null }, CHAT_BODY, 'BASE64'],
+    ['lower-case encoding name', { data: CHAT_BODY, encoding: 'json' }, CHAT_BODY, 'JSON'],
+    ['base64 wrapped in MIME lines', { data: b64(CHAT_BODY).replace(/(.{20})/g, '$1\r\n'), encoding: 'BASE64' }, CHAT_BODY, 'BASE64'],
+    ['JSON Lines (encoding JSON, not one document)', { data: '{"a":1}\n{"a":2}', encoding: 'JSON', observedContentType: 'application/jsonlines' }, '{"a":1}\n{"a":2}', 'JSON'],
+    ['CSV text that is not JSON under a CSV type', { data: 'a,"b', encoding: 'CSV', observedContentType: 'text/csv' }, 'a,"b', 'CSV'],
+  ])('%s', (_name, input, expectedText, expectedEncoding) => {
+    const record = accepted(captureLine({ input }));
+    expect(bodyText(record)).toBe(expectedText);
+    expect(record.input.encoding).toBe(expectedEncoding);
   });
 
-  it('keeps binary base64 bodies byte for byte', () => {
-    const bytes = Buffer.from([0, 255, 1, 254, 128]);
-    const verdict = parseCaptureLine(line({ input: { data: bytes.toString('base64'), encoding: 'BASE64', observedContentType: 'application/x-image' } }), SRC);
-    expect(verdict.ok && Buffer.from(verdict.record.input.body).equals(bytes)).toBe(true);
+  it('keeps binary base64 bodies byte for byte, padding of every length included', () => {
+    for (const bytes of [Buffer.from([0, 255, 1, 254, 128]), Buffer.from([7]), Buffer.from([1, 2]), Buffer.from([1, 2, 3]), Buffer.alloc(0)]) {
+      const record = accepted(captureLine({ input: { data: bytes.toString('base64'), encoding: 'BASE64', observedContentType: 'image/png' } }));
+      expect(Buffer.from(record.input.body).equals(bytes)).toBe(true);
+    }
   });
 
-  it('reads ids, content type, usage of the captured output, and the source', () => {
-    const verdict = parseCaptureLine(line({ meta: { inferenceId: 'caller-7' } }), { file: 'x.jsonl', line: 9 });
-    expect(verdict.ok).toBe(true);
-    if (!verdict.ok) return;
-    expect(verdict.record).toMatchObject({
-      eventId: 'e-1',
-      inferenceId: 'caller-7',
-      inferenceTimeMs: Date.UTC(2026, 3, 29, 0, 3, 18),
-      hasSubSecondTime: false,
-      input: { contentType: 'application/json', encoding: 'JSON' },
-      output: { contentType: 'application/json', usage: { promptTokens: 7, completionTokens: 30 } },
-      source: { file: 'x.jsonl', line: 9 },
-    });
+  it('keeps a body larger than the shared slab exact, and bodies stay intact as later ones are decoded', () => {
+    const big = `{"messages":[{"role":"user","content":"${'ü'.repeat(60_000)}"}]}`;
+    const records = [accepted(captureLine({ input: { data: big } })), ...Array.from({ length: 400 }, (_, i) => accepted(captureLine({ input: { data: `{"n":${i},"pad":"${'x'.repeat(i * 7)}"}` } })))];
+    expect(bodyText(records[0]!)).toBe(big);
+    records.slice(1).forEach((r, i) => expect(bodyText(r)).toBe(`{"n":${i},"pad":"${'x'.repeat(i * 7)}"}`));
   });
 
-  it('accepts a record without output, and an output that is not JSON', () => {
-    const none = parseCaptureLine(line({ output: null }), SRC);
-    expect(none.ok && none.record.output).toBeNull();
-    const odd = parseCaptureLine(line({ output: { data: 'not json at all' } }), SRC);
-    expect(odd.ok && odd.record.output?.usage).toBeNull();
+  it('takes the content type as given and defaults it when absent', () => {
+    expect(accepted(captureLine({ input: { observedContentType: 'application/json; charset=utf-8' } })).input.contentType).toBe('application/json; charset=utf-8');
+    expect(accepted(captureLine({ input: { observedContentType: undefined, data: b64('x'), encoding: 'BASE64' } })).input.contentType).toBe('application/octet-stream');
+  });
+});
+
+describe('parseCaptureLine: metadata', () => {
+  it('reads ids, time and the source', () => {
+    const record = accepted(captureLine({ meta: { eventId: 'ev-9', inferenceId: 'caller-7', inferenceTime: '2026-04-29T00:03:18Z' } }));
+    expect(record).toMatchObject({ eventId: 'ev-9', inferenceId: 'caller-7', inferenceTimeMs: 1_777_420_998_000, hasSubSecondTime: false, source: SRC });
+  });
+
+  it.each([
+    ['absent', undefined],
+    ['null', null],
+  ])('inferenceId %s is null', (_name, inferenceId) => {
+    expect(accepted(captureLine({ meta: { inferenceId } })).inferenceId).toBeNull();
+  });
+
+  it('does not need eventVersion', () => {
+    const value = JSON.parse(captureLine()) as Record<string, unknown>;
+    delete value.eventVersion;
+    expect(parseCaptureLine(JSON.stringify(value), SRC).ok).toBe(true);
+  });
+
+  it('marks fractional times as sub-second', () => {
+    expect(accepted(captureLine({ meta: { inferenceTime: '2026-04-29T00:03:18.250Z' } }))).toMatchObject({ inferenceTimeMs: 1_777_420_998_250, hasSubSecondTime: true });
   });
 });
 
 describe('parseInferenceTime', () => {
+  const T = 1_777_420_998_000; // 2026-04-29T00:03:18Z: 20,572 days * 86,400 s + 198 s
   it.each([
-    ['2026-04-29T00:03:18Z', Date.UTC(2026, 3, 29, 0, 3, 18), false],
-    ['2026-04-29T00:03:18.250Z', Date.UTC(2026, 3, 29, 0, 3, 18, 250), true],
-    ['2026-04-29T00:03:18.000Z', Date.UTC(2026, 3, 29, 0, 3, 18), false],
-    ['2026-04-29T02:03:18+02:00', Date.UTC(2026, 3, 29, 0, 3, 18), false],
-    ['2026-04-28T19:03:18.5-05:00', Date.UTC(2026, 3, 29, 0, 3, 18, 500), true],
-    ['2026-04-29T00:03:18.123456Z', Date.UTC(2026, 3, 29, 0, 3, 18, 123) + 0.456, true],
+    ['2026-04-29T00:03:18Z', T, false],
+    ['2026-04-29T00:03:18.250Z', T + 250, true],
+    ['2026-04-29T00:03:18.5Z', T + 500, true],
+    ['2026-04-29T00:03:18.000Z', T, false], // always-.000 writers carry whole seconds
+    ['2026-04-29T00:03:18.123456789Z', T + 123.456789, true],
+    ['2026-04-29T02:03:18+02:00', T, false],
+    ['2026-04-28T19:03:18.5-05:00', T + 500, true],
+    ['2026-04-29T05:33:18+0530', T, false],
+    ['2026-04-29T01:03:18+01', T, false],
+    ['2026-04-29T00:03:18-00:00', T, false],
+    ['2024-02-29T12:00:00Z', 1_709_208_000_000, false], // leap day
+    ['2000-02-29T00:00:00Z', 951_782_400_000, false], // 400-year leap day
+    ['1969-12-31T23:59:59Z', -1000, false],
+    ['0050-01-01T00:00:00Z', -60_589_296_000_000, false], // not 1950, as Date.UTC would make it
   ])('%s', (text, epochMs, subSecond) => {
     const t = parseInferenceTime(text);
-    expect(t?.epochMs).toBeCloseTo(epochMs, 6);
-    expect(t?.subSecond).toBe(subSecond);
+    expect(t).not.toBeNull();
+    expect(t!.epochMs).toBeCloseTo(epochMs, 6);
+    expect(t!.subSecond).toBe(subSecond);
   });
 
-  it.each(['yesterday', '2026-13-01T00:00:00Z', '2026-02-30T00:00:00Z', '2026-04-29 00:03:18', '2026-04-29T24:00:00Z', '2026-04-29T00:03:18', ''])('rejects %j', (text) => {
+  it.each([
+    'yesterday',
+    '',
+    '2026-13-45T00:03:18Z',
+    '2026-02-30T00:00:00Z',
+    '2025-02-29T00:00:00Z',
+    '1900-02-29T00:00:00Z',
+    '2026-04-31T00:00:00Z',
+    '2026-04-29T24:00:00Z',
+    '2026-04-29T00:60:00Z',
+    '2026-04-29T00:03:60Z',
+    '2026-04-29 00:03:18Z',
+    '2026-04-29T00:03:18',
+    '2026-04-29T00:03:18z',
+    '2026-04-29T00:03:18.Z',
+    '2026-04-29T00:03:18.1234567891Z',
+    '2026-04-29T00:03:18Zjunk',
+    '2026-04-29T00:03:18+2:00',
+    '2026-04-29T00:03:18+24:00',
+    '2026-04-29T00:03:18+02:60',
+    '2026-4-29T00:03:18Z',
+    '+2026-04-29T00:03:18Z',
+    '1777420998000',
+  ])('rejects %j', (text) => {
     expect(parseInferenceTime(text)).toBeNull();
   });
 });
 
-describe('parseCaptureLine: every reject reason', () => {
+describe('parseCaptureLine: captured output (information only)', () => {
+  const out = (data: string, extra: Record<string, unknown> = {}) => ({ observedContentType: 'application/json', mode: 'OUTPUT', data, encoding: 'JSON', ...extra });
   it.each([
-    ['invalid_json', '{"captureData": '],
-    ['not_an_object', '[1,2,3]'],
-    ['not_an_object', '"a string"'],
-    ['missing_field', JSON.stringify({ eventMetadata: { eventId: 'e', inferenceTime: '2026-04-29T00:03:18Z' } })],
-    ['missing_field', line({ meta: { eventId: 42 } })],
-    ['missing_field', line({ meta: { inferenceTime: undefined } })],
-    ['missing_field', line({ input: { data: undefined } })],
-    ['bad_inference_time', line({ meta: { inferenceTime: 'not a time' } })],
-    ['bad_encoding', line({ input: { encoding: 'UTF16' } })],
-    ['bad_base64', line({ input: { encoding: 'BASE64', data: 'not*base64!' } })],
-    ['bad_base64', line({ input: { encoding: 'BASE64', data: 'abc' } })],
-    ['bad_base64', line({ input: { encoding: 'BASE64', data: 'ab*dabcd' } })],
-    ['bad_base64', line({ input: { encoding: 'BASE64', data: 'ab==abcd' } })],
-    ['bad_inner_json', line({ input: { encoding: 'JSON', data: '{"messages": [' } })],
-    ['bad_inner_json', line({ input: { encoding: 'BASE64', data: Buffer.from('{oops').toString('base64') } })],
-  ])('%s (case %#)', (reason, text) => {
-    const verdict = parseCaptureLine(text, SRC);
-    expect(verdict.ok).toBe(false);
-    if (!verdict.ok) {
-      expect(verdict.reason).toBe(reason);
-      expect(verdict.detail).not.toContain('hi'); // never prompt text
-    }
+    ['OpenAI usage', out('{"usage":{"prompt_tokens":7,"completion_tokens":30}}'), { promptTokens: 7, completionTokens: 30 }],
+    ['usage with *_details objects', out('{"id":"x","usage":{"prompt_tokens":5,"prompt_tokens_details":{"cached_tokens":1},"completion_tokens":2,"total_tokens":7}}'), { promptTokens: 5, completionTokens: 2 }],
+    ['usage in a base64 answer', out(b64('{"usage":{"prompt_tokens":3,"completion_tokens":4}}'), { encoding: 'BASE64' }), { promptTokens: 3, completionTokens: 4 }],
+    ['"usage" quoted inside the answer text is not the usage', out('{"choices":[{"message":{"content":"my \\"usage\\": {\\"prompt_tokens\\": 999}"}}],"usage":{"prompt_tokens":3,"completion_tokens":4}}'), { promptTokens: 3, completionTokens: 4 }],
+    ['only the answer text mentions usage', out('{"choices":[{"message":{"content":"\\"usage\\": {\\"prompt_tokens\\": 999}"}}]}'), null],
+    ['one count missing, one negative', out('{"usage":{"prompt_tokens":-1,"completion_tokens":4}}'), { promptTokens: null, completionTokens: 4 }],
+    ['fractional counts', out('{"usage":{"prompt_tokens":1.5,"completion_tokens":"4"}}'), null],
+    ['usage is null', out('{"usage":null}'), null],
+    ['no usage', out('{"predictions":[1,2]}'), null],
+    ['not JSON at all', out('oops {'), null],
+    ['CSV answer', out('0.1,0.9', { observedContentType: 'text/csv', encoding: 'CSV' }), null],
+  ])('%s', (_name, output, usage) => {
+    expect(accepted(captureLine({ output })).output?.usage).toEqual(usage);
+  });
+
+  it.each([
+    ['JSON text: UTF-8 bytes', out('{"a":"é"}'), 10],
+    ['base64 with two padding chars', out(b64(Buffer.from([1])), { encoding: 'BASE64' }), 1],
+    ['base64 with one padding char', out(b64(Buffer.from([1, 2])), { encoding: 'BASE64' }), 2],
+    ['base64 without padding', out(b64(Buffer.from([1, 2, 3])), { encoding: 'BASE64' }), 3],
+    ['missing encoding means base64', out(b64(Buffer.alloc(100)), { encoding: undefined }), 100],
+  ])('byte length, %s', (_name, output, byteLength) => {
+    expect(accepted(captureLine({ output })).output?.byteLength).toBe(byteLength);
+  });
+
+  it.each([
+    ['absent', null],
+    ['a string', 'oops'],
+    ['without data', { observedContentType: 'application/json' }],
+    ['data not a string', { data: 42 }],
+  ])('an output that is %s gives no summary and keeps the line', (_name, output) => {
+    expect(accepted(captureLine({ output })).output).toBeNull();
+  });
+
+  it('keeps the line when the output is invalid base64, and defaults the type', () => {
+    expect(accepted(captureLine({ output: { data: '***', encoding: 'BASE64' } })).output).toEqual({ contentType: 'application/octet-stream', byteLength: 2, usage: null });
   });
 });
 
-describe('parseCaptureStream', () => {
-  const good = (id: string) => line({ meta: { eventId: id } });
-
-  it('counts blank lines, rejects by reason with line numbers, and balances', async () => {
-    const text = [good('a'), '', '   ', 'garbage', good('b'), '[1]', good('c')].join('\n') + '\n';
-    const { records, report } = await parseAll([text]);
-    expect(records.map((r) => r.eventId)).toEqual(['a', 'b', 'c']);
-    expect(records.map((r) => r.source.line)).toEqual([1, 5, 7]);
-    const f = report.files[0]!;
-    expect(f).toMatchObject({ linesRead: 7, blankLines: 2, accepted: 3, rejected: 2, rejectedByReason: { invalid_json: 1, not_an_object: 1 } });
-    expect(f.examples.invalid_json).toEqual([{ file: 'f.jsonl', line: 4, detail: expect.any(String) }]);
-    expect(f.bytesRead).toBe(Buffer.byteLength(text));
-    expect(report.totals.linesRead).toBe(report.totals.blankLines + report.totals.accepted + report.totals.rejected);
-  });
-
-  it('calls a cut-off last line truncated, and a complete bad line invalid', async () => {
-    const { report } = await parseAll([good('a') + '\n' + good('b').slice(0, 50)]);
-    expect(report.files[0]!.rejectedByReason).toEqual({ truncated_line: 1 });
-    const complete = await parseAll([good('a') + '\n' + good('b').slice(0, 50) + '\n']);
-    expect(complete.report.files[0]!.rejectedByReason).toEqual({ invalid_json: 1 });
-  });
-
-  it('accepts a valid last line without newline, and CRLF endings', async () => {
-    const { records } = await parseAll([good('a') + '\r\n' + good('b')]);
-    expect(records.map((r) => r.eventId)).toEqual(['a', 'b']);
-  });
-
-  it('gives the same result however the bytes are split into chunks, multi-byte characters included', async () => {
-    const text = Buffer.from([good('a'), '', line({ meta: { eventId: 'ü-€-𝄞' }, input: { data: '{"messages":[{"content":"日本語 ✓"}]}' } }), 'bad'].join('\r\n') + '\n');
-    const whole = await parseAll([text]);
-    for (let cut = 1; cut < text.length; cut += 7) {
-      const split = await parseAll([text.subarray(0, cut), text.subarray(cut)]);
-      expect(split.records.map((r) => [r.eventId, Buffer.from(r.input.body).toString()])).toEqual(whole.records.map((r) => [r.eventId, Buffer.from(r.input.body).toString()]));
-      expect(split.report.files[0]!.rejectedByReason).toEqual({ invalid_json: 1 });
-    }
-    expect(whole.records[1]!.eventId).toBe('ü-€-𝄞');
-  });
-
-  it('replays a duplicate (same eventId and body) once, but not a same-id record with another body', async () => {
-    const other = line({ meta: { eventId: 'a' }, input: { data: '{"messages":[{"role":"user","content":"other"}]}' } });
-    const dedupe = new DuplicateFilter();
-    const first = await parseAll([[good('a'), good('a'), other].join('\n')], dedupe);
-    expect(first.records).toHaveLength(2);
-    expect(first.report.files[0]!.rejectedByReason).toEqual({ duplicate: 1 });
-    // The filter spans files of one run.
-    const second = await parseAll([good('a')], dedupe);
-    expect(second.records).toHaveLength(0);
-    expect(second.report.files[0]!.rejectedByReason).toEqual({ duplicate: 1 });
-  });
-
-  it('keeps at most five examples per reason', async () => {
-    const { report } = await parseAll([Array.from({ length: 12 }, () => 'nope\n').join('')]);
-    expect(report.files[0]!.rejectedByReason.invalid_json).toBe(12);
-    expect(report.files[0]!.examples.invalid_json).toHaveLength(5);
+describe('parseCaptureLine: every reject reason', () => {
+  const cases: [RejectReason, string, RegExp][] = [
+    ['invalid_json', '{"captureData": ', /not JSON/],
+    ['invalid_json', `${SECRET} is not json`, /^not JSON \(25 chars\)$/], // V8's message quotes the text: not used
+    ['invalid_json', `{"k":"${SECRET}",}`, /^not JSON \(at char 21 of 22\)$/],
+    ['invalid_json', captureLine().slice(0, -1), /not JSON/],
+    ['not_an_object', '[1,2,3]', /array/],
+    ['not_an_object', `"${SECRET}"`, /string/],
+    ['not_an_object', 'null', /null/],
+    ['not_an_object', '42', /number/],
+    ['missing_field', JSON.stringify({ eventMetadata: { eventId: 'e', inferenceTime: '2026-04-29T00:03:18Z' } }), /^captureData:/],
+    ['missing_field', JSON.stringify({ captureData: 'x', eventMetadata: { eventId: 'e', inferenceTime: '2026-04-29T00:03:18Z' } }), /^captureData:/],
+    ['missing_field', captureLine({ meta: { eventId: 42 } }), /^eventMetadata\.eventId:/],
+    ['missing_field', captureLine({ meta: { eventId: '' } }), /^eventMetadata\.eventId:/],
+    ['missing_field', captureLine({ meta: { inferenceTime: undefined } }), /^eventMetadata\.inferenceTime:/],
+    ['missing_field', captureLine({ meta: { inferenceTime: 1777420998 } }), /^eventMetadata\.inferenceTime:/],
+    ['missing_field', captureLine({ meta: { inferenceId: 7 } }), /^eventMetadata\.inferenceId:/],
+    ['missing_field', captureLine({ input: { data: undefined } }), /^captureData\.endpointInput\.data:/],
+    ['missing_field', captureLine({ input: { data: { messages: [] } } }), /^captureData\.endpointInput\.data:/],
+    ['missing_field', captureLine({ input: { encoding: 3 } }), /^captureData\.endpointInput\.encoding:/],
+    ['missing_field', captureLine({ input: { observedContentType: ['application/json'] } }), /^captureData\.endpointInput\.observedContentType:/],
+    ['bad_inference_time', captureLine({ meta: { inferenceTime: 'yesterday' } }), /"yesterday" is not an ISO-8601 instant/],
+    ['bad_inference_time', captureLine({ meta: { inferenceTime: '2026-13-45T00:03:18Z' } }), /not an ISO-8601 instant/],
+    ['bad_encoding', captureLine({ input: { encoding: 'UTF16' } }), /unknown encoding "UTF16"/],
+    ['bad_encoding', captureLine({ input: { encoding: '' } }), /unknown encoding/],
+    ['bad_base64', captureLine({ input: { encoding: 'BASE64', data: 'not*base64!' } }), /not valid base64 \(11 chars\)/],
+    ['bad_base64', captureLine({ input: { encoding: 'BASE64', data: 'abc' } }), /base64/],
+    ['bad_base64', captureLine({ input: { encoding: 'BASE64', data: 'ab*dabcd' } }), /base64/],
+    ['bad_base64', captureLine({ input: { encoding: 'BASE64', data: 'ab==abcd' } }), /base64/],
+    ['bad_base64', captureLine({ input: { encoding: 'BASE64', data: 'ab-_abcd' } }), /base64/], // base64url alphabet
+    ['bad_base64', captureLine({ input: { encoding: 'BASE64', data: 'abcd abc' } }), /base64/],
+    ['bad_base64', captureLine({ input: { encoding: undefined, data: CHAT_BODY } }), /base64/], // JSON text without its encoding
+    ['bad_inner_json', captureLine({ input: { encoding: 'JSON', data: `{"messages": ["${SECRET}"` } }), /content type application\/json but the data is not JSON \(.*\d+\)/],
+    ['bad_inner_json', captureLine({ input: { encoding: 'BASE64', data: b64(`{${SECRET}`) } }), /not JSON/],
+    ['bad_inner_json', captureLine({ input: { encoding: 'CSV', data: '1,2' } }), /not JSON/],
+    ['bad_inner_json', captureLine({ input: { encoding: 'JSON', data: '' } }), /not JSON/],
+    ['bad_inner_json', captureLine({ input: { observedContentType: 'application/vnd.api+json; charset=utf-8', data: '{' } }), /vnd\.api\+json/],
+  ];
+  it.each(cases)('%s (case %#)', (reason, line, detail) => {
+    const verdict = parseCaptureLine(line, SRC);
+    expect(verdict).toMatchObject({ ok: false, reason });
+    if (verdict.ok) return;
+    expect(verdict.detail).toMatch(detail);
+    expect(verdict.detail).not.toContain(SECRET);
+    expect(verdict.detail.length).toBeLessThan(200);
   });
 });
 
-describe('local capture files', () => {
-  it('walks hourly partitions in path order and reports other files as skipped', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'captures-'));
-    try {
-      for (const hour of ['01', '00']) mkdirSync(join(root, '2026/04/29', hour), { recursive: true });
-      writeFileSync(join(root, '2026/04/29/01/b.jsonl'), line({ meta: { eventId: 'late', inferenceTime: '2026-04-29T01:00:00Z' } }) + '\n');
-      writeFileSync(join(root, '2026/04/29/00/a.jsonl'), line({ meta: { eventId: 'early', inferenceTime: '2026-04-29T00:00:00Z' } }) + '\nbroken\n');
-      writeFileSync(join(root, '2026/04/29/00/notes.txt'), 'hello');
-      const listing = await listCaptureFiles(root);
-      expect(listing.files.map((f) => f.slice(root.length))).toEqual(['/2026/04/29/00/a.jsonl', '/2026/04/29/01/b.jsonl']);
-      expect(listing.skipped).toEqual([{ file: join(root, '2026/04/29/00/notes.txt'), reason: 'not a .jsonl file' }]);
-      const builder = new IngestReportBuilder();
-      const ids: string[] = [];
-      for await (const r of readCaptures(root, builder, new DuplicateFilter())) ids.push(r.eventId);
-      expect(ids).toEqual(['early', 'late']);
-      const report = builder.build();
-      expect(report.totals).toMatchObject({ files: 2, accepted: 2, rejected: 1, rejectedByReason: { invalid_json: 1 } });
-      expect(report.skippedFiles).toHaveLength(1);
-      await expect(listCaptureFiles(join(root, 'missing'))).rejects.toThrow(/captures path not found/);
-    } finally {
-      rmSync(root, { recursive: true, force: true });
-    }
+describe('the hand-checked fast path agrees with the zod schema', () => {
+  const meta = { eventId: 'e', inferenceTime: '2026-04-29T00:03:18Z' };
+  const input = { observedContentType: 'application/json', data: '{}', encoding: 'JSON' };
+  const shapes: unknown[] = [
+    { captureData: { endpointInput: input }, eventMetadata: meta },
+    { captureData: { endpointInput: input, endpointOutput: 'odd' }, eventMetadata: meta },
+    { captureData: { endpointInput: { data: b64('x') } }, eventMetadata: meta },
+    { captureData: { endpointInput: { ...input, observedContentType: null, encoding: null, data: b64('{}') } }, eventMetadata: { ...meta, inferenceId: null } },
+    { captureData: { endpointInput: input, extra: 1 }, eventMetadata: { ...meta, extra: true }, more: [] },
+    { captureData: { endpointInput: input }, eventMetadata: { ...meta, eventId: '' } },
+    { captureData: { endpointInput: input }, eventMetadata: { ...meta, eventId: null } },
+    { captureData: { endpointInput: input }, eventMetadata: { ...meta, inferenceId: 1 } },
+    { captureData: { endpointInput: input }, eventMetadata: { ...meta, inferenceTime: null } },
+    { captureData: { endpointInput: { ...input, data: null } }, eventMetadata: meta },
+    { captureData: { endpointInput: { ...input, encoding: false } }, eventMetadata: meta },
+    { captureData: { endpointInput: { ...input, observedContentType: 1 } }, eventMetadata: meta },
+    { captureData: { endpointInput: null }, eventMetadata: meta },
+    { captureData: { endpointInput: [input] }, eventMetadata: meta },
+    { captureData: null, eventMetadata: meta },
+    { captureData: { endpointInput: input }, eventMetadata: [] },
+    { captureData: { endpointInput: input } },
+    {},
+  ];
+  it.each(shapes.map((s, i) => [i, s]))('shape %i', (_i, shape) => {
+    const verdict = parseCaptureLine(JSON.stringify(shape), SRC);
+    const schemaAccepts = captureLineSchema.safeParse(shape).success;
+    expect(!verdict.ok && verdict.reason === 'missing_field').toBe(!schemaAccepts);
   });
 });
