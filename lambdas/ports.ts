@@ -14,6 +14,8 @@ export interface Clock {
    * aims for sub-millisecond), or at once when it has passed. Rejects if the signal aborts.
    */
   waitUntil(epochNs: bigint, signal?: AbortSignal): Promise<void>;
+  /** Re-anchors to the wall clock (after a Lambda freeze); a no-op where time cannot drift. */
+  resync?(): void;
 }
 
 /** One request as the target client sends it. */

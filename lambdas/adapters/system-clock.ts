@@ -2,34 +2,79 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../ports';
 
 /**
- * Epoch nanoseconds from one wall-clock reading at start-up plus the monotonic hrtime since:
- * monotonic within the process (NTP steps cannot make a latency negative) and comparable
- * across processes on one machine to well under a millisecond.
+ * Epoch nanoseconds from a wall-clock anchor plus the monotonic hrtime since: monotonic
+ * between anchors (an NTP step cannot make a latency negative) and sub-millisecond precise.
+ *
+ * `resync()` takes a new anchor. Lambda freezes an execution environment between
+ * invocations and AWS does not promise that the monotonic clock advances while frozen, so a
+ * warm container that only ever added hrtime could fall behind real time unseen: the fire
+ * handler resyncs at every invocation, before any due time is computed.
+ *
+ * The wall clock (Date.now) ticks in whole milliseconds: an anchor taken at a random moment
+ * would be up to 1 ms early. The anchor waits for the next tick instead (at most ~1 ms of
+ * spinning), so it is exact to the cost of one hrtime read.
  */
-const originNs = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e6));
-const originHr = process.hrtime.bigint();
-
-export function epochNowNs(): bigint {
-  return originNs + (process.hrtime.bigint() - originHr);
+export interface ClockSources {
+  wallMs: () => number;
+  hrtimeNs: () => bigint;
 }
+
+const realSources: ClockSources = { wallMs: () => Date.now(), hrtimeNs: () => process.hrtime.bigint() };
 
 /** Below this, timers are too coarse: yield to I/O with setImmediate until the instant. */
 const SPIN_WINDOW_MS = 1.5;
 
-export const systemClock: Clock = {
-  nowNs: epochNowNs,
-  async waitUntil(epochNs: bigint, signal?: AbortSignal): Promise<void> {
-    for (;;) {
-      signal?.throwIfAborted();
-      const remainingMs = Number(epochNs - epochNowNs()) / 1e6;
-      if (remainingMs <= 0) return;
-      if (remainingMs > SPIN_WINDOW_MS + 0.5) {
-        await sleep(remainingMs - SPIN_WINDOW_MS, undefined, signal ? { signal } : undefined);
-      } else {
-        // setImmediate lets pending socket reads run between checks, so streams in flight
-        // are not starved while the loop waits for a precise due time.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-      }
+export interface SystemClock extends Clock {
+  resync(): void;
+  /** How far the last resync moved the clock (ns; positive: it had fallen behind). */
+  readonly lastCorrectionNs: bigint;
+}
+
+export function createSystemClock(sources: ClockSources = realSources): SystemClock {
+  let originNs = 0n;
+  let originHr = 0n;
+  let lastCorrectionNs = 0n;
+  const nowNs = () => originNs + (sources.hrtimeNs() - originHr);
+  const anchor = (): void => {
+    const first = sources.wallMs();
+    let wall = first;
+    let hr = sources.hrtimeNs();
+    // Wait for the millisecond to turn over; bounded in case the wall clock is frozen (tests).
+    for (let i = 0; i < 1_000_000 && wall === first; i++) {
+      hr = sources.hrtimeNs();
+      wall = sources.wallMs();
     }
-  },
-};
+    const before = originNs === 0n ? null : nowNs();
+    originNs = BigInt(Math.round(wall * 1e6));
+    originHr = hr;
+    lastCorrectionNs = before === null ? 0n : nowNs() - before;
+  };
+  anchor();
+  return {
+    nowNs,
+    resync: anchor,
+    get lastCorrectionNs() {
+      return lastCorrectionNs;
+    },
+    async waitUntil(epochNs: bigint, signal?: AbortSignal): Promise<void> {
+      for (;;) {
+        signal?.throwIfAborted();
+        const remainingMs = Number(epochNs - nowNs()) / 1e6;
+        if (remainingMs <= 0) return;
+        if (remainingMs > SPIN_WINDOW_MS + 0.5) {
+          await sleep(remainingMs - SPIN_WINDOW_MS, undefined, signal ? { signal } : undefined);
+        } else {
+          // setImmediate lets pending socket reads run between checks, so streams in flight
+          // are not starved while the loop waits for a precise due time.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+      }
+    },
+  };
+}
+
+export const systemClock: SystemClock = createSystemClock();
+
+export function epochNowNs(): bigint {
+  return systemClock.nowNs();
+}

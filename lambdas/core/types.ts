@@ -33,6 +33,16 @@ export interface CaptureRecord {
   /** Summary of the captured response (bodies of outputs are not kept: memory, not needed to replay). */
   output: CapturedOutputSummary | null;
   source: CaptureSource;
+  /**
+   * Where the line lies in its file, in bytes ([start, end), BOM and CR excluded), when the
+   * parser read it from a byte stream: a plan can drop the body and read it back later.
+   */
+  span?: ByteSpan;
+}
+
+export interface ByteSpan {
+  start: number;
+  end: number;
 }
 
 export interface CapturePayload {
@@ -118,6 +128,7 @@ export type DropReason =
   | 'not_chat_request' // JSON without a `messages` array for a chat target
   | 'late_beyond_tolerance' // due time passed by more than the tolerance, drop policy
   | 'lost' // scheduled but never reported (worker died), counted at finalisation
+  | 'expired' // reached past its due window (a redelivered shard): never fired into a finalised run
   | 'aborted'; // the run was stopped before the request's due time
 
 export type IntraSecondPolicy = 'spread' | 'burst';

@@ -6,7 +6,10 @@
  * Failure: a malformed message is logged and acknowledged; an AWS error fails that record
  * alone (partial batch response). A message still early is re-delayed; a shard is claimed
  * with a conditional create, so a duplicate delivery fires nothing twice; late requests
- * follow the configured late policy and are counted.
+ * follow the configured late policy and are counted; a request reached past its due window
+ * (a redelivery) is dropped as `expired`, never fired.
+ * Each invocation first re-anchors the clock to wall time: Lambda may freeze the container
+ * between invocations, and the monotonic clock need not advance while frozen.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -19,7 +22,6 @@ export function makeFireHandler(getDeps: () => Deps) {
   let context: Context | null = null;
   const recordHandler = async (record: SQSRecord): Promise<void> => {
     const deps = getDeps();
-    const targets = await deps.targets();
     const workerId = `fire_${context?.awsRequestId ?? 'local'}`;
     try {
       const { action, message, outcomes } = await handleShard(record.body, {
@@ -28,21 +30,23 @@ export function makeFireHandler(getDeps: () => Deps) {
         clock: deps.clock,
         leadMs: deps.config.leadMs,
         workerId,
-        fire: (requests, shard) => {
-          const target = targets.get(shard.target);
+        fire: async (requests, shard) => {
+          const target = (await deps.targets()).get(shard.target);
           if (!target) throw new PermanentError(`shard for unknown target ${shard.target}`);
           return runFireLoop(requests, {
             runId: shard.runId,
-            target,
+            target: target.client,
             clock: deps.clock,
             startNs: BigInt(shard.startNs),
             workerId,
             latePolicy: deps.config.latePolicy,
+            expireAfterMs: deps.config.graceMs,
+            sharedInFlight: target.inFlight,
             ...(deps.config.maxInFlight ? { maxInFlight: deps.config.maxInFlight } : {}),
           });
         },
       });
-      if (action === 'fired' && message.last) await deps.collectQueue.sendBatch([collectMessage(message.runId, message.target, 0n)]);
+      if ((action === 'fired' || action === 'lost-after-claim') && message.last) await deps.collectQueue.sendBatch([collectMessage(message.runId, message.target, 0n)]);
       deps.logger.info('shard handled', {
         runId: message.runId,
         target: message.target,
@@ -52,6 +56,7 @@ export function makeFireHandler(getDeps: () => Deps) {
         fired: outcomes.filter((o) => o.result).length,
         failed: outcomes.filter((o) => o.result?.error).length,
         dropped: outcomes.filter((o) => o.dropReason).length,
+        expired: outcomes.filter((o) => o.dropReason === 'expired').length,
       });
     } catch (error) {
       if (error instanceof PermanentError) {
@@ -63,6 +68,8 @@ export function makeFireHandler(getDeps: () => Deps) {
   };
   return (event: SQSEvent, ctx: Context) => {
     context = ctx;
+    const deps = getDeps();
+    deps.clock.resync?.();
     return processPartialResponse(event, recordHandler, processor, { context: ctx });
   };
 }

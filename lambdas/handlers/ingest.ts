@@ -8,18 +8,22 @@
  * ETag): the run id derives from them, and a scheduled run is not scheduled again.
  * Modes: `file` starts each file's replay `lead` after ingest; `mirror` sends each request at
  * its inferenceTime + lag and rolls the results up per capture hour.
+ * Scale: two passes over the object (an index first, then each shard's lines by byte
+ * range), so memory is bounded by the index, not the file: a 1 GB capture fits.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { openS3Object } from '../adapters/aws/s3-object-store';
+import { CaptureSupersededError, openCaptureObject } from '../adapters/aws/s3-capture-object';
 import { DuplicateFilter, IngestReportBuilder, parseCaptureStream } from '../core/capture/parse';
 import { writeIngestReport } from '../core/export/artifacts';
 import { deterministicUuid } from '../core/ids';
 import { runPrefix } from '../core/pipeline/keys';
 import { DEFAULT_SHARDING } from '../core/pipeline/shards';
+import { sendAll } from '../core/pipeline/common';
+import type { SchedulablePlan } from '../core/pipeline/schedule';
 import { collectMessage, scheduleRun } from '../core/pipeline/stages';
-import { buildPlan } from '../core/plan/plan';
-import type { CaptureRecord } from '../core/types';
+import { indexRecord, planIndexed, type IndexedEntry, type IndexedRecord, type PlanOptions } from '../core/plan/plan';
+import { readBackRequests } from '../core/plan/read-back';
 import { defaultDeps, type Deps } from '../runtime/deps';
 import { parseIngestMessage, type CaptureObjectRef } from './s3-events';
 
@@ -30,15 +34,12 @@ export function fileRunId(mode: 'file' | 'mirror', ref: CaptureObjectRef, etag: 
 
 async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   const { config, logger } = deps;
-  const object = await openS3Object(deps.s3, ref.bucket, ref.key);
+  const file = `s3://${ref.bucket}/${ref.key}`;
+  // Every read of this object names the version the event named (If-Match on its ETag).
+  const object = await openCaptureObject(deps.s3, ref.bucket, ref.key, ref.etag);
   const mirror = config.mode === 'mirror';
-  const runId = fileRunId(config.mode, ref, ref.etag ?? object.etag);
-  const report = new IngestReportBuilder();
-  const records: CaptureRecord[] = [];
-  for await (const record of parseCaptureStream(object.chunks, `s3://${ref.bucket}/${ref.key}`, report, new DuplicateFilter())) records.push(record);
-  const ingest = report.build();
-  await writeIngestReport(deps.store, runPrefix(runId), ingest);
-  const plan = buildPlan(records, {
+  const runId = fileRunId(config.mode, ref, object.etag);
+  const planOptions: PlanOptions = {
     runId,
     targetKind: 'openai-chat',
     // Mirror mode keeps the captured pace: each request at its inferenceTime + lag.
@@ -46,22 +47,45 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     intraSecond: config.intraSecond,
     forceStreaming: config.forceStreaming,
     ...(config.modelOverride ? { modelOverride: config.modelOverride } : {}),
-  });
+  };
+
+  // Pass 1: stream the file once, keeping an index (times, spans, verdicts), not bodies.
+  const report = new IngestReportBuilder();
+  const index: IndexedRecord[] = [];
+  for await (const record of parseCaptureStream(object.chunks, file, report, new DuplicateFilter())) index.push(indexRecord(record, planOptions));
+  const ingest = report.build();
+  await writeIngestReport(deps.store, runPrefix(runId), ingest);
+  const plan = planIndexed(index, planOptions);
+  index.length = 0;
+
+  // Pass 2 happens inside scheduleRun, a window of shards at a time: their lines are read
+  // back by byte range and made requests just before their messages are sent.
+  const entries = new Map(plan.entries.map((e) => [e.index, e]));
+  const compatible = plan.entries.filter((e) => !e.record.incompatible);
+  const schedulable: SchedulablePlan = {
+    items: compatible.map((e) => ({ index: e.index, offsetMs: e.offsetMs, bodyBytes: e.record.bodyBytes, sourceFile: file })),
+    incompatible: plan.entries.flatMap((e) => (e.record.incompatible ? [{ index: e.index, offsetMs: e.offsetMs, reason: e.record.incompatible.reason }] : [])),
+    durationMs: plan.durationMs,
+    load: (items) => readBackRequests(items.map((i) => entries.get(i.index) as IndexedEntry), (start, end) => object.readRange(start, end), planOptions),
+  };
   const duplicates = ingest.totals.rejectedByReason.duplicate ?? 0;
   const targets = config.targets.map((t) => t.name);
+  // file: the run starts `lead` after planning, fixed now that the slow part (pass 1) is
+  // done; shards are then sent in due order, ahead of their due times. mirror: every
+  // request at inferenceTime + lag (late ones, when the file arrived after that, follow the
+  // late policy and are counted).
+  const startNs = mirror && plan.scheduleZeroMs !== null ? BigInt(Math.round((plan.scheduleZeroMs + config.lagMs) * 1e6)) : deps.clock.nowNs() + BigInt(config.leadMs) * 1_000_000n;
   const result = await scheduleRun({
     runId,
-    plan,
+    plan: schedulable,
     targets,
-    // file: the first request `lead` after ingest; mirror: every request at inferenceTime + lag
-    // (late ones, when the file arrived after that, follow the late policy and are counted).
-    startNs: mirror && plan.scheduleZeroMs !== null ? BigInt(Math.round((plan.scheduleZeroMs + config.lagMs) * 1e6)) : deps.clock.nowNs() + BigInt(config.leadMs) * 1_000_000n,
+    startNs,
     ...(mirror && plan.scheduleZeroMs !== null ? { hour: new Date(plan.scheduleZeroMs).toISOString().slice(0, 13) } : {}),
     leadMs: config.leadMs,
     // A shard due last may stream for up to the request timeout: only then can it be lost.
     graceMs: config.requestTimeoutMs + config.graceMs,
-    sharding: { ...DEFAULT_SHARDING, slotMs: config.slotMs },
-    inputConfig: { tool: 'capture-replay', mode: config.mode, ...(mirror ? { lag_ms: config.lagMs } : {}), capture: `s3://${ref.bucket}/${ref.key}`, etag: ref.etag ?? object.etag, targets: config.targets.map(({ name, url, path }) => ({ name, url, path })) },
+    sharding: { ...DEFAULT_SHARDING, slotMs: config.slotMs, ...(config.maxShardRequests ? { maxShardRequests: config.maxShardRequests } : {}) },
+    inputConfig: { tool: 'capture-replay', mode: config.mode, ...(mirror ? { lag_ms: config.lagMs } : {}), capture: file, etag: object.etag, targets: config.targets.map(({ name, url, path }) => ({ name, url, path })) },
     notScheduledByReason: { ...plan.excluded, ...(duplicates ? { duplicate: duplicates } : {}) },
     store: deps.store,
     queue: deps.replayQueue,
@@ -69,9 +93,20 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   });
   if (result.status === 'scheduled') {
     // The deadline check finalises the run even if a worker dies with its shard.
-    await deps.collectQueue.sendBatch(targets.map((t) => collectMessage(runId, t, result.deadlineNs)));
+    await sendAll(deps.collectQueue, targets.map((t) => collectMessage(runId, t, result.deadlineNs)));
   }
-  logger.info('capture file ingested', { runId, key: ref.key, status: result.status, accepted: ingest.totals.accepted, rejected: ingest.totals.rejected, scheduled: plan.requests.length + plan.incompatible.length, shards: result.shards });
+  logger.info('capture file ingested', {
+    runId,
+    key: ref.key,
+    status: result.status,
+    bytes: object.size,
+    accepted: ingest.totals.accepted,
+    rejected: ingest.totals.rejected,
+    scheduled: plan.entries.length,
+    shards: result.shards,
+    messages: result.messages,
+    ...(result.status === 'scheduled' ? { lateShards: result.emission.lateShards, maxEmissionLateMs: Math.round(result.emission.maxLateMs) } : {}),
+  });
 }
 
 export function makeIngestHandler(getDeps: () => Deps) {
@@ -86,7 +121,13 @@ export function makeIngestHandler(getDeps: () => Deps) {
         deps.logger.info('not a capture file, ignored', { key: ref.key });
         continue;
       }
-      await ingestObject(ref, deps);
+      try {
+        await ingestObject(ref, deps);
+      } catch (error) {
+        // Overwritten since the event: the new version's own event replays it.
+        if (!(error instanceof CaptureSupersededError)) throw error;
+        deps.logger.warn('capture file superseded, ignored', { key: ref.key, reason: error.message });
+      }
     }
   };
   return (event: SQSEvent, context: Context) => processPartialResponse(event, recordHandler, processor, { context });

@@ -15,15 +15,22 @@ export const ENV = {
   leadMs: 'LEAD_MS',
   graceMs: 'GRACE_MS',
   slotMs: 'SLOT_MS',
+  maxShardRequests: 'MAX_SHARD_REQUESTS',
   timeScale: 'TIME_SCALE',
   intraSecond: 'INTRA_SECOND',
   forceStreaming: 'FORCE_STREAMING',
   modelOverride: 'MODEL_OVERRIDE',
   requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
   maxInFlight: 'MAX_IN_FLIGHT',
+  maxConnectionsPerTarget: 'MAX_CONNECTIONS_PER_TARGET',
   lateToleranceMs: 'LATE_TOLERANCE_MS',
   latePolicy: 'LATE_POLICY',
+  /** S3-compatible emulators (moto) serve path-style URLs only; AWS itself needs nothing here. */
+  s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
 } as const;
+
+/** A KMS key ARN; aliases are refused because grants on an alias do not cover the key. */
+export const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
 
 export const targetConfigSchema = z.object({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'target names are letters, digits, . _ -'),
@@ -31,6 +38,13 @@ export const targetConfigSchema = z.object({
   path: z.string().default('/v1/chat/completions'),
   /** Secrets Manager secret (ARN or name) holding the bearer key; none sent without it. */
   apiKeySecret: z.string().optional(),
+  /** For a JSON secret (the console's default): the field that holds the key. */
+  apiKeySecretField: z.string().min(1).optional(),
+  /**
+   * The customer-managed KMS key the secret is encrypted with (a key ARN, not an alias: IAM
+   * grants and key policies name keys), so the fire function gets kms:Decrypt on it.
+   */
+  apiKeySecretKmsKeyArn: z.string().regex(KMS_KEY_ARN, 'a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), not an alias').optional(),
 });
 export type TargetConfig = z.infer<typeof targetConfigSchema>;
 
@@ -56,14 +70,17 @@ export const runtimeConfigSchema = z.object({
   [ENV.leadMs]: int(0, 600_000).default(20_000),
   [ENV.graceMs]: int(0).default(120_000),
   [ENV.slotMs]: int(100, 60_000).default(1000),
+  [ENV.maxShardRequests]: int(1, 10_000).optional(),
   [ENV.timeScale]: z.coerce.number().positive().default(1),
   [ENV.intraSecond]: z.enum(['spread', 'burst']).default('spread'),
   [ENV.forceStreaming]: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   [ENV.modelOverride]: z.string().min(1).optional(),
   [ENV.requestTimeoutMs]: int(1).default(600_000),
   [ENV.maxInFlight]: int(1).optional(),
+  [ENV.maxConnectionsPerTarget]: int(1, 1000).optional(),
   [ENV.lateToleranceMs]: int(0).default(5_000),
   [ENV.latePolicy]: z.enum(['fire', 'drop']).default('fire'),
+  [ENV.s3ForcePathStyle]: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
 });
 
 export interface RuntimeConfig {
@@ -76,13 +93,16 @@ export interface RuntimeConfig {
   leadMs: number;
   graceMs: number;
   slotMs: number;
+  maxShardRequests: number | undefined;
   timeScale: number;
   intraSecond: 'spread' | 'burst';
   forceStreaming: boolean;
   modelOverride: string | undefined;
   requestTimeoutMs: number;
   maxInFlight: number | undefined;
+  maxConnectionsPerTarget: number | undefined;
   latePolicy: { toleranceMs: number; action: 'fire' | 'drop' };
+  s3ForcePathStyle: boolean;
 }
 
 /** Parses the environment; throws one error listing every problem. */
@@ -103,12 +123,15 @@ export function parseRuntimeConfig(env: Record<string, string | undefined>): Run
     leadMs: c[ENV.leadMs],
     graceMs: c[ENV.graceMs],
     slotMs: c[ENV.slotMs],
+    maxShardRequests: c[ENV.maxShardRequests],
     timeScale: c[ENV.timeScale],
     intraSecond: c[ENV.intraSecond],
     forceStreaming: c[ENV.forceStreaming],
     modelOverride: c[ENV.modelOverride],
     requestTimeoutMs: c[ENV.requestTimeoutMs],
     maxInFlight: c[ENV.maxInFlight],
+    maxConnectionsPerTarget: c[ENV.maxConnectionsPerTarget],
     latePolicy: { toleranceMs: c[ENV.lateToleranceMs], action: c[ENV.latePolicy] },
+    s3ForcePathStyle: c[ENV.s3ForcePathStyle],
   };
 }

@@ -11,8 +11,16 @@ import { S3ObjectStore } from '../adapters/aws/s3-object-store';
 import { SqsQueue } from '../adapters/aws/sqs-queue';
 import { createOpenAITarget } from '../adapters/http/openai-target';
 import { systemClock } from '../adapters/system-clock';
+import { Semaphore } from '../core/fire/semaphore';
 import type { Clock, TargetClient } from '../ports';
 import { parseRuntimeConfig, type RuntimeConfig } from './config';
+import { bearerKeyFromSecret } from './secrets';
+
+export interface Target {
+  client: TargetClient;
+  /** Requests in flight to this target across every shard of the invocation: the pool's size. */
+  inFlight: Semaphore;
+}
 
 export interface Deps {
   config: RuntimeConfig;
@@ -22,8 +30,11 @@ export interface Deps {
   collectQueue: SqsQueue;
   clock: Clock;
   logger: Logger;
-  /** Target clients by name, keep-alive pools reused across invocations. */
-  targets(): Promise<Map<string, TargetClient>>;
+  /**
+   * Target clients by name, keep-alive pools reused across invocations. A failed secret read
+   * is not kept: the next call reads again.
+   */
+  targets(): Promise<Map<string, Target>>;
 }
 
 export interface DepsOverrides {
@@ -34,12 +45,53 @@ export interface DepsOverrides {
   clock?: Clock;
 }
 
+/**
+ * AWS SDK calls must fail in bounded time: in a VPC without the endpoints the default
+ * handler would wait for a connection until the function's 15 minutes run out. Connect within
+ * 5 s, and a socket silent for 60 s is dead (a large S3 GET streams, so this is idle time).
+ */
+export const SDK_TIMEOUTS = { connectionTimeout: 5_000, requestTimeout: 60_000 } as const;
+
+/** The SDK builds its Node HTTP handler from these options (no direct dependency on it). */
+function sdkHandler(): { connectionTimeout: number; requestTimeout: number } {
+  return { ...SDK_TIMEOUTS };
+}
+
+/**
+ * Lambda gives a function 1,024 file descriptors. The SDK's sockets, the runtime and the
+ * log take some; the rest are shared by the targets' connection pools.
+ */
+export const LAMBDA_FILE_DESCRIPTORS = 1024;
+export const RESERVED_FILE_DESCRIPTORS = 124;
+
+export function connectionsPerTarget(targets: number, maxConnections: number | undefined): number {
+  const budget = Math.floor((LAMBDA_FILE_DESCRIPTORS - RESERVED_FILE_DESCRIPTORS) / Math.max(1, targets));
+  return Math.max(1, Math.min(budget, maxConnections ?? budget));
+}
+
 export function createDeps(overrides: DepsOverrides = {}): Deps {
   const config = parseRuntimeConfig(overrides.env ?? process.env);
-  const s3 = overrides.s3 ?? new S3Client({});
-  const sqs = overrides.sqs ?? new SQSClient({});
+  const s3 = overrides.s3 ?? new S3Client({ requestHandler: sdkHandler(), ...(config.s3ForcePathStyle ? { forcePathStyle: true } : {}) });
+  const sqs = overrides.sqs ?? new SQSClient({ requestHandler: sdkHandler() });
   const clock = overrides.clock ?? systemClock;
-  let targets: Promise<Map<string, TargetClient>> | null = null;
+  let targets: Promise<Map<string, Target>> | null = null;
+  const connections = connectionsPerTarget(config.targets.length, config.maxConnectionsPerTarget);
+  const build = async (): Promise<Map<string, Target>> => {
+    const secrets = overrides.secrets ?? new SecretsManagerClient({ requestHandler: sdkHandler() });
+    const map = new Map<string, Target>();
+    for (const t of config.targets) {
+      let apiKey: string | undefined;
+      if (t.apiKeySecret) {
+        const out = await secrets.send(new GetSecretValueCommand({ SecretId: t.apiKeySecret }));
+        apiKey = bearerKeyFromSecret(out.SecretString, t.apiKeySecret, t.apiKeySecretField);
+      }
+      map.set(t.name, {
+        client: createOpenAITarget({ name: t.name, baseUrl: t.url, path: t.path, timeoutMs: config.requestTimeoutMs, clock, connections, ...(apiKey ? { apiKey } : {}) }),
+        inFlight: new Semaphore(connections),
+      });
+    }
+    return map;
+  };
   return {
     config,
     s3,
@@ -49,15 +101,14 @@ export function createDeps(overrides: DepsOverrides = {}): Deps {
     clock,
     logger: new Logger({ serviceName: 'capture-replay' }),
     targets() {
-      targets ??= (async () => {
-        const secrets = overrides.secrets ?? new SecretsManagerClient({});
-        const map = new Map<string, TargetClient>();
-        for (const t of config.targets) {
-          const apiKey = t.apiKeySecret ? (await secrets.send(new GetSecretValueCommand({ SecretId: t.apiKeySecret }))).SecretString : undefined;
-          map.set(t.name, createOpenAITarget({ name: t.name, baseUrl: t.url, path: t.path, timeoutMs: config.requestTimeoutMs, clock, ...(apiKey ? { apiKey } : {}) }));
-        }
-        return map;
-      })();
+      if (!targets) {
+        const attempt = build();
+        targets = attempt;
+        // Never cache a failure (a throttled or denied secret read): the next record retries.
+        attempt.catch(() => {
+          if (targets === attempt) targets = null;
+        });
+      }
       return targets;
     },
   };

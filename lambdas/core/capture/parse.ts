@@ -473,7 +473,8 @@ export async function* parseCaptureStream(
   let lineNo = 0;
   const ready: CaptureRecord[] = [];
 
-  const handle = (buf: Buffer, start: number, end: number, complete: boolean): void => {
+  // `base` is the file offset of buf[0]: spans are file offsets.
+  const handle = (buf: Buffer, base: number, start: number, end: number, complete: boolean): void => {
     lineNo++;
     r.linesRead++;
     if (lineNo === 1 && end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) start += 3;
@@ -497,6 +498,7 @@ export async function* parseCaptureStream(
       return;
     }
     r.accepted++;
+    verdict.record.span = { start: base + start, end: base + end };
     ready.push(verdict.record);
   };
   const tooLong = (bytes: number): void => {
@@ -510,21 +512,24 @@ export async function* parseCaptureStream(
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let overlong = false;
+  let pendingStart = 0; // file offset of the unfinished line's first byte
   for await (const chunk of chunks) {
     const buf = asBuffer(chunk);
+    const chunkBase = r.bytesRead;
     r.bytesRead += buf.length;
     let start = 0;
     for (let nl = buf.indexOf(LF); nl !== -1; nl = buf.indexOf(LF, start)) {
       const length = pendingBytes + nl - start;
       if (overlong || length > maxLineBytes) tooLong(length);
-      else if (pendingBytes > 0) handle(Buffer.concat([...pending, buf.subarray(start, nl)]), 0, length, true);
-      else handle(buf, start, nl, true);
+      else if (pendingBytes > 0) handle(Buffer.concat([...pending, buf.subarray(start, nl)]), pendingStart, 0, length, true);
+      else handle(buf, chunkBase, start, nl, true);
       pending = [];
       pendingBytes = 0;
       overlong = false;
       start = nl + 1;
     }
     if (start < buf.length) {
+      if (pendingBytes === 0) pendingStart = chunkBase + start;
       pendingBytes += buf.length - start;
       if (overlong || pendingBytes > maxLineBytes) {
         overlong = true;
@@ -535,6 +540,6 @@ export async function* parseCaptureStream(
     ready.length = 0;
   }
   if (overlong) tooLong(pendingBytes);
-  else if (pendingBytes > 0) handle(Buffer.concat(pending), 0, pendingBytes, false);
+  else if (pendingBytes > 0) handle(Buffer.concat(pending), pendingStart, 0, pendingBytes, false);
   for (const record of ready) yield record;
 }

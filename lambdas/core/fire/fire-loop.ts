@@ -13,6 +13,7 @@
 import type { Clock, TargetClient, TargetRequest } from '../../ports';
 import { deterministicUuid } from '../ids';
 import type { DropReason, FireOutcome, ScheduledRequest, TargetResult } from '../types';
+import { Semaphore } from './semaphore';
 
 export interface LatePolicy {
   toleranceMs: number;
@@ -27,7 +28,18 @@ export interface FireLoopOptions {
   startNs: bigint;
   workerId: string;
   maxInFlight?: number;
+  /**
+   * Permits shared with other loops (several shards in one invocation): a request fires only
+   * holding one. Combined with `maxInFlight` when both are given.
+   */
+  sharedInFlight?: Semaphore;
   latePolicy?: LatePolicy;
+  /**
+   * A request reached more than this after its due time is not fired whatever the late
+   * policy: it is dropped as `expired`. A redelivered shard's requests are past their run's
+   * window then, and firing them would send real traffic into a run that may be finalised.
+   */
+  expireAfterMs?: number;
   signal?: AbortSignal;
   onOutcome?: (outcome: FireOutcome) => void;
 }
@@ -47,7 +59,9 @@ function clientFailure(clock: Clock, startNs: bigint, error: unknown): TargetRes
 
 export async function runFireLoop(requests: readonly ScheduledRequest[], options: FireLoopOptions): Promise<FireOutcome[]> {
   const { clock, target, signal } = options;
-  const maxInFlight = options.maxInFlight ?? Infinity;
+  const own = options.maxInFlight !== undefined && Number.isFinite(options.maxInFlight) ? new Semaphore(options.maxInFlight) : null;
+  const permits = [own, options.sharedInFlight].filter((s): s is Semaphore => s !== undefined && s !== null);
+  const expireNs = options.expireAfterMs !== undefined ? BigInt(Math.round(options.expireAfterMs * 1e6)) : null;
   const toleranceNs = options.latePolicy && Number.isFinite(options.latePolicy.toleranceMs) ? BigInt(Math.round(options.latePolicy.toleranceMs * 1e6)) : null;
   const dropLate = options.latePolicy?.action === 'drop';
 
@@ -77,15 +91,21 @@ export async function runFireLoop(requests: readonly ScheduledRequest[], options
     record({ request: p.request, target: target.name, requestId: p.requestId, scheduledNs: p.dueNs, workerId: options.workerId, result: null, dropReason: reason });
 
   const inFlight = new Set<Promise<void>>();
-  let slotFreed: (() => void) | null = null;
-  const waitForSlot = () => new Promise<void>((resolve) => (slotFreed = resolve));
+  const release = () => {
+    for (const s of permits) s.release();
+  };
 
   let aborted = false;
   for (const p of prepared) {
+    if (!aborted && expireNs !== null && clock.nowNs() - p.dueNs > expireNs) {
+      drop(p, 'expired');
+      continue;
+    }
     if (!aborted) {
       try {
         await clock.waitUntil(p.dueNs, signal);
-        while (inFlight.size >= maxInFlight) await waitForSlot();
+        for (const s of permits) await s.acquire();
+        if (signal?.aborted) release();
         signal?.throwIfAborted();
       } catch (error) {
         if (!signal?.aborted) throw error;
@@ -96,8 +116,10 @@ export async function runFireLoop(requests: readonly ScheduledRequest[], options
       drop(p, 'aborted');
       continue;
     }
-    if (toleranceNs !== null && dropLate && clock.nowNs() - p.dueNs > toleranceNs) {
-      drop(p, 'late_beyond_tolerance');
+    const lateNs = clock.nowNs() - p.dueNs;
+    if ((expireNs !== null && lateNs > expireNs) || (toleranceNs !== null && dropLate && lateNs > toleranceNs)) {
+      release();
+      drop(p, expireNs !== null && lateNs > expireNs ? 'expired' : 'late_beyond_tolerance');
       continue;
     }
     const fallbackStart = clock.nowNs();
@@ -109,9 +131,7 @@ export async function runFireLoop(requests: readonly ScheduledRequest[], options
       })
       .finally(() => {
         inFlight.delete(sending);
-        const wake = slotFreed;
-        slotFreed = null;
-        wake?.();
+        release();
       });
     inFlight.add(sending);
   }

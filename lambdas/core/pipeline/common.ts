@@ -37,16 +37,79 @@ export function parseMessageJson(raw: string, what: string): unknown {
   }
 }
 
-export async function sendAll(queue: MessageQueue, messages: { id: string; body: string; delaySeconds: number }[]): Promise<void> {
-  for (let i = 0; i < messages.length; i += 10) {
-    let batch = messages.slice(i, i + 10);
-    for (let attempt = 0; attempt < 3 && batch.length > 0; attempt++) {
-      const { failedIds } = await queue.sendBatch(batch);
-      batch = batch.filter((m) => failedIds.includes(m.id));
+/**
+ * SQS's limits on SendMessageBatch: at most 10 entries, and at most 1 MiB (1,048,576 bytes)
+ * for the whole batch, the sum of every entry's body and attributes, besides each message's
+ * own 1 MiB. A batch over either is refused whole (`BatchRequestTooLong`), so batches are
+ * packed by bytes as well as by count. The headroom covers what SQS counts beyond the body
+ * (ids, delay): generous, not exact.
+ */
+export const SQS_BATCH_MAX_ENTRIES = 10;
+export const SQS_BATCH_MAX_BYTES = 1_048_576;
+export const SQS_MESSAGE_MAX_BYTES = 1_048_576;
+const PER_ENTRY_HEADROOM_BYTES = 1024;
+
+export interface OutgoingMessage {
+  id: string;
+  body: string;
+  delaySeconds: number;
+}
+
+/** Consecutive groups that each fit one SendMessageBatch; order is kept. */
+export function packBatches<T extends OutgoingMessage>(messages: readonly T[]): T[][] {
+  const batches: T[][] = [];
+  let batch: T[] = [];
+  let bytes = 0;
+  for (const m of messages) {
+    const size = Buffer.byteLength(m.body, 'utf8') + PER_ENTRY_HEADROOM_BYTES;
+    if (size > SQS_MESSAGE_MAX_BYTES) throw new Error(`message ${m.id} is ${size} bytes: over SQS's 1 MiB message limit`);
+    if (batch.length > 0 && (batch.length >= SQS_BATCH_MAX_ENTRIES || bytes + size > SQS_BATCH_MAX_BYTES)) {
+      batches.push(batch);
+      batch = [];
+      bytes = 0;
     }
-    // Retryable: the handler fails, SQS redelivers the ingest event, the run record is not
-    // yet written, and scheduling runs again (shard claims make repeated messages harmless).
-    if (batch.length > 0) throw new Error(`could not enqueue ${batch.length} shard message(s) after 3 attempts`);
+    batch.push(m);
+    bytes += size;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
+}
+
+/**
+ * Sends every message, in batches that fit SQS's limits, retrying entries SQS reports as
+ * failed. `concurrency` batches are in flight at once (order across batches is then not
+ * kept; within the call every message is sent before it returns).
+ */
+export async function sendAll(queue: MessageQueue, messages: readonly OutgoingMessage[], concurrency = 1): Promise<void> {
+  const batches = packBatches(messages);
+  let next = 0;
+  const worker = async () => {
+    while (next < batches.length) {
+      let batch = batches[next++] as OutgoingMessage[];
+      for (let attempt = 0; attempt < 3 && batch.length > 0; attempt++) {
+        const { failedIds } = await queue.sendBatch(batch);
+        batch = batch.filter((m) => failedIds.includes(m.id));
+      }
+      // Retryable: the handler fails, SQS redelivers the event, and the stage runs again
+      // (its idempotency keys make repeated messages harmless).
+      if (batch.length > 0) throw new Error(`could not enqueue ${batch.length} message(s) after 3 attempts`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, batches.length)) }, worker));
+}
+
+/**
+ * Runs `fn` until it succeeds, at most `attempts` times, waiting `baseMs`, 2x, 4x ... between
+ * tries on the given clock. The last error is rethrown.
+ */
+export async function withRetries<T>(fn: () => Promise<T>, clock: { nowNs(): bigint; waitUntil(ns: bigint): Promise<void> }, attempts = 5, baseMs = 200): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+      await clock.waitUntil(clock.nowNs() + BigInt(baseMs * 2 ** (attempt - 1)) * 1_000_000n);
+    }
   }
 }
 

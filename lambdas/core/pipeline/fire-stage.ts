@@ -1,11 +1,23 @@
 /**
- * Fire stage: re-delay while still early; claim the shard with a conditional create (a
- * duplicate delivery fires nothing); fire; write the shard's results once.
+ * Fire stage: re-delay while still early; load the bodies; claim the shard with a
+ * conditional create (a duplicate delivery fires nothing); fire; write the shard's results
+ * once, retried.
+ *
+ * Exact under redelivery:
+ * - Everything that can fail and be retried safely (body reads) happens before the claim.
+ * - A request reached more than `expireAfterMs` after its due time is dropped as `expired`,
+ *   whatever the late policy (the fire loop does it): a shard that comes back after a
+ *   failure or a visibility timeout never sends traffic into a run that may be finalised.
+ * - A redelivery that finds the claim taken but no results means the claimant fired and
+ *   then died before its results were written (the visibility timeout outlasts the function,
+ *   so it is not still running): its requests are recorded as `lost` now, not left for the
+ *   deadline, and never fired twice.
  */
 import type { Clock, MessageQueue, ObjectStore } from '../../ports';
 import { computeProfileRecord } from '../metrics/record-metrics';
 import type { FireOutcome, ScheduledRequest } from '../types';
-import { parseMessageJson, PermanentError, sendAll } from './common';
+import { deterministicUuid } from '../ids';
+import { parseMessageJson, PermanentError, sendAll, withRetries } from './common';
 import { claimKey, resultsKey } from './keys';
 import { encodeResultLines, type ResultLine } from './results';
 import { fromWire, shardMessageSchema, type ShardMessage } from './shards';
@@ -21,7 +33,7 @@ export interface HandleShardDeps {
   fire: (requests: ScheduledRequest[], message: ShardMessage) => Promise<FireOutcome[]>;
 }
 
-export type ShardAction = 'deferred' | 'duplicate' | 'fired';
+export type ShardAction = 'deferred' | 'duplicate' | 'fired' | 'lost-after-claim';
 
 /** `raw` is the SQS message body. Throws (retryable) only on infrastructure errors; a malformed message is a permanent error. */
 export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{ action: ShardAction; message: ShardMessage; outcomes: FireOutcome[] }> {
@@ -35,20 +47,35 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
     await sendAll(deps.queue, [{ id: 'hop', body: JSON.stringify(next), delaySeconds }]);
     return { action: 'deferred', message, outcomes: [] };
   }
+  // Before the claim: a failure here leaves the shard unclaimed, so a redelivery can fire it.
+  const requests = await Promise.all(message.requests.map((w) => fromWire(w, (key) => deps.store.get(key))));
   const claimed = await deps.store.putIfAbsent(
     claimKey(message.runId, message.target, message.shardId),
     JSON.stringify({ workerId: deps.workerId, at: new Date(Number(deps.clock.nowNs() / 1_000_000n)).toISOString() }),
     'application/json',
   );
-  if (!claimed) return { action: 'duplicate', message, outcomes: [] };
-  const requests = await Promise.all(message.requests.map((w) => fromWire(w, (key) => deps.store.get(key))));
+  const key = resultsKey(message.runId, message.target, message.shardId);
+  const writeResults = (lines: ResultLine[]) => withRetries(() => deps.store.putIfAbsent(key, encodeResultLines(lines), 'application/x-ndjson'), deps.clock);
+  if (!claimed) {
+    if (await deps.store.get(key)) return { action: 'duplicate', message, outcomes: [] };
+    const startNs = BigInt(message.startNs);
+    await writeResults(
+      message.requests.map((r) => ({
+        kind: 'drop',
+        requestId: deterministicUuid(message.runId, message.target, r.index),
+        index: r.index,
+        scheduledNs: startNs + BigInt(Math.round(r.offsetMs * 1e6)),
+        dropReason: 'lost',
+      })),
+    );
+    return { action: 'lost-after-claim', message, outcomes: [] };
+  }
   const outcomes = await deps.fire(requests, message);
   const lines: ResultLine[] = outcomes.map((o) =>
     o.result
       ? { kind: 'record', record: computeProfileRecord(o, deps.workerId) }
       : { kind: 'drop', requestId: o.requestId, index: o.request.index, scheduledNs: o.scheduledNs, dropReason: o.dropReason ?? 'lost' },
   );
-  await deps.store.putIfAbsent(resultsKey(message.runId, message.target, message.shardId), encodeResultLines(lines), 'application/x-ndjson');
+  await writeResults(lines);
   return { action: 'fired', message, outcomes };
 }
-

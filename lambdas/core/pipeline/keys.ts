@@ -5,6 +5,8 @@
 export const runPrefix = (runId: string) => `runs/${runId}/`;
 export const targetPrefix = (runId: string, target: string) => `runs/${runId}/${target}/`;
 export const runRecordKey = (runId: string) => `runs/${runId}/_run.json`;
+/** The run's fixed start, written before its first message so that a retried ingest keeps it. */
+export const runStartKey = (runId: string) => `runs/${runId}/_start.json`;
 export const bodyKey = (runId: string, index: number) => `runs/${runId}/_bodies/${index}`;
 export const claimKey = (runId: string, target: string, shardId: string) => `runs/${runId}/${target}/_claims/${shardId}`;
 export const resultsPrefix = (runId: string, target: string) => `runs/${runId}/${target}/_results/`;

@@ -17,7 +17,7 @@ const ns = z
   .transform((s) => BigInt(s));
 
 // A Record over DropReason makes the compiler flag a reason added to types.ts but not here.
-const DROP_REASONS: Record<DropReason, true> = { unsupported_content_type: true, not_chat_request: true, late_beyond_tolerance: true, lost: true, aborted: true };
+const DROP_REASONS: Record<DropReason, true> = { unsupported_content_type: true, not_chat_request: true, late_beyond_tolerance: true, lost: true, expired: true, aborted: true };
 const dropReasonSchema = z.enum(Object.keys(DROP_REASONS) as [DropReason, ...DropReason[]]);
 
 const errorSchema = z.object({ code: z.number().nullable(), type: z.string(), message: z.string() });

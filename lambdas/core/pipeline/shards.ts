@@ -19,43 +19,56 @@ export interface ShardingOptions {
 export const DEFAULT_SHARDING: ShardingOptions = {
   slotMs: 1000,
   maxShardRequests: 250,
-  maxMessageBytes: 256 * 1024,
+  // SQS takes 1 MiB per message and per batch; SQS bills by 64 KB chunk whatever the
+  // message size, so fuller shards cost no more in SQS and need fewer fire invocations.
+  maxMessageBytes: 768 * 1024,
   maxInlineBodyBytes: 64 * 1024,
 };
 
-export interface Shard {
+export interface Shard<T = ScheduledRequest> {
   shardId: string;
   slotIndex: number;
-  requests: ScheduledRequest[];
+  requests: T[];
 }
 
 /** Fixed per-request overhead of the JSON around a body (ids, times, source), generous. */
 const REQUEST_OVERHEAD_BYTES = 600;
 
-export function wireSize(request: ScheduledRequest, o: ShardingOptions): number {
-  const inline = request.body.byteLength <= o.maxInlineBodyBytes;
-  return REQUEST_OVERHEAD_BYTES + request.source.file.length + (inline ? Math.ceil(request.body.byteLength / 3) * 4 : 0);
+/** Bytes one request takes in a shard message: inline bodies travel base64. */
+export function wireBytes(bodyBytes: number, sourceFile: string, o: ShardingOptions): number {
+  const inline = bodyBytes <= o.maxInlineBodyBytes;
+  return REQUEST_OVERHEAD_BYTES + sourceFile.length + (inline ? Math.ceil(bodyBytes / 3) * 4 : 0);
 }
 
-/** Requests must be sorted by offset (plans are). Shard ids are `<slot>-<n>`, stable for a plan. */
-export function cutShards(requests: readonly ScheduledRequest[], o: ShardingOptions = DEFAULT_SHARDING): Shard[] {
-  const shards: Shard[] = [];
-  let current: Shard | null = null;
+export function wireSize(request: ScheduledRequest, o: ShardingOptions): number {
+  return wireBytes(request.body.byteLength, request.source.file, o);
+}
+
+/**
+ * Items must be sorted by offset (plans are). Shard ids are `<slot>-<n>`, stable for a plan.
+ * `sizeOf` is an item's bytes in the message (requests: `wireSize`).
+ */
+export function cutShards(requests: readonly ScheduledRequest[], o?: ShardingOptions): Shard[];
+export function cutShards<T extends { offsetMs: number }>(items: readonly T[], o: ShardingOptions, sizeOf: (item: T) => number): Shard<T>[];
+export function cutShards<T extends { offsetMs: number }>(items: readonly T[], o: ShardingOptions = DEFAULT_SHARDING, sizeOf?: (item: T) => number): Shard<T>[] {
+  const size = sizeOf ?? ((item: T) => wireSize(item as unknown as ScheduledRequest, o));
+  const shards: Shard<T>[] = [];
+  let current: Shard<T> | null = null;
   let bytes = 0;
   let shardInSlot = 0;
-  for (const request of requests) {
-    const slotIndex = Math.floor(request.offsetMs / o.slotMs);
-    const size = wireSize(request, o);
+  for (const item of items) {
+    const slotIndex = Math.floor(item.offsetMs / o.slotMs);
+    const itemBytes = size(item);
     const newSlot = !current || current.slotIndex !== slotIndex;
     if (newSlot) shardInSlot = 0;
-    if (newSlot || (current as Shard).requests.length >= o.maxShardRequests || bytes + size > o.maxMessageBytes) {
+    if (newSlot || (current as Shard<T>).requests.length >= o.maxShardRequests || bytes + itemBytes > o.maxMessageBytes) {
       if (!newSlot) shardInSlot++;
       current = { shardId: `${slotIndex}-${shardInSlot}`, slotIndex, requests: [] };
       shards.push(current);
       bytes = 0;
     }
-    (current as Shard).requests.push(request);
-    bytes += size;
+    (current as Shard<T>).requests.push(item);
+    bytes += itemBytes;
   }
   return shards;
 }

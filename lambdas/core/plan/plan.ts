@@ -38,7 +38,7 @@
 import { isJsonContentType } from '../capture/parse';
 import { deterministicUuid } from '../ids';
 import { seededRandom } from '../random';
-import type { CaptureRecord, DropReason, IntraSecondPolicy, ReplayPlan, ScheduledRequest, TargetKind } from '../types';
+import type { ByteSpan, CaptureRecord, DropReason, IntraSecondPolicy, ReplayPlan, ScheduledRequest, TargetKind } from '../types';
 
 export interface PlanOptions {
   runId: string;
@@ -85,8 +85,14 @@ export function validatePlanOptions(o: PlanOptions): string[] {
   return problems;
 }
 
-interface Timed {
-  record: CaptureRecord;
+/** What the timing rules need of a record: its time, and whether the capture gave a fraction. */
+export interface Timeable {
+  inferenceTimeMs: number;
+  hasSubSecondTime: boolean;
+}
+
+interface Timed<T> {
+  item: T;
   /** Position in the input: capture order, the tie-breaker. */
   order: number;
   /** Capture time relative to the earliest record, in ms. */
@@ -94,10 +100,10 @@ interface Timed {
 }
 
 /** `timed` must be in capture order: that is the order the second's slots are handed out in. */
-function spreadWholeSeconds(timed: readonly Timed[]): void {
-  const bySecond = new Map<number, Timed[]>();
+function spreadWholeSeconds<T extends Timeable>(timed: readonly Timed<T>[]): void {
+  const bySecond = new Map<number, Timed<T>[]>();
   for (const t of timed) {
-    if (t.record.hasSubSecondTime) continue;
+    if (t.item.hasSubSecondTime) continue;
     const group = bySecond.get(t.timeMs);
     if (group) group.push(t);
     else bySecond.set(t.timeMs, [t]);
@@ -107,6 +113,56 @@ function spreadWholeSeconds(timed: readonly Timed[]): void {
       t.timeMs += (i * 1000) / group.length;
     });
   }
+}
+
+interface Schedule<T> {
+  /** In schedule order; position = the request's index. */
+  selected: { item: T; offsetMs: number; captureTimeMs: number }[];
+  excluded: ReplayPlan['excluded'];
+  scheduleZeroMs: number | null;
+  durationMs: number;
+}
+
+/** Rules 1-4 on anything with a time: order, intra-second policy, window, selection, offsets. */
+function scheduleItems<T extends Timeable>(items: readonly T[], options: PlanOptions): Schedule<T> {
+  const problems = validatePlanOptions(options);
+  if (problems.length > 0) throw new Error(`invalid plan options: ${problems.join('; ')}`);
+  const excluded: ReplayPlan['excluded'] = {};
+  if (items.length === 0) return { selected: [], excluded, scheduleZeroMs: null, durationMs: 0 };
+
+  // Work in ms relative to the earliest capture: at epoch scale (~1.8e12 ms) a float64 keeps
+  // only about 1e-4 ms, which would blur thirds of a second and offset edges.
+  let base = Infinity;
+  for (const r of items) if (r.inferenceTimeMs < base) base = r.inferenceTimeMs;
+  const timed: Timed<T>[] = items.map((item, order) => ({ item, order, timeMs: item.inferenceTimeMs - base }));
+  if (options.intraSecond === 'spread') spreadWholeSeconds(timed);
+  timed.sort((a, b) => a.timeMs - b.timeMs || a.order - b.order);
+
+  const zero = (timed[0] as Timed<T>).timeMs;
+  const start = options.startOffsetMs ?? 0;
+  const end = options.endOffsetMs ?? Infinity;
+  let selected = timed.filter((t) => t.timeMs - zero >= start && t.timeMs - zero <= end);
+  if (selected.length < timed.length) excluded.outside_offset_window = timed.length - selected.length;
+
+  const { sampleRate } = options;
+  if (sampleRate !== undefined && sampleRate < 1) {
+    const random = seededRandom(options.seed ?? DEFAULT_SEED);
+    const kept = selected.filter(() => random() < sampleRate);
+    if (kept.length < selected.length) excluded.sample = selected.length - kept.length;
+    selected = kept;
+  }
+  if (options.limit !== undefined && selected.length > options.limit) {
+    excluded.limit = selected.length - options.limit;
+    selected = selected.slice(0, options.limit);
+  }
+  const offsetOf = (t: Timed<T>) => (t.timeMs - zero - start) / options.timeScale;
+  const last = selected[selected.length - 1];
+  return {
+    selected: selected.map((t) => ({ item: t.item, offsetMs: offsetOf(t), captureTimeMs: base + t.timeMs })),
+    excluded,
+    scheduleZeroMs: base + zero,
+    durationMs: last ? offsetOf(last) : 0,
+  };
 }
 
 interface BodyPlan {
@@ -174,60 +230,95 @@ function planBody(record: CaptureRecord, options: PlanOptions): BodyPlan {
   };
 }
 
+function toRequest(record: CaptureRecord, planned: BodyPlan, index: number, offsetMs: number, captureTimeMs: number, options: PlanOptions): ScheduledRequest {
+  return {
+    index,
+    offsetMs,
+    captureTimeMs,
+    correlationId: deterministicUuid(options.runId, record.eventId, index),
+    eventId: record.eventId,
+    inferenceId: record.inferenceId,
+    source: record.source,
+    contentType: record.input.contentType,
+    body: planned.body,
+    streaming: planned.streaming,
+    overrides: planned.overrides,
+    capturedUsage: record.output?.usage ?? null,
+  };
+}
+
 export function buildPlan(records: readonly CaptureRecord[], options: PlanOptions): ReplayPlan {
-  const problems = validatePlanOptions(options);
-  if (problems.length > 0) throw new Error(`invalid plan options: ${problems.join('; ')}`);
-  const excluded: ReplayPlan['excluded'] = {};
-  if (records.length === 0) return { requests: [], incompatible: [], excluded, scheduleZeroMs: null, durationMs: 0 };
-
-  // Work in ms relative to the earliest capture: at epoch scale (~1.8e12 ms) a float64 keeps
-  // only about 1e-4 ms, which would blur thirds of a second and offset edges.
-  let base = Infinity;
-  for (const r of records) if (r.inferenceTimeMs < base) base = r.inferenceTimeMs;
-  const timed: Timed[] = records.map((record, order) => ({ record, order, timeMs: record.inferenceTimeMs - base }));
-  if (options.intraSecond === 'spread') spreadWholeSeconds(timed);
-  timed.sort((a, b) => a.timeMs - b.timeMs || a.order - b.order);
-
-  const zero = (timed[0] as Timed).timeMs;
-  const start = options.startOffsetMs ?? 0;
-  const end = options.endOffsetMs ?? Infinity;
-  let selected = timed.filter((t) => t.timeMs - zero >= start && t.timeMs - zero <= end);
-  if (selected.length < timed.length) excluded.outside_offset_window = timed.length - selected.length;
-
-  const { sampleRate } = options;
-  if (sampleRate !== undefined && sampleRate < 1) {
-    const random = seededRandom(options.seed ?? DEFAULT_SEED);
-    const kept = selected.filter(() => random() < sampleRate);
-    if (kept.length < selected.length) excluded.sample = selected.length - kept.length;
-    selected = kept;
-  }
-  if (options.limit !== undefined && selected.length > options.limit) {
-    excluded.limit = selected.length - options.limit;
-    selected = selected.slice(0, options.limit);
-  }
-
-  const offsetOf = (t: Timed) => (t.timeMs - zero - start) / options.timeScale;
+  const schedule = scheduleItems(records, options);
   const requests: ScheduledRequest[] = [];
   const incompatible: ReplayPlan['incompatible'] = [];
-  selected.forEach((t, index) => {
-    const planned = planBody(t.record, options);
-    const request: ScheduledRequest = {
-      index,
-      offsetMs: offsetOf(t),
-      captureTimeMs: base + t.timeMs,
-      correlationId: deterministicUuid(options.runId, t.record.eventId, index),
-      eventId: t.record.eventId,
-      inferenceId: t.record.inferenceId,
-      source: t.record.source,
-      contentType: t.record.input.contentType,
-      body: planned.body,
-      streaming: planned.streaming,
-      overrides: planned.overrides,
-      capturedUsage: t.record.output?.usage ?? null,
-    };
+  schedule.selected.forEach(({ item, offsetMs, captureTimeMs }, index) => {
+    const planned = planBody(item, options);
+    const request = toRequest(item, planned, index, offsetMs, captureTimeMs, options);
     if (planned.incompatible) incompatible.push({ request, ...planned.incompatible });
     else requests.push(request);
   });
-  const last = selected[selected.length - 1];
-  return { requests, incompatible, excluded, scheduleZeroMs: base + zero, durationMs: last ? offsetOf(last) : 0 };
+  return { requests, incompatible, excluded: schedule.excluded, scheduleZeroMs: schedule.scheduleZeroMs, durationMs: schedule.durationMs };
+}
+
+// ---- Two-pass planning, for inputs too large to hold (the ingest function) ----
+//
+// Pass 1 keeps, per record, what the rules need and where its line is (`span`), not its body:
+// the timing rules run on that index exactly as buildPlan runs them. Pass 2 reads back the
+// lines of the requests about to be sent, a shard at a time, and materializes them with the
+// same body rules. Memory is O(records x a few hundred bytes), not O(file).
+
+/** A capture record without its body: enough to plan it and to read it back. */
+export interface IndexedRecord extends Timeable {
+  eventId: string;
+  source: CaptureRecord['source'];
+  span: ByteSpan;
+  /** Size of the body as it will be sent (after overrides), for sharding by bytes. */
+  bodyBytes: number;
+  incompatible: { reason: DropReason; detail: string } | null;
+}
+
+/** Pass 1: the record's plan-relevant facts; the body is dropped by the caller. */
+export function indexRecord(record: CaptureRecord, options: PlanOptions): IndexedRecord {
+  if (!record.span) throw new Error(`record ${record.source.file}:${record.source.line} has no byte span (parse it from a byte stream)`);
+  const planned = planBody(record, options);
+  return {
+    eventId: record.eventId,
+    inferenceTimeMs: record.inferenceTimeMs,
+    hasSubSecondTime: record.hasSubSecondTime,
+    source: record.source,
+    span: record.span,
+    bodyBytes: planned.body.byteLength,
+    incompatible: planned.incompatible,
+  };
+}
+
+export interface IndexedEntry {
+  index: number;
+  offsetMs: number;
+  captureTimeMs: number;
+  record: IndexedRecord;
+}
+
+export interface IndexedPlan {
+  /** Every selected record in schedule order, incompatible ones included (they carry the reason). */
+  entries: IndexedEntry[];
+  excluded: ReplayPlan['excluded'];
+  scheduleZeroMs: number | null;
+  durationMs: number;
+}
+
+export function planIndexed(records: readonly IndexedRecord[], options: PlanOptions): IndexedPlan {
+  const schedule = scheduleItems(records, options);
+  return {
+    entries: schedule.selected.map(({ item, offsetMs, captureTimeMs }, index) => ({ index, offsetMs, captureTimeMs, record: item })),
+    excluded: schedule.excluded,
+    scheduleZeroMs: schedule.scheduleZeroMs,
+    durationMs: schedule.durationMs,
+  };
+}
+
+/** Pass 2: the request for an entry, from its record read back (the same line). */
+export function materializeRequest(entry: IndexedEntry, record: CaptureRecord, options: PlanOptions): ScheduledRequest {
+  if (record.eventId !== entry.record.eventId) throw new Error(`line ${record.source.line} read back as eventId ${record.eventId.slice(0, 80)}, planned as ${entry.record.eventId.slice(0, 80)}: the file changed`);
+  return toRequest(record, planBody(record, options), entry.index, entry.offsetMs, entry.captureTimeMs, options);
 }

@@ -76,7 +76,9 @@ describe('parseCaptureStream: line endings and the last line', () => {
     const lines = [good('a'), '', 'not json', good('b'), good('c').slice(0, 40)];
     const lf = await parseAll([lines.join('\n')]);
     const crlf = await parseAll([lines.join('\r\n')]);
-    expect(crlf.records.map(view)).toEqual(lf.records.map(view));
+    // Spans are file offsets: a CR per line moves them; everything else is the same.
+    const noSpan = (r: Parameters<typeof view>[0]) => ({ ...view(r), span: undefined });
+    expect(crlf.records.map(noSpan)).toEqual(lf.records.map(noSpan));
     expect({ ...crlf.report.files[0]!, bytesRead: 0 }).toEqual({ ...lf.report.files[0]!, bytesRead: 0 });
     expect(crlf.report.files[0]).toMatchObject({ linesRead: 5, blankLines: 1, accepted: 2 });
     expect(crlf.report.files[0]!.examples.invalid_json?.[0]?.detail).toBe('not JSON (8 chars)');
@@ -115,6 +117,20 @@ describe('parseCaptureStream: chunk boundaries', () => {
       const split = await parseAll([file.subarray(0, cut), file.subarray(cut)]);
       expect(split.records.map(view), `cut at ${cut}`).toEqual(whole.records.map(view));
       expect(split.report, `cut at ${cut}`).toEqual(whole.report);
+    }
+  });
+
+  it('gives each record the byte span of its line in the file (CR and BOM excluded), so the line can be read back', async () => {
+    const withBom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), file]);
+    for (const bytes of [file, withBom]) {
+      const { records } = await parseAll(pieces(bytes, 7));
+      expect(records).toHaveLength(3);
+      for (const r of records) {
+        const line = bytes.subarray(r.span!.start, r.span!.end).toString('utf8');
+        expect(line.startsWith('{') && line.endsWith('}'), line.slice(0, 20)).toBe(true);
+        const again = parseCaptureLine(line, r.source);
+        expect(again.ok && view({ ...again.record, span: r.span })).toEqual(view(r));
+      }
     }
   });
 

@@ -192,8 +192,27 @@ describe('schedule -> fire -> collect', () => {
     expect(crashes).toBe(1);
     expect(p.store.text(claimKey('run-1', 'A', '0-0'))).not.toBeNull();
     expect(p.store.text(resultsKey('run-1', 'A', '0-0'))).toBeNull();
-    // A redelivery finds the claim and does nothing (the requests may have gone out).
-    expect((await handleShard(JSON.stringify({ v: 1, kind: 'shard', runId: 'run-1', target: 'A', shardId: '0-0', startNs: String(S + 30n * SEC), firstDueNs: String(S + 30n * SEC), hops: 0, requests: [toWire(req(0, 0), null)] }), p.deps)).action).toBe('duplicate');
+    // A redelivery finds the claim without results: the claimant died after firing (the
+    // requests may have gone out), so nothing is fired again and its requests are recorded
+    // as lost now, not left for the deadline.
+    const redelivered = JSON.stringify({ v: 1, kind: 'shard', runId: 'run-1', target: 'A', shardId: '0-0', startNs: String(S + 30n * SEC), firstDueNs: String(S + 30n * SEC), hops: 0, requests: [toWire(req(0, 0), null), toWire(req(1, 100), null)] });
+    const sentBefore = p.target.sent.length;
+    expect((await handleShard(redelivered, p.deps)).action).toBe('lost-after-claim');
+    expect(p.target.sent.length).toBe(sentBefore);
+    // A further redelivery finds the results: a plain duplicate.
+    expect((await handleShard(redelivered, p.deps)).action).toBe('duplicate');
+    const collected = await collectRun('run-1', 'A', p);
+    expect(collected).toMatchObject({ status: 'complete', missing: [] });
+    expect(collected.manifest).toMatchObject({ scheduled: 3, succeeded: 1, dropped: 2, droppedByReason: { lost: 2 }, balanced: true });
+  });
+
+  it('counts a shard that never reported as lost at the deadline, and does not hang', async () => {
+    const p = pipeline();
+    await schedule(p, [req(0, 0), req(1, 100), req(2, 2000)]);
+    await p.drain(async (body) => {
+      const message = JSON.parse(body) as ShardMessage;
+      return message.shardId === '0-0' ? { action: 'swallowed' } : handleShard(body, p.deps);
+    });
     expect((await collectRun('run-1', 'A', p)).status).toBe('pending');
     p.clock.advanceTo(S + 30n * SEC + 2000n * MS + 60_001n * MS);
     const collected = await collectRun('run-1', 'A', p);
