@@ -3,9 +3,11 @@ import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { placeholdersIn, type DeploymentConfig } from './config';
 import { CaptureReplayStateful } from './stateful';
+import { deriveFireSizing } from './sizing';
 import { CaptureReplayStateless, FUNCTION_TIMEOUTS } from './stateless';
 
-const sixTimes = (d: Duration) => Duration.seconds(d.toSeconds() * 6);
+/** AWS's guidance for SQS event sources: visibility at least 6x the function timeout (at most SQS's 12 h). */
+const sixTimes = (d: Duration) => Duration.seconds(Math.min(43_200, d.toSeconds() * 6));
 
 export interface CaptureReplayStackProps extends StackProps {
   config: DeploymentConfig;
@@ -17,13 +19,27 @@ export class CaptureReplayStack extends Stack {
 
   constructor(scope: Construct, id: string, props: CaptureReplayStackProps) {
     super(scope, id, props);
-    this.stateful = new CaptureReplayStateful(this, 'Stateful', {
-      // AWS's guidance for SQS event sources: visibility at least 6x the function timeout.
-      visibility: { ingest: sixTimes(FUNCTION_TIMEOUTS.ingest), replay: sixTimes(FUNCTION_TIMEOUTS.fire), collect: sixTimes(FUNCTION_TIMEOUTS.collect) },
+    const { config } = props;
+    const sizing = deriveFireSizing({
+      peakRequestsPerSecond: config.peakRequestsPerSecond,
+      peakLatencySeconds: config.peakLatencySeconds,
+      targets: config.targets.length,
+      slotSeconds: config.slotSeconds,
+      leadSeconds: config.leadSeconds,
+      requestTimeoutSeconds: config.requestTimeoutSeconds,
     });
-    this.stateless = new CaptureReplayStateless(this, 'Stateless', { config: props.config, stateful: this.stateful });
+    this.stateful = new CaptureReplayStateful(this, 'Stateful', {
+      // The replay queue's visibility is the fire timeout + 60 s, not 6x (lib/sizing.ts says why).
+      visibility: { ingest: sixTimes(FUNCTION_TIMEOUTS.ingest), replay: Duration.seconds(sizing.visibilityTimeoutSeconds), collect: sixTimes(FUNCTION_TIMEOUTS.collect) },
+      workingFilesExpireDays: config.workingFilesExpireDays,
+      ...(config.resultsExpireDays ? { resultsExpireDays: config.resultsExpireDays } : {}),
+      // A delayed message ages up to 900 s before it is visible, then is held for up to the fire timeout.
+      replayMaxHealthyAge: Duration.seconds(900 + sizing.timeoutSeconds + 120),
+    });
+    this.stateless = new CaptureReplayStateless(this, 'Stateless', { config, stateful: this.stateful, sizing });
 
     new CfnOutput(this, 'ResultsBucketName', { value: this.stateful.resultsBucket.bucketName, description: 'Replay results: runs/<run-id>/<target>/' });
+    new CfnOutput(this, 'FireSizing', { value: JSON.stringify(sizing), description: 'Fire function settings derived from peakRequestsPerSecond (lib/sizing.ts)' });
     new CfnOutput(this, 'ReplayDlqUrl', { value: this.stateful.replay.dlq.queueUrl, description: 'Shard messages that failed three times' });
 
     // Synth works on the defaults (offline, no credentials); a deploy must not. The CLI does

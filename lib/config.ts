@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { targetConfigSchema } from '../lambdas/runtime/config';
+import { KMS_KEY_ARN, targetConfigSchema } from '../lambdas/runtime/config';
 
 export const PLACEHOLDER_BUCKET = 'example-capture-bucket';
 export const PLACEHOLDER_URL = 'https://inference.example.com';
@@ -15,8 +15,22 @@ export const deploymentConfigSchema = z.object({
   captureBucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name').default(PLACEHOLDER_BUCKET),
   /** Prefix of the captures, e.g. `datacapture/my-endpoint/` (empty: the whole bucket). */
   capturePrefix: z.string().default('datacapture/'),
-  /** KMS key of the capture bucket, when it is encrypted with a customer key. */
-  captureKmsKeyArn: z.string().startsWith('arn:').optional(),
+  /**
+   * KMS key of the capture bucket, when it is encrypted with a customer key: a key ARN, not
+   * an alias (grants name keys; an alias grant does not cover the key).
+   */
+  captureKmsKeyArn: z.string().regex(KMS_KEY_ARN, 'a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), not an alias').optional(),
+  /** Account that owns the capture bucket (the queue policy's aws:SourceAccount); default: the stack's. */
+  captureBucketAccount: z.string().regex(/^\d{12}$/).optional(),
+  /**
+   * How new capture files reach the ingest queue. `s3`: an S3 event notification on the
+   * bucket (the stack manages the bucket's notification configuration for that prefix).
+   * `eventbridge`: an EventBridge rule on "Object Created" events (the bucket must have
+   * EventBridge notifications on); use it when the bucket already has notifications you or
+   * other tools manage, since S3 refuses overlapping rules and tools that own the
+   * configuration delete ours.
+   */
+  notifications: z.enum(['s3', 'eventbridge']).default('s3'),
   /** One target, or two for A/B (both get the same schedule). */
   targets: z.array(targetConfigSchema).min(1).max(2).default([{ name: 'target', url: PLACEHOLDER_URL, path: '/v1/chat/completions' }]),
   /**
@@ -41,8 +55,24 @@ export const deploymentConfigSchema = z.object({
   maxInFlightPerShard: z.number().int().positive().optional(),
   lateToleranceMs: z.number().int().min(0).default(5000),
   latePolicy: z.enum(['fire', 'drop']).default('fire'),
-  /** Upper bound on concurrent fire functions (the SQS event source's maximum concurrency). */
-  maxFireConcurrency: z.number().int().min(2).max(1000).default(50),
+  /**
+   * The busiest traffic to replay, requests per second per target (after timeScale): sets
+   * the fire function's memory, batch size, concurrency and timeout (lib/sizing.ts).
+   */
+  peakRequestsPerSecond: z.number().positive().max(10_000).default(50),
+  /** How long one request lasts at peak (an LLM stream), seconds. */
+  peakLatencySeconds: z.number().positive().max(600).default(30),
+  /** Overrides the derived maximum fire concurrency. */
+  maxFireConcurrency: z.number().int().min(2).max(1000).optional(),
+  /**
+   * Reserve the fire function's concurrency (= its maximum concurrency) so other functions
+   * in the account cannot starve it. Needs that much unreserved concurrency in the account.
+   */
+  reserveFireConcurrency: z.boolean().default(true),
+  /** Working files (run records, claims, shard results, referenced bodies) expire after this many days. */
+  workingFilesExpireDays: z.number().int().min(2).max(3650).default(7),
+  /** Results under runs/ and hours/ expire after this many days; kept forever when unset. */
+  resultsExpireDays: z.number().int().min(1).max(36500).optional(),
   logRetentionDays: z.number().int().positive().default(30),
   /** Private endpoints: run the fire function in these subnets with these security groups. */
   vpc: z.object({ vpcId: z.string(), subnetIds: z.array(z.string()).min(1), securityGroupIds: z.array(z.string()).min(1), availabilityZones: z.array(z.string()).min(1) }).optional(),

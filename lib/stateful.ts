@@ -3,6 +3,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { HOURS_ROOT, RESULTS_ROOT, WORK_ROOT } from '../lambdas/core/pipeline/keys';
 
 export interface QueuePair {
   queue: sqs.Queue;
@@ -11,8 +12,17 @@ export interface QueuePair {
 }
 
 export interface StatefulProps {
-  /** Each queue's visibility timeout: at least 6x its consumer function's timeout. */
+  /** Each queue's visibility timeout (see lib/sizing.ts for the replay queue's). */
   visibility: { ingest: Duration; replay: Duration; collect: Duration };
+  /** Working files under work/ expire after this many days. */
+  workingFilesExpireDays: number;
+  /** Results under runs/ and hours/ expire after this many days; kept when unset. */
+  resultsExpireDays?: number;
+  /**
+   * The replay queue's oldest message is alarming past this age: a delayed message is up
+   * to 900 s old before it is even visible, and then held for up to the fire timeout.
+   */
+  replayMaxHealthyAge: Duration;
 }
 
 /**
@@ -26,6 +36,7 @@ export class CaptureReplayStateful extends Construct {
   public readonly ingest: QueuePair;
   public readonly replay: QueuePair;
   public readonly collect: QueuePair;
+  public readonly replayAgeAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: StatefulProps) {
     super(scope, id);
@@ -43,12 +54,29 @@ export class CaptureReplayStateful extends Construct {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       serverAccessLogsBucket: this.accessLogsBucket,
       serverAccessLogsPrefix: 'results/',
-      // Claims, shard results and referenced bodies are working state: expire them.
-      lifecycleRules: [{ prefix: 'runs/', abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      // Run records, claims, shard results and referenced bodies (prompts) are working
+      // state under work/: they expire. Results are the user's: kept unless asked.
+      lifecycleRules: [
+        { id: 'WorkingFiles', prefix: WORK_ROOT, expiration: Duration.days(props.workingFilesExpireDays), abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        ...[RESULTS_ROOT, HOURS_ROOT].map((prefix) => ({
+          id: `Results-${prefix.replace('/', '')}`,
+          prefix,
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+          ...(props.resultsExpireDays ? { expiration: Duration.days(props.resultsExpireDays) } : {}),
+        })),
+      ],
       removalPolicy: RemovalPolicy.RETAIN,
     });
     this.ingest = this.queuePair('Ingest', props.visibility.ingest);
     this.replay = this.queuePair('Replay', props.visibility.replay);
+    this.replayAgeAlarm = new cloudwatch.Alarm(this, 'ReplayQueueAgeAlarm', {
+      alarmDescription: 'capture-replay: shard messages are waiting longer than any healthy delay: the fire function is not keeping up (throttled, failing or at its concurrency limit)',
+      metric: this.replay.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      threshold: props.replayMaxHealthyAge.toSeconds(),
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
     this.collect = this.queuePair('Collect', props.visibility.collect);
   }
 

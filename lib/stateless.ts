@@ -1,43 +1,70 @@
-import { Duration } from 'aws-cdk-lib';
+import { Aws, Duration, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import * as kms from 'aws-cdk-lib/aws-kms';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
-import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { HOURS_ROOT, RESULTS_ROOT, WORK_ROOT } from '../lambdas/core/pipeline/keys';
 import { ENV } from '../lambdas/runtime/config';
 import type { DeploymentConfig } from './config';
 import { ReplayFunction } from './replay-function';
+import type { FireSizing } from './sizing';
 import type { CaptureReplayStateful } from './stateful';
 
-/** Function timeouts; the queues' visibility timeouts are derived from these (6x). */
+/** Function timeouts of ingest and collect; fire's is derived from the config (lib/sizing.ts). */
 export const FUNCTION_TIMEOUTS = {
-  ingest: Duration.minutes(5),
-  // Lead + a slot + the slowest response must fit: Lambda's maximum.
-  fire: Duration.minutes(15),
+  ingest: Duration.minutes(15),
   collect: Duration.minutes(5),
 } as const;
 
 export interface StatelessProps {
   config: DeploymentConfig;
   stateful: CaptureReplayStateful;
+  sizing: FireSizing;
+}
+
+/**
+ * S3 -> SQS notification whose queue policy names both the bucket (aws:SourceArn) and its
+ * owner (aws:SourceAccount): a bucket name can be deleted and recreated by another account,
+ * and the account condition stops that bucket from sending us events.
+ */
+class QueueDestination implements s3.IBucketNotificationDestination {
+  constructor(
+    private readonly queue: sqs.IQueue,
+    private readonly sourceAccount: string,
+  ) {}
+
+  bind(_scope: Construct, bucket: s3.IBucket): s3.BucketNotificationDestinationConfig {
+    this.queue.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('s3.amazonaws.com')],
+        actions: ['sqs:SendMessage'],
+        resources: [this.queue.queueArn],
+        conditions: { ArnLike: { 'aws:SourceArn': bucket.bucketArn }, StringEquals: { 'aws:SourceAccount': this.sourceAccount } },
+      }),
+    );
+    return { arn: this.queue.queueArn, type: s3.BucketNotificationDestinationType.QUEUE, dependencies: [this.queue] };
+  }
 }
 
 /**
  * Code and wiring, replaceable at will: the three functions, their SQS event sources (each
- * with partial batch responses), the capture bucket's notification, and least-privilege
- * grants (read-only on the capture prefix).
+ * with partial batch responses), the capture notification (S3 or EventBridge), and IAM
+ * exactly as the handlers need it: each action each function calls, on its resources only.
  */
 export class CaptureReplayStateless extends Construct {
   public readonly ingestFunction: ReplayFunction;
   public readonly fireFunction: ReplayFunction;
   public readonly collectFunction: ReplayFunction;
+  public readonly captureRule?: events.Rule;
 
   constructor(scope: Construct, id: string, props: StatelessProps) {
     super(scope, id);
-    const { config, stateful } = props;
+    const { config, stateful, sizing } = props;
     const logRetention = retention(config.logRetentionDays);
     const environment: Record<string, string> = {
       [ENV.resultsBucket]: stateful.resultsBucket.bucketName,
@@ -49,6 +76,8 @@ export class CaptureReplayStateless extends Construct {
       [ENV.leadMs]: String(config.leadSeconds * 1000),
       [ENV.graceMs]: String(config.graceSeconds * 1000),
       [ENV.slotMs]: String(Math.round(config.slotSeconds * 1000)),
+      [ENV.maxShardRequests]: String(sizing.maxShardRequests),
+      [ENV.maxConnectionsPerTarget]: String(sizing.connectionsPerTarget),
       [ENV.timeScale]: String(config.timeScale),
       [ENV.intraSecond]: config.intraSecond,
       [ENV.forceStreaming]: String(config.forceStreaming),
@@ -67,38 +96,84 @@ export class CaptureReplayStateless extends Construct {
         }
       : {};
 
-    this.ingestFunction = new ReplayFunction(this, 'Ingest', { handlerName: 'ingest', logRetention, environment, timeout: FUNCTION_TIMEOUTS.ingest, memorySize: 2048 });
-    this.fireFunction = new ReplayFunction(this, 'Fire', { handlerName: 'fire', logRetention, environment, timeout: FUNCTION_TIMEOUTS.fire, ...vpc });
+    const maxConcurrency = config.maxFireConcurrency ?? sizing.maxConcurrency;
+    // A 1 GB capture file is read twice (index, then ranges) inside 15 minutes; the index of
+    // 500,000 records is ~250 MB (bench/RESULTS.md).
+    this.ingestFunction = new ReplayFunction(this, 'Ingest', { handlerName: 'ingest', logRetention, environment, timeout: FUNCTION_TIMEOUTS.ingest, memorySize: 3008 });
+    this.fireFunction = new ReplayFunction(this, 'Fire', {
+      handlerName: 'fire',
+      logRetention,
+      environment,
+      timeout: Duration.seconds(sizing.timeoutSeconds),
+      memorySize: sizing.memoryMb,
+      ...(config.reserveFireConcurrency ? { reservedConcurrentExecutions: maxConcurrency } : {}),
+      ...vpc,
+    });
     this.collectFunction = new ReplayFunction(this, 'Collect', { handlerName: 'collect', logRetention, environment, timeout: FUNCTION_TIMEOUTS.collect, memorySize: 2048 });
 
-    // Captures: read-only, and only under the prefix.
-    const captures = s3.Bucket.fromBucketName(this, 'Captures', config.captureBucket);
-    captures.grantRead(this.ingestFunction, `${config.capturePrefix}*`);
-    if (config.captureKmsKeyArn) kms.Key.fromKeyArn(this, 'CaptureKey', config.captureKmsKeyArn).grantDecrypt(this.ingestFunction);
-    captures.addEventNotification(s3.EventType.OBJECT_CREATED, new s3n.SqsDestination(stateful.ingest.queue), {
-      ...(config.capturePrefix ? { prefix: config.capturePrefix } : {}),
-      suffix: '.jsonl',
-    });
+    // ---- IAM: every call each handler makes, on exactly its resources ----
+    const bucketArn = stateful.resultsBucket.bucketArn;
+    const objects = (...prefixes: string[]) => prefixes.map((p) => `${bucketArn}/${p}*`);
+    const allow = (fn: ReplayFunction, actions: string[], resources: string[], conditions?: Record<string, unknown>) =>
+      fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources, ...(conditions ? { conditions } : {}) }));
+    // Without s3:ListBucket, S3 answers a GET of a missing key with 403, not 404: every
+    // existence check (run record, start, claims' results, roll-up state) needs it. It is
+    // not conditioned on s3:prefix: S3's implicit check for the 404 has no prefix to match.
+    for (const fn of [this.ingestFunction, this.fireFunction, this.collectFunction]) allow(fn, ['s3:ListBucket'], [bucketArn]);
+    // ingest: the ingest report under runs/; run record, start, bodies, incompatible drops under work/.
+    allow(this.ingestFunction, ['s3:GetObject', 's3:PutObject'], objects(WORK_ROOT, RESULTS_ROOT));
+    // fire: reads run state and bodies, writes claims and shard results: work/ only.
+    allow(this.fireFunction, ['s3:GetObject', 's3:PutObject'], objects(WORK_ROOT));
+    // collect: reads work/, writes artifacts under runs/ (and interim/), hourly roll-ups under hours/.
+    allow(this.collectFunction, ['s3:GetObject'], objects(WORK_ROOT, RESULTS_ROOT, HOURS_ROOT));
+    allow(this.collectFunction, ['s3:PutObject'], objects(RESULTS_ROOT, HOURS_ROOT));
+    // SQS: SendMessageBatch is authorized as sqs:SendMessage. The event sources' receive and
+    // delete are the Lambda service's, granted by addEventSource below.
+    allow(this.ingestFunction, ['sqs:SendMessage'], [stateful.replay.queue.queueArn, stateful.collect.queue.queueArn]);
+    allow(this.fireFunction, ['sqs:SendMessage'], [stateful.replay.queue.queueArn, stateful.collect.queue.queueArn]); // deferral hops, last-shard collect
+    allow(this.collectFunction, ['sqs:SendMessage'], [stateful.collect.queue.queueArn]); // deadline hops
 
-    const results = stateful.resultsBucket;
-    results.grantReadWrite(this.ingestFunction, 'runs/*');
-    results.grantReadWrite(this.fireFunction, 'runs/*');
-    results.grantReadWrite(this.collectFunction, 'runs/*');
-    stateful.replay.queue.grantSendMessages(this.ingestFunction);
-    stateful.replay.queue.grantSendMessages(this.fireFunction); // deferral hops
-    stateful.collect.queue.grantSendMessages(this.ingestFunction);
-    stateful.collect.queue.grantSendMessages(this.fireFunction);
-    stateful.collect.queue.grantSendMessages(this.collectFunction); // deadline hops
-    config.targets.forEach((t, i) => {
+    // Captures: GetObject under the prefix (ranged reads included), nothing else.
+    const captureBucketArn = `arn:${Aws.PARTITION}:s3:::${config.captureBucket}`;
+    allow(this.ingestFunction, ['s3:GetObject'], [`${captureBucketArn}/${config.capturePrefix}*`]);
+    const region = Stack.of(this).region;
+    if (config.captureKmsKeyArn) {
+      // SSE-KMS captures: S3 decrypts with the caller's permission on the key, through S3 only.
+      allow(this.ingestFunction, ['kms:Decrypt'], [config.captureKmsKeyArn], { StringEquals: { 'kms:ViaService': `s3.${region}.amazonaws.com` } });
+    }
+    config.targets.forEach((t) => {
       if (!t.apiKeySecret) return;
-      const secret = t.apiKeySecret.startsWith('arn:')
-        ? secretsmanager.Secret.fromSecretCompleteArn(this, `ApiKey${i}`, t.apiKeySecret)
-        : secretsmanager.Secret.fromSecretNameV2(this, `ApiKey${i}`, t.apiKeySecret);
-      secret.grantRead(this.fireFunction);
+      // A name gets the 6-character suffix Secrets Manager appends to every secret's ARN.
+      const secretArn = t.apiKeySecret.startsWith('arn:') ? t.apiKeySecret : `arn:${Aws.PARTITION}:secretsmanager:${region}:${Aws.ACCOUNT_ID}:secret:${t.apiKeySecret}-??????`;
+      allow(this.fireFunction, ['secretsmanager:GetSecretValue'], [secretArn]);
+      if (t.apiKeySecretKmsKeyArn) {
+        allow(this.fireFunction, ['kms:Decrypt'], [t.apiKeySecretKmsKeyArn], { StringEquals: { 'kms:ViaService': `secretsmanager.${region}.amazonaws.com` } });
+      }
     });
 
-    this.ingestFunction.addEventSource(new SqsEventSource(stateful.ingest.queue, { batchSize: 5, reportBatchItemFailures: true, maxConcurrency: 10 }));
-    this.fireFunction.addEventSource(new SqsEventSource(stateful.replay.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: config.maxFireConcurrency }));
+    // ---- How new capture files reach the ingest queue ----
+    const sourceAccount = config.captureBucketAccount ?? Aws.ACCOUNT_ID;
+    if (config.notifications === 's3') {
+      const captures = s3.Bucket.fromBucketName(this, 'Captures', config.captureBucket);
+      captures.addEventNotification(s3.EventType.OBJECT_CREATED, new QueueDestination(stateful.ingest.queue, sourceAccount), {
+        ...(config.capturePrefix ? { prefix: config.capturePrefix } : {}),
+        suffix: '.jsonl',
+      });
+    } else {
+      this.captureRule = new events.Rule(this, 'CaptureObjectCreated', {
+        description: 'capture-replay: new Data Capture files (EventBridge notifications must be on for the bucket)',
+        eventPattern: {
+          source: ['aws.s3'],
+          detailType: ['Object Created'],
+          account: [sourceAccount],
+          detail: { bucket: { name: [config.captureBucket] }, object: { key: [{ wildcard: `${config.capturePrefix}*.jsonl` }] } },
+        },
+      });
+      this.captureRule.addTarget(new eventTargets.SqsQueue(stateful.ingest.queue, { deadLetterQueue: stateful.ingest.dlq, retryAttempts: 8 }));
+    }
+
+    this.ingestFunction.addEventSource(new SqsEventSource(stateful.ingest.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: 10 }));
+    this.fireFunction.addEventSource(new SqsEventSource(stateful.replay.queue, { batchSize: sizing.batchSize, reportBatchItemFailures: true, maxConcurrency }));
     this.collectFunction.addEventSource(new SqsEventSource(stateful.collect.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 5 }));
   }
 }

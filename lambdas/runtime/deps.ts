@@ -14,6 +14,7 @@ import { systemClock } from '../adapters/system-clock';
 import { Semaphore } from '../core/fire/semaphore';
 import type { Clock, TargetClient } from '../ports';
 import { parseRuntimeConfig, type RuntimeConfig } from './config';
+import { connectionsPerTarget } from './limits';
 import { bearerKeyFromSecret } from './secrets';
 
 export interface Target {
@@ -55,18 +56,6 @@ export const SDK_TIMEOUTS = { connectionTimeout: 5_000, requestTimeout: 60_000 }
 /** The SDK builds its Node HTTP handler from these options (no direct dependency on it). */
 function sdkHandler(): { connectionTimeout: number; requestTimeout: number } {
   return { ...SDK_TIMEOUTS };
-}
-
-/**
- * Lambda gives a function 1,024 file descriptors. The SDK's sockets, the runtime and the
- * log take some; the rest are shared by the targets' connection pools.
- */
-export const LAMBDA_FILE_DESCRIPTORS = 1024;
-export const RESERVED_FILE_DESCRIPTORS = 124;
-
-export function connectionsPerTarget(targets: number, maxConnections: number | undefined): number {
-  const budget = Math.floor((LAMBDA_FILE_DESCRIPTORS - RESERVED_FILE_DESCRIPTORS) / Math.max(1, targets));
-  return Math.max(1, Math.min(budget, maxConnections ?? budget));
 }
 
 export function createDeps(overrides: DepsOverrides = {}): Deps {

@@ -10,6 +10,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { CaptureReplayStack } from '../../lib/capture-replay-stack';
 import { parseDeploymentConfig, placeholdersIn } from '../../lib/config';
+import { deriveFireSizing } from '../../lib/sizing';
 
 const config = parseDeploymentConfig({
   captureBucket: 'my-capture-bucket',
@@ -24,6 +25,9 @@ const app = new App();
 const stack = new CaptureReplayStack(app, 'Test', { config });
 Aspects.of(app).add(new AwsSolutionsChecks());
 const template = Template.fromStack(stack);
+const sizing = deriveFireSizing({ peakRequestsPerSecond: 50, peakLatencySeconds: 30, targets: 2, slotSeconds: 1, leadSeconds: 20, requestTimeoutSeconds: 300 });
+const fn = (name: string) =>
+  Object.entries(template.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith(`Stateless${name}`) && !id.includes('Role'))![1] as { Properties: Record<string, unknown> };
 const resources = (type: string) => Object.values(template.findResources(type)) as { Properties: Record<string, unknown> }[];
 
 describe('CaptureReplayStack', () => {
@@ -43,27 +47,67 @@ describe('CaptureReplayStack', () => {
     });
   });
 
-  it('every event source reports batch item failures', () => {
+  it('every event source reports batch item failures; the fire source is sized from the peak rate', () => {
     const mappings = resources('AWS::Lambda::EventSourceMapping');
     expect(mappings).toHaveLength(3);
     for (const m of mappings) expect(m.Properties.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('StatefulReplayQueue'), 'Arn'] }, ScalingConfig: { MaximumConcurrency: 50 } });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('StatefulReplayQueue'), 'Arn'] },
+      BatchSize: sizing.batchSize,
+      ScalingConfig: { MaximumConcurrency: sizing.maxConcurrency },
+    });
+    const fire = fn('Fire');
+    expect(fire.Properties).toMatchObject({ MemorySize: sizing.memoryMb, Timeout: sizing.timeoutSeconds, ReservedConcurrentExecutions: sizing.maxConcurrency });
   });
 
-  it('every work queue has a DLQ (3 receives), SSE, and a visibility of 6x its function timeout', () => {
-    const timeouts: Record<string, number> = {};
-    for (const [id, r] of Object.entries(template.findResources('AWS::Lambda::Function'))) timeouts[id] = (r as { Properties: { Timeout: number } }).Properties.Timeout;
-    const fnTimeout = (name: string) => Object.entries(timeouts).find(([id]) => id.startsWith(`Stateless${name}`) && !id.includes('Role'))?.[1];
+  it('every work queue has a DLQ (3 receives) and SSE; visibility outlasts each function, and the replay queue\'s is its timeout + 60 s', () => {
     const queues = template.findResources('AWS::SQS::Queue');
     const byName = (name: string) => Object.entries(queues).find(([id]) => id.startsWith(`Stateful${name}Queue`))?.[1] as { Properties: { VisibilityTimeout: number; RedrivePolicy: { maxReceiveCount: number }; SqsManagedSseEnabled: boolean } };
-    for (const [queue, fn] of [['Ingest', 'Ingest'], ['Replay', 'Fire'], ['Collect', 'Collect']] as const) {
-      const q = byName(queue);
-      expect(q.Properties.RedrivePolicy.maxReceiveCount).toBe(3);
-      expect(q.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * (fnTimeout(fn) as number));
+    for (const [queue, name, factor] of [['Ingest', 'Ingest', 6], ['Collect', 'Collect', 6]] as const) {
+      expect(byName(queue).Properties.RedrivePolicy.maxReceiveCount).toBe(3);
+      expect(byName(queue).Properties.VisibilityTimeout).toBeGreaterThanOrEqual(Math.min(43_200, factor * (fn(name).Properties.Timeout as number)));
     }
+    // 6 x 900 s would bring a failed shard back 90 minutes later, into a finalised run.
+    expect(byName('Replay').Properties.VisibilityTimeout).toBe((fn('Fire').Properties.Timeout as number) + 60);
     for (const q of resources('AWS::SQS::Queue')) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
-    expect(resources('AWS::CloudWatch::Alarm')).toHaveLength(3);
+    expect(resources('AWS::CloudWatch::Alarm')).toHaveLength(4);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 900 + sizing.timeoutSeconds + 120 });
+  });
+
+  it('grants each function exactly the actions its handler calls: no deletes, retention, tagging or queue reads beyond its event source', () => {
+    const byFn = (name: string) =>
+      resources('AWS::IAM::Policy')
+        .filter((p) => JSON.stringify(p.Properties.Roles).includes(`Stateless${name}ServiceRole`))
+        .flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown; Condition?: unknown }[] }).Statement);
+    const actions = (name: string) => new Set(byFn(name).flatMap((st) => ([] as string[]).concat(st.Action)));
+    const eventSource = ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'];
+    expect([...actions('Ingest')].sort()).toEqual(['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:SendMessage', ...eventSource].sort());
+    expect([...actions('Fire')].sort()).toEqual(['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'secretsmanager:GetSecretValue', 'sqs:SendMessage', ...eventSource].sort());
+    expect([...actions('Collect')].sort()).toEqual(['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:SendMessage', ...eventSource].sort());
+    // The fire function writes only working files; results are the collector's.
+    const firePuts = byFn('Fire').filter((st) => ([] as string[]).concat(st.Action).includes('s3:PutObject'));
+    expect(JSON.stringify(firePuts)).toContain('/work/*');
+    expect(JSON.stringify(firePuts)).not.toContain('/runs/*');
+    // A secret named without an ARN is matched with Secrets Manager's random suffix.
+    expect(JSON.stringify(byFn('Fire'))).toContain(':secret:replay/key-a-??????');
+  });
+
+  it('lets only the capture bucket, in its owner\'s account, send to the ingest queue', () => {
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Principal: { Service: 's3.amazonaws.com' }, Action: 'sqs:SendMessage', Condition: { ArnLike: { 'aws:SourceArn': Match.anyValue() }, StringEquals: { 'aws:SourceAccount': Match.anyValue() } } }),
+        ]),
+      },
+    });
+  });
+
+  it('expires working files (claims, shard results, bodies with prompts) and keeps results by default', () => {
+    const bucket = resources('AWS::S3::Bucket').find((b) => JSON.stringify(b.Properties.LifecycleConfiguration ?? '').includes('WorkingFiles'))!;
+    const rules = (bucket.Properties.LifecycleConfiguration as { Rules: { Id: string; Prefix: string; ExpirationInDays?: number }[] }).Rules;
+    expect(rules.find((r) => r.Id === 'WorkingFiles')).toMatchObject({ Prefix: 'work/', ExpirationInDays: 7 });
+    expect(rules.filter((r) => r.Prefix === 'runs/' || r.Prefix === 'hours/').every((r) => r.ExpirationInDays === undefined)).toBe(true);
   });
 
   it('denies non-TLS access to every queue and bucket it owns, and blocks public access', () => {
@@ -129,5 +173,64 @@ describe('deployment configuration', () => {
     expect(placeholdersIn(parseDeploymentConfig({}))).toEqual(['captureBucket', 'targets[].url']);
     expect(placeholdersIn(config)).toEqual([]);
     expect(template.toJSON().Rules?.ConfiguredBeforeDeploy).toBeUndefined(); // a configured stack carries no deploy guard
+  });
+});
+
+describe('notifications by EventBridge', () => {
+  const bridged = new CaptureReplayStack(new App(), 'Bridged', { config: parseDeploymentConfig({ ...config, notifications: 'eventbridge' }) });
+  const t = Template.fromStack(bridged);
+
+  it('routes Object Created events for .jsonl under the prefix to the ingest queue, and leaves the bucket\'s notifications alone', () => {
+    expect(Object.keys(t.findResources('Custom::S3BucketNotifications'))).toEqual([]);
+    t.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['aws.s3'], 'detail-type': ['Object Created'], detail: { bucket: { name: ['my-capture-bucket'] }, object: { key: [{ wildcard: 'datacapture/llm/*.jsonl' }] } } },
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('StatefulIngestQueue'), 'Arn'] } })],
+    });
+  });
+});
+
+describe('KMS keys', () => {
+  const arn = 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+
+  it('refuses an alias where a key ARN is needed', () => {
+    expect(() => parseDeploymentConfig({ ...config, captureKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:alias/captures' })).toThrow(/captureKmsKeyArn: a KMS key ARN/);
+    expect(() => parseDeploymentConfig({ ...config, targets: [{ name: 'A', url: 'https://a.example.com', apiKeySecret: 's', apiKeySecretKmsKeyArn: 'alias/k' }] })).toThrow(/apiKeySecretKmsKeyArn/);
+  });
+
+  it('grants kms:Decrypt on the capture key to ingest through S3, and on the secret key to fire through Secrets Manager', () => {
+    const keyed = Template.fromStack(
+      new CaptureReplayStack(new App(), 'Keyed', {
+        config: parseDeploymentConfig({ ...config, captureKmsKeyArn: arn, targets: [{ name: 'A', url: 'https://a.example.com', apiKeySecret: 'replay/key-a', apiKeySecretField: 'api_key', apiKeySecretKmsKeyArn: arn }] }),
+      }),
+    );
+    const statements = Object.values(keyed.findResources('AWS::IAM::Policy')).map((p) => JSON.stringify(p));
+    const ingest = statements.find((s) => s.includes('StatelessIngestServiceRole'))!;
+    const fire = statements.find((s) => s.includes('StatelessFireServiceRole'))!;
+    expect(ingest).toMatch(/"Action":"kms:Decrypt","Condition":\{"StringEquals":\{"kms:ViaService":\{[^}]*s3\./);
+    expect(fire).toMatch(/"Action":"kms:Decrypt","Condition":\{"StringEquals":\{"kms:ViaService":\{[^}]*secretsmanager\./);
+  });
+});
+
+describe('fire sizing from the declared peak rate', () => {
+  const base = { peakLatencySeconds: 30, targets: 1, slotSeconds: 1, leadSeconds: 20, requestTimeoutSeconds: 300 };
+  it.each([
+    [5, 1, { maxShardRequests: 5, batchSize: 10, memoryMb: 1024 }],
+    [200, 1, { maxShardRequests: 200, batchSize: 2, memoryMb: 1769 }],
+    [1000, 2, { maxShardRequests: 250, batchSize: 1, memoryMb: 1769 }],
+  ])('%s requests/s to %s target(s)', (peak, targets, want) => {
+    const s = deriveFireSizing({ ...base, peakRequestsPerSecond: peak, targets });
+    expect(s).toMatchObject(want);
+    // What one invocation may hold in flight stays under Lambda's 1,024 file descriptors.
+    expect(s.batchSize * s.maxShardRequests).toBeLessThanOrEqual(900);
+    expect(s.connectionsPerTarget * targets).toBeLessThanOrEqual(900);
+    expect(s.timeoutSeconds).toBe(351);
+    expect(s.visibilityTimeoutSeconds).toBe(411);
+  });
+
+  it('grows concurrency with the rate, within 2..1000', () => {
+    const at = (peak: number) => deriveFireSizing({ ...base, peakRequestsPerSecond: peak }).maxConcurrency;
+    expect(at(5)).toBeGreaterThanOrEqual(2);
+    expect(at(200)).toBeGreaterThan(at(50));
+    expect(at(10_000)).toBe(1000);
   });
 });
