@@ -226,10 +226,10 @@ describe('connections shared by the shards of one invocation', () => {
     let peak = 0;
     const target = new FakeTarget('A', clock, () => ({ latencyMs: 500 }));
     const send = target.send.bind(target);
-    target.send = async (request, signal) => {
+    target.send = async (request) => {
       peak = Math.max(peak, ++inFlight);
       try {
-        return await send(request, signal);
+        return await send(request);
       } finally {
         inFlight--;
       }
