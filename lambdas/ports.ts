@@ -60,11 +60,21 @@ export const silentLog: Log = {
 /**
  * Object storage (S3 in AWS, memory in tests). `putIfAbsent` is the idempotency primitive:
  * a conditional create (S3 `If-None-Match: *`) that returns false when the key exists.
+ * `getVersioned` + `putIfMatch` are the optimistic-concurrency pair (S3 conditional writes):
+ * read an object with its ETag, then replace it only if nobody has written it since.
  */
 export interface ObjectStore {
   get(key: string): Promise<Uint8Array | null>;
+  /** The object and the ETag of this version of it; null when the key does not exist. */
+  getVersioned(key: string): Promise<{ bytes: Uint8Array; etag: string } | null>;
   put(key: string, body: string | Uint8Array, contentType?: string): Promise<void>;
   putIfAbsent(key: string, body: string | Uint8Array, contentType?: string): Promise<boolean>;
+  /**
+   * Writes only if the object is still the version read: with an ETag, only if the current
+   * object has that ETag (S3 `If-Match`); with null, only if the key does not exist (S3
+   * `If-None-Match: *`). False when somebody else wrote (or deleted) it first: re-read, retry.
+   */
+  putIfMatch(key: string, body: string | Uint8Array, etag: string | null, contentType?: string): Promise<boolean>;
   /** Keys under a prefix, sorted. */
   list(prefix: string): Promise<string[]>;
 }

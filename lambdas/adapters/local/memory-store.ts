@@ -1,6 +1,17 @@
+import { createHash } from 'node:crypto';
 import type { ObjectStore } from '../../ports';
 
-/** In-memory ObjectStore with S3's conditional-create semantics, for tests and local runs. */
+/** S3's ETag of a single-part, unencrypted (or SSE-S3) object: the quoted MD5 of its bytes. */
+const etagOf = (bytes: Uint8Array) => `"${createHash('md5').update(bytes).digest('hex')}"`;
+
+/** S3 compares ETags with or without their quotes. */
+const sameEtag = (a: string, b: string) => a.replace(/"/g, '') === b.replace(/"/g, '');
+
+/**
+ * In-memory ObjectStore with S3's conditional-write semantics (`If-None-Match: *` creates,
+ * `If-Match: <etag>` replaces), for tests and local runs. Every check-and-write happens in
+ * one synchronous step, as S3 makes each conditional write atomic.
+ */
 export class MemoryObjectStore implements ObjectStore {
   readonly objects = new Map<string, Uint8Array>();
 
@@ -8,13 +19,23 @@ export class MemoryObjectStore implements ObjectStore {
     return this.objects.get(key) ?? null;
   }
 
-  async put(key: string, body: string | Uint8Array): Promise<void> {
+  async getVersioned(key: string): Promise<{ bytes: Uint8Array; etag: string } | null> {
+    const bytes = this.objects.get(key);
+    return bytes ? { bytes, etag: etagOf(bytes) } : null;
+  }
+
+  async put(key: string, body: string | Uint8Array, _contentType?: string): Promise<void> {
     this.objects.set(key, typeof body === 'string' ? Buffer.from(body) : body);
   }
 
-  async putIfAbsent(key: string, body: string | Uint8Array): Promise<boolean> {
-    if (this.objects.has(key)) return false;
-    await this.put(key, body);
+  async putIfAbsent(key: string, body: string | Uint8Array, _contentType?: string): Promise<boolean> {
+    return this.putIfMatch(key, body, null);
+  }
+
+  async putIfMatch(key: string, body: string | Uint8Array, etag: string | null, _contentType?: string): Promise<boolean> {
+    const current = this.objects.get(key);
+    if (etag === null ? current !== undefined : current === undefined || !sameEtag(etagOf(current), etag)) return false;
+    this.objects.set(key, typeof body === 'string' ? Buffer.from(body) : body);
     return true;
   }
 

@@ -11,12 +11,12 @@ import { aggregate } from '../metrics/aggregate';
 import type { ProfileRecord, RunManifest } from '../types';
 import { decodeJson, INGEST_SHARD, parseMessageJson, PermanentError, runRecordSchema, sendAll, type RunRecord } from './common';
 import { hourPrefix, resultsKey, resultsPrefix, runRecordKey, targetPrefix } from './keys';
-import { decodeResultLines, resultRequestId } from './results';
+import { decodeResultLines, resultLineSchema, resultRequestId, type ResultLine } from './results';
 import { deliveryDelay } from './sqs-schedule';
 
 export type CollectStatus = 'unknown-run' | 'pending' | 'complete' | 'deadline';
 
-/** Finalises one target of a run when it can; writes the AIPerf artifacts under runs/<run>/<target>/. */
+/** A run's record, the shards expected to report (ingest first, then as scheduled), and those that have not. */
 interface RunState {
   run: RunRecord;
   expected: string[];
@@ -34,18 +34,57 @@ async function runState(runId: string, target: string, store: ObjectStore): Prom
 }
 
 /**
+ * Shard results objects the collector reads at once. A run of thousands of shards is then
+ * read in a few hundred round trips instead of thousands, well inside the function timeout,
+ * without opening thousands of sockets at once.
+ */
+export const RESULT_READ_CONCURRENCY = 16;
+
+/** `fn` over `items` with at most `limit` calls in flight; results in input order. Stops starting new calls after a failure. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        out[i] = await fn(items[i] as T);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
+  return out;
+}
+
+const utf8 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+
+/**
  * Everything one target of a run has reported, deduplicated by request id (at-least-once),
  * as records and accounting entries; with `countLost`, the missing shards' requests too.
+ * The shards' objects are read in parallel, then folded in shard order (ingest first, then
+ * the run's shards as scheduled), so the first occurrence of a request id wins exactly as
+ * if they had been read one by one.
  */
 async function gatherRun(runId: string, target: string, state: RunState, store: ObjectStore, countLost: boolean): Promise<{ records: ProfileRecord[]; entries: ManifestEntry[] }> {
+  const missing = new Set(state.missing);
+  const shards = await mapLimited(
+    state.expected.filter((id) => !missing.has(id)),
+    RESULT_READ_CONCURRENCY,
+    async (id): Promise<ResultLine[]> => {
+      const key = resultsKey(runId, target, id);
+      const bytes = await store.get(key);
+      return decodeResultLines(bytes ? utf8(bytes) : '', key);
+    },
+  );
   const records: ProfileRecord[] = [];
   const entries: ManifestEntry[] = [];
   const seen = new Set<string>();
-  for (const id of state.expected.filter((e) => !state.missing.includes(e))) {
-    const key = resultsKey(runId, target, id);
-    const bytes = await store.get(key);
-    const text = bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8') : '';
-    for (const line of decodeResultLines(text, key)) {
+  for (const lines of shards) {
+    for (const line of lines) {
       const requestId = resultRequestId(line);
       if (seen.has(requestId)) continue; // at-least-once: a request counts once
       seen.add(requestId);
@@ -58,7 +97,7 @@ async function gatherRun(runId: string, target: string, state: RunState, store: 
     }
   }
   if (countLost) {
-    for (const shard of state.run.shards.filter((s) => state.missing.includes(s.shardId))) {
+    for (const shard of state.run.shards.filter((s) => missing.has(s.shardId))) {
       for (let i = 0; i < shard.requests; i++) entries.push({ requestId: `lost:${runId}:${shard.shardId}:${i}`, dropReason: 'lost', lagMs: null, errorType: null });
     }
   }
@@ -73,7 +112,7 @@ export async function collectRun(
   runId: string,
   target: string,
   deps: { store: ObjectStore; clock: Clock },
-  options: { interim?: boolean } = {},
+  options: { interim?: boolean; rollUp?: RollUpRetry } = {},
 ): Promise<{ status: CollectStatus; missing: string[]; manifest?: RunManifest }> {
   const state = await runState(runId, target, deps.store);
   if (!state) return { status: 'unknown-run', missing: [] };
@@ -87,7 +126,8 @@ export async function collectRun(
   const endedAt = isoOf(deps.clock.nowNs());
   const built = buildManifest({ runId, target, outcomes: entries, notScheduledByReason: run.notScheduledByReason, startedAt, endedAt });
   // An interim manifest accounts for what has reported so far and says what is still out.
-  const missingShards = run.shards.filter((s) => missing.includes(s.shardId));
+  const missingSet = new Set(missing);
+  const missingShards = run.shards.filter((s) => missingSet.has(s.shardId));
   const manifest = interim ? { ...built, interim: true, pendingShards: missingShards.length, pendingRequests: missingShards.reduce((n, s) => n + s.requests, 0) } : built;
   await writeTargetArtifacts(deps.store, targetPrefix(runId, target) + (interim ? 'interim/' : ''), {
     records,
@@ -98,40 +138,146 @@ export async function collectRun(
     startTime: startedAt,
     endTime: endedAt,
   });
-  if (!interim && run.hour) await rollUpHour(run.hour, target, runId, deps);
+  if (!interim && run.hour) {
+    const hourRun: HourRun = { runId, startNs: run.startNs, missingShards: missing.length, notScheduledByReason: run.notScheduledByReason, entries, records };
+    await rollUpHour(run.hour, target, hourRun, deps, options.rollUp);
+  }
   return { status: interim ? 'pending' : missing.length > 0 ? 'deadline' : 'complete', missing, manifest };
 }
 
 /**
  * Mirror mode groups results per capture hour: every finalised run of an hour (one per
- * capture file) is listed under hours/<hour>/<target>/_runs/, and the hour's artifacts are
- * rebuilt from all of them, in the same formats. Rebuilt whole each time: idempotent.
- * session_num is renumbered by scheduled time across the hour's files.
+ * capture file) joins hours/<hour>/<target>/, whose artifacts have the same formats as a
+ * run's. session_num is renumbered by scheduled time across the hour's files.
+ *
+ * The hour's merged state (each run's records, accounting entries and not-scheduled counts)
+ * lives in one object, `_state.json`, so a run joins by reading one object and writing it
+ * back, never by re-reading the other runs' shard results. Runs of one hour finalise
+ * concurrently, so the write is conditional (S3 `If-Match` on the ETag read, `If-None-Match`
+ * to create): a finaliser that lost the race re-reads and merges again, with backoff, a
+ * bounded number of times, then throws so that SQS redelivers. A run already in the state
+ * is not merged again (redelivery, a second collect), unless this collection has fewer
+ * missing shards (a shard reported after the deadline), which replaces its part.
  */
-async function rollUpHour(hour: string, target: string, runId: string, deps: { store: ObjectStore; clock: Clock }): Promise<void> {
-  const base = hourPrefix(hour, target);
-  await deps.store.put(`${base}_runs/${runId}`, runId, 'text/plain');
-  const runIds = (await deps.store.list(`${base}_runs/`)).map((k) => k.slice(`${base}_runs/`.length));
-  const records: ProfileRecord[] = [];
-  const entries: ManifestEntry[] = [];
-  const notScheduled: Record<string, number> = {};
-  let firstStart: bigint | null = null;
-  for (const id of runIds) {
-    const state = await runState(id, target, deps.store);
-    if (!state) continue;
-    const gathered = await gatherRun(id, target, state, deps.store, true);
-    records.push(...gathered.records);
-    entries.push(...gathered.entries);
-    for (const [reason, n] of Object.entries(state.run.notScheduledByReason)) notScheduled[reason] = (notScheduled[reason] ?? 0) + n;
-    const start = BigInt(state.run.startNs);
-    if (firstStart === null || start < firstStart) firstStart = start;
+export const HOUR_STATE_FILE = '_state.json';
+export const hourStateKey = (hour: string, target: string) => hourPrefix(hour, target) + HOUR_STATE_FILE;
+
+/**
+ * Conditional-write retries of the hour roll-up: attempts in all, and the first backoff
+ * (doubling, full jitter, capped at 1 s), waited on the deps' clock.
+ */
+export interface RollUpRetry {
+  attempts?: number;
+  baseDelayMs?: number;
+}
+const ROLL_UP_ATTEMPTS = 8;
+const ROLL_UP_BASE_DELAY_MS = 25;
+const ROLL_UP_MAX_DELAY_MS = 1000;
+
+const recordSchema = resultLineSchema.options[0].shape.record;
+const manifestEntrySchema = z.object({
+  requestId: z.string().min(1),
+  dropReason: resultLineSchema.options[1].shape.dropReason.nullable(),
+  lagMs: z.number().nullable(),
+  errorType: z.string().nullable(),
+});
+const hourRunSchema = z.object({
+  runId: z.string().min(1),
+  startNs: z.string().regex(/^\d+$/),
+  /** Shards counted lost when this run was merged: a later collection with fewer replaces it. */
+  missingShards: z.number().int().nonnegative(),
+  notScheduledByReason: z.record(z.string(), z.number()),
+  entries: z.array(manifestEntrySchema),
+  /** The run's records as its own collection sorted them (session_num), not yet renumbered. */
+  records: z.array(recordSchema),
+});
+const hourStateSchema = z.object({
+  v: z.literal(1),
+  hour: z.string(),
+  target: z.string(),
+  /** +1 on every write: tells a finaliser whether the artifacts it wrote are still the latest. */
+  generation: z.number().int().nonnegative(),
+  /** Sorted by run id. */
+  runs: z.array(hourRunSchema),
+});
+type HourState = z.output<typeof hourStateSchema>;
+type HourRun = HourState['runs'][number];
+
+/** bigint ns as decimal strings, as in results objects (the schema reads them back exactly). */
+const encodeHourState = (state: HourState) => JSON.stringify(state, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+
+async function readHourState(store: ObjectStore, key: string): Promise<{ state: HourState; etag: string } | null> {
+  const got = await store.getVersioned(key);
+  if (!got) return null;
+  let json: unknown;
+  try {
+    json = decodeJson(got.bytes);
+  } catch {
+    throw new Error(`${key}: not JSON`);
   }
+  const parsed = hourStateSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`${key}: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid hour state'}`);
+  }
+  return { state: parsed.data, etag: got.etag };
+}
+
+/** The state with `run` in it, or null when it already holds this run (as complete or more). */
+function mergeHourRun(state: HourState, run: HourRun): HourState | null {
+  const existing = state.runs.find((r) => r.runId === run.runId);
+  if (existing && existing.missingShards <= run.missingShards) return null;
+  const runs = [...state.runs.filter((r) => r.runId !== run.runId), run].sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0));
+  return { ...state, generation: state.generation + 1, runs };
+}
+
+async function rollUpHour(hour: string, target: string, run: HourRun, deps: { store: ObjectStore; clock: Clock }, retry: RollUpRetry = {}): Promise<void> {
+  const key = hourStateKey(hour, target);
+  const attempts = Math.max(1, retry.attempts ?? ROLL_UP_ATTEMPTS);
+  const baseDelayMs = retry.baseDelayMs ?? ROLL_UP_BASE_DELAY_MS;
+
+  // 1. Merge this run into the hour's state: read, merge, write if still the version read.
+  let state: HourState | null = null;
+  for (let attempt = 1; state === null; attempt++) {
+    const current = await readHourState(deps.store, key);
+    const base = current?.state ?? { v: 1 as const, hour, target, generation: 0, runs: [] };
+    const merged = mergeHourRun(base, run);
+    if (merged === null) state = base; // already in: nothing to write, but see 2.
+    else if (await deps.store.putIfMatch(key, encodeHourState(merged), current?.etag ?? null, 'application/json')) state = merged;
+    else if (attempt >= attempts) throw new Error(`${key}: run ${run.runId} not merged: the hour's state changed under each of ${attempts} attempts`);
+    else {
+      const delayMs = Math.random() * Math.min(ROLL_UP_MAX_DELAY_MS, baseDelayMs * 2 ** (attempt - 1));
+      await deps.clock.waitUntil(deps.clock.nowNs() + BigInt(Math.round(delayMs * 1e6)));
+    }
+  }
+
+  // 2. Rewrite the hour's artifacts from the state. A finaliser that merged earlier may write
+  // its (older) artifacts after ours, so check afterwards that the state is still the one
+  // written out; if not, write out the newer one. The last writer of each file has then
+  // always seen the latest state. Also done when the run was already merged: a finaliser
+  // that died between merge and artifacts leaves them to the redelivery.
+  for (let round = 1; ; round++) {
+    await writeHourArtifacts(state, deps);
+    const latest = await readHourState(deps.store, key);
+    if (!latest || latest.state.generation <= state.generation) return;
+    if (round >= attempts) throw new Error(`${key}: the hour's state kept changing while its artifacts were written (${attempts} rounds)`);
+    state = latest.state;
+  }
+}
+
+async function writeHourArtifacts(state: HourState, deps: { store: ObjectStore; clock: Clock }): Promise<void> {
+  const { hour, target, runs } = state;
+  const records = runs.flatMap((r) => r.records);
   records.sort((a, b) => (a.metadata.scheduled_ns < b.metadata.scheduled_ns ? -1 : a.metadata.scheduled_ns > b.metadata.scheduled_ns ? 1 : 0));
   const renumbered = records.map((r, i) => ({ ...r, metadata: { ...r.metadata, session_num: i } }));
+  const notScheduled: Record<string, number> = {};
+  for (const r of runs) for (const [reason, n] of Object.entries(r.notScheduledByReason)) notScheduled[reason] = (notScheduled[reason] ?? 0) + n;
+  const firstStart = runs.reduce<bigint | null>((min, r) => (min === null || BigInt(r.startNs) < min ? BigInt(r.startNs) : min), null);
+  const runIds = runs.map((r) => r.runId);
   const startedAt = isoOf(firstStart ?? deps.clock.nowNs());
   const endedAt = isoOf(deps.clock.nowNs());
-  const manifest = { ...buildManifest({ runId: `hour-${hour}`, target, outcomes: entries, notScheduledByReason: notScheduled, startedAt, endedAt }), runs: runIds };
-  await writeTargetArtifacts(deps.store, base, {
+  const manifest = { ...buildManifest({ runId: `hour-${hour}`, target, outcomes: runs.flatMap((r) => r.entries), notScheduledByReason: notScheduled, startedAt, endedAt }), runs: runIds };
+  await writeTargetArtifacts(deps.store, hourPrefix(hour, target), {
     records: renumbered,
     aggregates: aggregate(renumbered),
     manifest,
