@@ -48,10 +48,11 @@ export async function writeTargetArtifacts(
       'application/json',
     ],
     [ARTIFACT_FILES.aiperfCsv, renderAiperfCsv(artifacts.aggregates), 'text/csv'],
-    [ARTIFACT_FILES.manifest, stringifyJson(artifacts.manifest, 2) + '\n', 'application/json'],
   ];
   await Promise.all(files.map(([name, body, type]) => store.put(prefix + name, body, type)));
-  return files.map(([name]) => prefix + name);
+  // The manifest last: whoever sees it (a user polling S3, a test) finds the other files complete.
+  await store.put(prefix + ARTIFACT_FILES.manifest, stringifyJson(artifacts.manifest, 2) + '\n', 'application/json');
+  return [...files.map(([name]) => prefix + name), prefix + ARTIFACT_FILES.manifest];
 }
 
 export async function writeIngestReport(store: ArtifactStore, prefix: string, report: IngestReport): Promise<string> {

@@ -288,3 +288,29 @@ describe('fromReplayPlan', () => {
     expect(await s.load(s.items)).toEqual(plan.requests);
   });
 });
+
+describe('artifacts', () => {
+  it('writes run_manifest.json only after every other file is complete, so seeing it means the run is readable', async () => {
+    const order: string[] = [];
+    const store = {
+      put: async (key: string) => {
+        await new Promise((r) => setTimeout(r, key.endsWith('.jsonl') ? 20 : 0)); // the big file is slowest
+        order.push(key.slice(key.lastIndexOf('/') + 1));
+      },
+    };
+    const { writeTargetArtifacts } = await import('../../../lambdas/core/export/artifacts');
+    const { aggregate } = await import('../../../lambdas/core/metrics/aggregate');
+    const { buildManifest } = await import('../../../lambdas/core/export/manifest');
+    await writeTargetArtifacts(store, 'runs/r/A/', {
+      records: [],
+      aggregates: aggregate([]),
+      manifest: buildManifest({ runId: 'r', target: 'A', outcomes: [], notScheduledByReason: {}, startedAt: 'a', endedAt: 'b' }),
+      inputConfig: null,
+      wasCancelled: false,
+      startTime: 'a',
+      endTime: 'b',
+    });
+    expect(order.at(-1)).toBe('run_manifest.json');
+    expect(order).toHaveLength(4);
+  });
+});
