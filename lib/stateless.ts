@@ -124,8 +124,8 @@ export class CaptureReplayStateless extends Construct {
     allow(this.ingestFunction, ['s3:GetObject', 's3:PutObject'], objects(WORK_ROOT, RESULTS_ROOT));
     // fire: reads run state and bodies, writes claims and shard results: work/ only.
     allow(this.fireFunction, ['s3:GetObject', 's3:PutObject'], objects(WORK_ROOT));
-    // collect: reads work/, writes artifacts under runs/ (and interim/), hourly roll-ups under hours/.
-    allow(this.collectFunction, ['s3:GetObject'], objects(WORK_ROOT, RESULTS_ROOT, HOURS_ROOT));
+    // collect: reads work/ and the hour's roll-up state, writes artifacts under runs/ (and interim/), roll-ups under hours/.
+    allow(this.collectFunction, ['s3:GetObject'], objects(WORK_ROOT, HOURS_ROOT));
     allow(this.collectFunction, ['s3:PutObject'], objects(RESULTS_ROOT, HOURS_ROOT));
     // SQS: SendMessageBatch is authorized as sqs:SendMessage. The event sources' receive and
     // delete are the Lambda service's, granted by addEventSource below.
