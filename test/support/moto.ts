@@ -81,9 +81,9 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-async function startOnce(port: number, readyTimeoutMs: number): Promise<Moto> {
+async function startOnce(port: number, readyTimeoutMs: number, env: Record<string, string>): Promise<Moto> {
   // detached: its own process group, so stop() can take the whole tree down.
-  const child = spawn(MOTO_COMMAND, ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  const child = spawn(MOTO_COMMAND, ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, ...env } });
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-4000);
@@ -140,13 +140,14 @@ async function startOnce(port: number, readyTimeoutMs: number): Promise<Moto> {
 /**
  * Starts moto_server on a free loopback port and waits until it answers. The port is free
  * when picked but could be taken before moto binds it, so a start that dies early is retried
- * on a fresh port.
+ * on a fresh port. `env` adds to the server's environment (e.g. moto's
+ * INITIAL_NO_AUTH_ACTION_COUNT, which turns on its IAM enforcement).
  */
-export async function startMoto(options: { readyTimeoutMs?: number } = {}): Promise<Moto> {
+export async function startMoto(options: { readyTimeoutMs?: number; env?: Record<string, string> } = {}): Promise<Moto> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      return await startOnce(await freePort(), options.readyTimeoutMs ?? 30_000);
+      return await startOnce(await freePort(), options.readyTimeoutMs ?? 30_000, options.env ?? {});
     } catch (error) {
       lastError = error;
     }

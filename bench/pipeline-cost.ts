@@ -1,0 +1,291 @@
+/**
+ * What the serverless pipeline costs per million replayed requests, measured end to end on
+ * moto_server: a generated capture file (default 60 s at 200 requests/s) goes through the
+ * real ingest, fire and collect handlers with metered AWS clients, to the bundled mock
+ * target. Counted:
+ *
+ * - SQS billed requests (each 64 KB chunk of a payload is a request; a batch's payload is
+ *   its total): the handlers' sends, and the event source mappings' receives that returned
+ *   messages and their deletes. Empty receives are reported apart: they are idle polling,
+ *   proportional to time, not traffic, and this harness polls far more often than Lambda.
+ * - S3 requests by class (PUT, COPY, POST, LIST vs GET and others), by the handlers.
+ * - Lambda requests (invocations) and GB-seconds: each invocation's wall time (rounded up to
+ *   1 ms, as billed) x the function's configured memory, read from the synthesized CDK
+ *   template (lib/stateless.ts).
+ *
+ * Then dollars at us-east-1 list prices (sources in the output). Not counted: the capture
+ * upload (SageMaker's PUT), the S3 -> SQS notification (one per file), free tiers, data
+ * transfer, CloudWatch Logs.
+ *
+ *   npm run bench:cost -- [--rate 200] [--seconds 60] [--seed 7] [--lead-ms 20000] [--fire-concurrency 20]
+ */
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeCollectHandler } from '../lambdas/handlers/collect';
+import { makeFireHandler } from '../lambdas/handlers/fire';
+import { makeIngestHandler } from '../lambdas/handlers/ingest';
+import { startMockServer } from '../lambdas/local/mock-server';
+import { ENV } from '../lambdas/runtime/config';
+import { createDeps } from '../lambdas/runtime/deps';
+import { CaptureReplayStack } from '../lib/capture-replay-stack';
+import { parseDeploymentConfig } from '../lib/config';
+import { AwsMeter, LambdaMeter } from '../test/support/aws-meter';
+import { createBucket, createQueueWithDlq, notifyQueueOnObjectCreated } from '../test/support/aws-fixtures';
+import { captureBuffer } from '../test/support/capture-gen';
+import { awsClientConfig, startMoto } from '../test/support/moto';
+import { startSqsEventSource, type EventSource } from '../test/support/sqs-event-source';
+
+process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+
+function flag(name: string, fallback: number): number {
+  const at = process.argv.indexOf(name);
+  const value = at === -1 ? fallback : Number(process.argv[at + 1]);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} needs a positive number`);
+  return value;
+}
+const rate = flag('--rate', 200);
+const seconds = flag('--seconds', 60);
+const seed = flag('--seed', 7);
+const leadMs = flag('--lead-ms', 20_000);
+const fireConcurrency = flag('--fire-concurrency', 20);
+const bodyBytes = flag('--body-bytes', 1300);
+// A short request timeout and grace: the run's deadline message (one per run and target)
+// then arrives within the benchmark instead of minutes later; its cost is the same.
+const REQUEST_TIMEOUT_MS = 30_000;
+const GRACE_MS = 10_000;
+const KEY = 'datacapture/cost-endpoint/AllTraffic/2026/04/29/00/pipeline-cost.jsonl';
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+const MB = 1024 * 1024;
+
+/**
+ * us-east-1 list prices. The official pages (first source of each) render their price tables
+ * from data at view time; the figures were checked against the other sources listed.
+ */
+const PRICES = {
+  sqsStandardPerMillionRequests: {
+    usd: 0.4,
+    note: 'standard queue, first 100 billion requests/month; each 64 KB chunk of a payload is billed as one request',
+    sources: ['https://aws.amazon.com/sqs/pricing/', 'https://unanswered.io/guide/aws-sqs-pricing-and-cost-optimization', 'https://www.almeta.io/en/blog/aws-lambda-and-sqs-payload-limitation/'],
+  },
+  s3StandardPutCopyPostListPerThousand: {
+    usd: 0.005,
+    sources: ['https://aws.amazon.com/s3/pricing/', 'https://c3x.dev/blog/s3-request-fees-explained', 'https://awsi.click/en/articles/s3-request-pricing-get-put-difference/'],
+  },
+  s3StandardGetAndOtherPerThousand: {
+    usd: 0.0004,
+    sources: ['https://aws.amazon.com/s3/pricing/', 'https://c3x.dev/blog/s3-request-fees-explained', 'https://awsi.click/en/articles/s3-request-pricing-get-put-difference/'],
+  },
+  lambdaArmPerGbSecond: {
+    usd: 0.0000133334,
+    note: 'arm64, first 7.5 billion GB-seconds/month',
+    sources: ['https://aws.amazon.com/lambda/pricing/', 'https://git.mcrn.ar/mariano/lambda_local_runner/src/branch/main/docs/lambdas-md/lambda-13-cost.md', 'https://app.unpkg.com/artillery@2.0.28/files/lib/platform/aws-lambda/prices.js'],
+  },
+  lambdaPerMillionRequests: {
+    usd: 0.2,
+    sources: ['https://aws.amazon.com/lambda/pricing/', 'https://git.mcrn.ar/mariano/lambda_local_runner/src/branch/main/docs/lambdas-md/lambda-13-cost.md'],
+  },
+} as const;
+
+type FunctionName = 'ingest' | 'fire' | 'collect';
+const FUNCTIONS: readonly FunctionName[] = ['ingest', 'fire', 'collect'];
+const LOGICAL_ID_PREFIX: Record<FunctionName, string> = { ingest: 'StatelessIngest', fire: 'StatelessFire', collect: 'StatelessCollect' };
+
+/** Each function's MemorySize from the synthesized template (no bundling: only the configuration is read). */
+function functionMemory(): { memoryMb: Record<FunctionName, number>; source: string } {
+  const outdir = mkdtempSync(join(tmpdir(), 'cdk-cost-'));
+  try {
+    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new CaptureReplayStack(app, 'CostBench', { config: parseDeploymentConfig({}) });
+    const functions = Template.fromStack(stack).findResources('AWS::Lambda::Function') as Record<string, { Properties: { MemorySize?: number } }>;
+    const memoryMb = {} as Record<FunctionName, number>;
+    for (const name of FUNCTIONS) {
+      const hit = Object.entries(functions).find(([id]) => id.startsWith(LOGICAL_ID_PREFIX[name]));
+      if (!hit) throw new Error(`no ${LOGICAL_ID_PREFIX[name]}* function in the template`);
+      memoryMb[name] = hit[1].Properties.MemorySize ?? 128; // CloudFormation's default
+    }
+    return { memoryMb, source: 'synthesized CDK template (CaptureReplayStack, default configuration)' };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+
+const { memoryMb, source: memorySource } = functionMemory();
+console.error(`function memory (MB): ${JSON.stringify(memoryMb)} from the ${memorySource}`);
+
+const capture = captureBuffer({ ratePerSecond: rate, durationSeconds: seconds, startTime: Date.UTC(2026, 3, 29, 0, 3, 18), seed, bodyBytes });
+const expected = Math.floor(rate * seconds);
+console.error(`capture: ${expected} requests, ${round(capture.length / MB, 1)} MB`);
+
+const moto = await startMoto();
+const mock = await startMockServer({ ttftMs: 5, itlMs: 2, outputTokens: 4, preciseTimers: false });
+const sources: EventSource[] = [];
+let exitCode = 0;
+try {
+  const setupS3 = new S3Client(awsClientConfig(moto.endpoint));
+  const setupSqs = new SQSClient(awsClientConfig(moto.endpoint));
+  await createBucket(setupS3, 'capture-bucket');
+  await createBucket(setupS3, 'results-bucket');
+  // Visibility timeouts as deployed: 6x each function's timeout (lib/capture-replay-stack.ts).
+  const queues = {
+    ingest: await createQueueWithDlq(setupSqs, 'ingest', { visibilityTimeoutSeconds: 1800 }),
+    fire: await createQueueWithDlq(setupSqs, 'replay', { visibilityTimeoutSeconds: 5400 }),
+    collect: await createQueueWithDlq(setupSqs, 'collect', { visibilityTimeoutSeconds: 1800 }),
+  };
+  await notifyQueueOnObjectCreated(setupS3, { bucket: 'capture-bucket', queueArn: queues.ingest.arn, prefix: 'datacapture/' });
+
+  const meter = new AwsMeter();
+  const lambdas = new LambdaMeter();
+  const env = {
+    [ENV.resultsBucket]: 'results-bucket',
+    [ENV.replayQueueUrl]: queues.fire.url,
+    [ENV.collectQueueUrl]: queues.collect.url,
+    [ENV.targets]: JSON.stringify([{ name: 'A', url: mock.url }]),
+    [ENV.leadMs]: String(leadMs),
+    [ENV.graceMs]: String(GRACE_MS),
+    [ENV.requestTimeoutMs]: String(REQUEST_TIMEOUT_MS),
+    [ENV.forceStreaming]: 'true',
+  };
+  // Each function its own clients (as each Lambda function has), metered under its name.
+  const depsFor = (name: FunctionName) =>
+    createDeps({ env, s3: meter.attach(new S3Client(awsClientConfig(moto.endpoint)), name), sqs: meter.attach(new SQSClient(awsClientConfig(moto.endpoint)), name) });
+  const ingestDeps = depsFor('ingest');
+  const fireDeps = depsFor('fire');
+  const collectDeps = depsFor('collect');
+  const makers: Record<FunctionName, () => Handler> = {
+    ingest: () => makeIngestHandler(() => ingestDeps),
+    fire: () => makeFireHandler(() => fireDeps),
+    collect: () => makeCollectHandler(() => collectDeps),
+  };
+  // As deployed (lib/stateless.ts): ingest batch 5, fire batch 10, collect batch 10.
+  const sourceOptions: Record<FunctionName, { batchSize: number; maxConcurrency: number }> = {
+    ingest: { batchSize: 5, maxConcurrency: 10 },
+    fire: { batchSize: 10, maxConcurrency: fireConcurrency },
+    collect: { batchSize: 10, maxConcurrency: 5 },
+  };
+  for (const name of FUNCTIONS) {
+    sources.push(
+      await startSqsEventSource({
+        client: meter.attach(new SQSClient(awsClientConfig(moto.endpoint)), `esm-${name}`),
+        queueUrl: queues[name].url,
+        handler: lambdas.wrap(name, memoryMb[name], makers[name]),
+        functionName: name,
+        ...sourceOptions[name],
+      }),
+    );
+  }
+
+  const t0 = performance.now();
+  await setupS3.send(new PutObjectCommand({ Bucket: 'capture-bucket', Key: KEY, Body: capture }));
+
+  // Until the manifest exists and every queue is empty (the deadline message included).
+  const deadline = Date.now() + (leadMs + seconds * 1000 + REQUEST_TIMEOUT_MS + GRACE_MS + 180_000);
+  let manifestKey: string | null = null;
+  const pending = async () => {
+    let n = 0;
+    for (const q of Object.values(queues)) {
+      const a = (await setupSqs.send(new GetQueueAttributesCommand({ QueueUrl: q.url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesDelayed', 'ApproximateNumberOfMessagesNotVisible'] }))).Attributes ?? {};
+      n += Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
+    }
+    return n;
+  };
+  for (;;) {
+    if (Date.now() > deadline) throw new Error(`pipeline not done in time: manifest ${manifestKey ?? 'missing'}, mock saw ${mock.requests.length}`);
+    const failed = sources.find((s) => s.stats.failedRecords > 0);
+    if (failed) throw new Error(`a handler failed: ${failed.stats.errors.map((e) => (e instanceof Error ? e.message : String(e))).join('; ')}`);
+    manifestKey ??= ((await setupS3.send(new ListObjectsV2Command({ Bucket: 'results-bucket', Prefix: 'runs/' }))).Contents ?? []).map((o) => o.Key!).find((k) => k.endsWith('/A/run_manifest.json')) ?? null;
+    if (manifestKey && (await pending()) === 0) break;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  await Promise.all(sources.map((s) => s.idle(2000)));
+  const wallSeconds = (performance.now() - t0) / 1000;
+  await Promise.all(sources.splice(0).map((s) => s.stop()));
+
+  const manifest = JSON.parse(await (await setupS3.send(new GetObjectCommand({ Bucket: 'results-bucket', Key: manifestKey }))).Body!.transformToString()) as {
+    scheduled: number;
+    succeeded: number;
+    failed: number;
+    dropped: number;
+    balanced: boolean;
+  };
+  const replayed = mock.requests.length;
+  const unique = new Set(mock.requests.map((r) => r.headers['x-request-id'])).size;
+  if (replayed === 0) throw new Error('nothing was replayed');
+  const perMillion = (n: number) => round((n * 1e6) / replayed, 1);
+
+  // ---- counts --------------------------------------------------------------------------------
+  const handlers = meter.totals({ label: FUNCTIONS });
+  const pollers = meter.totals({ label: FUNCTIONS.map((f) => `esm-${f}`) });
+  const pollerReceivesWithMessages = meter.operations({ label: FUNCTIONS.map((f) => `esm-${f}`), operation: 'ReceiveMessage' }).reduce((n, c) => n + c.calls - c.emptyReceives, 0);
+  const sqsBilled = handlers.sqs.billed + pollers.sqs.billed - pollers.sqs.emptyReceiveBilled;
+  const lambdaStats = lambdas.stats();
+  const invocations = lambdaStats.reduce((n, s) => n + s.invocations, 0);
+  const gbSeconds = lambdaStats.reduce((n, s) => n + s.gbSeconds, 0);
+
+  const per = {
+    sqsBilledRequests: perMillion(sqsBilled),
+    s3PutClassRequests: perMillion(handlers.s3.put),
+    s3GetClassRequests: perMillion(handlers.s3.get),
+    lambdaRequests: perMillion(invocations),
+    lambdaGbSeconds: perMillion(gbSeconds),
+  };
+  const dollars = {
+    sqs: (per.sqsBilledRequests / 1e6) * PRICES.sqsStandardPerMillionRequests.usd,
+    s3Put: (per.s3PutClassRequests / 1000) * PRICES.s3StandardPutCopyPostListPerThousand.usd,
+    s3Get: (per.s3GetClassRequests / 1000) * PRICES.s3StandardGetAndOtherPerThousand.usd,
+    lambdaDuration: per.lambdaGbSeconds * PRICES.lambdaArmPerGbSecond.usd,
+    lambdaRequests: (per.lambdaRequests / 1e6) * PRICES.lambdaPerMillionRequests.usd,
+  };
+  const total = Object.values(dollars).reduce((a, b) => a + b, 0);
+
+  const result = {
+    benchmark: 'pipeline-cost',
+    node: process.version,
+    workload: { ratePerSecond: rate, seconds, requests: expected, captureMb: round(capture.length / MB, 1), bodyBytes, leadMs, fireConcurrency, requestTimeoutMs: REQUEST_TIMEOUT_MS, graceMs: GRACE_MS },
+    outcome: { wallSeconds: round(wallSeconds, 1), replayed, uniqueRequestIds: unique, manifest: { scheduled: manifest.scheduled, succeeded: manifest.succeeded, failed: manifest.failed, dropped: manifest.dropped, balanced: manifest.balanced } },
+    measured: {
+      sqs: {
+        billedRequests: sqsBilled,
+        handlerBilled: handlers.sqs.billed,
+        pollerBilledWithMessages: pollers.sqs.billed - pollers.sqs.emptyReceiveBilled,
+        pollerReceivesWithMessages,
+        emptyReceivesExcluded: pollers.sqs.emptyReceives,
+        payloadMbSentAndReceived: round((handlers.sqs.payloadBytes + pollers.sqs.payloadBytes) / MB, 1),
+      },
+      s3: { putClass: handlers.s3.put, getClass: handlers.s3.get, free: handlers.s3.free, byFunction: Object.fromEntries(FUNCTIONS.map((f) => [f, meter.totals({ label: f }).s3])) },
+      lambda: {
+        memorySource,
+        functions: lambdaStats.map((s) => ({ name: s.name, memoryMb: s.memoryMb, invocations: s.invocations, errors: s.errors, billedSeconds: round(s.billedMs / 1000, 1), gbSeconds: round(s.gbSeconds, 1), peakConcurrency: s.instances })),
+        invocations,
+        gbSeconds: round(gbSeconds, 1),
+      },
+      operations: meter.operations().map(({ label, service, operation, resource, calls, errors, billed, messages, emptyReceives }) => ({ label, service, operation, resource, calls, errors, billed, messages, emptyReceives })),
+    },
+    perMillionReplayedRequests: {
+      ...per,
+      lambdaGbSecondsByFunction: Object.fromEntries(lambdaStats.map((s) => [s.name, perMillion(s.gbSeconds)])),
+      usd: { ...Object.fromEntries(Object.entries(dollars).map(([k, v]) => [k, round(v, 3)])), total: round(total, 2) },
+    },
+    prices: PRICES,
+  };
+  console.log(JSON.stringify(result, null, 2));
+  if (unique !== expected || !manifest.balanced) {
+    console.error(`WARNING: replayed ${unique} unique of ${expected} requests; manifest balanced=${manifest.balanced}`);
+    exitCode = 1;
+  }
+} catch (error) {
+  console.error(error);
+  exitCode = 1;
+} finally {
+  await Promise.all(sources.map((s) => s.stop()));
+  await mock.close();
+  await moto.stop();
+}
+process.exit(exitCode);
