@@ -16,6 +16,12 @@ export interface ReplayFunctionProps extends Omit<NodejsFunctionProps, 'entry' |
 /**
  * Every function's defaults in one place: Node 22 on arm64, esbuild bundling with source
  * maps, a log group with retention (created here, so it is deleted with the stack).
+ *
+ * The AWS SDK is bundled (`bundleAwsSDK`): by default NodejsFunction leaves `@aws-sdk/*`
+ * out on Node 18+ runtimes, so the functions would run on whatever SDK version the Lambda
+ * runtime ships, not the one in package-lock.json that the tests run. Bundled, the deployed
+ * code is exactly what test/integration/bundles.test.ts exercises; the cost is measured in
+ * bench/RESULTS.md ("Lambda bundles").
  */
 export class ReplayFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: ReplayFunctionProps) {
@@ -30,7 +36,7 @@ export class ReplayFunction extends NodejsFunction {
       logGroup: new logs.LogGroup(scope, `${id}Logs`, { retention: logRetention, removalPolicy: RemovalPolicy.DESTROY }),
       loggingFormat: lambda.LoggingFormat.JSON,
       environment: { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: 'capture-replay', ...environment },
-      bundling: { minify: true, sourceMap: true, target: 'node22', format: OutputFormat.CJS, ...bundling },
+      bundling: { minify: true, sourceMap: true, target: 'node22', format: OutputFormat.CJS, bundleAwsSDK: true, ...bundling },
       timeout: Duration.minutes(5),
       ...rest,
     });
