@@ -395,13 +395,13 @@ describeWithMoto('IAM: each function against its synthesized policy', () => {
     });
 
     // Minimality. Expected to fail on the stack as it is (it.fails: it turns red once a function's
-    // grants are exact; then make it `it`). Found on the working-tree stack of this commit:
-    // - every function: sqs:ChangeMessageVisibility and sqs:GetQueueUrl on its trigger queue, added
-    //   by CDK's SqsEventSource (grantConsumeMessages); Lambda's poller needs only ReceiveMessage,
-    //   DeleteMessage and GetQueueAttributes (the SQS guide cited above);
-    // - collect: s3:GetObject on runs/* (it reads work/ and hours/, never runs/).
-    // The run covers the paths that need the other grants: file and mirror mode, a prompt by
-    // reference, a duplicate shard, a shard whose worker died (404: ListBucket), an early shard (hop).
+    // grants are exact; then make it `it`). What it finds today, for every function:
+    // sqs:ChangeMessageVisibility and sqs:GetQueueUrl on its trigger queue, added by CDK's
+    // SqsEventSource (grantConsumeMessages), while Lambda's poller needs only ReceiveMessage,
+    // DeleteMessage and GetQueueAttributes (the SQS guide cited above). (It also found collect's
+    // s3:GetObject on runs/*, removed in 79b51f8.) The run covers the paths that need the other
+    // grants: file and mirror mode, a prompt by reference, a duplicate shard, a shard whose worker
+    // died (a 404: s3:ListBucket), an early shard (a hop back to the replay queue).
     it.fails.each(FUNCTIONS.map((f) => f.name))('%s: every granted action and resource is used by some call, and every statement is needed', (name) => {
       const { statements, origins } = fn(name).policies;
       const calls = distinct(resolved(fn(name).calls));
