@@ -18,12 +18,14 @@
  * The capture file is written to the temp folder (bounded memory) and deleted afterwards
  * unless --keep; a kept file of the same size and seed is reused. The process RSS includes
  * the benchmark's own baseline (SDK, tsx), reported separately; the ingest function's memory
- * (2,048 MB in lib/stateless.ts) is what the peak must stay under.
+ * and timeout, read from the synthesized stack (lib/stateless.ts), are what the peak and the
+ * wall time must stay under.
  */
 import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, S3Client, UploadPartCommand, type CompletedPart } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { tmpdir } from 'node:os';
@@ -31,6 +33,7 @@ import { join } from 'node:path';
 import { makeIngestHandler } from '../lambdas/handlers/ingest';
 import { ENV } from '../lambdas/runtime/config';
 import { createDeps } from '../lambdas/runtime/deps';
+import { fileURLToPath } from 'node:url';
 import { AwsMeter } from '../test/support/aws-meter';
 import { createBucket, createQueue } from '../test/support/aws-fixtures';
 import { writeCaptureFile } from '../test/support/capture-gen';
@@ -96,6 +99,40 @@ function serveRangesFromFile(client: S3Client, bucket: string, key: string, fh: 
   };
   return { served: () => served };
 }
+
+/**
+ * The ingest function's MemorySize and Timeout as synthesized (default configuration, no
+ * bundling), in a child process: the CDK library would otherwise sit in this process's RSS.
+ */
+async function printIngestFunction(): Promise<void> {
+  const { App } = await import('aws-cdk-lib');
+  const { Template } = await import('aws-cdk-lib/assertions');
+  const { CaptureReplayStack } = await import('../lib/capture-replay-stack');
+  const { parseDeploymentConfig } = await import('../lib/config');
+  const outdir = mkdtempSync(join(tmpdir(), 'cdk-ingest-'));
+  try {
+    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const functions = Template.fromStack(new CaptureReplayStack(app, 'IngestBench', { config: parseDeploymentConfig({}) })).findResources('AWS::Lambda::Function') as Record<
+      string,
+      { Properties: { MemorySize?: number; Timeout?: number } }
+    >;
+    const hit = Object.entries(functions).find(([id]) => id.startsWith('StatelessIngest'));
+    if (!hit) throw new Error('no StatelessIngest* function in the template');
+    console.log(JSON.stringify({ memoryMb: hit[1].Properties.MemorySize ?? 128, timeoutSeconds: hit[1].Properties.Timeout ?? 3 }));
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+if (process.argv.includes('--print-ingest-function')) {
+  await printIngestFunction();
+  process.exit(0);
+}
+function ingestFunction(): { memoryMb: number; timeoutSeconds: number } {
+  const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--print-ingest-function'], { encoding: 'utf8', timeout: 120_000 });
+  if (child.status !== 0) throw new Error(`synthesizing the stack failed: ${child.stderr.slice(-2000)}`);
+  return JSON.parse(child.stdout.trim().split('\n').pop() ?? '') as { memoryMb: number; timeoutSeconds: number };
+}
+const deployed = ingestFunction();
 
 // ---- the capture file ---------------------------------------------------------------------
 
@@ -190,13 +227,13 @@ try {
       },
     ],
   };
-  const deadline = Date.now() + 900_000;
+  const deadline = Date.now() + deployed.timeoutSeconds * 1000;
   const context = {
     callbackWaitsForEmptyEventLoop: false,
     functionName: 'ingest',
     functionVersion: '$LATEST',
     invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:ingest',
-    memoryLimitInMB: '2048',
+    memoryLimitInMB: String(deployed.memoryMb),
     awsRequestId: 'bench-ingest-1',
     logGroupName: '/aws/lambda/ingest',
     logStreamName: 'bench',
@@ -273,7 +310,8 @@ try {
       peakRssAboveBaselineMb: round((peakRss - baseline.rss) / MB),
       baselineHeapMb: round(baseline.heapUsed / MB),
       peakHeapUsedMb: round(peakHeap / MB),
-      functionMemoryMb: 2048,
+      functionMemoryMb: deployed.memoryMb,
+      functionTimeoutSeconds: deployed.timeoutSeconds,
     },
     shardMessages: { sent: shardMessages(), inReplayQueue: inQueue },
     aws: {

@@ -17,7 +17,12 @@
  * upload (SageMaker's PUT), the S3 -> SQS notification (one per file), free tiers, data
  * transfer, CloudWatch Logs.
  *
- *   npm run bench:cost -- [--rate 200] [--seconds 60] [--seed 7] [--lead-ms 20000] [--fire-concurrency 20]
+ *   npm run bench:cost -- [--rate 200] [--seconds 60] [--seed 7] [--lead-ms 20000] [--fire-concurrency N]
+ *
+ * The functions run as deployed for the benchmark's rate: memory, batch sizes, maximum
+ * concurrency and the tuning environment come from the stack synthesized with
+ * `peakRequestsPerSecond` = --rate (lib/sizing.ts); --fire-concurrency only lowers the fire
+ * function's concurrency on this machine.
  */
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -53,7 +58,7 @@ const rate = flag('--rate', 200);
 const seconds = flag('--seconds', 60);
 const seed = flag('--seed', 7);
 const leadMs = flag('--lead-ms', 20_000);
-const fireConcurrency = flag('--fire-concurrency', 20);
+const fireConcurrency = flag('--fire-concurrency', 1000);
 const bodyBytes = flag('--body-bytes', 1300);
 // A short request timeout and grace: the run's deadline message (one per run and target)
 // then arrives within the benchmark instead of minutes later; its cost is the same.
@@ -96,20 +101,45 @@ type FunctionName = 'ingest' | 'fire' | 'collect';
 const FUNCTIONS: readonly FunctionName[] = ['ingest', 'fire', 'collect'];
 const LOGICAL_ID_PREFIX: Record<FunctionName, string> = { ingest: 'StatelessIngest', fire: 'StatelessFire', collect: 'StatelessCollect' };
 
-/** Each function's MemorySize from the synthesized template (no bundling: only the configuration is read). */
-function functionMemory(): { memoryMb: Record<FunctionName, number>; source: string } {
+interface DeployedFunction {
+  memoryMb: number;
+  batchSize: number;
+  maxConcurrency: number;
+  /** The literal environment variables (tuning: MAX_SHARD_REQUESTS, SLOT_MS, ...); resource names are replaced locally. */
+  env: Record<string, string>;
+}
+
+/**
+ * Each function as deployed for this rate: the stack synthesized (no bundling) with the
+ * benchmark's rate as the declared peak, and each function's MemorySize, its event source's
+ * BatchSize and MaximumConcurrency, and its literal environment read from the template.
+ */
+function deployedShape(): { functions: Record<FunctionName, DeployedFunction>; source: string } {
   const outdir = mkdtempSync(join(tmpdir(), 'cdk-cost-'));
   try {
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
-    const stack = new CaptureReplayStack(app, 'CostBench', { config: parseDeploymentConfig({}) });
-    const functions = Template.fromStack(stack).findResources('AWS::Lambda::Function') as Record<string, { Properties: { MemorySize?: number } }>;
-    const memoryMb = {} as Record<FunctionName, number>;
+    const config = parseDeploymentConfig({ peakRequestsPerSecond: rate, leadSeconds: Math.round(leadMs / 1000), requestTimeoutSeconds: REQUEST_TIMEOUT_MS / 1000, graceSeconds: GRACE_MS / 1000 });
+    const template = Template.fromStack(new CaptureReplayStack(app, 'CostBench', { config }));
+    const lambdas = template.findResources('AWS::Lambda::Function') as Record<string, { Properties: { MemorySize?: number; Environment?: { Variables?: Record<string, unknown> } } }>;
+    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')) as {
+      Properties: { FunctionName?: { Ref?: string }; BatchSize?: number; ScalingConfig?: { MaximumConcurrency?: number } };
+    }[];
+    const functions = {} as Record<FunctionName, DeployedFunction>;
     for (const name of FUNCTIONS) {
-      const hit = Object.entries(functions).find(([id]) => id.startsWith(LOGICAL_ID_PREFIX[name]));
+      const hit = Object.entries(lambdas).find(([id]) => id.startsWith(LOGICAL_ID_PREFIX[name]));
       if (!hit) throw new Error(`no ${LOGICAL_ID_PREFIX[name]}* function in the template`);
-      memoryMb[name] = hit[1].Properties.MemorySize ?? 128; // CloudFormation's default
+      const [logicalId, fn] = hit;
+      const mapping = mappings.find((m) => m.Properties.FunctionName?.Ref === logicalId);
+      if (!mapping) throw new Error(`no event source mapping for ${logicalId}`);
+      const env = Object.fromEntries(Object.entries(fn.Properties.Environment?.Variables ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'));
+      functions[name] = {
+        memoryMb: fn.Properties.MemorySize ?? 128, // CloudFormation's default
+        batchSize: mapping.Properties.BatchSize ?? 10,
+        maxConcurrency: mapping.Properties.ScalingConfig?.MaximumConcurrency ?? 1000,
+        env,
+      };
     }
-    return { memoryMb, source: 'synthesized CDK template (CaptureReplayStack, default configuration)' };
+    return { functions, source: `synthesized CDK template (CaptureReplayStack, peakRequestsPerSecond ${rate}, leadSeconds ${Math.round(leadMs / 1000)})` };
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
@@ -117,8 +147,11 @@ function functionMemory(): { memoryMb: Record<FunctionName, number>; source: str
 
 type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
-const { memoryMb, source: memorySource } = functionMemory();
-console.error(`function memory (MB): ${JSON.stringify(memoryMb)} from the ${memorySource}`);
+const { functions: deployed, source: memorySource } = deployedShape();
+const memoryMb = Object.fromEntries(FUNCTIONS.map((f) => [f, deployed[f].memoryMb])) as Record<FunctionName, number>;
+console.error(
+  `as deployed (${memorySource}): ${FUNCTIONS.map((f) => `${f} ${deployed[f].memoryMb} MB, batch ${deployed[f].batchSize}, concurrency ${deployed[f].maxConcurrency}`).join('; ')}`,
+);
 
 const capture = captureBuffer({ ratePerSecond: rate, durationSeconds: seconds, startTime: Date.UTC(2026, 3, 29, 0, 3, 18), seed, bodyBytes });
 const expected = Math.floor(rate * seconds);
@@ -143,7 +176,7 @@ try {
 
   const meter = new AwsMeter();
   const lambdas = new LambdaMeter();
-  const env = {
+  const local = {
     [ENV.resultsBucket]: 'results-bucket',
     [ENV.replayQueueUrl]: queues.fire.url,
     [ENV.collectQueueUrl]: queues.collect.url,
@@ -154,8 +187,13 @@ try {
     [ENV.forceStreaming]: 'true',
   };
   // Each function its own clients (as each Lambda function has), metered under its name.
+  // The deployed environment's tuning, with this machine's buckets, queues and target.
   const depsFor = (name: FunctionName) =>
-    createDeps({ env, s3: meter.attach(new S3Client(awsClientConfig(moto.endpoint)), name), sqs: meter.attach(new SQSClient(awsClientConfig(moto.endpoint)), name) });
+    createDeps({
+      env: { ...deployed[name].env, ...local },
+      s3: meter.attach(new S3Client(awsClientConfig(moto.endpoint)), name),
+      sqs: meter.attach(new SQSClient(awsClientConfig(moto.endpoint)), name),
+    });
   const ingestDeps = depsFor('ingest');
   const fireDeps = depsFor('fire');
   const collectDeps = depsFor('collect');
@@ -164,11 +202,11 @@ try {
     fire: () => makeFireHandler(() => fireDeps),
     collect: () => makeCollectHandler(() => collectDeps),
   };
-  // As deployed (lib/stateless.ts): ingest batch 5, fire batch 10, collect batch 10.
+  // Batch sizes and concurrency as deployed; --fire-concurrency caps the fire function's on this machine.
   const sourceOptions: Record<FunctionName, { batchSize: number; maxConcurrency: number }> = {
-    ingest: { batchSize: 5, maxConcurrency: 10 },
-    fire: { batchSize: 10, maxConcurrency: fireConcurrency },
-    collect: { batchSize: 10, maxConcurrency: 5 },
+    ingest: { batchSize: deployed.ingest.batchSize, maxConcurrency: deployed.ingest.maxConcurrency },
+    fire: { batchSize: deployed.fire.batchSize, maxConcurrency: Math.min(deployed.fire.maxConcurrency, fireConcurrency) },
+    collect: { batchSize: deployed.collect.batchSize, maxConcurrency: deployed.collect.maxConcurrency },
   };
   for (const name of FUNCTIONS) {
     sources.push(
@@ -222,9 +260,16 @@ try {
 
   // ---- counts --------------------------------------------------------------------------------
   const handlers = meter.totals({ label: FUNCTIONS });
-  const pollers = meter.totals({ label: FUNCTIONS.map((f) => `esm-${f}`) });
-  const pollerReceivesWithMessages = meter.operations({ label: FUNCTIONS.map((f) => `esm-${f}`), operation: 'ReceiveMessage' }).reduce((n, c) => n + c.calls - c.emptyReceives, 0);
-  const sqsBilled = handlers.sqs.billed + pollers.sqs.billed - pollers.sqs.emptyReceiveBilled;
+  // The event source mappings' billed work: receives that returned messages, and deletes.
+  // Left out: empty receives (idle polling) and the harness's one QueueArn lookup per queue.
+  const pollerLabels = FUNCTIONS.map((f) => `esm-${f}`);
+  const receives = meter.operations({ label: pollerLabels, operation: 'ReceiveMessage' });
+  const pollerReceivesWithMessages = receives.reduce((n, c) => n + c.calls - c.emptyReceives, 0);
+  const pollerEmptyReceives = receives.reduce((n, c) => n + c.emptyReceives, 0);
+  const pollerBilled =
+    receives.reduce((n, c) => n + c.billed - c.emptyReceives, 0) + meter.operations({ label: pollerLabels, operation: 'DeleteMessageBatch' }).reduce((n, c) => n + c.billed, 0);
+  const pollerPayload = meter.totals({ label: pollerLabels }).sqs.payloadBytes;
+  const sqsBilled = handlers.sqs.billed + pollerBilled;
   const lambdaStats = lambdas.stats();
   const invocations = lambdaStats.reduce((n, s) => n + s.invocations, 0);
   const gbSeconds = lambdaStats.reduce((n, s) => n + s.gbSeconds, 0);
@@ -248,16 +293,17 @@ try {
   const result = {
     benchmark: 'pipeline-cost',
     node: process.version,
-    workload: { ratePerSecond: rate, seconds, requests: expected, captureMb: round(capture.length / MB, 1), bodyBytes, leadMs, fireConcurrency, requestTimeoutMs: REQUEST_TIMEOUT_MS, graceMs: GRACE_MS },
+    workload: { ratePerSecond: rate, seconds, requests: expected, captureMb: round(capture.length / MB, 1), bodyBytes, leadMs, requestTimeoutMs: REQUEST_TIMEOUT_MS, graceMs: GRACE_MS },
+    deployed: Object.fromEntries(FUNCTIONS.map((f) => [f, { memoryMb: deployed[f].memoryMb, batchSize: deployed[f].batchSize, maxConcurrency: deployed[f].maxConcurrency, localConcurrency: sourceOptions[f].maxConcurrency }])),
     outcome: { wallSeconds: round(wallSeconds, 1), replayed, uniqueRequestIds: unique, manifest: { scheduled: manifest.scheduled, succeeded: manifest.succeeded, failed: manifest.failed, dropped: manifest.dropped, balanced: manifest.balanced } },
     measured: {
       sqs: {
         billedRequests: sqsBilled,
         handlerBilled: handlers.sqs.billed,
-        pollerBilledWithMessages: pollers.sqs.billed - pollers.sqs.emptyReceiveBilled,
+        pollerBilled,
         pollerReceivesWithMessages,
-        emptyReceivesExcluded: pollers.sqs.emptyReceives,
-        payloadMbSentAndReceived: round((handlers.sqs.payloadBytes + pollers.sqs.payloadBytes) / MB, 1),
+        emptyReceivesExcluded: pollerEmptyReceives,
+        payloadMbSentAndReceived: round((handlers.sqs.payloadBytes + pollerPayload) / MB, 1),
       },
       s3: { putClass: handlers.s3.put, getClass: handlers.s3.get, free: handlers.s3.free, byFunction: Object.fromEntries(FUNCTIONS.map((f) => [f, meter.totals({ label: f }).s3])) },
       lambda: {
