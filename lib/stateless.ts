@@ -78,6 +78,7 @@ export class CaptureReplayStateless extends Construct {
       [ENV.slotMs]: String(Math.round(config.slotSeconds * 1000)),
       [ENV.maxShardRequests]: String(sizing.maxShardRequests),
       [ENV.maxConnectionsPerTarget]: String(sizing.connectionsPerTarget),
+      [ENV.fireTimeoutMs]: String(sizing.timeoutSeconds * 1000),
       [ENV.timeScale]: String(config.timeScale),
       [ENV.intraSecond]: config.intraSecond,
       [ENV.forceStreaming]: String(config.forceStreaming),

@@ -29,6 +29,7 @@ export function makeFireHandler(getDeps: () => Deps) {
         queue: deps.replayQueue,
         clock: deps.clock,
         leadMs: deps.config.leadMs,
+        claimLeaseMs: deps.config.fireTimeoutMs,
         workerId,
         fire: async (requests, shard) => {
           const target = (await deps.targets()).get(shard.target);

@@ -23,6 +23,8 @@ export const ENV = {
   requestTimeoutMs: 'REQUEST_TIMEOUT_MS',
   maxInFlight: 'MAX_IN_FLIGHT',
   maxConnectionsPerTarget: 'MAX_CONNECTIONS_PER_TARGET',
+  /** The fire function's timeout: how long a shard's claimant may still be running. */
+  fireTimeoutMs: 'FIRE_TIMEOUT_MS',
   lateToleranceMs: 'LATE_TOLERANCE_MS',
   latePolicy: 'LATE_POLICY',
   /** S3-compatible emulators (moto) serve path-style URLs only; AWS itself needs nothing here. */
@@ -78,6 +80,7 @@ export const runtimeConfigSchema = z.object({
   [ENV.requestTimeoutMs]: int(1).default(600_000),
   [ENV.maxInFlight]: int(1).optional(),
   [ENV.maxConnectionsPerTarget]: int(1, 1000).optional(),
+  [ENV.fireTimeoutMs]: int(1000, 900_000).default(900_000),
   [ENV.lateToleranceMs]: int(0).default(5_000),
   [ENV.latePolicy]: z.enum(['fire', 'drop']).default('fire'),
   [ENV.s3ForcePathStyle]: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
@@ -101,6 +104,7 @@ export interface RuntimeConfig {
   requestTimeoutMs: number;
   maxInFlight: number | undefined;
   maxConnectionsPerTarget: number | undefined;
+  fireTimeoutMs: number;
   latePolicy: { toleranceMs: number; action: 'fire' | 'drop' };
   s3ForcePathStyle: boolean;
 }
@@ -131,6 +135,7 @@ export function parseRuntimeConfig(env: Record<string, string | undefined>): Run
     requestTimeoutMs: c[ENV.requestTimeoutMs],
     maxInFlight: c[ENV.maxInFlight],
     maxConnectionsPerTarget: c[ENV.maxConnectionsPerTarget],
+    fireTimeoutMs: c[ENV.fireTimeoutMs],
     latePolicy: { toleranceMs: c[ENV.lateToleranceMs], action: c[ENV.latePolicy] },
     s3ForcePathStyle: c[ENV.s3ForcePathStyle],
   };

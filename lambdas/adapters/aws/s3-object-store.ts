@@ -88,10 +88,3 @@ const sized = (body: string | Uint8Array) => ({ Body: body, ContentLength: typeo
 function statusOf(error: unknown): number | undefined {
   return error instanceof S3ServiceException ? error.$metadata.httpStatusCode : undefined;
 }
-
-/** A capture object as a byte stream, with the ETag that identifies this version of it. */
-export async function openS3Object(client: S3Client, bucket: string, key: string): Promise<{ etag: string; chunks: AsyncIterable<Uint8Array> }> {
-  const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-  if (!out.Body) throw new Error(`s3://${bucket}/${key} has no body`);
-  return { etag: (out.ETag ?? '').replace(/"/g, ''), chunks: out.Body as AsyncIterable<Uint8Array> };
-}

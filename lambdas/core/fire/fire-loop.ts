@@ -97,10 +97,6 @@ export async function runFireLoop(requests: readonly ScheduledRequest[], options
 
   let aborted = false;
   for (const p of prepared) {
-    if (!aborted && expireNs !== null && clock.nowNs() - p.dueNs > expireNs) {
-      drop(p, 'expired');
-      continue;
-    }
     if (!aborted) {
       try {
         await clock.waitUntil(p.dueNs, signal);

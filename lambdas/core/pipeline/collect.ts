@@ -9,7 +9,7 @@ import { writeTargetArtifacts } from '../export/artifacts';
 import { buildManifest, type ManifestEntry } from '../export/manifest';
 import { aggregate } from '../metrics/aggregate';
 import type { ProfileRecord, RunManifest } from '../types';
-import { decodeJson, INGEST_SHARD, parseMessageJson, PermanentError, runRecordSchema, sendAll, type RunRecord } from './common';
+import { decodeJson, INGEST_SHARD, mapLimited, parseMessageJson, PermanentError, runRecordSchema, sendAll, type RunRecord } from './common';
 import { hourPrefix, resultsKey, resultsPrefix, runRecordKey, targetPrefix } from './keys';
 import { decodeResultLines, resultLineSchema, resultRequestId, type ResultLine } from './results';
 import { deliveryDelay } from './sqs-schedule';
@@ -39,26 +39,6 @@ async function runState(runId: string, target: string, store: ObjectStore): Prom
  * without opening thousands of sockets at once.
  */
 export const RESULT_READ_CONCURRENCY = 16;
-
-/** `fn` over `items` with at most `limit` calls in flight; results in input order. Stops starting new calls after a failure. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  let failed = false;
-  const worker = async () => {
-    while (!failed && next < items.length) {
-      const i = next++;
-      try {
-        out[i] = await fn(items[i] as T);
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
-  return out;
-}
 
 const utf8 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 

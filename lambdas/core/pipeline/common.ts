@@ -81,21 +81,36 @@ export function packBatches<T extends OutgoingMessage>(messages: readonly T[]): 
  * kept; within the call every message is sent before it returns).
  */
 export async function sendAll(queue: MessageQueue, messages: readonly OutgoingMessage[], concurrency = 1): Promise<void> {
-  const batches = packBatches(messages);
+  await mapLimited(packBatches(messages), concurrency, async (first) => {
+    let batch = first;
+    for (let attempt = 0; attempt < 3 && batch.length > 0; attempt++) {
+      const { failedIds } = await queue.sendBatch(batch);
+      batch = batch.filter((m) => failedIds.includes(m.id));
+    }
+    // Retryable: the handler fails, SQS redelivers the event, and the stage runs again
+    // (its idempotency keys make repeated messages harmless).
+    if (batch.length > 0) throw new Error(`could not enqueue ${batch.length} message(s) after 3 attempts`);
+  });
+}
+
+/** `fn` over `items` with at most `limit` calls in flight; results in input order. Stops starting new calls after a failure. */
+export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
   let next = 0;
+  let failed = false;
   const worker = async () => {
-    while (next < batches.length) {
-      let batch = batches[next++] as OutgoingMessage[];
-      for (let attempt = 0; attempt < 3 && batch.length > 0; attempt++) {
-        const { failedIds } = await queue.sendBatch(batch);
-        batch = batch.filter((m) => failedIds.includes(m.id));
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        out[i] = await fn(items[i] as T);
+      } catch (error) {
+        failed = true;
+        throw error;
       }
-      // Retryable: the handler fails, SQS redelivers the event, and the stage runs again
-      // (its idempotency keys make repeated messages harmless).
-      if (batch.length > 0) throw new Error(`could not enqueue ${batch.length} message(s) after 3 attempts`);
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, batches.length)) }, worker));
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
+  return out;
 }
 
 /**

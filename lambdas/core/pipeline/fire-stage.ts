@@ -8,16 +8,18 @@
  * - A request reached more than `expireAfterMs` after its due time is dropped as `expired`,
  *   whatever the late policy (the fire loop does it): a shard that comes back after a
  *   failure or a visibility timeout never sends traffic into a run that may be finalised.
- * - A redelivery that finds the claim taken but no results means the claimant fired and
- *   then died before its results were written (the visibility timeout outlasts the function,
- *   so it is not still running): its requests are recorded as `lost` now, not left for the
- *   deadline, and never fired twice.
+ * - A redelivery that finds the claim taken but no results: if the claim is older than
+ *   `claimLeaseMs` (the fire function's timeout), the claimant fired and died before its
+ *   results were written, and its requests are recorded as `lost` now; a younger claim may
+ *   belong to a worker still firing (SQS can deliver a duplicate at once), so nothing is
+ *   written and the deadline covers it. Either way nothing is fired twice.
  */
 import type { Clock, MessageQueue, ObjectStore } from '../../ports';
 import { computeProfileRecord } from '../metrics/record-metrics';
 import type { FireOutcome, ScheduledRequest } from '../types';
 import { deterministicUuid } from '../ids';
-import { parseMessageJson, PermanentError, sendAll, withRetries } from './common';
+import { z } from 'zod';
+import { decodeJson, parseMessageJson, PermanentError, sendAll, withRetries } from './common';
 import { claimKey, resultsKey } from './keys';
 import { encodeResultLines, type ResultLine } from './results';
 import { fromWire, shardMessageSchema, type ShardMessage } from './shards';
@@ -29,6 +31,8 @@ export interface HandleShardDeps {
   clock: Clock;
   leadMs: number;
   workerId: string;
+  /** How long a claimant can still be running: the fire function's timeout. */
+  claimLeaseMs: number;
   /** Fires the shard's requests (the core fire loop with a real target, in production). */
   fire: (requests: ScheduledRequest[], message: ShardMessage) => Promise<FireOutcome[]>;
 }
@@ -51,13 +55,17 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
   const requests = await Promise.all(message.requests.map((w) => fromWire(w, (key) => deps.store.get(key))));
   const claimed = await deps.store.putIfAbsent(
     claimKey(message.runId, message.target, message.shardId),
-    JSON.stringify({ workerId: deps.workerId, at: new Date(Number(deps.clock.nowNs() / 1_000_000n)).toISOString() }),
+    JSON.stringify({ workerId: deps.workerId, atNs: deps.clock.nowNs().toString() }),
     'application/json',
   );
   const key = resultsKey(message.runId, message.target, message.shardId);
   const writeResults = (lines: ResultLine[]) => withRetries(() => deps.store.putIfAbsent(key, encodeResultLines(lines), 'application/x-ndjson'), deps.clock);
   if (!claimed) {
     if (await deps.store.get(key)) return { action: 'duplicate', message, outcomes: [] };
+    const claim = await deps.store.get(claimKey(message.runId, message.target, message.shardId));
+    const claimedAtNs = claim ? claimTimeNs(claim) : null;
+    const leaseNs = BigInt(deps.claimLeaseMs) * 1_000_000n;
+    if (claimedAtNs === null || deps.clock.nowNs() - claimedAtNs <= leaseNs) return { action: 'duplicate', message, outcomes: [] };
     const startNs = BigInt(message.startNs);
     await writeResults(
       message.requests.map((r) => ({
@@ -78,4 +86,16 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
   );
   await writeResults(lines);
   return { action: 'fired', message, outcomes };
+}
+
+const claimSchema = z.object({ atNs: z.string().regex(/^\d+$/) });
+
+/** When a claim was taken; null for a claim that cannot be read (treated as still held). */
+function claimTimeNs(bytes: Uint8Array): bigint | null {
+  try {
+    const parsed = claimSchema.safeParse(decodeJson(bytes));
+    return parsed.success ? BigInt(parsed.data.atNs) : null;
+  } catch {
+    return null;
+  }
 }

@@ -27,6 +27,7 @@ function setup() {
     queue,
     clock,
     leadMs: 20_000,
+    claimLeaseMs: 900_000,
     workerId: 'w',
     fire: (requests, m) => runFireLoop(requests, { runId: m.runId, target, clock, startNs: BigInt(m.startNs), workerId: 'w' }),
   };

@@ -89,6 +89,7 @@ function pipeline(opts: { latency?: number; lateDrop?: number } = {}) {
     queue,
     clock,
     leadMs: 20_000,
+    claimLeaseMs: 900_000,
     workerId: 'fire-1',
     fire: (requests, message) =>
       runFireLoop(requests, {
@@ -197,6 +198,11 @@ describe('schedule -> fire -> collect', () => {
     // as lost now, not left for the deadline.
     const redelivered = JSON.stringify({ v: 1, kind: 'shard', runId: 'run-1', target: 'A', shardId: '0-0', startNs: String(S + 30n * SEC), firstDueNs: String(S + 30n * SEC), hops: 0, requests: [toWire(req(0, 0), null), toWire(req(1, 100), null)] });
     const sentBefore = p.target.sent.length;
+    // While the claim is younger than the fire timeout its worker may still be firing (SQS
+    // can deliver a duplicate at once): nothing is written, or its real results would lose.
+    expect((await handleShard(redelivered, p.deps)).action).toBe('duplicate');
+    expect(p.store.text(resultsKey('run-1', 'A', '0-0'))).toBeNull();
+    p.clock.advanceTo(p.clock.nowNs() + 900_001n * MS);
     expect((await handleShard(redelivered, p.deps)).action).toBe('lost-after-claim');
     expect(p.target.sent.length).toBe(sentBefore);
     // A further redelivery finds the results: a plain duplicate.

@@ -164,6 +164,7 @@ describe('fire under redelivery', () => {
       queue: p.queue,
       clock: p.clock,
       leadMs: 20_000,
+      claimLeaseMs: 900_000,
       workerId: 'w',
       fire: (requests, message) =>
         runFireLoop(requests, { runId: message.runId, target, clock: p.clock, startNs: BigInt(message.startNs), workerId: 'w', latePolicy: { toleranceMs: 5000, action: policy }, expireAfterMs: 120_000 }),
