@@ -38,15 +38,10 @@ import { AwsMeter } from '../test/support/aws-meter';
 import { createBucket, createQueue } from '../test/support/aws-fixtures';
 import { writeCaptureFile } from '../test/support/capture-gen';
 import { awsClientConfig, startMoto } from '../test/support/moto';
+import { flag } from './args';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 
-function flag(name: string, fallback: number): number {
-  const at = process.argv.indexOf(name);
-  const value = at === -1 ? fallback : Number(process.argv[at + 1]);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} needs a positive number`);
-  return value;
-}
 const sizeMb = flag('--size-mb', 1024);
 const rate = flag('--rate', 200);
 const seed = flag('--seed', 1);

@@ -23,13 +23,8 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuplicateFilter, IngestReportBuilder, parseCaptureStream } from '../lambdas/core/capture/parse';
+import { flag } from './args';
 
-function flag(name: string, fallback: number): number {
-  const at = process.argv.indexOf(name);
-  const value = at === -1 ? fallback : Number(process.argv[at + 1]);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} needs a positive number`);
-  return value;
-}
 const sizeMb = flag('--size-mb', 1024);
 const rounds = flag('--rounds', 3);
 const keep = process.argv.includes('--keep');

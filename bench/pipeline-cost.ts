@@ -45,15 +45,10 @@ import { createBucket, createQueueWithDlq, notifyQueueOnObjectCreated } from '..
 import { captureBuffer } from '../test/support/capture-gen';
 import { awsClientConfig, startMoto } from '../test/support/moto';
 import { startSqsEventSource, type EventSource } from '../test/support/sqs-event-source';
+import { flag } from './args';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 
-function flag(name: string, fallback: number): number {
-  const at = process.argv.indexOf(name);
-  const value = at === -1 ? fallback : Number(process.argv[at + 1]);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} needs a positive number`);
-  return value;
-}
 const rate = flag('--rate', 200);
 const seconds = flag('--seconds', 60);
 const seed = flag('--seed', 7);
