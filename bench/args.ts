@@ -5,5 +5,3 @@ export function flag(name: string, fallback: number): number {
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} needs a positive number`);
   return value;
 }
-
-
