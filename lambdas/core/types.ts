@@ -204,13 +204,20 @@ export interface MetricValue {
   unit: string;
 }
 
-/** One line of `profile_export.jsonl`. */
+/**
+ * One line of `profile_export.jsonl`. `metadata`, `metrics` and `error` are AIPerf's record
+ * (`MetricRecordInfo`) exactly: AIPerf's decoder builds its metadata struct from every key of
+ * `metadata`, so a key of ours there makes it reject the line. Ours live beside them under
+ * `capture_replay`, a top-level key AIPerf's decoder does not read.
+ */
 export interface ProfileRecord {
   metadata: ProfileRecordMetadata;
   metrics: Record<string, MetricValue>;
   error: ErrorDetails | null;
+  capture_replay: ReplayRecordInfo;
 }
 
+/** AIPerf's `MetricRecordMetadata` fields, nothing else. */
 export interface ProfileRecordMetadata {
   session_num: number;
   x_request_id: string;
@@ -225,7 +232,11 @@ export interface ProfileRecordMetadata {
   benchmark_phase: 'profiling';
   was_cancelled: boolean;
   cancellation_time_ns: bigint | null;
-  // Ours (not in AIPerf): what makes a replay traceable to its capture.
+}
+
+/** Ours: what makes a replayed request traceable to its capture and its schedule. */
+export interface ReplayRecordInfo {
+  target: string;
   scheduled_ns: bigint;
   schedule_lag_ms: number;
   capture_event_id: string;
@@ -233,7 +244,8 @@ export interface ProfileRecordMetadata {
   capture_file: string;
   capture_line: number;
   capture_time_ms: number;
-  target: string;
+  /** Output tokens the captured response reported (`usage`), null when it did not. */
+  captured_output_tokens: number | null;
   overrides: string[];
 }
 

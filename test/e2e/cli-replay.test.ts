@@ -94,7 +94,8 @@ interface ServerLogLine {
 }
 
 interface ProfileLine {
-  metadata: { x_request_id: string; capture_event_id: string; overrides: string[] };
+  metadata: { x_request_id: string };
+  capture_replay: { capture_event_id: string; overrides: string[] };
   metrics: Record<string, { value: number | number[]; unit: string }>;
   error: unknown;
 }
@@ -148,7 +149,7 @@ describe('capture-replay replay (CLI and mock server in separate processes)', ()
     const records = readJsonl<ProfileLine>(join(work, 'out/e2e-streaming/target/profile_export.jsonl'));
     expect(log).toHaveLength(chatCaptures.length);
     expect(new Set(log.map((l) => l.headers['x-request-id'])).size).toBe(log.length);
-    const eventOf = new Map(records.map((r) => [r.metadata.x_request_id, r.metadata.capture_event_id]));
+    const eventOf = new Map(records.map((r) => [r.metadata.x_request_id, r.capture_replay.capture_event_id]));
     const errors = log.map((line) => {
       const eventId = eventOf.get(line.headers['x-request-id'] as string);
       const capture = eventId === undefined ? undefined : expected.get(eventId);
@@ -165,7 +166,7 @@ describe('capture-replay replay (CLI and mock server in separate processes)', ()
   it('time scale 2 halves every offset', () => {
     const log = readJsonl<ServerLogLine>(join(work, 'literal-requests.jsonl'));
     const records = readJsonl<ProfileLine>(join(work, 'out/e2e-literal/target/profile_export.jsonl'));
-    const eventOf = new Map(records.map((r) => [r.metadata.x_request_id, r.metadata.capture_event_id]));
+    const eventOf = new Map(records.map((r) => [r.metadata.x_request_id, r.capture_replay.capture_event_id]));
     const errors = log.map(
       (line) =>
         Number(BigInt(line.arrival_ns) / 1000n) / 1000 -
@@ -178,7 +179,7 @@ describe('capture-replay replay (CLI and mock server in separate processes)', ()
   it('sends captured bodies byte for byte without overrides', () => {
     const log = readJsonl<ServerLogLine>(join(work, 'literal-requests.jsonl'));
     const records = readJsonl<ProfileLine>(join(work, 'out/e2e-literal/target/profile_export.jsonl'));
-    const eventOf = new Map(records.map((r) => [r.metadata.x_request_id, r.metadata.capture_event_id]));
+    const eventOf = new Map(records.map((r) => [r.metadata.x_request_id, r.capture_replay.capture_event_id]));
     expect(log).toHaveLength(chatCaptures.length);
     for (const line of log) {
       const capture = expected.get(eventOf.get(line.headers['x-request-id'] as string) as string);
@@ -194,17 +195,17 @@ describe('capture-replay replay (CLI and mock server in separate processes)', ()
     let untouched = 0;
     for (const line of log) {
       const record = byId.get(line.headers['x-request-id'] as string)!;
-      const capture = expected.get(record.metadata.capture_event_id)!;
+      const capture = expected.get(record.capture_replay.capture_event_id)!;
       const sent = Buffer.from(line.body_base64, 'base64');
       const captured = JSON.parse(capture.body.toString('utf8')) as Record<string, unknown>;
       if (captured.stream === true && (captured.stream_options as { include_usage?: boolean })?.include_usage === true) {
         expect(sent.equals(capture.body)).toBe(true);
-        expect(record.metadata.overrides).toEqual([]);
+        expect(record.capture_replay.overrides).toEqual([]);
         untouched++;
       } else {
         const want = { ...captured, stream: true, stream_options: { ...(captured.stream_options as object), include_usage: true } };
         expect(JSON.parse(sent.toString('utf8'))).toEqual(want);
-        expect(record.metadata.overrides).toContain('stream');
+        expect(record.capture_replay.overrides).toContain('stream');
       }
     }
     expect(untouched).toBeGreaterThan(0);

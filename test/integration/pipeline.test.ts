@@ -133,8 +133,8 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
     expect(mock.requests).toHaveLength(accepted);
     expect(new Set(mock.requests.map((r) => r.headers['x-request-id'])).size).toBe(accepted);
     const byId = new Map(records.map((r) => [r.metadata.x_request_id, r]));
-    const firstCapture = Math.min(...records.map((r) => r.metadata.capture_time_ms));
-    const errors = mock.requests.map((r) => Number(r.arrivalNs / 1000n) / 1000 - (byId.get(r.headers['x-request-id']!)!.metadata.capture_time_ms - firstCapture));
+    const firstCapture = Math.min(...records.map((r) => r.capture_replay.capture_time_ms));
+    const errors = mock.requests.map((r) => Number(r.arrivalNs / 1000n) / 1000 - (byId.get(r.headers['x-request-id']!)!.capture_replay.capture_time_ms - firstCapture));
     const base = Math.min(...errors);
     expect(Math.max(...errors.map((e) => e - base))).toBeLessThan(OFFSET_TOLERANCE_MS);
   }, 90_000);

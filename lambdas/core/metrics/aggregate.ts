@@ -41,7 +41,7 @@ export function aggregate(records: readonly ProfileRecord[], options: AggregateO
       values.set(tag, list);
     }
   }
-  values.set('schedule_lag', records.map((r) => r.metadata.schedule_lag_ms));
+  values.set('schedule_lag', records.map((r) => r.capture_replay.schedule_lag_ms));
 
   const out: Aggregates = { records: {}, derived: {}, errorSummary: [], requestCount: ok.length, errorCount: failed.length, minRequestNs: null, maxResponseNs: null };
   for (const spec of METRICS) {

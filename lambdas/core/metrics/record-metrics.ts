@@ -32,6 +32,9 @@ export function computeProfileRecord(outcome: FireOutcome, recordProcessorId: st
     was_cancelled: cancelled,
     // The client gives up at the moment it records the failure, so that is the cancellation time.
     cancellation_time_ns: cancelled ? result.requestEndNs : null,
+  };
+  const replay: ProfileRecord['capture_replay'] = {
+    target: outcome.target,
     scheduled_ns: outcome.scheduledNs,
     schedule_lag_ms: ms(result.requestStartNs - outcome.scheduledNs),
     capture_event_id: request.eventId,
@@ -39,11 +42,11 @@ export function computeProfileRecord(outcome: FireOutcome, recordProcessorId: st
     capture_file: request.source.file,
     capture_line: request.source.line,
     capture_time_ms: request.captureTimeMs,
-    target: outcome.target,
+    captured_output_tokens: request.capturedUsage?.completionTokens ?? null,
     overrides: request.overrides,
   };
   if (result.error) {
-    return { metadata, metrics: { error_request_count: { value: 1, unit: 'requests' } }, error: result.error };
+    return { metadata, metrics: { error_request_count: { value: 1, unit: 'requests' } }, error: result.error, capture_replay: replay };
   }
   const metrics: Record<string, MetricValue> = {};
   const latencyNs = result.requestEndNs - result.requestStartNs;
@@ -72,5 +75,5 @@ export function computeProfileRecord(outcome: FireOutcome, recordProcessorId: st
   if (isl !== null) metrics.input_sequence_length = { value: isl, unit: 'tokens' };
   if (osl !== null) metrics.output_sequence_length = { value: osl, unit: 'tokens' };
   metrics.request_count = { value: 1, unit: 'requests' };
-  return { metadata, metrics, error: null };
+  return { metadata, metrics, error: null, capture_replay: replay };
 }

@@ -73,7 +73,7 @@ async function gatherRun(runId: string, target: string, state: RunState, store: 
         continue;
       }
       records.push(line.record);
-      entries.push({ requestId, dropReason: null, lagMs: line.record.metadata.schedule_lag_ms, errorType: line.record.error?.type ?? null });
+      entries.push({ requestId, dropReason: null, lagMs: line.record.capture_replay.schedule_lag_ms, errorType: line.record.error?.type ?? null });
     }
   }
   if (countLost) {
@@ -248,7 +248,7 @@ async function rollUpHour(hour: string, target: string, run: HourRun, deps: { st
 async function writeHourArtifacts(state: HourState, deps: { store: ObjectStore; clock: Clock }): Promise<void> {
   const { hour, target, runs } = state;
   const records = runs.flatMap((r) => r.records);
-  records.sort((a, b) => (a.metadata.scheduled_ns < b.metadata.scheduled_ns ? -1 : a.metadata.scheduled_ns > b.metadata.scheduled_ns ? 1 : 0));
+  records.sort((a, b) => (a.capture_replay.scheduled_ns < b.capture_replay.scheduled_ns ? -1 : a.capture_replay.scheduled_ns > b.capture_replay.scheduled_ns ? 1 : 0));
   const renumbered = records.map((r, i) => ({ ...r, metadata: { ...r.metadata, session_num: i } }));
   const notScheduled: Record<string, number> = {};
   for (const r of runs) for (const [reason, n] of Object.entries(r.notScheduledByReason)) notScheduled[reason] = (notScheduled[reason] ?? 0) + n;

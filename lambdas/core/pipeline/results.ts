@@ -37,6 +37,11 @@ const recordSchema = z.object({
     benchmark_phase: z.literal('profiling'),
     was_cancelled: z.boolean(),
     cancellation_time_ns: ns.nullable(),
+  }),
+  metrics: z.record(z.string(), z.object({ value: z.union([z.number(), z.array(z.number())]), unit: z.string() })),
+  error: errorSchema.nullable(),
+  capture_replay: z.object({
+    target: z.string(),
     scheduled_ns: ns,
     schedule_lag_ms: z.number(),
     capture_event_id: z.string(),
@@ -44,11 +49,9 @@ const recordSchema = z.object({
     capture_file: z.string(),
     capture_line: z.number().int(),
     capture_time_ms: z.number(),
-    target: z.string(),
+    captured_output_tokens: z.number().nullable(),
     overrides: z.array(z.string()),
   }),
-  metrics: z.record(z.string(), z.object({ value: z.union([z.number(), z.array(z.number())]), unit: z.string() })),
-  error: errorSchema.nullable(),
 });
 
 export const resultLineSchema = z.discriminatedUnion('kind', [

@@ -52,7 +52,7 @@ describe('profile_export.jsonl', () => {
     const lines = records.map(profileRecordLine);
     expect(lines).toHaveLength(4);
     const first = JSON.parse(lines[0]!) as { metadata: Record<string, unknown>; metrics: Record<string, unknown>; error: unknown };
-    expect(Object.keys(first)).toEqual(['metadata', 'metrics', 'error']);
+    expect(Object.keys(first)).toEqual(['metadata', 'metrics', 'error', 'capture_replay']);
     expect(lines[0]).toContain('"request_start_ns":1759522419158355424,');
     expect(first.metrics.time_to_first_token).toEqual({ value: 40, unit: 'ms' });
     expect(JSON.parse(lines[3]!).error).toEqual({ code: 500, type: 'HTTPError', message: 'HTTP 500: boom' });

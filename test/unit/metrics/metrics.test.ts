@@ -53,7 +53,13 @@ describe('computeProfileRecord', () => {
     expect(short!.metrics.inter_token_latency!.value).toBe(20);
   });
 
-  it('carries AIPerf metadata, exact ns, and our capture fields', () => {
+  // AIPerf's MetricRecordMetadata fields: its decoder refuses any other key in `metadata`.
+  const AIPERF_METADATA_KEYS = [
+    'benchmark_phase', 'cancellation_time_ns', 'conversation_id', 'record_processor_id', 'request_ack_ns', 'request_end_ns',
+    'request_start_ns', 'session_num', 'turn_index', 'was_cancelled', 'worker_id', 'x_correlation_id', 'x_request_id',
+  ];
+
+  it('carries AIPerf metadata (only its fields), exact ns, and our capture fields beside it', () => {
     expect(streaming!.metadata).toMatchObject({
       session_num: 0,
       x_request_id: 'req-0',
@@ -67,6 +73,9 @@ describe('computeProfileRecord', () => {
       record_processor_id: 'rp',
       benchmark_phase: 'profiling',
       was_cancelled: false,
+    });
+    expect(Object.keys(streaming!.metadata).sort()).toEqual(AIPERF_METADATA_KEYS);
+    expect(streaming!.capture_replay).toMatchObject({
       scheduled_ns: S - ms(0.5),
       schedule_lag_ms: 0.5,
       capture_event_id: 'event-0',

@@ -149,7 +149,7 @@ describe('schedule -> fire -> collect', () => {
     expect(collected.manifest).toMatchObject({ scheduled: 5, succeeded: 5, failed: 0, dropped: 0, balanced: true });
     const records = p.store.text('runs/run-1/A/profile_export.jsonl')!.trim().split('\n').map((l) => JSON.parse(l));
     expect(records.map((r) => r.metadata.session_num)).toEqual([0, 1, 2, 3, 4]);
-    expect(records.every((r) => r.metadata.schedule_lag_ms === 0)).toBe(true);
+    expect(records.every((r) => r.capture_replay.schedule_lag_ms === 0)).toBe(true);
     expect(p.store.text('runs/run-1/A/profile_export_aiperf.json')).toContain('"request_latency"');
   });
 
@@ -309,7 +309,7 @@ describe('schedule -> fire -> collect', () => {
     const records = lines.map((l) => JSON.parse(l));
     expect(records.map((r) => r.metadata.session_num)).toEqual([0, 1, 2, 3, 4]);
     // Renumbered by scheduled time across the two files: a0 (0 ms), b0 (50), a1 (100), b1, b2.
-    expect(records.map((r) => r.metadata.capture_event_id)).toEqual(['ev-0', 'ev-0', 'ev-1', 'ev-1', 'ev-2']);
+    expect(records.map((r) => r.capture_replay.capture_event_id)).toEqual(['ev-0', 'ev-0', 'ev-1', 'ev-1', 'ev-2']);
     // Exact ns are exact integers in the file; read them as text, not as floats.
     const scheduled = lines.map((l) => BigInt(/"scheduled_ns":(\d+)/.exec(l)![1]!));
     expect(scheduled.map((ns) => Number(ns - (S + 30n * SEC)) / 1e6)).toEqual([0, 50, 100, 2000, 2100]);
