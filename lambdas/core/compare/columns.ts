@@ -1,0 +1,120 @@
+/**
+ * Records -> the comparison's columns. One builder for every source: a local run's outcomes,
+ * a results folder of ours, or AIPerf's own `profile_export.jsonl`, so a request is
+ * identified the same way everywhere.
+ *
+ * A request's identity is the capture event it replays (`capture_replay.capture_event_id`;
+ * for AIPerf's records, which do not carry it, the dataset's `conversation_id` and turn),
+ * numbered by occurrence (`#0`, `#1`, ...) in schedule order: the same captures replayed
+ * twice, by one run or by two, give the same keys, whatever the run ids.
+ */
+import { COMPARED_METRICS, OUTCOME, type ComparedMetricTag, type OutcomeCode, type TargetColumns } from './types';
+
+/** The parts of a `profile_export.jsonl` line the comparison reads (ours and AIPerf's alike). */
+export interface RecordLike {
+  metadata?: {
+    session_num?: number;
+    conversation_id?: string | null;
+    x_correlation_id?: string | null;
+    x_request_id?: string | null;
+    turn_index?: number | null;
+    request_start_ns?: number | bigint | string;
+  };
+  metrics?: Record<string, { value: unknown; unit?: string }> | null;
+  error?: unknown;
+  capture_replay?: { capture_event_id?: string; captured_output_tokens?: number | null; scheduled_ns?: number | bigint | string };
+}
+
+/** The capture identity of a record, before occurrence numbering; null when it has none. */
+export function recordIdentity(record: RecordLike): string | null {
+  const event = record.capture_replay?.capture_event_id;
+  if (typeof event === 'string' && event.length > 0) return event;
+  const meta = record.metadata;
+  const conversation = meta?.conversation_id ?? meta?.x_correlation_id ?? null;
+  if (typeof conversation !== 'string' || conversation.length === 0) return null;
+  const turn = meta?.turn_index;
+  return typeof turn === 'number' && turn > 0 ? `${conversation}/${turn}` : conversation;
+}
+
+const finite = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : NaN);
+
+export class ColumnsBuilder {
+  private readonly keys: string[] = [];
+  private readonly outcome: number[] = [];
+  private readonly errorType: (string | null)[] = [];
+  private readonly dropReason: (string | null)[] = [];
+  private readonly values = new Map<ComparedMetricTag, number[]>(COMPARED_METRICS.map((m) => [m.tag, []]));
+  private readonly captured: number[] = [];
+  /** Schedule position of each row: occurrences of one identity are numbered in this order. */
+  private readonly order: number[] = [];
+
+  constructor(private readonly name: string) {}
+
+  get size(): number {
+    return this.keys.length;
+  }
+
+  private push(identity: string | null, order: number | undefined): void {
+    // A record without identity cannot be paired: a key no other run can produce.
+    this.keys.push(identity ?? `\u0000unidentified:${this.keys.length}`);
+    this.order.push(order ?? this.keys.length);
+  }
+
+  /** A fired request (succeeded when `record.error` is null), in any order (`session_num` orders it). */
+  addRecord(record: RecordLike): void {
+    this.push(recordIdentity(record), record.metadata?.session_num);
+    const error = record.error;
+    const failed = error !== null && error !== undefined;
+    this.outcome.push(failed ? OUTCOME.failed : OUTCOME.succeeded);
+    this.errorType.push(failed ? errorTypeOf(error) : null);
+    this.dropReason.push(null);
+    for (const { tag } of COMPARED_METRICS) {
+      const value = failed ? NaN : finite(record.metrics?.[tag]?.value);
+      (this.values.get(tag) as number[]).push(value);
+    }
+    this.captured.push(finite(record.capture_replay?.captured_output_tokens));
+  }
+
+  /** A scheduled request that was not fired, with its reason and its position in the schedule. */
+  addDropped(identity: string | null, reason: string, capturedOutputTokens: number | null, order?: number): void {
+    this.push(identity, order);
+    this.outcome.push(OUTCOME.dropped);
+    this.errorType.push(null);
+    this.dropReason.push(reason);
+    for (const { tag } of COMPARED_METRICS) (this.values.get(tag) as number[]).push(NaN);
+    this.captured.push(finite(capturedOutputTokens));
+  }
+
+  /** Keys numbered by occurrence (`id#0`, `id#1`, ...) in schedule order. */
+  private numberedKeys(): string[] {
+    const rows = this.keys.map((_, i) => i).sort((a, b) => (this.order[a] as number) - (this.order[b] as number));
+    const seen = new Map<string, number>();
+    const out = new Array<string>(this.keys.length);
+    for (const i of rows) {
+      const identity = this.keys[i] as string;
+      const k = seen.get(identity) ?? 0;
+      seen.set(identity, k + 1);
+      out[i] = `${identity}#${k}`;
+    }
+    return out;
+  }
+
+  build(): TargetColumns {
+    const metrics = {} as Record<ComparedMetricTag, Float64Array>;
+    for (const [tag, list] of this.values) metrics[tag] = Float64Array.from(list);
+    return {
+      name: this.name,
+      keys: this.numberedKeys(),
+      outcome: Uint8Array.from(this.outcome) as Uint8Array & { [i: number]: OutcomeCode },
+      errorType: this.errorType,
+      dropReason: this.dropReason,
+      metrics,
+      capturedOutputTokens: Float64Array.from(this.captured),
+    };
+  }
+}
+
+function errorTypeOf(error: unknown): string {
+  if (error && typeof error === 'object' && 'type' in error && typeof (error as { type: unknown }).type === 'string') return (error as { type: string }).type;
+  return 'Error';
+}
