@@ -12,6 +12,7 @@ import { FsArtifactStore } from '../adapters/local/fs-artifact-store';
 import { createOpenAITarget } from '../adapters/http/openai-target';
 import { systemClock } from '../adapters/system-clock';
 import { DuplicateFilter, IngestReportBuilder } from '../core/capture/parse';
+import { replayInputConfig, type ExportInputConfig } from '../core/export/input-config';
 import { renderSummaryTable } from '../core/export/summary-table';
 import { validatePlanOptions, type PlanOptions } from '../core/plan/plan';
 import { runReplay, type ReplayRunResult } from '../core/run/replay';
@@ -169,28 +170,35 @@ function describeIngest(ingest: IngestReport, path: string): string {
   );
 }
 
-function inputConfigOf(options: ReplayCommandOptions, runId: string): Record<string, unknown> {
-  return {
-    tool: 'capture-replay',
-    run_id: runId,
-    captures_path: options.capturesPath,
-    endpoint: { url: options.url, path: options.path, streaming: options.streaming, model_override: options.model ?? null, timeout_ms: options.timeout },
-    schedule: {
-      start_offset_ms: options.startOffset ?? null,
-      end_offset_ms: options.endOffset ?? null,
-      time_scale: options.timeScale,
-      intra_second: options.intraSecond,
-      limit: options.limit ?? null,
-      sample: options.sample ?? null,
-      seed: options.seed,
-      lead_ms: options.lead,
+/** The run's export configuration (AIPerf's `input_config` + our `capture_replay`): input-config.ts. */
+function inputConfigOf(options: ReplayCommandOptions, runId: string): ExportInputConfig {
+  return replayInputConfig({
+    target: options.targetName,
+    url: options.url,
+    path: options.path,
+    model: options.model ?? null,
+    streaming: options.streaming ? true : null,
+    timeoutMs: options.timeout,
+    capture: options.capturesPath,
+    limit: options.limit ?? null,
+    maxInFlight: options.maxInFlight ?? null,
+    extra: {
+      run_id: runId,
+      schedule: {
+        start_offset_ms: options.startOffset ?? null,
+        end_offset_ms: options.endOffset ?? null,
+        time_scale: options.timeScale,
+        intra_second: options.intraSecond,
+        sample: options.sample ?? null,
+        seed: options.seed,
+        lead_ms: options.lead,
+      },
+      load: {
+        late_tolerance_ms: options.lateTolerance ?? null,
+        late_policy: options.latePolicy,
+      },
     },
-    load: {
-      max_in_flight: options.maxInFlight ?? null,
-      late_tolerance_ms: options.lateTolerance ?? null,
-      late_policy: options.latePolicy,
-    },
-  };
+  });
 }
 
 /** A progress bar on a terminal; nothing otherwise (logs stay clean in CI). */

@@ -139,7 +139,7 @@ describe('capture-replay replay (CLI and mock server in separate processes)', ()
   it('exits 0 and prints the summary table', () => {
     expect(streamingRun.stderr).not.toMatch(/Error|at .*\.ts:\d+/);
     expect(streamingRun.code).toBe(0);
-    expect(streamingRun.stdout).toContain('Time To First Token');
+    expect(streamingRun.stdout).toContain('Time to First Token');
     expect(streamingRun.stdout).toContain('e2e-streaming');
     expect(literalRun.code).toBe(0);
   });

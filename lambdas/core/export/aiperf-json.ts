@@ -2,20 +2,27 @@
  * profile_export_aiperf.json in AIPerf's flat layout (JsonExportData): one key per metric tag.
  * Record metrics carry unit and the full statistics; run-level metrics carry unit and avg only
  * (AIPerf leaves count/sum off scalars so they cannot be misread as the request count).
- * Key order follows AIPerf's model: its declared metrics first, ours after, then run fields.
+ *
+ * Key order follows AIPerf's dump of its model (pydantic writes declared fields first, in
+ * declaration order, then the extra keys): the metrics JsonExportData declares, then
+ * `input_config`, `was_cancelled`, `error_summary`, `start_time`, `end_time`, then the
+ * metrics it does not declare (AIPerf's replay_sched_* family, our schedule_lag) and our
+ * `capture_replay` block. `producer` (ours) stays next to `schema_version` at the top.
  */
 import type { Aggregates } from '../metrics/aggregate';
 import { METRICS } from '../metrics/registry';
+import type { ExportInputConfig } from './input-config';
 import { stringifyJson } from './json';
 
 /**
- * AIPerf's schema 1.1 is the shape we write: 1.0 plus `count` and `sum` on record metrics.
- * Later versions only add blocks we have nothing for (run_info, warmup_metrics, telemetry).
+ * AIPerf's schema 1.1 is the shape of our metric blocks: 1.0 plus `count` and `sum` on
+ * record metrics. Later versions (1.2-1.5) only add optional blocks we have nothing for
+ * (run_info, warmup_metrics, telemetry platform, runtime_submission_invalid_reasons).
  */
 export const SCHEMA_VERSION = '1.1';
 
 export interface AiperfJsonInfo {
-  inputConfig: unknown;
+  inputConfig: ExportInputConfig;
   wasCancelled: boolean;
   startTime: string;
   endTime: string;
@@ -64,16 +71,21 @@ function metricBlock(agg: Aggregates, tag: string): Record<string, unknown> | un
 
 export function aiperfJsonObject(agg: Aggregates, info: AiperfJsonInfo): Record<string, unknown> {
   const out: Record<string, unknown> = { schema_version: SCHEMA_VERSION, producer: 'capture-replay' };
-  const ours = METRICS.map((m) => m.tag).filter((tag) => !AIPERF_KEY_ORDER.includes(tag));
-  for (const tag of [...AIPERF_KEY_ORDER, ...ours]) {
+  const put = (tag: string) => {
     const block = metricBlock(agg, tag);
     if (block) out[tag] = block;
-  }
-  out.input_config = info.inputConfig;
+  };
+  AIPERF_KEY_ORDER.forEach(put);
+  // AIPerf writes its dumps with exclude_none: an input_config it could not have is absent.
+  if (info.inputConfig.aiperf !== null) out.input_config = info.inputConfig.aiperf;
   out.was_cancelled = info.wasCancelled;
   out.error_summary = agg.errorSummary;
   out.start_time = info.startTime;
   out.end_time = info.endTime;
+  METRICS.map((m) => m.tag)
+    .filter((tag) => !AIPERF_KEY_ORDER.includes(tag))
+    .forEach(put);
+  out.capture_replay = info.inputConfig.captureReplay;
   return out;
 }
 

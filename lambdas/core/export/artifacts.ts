@@ -4,6 +4,7 @@ import type { Aggregates } from '../metrics/aggregate';
 import type { StatSummary } from '../metrics/stats';
 import { renderAiperfCsv } from './aiperf-csv';
 import { renderAiperfJson } from './aiperf-json';
+import { exportInputConfigOf } from './input-config';
 import { stringifyJson } from './json';
 import { profileRecordLine } from './profile-jsonl';
 
@@ -22,6 +23,10 @@ export interface TargetArtifacts {
   records: readonly ProfileRecord[];
   aggregates: Aggregates;
   manifest: ManifestWithLag;
+  /**
+   * The run's configuration, best an ExportInputConfig (input-config.ts: AIPerf's
+   * `input_config` and our `capture_replay`); any other value is written as ours.
+   */
   inputConfig: unknown;
   wasCancelled: boolean;
   startTime: string;
@@ -40,7 +45,7 @@ export async function writeTargetArtifacts(
     [
       ARTIFACT_FILES.aiperfJson,
       renderAiperfJson(artifacts.aggregates, {
-        inputConfig: artifacts.inputConfig,
+        inputConfig: exportInputConfigOf(artifacts.inputConfig),
         wasCancelled: artifacts.wasCancelled,
         startTime: artifacts.startTime,
         endTime: artifacts.endTime,

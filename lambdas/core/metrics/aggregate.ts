@@ -5,7 +5,7 @@
  */
 import type { ErrorDetails, ProfileRecord } from '../types';
 import { METRICS } from './registry';
-import { summarize, type StatSummary } from './stats';
+import { percentile, summarize, type StatSummary } from './stats';
 
 export interface Aggregates {
   /** Record metrics with at least one value, by tag. */
@@ -23,6 +23,43 @@ export interface Aggregates {
 export interface AggregateOptions {
   /** SLOs for goodput: metric tag -> threshold (a request is good when every metric <= its threshold; throughput-per-user >=). */
   goodputSlos?: Record<string, number>;
+}
+
+/**
+ * AIPerf's replay schedule-lag family, computed as AIPerf computes it
+ * (src/aiperf/metrics/types/replay_sched_lag_metrics.py and
+ * src/aiperf/metrics/replay_sched_lag_analyzer.py):
+ *
+ *   offset_i = actual send time - scheduled send time   (per successful request)
+ *   lag_i    = offset_i - min(offset)                   (ms: relative to the least-late request)
+ *   replay_sched_lag_p50/p90/p99 = percentiles of lag_i (numpy's linear interpolation)
+ *   replay_sched_degraded        = 1 if p99 > 500 ms else 0
+ *
+ * Over successful requests only: AIPerf's offset is a record metric, and record metrics are
+ * parsed for valid records only (post_processors/metric_record_processor.py); failed and
+ * cancelled requests are left out. Absent (not zero) when no request succeeded.
+ *
+ * Anchoring at the least-late request makes a lateness shared by every request invisible:
+ * these numbers show how unevenly the schedule was kept (stalls, saturation), while our
+ * absolute `schedule_lag` (every fired request, failed ones included) shows how late it was.
+ * Offsets here are exact ns (bigint) before the subtraction; AIPerf's are float64.
+ */
+export const REPLAY_SCHED_DEGRADED_THRESHOLD_MS = 500;
+
+export interface ReplaySchedLag {
+  p50: number;
+  p90: number;
+  p99: number;
+  degraded: boolean;
+}
+
+export function replaySchedLag(records: readonly ProfileRecord[]): ReplaySchedLag | null {
+  const offsets = records.filter((r) => r.error === null).map((r) => r.metadata.request_start_ns - r.capture_replay.scheduled_ns);
+  if (offsets.length === 0) return null;
+  const least = offsets.reduce((min, o) => (o < min ? o : min));
+  const lags = offsets.map((o) => Number(o - least) / 1e6).sort((a, b) => a - b);
+  const p99 = percentile(lags, 99);
+  return { p50: percentile(lags, 50), p90: percentile(lags, 90), p99, degraded: p99 > REPLAY_SCHED_DEGRADED_THRESHOLD_MS };
 }
 
 /** Metrics where bigger is better: an SLO on them is a floor, not a ceiling. */
@@ -79,6 +116,13 @@ export function aggregate(records: readonly ProfileRecord[], options: AggregateO
   set('min_request_timestamp', 'ns', out.minRequestNs === null ? null : Number(out.minRequestNs));
   set('max_response_timestamp', 'ns', out.maxResponseNs === null ? null : Number(out.maxResponseNs));
   set('benchmark_duration', 'sec', durationSec);
+  const lag = replaySchedLag(records);
+  if (lag) {
+    set('replay_sched_lag_p50', 'ms', lag.p50);
+    set('replay_sched_lag_p90', 'ms', lag.p90);
+    set('replay_sched_lag_p99', 'ms', lag.p99);
+    set('replay_sched_degraded', 'count', lag.degraded ? 1 : 0);
+  }
 
   const errors = new Map<string, { error_details: ErrorDetails; count: number }>();
   for (const r of failed) {

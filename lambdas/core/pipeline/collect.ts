@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { Clock, MessageQueue, ObjectStore } from '../../ports';
 import { writeTargetArtifacts } from '../export/artifacts';
+import { replayInputConfig, type ExportInputConfig } from '../export/input-config';
 import { buildManifest, type ManifestEntry } from '../export/manifest';
 import { aggregate } from '../metrics/aggregate';
 import type { ProfileRecord, RunManifest } from '../types';
@@ -85,6 +86,33 @@ async function gatherRun(runId: string, target: string, state: RunState, store: 
   return { records, entries };
 }
 
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+/**
+ * One target's export configuration (AIPerf's `input_config` + our `capture_replay`) from the
+ * settings the ingest recorded for the run: `{tool, mode, lag_ms?, capture, etag, targets:
+ * [{name, url, path}], ...}`. The AIPerf block needs the model; it is filled when the run
+ * recorded `model_override` (and `streaming` / `request_timeout_ms` when recorded), and left
+ * out otherwise. URLs lose their userinfo on the way (input-config.ts).
+ */
+export function pipelineInputConfig(recorded: unknown, target: string): ExportInputConfig {
+  const rec = recorded !== null && typeof recorded === 'object' && !Array.isArray(recorded) ? (recorded as Record<string, unknown>) : {};
+  const targets = Array.isArray(rec.targets) ? (rec.targets as unknown[]) : [];
+  const mine = targets.find((t): t is Record<string, unknown> => t !== null && typeof t === 'object' && (t as Record<string, unknown>).name === target);
+  const extra = Object.fromEntries(Object.entries(rec).filter(([k]) => !['tool', 'capture', 'model_override', 'streaming', 'request_timeout_ms'].includes(k)));
+  return replayInputConfig({
+    target,
+    url: str(mine?.url),
+    path: str(mine?.path),
+    model: str(rec.model_override),
+    streaming: rec.streaming === true ? true : null,
+    timeoutMs: num(rec.request_timeout_ms),
+    capture: str(rec.capture),
+    extra,
+  });
+}
+
 const isoOf = (ns: bigint) => new Date(Number(ns / 1_000_000n)).toISOString();
 
 /** Finalises one target of a run when it can; writes the AIPerf artifacts under runs/<run>/<target>/. */
@@ -113,7 +141,7 @@ export async function collectRun(
     records,
     aggregates: aggregate(records),
     manifest,
-    inputConfig: run.inputConfig,
+    inputConfig: pipelineInputConfig(run.inputConfig, target),
     wasCancelled: false,
     startTime: startedAt,
     endTime: endedAt,
@@ -261,7 +289,7 @@ async function writeHourArtifacts(state: HourState, deps: { store: ObjectStore; 
     records: renumbered,
     aggregates: aggregate(renumbered),
     manifest,
-    inputConfig: { mode: 'mirror', hour, runs: runIds },
+    inputConfig: replayInputConfig({ target, extra: { mode: 'mirror', hour, runs: runIds } }),
     wasCancelled: false,
     startTime: startedAt,
     endTime: endedAt,
