@@ -3,7 +3,8 @@
  * `--help` stays instant and a usage error never pays for undici or the core.
  *
  * Exit codes: 0 run done; 1 the run could not be done (bad input, nothing replayable, every
- * request failed, error rate above --max-error-rate); 2 usage error.
+ * request failed, error rate above --max-error-rate); 2 usage error; 3 a comparison verdict
+ * matched --fail-on (e.g. B is worse than A).
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 
@@ -21,6 +22,24 @@ const nonNegative = (name: string) => number(name, (n) => n >= 0, 'a number >= 0
 const positive = (name: string) => number(name, (n) => n > 0, 'a number > 0');
 const positiveInt = (name: string) => number(name, (n) => Number.isInteger(n) && n > 0, 'a whole number > 0');
 const fraction = (name: string) => number(name, (n) => n > 0 && n <= 1, 'a number in (0, 1]');
+const effect = (name: string) => number(name, (n) => n >= 0 && n < 1, 'a fraction in [0, 1), e.g. 0.02 for 2 %');
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+const FAIL_ON = ['worse', 'changed', 'inconclusive'] as const;
+function failOn(raw: string): string[] {
+  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = list.filter((v) => !(FAIL_ON as readonly string[]).includes(v));
+  if (list.length === 0 || bad.length > 0) throw new InvalidArgumentError(`--fail-on takes ${FAIL_ON.join(', ')} (comma-separated), got "${raw}"`);
+  return list;
+}
+
+/** The comparison options shared by `replay` (two targets or more) and `compare`. */
+function comparisonOptions(command: Command): Command {
+  return command
+    .option('--min-effect <fraction>', 'smallest relative change called better or worse (0.02 = 2 %)', effect('--min-effect'))
+    .option('--resamples <n>', 'bootstrap resamples for the confidence intervals (default 2000)', positiveInt('--resamples'))
+    .option('--fail-on <verdicts>', `exit 3 when any comparison verdict is one of these (${FAIL_ON.join(', ')}), e.g. to gate a deployment in CI`, failOn);
+}
 
 const program = new Command()
   .name('capture-replay')
@@ -31,11 +50,13 @@ const program = new Command()
     process.exit(err.exitCode === 0 ? 0 : 2);
   });
 
-program
+const replay = program
   .command('replay')
-  .description('replay a capture file or a folder of them (e.g. from `aws s3 sync`) against an OpenAI-compatible server')
+  .description('replay a capture file or a folder of them (e.g. from `aws s3 sync`) against one OpenAI-compatible server, or several to compare them')
   .argument('<captures-path>', 'a .jsonl capture file or a folder of them (searched recursively)')
-  .requiredOption('--url <base-url>', 'server base URL, e.g. http://localhost:8000')
+  .option('--url <base-url>', 'one target: server base URL, e.g. http://localhost:8000')
+  .option('--target <name=url>', 'a target to compare, e.g. --target A=http://a:8000 --target B=http://b:8000 (repeat; the first is the baseline)', collect)
+  .addOption(new Option('--dispatch <mode>', 'several targets: each request to all at its due time, or the whole schedule to one target after another').choices(['parallel', 'sequential']).default('parallel'))
   .option('--out <dir>', 'output folder; results go to <dir>/<run-id>/<target-name>/', 'capture-replay-out')
   .option('--path <path>', 'chat completions path under the base URL', '/v1/chat/completions')
   .option('--target-name <name>', 'name of the target in results', 'target')
@@ -60,11 +81,23 @@ program
   .addOption(new Option('--late-policy <policy>', 'what to do with a request later than --late-tolerance').choices(['fire', 'drop']).default('fire'))
   .option('--max-error-rate <rate>', 'exit 1 when the failed fraction of fired requests exceeds this', fraction('--max-error-rate'))
   .option('--run-id <id>', 'run id (default: UTC timestamp + random suffix)')
-  .option('--no-progress', 'no progress bar even on a terminal')
-  .action(async (capturesPath: string, options: Record<string, unknown>) => {
-    const { replayCommand } = await import('../lambdas/local/replay-command');
-    process.exitCode = await replayCommand({ capturesPath, ...options } as Parameters<typeof replayCommand>[0]);
-  });
+  .option('--no-progress', 'no progress bar even on a terminal');
+comparisonOptions(replay).action(async (capturesPath: string, options: Record<string, unknown>) => {
+  const { replayCommand } = await import('../lambdas/local/replay-command');
+  process.exitCode = await replayCommand({ capturesPath, ...options } as Parameters<typeof replayCommand>[0]);
+});
+
+const compare = program
+  .command('compare')
+  .description("compare the results folders of two runs or more (ours, or AIPerf's profile_export.jsonl folders): paired when they replayed the same captures")
+  .argument('<results-dirs...>', 'results folders (<out>/<run-id>/<target>/), the first the baseline; a run folder with several targets stands for all of them')
+  .option('--out <dir>', 'where to write comparison.json and report.html (default: print only)')
+  .addOption(new Option('--pairing <mode>', 'paired: by capture request; unpaired: distributions only; auto: paired when most requests match').choices(['auto', 'paired', 'unpaired']).default('auto'))
+  .option('--names <list>', 'comma-separated names for the folders (default: the folder names)');
+comparisonOptions(compare).action(async (dirs: string[], options: Record<string, unknown>) => {
+  const { compareCommand } = await import('../lambdas/local/compare-command');
+  process.exitCode = await compareCommand({ dirs, ...options } as Parameters<typeof compareCommand>[0]);
+});
 
 program
   .command('mock-server')
@@ -75,6 +108,17 @@ program
   .action(async (args: string[]) => {
     const { runMockServerCli } = await import('../lambdas/local/mock-server');
     await runMockServerCli(args);
+  });
+
+program
+  .command('mock-sagemaker')
+  .description('run the bundled mock SageMaker runtime (prints {"url": ...} when listening; use it with AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME)')
+  .allowUnknownOption(true)
+  .helpOption(false)
+  .argument('[args...]')
+  .action(async (args: string[]) => {
+    const { runMockSageMakerCli } = await import('../lambdas/local/mock-sagemaker');
+    await runMockSageMakerCli(args);
   });
 
 program

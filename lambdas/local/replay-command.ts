@@ -16,12 +16,23 @@ import { replayInputConfig, type ExportInputConfig } from '../core/export/input-
 import { renderSummaryTable } from '../core/export/summary-table';
 import { validatePlanOptions, type PlanOptions } from '../core/plan/plan';
 import { runReplay, type ReplayRunResult } from '../core/run/replay';
-import type { CaptureRecord, FireOutcome, IngestReport } from '../core/types';
+import type { CaptureRecord, FireOutcome, IngestReport, RunManifest } from '../core/types';
+import { analyse, TargetAccumulator, type Analysis } from '../core/compare/analysis';
+import { DEFAULT_COMPARE_OPTIONS, type CompareOptions } from '../core/compare/types';
+import { FAIL_ON_EXIT, hasVerdict, renderComparisonTable } from '../core/export/comparison-table';
+import { RUN_FILES, writeRunAnalysis } from '../core/export/run-artifacts';
+import { renderReportHtml } from '../core/report/html';
+import type { ReportTargetSummary } from '../core/report/types';
+import { loadChartAssets } from '../adapters/local/report-assets';
 import { startMockServer } from './mock-server';
 
 export interface ReplayCommandOptions {
   capturesPath: string;
-  url: string;
+  /** One target: its base URL (named by `targetName`). Either this or `target`. */
+  url?: string;
+  /** Several targets: `NAME=URL` each, the first the baseline of the comparison. */
+  target?: string[];
+  dispatch?: 'parallel' | 'sequential';
   out: string;
   path: string;
   targetName: string;
@@ -42,6 +53,10 @@ export interface ReplayCommandOptions {
   latePolicy: 'fire' | 'drop';
   maxErrorRate?: number;
   runId?: string;
+  /** Comparison settings (two targets or more). */
+  minEffect?: number;
+  resamples?: number;
+  failOn?: string[];
   progress: boolean;
   /** Where to write human output (the summary table); errors go to stderr. */
   stdout?: NodeJS.WritableStream;
@@ -65,13 +80,8 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
 
   const runId = options.runId ?? newRunId();
   if (!RUN_ID_PATTERN.test(runId)) return fail(`--run-id must be letters, digits, '.', '_' or '-' (got "${runId}")`);
-  let baseUrl: URL;
-  try {
-    baseUrl = new URL(options.url);
-  } catch {
-    return fail(`--url is not a URL: ${options.url}`);
-  }
-  if (baseUrl.protocol !== 'http:' && baseUrl.protocol !== 'https:') return fail(`--url must be http(s): ${options.url}`);
+  const parsedTargets = targetsOf(options);
+  if (typeof parsedTargets === 'string') return fail(parsedTargets);
 
   const planOptions: Omit<PlanOptions, 'runId' | 'targetKind'> = {
     timeScale: options.timeScale,
@@ -101,14 +111,16 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
 
   const apiKey = options.apiKeyEnv ? process.env[options.apiKeyEnv] : undefined;
   if (options.apiKeyEnv && !apiKey) return fail(`--api-key-env ${options.apiKeyEnv}: that environment variable is not set`);
-  const target = createOpenAITarget({
-    name: options.targetName,
-    baseUrl: baseUrl.toString(),
-    path: options.path,
-    timeoutMs: options.timeout,
-    clock: systemClock,
-    ...(apiKey ? { apiKey } : {}),
-  });
+  const clients = parsedTargets.map(({ name, url }) =>
+    createOpenAITarget({
+      name,
+      baseUrl: url.toString(),
+      path: options.path,
+      timeoutMs: options.timeout,
+      clock: systemClock,
+      ...(apiKey ? { apiKey } : {}),
+    }),
+  );
 
   const store = new FsArtifactStore(options.out);
   const progress = new Progress(options.progress && Boolean((err as NodeJS.WriteStream).isTTY), err);
@@ -119,27 +131,32 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
   };
   process.once('SIGINT', onSignal);
   let result: ReplayRunResult;
+  let planned = 0;
   try {
     result = await runReplay({
       runId,
       records,
       ingestReport: ingest,
       plan: planOptions,
-      targets: [{ client: target, kind: 'openai-chat' }],
+      targets: clients.map((client) => ({ client, kind: 'openai-chat' as const })),
       clock: systemClock,
       store,
       leadMs: options.lead,
+      dispatch: options.dispatch ?? 'parallel',
       signal: abort.signal,
-      inputConfig: inputConfigOf(options, runId),
+      inputConfig: (name) => inputConfigOf(options, runId, name, parsedTargets.find((t) => t.name === name)?.url ?? null),
       ...(options.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
       ...(options.lateTolerance !== undefined ? { latePolicy: { toleranceMs: options.lateTolerance, action: options.latePolicy } } : {}),
-      onPlanned: (_target, plan) => progress.start(plan.requests.length + plan.incompatible.length),
+      onPlanned: (_target, plan) => {
+        planned += plan.requests.length + plan.incompatible.length;
+        progress.start(planned * clients.length);
+      },
       onOutcome: (_target, outcome) => progress.tick(outcome),
     });
   } finally {
     progress.stop();
     process.removeListener('SIGINT', onSignal);
-    await target.close();
+    await Promise.all(clients.map((client) => client.close()));
   }
 
   let exitCode = 0;
@@ -153,8 +170,80 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
       exitCode = fail(`error rate ${(manifest.failed / manifest.fired).toFixed(3)} is above --max-error-rate ${options.maxErrorRate}`);
     }
   }
+  const analysis = analyseRun(result, runId, {
+    ...DEFAULT_COMPARE_OPTIONS,
+    ...(options.minEffect !== undefined ? { minEffect: options.minEffect } : {}),
+    ...(options.resamples !== undefined ? { resamples: options.resamples } : {}),
+  });
+  await writeRunAnalysis(store, `${runId}/`, analysis.comparison, renderReportHtml(analysis.report, loadChartAssets()));
+  if (analysis.comparison) {
+    out.write('\n' + renderComparisonTable(analysis.comparison) + '\n');
+    out.write(`Comparison: ${join(options.out, runId, RUN_FILES.comparison)}\n`);
+  }
+  out.write(`Report: ${join(options.out, runId, RUN_FILES.report)}\n`);
   if (abort.signal.aborted) exitCode = 1;
+  if (exitCode === 0 && analysis.comparison && options.failOn && hasVerdict(analysis.comparison, options.failOn)) {
+    err.write(`capture-replay: a verdict is ${options.failOn.join(' or ')} (--fail-on)\n`);
+    exitCode = FAIL_ON_EXIT;
+  }
   return exitCode;
+}
+
+/** The run's comparison and report from its targets' outcomes. */
+function analyseRun(result: ReplayRunResult, runId: string, compare: CompareOptions): Analysis {
+  return analyse({
+    title: `capture-replay | ${runId}`,
+    runId,
+    generatedAt: new Date().toISOString(),
+    compare,
+    targets: result.targets.map((run) => ({
+      accumulator: TargetAccumulator.fromRun(run.target, run.outcomes, run.records),
+      summary: summaryOf(run.target, run.manifest),
+    })),
+  });
+}
+
+const TARGET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+
+/** `--url` (one target) or `--target NAME=URL` (one or more): the targets, or what is wrong. */
+export function targetsOf(options: Pick<ReplayCommandOptions, 'url' | 'target' | 'targetName'>): { name: string; url: URL }[] | string {
+  const specs = options.target ?? [];
+  if (options.url !== undefined && specs.length > 0) return 'give either --url (one target) or --target NAME=URL (one or more), not both';
+  const pairs: [string, string][] =
+    options.url !== undefined
+      ? [[options.targetName, options.url]]
+      : specs.map((spec) => {
+          const at = spec.indexOf('=');
+          return at < 0 ? ['', spec] : [spec.slice(0, at), spec.slice(at + 1)];
+        });
+  if (pairs.length === 0) return 'give a target: --url <base-url>, or --target NAME=URL once per target';
+  const out: { name: string; url: URL }[] = [];
+  for (const [name, raw] of pairs) {
+    const flag = options.url !== undefined ? '--url' : `--target ${name || '?'}`;
+    if (!TARGET_NAME.test(name)) return `target name "${name}" must be letters, digits, '.', '_' or '-' (as NAME=URL, e.g. --target A=http://localhost:8000)`;
+    if (out.some((t) => t.name === name)) return `target name "${name}" is given twice`;
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      return `${flag}: not a URL: ${raw}`;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${flag} must be http(s): ${raw}`;
+    out.push({ name, url });
+  }
+  return out;
+}
+
+function summaryOf(name: string, manifest: RunManifest): ReportTargetSummary {
+  return {
+    name,
+    scheduled: manifest.scheduled,
+    succeeded: manifest.succeeded,
+    failed: manifest.failed,
+    dropped: manifest.dropped,
+    droppedByReason: { ...manifest.droppedByReason } as Record<string, number>,
+    failedByType: { ...manifest.failedByType },
+  };
 }
 
 function describeIngest(ingest: IngestReport, path: string): string {
@@ -170,11 +259,11 @@ function describeIngest(ingest: IngestReport, path: string): string {
   );
 }
 
-/** The run's export configuration (AIPerf's `input_config` + our `capture_replay`): input-config.ts. */
-function inputConfigOf(options: ReplayCommandOptions, runId: string): ExportInputConfig {
+/** One target's export configuration (AIPerf's `input_config` + our `capture_replay`): input-config.ts. */
+function inputConfigOf(options: ReplayCommandOptions, runId: string, target: string, url: URL | null): ExportInputConfig {
   return replayInputConfig({
-    target: options.targetName,
-    url: options.url,
+    target,
+    url: url === null ? null : url.toString(),
     path: options.path,
     model: options.model ?? null,
     streaming: options.streaming ? true : null,

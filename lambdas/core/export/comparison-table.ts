@@ -12,7 +12,7 @@ const LABELS: Record<string, string> = {
   inter_token_latency: 'Inter-token latency',
   time_to_second_token: 'Time to 2nd token',
   output_sequence_length: 'Output tokens',
-  output_token_throughput_per_user: 'Tokens/s per user',
+  output_token_throughput_per_user: 'Tokens/s/user',
 };
 
 const UNITS: Record<string, string> = { ms: 'ms', tokens: 'tok', 'tokens/sec/user': 'tok/s' };
@@ -55,11 +55,11 @@ function pad(text: string, width: number, right = false): string {
   return right ? cut.padStart(width) : cut.padEnd(width);
 }
 
-// Column widths: 20 + 1 + 12 + 1 + 26 + 1 + 8 + 1 + 6 = 76 (plus a 2-space indent = 78).
-const COLS = [20, 12, 26, 8, 6] as const;
+// Column widths: 24 + 12 + 24 + 7 + 6, 4 separators and a 2-space indent: 79 columns.
+const COLS = [24, 12, 24, 7, 6] as const;
 
 function row(cells: string[]): string {
-  return '  ' + cells.map((c, i) => pad(c, COLS[i] as number, i >= 2)).join(' ');
+  return ('  ' + cells.map((c, i) => pad(c, COLS[i] as number, i >= 2)).join(' ')).trimEnd();
 }
 
 function metricRow(m: MetricComparison): string {
@@ -81,8 +81,8 @@ export function renderComparisonBlock(c: TargetComparison, minEffect: number): s
     .join(', ');
   const unit = c.mode === 'paired' ? 'pairs' : 'requests per side (unpaired)';
   const lines = [
-    pad(`${c.candidate} vs ${c.baseline}: ${c.mode}, ${c.pairs.used} ${unit} compared`, TABLE_WIDTH),
-    ...(excluded ? [pad(`  not compared: ${excluded}`, TABLE_WIDTH)] : []),
+    pad(`${c.candidate} vs ${c.baseline}: ${c.mode}, ${c.pairs.used} ${unit} compared`, TABLE_WIDTH).trimEnd(),
+    ...(excluded ? [pad(`  not compared: ${excluded}`, TABLE_WIDTH).trimEnd()] : []),
     row(['Metric', 'Verdict', 'p50 B-A [95% CI]', 'p50 %', 'p Holm']),
     row(COLS.map((w) => '-'.repeat(w))),
     ...c.metrics.map(metricRow),
@@ -94,8 +94,10 @@ export function renderComparisonBlock(c: TargetComparison, minEffect: number): s
     ci_low: e.difference.ci_low === null ? null : e.difference.ci_low * 100,
     ci_high: e.difference.ci_high === null ? null : e.difference.ci_high * 100,
   };
-  lines.push(row([`Error rate ${pct(e.baseline.rate)}>${pct(e.candidate.rate)}`, VERDICT_TEXT[e.verdict] ?? e.verdict, interval(diffPts, true), 'pts', pValue(e.p_value)]));
-  lines.push(pad(`  better/worse: Holm p < alpha, 95% CI clear of 0, and at least ${(minEffect * 100).toFixed(minEffect < 0.01 ? 1 : 0)}% change`, TABLE_WIDTH));
+  lines.push(row(['Error rate (% points)', VERDICT_TEXT[e.verdict] ?? e.verdict, interval(diffPts, true), '', pValue(e.p_value)]));
+  const side = (name: string, s: { fired: number; failed: number; rate: number | null }) => `${name} ${pct(s.rate)} (${s.failed}/${s.fired})`;
+  lines.push(pad(`  errors: ${side(c.baseline, e.baseline)}, ${side(c.candidate, e.candidate)}`, TABLE_WIDTH).trimEnd());
+  lines.push(pad(`  better/worse: Holm p < alpha, 95% CI clear of 0, and at least ${(minEffect * 100).toFixed(minEffect < 0.01 ? 1 : 0)}% change`, TABLE_WIDTH).trimEnd());
   return lines.join('\n');
 }
 

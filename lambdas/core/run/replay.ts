@@ -12,7 +12,7 @@ import { deterministicUuid } from '../ids';
 import { aggregate, type Aggregates } from '../metrics/aggregate';
 import { computeProfileRecord } from '../metrics/record-metrics';
 import { buildPlan, type PlanOptions } from '../plan/plan';
-import type { CaptureRecord, FireOutcome, IngestReport, ReplayPlan, RunManifest, TargetKind } from '../types';
+import type { CaptureRecord, FireOutcome, IngestReport, ProfileRecord, ReplayPlan, RunManifest, TargetKind } from '../types';
 
 export interface ReplayTarget {
   client: TargetClient;
@@ -29,12 +29,18 @@ export interface ReplayRunOptions {
   store: ArtifactStore;
   /** Delay between planning and schedule zero, so the first requests are not already late. */
   leadMs: number;
+  /**
+   * `parallel` (default): every target gets each request at the same instant, from one
+   * schedule zero. `sequential`: the whole schedule to the first target, then to the next,
+   * each from its own schedule zero (targets that cannot share the machine or the network).
+   */
+  dispatch?: 'parallel' | 'sequential';
   maxInFlight?: number;
   latePolicy?: LatePolicy;
   goodputSlos?: Record<string, number>;
   signal?: AbortSignal;
-  /** What the user asked for, recorded as `input_config` in profile_export_aiperf.json. */
-  inputConfig: unknown;
+  /** What the user asked for, per target, recorded as `input_config` in its profile_export_aiperf.json. */
+  inputConfig: (target: string) => unknown;
   onPlanned?: (target: string, plan: ReplayPlan, startNs: bigint) => void;
   onOutcome?: (target: string, outcome: FireOutcome) => void;
 }
@@ -45,6 +51,12 @@ export interface TargetRunResult {
   manifest: ManifestWithLag;
   aggregates: Aggregates;
   files: string[];
+  /** This target's schedule zero, epoch ns. */
+  startNs: bigint;
+  /** Every scheduled request's outcome, in plan order. */
+  outcomes: FireOutcome[];
+  /** The records written to profile_export.jsonl, in plan order. */
+  records: ProfileRecord[];
 }
 
 export interface ReplayRunResult {
@@ -64,66 +76,72 @@ export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunRes
   const plans = options.targets.map((target) =>
     buildPlan(options.records, { ...options.plan, runId: options.runId, targetKind: target.kind }),
   );
-  // One schedule zero for every target: A and B see each request at the same instant.
-  const startNs = options.clock.nowNs() + BigInt(Math.round(options.leadMs * 1e6));
-  const startedAt = new Date(Number(startNs / 1_000_000n)).toISOString();
-
-  const targets = await Promise.all(
-    options.targets.map(async (target, i): Promise<TargetRunResult> => {
-      const plan = plans[i] as ReplayPlan;
-      const name = target.client.name;
-      options.onPlanned?.(name, plan, startNs);
-      const dropped = plan.incompatible.map(({ request, reason }): FireOutcome => {
-        const outcome: FireOutcome = {
-          request,
-          target: name,
-          requestId: deterministicUuid(options.runId, name, request.index),
-          scheduledNs: startNs + BigInt(Math.round(request.offsetMs * 1e6)),
-          workerId: WORKER_ID,
-          result: null,
-          dropReason: reason,
-        };
-        options.onOutcome?.(name, outcome);
-        return outcome;
-      });
-      const fired = await runFireLoop(plan.requests, {
-        runId: options.runId,
-        target: target.client,
-        clock: options.clock,
-        startNs,
-        workerId: WORKER_ID,
-        ...(options.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
-        ...(options.latePolicy !== undefined ? { latePolicy: options.latePolicy } : {}),
-        ...(options.signal !== undefined ? { signal: options.signal } : {}),
-        onOutcome: (outcome) => options.onOutcome?.(name, outcome),
-      });
-      const outcomes = [...fired, ...dropped].sort((a, b) => a.request.index - b.request.index);
-      const records = outcomes
-        .filter((outcome) => outcome.result !== null)
-        .map((outcome) => computeProfileRecord(outcome, RECORD_PROCESSOR_ID));
-      const aggregates = aggregate(records, options.goodputSlos ? { goodputSlos: options.goodputSlos } : undefined);
-      const endedAt = new Date(Number(options.clock.nowNs() / 1_000_000n)).toISOString();
-      const notScheduledByReason: RunManifest['notScheduledByReason'] = { ...plan.excluded };
-      if (duplicates > 0) notScheduledByReason.duplicate = duplicates;
-      const manifest = buildManifest({
-        runId: options.runId,
+  const leadNs = BigInt(Math.round(options.leadMs * 1e6));
+  const runTarget = async (target: ReplayTarget, plan: ReplayPlan, startNs: bigint): Promise<TargetRunResult> => {
+    const startedAt = new Date(Number(startNs / 1_000_000n)).toISOString();
+    const name = target.client.name;
+    options.onPlanned?.(name, plan, startNs);
+    const dropped = plan.incompatible.map(({ request, reason }): FireOutcome => {
+      const outcome: FireOutcome = {
+        request,
         target: name,
-        outcomes,
-        notScheduledByReason,
-        startedAt,
-        endedAt,
-      });
-      const files = await writeTargetArtifacts(options.store, `${runPrefix}${name}/`, {
-        records,
-        aggregates,
-        manifest,
-        inputConfig: options.inputConfig,
-        wasCancelled: options.signal?.aborted ?? false,
-        startTime: startedAt,
-        endTime: endedAt,
-      });
-      return { target: name, plan, manifest, aggregates, files };
-    }),
-  );
+        requestId: deterministicUuid(options.runId, name, request.index),
+        scheduledNs: startNs + BigInt(Math.round(request.offsetMs * 1e6)),
+        workerId: WORKER_ID,
+        result: null,
+        dropReason: reason,
+      };
+      options.onOutcome?.(name, outcome);
+      return outcome;
+    });
+    const fired = await runFireLoop(plan.requests, {
+      runId: options.runId,
+      target: target.client,
+      clock: options.clock,
+      startNs,
+      workerId: WORKER_ID,
+      ...(options.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
+      ...(options.latePolicy !== undefined ? { latePolicy: options.latePolicy } : {}),
+      ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      onOutcome: (outcome) => options.onOutcome?.(name, outcome),
+    });
+    const outcomes = [...fired, ...dropped].sort((a, b) => a.request.index - b.request.index);
+    const records = outcomes
+      .filter((outcome) => outcome.result !== null)
+      .map((outcome) => computeProfileRecord(outcome, RECORD_PROCESSOR_ID));
+    const aggregates = aggregate(records, options.goodputSlos ? { goodputSlos: options.goodputSlos } : undefined);
+    const endedAt = new Date(Number(options.clock.nowNs() / 1_000_000n)).toISOString();
+    const notScheduledByReason: RunManifest['notScheduledByReason'] = { ...plan.excluded };
+    if (duplicates > 0) notScheduledByReason.duplicate = duplicates;
+    const manifest = buildManifest({
+      runId: options.runId,
+      target: name,
+      outcomes,
+      notScheduledByReason,
+      startedAt,
+      endedAt,
+    });
+    const files = await writeTargetArtifacts(options.store, `${runPrefix}${name}/`, {
+      records,
+      aggregates,
+      manifest,
+      inputConfig: options.inputConfig(name),
+      wasCancelled: options.signal?.aborted ?? false,
+      startTime: startedAt,
+      endTime: endedAt,
+    });
+    return { target: name, plan, manifest, aggregates, files, startNs, outcomes, records };
+  };
+
+  const targets: TargetRunResult[] = [];
+  if (options.dispatch === 'sequential') {
+    for (const [i, target] of options.targets.entries()) {
+      targets.push(await runTarget(target, plans[i] as ReplayPlan, options.clock.nowNs() + leadNs));
+    }
+  } else {
+    // One schedule zero for every target: A and B see each request at the same instant.
+    const startNs = options.clock.nowNs() + leadNs;
+    targets.push(...(await Promise.all(options.targets.map((target, i) => runTarget(target, plans[i] as ReplayPlan, startNs)))));
+  }
   return { runId: options.runId, ingestReportKey, targets };
 }

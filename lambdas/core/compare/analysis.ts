@@ -1,0 +1,108 @@
+/**
+ * A run's (or several runs') analysis: the A/B comparison and the report's data, from the
+ * targets' requests however they were read (a local run's outcomes, our results folders,
+ * AIPerf's). The local CLI, the `compare` command and the pipeline's collector all end here.
+ */
+import { buildReportSeries, quantiles101, type ReportSeriesRow } from '../report/series';
+import type { ReportData, ReportTarget, ReportTargetSummary } from '../report/types';
+import type { FireOutcome, ProfileRecord } from '../types';
+import { buildComparisonDocument } from './compare';
+import { ColumnsBuilder, type RecordLike } from './columns';
+import { COMPARED_METRICS, OUTCOME, type CompareOptions, type ComparedMetricTag, type ComparisonDocument, type TargetColumns } from './types';
+
+const toNumber = (v: number | bigint | string | undefined | null): number | null => {
+  if (v === undefined || v === null) return null;
+  const n = typeof v === 'number' ? v : Number(v);
+  return Number.isFinite(n) ? n : null;
+};
+
+/** One target's requests, accumulated in schedule order. */
+export class TargetAccumulator {
+  readonly columns: ColumnsBuilder;
+  /** Per row: time (epoch ns as a float: precise to a microsecond, plenty for a chart) and lag. */
+  private readonly timeNs: number[] = [];
+  private readonly lagMs: (number | null)[] = [];
+
+  constructor(readonly name: string) {
+    this.columns = new ColumnsBuilder(name);
+  }
+
+  /** A fired request's record: ours (`capture_replay`) or AIPerf's. */
+  addRecord(record: RecordLike & { capture_replay?: { schedule_lag_ms?: number } }): void {
+    this.columns.addRecord(record);
+    const scheduled = toNumber(record.capture_replay?.scheduled_ns);
+    const start = toNumber(record.metadata?.request_start_ns);
+    this.timeNs.push(scheduled ?? start ?? NaN);
+    const lag = record.capture_replay?.schedule_lag_ms;
+    this.lagMs.push(typeof lag === 'number' && Number.isFinite(lag) ? lag : null);
+  }
+
+  /** A scheduled request that was never fired. */
+  addDropped(identity: string | null, reason: string, capturedOutputTokens: number | null, scheduledNs: bigint | null, order?: number): void {
+    this.columns.addDropped(identity, reason, capturedOutputTokens, order);
+    this.timeNs.push(scheduledNs === null ? NaN : Number(scheduledNs));
+    this.lagMs.push(null);
+  }
+
+  /** A local run's outcomes and records (both in plan order). */
+  static fromRun(name: string, outcomes: readonly FireOutcome[], records: readonly ProfileRecord[]): TargetAccumulator {
+    const acc = new TargetAccumulator(name);
+    const byId = new Map(records.map((r) => [r.metadata.x_request_id, r]));
+    for (const outcome of outcomes) {
+      const record = byId.get(outcome.requestId);
+      if (record) acc.addRecord(record);
+      else acc.addDropped(outcome.request.eventId, outcome.dropReason ?? 'lost', outcome.request.capturedUsage?.completionTokens ?? null, outcome.scheduledNs, outcome.request.index);
+    }
+    return acc;
+  }
+
+  /** The report's view of this target, times relative to `zeroNs` (default: its first request). */
+  reportTarget(columns: TargetColumns, summary: ReportTargetSummary, maxPoints?: number): ReportTarget {
+    let zero = Infinity;
+    for (const t of this.timeNs) if (t < zero) zero = t;
+    const rows: ReportSeriesRow[] = [];
+    const n = columns.keys.length;
+    for (let i = 0; i < n; i++) {
+      const t = this.timeNs[i] as number;
+      if (!Number.isFinite(t)) continue;
+      const metrics: Partial<Record<ComparedMetricTag, number>> = {};
+      if (columns.outcome[i] === OUTCOME.succeeded) {
+        for (const { tag } of COMPARED_METRICS) {
+          const v = columns.metrics[tag][i] as number;
+          if (Number.isFinite(v)) metrics[tag] = v;
+        }
+      }
+      rows.push({ t: (t - zero) / 1e9, lagMs: this.lagMs[i] ?? null, metrics });
+    }
+    const quantiles: ReportTarget['quantiles'] = {};
+    for (const { tag } of COMPARED_METRICS) {
+      const values = columns.metrics[tag].filter((v, i) => Number.isFinite(v) && columns.outcome[i] === OUTCOME.succeeded);
+      if (values.length > 0) quantiles[tag] = quantiles101(values);
+    }
+    return { summary, series: buildReportSeries(rows, maxPoints), quantiles };
+  }
+}
+
+export interface AnalysisTarget {
+  accumulator: TargetAccumulator;
+  summary: ReportTargetSummary;
+}
+
+export interface Analysis {
+  /** Null for a single target. */
+  comparison: ComparisonDocument | null;
+  report: ReportData;
+}
+
+export function analyse(args: { title: string; runId: string; generatedAt: string; targets: readonly AnalysisTarget[]; compare: CompareOptions }): Analysis {
+  const columns = args.targets.map((t) => t.accumulator.columns.build());
+  const comparison = columns.length >= 2 ? buildComparisonDocument(columns, args.compare, args.generatedAt) : null;
+  const report: ReportData = {
+    title: args.title,
+    runId: args.runId,
+    generatedAt: args.generatedAt,
+    targets: args.targets.map((t, i) => t.accumulator.reportTarget(columns[i] as TargetColumns, t.summary)),
+    comparison,
+  };
+  return { comparison, report };
+}

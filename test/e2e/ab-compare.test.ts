@@ -1,0 +1,169 @@
+/**
+ * The A/B verdict end to end, as a user runs it: two bundled mock servers in their own
+ * processes, B with a first token 20 % later and the same inter-token latency; the CLI (its
+ * own process) replays 200 captured requests to both at once. The verdicts must say TTFT
+ * `worse` and ITL `no_difference`, the comparison must pair every request, and `compare` on
+ * the two result folders made by that run must reach the same verdicts and gate with exit 3.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ComparisonDocument } from '../../lambdas/core/compare/types';
+import { writeCaptureFile } from '../support/capture-gen';
+import { runCli, startMockProcess, type CliResult, type MockProcess } from '../support/processes';
+
+const REQUESTS = 200;
+const TTFT_A_MS = 50;
+const TTFT_B_MS = 60; // 20 % longer
+const ITL_MS = 8;
+
+let dir: string;
+let captures: string;
+let out: string;
+let a: MockProcess;
+let b: MockProcess;
+let run: CliResult;
+let doc: ComparisonDocument;
+
+const metric = (d: ComparisonDocument, tag: string) => {
+  const m = d.metrics.find((x) => x.tag === tag);
+  if (!m) throw new Error(`no ${tag} in the comparison`);
+  return m;
+};
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'cr-ab-'));
+  captures = join(dir, 'captures.jsonl');
+  out = join(dir, 'out');
+  // 40 requests/s for 5 s of capture time, replayed at 2x: 2.5 s of firing.
+  await writeCaptureFile(captures, { ratePerSecond: 40, durationSeconds: REQUESTS / 40, startTime: Date.UTC(2026, 3, 29), seed: 7, bodyBytes: 600 });
+  [a, b] = await Promise.all([
+    startMockProcess(['--ttft-ms', String(TTFT_A_MS), '--itl-ms', String(ITL_MS), '--output-tokens', '10']),
+    startMockProcess(['--ttft-ms', String(TTFT_B_MS), '--itl-ms', String(ITL_MS), '--output-tokens', '10']),
+  ]);
+  run = await runCli([
+    'replay', captures, '--target', `A=${a.url}`, '--target', `B=${b.url}`, '--streaming', '--time-scale', '2',
+    '--out', out, '--run-id', 'ab', '--no-progress', '--resamples', '1000',
+  ]);
+  doc = JSON.parse(readFileSync(join(out, 'ab', 'comparison.json'), 'utf8')) as ComparisonDocument;
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+  if (process.env.KEEP_TEST_OUTPUT) process.stderr.write(`kept ${dir}\n`);
+  else rmSync(dir, { recursive: true, force: true });
+});
+
+describe('replay --target A=... --target B=...', () => {
+  it('runs both targets and exits 0', () => {
+    expect(run.stderr).not.toMatch(/bug|Error:/);
+    expect(run.code).toBe(0);
+    for (const name of ['A', 'B']) {
+      const manifest = JSON.parse(readFileSync(join(out, 'ab', name, 'run_manifest.json'), 'utf8'));
+      expect(manifest).toMatchObject({ target: name, scheduled: REQUESTS, succeeded: REQUESTS, balanced: true });
+    }
+  });
+
+  it('pairs every request and names baseline and candidate', () => {
+    expect(doc).toMatchObject({ schema_version: expect.any(String), baseline: 'A', candidate: 'B', mode: 'paired' });
+    expect(doc.pairs.used).toBe(REQUESTS);
+    expect(Object.values(doc.pairs.excluded).reduce((s, n) => s + n, 0)).toBe(0);
+  });
+
+  it('TTFT: worse, by about the 10 ms the servers differ', () => {
+    const ttft = metric(doc, 'time_to_first_token');
+    expect(ttft.verdict).toBe('worse');
+    const p50 = ttft.difference.p50;
+    expect(p50.estimate).toBeGreaterThan(8);
+    expect(p50.estimate).toBeLessThan(12);
+    expect(p50.ci_low!).toBeLessThanOrEqual(p50.estimate!);
+    expect(p50.ci_high!).toBeGreaterThanOrEqual(p50.estimate!);
+    expect(ttft.relative_pct.p50.estimate).toBeGreaterThan(14);
+    for (const stat of ['mean', 'p50', 'p90', 'p99'] as const) {
+      const d = ttft.difference[stat];
+      expect([d.estimate, d.ci_low, d.ci_high].every((v) => typeof v === 'number')).toBe(true);
+    }
+    expect(ttft.p_value).toBeLessThan(0.001);
+  });
+
+  it('ITL: no_difference', () => {
+    const itl = metric(doc, 'inter_token_latency');
+    expect(itl.verdict).toBe('no_difference');
+    expect(Math.abs(itl.relative_pct.p50.estimate!)).toBeLessThan(2);
+  });
+
+  it('prints the verdicts in a table that fits 80 columns, and writes the report', () => {
+    expect(run.stdout).toMatch(/B vs A: paired, 200 pairs compared/);
+    expect(run.stdout).toMatch(/Time to first token.*WORSE/);
+    const lines = run.stdout.split('\n');
+    const start = lines.findIndex((l) => l.startsWith('B vs A:'));
+    const block = lines.slice(start, lines.indexOf('', start));
+    expect(block.length).toBeGreaterThan(8);
+    const widths = block.map((l) => [...l].length);
+    expect(Math.max(...widths)).toBeLessThanOrEqual(80);
+    const html = readFileSync(join(out, 'ab', 'report.html'), 'utf8');
+    expect(html).toContain('<html');
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href="?https?:/);
+  });
+
+  it('compare on the two folders reaches the same verdicts and gates with exit 3', async () => {
+    const cmp = join(dir, 'cmp');
+    const result = await runCli(['compare', join(out, 'ab', 'A'), join(out, 'ab', 'B'), '--out', cmp, '--fail-on', 'worse', '--resamples', '1000']);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/--fail-on/);
+    const again = JSON.parse(readFileSync(join(cmp, 'comparison.json'), 'utf8')) as ComparisonDocument;
+    expect(again.mode).toBe('paired');
+    expect(again.pairs.used).toBe(REQUESTS);
+    expect(metric(again, 'time_to_first_token').verdict).toBe('worse');
+    expect(metric(again, 'inter_token_latency').verdict).toBe('no_difference');
+    // Same records, same seed: the same intervals as the run's own comparison.
+    expect(metric(again, 'time_to_first_token').difference).toEqual(metric(doc, 'time_to_first_token').difference);
+  });
+
+  it('compare without a gate exits 0; a run folder stands for its targets', async () => {
+    const result = await runCli(['compare', join(out, 'ab', 'A'), join(out, 'ab', 'B'), '--resamples', '200']);
+    expect(result.code).toBe(0);
+    const swapped = await runCli(['compare', join(out, 'ab'), '--fail-on', 'worse', '--resamples', '200']);
+    expect(swapped.code).toBe(3);
+    expect(swapped.stdout).toMatch(/B vs A: paired/);
+  });
+});
+
+describe('--dispatch sequential', () => {
+  it('sends the whole schedule to A, then to B', async () => {
+    const seqOut = join(dir, 'seq');
+    const logA = join(dir, 'a.log');
+    const logB = join(dir, 'b.log');
+    const [la, lb] = await Promise.all([
+      startMockProcess(['--ttft-ms', '5', '--itl-ms', '1', '--output-tokens', '3', '--log', logA]),
+      startMockProcess(['--ttft-ms', '5', '--itl-ms', '1', '--output-tokens', '3', '--log', logB]),
+    ]);
+    try {
+      const result = await runCli(['replay', captures, '--target', `A=${la.url}`, '--target', `B=${lb.url}`, '--dispatch', 'sequential', '--limit', '40', '--time-scale', '4', '--out', seqOut, '--run-id', 'seq', '--no-progress', '--resamples', '200']);
+      expect(result.code).toBe(0);
+    } finally {
+      await Promise.all([la.stop(), lb.stop()]);
+    }
+    const arrivals = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => BigInt((JSON.parse(l) as { arrival_ns: string }).arrival_ns));
+    const [ta, tb] = [arrivals(logA), arrivals(logB)];
+    expect([ta.length, tb.length]).toEqual([40, 40]);
+    const lastA = ta.reduce((m, t) => (t > m ? t : m));
+    const firstB = tb.reduce((m, t) => (t < m ? t : m));
+    expect(firstB > lastA).toBe(true);
+    const seqDoc = JSON.parse(readFileSync(join(seqOut, 'seq', 'comparison.json'), 'utf8')) as ComparisonDocument;
+    expect(seqDoc.pairs.used).toBe(40);
+  });
+});
+
+describe('target arguments', () => {
+  it('usage errors are clear and exit non-zero before any request', async () => {
+    const both = await runCli(['replay', captures, '--url', 'http://127.0.0.1:9', '--target', 'B=http://127.0.0.1:9', '--no-progress']);
+    expect(both.code).not.toBe(0);
+    expect(both.stderr).toMatch(/either --url .* or --target/);
+    const unnamed = await runCli(['replay', captures, '--target', 'http://127.0.0.1:9', '--no-progress']);
+    expect(unnamed.stderr).toMatch(/NAME=URL/);
+    const twice = await runCli(['replay', captures, '--target', 'A=http://127.0.0.1:9', '--target', 'A=http://127.0.0.1:8', '--no-progress']);
+    expect(twice.stderr).toMatch(/given twice/);
+  });
+});
