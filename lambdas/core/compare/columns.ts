@@ -36,6 +36,9 @@ export function recordIdentity(record: RecordLike): string | null {
   return typeof turn === 'number' && turn > 0 ? `${conversation}/${turn}` : conversation;
 }
 
+/** Older AIPerf releases wrote short tags for these two. */
+const TAG_ALIASES: Partial<Record<ComparedMetricTag, string>> = { time_to_first_token: 'ttft', time_to_second_token: 'ttst' };
+
 const finite = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : NaN);
 
 export class ColumnsBuilder {
@@ -69,7 +72,9 @@ export class ColumnsBuilder {
     this.errorType.push(failed ? errorTypeOf(error) : null);
     this.dropReason.push(null);
     for (const { tag } of COMPARED_METRICS) {
-      const value = failed ? NaN : finite(record.metrics?.[tag]?.value);
+      const alias = TAG_ALIASES[tag];
+      const entry = record.metrics?.[tag] ?? (alias === undefined ? undefined : record.metrics?.[alias]);
+      const value = failed ? NaN : finite(entry?.value);
       (this.values.get(tag) as number[]).push(value);
     }
     this.captured.push(finite(record.capture_replay?.captured_output_tokens));
