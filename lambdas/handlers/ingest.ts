@@ -85,7 +85,18 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     // A shard due last may stream for up to the request timeout: only then can it be lost.
     graceMs: config.requestTimeoutMs + config.graceMs,
     sharding: { ...DEFAULT_SHARDING, slotMs: config.slotMs, ...(config.maxShardRequests ? { maxShardRequests: config.maxShardRequests } : {}) },
-    inputConfig: { tool: 'capture-replay', mode: config.mode, ...(mirror ? { lag_ms: config.lagMs } : {}), capture: file, etag: object.etag, targets: config.targets.map(({ name, url, path }) => ({ name, url, path })) },
+    inputConfig: {
+      tool: 'capture-replay',
+      mode: config.mode,
+      ...(mirror ? { lag_ms: config.lagMs } : {}),
+      capture: file,
+      etag: object.etag,
+      targets: config.targets.map(({ name, url, path }) => ({ name, url, path })),
+      // What the results' AIPerf input_config is made of (collect.ts pipelineInputConfig).
+      model_override: config.modelOverride ?? null,
+      streaming: config.forceStreaming,
+      request_timeout_ms: config.requestTimeoutMs,
+    },
     notScheduledByReason: { ...plan.excluded, ...(duplicates ? { duplicate: duplicates } : {}) },
     store: deps.store,
     queue: deps.replayQueue,

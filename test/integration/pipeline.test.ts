@@ -91,6 +91,7 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
       [ENV.leadMs]: '2500',
       [ENV.graceMs]: '30000',
       [ENV.forceStreaming]: 'true',
+      [ENV.modelOverride]: 'replay-model',
     };
     const deps = createDeps({ env, s3, sqs });
     // Mirror mode shares the queues and functions: the ingest decides by its configuration.
@@ -128,6 +129,8 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
     const aggregates = JSON.parse(await text('results-bucket', `${runDir}A/profile_export_aiperf.json`));
     expect(aggregates.request_count.avg).toBe(accepted);
     expect(aggregates.time_to_first_token.count).toBe(accepted);
+    // The run's settings reach AIPerf's input_config: model, endpoint, streaming, timeout.
+    expect(aggregates.input_config).toMatchObject({ models: { items: [{ name: 'replay-model' }] }, endpoint: { type: 'chat', streaming: true, timeout: 600 } });
 
     // The target's view: each request once, at its planned offset.
     expect(mock.requests).toHaveLength(accepted);
