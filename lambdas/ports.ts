@@ -25,6 +25,8 @@ export interface TargetRequest {
   contentType: string;
   body: Uint8Array;
   streaming: boolean;
+  /** Accept header to send (SageMaker: the captured output's content type); the target's default when absent. */
+  accept?: string;
 }
 
 /**

@@ -171,6 +171,8 @@ export interface TargetResult {
   /** Token usage reported by the server (`usage`), null when it did not report it. */
   usage: TokenUsage | null;
   error: ErrorDetails | null;
+  /** SHA-256 (hex) of the response body bytes (a stream: its payload parts joined), when the target computes it. */
+  outputSha256?: string | null;
 }
 
 /** AIPerf's error shape. */

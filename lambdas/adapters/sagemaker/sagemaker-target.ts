@@ -1,0 +1,338 @@
+/**
+ * A SageMaker real-time endpoint as a replay target, over the AWS SDK v3 runtime client:
+ * SigV4 and the default credential chain come from the SDK, and so does the endpoint URL
+ * (`AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME`, then `AWS_ENDPOINT_URL`, then the shared config's
+ * `endpoint_url`; the regional `runtime.sagemaker.<region>.amazonaws.com` otherwise).
+ *
+ * `InvokeEndpoint` for a non-streaming request, `InvokeEndpointWithResponseStream` for a
+ * streaming one. The body bytes go as given, with the request's content type and Accept;
+ * `InferenceId` = the request id, so the endpoint's own Data Capture joins back to our
+ * records (SageMaker allows 1-64 printable ASCII characters, the first not blank: an id
+ * outside that is not sent, the SDK does not check it and the service would reject the
+ * call). SDK retries are off (`maxAttempts: 1`): a retry would send the invocation twice
+ * and fold two attempts into one timing.
+ *
+ * Timing: `requestStartNs` and `requestAckNs` are taken by a middleware at the innermost
+ * position of the command's stack, next to the HTTP handler: start after credentials,
+ * endpoint resolution and signing (SDK work, not the endpoint's), just before the request is
+ * written; ack when the response headers arrive. Each content-bearing event of a
+ * `PayloadPart` is stamped with the arrival of that part (see stream-decode.ts: SSE, JSON
+ * lines and TGI events, buffered across parts); `requestEndNs` is the end of the body.
+ *
+ * Never rejects. Error types: the service's own names (`ModelError` with the model's
+ * `OriginalStatusCode` as code, `ValidationError` 400, `ThrottlingException` 429,
+ * `ModelNotReadyException` 429, `InternalFailure` 500, `ServiceUnavailable` 503,
+ * `InternalDependencyException` 530, others with their HTTP status; `HTTPError` with the
+ * status for a response that is not the service's, e.g. a proxy's), the stream's
+ * `ModelStreamError` / `InternalStreamFailure` (code null: the HTTP status was 200) and
+ * `StreamError` (an `error` object in the model's stream), `TimeoutError` (408, the request
+ * ran out of timeoutMs), `CancelledError` (499, the caller's signal), `ConnectionError`
+ * (refused/reset, code null), `MalformedStream` / `MalformedResponse` (a 2xx response the
+ * SDK could not decode, code null),
+ * `CredentialsError` / `ConfigurationError` (no credentials, no region: nothing was sent).
+ */
+import { createHash } from 'node:crypto';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import {
+  InvokeEndpointCommand,
+  InvokeEndpointWithResponseStreamCommand,
+  SageMakerRuntimeClient,
+  type InvokeEndpointCommandInput,
+  type InvokeEndpointWithResponseStreamCommandInput,
+  type ResponseStream,
+} from '@aws-sdk/client-sagemaker-runtime';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import type { Clock, TargetClient, TargetRequest } from '../../ports';
+import type { ErrorDetails, TargetResult, TokenUsage } from '../../core/types';
+import { createStreamDecoder, inspectChunk } from './stream-decode';
+
+export interface SageMakerTargetOptions {
+  name: string;
+  endpointName: string;
+  /** Default: the SDK's (AWS_REGION, the shared config). */
+  region?: string;
+  targetVariant?: string;
+  targetContainerHostname?: string;
+  inferenceComponentName?: string;
+  customAttributes?: string;
+  timeoutMs: number;
+  clock: Clock;
+  /** Connection pool size (sockets per host). Default 1024. */
+  connections?: number;
+  /**
+   * A client to use instead of one built here (tests, shared clients). It is not destroyed
+   * by close(); its owner must configure `maxAttempts: 1` or retries will double-send.
+   */
+  client?: SageMakerRuntimeClient;
+}
+
+const MAX_ERROR_EXCERPT = 300;
+
+/** SageMaker's InferenceId constraint: 1-64 characters, `\A\S[\p{Print}]*\z` (printable ASCII). */
+export function isValidInferenceId(id: string): boolean {
+  return /^[\x21-\x7e][\x20-\x7e]{0,63}$/.test(id);
+}
+
+/** The HTTP status the service models for each of its errors (used when the response had none). */
+const MODELED_STATUS: Record<string, number> = {
+  ValidationError: 400,
+  ModelError: 424,
+  ModelNotReadyException: 429,
+  ThrottlingException: 429,
+  InternalFailure: 500,
+  ServiceUnavailable: 503,
+  InternalDependencyException: 530,
+};
+
+const STREAM_ERRORS = new Set(['ModelStreamError', 'InternalStreamFailure']);
+const UNNAMED = new Set(['Unknown', 'UnknownError', 'SageMakerRuntimeServiceException']);
+
+interface SdkError {
+  name?: string;
+  message?: string;
+  code?: string;
+  $fault?: string;
+  $metadata?: { httpStatusCode?: number };
+  OriginalStatusCode?: number;
+  ErrorCode?: string;
+}
+
+const excerpt = (text: string | undefined): string => (text ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_ERROR_EXCERPT);
+
+/** An SDK error (service exception, stream event error, transport) as AIPerf's error shape. */
+export function sageMakerErrorDetails(error: unknown, phase: 'request' | 'stream', httpStatus: number | null = null, streaming = phase === 'stream'): ErrorDetails {
+  const err = (error ?? {}) as SdkError;
+  const name = err.name ?? 'Error';
+  if (STREAM_ERRORS.has(name)) {
+    const code = err.ErrorCode ? `${err.ErrorCode}: ` : '';
+    return { code: null, type: name, message: excerpt(`${code}${err.message ?? ''}`) };
+  }
+  if (err.$fault === 'client' || err.$fault === 'server') {
+    if (name === 'ModelError') {
+      const original = typeof err.OriginalStatusCode === 'number' ? err.OriginalStatusCode : null;
+      return { code: original ?? err.$metadata?.httpStatusCode ?? 424, type: name, message: excerpt(err.message) };
+    }
+    const status = name === 'ThrottlingException' ? 429 : (err.$metadata?.httpStatusCode ?? MODELED_STATUS[name] ?? null);
+    // A response the SDK cannot name (not the service's JSON: a proxy, a load balancer page).
+    if (UNNAMED.has(name)) return { code: status, type: 'HTTPError', message: excerpt(`HTTP ${status ?? '?'}: ${err.message ?? ''}`) };
+    return { code: status, type: name, message: excerpt(err.message) };
+  }
+  // An error status whose body the SDK could not read as the service's error (an HTML page
+  // from a proxy): the SDK's message quotes that body, so it is not kept.
+  if (phase === 'request' && httpStatus !== null && httpStatus >= 300) return { code: httpStatus, type: 'HTTPError', message: `HTTP ${httpStatus}: not a SageMaker error response (${name})` };
+  if (name === 'TimeoutError' || err.code === 'ETIMEDOUT') return { code: 408, type: 'TimeoutError', message: excerpt(err.message) };
+  if (name === 'CredentialsProviderError') return { code: null, type: 'CredentialsError', message: excerpt(err.message) };
+  if (/region is missing|invalid region/i.test(err.message ?? '')) return { code: null, type: 'ConfigurationError', message: excerpt(err.message) };
+  // The response came (2xx) but could not be decoded: not a connection problem.
+  const malformed = phase === 'stream' || (httpStatus !== null && httpStatus < 300);
+  if (malformed && !err.code) {
+    const detail = (err.message ?? String(error)).replace(/\s*Deserialization error:.*$/s, '');
+    return { code: null, type: phase === 'stream' || streaming ? 'MalformedStream' : 'MalformedResponse', message: excerpt(`${name}: ${detail}`) };
+  }
+  return { code: null, type: 'ConnectionError', message: excerpt(`${err.code ?? name}: ${err.message ?? String(error)}`) };
+}
+
+/** Rejects when the signal aborts: a stalled event stream must not outlive the timeout. */
+function abortRace(signal: AbortSignal): { promise: Promise<never>; dispose(): void } {
+  let onAbort: () => void = () => undefined;
+  const promise = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason ?? new Error('aborted'));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  promise.catch(() => undefined);
+  return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };
+}
+
+export function createSageMakerTarget(options: SageMakerTargetOptions): TargetClient {
+  const { clock } = options;
+  const maxSockets = options.connections ?? 1024;
+  const client =
+    options.client ??
+    new SageMakerRuntimeClient({
+      ...(options.region ? { region: options.region } : {}),
+      maxAttempts: 1,
+      requestHandler: new NodeHttpHandler({
+        httpAgent: new HttpAgent({ keepAlive: true, maxSockets }),
+        httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets }),
+        // The whole-request timeout is ours (AbortSignal.timeout below, body included); these
+        // only make sure nothing waits longer than it, and fail instead of warning.
+        requestTimeout: options.timeoutMs,
+        throwOnRequestTimeout: true,
+        socketTimeout: options.timeoutMs,
+      }),
+    });
+
+  function commonInput(request: TargetRequest) {
+    return {
+      EndpointName: options.endpointName,
+      Body: request.body,
+      ContentType: request.contentType,
+      ...(request.accept ? { Accept: request.accept } : {}),
+      ...(isValidInferenceId(request.requestId) ? { InferenceId: request.requestId } : {}),
+      ...(options.targetVariant ? { TargetVariant: options.targetVariant } : {}),
+      ...(options.targetContainerHostname ? { TargetContainerHostname: options.targetContainerHostname } : {}),
+      ...(options.inferenceComponentName ? { InferenceComponentName: options.inferenceComponentName } : {}),
+      ...(options.customAttributes ? { CustomAttributes: options.customAttributes } : {}),
+    } satisfies InvokeEndpointCommandInput & InvokeEndpointWithResponseStreamCommandInput;
+  }
+
+  async function send(request: TargetRequest, signal?: AbortSignal): Promise<TargetResult> {
+    const timeout = AbortSignal.timeout(options.timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const chunkTimes: bigint[] = [];
+    let usage: TokenUsage | null = null;
+    let ackNs: bigint | null = null;
+    let wireStartNs: bigint | null = null;
+    let status: number | null = null;
+    let outputSha256: string | null = null;
+    /** The HTTP response stream: destroyed when we stop reading it early (frees the socket). */
+    let rawBody: { destroy?: () => void } | null = null;
+    // Before the SDK's own work: the start if the request never reaches the wire.
+    const sendNs = clock.nowNs();
+
+    // Innermost middleware: runs after signing, right before the HTTP handler writes the
+    // request, and sees the raw response as soon as its headers are in (before the SDK
+    // reads the body or parses an error).
+    const wireTiming =
+      <A, R extends { response: unknown }>(next: (args: A) => Promise<R>) =>
+      async (args: A): Promise<R> => {
+        wireStartNs = clock.nowNs();
+        const out = await next(args);
+        ackNs = clock.nowNs();
+        const response = out.response as { statusCode?: unknown; body?: { destroy?: () => void } } | undefined;
+        if (typeof response?.statusCode === 'number') status = response.statusCode;
+        rawBody = response?.body ?? null;
+        return out;
+      };
+    const timingOptions = { step: 'deserialize', name: 'captureReplayWireTiming', priority: 'low' } as const;
+
+    const result = (error: ErrorDetails | null, endNs = clock.nowNs()): TargetResult => ({
+      requestStartNs: wireStartNs ?? sendNs,
+      requestAckNs: ackNs,
+      requestEndNs: endNs,
+      contentChunkNs: chunkTimes,
+      httpStatus: status,
+      usage,
+      error,
+      outputSha256,
+    });
+    const failure = (error: unknown, phase: 'request' | 'stream'): TargetResult => {
+      if (timeout.aborted) return result({ code: 408, type: 'TimeoutError', message: `no complete response within ${options.timeoutMs} ms` });
+      if (signal?.aborted) return result({ code: 499, type: 'CancelledError', message: 'request cancelled' });
+      return result(sageMakerErrorDetails(error, phase, status, request.streaming));
+    };
+
+    if (!request.streaming) {
+      const command = new InvokeEndpointCommand(commonInput(request));
+      command.middlewareStack.add(wireTiming, timingOptions);
+      try {
+        const out = await client.send(command, { abortSignal: combined });
+        const endNs = clock.nowNs();
+        const body = out.Body ?? new Uint8Array(0);
+        outputSha256 = createHash('sha256').update(body).digest('hex');
+        usage = usageOfBody(body);
+        return result(null, endNs);
+      } catch (error) {
+        return failure(error, 'request');
+      }
+    }
+
+    const command = new InvokeEndpointWithResponseStreamCommand(commonInput(request));
+    command.middlewareStack.add(wireTiming, timingOptions);
+    let stream: AsyncIterable<ResponseStream> | undefined;
+    try {
+      const out = await client.send(command, { abortSignal: combined });
+      stream = out.Body;
+    } catch (error) {
+      return failure(error, 'request');
+    }
+    const decoder = createStreamDecoder();
+    const hash = createHash('sha256');
+    const race = abortRace(combined);
+    const iterator = (stream ?? emptyStream())[Symbol.asyncIterator]();
+    const stop = () => {
+      rawBody?.destroy?.();
+      closeQuietly(iterator);
+    };
+    try {
+      for (;;) {
+        const next = await Promise.race([iterator.next(), race.promise]);
+        if (next.done) break;
+        const nowNs = clock.nowNs();
+        const event = next.value;
+        if (event.PayloadPart) {
+          const bytes = event.PayloadPart.Bytes ?? new Uint8Array(0);
+          hash.update(bytes);
+          const content = decoder.push(bytes);
+          for (let i = 0; i < content; i++) chunkTimes.push(nowNs);
+          if (decoder.usage) usage = decoder.usage;
+          if (decoder.error !== null) {
+            // A model that reports an error and keeps streaming must not become a timeout.
+            stop();
+            return result({ code: null, type: 'StreamError', message: decoder.error });
+          }
+        } else if (event.ModelStreamError || event.InternalStreamFailure) {
+          // Modeled stream errors normally arrive as exception messages (thrown below); as
+          // plain events, they end the stream all the same.
+          stop();
+          const name = event.ModelStreamError ? 'ModelStreamError' : 'InternalStreamFailure';
+          const e = (event.ModelStreamError ?? event.InternalStreamFailure) as { Message?: string; message?: string; ErrorCode?: string };
+          return result(sageMakerErrorDetails({ name, message: e.message ?? e.Message, ErrorCode: e.ErrorCode }, 'stream'));
+        }
+      }
+      const endNs = clock.nowNs();
+      const tail = decoder.end();
+      for (let i = 0; i < tail; i++) chunkTimes.push(endNs);
+      if (decoder.usage) usage = decoder.usage;
+      outputSha256 = hash.digest('hex');
+      if (decoder.error !== null) return result({ code: null, type: 'StreamError', message: decoder.error }, endNs);
+      return result(null, endNs);
+    } catch (error) {
+      stop();
+      return failure(error, 'stream');
+    } finally {
+      race.dispose();
+    }
+  }
+
+  return {
+    name: options.name,
+    send,
+    async close() {
+      if (!options.client) client.destroy();
+    },
+  };
+}
+
+async function* emptyStream(): AsyncGenerator<ResponseStream> {}
+
+/** Ends an event stream we stop reading (releases its socket); its own failure is of no interest. */
+function closeQuietly(iterator: AsyncIterator<unknown>): void {
+  iterator.return?.()?.catch(() => undefined);
+}
+
+/** Usage from a non-streamed body: OpenAI-style JSON (or SSE / JSON lines buffered by SageMaker). */
+function usageOfBody(body: Uint8Array): TokenUsage | null {
+  // Only text that can carry usage: JSON or SSE. Binary and CSV outputs skip the decode.
+  let i = 0;
+  while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
+  const first = body[i];
+  if (first !== 0x7b /* { */ && first !== 0x5b /* [ */ && first !== 0x64 /* d(ata:) */) return null;
+  if (first !== 0x64) {
+    try {
+      return inspectChunk(JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'))).usage;
+    } catch {
+      // Not one JSON value: JSON lines, decoded below.
+    }
+  }
+  const decoder = createStreamDecoder();
+  try {
+    decoder.push(body);
+    decoder.end();
+  } catch {
+    return null;
+  }
+  return decoder.usage;
+}

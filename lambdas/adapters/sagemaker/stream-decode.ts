@@ -1,0 +1,335 @@
+/**
+ * Decodes what a SageMaker model streams back (`InvokeEndpointWithResponseStream`): the bytes
+ * of its `PayloadPart`s joined are whatever the container wrote, and SageMaker splits them
+ * into parts without regard for lines or events. So the decoder buffers across parts and
+ * reports, per part, how many content-bearing events that part completed.
+ *
+ * The format is sniffed from the first non-blank bytes (containers label it inconsistently):
+ * - SSE (`data:`/`event:`/`id:`/`retry:`/`:` first): OpenAI-style chat or completion chunks
+ *   (vLLM, LMI's OpenAI schema, SGLang) ending with `[DONE]`, or TGI's token events
+ *   (`data:{"token": {...}, "generated_text": ..., "details": ...}`); parsed with
+ *   eventsource-parser.
+ * - JSON (`{` or `[` first): JSON lines (LMI `{"token": ...}` lines, OpenAI chunks one per
+ *   line), but also concatenated or pretty-printed objects: values are split by bracket
+ *   depth, not by newline.
+ * - anything else: plain text; every part with non-blank text is one content event.
+ *
+ * Content-bearing: an OpenAI chunk with non-empty `delta.content` / `reasoning_content` /
+ * `reasoning` / `tool_calls` or completion `text`; a TGI/LMI token with non-empty text that is
+ * not a special token (EOS); a top-level non-empty `generated_text` (without `token`), `text`
+ * or `outputs` string; a non-JSON SSE `data` with non-blank text. Usage: the last event that
+ * carries `usage.prompt_tokens/completion_tokens`, or TGI's `details.generated_tokens`.
+ * An `error` member (OpenAI `{"error": {...}}`, TGI `{"error": "...", "error_type": ...}`)
+ * is an in-stream error: reported, never thrown. Pure: no I/O, no clock.
+ */
+import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
+import type { TokenUsage } from '../../core/types';
+
+export type StreamFormat = 'sse' | 'json' | 'text';
+
+export interface StreamDecoder {
+  /** Feeds one part's bytes; returns the number of content-bearing events they completed. */
+  push(bytes: Uint8Array): number;
+  /** The stream ended: flushes a trailing event without its terminator; returns its content count. */
+  end(): number;
+  /** Usage from the last event that reported it; null when none did. */
+  readonly usage: TokenUsage | null;
+  /** The first in-stream error message (never a body excerpt longer than 300 characters). */
+  readonly error: string | null;
+  /** True once an end marker was seen: `[DONE]`, a `finish_reason`, TGI `details`/`generated_text`. */
+  readonly finished: boolean;
+  /** The sniffed format; null until the first non-blank byte. */
+  readonly format: StreamFormat | null;
+  /** Events that could not be decoded (a JSON value that does not parse), ignored. */
+  readonly malformed: number;
+}
+
+const MAX_ERROR_EXCERPT = 300;
+const SSE_FIELDS = ['data:', 'event:', 'id:', 'retry:', ':'];
+/** Bound on one buffered value (a JSON object or SSE event that never ends): 16 MiB of text. */
+const MAX_BUFFER_CHARS = 16 * 1024 * 1024;
+
+interface Chunk {
+  choices?: unknown;
+  usage?: unknown;
+  error?: unknown;
+  token?: unknown;
+  generated_text?: unknown;
+  details?: unknown;
+  text?: unknown;
+  outputs?: unknown;
+}
+
+const nonEmptyString = (v: unknown): boolean => typeof v === 'string' && v.length > 0;
+const count = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null);
+
+/** Content, usage, end marker and error of one decoded JSON event (exported for the non-streaming path). */
+export function inspectChunk(value: unknown): { content: boolean; usage: TokenUsage | null; finished: boolean; error: string | null } {
+  if (Array.isArray(value)) {
+    // A JSON array event: e.g. `[{"generated_text": ...}]`. Merge its elements.
+    let content = false;
+    let usage: TokenUsage | null = null;
+    let finished = false;
+    let error: string | null = null;
+    for (const item of value) {
+      const r = inspectChunk(item);
+      content ||= r.content;
+      usage = r.usage ?? usage;
+      finished ||= r.finished;
+      error ??= r.error;
+    }
+    return { content, usage, finished, error };
+  }
+  if (typeof value === 'string') return { content: value.length > 0, usage: null, finished: false, error: null };
+  if (typeof value !== 'object' || value === null) return { content: false, usage: null, finished: false, error: null };
+  const chunk = value as Chunk;
+  if (chunk.error !== undefined && chunk.error !== null && chunk.error !== false) {
+    const raw = chunk.error;
+    const message = typeof raw === 'string' ? raw : typeof raw === 'object' && 'message' in raw ? String((raw as { message: unknown }).message) : JSON.stringify(raw);
+    return { content: false, usage: null, finished: false, error: message.slice(0, MAX_ERROR_EXCERPT) };
+  }
+  let content = false;
+  let finished = false;
+  if (Array.isArray(chunk.choices)) {
+    for (const choice of chunk.choices as { delta?: Record<string, unknown>; text?: unknown; finish_reason?: unknown }[]) {
+      if (!choice || typeof choice !== 'object') continue;
+      const delta = choice.delta;
+      if (delta && typeof delta === 'object') {
+        if (nonEmptyString(delta.content) || nonEmptyString(delta.reasoning_content) || nonEmptyString(delta.reasoning)) content = true;
+        if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) content = true;
+      }
+      if (nonEmptyString(choice.text)) content = true;
+      if (choice.finish_reason !== undefined && choice.finish_reason !== null) finished = true;
+    }
+  }
+  const token = chunk.token as { text?: unknown; special?: unknown } | null | undefined;
+  if (token && typeof token === 'object') {
+    if (nonEmptyString(token.text) && token.special !== true) content = true;
+  } else if (nonEmptyString(chunk.generated_text)) {
+    content = true;
+  }
+  if (nonEmptyString(chunk.text)) content = true;
+  if (Array.isArray(chunk.outputs) && chunk.outputs.some(nonEmptyString)) content = true;
+
+  let usage: TokenUsage | null = null;
+  const u = chunk.usage as { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined;
+  if (u && typeof u === 'object' && (count(u.prompt_tokens) !== null || count(u.completion_tokens) !== null)) {
+    usage = { promptTokens: count(u.prompt_tokens), completionTokens: count(u.completion_tokens) };
+  }
+  const details = chunk.details as { generated_tokens?: unknown } | null | undefined;
+  if (details && typeof details === 'object') {
+    finished = true;
+    const generated = count(details.generated_tokens);
+    if (generated !== null && usage === null) usage = { promptTokens: null, completionTokens: generated };
+  }
+  if (token && chunk.generated_text !== undefined && chunk.generated_text !== null) finished = true;
+  return { content, usage, finished, error: null };
+}
+
+/**
+ * Splits concatenated JSON values (newline-delimited or not, pretty-printed or not) by
+ * bracket depth, string-aware. Non-JSON text between values is reported line by line.
+ */
+class JsonValueSplitter {
+  private buf = '';
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  /** Text outside any value, up to the next newline. */
+  private junk = '';
+
+  constructor(
+    private readonly onValue: (text: string) => void,
+    private readonly onJunk: (line: string) => void,
+  ) {}
+
+  feed(text: string): void {
+    let start = this.depth > 0 ? 0 : -1;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (this.depth === 0) {
+        if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+          if (this.junk.trim()) this.onJunk(this.junk);
+          this.junk = '';
+          this.depth = 1;
+          this.inString = false;
+          this.escaped = false;
+          start = i;
+        } else if (c === 0x0a /* \n */) {
+          if (this.junk.trim()) this.onJunk(this.junk);
+          this.junk = '';
+        } else {
+          this.junk += text[i];
+        }
+        continue;
+      }
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (c === 0x5c /* \ */) this.escaped = true;
+        else if (c === 0x22 /* " */) this.inString = false;
+        continue;
+      }
+      if (c === 0x22) this.inString = true;
+      else if (c === 0x7b || c === 0x5b) this.depth++;
+      else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+        this.depth--;
+        if (this.depth === 0) {
+          const value = this.buf + text.slice(start, i + 1);
+          this.buf = '';
+          start = -1;
+          this.onValue(value);
+        }
+      }
+    }
+    if (this.depth > 0 && start >= 0) {
+      this.buf += text.slice(start);
+      if (this.buf.length > MAX_BUFFER_CHARS) throw new RangeError(`a streamed JSON value exceeds ${MAX_BUFFER_CHARS} characters`);
+    }
+  }
+
+  /** The stream ended: an unterminated value is malformed; trailing text is one junk line. */
+  end(): boolean {
+    const incomplete = this.depth > 0;
+    if (this.junk.trim()) this.onJunk(this.junk);
+    this.junk = '';
+    this.buf = '';
+    this.depth = 0;
+    return incomplete;
+  }
+}
+
+export function createStreamDecoder(): StreamDecoder {
+  const utf8 = new TextDecoder();
+  let format: StreamFormat | null = null;
+  let sniffed = '';
+  let usage: TokenUsage | null = null;
+  let error: string | null = null;
+  let finished = false;
+  let malformed = 0;
+  let contentEvents = 0;
+
+  const onJsonEvent = (value: unknown) => {
+    if (error !== null) return;
+    const r = inspectChunk(value);
+    if (r.error !== null) {
+      error = r.error;
+      return;
+    }
+    if (r.content) contentEvents++;
+    if (r.usage) usage = r.usage;
+    if (r.finished) finished = true;
+  };
+  const onText = (text: string) => {
+    if (error === null && text.trim().length > 0) contentEvents++;
+  };
+
+  let sse: EventSourceParser | null = null;
+  let json: JsonValueSplitter | null = null;
+  const start = (f: StreamFormat) => {
+    format = f;
+    if (f === 'sse') {
+      sse = createParser({
+        maxBufferSize: MAX_BUFFER_CHARS,
+        onEvent(event: EventSourceMessage) {
+          const data = event.data;
+          if (data === '[DONE]') {
+            finished = true;
+            return;
+          }
+          const trimmed = data.trimStart();
+          if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+            let value: unknown;
+            try {
+              value = JSON.parse(data);
+            } catch {
+              malformed++;
+              return;
+            }
+            onJsonEvent(value);
+          } else onText(data);
+        },
+      });
+    } else if (f === 'json') {
+      json = new JsonValueSplitter(
+        (text) => {
+          let value: unknown;
+          try {
+            value = JSON.parse(text);
+          } catch {
+            malformed++;
+            return;
+          }
+          onJsonEvent(value);
+        },
+        onText,
+      );
+    }
+  };
+
+  /** Decides the format from the first non-blank characters; null while they are ambiguous. */
+  const sniff = (text: string, final: boolean): StreamFormat | null => {
+    const head = text.replace(/^[\uFEFF\s]+/, '');
+    if (head.length === 0) return final ? 'text' : null;
+    if (head[0] === '{' || head[0] === '[') return 'json';
+    if (SSE_FIELDS.some((field) => head.startsWith(field))) return 'sse';
+    if (!final && SSE_FIELDS.some((field) => field.startsWith(head))) return null;
+    return 'text';
+  };
+
+  const feedText = (text: string) => {
+    if (format === 'sse') sse!.feed(text);
+    else if (format === 'json') json!.feed(text);
+    else onText(text);
+  };
+
+  const take = () => {
+    const n = contentEvents;
+    contentEvents = 0;
+    return n;
+  };
+
+  return {
+    push(bytes: Uint8Array): number {
+      const text = utf8.decode(bytes, { stream: true });
+      if (format === null) {
+        sniffed += text;
+        const f = sniff(sniffed, false);
+        if (f === null) return 0;
+        start(f);
+        const pending = sniffed;
+        sniffed = '';
+        feedText(pending);
+      } else feedText(text);
+      return take();
+    },
+    end(): number {
+      const rest = utf8.decode();
+      if (format === null) {
+        sniffed += rest;
+        start(sniff(sniffed, true)!);
+        const pending = sniffed;
+        sniffed = '';
+        if (pending.trim()) feedText(pending);
+      } else if (rest) feedText(rest);
+      // A last SSE event without its blank line still counts; so does a last JSON line.
+      if (format === 'sse') sse!.feed('\n\n');
+      if (format === 'json' && json!.end()) malformed++;
+      return take();
+    },
+    get usage() {
+      return usage;
+    },
+    get error() {
+      return error;
+    },
+    get finished() {
+      return finished;
+    },
+    get format() {
+      return format;
+    },
+    get malformed() {
+      return malformed;
+    },
+  };
+}
