@@ -48,6 +48,8 @@ function plan(rate: number, count: number): ScheduledRequest[] {
     streaming: true,
     overrides: [],
     capturedUsage: null,
+    accept: null,
+    capturedOutputSha256: null,
   }));
 }
 

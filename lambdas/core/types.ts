@@ -58,6 +58,12 @@ export interface CapturedOutputSummary {
   byteLength: number;
   /** Token usage reported by the captured response, when it was OpenAI-style JSON. */
   usage: TokenUsage | null;
+  /**
+   * SHA-256 (hex) of the captured response's bytes, for models without token usage (tabular,
+   * vision, ...), whose outputs are deterministic and can be compared exactly with a
+   * replay's; null for LLM answers (usage present), where only the length is compared.
+   */
+  sha256: string | null;
 }
 
 export interface TokenUsage {
@@ -155,6 +161,10 @@ export interface ScheduledRequest {
   overrides: string[];
   /** Token usage in the captured response, to compare replayed output lengths with. */
   capturedUsage: TokenUsage | null;
+  /** The captured response's content type, sent as `Accept` (null when nothing was captured). */
+  accept: string | null;
+  /** SHA-256 of the captured response (CapturedOutputSummary.sha256), to compare the replay's with. */
+  capturedOutputSha256: string | null;
 }
 
 /** What the target client reports for one request. Timestamps are epoch ns. */
@@ -248,6 +258,11 @@ export interface ReplayRecordInfo {
   capture_time_ms: number;
   /** Output tokens the captured response reported (`usage`), null when it did not. */
   captured_output_tokens: number | null;
+  /**
+   * Whether the replayed response is byte-identical to the captured one; null when either
+   * side has no digest (LLM answers, streams, failures).
+   */
+  output_match: boolean | null;
   overrides: string[];
 }
 

@@ -15,6 +15,8 @@ export function scheduledRequest(index: number, offsetMs: number, overrides: Par
     streaming: false,
     overrides: [],
     capturedUsage: null,
+    accept: null,
+    capturedOutputSha256: null,
     ...overrides,
   };
 }

@@ -277,7 +277,12 @@ function summariseOutput(output: unknown): CapturedOutputSummary | null {
   const base64 = typeof encoding !== 'string' || encoding.toUpperCase() === 'BASE64';
   let usage: TokenUsage | null = null;
   if (isJsonContentType(contentType)) usage = usageOf(base64 ? Buffer.from(data, 'base64').toString('utf8') : data);
-  return { contentType, byteLength: base64 ? base64ByteLength(data) : Buffer.byteLength(data, 'utf8'), usage };
+  // Only outputs without token usage are hashed: they are the deterministic ones worth an exact
+  // comparison, and small; hashing every LLM answer would slow the parser for nothing.
+  // (Invalid base64 has no known bytes: no digest.)
+  const bytes = usage !== null ? null : base64 ? strictBase64(data) : Buffer.from(data, 'utf8');
+  const sha256 = bytes === null ? null : createHash('sha256').update(bytes).digest('hex');
+  return { contentType, byteLength: base64 ? base64ByteLength(data) : Buffer.byteLength(data, 'utf8'), usage, sha256 };
 }
 
 // ---------------------------------------------------------------------------------------

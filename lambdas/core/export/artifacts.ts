@@ -6,6 +6,7 @@ import { renderAiperfCsv } from './aiperf-csv';
 import { renderAiperfJson } from './aiperf-json';
 import { exportInputConfigOf } from './input-config';
 import { stringifyJson } from './json';
+import { outputAgreement } from '../metrics/agreement';
 import { profileRecordLine } from './profile-jsonl';
 
 /** File names of a run's artifacts: the same locally and in S3. */
@@ -56,7 +57,8 @@ export async function writeTargetArtifacts(
   ];
   await Promise.all(files.map(([name, body, type]) => store.put(prefix + name, body, type)));
   // The manifest last: whoever sees it (a user polling S3, a test) finds the other files complete.
-  await store.put(prefix + ARTIFACT_FILES.manifest, stringifyJson(artifacts.manifest, 2) + '\n', 'application/json');
+  const manifest = { ...artifacts.manifest, outputAgreement: outputAgreement(artifacts.records) };
+  await store.put(prefix + ARTIFACT_FILES.manifest, stringifyJson(manifest, 2) + '\n', 'application/json');
   return [...files.map(([name]) => prefix + name), prefix + ARTIFACT_FILES.manifest];
 }
 

@@ -78,6 +78,7 @@ export async function runFireLoop(requests: readonly ScheduledRequest[], options
       contentType: request.contentType,
       body: request.body,
       streaming: request.streaming,
+      ...(request.accept !== null ? { accept: request.accept } : {}),
     };
     return { request, requestId, wire, dueNs: options.startNs + BigInt(Math.round(request.offsetMs * 1e6)) };
   });

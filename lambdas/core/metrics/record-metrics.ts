@@ -43,6 +43,7 @@ export function computeProfileRecord(outcome: FireOutcome, recordProcessorId: st
     capture_line: request.source.line,
     capture_time_ms: request.captureTimeMs,
     captured_output_tokens: request.capturedUsage?.completionTokens ?? null,
+    output_match: result.error === null && result.outputSha256 && request.capturedOutputSha256 ? result.outputSha256 === request.capturedOutputSha256 : null,
     overrides: request.overrides,
   };
   if (result.error) {

@@ -50,6 +50,7 @@ const recordSchema = z.object({
     capture_line: z.number().int(),
     capture_time_ms: z.number(),
     captured_output_tokens: z.number().nullable(),
+    output_match: z.boolean().nullable().default(null),
     overrides: z.array(z.string()),
   }),
 });

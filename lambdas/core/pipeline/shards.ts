@@ -92,6 +92,9 @@ export const wireRequestSchema = z.object({
   streaming: z.boolean(),
   overrides: z.array(z.string()),
   capturedUsage: z.object({ promptTokens: z.number().nullable(), completionTokens: z.number().nullable() }).nullable(),
+  // Defaults keep shards sent by an older ingest readable during a deployment.
+  accept: z.string().nullable().default(null),
+  capturedOutputSha256: z.string().nullable().default(null),
 });
 export type WireRequest = z.infer<typeof wireRequestSchema>;
 

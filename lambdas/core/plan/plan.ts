@@ -218,8 +218,10 @@ function planBody(record: CaptureRecord, options: PlanOptions): BodyPlan {
     const what = parsed === undefined ? 'body is not valid JSON' : 'JSON body is not an object';
     return asCaptured(chat ? { reason: 'not_chat_request', detail: what } : null);
   }
-  if (chat && !Array.isArray(parsed.messages)) {
-    return asCaptured({ reason: 'not_chat_request', detail: 'JSON body without a messages array' }, parsed.stream === true);
+  if (!Array.isArray(parsed.messages)) {
+    // A chat target cannot take it; a SageMaker target gets it exactly as captured: the
+    // overrides (model, stream) are chat fields, meaningless to `instances` or `inputs`.
+    return asCaptured(chat ? { reason: 'not_chat_request', detail: 'JSON body without a messages array' } : null, parsed.stream === true);
   }
   const { result, overrides } = applyOverrides(parsed, options);
   return {
@@ -244,6 +246,8 @@ function toRequest(record: CaptureRecord, planned: BodyPlan, index: number, offs
     streaming: planned.streaming,
     overrides: planned.overrides,
     capturedUsage: record.output?.usage ?? null,
+    accept: record.output?.contentType ?? null,
+    capturedOutputSha256: record.output?.sha256 ?? null,
   };
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { captureLineSchema, parseCaptureLine, parseInferenceTime } from '../../../lambdas/core/capture/parse';
 import type { CaptureRecord, RejectReason } from '../../../lambdas/core/types';
@@ -165,7 +166,15 @@ describe('parseCaptureLine: captured output (information only)', () => {
   });
 
   it('keeps the line when the output is invalid base64, and defaults the type', () => {
-    expect(accepted(captureLine({ output: { data: '***', encoding: 'BASE64' } })).output).toEqual({ contentType: 'application/octet-stream', byteLength: 2, usage: null });
+    expect(accepted(captureLine({ output: { data: '***', encoding: 'BASE64' } })).output).toEqual({ contentType: 'application/octet-stream', byteLength: 2, usage: null, sha256: null });
+  });
+
+  it('digests outputs without token usage (deterministic models), from their decoded bytes; not LLM answers', () => {
+    const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+    expect(accepted(captureLine({ output: out('0.1,0.9', { observedContentType: 'text/csv', encoding: 'CSV' }) })).output?.sha256).toBe(sha(Buffer.from('0.1,0.9')));
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 255]);
+    expect(accepted(captureLine({ output: out(b64(png), { encoding: 'BASE64', observedContentType: 'image/png' }) })).output?.sha256).toBe(sha(png));
+    expect(accepted(captureLine({ output: out('{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}') })).output?.sha256).toBeNull();
   });
 });
 

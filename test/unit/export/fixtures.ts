@@ -21,6 +21,8 @@ function request(index: number, streaming: boolean, contentType = 'application/j
     streaming,
     overrides: streaming ? ['stream'] : [],
     capturedUsage: null,
+    accept: null,
+    capturedOutputSha256: null,
   };
 }
 

@@ -24,6 +24,8 @@ const request: ScheduledRequest = {
   streaming: true,
   overrides: ['model', 'stream'],
   capturedUsage: { promptTokens: 12, completionTokens: 7 },
+  accept: 'application/json',
+  capturedOutputSha256: null,
 };
 
 const fired = (result: FireOutcome['result']): FireOutcome => ({ request, target: 'A', requestId: 'req-3', scheduledNs: T, workerId: 'fire-1', result, dropReason: null });

@@ -156,7 +156,7 @@ describe('target compatibility', () => {
       expect.stringContaining('"stream":true'),
       '1,2,3',
       '\u0000\u0001',
-      expect.stringContaining('"stream":true'),
+      '{"instances":[[1,2]]}', // not a chat body: never given chat fields
     ]);
   });
 });
@@ -371,16 +371,39 @@ describe('chat target compatibility, more cases', () => {
       ...rec('ev', T0),
       inferenceId: 'inf-1',
       source: { file: 's3://b/k.jsonl', line: 7 },
-      output: { contentType: 'application/json', byteLength: 99, usage: { promptTokens: 12, completionTokens: 34 } },
+      output: { contentType: 'application/json', byteLength: 99, usage: { promptTokens: 12, completionTokens: 34 }, sha256: null },
     };
     const [r] = buildPlan([record], base).requests;
-    expect([r!.eventId, r!.inferenceId, r!.source, r!.contentType, r!.capturedUsage]).toEqual([
+    expect([r!.eventId, r!.inferenceId, r!.source, r!.contentType, r!.capturedUsage, r!.accept]).toEqual([
       'ev',
       'inf-1',
       { file: 's3://b/k.jsonl', line: 7 },
       'application/json',
       { promptTokens: 12, completionTokens: 34 },
+      'application/json',
     ]);
+  });
+
+  it('a SageMaker target gets non-chat JSON exactly as captured, overrides or not; chat bodies get the overrides', () => {
+    const tabular = Buffer.from('{"instances":[[1,2,3]]}');
+    const tgi = Buffer.from('{"inputs":"hi","parameters":{},"stream":true}');
+    const opts = { ...base, targetKind: 'sagemaker' as const, forceStreaming: true, modelOverride: 'm2' };
+    const plan = buildPlan([{ ...rec('t', T0), input: { contentType: 'application/json', encoding: 'JSON', body: tabular } }, { ...rec('g', T0 + 1), input: { contentType: 'application/json', encoding: 'JSON', body: tgi } }], opts);
+    expect(plan.incompatible).toEqual([]);
+    expect(plan.requests.map((r) => [Buffer.from(r.body).toString(), r.streaming, r.overrides])).toEqual([
+      [tabular.toString(), false, []],
+      [tgi.toString(), true, []],
+    ]);
+    const [chat] = buildPlan([rec('c', T0)], opts).requests;
+    expect(chat!.overrides.sort()).toEqual(['model', 'stream']);
+  });
+
+  it("sends the captured output's content type as Accept, and its digest to compare the replay with", () => {
+    const record: CaptureRecord = { ...rec('ev', T0), output: { contentType: 'text/csv', byteLength: 4, usage: null, sha256: 'ab'.repeat(32) } };
+    const [r] = buildPlan([record], { ...base, targetKind: 'sagemaker' }).requests;
+    expect([r!.accept, r!.capturedOutputSha256]).toEqual(['text/csv', 'ab'.repeat(32)]);
+    const [none] = buildPlan([{ ...record, output: null }], { ...base, targetKind: 'sagemaker' }).requests;
+    expect([none!.accept, none!.capturedOutputSha256]).toEqual([null, null]);
   });
 });
 
