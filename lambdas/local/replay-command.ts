@@ -10,6 +10,8 @@ import { SingleBar } from 'cli-progress';
 import { readCaptures } from '../adapters/local/capture-files';
 import { FsArtifactStore } from '../adapters/local/fs-artifact-store';
 import { createOpenAITarget } from '../adapters/http/openai-target';
+import { createSageMakerTarget } from '../adapters/sagemaker/sagemaker-target';
+import { parseSageMakerTargetSpec, type SageMakerTargetSpec } from '../adapters/sagemaker/target-spec';
 import { systemClock } from '../adapters/system-clock';
 import { DuplicateFilter, IngestReportBuilder } from '../core/capture/parse';
 import { replayInputConfig, type ExportInputConfig } from '../core/export/input-config';
@@ -24,6 +26,7 @@ import { RUN_FILES, writeRunAnalysis } from '../core/export/run-artifacts';
 import { renderReportHtml } from '../core/report/html';
 import type { ReportTargetSummary } from '../core/report/types';
 import { loadChartAssets } from '../adapters/local/report-assets';
+import { startMockSageMaker } from './mock-sagemaker';
 import { startMockServer } from './mock-server';
 
 export interface ReplayCommandOptions {
@@ -111,15 +114,22 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
 
   const apiKey = options.apiKeyEnv ? process.env[options.apiKeyEnv] : undefined;
   if (options.apiKeyEnv && !apiKey) return fail(`--api-key-env ${options.apiKeyEnv}: that environment variable is not set`);
-  const clients = parsedTargets.map(({ name, url }) =>
-    createOpenAITarget({
-      name,
-      baseUrl: url.toString(),
-      path: options.path,
-      timeoutMs: options.timeout,
-      clock: systemClock,
-      ...(apiKey ? { apiKey } : {}),
-    }),
+  const clients = parsedTargets.map((target) =>
+    target.kind === 'sagemaker'
+      ? createSageMakerTarget({
+          name: target.name,
+          ...target.sagemaker,
+          timeoutMs: options.timeout,
+          clock: systemClock,
+        })
+      : createOpenAITarget({
+          name: target.name,
+          baseUrl: target.url.toString(),
+          path: options.path,
+          timeoutMs: options.timeout,
+          clock: systemClock,
+          ...(apiKey ? { apiKey } : {}),
+        }),
   );
 
   const store = new FsArtifactStore(options.out);
@@ -138,13 +148,13 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
       records,
       ingestReport: ingest,
       plan: planOptions,
-      targets: clients.map((client) => ({ client, kind: 'openai-chat' as const })),
+      targets: clients.map((client, i) => ({ client, kind: parsedTargets[i]?.kind === 'sagemaker' ? ('sagemaker' as const) : ('openai-chat' as const) })),
       clock: systemClock,
       store,
       leadMs: options.lead,
       dispatch: options.dispatch ?? 'parallel',
       signal: abort.signal,
-      inputConfig: (name) => inputConfigOf(options, runId, name, parsedTargets.find((t) => t.name === name)?.url ?? null),
+      inputConfig: (name) => inputConfigOf(options, runId, name, parsedTargets.find((t) => t.name === name) ?? null),
       ...(options.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
       ...(options.lateTolerance !== undefined ? { latePolicy: { toleranceMs: options.lateTolerance, action: options.latePolicy } } : {}),
       onPlanned: (_target, plan) => {
@@ -205,8 +215,14 @@ function analyseRun(result: ReplayRunResult, runId: string, compare: CompareOpti
 
 const TARGET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
-/** `--url` (one target) or `--target NAME=URL` (one or more): the targets, or what is wrong. */
-export function targetsOf(options: Pick<ReplayCommandOptions, 'url' | 'target' | 'targetName'>): { name: string; url: URL }[] | string {
+/** A target from the command line: an OpenAI-compatible base URL, or a SageMaker endpoint. */
+export type CliTarget = { name: string; kind: 'http'; url: URL } | { name: string; kind: 'sagemaker'; sagemaker: SageMakerTargetSpec; spec: string };
+
+/**
+ * `--url` (one target) or `--target NAME=URL` / `--target NAME=sagemaker:<endpoint>[?...]`
+ * (one or more): the targets, or what is wrong.
+ */
+export function targetsOf(options: Pick<ReplayCommandOptions, 'url' | 'target' | 'targetName'>): CliTarget[] | string {
   const specs = options.target ?? [];
   if (options.url !== undefined && specs.length > 0) return 'give either --url (one target) or --target NAME=URL (one or more), not both';
   const pairs: [string, string][] =
@@ -217,19 +233,25 @@ export function targetsOf(options: Pick<ReplayCommandOptions, 'url' | 'target' |
           return at < 0 ? ['', spec] : [spec.slice(0, at), spec.slice(at + 1)];
         });
   if (pairs.length === 0) return 'give a target: --url <base-url>, or --target NAME=URL once per target';
-  const out: { name: string; url: URL }[] = [];
+  const out: CliTarget[] = [];
   for (const [name, raw] of pairs) {
     const flag = options.url !== undefined ? '--url' : `--target ${name || '?'}`;
     if (!TARGET_NAME.test(name)) return `target name "${name}" must be letters, digits, '.', '_' or '-' (as NAME=URL, e.g. --target A=http://localhost:8000)`;
     if (out.some((t) => t.name === name)) return `target name "${name}" is given twice`;
+    if (raw.startsWith('sagemaker:')) {
+      const sagemaker = parseSageMakerTargetSpec(raw);
+      if (typeof sagemaker === 'string') return `${flag}: ${sagemaker}`;
+      out.push({ name, kind: 'sagemaker', sagemaker, spec: raw });
+      continue;
+    }
     let url: URL;
     try {
       url = new URL(raw);
     } catch {
-      return `${flag}: not a URL: ${raw}`;
+      return `${flag}: not a URL: ${raw} (an OpenAI-compatible base URL, or sagemaker:<endpoint-name>)`;
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${flag} must be http(s): ${raw}`;
-    out.push({ name, url });
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${flag} must be http(s) or sagemaker:<endpoint-name>: ${raw}`;
+    out.push({ name, kind: 'http', url });
   }
   return out;
 }
@@ -260,11 +282,11 @@ function describeIngest(ingest: IngestReport, path: string): string {
 }
 
 /** One target's export configuration (AIPerf's `input_config` + our `capture_replay`): input-config.ts. */
-function inputConfigOf(options: ReplayCommandOptions, runId: string, target: string, url: URL | null): ExportInputConfig {
+function inputConfigOf(options: ReplayCommandOptions, runId: string, target: string, spec: CliTarget | null): ExportInputConfig {
   return replayInputConfig({
     target,
-    url: url === null ? null : url.toString(),
-    path: options.path,
+    url: spec?.kind === 'http' ? spec.url.toString() : null,
+    path: spec?.kind === 'http' ? options.path : null,
     model: options.model ?? null,
     streaming: options.streaming ? true : null,
     timeoutMs: options.timeout,
@@ -273,6 +295,7 @@ function inputConfigOf(options: ReplayCommandOptions, runId: string, target: str
     maxInFlight: options.maxInFlight ?? null,
     extra: {
       run_id: runId,
+      ...(spec?.kind === 'sagemaker' ? { sagemaker: { spec: spec.spec, ...spec.sagemaker } } : {}),
       schedule: {
         start_offset_ms: options.startOffset ?? null,
         end_offset_ms: options.endOffset ?? null,
@@ -328,16 +351,33 @@ class Progress {
 
 const SAMPLE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'samples', 'datacapture');
 
-/** `npm start`: the bundled sample against the bundled mock server, no network, no AWS. */
+/**
+ * `npm start`: the bundled sample against the bundled mocks, no network, no AWS: an
+ * OpenAI-compatible server (chat records; the CSV record is dropped for it, with its reason)
+ * and a SageMaker runtime (every record, the CSV one included, through the real SDK), compared
+ * as an A/B run.
+ */
 export async function demoCommand(options: { out: string; progress: boolean }): Promise<number> {
-  const server = await startMockServer({ ttftMs: 40, itlMs: 12, outputTokens: 24, seed: 42, recordRequests: false });
-  process.stderr.write(
-    `Demo: replaying the bundled capture sample (${relative(process.cwd(), SAMPLE_DIR).startsWith('..') ? SAMPLE_DIR : relative(process.cwd(), SAMPLE_DIR)}) against the bundled mock server at ${server.url}\n`,
-  );
+  const [server, runtime] = await Promise.all([
+    startMockServer({ ttftMs: 40, itlMs: 12, outputTokens: 24, seed: 42, recordRequests: false }),
+    startMockSageMaker({ ttftMs: 45, itlMs: 12, outputTokens: 24, seed: 42, recordRequests: false }),
+  ]);
+  // The SDK finds the local runtime through its own setting; the demo signs with a dummy key
+  // (never the user's credentials: nothing of theirs should go even to a local mock).
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: runtime.url,
+    AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'AKIDDEMO',
+    AWS_SECRET_ACCESS_KEY: 'demo-secret',
+  });
+  delete process.env.AWS_SESSION_TOKEN;
+  delete process.env.AWS_PROFILE;
+  const sample = relative(process.cwd(), SAMPLE_DIR).startsWith('..') ? SAMPLE_DIR : relative(process.cwd(), SAMPLE_DIR);
+  process.stderr.write(`Demo: replaying the bundled capture sample (${sample}) against the bundled mock server (${server.url}) and mock SageMaker runtime (${runtime.url})\n`);
   try {
     return await replayCommand({
       capturesPath: SAMPLE_DIR,
-      url: server.url,
+      target: [`mock=${server.url}`, 'sagemaker=sagemaker:demo-endpoint'],
       out: options.out,
       path: '/v1/chat/completions',
       targetName: 'mock',
@@ -348,9 +388,10 @@ export async function demoCommand(options: { out: string; progress: boolean }): 
       timeout: 30_000,
       lead: 500,
       latePolicy: 'fire',
+      resamples: 500,
       progress: options.progress,
     });
   } finally {
-    await server.close();
+    await Promise.all([server.close(), runtime.close()]);
   }
 }

@@ -265,8 +265,17 @@ describe('capture-replay exit codes and the default demo', () => {
     expect(run.stdout).toContain('Request Latency');
     const runs = readdirSync(join(work, 'capture-replay-out'));
     expect(runs).toHaveLength(1);
-    const files = readdirSync(join(work, 'capture-replay-out', runs[0] as string, 'mock')).sort();
-    expect(files).toEqual(['profile_export.jsonl', 'profile_export_aiperf.csv', 'profile_export_aiperf.json', 'run_manifest.json']);
+    const runDir = join(work, 'capture-replay-out', runs[0] as string);
+    expect(readdirSync(runDir).sort()).toEqual(['comparison.json', 'ingest_report.json', 'mock', 'report.html', 'sagemaker']);
+    for (const target of ['mock', 'sagemaker']) {
+      expect(readdirSync(join(runDir, target)).sort()).toEqual(['profile_export.jsonl', 'profile_export_aiperf.csv', 'profile_export_aiperf.json', 'run_manifest.json']);
+    }
+    // The CSV record: dropped for the chat server, replayed on the SageMaker runtime.
+    const mock = JSON.parse(readFileSync(join(runDir, 'mock', 'run_manifest.json'), 'utf8'));
+    const sagemaker = JSON.parse(readFileSync(join(runDir, 'sagemaker', 'run_manifest.json'), 'utf8'));
+    expect(mock.droppedByReason).toEqual({ unsupported_content_type: 1 });
+    expect(sagemaker).toMatchObject({ scheduled: mock.scheduled, succeeded: mock.scheduled, balanced: true });
+    expect(run.stdout).toMatch(/sagemaker vs mock: paired/);
   }, 60_000);
 
   it('exits 1 with a clear message for a missing captures path', async () => {

@@ -12,24 +12,27 @@ export interface MockProcess {
   stop(): Promise<void>;
 }
 
-/** Starts the mock server as its own process and waits for its `{"url": ...}` line. */
-export async function startMockProcess(args: string[]): Promise<MockProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'lambdas/local/mock-server.ts'), '--port', '0', ...args], {
+/**
+ * Starts `node --import tsx <entry...> --port 0 <args...>` (a bundled mock) as its own process
+ * and waits for its `{"url": ...}` line.
+ */
+export async function startUrlProcess(entry: string[], args: string[], label: string): Promise<MockProcess> {
+  const child = spawn(process.execPath, ['--no-warnings', '--import', 'tsx', ...entry, '--port', '0', ...args], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('mock server did not report its URL within 20 s')), 20_000);
+    const timer = setTimeout(() => reject(new Error(`${label} did not report its URL within 20 s`)), 20_000);
     lines.once('line', (line) => {
       clearTimeout(timer);
       try {
         resolve((JSON.parse(line) as { url: string }).url);
       } catch (error) {
-        reject(new Error(`unexpected first line from mock server: ${line} (${String(error)})`));
+        reject(new Error(`unexpected first line from ${label}: ${line} (${String(error)})`));
       }
     });
-    child.once('exit', (code) => reject(new Error(`mock server exited early with code ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${label} exited early with code ${code}`)));
   });
   return {
     url,
@@ -41,6 +44,11 @@ export async function startMockProcess(args: string[]): Promise<MockProcess> {
       await exited;
     },
   };
+}
+
+/** The bundled OpenAI-compatible mock server as its own process. */
+export function startMockProcess(args: string[]): Promise<MockProcess> {
+  return startUrlProcess([join(REPO_ROOT, 'lambdas/local/mock-server.ts')], args, 'mock server');
 }
 
 export interface CliResult {

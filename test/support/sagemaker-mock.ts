@@ -3,43 +3,14 @@
  * requests cross a socket, and the mock's timers do not share the test's event loop), and
  * its request log.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { REPO_ROOT, type MockProcess } from './processes';
+import { REPO_ROOT, startUrlProcess, type MockProcess } from './processes';
 
 /** Starts `lambdas/local/mock-sagemaker.ts --port 0 ...args` and waits for its `{"url": ...}` line. */
-export async function startMockSageMakerProcess(args: string[], entry: string[] = [join(REPO_ROOT, 'lambdas/local/mock-sagemaker.ts')]): Promise<MockProcess> {
-  const child = spawn(process.execPath, ['--no-warnings', '--import', 'tsx', ...entry, '--port', '0', ...args], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines = createInterface({ input: child.stdout! });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('mock SageMaker did not report its URL within 20 s')), 20_000);
-    lines.once('line', (line) => {
-      clearTimeout(timer);
-      try {
-        resolve((JSON.parse(line) as { url: string }).url);
-      } catch (error) {
-        reject(new Error(`unexpected first line from mock SageMaker: ${line} (${String(error)})`));
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`mock SageMaker exited early with code ${code}`)));
-  });
-  return {
-    url,
-    child,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+export function startMockSageMakerProcess(args: string[], entry: string[] = [join(REPO_ROOT, 'lambdas/local/mock-sagemaker.ts')]): Promise<MockProcess> {
+  return startUrlProcess(entry, args, 'mock SageMaker');
 }
 
 /** One line of the mock's `--log`. */
