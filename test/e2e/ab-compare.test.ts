@@ -80,6 +80,9 @@ describe('replay --target A=... --target B=...', () => {
     expect(p50.ci_low!).toBeLessThanOrEqual(p50.estimate!);
     expect(p50.ci_high!).toBeGreaterThanOrEqual(p50.estimate!);
     expect(ttft.relative_pct.p50.estimate).toBeGreaterThan(14);
+    // The paired shift (median of per-request B - A) is what the verdict is judged on.
+    expect(ttft.paired_shift!.difference.estimate).toBeGreaterThan(8);
+    expect(ttft.paired_shift!.difference.ci_low).toBeGreaterThan(0);
     for (const stat of ['mean', 'p50', 'p90', 'p99'] as const) {
       const d = ttft.difference[stat];
       expect([d.estimate, d.ci_low, d.ci_high].every((v) => typeof v === 'number')).toBe(true);
@@ -91,6 +94,7 @@ describe('replay --target A=... --target B=...', () => {
     const itl = metric(doc, 'inter_token_latency');
     expect(itl.verdict).toBe('no_difference');
     expect(Math.abs(itl.relative_pct.p50.estimate!)).toBeLessThan(2);
+    expect(Math.abs(itl.paired_shift!.relative_pct.estimate!)).toBeLessThan(2);
   });
 
   it('prints the verdicts in a table that fits 80 columns, and writes the report', () => {

@@ -171,6 +171,7 @@ function compare(baseline: string, candidate: string, a: Row[], b: Row[]): Targe
       candidate: sb,
       difference,
       relative_pct: relative,
+      paired_shift: { difference: difference.p50, relative_pct: relative.p50 },
       statistic_verdicts: { mean: verdict, p50: verdict, p90: verdict, p99: verdict === 'inconclusive' ? 'inconclusive' : 'no_difference' },
       test: 'wilcoxon_signed_rank',
       p_value: verdict === 'no_difference' ? 0.41 : verdict === 'inconclusive' ? 0.08 : 3e-7,

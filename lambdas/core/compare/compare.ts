@@ -29,9 +29,11 @@
  *     (`changed` for a neutral metric); else `no_difference`. When A's statistic is 0 the
  *     relative change is unbounded: any non-zero estimate passes the minimum effect.
  *   - per metric: `inconclusive` below 20 values; `worse` / `better` / `changed` when the
- *     Holm-adjusted p-value is below alpha, the p50 difference's interval excludes 0, the
- *     relative p50 estimate is at least minEffect in that direction and the test's ranks lean
- *     the same way; else `no_difference`.
+ *     Holm-adjusted p-value is below alpha, the effect's interval excludes 0, the relative
+ *     effect is at least minEffect in that direction and the test's ranks lean the same way;
+ *     else `no_difference`. The effect, paired: the paired shift (median of the per-request
+ *     differences B - A, relative to A's p50), which pairing measures far more tightly than
+ *     the difference of the two p50s; unpaired: the p50 difference.
  *   - error rate: `inconclusive` below 20 fired requests (paired: pairs fired on both sides;
  *     unpaired: the smaller side); `worse` / `better` when the exact test's p is below alpha
  *     (not adjusted: one test) and the interval of the rate difference excludes 0; else
@@ -48,6 +50,7 @@ import {
   mcnemarExact,
   percentileInterval,
   percentileSorted,
+  bootstrapSampleQuantiles,
   quantiles101,
   sortedFromSplit,
   sortFloat64InPlace,
@@ -276,12 +279,13 @@ function fmtValue(x: number): string {
   return a >= 100 ? fmt(x, 0) : a >= 1 ? fmt(x, 1) : String(Number(x.toPrecision(2)));
 }
 
-function describeP50(rel: Interval, diff: Interval, unit: string): string {
-  if (rel.estimate !== null && rel.ci_low !== null && rel.ci_high !== null) return `p50 ${signed(rel.estimate)} % [${fmt(rel.ci_low)}, ${fmt(rel.ci_high)}]`;
+function describeP50(rel: Interval, diff: Interval, unit: string, paired: boolean): string {
+  const what = paired ? 'paired shift' : 'p50';
+  if (rel.estimate !== null && rel.ci_low !== null && rel.ci_high !== null) return `${what} ${signed(rel.estimate)} % [${fmt(rel.ci_low)}, ${fmt(rel.ci_high)}]`;
   if (diff.estimate !== null && diff.ci_low !== null && diff.ci_high !== null) {
-    return `p50 ${diff.estimate > 0 ? '+' : ''}${fmtValue(diff.estimate)} ${unit} [${fmtValue(diff.ci_low)}, ${fmtValue(diff.ci_high)}] (baseline p50 0)`;
+    return `${what} ${diff.estimate > 0 ? '+' : ''}${fmtValue(diff.estimate)} ${unit} [${fmtValue(diff.ci_low)}, ${fmtValue(diff.ci_high)}] (baseline p50 0)`;
   }
-  return 'p50 difference unknown';
+  return `${what} unknown`;
 }
 
 interface MetricDraft {
@@ -296,9 +300,10 @@ function metricVerdict(m: MetricComparison, test: TestResult, options: CompareOp
     const what = paired ? `${m.n} pairs carry this metric` : `the smaller side has ${m.n} values of this metric`;
     return { verdict: 'inconclusive', reason: `Only ${what}; at least ${MIN_VALUES} are needed.` };
   }
-  const diff = m.difference.p50;
-  const rel = m.relative_pct.p50;
-  const p50 = describeP50(rel, diff, m.unit);
+  // Paired: the shift of the per-request differences; unpaired: the difference of the p50s.
+  const diff = m.paired_shift?.difference ?? m.difference.p50;
+  const rel = m.paired_shift?.relative_pct ?? m.relative_pct.p50;
+  const p50 = describeP50(rel, diff, m.unit, m.paired_shift !== null);
   const p = m.p_value_adjusted;
   if (p === null) return { verdict: 'no_difference', reason: `No test possible: every pair's difference is 0 (${p50}).` };
   const holmText = `Holm p = ${formatP(p)}`;
@@ -325,6 +330,7 @@ function compareMetrics(a: TargetColumns, b: TargetColumns, pairing: Pairing, op
     const sa = reps.sorted.baseline;
     const sb = reps.sorted.candidate;
     let differences: Float64Array | null = null;
+    let shift: MetricComparison['paired_shift'] = null;
     let test: TestResult;
     if (paired) {
       const d = new Float64Array(sa.length);
@@ -336,6 +342,15 @@ function compareMetrics(a: TargetColumns, b: TargetColumns, pairing: Pairing, op
       const split = splitDifferences(d);
       test = wilcoxonSignedRankSplit(split);
       differences = sortedFromSplit(split);
+      if (differences.length > 0) {
+        const median = percentileSorted(differences, 50);
+        const reps = bootstrapSampleQuantiles(d, options, m).p50;
+        const scale = sa.length > 0 ? percentileSorted(sa, 50) : 0;
+        shift = {
+          difference: interval(num(median), reps, options.confidence),
+          relative_pct: scale === 0 ? NULL_INTERVAL : interval(num((median / scale) * 100), reps.map((v) => (v / scale) * 100), options.confidence),
+        };
+      }
     } else {
       test = mannWhitneyUSorted(sa, sb);
     }
@@ -369,6 +384,7 @@ function compareMetrics(a: TargetColumns, b: TargetColumns, pairing: Pairing, op
       candidate,
       difference,
       relative_pct: relative,
+      paired_shift: shift,
       statistic_verdicts: verdicts,
       test: paired ? 'wilcoxon_signed_rank' : 'mann_whitney_u',
       p_value: num(test.pValue),

@@ -1328,7 +1328,7 @@ export function poissonWeightedSums(columns: readonly Float64Array[], n: number,
 }
 
 /** Stream numbers: independent random streams of one seed. */
-const STREAM = { meansBaseline: 1, meansCandidate: 2, quantiles: 100, small: 200, smallCandidate: 300, errors: 400 } as const;
+const STREAM = { meansBaseline: 1, meansCandidate: 2, quantiles: 100, small: 200, smallCandidate: 300, errors: 400, sample: 500 } as const;
 
 /** Keeps the units where `keep` holds. */
 function compact(values: Float64Array, keep: Uint8Array, count: number): Float64Array {
@@ -1454,6 +1454,21 @@ export function bootstrapUnpaired(metrics: readonly { a: Float64Array; b: Float6
     large.forEach((m, k) => meansFromSums((out[m] as BootstrapReplicates)[key].mean, ws, k, R));
   });
   return out;
+}
+
+/**
+ * Quantile replicates (p50, p90, p99) of one sample, e.g. the per-pair differences B - A: the
+ * same resampling as the sides' (classic below POISSON_BOOTSTRAP_FROM values, Poisson
+ * weights from there), its own random stream so the sides' intervals do not move.
+ */
+export function bootstrapSampleQuantiles(values: Float64Array, options: BootstrapOptions, stream: number): Omit<SideReplicates, 'mean'> {
+  const R = options.resamples;
+  const finite = values.filter((v) => Number.isFinite(v));
+  if (finite.length === 0) return emptySide(R);
+  const sorted = sortSide(finite);
+  const rng = new Rng(options.seed, STREAM.sample + stream);
+  const rep = finite.length < POISSON_BOOTSTRAP_FROM ? multinomialBootstrap([finite], [sorted], R, rng)[0] : poissonQuantiles([sorted], R, rng)[0];
+  return rep as SideReplicates;
 }
 
 /**

@@ -106,6 +106,13 @@ export interface MetricComparison {
   difference: Record<StatName, Interval>;
   /** (B - A) / A for each statistic, in % (null when A's statistic is 0 or absent). */
   relative_pct: Record<StatName, Interval>;
+  /**
+   * Paired only (null unpaired): the median of the per-request differences B - A, with its
+   * bootstrap interval, and that shift relative to A's p50 in %. This is what pairing buys:
+   * the request-to-request spread of the traffic cancels out, so the shift is measured far
+   * more tightly than the difference of the two p50s; the metric verdict is judged on it.
+   */
+  paired_shift: { difference: Interval; relative_pct: Interval } | null;
   /** Per statistic: better/worse/no_difference/inconclusive (too few values for that quantile). */
   statistic_verdicts: Record<StatName, Verdict>;
   /** Wilcoxon signed-rank (paired) or Mann-Whitney U (unpaired), two-sided. */

@@ -62,13 +62,19 @@ function row(cells: string[]): string {
   return ('  ' + cells.map((c, i) => pad(c, COLS[i] as number, i >= 2)).join(' ')).trimEnd();
 }
 
+/** The effect a verdict is judged on: the paired shift (median of B - A), or unpaired the p50 difference. */
+function effectOf(m: MetricComparison): { difference: Interval; relative: Interval } {
+  return m.paired_shift ? { difference: m.paired_shift.difference, relative: m.paired_shift.relative_pct } : { difference: m.difference.p50, relative: m.relative_pct.p50 };
+}
+
 function metricRow(m: MetricComparison): string {
   const unit = UNITS[m.unit] ?? m.unit;
-  const rel = m.relative_pct.p50.estimate;
+  const effect = effectOf(m);
+  const rel = effect.relative.estimate;
   return row([
     `${LABELS[m.tag] ?? m.tag} (${unit})`,
     VERDICT_TEXT[m.verdict] ?? m.verdict,
-    interval(m.difference.p50, true),
+    interval(effect.difference, true),
     rel === null ? 'n/a' : `${short(rel, true)}%`,
     pValue(m.p_value_adjusted),
   ]);
@@ -83,7 +89,7 @@ export function renderComparisonBlock(c: TargetComparison, minEffect: number): s
   const lines = [
     pad(`${c.candidate} vs ${c.baseline}: ${c.mode}, ${c.pairs.used} ${unit} compared`, TABLE_WIDTH).trimEnd(),
     ...(excluded ? [pad(`  not compared: ${excluded}`, TABLE_WIDTH).trimEnd()] : []),
-    row(['Metric', 'Verdict', 'p50 B-A [95% CI]', 'p50 %', 'p Holm']),
+    row(['Metric', 'Verdict', c.mode === 'paired' ? 'shift B-A [95% CI]' : 'p50 B-A [95% CI]', c.mode === 'paired' ? 'shift %' : 'p50 %', 'p Holm']),
     row(COLS.map((w) => '-'.repeat(w))),
     ...c.metrics.map(metricRow),
   ];
@@ -97,6 +103,7 @@ export function renderComparisonBlock(c: TargetComparison, minEffect: number): s
   lines.push(row(['Error rate (% points)', VERDICT_TEXT[e.verdict] ?? e.verdict, interval(diffPts, true), '', pValue(e.p_value)]));
   const side = (name: string, s: { fired: number; failed: number; rate: number | null }) => `${name} ${pct(s.rate)} (${s.failed}/${s.fired})`;
   lines.push(pad(`  errors: ${side(c.baseline, e.baseline)}, ${side(c.candidate, e.candidate)}`, TABLE_WIDTH).trimEnd());
+  if (c.mode === 'paired') lines.push('  shift: median of the per-request differences B - A (% of A\'s p50)');
   lines.push(pad(`  better/worse: Holm p < alpha, 95% CI clear of 0, and at least ${(minEffect * 100).toFixed(minEffect < 0.01 ? 1 : 0)}% change`, TABLE_WIDTH).trimEnd());
   return lines.join('\n');
 }

@@ -58,6 +58,7 @@ function metric(tag: MetricComparison['tag'], verdict: MetricComparison['verdict
     candidate: { n: 10, mean: 1, p50: 1, p90: 1, p99: 1 },
     difference: stats,
     relative_pct: stats,
+    paired_shift: null,
     statistic_verdicts: { mean: verdict, p50: verdict, p90: verdict, p99: verdict },
     test: 'wilcoxon_signed_rank',
     p_value: 0.5,

@@ -162,7 +162,7 @@ describe('metrics and verdicts', () => {
     expect(m.statistic_verdicts.p90).toBe('inconclusive');
     expect(m.statistic_verdicts.p50).toBe('worse');
     expect(m.verdict).toBe('worse');
-    expect(m.verdict_reason).toMatch(/^p50 \+\d+\.\d % \[[-\d.]+, [-\d.]+\], Holm p = [\de.-]+ < 0\.05, beyond the 2 % minimum effect\.$/);
+    expect(m.verdict_reason).toMatch(/^paired shift \+\d+\.\d % \[[-\d.]+, [-\d.]+\], Holm p = [\de.-]+ < 0\.05, beyond the 2 % minimum effect\.$/);
     expect(m.relative_pct.p50.estimate).toBeGreaterThan(20);
     expect(MIN_VALUES_FOR).toEqual({ mean: 20, p50: 20, p90: 100, p99: 1000 });
   });
@@ -204,7 +204,7 @@ describe('metrics and verdicts', () => {
     expect(m.p_value_adjusted as number).toBeLessThan(0.05);
     expect(m.verdict).toBe('no_difference');
     expect(m.difference.p50.ci_low as number).toBeGreaterThan(0);
-    expect(m.verdict_reason).toMatch(/^p50 \+1\.\d % \[\d\.\d, \d\.\d\], Holm p = .* < 0\.05, but within the 2 % minimum effect\.$/);
+    expect(m.verdict_reason).toMatch(/^paired shift \+1\.\d % \[\d\.\d, \d\.\d\], Holm p = .* < 0\.05, but within the 2 % minimum effect\.$/);
   });
 
   it('a metric on neither side is left out; one on one side only has no pairs', () => {
@@ -246,7 +246,7 @@ describe('metrics and verdicts', () => {
     expect(m.relative_pct.p50).toEqual({ estimate: null, ci_low: null, ci_high: null });
     expect(m.difference.p50.estimate).toBe(3);
     expect(m.verdict).toBe('changed');
-    expect(m.verdict_reason).toMatch(/^p50 \+3 tokens \[/);
+    expect(m.verdict_reason).toMatch(/^paired shift \+3 tokens \[/);
   });
 });
 
