@@ -29,6 +29,7 @@ import {
   argsortFloat64,
   binomTestHalf,
   bootstrapPaired,
+  erfc,
   bootstrapRateDifference,
   bootstrapUnpaired,
   fisherExact2x2,
@@ -382,5 +383,32 @@ describe('error-rate bootstrap', () => {
       expect(cu[1]).toBeGreaterThan(0.1);
       expect(cu[1] - cu[0]).toBeGreaterThan(ci[1] - ci[0]); // pairing narrows the interval
     }
+  });
+});
+
+describe('erfc', () => {
+  // scipy.special.erfc at these points (scipy 1.17).
+  it.each([
+    [0, 1.0],
+    [0.1, 0.8875370839817152],
+    [0.5, 0.4795001221869535],
+    [1, 0.15729920705028516],
+    [1.5, 0.03389485352468927],
+    [1.99, 0.004888586800383002],
+    [2, 0.004677734981047266],
+    [2.01, 0.004475150644751764],
+    [3, 2.2090496998585445e-5],
+    [4, 1.541725790028002e-8],
+    [5, 1.5374597944280347e-12],
+    [6, 2.1519736712498913e-17],
+    [8, 1.1224297172982928e-29],
+    [10, 2.0884875837625446e-45],
+    [15, 7.212994172451209e-100],
+    [20, 5.395865611607901e-176],
+    [26, 5.663192408856145e-296],
+    [-0.5, 1.5204998778130465],
+    [-3, 1.9999779095030015],
+  ])('erfc(%d) = %d within 1e-12 relative', (x, expected) => {
+    expect(Math.abs(erfc(x) - expected) / expected).toBeLessThan(1e-12);
   });
 });
