@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { KMS_KEY_ARN, targetConfigSchema } from '../lambdas/runtime/config';
+import { KMS_KEY_ARN, targetListSchema } from '../lambdas/runtime/config';
 
 export const PLACEHOLDER_BUCKET = 'example-capture-bucket';
 export const PLACEHOLDER_URL = 'https://inference.example.com';
@@ -31,8 +31,14 @@ export const deploymentConfigSchema = z.object({
    * configuration delete ours.
    */
   notifications: z.enum(['s3', 'eventbridge']).default('s3'),
-  /** One target, or two for A/B (both get the same schedule). */
-  targets: z.array(targetConfigSchema).min(1).max(2).default([{ name: 'target', url: PLACEHOLDER_URL, path: '/v1/chat/completions' }]),
+  /**
+   * One target, or two for A/B (both get the same schedule). An OpenAI-compatible endpoint
+   * `{name, url, path?, apiKeySecret?...}` (kind `http`, the default), or a SageMaker endpoint
+   * `{name, kind: 'sagemaker', endpointName, region?, variant?, inferenceComponentName?,
+   * containerHostname?, customAttributes?}`. Each target gets the records its kind can take
+   * (a CSV record goes to a SageMaker target; an HTTP target counts it as dropped).
+   */
+  targets: targetListSchema.default([{ name: 'target', kind: 'http', url: PLACEHOLDER_URL, path: '/v1/chat/completions' }]),
   /**
    * `file`: each new capture file is its own run, starting `leadSeconds` after it lands.
    * `mirror`: each request is replayed at its inferenceTime + `lagSeconds`; results per file
@@ -125,6 +131,6 @@ export function loadDeploymentConfig(context: (key: string) => unknown): Deploym
 export function placeholdersIn(config: DeploymentConfig): string[] {
   const found: string[] = [];
   if (config.captureBucket === PLACEHOLDER_BUCKET) found.push('captureBucket');
-  if (config.targets.some((t) => t.url === PLACEHOLDER_URL)) found.push('targets[].url');
+  if (config.targets.some((t) => t.kind === 'http' && t.url === PLACEHOLDER_URL)) found.push('targets[].url');
   return found;
 }

@@ -9,11 +9,34 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { HOURS_ROOT, RESULTS_ROOT, WORK_ROOT } from '../lambdas/core/pipeline/keys';
-import { ENV } from '../lambdas/runtime/config';
+import { ENV, type SageMakerTargetConfig } from '../lambdas/runtime/config';
 import type { DeploymentConfig } from './config';
 import { ReplayFunction } from './replay-function';
 import type { FireSizing } from './sizing';
 import type { CaptureReplayStateful } from './stateful';
+
+/**
+ * What invoking a SageMaker endpoint takes: InvokeEndpoint for a request answered whole,
+ * InvokeEndpointWithResponseStream for a streamed one (a separate IAM action in the Service
+ * Authorization Reference; its API reference also names sagemaker:InvokeEndpoint).
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsagemaker.html
+ */
+export const SAGEMAKER_INVOKE_ACTIONS = ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'] as const;
+
+/**
+ * The ARNs a SageMaker target invokes: `arn:<partition>:sagemaker:<region>:<account>:endpoint/<name>`,
+ * the name lower-cased as SageMaker writes it in ARNs (IAM compares ARNs case-sensitively, and
+ * CreateEndpoint takes names case-insensitively). With an inference component, its ARN too
+ * (`inference-component/<name>`), lower-cased and as written when they differ: the reference
+ * does not say how its case is kept, and both name the same component.
+ */
+export function sageMakerTargetArns(t: Pick<SageMakerTargetConfig, 'endpointName' | 'inferenceComponentName'>, region: string): string[] {
+  const arn = (type: string, name: string) => `arn:${Aws.PARTITION}:sagemaker:${region}:${Aws.ACCOUNT_ID}:${type}/${name}`;
+  const arns = [arn('endpoint', t.endpointName.toLowerCase())];
+  const component = t.inferenceComponentName;
+  if (component) arns.push(...[...new Set([component.toLowerCase(), component])].map((name) => arn('inference-component', name)));
+  return arns;
+}
 
 /** Function timeouts of ingest and collect; fire's is derived from the config (lib/sizing.ts). */
 export const FUNCTION_TIMEOUTS = {
@@ -143,6 +166,13 @@ export class CaptureReplayStateless extends Construct {
       allow(this.ingestFunction, ['kms:Decrypt'], [config.captureKmsKeyArn], { StringEquals: { 'kms:ViaService': `s3.${region}.amazonaws.com` } });
     }
     config.targets.forEach((t) => {
+      if (t.kind === 'sagemaker') {
+        // The runtime API on this endpoint only (and, when the target names one, its inference
+        // component: the Service Authorization Reference lists inference-component as a resource
+        // type of both actions). No wildcard, no other endpoint.
+        allow(this.fireFunction, [...SAGEMAKER_INVOKE_ACTIONS], sageMakerTargetArns(t, t.region ?? region));
+        return;
+      }
       if (!t.apiKeySecret) return;
       // A name gets the 6-character suffix Secrets Manager appends to every secret's ARN.
       const secretArn = t.apiKeySecret.startsWith('arn:') ? t.apiKeySecret : `arn:${Aws.PARTITION}:secretsmanager:${region}:${Aws.ACCOUNT_ID}:secret:${t.apiKeySecret}-??????`;

@@ -22,14 +22,23 @@ import { DEFAULT_SHARDING } from '../core/pipeline/shards';
 import { sendAll } from '../core/pipeline/common';
 import type { SchedulablePlan } from '../core/pipeline/schedule';
 import { collectMessage, scheduleRun } from '../core/pipeline/stages';
-import { indexRecord, planIndexed, type IndexedEntry, type IndexedRecord, type PlanOptions } from '../core/plan/plan';
+import { incompatibleAs, indexRecord, planIndexed, type IndexedEntry, type IndexedRecord, type PlanOptions } from '../core/plan/plan';
 import { readBackRequests } from '../core/plan/read-back';
+import type { TargetKind } from '../core/types';
+import { targetKindOf, type TargetConfig } from '../runtime/config';
 import { defaultDeps, type Deps } from '../runtime/deps';
 import { parseIngestMessage, type CaptureObjectRef } from './s3-events';
 
 /** A run per capture-file version: the same object and ETag always map to the same run. */
 export function fileRunId(mode: 'file' | 'mirror', ref: CaptureObjectRef, etag: string): string {
   return `${mode}-${deterministicUuid(mode, ref.bucket, ref.key, etag)}`;
+}
+
+/** A target as the run records it (results' input_config): where requests went, no secrets. */
+function describeTarget(t: TargetConfig): Record<string, unknown> {
+  if (t.kind !== 'sagemaker') return { name: t.name, url: t.url, path: t.path };
+  const { name, kind, endpointName, region, variant, inferenceComponentName, containerHostname } = t;
+  return { name, kind, endpoint_name: endpointName, ...(region ? { region } : {}), ...(variant ? { variant } : {}), ...(inferenceComponentName ? { inference_component_name: inferenceComponentName } : {}), ...(containerHostname ? { container_hostname: containerHostname } : {}) };
 }
 
 async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
@@ -39,9 +48,13 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   const object = await openCaptureObject(deps.s3, ref.bucket, ref.key, ref.etag);
   const mirror = config.mode === 'mirror';
   const runId = fileRunId(config.mode, ref, object.etag);
+  // Targets of different kinds take different records (plan.ts rule 6: a CSV record goes to
+  // a SageMaker endpoint, a chat target counts it as dropped): the records are indexed once
+  // with every kind's verdict, and each kind gets its own plan of them, as the CLI does.
+  const kinds = [...new Set(config.targets.map(targetKindOf))];
   const planOptions: PlanOptions = {
     runId,
-    targetKind: 'openai-chat',
+    targetKind: kinds[0] as TargetKind,
     // Mirror mode keeps the captured pace: each request at its inferenceTime + lag.
     timeScale: mirror ? 1 : config.timeScale,
     intraSecond: config.intraSecond,
@@ -52,7 +65,8 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   // Pass 1: stream the file once, keeping an index (times, spans, verdicts), not bodies.
   const report = new IngestReportBuilder();
   const index: IndexedRecord[] = [];
-  for await (const record of parseCaptureStream(object.chunks, file, report, new DuplicateFilter())) index.push(indexRecord(record, planOptions));
+  const indexKinds = kinds.length > 1 ? kinds : undefined;
+  for await (const record of parseCaptureStream(object.chunks, file, report, new DuplicateFilter())) index.push(indexRecord(record, planOptions, indexKinds));
   const ingest = report.build();
   await writeIngestReport(deps.store, runPrefix(runId), ingest);
   const plan = planIndexed(index, planOptions);
@@ -61,15 +75,24 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   // Pass 2 happens inside scheduleRun, a window of shards at a time: their lines are read
   // back by byte range and made requests just before their messages are sent.
   const entries = new Map(plan.entries.map((e) => [e.index, e]));
-  const compatible = plan.entries.filter((e) => !e.record.incompatible);
-  const schedulable: SchedulablePlan = {
-    items: compatible.map((e) => ({ index: e.index, offsetMs: e.offsetMs, bodyBytes: e.record.bodyBytes, sourceFile: file })),
-    incompatible: plan.entries.flatMap((e) => (e.record.incompatible ? [{ index: e.index, offsetMs: e.offsetMs, reason: e.record.incompatible.reason }] : [])),
-    durationMs: plan.durationMs,
-    load: (items) => readBackRequests(items.map((i) => entries.get(i.index) as IndexedEntry), (start, end) => object.readRange(start, end), planOptions),
+  const planFor = (kind: TargetKind): SchedulablePlan => {
+    const options: PlanOptions = { ...planOptions, targetKind: kind };
+    const verdicts = plan.entries.map((e) => incompatibleAs(e.record, kind));
+    return {
+      items: plan.entries.flatMap((e, i) => (verdicts[i] ? [] : [{ index: e.index, offsetMs: e.offsetMs, bodyBytes: e.record.bodyBytes, sourceFile: file }])),
+      incompatible: plan.entries.flatMap((e, i) => {
+        const verdict = verdicts[i];
+        return verdict ? [{ index: e.index, offsetMs: e.offsetMs, reason: verdict.reason }] : [];
+      }),
+      durationMs: plan.durationMs,
+      load: (items) => readBackRequests(items.map((i) => entries.get(i.index) as IndexedEntry), (start, end) => object.readRange(start, end), options),
+    };
   };
+  const plans = new Map(kinds.map((kind) => [kind, planFor(kind)]));
   const duplicates = ingest.totals.rejectedByReason.duplicate ?? 0;
   const targets = config.targets.map((t) => t.name);
+  // The first target's kind is the run's plan; a target of another kind gets its kind's.
+  const targetPlans = Object.fromEntries(config.targets.filter((t) => targetKindOf(t) !== kinds[0]).map((t) => [t.name, plans.get(targetKindOf(t)) as SchedulablePlan]));
   // file: the run starts `lead` after planning, fixed now that the slow part (pass 1) is
   // done; shards are then sent in due order, ahead of their due times. mirror: every
   // request at inferenceTime + lag (late ones, when the file arrived after that, follow the
@@ -77,8 +100,9 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   const startNs = mirror && plan.scheduleZeroMs !== null ? BigInt(Math.round((plan.scheduleZeroMs + config.lagMs) * 1e6)) : deps.clock.nowNs() + BigInt(config.leadMs) * 1_000_000n;
   const result = await scheduleRun({
     runId,
-    plan: schedulable,
+    plan: plans.get(kinds[0] as TargetKind) as SchedulablePlan,
     targets,
+    ...(Object.keys(targetPlans).length > 0 ? { targetPlans } : {}),
     startNs,
     ...(mirror && plan.scheduleZeroMs !== null ? { hour: new Date(plan.scheduleZeroMs).toISOString().slice(0, 13) } : {}),
     leadMs: config.leadMs,
@@ -91,7 +115,7 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
       ...(mirror ? { lag_ms: config.lagMs } : {}),
       capture: file,
       etag: object.etag,
-      targets: config.targets.map(({ name, url, path }) => ({ name, url, path })),
+      targets: config.targets.map(describeTarget),
       // What the results' AIPerf input_config is made of (collect.ts pipelineInputConfig).
       model_override: config.modelOverride ?? null,
       streaming: config.forceStreaming,
@@ -103,8 +127,10 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     clock: deps.clock,
   });
   if (result.status === 'scheduled') {
-    // The deadline check finalises the run even if a worker dies with its shard.
-    await sendAll(deps.collectQueue, targets.map((t) => collectMessage(runId, t, result.deadlineNs)));
+    // The deadline check finalises the run even if a worker dies with its shard. A target
+    // that takes none of the records has nothing to wait for: it is collected now.
+    const now = targets.filter((t) => result.shardsByTarget[t] === 0);
+    await sendAll(deps.collectQueue, [...targets.map((t) => collectMessage(runId, t, result.deadlineNs)), ...now.map((t) => ({ ...collectMessage(runId, t, 0n), id: `now-${t}`.replace(/[^A-Za-z0-9_-]/g, '_') }))]);
   }
   logger.info('capture file ingested', {
     runId,

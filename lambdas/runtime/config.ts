@@ -4,6 +4,8 @@
  * the CDK construct that sets them, so the two cannot drift apart.
  */
 import { z } from 'zod';
+import { ASCII, COMPONENT_NAME, CUSTOM_ATTRIBUTES_MAX, REGION, RESOURCE_NAME, SAGEMAKER_NAME_MAX } from '../adapters/sagemaker/target-spec';
+import type { TargetKind } from '../core/types';
 
 export const ENV = {
   resultsBucket: 'RESULTS_BUCKET',
@@ -34,9 +36,16 @@ export const ENV = {
 /** A KMS key ARN; aliases are refused because grants on an alias do not cover the key. */
 export const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
 
-export const targetConfigSchema = z.object({
-  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'target names are letters, digits, . _ -'),
-  url: z.url(),
+const TARGET_NAME = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'target names are letters, digits, . _ -');
+
+/**
+ * An OpenAI-compatible HTTP endpoint: the default kind, so targets written before there were
+ * kinds (`{name, url, path?, apiKeySecret?...}`) mean what they meant.
+ */
+export const httpTargetConfigSchema = z.object({
+  name: TARGET_NAME,
+  kind: z.literal('http'),
+  url: z.url({ error: (issue) => (issue.input === undefined ? 'an HTTP target needs url (a SageMaker endpoint needs kind: "sagemaker" and endpointName)' : undefined) }),
   path: z.string().default('/v1/chat/completions'),
   /** Secrets Manager secret (ARN or name) holding the bearer key; none sent without it. */
   apiKeySecret: z.string().optional(),
@@ -48,7 +57,71 @@ export const targetConfigSchema = z.object({
    */
   apiKeySecretKmsKeyArn: z.string().regex(KMS_KEY_ARN, 'a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), not an alias').optional(),
 });
-export type TargetConfig = z.infer<typeof targetConfigSchema>;
+
+/** SageMaker's own name rule (CreateEndpoint's EndpointName, TargetVariant, TargetContainerHostname). */
+const sageMakerName = (what: string) =>
+  z
+    .string()
+    .max(SAGEMAKER_NAME_MAX, `${what} is at most ${SAGEMAKER_NAME_MAX} characters`)
+    .regex(RESOURCE_NAME, `${what}: letters, digits and hyphens, starting and ending with a letter or digit`);
+
+/**
+ * A SageMaker real-time endpoint, invoked with the runtime API (InvokeEndpoint /
+ * InvokeEndpointWithResponseStream) under the function's role. Strict: a misspelled key
+ * (`varient`) is an error, not a setting silently ignored.
+ */
+export const sageMakerTargetConfigSchema = z.strictObject({
+  name: TARGET_NAME,
+  kind: z.literal('sagemaker'),
+  endpointName: sageMakerName('endpointName'),
+  /** The endpoint's region; default: the function's (its AWS_REGION). */
+  region: z.string().regex(REGION, 'an AWS region name, e.g. us-east-1').optional(),
+  /** TargetVariant: one production variant of the endpoint. */
+  variant: sageMakerName('variant').optional(),
+  /** InferenceComponentName: the model deployed on the endpoint as an inference component. */
+  inferenceComponentName: z
+    .string()
+    .max(SAGEMAKER_NAME_MAX, `inferenceComponentName is at most ${SAGEMAKER_NAME_MAX} characters`)
+    .regex(COMPONENT_NAME, 'inferenceComponentName: letters, digits and hyphens, starting and ending with a letter or digit')
+    .optional(),
+  /** TargetContainerHostname: one container of a multi-container endpoint. */
+  containerHostname: sageMakerName('containerHostname').optional(),
+  /** CustomAttributes, passed to the model as given. */
+  customAttributes: z.string().max(CUSTOM_ATTRIBUTES_MAX).regex(ASCII, 'customAttributes must be ASCII').optional(),
+});
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A replay target: `kind` is `http` (the default, when absent) or `sagemaker`. */
+export const targetConfigSchema = z.preprocess(
+  (v) => (isPlainObject(v) && v.kind === undefined ? { ...v, kind: 'http' } : v),
+  z.discriminatedUnion('kind', [httpTargetConfigSchema, sageMakerTargetConfigSchema]),
+);
+export type HttpTargetConfig = z.infer<typeof httpTargetConfigSchema>;
+export type SageMakerTargetConfig = z.infer<typeof sageMakerTargetConfigSchema>;
+export type TargetConfig = HttpTargetConfig | SageMakerTargetConfig;
+
+/** The plan's compatibility rules for a target (plan.ts rule 6): what it can take. */
+export function targetKindOf(t: Pick<TargetConfig, 'kind'>): TargetKind {
+  return t.kind === 'sagemaker' ? 'sagemaker' : 'openai-chat';
+}
+
+/** Target names are results folders and message ids: two targets cannot share one. */
+export function duplicateTargetNames(targets: readonly { name: string }[]): string[] {
+  const seen = new Set<string>();
+  const dup = new Set<string>();
+  for (const t of targets) (seen.has(t.name) ? dup : seen).add(t.name);
+  return [...dup];
+}
+
+/** One target, or two for A/B; names unique. */
+export const targetListSchema = z
+  .array(targetConfigSchema)
+  .min(1)
+  .max(2)
+  .superRefine((targets, ctx) => {
+    for (const name of duplicateTargetNames(targets)) ctx.addIssue({ code: 'custom', message: `target name "${name}" is used twice` });
+  });
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 
@@ -66,7 +139,7 @@ export const runtimeConfigSchema = z.object({
         return z.NEVER;
       }
     })
-    .pipe(z.array(targetConfigSchema).min(1).max(2)),
+    .pipe(targetListSchema),
   [ENV.mode]: z.enum(['file', 'mirror']).default('file'),
   [ENV.lagMs]: int(0).default(900_000),
   [ENV.leadMs]: int(0, 600_000).default(20_000),

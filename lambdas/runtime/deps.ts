@@ -4,16 +4,18 @@
  * the AWS emulator) and clock; nothing else differs from production.
  */
 import { S3Client } from '@aws-sdk/client-s3';
+import { SageMakerRuntimeClient, type SageMakerRuntimeClientConfig } from '@aws-sdk/client-sagemaker-runtime';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store';
 import { SqsQueue } from '../adapters/aws/sqs-queue';
 import { createOpenAITarget } from '../adapters/http/openai-target';
+import { createSageMakerTarget, sageMakerRuntimeClientConfig } from '../adapters/sagemaker/sagemaker-target';
 import { systemClock } from '../adapters/system-clock';
 import { Semaphore } from '../core/fire/semaphore';
 import type { Clock, TargetClient } from '../ports';
-import { parseRuntimeConfig, type RuntimeConfig } from './config';
+import { parseRuntimeConfig, type HttpTargetConfig, type RuntimeConfig, type SageMakerTargetConfig } from './config';
 import { connectionsPerTarget } from './limits';
 import { bearerKeyFromSecret } from './secrets';
 
@@ -43,6 +45,13 @@ export interface DepsOverrides {
   s3?: S3Client;
   sqs?: SQSClient;
   secrets?: SecretsManagerClient;
+  /**
+   * Builds the SageMaker runtime client of a `sagemaker` target from the settings production
+   * uses (`config`: region, retries off, the connection pool); tests add an endpoint,
+   * credentials or a recorder. Default: `new SageMakerRuntimeClient(config)`, which finds
+   * credentials with the SDK's default chain (in Lambda: the function's role).
+   */
+  sageMakerClient?: (target: SageMakerTargetConfig, config: SageMakerRuntimeClientConfig) => SageMakerRuntimeClient;
   clock?: Clock;
 }
 
@@ -65,19 +74,38 @@ export function createDeps(overrides: DepsOverrides = {}): Deps {
   const clock = overrides.clock ?? systemClock;
   let targets: Promise<Map<string, Target>> | null = null;
   const connections = connectionsPerTarget(config.targets.length, config.maxConnectionsPerTarget);
+  const httpClient = async (t: HttpTargetConfig, secrets: () => SecretsManagerClient): Promise<TargetClient> => {
+    let apiKey: string | undefined;
+    if (t.apiKeySecret) {
+      const out = await secrets().send(new GetSecretValueCommand({ SecretId: t.apiKeySecret }));
+      apiKey = bearerKeyFromSecret(out.SecretString, t.apiKeySecret, t.apiKeySecretField);
+    }
+    return createOpenAITarget({ name: t.name, baseUrl: t.url, path: t.path, timeoutMs: config.requestTimeoutMs, clock, connections, ...(apiKey ? { apiKey } : {}) });
+  };
+  const sageMakerClient = (t: SageMakerTargetConfig): TargetClient => {
+    // Region: the target's, else the SDK's default (AWS_REGION: the function's own region).
+    const clientConfig = sageMakerRuntimeClientConfig({ timeoutMs: config.requestTimeoutMs, connections, ...(t.region ? { region: t.region } : {}) });
+    return createSageMakerTarget({
+      name: t.name,
+      endpointName: t.endpointName,
+      timeoutMs: config.requestTimeoutMs,
+      clock,
+      connections,
+      client: overrides.sageMakerClient ? overrides.sageMakerClient(t, clientConfig) : new SageMakerRuntimeClient(clientConfig),
+      ...(t.region ? { region: t.region } : {}),
+      ...(t.variant ? { targetVariant: t.variant } : {}),
+      ...(t.inferenceComponentName ? { inferenceComponentName: t.inferenceComponentName } : {}),
+      ...(t.containerHostname ? { targetContainerHostname: t.containerHostname } : {}),
+      ...(t.customAttributes ? { customAttributes: t.customAttributes } : {}),
+    });
+  };
   const build = async (): Promise<Map<string, Target>> => {
-    const secrets = overrides.secrets ?? new SecretsManagerClient({ requestHandler: sdkHandler() });
+    let secrets: SecretsManagerClient | undefined;
+    const secretsClient = () => (secrets ??= overrides.secrets ?? new SecretsManagerClient({ requestHandler: sdkHandler() }));
     const map = new Map<string, Target>();
     for (const t of config.targets) {
-      let apiKey: string | undefined;
-      if (t.apiKeySecret) {
-        const out = await secrets.send(new GetSecretValueCommand({ SecretId: t.apiKeySecret }));
-        apiKey = bearerKeyFromSecret(out.SecretString, t.apiKeySecret, t.apiKeySecretField);
-      }
-      map.set(t.name, {
-        client: createOpenAITarget({ name: t.name, baseUrl: t.url, path: t.path, timeoutMs: config.requestTimeoutMs, clock, connections, ...(apiKey ? { apiKey } : {}) }),
-        inFlight: new Semaphore(connections),
-      });
+      // Every kind gets the same per-target pool size and in-flight limit.
+      map.set(t.name, { client: t.kind === 'sagemaker' ? sageMakerClient(t) : await httpClient(t, secretsClient), inFlight: new Semaphore(connections) });
     }
     return map;
   };

@@ -15,199 +15,48 @@
  * an IAM user holding its synthesized statements (test/support/iam/moto-iam.ts lists the
  * shims and moto's gaps); moto's verdict on every call is checked against the evaluator's.
  */
-import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutBucketNotificationConfigurationCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CaptureReplayStack } from '../../lib/capture-replay-stack';
-import { parseDeploymentConfig } from '../../lib/config';
-import { makeCollectHandler } from '../../lambdas/handlers/collect';
-import { makeFireHandler } from '../../lambdas/handlers/fire';
-import { makeIngestHandler } from '../../lambdas/handlers/ingest';
 import { startMockServer, type MockServer } from '../../lambdas/local/mock-server';
 import { systemClock } from '../../lambdas/adapters/system-clock';
 import { resultsKey } from '../../lambdas/core/pipeline/keys';
 import { DEFAULT_SHARDING } from '../../lambdas/core/pipeline/shards';
-import type { Clock } from '../../lambdas/ports';
 import { ENV } from '../../lambdas/runtime/config';
-import { createDeps, type Deps } from '../../lambdas/runtime/deps';
-import { iamCallsFor, recordCalls, type AwsCall, type Recording } from '../support/iam/aws-call-recorder';
+import { iamCallsFor, recordCalls, type AwsCall } from '../support/iam/aws-call-recorder';
+import {
+  clientConfig,
+  deployStateful,
+  distinct,
+  errorsOf,
+  FUNCTIONS,
+  json,
+  REGION,
+  show,
+  sleep,
+  startFunctions,
+  synthesizeStack,
+  waitForObject,
+  type Deployment,
+  type FnName,
+  type Running,
+  type Variant,
+} from '../support/iam/deployment';
 import { createUserWithPolicy, motoCompatibleS3Signing, setMotoEnforcement, UNAUTHENTICATED, withMotoBatchShim, withoutConditions, type Credentials } from '../support/iam/moto-iam';
 import { evaluate, explain, requiredStatements, unusedActions, unusedResources, type PolicyStatement } from '../support/iam/policy-evaluator';
-import { functionEnvironment, functionPolicies, logicalIds, resolveIntrinsics, type CfnTemplate, type FunctionPolicies, type Resolver, type ResourceValues } from '../support/iam/template-policies';
+import { functionPolicies, logicalIds, type CfnTemplate } from '../support/iam/template-policies';
 import { describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { REPO_ROOT } from '../support/processes';
-import { startSqsEventSource, type EventSource, type SqsLambdaHandler } from '../support/sqs-event-source';
 
-const ACCOUNT = '123456789012'; // moto's default account
-const REGION = 'us-east-1';
 const CAPTURE_BUCKET = 'capture-bucket';
 const SAMPLE = join(REPO_ROOT, 'samples/datacapture/demo-endpoint/AllTraffic/2026/04/29/00/14-03-887-0a1b2c3d.jsonl');
-// Timing knobs only (the policies do not depend on them): a short lead, as pipeline.test.ts.
-const TIMING_ENV = { [ENV.leadMs]: '2500', [ENV.graceMs]: '30000' };
 const BASIC_EXECUTION_ROLE = 'arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole';
 
-type FnName = 'ingest' | 'fire' | 'collect';
-const FUNCTIONS: { name: FnName; prefix: string; make: (getDeps: () => Deps) => SqsLambdaHandler }[] = [
-  { name: 'ingest', prefix: 'StatelessIngest', make: makeIngestHandler },
-  { name: 'fire', prefix: 'StatelessFire', make: makeFireHandler },
-  { name: 'collect', prefix: 'StatelessCollect', make: makeCollectHandler },
-];
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function clientConfig(endpoint: string, credentials: Credentials) {
-  return { region: REGION, endpoint, forcePathStyle: true, credentials, maxAttempts: 2 };
-}
-
-/** The feature flags `cdk synth` runs with (cdk.json), so the policies are the deployed ones. */
-function cdkFeatureFlags(): Record<string, unknown> {
-  const context = (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
-  return Object.fromEntries(Object.entries(context).filter(([k]) => k.startsWith('@aws-cdk/')));
-}
-
 function synthesize(targets: { name: string; url: string; apiKeySecret?: string }[]): CfnTemplate {
-  const config = parseDeploymentConfig({ captureBucket: CAPTURE_BUCKET, capturePrefix: 'datacapture/', targets, leadSeconds: 5, graceSeconds: 30, requestTimeoutSeconds: 60 });
-  const app = new App({ context: cdkFeatureFlags() });
-  return Template.fromStack(new CaptureReplayStack(app, 'IamTest', { config })).toJSON() as CfnTemplate;
-}
-
-interface Deployment {
-  template: CfnTemplate;
-  resolver: Resolver;
-  /** Event source mappings, by function logical id. */
-  mappings: Map<string, { queueUrl: string; batchSize: number; maxConcurrency: number }>;
-}
-
-/**
- * Creates the template's buckets and queues on moto (queues with the template's attributes,
- * dead-letter queues first), applies its S3 notification, and returns the resolver mapping
- * each logical id to what was created. The capture bucket is imported by the stack: the test
- * creates it, as it exists before a deploy.
- */
-async function deployStateful(template: CfnTemplate, s3: S3Client, sqs: SQSClient): Promise<Deployment> {
-  const resources: Record<string, ResourceValues> = {};
-  const resolver: Resolver = { partition: 'aws', region: REGION, accountId: ACCOUNT, resources };
-  for (const id of logicalIds(template, 'AWS::S3::Bucket')) {
-    const name = id.toLowerCase();
-    await s3.send(new CreateBucketCommand({ Bucket: name }));
-    resources[id] = { Ref: name, Arn: `arn:aws:s3:::${name}` };
-  }
-  const queueIds = logicalIds(template, 'AWS::SQS::Queue');
-  const hasRedrive = (id: string) => template.Resources[id]!.Properties?.RedrivePolicy !== undefined;
-  for (const id of [...queueIds.filter((q) => !hasRedrive(q)), ...queueIds.filter(hasRedrive)]) {
-    const p = (resolveIntrinsics(template.Resources[id]!.Properties ?? {}, template, resolver) ?? {}) as Record<string, unknown>;
-    const attributes: Record<string, string> = {};
-    for (const key of ['VisibilityTimeout', 'MessageRetentionPeriod', 'DelaySeconds', 'ReceiveMessageWaitTimeSeconds'] as const) if (p[key] !== undefined) attributes[key] = String(p[key]);
-    if (p.RedrivePolicy !== undefined) attributes.RedrivePolicy = JSON.stringify(p.RedrivePolicy);
-    const url = (await sqs.send(new CreateQueueCommand({ QueueName: id, Attributes: attributes }))).QueueUrl!;
-    const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
-    resources[id] = { Ref: url, Arn: arn, QueueName: id, QueueUrl: url };
-  }
-  for (const id of logicalIds(template, 'Custom::S3BucketNotifications')) {
-    // ServiceToken (the CDK's notification-handler function) is not emulated: only what it would apply.
-    const { BucketName, NotificationConfiguration } = template.Resources[id]!.Properties ?? {};
-    const p = resolveIntrinsics({ BucketName, NotificationConfiguration }, template, resolver) as { BucketName: string; NotificationConfiguration: Record<string, unknown> };
-    const { QueueConfigurations, ...others } = p.NotificationConfiguration as { QueueConfigurations?: unknown[] };
-    if (Object.keys(others).length > 0) throw new Error(`${id}: only queue notifications are emulated, got ${Object.keys(others).join(', ')}`);
-    await s3.send(new PutBucketNotificationConfigurationCommand({ Bucket: p.BucketName, NotificationConfiguration: { QueueConfigurations: QueueConfigurations as never } }));
-  }
-  const mappings = new Map<string, { queueUrl: string; batchSize: number; maxConcurrency: number }>();
-  for (const id of logicalIds(template, 'AWS::Lambda::EventSourceMapping')) {
-    const p = template.Resources[id]!.Properties ?? {};
-    const fnId = (p.FunctionName as { Ref?: string }).Ref;
-    const arn = resolveIntrinsics(p.EventSourceArn, template, resolver);
-    const queue = Object.values(resources).find((r) => r.Arn === arn && r.QueueUrl !== undefined);
-    if (!fnId || !queue) throw new Error(`${id}: cannot emulate (function ${String(fnId)}, source ${String(arn)})`);
-    // The stand-in always applies partial batch responses: the mapping must ask for them.
-    expect(p.FunctionResponseTypes, `${id} FunctionResponseTypes`).toEqual(['ReportBatchItemFailures']);
-    const maximum = (p.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency ?? 10;
-    mappings.set(fnId, { queueUrl: queue.QueueUrl!, batchSize: Number(p.BatchSize ?? 10), maxConcurrency: Math.min(maximum, 10) });
-  }
-  return { template, resolver, mappings };
-}
-
-interface Running {
-  name: FnName;
-  policies: FunctionPolicies;
-  calls: AwsCall[];
-  recordings: Recording[];
-  source: EventSource;
-}
-
-/** A different configuration or clock for one function, e.g. mirror mode for the ingest. */
-type Variant = { env?: Record<string, string>; clock?: Clock };
-
-interface StartOptions {
-  motoSigning: boolean;
-  /** Read on every invocation; deps are rebuilt when it changes (clients and recordings stay). */
-  variant?: (name: FnName) => Variant | undefined;
-  /** Sees every message body a function sends, by queue URL. */
-  onSend?: (name: FnName, queueUrl: string, bodies: string[]) => void;
-}
-
-/**
- * Each function with its own clients (recorded), its template environment, and the event
- * source its mapping describes, polling with the same clients (the execution role).
- */
-async function startFunctions(d: Deployment, endpoint: string, credentialsOf: (name: FnName) => Credentials, options: StartOptions): Promise<Running[]> {
-  const out: Running[] = [];
-  for (const fn of FUNCTIONS) {
-    const policies = functionPolicies(d.template, fn.prefix, d.resolver);
-    const creds = credentialsOf(fn.name);
-    const s3 = new S3Client(clientConfig(endpoint, creds));
-    const sqs = new SQSClient(clientConfig(endpoint, creds));
-    const secrets = new SecretsManagerClient(clientConfig(endpoint, creds));
-    if (options.motoSigning) motoCompatibleS3Signing(s3, creds);
-    const calls: AwsCall[] = [];
-    const recordings = [recordCalls(s3, calls), recordCalls(sqs, calls), recordCalls(secrets, calls)];
-    const onSend = options.onSend;
-    if (onSend) {
-      sqs.middlewareStack.add(
-        (next, context) => async (args) => {
-          const input = args.input as { QueueUrl?: string; MessageBody?: string; Entries?: { MessageBody?: string }[] };
-          if (context.commandName === 'SendMessageBatchCommand' || context.commandName === 'SendMessageCommand') {
-            onSend(fn.name, input.QueueUrl ?? '', input.Entries ? input.Entries.map((e) => e.MessageBody ?? '') : [input.MessageBody ?? '']);
-          }
-          return next(args);
-        },
-        { step: 'initialize', name: 'sendTap' },
-      );
-    }
-    const env = { ...functionEnvironment(d.template, fn.prefix, d.resolver), ...TIMING_ENV };
-    const base = createDeps({ env, s3, sqs, secrets });
-    let current = { key: '', deps: base };
-    const getDeps = () => {
-      const v = options.variant?.(fn.name);
-      const key = v ? JSON.stringify({ env: v.env, clock: v.clock ? 'skewed' : undefined }) : '';
-      if (key !== current.key) current = { key, deps: v ? createDeps({ env: { ...env, ...v.env }, s3, sqs, secrets, ...(v.clock ? { clock: v.clock } : {}) }) : base };
-      return current.deps;
-    };
-    const mapping = d.mappings.get(policies.functionId);
-    if (!mapping) throw new Error(`${policies.functionId} has no event source mapping`);
-    const source = await startSqsEventSource({ client: sqs, queueUrl: mapping.queueUrl, handler: fn.make(getDeps), batchSize: mapping.batchSize, maxConcurrency: mapping.maxConcurrency, functionName: policies.functionId });
-    out.push({ name: fn.name, policies, calls, recordings, source });
-  }
-  return out;
-}
-
-async function waitForObject(s3: S3Client, bucket: string, prefix: string, suffix: string, timeoutMs: number, diagnose: () => string): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const keys = ((await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }))).Contents ?? []).map((o) => o.Key!);
-    const hit = keys.find((k) => k.endsWith(suffix));
-    if (hit) return hit;
-    if (Date.now() > deadline) throw new Error(`no ${prefix}...${suffix} in ${bucket} after ${timeoutMs} ms; ${diagnose()}`);
-    await sleep(250);
-  }
-}
-
-async function json(s3: S3Client, bucket: string, key: string): Promise<Record<string, unknown>> {
-  return JSON.parse(await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString()) as Record<string, unknown>;
+  return synthesizeStack({ captureBucket: CAPTURE_BUCKET, capturePrefix: 'datacapture/', targets, leadSeconds: 5, graceSeconds: 30, requestTimeoutSeconds: 60 });
 }
 
 /**
@@ -218,18 +67,6 @@ async function json(s3: S3Client, bucket: string, key: string): Promise<Record<s
 const AUTHENTICATION_ERRORS = new Set(['SignatureDoesNotMatch', 'InvalidAccessKeyId', 'InvalidClientTokenId', 'IncompleteSignature']);
 const motoDenied = (c: AwsCall) => c.status === 403 && !AUTHENTICATION_ERRORS.has(c.errorName ?? '');
 
-const show = (c: AwsCall) => `${c.operation} -> ${c.action} on ${c.resource}${Object.keys(c.context).length ? ` ${JSON.stringify(c.context)}` : ''}`;
-
-/** Distinct requests (action, resource, context): the minimality checks need each once. */
-function distinct(calls: AwsCall[]): AwsCall[] {
-  const seen = new Map<string, AwsCall>();
-  for (const c of calls) seen.set(`${c.action} ${c.resource} ${JSON.stringify(c.context)} ${c.impliedBy ? 'implied' : ''}`, c);
-  return [...seen.values()];
-}
-
-function errorsOf(running: Running[]): string {
-  return running.map((r) => `${r.name}: ${r.source.stats.handlerErrors} handler errors, ${r.source.stats.failedRecords} failed records ${r.source.stats.errors.slice(-2).map((e) => String(e)).join(' | ')}`).join('; ');
-}
 
 describeWithMoto('IAM: each function against its synthesized policy', () => {
   describe('tier 1: recorded calls evaluated by AWS policy logic', () => {

@@ -38,6 +38,7 @@ import {
   InvokeEndpointCommand,
   InvokeEndpointWithResponseStreamCommand,
   SageMakerRuntimeClient,
+  type SageMakerRuntimeClientConfig,
   type InvokeEndpointCommandInput,
   type InvokeEndpointWithResponseStreamCommandInput,
   type ResponseStream,
@@ -145,24 +146,32 @@ function abortRace(signal: AbortSignal): { promise: Promise<never>; dispose(): v
   return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };
 }
 
+/**
+ * The runtime client's settings a target needs: SDK retries off (`maxAttempts: 1`), a
+ * keep-alive pool of `connections` sockets (default 1024), nothing waiting past the timeout.
+ * Exported for callers that build the client themselves (to add an endpoint or a middleware)
+ * and pass it as `client`.
+ */
+export function sageMakerRuntimeClientConfig(options: Pick<SageMakerTargetOptions, 'region' | 'connections' | 'timeoutMs'>): SageMakerRuntimeClientConfig {
+  const maxSockets = options.connections ?? 1024;
+  return {
+    ...(options.region ? { region: options.region } : {}),
+    maxAttempts: 1,
+    requestHandler: new NodeHttpHandler({
+      httpAgent: new HttpAgent({ keepAlive: true, maxSockets }),
+      httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets }),
+      // The whole-request timeout is ours (AbortSignal.timeout below, body included); these
+      // only make sure nothing waits longer than it, and fail instead of warning.
+      requestTimeout: options.timeoutMs,
+      throwOnRequestTimeout: true,
+      socketTimeout: options.timeoutMs,
+    }),
+  };
+}
+
 export function createSageMakerTarget(options: SageMakerTargetOptions): TargetClient {
   const { clock } = options;
-  const maxSockets = options.connections ?? 1024;
-  const client =
-    options.client ??
-    new SageMakerRuntimeClient({
-      ...(options.region ? { region: options.region } : {}),
-      maxAttempts: 1,
-      requestHandler: new NodeHttpHandler({
-        httpAgent: new HttpAgent({ keepAlive: true, maxSockets }),
-        httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets }),
-        // The whole-request timeout is ours (AbortSignal.timeout below, body included); these
-        // only make sure nothing waits longer than it, and fail instead of warning.
-        requestTimeout: options.timeoutMs,
-        throwOnRequestTimeout: true,
-        socketTimeout: options.timeoutMs,
-      }),
-    });
+  const client = options.client ?? new SageMakerRuntimeClient(sageMakerRuntimeClientConfig(options));
 
   function commonInput(request: TargetRequest) {
     return {

@@ -18,14 +18,19 @@ export interface SageMakerTargetSpec {
 }
 
 const PREFIX = 'sagemaker:';
-/** EndpointName, TargetVariant, TargetContainerHostname: `^[a-zA-Z0-9](-*[a-zA-Z0-9])*`, at most 63. */
-const RESOURCE_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9])*$/;
+/**
+ * EndpointName, TargetVariant, TargetContainerHostname: `^[a-zA-Z0-9](-*[a-zA-Z0-9])*`, at
+ * most 63 (SAGEMAKER_NAME_MAX). Shared with the deployment configuration (runtime/config.ts).
+ */
+export const RESOURCE_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9])*$/;
 /** InferenceComponentName: `^[a-zA-Z0-9]([\-a-zA-Z0-9]*[a-zA-Z0-9])?$`, at most 63. */
-const COMPONENT_NAME = /^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?$/;
+export const COMPONENT_NAME = /^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?$/;
+export const SAGEMAKER_NAME_MAX = 63;
 /** us-east-1, eu-central-2, us-gov-west-1, cn-north-1, us-isob-east-1, ... */
-const REGION = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/;
+export const REGION = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/;
 /** CustomAttributes: `\p{ASCII}*`, at most 1024 characters. */
-const ASCII = /^\p{ASCII}*$/u;
+export const ASCII = /^\p{ASCII}*$/u;
+export const CUSTOM_ATTRIBUTES_MAX = 1024;
 
 const PARAMS = {
   variant: 'targetVariant',
@@ -37,7 +42,7 @@ const PARAMS = {
 type Param = keyof typeof PARAMS;
 
 function checkName(what: string, value: string, pattern: RegExp): string | null {
-  if (value.length > 63) return `${what} "${value}" is longer than 63 characters`;
+  if (value.length > SAGEMAKER_NAME_MAX) return `${what} "${value}" is longer than 63 characters`;
   if (!pattern.test(value)) return `${what} "${value}" is not a valid name (letters, digits and hyphens, starting and ending with a letter or digit)`;
   return null;
 }
@@ -77,7 +82,7 @@ export function parseSageMakerTargetSpec(spec: string): SageMakerTargetSpec | st
       if (error) return error;
     } else if (param === 'region') {
       if (!REGION.test(value)) return `region "${value}" is not an AWS region name (e.g. us-east-1)`;
-    } else if (value.length > 1024 || !ASCII.test(value)) {
+    } else if (value.length > CUSTOM_ATTRIBUTES_MAX || !ASCII.test(value)) {
       return 'custom attributes must be ASCII, at most 1024 characters';
     }
     out[PARAMS[param]] = value;

@@ -10,7 +10,7 @@ import { replayInputConfig, type ExportInputConfig } from '../export/input-confi
 import { buildManifest, type ManifestEntry } from '../export/manifest';
 import { aggregate } from '../metrics/aggregate';
 import type { ProfileRecord, RunManifest } from '../types';
-import { decodeJson, INGEST_SHARD, mapLimited, parseMessageJson, PermanentError, runRecordSchema, sendAll, type RunRecord } from './common';
+import { decodeJson, INGEST_SHARD, mapLimited, parseMessageJson, PermanentError, runRecordSchema, sendAll, shardsOf, type RunRecord } from './common';
 import { hourPrefix, resultsKey, resultsPrefix, runRecordKey, targetPrefix } from './keys';
 import { decodeResultLines, resultLineSchema, resultRequestId, type ResultLine } from './results';
 import { deliveryDelay } from './sqs-schedule';
@@ -20,6 +20,8 @@ export type CollectStatus = 'unknown-run' | 'pending' | 'complete' | 'deadline';
 /** A run's record, the shards expected to report (ingest first, then as scheduled), and those that have not. */
 interface RunState {
   run: RunRecord;
+  /** This target's shards (shardsOf). */
+  shards: RunRecord['shards'];
   expected: string[];
   missing: string[];
 }
@@ -30,8 +32,8 @@ async function runState(runId: string, target: string, store: ObjectStore): Prom
   const run = runRecordSchema.parse(decodeJson(raw));
   const prefix = resultsPrefix(runId, target);
   const present = new Set((await store.list(prefix)).map((k) => k.slice(prefix.length).replace(/\.jsonl$/, '')));
-  const expected = [INGEST_SHARD, ...run.shards.map((s) => s.shardId)];
-  return { run, expected, missing: expected.filter((id) => !present.has(id)) };
+  const expected = [INGEST_SHARD, ...shardsOf(run, target).map((s) => s.shardId)];
+  return { run, shards: shardsOf(run, target), expected, missing: expected.filter((id) => !present.has(id)) };
 }
 
 /**
@@ -78,7 +80,7 @@ async function gatherRun(runId: string, target: string, state: RunState, store: 
     }
   }
   if (countLost) {
-    for (const shard of state.run.shards.filter((s) => missing.has(s.shardId))) {
+    for (const shard of state.shards.filter((s) => missing.has(s.shardId))) {
       for (let i = 0; i < shard.requests; i++) entries.push({ requestId: `lost:${runId}:${shard.shardId}:${i}`, dropReason: 'lost', lagMs: null, errorType: null });
     }
   }
@@ -124,7 +126,7 @@ export async function collectRun(
 ): Promise<{ status: CollectStatus; missing: string[]; manifest?: RunManifest }> {
   const state = await runState(runId, target, deps.store);
   if (!state) return { status: 'unknown-run', missing: [] };
-  const { run, missing } = state;
+  const { run, missing, shards } = state;
   const pastDeadline = deps.clock.nowNs() > BigInt(run.deadlineNs);
   const interim = options.interim === true && missing.length > 0 && !pastDeadline;
   if (missing.length > 0 && !pastDeadline && !interim) return { status: 'pending', missing };
@@ -135,7 +137,7 @@ export async function collectRun(
   const built = buildManifest({ runId, target, outcomes: entries, notScheduledByReason: run.notScheduledByReason, startedAt, endedAt });
   // An interim manifest accounts for what has reported so far and says what is still out.
   const missingSet = new Set(missing);
-  const missingShards = run.shards.filter((s) => missingSet.has(s.shardId));
+  const missingShards = shards.filter((s) => missingSet.has(s.shardId));
   const manifest = interim ? { ...built, interim: true, pendingShards: missingShards.length, pendingRequests: missingShards.reduce((n, s) => n + s.requests, 0) } : built;
   await writeTargetArtifacts(deps.store, targetPrefix(runId, target) + (interim ? 'interim/' : ''), {
     records,

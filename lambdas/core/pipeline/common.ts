@@ -7,6 +7,8 @@ import type { MessageQueue } from '../../ports';
 
 export const INGEST_SHARD = 'ingest';
 
+const shardCountSchema = z.object({ shardId: z.string(), requests: z.number().int().positive() });
+
 export const runRecordSchema = z.object({
   v: z.literal(1),
   runId: z.string(),
@@ -14,13 +16,23 @@ export const runRecordSchema = z.object({
   startNs: z.string(),
   deadlineNs: z.string(),
   createdAt: z.string(),
-  shards: z.array(z.object({ shardId: z.string(), requests: z.number().int().positive() })),
+  shards: z.array(shardCountSchema),
+  /**
+   * Targets whose shards are not `shards` (targets of different kinds take different records:
+   * schedule.ts): each one's own shards. A target not named here has `shards`.
+   */
+  targetShards: z.record(z.string(), z.array(shardCountSchema)).optional(),
   notScheduledByReason: z.record(z.string(), z.number()),
   inputConfig: z.unknown(),
   /** Mirror mode: the capture hour (`YYYY-MM-DDTHH`) whose roll-up this run joins. */
   hour: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}$/).optional(),
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
+
+/** The shards one target of a run reports on. */
+export function shardsOf(run: RunRecord, target: string): RunRecord['shards'] {
+  return run.targetShards?.[target] ?? run.shards;
+}
 
 export type { ResultLine } from './results';
 

@@ -9,6 +9,11 @@
  *   a time, so memory holds the index and a few shards, not the file.
  * - Shards go out in due order, every target's message for a shard together, so target B
  *   is not queued behind all of A's shards.
+ * - Targets of different kinds (an HTTP chat target and a SageMaker endpoint) each get their
+ *   own plan of the same records (`targetPlans`): one set of shards is cut from every record
+ *   any target takes, read once, and each target's message for a shard carries the records
+ *   its plan takes (a shard none of them is in sends that target nothing). The run record
+ *   then lists each target's shards (`targetShards`), which is what the collector waits for.
  * - The run's start is fixed once, stored before the first message (`_start.json`): a
  *   retried ingest reuses it, so shards sent by an earlier attempt and by this one share
  *   one timeline (their claims make the repeats harmless).
@@ -58,6 +63,13 @@ export interface ScheduleRunArgs {
   runId: string;
   plan: ReplayPlan | SchedulablePlan;
   targets: readonly string[];
+  /**
+   * Targets scheduled on a plan of their own instead of `plan`: a target of another kind,
+   * which takes other records (plan.ts rule 6). Every plan must come from the same records:
+   * the same indices at the same due times, split differently between items and
+   * incompatible.
+   */
+  targetPlans?: Readonly<Record<string, ReplayPlan | SchedulablePlan>>;
   /** The run's start (epoch ns of offset 0), unless an earlier attempt already fixed one. */
   startNs: bigint;
   leadMs: number;
@@ -87,18 +99,125 @@ export interface EmissionStats {
 }
 
 export type ScheduleResult =
-  | { status: 'scheduled'; shards: number; messages: number; deadlineNs: bigint; startNs: bigint; emission: EmissionStats }
+  | {
+      status: 'scheduled';
+      shards: number;
+      messages: number;
+      /** Shards sent to each target: 0 for a target that takes none of the records (its run is complete at once). */
+      shardsByTarget: Record<string, number>;
+      deadlineNs: bigint;
+      startNs: bigint;
+      emission: EmissionStats;
+    }
   | { status: 'duplicate'; shards: 0; messages: 0 };
 
 const BODY_PUTS_AT_ONCE = 16;
 const BATCHES_AT_ONCE = 4;
 
+/** Targets that share a plan. */
+interface TargetGroup {
+  plan: SchedulablePlan;
+  targets: string[];
+}
+
+const asSchedulable = (plan: ReplayPlan | SchedulablePlan): SchedulablePlan => ('load' in plan ? plan : fromReplayPlan(plan));
+
+function groupTargets(args: ScheduleRunArgs): TargetGroup[] {
+  const main: TargetGroup = { plan: asSchedulable(args.plan), targets: [] };
+  const groups = [main];
+  const byPlan = new Map<ReplayPlan | SchedulablePlan, TargetGroup>([[args.plan, main]]);
+  for (const name of Object.keys(args.targetPlans ?? {})) {
+    if (!args.targets.includes(name)) throw new Error(`targetPlans names ${name}, which is not one of the run's targets`);
+  }
+  for (const target of args.targets) {
+    const own = args.targetPlans?.[target];
+    let group = own === undefined ? main : byPlan.get(own);
+    if (!group) {
+      group = { plan: asSchedulable(own as ReplayPlan | SchedulablePlan), targets: [] };
+      byPlan.set(own as ReplayPlan | SchedulablePlan, group);
+      groups.push(group);
+    }
+    group.targets.push(target);
+  }
+  const used = groups.filter((g) => g.targets.length > 0);
+  const sizes = new Set(used.map((g) => g.plan.items.length + g.plan.incompatible.length));
+  if (sizes.size > 1) throw new Error(`the targets' plans cover different numbers of records (${[...sizes].join(', ')}): they must be planned from the same records`);
+  return used;
+}
+
+/**
+ * Every item any plan sends, in index (= due) order, and which plan loads it: the plan with
+ * the most items among those that have it (a SageMaker plan takes every record, so it loads
+ * them all, in one read per shard). Each plan's items must be in index order (plans are).
+ */
+function unionOf(plans: readonly SchedulablePlan[]): { items: PlanItem[]; owners: Uint8Array | null } {
+  if (plans.length === 1) return { items: (plans[0] as SchedulablePlan).items, owners: null };
+  const byPriority = plans.map((_, i) => i).sort((a, b) => (plans[b] as SchedulablePlan).items.length - (plans[a] as SchedulablePlan).items.length);
+  const cursors = plans.map(() => 0);
+  const items: PlanItem[] = [];
+  const owners: number[] = [];
+  for (;;) {
+    let next = Infinity;
+    plans.forEach((p, i) => {
+      const item = p.items[cursors[i] as number];
+      if (item && item.index < next) next = item.index;
+    });
+    if (next === Infinity) break;
+    let chosen: PlanItem | null = null;
+    for (const i of byPriority) {
+      const item = (plans[i] as SchedulablePlan).items[cursors[i] as number];
+      if (!item || item.index !== next) continue;
+      if (chosen === null) {
+        chosen = item;
+        owners.push(i);
+      } else if (item.offsetMs !== chosen.offsetMs) {
+        throw new Error(`request ${next} is due at ${chosen.offsetMs} ms in one plan and ${item.offsetMs} ms in another: the plans do not come from the same records`);
+      }
+      cursors[i] = (cursors[i] as number) + 1;
+    }
+    const last = items[items.length - 1];
+    if (last && last.index >= next) throw new Error('plan items must be in index order');
+    items.push(chosen as PlanItem);
+  }
+  return { items, owners: Uint8Array.from(owners) };
+}
+
+/** Which of a shard's requests one group's plan sends (null: all of them), and how many. */
+interface Membership {
+  mask: Uint8Array | null;
+  count: number;
+}
+
+function membershipOf(plan: SchedulablePlan, shards: readonly Shard<PlanItem>[], unionSize: number): Membership[] {
+  if (plan.items.length === unionSize) return shards.map((s) => ({ mask: null, count: s.requests.length }));
+  let cursor = 0;
+  return shards.map((shard) => {
+    const mask = new Uint8Array(shard.requests.length);
+    let count = 0;
+    shard.requests.forEach((item, k) => {
+      while (cursor < plan.items.length && (plan.items[cursor] as PlanItem).index < item.index) cursor++;
+      if (plan.items[cursor]?.index === item.index) {
+        mask[k] = 1;
+        count++;
+      }
+    });
+    return { mask, count };
+  });
+}
+
 export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult> {
   const { store, runId } = args;
   if (await store.get(runRecordKey(runId))) return { status: 'duplicate', shards: 0, messages: 0 };
-  const plan = 'load' in args.plan ? args.plan : fromReplayPlan(args.plan);
+  const groups = groupTargets(args);
+  const plans = groups.map((g) => g.plan);
+  const union = unionOf(plans);
   const sharding = args.sharding ?? DEFAULT_SHARDING;
-  const shards = cutShards(plan.items, sharding, (i) => wireBytes(i.bodyBytes, i.sourceFile, sharding));
+  const shards = cutShards(union.items, sharding, (i) => wireBytes(i.bodyBytes, i.sourceFile, sharding));
+  const shardStart: number[] = [];
+  for (let si = 0, start = 0; si < shards.length; start += (shards[si] as Shard<PlanItem>).requests.length, si++) shardStart.push(start);
+  const membership = plans.map((plan) => membershipOf(plan, shards, union.items.length));
+  const lastShardOf = membership.map((m) => m.findLastIndex((x) => x.count > 0));
+  const shardsOfGroup = membership.map((m) => shards.flatMap((s, si) => ((m[si] as Membership).count > 0 ? [{ shardId: s.shardId, requests: (m[si] as Membership).count }] : [])));
 
   // The start, fixed once for every attempt at this run.
   const fresh = JSON.stringify({ v: 1, startNs: args.startNs.toString() });
@@ -109,15 +228,17 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult
   }
   const dueOf = (offsetMs: number) => startNs + BigInt(Math.round(offsetMs * 1e6));
 
-  for (const target of args.targets) {
-    const drops: ResultLine[] = plan.incompatible.map(({ index, offsetMs, reason }) => ({
-      kind: 'drop',
-      requestId: deterministicUuid(runId, target, index),
-      index,
-      scheduledNs: dueOf(offsetMs),
-      dropReason: reason,
-    }));
-    await store.putIfAbsent(resultsKey(runId, target, INGEST_SHARD), encodeResultLines(drops), 'application/x-ndjson');
+  for (const { plan, targets } of groups) {
+    for (const target of targets) {
+      const drops: ResultLine[] = plan.incompatible.map(({ index, offsetMs, reason }) => ({
+        kind: 'drop',
+        requestId: deterministicUuid(runId, target, index),
+        index,
+        scheduledNs: dueOf(offsetMs),
+        dropReason: reason,
+      }));
+      await store.putIfAbsent(resultsKey(runId, target, INGEST_SHARD), encodeResultLines(drops), 'application/x-ndjson');
+    }
   }
 
   const emission: EmissionStats = { shards: shards.length, messages: 0, lateShards: 0, maxLateMs: 0 };
@@ -132,20 +253,48 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult
     }
     return key;
   };
-  const messagesFor = async (shard: Shard<PlanItem>, last: boolean): Promise<{ messages: OutgoingMessage[]; firstDueNs: bigint }> => {
-    const requests = await plan.load(shard.requests);
-    const wire = await Promise.all(requests.map(async (r) => toWire(r, r.body.byteLength > sharding.maxInlineBodyBytes ? await putBody(r) : null)));
-    const firstDueNs = dueOf((shard.requests[0] as PlanItem).offsetMs);
-    const messages = args.targets.map((target) => {
-      const message: ShardMessage = { v: 1, kind: 'shard', runId, target, shardId: shard.shardId, startNs: startNs.toString(), firstDueNs: firstDueNs.toString(), hops: 0, last, requests: wire };
-      return { id: `${target}-${shard.shardId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80), body: JSON.stringify(message), delaySeconds: 0 };
+  /** A shard's requests, each loaded (once) by the plan that owns it. */
+  const loadShard = async (items: PlanItem[], si: number): Promise<ScheduledRequest[]> => {
+    const { owners } = union;
+    if (!owners) return (plans[0] as SchedulablePlan).load(items);
+    const parts = new Map<number, { positions: number[]; items: PlanItem[] }>();
+    items.forEach((item, k) => {
+      const owner = owners[(shardStart[si] as number) + k] as number;
+      const part = parts.get(owner) ?? { positions: [], items: [] };
+      part.positions.push(k);
+      part.items.push(item);
+      parts.set(owner, part);
     });
-    return { messages, firstDueNs };
+    const out = new Array<ScheduledRequest>(items.length);
+    await Promise.all(
+      [...parts].map(async ([owner, part]) => {
+        const loaded = await (plans[owner] as SchedulablePlan).load(part.items);
+        loaded.forEach((request, j) => (out[part.positions[j] as number] = request));
+      }),
+    );
+    return out;
+  };
+  const messagesFor = async (shard: Shard<PlanItem>, si: number): Promise<{ messages: (OutgoingMessage & { firstDueNs: bigint })[]; firstDueNs: bigint }> => {
+    const requests = await loadShard(shard.requests, si);
+    const wire = await Promise.all(requests.map(async (r) => toWire(r, r.body.byteLength > sharding.maxInlineBodyBytes ? await putBody(r) : null)));
+    const messages: (OutgoingMessage & { firstDueNs: bigint })[] = [];
+    groups.forEach((group, gi) => {
+      const { mask, count } = (membership[gi] as Membership[])[si] as Membership;
+      if (count === 0) return;
+      const members = mask ? wire.filter((_, k) => mask[k] === 1) : wire;
+      const first = mask ? (shard.requests[mask.indexOf(1)] as PlanItem) : (shard.requests[0] as PlanItem);
+      const firstDueNs = dueOf(first.offsetMs);
+      for (const target of group.targets) {
+        const message: ShardMessage = { v: 1, kind: 'shard', runId, target, shardId: shard.shardId, startNs: startNs.toString(), firstDueNs: firstDueNs.toString(), hops: 0, last: si === lastShardOf[gi], requests: members };
+        messages.push({ id: `${target}-${shard.shardId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80), body: JSON.stringify(message), delaySeconds: 0, firstDueNs });
+      }
+    });
+    return { messages, firstDueNs: dueOf((shard.requests[0] as PlanItem).offsetMs) };
   };
 
   const window = Math.max(1, args.windowShards ?? 8);
   for (let i = 0; i < shards.length; i += window) {
-    const built = await Promise.all(shards.slice(i, i + window).map((shard, j) => messagesFor(shard, i + j === shards.length - 1)));
+    const built = await Promise.all(shards.slice(i, i + window).map((shard, j) => messagesFor(shard, i + j)));
     // Delays are computed at the moment of sending: loading took time.
     const now = args.clock.nowNs();
     const outgoing: OutgoingMessage[] = [];
@@ -155,26 +304,29 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult
         emission.lateShards++;
         emission.maxLateMs = Math.max(emission.maxLateMs, lateMs);
       }
-      const { delaySeconds } = deliveryDelay(firstDueNs, now, args.leadMs);
-      for (const m of messages) outgoing.push({ ...m, delaySeconds });
+      for (const { firstDueNs: due, ...m } of messages) outgoing.push({ ...m, delaySeconds: deliveryDelay(due, now, args.leadMs).delaySeconds });
     }
     await sendAll(args.queue, outgoing, BATCHES_AT_ONCE);
     emission.messages += outgoing.length;
   }
 
   const now = args.clock.nowNs();
+  const durationMs = Math.max(...plans.map((p) => p.durationMs));
+  const shardsByTarget = Object.fromEntries(groups.flatMap((g, gi) => g.targets.map((t) => [t, (shardsOfGroup[gi] as unknown[]).length])));
   const record: RunRecord = {
     v: 1,
     runId,
     targets: [...args.targets],
     startNs: startNs.toString(),
-    deadlineNs: (startNs + BigInt(Math.round((plan.durationMs + args.graceMs) * 1e6))).toString(),
+    deadlineNs: (startNs + BigInt(Math.round((durationMs + args.graceMs) * 1e6))).toString(),
     createdAt: new Date(Number(now / 1_000_000n)).toISOString(),
     shards: shards.map((s) => ({ shardId: s.shardId, requests: s.requests.length })),
+    // Targets on plans of their own: each waits for its own shards, not for every one cut.
+    ...(groups.length > 1 ? { targetShards: Object.fromEntries(groups.flatMap((g, gi) => g.targets.map((t) => [t, shardsOfGroup[gi] as RunRecord['shards']]))) } : {}),
     notScheduledByReason: args.notScheduledByReason,
     inputConfig: args.inputConfig,
     ...(args.hour ? { hour: args.hour } : {}),
   };
   await store.put(runRecordKey(runId), JSON.stringify(record), 'application/json');
-  return { status: 'scheduled', shards: shards.length, messages: emission.messages, deadlineNs: BigInt(record.deadlineNs), startNs, emission };
+  return { status: 'scheduled', shards: shards.length, messages: emission.messages, shardsByTarget, deadlineNs: BigInt(record.deadlineNs), startNs, emission };
 }

@@ -165,11 +165,25 @@ function scheduleItems<T extends Timeable>(items: readonly T[], options: PlanOpt
   };
 }
 
+type Verdict = { reason: DropReason; detail: string };
+
 interface BodyPlan {
   body: Uint8Array;
   streaming: boolean;
   overrides: string[];
-  incompatible: { reason: DropReason; detail: string } | null;
+  incompatible: Verdict | null;
+}
+
+/**
+ * What a body becomes does not depend on the target kind (overrides apply to chat bodies
+ * only, for every kind); only whether the kind takes it does. So one parse gives the body
+ * and the verdict of every kind (rule 6): `chat`, what an `openai-chat` target says.
+ */
+interface KindFreeBodyPlan {
+  body: Uint8Array;
+  streaming: boolean;
+  overrides: string[];
+  chat: Verdict | null;
 }
 
 type JsonObject = Record<string, unknown>;
@@ -206,30 +220,34 @@ function applyOverrides(obj: JsonObject, options: PlanOptions): { result: JsonOb
   return { result, overrides };
 }
 
-function planBody(record: CaptureRecord, options: PlanOptions): BodyPlan {
+function planBodyForEveryKind(record: CaptureRecord, options: PlanOptions): KindFreeBodyPlan {
   const { contentType, body } = record.input;
-  const chat = options.targetKind === 'openai-chat';
-  const asCaptured = (incompatible: BodyPlan['incompatible'] = null, streaming = false): BodyPlan => ({ body, streaming, overrides: [], incompatible });
-  if (!isJsonContentType(contentType)) {
-    return asCaptured(chat ? { reason: 'unsupported_content_type', detail: `content type ${contentType} cannot be sent to a chat target` } : null);
-  }
+  const asCaptured = (chat: Verdict | null, streaming = false): KindFreeBodyPlan => ({ body, streaming, overrides: [], chat });
+  if (!isJsonContentType(contentType)) return asCaptured({ reason: 'unsupported_content_type', detail: `content type ${contentType} cannot be sent to a chat target` });
   const parsed = parseJson(body);
-  if (!isJsonObject(parsed)) {
-    const what = parsed === undefined ? 'body is not valid JSON' : 'JSON body is not an object';
-    return asCaptured(chat ? { reason: 'not_chat_request', detail: what } : null);
-  }
+  if (!isJsonObject(parsed)) return asCaptured({ reason: 'not_chat_request', detail: parsed === undefined ? 'body is not valid JSON' : 'JSON body is not an object' });
   if (!Array.isArray(parsed.messages)) {
     // A chat target cannot take it; a SageMaker target gets it exactly as captured: the
     // overrides (model, stream) are chat fields, meaningless to `instances` or `inputs`.
-    return asCaptured(chat ? { reason: 'not_chat_request', detail: 'JSON body without a messages array' } : null, parsed.stream === true);
+    return asCaptured({ reason: 'not_chat_request', detail: 'JSON body without a messages array' }, parsed.stream === true);
   }
   const { result, overrides } = applyOverrides(parsed, options);
   return {
     body: overrides.length > 0 ? Buffer.from(JSON.stringify(result), 'utf8') : body,
     streaming: result.stream === true,
     overrides,
-    incompatible: null,
+    chat: null,
   };
+}
+
+/** Rule 6: an `openai-chat` target takes chat requests only; a `sagemaker` target takes every record. */
+function verdictFor(kind: TargetKind, planned: KindFreeBodyPlan): Verdict | null {
+  return kind === 'openai-chat' ? planned.chat : null;
+}
+
+function planBody(record: CaptureRecord, options: PlanOptions): BodyPlan {
+  const planned = planBodyForEveryKind(record, options);
+  return { body: planned.body, streaming: planned.streaming, overrides: planned.overrides, incompatible: verdictFor(options.targetKind, planned) };
 }
 
 function toRequest(record: CaptureRecord, planned: BodyPlan, index: number, offsetMs: number, captureTimeMs: number, options: PlanOptions): ScheduledRequest {
@@ -278,13 +296,20 @@ export interface IndexedRecord extends Timeable {
   span: ByteSpan;
   /** Size of the body as it will be sent (after overrides), for sharding by bytes. */
   bodyBytes: number;
-  incompatible: { reason: DropReason; detail: string } | null;
+  /** The verdict of `options.targetKind`. */
+  incompatible: Verdict | null;
+  /** Indexed for several kinds (targets of different kinds in one run): each kind's verdict. */
+  incompatibleByKind?: Partial<Record<TargetKind, Verdict | null>>;
 }
 
-/** Pass 1: the record's plan-relevant facts; the body is dropped by the caller. */
-export function indexRecord(record: CaptureRecord, options: PlanOptions): IndexedRecord {
+/**
+ * Pass 1: the record's plan-relevant facts; the body is dropped by the caller. With `kinds`
+ * (the target kinds of a run whose targets differ), the record keeps every kind's verdict,
+ * from the same single parse; read them with `incompatibleAs`.
+ */
+export function indexRecord(record: CaptureRecord, options: PlanOptions, kinds?: readonly TargetKind[]): IndexedRecord {
   if (!record.span) throw new Error(`record ${record.source.file}:${record.source.line} has no byte span (parse it from a byte stream)`);
-  const planned = planBody(record, options);
+  const planned = planBodyForEveryKind(record, options);
   return {
     eventId: record.eventId,
     inferenceTimeMs: record.inferenceTimeMs,
@@ -292,8 +317,17 @@ export function indexRecord(record: CaptureRecord, options: PlanOptions): Indexe
     source: record.source,
     span: record.span,
     bodyBytes: planned.body.byteLength,
-    incompatible: planned.incompatible,
+    incompatible: verdictFor(options.targetKind, planned),
+    ...(kinds && kinds.length > 0 ? { incompatibleByKind: Object.fromEntries(kinds.map((k) => [k, verdictFor(k, planned)])) } : {}),
   };
+}
+
+/** A record's verdict for one target kind: from `incompatibleByKind` when it was indexed for several, else its own. */
+export function incompatibleAs(record: IndexedRecord, kind: TargetKind): Verdict | null {
+  if (!record.incompatibleByKind) return record.incompatible;
+  const verdict = record.incompatibleByKind[kind];
+  if (verdict === undefined) throw new Error(`record ${record.source.file}:${record.source.line} was not indexed for target kind ${kind}`);
+  return verdict;
 }
 
 export interface IndexedEntry {

@@ -11,8 +11,14 @@
  *      ChangeMessageVisibilityBatch": the batch calls are authorized as their single forms)
  * Secrets Manager https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssecretsmanager.html
  * KMS  https://docs.aws.amazon.com/service-authorization/latest/reference/list_awskeymanagementservice.html
+ * SageMaker runtime https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsagemaker.html
+ *      (InvokeEndpoint and InvokeEndpointWithResponseStream: resource types endpoint*, required,
+ *      and inference-component, optional; condition keys aws:ResourceTag, sagemaker:ResourceTag,
+ *      and sagemaker:TargetModel for InvokeEndpoint)
+ *      and https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpointWithResponseStream.html
+ *      ("your IAM permissions must allow the sagemaker:InvokeEndpoint action")
  */
-export type AwsService = 's3' | 'sqs' | 'secretsmanager' | 'kms';
+export type AwsService = 's3' | 'sqs' | 'secretsmanager' | 'kms' | 'sagemaker';
 
 export interface AwsCall {
   service: AwsService;
@@ -40,6 +46,11 @@ export interface AwsCall {
 export interface Target {
   partition: string;
   region: string;
+  /**
+   * The caller's account: needed for services whose requests name resources without it
+   * (SageMaker runtime: "the account ID from the authentication token").
+   */
+  account?: string;
 }
 
 type Input = Record<string, unknown>;
@@ -152,6 +163,26 @@ function kmsCalls(op: string, input: Input): AwsCall[] {
   return [call('kms', op, 'kms:Decrypt', key)];
 }
 
+/**
+ * SageMaker runtime invocations. The endpoint's ARN has its name lower-cased (SageMaker writes
+ * resource names in ARNs in lower case: an AccessDenied for an endpoint created as `LaBSE`
+ * names `endpoint/...labse`). With an InferenceComponentName the request involves that
+ * inference component too, the action's optional resource type. A streamed invocation is
+ * recorded as both actions: the reference lists sagemaker:InvokeEndpointWithResponseStream,
+ * and the operation's API reference says it needs sagemaker:InvokeEndpoint; a grant must
+ * satisfy either reading.
+ */
+function sageMakerCalls(op: string, input: Input, t: Target): AwsCall[] {
+  if (op !== 'InvokeEndpoint' && op !== 'InvokeEndpointWithResponseStream') return unmapped('SageMakerRuntimeClient', op);
+  if (!t.account) throw new Error(`${op}: the recorder needs the caller's account to name the endpoint (recordCalls(client, sink, { account }))`);
+  const arn = (type: string, name: string) => `arn:${t.partition}:sagemaker:${t.region}:${t.account}:${type}/${name.toLowerCase()}`;
+  const resources = [arn('endpoint', str(input, 'EndpointName', op))];
+  if (input.InferenceComponentName !== undefined) resources.push(arn('inference-component', str(input, 'InferenceComponentName', op)));
+  const context: Record<string, string> = typeof input.TargetModel === 'string' && op === 'InvokeEndpoint' ? { 'sagemaker:TargetModel': input.TargetModel } : {};
+  const actions = op === 'InvokeEndpoint' ? ['sagemaker:InvokeEndpoint'] : ['sagemaker:InvokeEndpointWithResponseStream', 'sagemaker:InvokeEndpoint'];
+  return actions.flatMap((action) => resources.map((resource) => call('sagemaker', op, action, resource, context)));
+}
+
 function unmapped(client: string, op: string): never {
   throw new Error(`aws-call-recorder: no IAM mapping for ${client} ${op}; add one (from the Service Authorization Reference) before using it`);
 }
@@ -168,6 +199,8 @@ export function iamCallsFor(clientName: string, commandName: string, input: Inpu
       return secretsCalls(op, input);
     case 'KMSClient':
       return kmsCalls(op, input);
+    case 'SageMakerRuntimeClient':
+      return sageMakerCalls(op, input, t);
     default:
       return unmapped(clientName, op);
   }
@@ -214,15 +247,16 @@ export interface Recording {
 
 /**
  * Adds the recorder to a client (initialize step: the command's input as given). Each call
- * is pushed to `sink` before it is sent, and its status filled in when it returns.
+ * is pushed to `sink` before it is sent, and its status filled in when it returns. `account`:
+ * the caller's, for requests that do not name it (SageMaker runtime).
  */
-export function recordCalls(client: RecordableClient, sink: AwsCall[]): Recording {
+export function recordCalls(client: RecordableClient, sink: AwsCall[], options: { account?: string } = {}): Recording {
   const recording: Recording = { calls: sink, unmapped: [] };
   const middleware =
     (next: (args: { input: Input }) => Promise<{ output: { $metadata: { httpStatusCode?: number } } }>, context: { clientName?: string; commandName?: string }) =>
     async (args: { input: Input }) => {
       const region = typeof client.config.region === 'function' ? await client.config.region() : client.config.region;
-      const target = { region, partition: partitionOf(region) };
+      const target: Target = { region, partition: partitionOf(region), ...(options.account ? { account: options.account } : {}) };
       let calls: AwsCall[];
       try {
         calls = iamCallsFor(context.clientName ?? '?', context.commandName ?? '?', args.input, target);

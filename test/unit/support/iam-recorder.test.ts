@@ -70,6 +70,39 @@ describe('iamCallsFor', () => {
     expect(() => iamCallsFor(client, command, input as unknown as Record<string, unknown>, US)).toThrow(error);
   });
 
+  describe('SageMaker runtime', () => {
+    const WITH_ACCOUNT = { ...US, account: ACCOUNT };
+    const EP = `arn:aws:sagemaker:us-east-1:${ACCOUNT}:endpoint/my-endpoint`;
+    it.each([
+      ['InvokeEndpointCommand', { EndpointName: 'My-Endpoint', Body: new Uint8Array() }, [['sagemaker:InvokeEndpoint', EP, {}]]],
+      ['InvokeEndpointCommand', { EndpointName: 'my-endpoint', TargetModel: 'm.tar.gz' }, [['sagemaker:InvokeEndpoint', EP, { 'sagemaker:TargetModel': 'm.tar.gz' }]]],
+      [
+        'InvokeEndpointWithResponseStreamCommand',
+        { EndpointName: 'my-endpoint' },
+        [
+          ['sagemaker:InvokeEndpointWithResponseStream', EP, {}],
+          ['sagemaker:InvokeEndpoint', EP, {}],
+        ],
+      ],
+      [
+        'InvokeEndpointCommand',
+        { EndpointName: 'my-endpoint', InferenceComponentName: 'IC-1' },
+        [
+          ['sagemaker:InvokeEndpoint', EP, {}],
+          ['sagemaker:InvokeEndpoint', `arn:aws:sagemaker:us-east-1:${ACCOUNT}:inference-component/ic-1`, {}],
+        ],
+      ],
+    ] as const)('%s %j', (command, input, want) => {
+      const calls = iamCallsFor('SageMakerRuntimeClient', command, input as unknown as Record<string, unknown>, WITH_ACCOUNT);
+      expect(calls.map((c) => [c.action, c.resource, c.context])).toEqual(want);
+    });
+
+    it('needs the account, and maps nothing else', () => {
+      expect(() => iamCallsFor('SageMakerRuntimeClient', 'InvokeEndpointCommand', { EndpointName: 'e' }, US)).toThrow(/needs the caller's account/);
+      expect(() => iamCallsFor('SageMakerRuntimeClient', 'InvokeEndpointAsyncCommand', { EndpointName: 'e' }, WITH_ACCOUNT)).toThrow(/no IAM mapping for SageMakerRuntimeClient InvokeEndpointAsync/);
+    });
+  });
+
   it('queue ARNs come from the URL path and the client region, on AWS and moto URLs alike', () => {
     expect(queueArnFromUrl(`https://sqs.eu-west-1.amazonaws.com/${ACCOUNT}/replay`, { region: 'eu-west-1', partition: 'aws' })).toBe(`arn:aws:sqs:eu-west-1:${ACCOUNT}:replay`);
     expect(queueArnFromUrl(MOTO_QUEUE, US)).toBe(COLLECT_ARN);
