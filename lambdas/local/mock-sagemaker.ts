@@ -36,14 +36,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { epochNowNs } from '../adapters/system-clock';
 import { seededRandom } from '../core/random';
+import { listen, numberArg, serveUntilSignal, WriteScheduler } from './mock-common';
 
 export const MOCK_ERROR_TYPES = ['model', 'throttling', 'validation', 'unavailable', 'internal', 'not-ready', 'dependency', 'stream', 'stream-internal'] as const;
 export type MockSageMakerErrorType = (typeof MOCK_ERROR_TYPES)[number];
@@ -233,32 +233,6 @@ function binaryAnswer(body: Buffer): ModelAnswer {
   return { contentType: 'application/json', body: Buffer.from(JSON.stringify({ sha256: createHash('sha256').update(body).digest('hex'), bytes: body.length })) };
 }
 
-/** Runs `task` once performance.now() reaches `dueMs` (never before); stops with the server. */
-class Timers {
-  private stopped = false;
-  private readonly pending = new Set<NodeJS.Timeout>();
-
-  constructor(private readonly spinWindowMs: number) {}
-
-  at(dueMs: number, task: () => void): void {
-    if (this.stopped) return;
-    const wait = dueMs - performance.now() - this.spinWindowMs;
-    if (wait > 0) {
-      const timer = setTimeout(() => {
-        this.pending.delete(timer);
-        this.at(dueMs, task);
-      }, wait);
-      this.pending.add(timer);
-    } else if (performance.now() >= dueMs) task();
-    else setImmediate(() => this.at(dueMs, task));
-  }
-
-  stop(): void {
-    this.stopped = true;
-    for (const timer of this.pending) clearTimeout(timer);
-    this.pending.clear();
-  }
-}
 
 export async function startMockSageMaker(options: MockSageMakerOptions = {}): Promise<MockSageMaker> {
   const defaults = { ttftMs: options.ttftMs ?? 20, itlMs: options.itlMs ?? 5, outputTokens: options.outputTokens ?? 16 };
@@ -271,7 +245,7 @@ export async function startMockSageMaker(options: MockSageMakerOptions = {}): Pr
   const endpoints = options.endpoints ? new Set(options.endpoints) : null;
   const random = seededRandom(options.seed ?? 42);
   const recordRequests = options.recordRequests ?? true;
-  const timers = new Timers((options.preciseTimers ?? true) ? 1.5 : 0);
+  const timers = new WriteScheduler((options.preciseTimers ?? true) ? 1.5 : 0);
   const requests: ReceivedSageMakerRequest[] = [];
   const log: WriteStream | null = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : null;
   let sequence = 0;
@@ -455,13 +429,9 @@ export async function startMockSageMaker(options: MockSageMakerOptions = {}): Pr
       : encodeStreamException('InternalStreamFailure', { Message: 'injected internal stream failure' });
   }
 
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolveListen());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const { url, port } = await listen(server, options);
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    url,
     port,
     requests,
     async close() {
@@ -473,13 +443,6 @@ export async function startMockSageMaker(options: MockSageMakerOptions = {}): Pr
   };
 }
 
-function numberArg(name: string, min: number, max = Infinity) {
-  return (raw: string): number => {
-    const v = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(v) || v < min || v > max) throw new InvalidArgumentError(`${name} must be a number in [${min}, ${max}] (got "${raw}")`);
-    return v;
-  };
-}
 
 /** The standalone process: arguments as after `mock-sagemaker`. */
 export async function runMockSageMakerCli(args: string[]): Promise<void> {
@@ -542,12 +505,7 @@ export async function runMockSageMakerCli(args: string[]): Promise<void> {
     ...(o.endpoint ? { endpoints: o.endpoint } : {}),
     ...(o.log ? { logFile: o.log } : {}),
   });
-  process.stdout.write(JSON.stringify({ url: server.url }) + '\n');
-  const stop = () => {
-    void server.close().then(() => process.exit(0));
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  serveUntilSignal(server);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
