@@ -233,7 +233,6 @@ function binaryAnswer(body: Buffer): ModelAnswer {
   return { contentType: 'application/json', body: Buffer.from(JSON.stringify({ sha256: createHash('sha256').update(body).digest('hex'), bytes: body.length })) };
 }
 
-
 export async function startMockSageMaker(options: MockSageMakerOptions = {}): Promise<MockSageMaker> {
   const defaults = { ttftMs: options.ttftMs ?? 20, itlMs: options.itlMs ?? 5, outputTokens: options.outputTokens ?? 16 };
   const errorRate = options.errorRate ?? 0;
@@ -442,7 +441,6 @@ export async function startMockSageMaker(options: MockSageMakerOptions = {}): Pr
     },
   };
 }
-
 
 /** The standalone process: arguments as after `mock-sagemaker`. */
 export async function runMockSageMakerCli(args: string[]): Promise<void> {

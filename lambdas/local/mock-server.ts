@@ -73,7 +73,6 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-
 const WORDS = ['lorem', 'ipsum', 'dolor', 'sit', 'amet', 'consectetur', 'adipiscing', 'elit'];
 
 export async function startMockServer(options: MockServerOptions = {}): Promise<MockServer> {
@@ -200,7 +199,6 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     },
   };
 }
-
 
 /** The standalone process: arguments as after `mock-server`. */
 export async function runMockServerCli(args: string[]): Promise<void> {
