@@ -245,8 +245,8 @@ function renderVerdictTable(data: ReportData, c: TargetComparison, index: number
 <td>${num(m.candidate.p50)}</td>
 <td>${interval(m.difference.p50, '', { stacked: true })}</td>
 <td>${interval(m.relative_pct.p50, '%', { stacked: true })}</td>
-<td>${interval(m.difference.mean, '', { stacked: true })}</td>
-<td>${interval(m.relative_pct.mean, '%', { stacked: true })}</td>
+<td>${interval(m.paired_shift?.difference ?? m.difference.mean, '', { stacked: true })}</td>
+<td>${interval(m.paired_shift?.relative_pct ?? m.relative_pct.mean, '%', { stacked: true })}</td>
 <td>${pValue(m.p_value_adjusted)}</td>
 <td>${count(m.n)}</td>
 <td class="why">${esc(m.verdict_reason)}</td>
@@ -275,7 +275,7 @@ function renderVerdictTable(data: ReportData, c: TargetComparison, index: number
   return `<div class="comparison" data-comparison="${index}">
 <h3>${swatch(colorOf(data, c.candidate))}<span class="name">${esc(c.candidate)}</span> <span class="muted">(B) vs</span> ${swatch(colorOf(data, c.baseline))}<span class="name">${esc(c.baseline)}</span> <span class="muted">(A), ${esc(c.mode)}</span></h3>
 <div class="table-wrap"><table class="verdicts" data-baseline="${esc(c.baseline)}" data-candidate="${esc(c.candidate)}">
-<thead><tr><th class="l">Metric</th><th class="l">Verdict</th><th>A p50</th><th>B p50</th><th>\u0394 p50<br><span class="ci">[CI]</span></th><th>\u0394 p50 %<br><span class="ci">[CI]</span></th><th>\u0394 mean<br><span class="ci">[CI]</span></th><th>\u0394 mean %<br><span class="ci">[CI]</span></th><th>p<br><span class="ci">Holm</span></th><th>n</th><th class="l">Why</th></tr></thead>
+<thead><tr><th class="l">Metric</th><th class="l">Verdict</th><th>A p50</th><th>B p50</th><th>\u0394 p50<br><span class="ci">[CI]</span></th><th>\u0394 p50 %<br><span class="ci">[CI]</span></th>${c.mode === 'paired' ? '<th>Shift<br><span class="ci">median B\u2212A [CI]</span></th><th>Shift %<br><span class="ci">of A p50 [CI]</span></th>' : '<th>\u0394 mean<br><span class="ci">[CI]</span></th><th>\u0394 mean %<br><span class="ci">[CI]</span></th>'}<th>p<br><span class="ci">Holm</span></th><th>n</th><th class="l">Why</th></tr></thead>
 <tbody>
 ${metricRows}
 ${errorRow}
