@@ -279,14 +279,46 @@ describe('run_manifest.json', () => {
 });
 
 describe('console summary', () => {
-  it('shows the statistics, the scalars and the accounting', () => {
+  const widest = (text: string) => Math.max(...text.split('\n').map((l) => l.length));
+
+  it('shows the statistics, the scalars and the accounting, within 80 columns', () => {
     const text = renderSummaryTable(agg, manifest, { title: 'capture-replay | run-1 | A' });
-    expect(text).toMatch(/│ Request Latency \(ms\)\s+│\s+73\.33 │\s+40\.00 │\s+100\.00 │\s+99\.60 │\s+96\.00 │\s+80\.00 │\s+24\.94 │/);
-    expect(text).toMatch(/│ Dropped\s+│\s+1 \(unsupported_content_type 1\) │/);
-    expect(text).toMatch(/│ Balanced\s+│\s+yes │/);
+    expect(text).toMatch(/^ {2}Metric\s+avg\s+min\s+max\s+p99\s+p90\s+p50\s+std$/m);
+    expect(text).toMatch(/^ {2}Request latency \(ms\)\s+73\.33\s+40\.00\s+100\.00\s+99\.60\s+96\.00\s+80\.00\s+24\.94$/m);
+    expect(text).toMatch(/^ {2}Tokens\/s\/user \(tok\/s\)\s+62\.50 /m);
+    expect(text).toMatch(/^ {2}Request throughput \(req\/s\)\s+1\.43$/m);
+    expect(text).toMatch(/^ {2}Dropped\s+1 \(unsupported_content_type 1\)$/m);
+    expect(text).toMatch(/^ {2}Balanced\s+yes$/m);
     // Lags 0.5, 0, 0, 2 ms: sorted 0, 0, 0.5, 2 -> p50 0.25, p99 = 0.5 + 0.97*1.5 = 1.955 (1.95499... in
     // binary floating point, so it shows as 1.95), max 2.
-    expect(text).toMatch(/│ Schedule lag \(ms\)\s+│\s+p50 0\.25, p99 1\.95, max 2\.00 │/);
+    expect(text).toMatch(/^ {2}Schedule lag \(ms\)\s+p50 0\.25, p99 1\.95, max 2\.00$/m);
+    expect(text).not.toContain('left out');
+    expect(widest(text)).toBeLessThanOrEqual(80);
     golden('summary.txt', text + '\n');
+  });
+
+  it('leaves columns out, least telling first, to fit the width it is given', () => {
+    // Latencies in the tens of seconds: every statistic 9 characters wide.
+    const slow = { ...agg, records: { ...agg.records, request_latency: { unit: 'ms', stats: { ...agg.records.request_latency!.stats, avg: 12_345.678, min: 10_000, max: 99_999.5, p99: 98_765.4, p90: 54_321, p50: 12_000, std: 11_111.11 } } } };
+    const at80 = renderSummaryTable(slow, manifest);
+    expect(widest(at80)).toBeLessThanOrEqual(80);
+    expect(at80).toMatch(/^ {2}Metric\s+avg\s+max\s+p99\s+p90\s+p50$/m);
+    expect(at80).toContain('(std, min left out to fit 80 columns: all are in profile_export_aiperf.json)');
+    const at60 = renderSummaryTable(slow, manifest, { width: 60 });
+    expect(widest(at60)).toBeLessThanOrEqual(60);
+    expect(at60).toMatch(/^ {2}Metric\s+max\s+p99\s+p50$/m);
+    const at50 = renderSummaryTable(slow, manifest, { width: 50 });
+    expect(widest(at50)).toBeLessThanOrEqual(50);
+    expect(at50).toMatch(/^ {2}Metric\s+p99\s+p50$/m);
+    const wide = renderSummaryTable(slow, manifest, { width: 200 });
+    expect(wide).toMatch(/^ {2}Metric\s+avg\s+min\s+max\s+p99\s+p90\s+p50\s+std$/m);
+  });
+
+  it('wraps a long accounting line instead of overflowing', () => {
+    const failedByType = Object.fromEntries(['HTTPError', 'TimeoutError', 'ConnectionError', 'ThrottlingException', 'ModelError', 'ServiceUnavailable'].map((t) => [t, 12]));
+    const text = renderSummaryTable(agg, { ...manifest, failedByType });
+    expect(widest(text)).toBeLessThanOrEqual(80);
+    expect(text).toMatch(/^ {2}Failed\s+1 \(HTTPError 12, TimeoutError 12,/m);
+    expect(text).toContain('ServiceUnavailable 12)');
   });
 });
