@@ -2,11 +2,16 @@
  * capture-replay CLI. Thin: parses arguments and lazily loads the implementation, so
  * `--help` stays instant and a usage error never pays for undici or the core.
  *
- * Exit codes: 0 run done; 1 the run could not be done (bad input, nothing replayable, every
- * request failed, error rate above --max-error-rate); 2 usage error; 3 a comparison verdict
+ * Exit codes: 0 run done; 1 the run could not be done (bad input, a target not reachable,
+ * nothing replayable, every request failed, error rate above --max-error-rate); 2 usage
+ * error (one line naming the flag, one line pointing to --help); 3 a comparison verdict
  * matched --fail-on (e.g. B is worse than A).
  */
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { parseGoodput, usageHint, USAGE_EXIT } from '../lambdas/local/cli-usage';
+
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 function number(name: string, check: (n: number) => boolean, rule: string) {
   return (raw: string): number => {
@@ -24,6 +29,11 @@ const positiveInt = (name: string) => number(name, (n) => Number.isInteger(n) &&
 const fraction = (name: string) => number(name, (n) => n > 0 && n <= 1, 'a number in (0, 1]');
 const effect = (name: string) => number(name, (n) => n >= 0 && n < 1, 'a fraction in [0, 1), e.g. 0.02 for 2 %');
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+function goodput(raw: string, previous: Record<string, number> | undefined): Record<string, number> {
+  const slos = parseGoodput(raw);
+  if (typeof slos === 'string') throw new InvalidArgumentError(slos);
+  return { ...previous, ...slos };
+}
 
 const FAIL_ON = ['worse', 'changed', 'inconclusive'] as const;
 function failOn(raw: string): string[] {
@@ -41,17 +51,48 @@ function comparisonOptions(command: Command): Command {
     .option('--fail-on <verdicts>', `exit 3 when any comparison verdict is one of these (${FAIL_ON.join(', ')}), e.g. to gate a deployment in CI`, failOn);
 }
 
-const program = new Command()
+/**
+ * A usage error is two lines on stderr: commander's message, prefixed with the command the
+ * user ran instead of `error:`, then where to look. Never the whole help.
+ */
+function usageErrors(command: Command, path: string): Command {
+  return command.showHelpAfterError(usageHint(path)).configureOutput({ outputError: (text, write) => write(oneLine(text, path)) });
+}
+
+/** commander's error text as one line: `capture-replay <command>: ...`, the suggestion kept on it. */
+function oneLine(text: string, path: string): string {
+  let message = text
+    .trim()
+    .replace(/^error: /, '')
+    .replace(/\s*\n\(Did you mean (.+)\?\)$/, '; did you mean $1?');
+  // "option '--x <v>' argument 'v' is invalid. <why>": our parsers' <why> names the flag already.
+  const invalid = /^option '(--[\w-]+)[^']*' argument '(.*)' is invalid\. (.*)$/s.exec(message);
+  if (invalid) message = invalid[3]?.startsWith(invalid[1] as string) ? (invalid[3] as string) : `${invalid[1]} "${invalid[2]}": ${invalid[3]}`;
+  if (/^unknown command /.test(message) && !message.includes('did you mean')) {
+    message += ` (the commands are ${program.commands.map((c) => c.name()).join(', ')})`;
+  }
+  return `capture-replay${path ? ` ${path}` : ''}: ${message}\n`;
+}
+
+const EXIT_CODES = `
+Exit codes:
+  0  the run was done
+  1  it could not be done (missing captures, a target not reachable, no replayable
+     record, every request failed, error rate above --max-error-rate, interrupted)
+  2  usage error
+  3  a comparison verdict matched --fail-on`;
+
+const program = usageErrors(new Command(), '')
   .name('capture-replay')
   .description('Replay SageMaker Data Capture traffic against an endpoint on its original timing, with AIPerf-compatible results.')
-  .showHelpAfterError()
+  .version(VERSION, '-V, --version', 'print the version and exit')
+  .addHelpText('after', EXIT_CODES)
   .exitOverride((err) => {
     // commander uses 1 for usage errors; keep 1 for "the run could not be done".
-    process.exit(err.exitCode === 0 ? 0 : 2);
+    process.exit(err.exitCode === 0 ? 0 : USAGE_EXIT);
   });
 
-const replay = program
-  .command('replay')
+const replay = usageErrors(program.command('replay'), 'replay')
   .description('replay a capture file or a folder of them (e.g. from `aws s3 sync`) against one OpenAI-compatible server, or several to compare them')
   .argument('<captures-path>', 'a .jsonl capture file or a folder of them (searched recursively)')
   .option('--url <base-url>', 'one target: server base URL, e.g. http://localhost:8000')
@@ -81,14 +122,19 @@ const replay = program
   .addOption(new Option('--late-policy <policy>', 'what to do with a request later than --late-tolerance').choices(['fire', 'drop']).default('fire'))
   .option('--max-error-rate <rate>', 'exit 1 when the failed fraction of fired requests exceeds this', fraction('--max-error-rate'))
   .option('--run-id <id>', 'run id (default: UTC timestamp + random suffix)')
+  .option(
+    '--goodput <slos>',
+    'goodput SLOs as AIPerf spells them: space-separated metric:value pairs in the metric\'s unit (ms for latencies), e.g. "time_to_first_token:200 inter_token_latency:50"',
+    goodput,
+  )
+  .option('--no-preflight', 'do not check that every target can be reached (TCP connect; SageMaker: region and credentials) before the schedule starts')
   .option('--no-progress', 'no progress bar even on a terminal');
 comparisonOptions(replay).action(async (capturesPath: string, options: Record<string, unknown>) => {
   const { replayCommand } = await import('../lambdas/local/replay-command');
   process.exitCode = await replayCommand({ capturesPath, ...options } as Parameters<typeof replayCommand>[0]);
 });
 
-const compare = program
-  .command('compare')
+const compare = usageErrors(program.command('compare'), 'compare')
   .description("compare the results folders of two runs or more (ours, or AIPerf's profile_export.jsonl folders): paired when they replayed the same captures")
   .argument('<results-dirs...>', 'results folders (<out>/<run-id>/<target>/), the first the baseline; a run folder with several targets stands for all of them')
   .option('--out <dir>', 'where to write comparison.json and report.html (default: print only)')
@@ -99,8 +145,7 @@ comparisonOptions(compare).action(async (dirs: string[], options: Record<string,
   process.exitCode = await compareCommand({ dirs, ...options } as Parameters<typeof compareCommand>[0]);
 });
 
-program
-  .command('mock-server')
+usageErrors(program.command('mock-server'), 'mock-server')
   .description('run the bundled OpenAI-compatible mock server (prints {"url": ...} when listening)')
   .allowUnknownOption(true)
   .helpOption(false)
@@ -110,8 +155,7 @@ program
     await runMockServerCli(args);
   });
 
-program
-  .command('mock-sagemaker')
+usageErrors(program.command('mock-sagemaker'), 'mock-sagemaker')
   .description('run the bundled mock SageMaker runtime (prints {"url": ...} when listening; use it with AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME)')
   .allowUnknownOption(true)
   .helpOption(false)
@@ -121,14 +165,31 @@ program
     await runMockSageMakerCli(args);
   });
 
-program
-  .command('demo', { isDefault: true, hidden: true })
-  .description('replay the bundled capture sample against the bundled mock server (what `npm start` runs)')
+usageErrors(program.command('demo'), 'demo')
+  .description('replay the bundled capture sample against the bundled mock server and mock SageMaker runtime, as an A/B run (no network, no AWS; what `npm start` runs)')
   .option('--out <dir>', 'output folder', 'capture-replay-out')
   .option('--no-progress', 'no progress bar even on a terminal')
   .action(async (options: { out: string; progress: boolean }) => {
     const { demoCommand } = await import('../lambdas/local/replay-command');
     process.exitCode = await demoCommand(options);
   });
+
+// No command at all: a short usage, not a demo nobody asked for.
+if (process.argv.length <= 2) {
+  process.stderr.write(
+    [
+      'Usage: capture-replay <command> [options]',
+      '',
+      '  replay <captures-path> --url <base-url>   replay captures on their original timing',
+      '  replay <captures-path> --target A=<url> --target B=<url>   ... and compare A and B',
+      '  compare <results-dir-A> <results-dir-B>   compare the results of two runs',
+      '  demo                                      the bundled sample against bundled mocks',
+      '',
+      "Run 'capture-replay --help' for every command, 'capture-replay <command> --help' for its options.",
+      '',
+    ].join('\n'),
+  );
+  process.exit(USAGE_EXIT);
+}
 
 await program.parseAsync(process.argv);

@@ -28,6 +28,8 @@ import type { ReportTargetSummary } from '../core/report/types';
 import { loadChartAssets } from '../adapters/local/report-assets';
 import { startMockSageMaker } from './mock-sagemaker';
 import { startMockServer } from './mock-server';
+import { planProblemsAsFlags, usageMessage, USAGE_EXIT } from './cli-usage';
+import { describePreflight, preflight } from './preflight';
 
 export interface ReplayCommandOptions {
   capturesPath: string;
@@ -61,6 +63,10 @@ export interface ReplayCommandOptions {
   resamples?: number;
   failOn?: string[];
   progress: boolean;
+  /** Check that every target can be reached before the schedule starts (--no-preflight: false). Default true. */
+  preflight?: boolean;
+  /** Goodput SLOs (--goodput): metric tag -> threshold in the metric's unit. */
+  goodput?: Record<string, number>;
   /** Where to write human output (the summary table); errors go to stderr. */
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
@@ -80,11 +86,15 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
     err.write(`capture-replay: ${message}\n`);
     return 1;
   };
+  const usage = (message: string): number => {
+    err.write(usageMessage('replay', message));
+    return USAGE_EXIT;
+  };
 
   const runId = options.runId ?? newRunId();
-  if (!RUN_ID_PATTERN.test(runId)) return fail(`--run-id must be letters, digits, '.', '_' or '-' (got "${runId}")`);
+  if (!RUN_ID_PATTERN.test(runId)) return usage(`--run-id must be letters, digits, '.', '_' or '-' (got "${runId}")`);
   const parsedTargets = targetsOf(options);
-  if (typeof parsedTargets === 'string') return fail(parsedTargets);
+  if (typeof parsedTargets === 'string') return usage(parsedTargets);
 
   const planOptions: Omit<PlanOptions, 'runId' | 'targetKind'> = {
     timeScale: options.timeScale,
@@ -97,15 +107,26 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
     ...(options.model !== undefined ? { modelOverride: options.model } : {}),
   };
   const problems = validatePlanOptions({ ...planOptions, runId, targetKind: 'openai-chat' });
-  if (problems.length > 0) return fail(problems.join('; '));
+  if (problems.length > 0) return usage(planProblemsAsFlags(problems));
 
+  // Reachability of every target, checked while the captures are read; a failure stops the ingest.
+  let unreachable = false;
+  const checked = options.preflight === false ? null : preflight(parsedTargets).then((results) => ((unreachable = results.some((r) => !r.ok)), results));
   // Ingest: every bad line is counted in the report, never fatal.
   const report = new IngestReportBuilder();
   const records: CaptureRecord[] = [];
   try {
-    for await (const record of readCaptures(options.capturesPath, report, new DuplicateFilter())) records.push(record);
+    for await (const record of readCaptures(options.capturesPath, report, new DuplicateFilter())) {
+      if (unreachable) break;
+      records.push(record);
+    }
   } catch (error) {
     return fail(error instanceof Error ? error.message : String(error));
+  }
+  if (checked) {
+    const { lines, failure } = describePreflight(await checked);
+    err.write(lines);
+    if (failure) return fail(failure);
   }
   const ingest = report.build();
   err.write(describeIngest(ingest, options.capturesPath));
@@ -152,6 +173,7 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
       clock: systemClock,
       store,
       leadMs: options.lead,
+      ...(options.goodput ? { goodputSlos: options.goodput } : {}),
       dispatch: options.dispatch ?? 'parallel',
       signal: abort.signal,
       inputConfig: (name) => inputConfigOf(options, runId, name, parsedTargets.find((t) => t.name === name) ?? null),
@@ -171,7 +193,8 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
 
   let exitCode = 0;
   for (const run of result.targets) {
-    out.write(renderSummaryTable(run.aggregates, run.manifest, { title: `capture-replay | ${runId} | ${run.target}` }) + '\n');
+    const columns = (out as NodeJS.WriteStream).isTTY ? (out as NodeJS.WriteStream).columns : undefined; // 80 when not a terminal
+    out.write(renderSummaryTable(run.aggregates, run.manifest, { title: `capture-replay | ${runId} | ${run.target}`, ...(columns ? { width: columns } : {}) }) + '\n');
     out.write(`Results: ${join(options.out, runId, run.target)}/\n`);
     const { manifest } = run;
     if (!manifest.balanced) exitCode = fail(`accounting does not balance for ${run.target}: this is a bug, please report it`);
@@ -250,7 +273,9 @@ export function targetsOf(options: Pick<ReplayCommandOptions, 'url' | 'target' |
     } catch {
       return `${flag}: not a URL: ${raw} (an OpenAI-compatible base URL, or sagemaker:<endpoint-name>)`;
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${flag} must be http(s) or sagemaker:<endpoint-name>: ${raw}`;
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      return `${flag} must be an http:// or https:// URL or sagemaker:<endpoint-name> (got ${raw}${raw.includes('//') ? '' : `; did you mean http://${raw}?`})`;
+    }
     out.push({ name, kind: 'http', url });
   }
   return out;
@@ -295,6 +320,7 @@ function inputConfigOf(options: ReplayCommandOptions, runId: string, target: str
     maxInFlight: options.maxInFlight ?? null,
     extra: {
       run_id: runId,
+      ...(options.goodput ? { goodput: options.goodput } : {}),
       ...(spec?.kind === 'sagemaker' ? { sagemaker: { spec: spec.spec, ...spec.sagemaker } } : {}),
       schedule: {
         start_offset_ms: options.startOffset ?? null,

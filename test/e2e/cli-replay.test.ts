@@ -139,7 +139,7 @@ describe('capture-replay replay (CLI and mock server in separate processes)', ()
   it('exits 0 and prints the summary table', () => {
     expect(streamingRun.stderr).not.toMatch(/Error|at .*\.ts:\d+/);
     expect(streamingRun.code).toBe(0);
-    expect(streamingRun.stdout).toContain('Time to First Token');
+    expect(streamingRun.stdout).toContain('Time to first token (ms)');
     expect(streamingRun.stdout).toContain('e2e-streaming');
     expect(literalRun.code).toBe(0);
   });
@@ -255,14 +255,14 @@ describe('capture-replay replay (CLI and mock server in separate processes)', ()
   });
 });
 
-describe('capture-replay exit codes and the default demo', () => {
+describe('capture-replay exit codes and the demo', () => {
   const work = mkdtempSync(join(tmpdir(), 'capture-replay-cli-'));
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  it('runs the bundled demo with no arguments and writes the artifacts', async () => {
-    const run = await runCli(['--no-progress'], { cwd: work });
+  it('runs the bundled demo (`capture-replay demo`) and writes the artifacts', async () => {
+    const run = await runCli(['demo', '--no-progress'], { cwd: work });
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('Request Latency');
+    expect(run.stdout).toContain('Request latency (ms)');
     const runs = readdirSync(join(work, 'capture-replay-out'));
     expect(runs).toHaveLength(1);
     const runDir = join(work, 'capture-replay-out', runs[0] as string);
@@ -291,7 +291,8 @@ describe('capture-replay exit codes and the default demo', () => {
   });
 
   it('exits 1 when no request succeeds, with every failure recorded', async () => {
-    const run = await runCli(['replay', SAMPLE, '--url', 'http://127.0.0.1:9', '--out', work, '--run-id', 'down', '--time-scale', '20', '--no-progress']);
+    // --no-preflight: past the reachability check, every request fails and is accounted for.
+    const run = await runCli(['replay', SAMPLE, '--url', 'http://127.0.0.1:9', '--out', work, '--run-id', 'down', '--time-scale', '20', '--no-progress', '--no-preflight']);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('no request to target succeeded');
     const manifest = JSON.parse(readFileSync(join(work, 'down/target/run_manifest.json'), 'utf8')) as { failed: number; scheduled: number; balanced: boolean };

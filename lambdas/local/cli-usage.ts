@@ -1,0 +1,73 @@
+/**
+ * Usage errors of the command line: exit 2, one line that says what is wrong in the words the
+ * user typed (flags, not internal field names), and one line that says where to look. Kept
+ * free of heavy imports: the launcher loads it before anything else.
+ */
+import { METRICS } from '../core/metrics/registry';
+import { didYouMean } from '../core/suggest';
+
+export const USAGE_EXIT = 2;
+
+/** The second line of a usage error: where to look. */
+export function usageHint(command: string): string {
+  return `Run '${command ? `capture-replay ${command}` : 'capture-replay'} --help' for the options.`;
+}
+
+/** `capture-replay <command>: <message>` and the hint, each on its own line. */
+export function usageMessage(command: string, message: string): string {
+  return `${command ? `capture-replay ${command}` : 'capture-replay'}: ${message}\n${usageHint(command)}\n`;
+}
+
+/** The plan's option names (plan.ts) as the replay command's flags. */
+const PLAN_FLAGS: Record<string, string> = {
+  timeScale: '--time-scale',
+  intraSecond: '--intra-second',
+  startOffsetMs: '--start-offset',
+  endOffsetMs: '--end-offset',
+  sampleRate: '--sample',
+  modelOverride: '--model',
+  runId: '--run-id',
+  limit: '--limit',
+  seed: '--seed',
+};
+const CAMEL_FIELDS = /\b(timeScale|intraSecond|startOffsetMs|endOffsetMs|sampleRate|modelOverride|runId)\b/g;
+const LEADING_FIELD = /^(limit|seed)\b/;
+
+/**
+ * validatePlanOptions' problems, in flags: `endOffsetMs (1) is before startOffsetMs (5)` ->
+ * `--end-offset (1) is before --start-offset (5)`. One line, problems separated by `; `.
+ */
+export function planProblemsAsFlags(problems: readonly string[]): string {
+  return problems.map((p) => p.replace(CAMEL_FIELDS, (m) => PLAN_FLAGS[m] ?? m).replace(LEADING_FIELD, (m) => PLAN_FLAGS[m] ?? m)).join('; ');
+}
+
+/**
+ * Metrics a goodput SLO can name: the per-request metrics with one value per request
+ * (inter_chunk_latency is a list; schedule_lag is the client's, not the server's).
+ */
+export const GOODPUT_TAGS: readonly string[] = METRICS.filter((m) => m.kind === 'record' && m.tag !== 'inter_chunk_latency' && m.tag !== 'schedule_lag').map((m) => m.tag);
+
+/**
+ * `--goodput` as AIPerf spells it: space-separated `metric_tag:value` pairs, each value in the
+ * metric's unit (ms for latencies, tokens/s for output_token_throughput_per_user, tokens for
+ * lengths), e.g. `"time_to_first_token:200 inter_token_latency:50"`. Commas separate too.
+ * A request is good when every latency is at most its value and the throughput per user at
+ * least its value. Returns the SLOs, or what is wrong.
+ */
+export function parseGoodput(raw: string): Record<string, number> | string {
+  const pairs = raw.split(/[\s,]+/).filter(Boolean);
+  if (pairs.length === 0) return `--goodput takes metric:value pairs, e.g. "time_to_first_token:200 inter_token_latency:50" (got "${raw}")`;
+  const slos: Record<string, number> = {};
+  for (const pair of pairs) {
+    const at = pair.lastIndexOf(':');
+    const tag = at < 0 ? pair : pair.slice(0, at);
+    const text = at < 0 ? '' : pair.slice(at + 1);
+    const value = Number(text);
+    if (at < 0 || text.trim() === '' || !Number.isFinite(value)) return `--goodput: "${pair}" is not metric:value (e.g. time_to_first_token:200)`;
+    if (!GOODPUT_TAGS.includes(tag)) return `--goodput: unknown metric "${tag}"${didYouMean(tag, GOODPUT_TAGS)} (one of ${GOODPUT_TAGS.join(', ')})`;
+    if (value < 0) return `--goodput: ${tag} must be >= 0 (got ${text})`;
+    if (tag in slos) return `--goodput: ${tag} is given twice`;
+    slos[tag] = value;
+  }
+  return slos;
+}

@@ -1,0 +1,87 @@
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { closest, didYouMean, editDistance } from '../../../lambdas/core/suggest';
+import { GOODPUT_TAGS, parseGoodput, planProblemsAsFlags, usageMessage } from '../../../lambdas/local/cli-usage';
+import { describePreflight, preflight, probeTcp } from '../../../lambdas/local/preflight';
+import { validatePlanOptions } from '../../../lambdas/core/plan/plan';
+
+describe('edit distance and suggestions', () => {
+  it('counts insertions, deletions, substitutions and adjacent transpositions as one edit each', () => {
+    expect(editDistance('leadSeconds', 'leadSeconds')).toBe(0);
+    expect(editDistance('leadSecond', 'leadSeconds')).toBe(1);
+    expect(editDistance('laedSeconds', 'leadSeconds')).toBe(1);
+    expect(editDistance('leadSecinds', 'leadSeconds')).toBe(1);
+    expect(editDistance('', 'abc')).toBe(3);
+    expect(editDistance('kitten', 'sitting')).toBe(3);
+  });
+
+  it('suggests the closest name when it is close, ignoring case, and nothing otherwise', () => {
+    const keys = ['leadSeconds', 'lagSeconds', 'graceSeconds', 'targets', 'mode'];
+    expect(closest('leadseconds', keys)).toBe('leadSeconds');
+    expect(closest('leadSecs', keys)).toBe('leadSeconds');
+    expect(closest('target', keys)).toBe('targets');
+    expect(closest('colour', keys)).toBeNull();
+    expect(closest('x', keys)).toBeNull();
+    expect(didYouMean('mdoe', keys)).toBe('; did you mean `mode`?');
+    expect(didYouMean('zzz', keys)).toBe('');
+  });
+});
+
+describe('usage messages', () => {
+  it('are one line naming the command, and one line of hint', () => {
+    expect(usageMessage('replay', '--limit must be > 0')).toBe("capture-replay replay: --limit must be > 0\nRun 'capture-replay replay --help' for the options.\n");
+  });
+
+  it("speak of the plan's problems in flags, not field names", () => {
+    const problems = validatePlanOptions({ runId: 'r', targetKind: 'openai-chat', timeScale: 1, intraSecond: 'spread', startOffsetMs: 5000, endOffsetMs: 1000, seed: 2 ** 33 });
+    expect(planProblemsAsFlags(problems)).toBe('--end-offset (1000) is before --start-offset (5000); --seed must be a whole number in [0, 4294967295] (got 8589934592)');
+    expect(planProblemsAsFlags(['sampleRate must be in (0, 1] (got 2)', 'limit must be a whole number > 0 (got 0)'])).toBe('--sample must be in (0, 1] (got 2); --limit must be a whole number > 0 (got 0)');
+  });
+});
+
+describe('--goodput', () => {
+  it("reads AIPerf's spelling: space-separated metric:value pairs (commas too)", () => {
+    expect(parseGoodput('time_to_first_token:200 inter_token_latency:50')).toEqual({ time_to_first_token: 200, inter_token_latency: 50 });
+    expect(parseGoodput(' request_latency:1500.5,output_token_throughput_per_user:20 ')).toEqual({ request_latency: 1500.5, output_token_throughput_per_user: 20 });
+  });
+
+  it('refuses what it cannot read, saying what is wrong', () => {
+    expect(parseGoodput('')).toMatch(/^--goodput takes metric:value pairs/);
+    expect(parseGoodput('ttft:200')).toMatch(/^--goodput: unknown metric "ttft" \(one of time_to_first_token, /);
+    expect(parseGoodput('request_latncy:200')).toMatch(/did you mean `request_latency`\?/);
+    expect(parseGoodput('request_latency:fast')).toBe('--goodput: "request_latency:fast" is not metric:value (e.g. time_to_first_token:200)');
+    expect(parseGoodput('request_latency:-1')).toBe('--goodput: request_latency must be >= 0 (got -1)');
+    expect(parseGoodput('request_latency:1 request_latency:2')).toBe('--goodput: request_latency is given twice');
+  });
+
+  it('takes the per-request metrics with one value each', () => {
+    expect(GOODPUT_TAGS).toContain('time_to_first_token');
+    expect(GOODPUT_TAGS).toContain('output_token_throughput_per_user');
+    expect(GOODPUT_TAGS).not.toContain('inter_chunk_latency');
+    expect(GOODPUT_TAGS).not.toContain('schedule_lag');
+  });
+});
+
+describe('preflight', () => {
+  it('connects to a listening port and reports a refused one', async () => {
+    const server = createServer((socket) => socket.end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const up = await probeTcp(new URL(`http://127.0.0.1:${port}/v1`), 2000);
+      expect(up.ok).toBe(true);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    const down = await probeTcp(new URL(`http://127.0.0.1:${port}`), 2000);
+    expect(down).toEqual({ ok: false, error: 'connection refused (nothing listens there) [ECONNREFUSED]' });
+  });
+
+  it('describes every target and names the unreachable ones', async () => {
+    const results = await preflight([{ name: 'A', kind: 'http', url: new URL('http://127.0.0.1:9') }], { connectTimeoutMs: 2000 });
+    const { lines, failure } = describePreflight(results);
+    expect(lines).toBe('Preflight: target A: FAILED: http://127.0.0.1:9: connection refused (nothing listens there) [ECONNREFUSED] at 127.0.0.1:9\n');
+    expect(failure).toBe('target A is not reachable, nothing was sent (check the URL, or skip this check with --no-preflight)');
+    expect(describePreflight([{ target: 'A', ok: true, detail: 'fine' }]).failure).toBeNull();
+  });
+});
