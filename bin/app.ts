@@ -5,11 +5,19 @@
  */
 import { App, Aspects } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { loadDeploymentConfig } from '../lib/config';
+import { DeploymentConfigError, loadDeploymentConfig, type DeploymentConfig } from '../lib/config';
 import { CaptureReplayStack } from '../lib/capture-replay-stack';
 
 const app = new App();
-const config = loadDeploymentConfig((key) => app.node.tryGetContext(key));
+let config: DeploymentConfig;
+try {
+  config = loadDeploymentConfig((key) => app.node.tryGetContext(key));
+} catch (error) {
+  // What the user wrote is wrong: say what, every problem at once, and no stack trace.
+  if (!(error instanceof DeploymentConfigError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+}
 new CaptureReplayStack(app, 'CaptureReplay', {
   config,
   description: 'capture-replay: replays SageMaker Data Capture traffic against an inference endpoint',

@@ -2,15 +2,21 @@
  * The deployment configuration: one zod schema, read from cdk.json context (`captureReplay`)
  * or a JSON file named by `-c configFile=...`, every problem reported at once. Defaults make
  * `cdk synth` work offline with no settings; `cdk deploy` refuses the placeholders.
+ *
+ * Strict at every level: a misspelled key (`leadSecond`) is an error that names the key it
+ * probably meant, never a setting silently left at its default.
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { KMS_KEY_ARN, targetListSchema } from '../lambdas/runtime/config';
+import { didYouMean } from '../lambdas/core/suggest';
+import { httpTargetConfigSchema, KMS_KEY_ARN, sageMakerTargetConfigSchema, targetListSchema } from '../lambdas/runtime/config';
 
 export const PLACEHOLDER_BUCKET = 'example-capture-bucket';
 export const PLACEHOLDER_URL = 'https://inference.example.com';
 
-export const deploymentConfigSchema = z.object({
+const vpcSchema = z.strictObject({ vpcId: z.string(), subnetIds: z.array(z.string()).min(1), securityGroupIds: z.array(z.string()).min(1), availabilityZones: z.array(z.string()).min(1) });
+
+export const deploymentConfigSchema = z.strictObject({
   /** Existing bucket where SageMaker Data Capture writes (imported by name, read-only). */
   captureBucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name').default(PLACEHOLDER_BUCKET),
   /** Prefix of the captures, e.g. `datacapture/my-endpoint/` (empty: the whole bucket). */
@@ -81,7 +87,7 @@ export const deploymentConfigSchema = z.object({
   resultsExpireDays: z.number().int().min(1).max(36500).optional(),
   logRetentionDays: z.number().int().positive().default(30),
   /** Private endpoints: run the fire function in these subnets with these security groups. */
-  vpc: z.object({ vpcId: z.string(), subnetIds: z.array(z.string()).min(1), securityGroupIds: z.array(z.string()).min(1), availabilityZones: z.array(z.string()).min(1) }).optional(),
+  vpc: vpcSchema.optional(),
 });
 export type DeploymentConfig = z.infer<typeof deploymentConfigSchema>;
 
@@ -102,13 +108,69 @@ const checkedSchema = deploymentConfigSchema.superRefine((c, ctx) => {
   }
 });
 
-export function parseDeploymentConfig(raw: unknown): DeploymentConfig {
+/**
+ * What is wrong with the configuration the user wrote: every problem, one a line. The CDK app
+ * prints the message alone (no stack trace) and exits 1.
+ */
+export class DeploymentConfigError extends Error {
+  override name = 'DeploymentConfigError';
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The keys the object at `path` may have, for "did you mean": a target's depend on its kind. */
+function knownKeysAt(path: readonly PropertyKey[], raw: unknown): readonly string[] {
+  if (path.length === 0) return Object.keys(deploymentConfigSchema.shape);
+  if (path.length === 1 && path[0] === 'vpc') return Object.keys(vpcSchema.shape);
+  if (path.length === 2 && path[0] === 'targets' && isRecord(raw) && Array.isArray(raw.targets)) {
+    const target: unknown = raw.targets[path[1] as number];
+    return isRecord(target) && target.kind === 'sagemaker' ? Object.keys(sageMakerTargetConfigSchema.shape) : Object.keys(httpTargetConfigSchema.shape);
+  }
+  return [];
+}
+
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let value = raw;
+  for (const key of path) value = typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  return value;
+}
+
+/** `targets.0.url`, as zod and the runtime configuration write paths. */
+function pathText(path: readonly PropertyKey[]): string {
+  return path.map(String).join('.');
+}
+
+/** One line per problem; an unknown key gets the known key it probably is. */
+export function describeConfigProblems(issues: readonly z.core.$ZodIssue[], raw: unknown, prefix = 'captureReplay.'): string[] {
+  return issues.flatMap((issue) => {
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => `${prefix}${pathText([...issue.path, key])}: unknown setting${didYouMean(key, knownKeysAt(issue.path, raw))}`);
+    }
+    if (issue.code === 'invalid_union' && (issue as { discriminator?: string }).discriminator === 'kind') {
+      const kind = valueAt(raw, issue.path);
+      const got = kind === undefined ? '' : ` (got ${JSON.stringify(kind)}${didYouMean(String(kind), ['http', 'sagemaker'])})`;
+      return [`${prefix}${pathText(issue.path)}: must be "http" (the default) or "sagemaker"${got}`];
+    }
+    return [`${prefix}${pathText(issue.path)}: ${issue.message}`];
+  });
+}
+
+export function parseDeploymentConfig(raw: unknown, source = 'captureReplay'): DeploymentConfig {
   const result = checkedSchema.safeParse(raw ?? {});
   if (!result.success) {
-    const problems = result.error.issues.map((i) => `captureReplay.${i.path.join('.')}: ${i.message}`);
-    throw new Error(`invalid deployment configuration:\n- ${problems.join('\n- ')}`);
+    const prefix = source === 'captureReplay' ? 'captureReplay.' : '';
+    const problems = describeConfigProblems(result.error.issues, raw, prefix);
+    throw new DeploymentConfigError(`invalid deployment configuration${source === 'captureReplay' ? '' : ` in ${source}`}:\n- ${problems.join('\n- ')}`);
   }
   return result.data;
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new DeploymentConfigError(`${what} is not valid JSON: ${(error as Error).message}`);
+  }
 }
 
 /** From CDK context: `captureReplay` (an object), or `configFile` (a JSON file path). */
@@ -119,12 +181,12 @@ export function loadDeploymentConfig(context: (key: string) => unknown): Deploym
     try {
       text = readFileSync(file, 'utf8');
     } catch (error) {
-      throw new Error(`cannot read configFile ${file}: ${(error as Error).message}`);
+      throw new DeploymentConfigError(`cannot read configFile ${file}: ${(error as Error).message}`);
     }
-    return parseDeploymentConfig(JSON.parse(text));
+    return parseDeploymentConfig(parseJson(text, `configFile ${file}`), `configFile ${file}`);
   }
   const inline = context('captureReplay');
-  return parseDeploymentConfig(typeof inline === 'string' ? JSON.parse(inline) : inline);
+  return parseDeploymentConfig(typeof inline === 'string' ? parseJson(inline, 'the captureReplay context value') : inline);
 }
 
 /** Settings still at their placeholders: `cdk deploy` must not go out with these. */

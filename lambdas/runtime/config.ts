@@ -38,14 +38,30 @@ export const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-
 
 const TARGET_NAME = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'target names are letters, digits, . _ -');
 
+/** Why a target URL is refused: absent, not a URL, or not http(s). The URL itself is not echoed (it may hold a password). */
+function targetUrlProblem(input: unknown): string | undefined {
+  if (input === undefined) return 'an HTTP target needs url (a SageMaker endpoint needs kind: "sagemaker" and endpointName)';
+  if (typeof input !== 'string') return undefined;
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch {
+    return 'url is not a URL (expected http://host:port or https://host/...)';
+  }
+  const hostPort = /^[\w.-]+:\d+/.test(input) ? ' (a host:port needs http:// in front)' : '';
+  return `url must start with http:// or https:// (got "${url.protocol}")${hostPort}`;
+}
+
 /**
  * An OpenAI-compatible HTTP endpoint: the default kind, so targets written before there were
- * kinds (`{name, url, path?, apiKeySecret?...}`) mean what they meant.
+ * kinds (`{name, url, path?, apiKeySecret?...}`) mean what they meant. Strict, as the
+ * SageMaker kind: a misspelled key is an error, not a setting silently ignored; and the URL
+ * is http(s), the only schemes the requests can use.
  */
-export const httpTargetConfigSchema = z.object({
+export const httpTargetConfigSchema = z.strictObject({
   name: TARGET_NAME,
   kind: z.literal('http'),
-  url: z.url({ error: (issue) => (issue.input === undefined ? 'an HTTP target needs url (a SageMaker endpoint needs kind: "sagemaker" and endpointName)' : undefined) }),
+  url: z.url({ protocol: /^https?$/, error: (issue) => targetUrlProblem(issue.input) }),
   path: z.string().default('/v1/chat/completions'),
   /** Secrets Manager secret (ARN or name) holding the bearer key; none sent without it. */
   apiKeySecret: z.string().optional(),
@@ -114,14 +130,18 @@ export function duplicateTargetNames(targets: readonly { name: string }[]): stri
   return [...dup];
 }
 
-/** One target, or two for A/B; names unique. */
-export const targetListSchema = z
-  .array(targetConfigSchema)
-  .min(1)
-  .max(2)
-  .superRefine((targets, ctx) => {
-    for (const name of duplicateTargetNames(targets)) ctx.addIssue({ code: 'custom', message: `target name "${name}" is used twice` });
-  });
+/**
+ * One target, or two for A/B; names unique. The count is checked after the targets
+ * themselves (`when`), so a third target does not hide what is wrong with the first two.
+ */
+export const targetListSchema = z.array(targetConfigSchema).superRefine(
+  (targets, ctx) => {
+    if (targets.length === 0) ctx.addIssue({ code: 'custom', message: 'give one target, or two for A/B' });
+    if (targets.length > 2) ctx.addIssue({ code: 'custom', message: `at most two targets (one, or two for A/B), got ${targets.length}` });
+    for (const name of duplicateTargetNames(targets.filter(isPlainObject) as { name: string }[])) ctx.addIssue({ code: 'custom', message: `target name "${name}" is used twice` });
+  },
+  { when: () => true },
+);
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 

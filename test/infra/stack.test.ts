@@ -4,15 +4,18 @@
  * encryption and TLS-only policies, the read-only capture grant, runtime and architecture,
  * no physical names, and cdk-nag's AwsSolutions pack without unsuppressed errors.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { App, Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { CaptureReplayStack } from '../../lib/capture-replay-stack';
-import { parseDeploymentConfig, placeholdersIn } from '../../lib/config';
+import { DeploymentConfigError, loadDeploymentConfig, parseDeploymentConfig, placeholdersIn } from '../../lib/config';
 import { deriveFireSizing } from '../../lib/sizing';
 import { evaluate, type PolicyStatement } from '../support/iam/policy-evaluator';
 import { functionPolicies, type CfnTemplate } from '../support/iam/template-policies';
+import { REPO_ROOT } from '../support/processes';
 
 const config = parseDeploymentConfig({
   captureBucket: 'my-capture-bucket',
@@ -164,6 +167,72 @@ describe('CaptureReplayStack', () => {
 describe('deployment configuration', () => {
   it('reports every problem at once', () => {
     expect(() => parseDeploymentConfig({ captureBucket: 'Not_A_Bucket', targets: [], leadSeconds: 1 })).toThrow(/captureBucket[\s\S]*targets[\s\S]*leadSeconds/);
+  });
+
+  const problems = (raw: unknown): string[] => {
+    try {
+      parseDeploymentConfig(raw);
+    } catch (error) {
+      expect(error).toBeInstanceOf(DeploymentConfigError);
+      return (error as Error).message.split('\n').slice(1);
+    }
+    throw new Error('expected the configuration to be refused');
+  };
+
+  it('refuses misspelled keys at every level, naming the key meant, all at once', () => {
+    expect(
+      problems({
+        ...config,
+        leadSecond: 30,
+        capturebucket: 'b',
+        targets: [{ name: 'A', url: 'https://a.example.com', apiKeySecrt: 'k' }, { name: 'B', kind: 'sagemaker', endpointName: 'ep', regoin: 'us-east-1' }],
+        vpc: { vpcId: 'vpc-1', subnetId: ['s'], subnetIds: ['s'], securityGroupIds: ['g'], availabilityZones: ['a'] },
+        colour: 'blue',
+      }),
+    ).toEqual([
+      '- captureReplay.targets.0.apiKeySecrt: unknown setting; did you mean `apiKeySecret`?',
+      '- captureReplay.targets.1.regoin: unknown setting; did you mean `region`?',
+      '- captureReplay.vpc.subnetId: unknown setting; did you mean `subnetIds`?',
+      '- captureReplay.leadSecond: unknown setting; did you mean `leadSeconds`?',
+      '- captureReplay.capturebucket: unknown setting; did you mean `captureBucket`?',
+      '- captureReplay.colour: unknown setting',
+    ]);
+  });
+
+  it('takes only http(s) target URLs, without echoing them', () => {
+    expect(problems({ ...config, targets: [{ name: 'A', url: 'ftp://user:secret@models.example.com/' }] })).toEqual(['- captureReplay.targets.0.url: url must start with http:// or https:// (got "ftp:")']);
+    expect(problems({ ...config, targets: [{ name: 'A', url: 'localhost:8000' }] })).toEqual(['- captureReplay.targets.0.url: url must start with http:// or https:// (got "localhost:") (a host:port needs http:// in front)']);
+    expect(problems({ ...config, targets: [{ name: 'A', url: 'not a url' }] })).toEqual(['- captureReplay.targets.0.url: url is not a URL (expected http://host:port or https://host/...)']);
+    for (const url of ['http://10.0.0.5:8000', 'https://inference.example.com/base']) expect(() => parseDeploymentConfig({ ...config, targets: [{ name: 'A', url }] })).not.toThrow();
+  });
+
+  it('a third target does not hide what is wrong with the others', () => {
+    expect(problems({ ...config, targets: [{ name: 'A', url: 'https://a' }, { name: 'B', url: 'file:///etc/passwd' }, { name: 'C', url: 'https://c' }] })).toEqual([
+      '- captureReplay.targets.1.url: url must start with http:// or https:// (got "file:")',
+      '- captureReplay.targets: at most two targets (one, or two for A/B), got 3',
+    ]);
+  });
+
+  it('keeps the configurations written before kinds and strictness valid (cdk.json, the README\'s examples)', () => {
+    const cdkJson = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: { captureReplay: unknown } };
+    expect(() => parseDeploymentConfig(cdkJson.context.captureReplay)).not.toThrow();
+    const readmeExample = /```json\n("captureReplay": \{[\s\S]*?\n\})\n```/.exec(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'))?.[1];
+    expect(readmeExample).toBeDefined();
+    expect(() => parseDeploymentConfig((JSON.parse(`{${readmeExample}}`) as { captureReplay: unknown }).captureReplay)).not.toThrow();
+    expect(() =>
+      parseDeploymentConfig({
+        captureBucket: 'my-captures',
+        targets: [{ name: 'A', url: 'https://a.example.com', path: '/v1/chat/completions', apiKeySecret: 'replay/key', apiKeySecretField: 'api_key' }, { name: 'B', kind: 'sagemaker', endpointName: 'llm-g6e', variant: 'AllTraffic' }],
+        mode: 'mirror',
+        lagSeconds: 900,
+        vpc: { vpcId: 'vpc-1', subnetIds: ['s'], securityGroupIds: ['g'], availabilityZones: ['a'] },
+      }),
+    ).not.toThrow();
+  });
+
+  it('says when a context value or config file is not JSON', () => {
+    expect(() => loadDeploymentConfig((key) => (key === 'captureReplay' ? '{"captureBucket": ' : undefined))).toThrow(DeploymentConfigError);
+    expect(() => loadDeploymentConfig((key) => (key === 'captureReplay' ? '{"captureBucket": ' : undefined))).toThrow(/^the captureReplay context value is not valid JSON: /);
   });
 
   it('keeps a fire invocation within Lambda\'s 15 minutes', () => {
@@ -322,8 +391,9 @@ describe('SageMaker target configuration', () => {
   });
 
   it('reports a misspelled key of a SageMaker target, an unknown kind, and a missing endpoint or URL clearly', () => {
-    expect(parse({ name: 'B', kind: 'sagemaker', endpointName: 'ep', varient: 'AllTraffic' })).toThrow(/targets\.0: Unrecognized key: "varient"/);
-    expect(parse({ name: 'B', kind: 'bedrock', endpointName: 'ep' })).toThrow(/targets\.0\.kind: .*'http' \| 'sagemaker'/);
+    expect(parse({ name: 'B', kind: 'sagemaker', endpointName: 'ep', varient: 'AllTraffic' })).toThrow(/targets\.0\.varient: unknown setting; did you mean `variant`\?/);
+    expect(parse({ name: 'B', kind: 'bedrock', endpointName: 'ep' })).toThrow(/targets\.0\.kind: must be "http" \(the default\) or "sagemaker" \(got "bedrock"\)/);
+    expect(parse({ name: 'B', kind: 'sagemkr', endpointName: 'ep' })).toThrow(/targets\.0\.kind: .*\(got "sagemkr"; did you mean `sagemaker`\?\)/);
     expect(parse({ name: 'B', kind: 'sagemaker' })).toThrow(/targets\.0\.endpointName/);
     expect(parse({ name: 'B', endpointName: 'ep' })).toThrow(/targets\.0\.url: an HTTP target needs url \(a SageMaker endpoint needs kind: "sagemaker" and endpointName\)/);
   });

@@ -4,7 +4,7 @@
  * without it).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -32,6 +32,18 @@ describe('cdk synth', () => {
     expect(lint.stdout + lint.stderr).toBe('');
     expect(lint.status).toBe(0);
   }, 300_000);
+
+  it('stops on a wrong configuration with every problem and no stack trace', () => {
+    const file = join(out, 'bad-config.json');
+    writeFileSync(file, JSON.stringify({ captureBucket: 'my-captures', leadSecond: 30, targets: [{ name: 'A', url: 'ftp://models.example.com', apiKeySecrt: 'k' }] }));
+    const synth = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '-c', `configFile=${file}`, '-o', join(out, 'bad')], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 120_000 });
+    expect(synth.status).not.toBe(0);
+    expect(synth.stderr).toContain(`invalid deployment configuration in configFile ${file}:`);
+    expect(synth.stderr).toContain('- targets.0.url: url must start with http:// or https:// (got "ftp:")');
+    expect(synth.stderr).toContain('- targets.0.apiKeySecrt: unknown setting; did you mean `apiKeySecret`?');
+    expect(synth.stderr).toContain('- leadSecond: unknown setting; did you mean `leadSeconds`?');
+    expect(synth.stderr).not.toMatch(/^\s+at /m);
+  }, 120_000);
 
   it('carries a rule that stops a deploy with placeholder settings, naming them', () => {
     const template = JSON.parse(readFileSync(join(out, 'CaptureReplay.template.json'), 'utf8')) as { Rules?: Record<string, { Assertions: { AssertDescription: string }[] }> };
