@@ -67,6 +67,8 @@ export interface ReplayCommandOptions {
   preflight?: boolean;
   /** Goodput SLOs (--goodput): metric tag -> threshold in the metric's unit. */
   goodput?: Record<string, number>;
+  /** Keep excerpts of response text in error messages (--no-response-excerpts: false). Default true. */
+  responseExcerpts?: boolean;
   /** Where to write human output (the summary table); errors go to stderr. */
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
@@ -142,6 +144,7 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
           ...target.sagemaker,
           timeoutMs: options.timeout,
           clock: systemClock,
+          ...(options.responseExcerpts === false ? { responseExcerptChars: 0 } : {}),
         })
       : createOpenAITarget({
           name: target.name,
@@ -150,6 +153,7 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
           timeoutMs: options.timeout,
           clock: systemClock,
           ...(apiKey ? { apiKey } : {}),
+          ...(options.responseExcerpts === false ? { responseExcerptChars: 0 } : {}),
         }),
   );
 

@@ -59,15 +59,66 @@ export interface CliResult {
 
 /** Runs the CLI exactly as a user would (`bin/capture-replay.js`), without a terminal. */
 export async function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/capture-replay.js'), ...args], {
+  return startCli(args, options).done;
+}
+
+export interface CliProcess {
+  child: ChildProcess;
+  /** What it printed so far. */
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Resolves when it exits. */
+  done: Promise<CliResult>;
+  /** Resolves at the first stderr text matching `pattern` (rejects if the process exits first). */
+  waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<void>;
+}
+
+/**
+ * Starts the CLI as `runCli` does and returns at once with the child, to signal it or watch
+ * it. `nodeArgs` go before the script (e.g. `--import` of a probe).
+ */
+export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; nodeArgs?: string[] } = {}): CliProcess {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(REPO_ROOT, 'bin/capture-replay.js'), ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
+  const watchers: { pattern: RegExp; resolve: () => void }[] = [];
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+    for (const w of [...watchers]) if (w.pattern.test(stderr)) w.resolve();
+  });
+  const done = once(child, 'exit').then(([code]) => ({ code: code as number | null, stdout, stderr }));
+  return {
+    child,
+    get stdout() {
+      return stdout;
+    },
+    get stderr() {
+      return stderr;
+    },
+    done,
+    waitForStderr(pattern, timeoutMs = 30_000) {
+      if (pattern.test(stderr)) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${pattern} on stderr within ${timeoutMs} ms; stderr so far:\n${stderr}`)), timeoutMs);
+        const watcher = {
+          pattern,
+          resolve: () => {
+            clearTimeout(timer);
+            watchers.splice(watchers.indexOf(watcher), 1);
+            resolve();
+          },
+        };
+        watchers.push(watcher);
+        void done.then(() => {
+          clearTimeout(timer);
+          if (watchers.includes(watcher)) reject(new Error(`the CLI exited before ${pattern} appeared on stderr; stderr:\n${stderr}`));
+        });
+      });
+    },
+  };
 }

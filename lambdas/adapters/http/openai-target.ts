@@ -4,16 +4,28 @@
  * each content-bearing chunk, last byte. Never rejects: every failure becomes an error
  * result (AIPerf's {code, type, message}).
  *
- * Error types: HTTPError (code = status), TimeoutError (code 408: the whole request ran out
- * of --timeout; no server sent a 408), ConnectionError (refused/reset, code null),
- * MalformedStream / StreamError (bad SSE data or an error object in the stream, code null),
- * StreamTruncated (the stream ended with neither [DONE] nor a finish_reason),
- * MalformedResponse (a non-streaming 2xx body that is not JSON).
+ * Bodies are read in bounded memory whatever their size (response-body.ts): an error
+ * body's first 64 KiB are kept and the rest counted and discarded; a non-streamed answer is
+ * scanned for `usage` and `error` without being held; one SSE event may not exceed 1 MiB.
+ * Response text in a message is an excerpt (`responseExcerptChars`, 160 by default; 0 keeps
+ * none).
+ *
+ * Error types: HTTPError (code = status: every status outside 2xx, redirects included: they
+ * are not followed), ResponseError (code = status: a 2xx JSON answer carrying an `error`
+ * object or `"object": "error"`), TimeoutError (code 408: the whole request ran out of
+ * --timeout; no server sent a 408), CancelledError (499: the caller's signal), ConnectionError
+ * (refused/reset, code null), MalformedStream / StreamError (bad SSE data, an SSE event over
+ * 1 MiB, or an error object in the stream, code null), StreamTruncated (the stream ended with
+ * neither [DONE] nor a finish_reason), MalformedResponse (a non-streaming 2xx body that is not
+ * one JSON object). Token counts that are not plausible (core/metrics/usage.ts) count as
+ * missing.
  */
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import { Pool } from 'undici';
 import type { Clock, TargetClient, TargetRequest } from '../../ports';
+import { plausibleOpenAIUsage } from '../../core/metrics/usage';
 import type { ErrorDetails, TargetResult, TokenUsage } from '../../core/types';
+import { errorBodyText, errorMessageOf, JsonMemberScanner, readCapped, RESPONSE_LIMITS, responseExcerpt, selectAnswerMembers, withExcerpt } from './response-body';
 
 export interface OpenAITargetOptions {
   name: string;
@@ -23,20 +35,24 @@ export interface OpenAITargetOptions {
   timeoutMs: number;
   clock: Clock;
   connections?: number;
+  /** Characters of response text kept in an error message (default RESPONSE_LIMITS.excerptChars); 0: none. */
+  responseExcerptChars?: number;
 }
 
-const MAX_ERROR_EXCERPT = 300;
+/** Our own (not the response's) text in a message, e.g. a transport error's. */
+const MAX_OWN_MESSAGE = 300;
 
 interface StreamChunk {
   choices?: { delta?: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown; tool_calls?: unknown }; finish_reason?: unknown }[];
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
   error?: { message?: unknown } | unknown;
+  object?: unknown;
+  message?: unknown;
 }
 
-function usageOf(raw: StreamChunk['usage']): TokenUsage | null {
-  if (!raw || typeof raw !== 'object') return null;
-  const count = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
-  return { promptTokens: count(raw.prompt_tokens), completionTokens: count(raw.completion_tokens) };
+/** An answer (a chunk or a whole body) that reports an error: an `error` member, or vLLM's `"object": "error"`. */
+function carriesError(chunk: StreamChunk): boolean {
+  return (chunk.error !== undefined && chunk.error !== null && chunk.error !== false) || chunk.object === 'error';
 }
 
 function hasContent(chunk: StreamChunk): boolean {
@@ -74,6 +90,7 @@ export function createOpenAITarget(options: OpenAITargetOptions): TargetClient {
   });
   const { clock } = options;
   const auth = options.apiKey ? `Bearer ${options.apiKey}` : undefined;
+  const excerptChars = options.responseExcerptChars ?? RESPONSE_LIMITS.excerptChars;
 
   async function send(request: TargetRequest, signal?: AbortSignal): Promise<TargetResult> {
     const timeout = AbortSignal.timeout(options.timeoutMs);
@@ -105,9 +122,12 @@ export function createOpenAITarget(options: OpenAITargetOptions): TargetClient {
       ackNs = clock.nowNs();
       status = response.statusCode;
       const contentType = String(response.headers['content-type'] ?? '');
-      if (status >= 400) {
-        const text = await response.body.text();
-        return fail({ code: status, type: 'HTTPError', message: `HTTP ${status}: ${text.slice(0, MAX_ERROR_EXCERPT)}` });
+      if (status < 200 || status >= 300) {
+        // Redirects are not followed (a replay measures the target it was given): errors too.
+        const body = await readCapped(response.body as AsyncIterable<Uint8Array>);
+        const location = status >= 300 && status < 400 ? response.headers.location : undefined;
+        const said = location !== undefined ? `redirect to ${String(location)}` : errorBodyText(body);
+        return fail({ code: status, type: 'HTTPError', message: withExcerpt(`HTTP ${status}`, said, excerptChars) });
       }
       if (contentType.includes('text/event-stream')) {
         let done = false;
@@ -115,6 +135,12 @@ export function createOpenAITarget(options: OpenAITargetOptions): TargetClient {
         let streamError: ErrorDetails | null = null;
         let nowNs = ackNs;
         const parser = createParser({
+          maxBufferSize: RESPONSE_LIMITS.sseEventMaxChars,
+          onError(error: ParseError) {
+            if (error.type === 'max-buffer-size-exceeded' && !streamError) {
+              streamError = { code: null, type: 'MalformedStream', message: `an SSE event exceeds ${RESPONSE_LIMITS.sseEventMaxChars} characters` };
+            }
+          },
           onEvent(event: EventSourceMessage) {
             if (streamError) return;
             if (event.data === '[DONE]') {
@@ -128,14 +154,19 @@ export function createOpenAITarget(options: OpenAITargetOptions): TargetClient {
               streamError = { code: null, type: 'MalformedStream', message: `SSE data is not JSON (${event.data.length} chars)` };
               return;
             }
-            if (chunk.error) {
-              const message = typeof chunk.error === 'object' && chunk.error !== null && 'message' in chunk.error ? String((chunk.error as { message: unknown }).message) : String(chunk.error);
-              streamError = { code: null, type: 'StreamError', message: message.slice(0, MAX_ERROR_EXCERPT) };
+            if (chunk === null || typeof chunk !== 'object') {
+              streamError = { code: null, type: 'MalformedStream', message: 'SSE data is not a JSON object' };
               return;
             }
-            if (hasContent(chunk)) chunkTimes.push(nowNs);
+            if (carriesError(chunk)) {
+              // The server's message itself (as SageMaker's stream errors), or what it was.
+              const said = responseExcerpt(errorMessageOf(chunk) ?? '', excerptChars);
+              streamError = { code: null, type: 'StreamError', message: said || withExcerpt('error object in the stream', '', excerptChars) };
+              return;
+            }
+            if (hasContent(chunk) && chunkTimes.length < RESPONSE_LIMITS.maxContentChunks) chunkTimes.push(nowNs);
             if (hasFinish(chunk)) finished = true;
-            const u = usageOf(chunk.usage);
+            const u = plausibleOpenAIUsage(chunk.usage);
             if (u) usage = u;
           },
         });
@@ -153,21 +184,29 @@ export function createOpenAITarget(options: OpenAITargetOptions): TargetClient {
         if (!done && !finished) return fail({ code: null, type: 'StreamTruncated', message: 'stream ended without [DONE] or a finish_reason' });
         return { requestStartNs: startNs, requestAckNs: ackNs, requestEndNs: endNs, contentChunkNs: chunkTimes, httpStatus: status, usage, error: null };
       }
-      const text = await response.body.text();
-      const endNs = clock.nowNs();
-      let parsed: StreamChunk;
-      try {
-        parsed = JSON.parse(text) as StreamChunk;
-      } catch {
-        return fail({ code: status, type: 'MalformedResponse', message: `response is not JSON (${text.length} chars, content-type ${contentType || 'none'})` });
+      // A whole answer: scanned as it arrives, only `usage` and `error` kept.
+      const scanner = new JsonMemberScanner(selectAnswerMembers, 2);
+      let bytes = 0;
+      for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+        bytes += chunk.byteLength;
+        scanner.feed(chunk);
       }
-      usage = usageOf(parsed.usage);
+      const endNs = clock.nowNs();
+      const scan = scanner.end();
+      if (!scan.wellFormed || scan.values !== 1 || !scan.firstIsObject) {
+        return fail({ code: status, type: 'MalformedResponse', message: `response is not one JSON object (${bytes} bytes, content-type ${contentType || 'none'})` });
+      }
+      const answer = (scan.skeletons[0] ?? {}) as StreamChunk;
+      if (carriesError(answer)) {
+        return fail({ code: status, type: 'ResponseError', message: withExcerpt(`HTTP ${status} with an error object`, errorMessageOf(answer) ?? '', excerptChars) });
+      }
+      usage = plausibleOpenAIUsage(answer.usage);
       return { requestStartNs: startNs, requestAckNs: ackNs, requestEndNs: endNs, contentChunkNs: [], httpStatus: status, usage, error: null };
     } catch (error) {
       if (timeout.aborted) return fail({ code: 408, type: 'TimeoutError', message: `no complete response within ${options.timeoutMs} ms` });
       if (signal?.aborted) return fail({ code: 499, type: 'CancelledError', message: 'request cancelled' });
       const err = error as { code?: string; message?: string; name?: string };
-      return fail({ code: null, type: 'ConnectionError', message: `${err.code ?? err.name ?? 'error'}: ${(err.message ?? String(error)).slice(0, MAX_ERROR_EXCERPT)}` });
+      return fail({ code: null, type: 'ConnectionError', message: `${err.code ?? err.name ?? 'error'}: ${(err.message ?? String(error)).slice(0, MAX_OWN_MESSAGE)}` });
     }
   }
 

@@ -29,11 +29,20 @@
  * ran out of timeoutMs), `CancelledError` (499, the caller's signal), `ConnectionError`
  * (refused/reset, code null), `MalformedStream` / `MalformedResponse` (a 2xx response the
  * SDK could not decode, code null),
- * `CredentialsError` / `ConfigurationError` (no credentials, no region: nothing was sent).
+ * `CredentialsError` / `ConfigurationError` (no credentials, no region: nothing was sent),
+ * `ResponseError` (code = status: a 2xx answer carrying an `error` member).
+ *
+ * Bodies are read in bounded memory (../http/response-body.ts), by the same middleware,
+ * before the SDK sees them: of an error response (status >= 300) the first 64 KiB are handed
+ * to the SDK to name the error and the rest is read, counted and discarded; a non-streamed
+ * answer is hashed and scanned for `usage` / `error` as it arrives and never held (the SDK
+ * gets an empty body). Response text in a message is an excerpt of `responseExcerptChars`
+ * (160 by default; 0: none). Implausible token counts count as missing.
  */
 import { createHash } from 'node:crypto';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import { Readable } from 'node:stream';
 import {
   InvokeEndpointCommand,
   InvokeEndpointWithResponseStreamCommand,
@@ -46,6 +55,7 @@ import {
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { Clock, TargetClient, TargetRequest } from '../../ports';
 import type { ErrorDetails, TargetResult, TokenUsage } from '../../core/types';
+import { JsonMemberScanner, readCapped, RESPONSE_LIMITS, responseExcerpt, selectAnswerMembers, withExcerpt } from '../http/response-body';
 import { createStreamDecoder, inspectChunk } from './stream-decode';
 
 export interface SageMakerTargetOptions {
@@ -66,9 +76,13 @@ export interface SageMakerTargetOptions {
    * by close(); its owner must configure `maxAttempts: 1` or retries will double-send.
    */
   client?: SageMakerRuntimeClient;
+  /** Characters of response text kept in an error message (default RESPONSE_LIMITS.excerptChars); 0: none. */
+  responseExcerptChars?: number;
 }
 
-const MAX_ERROR_EXCERPT = 300;
+/** Our own (or the SDK's) text in a message, not the response's. */
+const MAX_OWN_MESSAGE = 300;
+const NOT_KEPT = 'response text not kept';
 
 /** SageMaker's InferenceId constraint: 1-64 characters, `\A\S[\p{Print}]*\z` (printable ASCII). */
 export function isValidInferenceId(id: string): boolean {
@@ -99,25 +113,38 @@ interface SdkError {
   ErrorCode?: string;
 }
 
-const excerpt = (text: string | undefined): string => (text ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_ERROR_EXCERPT);
+const excerpt = (text: string | undefined): string => (text ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_OWN_MESSAGE);
 
-/** An SDK error (service exception, stream event error, transport) as AIPerf's error shape. */
-export function sageMakerErrorDetails(error: unknown, phase: 'request' | 'stream', httpStatus: number | null = null, streaming = phase === 'stream'): ErrorDetails {
+/**
+ * An SDK error (service exception, stream event error, transport) as AIPerf's error shape.
+ * Text the service or the model sent is cut to `excerptChars` (0: left out).
+ */
+export function sageMakerErrorDetails(
+  error: unknown,
+  phase: 'request' | 'stream',
+  httpStatus: number | null = null,
+  streaming = phase === 'stream',
+  excerptChars: number = RESPONSE_LIMITS.excerptChars,
+): ErrorDetails {
+  const said = (text: string | undefined): string => (excerptChars <= 0 ? (text?.trim() ? NOT_KEPT : '') : responseExcerpt(text ?? '', excerptChars));
   const err = (error ?? {}) as SdkError;
   const name = err.name ?? 'Error';
   if (STREAM_ERRORS.has(name)) {
     const code = err.ErrorCode ? `${err.ErrorCode}: ` : '';
-    return { code: null, type: name, message: excerpt(`${code}${err.message ?? ''}`) };
+    return { code: null, type: name, message: said(`${code}${err.message ?? ''}`) };
   }
   if (err.$fault === 'client' || err.$fault === 'server') {
     if (name === 'ModelError') {
       const original = typeof err.OriginalStatusCode === 'number' ? err.OriginalStatusCode : null;
-      return { code: original ?? err.$metadata?.httpStatusCode ?? 424, type: name, message: excerpt(err.message) };
+      return { code: original ?? err.$metadata?.httpStatusCode ?? 424, type: name, message: said(err.message) };
     }
     const status = name === 'ThrottlingException' ? 429 : (err.$metadata?.httpStatusCode ?? MODELED_STATUS[name] ?? null);
     // A response the SDK cannot name (not the service's JSON: a proxy, a load balancer page).
-    if (UNNAMED.has(name)) return { code: status, type: 'HTTPError', message: excerpt(`HTTP ${status ?? '?'}: ${err.message ?? ''}`) };
-    return { code: status, type: name, message: excerpt(err.message) };
+    if (UNNAMED.has(name)) {
+      const text = said(err.message);
+      return { code: status, type: 'HTTPError', message: `HTTP ${status ?? '?'}${text ? `: ${text}` : ''}` };
+    }
+    return { code: status, type: name, message: said(err.message) };
   }
   // An error status whose body the SDK could not read as the service's error (an HTML page
   // from a proxy): the SDK's message quotes that body, so it is not kept.
@@ -172,6 +199,7 @@ export function sageMakerRuntimeClientConfig(options: Pick<SageMakerTargetOption
 export function createSageMakerTarget(options: SageMakerTargetOptions): TargetClient {
   const { clock } = options;
   const client = options.client ?? new SageMakerRuntimeClient(sageMakerRuntimeClientConfig(options));
+  const excerptChars = options.responseExcerptChars ?? RESPONSE_LIMITS.excerptChars;
 
   function commonInput(request: TargetRequest) {
     return {
@@ -201,18 +229,32 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
     // Before the SDK's own work: the start if the request never reaches the wire.
     const sendNs = clock.nowNs();
 
+    /** A non-streamed answer, read by the middleware: what the record needs of it. */
+    let answer: AnswerInspection | null = null;
+
     // Innermost middleware: runs after signing, right before the HTTP handler writes the
     // request, and sees the raw response as soon as its headers are in (before the SDK
-    // reads the body or parses an error).
+    // reads the body or parses an error). It reads the bodies the SDK would hold whole.
     const wireTiming =
       <A, R extends { response: unknown }>(next: (args: A) => Promise<R>) =>
       async (args: A): Promise<R> => {
         wireStartNs = clock.nowNs();
         const out = await next(args);
         ackNs = clock.nowNs();
-        const response = out.response as { statusCode?: unknown; body?: { destroy?: () => void } } | undefined;
+        const response = out.response as { statusCode?: unknown; body?: unknown } | undefined;
         if (typeof response?.statusCode === 'number') status = response.statusCode;
-        rawBody = response?.body ?? null;
+        const body = response?.body as (AsyncIterable<Uint8Array> & { destroy?: (error?: Error) => void }) | undefined;
+        rawBody = body ?? null;
+        if (response && body && typeof body[Symbol.asyncIterator] === 'function') {
+          if (status !== null && status >= 300) {
+            // Enough for the SDK to name the error; the rest counted and dropped.
+            const capped = await whileNotAborted(combined, body, () => readCapped(body, RESPONSE_LIMITS.errorBodyKeepBytes));
+            response.body = Readable.from([capped.kept]);
+          } else if (!request.streaming) {
+            answer = await whileNotAborted(combined, body, () => inspectAnswer(body));
+            response.body = Readable.from([]);
+          }
+        }
         return out;
       };
     const timingOptions = { step: 'deserialize', name: 'captureReplayWireTiming', priority: 'low' } as const;
@@ -230,7 +272,7 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
     const failure = (error: unknown, phase: 'request' | 'stream'): TargetResult => {
       if (timeout.aborted) return result({ code: 408, type: 'TimeoutError', message: `no complete response within ${options.timeoutMs} ms` });
       if (signal?.aborted) return result({ code: 499, type: 'CancelledError', message: 'request cancelled' });
-      return result(sageMakerErrorDetails(error, phase, status, request.streaming));
+      return result(sageMakerErrorDetails(error, phase, status, request.streaming, excerptChars));
     };
 
     if (!request.streaming) {
@@ -239,9 +281,11 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
       try {
         const out = await client.send(command, { abortSignal: combined });
         const endNs = clock.nowNs();
-        const body = out.Body ?? new Uint8Array(0);
-        outputSha256 = createHash('sha256').update(body).digest('hex');
-        usage = usageOfBody(body);
+        // The middleware read the body (a client passed in without it: the SDK's bytes).
+        const seen: AnswerInspection = answer ?? (await inspectAnswer([out.Body ?? new Uint8Array(0)]));
+        outputSha256 = seen.sha256;
+        usage = seen.usage;
+        if (seen.error !== null) return result({ code: status, type: 'ResponseError', message: withExcerpt(`HTTP ${status ?? 200} with an error object`, seen.error, excerptChars) }, endNs);
         return result(null, endNs);
       } catch (error) {
         return failure(error, 'request');
@@ -275,12 +319,12 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
           const bytes = event.PayloadPart.Bytes ?? new Uint8Array(0);
           hash.update(bytes);
           const content = decoder.push(bytes);
-          for (let i = 0; i < content; i++) chunkTimes.push(nowNs);
+          for (let i = 0; i < content && chunkTimes.length < RESPONSE_LIMITS.maxContentChunks; i++) chunkTimes.push(nowNs);
           if (decoder.usage) usage = decoder.usage;
           if (decoder.error !== null) {
             // A model that reports an error and keeps streaming must not become a timeout.
             stop();
-            return result({ code: null, type: 'StreamError', message: decoder.error });
+            return result({ code: null, type: 'StreamError', message: streamErrorMessage(decoder.error, excerptChars) });
           }
         } else if (event.ModelStreamError || event.InternalStreamFailure) {
           // Modeled stream errors normally arrive as exception messages (thrown below); as
@@ -288,15 +332,15 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
           stop();
           const name = event.ModelStreamError ? 'ModelStreamError' : 'InternalStreamFailure';
           const e = (event.ModelStreamError ?? event.InternalStreamFailure) as { Message?: string; message?: string; ErrorCode?: string };
-          return result(sageMakerErrorDetails({ name, message: e.message ?? e.Message, ErrorCode: e.ErrorCode }, 'stream'));
+          return result(sageMakerErrorDetails({ name, message: e.message ?? e.Message, ErrorCode: e.ErrorCode }, 'stream', null, true, excerptChars));
         }
       }
       const endNs = clock.nowNs();
       const tail = decoder.end();
-      for (let i = 0; i < tail; i++) chunkTimes.push(endNs);
+      for (let i = 0; i < tail && chunkTimes.length < RESPONSE_LIMITS.maxContentChunks; i++) chunkTimes.push(endNs);
       if (decoder.usage) usage = decoder.usage;
       outputSha256 = hash.digest('hex');
-      if (decoder.error !== null) return result({ code: null, type: 'StreamError', message: decoder.error }, endNs);
+      if (decoder.error !== null) return result({ code: null, type: 'StreamError', message: streamErrorMessage(decoder.error, excerptChars) }, endNs);
       return result(null, endNs);
     } catch (error) {
       stop();
@@ -322,26 +366,85 @@ function closeQuietly(iterator: AsyncIterator<unknown>): void {
   iterator.return?.()?.catch(() => undefined);
 }
 
-/** Usage from a non-streamed body: OpenAI-style JSON (or SSE / JSON lines buffered by SageMaker). */
-function usageOfBody(body: Uint8Array): TokenUsage | null {
-  // Only text that can carry usage: JSON or SSE. Binary and CSV outputs skip the decode.
-  let i = 0;
-  while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
-  const first = body[i];
-  if (first !== 0x7b /* { */ && first !== 0x5b /* [ */ && first !== 0x64 /* d(ata:) */) return null;
-  if (first !== 0x64) {
-    try {
-      return inspectChunk(JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'))).usage;
-    } catch {
-      // Not one JSON value: JSON lines, decoded below.
+/** What a non-streamed answer's record needs: its digest, its usage, the error it carries. */
+interface AnswerInspection {
+  sha256: string;
+  usage: TokenUsage | null;
+  /** The message of an `error` member (a 2xx answer that reports a failure); null when none. */
+  error: string | null;
+}
+
+/**
+ * Reads a non-streamed answer as it arrives, holding none of it: SHA-256 of all its bytes,
+ * and `usage` / `error` of an OpenAI-style JSON answer (also JSON lines, TGI arrays) or of
+ * SSE text a container buffered. Other outputs (CSV, binary, text) are only hashed.
+ */
+async function inspectAnswer(body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<AnswerInspection> {
+  const hash = createHash('sha256');
+  let kind: 'json' | 'sse' | 'other' | null = null;
+  const scanner = new JsonMemberScanner(selectAnswerMembers, 3);
+  const decoder = createStreamDecoder();
+  let decoderFailed = false;
+  for await (const chunk of body) {
+    hash.update(chunk);
+    if (kind === null) {
+      let i = 0;
+      while (i < chunk.length && (chunk[i] === 0x20 || chunk[i] === 0x0a || chunk[i] === 0x0d || chunk[i] === 0x09 || chunk[i] === 0xef || chunk[i] === 0xbb || chunk[i] === 0xbf)) i++;
+      if (i === chunk.length) {
+        // Blank so far: the decision waits (the blank bytes go to neither: both skip them).
+        continue;
+      }
+      const first = chunk[i];
+      kind = first === 0x7b /* { */ || first === 0x5b /* [ */ ? 'json' : first === 0x64 /* d(ata:) */ || first === 0x3a /* : */ || first === 0x65 /* e(vent:) */ ? 'sse' : 'other';
+    }
+    if (kind === 'json') scanner.feed(chunk);
+    else if (kind === 'sse' && !decoderFailed) {
+      try {
+        decoder.push(chunk);
+      } catch {
+        decoderFailed = true;
+      }
     }
   }
-  const decoder = createStreamDecoder();
-  try {
-    decoder.push(body);
-    decoder.end();
-  } catch {
-    return null;
+  let usage: TokenUsage | null = null;
+  let error: string | null = null;
+  if (kind === 'json') {
+    for (const skeleton of scanner.end().skeletons) {
+      if (skeleton === undefined) continue;
+      const seen = inspectChunk(skeleton);
+      usage = seen.usage ?? usage;
+      error ??= seen.error;
+    }
+  } else if (kind === 'sse' && !decoderFailed) {
+    try {
+      decoder.end();
+      usage = decoder.usage;
+      error = decoder.error;
+    } catch {
+      // Undecodable: no usage, no error.
+    }
   }
-  return decoder.usage;
+  return { sha256: hash.digest('hex'), usage, error };
+}
+
+/**
+ * Runs `read` over a body, destroying the body when the signal aborts first (a stalled body
+ * must not outlive the timeout or the caller's cancellation); rejects then.
+ */
+async function whileNotAborted<T>(signal: AbortSignal, body: { destroy?: (error?: Error) => void }, read: () => Promise<T>): Promise<T> {
+  const race = abortRace(signal);
+  const onAbort = () => body.destroy?.(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await Promise.race([read(), race.promise]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    race.dispose();
+  }
+}
+
+/** The model's in-stream error message as an excerpt, or a note that it is not kept. */
+function streamErrorMessage(message: string, excerptChars: number): string {
+  if (excerptChars <= 0) return `error object in the stream (${NOT_KEPT})`;
+  return responseExcerpt(message, excerptChars) || 'error object in the stream';
 }

@@ -23,6 +23,7 @@
  * is an in-stream error: reported, never thrown. Pure: no I/O, no clock.
  */
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
+import { plausibleTokenCount } from '../../core/metrics/usage';
 import type { TokenUsage } from '../../core/types';
 
 export type StreamFormat = 'sse' | 'json' | 'text';
@@ -61,7 +62,8 @@ interface Chunk {
 }
 
 const nonEmptyString = (v: unknown): boolean => typeof v === 'string' && v.length > 0;
-const count = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null);
+/** A token count when plausible (whole, >= 0, <= 10,000,000: core/metrics/usage.ts), else null. */
+const count = plausibleTokenCount;
 
 /** Content, usage, end marker and error of one decoded JSON event (exported for the non-streaming path). */
 export function inspectChunk(value: unknown): { content: boolean; usage: TokenUsage | null; finished: boolean; error: string | null } {

@@ -5,6 +5,7 @@
  */
 import { buildReportSeries, quantiles101, type ReportSeriesRow } from '../report/series';
 import type { ReportData, ReportTarget, ReportTargetSummary } from '../report/types';
+import { plausibleTokenCount } from '../metrics/usage';
 import type { FireOutcome, ProfileRecord } from '../types';
 import { buildComparisonDocument } from './compare';
 import { ColumnsBuilder, type RecordLike } from './columns';
@@ -51,7 +52,7 @@ export class TargetAccumulator {
     for (const outcome of outcomes) {
       const record = byId.get(outcome.requestId);
       if (record) acc.addRecord(record);
-      else acc.addDropped(outcome.request.eventId, outcome.dropReason ?? 'lost', outcome.request.capturedUsage?.completionTokens ?? null, outcome.scheduledNs, outcome.request.index);
+      else acc.addDropped(outcome.request.eventId, outcome.dropReason ?? 'lost', plausibleTokenCount(outcome.request.capturedUsage?.completionTokens), outcome.scheduledNs, outcome.request.index);
     }
     return acc;
   }

@@ -2,8 +2,12 @@
  * One fired request -> one AIPerf record. Times are measured in ns and exported in ms.
  * Token counts come only from the server's `usage`; without it the token metrics are
  * absent (never zero, never guessed), and so is inter_token_latency, which needs them.
+ * Counts that are not plausible (usage.ts) count as absent. Error messages lose any URL
+ * credentials (redact.ts) before they reach a record or an error summary.
  */
+import { stripUrlCredentials } from '../redact';
 import type { ErrorDetails, FireOutcome, MetricValue, ProfileRecord } from '../types';
+import { plausibleTokenCount, plausibleUsage } from './usage';
 
 const ms = (ns: bigint): number => Number(ns) / 1e6;
 
@@ -42,18 +46,20 @@ export function computeProfileRecord(outcome: FireOutcome, recordProcessorId: st
     capture_file: request.source.file,
     capture_line: request.source.line,
     capture_time_ms: request.captureTimeMs,
-    captured_output_tokens: request.capturedUsage?.completionTokens ?? null,
+    captured_output_tokens: plausibleTokenCount(request.capturedUsage?.completionTokens),
     output_match: result.error === null && result.outputSha256 && request.capturedOutputSha256 ? result.outputSha256 === request.capturedOutputSha256 : null,
     overrides: request.overrides,
   };
   if (result.error) {
-    return { metadata, metrics: { error_request_count: { value: 1, unit: 'requests' } }, error: result.error, capture_replay: replay };
+    const error = { ...result.error, message: stripUrlCredentials(result.error.message) };
+    return { metadata, metrics: { error_request_count: { value: 1, unit: 'requests' } }, error, capture_replay: replay };
   }
   const metrics: Record<string, MetricValue> = {};
   const latencyNs = result.requestEndNs - result.requestStartNs;
   const chunks = result.contentChunkNs;
-  const isl = result.usage?.promptTokens ?? null;
-  const osl = result.usage?.completionTokens ?? null;
+  const usage = plausibleUsage(result.usage);
+  const isl = usage?.promptTokens ?? null;
+  const osl = usage?.completionTokens ?? null;
   let ttftNs: bigint | null = null;
   if (request.streaming && chunks.length > 0) {
     ttftNs = (chunks[0] as bigint) - result.requestStartNs;

@@ -236,3 +236,63 @@ describe('mock server as its own process', () => {
     expect((await exited)[0]).toBe(0);
   });
 });
+
+describe('what counts as a success, and what is kept of a response', () => {
+  const json = (status: number, body: unknown, headers: Record<string, string> = {}) => (_req: IncomingMessage, res: ServerResponse) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(typeof body === 'string' ? body : JSON.stringify(body));
+  };
+
+  it('a redirect is an HTTP error, not followed', async () => {
+    const url = await rawServer(json(302, 'moved', { location: 'http://elsewhere.invalid/v1' }));
+    expect((await target(url).send(request(false))).error).toMatchObject({ code: 302, type: 'HTTPError', message: 'HTTP 302: redirect to http://elsewhere.invalid/v1' });
+  });
+
+  it.each([
+    ['an error member', { error: { message: 'model overloaded', type: 'server_error' } }, 'model overloaded'],
+    ['a string error', { error: 'bad things' }, 'bad things'],
+    ["vLLM's object: error", { object: 'error', message: 'too long', type: 'BadRequestError', code: 400 }, 'too long'],
+  ])('a 200 answer carrying %s is a ResponseError', async (_name, body, message) => {
+    const url = await rawServer(json(200, body));
+    expect((await target(url).send(request(false))).error).toMatchObject({ code: 200, type: 'ResponseError', message: `HTTP 200 with an error object: ${message}` });
+  });
+
+  it('error: null and a 2xx other than 200 are fine', async () => {
+    const url = await rawServer(json(201, { choices: [], usage: { prompt_tokens: 2, completion_tokens: 3 }, error: null }));
+    expect(await target(url).send(request(false))).toMatchObject({ error: null, httpStatus: 201, usage: { promptTokens: 2, completionTokens: 3 } });
+  });
+
+  it.each([
+    [{ prompt_tokens: 1e308, completion_tokens: 7 }, { promptTokens: null, completionTokens: 7 }],
+    [{ prompt_tokens: 0.5, completion_tokens: 0.5 }, null],
+    [{ prompt_tokens: -1, completion_tokens: '3' }, null],
+    [{ prompt_tokens: 10_000_000, completion_tokens: 10_000_001 }, { promptTokens: 10_000_000, completionTokens: null }],
+  ])('usage %j is believed as %j', async (usage, expected) => {
+    const url = await rawServer(json(200, { choices: [], usage }));
+    expect((await target(url).send(request(false))).usage).toEqual(expected);
+    const streamed = await rawServer(sse([chunk({ content: 'a' }, 'stop'), `data: ${JSON.stringify({ choices: [], usage })}\n\n`, 'data: [DONE]\n\n']));
+    expect((await target(streamed).send(request(true))).usage).toEqual(expected);
+  });
+
+  it('an empty or cut-off 2xx body is malformed', async () => {
+    expect((await target(await rawServer((_q, res) => res.writeHead(204).end())).send(request(false))).error).toMatchObject({ code: 204, type: 'MalformedResponse' });
+    expect((await target(await rawServer(json(200, '{"choices":[{"message":'))).send(request(false))).error).toMatchObject({ code: 200, type: 'MalformedResponse' });
+    expect((await target(await rawServer(json(200, '[1,2]'))).send(request(false))).error).toMatchObject({ code: 200, type: 'MalformedResponse' });
+  });
+
+  it('an error body is cut to the excerpt length; with excerpts off, no response text', async () => {
+    const url = await rawServer(json(500, { error: { message: 'you said: ' + 'secret '.repeat(200) } }));
+    const cut = (await target(url).send(request(false))).error!;
+    expect(cut.message.startsWith('HTTP 500: you said: secret secret')).toBe(true);
+    expect(cut.message.length).toBe('HTTP 500: '.length + 160);
+    const none = (await target(url, { responseExcerptChars: 0 }).send(request(false))).error!;
+    expect(none).toEqual({ code: 500, type: 'HTTPError', message: 'HTTP 500 (response text not kept)' });
+    const streamed = await rawServer(sse([chunk({ content: 'a' }), `data: ${JSON.stringify({ error: { message: 'secret' } })}\n\n`]));
+    expect((await target(streamed, { responseExcerptChars: 0 }).send(request(true))).error).toMatchObject({ type: 'StreamError', message: 'error object in the stream (response text not kept)' });
+  });
+
+  it('an SSE event over 1 MiB ends the request as a malformed stream', async () => {
+    const url = await rawServer(sse([chunk({ content: 'a' }), 'data: ' + 'x'.repeat(1024 * 1024 + 10)]));
+    expect((await target(url).send(request(true))).error).toMatchObject({ code: null, type: 'MalformedStream', message: expect.stringContaining('exceeds') });
+  });
+});
