@@ -23,6 +23,8 @@ const realSources: ClockSources = { wallMs: () => Date.now(), hrtimeNs: () => pr
 
 /** Below this, timers are too coarse: yield to I/O with setImmediate until the instant. */
 const SPIN_WINDOW_MS = 1.5;
+/** Node's longest timer (2^31 - 1 ms, ~24.8 days); a longer one fires at once with a TimeoutOverflowWarning. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface SystemClock extends Clock {
   resync(): void;
@@ -62,7 +64,7 @@ export function createSystemClock(sources: ClockSources = realSources): SystemCl
         const remainingMs = Number(epochNs - nowNs()) / 1e6;
         if (remainingMs <= 0) return;
         if (remainingMs > SPIN_WINDOW_MS + 0.5) {
-          await sleep(remainingMs - SPIN_WINDOW_MS, undefined, signal ? { signal } : undefined);
+          await sleep(Math.min(remainingMs - SPIN_WINDOW_MS, MAX_TIMER_MS), undefined, signal ? { signal } : undefined);
         } else {
           // setImmediate lets pending socket reads run between checks, so streams in flight
           // are not starved while the loop waits for a precise due time.

@@ -81,11 +81,12 @@ export type RejectReason =
   | 'not_an_object' // JSON, but not an object
   | 'missing_field' // a required field is absent or of the wrong type (zod)
   | 'bad_inference_time' // inferenceTime is not an ISO-8601 instant
+  | 'implausible_time' // inferenceTime before SageMaker existed (2017-11-29) or more than a day ahead of the clock
   | 'bad_encoding' // encoding is not JSON/CSV/BASE64
   | 'bad_base64' // data is not valid base64
   | 'bad_inner_json' // encoding JSON (or a JSON content type) whose data is not JSON
   | 'duplicate' // same eventId and body seen before in the run: replayed once
-  | 'line_too_long'; // a line past the parser's size cap (held whole, it would exhaust memory)
+  | 'line_too_long'; // a line past the parser's size cap (MAX_LINE_BYTES; counted while streaming, never held)
 
 export interface RejectExample {
   file: string;
@@ -109,7 +110,11 @@ export interface IngestFileReport {
 
 export interface IngestReport {
   files: IngestFileReport[];
-  /** Files seen but not parsed (not `.jsonl`), with why. */
+  /**
+   * Files seen but not parsed, with why: not `.jsonl`, not a regular file, unreadable
+   * (`EACCES`...), gzip-compressed; or a file whose reading failed part-way (its lines up to
+   * there are counted in `files`).
+   */
   skippedFiles: { file: string; reason: string }[];
   totals: {
     files: number;
@@ -119,6 +124,25 @@ export interface IngestReport {
     rejected: number;
     rejectedByReason: Partial<Record<RejectReason, number>>;
   };
+  /** What the intra-second policy did to the accepted records' times (added once they are planned). */
+  timing?: TimingSummary;
+}
+
+/**
+ * The intra-second policy's effect, over every accepted record (before the offset window,
+ * sampling and limit). A time written without a fractional part (`...:18Z`) is whole-second;
+ * one written with any fraction, `.000` included, is exact and kept as it is.
+ */
+export interface TimingSummary {
+  intraSecond: IntraSecondPolicy;
+  /** Records whose inferenceTime has no fractional part. */
+  wholeSecondRecords: number;
+  /** Records whose inferenceTime has a fractional part (kept exactly). */
+  exactTimeRecords: number;
+  /** Whole-second records moved by `spread` (every one but the first of a second shared by several). */
+  spreadRecords: number;
+  /** The largest such move, in ms (below 1000; 0 when nothing moved). */
+  maxSpreadMs: number;
 }
 
 /** What a target accepts; decides which captured records can be replayed to it. */
@@ -302,4 +326,6 @@ export interface ReplayPlan {
   scheduleZeroMs: number | null;
   /** Duration of the plan in ms (last offset), 0 for an empty plan. */
   durationMs: number;
+  /** What the intra-second policy did, over every record given to the planner. */
+  timing?: TimingSummary;
 }

@@ -68,9 +68,10 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   const indexKinds = kinds.length > 1 ? kinds : undefined;
   for await (const record of parseCaptureStream(object.chunks, file, report, new DuplicateFilter())) index.push(indexRecord(record, planOptions, indexKinds));
   const ingest = report.build();
-  await writeIngestReport(deps.store, runPrefix(runId), ingest);
   const plan = planIndexed(index, planOptions);
   index.length = 0;
+  // With what the intra-second policy did to the times (how many spread, by how much at most).
+  await writeIngestReport(deps.store, runPrefix(runId), { ...ingest, timing: plan.timing });
 
   // Pass 2 happens inside scheduleRun, a window of shards at a time: their lines are read
   // back by byte range and made requests just before their messages are sent.

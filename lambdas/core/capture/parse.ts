@@ -15,7 +15,7 @@
  * - The timestamp is read by hand: a regex plus Date.parse cost a quarter of a JSON.parse per
  *   line, and Date.parse rolls impossible dates (Feb 30) over silently.
  */
-import { createHash, hash as oneShotHash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type {
   CaptureEncoding,
@@ -33,9 +33,24 @@ const MAX_EXAMPLES_PER_REASON = 5;
 /**
  * A line is held whole to be parsed. SageMaker payloads are at most tens of MB (base64 adds a
  * third), so a longer line is corruption (a file without newlines); past ~512 MB V8 cannot
- * even make it a string.
+ * even make it a string. The stream counts a longer line's bytes as they pass and never
+ * holds more than this of it, whatever its size. The CLI lowers it with
+ * `CAPTURE_REPLAY_MAX_LINE_BYTES` (between MIN_LINE_BYTES_LIMIT and this).
  */
 export const MAX_LINE_BYTES = 128 * 1024 * 1024;
+export const MIN_LINE_BYTES_LIMIT = 1024;
+
+/**
+ * Plausible inferenceTimes: not before Amazon SageMaker's launch (2017-11-29, UTC), and not
+ * more than a day ahead of the clock of the machine that reads the capture (clock skew and
+ * time zones fit a day; a year 9999 would schedule a run of thousands of years).
+ */
+export const EARLIEST_PLAUSIBLE_TIME_MS = Date.UTC(2017, 10, 29);
+export const MAX_FUTURE_MS = 24 * 3600 * 1000;
+
+/** UTF-8 bytes of a byte-order mark, and the character it decodes to. */
+const BOM_BYTES = [0xef, 0xbb, 0xbf] as const;
+const BOM_CHAR = 0xfeff;
 
 export type LineVerdict = { ok: true; record: CaptureRecord } | { ok: false; reason: RejectReason; detail: string };
 type Rejection = Extract<LineVerdict, { ok: false }>;
@@ -95,9 +110,11 @@ function daysFromCivil(year: number, month: number, day: number): number {
 
 /**
  * Epoch ms of an ISO-8601 instant `YYYY-MM-DDTHH:MM:SS`, an optional fraction (1-9 digits),
- * then `Z` or an offset `±HH`, `±HHMM`, `±HH:MM`; null for anything else. `subSecond` is true
- * when the fraction is not zero: writers that always print `.000` carry whole seconds, and
- * those are what the intra-second policy must spread.
+ * then `Z` or an offset `±HH`, `±HHMM`, `±HH:MM`; null for anything else. Years are taken as
+ * written (0050 is 0050, not 1950 as `Date.UTC` would make it). `subSecond` follows the
+ * TEXT: true when a fractional part is written at all, `.000` included (that writer gave the
+ * time to the millisecond: it is exact and kept); false for `...:18Z`, the whole seconds
+ * SageMaker writes, which the intra-second policy spreads.
  */
 export function parseInferenceTime(text: string): { epochMs: number; subSecond: boolean } | null {
   const n = text.length;
@@ -112,7 +129,8 @@ export function parseInferenceTime(text: string): { epochMs: number; subSecond: 
   if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return null;
   let i = 19;
   let fractionNs = 0;
-  if (text.charCodeAt(i) === 46) {
+  const fraction = text.charCodeAt(i) === 46;
+  if (fraction) {
     const start = ++i;
     while (i < n && i - start < 10) {
       const d = text.charCodeAt(i) - 48;
@@ -136,7 +154,7 @@ export function parseInferenceTime(text: string): { epochMs: number; subSecond: 
     offsetMinutes = (sign === 43 ? 1 : -1) * (oh * 60 + om);
   } else return null;
   const seconds = daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60;
-  return { epochMs: seconds * 1000 + fractionNs / 1e6, subSecond: fractionNs !== 0 };
+  return { epochMs: seconds * 1000 + fractionNs / 1e6, subSecond: fraction };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -304,8 +322,24 @@ interface RawLine {
   eventMetadata?: { eventId?: unknown; inferenceId?: unknown; inferenceTime?: unknown };
 }
 
-/** Parses one non-blank line (without its newline). */
-export function parseCaptureLine(line: string, source: CaptureSource): LineVerdict {
+/** Why a parsed time cannot be a capture's, or null (see EARLIEST_PLAUSIBLE_TIME_MS). */
+export function implausibleTime(epochMs: number, nowMs: number): string | null {
+  if (epochMs < EARLIEST_PLAUSIBLE_TIME_MS) return 'is before 2017-11-29, when SageMaker launched';
+  if (epochMs > nowMs + MAX_FUTURE_MS) return `is more than a day ahead of this machine's clock (${new Date(nowMs).toISOString()})`;
+  return null;
+}
+
+export interface LineOptions {
+  /** The reading machine's clock, epoch ms, for the plausibility of times. Default: now. */
+  nowMs?: number;
+}
+
+/**
+ * Parses one non-blank line (without its newline). A leading byte-order mark is skipped
+ * (the stream drops the file's own before the line; this catches files joined with theirs).
+ */
+export function parseCaptureLine(line: string, source: CaptureSource, options: LineOptions = {}): LineVerdict {
+  if (line.charCodeAt(0) === BOM_CHAR) line = line.slice(1);
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -337,6 +371,8 @@ export function parseCaptureLine(line: string, source: CaptureSource): LineVerdi
   }
   const time = parseInferenceTime(meta.inferenceTime);
   if (!time) return { ok: false, reason: 'bad_inference_time', detail: `inferenceTime ${JSON.stringify(meta.inferenceTime.slice(0, 40))} is not an ISO-8601 instant` };
+  const implausible = implausibleTime(time.epochMs, options.nowMs ?? Date.now());
+  if (implausible) return { ok: false, reason: 'implausible_time', detail: `inferenceTime ${JSON.stringify(meta.inferenceTime.slice(0, 40))} ${implausible}` };
   const data = input.data;
   const contentType = (input.observedContentType as string | null | undefined) ?? 'application/octet-stream';
   const decoded = decodePayload(data, input.encoding as string | null | undefined);
@@ -364,25 +400,23 @@ export function parseCaptureLine(line: string, source: CaptureSource): LineVerdi
 // ---------------------------------------------------------------------------------------
 // Duplicates and the report
 
-const sha256: (data: Uint8Array) => string =
-  typeof oneShotHash === 'function'
-    ? (data) => oneShotHash('sha256', data, 'base64') // one call instead of three: ~30 % less per body
-    : (data) => createHash('sha256').update(data).digest('base64');
-
 /**
  * Same eventId and same input body: one record, replayed once; same eventId with another body
- * is two records. Shared by all files of a run (S3 redelivers, files get re-uploaded). Keeps a
- * digest, not the body, so the filter holds a few hundred bytes per record whatever the body
- * size (~280 B measured at 175k records) and never pins the bodies themselves. Hashing every
- * body is its main cost (~30 % of parse time at 1 GB); comparing bodies only when an eventId
- * repeats would avoid it but keep every body alive for as long as the filter.
+ * is two records. Shared by all files of a run (S3 redelivers, files get re-uploaded). Keeps
+ * a digest, not the body: the first 128 bits of SHA-256 over the eventId (length-prefixed)
+ * and the body, as a 16-character string, ~54 B a record with the set's own slot (a key of
+ * eventId + base64 digest took ~214 B: 100 MB at 480k records). A false duplicate needs a
+ * 128-bit collision: about 1e-27 for a million records. Never pins the bodies themselves.
+ * Hashing every body is its main cost (~30 % of parse time at 1 GB); comparing bodies only
+ * when an eventId repeats would avoid it but keep every body alive for as long as the filter.
  */
 export class DuplicateFilter {
   private readonly keys = new Set<string>();
 
   /** True when this record was seen before (and remembers it otherwise). */
   seen(record: CaptureRecord): boolean {
-    const key = `${record.eventId}\u0000${sha256(record.input.body)}`;
+    const { eventId } = record;
+    const key = createHash('sha256').update(`${eventId.length}:${eventId}`).update(record.input.body).digest().toString('latin1', 0, 16);
     if (this.keys.has(key)) return true;
     this.keys.add(key);
     return false;
@@ -445,6 +479,11 @@ export class IngestReportBuilder {
 const LF = 0x0a;
 const CR = 0x0d;
 
+/** The first bytes of a gzip stream (RFC 1952). */
+const GZIP_MAGIC = [0x1f, 0x8b] as const;
+
+export const GZIP_SKIP_REASON = 'gzip-compressed (starts with bytes 1f 8b), not read: decompress it (gunzip) and replay the .jsonl';
+
 function isBlank(line: string): boolean {
   for (let i = 0; i < line.length; i++) {
     const c = line.charCodeAt(i);
@@ -457,59 +496,73 @@ function asBuffer(chunk: Uint8Array): Buffer {
   return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 }
 
+export interface StreamOptions extends LineOptions {
+  /** Lowers the line cap (MAX_LINE_BYTES); a longer line is counted as `line_too_long`. */
+  maxLineBytes?: number;
+}
+
 /**
  * Parses one capture file's bytes; rejected lines go to the report, good records are yielded.
- * Memory is bounded by the chunk size plus the longest line: only the unfinished end of a
- * chunk is carried over. Lines are decoded whole, so a multi-byte character split across
- * chunks is never mangled. CR before LF is dropped, and a UTF-8 byte-order mark at the start
- * of the file is skipped. Lines are split in one loop per chunk, not a generator per line:
- * that hop cost more than the split. `options.maxLineBytes` lowers the line cap (tests).
+ * Memory is bounded by the chunk size plus the line cap: only the unfinished end of a chunk
+ * is carried over, and a line is known to be too long as soon as its bytes pass the cap, from
+ * then on only counted (any length: a 600 MiB line costs a pass over its bytes, no string).
+ * Lines are decoded whole, so a multi-byte character split across chunks is never mangled.
+ * CR before LF is dropped, and a UTF-8 byte-order mark at the start of a line (the file's
+ * own, or one left by joining files) is skipped, outside the line's span. A gzip file
+ * (bytes 1f 8b first) is listed as skipped, not parsed into thousands of `invalid_json`.
+ * Lines are split in one loop per chunk, not a generator per line: that hop cost more than
+ * the split.
  */
 export async function* parseCaptureStream(
   chunks: AsyncIterable<Uint8Array>,
   file: string,
   report: IngestReportBuilder,
   duplicates?: DuplicateFilter,
-  options: { maxLineBytes?: number } = {},
+  options: StreamOptions = {},
 ): AsyncGenerator<CaptureRecord> {
   const maxLineBytes = options.maxLineBytes ?? MAX_LINE_BYTES;
-  const counter = report.startFile(file);
-  const r = counter.report;
+  const lineOptions: LineOptions = { nowMs: options.nowMs ?? Date.now() };
+  // The file is entered in the report once its first bytes show it is not gzip.
+  let counter: IngestFileCounter | null = null;
+  let r: IngestFileReport | null = null;
   let lineNo = 0;
   const ready: CaptureRecord[] = [];
 
   // `base` is the file offset of buf[0]: spans are file offsets.
   const handle = (buf: Buffer, base: number, start: number, end: number, complete: boolean): void => {
+    const c = counter as IngestFileCounter;
+    const rep = c.report;
     lineNo++;
-    r.linesRead++;
-    if (lineNo === 1 && end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) start += 3;
+    rep.linesRead++;
+    if (end - start >= 3 && buf[start] === BOM_BYTES[0] && buf[start + 1] === BOM_BYTES[1] && buf[start + 2] === BOM_BYTES[2]) start += 3;
     if (end > start && buf[end - 1] === CR) end--;
     const line = buf.toString('utf8', start, end);
     if (isBlank(line)) {
-      r.blankLines++;
+      rep.blankLines++;
       return;
     }
-    const verdict = parseCaptureLine(line, { file, line: lineNo });
+    const verdict = parseCaptureLine(line, { file, line: lineNo }, lineOptions);
     if (!verdict.ok) {
       // A last line without newline that is not even JSON was cut off mid-write; a complete
       // JSON value there only lost its newline and keeps its own verdict.
       if (!complete && verdict.reason === 'invalid_json') {
-        counter.reject('truncated_line', lineNo, `last line has no newline and is not complete JSON (${line.length} chars)`);
-      } else counter.reject(verdict.reason, lineNo, verdict.detail);
+        c.reject('truncated_line', lineNo, `last line has no newline and is not complete JSON (${line.length} chars)`);
+      } else c.reject(verdict.reason, lineNo, verdict.detail);
       return;
     }
     if (duplicates?.seen(verdict.record)) {
-      counter.reject('duplicate', lineNo, `eventId ${verdict.record.eventId.slice(0, 80)} with the same body was seen before`);
+      c.reject('duplicate', lineNo, `eventId ${verdict.record.eventId.slice(0, 80)} with the same body was seen before`);
       return;
     }
-    r.accepted++;
+    rep.accepted++;
     verdict.record.span = { start: base + start, end: base + end };
     ready.push(verdict.record);
   };
   const tooLong = (bytes: number): void => {
+    const c = counter as IngestFileCounter;
     lineNo++;
-    r.linesRead++;
-    counter.reject('line_too_long', lineNo, `line of ${bytes} bytes exceeds the ${maxLineBytes}-byte limit`);
+    c.report.linesRead++;
+    c.reject('line_too_long', lineNo, `line of ${bytes} bytes exceeds the ${maxLineBytes}-byte limit`);
   };
 
   // The unfinished line: copied parts (a source may reuse its chunk buffers), or only a byte
@@ -518,8 +571,25 @@ export async function* parseCaptureStream(
   let pendingBytes = 0;
   let overlong = false;
   let pendingStart = 0; // file offset of the unfinished line's first byte
+  // Until the file is entered: its first byte, when a chunk of one byte left it undecided.
+  let head: Buffer | null = null;
   for await (const chunk of chunks) {
-    const buf = asBuffer(chunk);
+    let buf = asBuffer(chunk);
+    if (!r) {
+      if (buf.length === 0) continue;
+      if (head) buf = Buffer.concat([head, buf]);
+      if (buf.length < GZIP_MAGIC.length && buf[0] === GZIP_MAGIC[0]) {
+        head = Buffer.from(buf);
+        continue;
+      }
+      head = null;
+      if (buf[0] === GZIP_MAGIC[0] && buf[1] === GZIP_MAGIC[1]) {
+        report.skipFile(file, GZIP_SKIP_REASON);
+        return;
+      }
+      counter = report.startFile(file);
+      r = counter.report;
+    }
     const chunkBase = r.bytesRead;
     r.bytesRead += buf.length;
     let start = 0;
@@ -543,6 +613,17 @@ export async function* parseCaptureStream(
     }
     for (const record of ready) yield record;
     ready.length = 0;
+  }
+  if (!r) {
+    // Empty, or a single byte.
+    counter = report.startFile(file);
+    r = counter.report;
+    if (head) {
+      r.bytesRead = head.length;
+      pending = [head];
+      pendingBytes = head.length;
+      pendingStart = 0;
+    }
   }
   if (overlong) tooLong(pendingBytes);
   else if (pendingBytes > 0) handle(Buffer.concat(pending), pendingStart, 0, pendingBytes, false);

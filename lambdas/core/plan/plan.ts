@@ -4,11 +4,12 @@
  * Planning rules (the README quotes this block):
  * 1. Order. Records are sorted by inferenceTime, stably: ties keep capture order (the order
  *    given, i.e. file order, then line order).
- * 2. Intra-second policy, for records whose inferenceTime has no fractional part (SageMaker
- *    usually writes whole seconds): `spread` (default) gives the k records of one second
- *    +i*1000/k ms, i = 0..k-1 in capture order; `burst` leaves them all at the start of the
- *    second. Records with fractional times keep them and are not counted in k. The result
- *    is each request's `captureTimeMs`.
+ * 2. Intra-second policy, for records whose inferenceTime is written without a fractional
+ *    part (SageMaker writes whole seconds, `...:18Z`): `spread` (default) gives the k records
+ *    of one second +i*1000/k ms, i = 0..k-1 in capture order; `burst` leaves them all at the
+ *    start of the second. Records whose time is written with a fraction (`.250`, and `.000`
+ *    too: the text decides, not the value) keep it and are not counted in k. The result is
+ *    each request's `captureTimeMs`; `timing` says how many moved and by how much at most.
  * 3. Window. Schedule zero = the first record's captureTimeMs. A record is in the window when
  *    startOffsetMs <= t - zero <= endOffsetMs, inclusive at both ends like AIPerf's
  *    `--fixed-schedule-start-offset/-end-offset`; the rest is counted as
@@ -27,6 +28,9 @@
  *      usage chunk is where token counts, and so ITL, come from.
  *    `streaming` is the final body's `stream === true`. Overrides need a JSON object body;
  *    other bodies (CSV, binary, JSON arrays, unparsable text) are always sent as captured.
+ *    The re-serialization is JSON.stringify's; a body nested too deep for it (thousands of
+ *    levels: V8's stringify recurses, its parse does not) gets the same bytes from an
+ *    iterative serializer instead of a stack overflow.
  * 6. Target compatibility. An `openai-chat` target takes a JSON content type
  *    (application/json or *+json, any case, parameters ignored) whose body is an object with
  *    a `messages` array. Other records stay in the plan, with an index and a due time, but go
@@ -38,7 +42,7 @@
 import { isJsonContentType } from '../capture/parse';
 import { deterministicUuid } from '../ids';
 import { seededRandom } from '../random';
-import type { ByteSpan, CaptureRecord, DropReason, IntraSecondPolicy, ReplayPlan, ScheduledRequest, TargetKind } from '../types';
+import type { ByteSpan, CaptureRecord, DropReason, IntraSecondPolicy, ReplayPlan, ScheduledRequest, TargetKind, TimingSummary } from '../types';
 
 export interface PlanOptions {
   runId: string;
@@ -91,28 +95,104 @@ export interface Timeable {
   hasSubSecondTime: boolean;
 }
 
-interface Timed<T> {
-  item: T;
-  /** Position in the input: capture order, the tie-breaker. */
-  order: number;
-  /** Capture time relative to the earliest record, in ms. */
-  timeMs: number;
+/** Rules 1-4 on rows 0..n-1 (capture order), in columns: which rows, in schedule order, at which offsets. */
+interface RowSchedule {
+  /** Selected rows in schedule order; position = the request's index. */
+  rows: number[];
+  offsetMs: number[];
+  captureTimeMs: number[];
+  excluded: ReplayPlan['excluded'];
+  scheduleZeroMs: number | null;
+  durationMs: number;
+  timing: TimingSummary;
 }
 
-/** `timed` must be in capture order: that is the order the second's slots are handed out in. */
-function spreadWholeSeconds<T extends Timeable>(timed: readonly Timed<T>[]): void {
-  const bySecond = new Map<number, Timed<T>[]>();
-  for (const t of timed) {
-    if (t.item.hasSubSecondTime) continue;
-    const group = bySecond.get(t.timeMs);
-    if (group) group.push(t);
-    else bySecond.set(t.timeMs, [t]);
+/**
+ * Rules 1-4 over `n` records given by accessors, in typed arrays (a 1 GB capture's 480,000
+ * records cost ~6 MB here, not an object each): order, intra-second policy, window,
+ * selection, offsets. Row i is the i-th record in capture order, the tie-breaker and the
+ * order a second's slots are handed out in.
+ */
+function scheduleRows(n: number, timeOf: (row: number) => number, subSecondOf: (row: number) => boolean, options: PlanOptions): RowSchedule {
+  const problems = validatePlanOptions(options);
+  if (problems.length > 0) throw new Error(`invalid plan options: ${problems.join('; ')}`);
+  const excluded: ReplayPlan['excluded'] = {};
+  const timing: TimingSummary = { intraSecond: options.intraSecond, wholeSecondRecords: 0, exactTimeRecords: 0, spreadRecords: 0, maxSpreadMs: 0 };
+  if (n === 0) return { rows: [], offsetMs: [], captureTimeMs: [], excluded, scheduleZeroMs: null, durationMs: 0, timing };
+
+  // Work in ms relative to the earliest capture: at epoch scale (~1.8e12 ms) a float64 keeps
+  // only about 1e-4 ms, which would blur thirds of a second and offset edges.
+  let base = Infinity;
+  for (let i = 0; i < n; i++) base = Math.min(base, timeOf(i));
+  const t = new Float64Array(n);
+  for (let i = 0; i < n; i++) t[i] = timeOf(i) - base;
+
+  // Rule 2: the whole-second records of each second, counted, then spread in capture order.
+  const spread = options.intraSecond === 'spread';
+  const perSecond = new Map<number, number>();
+  for (let i = 0; i < n; i++) {
+    if (subSecondOf(i)) {
+      timing.exactTimeRecords++;
+      continue;
+    }
+    timing.wholeSecondRecords++;
+    if (spread) perSecond.set(t[i] as number, (perSecond.get(t[i] as number) ?? 0) + 1);
   }
-  for (const group of bySecond.values()) {
-    group.forEach((t, i) => {
-      t.timeMs += (i * 1000) / group.length;
-    });
+  if (spread) {
+    for (const k of perSecond.values()) {
+      if (k < 2) continue;
+      timing.spreadRecords += k - 1;
+      timing.maxSpreadMs = Math.max(timing.maxSpreadMs, ((k - 1) * 1000) / k);
+    }
+    const handedOut = new Map<number, number>();
+    for (let i = 0; i < n; i++) {
+      if (subSecondOf(i)) continue;
+      const second = t[i] as number;
+      const k = perSecond.get(second) as number;
+      if (k < 2) continue;
+      const slot = handedOut.get(second) ?? 0;
+      handedOut.set(second, slot + 1);
+      t[i] = second + (slot * 1000) / k;
+    }
   }
+
+  // Rule 1: by time, ties in capture order.
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  order.sort((a, b) => (t[a] as number) - (t[b] as number) || a - b);
+
+  // Rules 3 and 4: window, sample, limit.
+  const zero = t[order[0] as number] as number;
+  const start = options.startOffsetMs ?? 0;
+  const end = options.endOffsetMs ?? Infinity;
+  let rows: number[] = [];
+  for (const row of order) {
+    const at = (t[row] as number) - zero;
+    if (at >= start && at <= end) rows.push(row);
+  }
+  if (rows.length < n) excluded.outside_offset_window = n - rows.length;
+  const { sampleRate } = options;
+  if (sampleRate !== undefined && sampleRate < 1) {
+    const random = seededRandom(options.seed ?? DEFAULT_SEED);
+    const kept = rows.filter(() => random() < sampleRate);
+    if (kept.length < rows.length) excluded.sample = rows.length - kept.length;
+    rows = kept;
+  }
+  if (options.limit !== undefined && rows.length > options.limit) {
+    excluded.limit = rows.length - options.limit;
+    rows = rows.slice(0, options.limit);
+  }
+  const offsetOf = (row: number) => ((t[row] as number) - zero - start) / options.timeScale;
+  const last = rows[rows.length - 1];
+  return {
+    rows,
+    offsetMs: rows.map(offsetOf),
+    captureTimeMs: rows.map((row) => base + (t[row] as number)),
+    excluded,
+    scheduleZeroMs: base + zero,
+    durationMs: last === undefined ? 0 : offsetOf(last),
+    timing,
+  };
 }
 
 interface Schedule<T> {
@@ -121,47 +201,23 @@ interface Schedule<T> {
   excluded: ReplayPlan['excluded'];
   scheduleZeroMs: number | null;
   durationMs: number;
+  timing: TimingSummary;
 }
 
-/** Rules 1-4 on anything with a time: order, intra-second policy, window, selection, offsets. */
+/** Rules 1-4 on anything with a time. */
 function scheduleItems<T extends Timeable>(items: readonly T[], options: PlanOptions): Schedule<T> {
-  const problems = validatePlanOptions(options);
-  if (problems.length > 0) throw new Error(`invalid plan options: ${problems.join('; ')}`);
-  const excluded: ReplayPlan['excluded'] = {};
-  if (items.length === 0) return { selected: [], excluded, scheduleZeroMs: null, durationMs: 0 };
-
-  // Work in ms relative to the earliest capture: at epoch scale (~1.8e12 ms) a float64 keeps
-  // only about 1e-4 ms, which would blur thirds of a second and offset edges.
-  let base = Infinity;
-  for (const r of items) if (r.inferenceTimeMs < base) base = r.inferenceTimeMs;
-  const timed: Timed<T>[] = items.map((item, order) => ({ item, order, timeMs: item.inferenceTimeMs - base }));
-  if (options.intraSecond === 'spread') spreadWholeSeconds(timed);
-  timed.sort((a, b) => a.timeMs - b.timeMs || a.order - b.order);
-
-  const zero = (timed[0] as Timed<T>).timeMs;
-  const start = options.startOffsetMs ?? 0;
-  const end = options.endOffsetMs ?? Infinity;
-  let selected = timed.filter((t) => t.timeMs - zero >= start && t.timeMs - zero <= end);
-  if (selected.length < timed.length) excluded.outside_offset_window = timed.length - selected.length;
-
-  const { sampleRate } = options;
-  if (sampleRate !== undefined && sampleRate < 1) {
-    const random = seededRandom(options.seed ?? DEFAULT_SEED);
-    const kept = selected.filter(() => random() < sampleRate);
-    if (kept.length < selected.length) excluded.sample = selected.length - kept.length;
-    selected = kept;
-  }
-  if (options.limit !== undefined && selected.length > options.limit) {
-    excluded.limit = selected.length - options.limit;
-    selected = selected.slice(0, options.limit);
-  }
-  const offsetOf = (t: Timed<T>) => (t.timeMs - zero - start) / options.timeScale;
-  const last = selected[selected.length - 1];
+  const s = scheduleRows(
+    items.length,
+    (i) => (items[i] as T).inferenceTimeMs,
+    (i) => (items[i] as T).hasSubSecondTime,
+    options,
+  );
   return {
-    selected: selected.map((t) => ({ item: t.item, offsetMs: offsetOf(t), captureTimeMs: base + t.timeMs })),
-    excluded,
-    scheduleZeroMs: base + zero,
-    durationMs: last ? offsetOf(last) : 0,
+    selected: s.rows.map((row, i) => ({ item: items[row] as T, offsetMs: s.offsetMs[i] as number, captureTimeMs: s.captureTimeMs[i] as number })),
+    excluded: s.excluded,
+    scheduleZeroMs: s.scheduleZeroMs,
+    durationMs: s.durationMs,
+    timing: s.timing,
   };
 }
 
@@ -220,6 +276,55 @@ function applyOverrides(obj: JsonObject, options: PlanOptions): { result: JsonOb
   return { result, overrides };
 }
 
+/**
+ * JSON.stringify of a value from JSON.parse, without recursion: the same text, at any depth.
+ * Values from JSON.parse are only objects (own keys in Object.keys order, as stringify takes
+ * them), arrays, strings, finite or infinite numbers, booleans and null; primitives go
+ * through JSON.stringify itself, so escapes and numbers are its own.
+ */
+export function stringifyDeep(value: unknown): string {
+  const out: string[] = [];
+  // Work items: a value to write, or literal text (separators, closing brackets).
+  const stack: ({ text: string } | { value: unknown })[] = [{ value }];
+  while (stack.length > 0) {
+    const item = stack.pop() as { text: string } | { value: unknown };
+    if ('text' in item) {
+      out.push(item.text);
+      continue;
+    }
+    const v = item.value;
+    if (Array.isArray(v)) {
+      out.push('[');
+      stack.push({ text: ']' });
+      for (let i = v.length - 1; i >= 0; i--) {
+        stack.push({ value: v[i] === undefined ? null : v[i] });
+        if (i > 0) stack.push({ text: ',' });
+      }
+    } else if (typeof v === 'object' && v !== null) {
+      const obj = v as Record<string, unknown>;
+      const keys = Object.keys(obj).filter((k) => obj[k] !== undefined);
+      out.push('{');
+      stack.push({ text: '}' });
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i] as string;
+        stack.push({ value: obj[key] });
+        stack.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(key)}:` });
+      }
+    } else out.push(JSON.stringify(v) ?? 'null');
+  }
+  return out.join('');
+}
+
+/** JSON.stringify, or the same text from `stringifyDeep` when the value is nested too deep for it. */
+function serialize(value: JsonObject): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return stringifyDeep(value);
+  }
+}
+
 function planBodyForEveryKind(record: CaptureRecord, options: PlanOptions): KindFreeBodyPlan {
   const { contentType, body } = record.input;
   const asCaptured = (chat: Verdict | null, streaming = false): KindFreeBodyPlan => ({ body, streaming, overrides: [], chat });
@@ -233,7 +338,7 @@ function planBodyForEveryKind(record: CaptureRecord, options: PlanOptions): Kind
   }
   const { result, overrides } = applyOverrides(parsed, options);
   return {
-    body: overrides.length > 0 ? Buffer.from(JSON.stringify(result), 'utf8') : body,
+    body: overrides.length > 0 ? Buffer.from(serialize(result), 'utf8') : body,
     streaming: result.stream === true,
     overrides,
     chat: null,
@@ -269,31 +374,66 @@ function toRequest(record: CaptureRecord, planned: BodyPlan, index: number, offs
   };
 }
 
-export function buildPlan(records: readonly CaptureRecord[], options: PlanOptions): ReplayPlan {
-  const schedule = scheduleItems(records, options);
+/** Rule 6 on the selected records, in schedule order: requests, and what this target kind drops. */
+function assemble(selected: readonly { record: CaptureRecord; index: number; offsetMs: number; captureTimeMs: number }[], options: PlanOptions): Pick<ReplayPlan, 'requests' | 'incompatible'> {
   const requests: ScheduledRequest[] = [];
   const incompatible: ReplayPlan['incompatible'] = [];
-  schedule.selected.forEach(({ item, offsetMs, captureTimeMs }, index) => {
-    const planned = planBody(item, options);
-    const request = toRequest(item, planned, index, offsetMs, captureTimeMs, options);
+  for (const { record, index, offsetMs, captureTimeMs } of selected) {
+    const planned = planBody(record, options);
+    const request = toRequest(record, planned, index, offsetMs, captureTimeMs, options);
     if (planned.incompatible) incompatible.push({ request, ...planned.incompatible });
     else requests.push(request);
-  });
-  return { requests, incompatible, excluded: schedule.excluded, scheduleZeroMs: schedule.scheduleZeroMs, durationMs: schedule.durationMs };
+  }
+  return { requests, incompatible };
 }
 
-// ---- Two-pass planning, for inputs too large to hold (the ingest function) ----
+export function buildPlan(records: readonly CaptureRecord[], options: PlanOptions): ReplayPlan {
+  const schedule = scheduleItems(records, options);
+  const { requests, incompatible } = assemble(
+    schedule.selected.map(({ item, offsetMs, captureTimeMs }, index) => ({ record: item, index, offsetMs, captureTimeMs })),
+    options,
+  );
+  return { requests, incompatible, excluded: schedule.excluded, scheduleZeroMs: schedule.scheduleZeroMs, durationMs: schedule.durationMs, timing: schedule.timing };
+}
+
+// ---- Two-pass planning, for inputs too large to hold (the ingest function, the local CLI) ----
 //
 // Pass 1 keeps, per record, what the rules need and where its line is (`span`), not its body:
 // the timing rules run on that index exactly as buildPlan runs them. Pass 2 reads back the
-// lines of the requests about to be sent, a shard at a time, and materializes them with the
-// same body rules. Memory is O(records x a few hundred bytes), not O(file).
+// lines of the requests about to be sent (the pipeline: a shard at a time; the CLI: the
+// selected ones, before the run) and materializes them with the same body rules. Memory is
+// O(records x a few hundred bytes) plus the selected bodies, not O(file).
 
-/** A capture record without its body: enough to plan it and to read it back. */
-export interface IndexedRecord extends Timeable {
-  eventId: string;
+/**
+ * The least a record needs to be scheduled and read back: its time, where its line is, and
+ * what the line read back must show: its eventId, or (a compact index) a 32-bit hash of it.
+ */
+export interface LineRef extends Timeable {
   source: CaptureRecord['source'];
   span: ByteSpan;
+  eventId?: string;
+  /** `eventIdHash(eventId)`, when the index keeps that instead of the eventId. */
+  eventIdHash?: number;
+}
+
+/** FNV-1a over the UTF-16 code units: a compact index's check that a line read back is the one planned. */
+export function eventIdHash(eventId: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < eventId.length; i++) h = Math.imul(h ^ eventId.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** Why the record read back is not the line planned (the file changed), or null. */
+export function readBackMismatch(ref: LineRef, record: CaptureRecord): string | null {
+  const { eventId } = record;
+  if (ref.eventId !== undefined ? eventId === ref.eventId : ref.eventIdHash === undefined || eventIdHash(eventId) === ref.eventIdHash) return null;
+  const planned = ref.eventId !== undefined ? `eventId ${ref.eventId.slice(0, 80)}` : `an eventId hashing to ${ref.eventIdHash}`;
+  return `${ref.source.file}:${ref.source.line} read back as eventId ${eventId.slice(0, 80)}, planned as ${planned}: the file changed`;
+}
+
+/** A capture record without its body: enough to plan it, shard it by bytes, and read it back. */
+export interface IndexedRecord extends LineRef {
+  eventId: string;
   /** Size of the body as it will be sent (after overrides), for sharding by bytes. */
   bodyBytes: number;
   /** The verdict of `options.targetKind`. */
@@ -302,20 +442,33 @@ export interface IndexedRecord extends Timeable {
   incompatibleByKind?: Partial<Record<TargetKind, Verdict | null>>;
 }
 
+function spanOf(record: CaptureRecord): ByteSpan {
+  if (!record.span) throw new Error(`record ${record.source.file}:${record.source.line} has no byte span (parse it from a byte stream)`);
+  return record.span;
+}
+
+/**
+ * Pass 1 when verdicts wait for pass 2 (the CLI reads back every selected record before
+ * the run, so rule 6 runs there as in buildPlan): time, eventId and line only, no body parse.
+ */
+export function lineRef(record: CaptureRecord): LineRef {
+  return { eventId: record.eventId, inferenceTimeMs: record.inferenceTimeMs, hasSubSecondTime: record.hasSubSecondTime, source: record.source, span: spanOf(record) };
+}
+
 /**
  * Pass 1: the record's plan-relevant facts; the body is dropped by the caller. With `kinds`
  * (the target kinds of a run whose targets differ), the record keeps every kind's verdict,
  * from the same single parse; read them with `incompatibleAs`.
  */
 export function indexRecord(record: CaptureRecord, options: PlanOptions, kinds?: readonly TargetKind[]): IndexedRecord {
-  if (!record.span) throw new Error(`record ${record.source.file}:${record.source.line} has no byte span (parse it from a byte stream)`);
+  const span = spanOf(record);
   const planned = planBodyForEveryKind(record, options);
   return {
     eventId: record.eventId,
     inferenceTimeMs: record.inferenceTimeMs,
     hasSubSecondTime: record.hasSubSecondTime,
     source: record.source,
-    span: record.span,
+    span,
     bodyBytes: planned.body.byteLength,
     incompatible: verdictFor(options.targetKind, planned),
     ...(kinds && kinds.length > 0 ? { incompatibleByKind: Object.fromEntries(kinds.map((k) => [k, verdictFor(k, planned)])) } : {}),
@@ -330,33 +483,70 @@ export function incompatibleAs(record: IndexedRecord, kind: TargetKind): Verdict
   return verdict;
 }
 
-export interface IndexedEntry {
+export interface IndexedEntry<R extends LineRef = IndexedRecord> {
   index: number;
   offsetMs: number;
   captureTimeMs: number;
-  record: IndexedRecord;
+  record: R;
 }
 
-export interface IndexedPlan {
+export interface IndexedPlan<R extends LineRef = IndexedRecord> {
   /** Every selected record in schedule order, incompatible ones included (they carry the reason). */
-  entries: IndexedEntry[];
+  entries: IndexedEntry<R>[];
   excluded: ReplayPlan['excluded'];
   scheduleZeroMs: number | null;
   durationMs: number;
+  timing: TimingSummary;
 }
 
-export function planIndexed(records: readonly IndexedRecord[], options: PlanOptions): IndexedPlan {
+export function planIndexed<R extends LineRef>(records: readonly R[], options: PlanOptions): IndexedPlan<R> {
   const schedule = scheduleItems(records, options);
   return {
     entries: schedule.selected.map(({ item, offsetMs, captureTimeMs }, index) => ({ index, offsetMs, captureTimeMs, record: item })),
     excluded: schedule.excluded,
     scheduleZeroMs: schedule.scheduleZeroMs,
     durationMs: schedule.durationMs,
+    timing: schedule.timing,
   };
 }
 
+/**
+ * planIndexed over `n` rows given by accessors (a compact index's columns, in capture order),
+ * each selected row then made the LineRef of its entry: only the selected ones ever are.
+ */
+export function planRows<R extends LineRef>(n: number, timeOf: (row: number) => number, subSecondOf: (row: number) => boolean, options: PlanOptions, toRef: (row: number) => R): IndexedPlan<R> {
+  const s = scheduleRows(n, timeOf, subSecondOf, options);
+  return {
+    entries: s.rows.map((row, index) => ({ index, offsetMs: s.offsetMs[index] as number, captureTimeMs: s.captureTimeMs[index] as number, record: toRef(row) })),
+    excluded: s.excluded,
+    scheduleZeroMs: s.scheduleZeroMs,
+    durationMs: s.durationMs,
+    timing: s.timing,
+  };
+}
+
+function checkReadBack(entry: IndexedEntry<LineRef>, record: CaptureRecord): void {
+  const mismatch = readBackMismatch(entry.record, record);
+  if (mismatch) throw new Error(mismatch);
+}
+
 /** Pass 2: the request for an entry, from its record read back (the same line). */
-export function materializeRequest(entry: IndexedEntry, record: CaptureRecord, options: PlanOptions): ScheduledRequest {
-  if (record.eventId !== entry.record.eventId) throw new Error(`line ${record.source.line} read back as eventId ${record.eventId.slice(0, 80)}, planned as ${entry.record.eventId.slice(0, 80)}: the file changed`);
+export function materializeRequest(entry: IndexedEntry<LineRef>, record: CaptureRecord, options: PlanOptions): ScheduledRequest {
+  checkReadBack(entry, record);
   return toRequest(record, planBody(record, options), entry.index, entry.offsetMs, entry.captureTimeMs, options);
+}
+
+/**
+ * Pass 2 of a whole plan for one target kind: `records[i]` is entry i's record read back.
+ * Gives exactly what buildPlan gives for the same records (a test holds the two together).
+ */
+export function materializePlan(plan: IndexedPlan<LineRef>, records: readonly CaptureRecord[], options: PlanOptions): ReplayPlan {
+  if (records.length !== plan.entries.length) throw new Error(`${records.length} records read back for ${plan.entries.length} planned`);
+  const selected = plan.entries.map((entry, i) => {
+    const record = records[i] as CaptureRecord;
+    checkReadBack(entry, record);
+    return { record, index: entry.index, offsetMs: entry.offsetMs, captureTimeMs: entry.captureTimeMs };
+  });
+  const { requests, incompatible } = assemble(selected, options);
+  return { requests, incompatible, excluded: plan.excluded, scheduleZeroMs: plan.scheduleZeroMs, durationMs: plan.durationMs, timing: plan.timing };
 }

@@ -82,7 +82,7 @@ describe('parseInferenceTime', () => {
     ['2026-04-29T00:03:18Z', T, false],
     ['2026-04-29T00:03:18.250Z', T + 250, true],
     ['2026-04-29T00:03:18.5Z', T + 500, true],
-    ['2026-04-29T00:03:18.000Z', T, false], // always-.000 writers carry whole seconds
+    ['2026-04-29T00:03:18.000Z', T, true], // a fraction written, even .000: exact (issue 11)
     ['2026-04-29T00:03:18.123456789Z', T + 123.456789, true],
     ['2026-04-29T02:03:18+02:00', T, false],
     ['2026-04-28T19:03:18.5-05:00', T + 500, true],

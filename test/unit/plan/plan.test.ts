@@ -178,7 +178,14 @@ describe('ids and validation', () => {
   });
 
   it('plans nothing from nothing', () => {
-    expect(buildPlan([], base)).toEqual({ requests: [], incompatible: [], excluded: {}, scheduleZeroMs: null, durationMs: 0 });
+    expect(buildPlan([], base)).toEqual({
+      requests: [],
+      incompatible: [],
+      excluded: {},
+      scheduleZeroMs: null,
+      durationMs: 0,
+      timing: { intraSecond: base.intraSecond, wholeSecondRecords: 0, exactTimeRecords: 0, spreadRecords: 0, maxSpreadMs: 0 },
+    });
   });
 });
 
