@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,5 +88,69 @@ describe('local capture files', () => {
     expect(built.totals).toEqual({ files: 5, linesRead: 7, blankLines: 0, accepted: 5, rejected: 2, rejectedByReason: { duplicate: 1, invalid_json: 1 } });
     expect(built.skippedFiles.map((s) => s.reason)).toEqual(['not a .jsonl file', 'not a .jsonl file']);
     expect(built.files.find((f) => f.file.endsWith('05-a.jsonl'))?.examples.invalid_json).toEqual([{ file: join(root, 'ep/AllTraffic/2026/04/29/01/05-a.jsonl'), line: 2, detail: 'not JSON (6 chars)' }]);
+  });
+});
+
+describe('local capture files that cannot be read: skipped with their reason, the rest read', () => {
+  // root reads through chmod 000; the end-to-end fuzz test runs the CLI as another user then.
+  const isRoot = process.getuid?.() === 0;
+  if (isRoot) process.stdout.write('capture-files.test.ts: running as root, chmod 000 does not deny: the EACCES cases run in test/e2e/cli-fuzz.test.ts as an unprivileged user\n');
+
+  it.skipIf(isRoot)('an unreadable folder and an unreadable file (EACCES)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'captures-eacces-'));
+    try {
+      mkdirSync(join(dir, 'locked'));
+      writeFileSync(join(dir, 'locked/inside.jsonl'), at('in', '2026-04-29T00:00:00Z'));
+      writeFileSync(join(dir, 'no-read.jsonl'), at('nr', '2026-04-29T00:00:00Z'));
+      writeFileSync(join(dir, 'ok.jsonl'), at('ok', '2026-04-29T00:00:01Z'));
+      chmodSync(join(dir, 'locked'), 0o000);
+      chmodSync(join(dir, 'no-read.jsonl'), 0o000);
+      const report = new IngestReportBuilder();
+      const ids: string[] = [];
+      for await (const r of readCaptures(dir, report, new DuplicateFilter())) ids.push(r.eventId);
+      expect(ids).toEqual(['ok']);
+      const built = report.build();
+      expect(built.files.map((f) => f.file)).toEqual([join(dir, 'ok.jsonl')]);
+      expect(built.skippedFiles).toEqual([
+        { file: join(dir, 'locked'), reason: 'folder not read: EACCES: permission denied' },
+        { file: join(dir, 'no-read.jsonl'), reason: 'not read: EACCES: permission denied' },
+      ]);
+    } finally {
+      chmodSync(join(dir, 'locked'), 0o755);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('symbolic links (dangling or not) and FIFOs are listed as skipped, never opened', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'captures-special-'));
+    try {
+      writeFileSync(join(dir, 'ok.jsonl'), at('ok', '2026-04-29T00:00:01Z'));
+      symlinkSync(join(dir, 'nowhere'), join(dir, 'dangling.jsonl'));
+      symlinkSync(join(dir, 'ok.jsonl'), join(dir, 'link.jsonl'));
+      const fifo = spawnSync('mkfifo', [join(dir, 'pipe.jsonl')]).status === 0;
+      const listing = await listCaptureFiles(dir);
+      expect(listing.files).toEqual([join(dir, 'ok.jsonl')]);
+      expect(listing.skipped).toEqual([
+        { file: join(dir, 'dangling.jsonl'), reason: 'a symbolic link (not followed)' },
+        { file: join(dir, 'link.jsonl'), reason: 'a symbolic link (not followed)' },
+        ...(fifo ? [{ file: join(dir, 'pipe.jsonl'), reason: 'not a regular file' }] : []),
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an invalid CAPTURE_REPLAY_MAX_LINE_BYTES is an error before anything is read', async () => {
+    const saved = process.env.CAPTURE_REPLAY_MAX_LINE_BYTES;
+    process.env.CAPTURE_REPLAY_MAX_LINE_BYTES = 'lots';
+    try {
+      const drain = async () => {
+        for await (const r of readCaptures(tmpdir(), new IngestReportBuilder(), new DuplicateFilter())) void r;
+      };
+      await expect(drain()).rejects.toThrow(/CAPTURE_REPLAY_MAX_LINE_BYTES must be a whole number/);
+    } finally {
+      if (saved === undefined) delete process.env.CAPTURE_REPLAY_MAX_LINE_BYTES;
+      else process.env.CAPTURE_REPLAY_MAX_LINE_BYTES = saved;
+    }
   });
 });
