@@ -30,6 +30,7 @@ import { startMockSageMaker } from './mock-sagemaker';
 import { startMockServer } from './mock-server';
 import { planProblemsAsFlags, usageMessage, USAGE_EXIT } from './cli-usage';
 import { describePreflight, preflight } from './preflight';
+import { installInterrupt } from './interrupt';
 
 export interface ReplayCommandOptions {
   capturesPath: string;
@@ -69,6 +70,8 @@ export interface ReplayCommandOptions {
   goodput?: Record<string, number>;
   /** Keep excerpts of response text in error messages (--no-response-excerpts: false). Default true. */
   responseExcerpts?: boolean;
+  /** After SIGINT/SIGTERM, how long requests in flight may finish before they are cancelled (ms; interrupt.ts). */
+  cancelGrace?: number;
   /** Where to write human output (the summary table); errors go to stderr. */
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
@@ -159,12 +162,9 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
 
   const store = new FsArtifactStore(options.out);
   const progress = new Progress(options.progress && Boolean((err as NodeJS.WriteStream).isTTY), err);
-  const abort = new AbortController();
-  const onSignal = () => {
-    err.write('\ncapture-replay: interrupted; requests not yet sent are counted as aborted\n');
-    abort.abort();
-  };
-  process.once('SIGINT', onSignal);
+  // SIGINT/SIGTERM: stop scheduling, cancel what is in flight after a grace, write everything.
+  const interrupt = installInterrupt({ stderr: err, ...(options.cancelGrace !== undefined ? { graceMs: options.cancelGrace } : {}) });
+  let analysis = null as Analysis | null;
   let result: ReplayRunResult;
   let planned = 0;
   try {
@@ -179,7 +179,17 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
       leadMs: options.lead,
       ...(options.goodput ? { goodputSlos: options.goodput } : {}),
       dispatch: options.dispatch ?? 'parallel',
-      signal: abort.signal,
+      signal: interrupt.stop,
+      cancelSignal: interrupt.cancel,
+      // The comparison and the report before the manifests: the manifests are the last files written.
+      beforeManifests: async (targets) => {
+        analysis = analyseRun(targets, runId, {
+          ...DEFAULT_COMPARE_OPTIONS,
+          ...(options.minEffect !== undefined ? { minEffect: options.minEffect } : {}),
+          ...(options.resamples !== undefined ? { resamples: options.resamples } : {}),
+        });
+        await writeRunAnalysis(store, `${runId}/`, analysis.comparison, renderReportHtml(analysis.report, loadChartAssets()));
+      },
       inputConfig: (name) => inputConfigOf(options, runId, name, parsedTargets.find((t) => t.name === name) ?? null),
       ...(options.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
       ...(options.lateTolerance !== undefined ? { latePolicy: { toleranceMs: options.lateTolerance, action: options.latePolicy } } : {}),
@@ -191,7 +201,7 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
     });
   } finally {
     progress.stop();
-    process.removeListener('SIGINT', onSignal);
+    interrupt.dispose();
     await Promise.all(clients.map((client) => client.close()));
   }
 
@@ -207,18 +217,13 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
       exitCode = fail(`error rate ${(manifest.failed / manifest.fired).toFixed(3)} is above --max-error-rate ${options.maxErrorRate}`);
     }
   }
-  const analysis = analyseRun(result, runId, {
-    ...DEFAULT_COMPARE_OPTIONS,
-    ...(options.minEffect !== undefined ? { minEffect: options.minEffect } : {}),
-    ...(options.resamples !== undefined ? { resamples: options.resamples } : {}),
-  });
-  await writeRunAnalysis(store, `${runId}/`, analysis.comparison, renderReportHtml(analysis.report, loadChartAssets()));
+  if (!analysis) return fail('the run ended without its analysis: this is a bug, please report it');
   if (analysis.comparison) {
     out.write('\n' + renderComparisonTable(analysis.comparison) + '\n');
     out.write(`Comparison: ${join(options.out, runId, RUN_FILES.comparison)}\n`);
   }
   out.write(`Report: ${join(options.out, runId, RUN_FILES.report)}\n`);
-  if (abort.signal.aborted) exitCode = 1;
+  exitCode = interrupt.exitCode() ?? exitCode;
   if (exitCode === 0 && analysis.comparison && options.failOn && hasVerdict(analysis.comparison, options.failOn)) {
     err.write(`capture-replay: a verdict is ${options.failOn.join(' or ')} (--fail-on)\n`);
     exitCode = FAIL_ON_EXIT;
@@ -227,13 +232,13 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
 }
 
 /** The run's comparison and report from its targets' outcomes. */
-function analyseRun(result: ReplayRunResult, runId: string, compare: CompareOptions): Analysis {
+function analyseRun(targets: readonly ReplayRunResult['targets'][number][], runId: string, compare: CompareOptions): Analysis {
   return analyse({
     title: `capture-replay | ${runId}`,
     runId,
     generatedAt: new Date().toISOString(),
     compare,
-    targets: result.targets.map((run) => ({
+    targets: targets.map((run) => ({
       accumulator: TargetAccumulator.fromRun(run.target, run.outcomes, run.records),
       summary: summaryOf(run.target, run.manifest),
     })),

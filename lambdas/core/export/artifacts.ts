@@ -34,12 +34,24 @@ export interface TargetArtifacts {
   endTime: string;
 }
 
-/** Writes one target's artifacts under `prefix` (e.g. `<run-id>/<target>/`); returns the keys written. */
+/**
+ * Writes one target's artifacts under `prefix` (e.g. `<run-id>/<target>/`), the manifest
+ * last; returns the keys written.
+ */
 export async function writeTargetArtifacts(
   store: ArtifactStore,
   prefix: string,
   artifacts: TargetArtifacts,
 ): Promise<string[]> {
+  const data = await writeTargetData(store, prefix, artifacts);
+  return [...data, await writeTargetManifest(store, prefix, artifacts)];
+}
+
+/**
+ * The target's results without its manifest: records, AIPerf JSON and CSV. A run with several
+ * targets writes every target's data (and its run-level files) before any manifest.
+ */
+export async function writeTargetData(store: ArtifactStore, prefix: string, artifacts: TargetArtifacts): Promise<string[]> {
   const lines = artifacts.records.map(profileRecordLine);
   const files: [string, string, string][] = [
     [ARTIFACT_FILES.records, lines.length > 0 ? lines.join('\n') + '\n' : '', 'application/x-ndjson'],
@@ -56,10 +68,18 @@ export async function writeTargetArtifacts(
     [ARTIFACT_FILES.aiperfCsv, renderAiperfCsv(artifacts.aggregates), 'text/csv'],
   ];
   await Promise.all(files.map(([name, body, type]) => store.put(prefix + name, body, type)));
-  // The manifest last: whoever sees it (a user polling S3, a test) finds the other files complete.
+  return files.map(([name]) => prefix + name);
+}
+
+/**
+ * The manifest, written after everything it accounts for: whoever sees it (a user polling S3,
+ * a test, `compare`) finds the other files complete, and a run cut short (a crash, `kill -9`)
+ * has none. Returns its key.
+ */
+export async function writeTargetManifest(store: ArtifactStore, prefix: string, artifacts: Pick<TargetArtifacts, 'manifest' | 'records'>): Promise<string> {
   const manifest = { ...artifacts.manifest, outputAgreement: outputAgreement(artifacts.records) };
   await store.put(prefix + ARTIFACT_FILES.manifest, stringifyJson(manifest, 2) + '\n', 'application/json');
-  return [...files.map(([name]) => prefix + name), prefix + ARTIFACT_FILES.manifest];
+  return prefix + ARTIFACT_FILES.manifest;
 }
 
 export async function writeIngestReport(store: ArtifactStore, prefix: string, report: IngestReport): Promise<string> {

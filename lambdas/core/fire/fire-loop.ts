@@ -7,8 +7,10 @@
  *   its schedule lag says so (no silent re-timing: coordinated omission stays visible).
  * - Lateness beyond `latePolicy.toleranceMs` when the loop reaches a request: fire it anyway
  *   (lag recorded) or drop it with reason `late_beyond_tolerance`.
- * - Abort: requests not yet fired are dropped as `aborted`; those in flight are awaited (the
- *   client's timeout bounds them).
+ * - Stop (`signal`): requests not yet fired are dropped as `aborted`; those in flight are
+ *   awaited. Cancel (`cancelSignal`, handed to every send): the client ends those in flight
+ *   at once, each recorded as cancelled (CancelledError, code 499). A caller that stops
+ *   gracefully aborts `signal` first and `cancelSignal` after a grace period.
  */
 import type { Clock, TargetClient, TargetRequest } from '../../ports';
 import { deterministicUuid } from '../ids';
@@ -40,7 +42,10 @@ export interface FireLoopOptions {
    * window then, and firing them would send real traffic into a run that may be finalised.
    */
   expireAfterMs?: number;
+  /** Stops scheduling: requests not yet fired are dropped as `aborted`. */
   signal?: AbortSignal;
+  /** Cancels requests in flight (passed to `TargetClient.send`): each ends as CancelledError (499). */
+  cancelSignal?: AbortSignal;
   onOutcome?: (outcome: FireOutcome) => void;
 }
 
@@ -58,7 +63,9 @@ function clientFailure(clock: Clock, startNs: bigint, error: unknown): TargetRes
 }
 
 export async function runFireLoop(requests: readonly ScheduledRequest[], options: FireLoopOptions): Promise<FireOutcome[]> {
-  const { clock, target, signal } = options;
+  const { clock, target } = options;
+  // Cancelling also stops: nothing new is sent once requests in flight are being cancelled.
+  const signal = options.signal && options.cancelSignal ? AbortSignal.any([options.signal, options.cancelSignal]) : (options.signal ?? options.cancelSignal);
   const own = options.maxInFlight !== undefined && Number.isFinite(options.maxInFlight) ? new Semaphore(options.maxInFlight) : null;
   const permits = [own, options.sharedInFlight].filter((s): s is Semaphore => s !== undefined && s !== null);
   const expireNs = options.expireAfterMs !== undefined ? BigInt(Math.round(options.expireAfterMs * 1e6)) : null;
@@ -121,7 +128,7 @@ export async function runFireLoop(requests: readonly ScheduledRequest[], options
     }
     const fallbackStart = clock.nowNs();
     const sending: Promise<void> = target
-      .send(p.wire)
+      .send(p.wire, options.cancelSignal)
       .catch((error: unknown) => clientFailure(clock, fallbackStart, error))
       .then((result) => {
         record({ request: p.request, target: target.name, requestId: p.requestId, scheduledNs: p.dueNs, workerId: options.workerId, result, dropReason: null });

@@ -3,9 +3,13 @@
  * target, fire them on the original timing, turn outcomes into AIPerf records and
  * aggregates, and write every artifact. The local CLI drives this directly; the Lambda
  * pipeline runs the same pieces split across its stages.
+ *
+ * Order of the writes: the ingest report first; each target's results as it finishes; then
+ * the run's own files (`beforeManifests`: comparison, report); the targets' manifests last.
+ * A run cut short at any point has no manifest, so none can claim a complete run.
  */
 import type { ArtifactStore, Clock, TargetClient } from '../../ports';
-import { writeIngestReport, writeTargetArtifacts, type ManifestWithLag } from '../export/artifacts';
+import { writeIngestReport, writeTargetData, writeTargetManifest, type ManifestWithLag } from '../export/artifacts';
 import { buildManifest } from '../export/manifest';
 import { runFireLoop, type LatePolicy } from '../fire/fire-loop';
 import { deterministicUuid } from '../ids';
@@ -38,7 +42,15 @@ export interface ReplayRunOptions {
   maxInFlight?: number;
   latePolicy?: LatePolicy;
   goodputSlos?: Record<string, number>;
+  /** Stops scheduling: requests not yet sent are dropped as `aborted` (fire-loop.ts). */
   signal?: AbortSignal;
+  /** Cancels requests in flight: each is recorded as cancelled (CancelledError, 499, was_cancelled). */
+  cancelSignal?: AbortSignal;
+  /**
+   * Runs once every target's results are written and before any manifest is: the run-level
+   * files (comparison, report) go here, so that the manifests are the last files written.
+   */
+  beforeManifests?: (targets: readonly TargetRunResult[]) => Promise<void>;
   /** What the user asked for, per target, recorded as `input_config` in its profile_export_aiperf.json. */
   inputConfig: (target: string) => unknown;
   onPlanned?: (target: string, plan: ReplayPlan, startNs: bigint) => void;
@@ -103,6 +115,7 @@ export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunRes
       ...(options.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
       ...(options.latePolicy !== undefined ? { latePolicy: options.latePolicy } : {}),
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      ...(options.cancelSignal !== undefined ? { cancelSignal: options.cancelSignal } : {}),
       onOutcome: (outcome) => options.onOutcome?.(name, outcome),
     });
     const outcomes = [...fired, ...dropped].sort((a, b) => a.request.index - b.request.index);
@@ -121,12 +134,12 @@ export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunRes
       startedAt,
       endedAt,
     });
-    const files = await writeTargetArtifacts(options.store, `${runPrefix}${name}/`, {
+    const files = await writeTargetData(options.store, `${runPrefix}${name}/`, {
       records,
       aggregates,
       manifest,
       inputConfig: options.inputConfig(name),
-      wasCancelled: options.signal?.aborted ?? false,
+      wasCancelled: (options.signal?.aborted ?? false) || (options.cancelSignal?.aborted ?? false),
       startTime: startedAt,
       endTime: endedAt,
     });
@@ -142,6 +155,10 @@ export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunRes
     // One schedule zero for every target: A and B see each request at the same instant.
     const startNs = options.clock.nowNs() + leadNs;
     targets.push(...(await Promise.all(options.targets.map((target, i) => runTarget(target, plans[i] as ReplayPlan, startNs)))));
+  }
+  await options.beforeManifests?.(targets);
+  for (const target of targets) {
+    target.files.push(await writeTargetManifest(options.store, `${runPrefix}${target.target}/`, target));
   }
   return { runId: options.runId, ingestReportKey, targets };
 }
