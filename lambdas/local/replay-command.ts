@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SingleBar } from 'cli-progress';
-import { readCaptures } from '../adapters/local/capture-files';
+import { LineIndex, localPlanner, readCaptures } from '../adapters/local/capture-files';
 import { FsArtifactStore } from '../adapters/local/fs-artifact-store';
 import { createOpenAITarget } from '../adapters/http/openai-target';
 import { createSageMakerTarget } from '../adapters/sagemaker/sagemaker-target';
@@ -18,7 +18,8 @@ import { replayInputConfig, type ExportInputConfig } from '../core/export/input-
 import { renderSummaryTable } from '../core/export/summary-table';
 import { validatePlanOptions, type PlanOptions } from '../core/plan/plan';
 import { runReplay, type ReplayRunResult } from '../core/run/replay';
-import type { CaptureRecord, FireOutcome, IngestReport, RunManifest } from '../core/types';
+import { writeIngestReport } from '../core/export/artifacts';
+import type { FireOutcome, IngestReport, RunManifest } from '../core/types';
 import { analyse, TargetAccumulator, type Analysis } from '../core/compare/analysis';
 import { DEFAULT_COMPARE_OPTIONS, type CompareOptions } from '../core/compare/types';
 import { FAIL_ON_EXIT, hasVerdict, renderComparisonTable } from '../core/export/comparison-table';
@@ -119,11 +120,12 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
   const checked = options.preflight === false ? null : preflight(parsedTargets).then((results) => ((unreachable = results.some((r) => !r.ok)), results));
   // Ingest: every bad line is counted in the report, never fatal.
   const report = new IngestReportBuilder();
-  const records: CaptureRecord[] = [];
+  // Pass 1 of two: each record's time and line (file, byte span), not its body.
+  const records = new LineIndex();
   try {
     for await (const record of readCaptures(options.capturesPath, report, new DuplicateFilter())) {
       if (unreachable) break;
-      records.push(record);
+      records.add(record);
     }
   } catch (error) {
     return fail(error instanceof Error ? error.message : String(error));
@@ -135,8 +137,15 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
   }
   const ingest = report.build();
   err.write(describeIngest(ingest, options.capturesPath));
-  if (ingest.totals.files === 0) return fail(`no .jsonl capture files under ${options.capturesPath}`);
-  if (records.length === 0) return fail('no replayable capture records (see ingest_report.json for the reasons)');
+  if (ingest.totals.files === 0 || records.length === 0) {
+    // The report says why: written although the run cannot be done.
+    const at = await writeIngestReport(new FsArtifactStore(options.out), `${runId}/`, ingest).then(
+      (key) => join(options.out, key),
+      (error: unknown) => `ingest_report.json, not written: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    if (ingest.totals.files === 0) return fail(`no .jsonl capture files under ${options.capturesPath} could be read${ingest.skippedFiles.length > 0 ? ` (${ingest.skippedFiles.length} skipped, see ${at})` : ''}`);
+    return fail(`no replayable capture records (see ${at} for the reasons)`);
+  }
 
   const apiKey = options.apiKeyEnv ? process.env[options.apiKeyEnv] : undefined;
   if (options.apiKeyEnv && !apiKey) return fail(`--api-key-env ${options.apiKeyEnv}: that environment variable is not set`);
@@ -170,7 +179,8 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
   try {
     result = await runReplay({
       runId,
-      records,
+      // Pass 2: only the selected records' lines are read back, for the plans.
+      planner: localPlanner(records),
       ingestReport: ingest,
       plan: planOptions,
       targets: clients.map((client, i) => ({ client, kind: parsedTargets[i]?.kind === 'sagemaker' ? ('sagemaker' as const) : ('openai-chat' as const) })),
@@ -199,6 +209,9 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
       },
       onOutcome: (_target, outcome) => progress.tick(outcome),
     });
+  } catch (error) {
+    // E.g. a capture file rewritten between the two passes: said, not a stack trace.
+    return fail(error instanceof Error ? error.message : String(error));
   } finally {
     progress.stop();
     interrupt.dispose();

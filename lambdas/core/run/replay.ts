@@ -16,6 +16,7 @@ import { deterministicUuid } from '../ids';
 import { aggregate, type Aggregates } from '../metrics/aggregate';
 import { computeProfileRecord } from '../metrics/record-metrics';
 import { buildPlan, type PlanOptions } from '../plan/plan';
+import type { Planner } from '../plan/read-back';
 import type { CaptureRecord, FireOutcome, IngestReport, ProfileRecord, ReplayPlan, RunManifest, TargetKind } from '../types';
 
 export interface ReplayTarget {
@@ -23,9 +24,18 @@ export interface ReplayTarget {
   kind: TargetKind;
 }
 
-export interface ReplayRunOptions {
+/**
+ * Where the targets' plans come from: the captured records in memory (buildPlan), or a
+ * planner (two-pass: an index of the records, the selected ones read back; see
+ * `twoPassPlanner`), which gives the same plans without holding every body.
+ */
+export type PlanSource = { records: readonly CaptureRecord[]; planner?: never } | { planner: Planner; records?: never };
+
+export type ReplayRunOptions = ReplayRunSettings & PlanSource;
+
+export interface ReplayRunSettings {
   runId: string;
-  records: readonly CaptureRecord[];
+  /** Written as the run's ingest_report.json, with the plan's `timing` added. */
   ingestReport: IngestReport;
   plan: Omit<PlanOptions, 'runId' | 'targetKind'>;
   targets: readonly ReplayTarget[];
@@ -82,12 +92,21 @@ const RECORD_PROCESSOR_ID = 'record_processor_local';
 
 export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunResult> {
   const runPrefix = `${options.runId}/`;
-  const ingestReportKey = await writeIngestReport(options.store, runPrefix, options.ingestReport);
   const duplicates = options.ingestReport.totals.rejectedByReason.duplicate ?? 0;
 
-  const plans = options.targets.map((target) =>
-    buildPlan(options.records, { ...options.plan, runId: options.runId, targetKind: target.kind }),
-  );
+  // One target after the other: a planner reads the records back once, at the first.
+  const plans: ReplayPlan[] = [];
+  let ingestReportKey: string;
+  try {
+    for (const target of options.targets) {
+      const planOptions: PlanOptions = { ...options.plan, runId: options.runId, targetKind: target.kind };
+      plans.push(options.planner ? await options.planner(planOptions) : buildPlan(options.records, planOptions));
+    }
+  } finally {
+    // Written even when planning fails (a capture file changed under a planner).
+    const timing = plans[0]?.timing;
+    ingestReportKey = await writeIngestReport(options.store, runPrefix, timing ? { ...options.ingestReport, timing } : options.ingestReport);
+  }
   const leadNs = BigInt(Math.round(options.leadMs * 1e6));
   const runTarget = async (target: ReplayTarget, plan: ReplayPlan, startNs: bigint): Promise<TargetRunResult> => {
     const startedAt = new Date(Number(startNs / 1_000_000n)).toISOString();
