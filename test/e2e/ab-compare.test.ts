@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ComparisonDocument } from '../../lambdas/core/compare/types';
 import { writeCaptureFile } from '../support/capture-gen';
 import { runCli, startMockProcess, type CliResult, type MockProcess } from '../support/processes';
+import { loadFactor, machineLoad, retryTimingOnce, tolerance } from '../support/timing';
 
 const REQUESTS = 200;
 const TTFT_A_MS = 50;
@@ -25,6 +26,14 @@ let a: MockProcess;
 let b: MockProcess;
 let run: CliResult;
 let doc: ComparisonDocument;
+/** The run the tests read: `ab`, or `ab-2` when the first missed on timing and was replayed. */
+let runId = 'ab';
+/**
+ * The smallest change a verdict calls better or worse: the default 2 %, widened on a loaded
+ * machine, where two mock processes competing for CPU differ by more than that without any
+ * difference in what they were told (B's 20 % slower first token stays far above it).
+ */
+let minEffect = '0.02';
 
 const metric = (d: ComparisonDocument, tag: string) => {
   const m = d.metrics.find((x) => x.tag === tag);
@@ -42,12 +51,40 @@ beforeAll(async () => {
     startMockProcess(['--ttft-ms', String(TTFT_A_MS), '--itl-ms', String(ITL_MS), '--output-tokens', '10']),
     startMockProcess(['--ttft-ms', String(TTFT_B_MS), '--itl-ms', String(ITL_MS), '--output-tokens', '10']),
   ]);
-  run = await runCli([
-    'replay', captures, '--target', `A=${a.url}`, '--target', `B=${b.url}`, '--streaming', '--time-scale', '2',
-    '--out', out, '--run-id', 'ab', '--no-progress', '--resamples', '1000',
-  ]);
-  doc = JSON.parse(readFileSync(join(out, 'ab', 'comparison.json'), 'utf8')) as ComparisonDocument;
-}, 120_000);
+  // Both targets share the machine at the same instants, so load mostly cancels in the paired
+  // differences; what is left widens with the load (timing.ts), and a run that still misses
+  // the verdicts is replayed once, saying so.
+  const replay = async (id: string) => {
+    minEffect = (0.02 * loadFactor()).toFixed(3);
+    if (minEffect !== '0.020') console.warn(`[timing] A/B replay ${id}: --min-effect ${minEffect} (${machineLoad()})`);
+    const result = await runCli([
+      'replay', captures, '--target', `A=${a.url}`, '--target', `B=${b.url}`, '--streaming', '--time-scale', '2',
+      '--out', out, '--run-id', id, '--no-progress', '--resamples', '1000', '--min-effect', minEffect,
+    ]);
+    return { id, result, doc: result.code === 0 ? (JSON.parse(readFileSync(join(out, id, 'comparison.json'), 'utf8')) as ComparisonDocument) : null };
+  };
+  const { result } = await retryTimingOnce('A/B replay', (n) => replay(n === 1 ? 'ab' : `ab-${n}`), (r) => (r.doc ? timingProblems(r.doc) : []));
+  ({ id: runId, result: run } = result);
+  doc = result.doc ?? (JSON.parse(readFileSync(join(out, runId, 'comparison.json'), 'utf8')) as ComparisonDocument);
+}, 240_000);
+
+/** The verdicts and sizes that depend on the machine's timing, as problems (none: all hold). */
+function timingProblems(d: ComparisonDocument): string[] {
+  const ttft = metric(d, 'time_to_first_token');
+  const itl = metric(d, 'inter_token_latency');
+  const shift = ttft.difference.p50.estimate ?? NaN;
+  const pairedShift = ttft.paired_shift?.difference.estimate ?? NaN;
+  const slack = tolerance('A/B TTFT and ITL', 2); // ms around the 10 ms the servers differ
+  const itlPct = Number(minEffect) * 100; // % of ITL: what the verdict allows
+  return [
+    ...(ttft.verdict === 'worse' ? [] : [`TTFT verdict ${ttft.verdict}`]),
+    ...(Math.abs(shift - (TTFT_B_MS - TTFT_A_MS)) < slack ? [] : [`TTFT p50 difference ${shift.toFixed(2)} ms (10 +- ${slack.toFixed(1)})`]),
+    ...(Math.abs(pairedShift - (TTFT_B_MS - TTFT_A_MS)) < slack ? [] : [`TTFT paired shift ${pairedShift.toFixed(2)} ms (10 +- ${slack.toFixed(1)})`]),
+    ...(itl.verdict === 'no_difference' ? [] : [`ITL verdict ${itl.verdict}`]),
+    ...(Math.abs(itl.relative_pct.p50.estimate ?? NaN) < itlPct ? [] : [`ITL p50 change ${itl.relative_pct.p50.estimate?.toFixed(2)} % (< ${itlPct.toFixed(1)})`]),
+    ...(Math.abs(itl.paired_shift?.relative_pct.estimate ?? NaN) < itlPct ? [] : [`ITL paired shift ${itl.paired_shift?.relative_pct.estimate?.toFixed(2)} % (< ${itlPct.toFixed(1)})`]),
+  ];
+}
 
 afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
@@ -60,7 +97,7 @@ describe('replay --target A=... --target B=...', () => {
     expect(run.stderr).not.toMatch(/bug|Error:/);
     expect(run.code).toBe(0);
     for (const name of ['A', 'B']) {
-      const manifest = JSON.parse(readFileSync(join(out, 'ab', name, 'run_manifest.json'), 'utf8'));
+      const manifest = JSON.parse(readFileSync(join(out, runId, name, 'run_manifest.json'), 'utf8'));
       expect(manifest).toMatchObject({ target: name, scheduled: REQUESTS, succeeded: REQUESTS, balanced: true });
     }
   });
@@ -71,17 +108,18 @@ describe('replay --target A=... --target B=...', () => {
     expect(Object.values(doc.pairs.excluded).reduce((s, n) => s + n, 0)).toBe(0);
   });
 
+  it('TTFT: worse, by about the 10 ms the servers differ (ITL: no_difference), within the timing tolerances', () => {
+    expect(timingProblems(doc)).toEqual([]);
+  });
+
   it('TTFT: worse, by about the 10 ms the servers differ', () => {
     const ttft = metric(doc, 'time_to_first_token');
     expect(ttft.verdict).toBe('worse');
     const p50 = ttft.difference.p50;
-    expect(p50.estimate).toBeGreaterThan(8);
-    expect(p50.estimate).toBeLessThan(12);
     expect(p50.ci_low!).toBeLessThanOrEqual(p50.estimate!);
     expect(p50.ci_high!).toBeGreaterThanOrEqual(p50.estimate!);
     expect(ttft.relative_pct.p50.estimate).toBeGreaterThan(14);
-    // The paired shift (median of per-request B - A) is what the verdict is judged on.
-    expect(ttft.paired_shift!.difference.estimate).toBeGreaterThan(8);
+    // The paired shift (median of per-request B - A) is what the verdict is judged on (its size: timingProblems).
     expect(ttft.paired_shift!.difference.ci_low).toBeGreaterThan(0);
     for (const stat of ['mean', 'p50', 'p90', 'p99'] as const) {
       const d = ttft.difference[stat];
@@ -91,10 +129,7 @@ describe('replay --target A=... --target B=...', () => {
   });
 
   it('ITL: no_difference', () => {
-    const itl = metric(doc, 'inter_token_latency');
-    expect(itl.verdict).toBe('no_difference');
-    expect(Math.abs(itl.relative_pct.p50.estimate!)).toBeLessThan(2);
-    expect(Math.abs(itl.paired_shift!.relative_pct.estimate!)).toBeLessThan(2);
+    expect(metric(doc, 'inter_token_latency').verdict).toBe('no_difference');
   });
 
   it('prints the verdicts in a table that fits 80 columns, and writes the report', () => {
@@ -106,14 +141,14 @@ describe('replay --target A=... --target B=...', () => {
     expect(block.length).toBeGreaterThan(8);
     const widths = block.map((l) => [...l].length);
     expect(Math.max(...widths)).toBeLessThanOrEqual(80);
-    const html = readFileSync(join(out, 'ab', 'report.html'), 'utf8');
+    const html = readFileSync(join(out, runId, 'report.html'), 'utf8');
     expect(html).toContain('<html');
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href="?https?:/);
   });
 
   it('compare on the two folders reaches the same verdicts and gates with exit 3', async () => {
     const cmp = join(dir, 'cmp');
-    const result = await runCli(['compare', join(out, 'ab', 'A'), join(out, 'ab', 'B'), '--out', cmp, '--fail-on', 'worse', '--resamples', '1000']);
+    const result = await runCli(['compare', join(out, runId, 'A'), join(out, runId, 'B'), '--out', cmp, '--fail-on', 'worse', '--resamples', '1000', '--min-effect', minEffect]);
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/--fail-on/);
     const again = JSON.parse(readFileSync(join(cmp, 'comparison.json'), 'utf8')) as ComparisonDocument;
@@ -126,9 +161,9 @@ describe('replay --target A=... --target B=...', () => {
   });
 
   it('compare without a gate exits 0; a run folder stands for its targets', async () => {
-    const result = await runCli(['compare', join(out, 'ab', 'A'), join(out, 'ab', 'B'), '--resamples', '200']);
+    const result = await runCli(['compare', join(out, runId, 'A'), join(out, runId, 'B'), '--resamples', '200']);
     expect(result.code).toBe(0);
-    const swapped = await runCli(['compare', join(out, 'ab'), '--fail-on', 'worse', '--resamples', '200']);
+    const swapped = await runCli(['compare', join(out, runId), '--fail-on', 'worse', '--resamples', '200']);
     expect(swapped.code).toBe(3);
     expect(swapped.stdout).toMatch(/B vs A: paired/);
   });

@@ -24,6 +24,7 @@ import { encodePayloadPart } from '../../lambdas/local/mock-sagemaker';
 import type { TargetClient, TargetRequest } from '../../lambdas/ports';
 import { REPO_ROOT, type MockProcess } from '../support/processes';
 import { startMockSageMakerProcess, waitForLoggedRequests, type LoggedSageMakerRequest } from '../support/sagemaker-mock';
+import { tolerance } from '../support/timing';
 
 const ENDPOINTS = ['ep-chat', 'ep-tabular', 'ep-other'];
 const REGION = 'eu-west-3';
@@ -245,10 +246,12 @@ describe('results', () => {
 });
 
 describe('timing against the mock', () => {
-  // A loaded 2-core machine: medians over 20 requests, within 2 ms of the mock's settings.
+  // A loaded 2-core machine: medians over 20 requests, within 2 ms of the mock's settings
+  // (widened when more processes are runnable than there are CPUs: test/support/timing.ts).
   // TTFT carries loopback and scheduling (~1-1.5 ms here when idle; more while another
-  // process holds a core): up to three batches, the quietest one counts. A measuring error
-  // (a start taken too early, stamps at the end of the stream) would shift every batch.
+  // process holds a core): up to three batches while TTFT or ITL is out, the closest one
+  // counts. A measuring error (a start taken too early, stamps at the end of the stream)
+  // would shift every batch.
   it.each([
     ['openai', 25, 8],
     ['tgi', 15, 4],
@@ -256,7 +259,9 @@ describe('timing against the mock', () => {
     const t = target({ customAttributes: `mock-stream-format=${format};mock-ttft-ms=${ttftMs};mock-itl-ms=${itlMs};mock-tokens=10` });
     for (let i = 0; i < 3; i++) await t.send(request(chat(), { streaming: true })); // warm connection and code paths
     let best: { ttft: number; itl: number; minTtft: number } | null = null;
-    for (let batch = 0; batch < 3 && (best === null || best.ttft - ttftMs > 2); batch++) {
+    const within = tolerance('SageMaker TTFT and ITL', 2);
+    const off = (m: { ttft: number; itl: number }) => Math.max(Math.abs(m.ttft - ttftMs), Math.abs(m.itl - itlMs));
+    for (let batch = 0; batch < 3 && (best === null || off(best) > within); batch++) {
       const ttfts: number[] = [];
       const itls: number[] = [];
       for (let i = 0; i < 20; i++) {
@@ -268,10 +273,10 @@ describe('timing against the mock', () => {
       }
       const measured = { ttft: median(ttfts), itl: median(itls), minTtft: Math.min(...ttfts) };
       console.log(`sagemaker ${format} batch ${batch + 1}: median TTFT ${measured.ttft.toFixed(3)} ms (set ${ttftMs}, min ${measured.minTtft.toFixed(3)}), median ITL ${measured.itl.toFixed(3)} ms (set ${itlMs})`);
-      if (best === null || measured.ttft < best.ttft) best = measured;
+      if (best === null || off(measured) < off(best)) best = measured;
     }
-    expect(Math.abs(best!.ttft - ttftMs)).toBeLessThanOrEqual(2);
-    expect(Math.abs(best!.itl - itlMs)).toBeLessThanOrEqual(2);
+    expect(Math.abs(best!.ttft - ttftMs)).toBeLessThanOrEqual(within);
+    expect(Math.abs(best!.itl - itlMs)).toBeLessThanOrEqual(within);
     // Never early: the mock writes token k no sooner than arrival + ttft + k*itl.
     expect(best!.minTtft).toBeGreaterThanOrEqual(ttftMs);
   });
