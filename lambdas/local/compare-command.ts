@@ -17,6 +17,7 @@ import { FAIL_ON_EXIT, hasVerdict, renderComparisonTable } from '../core/export/
 import { RUN_FILES, writeRunAnalysis } from '../core/export/run-artifacts';
 import { renderReportHtml } from '../core/report/html';
 import type { ReportTargetSummary } from '../core/report/types';
+import { usageMessage, USAGE_EXIT } from './cli-usage';
 
 export interface CompareCommandOptions {
   dirs: string[];
@@ -120,7 +121,10 @@ export async function compareCommand(options: CompareCommandOptions): Promise<nu
   }
   if (options.names !== undefined) {
     const names = options.names.split(',').map((s) => s.trim());
-    if (names.length !== folders.length || names.some((n) => n === '')) return fail(`--names gives ${names.length} name(s) for ${folders.length} results folder(s)`);
+    if (names.length !== folders.length || names.some((n) => n === '')) {
+      err.write(usageMessage('compare', `--names gives ${names.length} name(s) for ${folders.length} results folder(s)`));
+      return USAGE_EXIT;
+    }
     names.forEach((name, i) => ((folders[i] as TargetFolder).name = name));
   }
   const seen = new Set<string>();

@@ -95,6 +95,8 @@ describe('compare on AIPerf folders', () => {
     const empty = join(dir, 'empty');
     mkdirSync(empty);
     expect((await run([empty, join(dir, 'bad-b')])).stderr).toMatch(/no profile_export.jsonl in it or in its subfolders/);
-    expect((await run([join(dir, 'bad-a'), join(dir, 'bad-b')], { names: 'only-one' })).stderr).toMatch(/--names gives 1 name/);
+    const names = await run([join(dir, 'bad-a'), join(dir, 'bad-b')], { names: 'only-one' });
+    expect(names.stderr).toBe("capture-replay compare: --names gives 1 name(s) for 2 results folder(s)\nRun 'capture-replay compare --help' for the options.\n");
+    expect(names.code).toBe(2); // a usage error
   });
 });
