@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { parseGoodput, usageHint, USAGE_EXIT } from '../lambdas/local/cli-usage';
+import { parseGoodput, usageErrors, USAGE_EXIT } from '../lambdas/local/cli-usage';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -51,46 +51,20 @@ function comparisonOptions(command: Command): Command {
     .option('--fail-on <verdicts>', `exit 3 when any comparison verdict is one of these (${FAIL_ON.join(', ')}), e.g. to gate a deployment in CI`, failOn);
 }
 
-/**
- * A usage error is two lines on stderr: commander's message, prefixed with the command the
- * user ran instead of `error:`, then where to look. Never the whole help.
- */
-function usageErrors(command: Command, path: string): Command {
-  return command.showHelpAfterError(usageHint(path)).configureOutput({ outputError: (text, write) => write(oneLine(text, path)) });
-}
-
-/** commander's error text as one line: `capture-replay <command>: ...`, the suggestion kept on it. */
-function oneLine(text: string, path: string): string {
-  let message = text
-    .trim()
-    .replace(/^error: /, '')
-    .replace(/\s*\n\(Did you mean (.+)\?\)$/, '; did you mean $1?');
-  // "option '--x <v>' argument 'v' is invalid. <why>": our parsers' <why> names the flag already.
-  const invalid = /^option '(--[\w-]+)[^']*' argument '(.*)' is invalid\. (.*)$/s.exec(message);
-  if (invalid) message = invalid[3]?.startsWith(invalid[1] as string) ? (invalid[3] as string) : `${invalid[1]} "${invalid[2]}": ${invalid[3]}`;
-  if (/^unknown command /.test(message) && !message.includes('did you mean')) {
-    message += ` (the commands are ${program.commands.map((c) => c.name()).join(', ')})`;
-  }
-  return `capture-replay${path ? ` ${path}` : ''}: ${message}\n`;
-}
-
 const EXIT_CODES = `
 Exit codes:
-  0  the run was done
-  1  it could not be done (missing captures, a target not reachable, no replayable
-     record, every request failed, error rate above --max-error-rate, interrupted)
-  2  usage error
-  3  a comparison verdict matched --fail-on`;
+  0        the run was done
+  1        it could not be done (missing captures, a target not reachable, no
+           replayable record, every request failed, error rate above --max-error-rate)
+  2        usage error
+  3        a comparison verdict matched --fail-on
+  130/143  stopped by SIGINT (Ctrl-C) / SIGTERM; what was done is written`;
 
-const program = usageErrors(new Command(), '')
+const program: Command = usageErrors(new Command(), '', () => program.commands.map((c: Command) => c.name()))
   .name('capture-replay')
   .description('Replay SageMaker Data Capture traffic against an endpoint on its original timing, with AIPerf-compatible results.')
   .version(VERSION, '-V, --version', 'print the version and exit')
-  .addHelpText('after', EXIT_CODES)
-  .exitOverride((err) => {
-    // commander uses 1 for usage errors; keep 1 for "the run could not be done".
-    process.exit(err.exitCode === 0 ? 0 : USAGE_EXIT);
-  });
+  .addHelpText('after', EXIT_CODES);
 
 const replay = usageErrors(program.command('replay'), 'replay')
   .description('replay a capture file or a folder of them (e.g. from `aws s3 sync`) against one OpenAI-compatible server, or several to compare them')

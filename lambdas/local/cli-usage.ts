@@ -3,6 +3,7 @@
  * user typed (flags, not internal field names), and one line that says where to look. Kept
  * free of heavy imports: the launcher loads it before anything else.
  */
+import type { Command } from 'commander';
 import { METRICS } from '../core/metrics/registry';
 import { didYouMean } from '../core/suggest';
 
@@ -16,6 +17,32 @@ export function usageHint(command: string): string {
 /** `capture-replay <command>: <message>` and the hint, each on its own line. */
 export function usageMessage(command: string, message: string): string {
   return `${command ? `capture-replay ${command}` : 'capture-replay'}: ${message}\n${usageHint(command)}\n`;
+}
+
+/**
+ * A commander command whose usage errors are two lines on stderr (commander's message,
+ * prefixed with the command the user ran instead of `error:`, then where to look), never the
+ * whole help, and exit 2 (commander's own code for them is 1, which here means "the run could
+ * not be done"). `commands` lists the subcommands for an unknown one with no close match.
+ */
+export function usageErrors(command: Command, path: string, commands?: () => string[]): Command {
+  return command
+    .showHelpAfterError(usageHint(path))
+    .configureOutput({ outputError: (text, write) => write(oneLine(text, path, commands)) })
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : USAGE_EXIT));
+}
+
+/** commander's error text as one line: `capture-replay <command>: ...`, its suggestion kept on it. */
+export function oneLine(text: string, path: string, commands?: () => string[]): string {
+  let message = text
+    .trim()
+    .replace(/^error: /, '')
+    .replace(/\s*\n\(Did you mean (.+)\?\)$/, '; did you mean $1?');
+  // "option '--x <v>' argument 'v' is invalid. <why>": our parsers' <why> names the flag already.
+  const invalid = /^option '(--[\w-]+)[^']*' argument '(.*)' is invalid\. (.*)$/s.exec(message);
+  if (invalid) message = invalid[3]?.startsWith(invalid[1] as string) ? (invalid[3] as string) : `${invalid[1]} "${invalid[2]}": ${invalid[3]}`;
+  if (commands && /^unknown command /.test(message) && !message.includes('did you mean')) message += ` (the commands are ${commands().join(', ')})`;
+  return `capture-replay${path ? ` ${path}` : ''}: ${message}\n`;
 }
 
 /** The plan's option names (plan.ts) as the replay command's flags. */

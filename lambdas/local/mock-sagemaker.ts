@@ -44,6 +44,7 @@ import { Command, Option } from 'commander';
 import { epochNowNs } from '../adapters/system-clock';
 import { seededRandom } from '../core/random';
 import { listen, numberArg, serveUntilSignal, WriteScheduler } from './mock-common';
+import { usageErrors } from './cli-usage';
 
 export const MOCK_ERROR_TYPES = ['model', 'throttling', 'validation', 'unavailable', 'internal', 'not-ready', 'dependency', 'stream', 'stream-internal'] as const;
 export type MockSageMakerErrorType = (typeof MOCK_ERROR_TYPES)[number];
@@ -444,7 +445,7 @@ export async function startMockSageMaker(options: MockSageMakerOptions = {}): Pr
 
 /** The standalone process: arguments as after `mock-sagemaker`. */
 export async function runMockSageMakerCli(args: string[]): Promise<void> {
-  const program = new Command('mock-sagemaker')
+  const program = usageErrors(new Command('mock-sagemaker'), 'mock-sagemaker')
     .description('mock SageMaker runtime (InvokeEndpoint, InvokeEndpointWithResponseStream) for capture-replay; point the SDK at it with AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port (0 = any free port)', numberArg('--port', 0, 65535), 8080)

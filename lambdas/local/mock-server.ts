@@ -19,6 +19,7 @@ import { Command } from 'commander';
 import { epochNowNs } from '../adapters/system-clock';
 import { seededRandom } from '../core/random';
 import { listen, numberArg, serveUntilSignal, WriteScheduler } from './mock-common';
+import { usageErrors } from './cli-usage';
 
 export interface MockServerOptions {
   host?: string;
@@ -202,7 +203,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
 
 /** The standalone process: arguments as after `mock-server`. */
 export async function runMockServerCli(args: string[]): Promise<void> {
-  const program = new Command('mock-server')
+  const program = usageErrors(new Command('mock-server'), 'mock-server')
     .description('OpenAI-compatible mock server for capture-replay')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port (0 = any free port)', numberArg('--port', 0, 65535), 8000)

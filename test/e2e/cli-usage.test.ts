@@ -49,6 +49,15 @@ describe('usage errors: exit 2, one line naming the flag, one line of hint', () 
     expect(run.stdout).toBe('');
   });
 
+  it.each([
+    ['mock-server', ['--port', 'abc'], "capture-replay mock-server: --port must be a number in [0, 65535] (got \"abc\")"],
+    ['mock-sagemaker', ['--bogus'], "capture-replay mock-sagemaker: unknown option '--bogus'"],
+  ])('the bundled %s too', async (command, args, message) => {
+    const run = await runCli([command, ...args]);
+    expect(run.code).toBe(2);
+    expect(lines(run.stderr)).toEqual([message, `Run 'capture-replay ${command} --help' for the options.`]);
+  });
+
   it('a missing argument of compare', async () => {
     const run = await runCli(['compare']);
     expect(run.code).toBe(2);
@@ -85,7 +94,7 @@ describe('commands', () => {
     const run = await runCli(['--help']);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^ {2}demo \[options\]/m);
-    expect(run.stdout).toMatch(/Exit codes:[\s\S]*2 {2}usage error/);
+    expect(run.stdout).toMatch(/Exit codes:[\s\S]*\n {2}2 +usage error/);
   });
 });
 
