@@ -102,6 +102,7 @@ const replay = usageErrors(program.command('replay'), 'replay')
     goodput,
   )
   .option('--no-preflight', 'do not check that every target can be reached (TCP connect; SageMaker: region and credentials) before the schedule starts')
+  .option('--no-response-excerpts', 'keep no response text in records and error summaries (error messages name the status and type only)')
   .option('--no-progress', 'no progress bar even on a terminal');
 comparisonOptions(replay).action(async (capturesPath: string, options: Record<string, unknown>) => {
   const { replayCommand } = await import('../lambdas/local/replay-command');

@@ -265,3 +265,14 @@ describe('--no-response-excerpts', () => {
     }
   }, 120_000);
 });
+
+describe('--no-response-excerpts on the command line', () => {
+  it('reaches the target: no response text in any output file', async () => {
+    const { result } = await replay('no-excerpts-cli', [{ fault: 'error-echo' }, { fault: 'ok-error-object' }], ['--url', server.url, '--no-response-excerpts', '--no-preflight']);
+    // Every request failed, by design: exit 1 says so; the records are what this checks.
+    expect(result.stderr).not.toMatch(/unknown option/);
+    const h = records('no-excerpts-cli', 'target');
+    expect(one(h, 'error-echo').error).toMatchObject({ code: 400, message: 'HTTP 400 (response text not kept)' });
+    for (const { file, text } of allOutput('no-excerpts-cli')) expect(text.includes(CANARY), file).toBe(false);
+  }, 60_000);
+});
