@@ -43,6 +43,7 @@ import {
   quantiles101,
   Rng,
   sortedFinite,
+  sortFloat64InPlace,
   wilcoxonSignedRank,
   type BootstrapReplicates,
 } from '../../../lambdas/core/compare/stats';
@@ -208,6 +209,13 @@ describe('percentiles and sorting', () => {
     const big = Float64Array.from({ length: 50_000 }, () => Math.exp(rng.double() * 20 - 10) * (rng.double() < 0.2 ? -1 : 1));
     const o = argsortFloat64(big);
     for (let i = 1; i < o.length; i++) expect(big[o[i] as number]).toBeGreaterThanOrEqual(big[o[i - 1] as number] as number);
+  });
+
+  it('the in-place radix sort (4,096 values and more) equals TypedArray#sort, negatives and -0 included', () => {
+    const rng = new Rng(6, 0);
+    const big = Float64Array.from({ length: 20_000 }, (_, i) => (i % 997 === 0 ? -0 : Math.exp(rng.double() * 40 - 20) * (rng.double() < 0.3 ? -1 : 1)));
+    const expected = Float64Array.from(big).sort();
+    expect(Array.from(sortFloat64InPlace(big))).toEqual(Array.from(expected));
   });
 });
 
