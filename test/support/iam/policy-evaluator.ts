@@ -217,47 +217,34 @@ export interface UnusedGrant {
 }
 
 /**
- * The Allow statements' action patterns that no call used: a pattern is used when a call's
- * action matches it and the statement (resource, condition) applies to that call. A
- * NotAction statement is one entry, used if it applied to any call. Deny statements are
- * guardrails, not grants, and are not listed.
+ * The Allow statements' action (or resource) patterns that no call used: a pattern is used
+ * when a call's action (resource) matches it and the statement (resource, condition) applies
+ * to that call. A NotAction (NotResource) statement is one entry, used if it applied to any
+ * call. Deny statements are guardrails, not grants, and are not listed.
  */
-export function unusedActions(statements: PolicyStatement[], calls: Request[]): UnusedGrant[] {
+function unusedGrants(statements: PolicyStatement[], calls: Request[], kind: 'action' | 'resource'): UnusedGrant[] {
   const out: UnusedGrant[] = [];
   statements.forEach((s, i) => {
     validateStatement(s, `statement ${i}`);
     if (s.Effect !== 'Allow') return;
     const applying = calls.filter((c) => statementApplies(s, c));
     const sid = s.Sid !== undefined ? { sid: s.Sid } : {};
-    if (s.NotAction !== undefined) {
-      if (applying.length === 0) out.push({ statement: i, ...sid, action: `NotAction ${JSON.stringify(s.NotAction)}` });
+    const negated = kind === 'action' ? s.NotAction : s.NotResource;
+    if (negated !== undefined) {
+      if (applying.length === 0) out.push({ statement: i, ...sid, [kind]: `${kind === 'action' ? 'NotAction' : 'NotResource'} ${JSON.stringify(negated)}` });
       return;
     }
-    for (const pattern of list(s.Action!)) {
-      if (!applying.some((c) => actionMatches(pattern, c.action))) out.push({ statement: i, ...sid, action: pattern });
+    const matches = (pattern: string, c: Request) => (kind === 'action' ? actionMatches(pattern, c.action) : resourceMatches(pattern, c.resource));
+    for (const pattern of list((kind === 'action' ? s.Action : s.Resource)!)) {
+      if (!applying.some((c) => matches(pattern, c))) out.push({ statement: i, ...sid, [kind]: pattern });
     }
   });
   return out;
 }
 
-/** As unusedActions, for the Allow statements' Resource patterns. */
-export function unusedResources(statements: PolicyStatement[], calls: Request[]): UnusedGrant[] {
-  const out: UnusedGrant[] = [];
-  statements.forEach((s, i) => {
-    validateStatement(s, `statement ${i}`);
-    if (s.Effect !== 'Allow') return;
-    const applying = calls.filter((c) => statementApplies(s, c));
-    const sid = s.Sid !== undefined ? { sid: s.Sid } : {};
-    if (s.NotResource !== undefined) {
-      if (applying.length === 0) out.push({ statement: i, ...sid, resource: `NotResource ${JSON.stringify(s.NotResource)}` });
-      return;
-    }
-    for (const pattern of list(s.Resource!)) {
-      if (!applying.some((c) => resourceMatches(pattern, c.resource))) out.push({ statement: i, ...sid, resource: pattern });
-    }
-  });
-  return out;
-}
+export const unusedActions = (statements: PolicyStatement[], calls: Request[]): UnusedGrant[] => unusedGrants(statements, calls, 'action');
+
+export const unusedResources = (statements: PolicyStatement[], calls: Request[]): UnusedGrant[] => unusedGrants(statements, calls, 'resource');
 
 export interface StatementNeed {
   statement: number;
