@@ -22,6 +22,7 @@ import type { ObjectStore } from '../../lambdas/ports';
 import { scheduledRequest } from '../support/fixtures';
 import { awsClientConfig, describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { VirtualClock } from '../support/virtual-clock';
+import { StallingView } from '../support/stalling-view';
 
 const BUCKET = 'results-bucket';
 const S = 1_800_000_000_000_000_000n;
@@ -62,47 +63,6 @@ async function writeMirrorRun(store: ObjectStore, runId: string, hour: string, s
   await store.put(resultsKey(runId, 'A', INGEST_SHARD), '');
   await Promise.all(shards.map((lines, i) => store.put(resultsKey(runId, 'A', `${i}-0`), encodeResultLines(lines))));
   await store.put(runRecordKey(runId), JSON.stringify(record));
-}
-
-/** Delegates to `base`; the first read under hours/ is answered, then held until `resume`. */
-class StallingView implements ObjectStore {
-  readonly readHour: Promise<void>;
-  private signalRead!: () => void;
-  private stalled = false;
-
-  constructor(
-    private readonly base: ObjectStore,
-    private readonly resume: Promise<void>,
-  ) {
-    this.readHour = new Promise((r) => (this.signalRead = r));
-  }
-
-  private async stall<T>(key: string, value: T): Promise<T> {
-    if (this.stalled || !key.startsWith('hours/')) return value;
-    this.stalled = true;
-    this.signalRead();
-    await this.resume;
-    return value;
-  }
-
-  async get(key: string) {
-    return this.stall(key, await this.base.get(key));
-  }
-  async getVersioned(key: string) {
-    return this.stall(key, await this.base.getVersioned(key));
-  }
-  async list(prefix: string) {
-    return this.stall(prefix, await this.base.list(prefix));
-  }
-  put(key: string, body: string | Uint8Array, contentType?: string) {
-    return this.base.put(key, body, contentType);
-  }
-  putIfAbsent(key: string, body: string | Uint8Array, contentType?: string) {
-    return this.base.putIfAbsent(key, body, contentType);
-  }
-  putIfMatch(key: string, body: string | Uint8Array, etag: string | null, contentType?: string) {
-    return this.base.putIfMatch(key, body, etag, contentType);
-  }
 }
 
 describeWithMoto('hourly roll-up on emulated S3 (moto)', () => {

@@ -15,6 +15,7 @@ import { encodeResultLines, type ResultLine } from '../../../lambdas/core/pipeli
 import type { ObjectStore } from '../../../lambdas/ports';
 import { scheduledRequest } from '../../support/fixtures';
 import { VirtualClock } from '../../support/virtual-clock';
+import { StallingView } from '../../support/stalling-view';
 
 const S = 1_800_000_000_000_000_000n;
 const MS = 1_000_000n;
@@ -174,48 +175,6 @@ function deferred(): Deferred {
   return { promise, resolve };
 }
 
-/**
- * One finaliser's view of a shared store. Its first read of anything under hours/ is answered
- * at once, but the answer is handed over only after `resume`: the finaliser then acts on what
- * it read while others were writing (the classic lost-update window).
- */
-class StallingView implements ObjectStore {
-  readonly readHour = deferred();
-  private stalled = false;
-
-  constructor(
-    private readonly base: ObjectStore,
-    private readonly resume: Promise<void>,
-  ) {}
-
-  private async stall<T>(key: string, value: T): Promise<T> {
-    if (this.stalled || !key.startsWith('hours/')) return value;
-    this.stalled = true;
-    this.readHour.resolve();
-    await this.resume;
-    return value;
-  }
-
-  async get(key: string) {
-    return this.stall(key, await this.base.get(key));
-  }
-  async getVersioned(key: string) {
-    return this.stall(key, await this.base.getVersioned(key));
-  }
-  async list(prefix: string) {
-    return this.stall(prefix, await this.base.list(prefix));
-  }
-  put(key: string, body: string | Uint8Array, contentType?: string) {
-    return this.base.put(key, body, contentType);
-  }
-  putIfAbsent(key: string, body: string | Uint8Array, contentType?: string) {
-    return this.base.putIfAbsent(key, body, contentType);
-  }
-  putIfMatch(key: string, body: string | Uint8Array, etag: string | null, contentType?: string) {
-    return this.base.putIfMatch(key, body, etag, contentType);
-  }
-}
-
 /** Two mirror runs of one hour: a (2 requests, at 0 and 100 ms), b (3, at 50, 2000, 2100 ms). */
 async function twoMirrorRuns(store: ObjectStore) {
   await writeRun(store, 'mirror-a', [{ shardId: '0-0', lines: [recordLine('mirror-a', 0, 0), recordLine('mirror-a', 1, 100)] }], { hour: HOUR });
@@ -255,7 +214,7 @@ describe('mirror-mode hourly roll-up under concurrency', () => {
     const secondDone = deferred();
     const stalled = new StallingView(store, secondDone.promise);
     const one = collectRun(`mirror-${first}`, 'A', { store: stalled, clock });
-    await stalled.readHour.promise; // the first has read the hour's state...
+    await stalled.readHour; // the first has read the hour's state...
     await collectRun(`mirror-${second}`, 'A', { store, clock }); // ...the second merges and writes...
     secondDone.resolve(); // ...then the first goes on from what it had read.
     await one;
@@ -270,7 +229,7 @@ describe('mirror-mode hourly roll-up under concurrency', () => {
     const a = new StallingView(store, bothRead.promise);
     const b = new StallingView(store, bothRead.promise);
     const done = Promise.all([collectRun('mirror-a', 'A', { store: a, clock }), collectRun('mirror-b', 'A', { store: b, clock })]);
-    await Promise.all([a.readHour.promise, b.readHour.promise]);
+    await Promise.all([a.readHour, b.readHour]);
     bothRead.resolve();
     await done;
     expectBothRuns(store);
