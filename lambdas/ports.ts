@@ -85,3 +85,11 @@ export interface ObjectStore {
 export interface MessageQueue {
   sendBatch(entries: { id: string; body: string; delaySeconds: number }[]): Promise<{ failedIds: string[] }>;
 }
+
+/**
+ * Tells people about a finished scheduled run (SNS in AWS). A subject (at most 100 ASCII
+ * characters, SNS's limit for email) and a short plain-text message: never request bodies.
+ */
+export interface Notifier {
+  publish(subject: string, message: string): Promise<void>;
+}

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ASCII, COMPONENT_NAME, CUSTOM_ATTRIBUTES_MAX, REGION, RESOURCE_NAME, SAGEMAKER_NAME_MAX } from '../adapters/sagemaker/target-spec';
+import { scheduleConfigSchema, type ScheduleConfig } from '../core/schedule/contract';
 import type { TargetKind } from '../core/types';
 
 export const ENV = {
@@ -31,6 +32,13 @@ export const ENV = {
   latePolicy: 'LATE_POLICY',
   /** S3-compatible emulators (moto) serve path-style URLs only; AWS itself needs nothing here. */
   s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
+  /** Scheduled A/B runs (lambdas/core/schedule/contract.ts), a JSON list; the plan function reads them. */
+  schedules: 'SCHEDULES_JSON',
+  /** Where Data Capture writes: the plan function lists and reads the window's files there. */
+  captureBucket: 'CAPTURE_BUCKET',
+  capturePrefix: 'CAPTURE_PREFIX',
+  /** SNS topic for scheduled runs' summaries; none published without it. */
+  notifyTopicArn: 'NOTIFY_TOPIC_ARN',
 } as const;
 
 /** A KMS key ARN; aliases are refused because grants on an alias do not cover the key. */
@@ -177,6 +185,21 @@ export const runtimeConfigSchema = z.object({
   [ENV.lateToleranceMs]: int(0).default(5_000),
   [ENV.latePolicy]: z.enum(['fire', 'drop']).default('fire'),
   [ENV.s3ForcePathStyle]: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  [ENV.schedules]: z
+    .string()
+    .default('[]')
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'not JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.array(scheduleConfigSchema)),
+  [ENV.captureBucket]: z.string().min(3).optional(),
+  [ENV.capturePrefix]: z.string().default(''),
+  [ENV.notifyTopicArn]: z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/, 'an SNS topic ARN').optional(),
 });
 
 export interface RuntimeConfig {
@@ -200,6 +223,10 @@ export interface RuntimeConfig {
   fireTimeoutMs: number;
   latePolicy: { toleranceMs: number; action: 'fire' | 'drop' };
   s3ForcePathStyle: boolean;
+  schedules: ScheduleConfig[];
+  captureBucket: string | undefined;
+  capturePrefix: string;
+  notifyTopicArn: string | undefined;
 }
 
 /** Parses the environment; throws one error listing every problem. */
@@ -231,5 +258,9 @@ export function parseRuntimeConfig(env: Record<string, string | undefined>): Run
     fireTimeoutMs: c[ENV.fireTimeoutMs],
     latePolicy: { toleranceMs: c[ENV.lateToleranceMs], action: c[ENV.latePolicy] },
     s3ForcePathStyle: c[ENV.s3ForcePathStyle],
+    schedules: c[ENV.schedules],
+    captureBucket: c[ENV.captureBucket],
+    capturePrefix: c[ENV.capturePrefix],
+    notifyTopicArn: c[ENV.notifyTopicArn],
   };
 }
