@@ -6,15 +6,17 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { SageMakerRuntimeClient, type SageMakerRuntimeClientConfig } from '@aws-sdk/client-sagemaker-runtime';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store';
+import { SnsNotifier } from '../adapters/aws/sns-notifier';
 import { SqsQueue } from '../adapters/aws/sqs-queue';
 import { createOpenAITarget } from '../adapters/http/openai-target';
 import { createSageMakerTarget, sageMakerRuntimeClientConfig } from '../adapters/sagemaker/sagemaker-target';
 import { systemClock } from '../adapters/system-clock';
 import { Semaphore } from '../core/fire/semaphore';
-import type { Clock, TargetClient } from '../ports';
+import type { Clock, Notifier, TargetClient } from '../ports';
 import { parseRuntimeConfig, type HttpTargetConfig, type RuntimeConfig, type SageMakerTargetConfig } from './config';
 import { connectionsPerTarget } from './limits';
 import { bearerKeyFromSecret } from './secrets';
@@ -33,6 +35,8 @@ export interface Deps {
   collectQueue: SqsQueue;
   clock: Clock;
   logger: Logger;
+  /** Scheduled runs' summaries (SNS), when the deployment names a topic. */
+  notifier: Notifier | null;
   /**
    * Target clients by name, keep-alive pools reused across invocations. A failed secret read
    * is not kept: the next call reads again.
@@ -45,6 +49,7 @@ export interface DepsOverrides {
   s3?: S3Client;
   sqs?: SQSClient;
   secrets?: SecretsManagerClient;
+  sns?: SNSClient;
   /**
    * Builds the SageMaker runtime client of a `sagemaker` target from the settings production
    * uses (`config`: region, retries off, the connection pool); tests add an endpoint,
@@ -117,6 +122,7 @@ export function createDeps(overrides: DepsOverrides = {}): Deps {
     collectQueue: new SqsQueue(sqs, config.collectQueueUrl),
     clock,
     logger: new Logger({ serviceName: 'capture-replay' }),
+    notifier: config.notifyTopicArn ? new SnsNotifier(overrides.sns ?? new SNSClient({ requestHandler: sdkHandler() }), config.notifyTopicArn) : null,
     targets() {
       if (!targets) {
         const attempt = build();
