@@ -29,7 +29,7 @@ export const SERIES_COLORS = ['#2563eb', '#ea580c', '#16a34a', '#9333ea', '#db27
 const P50_BAND_COLOR = '#7c3aed';
 const MEAN_BAND_COLOR = '#0d9488';
 
-const METRIC_NAMES: Record<ComparedMetricTag, string> = {
+export const METRIC_NAMES: Record<ComparedMetricTag, string> = {
   request_latency: 'Request latency',
   time_to_first_token: 'Time to first token',
   inter_token_latency: 'Inter-token latency',
@@ -38,7 +38,7 @@ const METRIC_NAMES: Record<ComparedMetricTag, string> = {
   output_token_throughput_per_user: 'Output token throughput per user',
 };
 
-const VERDICT_LABELS: Record<Verdict, string> = {
+export const VERDICT_LABELS: Record<Verdict, string> = {
   worse: 'worse',
   better: 'better',
   no_difference: 'no difference',
@@ -85,7 +85,7 @@ function rawText(source: string, tag: 'script' | 'style'): string {
 const esc = escapeHtml;
 const MINUS = '\u2212';
 
-function num(x: number | null | undefined): string {
+export function num(x: number | null | undefined): string {
   if (x === null || x === undefined || !Number.isFinite(x)) return '\u2013';
   const a = Math.abs(x);
   let s: string;
@@ -97,12 +97,12 @@ function num(x: number | null | undefined): string {
   return s.replace(/^-/, MINUS);
 }
 
-const count = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '\u2013');
-const signed = (x: number | null | undefined) => (x !== null && x !== undefined && x > 0 ? `+${num(x)}` : num(x));
+export const count = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '\u2013');
+export const signed = (x: number | null | undefined) => (x !== null && x !== undefined && x > 0 ? `+${num(x)}` : num(x));
 const withUnit = (s: string, unit: string) => (s === '\u2013' || !unit ? s : unit === '%' ? `${s} %` : `${s} ${unit}`);
 
 /** "estimate unit [low, high]"; `stacked` puts the interval on its own line (table cells). */
-function interval(iv: Interval | undefined, unit: string, opts: { scale?: number; stacked?: boolean } = {}): string {
+export function interval(iv: Interval | undefined, unit: string, opts: { scale?: number; stacked?: boolean } = {}): string {
   if (!iv || iv.estimate === null || !Number.isFinite(iv.estimate)) return '\u2013';
   const scale = opts.scale ?? 1;
   const s = (x: number | null) => signed(x === null ? null : x * scale);
@@ -123,7 +123,7 @@ function rate(r: number | null): string {
   return r === null || !Number.isFinite(r) ? '\u2013' : `${num(r * 100)} %`;
 }
 
-function badge(verdict: Verdict, reason?: string): string {
+export function badge(verdict: Verdict, reason?: string): string {
   const known = Object.hasOwn(VERDICT_LABELS, verdict);
   const cls = known ? `v-${verdict}` : 'v-unknown';
   const label = known ? VERDICT_LABELS[verdict] : String(verdict);
@@ -131,7 +131,7 @@ function badge(verdict: Verdict, reason?: string): string {
   return `<span class="badge ${esc(cls)}" data-verdict="${esc(verdict)}"${title}>${esc(label)}</span>`;
 }
 
-function metricInfo(tag: ComparedMetricTag): { name: string; unit: string } {
+export function metricInfo(tag: ComparedMetricTag): { name: string; unit: string } {
   const m = COMPARED_METRICS.find((x) => x.tag === tag);
   return { name: METRIC_NAMES[tag] ?? tag, unit: m?.unit ?? '' };
 }
@@ -190,7 +190,7 @@ function shownMetrics(data: ReportData): ComparedMetricTag[] {
 // ---------------------------------------------------------------------------------------------
 // Sections
 
-function swatch(color: string): string {
+export function swatch(color: string): string {
   return `<span class="swatch" style="background:${color}"></span>`;
 }
 
@@ -739,20 +739,65 @@ document.documentElement.setAttribute('data-charts-drawn', String(charts.length)
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
-/** The whole page, from the data and the chart library's text. Pure: no I/O. */
-export function renderReportHtml(data: ReportData, assets: ChartAssets): string {
-  const libJs = rawText(assets.chartJs, 'script');
-  const libCss = rawText(assets.chartCss, 'style');
-  const script = rawText(pageScript(), 'script');
+/**
+ * What one self-contained page is made of. report.html and a schedule's trend page share
+ * this shell: the same CSP (no fetch of any kind; only the inlined library and the page's
+ * own script may run, by hash), the same styles, the data embedded as JSON.
+ */
+export interface PageParts {
+  /** The <title>. */
+  title: string;
+  /** The page's markup inside <main>, every data string already escaped. */
+  body: string;
+  /** Embedded as JSON in `<script type="application/json" id="${'${dataId}'}">` for the page script. */
+  data: unknown;
+  dataId: string;
+  /** The page's own script (plain ES5, no imports). */
+  script: string;
+  /** Styles added after the shared ones. */
+  css?: string;
+}
+
+/**
+ * The page around `parts`. With `assets` null the chart library is left out (its script hash
+ * too): the tables read the same, and the page script says the charts are not drawn.
+ */
+export function renderPage(parts: PageParts, assets: ChartAssets | null): string {
+  const libJs = assets ? rawText(assets.chartJs, 'script') : null;
+  const libCss = assets ? rawText(assets.chartCss, 'style') : null;
+  const script = rawText(parts.script, 'script');
   const csp = [
     "default-src 'none'",
-    `script-src ${sha256(libJs)} ${sha256(script)}`,
+    `script-src ${libJs === null ? '' : `${sha256(libJs)} `}${sha256(script)}`,
     "style-src 'unsafe-inline'",
     'img-src data:',
     "base-uri 'none'",
     "form-action 'none'",
   ].join('; ');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${esc(csp)}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${esc(parts.title)}</title>
+<link rel="icon" href="data:,">
+${libCss === null ? '' : `<style>${libCss}</style>\n`}<style>${PAGE_CSS}${parts.css ? rawText(parts.css, 'style') : ''}</style>
+</head>
+<body>
+<main>
+${parts.body}
+</main>
+<script type="application/json" id="${esc(parts.dataId)}">${jsonForScript(parts.data)}</script>
+${libJs === null ? '' : `<script>${libJs}</script>\n`}<script>${script}</script>
+</body>
+</html>
+`;
+}
 
+/** The whole page, from the data and the chart library's text. Pure: no I/O. */
+export function renderReportHtml(data: ReportData, assets: ChartAssets): string {
   const targets = data.targets.map((t) => t.summary.name);
   const comparing = data.comparison !== null;
   const head = `<header>
@@ -769,32 +814,12 @@ ${metrics.length > 0 ? metrics.map((tag) => renderMetric(data, tag)).join('\n') 
 <p class="muted small">Charts: drag to zoom, double-click to reset; click a legend entry to hide a series.</p>
 </section>`;
 
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${esc(csp)}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${esc(data.title)} \u2013 ${esc(data.runId)}</title>
-<link rel="icon" href="data:,">
-<style>${libCss}</style>
-<style>${PAGE_CSS}</style>
-</head>
-<body>
-<main>
-${head}
+  const body = `${head}
 ${renderAccounting(data)}
 ${data.comparison ? renderComparison(data, data.comparison) : ''}
 ${metricSection}
 ${renderLag(data)}
 ${renderErrors(data)}
-<footer>Self-contained page: it loads nothing from the network. Charts drawn with uPlot (MIT).</footer>
-</main>
-<script type="application/json" id="report-data">${jsonForScript(data)}</script>
-<script>${libJs}</script>
-<script>${script}</script>
-</body>
-</html>
-`;
+<footer>Self-contained page: it loads nothing from the network. Charts drawn with uPlot (MIT).</footer>`;
+  return renderPage({ title: `${data.title} \u2013 ${data.runId}`, body, data, dataId: 'report-data', script: pageScript() }, assets);
 }
