@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { scheduleConfigSchema } from '../lambdas/core/schedule/contract';
 import { didYouMean } from '../lambdas/core/suggest';
 import { httpTargetConfigSchema, KMS_KEY_ARN, sageMakerTargetConfigSchema, targetListSchema } from '../lambdas/runtime/config';
 
@@ -15,6 +16,26 @@ export const PLACEHOLDER_BUCKET = 'example-capture-bucket';
 export const PLACEHOLDER_URL = 'https://inference.example.com';
 
 const vpcSchema = z.strictObject({ vpcId: z.string(), subnetIds: z.array(z.string()).min(1), securityGroupIds: z.array(z.string()).min(1), availabilityZones: z.array(z.string()).min(1) });
+
+/**
+ * A standard SNS topic's ARN (the runtime's NOTIFY_TOPIC_ARN rule, lambdas/runtime/config.ts):
+ * FIFO topics (`.fifo`) are refused, they take no email subscriptions and need a message group.
+ */
+const SNS_TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/;
+
+/**
+ * Where scheduled runs' summaries go. With `topicArn`, that existing topic (the functions get
+ * sns:Publish on it; a topic encrypted with a customer managed key must also let them use the
+ * key). Without it, the stack creates an encrypted topic, `emails` subscribed to it (each
+ * address confirms by the link SNS sends).
+ */
+const notifySchema = z.strictObject({
+  topicArn: z.string().regex(SNS_TOPIC_ARN, 'an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), not a FIFO topic').optional(),
+  emails: z.array(z.email('an email address')).min(1).optional(),
+});
+
+/** The keys a window may have, for "did you mean" (the two forms of captureWindowSchema). */
+const WINDOW_KEYS = ['lastHours', 'daysAgo', 'from', 'to'] as const;
 
 export const deploymentConfigSchema = z.strictObject({
   /** Existing bucket where SageMaker Data Capture writes (imported by name, read-only). */
@@ -88,6 +109,13 @@ export const deploymentConfigSchema = z.strictObject({
   logRetentionDays: z.number().int().positive().default(30),
   /** Private endpoints: run the fire function in these subnets with these security groups. */
   vpc: vpcSchema.optional(),
+  /**
+   * Scheduled A/B comparisons (lambdas/core/schedule/contract.ts): each an EventBridge
+   * Scheduler schedule that replays a window of captured traffic against two targets.
+   */
+  schedules: z.array(scheduleConfigSchema).default([]),
+  /** Scheduled runs' summaries by SNS; none sent without it. */
+  notify: notifySchema.optional(),
 });
 export type DeploymentConfig = z.infer<typeof deploymentConfigSchema>;
 
@@ -106,7 +134,49 @@ const checkedSchema = deploymentConfigSchema.superRefine((c, ctx) => {
       message: `leadSeconds + slotSeconds + requestTimeoutSeconds = ${total} s: at most ${FIRE_BUDGET_SECONDS} s fit in one fire invocation`,
     });
   }
+  scheduleProblems(c, ctx);
 });
+
+/** A timezone EventBridge Scheduler and the plan function both take, or what is wrong with it. */
+export function timezoneProblem(zone: string): string | null {
+  let resolved: string;
+  try {
+    // Throws a RangeError on a name that is not in the IANA database (the same database the plan function's windows use).
+    resolved = new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+  } catch {
+    return `"${zone}" is not an IANA timezone (e.g. UTC, Europe/Paris, America/New_York)`;
+  }
+  // Intl ignores case; the Scheduler's names are written as the database writes them.
+  if (resolved !== zone && resolved.toLowerCase() === zone.toLowerCase()) return `"${zone}" is written "${resolved}"`;
+  return null;
+}
+
+/** Cross-field rules of schedules and notify: each problem at the path it concerns. */
+function scheduleProblems(c: z.output<typeof deploymentConfigSchema>, ctx: z.RefinementCtx): void {
+  const targetNames = c.targets.map((t) => t.name);
+  const seen = new Set<string>();
+  c.schedules.forEach((s, i) => {
+    if (seen.has(s.name)) ctx.addIssue({ code: 'custom', path: ['schedules', i, 'name'], message: `schedule name "${s.name}" is used twice` });
+    seen.add(s.name);
+    const zone = timezoneProblem(s.timezone);
+    if (zone) ctx.addIssue({ code: 'custom', path: ['schedules', i, 'timezone'], message: zone });
+    const named = new Set<string>();
+    s.targets.forEach((t, j) => {
+      if (!targetNames.includes(t)) {
+        ctx.addIssue({ code: 'custom', path: ['schedules', i, 'targets', j], message: `"${t}" is not a configured target (${targetNames.map((n) => `"${n}"`).join(', ')})${didYouMean(t, targetNames)}` });
+      } else if (named.has(t)) {
+        ctx.addIssue({ code: 'custom', path: ['schedules', i, 'targets', j], message: `target "${t}" is named twice: a comparison needs two different targets` });
+      }
+      named.add(t);
+    });
+  });
+  if (c.notify && c.schedules.length === 0) {
+    ctx.addIssue({ code: 'custom', path: ['notify'], message: 'notify is for scheduled runs: declare schedules, or remove notify' });
+  }
+  if (c.notify?.topicArn && c.notify.emails) {
+    ctx.addIssue({ code: 'custom', path: ['notify', 'emails'], message: 'emails are subscribed to the topic the stack creates; with topicArn, subscribe them to that topic yourself' });
+  }
+}
 
 /**
  * What is wrong with the configuration the user wrote: every problem, one a line. The CDK app
@@ -122,6 +192,8 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 function knownKeysAt(path: readonly PropertyKey[], raw: unknown): readonly string[] {
   if (path.length === 0) return Object.keys(deploymentConfigSchema.shape);
   if (path.length === 1 && path[0] === 'vpc') return Object.keys(vpcSchema.shape);
+  if (path.length === 1 && path[0] === 'notify') return Object.keys(notifySchema.shape);
+  if (path.length === 2 && path[0] === 'schedules') return Object.keys(scheduleConfigSchema.shape);
   if (path.length === 2 && path[0] === 'targets' && isRecord(raw) && Array.isArray(raw.targets)) {
     const target: unknown = raw.targets[path[1] as number];
     return isRecord(target) && target.kind === 'sagemaker' ? Object.keys(sageMakerTargetConfigSchema.shape) : Object.keys(httpTargetConfigSchema.shape);
@@ -142,10 +214,14 @@ function pathText(path: readonly PropertyKey[]): string {
 
 /** One line per problem; an unknown key gets the known key it probably is. */
 export function describeConfigProblems(issues: readonly z.core.$ZodIssue[], raw: unknown, prefix = 'captureReplay.'): string[] {
+  // A window's own check (windowProblem) repeats what the window's form already reported.
+  const windowsReported = new Set(issues.filter((i) => i.code !== 'custom' && i.path[2] === 'window').map((i) => pathText(i.path.slice(0, 3))));
   return issues.flatMap((issue) => {
+    if (issue.code === 'custom' && issue.path.length === 3 && issue.path[2] === 'window' && windowsReported.has(pathText(issue.path))) return [];
     if (issue.code === 'unrecognized_keys') {
       return issue.keys.map((key) => `${prefix}${pathText([...issue.path, key])}: unknown setting${didYouMean(key, knownKeysAt(issue.path, raw))}`);
     }
+    if (issue.code === 'invalid_union' && issue.path.length === 3 && issue.path[0] === 'schedules' && issue.path[2] === 'window') return windowProblems(issue, raw, prefix);
     if (issue.code === 'invalid_union' && (issue as { discriminator?: string }).discriminator === 'kind') {
       const kind = valueAt(raw, issue.path);
       const got = kind === undefined ? '' : ` (got ${JSON.stringify(kind)}${didYouMean(String(kind), ['http', 'sagemaker'])})`;
@@ -153,6 +229,25 @@ export function describeConfigProblems(issues: readonly z.core.$ZodIssue[], raw:
     }
     return [`${prefix}${pathText(issue.path)}: ${issue.message}`];
   });
+}
+
+/**
+ * A window that matches neither form: zod says only "Invalid input". Say which keys are
+ * unknown (with the one probably meant), and what is wrong within the form the keys point to.
+ */
+function windowProblems(issue: z.core.$ZodIssueInvalidUnion, raw: unknown, prefix: string): string[] {
+  const at = `${prefix}${pathText(issue.path)}`;
+  const value = valueAt(raw, issue.path);
+  if (!isRecord(value)) return [`${at}: either { "lastHours": 1-168 } or { "daysAgo": 0-31, "from": "HH:MM", "to": "HH:MM" }`];
+  const lines = Object.keys(value)
+    .filter((k) => !(WINDOW_KEYS as readonly string[]).includes(k))
+    .map((k) => `${at}.${k}: unknown setting${didYouMean(k, WINDOW_KEYS)}`);
+  const branch = 'lastHours' in value ? issue.errors[0] : 'daysAgo' in value || 'from' in value || 'to' in value ? issue.errors[1] : undefined;
+  const within = (branch ?? []).filter((i) => i.code !== 'unrecognized_keys').map((i) => `${at}${i.path.length ? `.${pathText(i.path)}` : ''}: ${i.message}`);
+  if (within.length > 0 || branch === undefined || lines.length === 0) {
+    lines.push(...(within.length > 0 ? within : [`${at}: either { "lastHours": 1-168 } or { "daysAgo": 0-31, "from": "HH:MM", "to": "HH:MM" }`]));
+  }
+  return lines;
 }
 
 export function parseDeploymentConfig(raw: unknown, source = 'captureReplay'): DeploymentConfig {
