@@ -23,6 +23,18 @@ const realSources: ClockSources = { wallMs: () => Date.now(), hrtimeNs: () => pr
 
 /** Below this, timers are too coarse: yield to I/O with setImmediate until the instant. */
 const SPIN_WINDOW_MS = 1.5;
+
+/**
+ * How `waitUntil` reaches a due time.
+ * - `precise` (default): a timer to ~1.5 ms before, then a setImmediate loop to the instant
+ *   (sub-millisecond; the thread is busy for those last ~1.5 ms of every wait, so at high
+ *   rates it is busy most of the time).
+ * - `coarse`: timers only, no spin: the thread sleeps between requests (a laptop's CPU stays
+ *   near idle). Node's timers have millisecond granularity and fire no earlier than asked, so
+ *   a request goes out 0-2 ms after its due time (more when the event loop is busy), never
+ *   before.
+ */
+export type WaitMode = 'precise' | 'coarse';
 /** Node's longest timer (2^31 - 1 ms, ~24.8 days); a longer one fires at once with a TimeoutOverflowWarning. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -32,7 +44,7 @@ export interface SystemClock extends Clock {
   readonly lastCorrectionNs: bigint;
 }
 
-export function createSystemClock(sources: ClockSources = realSources): SystemClock {
+export function createSystemClock(sources: ClockSources = realSources, wait: WaitMode = 'precise'): SystemClock {
   let originNs = 0n;
   let originHr = 0n;
   let lastCorrectionNs = 0n;
@@ -63,7 +75,10 @@ export function createSystemClock(sources: ClockSources = realSources): SystemCl
         signal?.throwIfAborted();
         const remainingMs = Number(epochNs - nowNs()) / 1e6;
         if (remainingMs <= 0) return;
-        if (remainingMs > SPIN_WINDOW_MS + 0.5) {
+        if (wait === 'coarse') {
+          // Whole milliseconds, rounded up: a timer never fires early, so neither does the request.
+          await sleep(Math.min(Math.ceil(remainingMs), MAX_TIMER_MS), undefined, signal ? { signal } : undefined);
+        } else if (remainingMs > SPIN_WINDOW_MS + 0.5) {
           await sleep(Math.min(remainingMs - SPIN_WINDOW_MS, MAX_TIMER_MS), undefined, signal ? { signal } : undefined);
         } else {
           // setImmediate lets pending socket reads run between checks, so streams in flight
