@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { parseGoodput, usageErrors, USAGE_EXIT } from '../lambdas/local/cli-usage';
+import { parseGoodput, parseWorkers, usageErrors, USAGE_EXIT } from '../lambdas/local/cli-usage';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -33,6 +33,12 @@ function goodput(raw: string, previous: Record<string, number> | undefined): Rec
   const slos = parseGoodput(raw);
   if (typeof slos === 'string') throw new InvalidArgumentError(slos);
   return { ...previous, ...slos };
+}
+
+function workers(raw: string): number | 'auto' {
+  const value = parseWorkers(raw);
+  if (typeof value === 'string' && value !== 'auto') throw new InvalidArgumentError(value);
+  return value;
 }
 
 const FAIL_ON = ['worse', 'changed', 'inconclusive'] as const;
@@ -90,6 +96,12 @@ const replay = usageErrors(program.command('replay'), 'replay')
   .option('--sample <rate>', 'replay a deterministic random fraction of requests', fraction('--sample'))
   .option('--seed <n>', 'seed for --sample', positiveInt('--seed'), 1)
   .option('--max-in-flight <n>', 'cap on concurrent requests (a request held by the cap is late; its lag says so)', positiveInt('--max-in-flight'))
+  .option('--workers <n|auto>', 'fire threads, each with its own connections: auto = one below ~400 requests/s at the busiest second, else one per ~400/s up to the cores; --max-in-flight is split between them', workers, 'auto')
+  .addOption(
+    new Option('--wait <mode>', 'precise: each request within ~1 ms of its due time (spins the CPU for the last 1.5 ms before each); coarse: timers only, CPU near idle, requests 0-2 ms late on an idle machine')
+      .choices(['precise', 'coarse'])
+      .default('precise'),
+  )
   .option('--timeout <ms>', 'per-request timeout', positive('--timeout'), 600_000)
   .option('--lead <ms>', 'delay from start-up to the first request', nonNegative('--lead'), 500)
   .option('--late-tolerance <ms>', 'lateness beyond which --late-policy applies', nonNegative('--late-tolerance'))

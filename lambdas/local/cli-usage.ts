@@ -98,3 +98,14 @@ export function parseGoodput(raw: string): Record<string, number> | string {
   }
   return slos;
 }
+
+/** Most fire threads `--workers` takes (fire-workers.ts MAX_WORKERS; kept here, free of its imports). */
+const MAX_WORKERS = 64;
+
+/** `--workers`: `auto` or a whole number of fire threads, 1 to 64. Returns it, or what is wrong. */
+export function parseWorkers(raw: string): number | 'auto' | string {
+  if (raw.trim().toLowerCase() === 'auto') return 'auto';
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isInteger(n) || n < 1 || n > MAX_WORKERS) return `--workers must be auto or a whole number from 1 to ${MAX_WORKERS} (got "${raw}")`;
+  return n;
+}

@@ -9,10 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { SingleBar } from 'cli-progress';
 import { LineIndex, localPlanner, readCaptures } from '../adapters/local/capture-files';
 import { FsArtifactStore } from '../adapters/local/fs-artifact-store';
-import { createOpenAITarget } from '../adapters/http/openai-target';
-import { createSageMakerTarget } from '../adapters/sagemaker/sagemaker-target';
 import { parseSageMakerTargetSpec, type SageMakerTargetSpec } from '../adapters/sagemaker/target-spec';
-import { systemClock } from '../adapters/system-clock';
+import { createSystemClock, systemClock, type WaitMode } from '../adapters/system-clock';
 import { DuplicateFilter, IngestReportBuilder } from '../core/capture/parse';
 import { replayInputConfig, type ExportInputConfig } from '../core/export/input-config';
 import { renderSummaryTable } from '../core/export/summary-table';
@@ -32,6 +30,8 @@ import { startMockServer } from './mock-server';
 import { planProblemsAsFlags, usageMessage, USAGE_EXIT } from './cli-usage';
 import { describePreflight, preflight } from './preflight';
 import { installInterrupt } from './interrupt';
+import { prepareFireWorkers, type FireWorkers } from './fire-workers';
+import { createTargetClient, type TargetClientSpec } from './target-clients';
 
 export interface ReplayCommandOptions {
   capturesPath: string;
@@ -54,6 +54,13 @@ export interface ReplayCommandOptions {
   sample?: number;
   seed: number;
   maxInFlight?: number;
+  /**
+   * Fire threads: `auto` (default) is this thread below ~400 requests/s at the plan's peak,
+   * else a worker thread per ~400/s up to the cores (fire-workers.ts); a number as given.
+   */
+  workers?: number | 'auto';
+  /** `precise` (default): sub-millisecond, spins before each request; `coarse`: timers only (system-clock.ts). */
+  wait?: WaitMode;
   timeout: number;
   lead: number;
   lateTolerance?: number;
@@ -149,25 +156,17 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
 
   const apiKey = options.apiKeyEnv ? process.env[options.apiKeyEnv] : undefined;
   if (options.apiKeyEnv && !apiKey) return fail(`--api-key-env ${options.apiKeyEnv}: that environment variable is not set`);
-  const clients = parsedTargets.map((target) =>
-    target.kind === 'sagemaker'
-      ? createSageMakerTarget({
-          name: target.name,
-          ...target.sagemaker,
-          timeoutMs: options.timeout,
-          clock: systemClock,
-          ...(options.responseExcerpts === false ? { responseExcerptChars: 0 } : {}),
-        })
-      : createOpenAITarget({
-          name: target.name,
-          baseUrl: target.url.toString(),
-          path: options.path,
-          timeoutMs: options.timeout,
-          clock: systemClock,
-          ...(apiKey ? { apiKey } : {}),
-          ...(options.responseExcerpts === false ? { responseExcerptChars: 0 } : {}),
-        }),
-  );
+  // Plain data: fire workers build their own clients from the same specs (target-clients.ts).
+  const specs = parsedTargets.map((target): TargetClientSpec => {
+    const common = { name: target.name, timeoutMs: options.timeout, ...(options.responseExcerpts === false ? { responseExcerptChars: 0 } : {}) };
+    return target.kind === 'sagemaker'
+      ? { ...common, kind: 'sagemaker', sagemaker: target.sagemaker }
+      : { ...common, kind: 'http', baseUrl: target.url.toString(), path: options.path, ...(apiKey ? { apiKey } : {}) };
+  });
+  const clock = options.wait === 'coarse' ? createSystemClock(undefined, 'coarse') : systemClock;
+  const clients = specs.map((spec) => createTargetClient(spec, clock));
+  let fireWorkers: FireWorkers | null = null;
+  let workerFailed = false;
 
   const store = new FsArtifactStore(options.out);
   const progress = new Progress(options.progress && Boolean((err as NodeJS.WriteStream).isTTY), err);
@@ -184,11 +183,24 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
       ingestReport: ingest,
       plan: planOptions,
       targets: clients.map((client, i) => ({ client, kind: parsedTargets[i]?.kind === 'sagemaker' ? ('sagemaker' as const) : ('openai-chat' as const) })),
-      clock: systemClock,
+      clock,
       store,
       leadMs: options.lead,
       ...(options.goodput ? { goodputSlos: options.goodput } : {}),
       dispatch: options.dispatch ?? 'parallel',
+      prepareFire: prepareFireWorkers(options.workers ?? 'auto', {
+        wait: options.wait ?? 'precise',
+        specs,
+        ...(options.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
+        onError: (message) => {
+          workerFailed = true;
+          err.write(`capture-replay: ${message}\n`);
+        },
+        started: (workers, peak) => {
+          fireWorkers = workers;
+          err.write(`Firing from ${workers.size} worker threads (busiest second of the plan: ${peak} requests)\n`);
+        },
+      }),
       signal: interrupt.stop,
       cancelSignal: interrupt.cancel,
       // The comparison and the report before the manifests: the manifests are the last files written.
@@ -215,7 +227,7 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
   } finally {
     progress.stop();
     interrupt.dispose();
-    await Promise.all(clients.map((client) => client.close()));
+    await Promise.all([...clients.map((client) => client.close()), (fireWorkers as FireWorkers | null)?.close()]);
   }
 
   let exitCode = 0;
@@ -236,6 +248,8 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
     out.write(`Comparison: ${join(options.out, runId, RUN_FILES.comparison)}\n`);
   }
   out.write(`Report: ${join(options.out, runId, RUN_FILES.report)}\n`);
+  // A fire worker that failed: its unreported requests are in the results as dropped (lost).
+  if (workerFailed && exitCode === 0) exitCode = fail('a fire worker failed (above): its requests not reported are counted as dropped, reason lost');
   exitCode = interrupt.exitCode() ?? exitCode;
   if (exitCode === 0 && analysis.comparison && options.failOn && hasVerdict(analysis.comparison, options.failOn)) {
     err.write(`capture-replay: a verdict is ${options.failOn.join(' or ')} (--fail-on)\n`);
@@ -356,6 +370,8 @@ function inputConfigOf(options: ReplayCommandOptions, runId: string, target: str
       load: {
         late_tolerance_ms: options.lateTolerance ?? null,
         late_policy: options.latePolicy,
+        workers: options.workers ?? 'auto',
+        wait: options.wait ?? 'precise',
       },
     },
   });

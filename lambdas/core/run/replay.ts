@@ -11,13 +11,13 @@
 import type { ArtifactStore, Clock, TargetClient } from '../../ports';
 import { writeIngestReport, writeTargetData, writeTargetManifest, type ManifestWithLag } from '../export/artifacts';
 import { buildManifest } from '../export/manifest';
-import { runFireLoop, type LatePolicy } from '../fire/fire-loop';
+import { runFireLoop, type FireLoopOptions, type LatePolicy } from '../fire/fire-loop';
 import { deterministicUuid } from '../ids';
 import { aggregate, type Aggregates } from '../metrics/aggregate';
 import { computeProfileRecord } from '../metrics/record-metrics';
 import { buildPlan, type PlanOptions } from '../plan/plan';
 import type { Planner } from '../plan/read-back';
-import type { CaptureRecord, FireOutcome, IngestReport, ProfileRecord, ReplayPlan, RunManifest, TargetKind } from '../types';
+import type { CaptureRecord, FireOutcome, IngestReport, ProfileRecord, ReplayPlan, RunManifest, ScheduledRequest, TargetKind } from '../types';
 
 export interface ReplayTarget {
   client: TargetClient;
@@ -32,6 +32,13 @@ export interface ReplayTarget {
 export type PlanSource = { records: readonly CaptureRecord[]; planner?: never } | { planner: Planner; records?: never };
 
 export type ReplayRunOptions = ReplayRunSettings & PlanSource;
+
+/**
+ * Fires one target's scheduled requests. The contract is runFireLoop's: exactly one outcome
+ * per request, returned in plan order, each also given to `options.onOutcome` as it comes.
+ * `target.index` is the target's position in `ReplayRunSettings.targets`.
+ */
+export type FireRunner = (requests: readonly ScheduledRequest[], options: FireLoopOptions, target: { index: number; name: string }) => Promise<FireOutcome[]>;
 
 export interface ReplayRunSettings {
   runId: string;
@@ -63,6 +70,13 @@ export interface ReplayRunSettings {
   beforeManifests?: (targets: readonly TargetRunResult[]) => Promise<void>;
   /** What the user asked for, per target, recorded as `input_config` in its profile_export_aiperf.json. */
   inputConfig: (target: string) => unknown;
+  /**
+   * Another way to fire than runFireLoop in this thread (the CLI's worker threads,
+   * lambdas/local/fire-workers.ts), chosen from every target's plan. Awaited after planning
+   * and before any schedule zero is taken, so that whatever it starts is ready before the
+   * first request is due. Null: this thread.
+   */
+  prepareFire?: (plans: readonly ReplayPlan[], dispatch: 'parallel' | 'sequential') => Promise<FireRunner | null>;
   onPlanned?: (target: string, plan: ReplayPlan, startNs: bigint) => void;
   onOutcome?: (target: string, outcome: FireOutcome) => void;
 }
@@ -108,7 +122,8 @@ export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunRes
     ingestReportKey = await writeIngestReport(options.store, runPrefix, timing ? { ...options.ingestReport, timing } : options.ingestReport);
   }
   const leadNs = BigInt(Math.round(options.leadMs * 1e6));
-  const runTarget = async (target: ReplayTarget, plan: ReplayPlan, startNs: bigint): Promise<TargetRunResult> => {
+  const fire: FireRunner = (await options.prepareFire?.(plans, options.dispatch ?? 'parallel')) ?? ((requests, loopOptions) => runFireLoop(requests, loopOptions));
+  const runTarget = async (target: ReplayTarget, index: number, plan: ReplayPlan, startNs: bigint): Promise<TargetRunResult> => {
     const startedAt = new Date(Number(startNs / 1_000_000n)).toISOString();
     const name = target.client.name;
     options.onPlanned?.(name, plan, startNs);
@@ -125,7 +140,7 @@ export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunRes
       options.onOutcome?.(name, outcome);
       return outcome;
     });
-    const fired = await runFireLoop(plan.requests, {
+    const fired = await fire(plan.requests, {
       runId: options.runId,
       target: target.client,
       clock: options.clock,
@@ -136,7 +151,7 @@ export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunRes
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
       ...(options.cancelSignal !== undefined ? { cancelSignal: options.cancelSignal } : {}),
       onOutcome: (outcome) => options.onOutcome?.(name, outcome),
-    });
+    }, { index, name });
     const outcomes = [...fired, ...dropped].sort((a, b) => a.request.index - b.request.index);
     const records = outcomes
       .filter((outcome) => outcome.result !== null)
@@ -168,12 +183,12 @@ export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunRes
   const targets: TargetRunResult[] = [];
   if (options.dispatch === 'sequential') {
     for (const [i, target] of options.targets.entries()) {
-      targets.push(await runTarget(target, plans[i] as ReplayPlan, options.clock.nowNs() + leadNs));
+      targets.push(await runTarget(target, i, plans[i] as ReplayPlan, options.clock.nowNs() + leadNs));
     }
   } else {
     // One schedule zero for every target: A and B see each request at the same instant.
     const startNs = options.clock.nowNs() + leadNs;
-    targets.push(...(await Promise.all(options.targets.map((target, i) => runTarget(target, plans[i] as ReplayPlan, startNs)))));
+    targets.push(...(await Promise.all(options.targets.map((target, i) => runTarget(target, i, plans[i] as ReplayPlan, startNs)))));
   }
   await options.beforeManifests?.(targets);
   for (const target of targets) {

@@ -1,0 +1,277 @@
+/**
+ * The local fire loop on more than one core. One thread holds about ONE_THREAD_RATE requests
+ * per second with millisecond precision (the precise wait spins before each due time, and
+ * every request costs its own work: the HTTP exchange, stamps, parsing); above that the
+ * schedule is spread over worker threads:
+ *
+ * - request i of a target's plan (due order) goes to worker i mod n: every worker spans the
+ *   whole run at 1/n of the rate;
+ * - each worker builds its own target clients (its own undici pool, its own SageMaker client)
+ *   from the same TargetClientSpec, anchors its own clock, and waits for the same schedule
+ *   zero (epoch ns);
+ * - outcomes stream back (progress keeps ticking) and are merged into plan order: exactly one
+ *   per scheduled request, the same content one thread gives (request ids are deterministic
+ *   from run id, target and index; the worker id is the same `worker_local`);
+ * - `--max-in-flight` is split between the workers: shares of floor/ceil(max / n) that sum to
+ *   the cap (never more workers than the cap), so one worker's slow requests hold only its own
+ *   share;
+ * - stop and cancel reach every worker; a worker that crashes loses nothing silently: each of
+ *   its requests not reported is counted dropped as `lost`, and the error is reported.
+ */
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { WaitMode } from '../adapters/system-clock';
+import type { FireLoopOptions } from '../core/fire/fire-loop';
+import { deterministicUuid } from '../core/ids';
+import type { FireRunner } from '../core/run/replay';
+import type { FireOutcome, ReplayPlan, ScheduledRequest } from '../core/types';
+import type { FromWorker, RunJob, ToWorker, WorkerData } from './fire-worker';
+import type { TargetClientSpec } from './target-clients';
+
+/**
+ * Requests per second one thread holds comfortably (p99 at the server within a few ms on the
+ * 2-vCPU bench machine, bench/RESULTS.md); `--workers auto` adds a worker per this much.
+ */
+export const ONE_THREAD_RATE = 400;
+export const MAX_WORKERS = 64;
+const READY_TIMEOUT_MS = 30_000;
+const DEFAULT_ENTRY = new URL('./fire-worker-entry.mjs', import.meta.url);
+
+/**
+ * Requests in the busiest second of the run (any 1,000 ms window of due times). Targets fired
+ * in parallel share the machine, so their schedules count together; sequential ones do not.
+ */
+export function peakRate(plans: readonly ReplayPlan[], dispatch: 'parallel' | 'sequential'): number {
+  const busiest = (offsets: Float64Array) => {
+    offsets.sort();
+    let most = 0;
+    for (let hi = 0, lo = 0; hi < offsets.length; hi++) {
+      while ((offsets[hi] as number) - (offsets[lo] as number) >= 1000) lo++;
+      most = Math.max(most, hi - lo + 1);
+    }
+    return most;
+  };
+  const offsetsOf = (list: readonly ReplayPlan[]) => Float64Array.from(list.flatMap((plan) => plan.requests.map((r) => r.offsetMs)));
+  return dispatch === 'parallel' ? busiest(offsetsOf(plans)) : Math.max(0, ...plans.map((plan) => busiest(offsetsOf([plan]))));
+}
+
+/**
+ * How many fire threads: `auto` is 1 (this thread, no worker) below ONE_THREAD_RATE, else one
+ * per ONE_THREAD_RATE up to the cores available; a number is taken as given. Never more than
+ * `--max-in-flight` (each worker needs a share of it).
+ */
+export function workerCount(setting: number | 'auto', peak: number, cores = availableParallelism(), maxInFlight?: number): number {
+  const wanted = setting === 'auto' ? (peak < ONE_THREAD_RATE ? 1 : Math.min(cores, Math.ceil(peak / ONE_THREAD_RATE))) : setting;
+  return Math.max(1, Math.min(wanted, MAX_WORKERS, maxInFlight ?? Infinity));
+}
+
+export interface FireWorkersOptions {
+  workers: number;
+  wait: WaitMode;
+  /** Per target (index as in runReplay's targets): how a worker builds its client. */
+  specs: readonly TargetClientSpec[];
+  /** A worker failed (crashed, or its fire loop threw): said once per worker and job. */
+  onError: (message: string) => void;
+  /** The worker's entry module (tests: one that crashes). */
+  entry?: URL;
+}
+
+interface PendingJob {
+  name: string;
+  requestsByIndex: Map<number, ScheduledRequest>;
+  outcomes: Map<number, FireOutcome>;
+  options: FireLoopOptions;
+  /** Workers of this job that have not said done or failed. */
+  open: Set<number>;
+  finish: () => void;
+}
+
+export interface FireWorkers {
+  readonly size: number;
+  /** runReplay's FireRunner: one target's plan over every worker. */
+  run: FireRunner;
+  /** Ends every worker (after the run, or on failure). */
+  close(): Promise<void>;
+}
+
+/** Starts `options.workers` threads and resolves once every one is loaded and ready. */
+export async function startFireWorkers(options: FireWorkersOptions): Promise<FireWorkers> {
+  const jobs = new Map<number, PendingJob>();
+  let nextJob = 0;
+  let closing = false;
+  const alive = new Set<number>();
+
+  const workers = Array.from({ length: options.workers }, (_, w) => {
+    const worker = new Worker(options.entry ?? DEFAULT_ENTRY, { workerData: { wait: options.wait } satisfies WorkerData, execArgv: [] });
+    alive.add(w);
+    return worker;
+  });
+
+  const settle = (job: number, w: number, failure: string | null) => {
+    const pending = jobs.get(job);
+    if (!pending || !pending.open.delete(w)) return;
+    if (failure !== null) options.onError(`fire worker ${w + 1} of ${workers.length} failed (${pending.name}): ${failure}; its requests not reported are counted as dropped (lost)`);
+    if (pending.open.size === 0) pending.finish();
+  };
+
+  const receive = (w: number, message: FromWorker) => {
+    if (message.type === 'outcomes') {
+      const pending = jobs.get(message.job);
+      if (!pending) return;
+      for (const { index, ...rest } of message.outcomes) {
+        const request = pending.requestsByIndex.get(index);
+        if (!request || pending.outcomes.has(index)) {
+          options.onError(`fire worker ${w + 1} reported request ${index} of ${pending.name} ${request ? 'twice' : 'which it was not given'}: ignored (this is a bug, please report it)`);
+          continue;
+        }
+        const outcome: FireOutcome = { request, ...rest };
+        pending.outcomes.set(index, outcome);
+        pending.options.onOutcome?.(outcome);
+      }
+    } else if (message.type === 'done') settle(message.job, w, null);
+    else if (message.type === 'failed') settle(message.job, w, message.message);
+  };
+
+  // A worker that dies takes its open jobs with it: each is settled as failed, its rest lost.
+  const died = (w: number, why: string) => {
+    if (!alive.delete(w)) return;
+    for (const [job, pending] of jobs) if (pending.open.has(w)) settle(job, w, why);
+  };
+
+  await Promise.all(
+    workers.map(
+      (worker, w) =>
+        new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`fire worker ${w + 1} did not start within ${READY_TIMEOUT_MS / 1000} s`)), READY_TIMEOUT_MS);
+          worker.on('message', (message: FromWorker) => {
+            if (message.type === 'ready') {
+              clearTimeout(timer);
+              resolve();
+            } else receive(w, message);
+          });
+          worker.on('error', (error) => {
+            clearTimeout(timer);
+            reject(error);
+            died(w, error instanceof Error ? error.message : String(error));
+          });
+          worker.on('exit', (code) => {
+            clearTimeout(timer);
+            reject(new Error(`fire worker ${w + 1} exited with code ${code} before it was ready`));
+            if (!closing) died(w, `the thread exited (code ${code})`);
+          });
+        }),
+    ),
+  ).catch(async (error: unknown) => {
+    closing = true;
+    await Promise.all(workers.map((worker) => worker.terminate()));
+    throw error;
+  });
+
+  const send = (w: number, message: ToWorker) => {
+    if (alive.has(w)) workers[w]?.postMessage(message);
+  };
+  const broadcast = (message: ToWorker) => workers.forEach((_, w) => send(w, message));
+
+  const run: FireRunner = async (requests, loop, target) => {
+    const spec = options.specs[target.index];
+    if (!spec) throw new Error(`no client spec for target ${target.name}`);
+    const job = nextJob++;
+    const n = workers.length;
+    const shares: ScheduledRequest[][] = Array.from({ length: n }, () => []);
+    // Due order (the plan is sorted by offset; stable for ties), dealt round-robin.
+    const ordered = requests.every((r, i) => i === 0 || (requests[i - 1] as ScheduledRequest).offsetMs <= r.offsetMs) ? requests : [...requests].sort((a, b) => a.offsetMs - b.offsetMs || a.index - b.index);
+    ordered.forEach((request, i) => shares[i % n]?.push(request));
+    const done = new Promise<void>((finish) => {
+      jobs.set(job, {
+        name: target.name,
+        requestsByIndex: new Map(requests.map((r) => [r.index, r])),
+        outcomes: new Map(),
+        options: loop,
+        open: new Set(shares.flatMap((share, w) => (share.length > 0 ? [w] : []))),
+        finish,
+      });
+    });
+    const pending = jobs.get(job) as PendingJob;
+    if (pending.open.size === 0) pending.finish();
+
+    const onStop = () => broadcast({ type: 'stop' });
+    const onCancel = () => broadcast({ type: 'cancel' });
+    loop.signal?.addEventListener('abort', onStop, { once: true });
+    loop.cancelSignal?.addEventListener('abort', onCancel, { once: true });
+    if (loop.signal?.aborted) onStop();
+    if (loop.cancelSignal?.aborted) onCancel();
+    const capped = loop.maxInFlight !== undefined && Number.isFinite(loop.maxInFlight) ? loop.maxInFlight : null;
+    shares.forEach((share, w) => {
+      if (share.length === 0) return;
+      if (!alive.has(w)) {
+        settle(job, w, 'the thread had already stopped');
+        return;
+      }
+      const message: RunJob = {
+        type: 'run',
+        job,
+        spec,
+        requests: share,
+        runId: loop.runId,
+        startNs: loop.startNs,
+        workerId: loop.workerId,
+        ...(capped !== null ? { maxInFlight: Math.floor(capped / n) + (w < capped % n ? 1 : 0) } : {}),
+        ...(loop.latePolicy !== undefined ? { latePolicy: loop.latePolicy } : {}),
+        ...(loop.expireAfterMs !== undefined ? { expireAfterMs: loop.expireAfterMs } : {}),
+      };
+      send(w, message);
+    });
+    try {
+      await done;
+    } finally {
+      jobs.delete(job);
+      loop.signal?.removeEventListener('abort', onStop);
+      loop.cancelSignal?.removeEventListener('abort', onCancel);
+    }
+
+    // Plan order; a request no worker reported is accounted, never left out.
+    return requests.map((request) => {
+      const outcome = pending.outcomes.get(request.index);
+      if (outcome) return outcome;
+      const lost: FireOutcome = {
+        request,
+        target: target.name,
+        requestId: deterministicUuid(loop.runId, target.name, request.index),
+        scheduledNs: loop.startNs + BigInt(Math.round(request.offsetMs * 1e6)),
+        workerId: loop.workerId,
+        result: null,
+        dropReason: 'lost',
+      };
+      loop.onOutcome?.(lost);
+      return lost;
+    });
+  };
+
+  return {
+    size: workers.length,
+    run,
+    async close() {
+      closing = true;
+      await Promise.all(workers.map((worker) => worker.terminate()));
+    },
+  };
+}
+
+/**
+ * runReplay's `prepareFire` for the CLI: worker threads when the plans' peak rate (or
+ * `--workers n`) asks for more than one, else null (the fire loop in this thread). The
+ * workers started are handed to `started` so that the caller closes them.
+ */
+export function prepareFireWorkers(
+  setting: number | 'auto',
+  settings: Omit<FireWorkersOptions, 'workers'> & { maxInFlight?: number; started: (workers: FireWorkers, peak: number) => void },
+): (plans: readonly ReplayPlan[], dispatch: 'parallel' | 'sequential') => Promise<FireRunner | null> {
+  return async (plans, dispatch) => {
+    const peak = peakRate(plans, dispatch);
+    const n = workerCount(setting, peak, availableParallelism(), settings.maxInFlight);
+    if (n <= 1) return null;
+    const workers = await startFireWorkers({ ...settings, workers: n });
+    settings.started(workers, peak);
+    return workers.run;
+  };
+}
