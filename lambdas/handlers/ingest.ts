@@ -19,26 +19,19 @@ import { writeIngestReport } from '../core/export/artifacts';
 import { deterministicUuid } from '../core/ids';
 import { runPrefix } from '../core/pipeline/keys';
 import { DEFAULT_SHARDING } from '../core/pipeline/shards';
-import { sendAll } from '../core/pipeline/common';
 import type { SchedulablePlan } from '../core/pipeline/schedule';
-import { collectMessage, scheduleRun } from '../core/pipeline/stages';
+import { scheduleRun } from '../core/pipeline/stages';
 import { incompatibleAs, indexRecord, planIndexed, type IndexedEntry, type IndexedRecord, type PlanOptions } from '../core/plan/plan';
 import { readBackRequests } from '../core/plan/read-back';
 import type { TargetKind } from '../core/types';
-import { targetKindOf, type TargetConfig } from '../runtime/config';
+import { targetKindOf } from '../runtime/config';
 import { defaultDeps, type Deps } from '../runtime/deps';
+import { baseInputConfig, sendCollectMessages } from './run-input';
 import { parseIngestMessage, type CaptureObjectRef } from './s3-events';
 
 /** A run per capture-file version: the same object and ETag always map to the same run. */
 export function fileRunId(mode: 'file' | 'mirror', ref: CaptureObjectRef, etag: string): string {
   return `${mode}-${deterministicUuid(mode, ref.bucket, ref.key, etag)}`;
-}
-
-/** A target as the run records it (results' input_config): where requests went, no secrets. */
-function describeTarget(t: TargetConfig): Record<string, unknown> {
-  if (t.kind !== 'sagemaker') return { name: t.name, url: t.url, path: t.path };
-  const { name, kind, endpointName, region, variant, inferenceComponentName, containerHostname } = t;
-  return { name, kind, endpoint_name: endpointName, ...(region ? { region } : {}), ...(variant ? { variant } : {}), ...(inferenceComponentName ? { inference_component_name: inferenceComponentName } : {}), ...(containerHostname ? { container_hostname: containerHostname } : {}) };
 }
 
 async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
@@ -98,6 +91,8 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   // done; shards are then sent in due order, ahead of their due times. mirror: every
   // request at inferenceTime + lag (late ones, when the file arrived after that, follow the
   // late policy and are counted).
+  // What the results' AIPerf input_config is made of (collect.ts pipelineInputConfig).
+  const { tool, ...settings } = baseInputConfig(config, config.targets);
   const startNs = mirror && plan.scheduleZeroMs !== null ? BigInt(Math.round((plan.scheduleZeroMs + config.lagMs) * 1e6)) : deps.clock.nowNs() + BigInt(config.leadMs) * 1_000_000n;
   const result = await scheduleRun({
     runId,
@@ -110,29 +105,13 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     // A shard due last may stream for up to the request timeout: only then can it be lost.
     graceMs: config.requestTimeoutMs + config.graceMs,
     sharding: { ...DEFAULT_SHARDING, slotMs: config.slotMs, ...(config.maxShardRequests ? { maxShardRequests: config.maxShardRequests } : {}) },
-    inputConfig: {
-      tool: 'capture-replay',
-      mode: config.mode,
-      ...(mirror ? { lag_ms: config.lagMs } : {}),
-      capture: file,
-      etag: object.etag,
-      targets: config.targets.map(describeTarget),
-      // What the results' AIPerf input_config is made of (collect.ts pipelineInputConfig).
-      model_override: config.modelOverride ?? null,
-      streaming: config.forceStreaming,
-      request_timeout_ms: config.requestTimeoutMs,
-    },
+    inputConfig: { tool, mode: config.mode, ...(mirror ? { lag_ms: config.lagMs } : {}), capture: file, etag: object.etag, ...settings },
     notScheduledByReason: { ...plan.excluded, ...(duplicates ? { duplicate: duplicates } : {}) },
     store: deps.store,
     queue: deps.replayQueue,
     clock: deps.clock,
   });
-  if (result.status === 'scheduled') {
-    // The deadline check finalises the run even if a worker dies with its shard. A target
-    // that takes none of the records has nothing to wait for: it is collected now.
-    const now = targets.filter((t) => result.shardsByTarget[t] === 0);
-    await sendAll(deps.collectQueue, [...targets.map((t) => collectMessage(runId, t, result.deadlineNs)), ...now.map((t) => ({ ...collectMessage(runId, t, 0n), id: `now-${t}`.replace(/[^A-Za-z0-9_-]/g, '_') }))]);
-  }
+  if (result.status === 'scheduled') await sendCollectMessages(deps.collectQueue, runId, targets, result);
   logger.info('capture file ingested', {
     runId,
     key: ref.key,

@@ -72,6 +72,13 @@ export interface ScheduleRunArgs {
   targetPlans?: Readonly<Record<string, ReplayPlan | SchedulablePlan>>;
   /** The run's start (epoch ns of offset 0), unless an earlier attempt already fixed one. */
   startNs: bigint;
+  /**
+   * Targets that start later than the run's start, by this many ms (default 0 each): a
+   * sequential comparison gives B the whole plan after A's last request has finished. Each
+   * target's messages carry its own start, so its due times, drops and lateness move with it;
+   * the deadline covers the latest target.
+   */
+  targetStartOffsetsMs?: Readonly<Record<string, number>>;
   leadMs: number;
   /** How long after the last due time a run is finalised even with shards missing. */
   graceMs: number;
@@ -205,10 +212,20 @@ function membershipOf(plan: SchedulablePlan, shards: readonly Shard<PlanItem>[],
   });
 }
 
+function targetStartOffsets(args: ScheduleRunArgs): Map<string, number> {
+  const offsets = new Map(Object.entries(args.targetStartOffsetsMs ?? {}));
+  for (const [target, ms] of offsets) {
+    if (!args.targets.includes(target)) throw new Error(`targetStartOffsetsMs names ${target}, which is not one of the run's targets`);
+    if (!(Number.isFinite(ms) && ms >= 0)) throw new Error(`targetStartOffsetsMs.${target} must be a finite number of ms >= 0 (got ${ms})`);
+  }
+  return offsets;
+}
+
 export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult> {
   const { store, runId } = args;
   if (await store.get(runRecordKey(runId))) return { status: 'duplicate', shards: 0, messages: 0 };
   const groups = groupTargets(args);
+  const targetOffsets = targetStartOffsets(args);
   const plans = groups.map((g) => g.plan);
   const union = unionOf(plans);
   const sharding = args.sharding ?? DEFAULT_SHARDING;
@@ -227,6 +244,7 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult
     if (stored) startNs = BigInt(startRecordSchema.parse(decodeJson(stored)).startNs);
   }
   const dueOf = (offsetMs: number) => startNs + BigInt(Math.round(offsetMs * 1e6));
+  const shiftOf = (target: string) => BigInt(Math.round((targetOffsets.get(target) ?? 0) * 1e6));
 
   for (const { plan, targets } of groups) {
     for (const target of targets) {
@@ -234,7 +252,7 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult
         kind: 'drop',
         requestId: deterministicUuid(runId, target, index),
         index,
-        scheduledNs: dueOf(offsetMs),
+        scheduledNs: dueOf(offsetMs) + shiftOf(target),
         dropReason: reason,
       }));
       await store.putIfAbsent(resultsKey(runId, target, INGEST_SHARD), encodeResultLines(drops), 'application/x-ndjson');
@@ -285,11 +303,14 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult
       const first = mask ? (shard.requests[mask.indexOf(1)] as PlanItem) : (shard.requests[0] as PlanItem);
       const firstDueNs = dueOf(first.offsetMs);
       for (const target of group.targets) {
-        const message: ShardMessage = { v: 1, kind: 'shard', runId, target, shardId: shard.shardId, startNs: startNs.toString(), firstDueNs: firstDueNs.toString(), hops: 0, last: si === lastShardOf[gi], requests: members };
-        messages.push({ id: `${target}-${shard.shardId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80), body: JSON.stringify(message), delaySeconds: 0, firstDueNs });
+        const shift = shiftOf(target);
+        const message: ShardMessage = { v: 1, kind: 'shard', runId, target, shardId: shard.shardId, startNs: (startNs + shift).toString(), firstDueNs: (firstDueNs + shift).toString(), hops: 0, last: si === lastShardOf[gi], requests: members };
+        messages.push({ id: `${target}-${shard.shardId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80), body: JSON.stringify(message), delaySeconds: 0, firstDueNs: firstDueNs + shift });
       }
     });
-    return { messages, firstDueNs: dueOf((shard.requests[0] as PlanItem).offsetMs) };
+    // The shard is at risk when its earliest message is (a later target's are further ahead).
+    const earliest = messages.reduce<bigint | null>((min, m) => (min === null || m.firstDueNs < min ? m.firstDueNs : min), null);
+    return { messages, firstDueNs: earliest ?? dueOf((shard.requests[0] as PlanItem).offsetMs) };
   };
 
   const window = Math.max(1, args.windowShards ?? 8);
@@ -311,7 +332,8 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult
   }
 
   const now = args.clock.nowNs();
-  const durationMs = Math.max(...plans.map((p) => p.durationMs));
+  // The latest target's last due time: a sequential run ends with its last target.
+  const durationMs = Math.max(...plans.map((p) => p.durationMs)) + Math.max(0, ...targetOffsets.values());
   const shardsByTarget = Object.fromEntries(groups.flatMap((g, gi) => g.targets.map((t) => [t, (shardsOfGroup[gi] as unknown[]).length])));
   const record: RunRecord = {
     v: 1,
