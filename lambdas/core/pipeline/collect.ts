@@ -76,7 +76,7 @@ async function gatherRun(runId: string, target: string, state: RunState, store: 
         continue;
       }
       records.push(line.record);
-      entries.push({ requestId, dropReason: null, lagMs: line.record.capture_replay.schedule_lag_ms, errorType: line.record.error?.type ?? null });
+      entries.push({ requestId, dropReason: null, lagMs: line.record.capture_replay.schedule_lag_ms, wireLagMs: line.record.capture_replay.wire_lag_ms, errorType: line.record.error?.type ?? null });
     }
   }
   if (countLost) {
@@ -189,6 +189,7 @@ const manifestEntrySchema = z.object({
   requestId: z.string().min(1),
   dropReason: resultLineSchema.options[1].shape.dropReason.nullable(),
   lagMs: z.number().nullable(),
+  wireLagMs: z.number().nullable().optional(),
   errorType: z.string().nullable(),
 });
 const hourRunSchema = z.object({
