@@ -193,8 +193,14 @@ export interface ScheduledRequest {
 
 /** What the target client reports for one request. Timestamps are epoch ns. */
 export interface TargetResult {
-  /** Actual send (just before the request was written). */
+  /** The loop's pick-up: taken by the client just before it hands the request to its HTTP stack. */
   requestStartNs: bigint;
+  /**
+   * When the request's bytes were handed to the socket (diagnostics channels: wire-stamps.ts);
+   * latency and TTFT are measured from it. Null or absent when it was never written (refused
+   * connection) or the client cannot tell; `requestStartNs` stands in then.
+   */
+  requestWireNs?: bigint | null;
   /** Response headers received. */
   requestAckNs: bigint | null;
   /** Last byte received (or failure time). */
@@ -274,7 +280,13 @@ export interface ProfileRecordMetadata {
 export interface ReplayRecordInfo {
   target: string;
   scheduled_ns: bigint;
+  /** Due -> the loop's pick-up (the client's start stamp), ms. */
   schedule_lag_ms: number;
+  /**
+   * Due -> on the wire (the request's bytes handed to the socket), ms: what a server-side
+   * observer sees as our lateness. Null when the request never reached the wire.
+   */
+  wire_lag_ms: number | null;
   capture_event_id: string;
   capture_inference_id: string | null;
   capture_file: string;

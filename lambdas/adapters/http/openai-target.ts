@@ -23,6 +23,7 @@
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import { Pool } from 'undici';
 import type { Clock, TargetClient, TargetRequest } from '../../ports';
+import { watchWire } from '../wire-stamps';
 import { plausibleOpenAIUsage } from '../../core/metrics/usage';
 import type { ErrorDetails, TargetResult, TokenUsage } from '../../core/types';
 import { errorBodyText, errorMessageOf, JsonMemberScanner, readCapped, RESPONSE_LIMITS, responseExcerpt, selectAnswerMembers, withExcerpt } from './response-body';
@@ -92,7 +93,14 @@ export function createOpenAITarget(options: OpenAITargetOptions): TargetClient {
   const auth = options.apiKey ? `Bearer ${options.apiKey}` : undefined;
   const excerptChars = options.responseExcerptChars ?? RESPONSE_LIMITS.excerptChars;
 
+  /** The measured send, with the time its bytes were handed to the socket (wire-stamps.ts). */
   async function send(request: TargetRequest, signal?: AbortSignal): Promise<TargetResult> {
+    const wire = watchWire(request.requestId, clock);
+    const result = await measure(request, signal);
+    return { ...result, requestWireNs: wire.take() };
+  }
+
+  async function measure(request: TargetRequest, signal?: AbortSignal): Promise<TargetResult> {
     const timeout = AbortSignal.timeout(options.timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     const headers: Record<string, string> = {

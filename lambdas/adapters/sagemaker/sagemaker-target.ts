@@ -12,10 +12,12 @@
  * call). SDK retries are off (`maxAttempts: 1`): a retry would send the invocation twice
  * and fold two attempts into one timing.
  *
- * Timing: `requestStartNs` and `requestAckNs` are taken by a middleware at the innermost
- * position of the command's stack, next to the HTTP handler: start after credentials,
- * endpoint resolution and signing (SDK work, not the endpoint's), just before the request is
- * written; ack when the response headers arrive. Each content-bearing event of a
+ * Timing: `requestStartNs` is the loop's pick-up, before the SDK's work; `requestWireNs` is
+ * when node:http has written the request to its socket (wire-stamps.ts), so credentials,
+ * endpoint resolution, signing and a busy event loop count as our lateness, not as the
+ * endpoint's time. A middleware at the innermost position of the command's stack, next to
+ * the HTTP handler, stamps the moment before the write (the fallback when the InferenceId
+ * could not be sent) and the ack when the response headers arrive. Each content-bearing event of a
  * `PayloadPart` is stamped with the arrival of that part (see stream-decode.ts: SSE, JSON
  * lines and TGI events, buffered across parts); `requestEndNs` is the end of the body.
  *
@@ -43,6 +45,7 @@ import { createHash } from 'node:crypto';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
+import { watchWire } from '../wire-stamps';
 import {
   InvokeEndpointCommand,
   InvokeEndpointWithResponseStreamCommand,
@@ -226,7 +229,8 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
     let outputSha256: string | null = null;
     /** The HTTP response stream: destroyed when we stop reading it early (frees the socket). */
     let rawBody: { destroy?: () => void } | null = null;
-    // Before the SDK's own work: the start if the request never reaches the wire.
+    // The loop's pick-up, before the SDK's own work (credentials, signing): the schedule lag's end.
+    const wire = watchWire(request.requestId, clock);
     const sendNs = clock.nowNs();
 
     /** A non-streamed answer, read by the middleware: what the record needs of it. */
@@ -260,7 +264,10 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
     const timingOptions = { step: 'deserialize', name: 'captureReplayWireTiming', priority: 'low' } as const;
 
     const result = (error: ErrorDetails | null, endNs = clock.nowNs()): TargetResult => ({
-      requestStartNs: wireStartNs ?? sendNs,
+      requestStartNs: sendNs,
+      // Written to the socket (node:http's diagnostics channel, found by InferenceId); the
+      // middleware's stamp just before the HTTP handler when the id could not be sent.
+      requestWireNs: wire.take() ?? wireStartNs,
       requestAckNs: ackNs,
       requestEndNs: endNs,
       contentChunkNs: chunkTimes,

@@ -1,13 +1,13 @@
 import type { ArtifactStore } from '../../ports';
-import type { IngestReport, ProfileRecord, RunManifest } from '../types';
+import type { IngestReport, ProfileRecord } from '../types';
 import type { Aggregates } from '../metrics/aggregate';
-import type { StatSummary } from '../metrics/stats';
 import { renderAiperfCsv } from './aiperf-csv';
 import { renderAiperfJson } from './aiperf-json';
 import { exportInputConfigOf } from './input-config';
 import { stringifyJson } from './json';
 import { outputAgreement } from '../metrics/agreement';
 import { profileRecordLine } from './profile-jsonl';
+import type { ManifestWithLags } from './manifest';
 
 /** File names of a run's artifacts: the same locally and in S3. */
 export const ARTIFACT_FILES = {
@@ -18,7 +18,8 @@ export const ARTIFACT_FILES = {
   ingestReport: 'ingest_report.json',
 } as const;
 
-export type ManifestWithLag = RunManifest & { scheduleLag: StatSummary | null };
+/** The manifest file (manifest.ts): accounting, schedule lag and wire lag. */
+export type ManifestWithLag = ManifestWithLags;
 
 export interface TargetArtifacts {
   records: readonly ProfileRecord[];

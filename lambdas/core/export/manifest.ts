@@ -9,8 +9,10 @@ import type { DropReason, FireOutcome, RunManifest } from '../types';
 export interface ManifestEntry {
   requestId: string;
   dropReason: DropReason | null;
-  /** Actual send - scheduled send, ms; null when not fired. */
+  /** The loop's pick-up - scheduled send, ms; null when not fired. */
   lagMs: number | null;
+  /** On the wire - scheduled send, ms; null (or absent) when not written or not known. */
+  wireLagMs?: number | null;
   /** Error type when fired and failed. */
   errorType: string | null;
 }
@@ -20,9 +22,13 @@ export function manifestEntryOf(o: FireOutcome): ManifestEntry {
     requestId: o.requestId,
     dropReason: o.result === null ? (o.dropReason ?? 'lost') : null,
     lagMs: o.result === null ? null : Number(o.result.requestStartNs - o.scheduledNs) / 1e6,
+    wireLagMs: o.result?.requestWireNs === undefined || o.result.requestWireNs === null ? null : Number(o.result.requestWireNs - o.scheduledNs) / 1e6,
     errorType: o.result?.error?.type ?? null,
   };
 }
+
+/** The manifest file: the accounting and how late requests went out (pick-up and wire). */
+export type ManifestWithLags = RunManifest & { scheduleLag: StatSummary | null; wireLag: StatSummary | null };
 
 export function buildManifest(args: {
   runId: string;
@@ -31,13 +37,14 @@ export function buildManifest(args: {
   notScheduledByReason: RunManifest['notScheduledByReason'];
   startedAt: string;
   endedAt: string;
-}): RunManifest & { scheduleLag: StatSummary | null } {
+}): ManifestWithLags {
   let succeeded = 0;
   let failed = 0;
   let dropped = 0;
   const droppedByReason: RunManifest['droppedByReason'] = {};
   const failedByType: Record<string, number> = {};
   const lags: number[] = [];
+  const wireLags: number[] = [];
   const entries = args.outcomes.map((o) => ('request' in o ? manifestEntryOf(o) : o));
   for (const e of entries) {
     if (e.dropReason !== null) {
@@ -46,6 +53,7 @@ export function buildManifest(args: {
       continue;
     }
     if (e.lagMs !== null) lags.push(e.lagMs);
+    if (e.wireLagMs !== undefined && e.wireLagMs !== null) wireLags.push(e.wireLagMs);
     if (e.errorType !== null) {
       failed++;
       failedByType[e.errorType] = (failedByType[e.errorType] ?? 0) + 1;
@@ -67,5 +75,6 @@ export function buildManifest(args: {
     startedAt: args.startedAt,
     endedAt: args.endedAt,
     scheduleLag: summarize(lags),
+    wireLag: summarize(wireLags),
   };
 }

@@ -116,7 +116,7 @@ export interface SummaryTableOptions {
   width?: number;
 }
 
-export function renderSummaryTable(agg: Aggregates, manifest: RunManifest & { scheduleLag: StatSummary | null }, options: SummaryTableOptions = {}): string {
+export function renderSummaryTable(agg: Aggregates, manifest: RunManifest & { scheduleLag: StatSummary | null; wireLag?: StatSummary | null }, options: SummaryTableOptions = {}): string {
   const width = Math.max(40, Math.floor(options.width ?? DEFAULT_WIDTH));
   const statRows: { label: string; stats: StatSummary }[] = [];
   for (const spec of METRICS) {
@@ -141,6 +141,9 @@ export function renderSummaryTable(agg: Aggregates, manifest: RunManifest & { sc
     ['Balanced', manifest.balanced ? 'yes' : 'NO'],
     ['Schedule lag (ms)', lag ? `p50 ${fmt(lag.p50)}, p99 ${fmt(lag.p99)}, max ${fmt(lag.max)}` : 'N/A (nothing fired)'],
   ];
+  // Due -> on the wire: what the server sees of our lateness (absent when no client could tell).
+  const wire = manifest.wireLag;
+  if (wire) accounting.push(['Wire lag (ms)', `p50 ${fmt(wire.p50)}, p99 ${fmt(wire.p99)}, max ${fmt(wire.max)}`]);
   const lines = [options.title ?? 'capture-replay'];
   lines.push(...(statRows.length > 0 ? statsTable(statRows, width) : [`${INDENT}(no successful requests: no latency statistics)`]));
   if (scalarRows.length > 0) lines.push('', ...pairs(scalarRows, width, true));

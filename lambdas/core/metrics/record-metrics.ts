@@ -20,6 +20,11 @@ export function computeProfileRecord(outcome: FireOutcome, recordProcessorId: st
   const result = outcome.result;
   if (!result) throw new Error(`request ${outcome.requestId} was not fired (${outcome.dropReason}): it has no record`);
   const { request } = outcome;
+  // The request's time starts on the wire; the loop's pick-up ends the schedule lag. Whatever
+  // happens between the two (a busy event loop, a connection being opened, SDK signing) is
+  // our lateness (wire_lag_ms), not the endpoint's latency.
+  const wireNs = result.requestWireNs ?? null;
+  const startNs = wireNs ?? result.requestStartNs;
   const cancelled = isCancellation(result.error);
   const metadata: ProfileRecord['metadata'] = {
     session_num: request.index,
@@ -27,7 +32,7 @@ export function computeProfileRecord(outcome: FireOutcome, recordProcessorId: st
     x_correlation_id: request.correlationId,
     conversation_id: request.eventId,
     turn_index: 0,
-    request_start_ns: result.requestStartNs,
+    request_start_ns: startNs,
     request_ack_ns: result.requestAckNs,
     request_end_ns: result.requestEndNs,
     worker_id: outcome.workerId,
@@ -41,6 +46,7 @@ export function computeProfileRecord(outcome: FireOutcome, recordProcessorId: st
     target: outcome.target,
     scheduled_ns: outcome.scheduledNs,
     schedule_lag_ms: ms(result.requestStartNs - outcome.scheduledNs),
+    wire_lag_ms: wireNs === null ? null : ms(wireNs - outcome.scheduledNs),
     capture_event_id: request.eventId,
     capture_inference_id: request.inferenceId,
     capture_file: request.source.file,
@@ -55,14 +61,14 @@ export function computeProfileRecord(outcome: FireOutcome, recordProcessorId: st
     return { metadata, metrics: { error_request_count: { value: 1, unit: 'requests' } }, error, capture_replay: replay };
   }
   const metrics: Record<string, MetricValue> = {};
-  const latencyNs = result.requestEndNs - result.requestStartNs;
+  const latencyNs = result.requestEndNs - startNs;
   const chunks = result.contentChunkNs;
   const usage = plausibleUsage(result.usage);
   const isl = usage?.promptTokens ?? null;
   const osl = usage?.completionTokens ?? null;
   let ttftNs: bigint | null = null;
   if (request.streaming && chunks.length > 0) {
-    ttftNs = (chunks[0] as bigint) - result.requestStartNs;
+    ttftNs = (chunks[0] as bigint) - startNs;
     metrics.time_to_first_token = { value: ms(ttftNs), unit: 'ms' };
   }
   if (request.streaming && chunks.length > 1) {

@@ -44,6 +44,8 @@ const recordSchema = z.object({
     target: z.string(),
     scheduled_ns: ns,
     schedule_lag_ms: z.number(),
+    // Null when never written, and in results from before the wire stamp.
+    wire_lag_ms: z.number().nullable().default(null),
     capture_event_id: z.string(),
     capture_inference_id: z.string().nullable(),
     capture_file: z.string(),

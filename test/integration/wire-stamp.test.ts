@@ -1,0 +1,150 @@
+/**
+ * The wire stamp: a request's time starts when its bytes are handed to the socket, not when
+ * the loop picked it up. An event loop blocked between the due time and the write (here: 60
+ * ms of synchronous work right after the send starts, as a busy replay would cause) must show
+ * in the wire lag, and not in the request's latency or time to first token. Real targets:
+ * the HTTP target over undici and the SageMaker target over the AWS SDK, each against its
+ * mock in its own process.
+ */
+import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOpenAITarget } from '../../lambdas/adapters/http/openai-target';
+import { createSageMakerTarget } from '../../lambdas/adapters/sagemaker/sagemaker-target';
+import { systemClock } from '../../lambdas/adapters/system-clock';
+import { watchedWires } from '../../lambdas/adapters/wire-stamps';
+import { runFireLoop } from '../../lambdas/core/fire/fire-loop';
+import { computeProfileRecord } from '../../lambdas/core/metrics/record-metrics';
+import type { TargetClient } from '../../lambdas/ports';
+import type { ScheduledRequest } from '../../lambdas/core/types';
+import { startMockProcess, type MockProcess } from '../support/processes';
+import { readMockSageMakerLog, startMockSageMakerProcess } from '../support/sagemaker-mock';
+
+const BLOCK_MS = 60;
+
+function busyWait(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // the event loop is held, as by heavy synchronous work
+  }
+}
+
+/** The target, with the event loop held right after each send starts: after pick-up, before the write. */
+function blocking(inner: TargetClient): TargetClient {
+  return {
+    name: inner.name,
+    send(request, signal) {
+      const sending = inner.send(request, signal);
+      busyWait(BLOCK_MS);
+      return sending;
+    },
+    close: () => inner.close(),
+  };
+}
+
+const body = Buffer.from(JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi there' }] }));
+
+function request(index: number): ScheduledRequest {
+  return {
+    index,
+    offsetMs: index * 150,
+    captureTimeMs: 0,
+    correlationId: `c-${index}`,
+    eventId: `e-${index}`,
+    inferenceId: null,
+    source: { file: 'f.jsonl', line: index + 1 },
+    contentType: 'application/json',
+    body,
+    streaming: true,
+    overrides: [],
+    capturedUsage: null,
+    accept: null,
+    capturedOutputSha256: null,
+  };
+}
+
+const ms = (ns: bigint) => Number(ns) / 1e6;
+
+/** Fires 3 requests through the blocking target; checks where the block was counted. */
+async function checkBlockCounted(target: TargetClient) {
+  const requests = [0, 1, 2].map(request);
+  const startNs = systemClock.nowNs() + 50_000_000n;
+  const outcomes = await runFireLoop(requests, { runId: 'wire', target: blocking(target), clock: systemClock, startNs, workerId: 'w0' });
+  for (const outcome of outcomes) {
+    const result = outcome.result!;
+    expect(result.error).toBeNull();
+    expect(result.requestWireNs).toBeTypeOf('bigint');
+    const wireNs = result.requestWireNs!;
+    // The block came after the pick-up and before the write.
+    expect(ms(wireNs - result.requestStartNs)).toBeGreaterThanOrEqual(BLOCK_MS - 1);
+    const record = computeProfileRecord(outcome, 'rp');
+    const replay = record.capture_replay;
+    // It shows in the wire lag ...
+    expect(replay.wire_lag_ms).toBeCloseTo(ms(wireNs - outcome.scheduledNs), 6);
+    expect(replay.wire_lag_ms! - replay.schedule_lag_ms).toBeGreaterThanOrEqual(BLOCK_MS - 1);
+    // ... and not in the latency or the TTFT, which start on the wire.
+    expect(record.metadata.request_start_ns).toBe(wireNs);
+    const latency = record.metrics.request_latency!.value as number;
+    expect(latency).toBeCloseTo(ms(result.requestEndNs - wireNs), 6);
+    expect(latency).toBeLessThanOrEqual(ms(result.requestEndNs - result.requestStartNs) - (BLOCK_MS - 1));
+    const ttft = record.metrics.time_to_first_token!.value as number;
+    expect(ttft).toBeCloseTo(ms(result.contentChunkNs[0]! - wireNs), 6);
+  }
+  // Nothing is left waiting for a write.
+  expect(watchedWires()).toBe(0);
+  return outcomes;
+}
+
+describe('wire stamp: an event loop blocked before the write is lateness, not latency', () => {
+  let http: MockProcess;
+  let sagemaker: MockProcess;
+  let dir: string;
+  let logFile: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'wire-stamp-'));
+    logFile = join(dir, 'requests.jsonl');
+    [http, sagemaker] = await Promise.all([
+      startMockProcess(['--ttft-ms', '5', '--itl-ms', '1', '--output-tokens', '4']),
+      startMockSageMakerProcess(['--ttft-ms', '5', '--itl-ms', '1', '--output-tokens', '4', '--log', logFile, '--endpoint', 'ep-chat']),
+    ]);
+  });
+
+  afterAll(async () => {
+    await Promise.all([http?.stop(), sagemaker?.stop()]);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('HTTP target (undici): wire lag holds the block; latency and TTFT do not', async () => {
+    const target = createOpenAITarget({ name: 'A', baseUrl: http.url, timeoutMs: 10_000, clock: systemClock });
+    try {
+      await checkBlockCounted(target);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('SageMaker target (AWS SDK over node:http): the same, and the wire stamp precedes the server arrival', async () => {
+    const client = new SageMakerRuntimeClient({ endpoint: sagemaker.url, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' } });
+    const target = createSageMakerTarget({ name: 'B', endpointName: 'ep-chat', timeoutMs: 10_000, clock: systemClock, client });
+    try {
+      const outcomes = await checkBlockCounted(target);
+      const log = await readMockSageMakerLog(logFile);
+      for (const outcome of outcomes) {
+        const seen = log.find((r) => r.headers['x-amzn-sagemaker-inference-id'] === outcome.requestId);
+        expect(seen, `the mock logged ${outcome.requestId}`).toBeDefined();
+        // The mock stamps its arrival on its own process's clock, anchored to the wall clock
+        // as ours is (to within a few ms: Date.now has ms steps): the write comes first, and
+        // the block (which happened before the write) is not between them.
+        const gapMs = ms(BigInt(seen!.arrival_ns) - outcome.result!.requestWireNs!);
+        expect(gapMs).toBeGreaterThan(-5);
+        expect(gapMs).toBeLessThan(BLOCK_MS - 1);
+      }
+    } finally {
+      await target.close();
+      client.destroy();
+    }
+  });
+});
