@@ -132,6 +132,18 @@ comparisonOptions(compare).action(async (dirs: string[], options: Record<string,
   process.exitCode = await compareCommand({ dirs, ...options } as Parameters<typeof compareCommand>[0]);
 });
 
+usageErrors(program.command('schedule-now'), 'schedule-now')
+  .description("run a deployed schedule's A/B comparison now (or as at --at), without waiting for its cron: sends its plan message to the stack's plan queue")
+  .argument('<schedule>', 'the schedule name, as in the deployment config')
+  .option('--queue-url <url>', 'the plan queue: the stack output PlanQueueUrl')
+  .option('--at <time>', 'the scheduled time to act as, ISO 8601 with a zone (default: now); the window is taken relative to it')
+  .option('--region <region>', 'the stack region (default: the AWS SDK default chain)')
+  .option('--print', 'print the message (and an aws CLI command to send it) instead of sending it', false)
+  .action(async (schedule: string, options: { queueUrl?: string; at?: string; region?: string; print: boolean }) => {
+    const { scheduleNowCommand } = await import('../lambdas/local/schedule-now');
+    process.exitCode = await scheduleNowCommand({ schedule, ...options });
+  });
+
 usageErrors(program.command('mock-server'), 'mock-server')
   .description('run the bundled OpenAI-compatible mock server (prints {"url": ...} when listening)')
   .allowUnknownOption(true)
