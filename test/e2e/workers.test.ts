@@ -1,0 +1,103 @@
+/**
+ * The CLI (its own process) with fire worker threads and the coarse wait, against the mock
+ * server (its own process): `--workers 2` writes exactly the records the manifest counts, each
+ * request arriving once, with the same ids and order as one thread; `--wait coarse` fires
+ * every request, never before its due time.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeCaptureFile } from '../support/capture-gen';
+import { runCli, startMockProcess, type MockProcess } from '../support/processes';
+import { median, tolerance } from '../support/timing';
+
+let dir: string;
+let captures: string;
+let mock: MockProcess;
+let mockLog: string;
+const RECORDS = 300;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'cr-e2e-workers-'));
+  captures = join(dir, 'captures.jsonl');
+  mockLog = join(dir, 'mock.log');
+  // 100 requests a second for 3 s, spread within each second.
+  await writeCaptureFile(captures, { ratePerSecond: 100, durationSeconds: 3, startTime: Date.UTC(2026, 3, 29), bodyBytes: 200 });
+  mock = await startMockProcess(['--ttft-ms', '5', '--itl-ms', '1', '--output-tokens', '2', '--no-precise-timers', '--log', mockLog]);
+}, 60_000);
+
+afterAll(async () => {
+  await mock?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface RecordLine {
+  metadata: { session_num: number; x_request_id: string; x_correlation_id: string; worker_id: string; conversation_id: string };
+  error: unknown;
+  capture_replay: { schedule_lag_ms: number };
+}
+
+function results(out: string, runId: string) {
+  const folder = join(out, runId, 'target');
+  const records = readFileSync(join(folder, 'profile_export.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as RecordLine);
+  const manifest = JSON.parse(readFileSync(join(folder, 'run_manifest.json'), 'utf8')) as { scheduled: number; succeeded: number; failed: number; dropped: number; balanced: boolean };
+  return { records, manifest };
+}
+
+/** What must not depend on the thread that fired a request. */
+const identity = ({ metadata: m }: RecordLine) => [m.session_num, m.x_request_id, m.x_correlation_id, m.worker_id, m.conversation_id];
+
+const arrivals = () => {
+  const counts = new Map<string, number>();
+  for (const line of readFileSync(mockLog, 'utf8').split('\n').filter(Boolean)) {
+    const id = (JSON.parse(line) as { headers: { 'x-request-id': string } }).headers['x-request-id'];
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+};
+
+const replay = (out: string, runId: string, extra: string[]) =>
+  runCli(['replay', captures, '--url', mock.url, '--out', out, '--run-id', runId, '--no-progress', '--lead', '1000', ...extra]);
+
+describe('capture-replay replay --workers / --wait', () => {
+  it('--workers 2: every request once, the records the manifest counts, the same ids and order as one thread', async () => {
+    const two = await replay(join(dir, 'two'), 'w2', ['--workers', '2']);
+    expect(two.stderr).toContain('Firing from 2 worker threads');
+    expect(two.code, two.stderr).toBe(0);
+    const many = results(join(dir, 'two'), 'w2');
+    expect(many.manifest).toMatchObject({ scheduled: RECORDS, succeeded: RECORDS, failed: 0, dropped: 0, balanced: true });
+    expect(many.records).toHaveLength(RECORDS);
+    expect(many.records.map((r) => r.metadata.session_num)).toEqual(Array.from({ length: RECORDS }, (_, i) => i));
+    // The mock appends its log asynchronously: give its last lines a moment to land.
+    let seen = arrivals();
+    for (let i = 0; i < 50 && !many.records.every((r) => seen.has(r.metadata.x_request_id)); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      seen = arrivals();
+    }
+    expect(many.records.every((r) => seen.get(r.metadata.x_request_id) === 1)).toBe(true);
+    expect(seen.size).toBe(RECORDS);
+
+    // The same run id with one thread: the same requests, ids and order.
+    const one = await replay(join(dir, 'one'), 'w2', ['--workers', '1']);
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stderr).not.toContain('worker threads');
+    expect(results(join(dir, 'one'), 'w2').records.map(identity)).toEqual(many.records.map(identity));
+  }, 120_000);
+
+  it('--wait coarse: every request fired, none before its due time, typically within a few ms', async () => {
+    const run = await replay(join(dir, 'coarse'), 'coarse', ['--wait', 'coarse']);
+    expect(run.code, run.stderr).toBe(0);
+    const { records, manifest } = results(join(dir, 'coarse'), 'coarse');
+    expect(manifest).toMatchObject({ scheduled: RECORDS, succeeded: RECORDS, balanced: true });
+    const lags = records.map((r) => r.capture_replay.schedule_lag_ms);
+    expect(Math.min(...lags)).toBeGreaterThanOrEqual(0);
+    expect(median(lags)).toBeLessThan(tolerance('coarse wait median lag', 3));
+  }, 60_000);
+
+  it('--workers takes auto or 1-64', async () => {
+    const bad = await runCli(['replay', captures, '--url', mock.url, '--workers', 'two']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--workers must be auto or a whole number from 1 to 64 (got "two")');
+  });
+});
