@@ -35,12 +35,20 @@ export class CaptureReplayStack extends Stack {
       ...(config.resultsExpireDays ? { resultsExpireDays: config.resultsExpireDays } : {}),
       // A delayed message ages up to 900 s before it is visible, then is held for up to the fire timeout.
       replayMaxHealthyAge: Duration.seconds(900 + sizing.timeoutSeconds + 120),
+      // Scheduled runs' resources exist only with schedules: a deployment without them is unchanged.
+      ...(config.schedules.length > 0 ? { schedules: { planVisibility: sixTimes(FUNCTION_TIMEOUTS.plan), ...(config.notify ? { notify: config.notify } : {}) } } : {}),
     });
     this.stateless = new CaptureReplayStateless(this, 'Stateless', { config, stateful: this.stateful, sizing });
 
     new CfnOutput(this, 'ResultsBucketName', { value: this.stateful.resultsBucket.bucketName, description: 'Replay results: runs/<run-id>/<target>/' });
     new CfnOutput(this, 'FireSizing', { value: JSON.stringify(sizing), description: 'Fire function settings derived from peakRequestsPerSecond (lib/sizing.ts)' });
     new CfnOutput(this, 'ReplayDlqUrl', { value: this.stateful.replay.dlq.queueUrl, description: 'Shard messages that failed three times' });
+    const scheduled = this.stateful.schedules;
+    if (scheduled) {
+      new CfnOutput(this, 'PlanQueueUrl', { value: scheduled.plan.queue.queueUrl, description: 'Plan messages of scheduled runs: send {"v":1,"kind":"window","schedule":<name>,"scheduledTime":<ISO>} to run one now' });
+      new CfnOutput(this, 'SchedulerDlqUrl', { value: scheduled.schedulerDlq.queueUrl, description: 'Plan messages EventBridge Scheduler could not send (a scheduled run that did not start), with the error' });
+      if (scheduled.topic) new CfnOutput(this, 'NotifyTopicArn', { value: scheduled.topic.topicArn, description: 'Scheduled runs\' summaries (SNS)' });
+    }
 
     // Synth works on the defaults (offline, no credentials); a deploy must not. The CLI does
     // not tell the app which command runs, so the template carries the guard: CloudFormation
@@ -62,7 +70,7 @@ export class CaptureReplayStack extends Stack {
       {
         id: 'AwsSolutions-IAM5',
         reason:
-          'Wildcards are object-key scopes: read on <capture-prefix>*, read/write on runs/* of the results bucket, and the s3:GetObject*/List* action groups of grantRead; the CDK bucket-notification helper needs s3:PutBucketNotification on the imported bucket.',
+          'Wildcards are object-key scopes: read (and, for the plan function, listing) on <capture-prefix>*, read/write on work/*, runs/*, hours/* and schedules/* of the results bucket, and the s3:GetObject*/List* action groups of grantRead; the CDK bucket-notification helper needs s3:PutBucketNotification on the imported bucket.',
       },
       { id: 'AwsSolutions-L1', reason: 'Node.js 22 is pinned on purpose: the code is tested on Node 20 and 22; moving to a newer runtime is a tested change, not an automatic one.' },
       { id: 'AwsSolutions-SQS3', reason: 'The flagged queues are the dead-letter queues themselves; each has a CloudWatch alarm.' },

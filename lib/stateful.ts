@@ -1,9 +1,13 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { HOURS_ROOT, RESULTS_ROOT, WORK_ROOT } from '../lambdas/core/pipeline/keys';
+import { SCHEDULES_ROOT } from '../lambdas/core/schedule/contract';
 
 export interface QueuePair {
   queue: sqs.Queue;
@@ -23,6 +27,24 @@ export interface StatefulProps {
    * to 900 s old before it is even visible, and then held for up to the fire timeout.
    */
   replayMaxHealthyAge: Duration;
+  /**
+   * Scheduled runs (only when the configuration declares schedules): the plan queue's
+   * visibility, and the notify block (an existing topic, or emails for a topic created here).
+   */
+  schedules?: { planVisibility: Duration; notify?: { topicArn?: string; emails?: string[] } };
+}
+
+/** What scheduled runs add: the plan queue, the scheduler's dead-letter queue, the summaries' topic. */
+export interface ScheduleState {
+  plan: QueuePair;
+  /**
+   * Where EventBridge Scheduler puts a plan message it could not send after its retries
+   * (with the error): not a redrive target of the plan queue, which has its own DLQ.
+   */
+  schedulerDlq: sqs.Queue;
+  schedulerDlqAlarm: cloudwatch.Alarm;
+  /** Scheduled runs' summaries; none without notify. */
+  topic?: sns.ITopic;
 }
 
 /**
@@ -37,6 +59,7 @@ export class CaptureReplayStateful extends Construct {
   public readonly replay: QueuePair;
   public readonly collect: QueuePair;
   public readonly replayAgeAlarm: cloudwatch.Alarm;
+  public readonly schedules?: ScheduleState;
 
   constructor(scope: Construct, id: string, props: StatefulProps) {
     super(scope, id);
@@ -64,6 +87,12 @@ export class CaptureReplayStateful extends Construct {
           abortIncompleteMultipartUploadAfter: Duration.days(1),
           ...(props.resultsExpireDays ? { expiration: Duration.days(props.resultsExpireDays) } : {}),
         })),
+        // A schedule's history and trend page never expire, even with resultsExpireDays: they
+        // are one line (~1 KB) per run, and the months of trend are what a schedule is for. The
+        // runs they link to under runs/ do expire with resultsExpireDays (expiry counts from an
+        // object's last write, so expiring history.jsonl, rewritten at every run, would only
+        // ever delete a schedule that stopped running: a surprise, not a saving).
+        { id: `Results-${SCHEDULES_ROOT.replace('/', '')}`, prefix: SCHEDULES_ROOT, abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
       removalPolicy: RemovalPolicy.RETAIN,
     });
@@ -78,6 +107,43 @@ export class CaptureReplayStateful extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     this.collect = this.queuePair('Collect', props.visibility.collect);
+    if (props.schedules) this.schedules = this.scheduleState(props.schedules);
+  }
+
+  private scheduleState(props: NonNullable<StatefulProps['schedules']>): ScheduleState {
+    const plan = this.queuePair('Plan', props.planVisibility);
+    // SSE-SQS, as every queue here: EventBridge Scheduler sends to it with the execution
+    // role's sqs:SendMessage alone (a queue under a customer managed KMS key would also need
+    // kms:GenerateDataKey and kms:Decrypt for the role).
+    const schedulerDlq = new sqs.Queue(this, 'SchedulerDlq', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    const schedulerDlqAlarm = new cloudwatch.Alarm(this, 'SchedulerDlqAlarm', {
+      alarmDescription: 'capture-replay: EventBridge Scheduler could not send a plan message (a scheduled run did not start); the message in the scheduler dead-letter queue says why',
+      metric: schedulerDlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    const notify = props.notify;
+    let topic: sns.ITopic | undefined;
+    if (notify?.topicArn) {
+      topic = sns.Topic.fromTopicArn(this, 'NotifyTopic', notify.topicArn);
+    } else if (notify) {
+      // The AWS managed key for SNS: its key policy lets principals of this account use it
+      // through SNS, so the publishing functions need no KMS grant and the stack no key.
+      const created = new sns.Topic(this, 'NotifyTopic', {
+        displayName: 'capture-replay scheduled runs',
+        masterKey: kms.Alias.fromAliasName(this, 'SnsManagedKey', 'alias/aws/sns'),
+        enforceSSL: true,
+      });
+      for (const email of notify.emails ?? []) created.addSubscription(new subscriptions.EmailSubscription(email));
+      topic = created;
+    }
+    return { plan, schedulerDlq, schedulerDlqAlarm, ...(topic ? { topic } : {}) };
   }
 
   private queuePair(id: string, visibilityTimeout: Duration): QueuePair {

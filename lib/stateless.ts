@@ -6,9 +6,12 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { createHash } from 'node:crypto';
 import { HOURS_ROOT, RESULTS_ROOT, WORK_ROOT } from '../lambdas/core/pipeline/keys';
+import { SCHEDULES_ROOT, type PlanMessage } from '../lambdas/core/schedule/contract';
 import { ENV, type SageMakerTargetConfig } from '../lambdas/runtime/config';
 import type { DeploymentConfig } from './config';
 import { ReplayFunction } from './replay-function';
@@ -38,11 +41,50 @@ export function sageMakerTargetArns(t: Pick<SageMakerTargetConfig, 'endpointName
   return arns;
 }
 
-/** Function timeouts of ingest and collect; fire's is derived from the config (lib/sizing.ts). */
+/** Function timeouts of ingest, collect and plan; fire's is derived from the config (lib/sizing.ts). */
 export const FUNCTION_TIMEOUTS = {
   ingest: Duration.minutes(15),
   collect: Duration.minutes(5),
+  plan: Duration.minutes(15),
 } as const;
+
+/**
+ * How EventBridge Scheduler retries sending a plan message to the plan queue before it puts
+ * it in the scheduler dead-letter queue. A send to SQS fails only on throttling, an outage
+ * or a broken permission: 20 attempts with the Scheduler's backoff cover a regional blip of
+ * minutes, and an hour bounds how late a run may start (its window is taken from the
+ * scheduled time, not the delivery's, so a late run still replays the same traffic; beyond an
+ * hour it would start to overlap an hourly schedule's next run, and a person should look).
+ * The Scheduler's defaults, its maxima, are 185 attempts over 24 hours.
+ * https://docs.aws.amazon.com/scheduler/latest/APIReference/API_RetryPolicy.html
+ */
+export const SCHEDULE_RETRY = { MaximumRetryAttempts: 20, MaximumEventAgeInSeconds: 3600 } as const;
+
+/** EventBridge Scheduler's schedule names: at most 64 of letters, digits, `.`, `_`, `-`. */
+const SCHEDULE_NAME_MAX = 64;
+
+/**
+ * The schedule's name in EventBridge Scheduler: `<stack>-<schedule>`, unique per stack (the
+ * schedules share the account's default group). Too long, it keeps its start and ends with
+ * 8 hex digits of a hash of the whole, so two long names stay apart.
+ */
+export function scheduleResourceName(stackName: string, schedule: string): string {
+  const full = `${stackName}-${schedule}`;
+  if (full.length <= SCHEDULE_NAME_MAX) return full;
+  const hash = createHash('sha256').update(full).digest('hex').slice(0, 8);
+  return `${full.slice(0, SCHEDULE_NAME_MAX - 9)}-${hash}`;
+}
+
+/**
+ * The target input of a schedule: the plan message, with EventBridge Scheduler's
+ * `<aws.scheduler.scheduled-time>` keyword, which it replaces in the payload at each
+ * invocation with the time the schedule was due (ISO 8601 UTC, e.g. 2022-03-22T18:59:43Z).
+ * https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-schedule-context-attributes.html
+ */
+export function planMessageInput(schedule: string): string {
+  const message: PlanMessage = { v: 1, kind: 'window', schedule, scheduledTime: '<aws.scheduler.scheduled-time>' };
+  return JSON.stringify(message);
+}
 
 export interface StatelessProps {
   config: DeploymentConfig;
@@ -83,6 +125,10 @@ export class CaptureReplayStateless extends Construct {
   public readonly ingestFunction: ReplayFunction;
   public readonly fireFunction: ReplayFunction;
   public readonly collectFunction: ReplayFunction;
+  /** Plans scheduled runs; only when the configuration declares schedules. */
+  public readonly planFunction?: ReplayFunction;
+  public readonly schedulerRole?: iam.Role;
+  public readonly schedules: scheduler.CfnSchedule[] = [];
   public readonly captureRule?: events.Rule;
 
   constructor(scope: Construct, id: string, props: StatelessProps) {
@@ -133,7 +179,27 @@ export class CaptureReplayStateless extends Construct {
       ...(config.reserveFireConcurrency ? { reservedConcurrentExecutions: maxConcurrency } : {}),
       ...vpc,
     });
-    this.collectFunction = new ReplayFunction(this, 'Collect', { handlerName: 'collect', logRetention, environment, timeout: FUNCTION_TIMEOUTS.collect, memorySize: 2048 });
+    const scheduled = stateful.schedules;
+    const topic = scheduled?.topic;
+    const notifyEnv: Record<string, string> = topic ? { [ENV.notifyTopicArn]: topic.topicArn } : {};
+    this.collectFunction = new ReplayFunction(this, 'Collect', { handlerName: 'collect', logRetention, environment: { ...environment, ...notifyEnv }, timeout: FUNCTION_TIMEOUTS.collect, memorySize: 2048 });
+    if (scheduled) {
+      // Lists a window's capture files and reads them, as the ingest does one file: 3008 MB
+      // until the plan function's measurement of a 180,000-request window says otherwise.
+      this.planFunction = new ReplayFunction(this, 'Plan', {
+        handlerName: 'plan',
+        logRetention,
+        environment: {
+          ...environment,
+          [ENV.schedules]: JSON.stringify(config.schedules),
+          [ENV.captureBucket]: config.captureBucket,
+          [ENV.capturePrefix]: config.capturePrefix,
+          ...notifyEnv,
+        },
+        timeout: FUNCTION_TIMEOUTS.plan,
+        memorySize: 3008,
+      });
+    }
 
     // ---- IAM: every call each handler makes, on exactly its resources ----
     const bucketArn = stateful.resultsBucket.bucketArn;
@@ -156,14 +222,40 @@ export class CaptureReplayStateless extends Construct {
     allow(this.ingestFunction, ['sqs:SendMessage'], [stateful.replay.queue.queueArn, stateful.collect.queue.queueArn]);
     allow(this.fireFunction, ['sqs:SendMessage'], [stateful.replay.queue.queueArn, stateful.collect.queue.queueArn]); // deferral hops, last-shard collect
     allow(this.collectFunction, ['sqs:SendMessage'], [stateful.collect.queue.queueArn]); // deadline hops
+    if (this.planFunction) {
+      // plan: the run record, bodies and drops under work/, the run's ingest report under runs/,
+      // the schedule's history (an empty run's line) under schedules/; then the shards and the collect message.
+      allow(this.planFunction, ['s3:ListBucket'], [bucketArn]);
+      allow(this.planFunction, ['s3:GetObject', 's3:PutObject'], objects(WORK_ROOT, RESULTS_ROOT, SCHEDULES_ROOT));
+      allow(this.planFunction, ['sqs:SendMessage'], [stateful.replay.queue.queueArn, stateful.collect.queue.queueArn]);
+      // collect, for scheduled runs: reads the run's comparison under runs/ and the history
+      // under schedules/, writes the history and the trend page. Only with schedules: a
+      // deployment without them never writes there.
+      allow(this.collectFunction, ['s3:GetObject'], objects(RESULTS_ROOT, SCHEDULES_ROOT));
+      allow(this.collectFunction, ['s3:PutObject'], objects(SCHEDULES_ROOT));
+    }
+    if (topic) for (const fn of [this.planFunction, this.collectFunction]) if (fn) allow(fn, ['sns:Publish'], [topic.topicArn]);
 
     // Captures: GetObject under the prefix (ranged reads included), nothing else.
     const captureBucketArn = `arn:${Aws.PARTITION}:s3:::${config.captureBucket}`;
     allow(this.ingestFunction, ['s3:GetObject'], [`${captureBucketArn}/${config.capturePrefix}*`]);
+    if (this.planFunction) {
+      // The plan function finds a window's files by listing the hour partitions under the
+      // prefix: ListBucket only for listings whose prefix is under it (StringLike on s3:prefix,
+      // as IAM's own example of a folder-scoped listing:
+      // https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_examples_s3_home-directory-console.html).
+      // With no prefix, the whole bucket is the captures (a listing without a prefix has no
+      // s3:prefix to match). A missing capture key answers 403, not 404: the plan reads only keys it has listed.
+      const listCondition = config.capturePrefix ? { StringLike: { 's3:prefix': `${config.capturePrefix}*` } } : undefined;
+      allow(this.planFunction, ['s3:ListBucket'], [captureBucketArn], listCondition);
+      allow(this.planFunction, ['s3:GetObject'], [`${captureBucketArn}/${config.capturePrefix}*`]);
+    }
     const region = Stack.of(this).region;
     if (config.captureKmsKeyArn) {
       // SSE-KMS captures: S3 decrypts with the caller's permission on the key, through S3 only.
-      allow(this.ingestFunction, ['kms:Decrypt'], [config.captureKmsKeyArn], { StringEquals: { 'kms:ViaService': `s3.${region}.amazonaws.com` } });
+      for (const fn of [this.ingestFunction, this.planFunction]) {
+        if (fn) allow(fn, ['kms:Decrypt'], [config.captureKmsKeyArn], { StringEquals: { 'kms:ViaService': `s3.${region}.amazonaws.com` } });
+      }
     }
     config.targets.forEach((t) => {
       if (t.kind === 'sagemaker') {
@@ -206,6 +298,55 @@ export class CaptureReplayStateless extends Construct {
     this.ingestFunction.addEventSource(new SqsEventSource(stateful.ingest.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: 10 }));
     this.fireFunction.addEventSource(new SqsEventSource(stateful.replay.queue, { batchSize: sizing.batchSize, reportBatchItemFailures: true, maxConcurrency }));
     this.collectFunction.addEventSource(new SqsEventSource(stateful.collect.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 5 }));
+    if (scheduled && this.planFunction) {
+      // One window per invocation (each may take minutes); two at once at most (Lambda's floor).
+      this.planFunction.addEventSource(new SqsEventSource(scheduled.plan.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: 2 }));
+      this.schedulerRole = this.scheduleRuns(config, scheduled.plan.queue, scheduled.schedulerDlq);
+    }
+  }
+
+  /**
+   * One EventBridge Scheduler schedule per configured schedule, each sending its plan message
+   * to the plan queue, under one execution role that can do nothing but that (and put what it
+   * could not send in the scheduler dead-letter queue, which the Scheduler also does with the
+   * role: https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html).
+   * The role trusts the Scheduler for this account's default schedule group only, as its
+   * confused-deputy guidance asks (aws:SourceAccount, and aws:SourceArn naming the group,
+   * never a schedule: https://docs.aws.amazon.com/scheduler/latest/UserGuide/cross-service-confused-deputy-prevention.html).
+   */
+  private scheduleRuns(config: DeploymentConfig, planQueue: sqs.IQueue, dlq: sqs.IQueue): iam.Role {
+    const stack = Stack.of(this);
+    const role = new iam.Role(this, 'SchedulerRole', {
+      description: 'capture-replay: EventBridge Scheduler sends plan messages to the plan queue',
+      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
+          ArnEquals: { 'aws:SourceArn': `arn:${Aws.PARTITION}:scheduler:${Aws.REGION}:${Aws.ACCOUNT_ID}:schedule-group/default` },
+        },
+      }),
+    });
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [planQueue.queueArn, dlq.queueArn] }));
+    for (const s of config.schedules) {
+      const schedule = new scheduler.CfnSchedule(this, `Schedule-${s.name}`, {
+        name: scheduleResourceName(stack.stackName, s.name),
+        description: `capture-replay: ${s.name}, ${s.targets.join(' vs ')}`,
+        scheduleExpression: s.expression,
+        scheduleExpressionTimezone: s.timezone,
+        flexibleTimeWindow: { mode: 'OFF' },
+        state: 'ENABLED',
+        target: {
+          arn: planQueue.queueArn,
+          roleArn: role.roleArn,
+          input: planMessageInput(s.name),
+          retryPolicy: { maximumRetryAttempts: SCHEDULE_RETRY.MaximumRetryAttempts, maximumEventAgeInSeconds: SCHEDULE_RETRY.MaximumEventAgeInSeconds },
+          deadLetterConfig: { arn: dlq.queueArn },
+        },
+      });
+      // The role's policy must exist before the first invocation, not only the role.
+      schedule.node.addDependency(role);
+      this.schedules.push(schedule);
+    }
+    return role;
   }
 }
 
