@@ -1,8 +1,234 @@
 /**
- * Plan (scheduled A/B windows). Being written: see lambdas/core/schedule/contract.ts.
+ * Plan (scheduled A/B windows, issue 9). Trigger: the plan queue, fed by EventBridge
+ * Scheduler (one schedule per entry of the deployment's `schedules`). Input: a plan message
+ * (core/schedule/contract.ts planMessageSchema). Output: ONE window run of the pipeline: the
+ * window's captured requests, read from the capture bucket's Data Capture partitions,
+ * scheduled to every target of the schedule in the same due order (all at once, or one
+ * after the other), with the ingest report, shard messages and collect messages as ingest
+ * sends them; or, when the window holds nothing to replay, an empty run in the schedule's
+ * history (recordEmptyRun), not an error.
+ * Failure: a malformed message, an unknown schedule, or a schedule the deployment cannot
+ * run (a target or the capture bucket missing, a bad timezone) is logged and acknowledged:
+ * a retry would fail the same way. An AWS error fails the record (partial batch response)
+ * for a retry.
+ * Idempotent on (schedule, scheduledTime): the run id derives from them; a run record means
+ * the run was scheduled; the files listed by the first attempt are pinned (with their ETags)
+ * in `work/<run>/_window.json`, and the start in `_start.json`, so a retry after a crash
+ * mid-scheduling plans the same requests into the same shards on the same timeline (the
+ * workers' claims make the shards sent twice harmless).
+ * Scale: one streamed pass over the window's files into a columnar index (no bodies), then
+ * each window of shards read back by byte range just before it is sent (bench:window).
  */
-import type { SQSEvent } from 'aws-lambda';
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { z } from 'zod';
+import { s3CaptureObjects } from '../adapters/aws/capture-listing';
+import { writeIngestReport } from '../core/export/artifacts';
+import { decodeJson } from '../core/pipeline/common';
+import { runPrefix, runRecordKey, WORK_ROOT } from '../core/pipeline/keys';
+import type { SchedulablePlan } from '../core/pipeline/schedule';
+import { DEFAULT_SHARDING } from '../core/pipeline/shards';
+import { scheduleRun } from '../core/pipeline/stages';
+import type { PlanOptions } from '../core/plan/plan';
+import { planMessageSchema, scheduledRunInfoSchema, windowRunId, type PlanMessage, type ScheduleConfig, type ScheduledRunInfo } from '../core/schedule/contract';
+import { recordEmptyRun } from '../core/schedule/history';
+import { hourPartitions, windowRange, type WindowRange } from '../core/schedule/window';
+import { discoverCaptureFolders, dispatchOffsetsMs, listWindowFiles, notScheduledOf, readWindow, windowPlans, type CaptureObjectInfo, type CaptureObjects } from '../core/schedule/window-plan';
+import type { IngestReport, TargetKind } from '../core/types';
+import type { Clock, MessageQueue, Notifier, ObjectStore } from '../ports';
+import { targetKindOf, type RuntimeConfig, type TargetConfig } from '../runtime/config';
+import { defaultDeps } from '../runtime/deps';
+import { baseInputConfig, sendCollectMessages } from './run-input';
 
-export const handler = async (_event: SQSEvent): Promise<never> => {
-  throw new Error('plan function not built yet');
-};
+/** What the plan function uses of the deps (the production Deps has all of it; tests and the bench pass memory stores and captures). */
+export interface PlanDeps {
+  config: RuntimeConfig;
+  store: ObjectStore;
+  replayQueue: MessageQueue;
+  collectQueue: MessageQueue;
+  clock: Clock;
+  logger: Pick<Logger, 'info' | 'warn' | 'error'>;
+  notifier: Notifier | null;
+  /** Reads the capture bucket (config.captureBucket) unless `captures` is given. */
+  s3?: S3Client;
+  captures?: CaptureObjects;
+  /** Default: core/schedule/history.ts recordEmptyRun. */
+  recordEmptyRun?: typeof recordEmptyRun;
+}
+
+/** The files a window run reads, pinned by its first attempt (key, ETag) so that every retry plans the same requests. */
+export const windowFilesKey = (runId: string) => `${WORK_ROOT}${runId}/_window.json`;
+
+const windowFilesSchema = z.object({
+  v: z.literal(1),
+  files: z.array(z.object({ key: z.string(), etag: z.string(), size: z.number() })),
+  skipped: z.array(z.object({ key: z.string(), reason: z.string() })),
+  folders: z.array(z.string()),
+});
+type WindowFiles = z.infer<typeof windowFilesSchema>;
+
+/** A problem no retry can fix: logged and acknowledged. */
+class NotRunnable extends Error {}
+
+function targetsOf(schedule: ScheduleConfig, config: RuntimeConfig): TargetConfig[] {
+  return schedule.targets.map((name) => {
+    const target = config.targets.find((t) => t.name === name);
+    if (!target) throw new NotRunnable(`schedule ${schedule.name} names target ${name}, which is not one of the deployment's (${config.targets.map((t) => t.name).join(', ')})`);
+    return target;
+  });
+}
+
+function rangeOf(schedule: ScheduleConfig, scheduledTime: string): WindowRange {
+  try {
+    return windowRange(schedule.window, Date.parse(scheduledTime), schedule.timezone);
+  } catch (error) {
+    // An unknown timezone (Intl's RangeError) or a window the config check let through.
+    throw new NotRunnable(`schedule ${schedule.name}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** The files of the window: those a previous attempt pinned, else listed now and pinned. */
+async function windowFiles(deps: PlanDeps, captures: CaptureObjects, schedule: ScheduleConfig, runId: string, range: WindowRange): Promise<WindowFiles> {
+  const key = windowFilesKey(runId);
+  const pinned = await deps.store.get(key);
+  if (pinned) return windowFilesSchema.parse(decodeJson(pinned));
+  const { folders, ignored } = await discoverCaptureFolders(captures, deps.config.capturePrefix, { ...(schedule.endpoints ? { endpoints: schedule.endpoints } : {}), ...(schedule.variants ? { variants: schedule.variants } : {}) });
+  if (ignored.length > 0) deps.logger.info('capture folders not read', { schedule: schedule.name, ignored: ignored.slice(0, 20), count: ignored.length });
+  const { files, skipped } = await listWindowFiles(captures, folders, hourPartitions(range));
+  const listed: WindowFiles = { v: 1, files, skipped, folders: folders.map((f) => f.prefix) };
+  if (await deps.store.putIfAbsent(key, JSON.stringify(listed), 'application/json')) return listed;
+  // Another attempt pinned its list first: use that one.
+  return windowFilesSchema.parse(decodeJson((await deps.store.get(key)) as Uint8Array));
+}
+
+async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void> {
+  const { config, logger, store } = deps;
+  const schedule = config.schedules.find((s) => s.name === message.schedule);
+  if (!schedule) throw new NotRunnable(`no schedule named ${message.schedule} in this deployment (${config.schedules.map((s) => s.name).join(', ') || 'none'})`);
+  const targets = targetsOf(schedule, config);
+  const range = rangeOf(schedule, message.scheduledTime);
+  const runId = windowRunId(schedule.name, message.scheduledTime);
+  const info: ScheduledRunInfo = scheduledRunInfoSchema.parse({
+    name: schedule.name,
+    scheduledTime: new Date(Date.parse(message.scheduledTime)).toISOString(),
+    timezone: schedule.timezone,
+    window: { start: new Date(range.startMs).toISOString(), end: new Date(range.endMs).toISOString() },
+    targets: schedule.targets,
+    dispatch: schedule.dispatch,
+  });
+  if (await store.get(runRecordKey(runId))) {
+    logger.info('window run already scheduled', { runId, schedule: schedule.name, scheduledTime: info.scheduledTime });
+    return;
+  }
+  let captures = deps.captures;
+  if (!captures) {
+    if (!config.captureBucket) throw new NotRunnable('no capture bucket configured (CAPTURE_BUCKET): scheduled runs cannot read captures');
+    if (!deps.s3) throw new Error('plan deps: neither captures nor an S3 client');
+    captures = s3CaptureObjects(deps.s3, config.captureBucket);
+  }
+  const empty = async (reason: string, report: IngestReport): Promise<void> => {
+    await writeIngestReport(store, runPrefix(runId), report);
+    await (deps.recordEmptyRun ?? recordEmptyRun)({ store, notifier: deps.notifier, clock: deps.clock, runId, info, reason, resultsBucket: config.resultsBucket });
+    logger.info('window run empty', { runId, schedule: schedule.name, window: info.window, reason });
+  };
+
+  const listed = await windowFiles(deps, captures, schedule, runId, range);
+  const listingSkipped = listed.skipped.map((s) => ({ file: captures.describe(s.key), reason: s.reason }));
+  if (listed.files.length === 0) {
+    return empty('no captures in the window', { files: [], skippedFiles: listingSkipped, totals: { files: 0, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, rejectedByReason: {} } });
+  }
+
+  // Targets of different kinds take different records (plan.ts rule 6): each kind gets its
+  // own plan of the same entries, as in ingest.
+  const kinds = [...new Set(targets.map(targetKindOf))];
+  const planOptions: PlanOptions = {
+    runId,
+    targetKind: kinds[0] as TargetKind,
+    timeScale: schedule.timeScale,
+    intraSecond: config.intraSecond,
+    forceStreaming: config.forceStreaming,
+    ...(config.modelOverride ? { modelOverride: config.modelOverride } : {}),
+    ...(schedule.limit !== undefined ? { limit: schedule.limit } : {}),
+  };
+  const pass = await readWindow(captures, listed.files as CaptureObjectInfo[], range, { ...planOptions, kinds, ...(schedule.sample !== undefined ? { sample: schedule.sample } : {}), nowMs: Number(deps.clock.nowNs() / 1_000_000n) });
+  const report = { ...pass.report, skippedFiles: [...listingSkipped, ...pass.report.skippedFiles], window: pass.counts, captures: pass.filesRead };
+  const plans = windowPlans(pass, kinds, planOptions);
+  const taken = [...plans.values()].some((p) => p.items.length > 0);
+  if (pass.counts.inWindow === 0) return empty('no captures in the window', report);
+  if (pass.plan.entries.length === 0) return empty('no requests in the window after duplicates and sampling', report);
+  if (!taken) return empty('no requests in the window that the targets take', report);
+  await writeIngestReport(store, runPrefix(runId), report);
+
+  const names = targets.map((t) => t.name);
+  const targetPlans = Object.fromEntries(targets.filter((t) => targetKindOf(t) !== kinds[0]).map((t) => [t.name, plans.get(targetKindOf(t)) as SchedulablePlan]));
+  const sequential = schedule.dispatch === 'sequential';
+  const offsets = dispatchOffsetsMs(names, schedule.dispatch, pass.plan.durationMs, config.requestTimeoutMs);
+  const { tool, ...settings } = baseInputConfig(config, targets);
+  const result = await scheduleRun({
+    runId,
+    plan: plans.get(kinds[0] as TargetKind) as SchedulablePlan,
+    targets: names,
+    ...(Object.keys(targetPlans).length > 0 ? { targetPlans } : {}),
+    ...(sequential ? { targetStartOffsetsMs: offsets } : {}),
+    // The slow part (pass 1) is done: the run starts `lead` from now, fixed by the first attempt.
+    startNs: deps.clock.nowNs() + BigInt(config.leadMs) * 1_000_000n,
+    leadMs: config.leadMs,
+    // A shard due last may stream for up to the request timeout: only then can it be lost.
+    graceMs: config.requestTimeoutMs + config.graceMs,
+    sharding: { ...DEFAULT_SHARDING, slotMs: config.slotMs, ...(config.maxShardRequests ? { maxShardRequests: config.maxShardRequests } : {}) },
+    inputConfig: { tool, mode: 'window', captures: pass.filesRead, schedule: info, ...(sequential ? { start_offsets_ms: offsets } : {}), ...settings },
+    notScheduledByReason: notScheduledOf(pass.plan, pass.counts),
+    store,
+    queue: deps.replayQueue,
+    clock: deps.clock,
+  });
+  if (result.status === 'scheduled') await sendCollectMessages(deps.collectQueue, runId, names, result);
+  logger.info('window run planned', {
+    runId,
+    schedule: schedule.name,
+    scheduledTime: info.scheduledTime,
+    window: info.window,
+    status: result.status,
+    files: pass.filesRead.length,
+    inWindow: pass.counts.inWindow,
+    outsideWindow: pass.counts.outsideWindow,
+    scheduled: pass.plan.entries.length,
+    dispatch: schedule.dispatch,
+    shards: result.shards,
+    messages: result.messages,
+    ...(result.status === 'scheduled' ? { lateShards: result.emission.lateShards, maxEmissionLateMs: Math.round(result.emission.maxLateMs) } : {}),
+  });
+}
+
+/** The plan message of an SQS record, or why it is not one. */
+function parsePlanMessage(body: string): { ok: true; message: PlanMessage } | { ok: false; reason: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return { ok: false, reason: 'not JSON' };
+  }
+  const parsed = planMessageSchema.safeParse(json);
+  if (!parsed.success) return { ok: false, reason: parsed.error.issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; ') };
+  return { ok: true, message: parsed.data };
+}
+
+export function makePlanHandler(getDeps: () => PlanDeps) {
+  const processor = new BatchProcessor(EventType.SQS);
+  const recordHandler = async (record: SQSRecord): Promise<void> => {
+    const deps = getDeps();
+    const parsed = parsePlanMessage(record.body);
+    if (!parsed.ok) return deps.logger.warn('plan message ignored', { messageId: record.messageId, reason: parsed.reason });
+    try {
+      await planWindowRun(parsed.message, deps);
+    } catch (error) {
+      if (!(error instanceof NotRunnable)) throw error;
+      deps.logger.error('scheduled run not planned', { messageId: record.messageId, schedule: parsed.message.schedule, scheduledTime: parsed.message.scheduledTime, reason: error.message });
+    }
+  };
+  return (event: SQSEvent, context: Context) => processPartialResponse(event, recordHandler, processor, { context });
+}
+
+export const handler = makePlanHandler(defaultDeps);
