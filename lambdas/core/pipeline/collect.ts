@@ -322,7 +322,17 @@ export function collectMessage(runId: string, target: string, notBeforeNs: bigin
  */
 export async function handleCollect(
   raw: string,
-  deps: { store: ObjectStore; queue: MessageQueue; clock: Clock },
+  deps: {
+    store: ObjectStore;
+    queue: MessageQueue;
+    clock: Clock;
+    /**
+     * Called when this message finalised its target (complete or deadline), after collectRun
+     * has returned, so the target's records are no longer held: the run's root analysis
+     * (run-analysis.ts), which checks whether every target is final.
+     */
+    afterFinal?: (runId: string, target: string) => Promise<void>;
+  },
 ): Promise<{ action: 'deferred' | 'interim' | CollectStatus; message: CollectMessage }> {
   const parsed = collectMessageSchema.safeParse(parseMessageJson(raw, 'collect'));
   if (!parsed.success) throw new PermanentError(`not a collect message: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
@@ -336,5 +346,6 @@ export async function handleCollect(
     return { action: interim.manifest ? 'interim' : 'deferred', message };
   }
   const { status } = await collectRun(message.runId, message.target, deps);
+  if ((status === 'complete' || status === 'deadline') && deps.afterFinal) await deps.afterFinal(message.runId, message.target);
   return { action: status, message };
 }

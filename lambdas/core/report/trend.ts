@@ -1,0 +1,263 @@
+/**
+ * schedules/<name>/index.html: a schedule's trend page, one self-contained page over its
+ * history (one line per scheduled run, lambdas/core/schedule/history.ts). Same shell as
+ * report.html (renderPage: CSP by hash, no network, uPlot inlined): per compared metric, each
+ * target's p50 and p90 over the runs (x = scheduled time, one point per run; an empty run is
+ * a gap), every run's verdict as a marker above the lines (worse: a red triangle), and a table
+ * of the runs with their counts, verdicts, reasons and a link to each run's report.html.
+ */
+import { COMPARED_METRICS, type ComparedMetricTag, type Verdict } from '../compare/types';
+import { badge, count, escapeHtml as esc, metricInfo, num, renderPage, SERIES_COLORS, swatch, VERDICT_LABELS, type ChartAssets } from './html';
+
+/** What the page needs of a history line (the line's own schema is history.ts's). */
+export interface TrendRun {
+  run_id: string;
+  scheduled_time: string;
+  window: { start: string; end: string };
+  status: 'complete' | 'deadline' | 'empty';
+  reason?: string | undefined;
+  report: string | null;
+  targets: Record<string, { requests: number; succeeded: number; errors: number; dropped: number; metrics: Partial<Record<string, { p50: number | null; p90: number | null; p99: number | null; mean: number | null }>> }>;
+  comparisons: {
+    baseline: string;
+    candidate: string;
+    mode: string;
+    metrics: { tag: string; verdict: Verdict; verdict_reason: string; relative_pct: { estimate: number | null } }[];
+    errors: { verdict: Verdict };
+  }[];
+}
+
+export interface TrendData {
+  schedule: string;
+  generatedAt: string;
+  runs: TrendRun[];
+  /** History lines that could not be read (not shown). */
+  badLines: number;
+}
+
+/** Marker colours of the verdicts, as report.html's badges. */
+const VERDICT_COLORS: Record<Verdict, string> = { worse: '#dc2626', better: '#16a34a', no_difference: '#6b7280', inconclusive: '#f59e0b', changed: '#2563eb' };
+
+/** Where a run's report is from the trend page (schedules/<name>/index.html -> runs/<run>/report.html). */
+export const reportLinkOf = (reportKey: string) => `../../${reportKey}`;
+
+const time = (iso: string) => {
+  const ms = Date.parse(iso);
+  return Number.isFinite(ms) ? new Date(ms).toISOString().slice(0, 16).replace('T', ' ') + ' UTC' : iso;
+};
+
+/** Targets in order of first appearance (the baseline first), for stable colours. */
+function targetsOf(runs: readonly TrendRun[]): string[] {
+  const names: string[] = [];
+  for (const r of runs) {
+    for (const c of r.comparisons) for (const n of [c.baseline, c.candidate]) if (!names.includes(n)) names.push(n);
+    for (const n of Object.keys(r.targets)) if (!names.includes(n)) names.push(n);
+  }
+  return names;
+}
+
+function metricsOf(runs: readonly TrendRun[]): ComparedMetricTag[] {
+  return COMPARED_METRICS.map((m) => m.tag).filter((tag) => runs.some((r) => r.comparisons.some((c) => c.metrics.some((m) => m.tag === tag)) || Object.values(r.targets).some((t) => t.metrics[tag])));
+}
+
+const colorOf = (names: readonly string[], name: string) => SERIES_COLORS[Math.max(0, names.indexOf(name)) % SERIES_COLORS.length] as string;
+
+function effect(pct: number | null): string {
+  return pct === null || !Number.isFinite(pct) ? '' : ` ${pct > 0 ? '+' : ''}${num(pct)} %`;
+}
+
+function runRow(run: TrendRun, names: readonly string[], metrics: readonly ComparedMetricTag[]): string {
+  const counts = Object.entries(run.targets)
+    .map(([name, t]) => `<div class="kv">${swatch(colorOf(names, name))}${esc(name)}: ${count(t.requests)} <span class="muted">(${count(t.succeeded)} ok, ${count(t.errors)} err, ${count(t.dropped)} dropped)</span></div>`)
+    .join('');
+  const verdicts =
+    run.status === 'empty'
+      ? `<span class="badge v-unknown" data-verdict="empty">empty</span> <span class="why">${esc(run.reason ?? '')}</span>`
+      : run.comparisons
+          .map((c) => {
+            const rows = metrics
+              .map((tag) => c.metrics.find((m) => m.tag === tag))
+              .filter((m) => m !== undefined)
+              .map((m) => `<div class="kv" data-metric="${esc(m.tag)}">${esc(metricInfo(m.tag as ComparedMetricTag).name)}: ${badge(m.verdict, m.verdict_reason)}${esc(effect(m.relative_pct.estimate))}</div>`)
+              .join('');
+            const inconclusive = c.metrics.filter((m) => m.verdict === 'inconclusive').map((m) => m.verdict_reason);
+            const why = inconclusive.length > 0 ? `<div class="why">Inconclusive: ${esc([...new Set(inconclusive)].join(' '))}</div>` : '';
+            return `<div class="comparison-cell"><b>${esc(c.candidate)}</b> <span class="muted">vs ${esc(c.baseline)} (${esc(c.mode)})</span><br>${rows}<div class="kv" data-metric="error_rate">Error rate: ${badge(c.errors.verdict)}</div>${why}</div>`;
+          })
+          .join('');
+  const status = run.status === 'deadline' ? `<div class="muted small">finalised at the deadline: some requests lost</div>` : '';
+  const link = run.report ? `<a href="${esc(reportLinkOf(run.report))}">report</a>` : '<span class="muted">\u2013</span>';
+  return `<tr data-run="${esc(run.run_id)}" data-status="${esc(run.status)}">
+<td class="l">${esc(time(run.scheduled_time))}${status}</td>
+<td class="l small">${esc(run.window.start)}<br>${esc(run.window.end)}</td>
+<td class="l">${counts || '<span class="muted">no requests</span>'}</td>
+<td class="l">${verdicts}</td>
+<td class="l">${link}</td>
+</tr>`;
+}
+
+const TREND_CSS = `
+.runs td { vertical-align: top; }
+.comparison-cell + .comparison-cell { margin-top: 8px; }
+.runs .kv { display: block; }
+.legend-note .mark { display: inline-block; width: 0; height: 0; border-left: 6px solid transparent; border-right: 6px solid transparent; border-bottom: 10px solid #dc2626; margin-right: 4px; }
+`;
+
+/** The trend page. Pure: no I/O. With `assets` null the tables are there and the charts say why not. */
+export function renderTrendHtml(data: TrendData, assets: ChartAssets | null): string {
+  const runs = [...data.runs].sort((a, b) => Date.parse(a.scheduled_time) - Date.parse(b.scheduled_time));
+  const names = targetsOf(runs);
+  const metrics = metricsOf(runs);
+  const latest = runs.at(-1);
+  const worseLatest = latest?.comparisons.some((c) => c.metrics.some((m) => m.verdict === 'worse') || c.errors.verdict === 'worse') ?? false;
+  const head = `<header>
+<h1>Schedule ${esc(data.schedule)}</h1>
+<div class="meta">${count(runs.length)} run(s) \u00b7 generated ${esc(data.generatedAt)} \u00b7 targets ${names.map((n) => `<span class="kv">${swatch(colorOf(names, n))}${esc(n)}</span>`).join(' ')}${
+    latest ? ` \u00b7 latest ${esc(time(latest.scheduled_time))}: ${latest.status === 'empty' ? 'empty window' : worseLatest ? badge('worse') : 'no metric worse'}` : ''
+  }</div>
+</header>`;
+  const bad = data.badLines > 0 ? `<p class="chart-error">${count(data.badLines)} history line(s) could not be read and are not shown.</p>` : '';
+  const charts =
+    metrics.length === 0
+      ? '<p class="muted">No run with metric values yet.</p>'
+      : metrics
+          .map((tag) => {
+            const { name, unit } = metricInfo(tag);
+            return `<div class="metric" data-metric="${esc(tag)}"><h3>${esc(name)} <span class="muted">(${esc(unit)})</span></h3>
+<figure><figcaption>p50 (solid) and p90 (dashed) of each target per run, by scheduled time; markers above: each run's verdict (per candidate), empty runs: grey dashed lines.</figcaption><div class="chart" data-chart="trend" data-metric="${esc(tag)}" data-unit="${esc(unit)}"></div></figure></div>`;
+          })
+          .join('\n');
+  const legend = `<p class="muted small legend-note">Markers: ${(Object.keys(VERDICT_COLORS) as Verdict[])
+    .map((v) => `<span class="kv">${swatch(VERDICT_COLORS[v])}${esc(VERDICT_LABELS[v])}</span>`)
+    .join(' ')} <span class="kv"><span class="mark"></span>worse is a triangle</span>. Drag to zoom, double-click to reset.</p>`;
+  const table = `<section id="runs">
+<h2>Runs</h2>
+<div class="table-wrap"><table class="runs">
+<thead><tr><th class="l">Scheduled</th><th class="l">Window</th><th class="l">Requests per target</th><th class="l">Verdicts (B vs A)</th><th class="l">Report</th></tr></thead>
+<tbody>
+${[...runs].reverse().map((r) => runRow(r, names, metrics)).join('\n')}
+</tbody></table></div>
+</section>`;
+  const body = `${head}
+${bad}
+<section id="trends">
+<h2>Trends</h2>
+${charts}
+${legend}
+</section>
+${table}
+<footer>Self-contained page: it loads nothing from the network. Charts drawn with uPlot (MIT).</footer>`;
+  const embedded = { names, metrics, runs, colors: SERIES_COLORS, verdictColors: VERDICT_COLORS };
+  return renderPage({ title: `capture-replay schedule ${data.schedule}`, body, data: embedded, dataId: 'trend-data', script: TREND_SCRIPT, css: TREND_CSS }, assets);
+}
+
+/**
+ * Draws every trend chart. x: each run's scheduled time (epoch s), one slot per run; a series
+ * is null at a run that has no value (an empty run): a gap, not a line across it. After
+ * drawing, each chart records its series' point counts in data-points (what a test reads).
+ */
+const TREND_SCRIPT = String.raw`(function () {
+'use strict';
+var data = JSON.parse(document.getElementById('trend-data').textContent);
+var charts = [];
+function isNum(v) { return typeof v === 'number' && isFinite(v); }
+function colorOf(name) { var i = data.names.indexOf(name); return data.colors[(i < 0 ? 0 : i) % data.colors.length]; }
+function fmt(v) {
+  if (!isNum(v)) return '--';
+  var a = Math.abs(v);
+  if (a >= 1000) return Math.round(v).toLocaleString('en-US');
+  if (a >= 100) return v.toFixed(1);
+  if (a >= 1) return v.toFixed(2);
+  return String(Number(v.toPrecision(3)));
+}
+function when(t) { return isNum(t) ? new Date(t * 1000).toISOString().slice(0, 16).replace('T', ' ') : '--'; }
+var xs = data.runs.map(function (r) { return Date.parse(r.scheduled_time) / 1000; });
+
+function drawTrend(el) {
+  var tag = el.dataset.metric;
+  var cols = [xs], series = [{ label: 'scheduled (UTC)', value: function (u, v) { return when(v); } }], points = [];
+  data.names.forEach(function (name) {
+    ['p50', 'p90'].forEach(function (stat) {
+      var ys = data.runs.map(function (r) {
+        var t = r.targets[name], m = t && t.metrics[tag];
+        return m && isNum(m[stat]) ? m[stat] : null;
+      });
+      if (!ys.some(isNum)) return;
+      cols.push(ys);
+      points.push(ys.filter(isNum).length);
+      series.push({ label: name + ' ' + stat, stroke: colorOf(name), width: stat === 'p50' ? 2 : 1, dash: stat === 'p50' ? undefined : [6, 4],
+        spanGaps: false, value: function (u, v) { return fmt(v); }, points: { show: true, size: stat === 'p50' ? 6 : 4, fill: colorOf(name) } });
+    });
+  });
+  if (cols.length < 2) throw new Error('no values for ' + tag);
+  var verdicts = data.runs.map(function (r) {
+    return r.comparisons.map(function (c) {
+      var m = null;
+      for (var i = 0; i < c.metrics.length; i++) if (c.metrics[i].tag === tag) m = c.metrics[i];
+      return m ? m.verdict : null;
+    });
+  });
+  var pad = xs.length > 1 ? (xs[xs.length - 1] - xs[0]) * 0.04 : 3600;
+  var o = {
+    width: Math.max(280, el.clientWidth),
+    height: 280,
+    cursor: { drag: { x: true, y: false } },
+    legend: { live: true },
+    padding: [22, 12, 0, 0],
+    scales: { x: { time: false, range: function (u, min, max) { return [min - pad, max + pad]; } } },
+    series: series,
+    axes: [
+      { label: 'scheduled time (UTC)', values: function (u, ticks) { return ticks.map(function (t) { return when(t).slice(5); }); }, space: 90 },
+      { label: el.dataset.unit || '', size: 64 },
+    ],
+    hooks: {
+      draw: [function (u) {
+        var ctx = u.ctx, r = uPlot.pxRatio;
+        data.runs.forEach(function (run, i) {
+          var x = u.valToPos(xs[i], 'x', true);
+          if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+          if (run.status === 'empty') {
+            ctx.save(); ctx.strokeStyle = '#9ca3af'; ctx.lineWidth = r; ctx.setLineDash([3 * r, 3 * r]);
+            ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke(); ctx.restore();
+            return;
+          }
+          verdicts[i].forEach(function (v, k) {
+            if (!v) return;
+            var y = u.bbox.top - (8 + 10 * k) * r, s = 5 * r;
+            ctx.save(); ctx.fillStyle = data.verdictColors[v] || '#e5e7eb'; ctx.beginPath();
+            if (v === 'worse') { ctx.moveTo(x, y - s); ctx.lineTo(x + s, y + s); ctx.lineTo(x - s, y + s); ctx.closePath(); }
+            else ctx.arc(x, y, s * 0.8, 0, 2 * Math.PI);
+            ctx.fill(); ctx.restore();
+          });
+        });
+      }],
+    },
+  };
+  var u = new uPlot(o, cols, el);
+  el.setAttribute('data-points', JSON.stringify(points));
+  el.setAttribute('data-slots', String(xs.length));
+  return u;
+}
+
+Array.prototype.forEach.call(document.querySelectorAll('.chart[data-chart="trend"]'), function (el) {
+  try {
+    if (typeof uPlot === 'undefined') throw new Error('the chart library is not in this page');
+    charts.push({ el: el, u: drawTrend(el) });
+  } catch (err) {
+    var p = document.createElement('p');
+    p.className = 'chart-error';
+    p.textContent = 'Chart not drawn: ' + (err && err.message);
+    el.appendChild(p);
+    if (typeof uPlot !== 'undefined') console.error(err);
+  }
+});
+var pending = 0;
+window.addEventListener('resize', function () {
+  cancelAnimationFrame(pending);
+  pending = requestAnimationFrame(function () {
+    charts.forEach(function (c) { c.u.setSize({ width: Math.max(280, c.el.clientWidth), height: c.u.height }); });
+  });
+});
+document.documentElement.setAttribute('data-charts-drawn', String(charts.length));
+})();
+`;
