@@ -7,7 +7,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { MemoryQueue } from '../../../lambdas/adapters/local/memory-queue';
 import { MemoryObjectStore } from '../../../lambdas/adapters/local/memory-store';
-import { runRecordSchema } from '../../../lambdas/core/pipeline/common';
+import { INGEST_SHARD, runRecordSchema } from '../../../lambdas/core/pipeline/common';
 import { runPrefix, runRecordKey, runStartKey } from '../../../lambdas/core/pipeline/keys';
 import { shardMessageSchema, type ShardMessage } from '../../../lambdas/core/pipeline/shards';
 import { scheduledRunInfoSchema, windowRunId } from '../../../lambdas/core/schedule/contract';
@@ -266,6 +266,36 @@ describe('plan function: one window run per scheduled time', () => {
     const firstDues = (t: string) => shardsOf(s.replay).filter((m) => m.target === t).map((m) => BigInt(m.firstDueNs));
     const lastOfA = firstDues('A').reduce((x, y) => (y > x ? y : x));
     expect(firstDues('B').every((due) => due > lastOfA)).toBe(true);
+  });
+
+  it('targets of different kinds: the SageMaker endpoint takes every record, the chat target the chat ones, its drops counted at their due times', async () => {
+    const captures = new MemoryCaptureObjects();
+    const lines: Line[] = [
+      { id: 'chat-1', at: Date.parse('2026-04-28T10:20:00Z') },
+      { id: 'csv-2', at: Date.parse('2026-04-28T10:20:01Z'), type: 'text/csv', data: '1,2,3' },
+      { id: 'chat-3', at: Date.parse('2026-04-28T10:20:02Z') },
+    ];
+    captures.put('datacapture/ep-a/AllTraffic/2026/04/28/10/f.jsonl', fileOf(lines));
+    const s = setup({ targets: ['A', 'S'], dispatch: 'sequential' }, captures, {
+      [ENV.targets]: JSON.stringify([
+        { name: 'A', url: 'http://a.example' },
+        { name: 'S', kind: 'sagemaker', endpointName: 'ep-b' },
+      ]),
+    });
+    await s.handler(event(planMessage()), context);
+    const byTarget = scheduledByTarget(shardsOf(s.replay));
+    expect(byTarget.get('A')?.map((r) => [r.eventId, r.index])).toEqual([['chat-1', 0], ['chat-3', 2]]);
+    expect(byTarget.get('S')?.map((r) => [r.eventId, r.index])).toEqual([['chat-1', 0], ['csv-2', 1], ['chat-3', 2]]);
+    const runId = windowRunId('nightly', FIRED);
+    const drops = (s.store.text(`work/${runId}/A/_results/${INGEST_SHARD}.jsonl`) ?? '').trim().split('\n').map((l) => JSON.parse(l) as { index: number; dropReason: string; scheduledNs: string });
+    const record = runRecord(s.store, runId);
+    expect(drops).toEqual([expect.objectContaining({ index: 1, dropReason: 'unsupported_content_type', scheduledNs: (BigInt(record.startNs) + 1_000_000_000n).toString() })]);
+    // S, second in a sequential run, starts after A's last due time (2 s) plus the timeout.
+    expect(byTarget.get('S')?.[0]?.dueNs).toBe(BigInt(record.startNs) + BigInt(2_000 + TIMEOUT_MS) * 1_000_000n);
+    // Each waits for its own shards (one-second slots): A's hold 2 requests, S's 3.
+    const sum = (list: { requests: number }[] | undefined) => (list ?? []).reduce((n, x) => n + x.requests, 0);
+    expect(sum(record.targetShards?.A)).toBe(2);
+    expect(sum(record.targetShards?.S)).toBe(3);
   });
 
   it('an empty window is recorded as an empty run, not an error: no files, no records in the window, none the targets take', async () => {
