@@ -7,9 +7,13 @@
  * - zod over the whole object costs several times a JSON.parse, so the well-formed path
  *   checks the few fields we use by hand and zod runs only on a line that fails them, to name
  *   what is wrong. A test holds the two to the same verdicts.
- * - The JSON body inside each line must be parsed a second time to reject `bad_inner_json`.
- *   That is most of what we cost above the floor; a hand-written validator measured no faster
- *   than V8's JSON.parse, so JSON.parse it is.
+ * - The JSON body inside each line must be checked to reject `bad_inner_json`. A second
+ *   JSON.parse of it built the whole body again to throw it away (~40 % of our time above the
+ *   floor, its garbage included); json-check.ts checks it without building anything, skipping
+ *   string contents with indexOf and looking for control characters in the body's bytes four
+ *   at a time. JSON.parse still runs on a body the check refuses: it has the last word and
+ *   names the position. test/unit/capture/parse-differential.test.ts holds this parser to
+ *   the verdicts and reports of the one that parsed twice.
  * - Body bytes are written into a shared slab: `Buffer.from(string)` allocates once per
  *   body and measured ~10x slower than writing into a slab.
  * - The timestamp is read by hand: a regex plus Date.parse cost a quarter of a JSON.parse per
@@ -17,6 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { isJsonText } from './json-check';
 import type {
   CaptureEncoding,
   CaptureRecord,
@@ -244,7 +249,9 @@ function jsonErrorAt(error: unknown, length: number): string {
   return position === undefined ? `${length} chars` : `at char ${position} of ${length}`;
 }
 
-function innerJsonError(text: string): string | null {
+/** Why `text` is not one JSON document, or null; `utf8` is its UTF-8 encoding (the body's bytes). */
+function innerJsonError(text: string, utf8: Uint8Array): string | null {
+  if (isJsonText(text, utf8)) return null;
   try {
     JSON.parse(text);
     return null;
@@ -380,7 +387,7 @@ export function parseCaptureLine(line: string, source: CaptureSource, options: L
   // Only the content type says "one JSON document": SageMaker also writes JSON Lines and
   // other JSON-ish types with encoding JSON.
   if (isJsonContentType(contentType)) {
-    const error = innerJsonError(decoded.encoding === 'BASE64' ? decoded.body.toString('utf8') : data);
+    const error = innerJsonError(decoded.encoding === 'BASE64' ? decoded.body.toString('utf8') : data, decoded.body);
     if (error !== null) return { ok: false, reason: 'bad_inner_json', detail: `content type ${contentType.slice(0, 60)} but the data is not JSON (${error})` };
   }
   return {
