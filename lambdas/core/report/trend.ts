@@ -186,7 +186,7 @@ function drawTrend(el) {
       cols.push(ys);
       points.push(ys.filter(isNum).length);
       series.push({ label: name + ' ' + stat, stroke: colorOf(name), width: stat === 'p50' ? 2 : 1, dash: stat === 'p50' ? undefined : [6, 4],
-        spanGaps: false, value: function (u, v) { return fmt(v); }, points: { show: true, size: stat === 'p50' ? 6 : 4, fill: colorOf(name) } });
+        spanGaps: false, value: function (u, v) { return fmt(v); }, points: { show: true, size: stat === 'p50' ? 9 : 6, fill: colorOf(name) } });
     });
   });
   if (cols.length < 2) throw new Error('no values for ' + tag);

@@ -1,0 +1,180 @@
+/**
+ * A schedule's trend page (schedules/<name>/index.html) in a real browser (Debian's Chromium
+ * through playwright-core, as report-browser.test.ts): written by the history code on the
+ * memory store from three runs (one empty), opened from file:// under schedules/<name>/.
+ * Checks one point per run per series (the empty run a gap), the verdict markers drawn
+ * (worse in red), the runs table (verdict badges, the empty run's reason, relative links to
+ * the runs' reports), no console errors, no request but the page itself, and hostile names
+ * staying text. Saves a screenshot under test-artifacts/.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryObjectStore } from '../../lambdas/adapters/local/memory-store';
+import { loadChartAssets } from '../../lambdas/adapters/local/report-assets';
+import { scheduleIndexKey, type ScheduledRunInfo } from '../../lambdas/core/schedule/contract';
+import { recordEmptyRun, recordScheduledRun, type HistoryLine } from '../../lambdas/core/schedule/history';
+import { REPO_ROOT } from '../support/processes';
+import { VirtualClock } from '../support/virtual-clock';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
+const MISSING = `no Chromium at ${CHROMIUM} (install Debian's chromium package: apt-get install chromium; or set CHROMIUM_PATH)`;
+const SKIP = !HAVE_CHROMIUM && !process.env.CI;
+if (SKIP) console.warn(`trend-browser: SKIPPED, ${MISSING}`);
+const HOSTILE = '<img src=x onerror="window.__pwned=1">';
+
+interface BrowserElement {
+  dataset: Record<string, string | undefined>;
+  textContent: string | null;
+  getAttribute(name: string): string | null;
+  querySelectorAll(selector: string): ArrayLike<{ width: number; height: number; getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } } | null }>;
+  hasAttribute(name: string): boolean;
+}
+declare const document: { documentElement: BrowserElement };
+declare const window: { __pwned?: number };
+
+const iv = (estimate: number, half: number) => ({ estimate, ci_low: estimate - half, ci_high: estimate + half });
+const TAGS = ['request_latency', 'time_to_first_token'] as const;
+
+function run(runId: string, scheduledTime: string, ttftB: number, verdict: 'worse' | 'no_difference'): HistoryLine {
+  const stats = (p50: number) => ({ p50, p90: p50 * 1.5, p99: p50 * 2, mean: p50 * 1.1 });
+  return {
+    v: 1,
+    run_id: runId,
+    schedule: 'nightly',
+    scheduled_time: scheduledTime,
+    window: { start: '2026-11-22T14:00:00.000Z', end: '2026-11-22T15:00:00.000Z' },
+    status: 'complete',
+    report: `runs/${runId}/report.html`,
+    targets: {
+      A: { requests: 1000, succeeded: 995, errors: 3, dropped: 2, metrics: { request_latency: stats(800), time_to_first_token: stats(100) } },
+      [HOSTILE]: { requests: 1000, succeeded: 990, errors: 6, dropped: 4, metrics: { request_latency: stats(810), time_to_first_token: stats(ttftB) } },
+    },
+    comparisons: [
+      {
+        baseline: 'A',
+        candidate: HOSTILE,
+        mode: 'paired',
+        pairs: { used: 985, excluded: { candidate_failed: 6 } },
+        metrics: TAGS.map((tag) => ({
+          tag,
+          unit: 'ms',
+          verdict: tag === 'time_to_first_token' ? verdict : 'no_difference',
+          verdict_reason: 'why',
+          n: 985,
+          difference_p50: iv(tag === 'time_to_first_token' ? ttftB - 100 : 10, 2),
+          paired_shift: iv(tag === 'time_to_first_token' ? ttftB - 100 : 10, 2),
+          relative_pct: iv(tag === 'time_to_first_token' ? ttftB - 100 : 1.2, 1),
+          p_value_adjusted: 0.01,
+        })),
+        errors: { verdict: 'no_difference', baseline_rate: 0.003, candidate_rate: 0.006, difference: iv(0.003, 0.004) },
+      },
+    ],
+  };
+}
+
+describe.skipIf(SKIP)('trend page in Chromium', () => {
+  let browser: Browser;
+  let dir: string;
+
+  beforeAll(async () => {
+    if (!HAVE_CHROMIUM) throw new Error(`trend-browser: ${MISSING}; CI must install it (.ci/run)`);
+    dir = mkdtempSync(join(tmpdir(), 'trend-browser-'));
+    mkdirSync(ARTIFACTS, { recursive: true });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('three runs (one empty): one point per run per series, verdicts, the table, no errors, no network', async () => {
+    const store = new MemoryObjectStore();
+    const clock = new VirtualClock();
+    const deps = { store, clock, notifier: null, resultsBucket: 'b', chartAssets: loadChartAssets() };
+    await recordScheduledRun(deps, run('window-1', '2026-11-21T02:00:00.000Z', 101, 'no_difference'));
+    const info: ScheduledRunInfo = { name: 'nightly', scheduledTime: '2026-11-22T02:00:00.000Z', timezone: 'UTC', window: { start: '2026-11-21T14:00:00.000Z', end: '2026-11-21T15:00:00.000Z' }, targets: ['A', 'B'], dispatch: 'parallel' };
+    await recordEmptyRun({ ...deps, runId: 'window-2', info, reason: 'no capture files in the window' });
+    await recordScheduledRun(deps, run('window-3', '2026-11-23T02:00:00.000Z', 118, 'worse'));
+
+    // Opened where it lives in the bucket: schedules/nightly/index.html.
+    const file = join(dir, 'schedules', 'nightly', 'index.html');
+    mkdirSync(join(dir, 'schedules', 'nightly'), { recursive: true });
+    writeFileSync(file, store.text(scheduleIndexKey('nightly')) as string);
+    const url = pathToFileURL(file).href;
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 });
+    const page = await context.newPage();
+    const requests: string[] = [];
+    const blocked: string[] = [];
+    const problems: string[] = [];
+    page.on('request', (r) => requests.push(r.url()));
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') problems.push(`console.${m.type()}: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    await context.route('**/*', async (route) => {
+      const u = route.request().url();
+      if (u === url) return route.continue();
+      blocked.push(u);
+      return route.abort();
+    });
+    await page.goto(url, { waitUntil: 'load' });
+    await page.waitForFunction(() => document.documentElement.hasAttribute('data-charts-drawn'));
+    await page.screenshot({ path: join(ARTIFACTS, 'trend.png'), fullPage: true });
+
+    const charts = await page.$$eval('.chart[data-chart="trend"]', (els: BrowserElement[]) =>
+      els.map((el) => {
+        const c = el.querySelectorAll('canvas')[0];
+        let red = 0;
+        let inked = 0;
+        if (c && c.width > 0) {
+          const px = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+          for (let i = 0; i < px.length; i += 4) {
+            const [r, g, b, a] = [px[i] as number, px[i + 1] as number, px[i + 2] as number, px[i + 3] as number];
+            if (a > 128 && Math.max(r, g, b) - Math.min(r, g, b) > 60) inked++;
+            if (a > 200 && Math.abs(r - 220) + Math.abs(g - 38) + Math.abs(b - 38) < 40) red++;
+          }
+        }
+        return { metric: el.dataset.metric, points: JSON.parse(el.getAttribute('data-points') ?? 'null') as number[] | null, slots: el.getAttribute('data-slots'), inked, red };
+      }),
+    );
+    expect(charts.map((c) => c.metric)).toEqual([...TAGS]);
+    for (const c of charts) {
+      // A p50, A p90, B p50, B p90: a point for each of the two runs with results; three x slots, the empty run a gap.
+      expect(c.points, c.metric).toEqual([2, 2, 2, 2]);
+      expect(c.slots).toBe('3');
+      expect(c.inked, `${c.metric} drawn`).toBeGreaterThan(150);
+    }
+    // The worse verdict marker (red) on the TTFT chart only.
+    expect(charts.find((c) => c.metric === 'time_to_first_token')!.red).toBeGreaterThan(10);
+    expect(charts.find((c) => c.metric === 'request_latency')!.red).toBe(0);
+
+    const rows = await page.$$eval('table.runs tbody tr', (trs: BrowserElement[]) => trs.map((tr) => [tr.getAttribute('data-run'), tr.getAttribute('data-status'), tr.textContent ?? '']));
+    expect(rows.map(([id, status]) => [id, status])).toEqual([
+      ['window-3', 'complete'],
+      ['window-2', 'empty'],
+      ['window-1', 'complete'],
+    ]);
+    expect(rows[1]![2]).toContain('no capture files in the window');
+    await expect(page.locator('tr[data-run="window-3"] [data-metric="time_to_first_token"] .badge').textContent()).resolves.toBe('worse');
+    await expect(page.locator('tr[data-run="window-1"] [data-metric="time_to_first_token"] .badge').textContent()).resolves.toBe('no difference');
+    const links = await page.$$eval('table.runs a', (as: BrowserElement[]) => as.map((a) => a.getAttribute('href')));
+    expect(links).toEqual(['../../runs/window-3/report.html', '../../runs/window-1/report.html']);
+    await expect(page.locator('.chart-error').count()).resolves.toBe(0);
+    await expect(page.evaluate(() => window.__pwned)).resolves.toBeUndefined();
+    await expect(page.locator('img').count()).resolves.toBe(0);
+
+    expect(problems).toEqual([]);
+    expect(blocked).toEqual([]);
+    expect(requests).toEqual([url]);
+  });
+});
