@@ -10,7 +10,8 @@
  *
  * Passes, interleaved round by round so a neighbour's load hits each alike; the best round
  * of each is reported. Rates are given per wall second and per CPU second of this process
- * (the latter moves less on a shared machine; the ratio uses it).
+ * (the latter moves less on a shared machine; the ratio uses it), and parser / floor is also
+ * given round by round (median and range).
  *   floor        read in 1 MiB chunks, split lines, JSON.parse each line
  *   floor+inner  the same, plus JSON.parse of the body inside each line: the least work that
  *                can reject `bad_inner_json`, which the parser must
@@ -197,6 +198,10 @@ const fileBytes = statSync(file).size;
 console.log(`${generated.toLocaleString()} lines, ${(fileBytes / MB).toFixed(0)} MB, generated in ${((Date.now() - generateStart) / 1000).toFixed(0)} s; ${rounds} interleaved rounds`);
 
 const passes: Pass[] = [];
+// Parser / floor within each round (the two passes minutes apart at most, under the same
+// neighbours): steadier on a shared machine than the ratio of the best passes.
+const roundRatios: number[] = [];
+const roundDedupRatios: number[] = [];
 try {
   for (let round = 1; round <= rounds; round++) {
     passes.push(await measure('floor: split + JSON.parse', floor, fileBytes));
@@ -204,7 +209,10 @@ try {
     passes.push(await measure('parser: parseCaptureStream', () => parser(), fileBytes));
     passes.push(await measure('parser+dedup: with DuplicateFilter', () => parser(new DuplicateFilter()), fileBytes));
     const last = passes.slice(-4);
-    console.log(`round ${round}: ` + last.map((p) => `${p.name.split(':')[0]} ${(fileBytes / MB / p.cpuSeconds).toFixed(0)} MB/cpu-s`).join(', '));
+    const [rf, , rp, rd] = last as [Pass, Pass, Pass, Pass];
+    roundRatios.push(rf.cpuSeconds / rp.cpuSeconds);
+    roundDedupRatios.push(rf.cpuSeconds / rd.cpuSeconds);
+    console.log(`round ${round}: ` + last.map((p) => `${p.name.split(':')[0]} ${(fileBytes / MB / p.cpuSeconds).toFixed(0)} MB/cpu-s`).join(', ') + `; parser/floor ${(rf.cpuSeconds / rp.cpuSeconds).toFixed(2)}`);
   }
 } finally {
   if (!keep) rmSync(file, { force: true });
@@ -227,4 +235,9 @@ const ratio = (a: Pass, b: Pass) => (b.cpuSeconds / a.cpuSeconds).toFixed(2);
 console.log(`\nratio parser / floor (CPU): ${ratio(ours, f)}   (goal >= 0.70)`);
 console.log(`ratio parser / floor+inner (CPU): ${ratio(ours, fi)}`);
 console.log(`ratio parser+dedup / floor (CPU): ${ratio(dedup, f)}`);
+const spread = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return `median ${(sorted[sorted.length >> 1] as number).toFixed(2)}, range ${(sorted[0] as number).toFixed(2)}-${(sorted[sorted.length - 1] as number).toFixed(2)}`;
+};
+console.log(`per round, parser / floor (CPU): ${spread(roundRatios)}; parser+dedup / floor: ${spread(roundDedupRatios)}`);
 console.log(`ratio floor+inner / floor (CPU): ${ratio(fi, f)}   (the ceiling for any parser that rejects bad_inner_json by parsing the body)`);
