@@ -11,6 +11,7 @@
  *      ChangeMessageVisibilityBatch": the batch calls are authorized as their single forms)
  * Secrets Manager https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssecretsmanager.html
  * KMS  https://docs.aws.amazon.com/service-authorization/latest/reference/list_awskeymanagementservice.html
+ * SNS  https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsns.html (Publish: topic*)
  * SageMaker runtime https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsagemaker.html
  *      (InvokeEndpoint and InvokeEndpointWithResponseStream: resource types endpoint*, required,
  *      and inference-component, optional; condition keys aws:ResourceTag, sagemaker:ResourceTag,
@@ -18,7 +19,7 @@
  *      and https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpointWithResponseStream.html
  *      ("your IAM permissions must allow the sagemaker:InvokeEndpoint action")
  */
-export type AwsService = 's3' | 'sqs' | 'secretsmanager' | 'kms' | 'sagemaker';
+export type AwsService = 's3' | 'sqs' | 'secretsmanager' | 'kms' | 'sagemaker' | 'sns';
 
 export interface AwsCall {
   service: AwsService;
@@ -163,6 +164,12 @@ function kmsCalls(op: string, input: Input): AwsCall[] {
   return [call('kms', op, 'kms:Decrypt', key)];
 }
 
+/** SNS Publish to a topic (a TargetArn or PhoneNumber names no topic: not mapped). */
+function snsCalls(op: string, input: Input): AwsCall[] {
+  if (op !== 'Publish') return unmapped('SNSClient', op);
+  return [call('sns', op, 'sns:Publish', str(input, 'TopicArn', op))];
+}
+
 /**
  * SageMaker runtime invocations. The endpoint's ARN has its name lower-cased (SageMaker writes
  * resource names in ARNs in lower case: an AccessDenied for an endpoint created as `LaBSE`
@@ -201,6 +208,8 @@ export function iamCallsFor(clientName: string, commandName: string, input: Inpu
       return kmsCalls(op, input);
     case 'SageMakerRuntimeClient':
       return sageMakerCalls(op, input, t);
+    case 'SNSClient':
+      return snsCalls(op, input);
     default:
       return unmapped(clientName, op);
   }

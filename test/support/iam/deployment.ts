@@ -8,6 +8,7 @@
 import { CreateBucketCommand, ListObjectsV2Command, GetObjectCommand, PutBucketNotificationConfigurationCommand, S3Client } from '@aws-sdk/client-s3';
 import { SageMakerRuntimeClient, type SageMakerRuntimeClientConfig } from '@aws-sdk/client-sagemaker-runtime';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { CreateTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -33,12 +34,26 @@ export const REGION = 'us-east-1';
 // Timing knobs only (the policies do not depend on them): a short lead, as pipeline.test.ts.
 export const TIMING_ENV = { [ENV.leadMs]: '2500', [ENV.graceMs]: '30000' };
 
-export type FnName = 'ingest' | 'fire' | 'collect';
-export const FUNCTIONS: { name: FnName; prefix: string; make: (getDeps: () => Deps) => SqsLambdaHandler }[] = [
+export type FnName = 'ingest' | 'fire' | 'collect' | 'plan';
+/** A function of the template to run: its name, its logical id prefix, and its handler. */
+export interface FunctionSpec {
+  name: FnName;
+  prefix: string;
+  make: (getDeps: () => Deps) => SqsLambdaHandler;
+}
+/** The pipeline's functions, in every deployment; startFunctions runs these unless told otherwise. */
+export const FUNCTIONS: FunctionSpec[] = [
   { name: 'ingest', prefix: 'StatelessIngest', make: makeIngestHandler },
   { name: 'fire', prefix: 'StatelessFire', make: makeFireHandler },
   { name: 'collect', prefix: 'StatelessCollect', make: makeCollectHandler },
 ];
+/**
+ * The plan function's logical id prefix: it exists only in a deployment with schedules. Run it
+ * with the others by passing `functions: [...FUNCTIONS, planFunction(makePlanHandler)]`; its
+ * role's policies are read like theirs (functionPolicies), its environment too.
+ */
+export const PLAN_PREFIX = 'StatelessPlan';
+export const planFunction = (make: FunctionSpec['make']): FunctionSpec => ({ name: 'plan', prefix: PLAN_PREFIX, make });
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -69,9 +84,10 @@ export interface Deployment {
  * Creates the template's buckets and queues on moto (queues with the template's attributes,
  * dead-letter queues first), applies its S3 notification, and returns the resolver mapping
  * each logical id to what was created. The capture bucket is imported by the stack: the test
- * creates it, as it exists before a deploy.
+ * creates it, as it exists before a deploy. SNS topics (a deployment with schedules and
+ * notify) need `sns`; an existing topic named by ARN is not in the template.
  */
-export async function deployStateful(template: CfnTemplate, s3: S3Client, sqs: SQSClient): Promise<Deployment> {
+export async function deployStateful(template: CfnTemplate, s3: S3Client, sqs: SQSClient, sns?: SNSClient): Promise<Deployment> {
   const resources: Record<string, ResourceValues> = {};
   const resolver: Resolver = { partition: 'aws', region: REGION, accountId: ACCOUNT, resources };
   for (const id of logicalIds(template, 'AWS::S3::Bucket')) {
@@ -89,6 +105,12 @@ export async function deployStateful(template: CfnTemplate, s3: S3Client, sqs: S
     const url = (await sqs.send(new CreateQueueCommand({ QueueName: id, Attributes: attributes }))).QueueUrl!;
     const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
     resources[id] = { Ref: url, Arn: arn, QueueName: id, QueueUrl: url };
+  }
+  for (const id of logicalIds(template, 'AWS::SNS::Topic')) {
+    if (!sns) throw new Error(`${id}: the template has an SNS topic; pass an SNSClient to deployStateful`);
+    // Ref of a topic is its ARN. Subscriptions (email) are not emulated.
+    const arn = (await sns.send(new CreateTopicCommand({ Name: id }))).TopicArn!;
+    resources[id] = { Ref: arn, TopicArn: arn, TopicName: id };
   }
   for (const id of logicalIds(template, 'Custom::S3BucketNotifications')) {
     // ServiceToken (the CDK's notification-handler function) is not emulated: only what it would apply.
@@ -138,6 +160,8 @@ export interface StartOptions {
   sageMakerEndpoint?: string;
   /** Environment added to each function's (after TIMING_ENV). */
   env?: Record<string, string>;
+  /** The functions to run (default FUNCTIONS); add planFunction(...) for a deployment with schedules. */
+  functions?: readonly FunctionSpec[];
 }
 
 /**
@@ -146,15 +170,16 @@ export interface StartOptions {
  */
 export async function startFunctions(d: Deployment, endpoint: string, credentialsOf: (name: FnName) => Credentials, options: StartOptions): Promise<Running[]> {
   const out: Running[] = [];
-  for (const fn of FUNCTIONS) {
+  for (const fn of options.functions ?? FUNCTIONS) {
     const policies = functionPolicies(d.template, fn.prefix, d.resolver);
     const creds = credentialsOf(fn.name);
     const s3 = new S3Client(clientConfig(endpoint, creds));
     const sqs = new SQSClient(clientConfig(endpoint, creds));
     const secrets = new SecretsManagerClient(clientConfig(endpoint, creds));
+    const sns = new SNSClient(clientConfig(endpoint, creds));
     if (options.motoSigning) motoCompatibleS3Signing(s3, creds);
     const calls: AwsCall[] = [];
-    const recordings = [recordCalls(s3, calls), recordCalls(sqs, calls), recordCalls(secrets, calls)];
+    const recordings = [recordCalls(s3, calls), recordCalls(sqs, calls), recordCalls(secrets, calls), recordCalls(sns, calls)];
     const onSend = options.onSend;
     if (onSend) {
       sqs.middlewareStack.add(
@@ -177,12 +202,12 @@ export async function startFunctions(d: Deployment, endpoint: string, credential
           return client;
         }
       : undefined;
-    const base = createDeps({ env, s3, sqs, secrets, ...(sageMakerClient ? { sageMakerClient } : {}) });
+    const base = createDeps({ env, s3, sqs, secrets, sns, ...(sageMakerClient ? { sageMakerClient } : {}) });
     let current = { key: '', deps: base };
     const getDeps = () => {
       const v = options.variant?.(fn.name);
       const key = v ? JSON.stringify({ env: v.env, clock: v.clock ? 'skewed' : undefined }) : '';
-      if (key !== current.key) current = { key, deps: v ? createDeps({ env: { ...env, ...v.env }, s3, sqs, secrets, ...(sageMakerClient ? { sageMakerClient } : {}), ...(v.clock ? { clock: v.clock } : {}) }) : base };
+      if (key !== current.key) current = { key, deps: v ? createDeps({ env: { ...env, ...v.env }, s3, sqs, secrets, sns, ...(sageMakerClient ? { sageMakerClient } : {}), ...(v.clock ? { clock: v.clock } : {}) }) : base };
       return current.deps;
     };
     const mapping = d.mappings.get(policies.functionId);
