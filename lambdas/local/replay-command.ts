@@ -59,7 +59,7 @@ export interface ReplayCommandOptions {
    * else a worker thread per ~400/s up to the cores (fire-workers.ts); a number as given.
    */
   workers?: number | 'auto';
-  /** `precise` (default): sub-millisecond, spins before each request; `coarse`: timers only (system-clock.ts). */
+  /** `precise` (default): sub-millisecond; `coarse`: timers only, ~1 ms, less CPU (system-clock.ts). */
   wait?: WaitMode;
   timeout: number;
   lead: number;
