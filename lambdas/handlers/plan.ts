@@ -25,6 +25,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
 import { s3CaptureObjects } from '../adapters/aws/capture-listing';
+import { BUNDLED_CHART_ASSETS } from '../adapters/bundled-chart-assets';
 import { writeIngestReport } from '../core/export/artifacts';
 import { decodeJson } from '../core/pipeline/common';
 import { runPrefix, runRecordKey, WORK_ROOT } from '../core/pipeline/keys';
@@ -130,7 +131,8 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
   }
   const empty = async (reason: string, report: IngestReport): Promise<void> => {
     await writeIngestReport(store, runPrefix(runId), report);
-    await (deps.recordEmptyRun ?? recordEmptyRun)({ store, notifier: deps.notifier, clock: deps.clock, runId, info, reason, resultsBucket: config.resultsBucket });
+    // The trend page gets its charts from the bundled uPlot text, as the collector's does.
+    await (deps.recordEmptyRun ?? recordEmptyRun)({ store, notifier: deps.notifier, clock: deps.clock, runId, info, reason, resultsBucket: config.resultsBucket, chartAssets: BUNDLED_CHART_ASSETS });
     logger.info('window run empty', { runId, schedule: schedule.name, window: info.window, reason });
   };
 
