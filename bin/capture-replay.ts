@@ -182,6 +182,7 @@ if (process.argv.length <= 2) {
       '  replay <captures-path> --url <base-url>   replay captures on their original timing',
       '  replay <captures-path> --target A=<url> --target B=<url>   ... and compare A and B',
       '  compare <results-dir-A> <results-dir-B>   compare the results of two runs',
+      '  schedule-now <schedule> --queue-url <url> run a deployed scheduled A/B now',
       '  demo                                      the bundled sample against bundled mocks',
       '',
       "Run 'capture-replay --help' for every command, 'capture-replay <command> --help' for its options.",

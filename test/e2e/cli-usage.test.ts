@@ -87,7 +87,7 @@ describe('commands', () => {
     expect(lines(typo.stderr)).toEqual(["capture-replay: unknown command 'replya'; did you mean replay?", "Run 'capture-replay --help' for the options."]);
     const other = await runCli(['frobnicate']);
     expect(other.code).toBe(2);
-    expect(lines(other.stderr)[0]).toBe("capture-replay: unknown command 'frobnicate' (the commands are replay, compare, mock-server, mock-sagemaker, demo)");
+    expect(lines(other.stderr)[0]).toBe("capture-replay: unknown command 'frobnicate' (the commands are replay, compare, schedule-now, mock-server, mock-sagemaker, demo)");
   });
 
   it('--help lists the demo and the exit codes', async () => {
