@@ -215,8 +215,10 @@ export class CaptureReplayStateless extends Construct {
     // fire: reads run state and bodies, writes claims and shard results: work/ only.
     allow(this.fireFunction, ['s3:GetObject', 's3:PutObject'], objects(WORK_ROOT));
     // collect: reads work/ and the hour's roll-up state, writes artifacts under runs/ (and interim/), roll-ups under hours/.
-    allow(this.collectFunction, ['s3:GetObject'], objects(WORK_ROOT, HOURS_ROOT));
-    allow(this.collectFunction, ['s3:PutObject'], objects(RESULTS_ROOT, HOURS_ROOT));
+    // The run's root (core/pipeline/run-analysis.ts): reads the targets' run_manifest.json under
+    // runs/ and writes its marker work/<run>/_analysis.json, for every pipeline run.
+    allow(this.collectFunction, ['s3:GetObject'], objects(WORK_ROOT, HOURS_ROOT, RESULTS_ROOT));
+    allow(this.collectFunction, ['s3:PutObject'], objects(RESULTS_ROOT, HOURS_ROOT, WORK_ROOT));
     // SQS: SendMessageBatch is authorized as sqs:SendMessage. The event sources' receive and
     // delete are the Lambda service's, granted by addEventSource below.
     allow(this.ingestFunction, ['sqs:SendMessage'], [stateful.replay.queue.queueArn, stateful.collect.queue.queueArn]);
@@ -228,11 +230,9 @@ export class CaptureReplayStateless extends Construct {
       allow(this.planFunction, ['s3:ListBucket'], [bucketArn]);
       allow(this.planFunction, ['s3:GetObject', 's3:PutObject'], objects(WORK_ROOT, RESULTS_ROOT, SCHEDULES_ROOT));
       allow(this.planFunction, ['sqs:SendMessage'], [stateful.replay.queue.queueArn, stateful.collect.queue.queueArn]);
-      // collect, for scheduled runs: reads the run's comparison under runs/ and the history
-      // under schedules/, writes the history and the trend page. Only with schedules: a
-      // deployment without them never writes there.
-      allow(this.collectFunction, ['s3:GetObject'], objects(RESULTS_ROOT, SCHEDULES_ROOT));
-      allow(this.collectFunction, ['s3:PutObject'], objects(SCHEDULES_ROOT));
+      // collect, for scheduled runs: reads the history under schedules/, writes it and the
+      // trend page. Only with schedules: a deployment without them never goes there.
+      allow(this.collectFunction, ['s3:GetObject', 's3:PutObject'], objects(SCHEDULES_ROOT));
     }
     if (topic) for (const fn of [this.planFunction, this.collectFunction]) if (fn) allow(fn, ['sns:Publish'], [topic.topicArn]);
 
