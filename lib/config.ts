@@ -151,6 +151,9 @@ export function timezoneProblem(zone: string): string | null {
   return null;
 }
 
+/** What the schedules and targets may take of the plan function's 4 KB environment (the rest is measured at ~1 KB). */
+export const PLAN_ENV_BUDGET_BYTES = 3000;
+
 /** Cross-field rules of schedules and notify: each problem at the path it concerns. */
 function scheduleProblems(c: z.output<typeof deploymentConfigSchema>, ctx: z.RefinementCtx): void {
   const targetNames = c.targets.map((t) => t.name);
@@ -170,6 +173,13 @@ function scheduleProblems(c: z.output<typeof deploymentConfigSchema>, ctx: z.Ref
       named.add(t);
     });
   });
+  // The plan function carries the schedules and the targets in its environment, and Lambda
+  // takes at most 4 KB of environment in all: ~1 KB goes to the other variables (names,
+  // queue URLs, bucket), so a deploy would fail past this with an error far from its cause.
+  const envBytes = Buffer.byteLength(JSON.stringify(c.schedules)) + Buffer.byteLength(JSON.stringify(c.targets));
+  if (c.schedules.length > 0 && envBytes > PLAN_ENV_BUDGET_BYTES) {
+    ctx.addIssue({ code: 'custom', path: ['schedules'], message: `the schedules and targets take ${envBytes} bytes of the plan function's environment, at most ${PLAN_ENV_BUDGET_BYTES} fit in Lambda's 4 KB: fewer or shorter schedules` });
+  }
   if (c.notify && c.schedules.length === 0) {
     ctx.addIssue({ code: 'custom', path: ['notify'], message: 'notify is for scheduled runs: declare schedules, or remove notify' });
   }

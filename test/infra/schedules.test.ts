@@ -61,7 +61,7 @@ describe('the issue\'s example configuration', () => {
   const r = resolverFor(t);
   const planQueue = arnOf(t, 'AWS::SQS::Queue', 'StatefulPlanQueue');
   const schedulerDlq = arnOf(t, 'AWS::SQS::Queue', 'StatefulSchedulerDlq');
-  const [[, schedule]] = resourcesOf(t, 'AWS::Scheduler::Schedule') as [[string, { Properties: Record<string, unknown> }]];
+  const [[, schedule]] = resourcesOf(t, 'AWS::Scheduler::Schedule') as unknown as [[string, { Properties: Record<string, unknown> }]];
 
   it('synthesizes as written, cdk-nag clean', () => {
     expect(resourcesOf(t, 'AWS::Scheduler::Schedule')).toHaveLength(1);
@@ -125,7 +125,7 @@ describe('the issue\'s example configuration', () => {
   });
 
   it('feeds the plan function one message at a time, two at most at once, with partial batch responses', () => {
-    const [[, mapping]] = resourcesOf(t, 'AWS::Lambda::EventSourceMapping').filter(([, m]) => JSON.stringify(m.Properties?.EventSourceArn).includes('StatefulPlanQueue')) as [[string, { Properties: Record<string, unknown> }]];
+    const [[, mapping]] = resourcesOf(t, 'AWS::Lambda::EventSourceMapping').filter(([, m]) => JSON.stringify(m.Properties?.EventSourceArn).includes('StatefulPlanQueue')) as unknown as [[string, { Properties: Record<string, unknown> }]];
     expect(mapping.Properties).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'], ScalingConfig: { MaximumConcurrency: 2 }, FunctionName: { Ref: onlyLogicalId(t, 'AWS::Lambda::Function', 'StatelessPlan') } });
   });
 
@@ -327,6 +327,14 @@ describe('schedule configuration', () => {
       '- captureReplay.notify.email: unknown setting; did you mean `emails`?',
     ]);
     expect(problems(withSchedules({ ...schedule, window: { daysAgo: 1, from: '25:00', to: '15:00' } }))).toEqual(['- captureReplay.schedules.0.window.from: HH:MM, 24-hour']);
+  });
+
+  it('refuses more schedules than the plan function\'s 4 KB environment holds, before a deploy fails on it', () => {
+    const many = Array.from({ length: 30 }, (_, i) => ({ ...schedule, name: `nightly-${i}` }));
+    const found = problems(withSchedules(...many));
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^- captureReplay\.schedules: the schedules and targets take \d+ bytes of the plan function's environment, at most 3000 fit in Lambda's 4 KB: fewer or shorter schedules$/);
+    expect(() => parseDeploymentConfig(withSchedules(...many.slice(0, 10)))).not.toThrow();
   });
 
   it('refuses notify without schedules, a topic ARN that is not one, and emails beside an existing topic', () => {
