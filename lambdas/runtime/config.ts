@@ -153,21 +153,21 @@ export const targetListSchema = z.array(targetConfigSchema).superRefine(
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 
+/** A variable holding JSON (the CDK writes it with JSON.stringify): parsed, or one issue saying it is not JSON. */
+const jsonText = z.string().transform((text, ctx) => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'not JSON' });
+    return z.NEVER;
+  }
+});
+
 export const runtimeConfigSchema = z.object({
   [ENV.resultsBucket]: z.string().min(3),
   [ENV.replayQueueUrl]: z.url(),
   [ENV.collectQueueUrl]: z.url(),
-  [ENV.targets]: z
-    .string()
-    .transform((text, ctx) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'not JSON' });
-        return z.NEVER;
-      }
-    })
-    .pipe(targetListSchema),
+  [ENV.targets]: jsonText.pipe(targetListSchema),
   [ENV.mode]: z.enum(['file', 'mirror']).default('file'),
   [ENV.lagMs]: int(0).default(900_000),
   [ENV.leadMs]: int(0, 600_000).default(20_000),
@@ -185,18 +185,7 @@ export const runtimeConfigSchema = z.object({
   [ENV.lateToleranceMs]: int(0).default(5_000),
   [ENV.latePolicy]: z.enum(['fire', 'drop']).default('fire'),
   [ENV.s3ForcePathStyle]: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
-  [ENV.schedules]: z
-    .string()
-    .default('[]')
-    .transform((text, ctx) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'not JSON' });
-        return z.NEVER;
-      }
-    })
-    .pipe(z.array(scheduleConfigSchema)),
+  [ENV.schedules]: z.string().default('[]').pipe(jsonText).pipe(z.array(scheduleConfigSchema)),
   [ENV.captureBucket]: z.string().min(3).optional(),
   [ENV.capturePrefix]: z.string().default(''),
   [ENV.notifyTopicArn]: z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/, 'an SNS topic ARN').optional(),

@@ -79,4 +79,12 @@ describe('runtime configuration', () => {
     }
     for (const name of [ENV.targets, ENV.mode, ENV.leadMs, ENV.resultsBucket]) expect(message).toContain(name);
   });
+
+  it('schedules: none by default; JSON parsed and checked like the targets', () => {
+    expect(parseRuntimeConfig(env).schedules).toEqual([]);
+    const nightly = { name: 'nightly', expression: 'cron(0 2 * * ? *)', window: { lastHours: 1 }, targets: ['A', 'B'] };
+    expect(parseRuntimeConfig({ ...env, [ENV.schedules]: JSON.stringify([nightly]) }).schedules).toEqual([{ ...nightly, timezone: 'UTC', timeScale: 1, dispatch: 'parallel' }]);
+    expect(() => parseRuntimeConfig({ ...env, [ENV.schedules]: '[{' })).toThrow(new RegExp(`${ENV.schedules}: not JSON`));
+    expect(() => parseRuntimeConfig({ ...env, [ENV.schedules]: JSON.stringify([{ ...nightly, targets: ['A'] }]) })).toThrow(/two targets or more/);
+  });
 });
