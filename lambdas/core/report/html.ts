@@ -461,6 +461,41 @@ footer { color: var(--muted); font-size: 12px; margin-top: 20px; }
 `;
 
 /**
+ * The tail of every page script (report.html's and a schedule's trend page's), inlined into
+ * each; renderPage hashes the whole script text for the CSP. It needs `DRAW` (chart kind ->
+ * function(el) returning the uPlot instance) defined before it; it draws every
+ * `.chart[data-chart]`, writes a chart it cannot draw's reason into the chart (the page stays
+ * readable), redraws on resize (debounced to a frame) and sets data-charts-drawn when done
+ * (what the browser tests wait for). Without the chart library (a page rendered with no
+ * assets) each chart says so, and the console stays quiet: that is not a fault of the page.
+ */
+export const DRAW_CHARTS_JS = String.raw`var charts = [];
+Array.prototype.forEach.call(document.querySelectorAll('.chart[data-chart]'), function (el) {
+  try {
+    var draw = DRAW[el.dataset.chart];
+    if (!draw) throw new Error('unknown chart ' + el.dataset.chart);
+    if (typeof uPlot === 'undefined') throw new Error('the chart library is not in this page');
+    charts.push({ el: el, u: draw(el) });
+  } catch (err) {
+    var p = document.createElement('p');
+    p.className = 'chart-error';
+    p.textContent = 'Chart not drawn: ' + (err && err.message);
+    el.appendChild(p);
+    if (typeof uPlot !== 'undefined') console.error(err);
+  }
+});
+
+var pending = 0;
+window.addEventListener('resize', function () {
+  cancelAnimationFrame(pending);
+  pending = requestAnimationFrame(function () {
+    charts.forEach(function (c) { c.u.setSize({ width: Math.max(280, c.el.clientWidth), height: c.u.height }); });
+  });
+});
+document.documentElement.setAttribute('data-charts-drawn', String(charts.length));
+`;
+
+/**
  * Draws every `.chart` from the embedded data. Sets text only through textContent (uPlot does
  * too), so names from the data never become markup.
  */
@@ -476,7 +511,6 @@ var data = JSON.parse(document.getElementById('report-data').textContent);
 var names = data.targets.map(function (t) { return t.summary.name; });
 var doc = data.comparison;
 var comps = !doc ? [] : (doc.comparisons && doc.comparisons.length ? doc.comparisons : [doc]);
-var charts = [];
 
 function colorOf(name) {
   var i = names.indexOf(name);
@@ -711,29 +745,7 @@ function drawLag(el) {
 }
 
 var DRAW = { ecdf: drawEcdf, diff: drawDiff, time: drawTime, lag: drawLag };
-Array.prototype.forEach.call(document.querySelectorAll('.chart[data-chart]'), function (el) {
-  try {
-    var draw = DRAW[el.dataset.chart];
-    if (!draw) throw new Error('unknown chart ' + el.dataset.chart);
-    charts.push({ el: el, u: draw(el) });
-  } catch (err) {
-    var p = document.createElement('p');
-    p.className = 'chart-error';
-    p.textContent = 'Chart not drawn: ' + (err && err.message);
-    el.appendChild(p);
-    console.error(err);
-  }
-});
-
-var pending = 0;
-window.addEventListener('resize', function () {
-  cancelAnimationFrame(pending);
-  pending = requestAnimationFrame(function () {
-    charts.forEach(function (c) { c.u.setSize({ width: Math.max(280, c.el.clientWidth), height: c.u.height }); });
-  });
-});
-document.documentElement.setAttribute('data-charts-drawn', String(charts.length));
-})();
+${DRAW_CHARTS_JS}})();
 `;
 }
 

@@ -7,7 +7,7 @@
  * of the runs with their counts, verdicts, reasons and a link to each run's report.html.
  */
 import { COMPARED_METRICS, type ComparedMetricTag, type Verdict } from '../compare/types';
-import { badge, count, escapeHtml as esc, metricInfo, num, renderPage, SERIES_COLORS, swatch, VERDICT_LABELS, type ChartAssets } from './html';
+import { badge, count, DRAW_CHARTS_JS, escapeHtml as esc, metricInfo, num, renderPage, SERIES_COLORS, swatch, VERDICT_LABELS, type ChartAssets } from './html';
 
 /** What the page needs of a history line (the line's own schema is history.ts's). */
 export interface TrendRun {
@@ -159,7 +159,6 @@ ${table}
 const TREND_SCRIPT = String.raw`(function () {
 'use strict';
 var data = JSON.parse(document.getElementById('trend-data').textContent);
-var charts = [];
 function isNum(v) { return typeof v === 'number' && isFinite(v); }
 function colorOf(name) { var i = data.names.indexOf(name); return data.colors[(i < 0 ? 0 : i) % data.colors.length]; }
 function fmt(v) {
@@ -239,25 +238,6 @@ function drawTrend(el) {
   return u;
 }
 
-Array.prototype.forEach.call(document.querySelectorAll('.chart[data-chart="trend"]'), function (el) {
-  try {
-    if (typeof uPlot === 'undefined') throw new Error('the chart library is not in this page');
-    charts.push({ el: el, u: drawTrend(el) });
-  } catch (err) {
-    var p = document.createElement('p');
-    p.className = 'chart-error';
-    p.textContent = 'Chart not drawn: ' + (err && err.message);
-    el.appendChild(p);
-    if (typeof uPlot !== 'undefined') console.error(err);
-  }
-});
-var pending = 0;
-window.addEventListener('resize', function () {
-  cancelAnimationFrame(pending);
-  pending = requestAnimationFrame(function () {
-    charts.forEach(function (c) { c.u.setSize({ width: Math.max(280, c.el.clientWidth), height: c.u.height }); });
-  });
-});
-document.documentElement.setAttribute('data-charts-drawn', String(charts.length));
-})();
+var DRAW = { trend: drawTrend };
+${DRAW_CHARTS_JS}})();
 `;
