@@ -5,28 +5,23 @@
  * that nothing was logged as an error, that no request left the page's own file, and that
  * hostile target names stay text. Saves full-page screenshots under test-artifacts/.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadChartAssets } from '../../lambdas/adapters/local/report-assets';
 import { COMPARED_METRICS } from '../../lambdas/core/compare/types';
 import { renderReportHtml, SERIES_COLORS } from '../../lambdas/core/report/html';
 import type { ReportData } from '../../lambdas/core/report/types';
+import { expectQuietAndOffline, launchChromium, openHtmlFile, skipWithoutChromium, type OpenedPage } from '../support/browser';
 import { FIXTURE_ERROR_VERDICT, FIXTURE_VERDICTS, reportFixture } from '../support/report-fixture';
 import { REPO_ROOT } from '../support/processes';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
 const HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">';
 
-const MISSING = `no Chromium at ${CHROMIUM} (install Debian's chromium package: apt-get install chromium; or set CHROMIUM_PATH)`;
-// Locally a missing browser skips, saying so; under CI it fails.
-const SKIP = !HAVE_CHROMIUM && !process.env.CI;
-if (SKIP) console.warn(`report-browser: SKIPPED, ${MISSING}`);
+const SKIP = skipWithoutChromium('report-browser');
 
 // The project's tsconfig has no DOM lib (Node code): the little of it the page callbacks use.
 interface BrowserCanvas {
@@ -41,19 +36,9 @@ interface BrowserElement {
   getAttribute(name: string): string | null;
   querySelector(selector: string): BrowserElement | null;
   querySelectorAll(selector: string): ArrayLike<BrowserCanvas>;
-  hasAttribute(name: string): boolean;
 }
-declare const document: { documentElement: BrowserElement };
 declare const window: { __pwned?: number };
 declare function getComputedStyle(el: BrowserElement | null): { backgroundColor: string };
-
-interface Opened {
-  page: Page;
-  url: string;
-  requests: string[];
-  blocked: string[];
-  problems: string[];
-}
 
 interface ChartState {
   kind: string;
@@ -73,13 +58,9 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
   const assets = loadChartAssets();
 
   beforeAll(async () => {
-    if (!HAVE_CHROMIUM) throw new Error(`report-browser: ${MISSING}; CI must install it (.ci/run)`);
+    browser = await launchChromium('report-browser');
     dir = mkdtempSync(join(tmpdir(), 'report-browser-'));
     mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
   });
 
   afterAll(async () => {
@@ -87,28 +68,8 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function open(name: string, data: ReportData): Promise<Opened> {
-    const file = join(dir, name, 'report.html');
-    mkdirSync(join(dir, name), { recursive: true });
-    writeFileSync(file, renderReportHtml(data, assets));
-    const url = pathToFileURL(file).href;
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 });
-    const page = await context.newPage();
-    const opened: Opened = { page, url, requests: [], blocked: [], problems: [] };
-    page.on('request', (r) => opened.requests.push(r.url()));
-    page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') opened.problems.push(`console.${m.type()}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => opened.problems.push(`pageerror: ${e.message}`));
-    await context.route('**/*', async (route) => {
-      const u = route.request().url();
-      if (u === url) return route.continue();
-      opened.blocked.push(u);
-      return route.abort();
-    });
-    await page.goto(url, { waitUntil: 'load' });
-    await page.waitForFunction(() => document.documentElement.hasAttribute('data-charts-drawn'));
-    return opened;
+  function open(name: string, data: ReportData): Promise<OpenedPage> {
+    return openHtmlFile(browser, join(dir, name, 'report.html'), renderReportHtml(data, assets));
   }
 
   /** Every chart's canvas: size, saturated pixels, and pixels of each target's colour. */
@@ -148,12 +109,6 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
         }),
       colors,
     );
-  }
-
-  function expectClean(o: Opened) {
-    expect(o.problems).toEqual([]);
-    expect(o.blocked).toEqual([]);
-    expect(o.requests).toEqual([o.url]);
   }
 
   it('A/B comparison: verdicts, every chart drawn, no errors, no network', async () => {
@@ -198,7 +153,7 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
     await expect(page.locator('table.agreement tbody tr').count()).resolves.toBe(2);
 
     await page.screenshot({ path: join(ARTIFACTS, 'report.png'), fullPage: true });
-    expectClean(o);
+    expectQuietAndOffline(o);
   });
 
   it('single target, hostile names: no comparison sections, names stay text, no network', async () => {
@@ -230,6 +185,6 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
     await expect(page.locator('.u-legend th').filter({ hasText: HOSTILE }).count()).resolves.toBeGreaterThan(0);
 
     await page.screenshot({ path: join(ARTIFACTS, 'report-single.png'), fullPage: true });
-    expectClean(o);
+    expectQuietAndOffline(o);
   });
 });

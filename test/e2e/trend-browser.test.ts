@@ -7,25 +7,21 @@
  * the runs' reports), no console errors, no request but the page itself, and hostile names
  * staying text. Saves a screenshot under test-artifacts/.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../lambdas/adapters/local/memory-store';
 import { loadChartAssets } from '../../lambdas/adapters/local/report-assets';
 import { scheduleIndexKey, type ScheduledRunInfo } from '../../lambdas/core/schedule/contract';
 import { recordEmptyRun, recordScheduledRun, type HistoryLine } from '../../lambdas/core/schedule/history';
+import { expectQuietAndOffline, launchChromium, openHtmlFile, skipWithoutChromium } from '../support/browser';
 import { REPO_ROOT } from '../support/processes';
 import { VirtualClock } from '../support/virtual-clock';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
-const MISSING = `no Chromium at ${CHROMIUM} (install Debian's chromium package: apt-get install chromium; or set CHROMIUM_PATH)`;
-const SKIP = !HAVE_CHROMIUM && !process.env.CI;
-if (SKIP) console.warn(`trend-browser: SKIPPED, ${MISSING}`);
+const SKIP = skipWithoutChromium('trend-browser');
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 
 interface BrowserElement {
@@ -33,9 +29,7 @@ interface BrowserElement {
   textContent: string | null;
   getAttribute(name: string): string | null;
   querySelectorAll(selector: string): ArrayLike<{ width: number; height: number; getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } } | null }>;
-  hasAttribute(name: string): boolean;
 }
-declare const document: { documentElement: BrowserElement };
 declare const window: { __pwned?: number };
 
 const iv = (estimate: number, half: number) => ({ estimate, ci_low: estimate - half, ci_high: estimate + half });
@@ -83,13 +77,9 @@ describe.skipIf(SKIP)('trend page in Chromium', () => {
   let dir: string;
 
   beforeAll(async () => {
-    if (!HAVE_CHROMIUM) throw new Error(`trend-browser: ${MISSING}; CI must install it (.ci/run)`);
+    browser = await launchChromium('trend-browser');
     dir = mkdtempSync(join(tmpdir(), 'trend-browser-'));
     mkdirSync(ARTIFACTS, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
   });
 
   afterAll(async () => {
@@ -107,28 +97,8 @@ describe.skipIf(SKIP)('trend page in Chromium', () => {
     await recordScheduledRun(deps, run('window-3', '2026-11-23T02:00:00.000Z', 118, 'worse'));
 
     // Opened where it lives in the bucket: schedules/nightly/index.html.
-    const file = join(dir, 'schedules', 'nightly', 'index.html');
-    mkdirSync(join(dir, 'schedules', 'nightly'), { recursive: true });
-    writeFileSync(file, store.text(scheduleIndexKey('nightly')) as string);
-    const url = pathToFileURL(file).href;
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 });
-    const page = await context.newPage();
-    const requests: string[] = [];
-    const blocked: string[] = [];
-    const problems: string[] = [];
-    page.on('request', (r) => requests.push(r.url()));
-    page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') problems.push(`console.${m.type()}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    await context.route('**/*', async (route) => {
-      const u = route.request().url();
-      if (u === url) return route.continue();
-      blocked.push(u);
-      return route.abort();
-    });
-    await page.goto(url, { waitUntil: 'load' });
-    await page.waitForFunction(() => document.documentElement.hasAttribute('data-charts-drawn'));
+    const opened = await openHtmlFile(browser, join(dir, 'schedules', 'nightly', 'index.html'), store.text(scheduleIndexKey('nightly')) as string);
+    const { page } = opened;
     await page.screenshot({ path: join(ARTIFACTS, 'trend.png'), fullPage: true });
 
     const charts = await page.$$eval('.chart[data-chart="trend"]', (els: BrowserElement[]) =>
@@ -173,8 +143,6 @@ describe.skipIf(SKIP)('trend page in Chromium', () => {
     await expect(page.evaluate(() => window.__pwned)).resolves.toBeUndefined();
     await expect(page.locator('img').count()).resolves.toBe(0);
 
-    expect(problems).toEqual([]);
-    expect(blocked).toEqual([]);
-    expect(requests).toEqual([url]);
+    expectQuietAndOffline(opened);
   });
 });
