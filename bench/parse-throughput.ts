@@ -2,9 +2,10 @@
  * Capture parse throughput against the floor of plain JSON.parse over the same lines, and
  * memory while doing it (it must stay flat however large the file).
  *
- *   node --expose-gc --import tsx bench/parse-throughput.ts [--size-mb 1024] [--rounds 3] [--keep]
+ *   node --expose-gc --import tsx bench/parse-throughput.ts [--size-mb 1024] [--rounds 3] [--keep] [--file <path>]
  *
- * The file is generated in the temp folder (chat captures: 1-6 messages of lengths from a few
+ * `--file` reads a capture file already there (one kept with --keep: its path is printed)
+ * instead of generating one, and leaves it in place. Otherwise the file is generated in the temp folder (chat captures: 1-6 messages of lengths from a few
  * words to ~20 KB, non-ASCII text in one in ten, JSON encoding with one record in eight base64, most
  * with an OpenAI-style answer carrying `usage`) and deleted afterwards unless --keep.
  *
@@ -28,8 +29,11 @@ import { flag } from './args';
 
 const sizeMb = flag('--size-mb', 1024);
 const rounds = flag('--rounds', 3);
-const keep = process.argv.includes('--keep');
-const file = join(tmpdir(), `capture-bench-${process.pid}-${sizeMb}mb.jsonl`);
+const fileAt = process.argv.indexOf('--file');
+const given = fileAt === -1 ? undefined : process.argv[fileAt + 1];
+if (fileAt !== -1 && !given) throw new Error('--file needs a path');
+const keep = given !== undefined || process.argv.includes('--keep');
+const file = given ?? join(tmpdir(), `capture-bench-${process.pid}-${sizeMb}mb.jsonl`);
 const CHUNK = 1 << 20;
 
 // ---- generation -------------------------------------------------------------------------
@@ -191,11 +195,11 @@ async function measure(name: string, run: () => Promise<number>, fileBytes: numb
   return { name, wallSeconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, lines, peakRssMb: peakRss / MB, peakHeapMb: peakHeap / MB, heapByQuarterMb: quarters };
 }
 
-console.log(`node ${process.version}, ${process.arch}; generating ${sizeMb} MB of captures at ${file} ...`);
+console.log(`node ${process.version}, ${process.arch}; ${given ? 'reading' : `generating ${sizeMb} MB of`} captures at ${file} ...`);
 const generateStart = Date.now();
-const generated = await generate();
+const generated = given ? await eachLine(() => undefined) : await generate();
 const fileBytes = statSync(file).size;
-console.log(`${generated.toLocaleString()} lines, ${(fileBytes / MB).toFixed(0)} MB, generated in ${((Date.now() - generateStart) / 1000).toFixed(0)} s; ${rounds} interleaved rounds`);
+console.log(`${generated.toLocaleString()} lines, ${(fileBytes / MB).toFixed(0)} MB, ${given ? 'counted' : 'generated'} in ${((Date.now() - generateStart) / 1000).toFixed(0)} s; ${rounds} interleaved rounds`);
 
 const passes: Pass[] = [];
 // Parser / floor within each round (the two passes minutes apart at most, under the same

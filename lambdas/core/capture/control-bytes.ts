@@ -1,0 +1,66 @@
+/**
+ * "Is any byte below 0x20?" sixteen bytes at a time, in WebAssembly SIMD.
+ *
+ * json-check.ts asks this of every JSON body the parser accepts (a byte below 0x20 is the only
+ * way a raw control character can sit in a body, and when there is none the strings need no
+ * search for one). The best plain-JS loop (32-bit words, json-check.ts `hasControlByteWords`)
+ * makes ~5 GB/s and was the largest single cost of the body check (bench/RESULTS.md). Wasm
+ * reads only its own memory, so each body is copied into a 64 KiB scratch page first (one
+ * memcpy of bytes just written, still in cache) and scanned there: ~2x the JS loop including
+ * the copy. No npm dependency: the module is 148 bytes, its text is below, and
+ * test/unit/capture/control-bytes.test.ts holds it to the JS loop byte for byte.
+ *
+ * Engines without WebAssembly or SIMD (node --jitless, for one) get null and the JS loop.
+ * Node has shipped Wasm SIMD since 16.4 (V8 9.1), so Node 20 and Lambda's Node 22 both have it.
+ *
+ *   (module
+ *     (memory (export "memory") 1)
+ *     (func (export "ctl") (param $p i32) (param $n i32) (result i32)
+ *       (local $end i32) (local $acc v128) (local $lim v128)
+ *       (local.set $end (i32.add (local.get $p) (local.get $n)))
+ *       (local.set $lim (i8x16.splat (i32.const 0x20)))
+ *       (block (loop            ;; whole 16-byte blocks: acc |= (block <u 0x20)
+ *         (br_if 1 (i32.gt_u (i32.add (local.get $p) (i32.const 16)) (local.get $end)))
+ *         (local.set $acc (v128.or (local.get $acc) (i8x16.lt_u (v128.load (local.get $p)) (local.get $lim))))
+ *         (local.set $p (i32.add (local.get $p) (i32.const 16)))
+ *         (br 0)))
+ *       (block (loop            ;; the last 0-15 bytes one by one
+ *         (br_if 1 (i32.ge_u (local.get $p) (local.get $end)))
+ *         (if (i32.lt_u (i32.load8_u (local.get $p)) (i32.const 0x20)) (then (return (i32.const 1))))
+ *         (local.set $p (i32.add (local.get $p) (i32.const 1)))
+ *         (br 0)))
+ *       (v128.any_true (local.get $acc))))
+ */
+const MODULE_BASE64 =
+  'AGFzbQEAAAABBwFgAn9/AX8DAgEABQMBAAEHEAIGbWVtb3J5AgADY3RsAAAKZgFkAgF/AnsgACABaiECQSD9DyEEAkADQCAAQRBqIAJLDQEgAyAA/QAAACAE/Sb9UCEDIABBEGohAAwACwsCQANAIAAgAk8NASAALQAAQSBJBEBBAQ8LIABBAWohAAwACwsgA/1TCw==';
+
+/** The little of the WebAssembly API used here (the project's `lib` has no DOM types, where it lives). */
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object) => { exports: { memory: { buffer: ArrayBuffer }; ctl: (at: number, length: number) => number } };
+}
+
+/** A checker over the Wasm scratch page, or null where this engine cannot run the module. */
+export function createSimdControlCheck(): ((bytes: Uint8Array) => boolean) | null {
+  const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+  let memory: { buffer: ArrayBuffer };
+  let ctl: (at: number, length: number) => number;
+  try {
+    if (!wasm) return null;
+    ({ memory, ctl } = new wasm.Instance(new wasm.Module(Buffer.from(MODULE_BASE64, 'base64'))).exports);
+  } catch {
+    return null;
+  }
+  // The memory never grows, so this view stays valid.
+  const scratch = new Uint8Array(memory.buffer);
+  const page = scratch.length;
+  return (bytes) => {
+    // A body larger than the page goes through it a page at a time.
+    for (let at = 0; at < bytes.length; at += page) {
+      const part = at === 0 && bytes.length <= page ? bytes : bytes.subarray(at, at + page);
+      scratch.set(part, 0);
+      if (ctl(0, part.length) !== 0) return true;
+    }
+    return false;
+  };
+}
