@@ -65,6 +65,10 @@ const SECOND = '2026-04-30T02:00:00Z';
 const WINDOW = { start: Date.parse('2026-04-29T00:30:00Z'), end: Date.parse('2026-04-29T02:00:00Z') };
 const STEP_MS = 15_000;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const MISSING = `no Chromium at ${CHROMIUM} (install Debian's chromium package: apt-get install chromium; or set CHROMIUM_PATH)`;
+/** As the browser tests: without Chromium the page check is skipped locally, and fails under CI. */
+const SKIP_BROWSER = !existsSync(CHROMIUM) && !process.env.CI;
+if (SKIP_BROWSER) console.warn(`scheduled-ab: trend page check SKIPPED, ${MISSING}`);
 /** Runs the scheduled window ran: the others are deployed but not triggered here. */
 const RUN: FnName[] = ['plan', 'fire', 'collect'];
 
@@ -332,7 +336,7 @@ describeWithMoto('scheduled A/B on moto, IAM enforced: a window run, its verdict
     expect(fn('plan').source.stats.failedRecords + fn('plan').source.stats.handlerErrors).toBe(0);
   }, 60_000);
 
-  it("the next night's window is empty: its line is added, and the trend page shows one point per run per series in Chromium", async () => {
+  it("the next night's window is empty: no request, its line added to the history, its summary published", async () => {
     const before = { A: await readFile(logs.A, 'utf8'), B: await readFile(logs.B, 'utf8') };
     await schedule(SECOND);
     await settle();
@@ -347,7 +351,10 @@ describeWithMoto('scheduled A/B on moto, IAM enforced: a window run, its verdict
     expect(history[1]!.reason).toBe('no captures in the window');
     expect(summaries).toHaveLength(2);
     expect(summaries[1]!.Subject).not.toMatch(/WORSE/);
+  }, 60_000);
 
+  it.skipIf(SKIP_BROWSER)('the trend page in Chromium: one point per run per series (the empty run a gap), the verdicts, no console errors, no request but the page', async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${MISSING}; CI must install it (.ci/run)`);
     // Opened where it lives in the bucket, as trend-browser.test.ts does.
     const file = join(dir, 'schedules', 'nightly', 'index.html');
     mkdirSync(join(dir, 'schedules', 'nightly'), { recursive: true });
