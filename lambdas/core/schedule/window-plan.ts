@@ -13,7 +13,8 @@
 import { createHash } from 'node:crypto';
 import { DuplicateFilter, IngestReportBuilder, parseCaptureStream } from '../capture/parse';
 import type { SchedulablePlan, PlanItem } from '../pipeline/schedule';
-import { eventIdHash, incompatibleAs, indexRecord, planRows, type IndexedEntry, type IndexedPlan, type LineRef, type PlanOptions } from '../plan/plan';
+import { grownColumn, INITIAL_ROWS, LineColumns } from '../plan/line-columns';
+import { incompatibleAs, indexRecord, type IndexedEntry, type IndexedPlan, type LineRef, type PlanOptions } from '../plan/plan';
 import { readBackRequests, type RangeReader } from '../plan/read-back';
 import type { CaptureRecord, DropReason, IngestReport, ReplayPlan, ScheduledRequest, TargetKind } from '../types';
 import type { WindowRange } from './window';
@@ -141,33 +142,20 @@ export interface WindowRef extends LineRef {
 
 /**
  * Pass 1's index of the window's records, in columns (~50 bytes a record: 180,000 requests
- * in ~9 MB), like the CLI's LineIndex plus the body size and each target kind's verdict
- * (interned: a handful of distinct ones). Only the selected rows become objects, when planned.
+ * in ~9 MB): the CLI's LineIndex columns (line-columns.ts) plus the body size and each
+ * target kind's verdict (interned: a handful of distinct ones). Only the selected rows
+ * become objects, when planned.
  */
-export class WindowIndex {
-  private readonly files: string[] = [];
-  private readonly fileIds = new Map<string, number>();
+export class WindowIndex extends LineColumns<WindowRef> {
   private readonly verdictTable: (Verdict | null)[] = [null];
   private readonly verdictIds = new Map<string, number>();
-  private count = 0;
-  private timeMs = new Float64Array(1024);
-  private spanStart = new Float64Array(1024);
-  private spanEnd = new Float64Array(1024);
-  private bodyBytes = new Float64Array(1024);
-  private file = new Uint32Array(1024);
-  private line = new Uint32Array(1024);
-  private idHash = new Uint32Array(1024);
-  private subSecond = new Uint8Array(1024);
+  private bodyBytes = new Float64Array(INITIAL_ROWS);
   private verdict: Uint16Array;
-  private released = false;
 
   constructor(private readonly kinds: readonly TargetKind[]) {
+    super();
     if (kinds.length === 0) throw new Error('a window index needs at least one target kind');
-    this.verdict = new Uint16Array(1024 * kinds.length);
-  }
-
-  get length(): number {
-    return this.count;
+    this.verdict = new Uint16Array(INITIAL_ROWS * kinds.length);
   }
 
   private verdictId(v: Verdict | null): number {
@@ -184,67 +172,29 @@ export class WindowIndex {
 
   /** Adds a record parsed from a byte stream; its body is measured and judged (every kind), not kept. */
   add(record: CaptureRecord, options: PlanOptions): void {
-    if (this.released) throw new Error('this index was planned and released');
+    this.checkOpen();
     const indexed = indexRecord(record, options, this.kinds);
-    if (this.count === this.timeMs.length) this.grow();
-    let fileId = this.fileIds.get(record.source.file);
-    if (fileId === undefined) {
-      fileId = this.files.push(record.source.file) - 1;
-      this.fileIds.set(record.source.file, fileId);
-    }
-    const i = this.count++;
-    this.timeMs[i] = record.inferenceTimeMs;
-    this.subSecond[i] = record.hasSubSecondTime ? 1 : 0;
-    this.file[i] = fileId;
-    this.line[i] = record.source.line;
-    this.spanStart[i] = indexed.span.start;
-    this.spanEnd[i] = indexed.span.end;
+    const i = this.addRow(record, indexed.span);
     this.bodyBytes[i] = indexed.bodyBytes;
-    this.idHash[i] = eventIdHash(record.eventId);
     this.kinds.forEach((kind, k) => (this.verdict[i * this.kinds.length + k] = this.verdictId(incompatibleAs(indexed, kind))));
   }
 
-  private grow(): void {
-    const size = this.timeMs.length * 2;
-    const grown = <A extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(old: A, make: (n: number) => A, n = size): A => {
-      const next = make(n);
-      next.set(old);
-      return next;
-    };
-    this.timeMs = grown(this.timeMs, (n) => new Float64Array(n));
-    this.spanStart = grown(this.spanStart, (n) => new Float64Array(n));
-    this.spanEnd = grown(this.spanEnd, (n) => new Float64Array(n));
-    this.bodyBytes = grown(this.bodyBytes, (n) => new Float64Array(n));
-    this.file = grown(this.file, (n) => new Uint32Array(n));
-    this.line = grown(this.line, (n) => new Uint32Array(n));
-    this.idHash = grown(this.idHash, (n) => new Uint32Array(n));
-    this.subSecond = grown(this.subSecond, (n) => new Uint8Array(n));
-    this.verdict = grown(this.verdict, (n) => new Uint16Array(n), size * this.kinds.length);
+  protected override growColumns(rows: number): void {
+    this.bodyBytes = grownColumn(this.bodyBytes, (n) => new Float64Array(n), rows);
+    this.verdict = grownColumn(this.verdict, (n) => new Uint16Array(n), rows * this.kinds.length);
   }
 
-  private ref(i: number): WindowRef {
+  protected override releaseColumns(): void {
+    this.bodyBytes = new Float64Array(0);
+    this.verdict = new Uint16Array(0);
+  }
+
+  protected ref(i: number): WindowRef {
     return {
-      inferenceTimeMs: this.timeMs[i] as number,
-      hasSubSecondTime: this.subSecond[i] === 1,
-      source: { file: this.files[this.file[i] as number] as string, line: this.line[i] as number },
-      span: { start: this.spanStart[i] as number, end: this.spanEnd[i] as number },
-      eventIdHash: this.idHash[i] as number,
+      ...this.lineRef(i),
       bodyBytes: this.bodyBytes[i] as number,
       verdicts: Object.fromEntries(this.kinds.map((kind, k) => [kind, this.verdictTable[this.verdict[i * this.kinds.length + k] as number] ?? null])),
     };
-  }
-
-  /** plan.ts rules 1-4 over the rows in capture order (files in key order, lines in order); then the columns are released. */
-  planOnce(options: PlanOptions): IndexedPlan<WindowRef> {
-    if (this.released) throw new Error('this index was planned and released');
-    const { timeMs, subSecond } = this;
-    const plan = planRows(this.count, (i) => timeMs[i] as number, (i) => subSecond[i] === 1, options, (i) => this.ref(i));
-    this.released = true;
-    this.timeMs = this.spanStart = this.spanEnd = this.bodyBytes = new Float64Array(0);
-    this.file = this.line = this.idHash = new Uint32Array(0);
-    this.subSecond = new Uint8Array(0);
-    this.verdict = new Uint16Array(0);
-    return plan;
   }
 }
 
