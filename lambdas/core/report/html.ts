@@ -460,6 +460,18 @@ footer { color: var(--muted); font-size: 12px; margin-top: 20px; }
 .chart-error { color: #b91c1c; }
 `;
 
+/** Both page scripts' numbers: whether a value is one, and how a chart's legend and axes show it. */
+export const NUMBERS_JS = String.raw`function isNum(v) { return typeof v === 'number' && isFinite(v); }
+function fmt(v) {
+  if (!isNum(v)) return '--';
+  var a = Math.abs(v);
+  if (a >= 1000) return Math.round(v).toLocaleString('en-US');
+  if (a >= 100) return v.toFixed(1);
+  if (a >= 1) return v.toFixed(2);
+  return String(Number(v.toPrecision(3)));
+}
+`;
+
 /**
  * The tail of every page script (report.html's and a schedule's trend page's), inlined into
  * each; renderPage hashes the whole script text for the CSP. It needs `DRAW` (chart kind ->
@@ -516,8 +528,7 @@ function colorOf(name) {
   var i = names.indexOf(name);
   return COLORS[(i < 0 ? names.length : i) % COLORS.length];
 }
-function isNum(v) { return typeof v === 'number' && isFinite(v); }
-function hasValues(a) { return !!a && a.some(isNum); }
+${NUMBERS_JS}function hasValues(a) { return !!a && a.some(isNum); }
 function metricOf(c, tag) {
   for (var i = 0; i < c.metrics.length; i++) if (c.metrics[i].tag === tag) return c.metrics[i];
   return null;
@@ -525,14 +536,6 @@ function metricOf(c, tag) {
 function alpha(hex, a) {
   var n = parseInt(hex.slice(1), 16);
   return 'rgba(' + (n >> 16) + ',' + ((n >> 8) & 255) + ',' + (n & 255) + ',' + a + ')';
-}
-function fmt(v) {
-  if (!isNum(v)) return '--';
-  var a = Math.abs(v);
-  if (a >= 1000) return Math.round(v).toLocaleString('en-US');
-  if (a >= 100) return v.toFixed(1);
-  if (a >= 1) return v.toFixed(2);
-  return String(Number(v.toPrecision(3)));
 }
 
 // F(x) from 101 quantiles (0..100 %), linear between them; the highest rank among ties.

@@ -7,7 +7,7 @@
  * of the runs with their counts, verdicts, reasons and a link to each run's report.html.
  */
 import { COMPARED_METRICS, type ComparedMetricTag, type Verdict } from '../compare/types';
-import { badge, count, DRAW_CHARTS_JS, escapeHtml as esc, metricInfo, num, renderPage, SERIES_COLORS, swatch, VERDICT_LABELS, type ChartAssets } from './html';
+import { badge, count, DRAW_CHARTS_JS, escapeHtml as esc, metricInfo, num, NUMBERS_JS, renderPage, SERIES_COLORS, swatch, VERDICT_LABELS, type ChartAssets } from './html';
 
 /** What the page needs of a history line (the line's own schema is history.ts's). */
 export interface TrendRun {
@@ -159,16 +159,7 @@ ${table}
 const TREND_SCRIPT = String.raw`(function () {
 'use strict';
 var data = JSON.parse(document.getElementById('trend-data').textContent);
-function isNum(v) { return typeof v === 'number' && isFinite(v); }
-function colorOf(name) { var i = data.names.indexOf(name); return data.colors[(i < 0 ? 0 : i) % data.colors.length]; }
-function fmt(v) {
-  if (!isNum(v)) return '--';
-  var a = Math.abs(v);
-  if (a >= 1000) return Math.round(v).toLocaleString('en-US');
-  if (a >= 100) return v.toFixed(1);
-  if (a >= 1) return v.toFixed(2);
-  return String(Number(v.toPrecision(3)));
-}
+${NUMBERS_JS}function colorOf(name) { var i = data.names.indexOf(name); return data.colors[(i < 0 ? 0 : i) % data.colors.length]; }
 function when(t) { return isNum(t) ? new Date(t * 1000).toISOString().slice(0, 16).replace('T', ' ') : '--'; }
 var xs = data.runs.map(function (r) { return Date.parse(r.scheduled_time) / 1000; });
 
