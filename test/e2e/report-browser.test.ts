@@ -5,20 +5,16 @@
  * that nothing was logged as an error, that no request left the page's own file, and that
  * hostile target names stay text. Saves full-page screenshots under test-artifacts/.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { loadChartAssets } from '../../lambdas/adapters/local/report-assets';
 import { COMPARED_METRICS } from '../../lambdas/core/compare/types';
 import { renderReportHtml, SERIES_COLORS } from '../../lambdas/core/report/html';
 import type { ReportData } from '../../lambdas/core/report/types';
-import { expectQuietAndOffline, launchChromium, openHtmlFile, skipWithoutChromium, type OpenedPage } from '../support/browser';
+import { ARTIFACTS, expectQuietAndOffline, openHtmlFile, skipWithoutChromium, useChromium, type OpenedPage } from '../support/browser';
 import { FIXTURE_ERROR_VERDICT, FIXTURE_VERDICTS, reportFixture } from '../support/report-fixture';
-import { REPO_ROOT } from '../support/processes';
 
-const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
 const HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">';
 
 const SKIP = skipWithoutChromium('report-browser');
@@ -53,23 +49,11 @@ interface ChartState {
 }
 
 describe.skipIf(SKIP)('report.html in Chromium', () => {
-  let browser: Browser;
-  let dir: string;
+  const chromium = useChromium('report-browser');
   const assets = loadChartAssets();
 
-  beforeAll(async () => {
-    browser = await launchChromium('report-browser');
-    dir = mkdtempSync(join(tmpdir(), 'report-browser-'));
-    mkdirSync(ARTIFACTS, { recursive: true });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
   function open(name: string, data: ReportData): Promise<OpenedPage> {
-    return openHtmlFile(browser, join(dir, name, 'report.html'), renderReportHtml(data, assets));
+    return openHtmlFile(chromium.browser, join(chromium.dir, name, 'report.html'), renderReportHtml(data, assets));
   }
 
   /** Every chart's canvas: size, saturated pixels, and pixels of each target's colour. */

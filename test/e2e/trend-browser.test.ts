@@ -7,20 +7,15 @@
  * the runs' reports), no console errors, no request but the page itself, and hostile names
  * staying text. Saves a screenshot under test-artifacts/.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../lambdas/adapters/local/memory-store';
 import { loadChartAssets } from '../../lambdas/adapters/local/report-assets';
 import { scheduleIndexKey, type ScheduledRunInfo } from '../../lambdas/core/schedule/contract';
 import { recordEmptyRun, recordScheduledRun, type HistoryLine } from '../../lambdas/core/schedule/history';
-import { expectQuietAndOffline, launchChromium, openHtmlFile, skipWithoutChromium } from '../support/browser';
-import { REPO_ROOT } from '../support/processes';
+import { ARTIFACTS, expectQuietAndOffline, openHtmlFile, skipWithoutChromium, useChromium } from '../support/browser';
 import { VirtualClock } from '../support/virtual-clock';
 
-const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
 const SKIP = skipWithoutChromium('trend-browser');
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 
@@ -73,19 +68,7 @@ function run(runId: string, scheduledTime: string, ttftB: number, verdict: 'wors
 }
 
 describe.skipIf(SKIP)('trend page in Chromium', () => {
-  let browser: Browser;
-  let dir: string;
-
-  beforeAll(async () => {
-    browser = await launchChromium('trend-browser');
-    dir = mkdtempSync(join(tmpdir(), 'trend-browser-'));
-    mkdirSync(ARTIFACTS, { recursive: true });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  const chromium = useChromium('trend-browser');
 
   it('three runs (one empty): one point per run per series, verdicts, the table, no errors, no network', async () => {
     const store = new MemoryObjectStore();
@@ -97,7 +80,7 @@ describe.skipIf(SKIP)('trend page in Chromium', () => {
     await recordScheduledRun(deps, run('window-3', '2026-11-23T02:00:00.000Z', 118, 'worse'));
 
     // Opened where it lives in the bucket: schedules/nightly/index.html.
-    const opened = await openHtmlFile(browser, join(dir, 'schedules', 'nightly', 'index.html'), store.text(scheduleIndexKey('nightly')) as string);
+    const opened = await openHtmlFile(chromium.browser, join(chromium.dir, 'schedules', 'nightly', 'index.html'), store.text(scheduleIndexKey('nightly')) as string);
     const { page } = opened;
     await page.screenshot({ path: join(ARTIFACTS, 'trend.png'), fullPage: true });
 

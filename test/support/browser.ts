@@ -5,11 +5,16 @@
  * blocked and recorded, and every console error or warning and uncaught page error is kept,
  * so a test can say the page is self-contained and quiet.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { REPO_ROOT } from './processes';
+
+/** Where the browser tests save their screenshots. */
+export const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const HAVE_CHROMIUM = existsSync(CHROMIUM);
@@ -32,6 +37,37 @@ export async function launchChromium(label: string): Promise<Browser> {
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+}
+
+/**
+ * For a describe block: Chromium launched before its tests (a temp folder for their pages,
+ * ARTIFACTS made) and closed after them (the folder deleted). The getters are valid inside
+ * the tests.
+ */
+export function useChromium(label: string): { readonly browser: Browser; readonly dir: string } {
+  let browser: Browser | undefined;
+  let dir: string | undefined;
+  beforeAll(async () => {
+    browser = await launchChromium(label);
+    dir = mkdtempSync(join(tmpdir(), `${label}-`));
+    mkdirSync(ARTIFACTS, { recursive: true });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  const ready = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`${label}: no ${what} outside the tests (useChromium's beforeAll has not run)`);
+    return value;
+  };
+  return {
+    get browser() {
+      return ready(browser, 'browser');
+    },
+    get dir() {
+      return ready(dir, 'folder');
+    },
+  };
 }
 
 export interface OpenedPage {
