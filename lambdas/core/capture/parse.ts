@@ -191,7 +191,11 @@ function takeSlab(written: number): Buffer {
 }
 
 function utf8Bytes(text: string): Buffer {
-  if (!slabRoom(text.length * 3)) return Buffer.from(text, 'utf8');
+  // Up to a third of the slab's body limit in characters fits whatever they are (3 bytes at
+  // most each, a surrogate pair 4 for 2); above, the exact size (simdutf, ~15 GB/s) keeps
+  // bodies of up to SLAB_MAX_BODY bytes in the slab, not in a Buffer.from of their own.
+  const room = text.length <= SLAB_MAX_BODY / 3 ? text.length * 3 : Buffer.byteLength(text, 'utf8');
+  if (!slabRoom(room)) return Buffer.from(text, 'utf8');
   return takeSlab(slab.write(text, slabUsed, 'utf8'));
 }
 
@@ -273,8 +277,18 @@ function tokenCount(value: unknown): number | null {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null;
 }
 
+/** The last `"usage"` in `text`, or -1. */
+function lastUsageKey(text: string): number {
+  // lastIndexOf is a runtime call that cost more than the forward search (a builtin) of the
+  // answer's tail, where usage is written; the whole text is searched only if it is not there.
+  let at = text.indexOf('"usage"', text.length - 512);
+  if (at === -1) return text.lastIndexOf('"usage"');
+  for (let next = text.indexOf('"usage"', at + 1); next !== -1; next = text.indexOf('"usage"', next + 1)) at = next;
+  return at;
+}
+
 function usageOf(text: string): TokenUsage | null {
-  const key = text.lastIndexOf('"usage"');
+  const key = lastUsageKey(text);
   if (key === -1) return null;
   USAGE_OBJECT.lastIndex = key + 7;
   const match = USAGE_OBJECT.exec(text);
