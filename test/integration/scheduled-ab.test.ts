@@ -19,12 +19,10 @@
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { scheduleHistoryKey, scheduleIndexKey, windowRunId } from '../../lambdas/core/schedule/contract';
 import { makePlanHandler } from '../../lambdas/handlers/plan';
@@ -49,8 +47,9 @@ import { createUserWithPolicy, motoCompatibleS3Signing, setMotoEnforcement, UNAU
 import { evaluate, unusedActions, unusedResources, type PolicyStatement } from '../support/iam/policy-evaluator';
 import { functionPolicies, logicalIds } from '../support/iam/template-policies';
 import type { AwsCall } from '../support/iam/aws-call-recorder';
+import { ARTIFACTS, expectQuietAndOffline, launchChromium, openHtmlFile, skipWithoutChromium } from '../support/browser';
 import { describeWithMoto, startMoto, type Moto } from '../support/moto';
-import { REPO_ROOT, startMockProcess, type MockProcess } from '../support/processes';
+import { startMockProcess, type MockProcess } from '../support/processes';
 import { machineLoad } from '../support/timing';
 
 const CAPTURE_BUCKET = 'scheduled-ab-captures';
@@ -64,11 +63,8 @@ const SECOND = '2026-04-30T02:00:00Z';
 /** 00:30-02:00 on the fire date: the second half of hour 00 and all of hour 01. */
 const WINDOW = { start: Date.parse('2026-04-29T00:30:00Z'), end: Date.parse('2026-04-29T02:00:00Z') };
 const STEP_MS = 15_000;
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const MISSING = `no Chromium at ${CHROMIUM} (install Debian's chromium package: apt-get install chromium; or set CHROMIUM_PATH)`;
 /** As the browser tests: without Chromium the page check is skipped locally, and fails under CI. */
-const SKIP_BROWSER = !existsSync(CHROMIUM) && !process.env.CI;
-if (SKIP_BROWSER) console.warn(`scheduled-ab: trend page check SKIPPED, ${MISSING}`);
+const SKIP_BROWSER = skipWithoutChromium('scheduled-ab: trend page check');
 /** Runs the scheduled window ran: the others are deployed but not triggered here. */
 const RUN: FnName[] = ['plan', 'fire', 'collect'];
 
@@ -354,28 +350,12 @@ describeWithMoto('scheduled A/B on moto, IAM enforced: a window run, its verdict
   }, 60_000);
 
   it.skipIf(SKIP_BROWSER)('the trend page in Chromium: one point per run per series (the empty run a gap), the verdicts, no console errors, no request but the page', async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${MISSING}; CI must install it (.ci/run)`);
-    // Opened where it lives in the bucket, as trend-browser.test.ts does.
-    const file = join(dir, 'schedules', 'nightly', 'index.html');
-    mkdirSync(join(dir, 'schedules', 'nightly'), { recursive: true });
-    writeFileSync(file, await text(scheduleIndexKey('nightly')));
-    const url = pathToFileURL(file).href;
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    const browser = await launchChromium('scheduled-ab');
     try {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-      const page = await context.newPage();
-      const requests: string[] = [];
-      const problems: string[] = [];
-      page.on('request', (r) => requests.push(r.url()));
-      page.on('console', (m) => {
-        if (m.type() === 'error' || m.type() === 'warning') problems.push(`console.${m.type()}: ${m.text()}`);
-      });
-      page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-      await context.route('**/*', (route) => (route.request().url() === url ? route.continue() : route.abort()));
-      await page.goto(url, { waitUntil: 'load' });
-      await page.waitForFunction(() => (globalThis as unknown as { document: { documentElement: { hasAttribute(n: string): boolean } } }).document.documentElement.hasAttribute('data-charts-drawn'));
-      mkdirSync(join(REPO_ROOT, 'test-artifacts'), { recursive: true });
-      await page.screenshot({ path: join(REPO_ROOT, 'test-artifacts', 'scheduled-ab-trend.png'), fullPage: true });
+      // Opened where it lives in the bucket, as trend-browser.test.ts does.
+      const opened = await openHtmlFile(browser, join(dir, 'schedules', 'nightly', 'index.html'), await text(scheduleIndexKey('nightly')), { viewport: { width: 1280, height: 900 } });
+      const { page } = opened;
+      await page.screenshot({ path: join(ARTIFACTS, 'scheduled-ab-trend.png'), fullPage: true });
       const charts = await page.$$eval('.chart[data-chart="trend"]', (els) =>
         els.map((el) => ({ metric: (el as unknown as { dataset: Record<string, string> }).dataset.metric, points: el.getAttribute('data-points'), slots: el.getAttribute('data-slots'), canvases: el.querySelectorAll('canvas').length })),
       );
@@ -392,8 +372,7 @@ describeWithMoto('scheduled A/B on moto, IAM enforced: a window run, its verdict
         [windowRunId('nightly', FIRST), 'complete'],
       ]);
       await expect(page.locator(`tr[data-run="${windowRunId('nightly', FIRST)}"] [data-metric="time_to_first_token"] .badge`).textContent()).resolves.toBe('worse');
-      expect(problems).toEqual([]);
-      expect(requests).toEqual([url]);
+      expectQuietAndOffline(opened);
     } finally {
       await browser.close();
     }
