@@ -90,10 +90,14 @@ export function createSystemClock(sources: ClockSources = realSources, wait: Wai
         } else if (remainingMs > SPIN_WINDOW_MS + 0.5) {
           await sleep(Math.min(remainingMs - SPIN_WINDOW_MS, MAX_TIMER_MS), undefined, signal ? { signal } : undefined);
         } else {
-          // setImmediate lets pending socket reads run between naps, so streams in flight
-          // are not starved while the loop waits for a precise due time.
-          Atomics.wait(napCell, 0, 0, Math.min(remainingMs, NAP_SLICE_MS));
+          // A turn of the event loop first, then the nap: pending socket reads run between
+          // naps (streams in flight are not starved), and so does whatever the last send left
+          // for the check phase. undici writes a request on a reused keep-alive socket from a
+          // setImmediate (it first lets the idle socket's pending bytes be read), so a nap
+          // taken before that turn would hold the previous request off the wire.
           await new Promise<void>((resolve) => setImmediate(resolve));
+          const leftMs = Number(epochNs - nowNs()) / 1e6;
+          if (leftMs > 0) Atomics.wait(napCell, 0, 0, Math.min(leftMs, NAP_SLICE_MS));
         }
       }
     },
