@@ -1,8 +1,8 @@
 /**
  * The local fire loop on more than one core. One thread holds about ONE_THREAD_RATE requests
- * per second with millisecond precision (the precise wait spins before each due time, and
- * every request costs its own work: the HTTP exchange, stamps, parsing); above that the
- * schedule is spread over worker threads:
+ * per second (every request costs its own work: the HTTP exchange, stamps, parsing; the
+ * precise wait naps rather than spins); above that, and when the machine has cores to spare,
+ * the schedule is spread over worker threads:
  *
  * - request i of a target's plan (due order) goes to worker i mod n: every worker spans the
  *   whole run at 1/n of the rate;
@@ -29,10 +29,11 @@ import type { FromWorker, RunJob, ToWorker, WorkerData } from './fire-worker';
 import type { TargetClientSpec } from './target-clients';
 
 /**
- * Requests per second one thread holds comfortably (p99 at the server within a few ms on the
- * 2-vCPU bench machine, bench/RESULTS.md); `--workers auto` adds a worker per this much.
+ * Requests per second one thread holds: on the 2-vCPU bench machine one thread used ~0.5 of a
+ * core at 2,000/s (bench:lateness, bench/RESULTS.md), so it saturates near 4,000/s; a worker
+ * is added per this much, below that margin.
  */
-export const ONE_THREAD_RATE = 400;
+export const ONE_THREAD_RATE = 2500;
 export const MAX_WORKERS = 64;
 const READY_TIMEOUT_MS = 30_000;
 const DEFAULT_ENTRY = new URL('./fire-worker-entry.mjs', import.meta.url);
@@ -57,11 +58,15 @@ export function peakRate(plans: readonly ReplayPlan[], dispatch: 'parallel' | 's
 
 /**
  * How many fire threads: `auto` is 1 (this thread, no worker) below ONE_THREAD_RATE, else one
- * per ONE_THREAD_RATE up to the cores available; a number is taken as given. Never more than
- * `--max-in-flight` (each worker needs a share of it).
+ * per ONE_THREAD_RATE up to the cores available less one: a core is left for the rest (this
+ * thread's merging, the OS, the responses' work, and often the target or a proxy on the same
+ * host). Measured on 2 vCPUs with the server on the same machine, two workers were later at
+ * the server than one thread at 1,000, 2,000 and 5,000/s (bench/RESULTS.md), so `auto` on
+ * two cores is one thread. A number is taken as given. Never more than `--max-in-flight`
+ * (each worker needs a share of it).
  */
 export function workerCount(setting: number | 'auto', peak: number, cores = availableParallelism(), maxInFlight?: number): number {
-  const wanted = setting === 'auto' ? (peak < ONE_THREAD_RATE ? 1 : Math.min(cores, Math.ceil(peak / ONE_THREAD_RATE))) : setting;
+  const wanted = setting === 'auto' ? (peak < ONE_THREAD_RATE ? 1 : Math.max(1, Math.min(cores - 1, Math.ceil(peak / ONE_THREAD_RATE)))) : setting;
   return Math.max(1, Math.min(wanted, MAX_WORKERS, maxInFlight ?? Infinity));
 }
 

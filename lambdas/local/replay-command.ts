@@ -55,8 +55,8 @@ export interface ReplayCommandOptions {
   seed: number;
   maxInFlight?: number;
   /**
-   * Fire threads: `auto` (default) is this thread below ~400 requests/s at the plan's peak,
-   * else a worker thread per ~400/s up to the cores (fire-workers.ts); a number as given.
+   * Fire threads: `auto` (default) is this thread up to ~2,500 requests/s at the plan's peak,
+   * else a worker thread per ~2,500/s up to the cores less one (fire-workers.ts); a number as given.
    */
   workers?: number | 'auto';
   /** `precise` (default): sub-millisecond; `coarse`: timers only, ~1 ms, less CPU (system-clock.ts). */

@@ -103,7 +103,9 @@ describe('how many fire threads', () => {
     expect(workerCount('auto', ONE_THREAD_RATE - 1, 8)).toBe(1);
     expect(workerCount('auto', ONE_THREAD_RATE, 8)).toBe(1);
     expect(workerCount('auto', ONE_THREAD_RATE + 1, 8)).toBe(2);
-    expect(workerCount('auto', ONE_THREAD_RATE * 5, 2)).toBe(2);
+    // A core is left for the rest: two cores fire from one thread, three from two workers.
+    expect(workerCount('auto', ONE_THREAD_RATE * 5, 2)).toBe(1);
+    expect(workerCount('auto', ONE_THREAD_RATE * 5, 3)).toBe(2);
     expect(workerCount('auto', ONE_THREAD_RATE * 5, 8)).toBe(5);
     expect(workerCount(3, 10, 2)).toBe(3);
     expect(workerCount(4, 10_000, 8, 2)).toBe(2);
