@@ -16,11 +16,13 @@ afterEach(() => {
 it('a setImmediate queued before a precise wait runs before the wait naps', async () => {
   const clock = createSystemClock();
   const events: string[] = [];
-  const realWait = Atomics.wait.bind(Atomics);
-  vi.spyOn(Atomics, 'wait').mockImplementation((array, index, value, timeout) => {
+  type Wait = (array: Int32Array, index: number, value: number, timeout?: number) => string;
+  const realWait = Atomics.wait.bind(Atomics) as Wait;
+  const recordingWait: Wait = (array, index, value, timeout) => {
     events.push('nap');
-    return realWait(array as Int32Array, index, value as number, timeout);
-  });
+    return realWait(array, index, value, timeout);
+  };
+  vi.spyOn(Atomics, 'wait').mockImplementation(recordingWait as unknown as typeof Atomics.wait);
   // What a send leaves for the check phase (undici's idle-socket validation, then the write).
   setImmediate(() => events.push('write'));
   // Due within the nap window (1.5 ms): the wait naps in slices until then.
