@@ -268,7 +268,10 @@ describe('timing against the mock', () => {
         const result = await t.send(request(chat(), { streaming: true }));
         expect(result.error).toBeNull();
         expect(result.contentChunkNs).toHaveLength(10);
-        ttfts.push(ms(result.contentChunkNs[0]! - result.requestStartNs));
+        // From the wire, as records measure it: the SDK's own work before the write (signing,
+        // ~2.5 ms here) is the request's wire lag, not the endpoint's time to first token.
+        expect(result.requestWireNs).toBeTypeOf('bigint');
+        ttfts.push(ms(result.contentChunkNs[0]! - result.requestWireNs!));
         for (let k = 1; k < result.contentChunkNs.length; k++) itls.push(ms(result.contentChunkNs[k]! - result.contentChunkNs[k - 1]!));
       }
       const measured = { ttft: median(ttfts), itl: median(itls), minTtft: Math.min(...ttfts) };
@@ -277,8 +280,10 @@ describe('timing against the mock', () => {
     }
     expect(Math.abs(best!.ttft - ttftMs)).toBeLessThanOrEqual(within);
     expect(Math.abs(best!.itl - itlMs)).toBeLessThanOrEqual(within);
-    // Never early: the mock writes token k no sooner than arrival + ttft + k*itl.
-    expect(best!.minTtft).toBeGreaterThanOrEqual(ttftMs);
+    // Never early: the mock writes token k no sooner than arrival + ttft + k*itl. node:http
+    // publishes the wire stamp right after it has written the request, so the mock (another
+    // process, another core) may hold it a fraction of a millisecond before the stamp.
+    expect(best!.minTtft).toBeGreaterThanOrEqual(ttftMs - 0.5);
   });
 });
 
