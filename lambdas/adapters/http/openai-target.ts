@@ -23,6 +23,7 @@
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import { Pool } from 'undici';
 import type { Clock, TargetClient, TargetRequest } from '../../ports';
+import { requestDeadline, type RequestDeadline } from '../request-deadline';
 import { watchWire } from '../wire-stamps';
 import { plausibleOpenAIUsage } from '../../core/metrics/usage';
 import type { ErrorDetails, TargetResult, TokenUsage } from '../../core/types';
@@ -96,13 +97,17 @@ export function createOpenAITarget(options: OpenAITargetOptions): TargetClient {
   /** The measured send, with the time its bytes were handed to the socket (wire-stamps.ts). */
   async function send(request: TargetRequest, signal?: AbortSignal): Promise<TargetResult> {
     const wire = watchWire(request.requestId, clock);
-    const result = await measure(request, signal);
-    return { ...result, requestWireNs: wire.take() };
+    const deadline = requestDeadline(options.timeoutMs, signal);
+    try {
+      const result = await measure(request, deadline, signal);
+      return { ...result, requestWireNs: wire.take() };
+    } finally {
+      deadline.release();
+    }
   }
 
-  async function measure(request: TargetRequest, signal?: AbortSignal): Promise<TargetResult> {
-    const timeout = AbortSignal.timeout(options.timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  async function measure(request: TargetRequest, deadline: RequestDeadline, signal?: AbortSignal): Promise<TargetResult> {
+    const combined = deadline.signal;
     const headers: Record<string, string> = {
       'content-type': request.contentType,
       'x-request-id': request.requestId,
@@ -211,7 +216,7 @@ export function createOpenAITarget(options: OpenAITargetOptions): TargetClient {
       usage = plausibleOpenAIUsage(answer.usage);
       return { requestStartNs: startNs, requestAckNs: ackNs, requestEndNs: endNs, contentChunkNs: [], httpStatus: status, usage, error: null };
     } catch (error) {
-      if (timeout.aborted) return fail({ code: 408, type: 'TimeoutError', message: `no complete response within ${options.timeoutMs} ms` });
+      if (deadline.timedOut) return fail({ code: 408, type: 'TimeoutError', message: `no complete response within ${options.timeoutMs} ms` });
       if (signal?.aborted) return fail({ code: 499, type: 'CancelledError', message: 'request cancelled' });
       const err = error as { code?: string; message?: string; name?: string };
       return fail({ code: null, type: 'ConnectionError', message: `${err.code ?? err.name ?? 'error'}: ${(err.message ?? String(error)).slice(0, MAX_OWN_MESSAGE)}` });

@@ -45,6 +45,7 @@ import { createHash } from 'node:crypto';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
+import { requestDeadline, type RequestDeadline } from '../request-deadline';
 import { watchWire } from '../wire-stamps';
 import {
   InvokeEndpointCommand,
@@ -190,7 +191,7 @@ export function sageMakerRuntimeClientConfig(options: Pick<SageMakerTargetOption
     requestHandler: new NodeHttpHandler({
       httpAgent: new HttpAgent({ keepAlive: true, maxSockets }),
       httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets }),
-      // The whole-request timeout is ours (AbortSignal.timeout below, body included); these
+      // The whole-request timeout is ours (requestDeadline below, body included); these
       // only make sure nothing waits longer than it, and fail instead of warning.
       requestTimeout: options.timeoutMs,
       throwOnRequestTimeout: true,
@@ -219,8 +220,16 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
   }
 
   async function send(request: TargetRequest, signal?: AbortSignal): Promise<TargetResult> {
-    const timeout = AbortSignal.timeout(options.timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const deadline = requestDeadline(options.timeoutMs, signal);
+    try {
+      return await invoke(request, deadline, signal);
+    } finally {
+      deadline.release();
+    }
+  }
+
+  async function invoke(request: TargetRequest, deadline: RequestDeadline, signal?: AbortSignal): Promise<TargetResult> {
+    const combined = deadline.signal;
     const chunkTimes: bigint[] = [];
     let usage: TokenUsage | null = null;
     let ackNs: bigint | null = null;
@@ -277,7 +286,7 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
       outputSha256,
     });
     const failure = (error: unknown, phase: 'request' | 'stream'): TargetResult => {
-      if (timeout.aborted) return result({ code: 408, type: 'TimeoutError', message: `no complete response within ${options.timeoutMs} ms` });
+      if (deadline.timedOut) return result({ code: 408, type: 'TimeoutError', message: `no complete response within ${options.timeoutMs} ms` });
       if (signal?.aborted) return result({ code: 499, type: 'CancelledError', message: 'request cancelled' });
       return result(sageMakerErrorDetails(error, phase, status, request.streaming, excerptChars));
     };
