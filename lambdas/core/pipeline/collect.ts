@@ -10,7 +10,7 @@ import { replayInputConfig, type ExportInputConfig } from '../export/input-confi
 import { buildManifest, type ManifestEntry } from '../export/manifest';
 import { aggregate } from '../metrics/aggregate';
 import type { ProfileRecord, RunManifest } from '../types';
-import { decodeJson, INGEST_SHARD, mapLimited, parseMessageJson, PermanentError, runRecordSchema, sendAll, shardsOf, type RunRecord } from './common';
+import { CONFLICT, CONFLICT_ATTEMPTS, decodeJson, INGEST_SHARD, mapLimited, parseMessageJson, PermanentError, retryOnConflict, runRecordSchema, sendAll, shardsOf, type ConflictRetry, type RunRecord } from './common';
 import { hourPrefix, resultsKey, resultsPrefix, runRecordKey, targetPrefix } from './keys';
 import { decodeResultLines, resultLineSchema, resultRequestId, type ResultLine } from './results';
 import { deliveryDelay } from './sqs-schedule';
@@ -172,17 +172,8 @@ export async function collectRun(
 export const HOUR_STATE_FILE = '_state.json';
 export const hourStateKey = (hour: string, target: string) => hourPrefix(hour, target) + HOUR_STATE_FILE;
 
-/**
- * Conditional-write retries of the hour roll-up: attempts in all, and the first backoff
- * (doubling, full jitter, capped at 1 s), waited on the deps' clock.
- */
-export interface RollUpRetry {
-  attempts?: number;
-  baseDelayMs?: number;
-}
-const ROLL_UP_ATTEMPTS = 8;
-const ROLL_UP_BASE_DELAY_MS = 25;
-const ROLL_UP_MAX_DELAY_MS = 1000;
+/** Conditional-write retries of the hour roll-up (common.ts ConflictRetry). */
+export type RollUpRetry = ConflictRetry;
 
 const recordSchema = resultLineSchema.options[0].shape.record;
 const manifestEntrySchema = z.object({
@@ -244,23 +235,21 @@ function mergeHourRun(state: HourState, run: HourRun): HourState | null {
 
 async function rollUpHour(hour: string, target: string, run: HourRun, deps: { store: ObjectStore; clock: Clock }, retry: RollUpRetry = {}): Promise<void> {
   const key = hourStateKey(hour, target);
-  const attempts = Math.max(1, retry.attempts ?? ROLL_UP_ATTEMPTS);
-  const baseDelayMs = retry.baseDelayMs ?? ROLL_UP_BASE_DELAY_MS;
+  const attempts = Math.max(1, retry.attempts ?? CONFLICT_ATTEMPTS);
 
   // 1. Merge this run into the hour's state: read, merge, write if still the version read.
-  let state: HourState | null = null;
-  for (let attempt = 1; state === null; attempt++) {
-    const current = await readHourState(deps.store, key);
-    const base = current?.state ?? { v: 1 as const, hour, target, generation: 0, runs: [] };
-    const merged = mergeHourRun(base, run);
-    if (merged === null) state = base; // already in: nothing to write, but see 2.
-    else if (await deps.store.putIfMatch(key, encodeHourState(merged), current?.etag ?? null, 'application/json')) state = merged;
-    else if (attempt >= attempts) throw new Error(`${key}: run ${run.runId} not merged: the hour's state changed under each of ${attempts} attempts`);
-    else {
-      const delayMs = Math.random() * Math.min(ROLL_UP_MAX_DELAY_MS, baseDelayMs * 2 ** (attempt - 1));
-      await deps.clock.waitUntil(deps.clock.nowNs() + BigInt(Math.round(delayMs * 1e6)));
-    }
-  }
+  let state = await retryOnConflict(
+    deps.clock,
+    retry,
+    async () => {
+      const current = await readHourState(deps.store, key);
+      const base = current?.state ?? { v: 1 as const, hour, target, generation: 0, runs: [] };
+      const merged = mergeHourRun(base, run);
+      if (merged === null) return base; // already in: nothing to write, but see 2.
+      return (await deps.store.putIfMatch(key, encodeHourState(merged), current?.etag ?? null, 'application/json')) ? merged : CONFLICT;
+    },
+    (n) => new Error(`${key}: run ${run.runId} not merged: the hour's state changed under each of ${n} attempts`),
+  );
 
   // 2. Rewrite the hour's artifacts from the state. A finaliser that merged earlier may write
   // its (older) artifacts after ours, so check afterwards that the state is still the one

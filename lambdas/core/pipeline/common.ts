@@ -3,7 +3,7 @@
  * means "fully scheduled"), message decoding, batch sending, and the permanent-error type.
  */
 import { z } from 'zod';
-import type { MessageQueue } from '../../ports';
+import type { Clock, MessageQueue } from '../../ports';
 
 export const INGEST_SHARD = 'ingest';
 
@@ -137,6 +137,37 @@ export async function withRetries<T>(fn: () => Promise<T>, clock: { nowNs(): big
       if (attempt >= attempts) throw error;
       await clock.waitUntil(clock.nowNs() + BigInt(baseMs * 2 ** (attempt - 1)) * 1_000_000n);
     }
+  }
+}
+
+/**
+ * Retries of an optimistic update (read an object with its ETag, change it, write it only if
+ * it is still that version): attempts in all, and the first backoff, doubling with full
+ * jitter, capped at 1 s, waited on the clock. The hour roll-up and the schedule history use it.
+ */
+export interface ConflictRetry {
+  attempts?: number;
+  baseDelayMs?: number;
+}
+/** What an update attempt returns when somebody else wrote first: read again and retry. */
+export const CONFLICT: unique symbol = Symbol('conflict');
+export const CONFLICT_ATTEMPTS = 8;
+const CONFLICT_BASE_DELAY_MS = 25;
+const CONFLICT_MAX_DELAY_MS = 1000;
+
+/**
+ * Runs `attempt` until it returns something other than CONFLICT, backing off between tries;
+ * after the last try, throws `giveUp(attempts)` (so that SQS redelivers the message).
+ */
+export async function retryOnConflict<T>(clock: Pick<Clock, 'nowNs' | 'waitUntil'>, retry: ConflictRetry, attempt: () => Promise<T | typeof CONFLICT>, giveUp: (attempts: number) => Error): Promise<T> {
+  const attempts = Math.max(1, retry.attempts ?? CONFLICT_ATTEMPTS);
+  const baseDelayMs = retry.baseDelayMs ?? CONFLICT_BASE_DELAY_MS;
+  for (let n = 1; ; n++) {
+    const result = await attempt();
+    if (result !== CONFLICT) return result;
+    if (n >= attempts) throw giveUp(attempts);
+    const delayMs = Math.random() * Math.min(CONFLICT_MAX_DELAY_MS, baseDelayMs * 2 ** (n - 1));
+    await clock.waitUntil(clock.nowNs() + BigInt(Math.round(delayMs * 1e6)));
   }
 }
 

@@ -15,7 +15,7 @@
 import { z } from 'zod';
 import type { Clock, Notifier, ObjectStore } from '../../ports';
 import { COMPARED_METRICS, type ComparedMetricTag, type ComparisonDocument, type TargetComparison, type Verdict } from '../compare/types';
-import { withRetries } from '../pipeline/common';
+import { CONFLICT, CONFLICT_ATTEMPTS, retryOnConflict, withRetries, type ConflictRetry } from '../pipeline/common';
 import type { ChartAssets } from '../report/html';
 import { renderTrendHtml } from '../report/trend';
 import { scheduleHistoryKey, scheduleIndexKey, type ScheduledRunInfo } from './contract';
@@ -181,14 +181,8 @@ export async function readHistory(store: ObjectStore, schedule: string): Promise
   return { ...parseHistory(text), text, etag: got.etag };
 }
 
-/** Conditional-append retries: attempts in all and the first backoff (doubling, full jitter, capped at 1 s), as the hour roll-up's. */
-export interface AppendRetry {
-  attempts?: number;
-  baseDelayMs?: number;
-}
-const APPEND_ATTEMPTS = 8;
-const APPEND_BASE_DELAY_MS = 25;
-const APPEND_MAX_DELAY_MS = 1000;
+/** Conditional-append retries (pipeline/common.ts ConflictRetry), as the hour roll-up's. */
+export type AppendRetry = ConflictRetry;
 
 /**
  * Appends `line` unless its run is already in the history. 'appended': this call wrote it;
@@ -197,20 +191,19 @@ const APPEND_MAX_DELAY_MS = 1000;
  */
 export async function appendHistoryLine(store: ObjectStore, clock: Clock, line: HistoryLine, retry: AppendRetry = {}): Promise<{ outcome: 'appended' | 'present'; history: History }> {
   const key = scheduleHistoryKey(line.schedule);
-  const attempts = Math.max(1, retry.attempts ?? APPEND_ATTEMPTS);
-  const baseDelayMs = retry.baseDelayMs ?? APPEND_BASE_DELAY_MS;
-  for (let attempt = 1; ; attempt++) {
-    const current = await readHistory(store, line.schedule);
-    if (current.lines.some((l) => l.run_id === line.run_id)) return { outcome: 'present', history: current };
-    // Appended to the text as read: lines this version cannot read stay as they were.
-    const text = (current.text === '' || current.text.endsWith('\n') ? current.text : current.text + '\n') + JSON.stringify(line) + '\n';
-    if (await store.putIfMatch(key, text, current.etag, 'application/x-ndjson')) {
-      return { outcome: 'appended', history: { lines: [...current.lines, line], badLines: current.badLines, text, etag: null } };
-    }
-    if (attempt >= attempts) throw new Error(`${key}: run ${line.run_id} not appended: the history changed under each of ${attempts} attempts`);
-    const delayMs = Math.random() * Math.min(APPEND_MAX_DELAY_MS, baseDelayMs * 2 ** (attempt - 1));
-    await clock.waitUntil(clock.nowNs() + BigInt(Math.round(delayMs * 1e6)));
-  }
+  return retryOnConflict(
+    clock,
+    retry,
+    async () => {
+      const current = await readHistory(store, line.schedule);
+      if (current.lines.some((l) => l.run_id === line.run_id)) return { outcome: 'present' as const, history: current };
+      // Appended to the text as read: lines this version cannot read stay as they were.
+      const text = (current.text === '' || current.text.endsWith('\n') ? current.text : current.text + '\n') + JSON.stringify(line) + '\n';
+      if (!(await store.putIfMatch(key, text, current.etag, 'application/x-ndjson'))) return CONFLICT;
+      return { outcome: 'appended' as const, history: { lines: [...current.lines, line], badLines: current.badLines, text, etag: null } };
+    },
+    (attempts) => new Error(`${key}: run ${line.run_id} not appended: the history changed under each of ${attempts} attempts`),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -319,7 +312,7 @@ export interface RecordRunDeps {
  * line (bounded rounds, like the roll-up's artifacts).
  */
 async function writeTrendPage(deps: RecordRunDeps, schedule: string): Promise<void> {
-  for (let round = 1; round <= APPEND_ATTEMPTS; round++) {
+  for (let round = 1; round <= CONFLICT_ATTEMPTS; round++) {
     const history = await readHistory(deps.store, schedule);
     const html = renderTrendHtml({ schedule, generatedAt: new Date(Number(deps.clock.nowNs() / 1_000_000n)).toISOString(), runs: history.lines, badLines: history.badLines }, deps.chartAssets ?? null);
     await deps.store.put(scheduleIndexKey(schedule), html, 'text/html; charset=utf-8');
