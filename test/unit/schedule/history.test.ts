@@ -6,20 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../lambdas/adapters/local/memory-store';
 import { loadChartAssets } from '../../../lambdas/adapters/local/report-assets';
-import { scheduleHistoryKey, scheduleIndexKey, type ScheduledRunInfo } from '../../../lambdas/core/schedule/contract';
+import { scheduleHistoryKey, scheduleIndexKey } from '../../../lambdas/core/schedule/contract';
 import { appendHistoryLine, headline, parseHistory, readHistory, recordEmptyRun, recordScheduledRun, summaryOf, type HistoryLine } from '../../../lambdas/core/schedule/history';
 import type { ObjectStore } from '../../../lambdas/ports';
-import { RecordingNotifier } from '../../support/scheduled-run';
+import { INFO, RecordingNotifier } from '../../support/scheduled-run';
 import { VirtualClock } from '../../support/virtual-clock';
 
-const INFO: ScheduledRunInfo = {
-  name: 'nightly',
-  scheduledTime: '2026-11-23T02:00:00.000Z',
-  timezone: 'UTC',
-  window: { start: '2026-11-22T14:00:00.000Z', end: '2026-11-22T15:00:00.000Z' },
-  targets: ['A', 'B'],
-  dispatch: 'parallel',
-};
 const iv = (estimate: number | null, lo: number | null = null, hi: number | null = null) => ({ estimate, ci_low: lo, ci_high: hi });
 
 function line(runId: string, overrides: Partial<HistoryLine> = {}, ttft: { verdict: HistoryLine['comparisons'][number]['metrics'][number]['verdict']; pct: number; reason?: string } = { verdict: 'no_difference', pct: 0.4 }): HistoryLine {
