@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadChartAssets } from '../lambdas/adapters/local/report-assets';
+import { BUNDLED_CHART_ASSETS } from '../lambdas/adapters/bundled-chart-assets';
 import { collectRun } from '../lambdas/core/pipeline/collect';
 import { analyseRunIfFinal } from '../lambdas/core/pipeline/run-analysis';
 import type { ObjectStore } from '../lambdas/ports';
@@ -74,7 +74,7 @@ if (mode === 'write' && dir) {
 } else if (mode === 'analyse' && dir) {
   const store = new DirStore(dir);
   const t0 = performance.now();
-  const result = await analyseRunIfFinal('bench', { store, clock, notifier: null, resultsBucket: 'bench', chartAssets: loadChartAssets() });
+  const result = await analyseRunIfFinal('bench', { store, clock, notifier: null, resultsBucket: 'bench', chartAssets: BUNDLED_CHART_ASSETS });
   const seconds = (performance.now() - t0) / 1000;
   const doc = result.comparison;
   console.log(JSON.stringify({ status: result.status, seconds: Number(seconds.toFixed(1)), peakRssMb: Math.round(peakRssMb()), pairsUsed: doc?.pairs.used, excluded: doc?.pairs.excluded, history: result.history?.outcome }));

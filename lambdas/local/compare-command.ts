@@ -8,7 +8,7 @@ import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { loadChartAssets } from '../adapters/local/report-assets';
+import { BUNDLED_CHART_ASSETS } from '../adapters/bundled-chart-assets';
 import { FsArtifactStore } from '../adapters/local/fs-artifact-store';
 import { analyse, TargetAccumulator } from '../core/compare/analysis';
 import { DEFAULT_COMPARE_OPTIONS, type CompareOptions } from '../core/compare/types';
@@ -159,7 +159,7 @@ export async function compareCommand(options: CompareCommandOptions): Promise<nu
   if (!comparison) return fail('nothing to compare');
   out.write(renderComparisonTable(comparison) + '\n');
   if (options.out !== undefined) {
-    await writeRunAnalysis(new FsArtifactStore(options.out), '', comparison, renderReportHtml(analysis.report, loadChartAssets()));
+    await writeRunAnalysis(new FsArtifactStore(options.out), '', comparison, renderReportHtml(analysis.report, BUNDLED_CHART_ASSETS));
     out.write(`Comparison: ${join(options.out, RUN_FILES.comparison)}\nReport: ${join(options.out, RUN_FILES.report)}\n`);
   }
   if (options.failOn && hasVerdict(comparison, options.failOn)) {

@@ -24,7 +24,7 @@ import { FAIL_ON_EXIT, hasVerdict, renderComparisonTable } from '../core/export/
 import { RUN_FILES, writeRunAnalysis } from '../core/export/run-artifacts';
 import { renderReportHtml } from '../core/report/html';
 import type { ReportTargetSummary } from '../core/report/types';
-import { loadChartAssets } from '../adapters/local/report-assets';
+import { BUNDLED_CHART_ASSETS } from '../adapters/bundled-chart-assets';
 import { startMockSageMaker } from './mock-sagemaker';
 import { startMockServer } from './mock-server';
 import { planProblemsAsFlags, usageMessage, USAGE_EXIT } from './cli-usage';
@@ -210,7 +210,7 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
           ...(options.minEffect !== undefined ? { minEffect: options.minEffect } : {}),
           ...(options.resamples !== undefined ? { resamples: options.resamples } : {}),
         });
-        await writeRunAnalysis(store, `${runId}/`, analysis.comparison, renderReportHtml(analysis.report, loadChartAssets()));
+        await writeRunAnalysis(store, `${runId}/`, analysis.comparison, renderReportHtml(analysis.report, BUNDLED_CHART_ASSETS));
       },
       inputConfig: (name) => inputConfigOf(options, runId, name, parsedTargets.find((t) => t.name === name) ?? null),
       ...(options.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),

@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { loadChartAssets } from '../../lambdas/adapters/local/report-assets';
+import { BUNDLED_CHART_ASSETS } from '../../lambdas/adapters/bundled-chart-assets';
 import { COMPARED_METRICS } from '../../lambdas/core/compare/types';
 import { renderReportHtml, SERIES_COLORS } from '../../lambdas/core/report/html';
 import type { ReportData } from '../../lambdas/core/report/types';
@@ -50,7 +50,7 @@ interface ChartState {
 
 describe.skipIf(SKIP)('report.html in Chromium', () => {
   const chromium = useChromium('report-browser');
-  const assets = loadChartAssets();
+  const assets = BUNDLED_CHART_ASSETS;
 
   function open(name: string, data: ReportData): Promise<OpenedPage> {
     return openHtmlFile(chromium.browser, join(chromium.dir, name, 'report.html'), renderReportHtml(data, assets));

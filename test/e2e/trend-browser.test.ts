@@ -10,7 +10,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../lambdas/adapters/local/memory-store';
-import { loadChartAssets } from '../../lambdas/adapters/local/report-assets';
+import { BUNDLED_CHART_ASSETS } from '../../lambdas/adapters/bundled-chart-assets';
 import { scheduleIndexKey, type ScheduledRunInfo } from '../../lambdas/core/schedule/contract';
 import { recordEmptyRun, recordScheduledRun, type HistoryLine } from '../../lambdas/core/schedule/history';
 import { ARTIFACTS, expectQuietAndOffline, openHtmlFile, skipWithoutChromium, useChromium } from '../support/browser';
@@ -73,7 +73,7 @@ describe.skipIf(SKIP)('trend page in Chromium', () => {
   it('three runs (one empty): one point per run per series, verdicts, the table, no errors, no network', async () => {
     const store = new MemoryObjectStore();
     const clock = new VirtualClock();
-    const deps = { store, clock, notifier: null, resultsBucket: 'b', chartAssets: loadChartAssets() };
+    const deps = { store, clock, notifier: null, resultsBucket: 'b', chartAssets: BUNDLED_CHART_ASSETS };
     await recordScheduledRun(deps, run('window-1', '2026-11-21T02:00:00.000Z', 101, 'no_difference'));
     const info: ScheduledRunInfo = { name: 'nightly', scheduledTime: '2026-11-22T02:00:00.000Z', timezone: 'UTC', window: { start: '2026-11-21T14:00:00.000Z', end: '2026-11-21T15:00:00.000Z' }, targets: ['A', 'B'], dispatch: 'parallel' };
     await recordEmptyRun({ ...deps, runId: 'window-2', info, reason: 'no capture files in the window' });

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../lambdas/adapters/local/memory-store';
 import { MemoryQueue } from '../../../lambdas/adapters/local/memory-queue';
-import { loadChartAssets } from '../../../lambdas/adapters/local/report-assets';
+import { BUNDLED_CHART_ASSETS } from '../../../lambdas/adapters/bundled-chart-assets';
 import { analyse, TargetAccumulator } from '../../../lambdas/core/compare/analysis';
 import { DEFAULT_COMPARE_OPTIONS, type ComparisonDocument } from '../../../lambdas/core/compare/types';
 import { collectMessage, collectRun, handleCollect } from '../../../lambdas/core/pipeline/collect';
@@ -36,7 +36,7 @@ function expectedAnalysis(runId: string, requests: number) {
 const withoutTime = (doc: ComparisonDocument) => ({ ...doc, generated_at: null });
 
 function deps(store: MemoryObjectStore, clock: VirtualClock, notifier: Notifier | null = null): RunAnalysisDeps {
-  return { store, clock, notifier, resultsBucket: 'results-bucket', chartAssets: loadChartAssets() };
+  return { store, clock, notifier, resultsBucket: 'results-bucket', chartAssets: BUNDLED_CHART_ASSETS };
 }
 
 describe('run analysis at the run root', () => {

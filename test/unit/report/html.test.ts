@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { loadChartAssets } from '../../../lambdas/adapters/local/report-assets';
+import { BUNDLED_CHART_ASSETS } from '../../../lambdas/adapters/bundled-chart-assets';
 import { escapeHtml, jsonForScript, renderReportHtml } from '../../../lambdas/core/report/html';
 import type { ReportData } from '../../../lambdas/core/report/types';
 import { reportFixture } from '../../support/report-fixture';
 
 const HOSTILE = `<script>alert("x")</script><img src=x onerror=alert(1)>'&`;
 const STYLE_BREAK = '</style><b>bold</b>';
-const assets = loadChartAssets();
+const assets = BUNDLED_CHART_ASSETS;
 
 function twoTargets(): ReportData {
   return reportFixture({ names: ['baseline-g5', 'candidate-g6e'], requests: 400, compare: true });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../lambdas/adapters/local/memory-store';
-import { loadChartAssets } from '../../../lambdas/adapters/local/report-assets';
+import { BUNDLED_CHART_ASSETS } from '../../../lambdas/adapters/bundled-chart-assets';
 import { scheduleHistoryKey, scheduleIndexKey } from '../../../lambdas/core/schedule/contract';
 import { appendHistoryLine, headline, parseHistory, readHistory, recordEmptyRun, recordScheduledRun, summaryOf, type HistoryLine } from '../../../lambdas/core/schedule/history';
 import type { ObjectStore } from '../../../lambdas/ports';
@@ -44,7 +44,7 @@ function line(runId: string, overrides: Partial<HistoryLine> = {}, ttft: { verdi
   };
 }
 
-const deps = (store: ObjectStore, clock: VirtualClock, notifier: RecordingNotifier | null = null) => ({ store, clock, notifier, resultsBucket: 'results-bucket', chartAssets: loadChartAssets() });
+const deps = (store: ObjectStore, clock: VirtualClock, notifier: RecordingNotifier | null = null) => ({ store, clock, notifier, resultsBucket: 'results-bucket', chartAssets: BUNDLED_CHART_ASSETS });
 
 /**
  * A store where, before the first `n` conditional writes of the history go through, another
@@ -136,7 +136,7 @@ describe('empty runs', () => {
     const store = new MemoryObjectStore();
     const clock = new VirtualClock();
     const notifier = new RecordingNotifier();
-    const args = { store, clock, notifier, runId: 'window-e1', info: INFO, reason: 'no capture files in the window', resultsBucket: 'results-bucket', chartAssets: loadChartAssets() };
+    const args = { store, clock, notifier, runId: 'window-e1', info: INFO, reason: 'no capture files in the window', resultsBucket: 'results-bucket', chartAssets: BUNDLED_CHART_ASSETS };
     await recordEmptyRun(args);
     await recordEmptyRun(args);
     const { lines } = await readHistory(store, 'nightly');
