@@ -224,10 +224,7 @@ function pathText(path: readonly PropertyKey[]): string {
 
 /** One line per problem; an unknown key gets the known key it probably is. */
 export function describeConfigProblems(issues: readonly z.core.$ZodIssue[], raw: unknown, prefix = 'captureReplay.'): string[] {
-  // A window's own check (windowProblem) repeats what the window's form already reported.
-  const windowsReported = new Set(issues.filter((i) => i.code !== 'custom' && i.path[2] === 'window').map((i) => pathText(i.path.slice(0, 3))));
   return issues.flatMap((issue) => {
-    if (issue.code === 'custom' && issue.path.length === 3 && issue.path[2] === 'window' && windowsReported.has(pathText(issue.path))) return [];
     if (issue.code === 'unrecognized_keys') {
       return issue.keys.map((key) => `${prefix}${pathText([...issue.path, key])}: unknown setting${didYouMean(key, knownKeysAt(issue.path, raw))}`);
     }
