@@ -98,7 +98,7 @@ const replay = usageErrors(program.command('replay'), 'replay')
   .option('--max-in-flight <n>', 'cap on concurrent requests (a request held by the cap is late; its lag says so)', positiveInt('--max-in-flight'))
   .option('--workers <n|auto>', 'fire threads, each with its own connections: auto = this thread up to ~2,500 requests/s at the busiest second, else one per ~2,500/s up to the cores less one; --max-in-flight is split between them', workers, 'auto')
   .addOption(
-    new Option('--wait <mode>', 'precise: each request within a fraction of a ms of its due time (0.2 ms naps for the last 1.5 ms before each); coarse: timers only, CPU near idle, requests typically ~1 ms and at worst a few ms late, never early')
+    new Option('--wait <mode>', 'precise: each request within a fraction of a ms of its due time (0.2 ms naps for the last 1.5 ms before each); coarse: timers only, requests ~1 ms late at the median and a few ms at p99, never early')
       .choices(['precise', 'coarse'])
       .default('precise'),
   )
