@@ -34,16 +34,14 @@
  * `{"url":"http://127.0.0.1:PORT"}` once listening and stops on SIGTERM/SIGINT.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { Command, Option } from 'commander';
-import { epochNowNs } from '../adapters/system-clock';
 import { seededRandom } from '../core/random';
-import { listen, numberArg, serveUntilSignal, WriteScheduler } from './mock-common';
+import { commonMockOptions, commonMockSettings, countWords, mockRuntime, numberArg, serveMock, serveUntilSignal, type CommonMockArgs, type ReceivedRequest } from './mock-common';
 import { usageErrors } from './cli-usage';
 
 export const MOCK_ERROR_TYPES = ['model', 'throttling', 'validation', 'unavailable', 'internal', 'not-ready', 'dependency', 'stream', 'stream-internal'] as const;
@@ -80,14 +78,8 @@ export interface MockSageMakerOptions {
   preciseTimers?: boolean;
 }
 
-export interface ReceivedSageMakerRequest {
-  arrivalNs: bigint;
-  method: string;
-  path: string;
-  /** All headers, lower-case names, `authorization` included. */
-  headers: Record<string, string>;
-  body: Buffer;
-}
+/** A request as the mock received it (mock-common.ts). */
+export type ReceivedSageMakerRequest = ReceivedRequest;
 
 export interface MockSageMaker {
   url: string;
@@ -195,16 +187,6 @@ export function rowScore(bytes: Uint8Array | string): number {
 
 const score6 = (bytes: Uint8Array | string) => Number(rowScore(bytes).toFixed(6));
 
-function countWords(messages: unknown): number {
-  if (!Array.isArray(messages)) return 0;
-  let words = 0;
-  for (const m of messages) {
-    const content = (m as { content?: unknown })?.content;
-    const texts = typeof content === 'string' ? [content] : Array.isArray(content) ? content.map((p) => (p as { text?: unknown })?.text).filter((t): t is string => typeof t === 'string') : [];
-    for (const text of texts) words += text.split(/\s+/).filter(Boolean).length;
-  }
-  return words;
-}
 
 const baseType = (contentType: string | undefined) => (contentType ?? '').split(';')[0]!.trim().toLowerCase();
 const isJsonType = (type: string) => type === 'application/json' || type.endsWith('+json');
@@ -244,35 +226,24 @@ export async function startMockSageMaker(options: MockSageMakerOptions = {}): Pr
   const requireAuth = options.requireAuth ?? true;
   const endpoints = options.endpoints ? new Set(options.endpoints) : null;
   const random = seededRandom(options.seed ?? 42);
-  const recordRequests = options.recordRequests ?? true;
-  const timers = new WriteScheduler((options.preciseTimers ?? true) ? 1.5 : 0);
-  const requests: ReceivedSageMakerRequest[] = [];
-  const log: WriteStream | null = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : null;
+  const runtime = mockRuntime(options);
+  const { scheduler: timers } = runtime;
   let sequence = 0;
 
   const server = createServer({ noDelay: true, keepAliveTimeout: 60_000 }, (req: IncomingMessage, res: ServerResponse) => {
-    const arrivalNs = epochNowNs();
-    const arrivalMs = performance.now();
-    const parts: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => parts.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(parts);
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
-      if (recordRequests) requests.push({ arrivalNs, method: req.method ?? '', path: req.url ?? '', headers, body });
-      log?.write(
-        JSON.stringify({
-          arrival_ns: arrivalNs.toString(),
-          method: req.method,
-          path: req.url,
-          headers,
-          body_bytes: body.length,
-          body_sha256: createHash('sha256').update(body).digest('hex'),
-          body_base64: body.toString('base64'),
-        }) + '\n',
-      );
-      respond(req, res, headers, body, arrivalMs);
-    });
+    runtime.receive(
+      req,
+      ({ arrivalNs, headers, body }) => ({
+        arrival_ns: arrivalNs.toString(),
+        method: req.method,
+        path: req.url,
+        headers,
+        body_bytes: body.length,
+        body_sha256: createHash('sha256').update(body).digest('hex'),
+        body_base64: body.toString('base64'),
+      }),
+      ({ headers, body }, arrivalMs) => respond(req, res, headers, body, arrivalMs),
+    );
   });
 
   function sendError(res: ServerResponse, error: ServiceError, requestId: string): void {
@@ -429,80 +400,53 @@ export async function startMockSageMaker(options: MockSageMakerOptions = {}): Pr
       : encodeStreamException('InternalStreamFailure', { Message: 'injected internal stream failure' });
   }
 
-  const { url, port } = await listen(server, options);
-  return {
-    url,
-    port,
-    requests,
-    async close() {
-      timers.stop();
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-      if (log) await new Promise<void>((r) => log.end(r));
-    },
-  };
+  return serveMock(server, options, runtime);
 }
 
 /** The standalone process: arguments as after `mock-sagemaker`. */
 export async function runMockSageMakerCli(args: string[]): Promise<void> {
-  const program = usageErrors(new Command('mock-sagemaker'), 'mock-sagemaker')
-    .description('mock SageMaker runtime (InvokeEndpoint, InvokeEndpointWithResponseStream) for capture-replay; point the SDK at it with AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME')
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port (0 = any free port)', numberArg('--port', 0, 65535), 8080)
-    .option('--ttft-ms <ms>', 'time to first token (first answer byte for non-chat models)', numberArg('--ttft-ms', 0), 20)
-    .option('--itl-ms <ms>', 'inter-token latency', numberArg('--itl-ms', 0), 5)
-    .option('--output-tokens <n>', 'chat output length (capped by the request max_tokens)', numberArg('--output-tokens', 1), 16)
-    .option('--error-rate <rate>', 'fraction of requests answered with --error-type', numberArg('--error-rate', 0, 1), 0)
+  const program = commonMockOptions(
+    usageErrors(new Command('mock-sagemaker'), 'mock-sagemaker').description(
+      'mock SageMaker runtime (InvokeEndpoint, InvokeEndpointWithResponseStream) for capture-replay; point the SDK at it with AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME',
+    ),
+    {
+      port: 8080,
+      ttftHelp: 'time to first token (first answer byte for non-chat models)',
+      errorRateHelp: 'fraction of requests answered with --error-type',
+      logHelp: 'append one JSON line per received request (arrival time, path, headers, body)',
+    },
+  )
     .addOption(new Option('--error-type <type>', 'injected error').choices([...MOCK_ERROR_TYPES]).default('model'))
     .option('--model-error-status <status>', "the model's status inside a ModelError", numberArg('--model-error-status', 100, 599), 500)
     .option('--stream-error-after <n>', 'tokens streamed before a stream error (default: half)', numberArg('--stream-error-after', 0))
-    .option('--seed <n>', 'seed for error injection', numberArg('--seed', 0), 42)
     .addOption(new Option('--model <kind>', 'the model behind every endpoint (auto: by content type)').choices([...MOCK_MODELS]).default('auto'))
     .addOption(new Option('--stream-format <format>', 'how the chat model streams').choices([...MOCK_STREAM_FORMATS]).default('openai'))
     .option('--split-parts', 'split every streamed event across two PayloadParts', false)
     .option('--endpoint <name>', 'an endpoint that exists (repeat; default: any name)', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
-    .option('--no-require-auth', 'accept requests without a SigV4 Authorization header')
-    .option('--log <file>', 'append one JSON line per received request (arrival time, path, headers, body)')
-    .option('--no-precise-timers', 'plain timers (~1 ms late) instead of timer + spin: less CPU at high load');
+    .option('--no-require-auth', 'accept requests without a SigV4 Authorization header');
   program.parse(args, { from: 'user' });
-  const o = program.opts<{
-    host: string;
-    port: number;
-    ttftMs: number;
-    itlMs: number;
-    outputTokens: number;
-    errorRate: number;
-    errorType: MockSageMakerErrorType;
-    modelErrorStatus: number;
-    streamErrorAfter?: number;
-    seed: number;
-    model: MockSageMakerModel;
-    streamFormat: MockStreamFormat;
-    splitParts: boolean;
-    endpoint?: string[];
-    requireAuth: boolean;
-    log?: string;
-    preciseTimers: boolean;
-  }>();
+  const o = program.opts<
+    CommonMockArgs & {
+      errorType: MockSageMakerErrorType;
+      modelErrorStatus: number;
+      streamErrorAfter?: number;
+      model: MockSageMakerModel;
+      streamFormat: MockStreamFormat;
+      splitParts: boolean;
+      endpoint?: string[];
+      requireAuth: boolean;
+    }
+  >();
   const server = await startMockSageMaker({
-    host: o.host,
-    port: o.port,
-    ttftMs: o.ttftMs,
-    itlMs: o.itlMs,
-    outputTokens: Math.round(o.outputTokens),
-    errorRate: o.errorRate,
+    ...commonMockSettings(o),
     errorType: o.errorType,
     modelErrorStatus: Math.round(o.modelErrorStatus),
-    seed: o.seed,
     model: o.model,
     streamFormat: o.streamFormat,
     splitParts: o.splitParts,
     requireAuth: o.requireAuth,
-    recordRequests: false,
-    preciseTimers: o.preciseTimers,
     ...(o.streamErrorAfter !== undefined ? { streamErrorAfter: Math.round(o.streamErrorAfter) } : {}),
     ...(o.endpoint ? { endpoints: o.endpoint } : {}),
-    ...(o.log ? { logFile: o.log } : {}),
   });
   serveUntilSignal(server);
 }

@@ -11,14 +11,12 @@
  * `{"url":"http://127.0.0.1:PORT"}` once listening and stops on SIGTERM/SIGINT.
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
-import { epochNowNs } from '../adapters/system-clock';
 import { seededRandom } from '../core/random';
-import { listen, numberArg, serveUntilSignal, WriteScheduler } from './mock-common';
+import { commonMockOptions, commonMockSettings, countWords, mockRuntime, serveMock, serveUntilSignal, type CommonMockArgs, type ReceivedRequest } from './mock-common';
 import { usageErrors } from './cli-usage';
 
 export interface MockServerOptions {
@@ -40,13 +38,7 @@ export interface MockServerOptions {
   preciseTimers?: boolean;
 }
 
-export interface ReceivedRequest {
-  arrivalNs: bigint;
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: Buffer;
-}
+export type { ReceivedRequest } from './mock-common';
 
 export interface MockServer {
   url: string;
@@ -57,16 +49,6 @@ export interface MockServer {
 
 const CHAT_PATH = /\/chat\/completions$|\/invocations$/;
 
-function countWords(messages: unknown): number {
-  if (!Array.isArray(messages)) return 0;
-  let words = 0;
-  for (const m of messages) {
-    const content = (m as { content?: unknown })?.content;
-    const texts = typeof content === 'string' ? [content] : Array.isArray(content) ? content.map((p) => (p as { text?: unknown })?.text).filter((t): t is string => typeof t === 'string') : [];
-    for (const text of texts) words += text.split(/\s+/).filter(Boolean).length;
-  }
-  return words;
-}
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -82,42 +64,28 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   const outputTokens = options.outputTokens ?? 16;
   const errorRate = options.errorRate ?? 0;
   const random = seededRandom(options.seed ?? 42);
-  const recordRequests = options.recordRequests ?? true;
-  const precise = options.preciseTimers ?? true;
-  const requests: ReceivedRequest[] = [];
-  const log: WriteStream | null = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : null;
-  // Precise: wake 1.5 ms early and spin (as the replay clock does); plain: the timer alone.
-  const scheduler = new WriteScheduler(precise ? 1.5 : 0);
+  const runtime = mockRuntime(options);
+  const { scheduler } = runtime;
   let sequence = 0;
 
   const server = createServer({ noDelay: true, keepAliveTimeout: 60_000 }, (req: IncomingMessage, res: ServerResponse) => {
-    const arrivalNs = epochNowNs();
-    // The same instant on the monotonic clock the scheduler runs on.
-    const arrivalMs = performance.now();
-    const parts: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => parts.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(parts);
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
-      if (recordRequests) requests.push({ arrivalNs, method: req.method ?? '', path: req.url ?? '', headers, body });
-      log?.write(
-        JSON.stringify({
-          arrival_ns: arrivalNs.toString(),
-          method: req.method,
-          path: req.url,
-          headers: {
-            'x-request-id': headers['x-request-id'],
-            'x-correlation-id': headers['x-correlation-id'],
-            'content-type': headers['content-type'],
-            'authorization-present': headers.authorization !== undefined,
-          },
-          body_sha256: createHash('sha256').update(body).digest('hex'),
-          body_base64: body.toString('base64'),
-        }) + '\n',
-      );
-      respond(req, res, body, arrivalMs);
-    });
+    runtime.receive(
+      req,
+      ({ arrivalNs, headers, body }) => ({
+        arrival_ns: arrivalNs.toString(),
+        method: req.method,
+        path: req.url,
+        headers: {
+          'x-request-id': headers['x-request-id'],
+          'x-correlation-id': headers['x-correlation-id'],
+          'content-type': headers['content-type'],
+          'authorization-present': headers.authorization !== undefined,
+        },
+        body_sha256: createHash('sha256').update(body).digest('hex'),
+        body_base64: body.toString('base64'),
+      }),
+      ({ body }, arrivalMs) => respond(req, res, body, arrivalMs),
+    );
   });
 
   function respond(req: IncomingMessage, res: ServerResponse, body: Buffer, arrivalMs: number): void {
@@ -187,49 +155,20 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     at(dueMs(0), () => writeToken(0));
   }
 
-  const { url, port } = await listen(server, options);
-  return {
-    url,
-    port,
-    requests,
-    async close() {
-      scheduler.stop();
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-      if (log) await new Promise<void>((r) => log.end(r));
-    },
-  };
+  return serveMock(server, options, runtime);
 }
 
 /** The standalone process: arguments as after `mock-server`. */
 export async function runMockServerCli(args: string[]): Promise<void> {
-  const program = usageErrors(new Command('mock-server'), 'mock-server')
-    .description('OpenAI-compatible mock server for capture-replay')
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port (0 = any free port)', numberArg('--port', 0, 65535), 8000)
-    .option('--ttft-ms <ms>', 'time to first token', numberArg('--ttft-ms', 0), 20)
-    .option('--itl-ms <ms>', 'inter-token latency', numberArg('--itl-ms', 0), 5)
-    .option('--output-tokens <n>', 'output length (capped by the request max_tokens)', numberArg('--output-tokens', 1), 16)
-    .option('--error-rate <rate>', 'fraction of requests answered with HTTP 500', numberArg('--error-rate', 0, 1), 0)
-    .option('--seed <n>', 'seed for error injection', numberArg('--seed', 0), 42)
-    .option('--log <file>', 'append one JSON line per received request (arrival time, ids, body)')
-    .option('--api-key <key>', 'require Authorization: Bearer <key>')
-    .option('--no-precise-timers', 'plain timers (~1 ms late) instead of timer + spin: less CPU at high load');
+  const program = commonMockOptions(usageErrors(new Command('mock-server'), 'mock-server').description('OpenAI-compatible mock server for capture-replay'), {
+    port: 8000,
+    ttftHelp: 'time to first token',
+    errorRateHelp: 'fraction of requests answered with HTTP 500',
+    logHelp: 'append one JSON line per received request (arrival time, ids, body)',
+  }).option('--api-key <key>', 'require Authorization: Bearer <key>');
   program.parse(args, { from: 'user' });
-  const o = program.opts<{ host: string; port: number; ttftMs: number; itlMs: number; outputTokens: number; errorRate: number; seed: number; log?: string; apiKey?: string; preciseTimers: boolean }>();
-  const server = await startMockServer({
-    host: o.host,
-    port: o.port,
-    ttftMs: o.ttftMs,
-    itlMs: o.itlMs,
-    outputTokens: Math.round(o.outputTokens),
-    errorRate: o.errorRate,
-    seed: o.seed,
-    recordRequests: false,
-    preciseTimers: o.preciseTimers,
-    ...(o.log ? { logFile: o.log } : {}),
-    ...(o.apiKey ? { apiKey: o.apiKey } : {}),
-  });
+  const o = program.opts<CommonMockArgs & { apiKey?: string }>();
+  const server = await startMockServer({ ...commonMockSettings(o), ...(o.apiKey ? { apiKey: o.apiKey } : {}) });
   serveUntilSignal(server);
 }
 
