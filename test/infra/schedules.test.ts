@@ -337,6 +337,40 @@ describe('schedule configuration', () => {
     expect(() => parseDeploymentConfig(withSchedules(...many.slice(0, 10)))).not.toThrow();
   });
 
+  it("a configuration just inside the budget deploys: the plan function's whole environment stays under Lambda's 4 KB with every value at its longest", () => {
+    // Schedules grown until the next one would cross the budget, with the settings that add
+    // variables (notify, a model override) on, and the longest names the values can take.
+    const extras = { notify: { emails: ['ml-team@example.com'] }, modelOverride: 'meta-llama/Llama-3.1-70B-Instruct', maxInFlightPerShard: 1000 };
+    const fill: Record<string, unknown>[] = [];
+    for (let i = 0; ; i++) {
+      const next = [...fill, { ...schedule, name: `nightly-schedule-${String(i).padStart(2, '0')}`, timezone: 'America/Argentina/ComodRivadavia', endpoints: ['my-endpoint'] }];
+      try {
+        parseDeploymentConfig({ ...base, ...extras, schedules: next });
+      } catch {
+        break;
+      }
+      fill.push(next[next.length - 1]!);
+    }
+    expect(fill.length).toBeGreaterThan(3);
+    const config = { ...base, ...extras, schedules: fill };
+    const { t } = synth(config, 'EnvBudget');
+    // At deploy: a bucket name of 63 characters, queue URLs and a topic ARN with 80-character
+    // generated names in the longest region name (the resolver's placeholders are shorter).
+    const long = (prefix: string) => prefix + 'x'.repeat(80);
+    const resources = Object.fromEntries(
+      Object.entries(t.Resources).map(([id, r]) => {
+        const ref = r.Type === 'AWS::S3::Bucket' ? 'b'.repeat(63) : r.Type === 'AWS::SQS::Queue' ? long('https://sqs.ap-southeast-4.amazonaws.com/123456789012/') : long('arn:aws:sns:ap-southeast-4:123456789012:');
+        return [id, { Ref: ref, Arn: ref }];
+      }),
+    );
+    const env = functionEnvironment(t, 'StatelessPlan', { partition: 'aws', region: 'ap-southeast-4', accountId: ACCOUNT, resources });
+    expect(env.NOTIFY_TOPIC_ARN).toBeDefined();
+    const bytes = Object.entries(env).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+    // 4 KB; some tools count it as 4,000 bytes: this stays under the smaller.
+    console.info(`[env] plan function environment at the budget: ${bytes} bytes, ${fill.length} schedules`);
+    expect(bytes).toBeLessThanOrEqual(4000);
+  });
+
   it('refuses notify without schedules, a topic ARN that is not one, and emails beside an existing topic', () => {
     const { schedules: _, ...unscheduled } = base;
     expect(problems({ ...unscheduled, notify: { emails: ['a@example.com'] } })).toEqual(['- captureReplay.notify: notify is for scheduled runs: declare schedules, or remove notify']);
