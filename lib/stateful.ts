@@ -88,7 +88,7 @@ export class CaptureReplayStateful extends Construct {
           ...(props.resultsExpireDays ? { expiration: Duration.days(props.resultsExpireDays) } : {}),
         })),
         // A schedule's history and trend page never expire, even with resultsExpireDays: they
-        // are one line (~1 KB) per run, and the months of trend are what a schedule is for. The
+        // are one line (~4 KB for two targets) per run, and the months of trend are what a schedule is for. The
         // runs they link to under runs/ do expire with resultsExpireDays (expiry counts from an
         // object's last write, so expiring history.jsonl, rewritten at every run, would only
         // ever delete a schedule that stopped running: a surprise, not a saving).
