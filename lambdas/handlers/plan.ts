@@ -152,9 +152,10 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
     intraSecond: config.intraSecond,
     forceStreaming: config.forceStreaming,
     ...(config.modelOverride ? { modelOverride: config.modelOverride } : {}),
+    ...(schedule.sample !== undefined ? { sampleRate: schedule.sample } : {}),
     ...(schedule.limit !== undefined ? { limit: schedule.limit } : {}),
   };
-  const pass = await readWindow(captures, listed.files as CaptureObjectInfo[], range, { ...planOptions, kinds, ...(schedule.sample !== undefined ? { sample: schedule.sample } : {}), nowMs: Number(deps.clock.nowNs() / 1_000_000n) });
+  const pass = await readWindow(captures, listed.files as CaptureObjectInfo[], range, { ...planOptions, kinds, nowMs: Number(deps.clock.nowNs() / 1_000_000n) });
   const report = { ...pass.report, skippedFiles: [...listingSkipped, ...pass.report.skippedFiles], window: pass.counts, captures: pass.filesRead };
   const plans = windowPlans(pass, kinds, planOptions);
   const taken = [...plans.values()].some((p) => p.items.length > 0);

@@ -96,8 +96,8 @@ export abstract class LineColumns<Ref extends LineRef> {
   /** planIndexed's rules over the rows, in the order they were added; then the columns are released. */
   planOnce(options: PlanOptions): IndexedPlan<Ref> {
     this.checkOpen();
-    const { timeMs, subSecond } = this;
-    const plan = planRows(this.count, (i) => timeMs[i] as number, (i) => subSecond[i] === 1, options, (i) => this.ref(i));
+    const { timeMs, subSecond, idHash } = this;
+    const plan = planRows(this.count, (i) => timeMs[i] as number, (i) => subSecond[i] === 1, (i) => idHash[i] as number, options, (i) => this.ref(i));
     this.released = true;
     this.timeMs = this.spanStart = this.spanEnd = new Float64Array(0);
     this.file = this.line = this.idHash = new Uint32Array(0);

@@ -16,9 +16,11 @@
  *    `excluded.outside_offset_window`. The schedule starts at the start offset:
  *    offsetMs = (t - zero - startOffsetMs) / timeScale, so timeScale 2 replays twice as fast.
  *    `scheduleZeroMs` is zero before the start offset; `durationMs` is the last offsetMs.
- * 4. Selection. Sampling (each request kept with probability sampleRate, from a PRNG seeded
- *    with `seed`, default 1, so the same inputs always keep the same requests), then the
- *    limit (the first N), counted as `excluded.sample` and `excluded.limit`. Indices 0..n-1
+ * 4. Selection. Sampling (each request kept with probability sampleRate, decided by a hash
+ *    of its eventId mixed with `seed`, default 1: the same request is kept or left out
+ *    whatever file or window it is read in, so scheduled runs of overlapping windows and two
+ *    runs of one capture keep the same requests), then the limit (the first N), counted as
+ *    `excluded.sample` and `excluded.limit`. Indices 0..n-1
  *    are then given in schedule order to everything left, incompatible requests included.
  * 5. Literal bodies. The captured bytes are sent as they are. Only when an override changes
  *    something is the JSON re-serialized, and `overrides` names it:
@@ -41,7 +43,6 @@
  */
 import { isJsonContentType } from '../capture/parse';
 import { deterministicUuid } from '../ids';
-import { seededRandom } from '../random';
 import type { ByteSpan, CaptureRecord, DropReason, IntraSecondPolicy, ReplayPlan, ScheduledRequest, TargetKind, TimingSummary } from '../types';
 
 export interface PlanOptions {
@@ -93,6 +94,23 @@ export function validatePlanOptions(o: PlanOptions): string[] {
 export interface Timeable {
   inferenceTimeMs: number;
   hasSubSecondTime: boolean;
+  /** The capture event id, or (a compact index) its eventIdHash: what sampling decides on. */
+  eventId?: string;
+  eventIdHash?: number;
+}
+
+/**
+ * Whether sampling at `rate` keeps the request whose eventIdHash is `idHash`: murmur3's
+ * 32-bit finalizer over the hash mixed with the seed, as a fraction of 2^32, below the rate.
+ * A larger rate keeps a superset of a smaller one's requests (same seed).
+ */
+export function sampleKeeps(idHash: number, rate: number, seed: number = DEFAULT_SEED): boolean {
+  if (rate >= 1) return true;
+  let h = (idHash ^ Math.imul(seed, 0x9e3779b9)) >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  h = (h ^ (h >>> 16)) >>> 0;
+  return h < rate * 2 ** 32;
 }
 
 /** Rules 1-4 on rows 0..n-1 (capture order), in columns: which rows, in schedule order, at which offsets. */
@@ -113,7 +131,7 @@ interface RowSchedule {
  * selection, offsets. Row i is the i-th record in capture order, the tie-breaker and the
  * order a second's slots are handed out in.
  */
-function scheduleRows(n: number, timeOf: (row: number) => number, subSecondOf: (row: number) => boolean, options: PlanOptions): RowSchedule {
+function scheduleRows(n: number, timeOf: (row: number) => number, subSecondOf: (row: number) => boolean, idHashOf: (row: number) => number, options: PlanOptions): RowSchedule {
   const problems = validatePlanOptions(options);
   if (problems.length > 0) throw new Error(`invalid plan options: ${problems.join('; ')}`);
   const excluded: ReplayPlan['excluded'] = {};
@@ -173,8 +191,8 @@ function scheduleRows(n: number, timeOf: (row: number) => number, subSecondOf: (
   if (rows.length < n) excluded.outside_offset_window = n - rows.length;
   const { sampleRate } = options;
   if (sampleRate !== undefined && sampleRate < 1) {
-    const random = seededRandom(options.seed ?? DEFAULT_SEED);
-    const kept = rows.filter(() => random() < sampleRate);
+    const seed = options.seed ?? DEFAULT_SEED;
+    const kept = rows.filter((row) => sampleKeeps(idHashOf(row), sampleRate, seed));
     if (kept.length < rows.length) excluded.sample = rows.length - kept.length;
     rows = kept;
   }
@@ -210,6 +228,10 @@ function scheduleItems<T extends Timeable>(items: readonly T[], options: PlanOpt
     items.length,
     (i) => (items[i] as T).inferenceTimeMs,
     (i) => (items[i] as T).hasSubSecondTime,
+    (i) => {
+      const item = items[i] as T;
+      return item.eventIdHash ?? eventIdHash(item.eventId ?? '');
+    },
     options,
   );
   return {
@@ -514,8 +536,15 @@ export function planIndexed<R extends LineRef>(records: readonly R[], options: P
  * planIndexed over `n` rows given by accessors (a compact index's columns, in capture order),
  * each selected row then made the LineRef of its entry: only the selected ones ever are.
  */
-export function planRows<R extends LineRef>(n: number, timeOf: (row: number) => number, subSecondOf: (row: number) => boolean, options: PlanOptions, toRef: (row: number) => R): IndexedPlan<R> {
-  const s = scheduleRows(n, timeOf, subSecondOf, options);
+export function planRows<R extends LineRef>(
+  n: number,
+  timeOf: (row: number) => number,
+  subSecondOf: (row: number) => boolean,
+  idHashOf: (row: number) => number,
+  options: PlanOptions,
+  toRef: (row: number) => R,
+): IndexedPlan<R> {
+  const s = scheduleRows(n, timeOf, subSecondOf, idHashOf, options);
   return {
     entries: s.rows.map((row, index) => ({ index, offsetMs: s.offsetMs[index] as number, captureTimeMs: s.captureTimeMs[index] as number, record: toRef(row) })),
     excluded: s.excluded,

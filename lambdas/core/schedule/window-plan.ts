@@ -1,7 +1,7 @@
 /**
  * Planning a scheduled window run (issue 9), without AWS: which Data Capture folders and
  * files can hold the window's records, the records of the window read in one streamed pass
- * into a columnar index (no bodies), sampled by event id, then planned like any capture
+ * into a columnar index (no bodies), then planned like any capture
  * (plan.ts rules 1-6, across files as the local CLI does), each target kind getting its own
  * plan whose bodies are read back by byte range when their shards are sent.
  *
@@ -10,7 +10,6 @@
  * the deployment's capture prefix may already point inside an endpoint's or a variant's
  * folder, so the levels are discovered, not assumed.
  */
-import { createHash } from 'node:crypto';
 import { DuplicateFilter, IngestReportBuilder, parseCaptureStream } from '../capture/parse';
 import type { SchedulablePlan, PlanItem } from '../pipeline/schedule';
 import { grownColumn, INITIAL_ROWS, LineColumns } from '../plan/line-columns';
@@ -121,17 +120,6 @@ export async function listWindowFiles(objects: Pick<CaptureObjects, 'listObjects
   return { files, skipped };
 }
 
-/**
- * Whether `sample` keeps a record: the first 32 bits of SHA-256 over its eventId, as a
- * fraction of 2^32, below `sample`. Depends on the event id alone, so every run of a
- * schedule replays the same requests of the same captures (and a larger sample keeps a
- * superset of a smaller one's).
- */
-export function sampleKeeps(eventId: string, sample: number): boolean {
-  if (sample >= 1) return true;
-  return createHash('sha256').update(eventId).digest().readUInt32BE(0) < sample * 2 ** 32;
-}
-
 type Verdict = { reason: DropReason; detail: string };
 
 /** A window record without its body: a LineRef with what sharding and every target kind need. */
@@ -208,7 +196,7 @@ export interface WindowCounts {
   outsideWindow: number;
   /** Records of the window seen before (same eventId and body), in any file: replayed once. */
   duplicates: number;
-  /** Records of the window that `sample` left out. */
+  /** Records of the window that `sample` left out (the plan's excluded.sample). */
   sampledOut: number;
 }
 
@@ -224,18 +212,17 @@ export interface WindowPass {
 
 /**
  * Pass 1 over the window's files: each streamed once, in key order; accepted records in
- * [start, end) that are not duplicates (one filter across every file) and that `sample`
- * keeps are indexed; the index is planned with `options` (its `limit` is the schedule's).
+ * [start, end) that are not duplicates (one filter across every file) are indexed; the index
+ * is planned with `options` (the schedule's `sample` as its sampleRate, and its `limit`).
  * A file gone or replaced since it was listed is skipped with its reason.
  */
-export async function readWindow(objects: CaptureObjects, files: readonly CaptureObjectInfo[], range: WindowRange, options: PlanOptions & { sample?: number; kinds: readonly TargetKind[]; nowMs?: number }): Promise<WindowPass> {
+export async function readWindow(objects: CaptureObjects, files: readonly CaptureObjectInfo[], range: WindowRange, options: PlanOptions & { kinds: readonly TargetKind[]; nowMs?: number }): Promise<WindowPass> {
   const report = new IngestReportBuilder();
   const index = new WindowIndex(options.kinds);
   const duplicates = new DuplicateFilter();
   const counts: WindowCounts = { start: new Date(range.startMs).toISOString(), end: new Date(range.endMs).toISOString(), inWindow: 0, outsideWindow: 0, duplicates: 0, sampledOut: 0 };
   const filesRead: string[] = [];
   const readers = new Map<string, RangeReader>();
-  const { sample } = options;
   for (const info of files) {
     const name = objects.describe(info.key);
     const file = await objects.open(info.key, info.etag);
@@ -253,11 +240,11 @@ export async function readWindow(objects: CaptureObjects, files: readonly Captur
       }
       counts.inWindow++;
       if (duplicates.seen(record)) counts.duplicates++;
-      else if (sample !== undefined && !sampleKeeps(record.eventId, sample)) counts.sampledOut++;
       else index.add(record, options);
     }
   }
   const plan = index.planOnce(options);
+  counts.sampledOut = plan.excluded.sample ?? 0;
   return { plan, report: { ...report.build(), timing: plan.timing }, counts, filesRead, readers };
 }
 
@@ -323,7 +310,7 @@ export function dispatchOffsetsMs(targets: readonly string[], dispatch: 'paralle
   return Object.fromEntries(targets.map((t, k) => [t, dispatch === 'sequential' ? k * (durationMs + requestTimeoutMs) : 0]));
 }
 
-/** The plan's exclusions and the window's duplicates and sample: what the run's manifests count as not scheduled. */
+/** The plan's exclusions (sample and limit among them) and the window's duplicates: what the run's manifests count as not scheduled. */
 export function notScheduledOf(plan: Pick<IndexedPlan<WindowRef>, 'excluded'>, counts: WindowCounts): ReplayPlan['excluded'] & { duplicate?: number } {
-  return { ...plan.excluded, ...(counts.sampledOut ? { sample: counts.sampledOut } : {}), ...(counts.duplicates ? { duplicate: counts.duplicates } : {}) };
+  return { ...plan.excluded, ...(counts.duplicates ? { duplicate: counts.duplicates } : {}) };
 }

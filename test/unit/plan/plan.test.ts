@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildPlan, validatePlanOptions, type PlanOptions } from '../../../lambdas/core/plan/plan';
+import { buildPlan, eventIdHash, sampleKeeps, validatePlanOptions, type PlanOptions } from '../../../lambdas/core/plan/plan';
 import type { CaptureRecord, IntraSecondPolicy, TargetKind } from '../../../lambdas/core/types';
 
 const T0 = Date.UTC(2026, 3, 29, 0, 0, 0);
@@ -280,6 +280,15 @@ describe('sample then limit', () => {
     const plan = buildPlan(many.slice(0, 50), { ...base, sampleRate: 1, seed: 9, limit: 50 });
     expect(plan.requests).toHaveLength(50);
     expect(plan.excluded).toEqual({});
+  });
+
+  it('a request is kept or left out by its event id, whatever else is planned with it (a window, a file, a folder)', () => {
+    const whole = buildPlan(many.slice(0, 1000), { ...base, sampleRate: 0.3, seed: 5 }).requests.map((r) => r.eventId);
+    const secondHalf = buildPlan(many.slice(500, 1000), { ...base, sampleRate: 0.3, seed: 5 }).requests.map((r) => r.eventId);
+    const ids = new Set(many.slice(500, 1000).map((r) => r.eventId));
+    expect(secondHalf).toEqual(whole.filter((id) => ids.has(id)));
+    // The compact index decides on the same hash.
+    for (const r of many.slice(0, 200)) expect(sampleKeeps(eventIdHash(r.eventId), 0.3, 5)).toBe(whole.includes(r.eventId));
   });
 
   it('the seed defaults to a fixed value, so unseeded sampling is reproducible too', () => {

@@ -12,7 +12,8 @@ import { runPrefix, runRecordKey, runStartKey } from '../../../lambdas/core/pipe
 import { shardMessageSchema, type ShardMessage } from '../../../lambdas/core/pipeline/shards';
 import { scheduledRunInfoSchema, windowRunId } from '../../../lambdas/core/schedule/contract';
 import type { recordEmptyRun } from '../../../lambdas/core/schedule/history';
-import { discoverCaptureFolders, sampleKeeps } from '../../../lambdas/core/schedule/window-plan';
+import { discoverCaptureFolders } from '../../../lambdas/core/schedule/window-plan';
+import { eventIdHash, sampleKeeps } from '../../../lambdas/core/plan/plan';
 import { makePlanHandler, windowFilesKey, type PlanDeps } from '../../../lambdas/handlers/plan';
 import { ENV, parseRuntimeConfig } from '../../../lambdas/runtime/config';
 import { MemoryCaptureObjects } from '../../support/memory-captures';
@@ -199,7 +200,8 @@ describe('plan function: one window run per scheduled time', () => {
   it('sample keeps the same requests by event id; limit keeps the first N in due order', async () => {
     const { captures, expected } = bucket();
     const sample = 0.5;
-    const kept = expected.filter((l) => sampleKeeps(l.id, sample));
+    // The plan's own sampling rule (plan.ts rule 4), as the CLI's --sample: by event id.
+    const kept = expected.filter((l) => sampleKeeps(eventIdHash(l.id), sample));
     expect(kept.length).toBeGreaterThan(20);
     expect(kept.length).toBeLessThan(71);
     const s1 = setup({ sample, limit: 20 }, captures);
