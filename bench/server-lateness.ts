@@ -13,7 +13,8 @@
  *     machine's load average before the run.
  *
  *   node --import tsx bench/server-lateness.ts [--seconds 10] [--rates 200,1000,2000,5000]
- *     [--workers auto|n] [--wait precise|coarse]   (passed to the CLI's replay; default auto, precise)
+ *     [--workers auto|n] [--wait precise|coarse] [--rehearsal n]   (passed to the CLI's replay;
+ *     default auto, precise, and the CLI's rehearsal)
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -35,6 +36,7 @@ const passThrough = (name: string, fallback: string): string => {
 };
 const workers = passThrough('--workers', 'auto');
 const wait = passThrough('--wait', 'precise');
+const rehearsal = process.argv.includes('--rehearsal') ? passThrough('--rehearsal', '') : null;
 const work = mkdtempSync(join(tmpdir(), 'cr-lateness-'));
 
 /** xorshift32: a seeded uniform in (0, 1). */
@@ -121,7 +123,7 @@ for (const rate of rates) {
   const server = await startServer(arrivalsFile);
   const load = loadavg().map((l) => l.toFixed(2)).join(' ');
   const timeFile = join(dir, 'time.txt');
-  const cli = spawn('/usr/bin/time', ['-f', '%U %S %e', '-o', timeFile, process.execPath, join(root, 'bin/capture-replay.js'), 'replay', captures, '--url', server.url, '--out', dir, '--run-id', 'run', '--no-progress', '--lead', '2000', '--timeout', '30000', '--workers', workers, '--wait', wait], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const cli = spawn('/usr/bin/time', ['-f', '%U %S %e', '-o', timeFile, process.execPath, join(root, 'bin/capture-replay.js'), 'replay', captures, '--url', server.url, '--out', dir, '--run-id', 'run', '--no-progress', '--lead', '2000', '--timeout', '30000', '--workers', workers, '--wait', wait, ...(rehearsal !== null ? ['--rehearsal', rehearsal] : [])], { stdio: ['ignore', 'ignore', 'inherit'] });
   const [code] = (await once(cli, 'exit')) as [number];
   server.child.kill('SIGTERM');
   await once(server.child, 'exit');
@@ -180,7 +182,7 @@ for (const rate of rates) {
 }
 
 const f = (v: number | null, d = 2) => (v === null || !Number.isFinite(v) ? 'n/a' : v.toFixed(d));
-console.log(`server-side lateness, ${seconds} s per rate, --workers ${workers} --wait ${wait}, node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'})\n`);
+console.log(`server-side lateness, ${seconds} s per rate, --workers ${workers} --wait ${wait} --rehearsal ${rehearsal ?? 'default'}, node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'})\n`);
 console.log('| rate/s | requests | lost | doubled | p50 ms | p99 ms | max ms | shift ms | our lag p99 | our wire lag p99 | |ours - server| p99 | client CPU s (wall s) | load before |');
 console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
 for (const r of rows) {

@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { parseGoodput, parseWorkers, usageErrors, USAGE_EXIT } from '../lambdas/local/cli-usage';
+import { DEFAULT_REHEARSAL_REQUESTS, parseGoodput, parseWorkers, usageErrors, USAGE_EXIT } from '../lambdas/local/cli-usage';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -101,6 +101,12 @@ const replay = usageErrors(program.command('replay'), 'replay')
     new Option('--wait <mode>', 'precise: each request within a fraction of a ms of its due time (0.2 ms naps for the last 1.5 ms before each); coarse: timers only, requests ~1 ms late at the median and a few ms at p99, never early')
       .choices(['precise', 'coarse'])
       .default('precise'),
+  )
+  .option(
+    '--rehearsal <n>',
+    'requests each firing thread sends per target to an in-process sink before the first due time, so that the first requests do not run through cold code; nothing reaches the target (0: none)',
+    number('--rehearsal', (n) => Number.isInteger(n) && n >= 0, 'a whole number >= 0'),
+    DEFAULT_REHEARSAL_REQUESTS,
   )
   .option('--timeout <ms>', 'per-request timeout', positive('--timeout'), 600_000)
   .option('--lead <ms>', 'delay from start-up to the first request', nonNegative('--lead'), 500)

@@ -9,6 +9,9 @@ import { didYouMean } from '../core/suggest';
 
 export const USAGE_EXIT = 2;
 
+/** `--rehearsal`'s default: requests per target and firing thread sent to an in-process sink before schedule zero (rehearsal.ts). */
+export const DEFAULT_REHEARSAL_REQUESTS = 2_000;
+
 /** The second line of a usage error: where to look. */
 export function usageHint(command: string): string {
   return `Run '${command ? `capture-replay ${command}` : 'capture-replay'} --help' for the options.`;

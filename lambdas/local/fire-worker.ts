@@ -13,10 +13,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createSystemClock, type WaitMode } from '../adapters/system-clock';
 import { runFireLoop, type LatePolicy } from '../core/fire/fire-loop';
 import type { FireOutcome, ScheduledRequest } from '../core/types';
+import { rehearse, type RehearsalResult } from './rehearsal';
 import { createTargetClient, type TargetClientSpec } from './target-clients';
 
 export interface WorkerData {
   wait: WaitMode;
+  /** Rehearsed before `ready` (rehearsal.ts): requests per target, and each target's spec and sample of its plan. */
+  rehearsal?: { requests: number; specs: TargetClientSpec[]; samples: ScheduledRequest[][] };
 }
 
 export interface RunJob {
@@ -38,14 +41,14 @@ export type ToWorker = RunJob | { type: 'stop' } | { type: 'cancel' };
 export type WireOutcome = Omit<FireOutcome, 'request'> & { index: number };
 
 export type FromWorker =
-  | { type: 'ready' }
+  | { type: 'ready'; rehearsal: RehearsalResult | null }
   | { type: 'outcomes'; job: number; outcomes: WireOutcome[] }
   | { type: 'done'; job: number }
   | { type: 'failed'; job: number; message: string };
 
 const port = parentPort;
 if (!port) throw new Error('fire-worker.ts runs in a worker thread (see fire-workers.ts)');
-const { wait } = workerData as WorkerData;
+const { wait, rehearsal } = workerData as WorkerData;
 const clock = createSystemClock(undefined, wait);
 const stop = new AbortController();
 const cancel = new AbortController();
@@ -97,4 +100,6 @@ port.on('message', (message: ToWorker) => {
   else if (message.type === 'cancel') cancel.abort(new Error('cancelled'));
   else void run(message);
 });
-post({ type: 'ready' });
+// This thread's own code is compiled before it says ready (each thread has its own V8 isolate).
+const rehearsed = rehearsal ? await rehearse(rehearsal.specs, rehearsal.samples, rehearsal.requests, clock) : null;
+post({ type: 'ready', rehearsal: rehearsed });

@@ -21,7 +21,9 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { WaitMode } from '../adapters/system-clock';
-import type { FireLoopOptions } from '../core/fire/fire-loop';
+import type { Clock } from '../ports';
+import { REHEARSAL_BODIES, rehearse, type RehearsalResult } from './rehearsal';
+import { busiestWindow, type FireLoopOptions } from '../core/fire/fire-loop';
 import { deterministicUuid } from '../core/ids';
 import type { FireRunner } from '../core/run/replay';
 import type { FireOutcome, ReplayPlan, ScheduledRequest } from '../core/types';
@@ -43,15 +45,7 @@ const DEFAULT_ENTRY = new URL('./fire-worker-entry.mjs', import.meta.url);
  * in parallel share the machine, so their schedules count together; sequential ones do not.
  */
 export function peakRate(plans: readonly ReplayPlan[], dispatch: 'parallel' | 'sequential'): number {
-  const busiest = (offsets: Float64Array) => {
-    offsets.sort();
-    let most = 0;
-    for (let hi = 0, lo = 0; hi < offsets.length; hi++) {
-      while ((offsets[hi] as number) - (offsets[lo] as number) >= 1000) lo++;
-      most = Math.max(most, hi - lo + 1);
-    }
-    return most;
-  };
+  const busiest = (offsets: Float64Array) => busiestWindow(offsets.sort(), 1000);
   const offsetsOf = (list: readonly ReplayPlan[]) => Float64Array.from(list.flatMap((plan) => plan.requests.map((r) => r.offsetMs)));
   return dispatch === 'parallel' ? busiest(offsetsOf(plans)) : Math.max(0, ...plans.map((plan) => busiest(offsetsOf([plan]))));
 }
@@ -79,6 +73,8 @@ export interface FireWorkersOptions {
   onError: (message: string) => void;
   /** The worker's entry module (tests: one that crashes). */
   entry?: URL;
+  /** Each worker rehearses before it is ready (rehearsal.ts): requests per target, and each target's plan. */
+  rehearsal?: { requests: number; samples: ScheduledRequest[][] };
 }
 
 interface PendingJob {
@@ -93,6 +89,8 @@ interface PendingJob {
 
 export interface FireWorkers {
   readonly size: number;
+  /** What each worker's rehearsal did (null: none asked). */
+  readonly rehearsals: (RehearsalResult | null)[];
   /** runReplay's FireRunner: one target's plan over every worker. */
   run: FireRunner;
   /** Ends every worker (after the run, or on failure). */
@@ -107,7 +105,8 @@ export async function startFireWorkers(options: FireWorkersOptions): Promise<Fir
   const alive = new Set<number>();
 
   const workers = Array.from({ length: options.workers }, (_, w) => {
-    const worker = new Worker(options.entry ?? DEFAULT_ENTRY, { workerData: { wait: options.wait } satisfies WorkerData, execArgv: [] });
+    const rehearsal = options.rehearsal && options.rehearsal.requests > 0 ? { ...options.rehearsal, specs: [...options.specs] } : undefined;
+    const worker = new Worker(options.entry ?? DEFAULT_ENTRY, { workerData: { wait: options.wait, ...(rehearsal ? { rehearsal } : {}) } satisfies WorkerData, execArgv: [] });
     alive.add(w);
     return worker;
   });
@@ -143,6 +142,7 @@ export async function startFireWorkers(options: FireWorkersOptions): Promise<Fir
     for (const [job, pending] of jobs) if (pending.open.has(w)) settle(job, w, why);
   };
 
+  const rehearsals: (RehearsalResult | null)[] = workers.map(() => null);
   await Promise.all(
     workers.map(
       (worker, w) =>
@@ -151,6 +151,7 @@ export async function startFireWorkers(options: FireWorkersOptions): Promise<Fir
           worker.on('message', (message: FromWorker) => {
             if (message.type === 'ready') {
               clearTimeout(timer);
+              rehearsals[w] = message.rehearsal;
               resolve();
             } else receive(w, message);
           });
@@ -254,6 +255,7 @@ export async function startFireWorkers(options: FireWorkersOptions): Promise<Fir
 
   return {
     size: workers.length,
+    rehearsals,
     run,
     async close() {
       closing = true;
@@ -264,19 +266,35 @@ export async function startFireWorkers(options: FireWorkersOptions): Promise<Fir
 
 /**
  * runReplay's `prepareFire` for the CLI: worker threads when the plans' peak rate (or
- * `--workers n`) asks for more than one, else null (the fire loop in this thread). The
- * workers started are handed to `started` so that the caller closes them.
+ * `--workers n`) asks for more than one, else null (the fire loop in this thread). Either way
+ * the threads that will fire rehearse first (`rehearsal` requests per target, rehearsal.ts),
+ * before any schedule zero is taken. The workers started are handed to `started` so that the
+ * caller closes them.
  */
 export function prepareFireWorkers(
   setting: number | 'auto',
-  settings: Omit<FireWorkersOptions, 'workers'> & { maxInFlight?: number; started: (workers: FireWorkers, peak: number) => void },
+  settings: Omit<FireWorkersOptions, 'workers' | 'rehearsal'> & {
+    maxInFlight?: number;
+    /** Rehearsal requests per target and thread (0: none). */
+    rehearsal: number;
+    /** This thread's clock (the rehearsal in this thread runs on it). */
+    clock: Clock;
+    started: (workers: FireWorkers, peak: number) => void;
+    rehearsed?: (results: RehearsalResult[], threads: number) => void;
+  },
 ): (plans: readonly ReplayPlan[], dispatch: 'parallel' | 'sequential') => Promise<FireRunner | null> {
   return async (plans, dispatch) => {
     const peak = peakRate(plans, dispatch);
     const n = workerCount(setting, peak, availableParallelism(), settings.maxInFlight);
-    if (n <= 1) return null;
-    const workers = await startFireWorkers({ ...settings, workers: n });
+    const samples = plans.map((plan) => plan.requests.slice(0, REHEARSAL_BODIES));
+    if (n <= 1) {
+      if (settings.rehearsal > 0) settings.rehearsed?.([await rehearse(settings.specs, samples, settings.rehearsal, settings.clock)], 1);
+      return null;
+    }
+    const workers = await startFireWorkers({ ...settings, workers: n, rehearsal: { requests: settings.rehearsal, samples } });
     settings.started(workers, peak);
+    const done = workers.rehearsals.filter((r): r is RehearsalResult => r !== null);
+    if (done.length > 0) settings.rehearsed?.(done, n);
     return workers.run;
   };
 }

@@ -27,10 +27,11 @@ import type { ReportTargetSummary } from '../core/report/types';
 import { BUNDLED_CHART_ASSETS } from '../adapters/bundled-chart-assets';
 import { startMockSageMaker } from './mock-sagemaker';
 import { startMockServer } from './mock-server';
-import { planProblemsAsFlags, usageMessage, USAGE_EXIT } from './cli-usage';
+import { DEFAULT_REHEARSAL_REQUESTS, planProblemsAsFlags, usageMessage, USAGE_EXIT } from './cli-usage';
 import { describePreflight, preflight } from './preflight';
 import { installInterrupt } from './interrupt';
 import { prepareFireWorkers, type FireWorkers } from './fire-workers';
+import type { RehearsalResult } from './rehearsal';
 import { createTargetClient, type TargetClientSpec } from './target-clients';
 
 export interface ReplayCommandOptions {
@@ -61,6 +62,8 @@ export interface ReplayCommandOptions {
   workers?: number | 'auto';
   /** `precise` (default): sub-millisecond; `coarse`: timers only, ~1 ms, less CPU (system-clock.ts). */
   wait?: WaitMode;
+  /** Requests per target and firing thread sent to an in-process sink before schedule zero (rehearsal.ts); default DEFAULT_REHEARSAL_REQUESTS, 0: none. */
+  rehearsal?: number;
   timeout: number;
   lead: number;
   lateTolerance?: number;
@@ -200,6 +203,9 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
           fireWorkers = workers;
           err.write(`Firing from ${workers.size} worker threads (busiest second of the plan: ${peak} requests)\n`);
         },
+        rehearsal: options.rehearsal ?? DEFAULT_REHEARSAL_REQUESTS,
+        clock,
+        rehearsed: (results, threads) => err.write(rehearsalLine(results, threads, clients.length) + '\n'),
       }),
       signal: interrupt.stop,
       cancelSignal: interrupt.cancel,
@@ -256,6 +262,16 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
     exitCode = FAIL_ON_EXIT;
   }
   return exitCode;
+}
+
+/** What the rehearsal did, in one line for stderr. */
+export function rehearsalLine(results: readonly RehearsalResult[], threads: number, targets: number): string {
+  const sent = results.reduce((n, r) => n + r.requests, 0);
+  const answered = results.reduce((n, r) => n + r.succeeded, 0);
+  const seconds = Math.max(...results.map((r) => r.ms)) / 1000;
+  const where = `${threads > 1 ? `${threads} threads x ` : ''}${targets > 1 ? `${targets} targets` : 'the target'}`;
+  const failed = sent - answered;
+  return `Rehearsal: ${sent} requests (${where}) to an in-process sink in ${seconds.toFixed(1)} s, nothing sent to the target${failed > 0 ? `; ${failed} failed at the sink, so the code they compiled is not all the run's` : ''} (--rehearsal 0 skips it)`;
 }
 
 /** The run's comparison and report from its targets' outcomes. */
@@ -372,6 +388,7 @@ function inputConfigOf(options: ReplayCommandOptions, runId: string, target: str
         late_policy: options.latePolicy,
         workers: options.workers ?? 'auto',
         wait: options.wait ?? 'precise',
+        rehearsal: options.rehearsal ?? DEFAULT_REHEARSAL_REQUESTS,
       },
     },
   });

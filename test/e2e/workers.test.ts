@@ -62,8 +62,11 @@ const replay = (out: string, runId: string, extra: string[]) =>
 
 describe('capture-replay replay --workers / --wait', () => {
   it('--workers 2: every request once, the records the manifest counts, the same ids and order as one thread', async () => {
-    const two = await replay(join(dir, 'two'), 'w2', ['--workers', '2']);
+    const two = await replay(join(dir, 'two'), 'w2', ['--workers', '2', '--rehearsal', '500']);
     expect(two.stderr).toContain('Firing from 2 worker threads');
+    // Each worker rehearses its own code before it is ready; none of it reaches the target
+    // (the mock's log below holds exactly the run's requests).
+    expect(two.stderr).toMatch(/Rehearsal: 1000 requests \(2 threads x the target\) to an in-process sink in [\d.]+ s, nothing sent to the target \(--rehearsal 0 skips it\)/);
     expect(two.code, two.stderr).toBe(0);
     const many = results(join(dir, 'two'), 'w2');
     expect(many.manifest).toMatchObject({ scheduled: RECORDS, succeeded: RECORDS, failed: 0, dropped: 0, balanced: true });
@@ -82,7 +85,16 @@ describe('capture-replay replay --workers / --wait', () => {
     const one = await replay(join(dir, 'one'), 'w2', ['--workers', '1']);
     expect(one.code, one.stderr).toBe(0);
     expect(one.stderr).not.toContain('worker threads');
+    expect(one.stderr).toMatch(/Rehearsal: 2000 requests \(the target\) to an in-process sink/);
     expect(results(join(dir, 'one'), 'w2').records.map(identity)).toEqual(many.records.map(identity));
+    // The same ids again, each now seen twice, and nothing else: the rehearsal sent nothing to the target.
+    seen = arrivals();
+    for (let i = 0; i < 50 && ![...seen.values()].every((n) => n === 2); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      seen = arrivals();
+    }
+    expect(seen.size).toBe(RECORDS);
+    expect([...seen.values()].every((n) => n === 2)).toBe(true);
   }, 120_000);
 
   it('--wait coarse: every request fired, none before its due time, typically within a few ms', async () => {
@@ -94,6 +106,17 @@ describe('capture-replay replay --workers / --wait', () => {
     expect(Math.min(...lags)).toBeGreaterThanOrEqual(0);
     expect(median(lags)).toBeLessThan(tolerance('coarse wait median lag', 3));
   }, 60_000);
+
+  it('--rehearsal 0 skips the rehearsal; a negative or fractional count is a usage error', async () => {
+    const none = await replay(join(dir, 'none'), 'none', ['--rehearsal', '0', '--limit', '5']);
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stderr).not.toContain('Rehearsal');
+    for (const bad of ['-1', '2.5', 'many']) {
+      const run = await runCli(['replay', captures, '--url', mock.url, '--rehearsal', bad]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`--rehearsal must be a whole number >= 0 (got "${bad}")`);
+    }
+  });
 
   it('--workers takes auto or 1-64', async () => {
     const bad = await runCli(['replay', captures, '--url', mock.url, '--workers', 'two']);

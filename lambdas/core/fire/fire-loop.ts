@@ -12,6 +12,7 @@
  *   at once, each recorded as cancelled (CancelledError, code 499). A caller that stops
  *   gracefully aborts `signal` first and `cancelSignal` after a grace period.
  */
+import { setMaxListeners } from 'node:events';
 import type { Clock, TargetClient, TargetRequest } from '../../ports';
 import { deterministicUuid } from '../ids';
 import type { DropReason, FireOutcome, ScheduledRequest, TargetResult } from '../types';
@@ -49,6 +50,28 @@ export interface FireLoopOptions {
   onOutcome?: (outcome: FireOutcome) => void;
 }
 
+/**
+ * Connections a target opens ahead of the first due request (TargetClient.warm): as many as
+ * requests fall due in the plan's busiest WARM_WINDOW_MS, at least WARM_MIN and at most
+ * WARM_MAX (and never more than maxInFlight), WARM_AHEAD_MS before the first due time (at
+ * once when that has passed). A fast target needs few of them; they are there so that the
+ * first requests do not each wait for a connection of their own (socket-reserve.ts).
+ */
+export const WARM_WINDOW_MS = 100;
+export const WARM_MIN = 4;
+export const WARM_MAX = 256;
+export const WARM_AHEAD_MS = 1_000;
+
+/** The most offsets (sorted ascending) within any `windowMs`. */
+export function busiestWindow(sortedOffsetsMs: ArrayLike<number>, windowMs: number): number {
+  let most = 0;
+  for (let hi = 0, lo = 0; hi < sortedOffsetsMs.length; hi++) {
+    while ((sortedOffsetsMs[hi] as number) - (sortedOffsetsMs[lo] as number) >= windowMs) lo++;
+    most = Math.max(most, hi - lo + 1);
+  }
+  return most;
+}
+
 function clientFailure(clock: Clock, startNs: bigint, error: unknown): TargetResult {
   const now = clock.nowNs();
   return {
@@ -66,6 +89,8 @@ export async function runFireLoop(requests: readonly ScheduledRequest[], options
   const { clock, target } = options;
   // Cancelling also stops: nothing new is sent once requests in flight are being cancelled.
   const signal = options.signal && options.cancelSignal ? AbortSignal.any([options.signal, options.cancelSignal]) : (options.signal ?? options.cancelSignal);
+  // Every request in flight listens to the cancel signal: thousands at high rates, not a leak.
+  if (options.cancelSignal) setMaxListeners(0, options.cancelSignal);
   const own = options.maxInFlight !== undefined && Number.isFinite(options.maxInFlight) ? new Semaphore(options.maxInFlight) : null;
   const permits = [own, options.sharedInFlight].filter((s): s is Semaphore => s !== undefined && s !== null);
   const expireNs = options.expireAfterMs !== undefined ? BigInt(Math.round(options.expireAfterMs * 1e6)) : null;
@@ -104,6 +129,18 @@ export async function runFireLoop(requests: readonly ScheduledRequest[], options
   };
 
   let aborted = false;
+  const first = prepared[0];
+  if (target.warm && first) {
+    const busiest = busiestWindow(prepared.map((p) => p.request.offsetMs), WARM_WINDOW_MS);
+    const connections = Math.min(Math.max(busiest, WARM_MIN), WARM_MAX, options.maxInFlight ?? Infinity);
+    try {
+      await clock.waitUntil(first.dueNs - BigInt(WARM_AHEAD_MS * 1e6), signal);
+      target.warm(connections);
+    } catch (error) {
+      if (!signal?.aborted) throw error;
+      aborted = true;
+    }
+  }
   for (const p of prepared) {
     if (!aborted) {
       try {
