@@ -36,12 +36,6 @@ export interface TargetRequest {
 export interface TargetClient {
   readonly name: string;
   send(request: TargetRequest, signal?: AbortSignal): Promise<TargetResult>;
-  /**
-   * Opens connections ahead of need, so that at least `connections` are ready or being opened
-   * for the requests to come (the fire loop calls it shortly before the first due request).
-   * Optional: a client without it opens connections as requests need them.
-   */
-  warm?(connections: number): void;
   close(): Promise<void>;
 }
 

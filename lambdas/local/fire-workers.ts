@@ -23,7 +23,7 @@ import { Worker } from 'node:worker_threads';
 import type { WaitMode } from '../adapters/system-clock';
 import type { Clock } from '../ports';
 import { REHEARSAL_BODIES, rehearse, type RehearsalResult } from './rehearsal';
-import { busiestWindow, type FireLoopOptions } from '../core/fire/fire-loop';
+import type { FireLoopOptions } from '../core/fire/fire-loop';
 import { deterministicUuid } from '../core/ids';
 import type { FireRunner } from '../core/run/replay';
 import type { FireOutcome, ReplayPlan, ScheduledRequest } from '../core/types';
@@ -45,7 +45,15 @@ const DEFAULT_ENTRY = new URL('./fire-worker-entry.mjs', import.meta.url);
  * in parallel share the machine, so their schedules count together; sequential ones do not.
  */
 export function peakRate(plans: readonly ReplayPlan[], dispatch: 'parallel' | 'sequential'): number {
-  const busiest = (offsets: Float64Array) => busiestWindow(offsets.sort(), 1000);
+  const busiest = (offsets: Float64Array) => {
+    offsets.sort();
+    let most = 0;
+    for (let hi = 0, lo = 0; hi < offsets.length; hi++) {
+      while ((offsets[hi] as number) - (offsets[lo] as number) >= 1000) lo++;
+      most = Math.max(most, hi - lo + 1);
+    }
+    return most;
+  };
   const offsetsOf = (list: readonly ReplayPlan[]) => Float64Array.from(list.flatMap((plan) => plan.requests.map((r) => r.offsetMs)));
   return dispatch === 'parallel' ? busiest(offsetsOf(plans)) : Math.max(0, ...plans.map((plan) => busiest(offsetsOf([plan]))));
 }

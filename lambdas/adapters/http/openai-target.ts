@@ -24,7 +24,6 @@ import { createParser, type EventSourceMessage, type ParseError } from 'eventsou
 import { Pool } from 'undici';
 import type { Clock, TargetClient, TargetRequest } from '../../ports';
 import { requestDeadline, type RequestDeadline } from '../request-deadline';
-import { createSocketReserve } from './socket-reserve';
 import { watchWire } from '../wire-stamps';
 import { plausibleOpenAIUsage } from '../../core/metrics/usage';
 import type { ErrorDetails, TargetResult, TokenUsage } from '../../core/types';
@@ -83,13 +82,8 @@ function joinPath(basePath: string, path: string): string {
 export function createOpenAITarget(options: OpenAITargetOptions): TargetClient {
   const base = new URL(options.baseUrl);
   const path = joinPath(base.pathname, options.path ?? '/v1/chat/completions');
-  // Connections opened ahead of the first requests (and replaced as the pool takes them):
-  // see socket-reserve.ts for the start-of-run cascade it prevents.
-  const reserve = createSocketReserve(new URL(base.origin));
-  const connections = options.connections ?? 1024;
   const pool = new Pool(base.origin, {
-    connections,
-    connect: reserve.connect,
+    connections: options.connections ?? 1024,
     pipelining: 1,
     keepAliveTimeout: 30_000,
     // The whole-request timeout below is the one that counts; these must not fire first.
@@ -232,10 +226,6 @@ export function createOpenAITarget(options: OpenAITargetOptions): TargetClient {
   return {
     name: options.name,
     send,
-    warm: (count) => reserve.warm(Math.min(count, connections)),
-    close: () => {
-      reserve.close();
-      return pool.close();
-    },
+    close: () => pool.close(),
   };
 }

@@ -51,26 +51,16 @@ export interface FireLoopOptions {
 }
 
 /**
- * Connections a target opens ahead of the first due request (TargetClient.warm): as many as
- * requests fall due in the plan's busiest WARM_WINDOW_MS, at least WARM_MIN and at most
- * WARM_MAX (and never more than maxInFlight), WARM_AHEAD_MS before the first due time (at
- * once when that has passed). A fast target needs few of them; they are there so that the
- * first requests do not each wait for a connection of their own (socket-reserve.ts).
+ * Behind schedule by more than this at pick-up, a request waits one turn of the event loop
+ * before it is sent. A loop that fell behind (a garbage collection, a busy machine) finds many
+ * requests overdue at once, and `waitUntil` returns at once for each: sent back to back, with
+ * no I/O in between, they all found their connections still busy (the responses that came
+ * during the stall not yet read) and the pool opened a new connection for each; at 2,000
+ * requests/s one stall led to 261. A turn (setImmediate runs after the poll phase) reads
+ * those responses first, so an overdue request goes out on a connection that is free again.
  */
-export const WARM_WINDOW_MS = 100;
-export const WARM_MIN = 4;
-export const WARM_MAX = 256;
-export const WARM_AHEAD_MS = 1_000;
-
-/** The most offsets (sorted ascending) within any `windowMs`. */
-export function busiestWindow(sortedOffsetsMs: ArrayLike<number>, windowMs: number): number {
-  let most = 0;
-  for (let hi = 0, lo = 0; hi < sortedOffsetsMs.length; hi++) {
-    while ((sortedOffsetsMs[hi] as number) - (sortedOffsetsMs[lo] as number) >= windowMs) lo++;
-    most = Math.max(most, hi - lo + 1);
-  }
-  return most;
-}
+export const CATCH_UP_TURN_NS = 1_000_000n;
+const turnOfTheLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function clientFailure(clock: Clock, startNs: bigint, error: unknown): TargetResult {
   const now = clock.nowNs();
@@ -129,23 +119,12 @@ export async function runFireLoop(requests: readonly ScheduledRequest[], options
   };
 
   let aborted = false;
-  const first = prepared[0];
-  if (target.warm && first) {
-    const busiest = busiestWindow(prepared.map((p) => p.request.offsetMs), WARM_WINDOW_MS);
-    const connections = Math.min(Math.max(busiest, WARM_MIN), WARM_MAX, options.maxInFlight ?? Infinity);
-    try {
-      await clock.waitUntil(first.dueNs - BigInt(WARM_AHEAD_MS * 1e6), signal);
-      target.warm(connections);
-    } catch (error) {
-      if (!signal?.aborted) throw error;
-      aborted = true;
-    }
-  }
   for (const p of prepared) {
     if (!aborted) {
       try {
         await clock.waitUntil(p.dueNs, signal);
         for (const s of permits) await s.acquire();
+        if (clock.nowNs() - p.dueNs > CATCH_UP_TURN_NS) await turnOfTheLoop();
         if (signal?.aborted) release();
         signal?.throwIfAborted();
       } catch (error) {
