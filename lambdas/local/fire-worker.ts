@@ -10,6 +10,7 @@
  * by the main thread.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { collectGarbage } from '../adapters/full-gc';
 import { createSystemClock, type WaitMode } from '../adapters/system-clock';
 import { runFireLoop, type LatePolicy } from '../core/fire/fire-loop';
 import type { FireOutcome, ScheduledRequest } from '../core/types';
@@ -77,6 +78,7 @@ async function run(job: RunJob): Promise<void> {
       ...(job.expireAfterMs !== undefined ? { expireAfterMs: job.expireAfterMs } : {}),
       signal: stop.signal,
       cancelSignal: cancel.signal,
+      beforeStart: collectGarbage,
       onOutcome: ({ request, ...rest }) => {
         batch.push({ ...rest, index: request.index });
         if (!flushing) {

@@ -30,6 +30,7 @@ import { startMockServer } from './mock-server';
 import { DEFAULT_REHEARSAL_REQUESTS, planProblemsAsFlags, usageMessage, USAGE_EXIT } from './cli-usage';
 import { describePreflight, preflight } from './preflight';
 import { installInterrupt } from './interrupt';
+import { collectGarbage } from '../adapters/full-gc';
 import { prepareFireWorkers, type FireWorkers } from './fire-workers';
 import type { RehearsalResult } from './rehearsal';
 import { createTargetClient, type TargetClientSpec } from './target-clients';
@@ -209,6 +210,8 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
       }),
       signal: interrupt.stop,
       cancelSignal: interrupt.cancel,
+      // A full collection before the first due time (the rehearsal's garbage included).
+      beforeFireStart: collectGarbage,
       // The comparison and the report before the manifests: the manifests are the last files written.
       beforeManifests: async (targets) => {
         analysis = analyseRun(targets, runId, {

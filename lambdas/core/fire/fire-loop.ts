@@ -48,6 +48,12 @@ export interface FireLoopOptions {
   /** Cancels requests in flight (passed to `TargetClient.send`): each ends as CancelledError (499). */
   cancelSignal?: AbortSignal;
   onOutcome?: (outcome: FireOutcome) => void;
+  /**
+   * Called once the requests are prepared, before the wait for the first one: the CLI collects
+   * garbage here, so that no major collection left over from before the run lands in it
+   * (adapters/full-gc.ts).
+   */
+  beforeStart?: () => void;
 }
 
 /**
@@ -118,6 +124,7 @@ export async function runFireLoop(requests: readonly ScheduledRequest[], options
     for (const s of permits) s.release();
   };
 
+  options.beforeStart?.();
   let aborted = false;
   for (const p of prepared) {
     if (!aborted) {

@@ -79,6 +79,8 @@ export interface ReplayRunSettings {
   prepareFire?: (plans: readonly ReplayPlan[], dispatch: 'parallel' | 'sequential') => Promise<FireRunner | null>;
   onPlanned?: (target: string, plan: ReplayPlan, startNs: bigint) => void;
   onOutcome?: (target: string, outcome: FireOutcome) => void;
+  /** Passed to each target's fire loop in this thread (FireLoopOptions.beforeStart). */
+  beforeFireStart?: () => void;
 }
 
 export interface TargetRunResult {
@@ -151,6 +153,7 @@ export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunRes
       ...(options.signal !== undefined ? { signal: options.signal } : {}),
       ...(options.cancelSignal !== undefined ? { cancelSignal: options.cancelSignal } : {}),
       onOutcome: (outcome) => options.onOutcome?.(name, outcome),
+      ...(options.beforeFireStart ? { beforeStart: options.beforeFireStart } : {}),
     }, { index, name });
     const outcomes = [...fired, ...dropped].sort((a, b) => a.request.index - b.request.index);
     const records = outcomes

@@ -178,3 +178,13 @@ describe('runFireLoop: catching up', () => {
     expect(outcomes.map(lagMs)).toEqual([5, 4, late + 0.5, 0, 0]);
   });
 });
+
+describe('runFireLoop: beforeStart', () => {
+  it('is called once, after the requests are prepared and before the first is sent', async () => {
+    const { target, options } = setup(5);
+    const calls: number[] = [];
+    const outcomes = await runFireLoop([req(0, 0), req(1, 10)], { ...options, beforeStart: () => calls.push(target.sent.length) });
+    expect(calls).toEqual([0]);
+    expect(outcomes.every((o) => o.result?.error === null)).toBe(true);
+  });
+});
