@@ -47,7 +47,9 @@ async function twinOf(spec: TargetClientSpec, clock: Clock): Promise<{ twin: Tar
   const name = `${spec.name}-rehearsal`;
   if (spec.kind === 'http') {
     const sink = await startMockServer({ ttftMs: 0, itlMs: 0, outputTokens: 4, recordRequests: false, preciseTimers: false });
-    const twin = createTargetClient({ ...spec, name, baseUrl: sink.url, path: '/v1/chat/completions' }, clock);
+    // The user's API key is not the sink's business: the twin sends none.
+    const { apiKey: _key, ...options } = spec;
+    const twin = createTargetClient({ ...options, name, baseUrl: sink.url, path: '/v1/chat/completions' }, clock);
     return { twin, close: async () => (await twin.close(), await sink.close()) };
   }
   const sink = await startMockSageMaker({ ttftMs: 0, itlMs: 0, outputTokens: 4, recordRequests: false, preciseTimers: false, requireAuth: false });

@@ -5,6 +5,7 @@
  * SageMaker one that the SDK is pointed at through AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME, as a
  * user would).
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSystemClock } from '../../lambdas/adapters/system-clock';
 import { startMockSageMaker, type MockSageMaker } from '../../lambdas/local/mock-sagemaker';
@@ -73,6 +74,25 @@ describe('rehearse', () => {
     const result = await rehearse([{ kind: 'sagemaker', name: 'B', sagemaker: { endpointName: 'prod-endpoint', region: 'eu-west-1' }, timeoutMs: 5_000 }], [plan], 150, clock);
     expect(result).toMatchObject({ requests: 150, succeeded: 150 });
     expect(sagemaker.requests.length).toBe(before);
+  });
+
+  it('the target\'s API key is not sent, not even to the sink', async () => {
+    const authorizations: unknown[] = [];
+    let requests = 0;
+    const onHeaders = (message: unknown) => {
+      requests++;
+      const headers = (message as { request: { headers: unknown[] } }).request.headers;
+      for (let i = 0; i + 1 < headers.length; i += 2) if (String(headers[i]).toLowerCase() === 'authorization') authorizations.push(headers[i + 1]);
+    };
+    subscribe('undici:client:sendHeaders', onHeaders);
+    try {
+      const result = await rehearse([{ kind: 'http', name: 'A', baseUrl: target.url, path: '/v1/chat/completions', timeoutMs: 5_000, apiKey: 'sk-secret' }], [[chat(0)]], 50, clock);
+      expect(result).toMatchObject({ requests: 50, succeeded: 50 });
+    } finally {
+      unsubscribe('undici:client:sendHeaders', onHeaders);
+    }
+    expect(requests).toBe(50);
+    expect(authorizations).toEqual([]);
   });
 
   it('several targets: each rehearsed with its own plan; a target with nothing planned is skipped', async () => {
