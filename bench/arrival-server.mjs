@@ -10,9 +10,31 @@ import { createServer } from 'node:net';
 const out = process.argv[2];
 if (!out) throw new Error('usage: arrival-server.mjs <arrivals-file>');
 
-// Wall clock in ns with hrtime resolution: one anchor taken at start-up.
-const anchorWallNs = BigInt(Date.now()) * 1_000_000n;
-const anchorHr = process.hrtime.bigint();
+// Wall clock in ns with hrtime resolution: one anchor taken at start-up, on the instant
+// Date.now() turns to a new millisecond (an anchor at a random instant would read up to 1 ms
+// behind), located between two hrtime reads at most 20 us apart (a pause between the reads
+// would move it); up to 50 ticks tried, the tightest kept.
+function anchorOnTick() {
+  let best = null;
+  for (let tries = 0; tries < 50 && !(best && best.width <= 20_000n); tries++) {
+    let h1 = process.hrtime.bigint();
+    const start = Date.now();
+    let h2 = process.hrtime.bigint();
+    let h0 = h1;
+    let wall = start;
+    // h0 < (wall read) < h1 < (wall read) < h2: a change seen at the second read came between h0 and h2.
+    while (wall === start) {
+      h0 = h1;
+      h1 = h2;
+      wall = Date.now();
+      h2 = process.hrtime.bigint();
+    }
+    const width = h2 - h0;
+    if (!best || width < best.width) best = { wallNs: BigInt(wall) * 1_000_000n, hr: h1, width };
+  }
+  return best;
+}
+const { wallNs: anchorWallNs, hr: anchorHr, width: anchorWidthNs } = anchorOnTick();
 const nowNs = () => anchorWallNs + (process.hrtime.bigint() - anchorHr);
 
 const BODY = Buffer.from(JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
@@ -47,7 +69,7 @@ const server = createServer((socket) => {
 });
 
 server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${server.address().port}` }) + '\n');
+  process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${server.address().port}`, anchorWidthNs: Number(anchorWidthNs) }) + '\n');
 });
 
 process.on('SIGTERM', () => {

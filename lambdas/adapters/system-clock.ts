@@ -12,12 +12,23 @@ import type { Clock } from '../ports';
  *
  * The wall clock (Date.now) ticks in whole milliseconds: an anchor taken at a random moment
  * would be up to 1 ms early. The anchor waits for the next tick instead (at most ~1 ms of
- * spinning), so it is exact to the cost of one hrtime read.
+ * reading both clocks in turn), and pairs the tick with the hrtime read between the two wall
+ * reads that saw it turn over. A thread descheduled in that window (a worker starting while
+ * others start, a busy machine) would pair the tick with an hrtime read from before its pause
+ * and run ahead of real time by the pause: measured, one of two fire workers anchored 4.3 ms
+ * ahead and sent its whole share 4.3 ms early. So the hrtime reads on both sides of the tick
+ * must lie within ANCHOR_SPAN_NS of each other; otherwise the anchor waits for the next tick,
+ * up to ANCHOR_TICKS of them, and keeps the tightest.
  */
 export interface ClockSources {
   wallMs: () => number;
   hrtimeNs: () => bigint;
 }
+
+/** The widest hrtime bracket around a wall-clock tick the anchor accepts at once (reads take ~0.1 us). */
+export const ANCHOR_SPAN_NS = 20_000n;
+/** Ticks the anchor tries for a bracket within ANCHOR_SPAN_NS before it keeps the tightest it saw. */
+const ANCHOR_TICKS = 20;
 
 const realSources: ClockSources = { wallMs: () => Date.now(), hrtimeNs: () => process.hrtime.bigint() };
 
@@ -53,23 +64,55 @@ export interface SystemClock extends Clock {
   readonly lastCorrectionNs: bigint;
 }
 
+interface Tick {
+  /** The wall clock's new millisecond. */
+  wallMs: number;
+  /** An hrtime read between the wall read before the tick and the one that saw it. */
+  hrNs: bigint;
+  /** How far apart the hrtime reads on either side of the tick were: the anchor's uncertainty. */
+  spanNs: bigint;
+}
+
+/**
+ * Reads the clocks in turn (h0 W0 h1 W1 h2 ...) until the wall clock turns over at Wk: the
+ * tick came after W(k-1) and before Wk, so between h(k-1) and h(k+1); hk is its hrtime and
+ * h(k+1) - h(k-1) bounds the error. Bounded for a wall clock that never moves (tests).
+ */
+function nextTick(sources: ClockSources): Tick {
+  let hrBefore = sources.hrtimeNs();
+  const first = sources.wallMs();
+  let hrBetween = sources.hrtimeNs();
+  let wall = first;
+  let hrAfter = hrBetween;
+  for (let i = 0; i < 1_000_000; i++) {
+    wall = sources.wallMs();
+    hrAfter = sources.hrtimeNs();
+    if (wall !== first) break;
+    hrBefore = hrBetween;
+    hrBetween = hrAfter;
+  }
+  return { wallMs: wall, hrNs: hrBetween, spanNs: hrAfter - hrBefore };
+}
+
+function tightestTick(sources: ClockSources): Tick {
+  let best = nextTick(sources);
+  for (let i = 1; i < ANCHOR_TICKS && best.spanNs > ANCHOR_SPAN_NS; i++) {
+    const tick = nextTick(sources);
+    if (tick.spanNs < best.spanNs) best = tick;
+  }
+  return best;
+}
+
 export function createSystemClock(sources: ClockSources = realSources, wait: WaitMode = 'precise'): SystemClock {
   let originNs = 0n;
   let originHr = 0n;
   let lastCorrectionNs = 0n;
   const nowNs = () => originNs + (sources.hrtimeNs() - originHr);
   const anchor = (): void => {
-    const first = sources.wallMs();
-    let wall = first;
-    let hr = sources.hrtimeNs();
-    // Wait for the millisecond to turn over; bounded in case the wall clock is frozen (tests).
-    for (let i = 0; i < 1_000_000 && wall === first; i++) {
-      hr = sources.hrtimeNs();
-      wall = sources.wallMs();
-    }
+    const tick = tightestTick(sources);
     const before = originNs === 0n ? null : nowNs();
-    originNs = BigInt(Math.round(wall * 1e6));
-    originHr = hr;
+    originNs = BigInt(Math.round(tick.wallMs * 1e6));
+    originHr = tick.hrNs;
     lastCorrectionNs = before === null ? 0n : nowNs() - before;
   };
   anchor();
