@@ -34,7 +34,7 @@ function anchorOnTick() {
   }
   return best;
 }
-const { wallNs: anchorWallNs, hr: anchorHr, width: anchorWidthNs } = anchorOnTick();
+const { wallNs: anchorWallNs, hr: anchorHr } = anchorOnTick();
 const nowNs = () => anchorWallNs + (process.hrtime.bigint() - anchorHr);
 
 const BODY = Buffer.from(JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
@@ -69,7 +69,7 @@ const server = createServer((socket) => {
 });
 
 server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${server.address().port}`, anchorWidthNs: Number(anchorWidthNs) }) + '\n');
+  process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${server.address().port}` }) + '\n');
 });
 
 process.on('SIGTERM', () => {

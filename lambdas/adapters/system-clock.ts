@@ -25,7 +25,7 @@ export interface ClockSources {
   hrtimeNs: () => bigint;
 }
 
-/** The widest hrtime bracket around a wall-clock tick the anchor accepts at once (reads take ~0.1 us). */
+/** The widest hrtime bracket around a wall-clock tick the anchor accepts at once (far wider than a read pair takes: what it catches is a thread paused between the reads). */
 export const ANCHOR_SPAN_NS = 20_000n;
 /** Ticks the anchor tries for a bracket within ANCHOR_SPAN_NS before it keeps the tightest it saw. */
 const ANCHOR_TICKS = 20;

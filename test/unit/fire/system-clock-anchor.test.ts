@@ -45,12 +45,9 @@ describe('system clock anchor', () => {
   });
 
   it('and in a resync (the fire handler takes one at every invocation)', () => {
-    const { reads: anchorReads } = (() => {
-      const s = simulated(-1);
-      createSystemClock(s.sources);
-      return s;
-    })();
-    const first = anchorReads();
+    const probe = simulated(-1);
+    createSystemClock(probe.sources);
+    const first = probe.reads(); // the reads of the first anchor: pauses from here land in the resync
     const wrong: string[] = [];
     // The resync's tick is ~1 ms (~2,000 reads) after the first anchor's.
     for (let pauseAt = first; pauseAt < first + 2_600; pauseAt++) {
