@@ -1,0 +1,193 @@
+/**
+ * The capture-replay command line as a commander program, built without being run: the bin
+ * (bin/capture-replay.ts) parses process.argv with it, and scripts/gen-cli-docs.ts reads it to
+ * write docs/cli.md. Every command's implementation is imported lazily by its action, so
+ * `--help` stays instant and a usage error never pays for undici or the core.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_REHEARSAL_REQUESTS, parseGoodput, parseWorkers, usageErrors } from './cli-usage';
+
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+function number(name: string, check: (n: number) => boolean, rule: string) {
+  return (raw: string): number => {
+    const value = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(value) || !check(value)) {
+      throw new InvalidArgumentError(`${name} must be ${rule} (got "${raw}")`);
+    }
+    return value;
+  };
+}
+
+const nonNegative = (name: string) => number(name, (n) => n >= 0, 'a number >= 0');
+const positive = (name: string) => number(name, (n) => n > 0, 'a number > 0');
+const positiveInt = (name: string) => number(name, (n) => Number.isInteger(n) && n > 0, 'a whole number > 0');
+const fraction = (name: string) => number(name, (n) => n > 0 && n <= 1, 'a number in (0, 1]');
+const effect = (name: string) => number(name, (n) => n >= 0 && n < 1, 'a fraction in [0, 1), e.g. 0.02 for 2 %');
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+function goodput(raw: string, previous: Record<string, number> | undefined): Record<string, number> {
+  const slos = parseGoodput(raw);
+  if (typeof slos === 'string') throw new InvalidArgumentError(slos);
+  return { ...previous, ...slos };
+}
+
+function workers(raw: string): number | 'auto' {
+  const value = parseWorkers(raw);
+  if (typeof value === 'string' && value !== 'auto') throw new InvalidArgumentError(value);
+  return value;
+}
+
+const FAIL_ON = ['worse', 'changed', 'inconclusive'] as const;
+function failOn(raw: string): string[] {
+  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = list.filter((v) => !(FAIL_ON as readonly string[]).includes(v));
+  if (list.length === 0 || bad.length > 0) throw new InvalidArgumentError(`--fail-on takes ${FAIL_ON.join(', ')} (comma-separated), got "${raw}"`);
+  return list;
+}
+
+/** The comparison options shared by `replay` (two targets or more) and `compare`. */
+function comparisonOptions(command: Command): Command {
+  return command
+    .option('--min-effect <fraction>', 'smallest relative change called better or worse (0.02 = 2 %)', effect('--min-effect'))
+    .option('--resamples <n>', 'bootstrap resamples for the confidence intervals (default 2000)', positiveInt('--resamples'))
+    .option('--fail-on <verdicts>', `exit 3 when any comparison verdict is one of these (${FAIL_ON.join(', ')}), e.g. to gate a deployment in CI`, failOn);
+}
+
+const EXIT_CODES = `
+Exit codes:
+  0        the run was done
+  1        it could not be done (missing captures, a target not reachable, no
+           replayable record, every request failed, error rate above --max-error-rate)
+  2        usage error
+  3        a comparison verdict matched --fail-on
+  130/143  stopped by SIGINT (Ctrl-C) / SIGTERM; what was done is written`;
+
+function addReplay(program: Command): void {
+  const replay = usageErrors(program.command('replay'), 'replay')
+    .description('replay a capture file or a folder of them (e.g. from `aws s3 sync`) against one OpenAI-compatible server, or several to compare them')
+    .argument('<captures-path>', 'a .jsonl capture file or a folder of them (searched recursively)')
+    .option('--url <base-url>', 'one target: server base URL, e.g. http://localhost:8000')
+    .option('--target <name=url>', 'a target to compare, e.g. --target A=http://a:8000 --target B=http://b:8000 (repeat; the first is the baseline)', collect)
+    .addOption(new Option('--dispatch <mode>', 'several targets: each request to all at its due time, or the whole schedule to one target after another').choices(['parallel', 'sequential']).default('parallel'))
+    .option('--out <dir>', 'output folder; results go to <dir>/<run-id>/<target-name>/', 'capture-replay-out')
+    .option('--path <path>', 'chat completions path under the base URL', '/v1/chat/completions')
+    .option('--target-name <name>', 'name of the target in results', 'target')
+    .option('--streaming', 'force `stream: true` (and stream_options.include_usage) to measure TTFT and ITL', false)
+    .option('--model <name>', 'override the `model` field of every request')
+    .option('--api-key-env <var>', 'name of the environment variable holding a bearer API key (none sent without it)')
+    .option('--start-offset <ms>', 'skip requests before this offset from the first capture (inclusive)', nonNegative('--start-offset'))
+    .option('--end-offset <ms>', 'skip requests after this offset from the first capture (inclusive)', nonNegative('--end-offset'))
+    .option('--time-scale <x>', 'replay speed: 2 = twice as fast, 0.5 = half speed', positive('--time-scale'), 1)
+    .addOption(
+      new Option('--intra-second <policy>', 'requests captured in the same whole second: spread evenly or fire together')
+        .choices(['spread', 'burst'])
+        .default('spread'),
+    )
+    .option('--limit <n>', 'replay at most the first n requests of the window', positiveInt('--limit'))
+    .option('--sample <rate>', 'replay a deterministic random fraction of requests', fraction('--sample'))
+    .option('--seed <n>', 'seed for --sample', positiveInt('--seed'), 1)
+    .option('--max-in-flight <n>', 'cap on concurrent requests (a request held by the cap is late; its lag says so)', positiveInt('--max-in-flight'))
+    .option('--workers <n|auto>', 'fire threads, each with its own connections: auto = this thread up to ~2,500 requests/s at the busiest second, else one per ~2,500/s up to the cores less one; --max-in-flight is split between them', workers, 'auto')
+    .addOption(
+      new Option('--wait <mode>', 'precise: each request within a fraction of a ms of its due time (0.2 ms naps for the last 1.5 ms before each); coarse: timers only, requests ~1 ms late at the median and a few ms at p99, never early')
+        .choices(['precise', 'coarse'])
+        .default('precise'),
+    )
+    .option(
+      '--rehearsal <n>',
+      'requests each firing thread sends per target to an in-process sink before the first due time, so that the first requests do not run through cold code; nothing reaches the target (0: none)',
+      number('--rehearsal', (n) => Number.isInteger(n) && n >= 0, 'a whole number >= 0'),
+      DEFAULT_REHEARSAL_REQUESTS,
+    )
+    .option('--timeout <ms>', 'per-request timeout', positive('--timeout'), 600_000)
+    .option('--lead <ms>', 'delay from start-up to the first request', nonNegative('--lead'), 500)
+    .option('--late-tolerance <ms>', 'lateness beyond which --late-policy applies', nonNegative('--late-tolerance'))
+    .addOption(new Option('--late-policy <policy>', 'what to do with a request later than --late-tolerance').choices(['fire', 'drop']).default('fire'))
+    .option('--max-error-rate <rate>', 'exit 1 when the failed fraction of fired requests exceeds this', fraction('--max-error-rate'))
+    .option('--run-id <id>', 'run id (default: UTC timestamp + random suffix)')
+    .option(
+      '--goodput <slos>',
+      'goodput SLOs as AIPerf spells them: space-separated metric:value pairs in the metric\'s unit (ms for latencies), e.g. "time_to_first_token:200 inter_token_latency:50"',
+      goodput,
+    )
+    .option('--no-preflight', 'do not check that every target can be reached (TCP connect; SageMaker: region and credentials) before the schedule starts')
+    .option('--no-response-excerpts', 'keep no response text in records and error summaries (error messages name the status and type only)')
+    .option('--no-progress', 'no progress bar even on a terminal');
+  comparisonOptions(replay).action(async (capturesPath: string, options: Record<string, unknown>) => {
+    const { replayCommand } = await import('./replay-command');
+    process.exitCode = await replayCommand({ capturesPath, ...options } as Parameters<typeof replayCommand>[0]);
+  });
+}
+
+function addCompare(program: Command): void {
+  const compare = usageErrors(program.command('compare'), 'compare')
+    .description("compare the results folders of two runs or more (ours, or AIPerf's profile_export.jsonl folders): paired when they replayed the same captures")
+    .argument('<results-dirs...>', 'results folders (<out>/<run-id>/<target>/), the first the baseline; a run folder with several targets stands for all of them')
+    .option('--out <dir>', 'where to write comparison.json and report.html (default: print only)')
+    .addOption(new Option('--pairing <mode>', 'paired: by capture request; unpaired: distributions only; auto: paired when most requests match').choices(['auto', 'paired', 'unpaired']).default('auto'))
+    .option('--names <list>', 'comma-separated names for the folders (default: the folder names)');
+  comparisonOptions(compare).action(async (dirs: string[], options: Record<string, unknown>) => {
+    const { compareCommand } = await import('./compare-command');
+    process.exitCode = await compareCommand({ dirs, ...options } as Parameters<typeof compareCommand>[0]);
+  });
+}
+
+function addScheduleNow(program: Command): void {
+  usageErrors(program.command('schedule-now'), 'schedule-now')
+    .description("run a deployed schedule's A/B comparison now (or as at --at), without waiting for its cron: sends its plan message to the stack's plan queue")
+    .argument('<schedule>', 'the schedule name, as in the deployment config')
+    .option('--queue-url <url>', 'the plan queue: the stack output PlanQueueUrl')
+    .option('--at <time>', 'the scheduled time to act as, ISO 8601 with a zone (default: now); the window is taken relative to it')
+    .option('--region <region>', 'the stack region (default: the AWS SDK default chain)')
+    .option('--print', 'print the message (and an aws CLI command to send it) instead of sending it', false)
+    .action(async (schedule: string, options: { queueUrl?: string; at?: string; region?: string; print: boolean }) => {
+      const { scheduleNowCommand } = await import('./schedule-now');
+      process.exitCode = await scheduleNowCommand({ schedule, ...options });
+    });
+}
+
+function addMocksAndDemo(program: Command): void {
+  usageErrors(program.command('mock-server'), 'mock-server')
+    .description('run the bundled OpenAI-compatible mock server (prints {"url": ...} when listening)')
+    .allowUnknownOption(true)
+    .helpOption(false)
+    .argument('[args...]')
+    .action(async (args: string[]) => {
+      const { runMockServerCli } = await import('./mock-server');
+      await runMockServerCli(args);
+    });
+
+  usageErrors(program.command('mock-sagemaker'), 'mock-sagemaker')
+    .description('run the bundled mock SageMaker runtime (prints {"url": ...} when listening; use it with AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME)')
+    .allowUnknownOption(true)
+    .helpOption(false)
+    .argument('[args...]')
+    .action(async (args: string[]) => {
+      const { runMockSageMakerCli } = await import('./mock-sagemaker');
+      await runMockSageMakerCli(args);
+    });
+
+  usageErrors(program.command('demo'), 'demo')
+    .description('replay the bundled capture sample against the bundled mock server and mock SageMaker runtime, as an A/B run (no network, no AWS; what `npm start` runs)')
+    .option('--out <dir>', 'output folder', 'capture-replay-out')
+    .option('--no-progress', 'no progress bar even on a terminal')
+    .action(async (options: { out: string; progress: boolean }) => {
+      const { demoCommand } = await import('./replay-command');
+      process.exitCode = await demoCommand(options);
+    });
+}
+
+/** The whole program: every command, its options and help texts. Parsing is the caller's. */
+export function buildProgram(): Command {
+  const program: Command = usageErrors(new Command(), '', () => program.commands.map((c: Command) => c.name()))
+    .name('capture-replay')
+    .description('Replay SageMaker Data Capture traffic against an endpoint on its original timing, with AIPerf-compatible results.')
+    .version(VERSION, '-V, --version', 'print the version and exit')
+    .addHelpText('after', EXIT_CODES);
+  addReplay(program);
+  addCompare(program);
+  addScheduleNow(program);
+  addMocksAndDemo(program);
+  return program;
+}
