@@ -166,9 +166,19 @@ export async function retryOnConflict<T>(clock: Pick<Clock, 'nowNs' | 'waitUntil
     const result = await attempt();
     if (result !== CONFLICT) return result;
     if (n >= attempts) throw giveUp(attempts);
-    const delayMs = Math.random() * Math.min(CONFLICT_MAX_DELAY_MS, baseDelayMs * 2 ** (n - 1));
+    const delayMs = fullJitterDelayMs(n, baseDelayMs, CONFLICT_MAX_DELAY_MS);
     await clock.waitUntil(clock.nowNs() + BigInt(Math.round(delayMs * 1e6)));
   }
+}
+
+/**
+ * The wait before retry `n + 1` after `n` failed tries: "full jitter", a uniform draw up to
+ * the exponential backoff (`baseMs` doubling, at most `capMs`), so that writers that
+ * collided do not collide again in step.
+ * https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/
+ */
+export function fullJitterDelayMs(n: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
+  return random() * Math.min(capMs, baseMs * 2 ** (n - 1));
 }
 
 /** Bad input: count it, report it, acknowledge it; retrying cannot help. */
