@@ -75,6 +75,8 @@ export interface ObjectStore {
    * Writes only if the object is still the version read: with an ETag, only if the current
    * object has that ETag (S3 `If-Match`); with null, only if the key does not exist (S3
    * `If-None-Match: *`). False when somebody else wrote (or deleted) it first: re-read, retry.
+   * A conflict that is no verdict (S3's 409, a concurrent conditional write in flight) is
+   * retried by the implementation, and an error when it persists: never false.
    */
   putIfMatch(key: string, body: string | Uint8Array, etag: string | null, contentType?: string): Promise<boolean>;
   /** Keys under a prefix, sorted. */

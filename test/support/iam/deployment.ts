@@ -162,6 +162,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** The functions to run (default FUNCTIONS); add planFunction(...) for a deployment with schedules. */
   functions?: readonly FunctionSpec[];
+  /** Sees each function's S3 client before it is used (e.g. to add a middleware). */
+  configureS3?: (name: FnName, s3: S3Client) => void;
 }
 
 /**
@@ -178,6 +180,7 @@ export async function startFunctions(d: Deployment, endpoint: string, credential
     const secrets = new SecretsManagerClient(clientConfig(endpoint, creds));
     const sns = new SNSClient(clientConfig(endpoint, creds));
     if (options.motoSigning) motoCompatibleS3Signing(s3, creds);
+    options.configureS3?.(fn.name, s3);
     const calls: AwsCall[] = [];
     const recordings = [recordCalls(s3, calls), recordCalls(sqs, calls), recordCalls(secrets, calls), recordCalls(sns, calls)];
     const onSend = options.onSend;
