@@ -6,6 +6,7 @@
  *
  * Usage: npm run docs:cli
  */
+import type { EventEmitter } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Argument, Command, Help, Option } from 'commander';
@@ -75,7 +76,9 @@ function argumentsTable(help: Help, command: Command): string[] {
 function helpTexts(command: Command): string[] {
   let text = '';
   const context = { error: false, write: (s: string) => (text += s), command };
-  for (const event of HELP_EVENTS) command.emit(event, context);
+  // commander's Command is an EventEmitter at run time (addHelpText registers these events); its typings omit it.
+  const events = command as unknown as EventEmitter;
+  for (const event of HELP_EVENTS) events.emit(event, context);
   const trimmed = text.replace(/^\n+|\s+$/g, '');
   return trimmed ? ['```text', trimmed, '```', ''] : [];
 }
