@@ -147,6 +147,35 @@ function addScheduleNow(program: Command): void {
     });
 }
 
+/** `verify-deploy` and `link`: a deployed stack, found by its outputs (stack-outputs.ts). */
+function addDeployment(program: Command): void {
+  const stackOptions = (command: Command) =>
+    command
+      // No default value: with --outputs, the file's only stack is taken when none is named.
+      .option('--stack <name>', "the stack's name: the deployment config's stackName (default: CaptureReplay)")
+      .option('--region <region>', "the stack's region (default: the AWS SDK default chain, as the AWS CLI finds it)")
+      .option('--outputs <file>', 'read the stack outputs from this file (`cdk deploy --outputs-file`) instead of CloudFormation');
+  const verify = usageErrors(program.command('verify-deploy'), 'verify-deploy')
+    .description("prove a deployment replays: drop the bundled sample capture under the stack's capture prefix, wait for its run, print where the results are and a link to its report.html")
+    .option('--timeout <seconds>', 'how long to wait for the run and its report', positive('--timeout'), 300)
+    .option('--clean', 'remove the sample capture from the capture bucket once its run has read it', false);
+  stackOptions(verify).action(async (options: { stack?: string; region?: string; outputs?: string; timeout: number; clean: boolean }) => {
+    const { verifyDeployCommand } = await import('./verify-deploy');
+    process.exitCode = await verifyDeployCommand(options);
+  });
+  const link = usageErrors(program.command('link'), 'link')
+    .description("print a presigned HTTPS link to a run's report.html, a target's result files or a schedule's trend page, to open in a browser")
+    .argument('[s3-uri]', 'any object of the results (s3://<bucket>/<key>); a folder stands for its report.html or index.html')
+    .option('--run <run-id>', "the run's report.html (runs/<run-id>/report.html in the stack's results bucket)")
+    .option('--target <name>', "with --run: that target's result files instead")
+    .option('--schedule <name>', "the schedule's trend page (schedules/<name>/index.html)")
+    .option('--expires <seconds>', 'how long the link works (at most 604800, 7 days; never longer than the credentials that sign it)', number('--expires', (n) => Number.isInteger(n) && n >= 1 && n <= 604_800, 'a whole number of seconds from 1 to 604800'), 3600);
+  stackOptions(link).action(async (uri: string | undefined, options: { run?: string; target?: string; schedule?: string; stack?: string; region?: string; outputs?: string; expires: number }) => {
+    const { linkCommand } = await import('./link');
+    process.exitCode = await linkCommand({ uri, ...options });
+  });
+}
+
 function addMocksAndDemo(program: Command): void {
   usageErrors(program.command('mock-server'), 'mock-server')
     .description('run the bundled OpenAI-compatible mock server (prints {"url": ...} when listening)')
@@ -188,6 +217,7 @@ export function buildProgram(): Command {
   addReplay(program);
   addCompare(program);
   addScheduleNow(program);
+  addDeployment(program);
   addMocksAndDemo(program);
   return program;
 }

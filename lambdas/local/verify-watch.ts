@@ -1,0 +1,189 @@
+/**
+ * Following the run a verification sample starts, through the pipeline's own milestones in
+ * the results bucket, each one object (no listing needed):
+ *   1. ingested   runs/<run>/ingest_report.json  (the ingest read the file)
+ *   2. scheduled  work/<run>/_run.json           (every shard is on the replay queue; it
+ *                                                 names the run's targets and its deadline)
+ *   3. per target runs/<run>/<target>/run_manifest.json (the collector's last write)
+ *   4. reported   runs/<run>/report.html         (written once every target is final)
+ * and, when time runs out, what is missing and where to look.
+ */
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { z } from 'zod';
+import { ARTIFACT_FILES } from '../core/export/artifacts';
+import { runRecordSchema } from '../core/pipeline/common';
+import { runPrefix, runRecordKey, targetPrefix } from '../core/pipeline/keys';
+import { isNotFound } from './aws-problem';
+import { objectExists, reportKey, s3Uri } from './s3-links';
+
+export type Phase = 'ingest' | 'schedule' | 'targets' | 'report' | 'done';
+
+const ingestTotalsSchema = z.object({
+  totals: z.object({ accepted: z.number(), rejected: z.number(), blankLines: z.number().optional(), rejectedByReason: z.record(z.string(), z.number()).optional() }),
+});
+export type IngestTotals = z.infer<typeof ingestTotalsSchema>['totals'];
+
+const manifestSchema = z.object({
+  scheduled: z.number(),
+  succeeded: z.number(),
+  failed: z.number(),
+  dropped: z.number(),
+  balanced: z.boolean(),
+  droppedByReason: z.record(z.string(), z.number()).optional(),
+  failedByType: z.record(z.string(), z.number()).optional(),
+});
+export type TargetCounts = z.infer<typeof manifestSchema>;
+
+/** What the watch knows so far. */
+export interface RunState {
+  phase: Phase;
+  runId: string | null;
+  ingest: IngestTotals | null;
+  targets: string[];
+  /** Targets whose run_manifest.json is there. */
+  finished: string[];
+  /** When the run is finalised at the latest (its last due time + grace), epoch ms. */
+  deadlineMs: number | null;
+  mode: string | null;
+}
+
+async function getJson(s3: S3Client, bucket: string, key: string): Promise<unknown> {
+  const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return JSON.parse(await (out.Body as { transformToString(): Promise<string> }).transformToString());
+}
+
+/** The run's progress, one look at a time. */
+export class RunWatch {
+  readonly state: RunState = { phase: 'ingest', runId: null, ingest: null, targets: [], finished: [], deadlineMs: null, mode: null };
+
+  constructor(
+    private readonly s3: S3Client,
+    readonly bucket: string,
+    /** The ids the run may have (one per ingest mode). */
+    readonly candidates: readonly string[],
+  ) {}
+
+  /** Looks once for the next milestones; returns true when the run's report is there. */
+  async poll(): Promise<boolean> {
+    const s = this.state;
+    if (s.phase === 'ingest') {
+      for (const id of this.candidates) {
+        if (await objectExists(this.s3, { bucket: this.bucket, key: runPrefix(id) + ARTIFACT_FILES.ingestReport })) {
+          s.runId = id;
+          s.ingest = ingestTotalsSchema.safeParse(await getJson(this.s3, this.bucket, runPrefix(id) + ARTIFACT_FILES.ingestReport)).data?.totals ?? null;
+          s.phase = 'schedule';
+          break;
+        }
+      }
+    }
+    const runId = s.runId;
+    if (runId === null) return false;
+    if (s.phase === 'schedule') {
+      const record = await this.runRecord(runId);
+      if (record) {
+        s.targets = record.targets;
+        s.deadlineMs = Number(BigInt(record.deadlineNs) / 1_000_000n);
+        const input = record.inputConfig as { mode?: unknown } | null;
+        s.mode = typeof input?.mode === 'string' ? input.mode : null;
+        s.phase = 'targets';
+      }
+    }
+    if (s.phase === 'targets') {
+      for (const t of s.targets.filter((t) => !s.finished.includes(t))) {
+        if (await objectExists(this.s3, { bucket: this.bucket, key: targetPrefix(runId, t) + ARTIFACT_FILES.manifest })) s.finished.push(t);
+      }
+      if (s.finished.length === s.targets.length) s.phase = 'report';
+    }
+    if (s.phase === 'report' && (await objectExists(this.s3, { bucket: this.bucket, key: reportKey(runId) }))) s.phase = 'done';
+    return s.phase === 'done';
+  }
+
+  private async runRecord(runId: string) {
+    try {
+      return runRecordSchema.parse(await getJson(this.s3, this.bucket, runRecordKey(runId)));
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+  }
+
+  /** Each target's counts, from its run_manifest.json. */
+  async counts(): Promise<Map<string, TargetCounts>> {
+    const runId = this.state.runId as string;
+    const out = new Map<string, TargetCounts>();
+    for (const t of this.state.targets) out.set(t, manifestSchema.parse(await getJson(this.s3, this.bucket, targetPrefix(runId, t) + ARTIFACT_FILES.manifest)));
+    return out;
+  }
+}
+
+const clock = (ms: number) => new Date(ms).toISOString().slice(11, 19);
+
+/** The progress line: where the run is now. */
+export function progressText(s: RunState): string {
+  switch (s.phase) {
+    case 'ingest':
+      return 'waiting for the ingest to read the sample (S3 notification -> ingest queue -> ingest function)';
+    case 'schedule':
+      return `ingested (${s.ingest ? `${s.ingest.accepted} records accepted` : 'report read'}), scheduling run ${s.runId}`;
+    case 'targets': {
+      const pending = s.targets.filter((t) => !s.finished.includes(t));
+      const due = s.deadlineMs !== null ? `; finalised by ${clock(s.deadlineMs)} UTC at the latest` : '';
+      return `run ${s.runId} replaying: ${s.finished.length}/${s.targets.length} targets done (waiting for ${pending.join(', ')})${due}`;
+    }
+    case 'report':
+    case 'done':
+      return `run ${s.runId}: every target done, waiting for report.html`;
+  }
+}
+
+/** Where to look when something does not happen: the places a stack's operator can open. */
+export interface Whereabouts {
+  results: string;
+  sampleUri: string;
+  capturePrefix: string;
+  ingestQueueUrl?: string | undefined;
+  replayDlqUrl?: string | undefined;
+  collectQueueUrl?: string | undefined;
+  /** Log group names by function (ingest, fire, collect), or a command that lists them. */
+  logGroups: Partial<Record<'ingest' | 'fire' | 'collect', string>> | string;
+}
+
+function logs(w: Whereabouts, fn: 'ingest' | 'fire' | 'collect'): string {
+  if (typeof w.logGroups === 'string') return `the ${fn} function's log group (${w.logGroups})`;
+  const group = w.logGroups[fn];
+  return group ? `the ${fn} function's log group ${group}` : `the ${fn} function's log group`;
+}
+
+/** Lines saying what did not happen in time, what is there, and where to look. */
+export function missingText(s: RunState, w: Whereabouts, candidates: readonly string[], waitedS: number): string[] {
+  const at = (key: string) => s3Uri({ bucket: w.results, key });
+  switch (s.phase) {
+    case 'ingest':
+      return [
+        `no run started within ${waitedS} s: the ingest wrote no ${candidates.map((id) => at(runPrefix(id) + ARTIFACT_FILES.ingestReport)).join(' nor ')}.`,
+        `  The sample is at ${w.sampleUri}. Where to look:`,
+        `  - the ingest queue${w.ingestQueueUrl ? ` ${w.ingestQueueUrl}` : ''}: messages waiting there mean the ingest function is not taking them; none means no S3 event reached it (is the capture prefix "${w.capturePrefix}" right, and is the stack in the capture bucket's region?)`,
+        `  - ${logs(w, 'ingest')}`,
+      ];
+    case 'schedule':
+      return [
+        `the ingest read the sample (${at(runPrefix(s.runId as string) + ARTIFACT_FILES.ingestReport)}) but did not finish scheduling run ${s.runId} within ${waitedS} s (no ${at(runRecordKey(s.runId as string))}).`,
+        `  Where to look: ${logs(w, 'ingest')}; a message that failed three times is in the ingest queue's dead-letter queue.`,
+      ];
+    case 'targets': {
+      const pending = s.targets.filter((t) => !s.finished.includes(t));
+      const late = s.deadlineMs !== null && s.deadlineMs > Date.now() ? ` The run may still finish: it is finalised by ${new Date(s.deadlineMs).toISOString()} at the latest${s.mode === 'mirror' ? ' (mirror mode: each request is due at its inferenceTime + lag)' : ''}.` : '';
+      return [
+        `run ${s.runId} was scheduled (targets ${s.targets.join(', ')}) but ${pending.map((t) => at(targetPrefix(s.runId as string, t) + ARTIFACT_FILES.manifest)).join(', ')} ${pending.length === 1 ? 'is' : 'are'} not there after ${waitedS} s.${late}`,
+        `  Where to look: shard messages that failed three times are in the replay dead-letter queue${w.replayDlqUrl ? ` ${w.replayDlqUrl}` : ''}; ${logs(w, 'fire')}; ${logs(w, 'collect')}.`,
+        `  When it finishes: capture-replay link --run ${s.runId}`,
+      ];
+    }
+    case 'report':
+    case 'done':
+      return [
+        `every target of run ${s.runId} finished, but ${at(reportKey(s.runId as string))} is not there after ${waitedS} s.`,
+        `  Where to look: ${logs(w, 'collect')}${w.collectQueueUrl ? ` (collect queue ${w.collectQueueUrl})` : ''}.`,
+      ];
+  }
+}

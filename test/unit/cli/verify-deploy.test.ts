@@ -1,0 +1,189 @@
+/**
+ * verify-deploy's pieces without AWS: where the sample goes and which file it is, the run
+ * ids the ingest gives it, how a stack's outputs and AutoReplay are read, and what the
+ * command says when something is missing. The command against emulated AWS is
+ * test/integration/verify-deploy.test.ts.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readCaptures } from '../../../lambdas/adapters/local/capture-files';
+import { DuplicateFilter, IngestReportBuilder } from '../../../lambdas/core/capture/parse';
+import { buildPlan } from '../../../lambdas/core/plan/plan';
+import { discoverCaptureFolders } from '../../../lambdas/core/schedule/window-plan';
+import type { CaptureRecord } from '../../../lambdas/core/types';
+import { fileRunId } from '../../../lambdas/handlers/ingest';
+import { describeAwsError } from '../../../lambdas/local/aws-problem';
+import { outputsFromFile, regionOfOutputs, stackStatusProblem, type StackOutputs } from '../../../lambdas/local/stack-outputs';
+import { parseAutoReplay, scheduleOnlyText, targetLine, unprovenTargets } from '../../../lambdas/local/verify-deploy';
+import { candidateRunIds, captureRoot, SAMPLE_FILE, sampleKey } from '../../../lambdas/local/verify-sample';
+import { missingText, progressText, type RunState, type Whereabouts } from '../../../lambdas/local/verify-watch';
+import { REPO_ROOT } from '../../support/processes';
+
+const AT = new Date('2026-11-26T17:05:09.042Z');
+
+describe('the verification sample', () => {
+  it('lands where SageMaker would write a capture of endpoint capture-replay-verify this hour (UTC)', () => {
+    expect(sampleKey('datacapture/', AT, 'abcd1234')).toBe('datacapture/capture-replay-verify/AllTraffic/2026/11/26/17/05-09-042-abcd1234.jsonl');
+    // A prefix that does not end at a folder boundary names a folder, as the plan function reads it.
+    expect(sampleKey('datacapture', AT, 'abcd1234')).toBe('datacapture/capture-replay-verify/AllTraffic/2026/11/26/17/05-09-042-abcd1234.jsonl');
+    expect(sampleKey('', AT, 'abcd1234')).toBe('capture-replay-verify/AllTraffic/2026/11/26/17/05-09-042-abcd1234.jsonl');
+    expect(captureRoot('a/b')).toBe('a/b/');
+    // A new name each time: each verification is a run of its own.
+    expect(sampleKey('p/', AT)).not.toBe(sampleKey('p/', AT));
+    expect(sampleKey('p/', AT)).toMatch(/^p\/capture-replay-verify\/AllTraffic\/2026\/11\/26\/17\/05-09-042-[0-9a-f]{8}\.jsonl$/);
+  });
+
+  it('is found by the scheduled windows as an endpoint folder beside the real ones', async () => {
+    const key = sampleKey('datacapture/', AT, 'abcd1234');
+    const keys = [key, 'datacapture/my-llm/AllTraffic/2026/11/26/17/00-00-000-x.jsonl'];
+    const listFolders = async (prefix: string) => [...new Set(keys.filter((k) => k.startsWith(prefix)).map((k) => prefix + k.slice(prefix.length).split('/')[0] + '/'))].sort();
+    const { folders, ignored } = await discoverCaptureFolders({ listFolders }, 'datacapture/', {});
+    expect(ignored).toEqual([]);
+    expect(folders).toContainEqual({ prefix: 'datacapture/capture-replay-verify/AllTraffic/', endpoint: 'capture-replay-verify', variant: 'AllTraffic' });
+  });
+
+  it('is the smallest bundled capture file', () => {
+    const files: string[] = [];
+    const walk = (dir: string) => readdirSync(dir, { withFileTypes: true }).forEach((e) => (e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith('.jsonl') && files.push(join(dir, e.name))));
+    walk(join(REPO_ROOT, 'samples'));
+    expect(files.length).toBeGreaterThan(1);
+    const smallest = files.sort((a, b) => statSync(a).size - statSync(b).size)[0];
+    expect(SAMPLE_FILE).toBe(smallest);
+  });
+
+  it('has every accepted record replayable by a chat target and by a SageMaker target', async () => {
+    const report = new IngestReportBuilder();
+    const records: CaptureRecord[] = [];
+    for await (const r of readCaptures(SAMPLE_FILE, report, new DuplicateFilter())) records.push(r);
+    const totals = report.build().totals;
+    expect(totals.accepted).toBe(15);
+    expect(totals.rejectedByReason).toEqual({ invalid_json: 1, duplicate: 1 });
+    for (const targetKind of ['openai-chat', 'sagemaker'] as const) {
+      const plan = buildPlan(records, { runId: 'verify', targetKind, timeScale: 1, intraSecond: 'spread' });
+      expect({ targetKind, requests: plan.requests.length, incompatible: plan.incompatible.length }).toEqual({ targetKind, requests: 15, incompatible: 0 });
+    }
+  });
+
+  it('is looked for under the run ids the ingest gives it, in either mode', () => {
+    const ref = { bucket: 'capture-bucket', key: sampleKey('datacapture/', AT, 'abcd1234'), etag: null };
+    const etag = '9b2cf535f27731c974343645a3985328';
+    // PutObject's ETag comes quoted; the S3 event's (which the ingest keys on) does not.
+    expect(candidateRunIds(ref.bucket, ref.key, `"${etag}"`)).toEqual([fileRunId('file', ref, etag), fileRunId('mirror', ref, etag)]);
+  });
+});
+
+const outputs = (values: StackOutputs['values'], extra: Partial<StackOutputs> = {}): StackOutputs => ({ stack: 'CaptureReplay', source: 'stack CaptureReplay (eu-west-1)', region: 'eu-west-1', fromCloudFormation: true, values, ...extra });
+
+describe('stack outputs', () => {
+  it('reads the file cdk deploy --outputs-file writes', () => {
+    const one = JSON.stringify({ Replay: { ResultsBucketName: 'r', Other: 'x' } });
+    expect(outputsFromFile(one, 'o.json', undefined)).toEqual({ stack: 'Replay', values: { ResultsBucketName: 'r', Other: 'x' } });
+    const two = JSON.stringify({ A: { ResultsBucketName: 'a' }, B: { ResultsBucketName: 'b' } });
+    expect(outputsFromFile(two, 'o.json', 'B').values).toEqual({ ResultsBucketName: 'b' });
+    expect(() => outputsFromFile(two, 'o.json', undefined)).toThrow('o.json holds several stacks (A, B): name one with --stack');
+    expect(() => outputsFromFile(two, 'o.json', 'C')).toThrow('o.json has no stack C (it has A, B)');
+    expect(() => outputsFromFile('{"A": ', 'o.json', undefined)).toThrow(/^o\.json is not JSON/);
+    expect(() => outputsFromFile('[1]', 'o.json', undefined)).toThrow(/is not a `cdk deploy --outputs-file` file/);
+    expect(() => outputsFromFile('{}', 'o.json', undefined)).toThrow(/is not a `cdk deploy --outputs-file` file/);
+  });
+
+  it("takes the stack's region from its queue URLs or topic ARNs when no region is given", () => {
+    expect(regionOfOutputs({ IngestQueueUrl: 'https://sqs.eu-west-3.amazonaws.com/123456789012/q' })).toBe('eu-west-3');
+    expect(regionOfOutputs({ AlarmTopicArn: 'arn:aws:sns:ap-south-1:123456789012:t' })).toBe('ap-south-1');
+    expect(regionOfOutputs({ IngestQueueUrl: 'http://127.0.0.1:5000/123456789012/q' })).toBeNull();
+  });
+
+  it('refuses a stack that is still deploying or whose deploy failed, naming its events', () => {
+    expect(stackStatusProblem('S', 'UPDATE_COMPLETE')).toBeNull();
+    expect(stackStatusProblem('S', 'UPDATE_ROLLBACK_COMPLETE')).toBeNull();
+    expect(stackStatusProblem('S', 'CREATE_IN_PROGRESS')).toMatch(/^stack S is CREATE_IN_PROGRESS: wait for the deploy to finish \(aws cloudformation describe-stack-events --stack-name S\)$/);
+    expect(stackStatusProblem('S', 'ROLLBACK_COMPLETE')).toMatch(/^stack S is ROLLBACK_COMPLETE: its deploy did not succeed/);
+  });
+
+  it('reads AutoReplay as all, none or target names (absent: all)', () => {
+    expect(parseAutoReplay(undefined)).toEqual({ kind: 'all' });
+    expect(parseAutoReplay('all')).toEqual({ kind: 'all' });
+    expect(parseAutoReplay('none')).toEqual({ kind: 'none' });
+    expect(parseAutoReplay('A, B')).toEqual({ kind: 'targets', targets: ['A', 'B'] });
+  });
+
+  it('tells a schedule-only stack how to start a scheduled run now, with its plan queue', () => {
+    const text = scheduleOnlyText(outputs({ PlanQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/plan', AutoReplay: 'none' })).join('\n');
+    expect(text).toMatch(/replays captures only on its schedules/);
+    expect(text).toContain('capture-replay schedule-now <schedule> --queue-url https://sqs.eu-west-1.amazonaws.com/1/plan --region eu-west-1');
+    expect(text).toContain('capture-replay link --run <the runId it prints> --stack CaptureReplay');
+  });
+});
+
+describe('what verify-deploy says', () => {
+  const where: Whereabouts = {
+    results: 'results-bucket',
+    sampleUri: 's3://capture-bucket/datacapture/capture-replay-verify/x.jsonl',
+    capturePrefix: 'datacapture/',
+    ingestQueueUrl: 'https://sqs/ingest',
+    replayDlqUrl: 'https://sqs/replay-dlq',
+    collectQueueUrl: 'https://sqs/collect',
+    logGroups: { ingest: '/aws/lambda/ingest-logs', fire: '/aws/lambda/fire-logs', collect: '/aws/lambda/collect-logs' },
+  };
+  const state = (s: Partial<RunState>): RunState => ({ phase: 'ingest', runId: null, ingest: null, targets: [], finished: [], deadlineMs: null, mode: null, ...s });
+
+  it('no run: names the ingest reports it looked for, the sample, the ingest queue and log group', () => {
+    const text = missingText(state({}), where, ['file-1', 'mirror-1'], 300).join('\n');
+    expect(text).toContain('no run started within 300 s: the ingest wrote no s3://results-bucket/runs/file-1/ingest_report.json nor s3://results-bucket/runs/mirror-1/ingest_report.json');
+    expect(text).toContain(where.sampleUri);
+    expect(text).toContain('the ingest queue https://sqs/ingest');
+    expect(text).toContain('capture prefix "datacapture/"');
+    expect(text).toContain("the ingest function's log group /aws/lambda/ingest-logs");
+  });
+
+  it('not scheduled: names the run record and the ingest logs', () => {
+    const text = missingText(state({ phase: 'schedule', runId: 'file-1' }), where, ['file-1'], 60).join('\n');
+    expect(text).toContain('no s3://results-bucket/work/file-1/_run.json');
+    expect(text).toContain('/aws/lambda/ingest-logs');
+  });
+
+  it('a target not finished: names its manifest, the replay DLQ, the fire and collect logs, and how to get the link later', () => {
+    const text = missingText(state({ phase: 'targets', runId: 'file-1', targets: ['A', 'B'], finished: ['A'], deadlineMs: Date.now() + 60_000, mode: 'mirror' }), where, ['file-1'], 60).join('\n');
+    expect(text).toContain('s3://results-bucket/runs/file-1/B/run_manifest.json is not there after 60 s');
+    expect(text).not.toContain('runs/file-1/A/run_manifest.json');
+    expect(text).toContain('The run may still finish');
+    expect(text).toContain('mirror mode');
+    expect(text).toContain('https://sqs/replay-dlq');
+    expect(text).toContain('/aws/lambda/fire-logs');
+    expect(text).toContain('/aws/lambda/collect-logs');
+    expect(text).toContain('capture-replay link --run file-1');
+  });
+
+  it('no report: names report.html and the collect logs; log groups it could not look up are a command to list them', () => {
+    const text = missingText(state({ phase: 'report', runId: 'file-1', targets: ['A'], finished: ['A'] }), { ...where, logGroups: 'aws cloudformation describe-stack-resources ...' }, ['file-1'], 60).join('\n');
+    expect(text).toContain('s3://results-bucket/runs/file-1/report.html is not there');
+    expect(text).toContain("the collect function's log group (aws cloudformation describe-stack-resources ...)");
+  });
+
+  it('progress names the phase and the targets still running', () => {
+    expect(progressText(state({}))).toMatch(/^waiting for the ingest/);
+    expect(progressText(state({ phase: 'targets', runId: 'file-1', targets: ['A', 'B'], finished: ['B'] }))).toBe('run file-1 replaying: 1/2 targets done (waiting for A)');
+  });
+
+  it("a target's line gives its counts and why it did not replay everything; a target with no success is not proof", () => {
+    const ok = { scheduled: 15, succeeded: 15, failed: 0, dropped: 0, balanced: true };
+    const bad = { scheduled: 15, succeeded: 0, failed: 15, dropped: 0, balanced: true, failedByType: { ConnectionError: 15 } };
+    expect(targetLine('A', ok, 's3://r/runs/x/A/')).toBe('  A: 15 scheduled, 15 succeeded, 0 failed, 0 dropped  s3://r/runs/x/A/');
+    expect(targetLine('B', bad, 's3://r/runs/x/B/')).toBe('  B: 15 scheduled, 0 succeeded, 15 failed, 0 dropped (failed: ConnectionError 15)  s3://r/runs/x/B/');
+    expect(unprovenTargets(new Map([['A', ok], ['B', bad]]))).toEqual(['B']);
+    expect(unprovenTargets(new Map([['A', { ...ok, balanced: false }]]))).toEqual(['A']);
+  });
+
+  it('an AWS error is one line with what to do', () => {
+    expect(describeAwsError(Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' }), 'read the outputs')).toBe(
+      'could not read the outputs: CredentialsProviderError: Could not load credentials from any providers (no AWS credentials found: configure the AWS CLI (aws configure, aws sso login) or set AWS_PROFILE / AWS_ACCESS_KEY_ID)',
+    );
+    expect(describeAwsError(new Error('Region is missing'), 'x')).toMatch(/\(no AWS region: pass --region or set AWS_REGION/);
+    // HEAD errors have no body: the SDK names them Unknown, with the status.
+    expect(describeAwsError(Object.assign(new Error('UnknownError'), { name: 'Unknown', $metadata: { httpStatusCode: 403 } }), 'read s3://r/k')).toBe(
+      'could not read s3://r/k: HTTP 403 (your identity lacks the permission (docs/first-deploy.md lists what these commands need))',
+    );
+    expect(describeAwsError(Object.assign(new Error('The provided token has expired.'), { name: 'ExpiredToken' }), 'x')).toMatch(/the credentials have expired/);
+  });
+});
