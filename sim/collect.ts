@@ -1,0 +1,142 @@
+/**
+ * The collector (lambdas/handlers/collect.ts over lambdas/core/pipeline/collect.ts and
+ * run-analysis.ts), counted call by call, on one batch of collect messages:
+ * - a message not yet due (the real `deliveryDelay` with no lead) is sent on, and the target's
+ *   interim results are written (collectRun with `interim`);
+ * - else collectRun: the run record, the results listing; with shards missing before the
+ *   deadline, pending; else final: every present results object read, the four artifacts
+ *   written (records, AIPerf JSON and CSV, manifest), and the run's analysis once every target
+ *   is final (its manifests read, then each target's results read again, the comparison and
+ *   the report written, and the marker), or nothing new when the accounting is unchanged.
+ * A target's `lost` requests are those of shards with no results when its manifest was last
+ * written. Durations: S3 round trips only (reads 16 at a time); the collector's CPU is not
+ * modelled.
+ */
+import { RESULT_READ_CONCURRENCY } from '../lambdas/core/pipeline/collect';
+import { deliveryDelay } from '../lambdas/core/pipeline/sqs-schedule';
+import type { Effect, HandlerRun, ShardState } from './fire';
+import type { SimSettings } from './settings';
+import type { Workload } from './workload';
+
+export interface CollectPayload {
+  kind: 'collect';
+  target: number;
+  notBeforeMs: number;
+}
+
+export interface CollectCounters {
+  s3Get: number;
+  s3Put: number;
+  s3List: number;
+  finals: number;
+  pendings: number;
+  interims: number;
+  analyses: number;
+}
+
+/** ListObjectsV2 returns at most 1,000 keys a page. https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html */
+const LIST_PAGE = 1000;
+const ARTIFACT_PUTS = 4;
+const ns = (ms: number) => BigInt(Math.round(ms * 1e6));
+
+export class CollectHandler {
+  readonly counters: CollectCounters = { s3Get: 0, s3Put: 0, s3List: 0, finals: 0, pendings: 0, interims: 0, analyses: 0 };
+  /** Per target: requests counted lost by its latest manifest (null: no manifest yet). */
+  readonly lost: (number | null)[];
+  private analysedFingerprint: string | null = null;
+  deadlineMs = Infinity;
+
+  constructor(
+    private readonly s: SimSettings,
+    private readonly workload: Workload,
+    private readonly shardStates: readonly Map<number, ShardState>[],
+    private readonly resend: (at: number, payload: CollectPayload, delaySeconds: number) => void,
+  ) {
+    this.lost = Array.from({ length: s.workload.targets }, () => null);
+  }
+
+  handle(records: readonly CollectPayload[], startMs: number): HandlerRun {
+    const effects: Effect[] = [];
+    let endMs = startMs;
+    for (const p of records) {
+      const { delaySeconds } = deliveryDelay(ns(p.notBeforeMs), ns(startMs), 0);
+      let t = startMs;
+      if (delaySeconds >= 1) {
+        t += this.s.aws.sqs.sendBatchMs;
+        effects.push({ at: t, run: () => this.resend(t, p, delaySeconds) });
+        t = this.collectRun(p.target, t, true, effects);
+      } else t = this.collectRun(p.target, t, false, effects);
+      endMs = Math.max(endMs, t);
+    }
+    return { endMs, effects };
+  }
+
+  private present(target: number, at: number): { present: number; missingRequests: number } {
+    const states = this.shardStates[target] as Map<number, ShardState>;
+    let present = 0;
+    let missingRequests = 0;
+    for (const shard of this.workload.shards) {
+      const st = states.get(shard.index);
+      if (st && st.resultsAt <= at) present++;
+      else missingRequests += shard.offsets.length;
+    }
+    return { present, missingRequests };
+  }
+
+  /** Reads of `n` objects, RESULT_READ_CONCURRENCY at a time: their duration. */
+  private reads(n: number): number {
+    this.counters.s3Get += n;
+    return Math.ceil(n / RESULT_READ_CONCURRENCY) * this.s.aws.s3.requestMs;
+  }
+
+  private list(objects: number): number {
+    const pages = Math.max(1, Math.ceil(objects / LIST_PAGE));
+    this.counters.s3List += pages;
+    return pages * this.s.aws.s3.requestMs;
+  }
+
+  private collectRun(target: number, at: number, interimAsked: boolean, effects: Effect[]): number {
+    const s3 = this.s.aws.s3.requestMs;
+    let t = at + this.reads(1);
+    const { present, missingRequests } = this.present(target, t);
+    t += this.list(present + 1);
+    const pastDeadline = t > this.deadlineMs;
+    const interim = interimAsked && missingRequests > 0 && !pastDeadline;
+    if (missingRequests > 0 && !pastDeadline && !interim) {
+      this.counters.pendings++;
+      return t;
+    }
+    t += this.reads(present + 1);
+    this.counters.s3Put += ARTIFACT_PUTS;
+    t += 2 * s3; // the data files together, then the manifest
+    if (interim) {
+      this.counters.interims++;
+      return t;
+    }
+    this.counters.finals++;
+    const written = t;
+    effects.push({ at: written, run: () => (this.lost[target] = missingRequests) });
+    // handleCollect runs the analysis only for a due message, after collectRun.
+    return interimAsked ? t : this.analyse(t, target, missingRequests);
+  }
+
+  /** analyseRunIfFinal, as this target's finaliser calls it. */
+  private analyse(at: number, target: number, ownLost: number): number {
+    let t = at + this.reads(1);
+    const lost = this.lost.map((l, i) => (i === target ? ownLost : l));
+    const firstMissing = lost.findIndex((l) => l === null);
+    t += this.reads(firstMissing === -1 ? lost.length : firstMissing + 1);
+    if (firstMissing !== -1) return t;
+    t += this.reads(1);
+    const fingerprint = JSON.stringify(lost);
+    if (fingerprint === this.analysedFingerprint) return t;
+    this.analysedFingerprint = fingerprint;
+    this.counters.analyses++;
+    for (let i = 0; i < lost.length; i++) {
+      const { present } = this.present(i, t);
+      t += this.list(present + 1) + this.reads(present + 1);
+    }
+    this.counters.s3Put += (lost.length > 1 ? 2 : 1) + 1;
+    return t + 2 * this.s.aws.s3.requestMs;
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * A run of the pipeline's AWS side, simulated: the capture file lands, its notification goes
+ * through the ingest queue to the ingest handler (sim/ingest.ts), which sends the shard
+ * messages; the replay queue's event source feeds the fire handler (sim/fire.ts); the collect
+ * queue the collector (sim/collect.ts). Events are messages becoming visible, batches handed
+ * to Lambda, invocations ending and the handlers' writes and sends; requests are computed
+ * inside their shard's invocation (sim/fire-loop.ts), not as events.
+ */
+import { Account, FunctionModel } from './aws/lambda';
+import { EventSourceScaler, type EventSourceConfig } from './aws/event-source';
+import { SqsQueue } from './aws/sqs';
+import { CollectHandler, type CollectPayload } from './collect';
+import { Consumer } from './consumer';
+import { Agenda } from './events';
+import { FireHandler, type ShardPayload } from './fire';
+import { LatenessSink } from './fire-loop';
+import { IngestHandler, type IngestPayload } from './ingest';
+import { lognormalFromP50P99, streams, type Lognormal, type Rng } from './random';
+import type { FunctionSettings, SimSettings } from './settings';
+import { buildWorkload, type Workload } from './workload';
+
+export interface SimRun {
+  settings: SimSettings;
+  workload: Workload;
+  runStartMs: number;
+  deadlineMs: number;
+  lateness: Float64Array;
+  fire: FireHandler;
+  ingest: IngestHandler;
+  collect: CollectHandler;
+  consumers: { ingest: Consumer<IngestPayload>; fire: Consumer<ShardPayload>; collect: Consumer<CollectPayload> };
+  events: number;
+  endMs: number;
+}
+
+const RNG_STREAMS = ['arrivals', 'jitter', 'own', 'initFire', 'initIngest', 'initCollect'] as const;
+
+function eventSource(s: SimSettings, fn: FunctionSettings, mode: 'standard' | 'provisioned'): EventSourceConfig {
+  return { mode, maxConcurrency: fn.maxConcurrency, minPollers: s.stack.minPollers, maxPollers: s.stack.maxPollers, esm: s.aws.esm, provisioned: s.aws.provisioned };
+}
+
+/** A queue, event source and function for one stage. */
+function stage<P>(
+  s: SimSettings,
+  agenda: Agenda,
+  account: Account,
+  name: 'ingest' | 'fire' | 'collect',
+  rng: { jitter: Rng; init: Rng },
+  init: Lognormal,
+  handle: (records: P[], at: number) => { endMs: number; effects: { at: number; run: () => void }[] },
+): Consumer<P> {
+  const fn = s.stack[name];
+  const mode = name === 'fire' ? s.stack.eventSourceMode : 'standard';
+  const idleMs = s.idleBeforeMinutes * 60_000;
+  const scaler = new EventSourceScaler(eventSource(s, fn, mode), idleMs < s.aws.esm.scaleDownAfterS * 1000);
+  const queue = new SqsQueue<P>({ name, visibilityTimeoutS: fn.visibilityTimeoutS, maxReceiveCount: name === 'fire' ? s.stack.maxReceiveCount : 3, delayJitterMaxMs: s.aws.sqs.delayJitterMaxMs }, agenda, rng.jitter);
+  const warm = idleMs < s.aws.lambda.envReclaimMinutes * 60_000 ? scaler.ceiling : 0;
+  const model = new FunctionModel(
+    { name, memoryMb: fn.memoryMb, reservedConcurrency: fn.reservedConcurrency, init, scalePer10s: s.aws.lambda.scalePer10s, invokeOverheadMs: s.aws.lambda.invokeOverheadMs, coldPlatformMs: s.aws.lambda.coldPlatformMs, envReclaimMinutes: s.aws.lambda.envReclaimMinutes },
+    account,
+    rng.init,
+    warm,
+  );
+  const growth = mode === 'provisioned' ? s.aws.provisioned.growthPerMinute : s.aws.esm.growthPerMinute;
+  return new Consumer<P>(agenda, queue, scaler, model, { batchSize: fn.batchSize, timeoutS: fn.timeoutS, tickMs: Math.max(10, 60_000 / growth) }, handle);
+}
+
+export function simulate(s: SimSettings): SimRun {
+  const rng = streams(s.seed, RNG_STREAMS);
+  const workload = buildWorkload(s, rng.arrivals);
+  const agenda = new Agenda();
+  const account = new Account(s.aws.accountConcurrency);
+  const sink = new LatenessSink(workload.requests * s.workload.targets);
+  const loop = {
+    expireMs: s.stack.graceS * 1000,
+    toleranceMs: s.stack.lateToleranceMs,
+    policy: s.stack.latePolicy,
+    requestTimeoutMs: s.stack.requestTimeoutS * 1000,
+    own: lognormalFromP50P99(s.handler.ownLatenessP50Ms, s.handler.ownLatenessP99Ms),
+    latency: lognormalFromP50P99(s.workload.latencyP50S * 1000, s.workload.latencyP99S * 1000),
+    rng: rng.own,
+  };
+  let runStartMs = NaN;
+  let deadlineMs = Infinity;
+  // The stages refer to each other's queues: built first, wired after.
+  const late: { fire?: Consumer<ShardPayload>; collect?: Consumer<CollectPayload> } = {};
+  const collectBytes = 130;
+  const fire = new FireHandler(s, workload, loop, sink, {
+    sendShard: (at, payload, delaySeconds) => late.fire?.queue.sendBatch(at, [{ bytes: workload.messageBytes((workload.shards[payload.shard]?.offsets.length ?? 0)), payload, delaySeconds }]),
+    sendCollect: (at, target) => late.collect?.queue.sendBatch(at, [{ bytes: collectBytes, payload: { kind: 'collect', target, notBeforeMs: 0 }, delaySeconds: 0 }]),
+  });
+  const collect = new CollectHandler(s, workload, fire.state, (at, payload, delaySeconds) => late.collect?.queue.sendBatch(at, [{ bytes: collectBytes, payload, delaySeconds }]));
+  const ingest = new IngestHandler(s, workload, {
+    onStart: (start, deadline) => {
+      runStartMs = start;
+      deadlineMs = deadline;
+      fire.runStartMs = start;
+      collect.deadlineMs = deadline;
+    },
+    sendShards: (at, entries) => late.fire?.queue.sendBatch(at, entries),
+    sendCollect: (at, entries) => late.collect?.queue.sendBatch(at, entries),
+  });
+  const consumers = {
+    ingest: stage<IngestPayload>(s, agenda, account, 'ingest', { jitter: rng.jitter, init: rng.initIngest }, s.aws.lambda.init.ingest, (r, at) => ingest.handle(r, at)),
+    fire: stage<ShardPayload>(s, agenda, account, 'fire', { jitter: rng.jitter, init: rng.initFire }, s.aws.lambda.init.fire, (r, at) => fire.handle(r, at)),
+    collect: stage<CollectPayload>(s, agenda, account, 'collect', { jitter: rng.jitter, init: rng.initCollect }, s.aws.lambda.init.collect, (r, at) => collect.handle(r, at)),
+  };
+  late.fire = consumers.fire;
+  late.collect = consumers.collect;
+  // The S3 notification (not billed to the pipeline's SQS: S3 sends it) reaches the ingest queue.
+  agenda.at(s.handler.notifyMs, () => consumers.ingest.queue.inject({ kind: 'notify' }, 1500));
+  agenda.runUntil();
+  return { settings: s, workload, runStartMs, deadlineMs, lateness: sink.sorted(), fire, ingest, collect, consumers, events: agenda.ran, endMs: agenda.now };
+}

@@ -1,0 +1,133 @@
+/**
+ * One shard's requests through the fire loop (lambdas/core/fire/fire-loop.ts), computed in a
+ * loop rather than as events: each request is picked up at max(its due time, the loop's
+ * start) (later when the target's connection permits are all held), then:
+ * - reached more than `expireMs` after its due time: dropped as `expired` (whatever the policy);
+ * - more than `toleranceMs` late under the `drop` policy: dropped as `late_beyond_tolerance`;
+ * - else sent: it reaches the server its pick-up lateness plus the handler's own lateness
+ *   later (an input distribution), and its response ends a draw of the target's response time
+ *   after that, at most the request timeout.
+ * The shard ends with its last response. `requestFate` is the loop's rule, checked against the
+ * real runFireLoop in test/unit/sim/fire-loop.test.ts.
+ */
+import type { Lognormal, Rng } from './random';
+
+export type RequestFate = 'fire' | 'expired' | 'late_beyond_tolerance';
+
+export function requestFate(lateMs: number, expireMs: number, toleranceMs: number, policy: 'fire' | 'drop'): RequestFate {
+  if (lateMs > expireMs) return 'expired';
+  if (policy === 'drop' && lateMs > toleranceMs) return 'late_beyond_tolerance';
+  return 'fire';
+}
+
+export interface FireLoopModel {
+  expireMs: number;
+  toleranceMs: number;
+  policy: 'fire' | 'drop';
+  requestTimeoutMs: number;
+  own: Lognormal;
+  latency: Lognormal;
+  rng: Rng;
+}
+
+export interface ShardFire {
+  fired: number;
+  expired: number;
+  lateDropped: number;
+  /** When the last response ended (the loop's start when nothing was sent). */
+  endMs: number;
+}
+
+/** Where the lateness (ms, at the server) of every request sent goes. */
+export class LatenessSink {
+  values: Float64Array;
+  count = 0;
+
+  constructor(capacity: number) {
+    this.values = new Float64Array(Math.max(16, capacity));
+  }
+
+  push(ms: number): void {
+    if (this.count === this.values.length) {
+      const grown = new Float64Array(this.values.length * 2);
+      grown.set(this.values);
+      this.values = grown;
+    }
+    this.values[this.count++] = ms;
+  }
+
+  /** Sorted lateness values (sorts in place once). */
+  sorted(): Float64Array {
+    return this.values.subarray(0, this.count).sort();
+  }
+}
+
+/**
+ * Fires one shard whose due times are `dues` (absolute ms, ascending) from `startMs`, sharing
+ * the target's `permits` connection slots with the invocation's other shards of that target:
+ * `permits` holds the end times of requests in flight (a min-heap), or is null when the
+ * invocation's requests for that target fit the permits anyway.
+ */
+export function fireShard(dues: ArrayLike<number>, startMs: number, m: FireLoopModel, sink: LatenessSink, permits: MinHeap | null, permitCount: number): ShardFire {
+  const out: ShardFire = { fired: 0, expired: 0, lateDropped: 0, endMs: startMs };
+  for (let i = 0; i < dues.length; i++) {
+    const due = dues[i] as number;
+    let pickup = due > startMs ? due : startMs;
+    if (permits && permits.size >= permitCount) pickup = Math.max(pickup, permits.pop());
+    const fate = requestFate(pickup - due, m.expireMs, m.toleranceMs, m.policy);
+    if (fate !== 'fire') {
+      if (fate === 'expired') out.expired++;
+      else out.lateDropped++;
+      continue;
+    }
+    const onWire = pickup + m.rng.lognormal(m.own);
+    sink.push(onWire - due);
+    const end = onWire + Math.min(m.requestTimeoutMs, m.rng.lognormal(m.latency));
+    permits?.push(end);
+    out.fired++;
+    if (end > out.endMs) out.endMs = end;
+  }
+  return out;
+}
+
+/** A binary min-heap of numbers (the permits' release times). */
+export class MinHeap {
+  private readonly h: number[] = [];
+
+  get size(): number {
+    return this.h.length;
+  }
+
+  push(v: number): void {
+    const h = this.h;
+    h.push(v);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if ((h[p] as number) <= v) break;
+      h[i] = h[p] as number;
+      i = p;
+    }
+    h[i] = v;
+  }
+
+  pop(): number {
+    const h = this.h;
+    const top = h[0] as number;
+    const last = h.pop() as number;
+    if (h.length > 0) {
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= h.length) break;
+        const r = l + 1;
+        const c = r < h.length && (h[r] as number) < (h[l] as number) ? r : l;
+        if ((h[c] as number) >= last) break;
+        h[i] = h[c] as number;
+        i = c;
+      }
+      h[i] = last;
+    }
+    return top;
+  }
+}

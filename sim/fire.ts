@@ -1,0 +1,183 @@
+/**
+ * The fire handler (lambdas/handlers/fire.ts over lambdas/core/pipeline/fire-stage.ts) on one
+ * batch of shard messages, its records processed in parallel (Powertools' BatchProcessor), each:
+ * - still early (the real `stillEarly`): sent on with the real `deliveryDelay` (a hop);
+ * - else the claim (a conditional PUT); a claim already taken means a duplicate (its results
+ *   read) or, when older than the fire timeout with no results, the shard's requests recorded
+ *   as lost (`lost-after-claim`);
+ * - else its requests fired (sim/fire-loop.ts), then its results PUT; the run's last shard of
+ *   a target sends the collect message.
+ * Returns what happens when, for the engine to apply up to the invocation's end (or its
+ * timeout).
+ */
+import { deliveryDelay, stillEarly } from '../lambdas/core/pipeline/sqs-schedule';
+import { fireShard, MinHeap, type FireLoopModel, type LatenessSink } from './fire-loop';
+import type { SimSettings } from './settings';
+import type { SimShard, Workload } from './workload';
+
+export interface ShardPayload {
+  kind: 'shard';
+  target: number;
+  shard: number;
+  hops: number;
+}
+
+export interface Effect {
+  at: number;
+  run: () => void;
+}
+
+export interface HandlerRun {
+  endMs: number;
+  effects: Effect[];
+}
+
+export interface ShardState {
+  claimedAt: number;
+  /** When its results object was written (Infinity: not yet). */
+  resultsAt: number;
+}
+
+export interface FireCounters {
+  fired: number;
+  expired: number;
+  lateDropped: number;
+  /** Requests recorded as lost by a redelivery that found an old claim and no results. */
+  lostAfterClaim: number;
+  duplicates: number;
+  hops: number;
+  s3Put: number;
+  s3Get: number;
+}
+
+export interface FirePorts {
+  /** Sends one message on the replay queue (a hop) at `at`. */
+  sendShard(at: number, payload: ShardPayload, delaySeconds: number): void;
+  /** Sends the collect message for a target's last shard at `at`. */
+  sendCollect(at: number, target: number): void;
+}
+
+const ns = (ms: number) => BigInt(Math.round(ms * 1e6));
+
+export class FireHandler {
+  /** Per target, per shard index. */
+  readonly state: Map<number, ShardState>[];
+  readonly counters: FireCounters = { fired: 0, expired: 0, lateDropped: 0, lostAfterClaim: 0, duplicates: 0, hops: 0, s3Put: 0, s3Get: 0 };
+  /** The run's start (epoch of offset 0), ms: fixed by the ingest. */
+  runStartMs = 0;
+
+  constructor(
+    private readonly s: SimSettings,
+    private readonly workload: Workload,
+    private readonly loop: FireLoopModel,
+    private readonly sink: LatenessSink,
+    private readonly ports: FirePorts,
+  ) {
+    this.state = Array.from({ length: s.workload.targets }, () => new Map());
+  }
+
+  private get leadMs() {
+    return this.s.stack.leadS * 1000;
+  }
+
+  /** The handler on `records`, starting at `startMs`. */
+  handle(records: readonly ShardPayload[], startMs: number): HandlerRun {
+    const effects: Effect[] = [];
+    const s3 = this.s.aws.s3.requestMs;
+    let endMs = startMs;
+    const toFire: { p: ShardPayload; shard: SimShard; claimedAt: number }[] = [];
+    for (const p of records) {
+      const shard = this.workload.shards[p.shard] as SimShard;
+      const firstDue = this.runStartMs + (shard.offsets[0] as number);
+      if (stillEarly(ns(firstDue), ns(startMs), this.leadMs)) {
+        const { delaySeconds } = deliveryDelay(ns(firstDue), ns(startMs), this.leadMs);
+        const at = startMs + this.s.aws.sqs.sendBatchMs;
+        this.counters.hops++;
+        effects.push({ at, run: () => this.ports.sendShard(at, { ...p, hops: p.hops + 1 }, delaySeconds) });
+        endMs = Math.max(endMs, at);
+        continue;
+      }
+      const claimedAt = startMs + s3;
+      this.counters.s3Put++;
+      const state = this.state[p.target] as Map<number, ShardState>;
+      const prior = state.get(p.shard);
+      if (prior) endMs = Math.max(endMs, this.redelivered(prior, p, shard, claimedAt, effects));
+      else {
+        state.set(p.shard, { claimedAt, resultsAt: Infinity });
+        toFire.push({ p, shard, claimedAt });
+      }
+    }
+    endMs = Math.max(endMs, this.fire(toFire, effects));
+    return { endMs, effects };
+  }
+
+  /** A shard whose claim is taken: a duplicate, or lost after a claimant that died. */
+  private redelivered(prior: ShardState, p: ShardPayload, shard: SimShard, at: number, effects: Effect[]): number {
+    const s3 = this.s.aws.s3.requestMs;
+    this.counters.s3Get++;
+    if (prior.resultsAt <= at || at - prior.claimedAt <= this.s.stack.fire.timeoutS * 1000) {
+      this.counters.duplicates++;
+      return at + s3;
+    }
+    this.counters.s3Get++;
+    this.counters.s3Put++;
+    const written = at + 3 * s3;
+    effects.push({
+      at: written,
+      run: () => {
+        if (prior.resultsAt !== Infinity) return;
+        prior.resultsAt = written;
+        this.counters.lostAfterClaim += shard.offsets.length;
+      },
+    });
+    if (shard.index === this.lastShard) effects.push({ at: written, run: () => this.ports.sendCollect(written, p.target) });
+    return written;
+  }
+
+  private get lastShard(): number {
+    return this.workload.shards.length - 1;
+  }
+
+  /** Fires the claimed shards together; a target's shards share its connection permits. */
+  private fire(toFire: { p: ShardPayload; shard: SimShard; claimedAt: number }[], effects: Effect[]): number {
+    const permitCount = this.s.stack.connectionsPerTarget;
+    let endMs = 0;
+    const byTarget = new Map<number, typeof toFire>();
+    for (const f of toFire) byTarget.set(f.p.target, [...(byTarget.get(f.p.target) ?? []), f]);
+    for (const group of byTarget.values()) {
+      const total = group.reduce((n, f) => n + f.shard.offsets.length, 0);
+      // Within the permits, each shard's loop runs alone; beyond them, the target's shards
+      // queue for the same permits, in due order (their ends are then the group's).
+      const shared = total > permitCount;
+      const runs = shared ? [this.mergedRun(group)] : group.map((f) => ({ members: [f], dues: this.dues(f.shard), start: f.claimedAt }));
+      for (const run of runs) {
+        const r = fireShard(run.dues, run.start, this.loop, this.sink, shared ? new MinHeap() : null, permitCount);
+        this.counters.fired += r.fired;
+        this.counters.expired += r.expired;
+        this.counters.lateDropped += r.lateDropped;
+        for (const f of run.members) endMs = Math.max(endMs, this.writeResults(f.p, f.shard, r.endMs, effects));
+      }
+    }
+    return endMs;
+  }
+
+  private dues(shard: SimShard): Float64Array {
+    return shard.offsets.map((o) => this.runStartMs + o);
+  }
+
+  private mergedRun(group: { p: ShardPayload; shard: SimShard; claimedAt: number }[]) {
+    const dues = Float64Array.from(group.flatMap((f) => Array.from(this.dues(f.shard)))).sort();
+    return { members: group, dues, start: Math.max(...group.map((f) => f.claimedAt)) };
+  }
+
+  private writeResults(p: ShardPayload, shard: SimShard, firedUntil: number, effects: Effect[]): number {
+    const written = firedUntil + this.s.aws.s3.requestMs;
+    this.counters.s3Put++;
+    const state = (this.state[p.target] as Map<number, ShardState>).get(p.shard) as ShardState;
+    effects.push({ at: written, run: () => (state.resultsAt = Math.min(state.resultsAt, written)) });
+    if (shard.index !== this.lastShard) return written;
+    const sent = written + this.s.aws.sqs.sendBatchMs;
+    effects.push({ at: sent, run: () => this.ports.sendCollect(sent, p.target) });
+    return sent;
+  }
+}

@@ -1,0 +1,317 @@
+/**
+ * Everything a simulated run depends on, in one plain object, each value with where it comes
+ * from: the user's workload, the stack as deployed for it (lib/config.ts's defaults and
+ * lib/sizing.ts's `deriveFireSizing`, wired as lib/stateless.ts wires them), and the model of
+ * AWS (sim/aws/*.ts cite the documentation behind each rule; values marked "assumed" are not
+ * documented and are ours to question). `--set path=value` changes any leaf for a what-if.
+ */
+import { DeploymentConfigError, deploymentConfigSchema, parseDeploymentConfig, type DeploymentConfig } from '../lib/config';
+import { deriveFireSizing } from '../lib/sizing';
+import type { Lognormal } from './random';
+
+export interface WorkloadSettings {
+  /** Requests per second per target. */
+  ratePerTarget: number;
+  targets: number;
+  seconds: number;
+  /** `even`: exactly the rate each second (the moto benchmark's capture); `poisson`: drawn per second. */
+  arrivals: 'even' | 'poisson';
+  /** Request body bytes as captured (test/support/capture-gen.ts's default: 1,300). */
+  bodyBytes: number;
+  /** Bytes per capture line: what the ingest reads (capture-gen: 1,024 MB / 479,612 records). */
+  recordBytes: number;
+  /** The target's response time (to the last byte), seconds: a lognormal through p50 and p99. */
+  latencyP50S: number;
+  latencyP99S: number;
+}
+
+export interface FunctionSettings {
+  memoryMb: number;
+  timeoutS: number;
+  /** The event source's BatchSize. */
+  batchSize: number;
+  /** The event source's MaximumConcurrency (standard mode); null when not set. */
+  maxConcurrency: number | null;
+  /** ReservedConcurrentExecutions; null when not reserved. */
+  reservedConcurrency: number | null;
+  visibilityTimeoutS: number;
+}
+
+export interface StackSettings {
+  leadS: number;
+  slotS: number;
+  /** GRACE_MS: the fire loop's expiry (a request reached later than this after its due time is dropped). */
+  graceS: number;
+  requestTimeoutS: number;
+  lateToleranceMs: number;
+  latePolicy: 'fire' | 'drop';
+  maxShardRequests: number;
+  connectionsPerTarget: number;
+  /** The replay queue's redrive policy (lib/stateful.ts). */
+  maxReceiveCount: number;
+  fire: FunctionSettings;
+  ingest: FunctionSettings;
+  collect: FunctionSettings;
+  /** The fire event source's mode: `standard` or `provisioned` (ProvisionedPollerConfig). */
+  eventSourceMode: 'standard' | 'provisioned';
+  minPollers: number;
+  maxPollers: number;
+}
+
+export interface AwsModelSettings {
+  accountConcurrency: number;
+  /** Reserved concurrency must leave this much unreserved in the account. */
+  unreservedMinimum: number;
+  esm: {
+    initialConcurrency: number;
+    growthPerMinute: number;
+    /** The most an SQS event source invokes at once without MaximumConcurrency. */
+    maxConcurrency: number;
+    /** Assumed: how long an event source with nothing waiting keeps its scale before stepping down. */
+    scaleDownAfterS: number;
+    /** Assumed: from a message being visible to a waiting poller handing it to Lambda. */
+    pickupMs: number;
+    /** Assumed: an idle poller's long poll (SQS's maximum wait). */
+    idleLongPollS: number;
+    /** Pollers of an idle event source: 5, or as few as 2 without MaximumConcurrency. */
+    idlePollersWithMax: number;
+    idlePollersWithoutMax: number;
+  };
+  provisioned: { invokesPerPoller: number; bytesPerPollerPerS: number; growthPerMinute: number };
+  lambda: {
+    scalePer10s: number;
+    /** Assumed: Lambda's own time to start a warm invocation. */
+    invokeOverheadMs: number;
+    /** Assumed: creating an execution environment before INIT runs (not billed). */
+    coldPlatformMs: number;
+    /** Assumed: how long an idle execution environment is kept. */
+    envReclaimMinutes: number;
+    /** INIT durations (ms), measured here (bench/init-duration.ts, bench/RESULTS.md). */
+    init: { fire: Lognormal; ingest: Lognormal; collect: Lognormal };
+  };
+  sqs: {
+    /** Assumed: a delayed message becomes receivable up to this long after its delay. */
+    delayJitterMaxMs: number;
+    /** Assumed: one SendMessageBatch of up to 1 MiB, round trip. */
+    sendBatchMs: number;
+  };
+  s3: { /** Assumed: one S3 request, round trip. */ requestMs: number };
+}
+
+export interface HandlerSettings {
+  /** The fire handler's own lateness at the server once it is on time, ms (lognormal p50/p99). */
+  ownLatenessP50Ms: number;
+  ownLatenessP99Ms: number;
+  /** Ingest pass 1 (parse and index), MB/s. */
+  ingestParseMBps: number;
+  /** Assumed: from the capture landing to its notification being receivable on the ingest queue. */
+  notifyMs: number;
+}
+
+export interface SimSettings {
+  workload: WorkloadSettings;
+  stack: StackSettings;
+  aws: AwsModelSettings;
+  handler: HandlerSettings;
+  /** Minutes since the pipeline last ran: event source scaled back, environments reclaimed. */
+  idleBeforeMinutes: number;
+  seed: number;
+}
+
+export interface SimOptions {
+  ratePerTarget: number;
+  targets: number;
+  seconds: number;
+  latencyP50S: number;
+  latencyP99S: number;
+  leadSeconds?: number;
+  accountConcurrency?: number;
+  idleBeforeMinutes?: number;
+  seed?: number;
+  arrivals?: 'even' | 'poisson';
+  /** The deployment's declared peak latency (lib/config.ts `peakLatencySeconds`). */
+  peakLatencySeconds?: number;
+}
+
+/** Lambda's ZIP bundles on this machine (bench/RESULTS.md, "Cold start INIT of the bundles"). */
+export const MEASURED_INIT_MS: AwsModelSettings['lambda']['init'] = {
+  fire: { mu: Math.log(200), sigma: 0.1 },
+  ingest: { mu: Math.log(200), sigma: 0.1 },
+  collect: { mu: Math.log(200), sigma: 0.1 },
+};
+
+/**
+ * The deployment configuration for this traffic: the config's defaults with the workload's
+ * peak. When the configuration's own checks refuse it (synth would stop), their messages are
+ * the problems, and the settings are the schema's defaults without those checks, so the
+ * simulation can still show what such a stack would do.
+ */
+function configFor(o: SimOptions): { config: DeploymentConfig; problems: string[] } {
+  const raw = {
+    peakRequestsPerSecond: o.ratePerTarget,
+    accountConcurrency: o.accountConcurrency ?? 1000,
+    ...(o.leadSeconds !== undefined ? { leadSeconds: o.leadSeconds } : {}),
+    ...(o.peakLatencySeconds !== undefined ? { peakLatencySeconds: o.peakLatencySeconds } : {}),
+    targets: Array.from({ length: o.targets }, (_, i) => ({ name: `t${i}`, url: 'https://target.example.com' })),
+  };
+  try {
+    return { config: parseDeploymentConfig(raw), problems: [] };
+  } catch (e) {
+    if (!(e instanceof DeploymentConfigError)) throw e;
+    const problems = e.message.split('\n- ').slice(1).map((p) => `synth refuses: ${p}`);
+    return { config: deploymentConfigSchema.parse(raw), problems: problems.length > 0 ? problems : [`synth refuses: ${e.message}`] };
+  }
+}
+
+/**
+ * The stack for this traffic as `cdk synth` builds it: the config's defaults with the
+ * workload's peak, the fire function's settings from deriveFireSizing, the others as
+ * lib/stateless.ts sets them (test/unit/sim/stack.test.ts holds the two together).
+ */
+export function stackFor(o: SimOptions): { stack: StackSettings; problems: string[] } {
+  const { config, problems } = configFor(o);
+  const sizing = deriveFireSizing({
+    peakRequestsPerSecond: config.peakRequestsPerSecond,
+    peakLatencySeconds: config.peakLatencySeconds,
+    targets: config.targets.length,
+    slotSeconds: config.slotSeconds,
+    leadSeconds: config.leadSeconds,
+    requestTimeoutSeconds: config.requestTimeoutSeconds,
+  });
+  const maxConcurrency = config.maxFireConcurrency ?? sizing.maxConcurrency;
+  const sixTimes = (s: number) => Math.min(43_200, 6 * s);
+  // lib/stateless.ts's FUNCTION_TIMEOUTS (imported, it would load the CDK): 15 and 5 minutes.
+  const ingestTimeoutS = 900;
+  const collectTimeoutS = 300;
+  const stack: StackSettings = {
+    leadS: config.leadSeconds,
+    slotS: config.slotSeconds,
+    graceS: config.graceSeconds,
+    requestTimeoutS: config.requestTimeoutSeconds,
+    lateToleranceMs: config.lateToleranceMs,
+    latePolicy: config.latePolicy,
+    maxShardRequests: sizing.maxShardRequests,
+    connectionsPerTarget: sizing.connectionsPerTarget,
+    maxReceiveCount: 3,
+    fire: {
+      memoryMb: sizing.memoryMb,
+      timeoutS: sizing.timeoutSeconds,
+      batchSize: sizing.batchSize,
+      maxConcurrency,
+      reservedConcurrency: config.reserveFireConcurrency ? maxConcurrency : null,
+      visibilityTimeoutS: sizing.visibilityTimeoutSeconds,
+    },
+    ingest: { memoryMb: 3008, timeoutS: ingestTimeoutS, batchSize: 1, maxConcurrency: 10, reservedConcurrency: null, visibilityTimeoutS: sixTimes(ingestTimeoutS) },
+    collect: { memoryMb: 2048, timeoutS: collectTimeoutS, batchSize: 10, maxConcurrency: 5, reservedConcurrency: null, visibilityTimeoutS: sixTimes(collectTimeoutS) },
+    eventSourceMode: 'standard',
+    minPollers: 2,
+    maxPollers: 200,
+  };
+  return { stack, problems };
+}
+
+/** The settings for these options, and the configuration's objections to the stack (empty: synth accepts it). */
+export function settingsFor(o: SimOptions): { settings: SimSettings; problems: string[] } {
+  const { stack, problems } = stackFor(o);
+  const settings: SimSettings = {
+    workload: {
+      ratePerTarget: o.ratePerTarget,
+      targets: o.targets,
+      seconds: o.seconds,
+      arrivals: o.arrivals ?? 'even',
+      bodyBytes: 1300,
+      recordBytes: 2239,
+      latencyP50S: o.latencyP50S,
+      latencyP99S: o.latencyP99S,
+    },
+    stack,
+    aws: {
+      accountConcurrency: o.accountConcurrency ?? 1000,
+      unreservedMinimum: 100,
+      esm: { initialConcurrency: 5, growthPerMinute: 300, maxConcurrency: 1250, scaleDownAfterS: 60, pickupMs: 20, idleLongPollS: 20, idlePollersWithMax: 5, idlePollersWithoutMax: 2 },
+      provisioned: { invokesPerPoller: 10, bytesPerPollerPerS: 1_000_000, growthPerMinute: 1000 },
+      lambda: { scalePer10s: 1000, invokeOverheadMs: 5, coldPlatformMs: 100, envReclaimMinutes: 10, init: MEASURED_INIT_MS },
+      sqs: { delayJitterMaxMs: 1000, sendBatchMs: 30 },
+      s3: { requestMs: 20 },
+    },
+    handler: { ownLatenessP50Ms: 0.15, ownLatenessP99Ms: 2.6, ingestParseMBps: 75, notifyMs: 1000 },
+    idleBeforeMinutes: o.idleBeforeMinutes ?? 60,
+    seed: o.seed ?? 1,
+  };
+  return { settings, problems };
+}
+
+type Leaf = number | string | boolean | null;
+
+/**
+ * `path=value` overrides (`aws.esm.growthPerMinute=1000`, `stack.fire.batchSize=4`): the path
+ * must name an existing leaf and the value must have its type (a number, a string, true/false,
+ * or null where the leaf may be null). Every problem is reported at once.
+ */
+export function applyOverrides(settings: SimSettings, overrides: readonly string[]): SimSettings {
+  const copy = structuredClone(settings);
+  const problems: string[] = [];
+  for (const o of overrides) {
+    const eq = o.indexOf('=');
+    if (eq <= 0) {
+      problems.push(`--set ${o}: expected path=value`);
+      continue;
+    }
+    const path = o.slice(0, eq).split('.');
+    const text = o.slice(eq + 1);
+    let node: Record<string, unknown> = copy as unknown as Record<string, unknown>;
+    for (const key of path.slice(0, -1)) {
+      const next = node[key];
+      if (next === null || typeof next !== 'object') {
+        node = {};
+        break;
+      }
+      node = next as Record<string, unknown>;
+    }
+    const key = path.at(-1) as string;
+    if (!Object.hasOwn(node, key) || (typeof node[key] === 'object' && node[key] !== null)) {
+      problems.push(`--set ${o}: ${path.join('.')} is not a setting (see docs/simulator.md)`);
+      continue;
+    }
+    const value = parseLeaf(text, node[key] as Leaf, NULLABLE.has(key));
+    if (value === undefined) problems.push(`--set ${o}: ${path.join('.')} takes a ${node[key] === null ? 'number' : typeof node[key]}${NULLABLE.has(key) ? ' or null' : ''}`);
+    else node[key] = value;
+  }
+  if (problems.length > 0) throw new RangeError(problems.join('\n'));
+  return copy;
+}
+
+/** The leaves that may be unset: a function's MaximumConcurrency and reserved concurrency. */
+const NULLABLE = new Set(['maxConcurrency', 'reservedConcurrency']);
+
+function parseLeaf(text: string, current: Leaf, nullable: boolean): Leaf | undefined {
+  if (text === 'null') return nullable ? null : undefined;
+  if (typeof current === 'number' || current === null) {
+    const n = Number(text);
+    return text.trim() !== '' && Number.isFinite(n) ? n : undefined;
+  }
+  if (typeof current === 'boolean') return text === 'true' ? true : text === 'false' ? false : undefined;
+  return text;
+}
+
+const CHOICES: Record<string, readonly string[]> = {
+  'workload.arrivals': ['even', 'poisson'],
+  'stack.latePolicy': ['fire', 'drop'],
+  'stack.eventSourceMode': ['standard', 'provisioned'],
+};
+
+/** Every problem at once: a choice outside its list, a number that is not finite or is negative (a lognormal's mu may be). */
+export function validateSettings(settings: SimSettings): void {
+  const problems: string[] = [];
+  const walk = (node: unknown, path: string) => {
+    if (node !== null && typeof node === 'object') {
+      for (const [k, v] of Object.entries(node)) walk(v, path ? `${path}.${k}` : k);
+      return;
+    }
+    const choices = CHOICES[path];
+    if (choices && !choices.includes(node as string)) problems.push(`${path} must be one of ${choices.join(', ')} (got ${String(node)})`);
+    if (typeof node === 'number' && (!Number.isFinite(node) || (node < 0 && !path.endsWith('.mu')))) problems.push(`${path} must be a finite number >= 0 (got ${node})`);
+  };
+  walk(settings, '');
+  if (problems.length > 0) throw new RangeError(problems.join('\n'));
+}

@@ -1,0 +1,134 @@
+/**
+ * The traffic of a simulated run, made by the pipeline's own code: capture times in whole
+ * seconds (as SageMaker writes them) at the workload's rate, planned by the real planner
+ * (`planRows`: the intra-second spread, order and offsets of plan.ts's rules 1-4), cut into
+ * shards by the real sharder (`cutShards` with `wireBytes`, as the ingest cuts them), and each
+ * shard message's size taken from the real wire format (`toWire` + JSON of a ShardMessage).
+ *
+ * Planned in chunks of whole seconds, each chunk's offsets moved by its first second: exact
+ * for whole-second captures, whose spread is per second (test/unit/sim/workload.test.ts holds
+ * chunked and whole planning together), and it keeps memory to a chunk of rows.
+ */
+import { planRows, type LineRef, type PlanOptions } from '../lambdas/core/plan/plan';
+import { cutShards, DEFAULT_SHARDING, toWire, wireBytes, type ShardingOptions, type ShardMessage } from '../lambdas/core/pipeline/shards';
+import type { ScheduledRequest } from '../lambdas/core/types';
+import type { Rng } from './random';
+import type { SimSettings } from './settings';
+
+export interface SimShard {
+  /** Position in due order. */
+  index: number;
+  shardId: string;
+  /** Request offsets from the run's start, ms, ascending. */
+  offsets: Float64Array;
+}
+
+export interface Workload {
+  shards: SimShard[];
+  /** Requests per target. */
+  requests: number;
+  /** The last offset, ms. */
+  durationMs: number;
+  /** Bytes of the capture file the ingest reads. */
+  fileBytes: number;
+  /** Bytes of a shard message carrying `n` requests. */
+  messageBytes: (n: number) => number;
+}
+
+const CAPTURE_EPOCH_MS = Date.UTC(2026, 3, 29, 0, 3, 18);
+const CHUNK_SECONDS = 10;
+/**
+ * forceStreaming (the stack's default) adds `,"stream":true,"stream_options":{"include_usage":true}`
+ * to each chat body (plan.ts rule 5).
+ */
+const STREAM_OVERRIDE_BYTES = 53;
+const SOURCE_FILE = 's3://capture-bucket/datacapture/endpoint/AllTraffic/2026/04/29/00/03-18-000-0a1b2c3d.jsonl';
+const PLAN_OPTIONS: PlanOptions = { runId: 'sim', targetKind: 'openai-chat', timeScale: 1, intraSecond: 'spread' };
+
+/** Records captured in each second. */
+function secondCounts(s: SimSettings['workload'], rng: Rng): Uint32Array {
+  const counts = new Uint32Array(Math.ceil(s.seconds));
+  const total = Math.floor(s.ratePerTarget * s.seconds);
+  for (let i = 0; i < counts.length; i++) {
+    counts[i] = s.arrivals === 'poisson' ? rng.poisson(s.ratePerTarget * Math.min(1, s.seconds - i)) : Math.min(total, Math.floor((i + 1) * s.ratePerTarget)) - Math.min(total, Math.floor(i * s.ratePerTarget));
+  }
+  return counts;
+}
+
+/** Offsets (ms from the first record) of the records of seconds [from, to), by the real planner. */
+export function planSeconds(counts: Uint32Array, from: number, to: number, zeroSecond: number): number[] {
+  const seconds: number[] = [];
+  for (let s = from; s < to; s++) for (let k = 0; k < (counts[s] as number); k++) seconds.push(s);
+  if (seconds.length === 0) return [];
+  const ref = { inferenceTimeMs: 0, hasSubSecondTime: false, source: { file: SOURCE_FILE, line: 0 }, span: { start: 0, end: 0 } } as LineRef;
+  const plan = planRows(
+    seconds.length,
+    (row) => CAPTURE_EPOCH_MS + (seconds[row] as number) * 1000,
+    () => false,
+    (row) => row,
+    PLAN_OPTIONS,
+    () => ref,
+  );
+  const shiftMs = ((seconds[0] as number) - zeroSecond) * 1000;
+  return plan.entries.map((e) => e.offsetMs + shiftMs);
+}
+
+/** The real shard message for `n` requests of this workload's shape, serialized. */
+function messageBytesFn(bodyBytes: number): (n: number) => number {
+  const request: ScheduledRequest = {
+    index: 1_234_567,
+    offsetMs: 123_456.789,
+    captureTimeMs: CAPTURE_EPOCH_MS + 123_456,
+    correlationId: '5f0c2d1e-8a3b-5c4d-9e8f-0123456789ab',
+    eventId: 'a1b2c3d4-e5f6-4789-8abc-0000000f4240',
+    inferenceId: null,
+    source: { file: SOURCE_FILE, line: 123_456 },
+    contentType: 'application/json',
+    body: new Uint8Array(bodyBytes + STREAM_OVERRIDE_BYTES),
+    streaming: true,
+    overrides: ['stream'],
+    capturedUsage: { promptTokens: 325, completionTokens: 64 },
+    accept: 'application/json',
+    capturedOutputSha256: 'f'.repeat(64),
+  };
+  const wire = toWire(request, null);
+  const memo = new Map<number, number>();
+  return (n) => {
+    let bytes = memo.get(n);
+    if (bytes === undefined) {
+      const message: ShardMessage = { v: 1, kind: 'shard', runId: 'file-0f1e2d3c-4b5a-5968-8776-a5b4c3d2e1f0', target: 'target-a', shardId: '123-4', startNs: '1777421000000000000', firstDueNs: '1777421123456789000', hops: 0, last: false, requests: Array.from({ length: n }, () => wire) };
+      bytes = Buffer.byteLength(JSON.stringify(message));
+      memo.set(n, bytes);
+    }
+    return bytes;
+  };
+}
+
+export function buildWorkload(settings: SimSettings, rng: Rng): Workload {
+  const w = settings.workload;
+  const counts = secondCounts(w, rng);
+  const zeroSecond = counts.findIndex((c) => c > 0);
+  const sharding: ShardingOptions = { ...DEFAULT_SHARDING, slotMs: Math.round(settings.stack.slotS * 1000), maxShardRequests: settings.stack.maxShardRequests };
+  const itemBytes = wireBytes(w.bodyBytes + STREAM_OVERRIDE_BYTES, SOURCE_FILE, sharding);
+  const shards: SimShard[] = [];
+  let pending: { offsetMs: number }[] = [];
+  let requests = 0;
+  let durationMs = 0;
+  const flush = (beforeSlot: number) => {
+    const ready = pending.filter((i) => Math.floor(i.offsetMs / sharding.slotMs) < beforeSlot);
+    pending = pending.slice(ready.length);
+    for (const s of cutShards(ready, sharding, () => itemBytes)) shards.push({ index: shards.length, shardId: s.shardId, offsets: Float64Array.from(s.requests, (r) => r.offsetMs) });
+  };
+  if (zeroSecond >= 0) {
+    for (let from = zeroSecond; from < counts.length; from += CHUNK_SECONDS) {
+      const to = Math.min(counts.length, from + CHUNK_SECONDS);
+      const offsets = planSeconds(counts, from, to, zeroSecond);
+      for (const offsetMs of offsets) pending.push({ offsetMs });
+      requests += offsets.length;
+      if (offsets.length > 0) durationMs = offsets[offsets.length - 1] as number;
+      flush(Math.floor(((to - zeroSecond) * 1000) / sharding.slotMs));
+    }
+    flush(Infinity);
+  }
+  return { shards, requests, durationMs, fileBytes: requests * w.recordBytes, messageBytes: messageBytesFn(w.bodyBytes) };
+}

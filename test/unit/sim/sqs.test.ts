@@ -1,0 +1,107 @@
+/**
+ * SQS in the simulator (sim/aws/sqs.ts, sim/consumer.ts): billing by 64 KB chunk, delayed
+ * delivery, redelivery after the visibility timeout, the redrive to the dead-letter queue, and
+ * a throttled batch coming back only after its visibility timeout.
+ */
+import { describe, expect, it } from 'vitest';
+import { EventSourceScaler } from '../../../sim/aws/event-source';
+import { Account, FunctionModel } from '../../../sim/aws/lambda';
+import { SqsQueue, type SimMessage } from '../../../sim/aws/sqs';
+import { Consumer } from '../../../sim/consumer';
+import { Agenda } from '../../../sim/events';
+import { Rng } from '../../../sim/random';
+import { settingsFor } from '../../../sim/settings';
+
+const KB = 1024;
+const queue = (agenda: Agenda, o: Partial<{ visibilityTimeoutS: number; maxReceiveCount: number; delayJitterMaxMs: number }> = {}) =>
+  new SqsQueue<string>({ name: 'q', visibilityTimeoutS: 30, maxReceiveCount: 3, delayJitterMaxMs: 0, ...o }, agenda, new Rng(1));
+
+describe('billing by 64 KB chunk', () => {
+  it('a send is billed per 64 KB of the whole batch, a receive per 64 KB of what it returned, a delete once', () => {
+    const agenda = new Agenda();
+    const q = queue(agenda);
+    q.sendBatch(0, [{ bytes: 440 * KB, payload: 'a', delaySeconds: 0 }]);
+    expect(q.bill.requests).toBe(7);
+    q.sendBatch(0, [
+      { bytes: 300 * KB, payload: 'b', delaySeconds: 0 },
+      { bytes: 300 * KB, payload: 'c', delaySeconds: 0 },
+    ]);
+    expect(q.bill.requests).toBe(7 + 10);
+    q.sendBatch(0, [{ bytes: 100, payload: 'd', delaySeconds: 0 }]);
+    expect(q.bill.requests).toBe(18);
+    agenda.runUntil();
+    const got = q.receive(0, 2);
+    expect(got.map((m) => m.payload)).toEqual(['a', 'b']);
+    expect(q.bill.requests).toBe(18 + Math.ceil((740 * KB) / (64 * KB)));
+    q.deleteBatch(got);
+    expect(q.bill.requests).toBe(18 + 12 + 1);
+    expect(q.receive(0, 10).length).toBe(2);
+    expect(q.receive(0, 10)).toEqual([]);
+    expect(q.bill.receiveCalls).toBe(2);
+  });
+});
+
+describe('delivery', () => {
+  it('a delayed message becomes visible after its delay, plus the assumed jitter', () => {
+    const agenda = new Agenda();
+    const seen: number[] = [];
+    const plain = queue(agenda);
+    plain.onVisible = () => seen.push(agenda.now);
+    plain.sendBatch(1000, [{ bytes: 10, payload: 'x', delaySeconds: 19 }]);
+    const jittered = queue(agenda, { delayJitterMaxMs: 500 });
+    jittered.onVisible = () => seen.push(agenda.now);
+    jittered.sendBatch(1000, [{ bytes: 10, payload: 'y', delaySeconds: 19 }]);
+    agenda.runUntil();
+    expect(seen[0]).toBe(20_000);
+    expect(seen[1]).toBeGreaterThan(20_000);
+    expect(seen[1]).toBeLessThan(20_500);
+  });
+
+  it('a message not deleted comes back a visibility timeout after its receive, and goes to the DLQ after maxReceiveCount receives', () => {
+    const agenda = new Agenda();
+    const q = queue(agenda, { visibilityTimeoutS: 30, maxReceiveCount: 2 });
+    const dead: SimMessage<string>[] = [];
+    q.onDeadLetter = (m) => dead.push(m);
+    q.sendBatch(0, [{ bytes: 10, payload: 'x', delaySeconds: 0 }]);
+    agenda.runUntil();
+    const first = q.receive(5_000, 1);
+    q.releaseAfterVisibilityTimeout(first);
+    agenda.runUntil(34_999);
+    expect(q.visibleCount).toBe(0);
+    agenda.runUntil(35_000);
+    expect(q.visibleCount).toBe(1);
+    q.releaseAfterVisibilityTimeout(q.receive(40_000, 1));
+    agenda.runUntil();
+    expect(q.receive(70_000, 1)).toEqual([]);
+    expect(dead.map((m) => m.receiveCount)).toEqual([2]);
+    expect(q.bill.deadLettered).toBe(1);
+    expect(q.outstanding).toBe(0);
+  });
+});
+
+describe('throttling', () => {
+  it('a batch Lambda throttles is received again only after the visibility timeout', () => {
+    const { settings } = settingsFor({ ratePerTarget: 200, targets: 1, seconds: 60, latencyP50S: 0.01, latencyP99S: 0.01 });
+    const agenda = new Agenda();
+    const q = queue(agenda, { visibilityTimeoutS: 100, maxReceiveCount: 5 });
+    const scaler = new EventSourceScaler({ mode: 'standard', maxConcurrency: 10, minPollers: 2, maxPollers: 200, esm: settings.aws.esm, provisioned: settings.aws.provisioned }, false);
+    const fn = new FunctionModel({ name: 'f', memoryMb: 1024, reservedConcurrency: 1, init: { mu: 0, sigma: 0 }, scalePer10s: 1000, invokeOverheadMs: 0, coldPlatformMs: 0, envReclaimMinutes: 10 }, new Account(1000), new Rng(1));
+    const handled: { payload: string; at: number }[] = [];
+    const consumer = new Consumer(agenda, q, scaler, fn, { batchSize: 1, timeoutS: 900, tickMs: 200 }, (records, at) => {
+      for (const r of records) handled.push({ payload: r, at });
+      return { endMs: at + 10_000, effects: [] };
+    });
+    q.sendBatch(0, [
+      { bytes: 10, payload: 'a', delaySeconds: 0 },
+      { bytes: 10, payload: 'b', delaySeconds: 0 },
+    ]);
+    agenda.runUntil();
+    const pickup = settings.aws.esm.pickupMs;
+    expect(consumer.stats.throttledInvocations).toBe(1);
+    expect(handled.map((h) => h.payload)).toEqual(['a', 'b']);
+    // b was received with a, throttled, and only seen again 100 s after that receive.
+    expect(handled[1]?.at).toBeGreaterThanOrEqual(100_000 + pickup);
+    expect(handled[1]?.at).toBeLessThan(100_000 + pickup + 1000);
+    expect(q.outstanding).toBe(0);
+  });
+});
