@@ -38,6 +38,16 @@ export interface CaptureRecord {
    * parser read it from a byte stream: a plan can drop the body and read it back later.
    */
   span?: ByteSpan;
+  /**
+   * Set by the run's duplicate filter on a record it kept: `keptBy.superseded(keptAs)` turns
+   * true when an earlier copy (by inferenceTime) replaces it later in the run (capture/duplicates.ts).
+   */
+  dedupe?: { keptBy: KeptRecords; keptAs: number };
+}
+
+/** A duplicate filter, as the records it kept see it. */
+export interface KeptRecords {
+  superseded(keptAs: number): boolean;
 }
 
 export interface ByteSpan {
@@ -46,15 +56,18 @@ export interface ByteSpan {
 }
 
 export interface CapturePayload {
-  /** `observedContentType`, e.g. `application/json`, `text/csv`. */
+  /** `observedContentType`, e.g. `application/json`, `text/csv`; inferred or `application/octet-stream` without one (capture/body-type.ts). */
   contentType: string;
   encoding: CaptureEncoding;
   /** The decoded bytes the endpoint received. */
   body: Uint8Array;
+  /** True when the capture had no `observedContentType` and `contentType` was inferred from the record. */
+  contentTypeInferred?: boolean;
 }
 
 export interface CapturedOutputSummary {
-  contentType: string;
+  /** `observedContentType` of the output; null when the capture has none (replayed without Accept). */
+  contentType: string | null;
   byteLength: number;
   /** Token usage reported by the captured response, when it was OpenAI-style JSON. */
   usage: TokenUsage | null;
@@ -103,6 +116,8 @@ export interface IngestFileReport {
   blankLines: number;
   accepted: number;
   rejected: number;
+  /** Accepted records without `observedContentType` whose content type was inferred (capture/body-type.ts). */
+  contentTypeInferred: number;
   rejectedByReason: Partial<Record<RejectReason, number>>;
   /** The first few examples per reason (bounded, so a bad file cannot blow the report up). */
   examples: Partial<Record<RejectReason, RejectExample[]>>;
@@ -122,6 +137,7 @@ export interface IngestReport {
     blankLines: number;
     accepted: number;
     rejected: number;
+    contentTypeInferred: number;
     rejectedByReason: Partial<Record<RejectReason, number>>;
   };
   /** What the intra-second policy did to the accepted records' times (added once they are planned). */

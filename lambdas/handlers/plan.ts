@@ -139,7 +139,7 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
   const listed = await windowFiles(deps, captures, schedule, runId, range);
   const listingSkipped = listed.skipped.map((s) => ({ file: captures.describe(s.key), reason: s.reason }));
   if (listed.files.length === 0) {
-    return empty('no captures in the window', { files: [], skippedFiles: listingSkipped, totals: { files: 0, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, rejectedByReason: {} } });
+    return empty('no captures in the window', { files: [], skippedFiles: listingSkipped, totals: { files: 0, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, contentTypeInferred: 0, rejectedByReason: {} } });
   }
 
   // Targets of different kinds take different records (plan.ts rule 6): each kind gets its

@@ -21,19 +21,14 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { isJsonText } from './json-check';
-import type {
-  CaptureEncoding,
-  CaptureRecord,
-  CaptureSource,
-  CapturedOutputSummary,
-  IngestFileReport,
-  IngestReport,
-  RejectReason,
-  TokenUsage,
-} from '../types';
+import { inputContentType, isJsonContentType, jsonErrorAt } from './body-type';
+import type { DuplicateFilter } from './duplicates';
+import type { IngestFileCounter, IngestReportBuilder } from './ingest-report';
+import type { CaptureEncoding, CaptureRecord, CaptureSource, CapturedOutputSummary, IngestFileReport, RejectReason, TokenUsage } from '../types';
 
-const MAX_EXAMPLES_PER_REASON = 5;
+export { isJsonContentType } from './body-type';
+export { DuplicateFilter, isLive } from './duplicates';
+export { IngestFileCounter, IngestReportBuilder } from './ingest-report';
 
 /**
  * A line is held whole to be parsed. SageMaker payloads are at most tens of MB (base64 adds a
@@ -229,41 +224,6 @@ function decodePayload(data: string, rawEncoding: string | null | undefined): { 
   return { ok: true, encoding: 'BASE64', body };
 }
 
-const jsonTypeCache = new Map<string, boolean>();
-let lastType = '';
-let lastTypeIsJson = false;
-
-/** application/json or any +json type, parameters ignored; memoised (a file has a handful, mostly one). */
-export function isJsonContentType(contentType: string): boolean {
-  if (contentType === lastType) return lastTypeIsJson;
-  let known = jsonTypeCache.get(contentType);
-  if (known === undefined) {
-    const type = (contentType.split(';')[0] ?? '').trim().toLowerCase();
-    known = type === 'application/json' || type.endsWith('+json');
-    if (jsonTypeCache.size < 256) jsonTypeCache.set(contentType, known);
-  }
-  lastType = contentType;
-  lastTypeIsJson = known;
-  return known;
-}
-
-/** Where JSON.parse gave up, as a number only: its message quotes the input, which may be prompt text. */
-function jsonErrorAt(error: unknown, length: number): string {
-  const position = error instanceof Error ? /position (\d+)/.exec(error.message)?.[1] : undefined;
-  return position === undefined ? `${length} chars` : `at char ${position} of ${length}`;
-}
-
-/** Why `text` is not one JSON document, or null; `utf8` is its UTF-8 encoding (the body's bytes). */
-function innerJsonError(text: string, utf8: Uint8Array): string | null {
-  if (isJsonText(text, utf8)) return null;
-  try {
-    JSON.parse(text);
-    return null;
-  } catch (error) {
-    return jsonErrorAt(error, text.length);
-  }
-}
-
 // ---------------------------------------------------------------------------------------
 // Captured output (information only: nothing about it rejects a line)
 
@@ -312,10 +272,12 @@ function summariseOutput(output: unknown): CapturedOutputSummary | null {
   if (typeof output !== 'object' || output === null) return null;
   const { data, observedContentType, encoding } = output as { data?: unknown; observedContentType?: unknown; encoding?: unknown };
   if (typeof data !== 'string') return null;
-  const contentType = typeof observedContentType === 'string' ? observedContentType : 'application/octet-stream';
+  // None declared (AWS's capture schema for LLM endpoints has it null): none is asked for
+  // when replaying (no Accept: the container's default), and the usage is looked for.
+  const contentType = typeof observedContentType === 'string' ? observedContentType : null;
   const base64 = typeof encoding !== 'string' || encoding.toUpperCase() === 'BASE64';
   let usage: TokenUsage | null = null;
-  if (isJsonContentType(contentType)) usage = usageOf(base64 ? Buffer.from(data, 'base64').toString('utf8') : data);
+  if (contentType === null || isJsonContentType(contentType)) usage = usageOf(base64 ? Buffer.from(data, 'base64').toString('utf8') : data);
   // Only outputs without token usage are hashed: they are the deterministic ones worth an exact
   // comparison, and small; hashing every LLM answer would slow the parser for nothing.
   // (Invalid base64 has no known bytes: no digest.)
@@ -395,15 +357,10 @@ export function parseCaptureLine(line: string, source: CaptureSource, options: L
   const implausible = implausibleTime(time.epochMs, options.nowMs ?? Date.now());
   if (implausible) return { ok: false, reason: 'implausible_time', detail: `inferenceTime ${JSON.stringify(meta.inferenceTime.slice(0, 40))} ${implausible}` };
   const data = input.data;
-  const contentType = (input.observedContentType as string | null | undefined) ?? 'application/octet-stream';
   const decoded = decodePayload(data, input.encoding as string | null | undefined);
   if (!decoded.ok) return decoded;
-  // Only the content type says "one JSON document": SageMaker also writes JSON Lines and
-  // other JSON-ish types with encoding JSON.
-  if (isJsonContentType(contentType)) {
-    const error = innerJsonError(decoded.encoding === 'BASE64' ? decoded.body.toString('utf8') : data, decoded.body);
-    if (error !== null) return { ok: false, reason: 'bad_inner_json', detail: `content type ${contentType.slice(0, 60)} but the data is not JSON (${error})` };
-  }
+  const type = inputContentType(input.observedContentType as string | null | undefined, decoded, data);
+  if (!type.ok) return type;
   return {
     ok: true,
     record: {
@@ -411,87 +368,11 @@ export function parseCaptureLine(line: string, source: CaptureSource, options: L
       inferenceId: typeof meta.inferenceId === 'string' ? meta.inferenceId : null,
       inferenceTimeMs: time.epochMs,
       hasSubSecondTime: time.subSecond,
-      input: { contentType, encoding: decoded.encoding, body: decoded.body },
+      input: { contentType: type.contentType, encoding: decoded.encoding, body: decoded.body, ...(type.inferred ? { contentTypeInferred: true } : {}) },
       output: summariseOutput((captureData as { endpointOutput?: unknown }).endpointOutput),
       source,
     },
   };
-}
-
-// ---------------------------------------------------------------------------------------
-// Duplicates and the report
-
-/**
- * Same eventId and same input body: one record, replayed once; same eventId with another body
- * is two records. Shared by all files of a run (S3 redelivers, files get re-uploaded). Keeps
- * a digest, not the body: the first 128 bits of SHA-256 over the eventId (length-prefixed)
- * and the body, as a 16-character string, ~54 B a record with the set's own slot (a key of
- * eventId + base64 digest took ~214 B: 100 MB at 480k records). A false duplicate needs a
- * 128-bit collision: about 1e-27 for a million records. Never pins the bodies themselves.
- * Hashing every body is its main cost (~30 % of parse time at 1 GB); comparing bodies only
- * when an eventId repeats would avoid it but keep every body alive for as long as the filter.
- */
-export class DuplicateFilter {
-  private readonly keys = new Set<string>();
-
-  /** True when this record was seen before (and remembers it otherwise). */
-  seen(record: CaptureRecord): boolean {
-    const { eventId } = record;
-    const key = createHash('sha256').update(`${eventId.length}:${eventId}`).update(record.input.body).digest().toString('latin1', 0, 16);
-    if (this.keys.has(key)) return true;
-    this.keys.add(key);
-    return false;
-  }
-
-  get size(): number {
-    return this.keys.size;
-  }
-}
-
-export class IngestFileCounter {
-  readonly report: IngestFileReport;
-
-  constructor(file: string) {
-    this.report = { file, bytesRead: 0, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, rejectedByReason: {}, examples: {} };
-  }
-
-  reject(reason: RejectReason, line: number, detail: string): void {
-    const r = this.report;
-    r.rejected++;
-    r.rejectedByReason[reason] = (r.rejectedByReason[reason] ?? 0) + 1;
-    const examples = (r.examples[reason] ??= []);
-    if (examples.length < MAX_EXAMPLES_PER_REASON) examples.push({ file: r.file, line, detail });
-  }
-}
-
-export class IngestReportBuilder {
-  private readonly files: IngestFileCounter[] = [];
-  private readonly skipped: { file: string; reason: string }[] = [];
-
-  startFile(file: string): IngestFileCounter {
-    const counter = new IngestFileCounter(file);
-    this.files.push(counter);
-    return counter;
-  }
-
-  skipFile(file: string, reason: string): void {
-    this.skipped.push({ file, reason });
-  }
-
-  build(): IngestReport {
-    const files = this.files.map((f) => structuredClone(f.report));
-    const totals: IngestReport['totals'] = { files: files.length, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, rejectedByReason: {} };
-    for (const f of files) {
-      totals.linesRead += f.linesRead;
-      totals.blankLines += f.blankLines;
-      totals.accepted += f.accepted;
-      totals.rejected += f.rejected;
-      for (const [reason, count] of Object.entries(f.rejectedByReason) as [RejectReason, number][]) {
-        totals.rejectedByReason[reason] = (totals.rejectedByReason[reason] ?? 0) + count;
-      }
-    }
-    return { files, skippedFiles: [...this.skipped], totals };
-  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -515,6 +396,26 @@ function isBlank(line: string): boolean {
 
 function asBuffer(chunk: Uint8Array): Buffer {
   return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+}
+
+/**
+ * The duplicate rule (duplicates.ts) on a parsed line: false when it is a copy of a record
+ * kept (counted here); true when it is kept, after counting the copy it replaces, if any.
+ */
+function admitted(duplicates: DuplicateFilter, record: CaptureRecord, report: IngestReportBuilder, counter: IngestFileCounter, lineNo: number): boolean {
+  const id = record.eventId.slice(0, 80);
+  const admission = duplicates.admit(record);
+  if (admission.duplicate) {
+    counter.reject('duplicate', lineNo, `eventId ${id} with the same body was seen before`);
+    return false;
+  }
+  const { replaced } = admission;
+  if (replaced) {
+    const owner = report.fileCounter(replaced.source.file);
+    if (!owner) throw new Error(`duplicate filter and ingest report disagree: ${replaced.source.file} is not in the report`);
+    owner.withdraw(replaced.source.line, replaced.contentTypeInferred, 'duplicate', `eventId ${id} with the same body has an earlier copy (by inferenceTime) at ${record.source.file}:${record.source.line}, replayed instead`);
+  }
+  return true;
 }
 
 export interface StreamOptions extends LineOptions {
@@ -571,13 +472,11 @@ export async function* parseCaptureStream(
       } else c.reject(verdict.reason, lineNo, verdict.detail);
       return;
     }
-    if (duplicates?.seen(verdict.record)) {
-      c.reject('duplicate', lineNo, `eventId ${verdict.record.eventId.slice(0, 80)} with the same body was seen before`);
-      return;
-    }
-    rep.accepted++;
-    verdict.record.span = { start: base + start, end: base + end };
-    ready.push(verdict.record);
+    const { record } = verdict;
+    if (duplicates && !admitted(duplicates, record, report, c, lineNo)) return;
+    c.accept(record);
+    record.span = { start: base + start, end: base + end };
+    ready.push(record);
   };
   const tooLong = (bytes: number): void => {
     const c = counter as IngestFileCounter;

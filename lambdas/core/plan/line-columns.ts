@@ -2,19 +2,20 @@
  * The columns a pass-1 index keeps per record, shared by the local CLI's LineIndex and a
  * scheduled window's WindowIndex: its time, whether the time was written with a fraction,
  * its file (an id into a table of names) and line, its byte span and a 32-bit hash of its
- * eventId (to check the line read back), in typed arrays doubled as they fill: ~37 bytes a
+ * eventId (to check the line read back), and the duplicate filter's mark (to leave out a copy an
+ * earlier one superseded), in typed arrays doubled as they fill: ~41 bytes a
  * record, no object and no string per record. A subclass adds its own columns (grown and
  * released with these) and says what a selected row becomes; planOnce turns only the
  * selected rows into objects (planRows), after which every column is released.
  */
-import type { CaptureRecord } from '../types';
+import type { CaptureRecord, KeptRecords } from '../types';
 import { eventIdHash, planRows, type IndexedPlan, type LineRef, type PlanOptions } from './plan';
 
 /** The rows a new index has room for before it first grows. */
 export const INITIAL_ROWS = 1024;
 
 /** `old`'s values in a new array of `n` (n >= old.length) made by `make`. */
-export function grownColumn<A extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(old: A, make: (n: number) => A, n: number): A {
+export function grownColumn<A extends Float64Array | Int32Array | Uint32Array | Uint16Array | Uint8Array>(old: A, make: (n: number) => A, n: number): A {
   const next = make(n);
   next.set(old);
   return next;
@@ -31,6 +32,9 @@ export abstract class LineColumns<Ref extends LineRef> {
   private line = new Uint32Array(INITIAL_ROWS);
   private idHash = new Uint32Array(INITIAL_ROWS);
   private subSecond = new Uint8Array(INITIAL_ROWS);
+  // The duplicate filter's marks (duplicates.ts): its row of each record, -1 for none.
+  private keptAs = new Int32Array(INITIAL_ROWS);
+  private keptBy: KeptRecords | null = null;
   private released = false;
 
   get length(): number {
@@ -59,7 +63,28 @@ export abstract class LineColumns<Ref extends LineRef> {
     this.spanStart[i] = span.start;
     this.spanEnd[i] = span.end;
     this.idHash[i] = eventIdHash(record.eventId);
+    this.keptAs[i] = this.markOf(record);
     return i;
+  }
+
+  private markOf(record: CaptureRecord): number {
+    if (!record.dedupe) return -1;
+    this.keptBy ??= record.dedupe.keptBy;
+    if (record.dedupe.keptBy !== this.keptBy) throw new Error('the records of one index must come through one duplicate filter');
+    return record.dedupe.keptAs;
+  }
+
+  /** The rows a duplicate filter has not superseded since, ascending; null when that is every row. */
+  private liveRows(): Uint32Array | null {
+    const { keptBy, keptAs, count } = this;
+    if (!keptBy) return null;
+    const live = new Uint32Array(count);
+    let n = 0;
+    for (let i = 0; i < count; i++) {
+      const mark = keptAs[i] as number;
+      if (mark < 0 || !keptBy.superseded(mark)) live[n++] = i;
+    }
+    return n === count ? null : live.subarray(0, n);
   }
 
   private grow(rows: number): void {
@@ -70,6 +95,7 @@ export abstract class LineColumns<Ref extends LineRef> {
     this.line = grownColumn(this.line, (n) => new Uint32Array(n), rows);
     this.idHash = grownColumn(this.idHash, (n) => new Uint32Array(n), rows);
     this.subSecond = grownColumn(this.subSecond, (n) => new Uint8Array(n), rows);
+    this.keptAs = grownColumn(this.keptAs, (n) => new Int32Array(n), rows);
     this.growColumns(rows);
   }
 
@@ -93,15 +119,22 @@ export abstract class LineColumns<Ref extends LineRef> {
   /** What a selected row becomes in the plan. */
   protected abstract ref(i: number): Ref;
 
-  /** planIndexed's rules over the rows, in the order they were added; then the columns are released. */
+  /**
+   * planIndexed's rules over the rows, in the order they were added, but for the copies a
+   * duplicate filter superseded since; then the columns are released.
+   */
   planOnce(options: PlanOptions): IndexedPlan<Ref> {
     this.checkOpen();
     const { timeMs, subSecond, idHash } = this;
-    const plan = planRows(this.count, (i) => timeMs[i] as number, (i) => subSecond[i] === 1, (i) => idHash[i] as number, options, (i) => this.ref(i));
+    const live = this.liveRows();
+    const row = live ? (k: number) => live[k] as number : (k: number) => k;
+    const plan = planRows(live ? live.length : this.count, (k) => timeMs[row(k)] as number, (k) => subSecond[row(k)] === 1, (k) => idHash[row(k)] as number, options, (k) => this.ref(row(k)));
     this.released = true;
     this.timeMs = this.spanStart = this.spanEnd = new Float64Array(0);
     this.file = this.line = this.idHash = new Uint32Array(0);
     this.subSecond = new Uint8Array(0);
+    this.keptAs = new Int32Array(0);
+    this.keptBy = null;
     this.releaseColumns();
     return plan;
   }

@@ -3,7 +3,9 @@
  *
  * Planning rules (the README quotes this block):
  * 1. Order. Records are sorted by inferenceTime, stably: ties keep capture order (the order
- *    given, i.e. file order, then line order).
+ *    given, i.e. file order, then line order). Of the copies of one record (same eventId and
+ *    body) only the earliest by inferenceTime is planned, ties to capture order
+ *    (capture/duplicates.ts); the others were counted as duplicates when read.
  * 2. Intra-second policy, for records whose inferenceTime is written without a fractional
  *    part (SageMaker writes whole seconds, `...:18Z`): `spread` (default) gives the k records
  *    of one second +i*1000/k ms, i = 0..k-1 in capture order; `burst` leaves them all at the
@@ -41,7 +43,8 @@
  *    them as dropped rather than guessing a conversion. A `sagemaker` target takes every
  *    record as captured (overrides still apply to JSON object bodies when asked for).
  */
-import { isJsonContentType } from '../capture/parse';
+import { isJsonContentType } from '../capture/body-type';
+import { isLive } from '../capture/duplicates';
 import { deterministicUuid } from '../ids';
 import type { ByteSpan, CaptureRecord, DropReason, IntraSecondPolicy, ReplayPlan, ScheduledRequest, TargetKind, TimingSummary } from '../types';
 
@@ -409,8 +412,13 @@ function assemble(selected: readonly { record: CaptureRecord; index: number; off
   return { requests, incompatible };
 }
 
+/** The records a duplicate filter has not superseded since it kept them (duplicates.ts), in their order. */
+function liveOnly<R extends { dedupe?: CaptureRecord['dedupe'] }>(records: readonly R[]): readonly R[] {
+  return records.every(isLive) ? records : records.filter(isLive);
+}
+
 export function buildPlan(records: readonly CaptureRecord[], options: PlanOptions): ReplayPlan {
-  const schedule = scheduleItems(records, options);
+  const schedule = scheduleItems(liveOnly(records), options);
   const { requests, incompatible } = assemble(
     schedule.selected.map(({ item, offsetMs, captureTimeMs }, index) => ({ record: item, index, offsetMs, captureTimeMs })),
     options,
@@ -436,6 +444,8 @@ export interface LineRef extends Timeable {
   eventId?: string;
   /** `eventIdHash(eventId)`, when the index keeps that instead of the eventId. */
   eventIdHash?: number;
+  /** The duplicate filter's mark of the record (planned only while it is live: duplicates.ts). */
+  dedupe?: CaptureRecord['dedupe'];
 }
 
 /** FNV-1a over the UTF-16 code units: a compact index's check that a line read back is the one planned. */
@@ -474,7 +484,7 @@ function spanOf(record: CaptureRecord): ByteSpan {
  * the run, so rule 6 runs there as in buildPlan): time, eventId and line only, no body parse.
  */
 export function lineRef(record: CaptureRecord): LineRef {
-  return { eventId: record.eventId, inferenceTimeMs: record.inferenceTimeMs, hasSubSecondTime: record.hasSubSecondTime, source: record.source, span: spanOf(record) };
+  return { eventId: record.eventId, inferenceTimeMs: record.inferenceTimeMs, hasSubSecondTime: record.hasSubSecondTime, source: record.source, span: spanOf(record), ...(record.dedupe ? { dedupe: record.dedupe } : {}) };
 }
 
 /**
@@ -492,6 +502,7 @@ export function indexRecord(record: CaptureRecord, options: PlanOptions, kinds?:
     source: record.source,
     span,
     bodyBytes: planned.body.byteLength,
+    ...(record.dedupe ? { dedupe: record.dedupe } : {}),
     incompatible: verdictFor(options.targetKind, planned),
     ...(kinds && kinds.length > 0 ? { incompatibleByKind: Object.fromEntries(kinds.map((k) => [k, verdictFor(k, planned)])) } : {}),
   };
@@ -522,7 +533,7 @@ export interface IndexedPlan<R extends LineRef = IndexedRecord> {
 }
 
 export function planIndexed<R extends LineRef>(records: readonly R[], options: PlanOptions): IndexedPlan<R> {
-  const schedule = scheduleItems(records, options);
+  const schedule = scheduleItems(liveOnly(records), options);
   return {
     entries: schedule.selected.map(({ item, offsetMs, captureTimeMs }, index) => ({ index, offsetMs, captureTimeMs, record: item })),
     excluded: schedule.excluded,

@@ -194,7 +194,7 @@ export interface WindowCounts {
   inWindow: number;
   /** Accepted records of the files read outside the window: not rejected, just not this run's. */
   outsideWindow: number;
-  /** Records of the window seen before (same eventId and body), in any file: replayed once. */
+  /** Copies of a record of the window (same eventId and body), in any file: the earliest by inferenceTime is replayed, these are not. */
   duplicates: number;
   /** Records of the window that `sample` left out (the plan's excluded.sample). */
   sampledOut: number;
@@ -212,7 +212,8 @@ export interface WindowPass {
 
 /**
  * Pass 1 over the window's files: each streamed once, in key order; accepted records in
- * [start, end) that are not duplicates (one filter across every file) are indexed; the index
+ * [start, end) are indexed but for copies of one record (one filter across every file keeps
+ * the earliest by inferenceTime, ties to key order: duplicates.ts); the index
  * is planned with `options` (the schedule's `sample` as its sampleRate, and its `limit`).
  * A file gone or replaced since it was listed is skipped with its reason.
  */
@@ -239,8 +240,10 @@ export async function readWindow(objects: CaptureObjects, files: readonly Captur
         continue;
       }
       counts.inWindow++;
-      if (duplicates.seen(record)) counts.duplicates++;
-      else index.add(record, options);
+      // The earliest copy is kept (duplicates.ts): a later-seen earlier one supersedes the row indexed before.
+      const admission = duplicates.admit(record);
+      if (admission.duplicate || admission.replaced) counts.duplicates++;
+      if (!admission.duplicate) index.add(record, options);
     }
   }
   const plan = index.planOnce(options);

@@ -85,7 +85,7 @@ describe('local capture files', () => {
       ['next-day', 'ep/AllTraffic/2026/04/30/00/x.jsonl', 1],
     ]);
     const built = report.build();
-    expect(built.totals).toEqual({ files: 5, linesRead: 7, blankLines: 0, accepted: 5, rejected: 2, rejectedByReason: { duplicate: 1, invalid_json: 1 } });
+    expect(built.totals).toEqual({ files: 5, linesRead: 7, blankLines: 0, accepted: 5, rejected: 2, contentTypeInferred: 0, rejectedByReason: { duplicate: 1, invalid_json: 1 } });
     expect(built.skippedFiles.map((s) => s.reason)).toEqual(['not a .jsonl file', 'not a .jsonl file']);
     expect(built.files.find((f) => f.file.endsWith('05-a.jsonl'))?.examples.invalid_json).toEqual([{ file: join(root, 'ep/AllTraffic/2026/04/29/01/05-a.jsonl'), line: 2, detail: 'not JSON (6 chars)' }]);
   });

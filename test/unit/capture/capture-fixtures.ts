@@ -1,5 +1,5 @@
 /** Builders for capture lines and streams, shared by the capture tests. */
-import { DuplicateFilter, IngestReportBuilder, parseCaptureStream } from '../../../lambdas/core/capture/parse';
+import { DuplicateFilter, IngestReportBuilder, isLive, parseCaptureStream } from '../../../lambdas/core/capture/parse';
 import type { CaptureRecord, IngestReport } from '../../../lambdas/core/types';
 
 /** Marker in every prompt: a rejection detail must never contain it. */
@@ -28,9 +28,10 @@ export async function* chunksOf(parts: (string | Uint8Array)[]): AsyncGenerator<
   for (const p of parts) yield typeof p === 'string' ? Buffer.from(p) : p;
 }
 
-/** A comparable view of a record: bodies as text. */
+/** A comparable view of a record: bodies as text; its duplicate filter's mark as whether it was superseded since. */
 export function view(r: CaptureRecord) {
-  return { ...r, input: { ...r.input, body: Buffer.from(r.input.body).toString('utf8') } };
+  const { dedupe, ...rest } = r;
+  return { ...rest, input: { ...r.input, body: Buffer.from(r.input.body).toString('utf8') }, ...(dedupe ? { superseded: dedupe.keptBy.superseded(dedupe.keptAs) } : {}) };
 }
 
 export async function parseAll(
@@ -42,5 +43,6 @@ export async function parseAll(
   const duplicates = options.duplicates === null ? undefined : (options.duplicates ?? new DuplicateFilter());
   const extra = options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes };
   for await (const r of parseCaptureStream(chunksOf(parts), options.file ?? 'f.jsonl', builder, duplicates, extra)) records.push(r);
-  return { records, report: builder.build() };
+  // The records a run replays: not those an earlier copy superseded after they were read.
+  return { records: records.filter(isLive), report: builder.build() };
 }

@@ -133,7 +133,7 @@ describe('parseCaptureStream: chunk boundaries', () => {
         const line = bytes.subarray(r.span!.start, r.span!.end).toString('utf8');
         expect(line.startsWith('{') && line.endsWith('}'), line.slice(0, 20)).toBe(true);
         const again = parseCaptureLine(line, r.source);
-        expect(again.ok && view({ ...again.record, span: r.span })).toEqual(view(r));
+        expect(again.ok && view({ ...again.record, span: r.span })).toEqual(view({ ...r, dedupe: undefined }));
       }
     }
   });
@@ -217,14 +217,14 @@ describe('duplicates', () => {
     expect(unfiltered.records).toHaveLength(2);
   });
 
-  it('seen() remembers a record and answers for its copies', () => {
+  it('admit() remembers a record and answers for its copies', () => {
     const parse = (line: string) => {
       const v = parseCaptureLine(line, { file: 'f', line: 1 });
       if (!v.ok) throw new Error(v.reason);
       return v.record;
     };
     const filter = new DuplicateFilter();
-    expect([good('a'), good('a'), good('a', other), good('a', other)].map((l) => filter.seen(parse(l)))).toEqual([false, true, false, true]);
+    expect([good('a'), good('a'), good('a', other), good('a', other)].map((l) => filter.admit(parse(l)).duplicate)).toEqual([false, true, false, true]);
   });
 });
 
@@ -245,7 +245,7 @@ describe('the ingest report', () => {
     builder.skipFile('notes.txt', 'not a .jsonl file');
     const report = builder.build();
     expect(report.files.map((f) => f.file)).toEqual(['one.jsonl', 'two.jsonl']);
-    expect(report.totals).toEqual({ files: 2, linesRead: 7, blankLines: 1, accepted: 3, rejected: 3, rejectedByReason: { invalid_json: 2, not_an_object: 1 } });
+    expect(report.totals).toEqual({ files: 2, linesRead: 7, blankLines: 1, accepted: 3, rejected: 3, contentTypeInferred: 0, rejectedByReason: { invalid_json: 2, not_an_object: 1 } });
     expect(report.skippedFiles).toEqual([{ file: 'notes.txt', reason: 'not a .jsonl file' }]);
     expectBalanced(report);
     report.files[0]!.accepted = 99;

@@ -165,8 +165,8 @@ describe('parseCaptureLine: captured output (information only)', () => {
     expect(accepted(captureLine({ output })).output).toBeNull();
   });
 
-  it('keeps the line when the output is invalid base64, and defaults the type', () => {
-    expect(accepted(captureLine({ output: { data: '***', encoding: 'BASE64' } })).output).toEqual({ contentType: 'application/octet-stream', byteLength: 2, usage: null, sha256: null });
+  it('keeps the line when the output is invalid base64; no type declared stays none (replayed without Accept)', () => {
+    expect(accepted(captureLine({ output: { data: '***', encoding: 'BASE64' } })).output).toEqual({ contentType: null, byteLength: 2, usage: null, sha256: null });
   });
 
   it('digests outputs without token usage (deterministic models), from their decoded bytes; not LLM answers', () => {

@@ -124,7 +124,7 @@ describe('the order of a run\u2019s writes', () => {
     output: null,
     source: { file: 'f.jsonl', line },
   });
-  const ingest: IngestReport = { files: [], skippedFiles: [], totals: { files: 1, linesRead: 2, blankLines: 0, accepted: 2, rejected: 0, rejectedByReason: {} } };
+  const ingest: IngestReport = { files: [], skippedFiles: [], totals: { files: 1, linesRead: 2, blankLines: 0, accepted: 2, rejected: 0, contentTypeInferred: 0, rejectedByReason: {} } };
 
   it('every target\u2019s results, then the run\u2019s own files, then the manifests', async () => {
     const puts: string[] = [];

@@ -1,4 +1,10 @@
-/* The parser as of commit 5cd21d9 (before issue 11 part 4), verbatim but for the types import: the oracle of parse-differential.test.ts. Do not change it. */
+/*
+ * The parser as of commit 5cd21d9 (before issue 11 part 4), the oracle of parse-differential.test.ts:
+ * verbatim but for the types import and the rules issue 18 added, each written here in its plainest
+ * form and marked `issue 18` (a missing input content type inferred; a missing output content type
+ * kept null; of the copies of one record the earliest by inferenceTime kept; the inferred count).
+ * Change it only to add a rule to both parsers.
+ */
 /**
  * SageMaker Data Capture parsing: a stream of bytes in, validated `CaptureRecord`s out, and
  * every line accounted for in the ingest report. A bad line is counted under one reason and
@@ -292,10 +298,10 @@ function summariseOutput(output: unknown): CapturedOutputSummary | null {
   if (typeof output !== 'object' || output === null) return null;
   const { data, observedContentType, encoding } = output as { data?: unknown; observedContentType?: unknown; encoding?: unknown };
   if (typeof data !== 'string') return null;
-  const contentType = typeof observedContentType === 'string' ? observedContentType : 'application/octet-stream';
+  const contentType = typeof observedContentType === 'string' ? observedContentType : null; // issue 18
   const base64 = typeof encoding !== 'string' || encoding.toUpperCase() === 'BASE64';
   let usage: TokenUsage | null = null;
-  if (isJsonContentType(contentType)) usage = usageOf(base64 ? Buffer.from(data, 'base64').toString('utf8') : data);
+  if (contentType === null || isJsonContentType(contentType)) usage = usageOf(base64 ? Buffer.from(data, 'base64').toString('utf8') : data);
   // Only outputs without token usage are hashed: they are the deterministic ones worth an exact
   // comparison, and small; hashing every LLM answer would slow the parser for nothing.
   // (Invalid base64 has no known bytes: no digest.)
@@ -375,14 +381,22 @@ export function parseCaptureLine(line: string, source: CaptureSource, options: L
   const implausible = implausibleTime(time.epochMs, options.nowMs ?? Date.now());
   if (implausible) return { ok: false, reason: 'implausible_time', detail: `inferenceTime ${JSON.stringify(meta.inferenceTime.slice(0, 40))} ${implausible}` };
   const data = input.data;
-  const contentType = (input.observedContentType as string | null | undefined) ?? 'application/octet-stream';
+  const declared = input.observedContentType as string | null | undefined;
+  let contentType = declared ?? 'application/octet-stream';
   const decoded = decodePayload(data, input.encoding as string | null | undefined);
   if (!decoded.ok) return decoded;
+  const text = decoded.encoding === 'BASE64' ? decoded.body.toString('utf8') : data;
+  // issue 18: no content type: encoding JSON, or (but for CSV) a body that is JSON, is application/json.
+  const inferred = declared == null && (decoded.encoding === 'JSON' || (decoded.encoding === 'BASE64' && innerJsonError(text) === null));
+  if (inferred) contentType = 'application/json';
   // Only the content type says "one JSON document": SageMaker also writes JSON Lines and
   // other JSON-ish types with encoding JSON.
   if (isJsonContentType(contentType)) {
-    const error = innerJsonError(decoded.encoding === 'BASE64' ? decoded.body.toString('utf8') : data);
-    if (error !== null) return { ok: false, reason: 'bad_inner_json', detail: `content type ${contentType.slice(0, 60)} but the data is not JSON (${error})` };
+    const error = innerJsonError(text);
+    if (error !== null) {
+      const detail = inferred ? `no content type and encoding JSON, but the data is not JSON (${error})` : `content type ${contentType.slice(0, 60)} but the data is not JSON (${error})`;
+      return { ok: false, reason: 'bad_inner_json', detail };
+    }
   }
   return {
     ok: true,
@@ -391,7 +405,7 @@ export function parseCaptureLine(line: string, source: CaptureSource, options: L
       inferenceId: typeof meta.inferenceId === 'string' ? meta.inferenceId : null,
       inferenceTimeMs: time.epochMs,
       hasSubSecondTime: time.subSecond,
-      input: { contentType, encoding: decoded.encoding, body: decoded.body },
+      input: { contentType, encoding: decoded.encoding, body: decoded.body, ...(inferred ? { contentTypeInferred: true } : {}) },
       output: summariseOutput((captureData as { endpointOutput?: unknown }).endpointOutput),
       source,
     },
@@ -411,20 +425,30 @@ export function parseCaptureLine(line: string, source: CaptureSource, options: L
  * Hashing every body is its main cost (~30 % of parse time at 1 GB); comparing bodies only
  * when an eventId repeats would avoid it but keep every body alive for as long as the filter.
  */
+// issue 18: the earliest copy by inferenceTime is kept (ties: the first seen); a later-seen earlier one supersedes it.
 export class DuplicateFilter {
-  private readonly keys = new Set<string>();
+  private readonly kept = new Map<string, { timeMs: number; source: CaptureSource; inferred: boolean; row: number }>();
+  private readonly superseded_ = new Set<number>();
+  private rows = 0;
 
-  /** True when this record was seen before (and remembers it otherwise). */
-  seen(record: CaptureRecord): boolean {
+  admit(record: CaptureRecord): { duplicate: true; keptAt: CaptureSource } | { duplicate: false; replaced: { source: CaptureSource; contentTypeInferred: boolean } | null } {
     const { eventId } = record;
     const key = createHash('sha256').update(`${eventId.length}:${eventId}`).update(record.input.body).digest().toString('latin1', 0, 16);
-    if (this.keys.has(key)) return true;
-    this.keys.add(key);
-    return false;
+    const before = this.kept.get(key);
+    if (before && record.inferenceTimeMs >= before.timeMs) return { duplicate: true, keptAt: before.source };
+    if (before) this.superseded_.add(before.row);
+    const row = this.rows++;
+    this.kept.set(key, { timeMs: record.inferenceTimeMs, source: record.source, inferred: record.input.contentTypeInferred === true, row });
+    record.dedupe = { keptBy: this, keptAs: row };
+    return { duplicate: false, replaced: before ? { source: before.source, contentTypeInferred: before.inferred } : null };
+  }
+
+  superseded(row: number): boolean {
+    return this.superseded_.has(row);
   }
 
   get size(): number {
-    return this.keys.size;
+    return this.kept.size;
   }
 }
 
@@ -432,7 +456,7 @@ export class IngestFileCounter {
   readonly report: IngestFileReport;
 
   constructor(file: string) {
-    this.report = { file, bytesRead: 0, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, rejectedByReason: {}, examples: {} };
+    this.report = { file, bytesRead: 0, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, contentTypeInferred: 0, rejectedByReason: {}, examples: {} };
   }
 
   reject(reason: RejectReason, line: number, detail: string): void {
@@ -445,7 +469,7 @@ export class IngestFileCounter {
 }
 
 export class IngestReportBuilder {
-  private readonly files: IngestFileCounter[] = [];
+  readonly files: IngestFileCounter[] = [];
   private readonly skipped: { file: string; reason: string }[] = [];
 
   startFile(file: string): IngestFileCounter {
@@ -460,12 +484,13 @@ export class IngestReportBuilder {
 
   build(): IngestReport {
     const files = this.files.map((f) => structuredClone(f.report));
-    const totals: IngestReport['totals'] = { files: files.length, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, rejectedByReason: {} };
+    const totals: IngestReport['totals'] = { files: files.length, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, contentTypeInferred: 0, rejectedByReason: {} };
     for (const f of files) {
       totals.linesRead += f.linesRead;
       totals.blankLines += f.blankLines;
       totals.accepted += f.accepted;
       totals.rejected += f.rejected;
+      totals.contentTypeInferred += f.contentTypeInferred;
       for (const [reason, count] of Object.entries(f.rejectedByReason) as [RejectReason, number][]) {
         totals.rejectedByReason[reason] = (totals.rejectedByReason[reason] ?? 0) + count;
       }
@@ -551,11 +576,22 @@ export async function* parseCaptureStream(
       } else c.reject(verdict.reason, lineNo, verdict.detail);
       return;
     }
-    if (duplicates?.seen(verdict.record)) {
-      c.reject('duplicate', lineNo, `eventId ${verdict.record.eventId.slice(0, 80)} with the same body was seen before`);
+    const id = verdict.record.eventId.slice(0, 80);
+    const admission = duplicates?.admit(verdict.record);
+    if (admission?.duplicate) {
+      c.reject('duplicate', lineNo, `eventId ${id} with the same body was seen before`);
       return;
     }
+    if (admission?.replaced) {
+      // issue 18: the copy kept so far is counted as the duplicate instead.
+      const { source, contentTypeInferred } = admission.replaced;
+      const owner = report.files.filter((f) => f.report.file === source.file).pop() as IngestFileCounter;
+      owner.report.accepted--;
+      if (contentTypeInferred) owner.report.contentTypeInferred--;
+      owner.reject('duplicate', source.line, `eventId ${id} with the same body has an earlier copy (by inferenceTime) at ${file}:${lineNo}, replayed instead`);
+    }
     rep.accepted++;
+    if (verdict.record.input.contentTypeInferred) rep.contentTypeInferred++;
     verdict.record.span = { start: base + start, end: base + end };
     ready.push(verdict.record);
   };
