@@ -19,6 +19,9 @@ import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSageMakerTarget, type SageMakerTargetOptions } from '../../lambdas/adapters/sagemaker/sagemaker-target';
 import { systemClock } from '../../lambdas/adapters/system-clock';
+import { parseCaptureLine } from '../../lambdas/core/capture/parse';
+import { runFireLoop } from '../../lambdas/core/fire/fire-loop';
+import { buildPlan } from '../../lambdas/core/plan/plan';
 import type { TargetResult } from '../../lambdas/core/types';
 import { encodePayloadPart } from '../../lambdas/local/mock-sagemaker';
 import type { TargetClient, TargetRequest } from '../../lambdas/ports';
@@ -221,6 +224,47 @@ describe('what arrives', () => {
     const got = await waitForLoggedRequests(logFile, (r) => Buffer.from(r.body_base64, 'base64').toString().includes(long), 1);
     expect(got).toHaveLength(1);
     expect(got[0]!.headers['x-amzn-sagemaker-inference-id']).toBeUndefined();
+  });
+});
+
+/** A capture line: its input (declared type or none) and its output's declared type (undefined: the key absent). */
+function captureLine(eventId: string, input: { data: string; encoding: string; type?: string }, outputType: string | null | undefined): string {
+  const output: Record<string, unknown> = { mode: 'OUTPUT', data: '{"predictions": [0.5]}', encoding: 'JSON' };
+  if (outputType !== undefined) output.observedContentType = outputType;
+  return JSON.stringify({
+    captureData: { endpointInput: { mode: 'INPUT', data: input.data, encoding: input.encoding, ...(input.type ? { observedContentType: input.type } : {}) }, endpointOutput: output },
+    eventMetadata: { eventId, inferenceTime: '2026-04-29T00:03:18Z' },
+    eventVersion: '0',
+  });
+}
+
+describe('from the capture: Content-Type and Accept as captured, none asked for when none was declared', () => {
+  // InvokeEndpoint's Accept is optional; without it the container answers in its default type
+  // (https://docs.aws.amazon.com/sdk-for-kotlin/api/latest/sagemakerruntime/aws.sdk.kotlin.services.sagemakerruntime.model/-invoke-endpoint-request).
+  // An Accept the container does not support is refused: the built-in XGBoost takes text/csv
+  // and text/libsvm only (https://docs.aws.amazon.com/sagemaker/latest/dg/cdf-inference.html).
+  const tabular = '{"instances": [[1.5, 16.0, 14, 23.0]]}';
+  it.each([
+    ['output type absent', { data: tabular, encoding: 'JSON', type: 'application/json' }, undefined, 'application/json', undefined],
+    ['output type null', { data: tabular, encoding: 'JSON', type: 'application/json' }, null, 'application/json', undefined],
+    ['output type declared', { data: tabular, encoding: 'JSON', type: 'application/json' }, 'application/json', 'application/json', 'application/json'],
+    ['CSV, output declared CSV', { data: '1.5,16.0,14,23.0', encoding: 'CSV', type: 'text/csv' }, 'text/csv; charset=utf-8', 'text/csv', 'text/csv; charset=utf-8'],
+    ['no input type, encoding JSON (inferred), no output type', { data: tabular, encoding: 'JSON' }, undefined, 'application/json', undefined],
+    ['streaming, output type null', { data: '{"instances": [[1, 2]], "stream": true}', encoding: 'JSON', type: 'application/json' }, null, 'application/json', undefined],
+  ] as const)('%s', async (name, input, outputType, contentType, accept) => {
+    const verdict = parseCaptureLine(captureLine(`ev-${name}`, input, outputType), { file: 'f.jsonl', line: 1 });
+    if (!verdict.ok) throw new Error(`${verdict.reason}: ${verdict.detail}`);
+    const runId = `accept-${randomUUID()}`; // request ids derive from it: one per case
+    const plan = buildPlan([verdict.record], { runId, targetKind: 'sagemaker', timeScale: 1, intraSecond: 'spread' });
+    const [outcome] = await runFireLoop(plan.requests, { runId, target: target({ endpointName: 'ep-tabular' }), clock: systemClock, startNs: systemClock.nowNs(), workerId: 'w' });
+    expect(outcome!.result?.error).toBeNull();
+    const [got] = await received(outcome!.requestId);
+    const streaming = plan.requests[0]!.streaming;
+    expect(got!.path).toBe(`/endpoints/ep-tabular/${streaming ? 'invocations-response-stream' : 'invocations'}`);
+    expect(got!.headers['content-type']).toBe(contentType);
+    expect(got!.headers.accept).toBe(streaming ? undefined : accept);
+    expect(got!.headers['x-amzn-sagemaker-accept']).toBe(streaming ? accept : undefined);
+    expect(Buffer.from(got!.body_base64, 'base64').toString()).toBe(input.data);
   });
 });
 
