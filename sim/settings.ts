@@ -147,19 +147,21 @@ export const MEASURED_INIT_MS: AwsModelSettings['lambda']['init'] = {
  * simulation can still show what such a stack would do.
  */
 function configFor(o: SimOptions): { config: DeploymentConfig; problems: string[] } {
-  const raw = {
+  const base = {
     peakRequestsPerSecond: o.ratePerTarget,
     accountConcurrency: o.accountConcurrency ?? 1000,
-    ...(o.leadSeconds !== undefined ? { leadSeconds: o.leadSeconds } : {}),
     ...(o.peakLatencySeconds !== undefined ? { peakLatencySeconds: o.peakLatencySeconds } : {}),
     targets: Array.from({ length: o.targets }, (_, i) => ({ name: `t${i}`, url: 'https://target.example.com' })),
   };
+  const raw = { ...base, ...(o.leadSeconds !== undefined ? { leadSeconds: o.leadSeconds } : {}) };
   try {
     return { config: parseDeploymentConfig(raw), problems: [] };
   } catch (e) {
     if (!(e instanceof DeploymentConfigError)) throw e;
     const problems = e.message.split('\n- ').slice(1).map((p) => `synth refuses: ${p}`);
-    return { config: deploymentConfigSchema.parse(raw), problems: problems.length > 0 ? problems : [`synth refuses: ${e.message}`] };
+    // The schema's defaults without its cross-setting checks; a lead outside its range is kept as asked.
+    const config = { ...deploymentConfigSchema.parse(base), ...(o.leadSeconds !== undefined ? { leadSeconds: o.leadSeconds } : {}) };
+    return { config, problems: problems.length > 0 ? problems : [`synth refuses: ${e.message}`] };
   }
 }
 

@@ -5,9 +5,10 @@
  * shards by the real sharder (`cutShards` with `wireBytes`, as the ingest cuts them), and each
  * shard message's size taken from the real wire format (`toWire` + JSON of a ShardMessage).
  *
- * Planned in chunks of whole seconds, each chunk's offsets moved by its first second: exact
- * for whole-second captures, whose spread is per second (test/unit/sim/workload.test.ts holds
- * chunked and whole planning together), and it keeps memory to a chunk of rows.
+ * Planned in chunks of whole seconds, each chunk's offsets moved by its first second: the
+ * whole plan's offsets for whole-second captures, whose spread is per second, up to float
+ * rounding (test/unit/sim/workload.test.ts holds chunked and whole planning together), in
+ * the memory of a chunk of rows.
  */
 import { planRows, type LineRef, type PlanOptions } from '../lambdas/core/plan/plan';
 import { cutShards, DEFAULT_SHARDING, toWire, wireBytes, type ShardingOptions, type ShardMessage } from '../lambdas/core/pipeline/shards';
