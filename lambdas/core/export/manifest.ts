@@ -27,6 +27,18 @@ export function manifestEntryOf(o: FireOutcome): ManifestEntry {
   };
 }
 
+/**
+ * When a target's run started and ended (the manifest's startedAt/endedAt, AIPerf's
+ * start_time/end_time): from its schedule zero to `endNs`, when its results were made. A run
+ * that ends before its schedule zero (nothing to fire: every record dropped for the target;
+ * a collect before the zero) never reached it: it started and ended at `endNs`, so that the
+ * end is never before the start.
+ */
+export function runSpan(scheduleZeroNs: bigint, endNs: bigint): { startedAt: string; endedAt: string } {
+  const iso = (ns: bigint) => new Date(Number(ns / 1_000_000n)).toISOString();
+  return { startedAt: iso(scheduleZeroNs < endNs ? scheduleZeroNs : endNs), endedAt: iso(endNs) };
+}
+
 /** The manifest file: the accounting and how late requests went out (pick-up and wire). */
 export type ManifestWithLags = RunManifest & { scheduleLag: StatSummary | null; wireLag: StatSummary | null };
 

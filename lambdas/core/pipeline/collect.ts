@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Clock, MessageQueue, ObjectStore } from '../../ports';
 import { writeTargetArtifacts } from '../export/artifacts';
 import { replayInputConfig, type ExportInputConfig } from '../export/input-config';
-import { buildManifest, type ManifestEntry } from '../export/manifest';
+import { buildManifest, runSpan, type ManifestEntry } from '../export/manifest';
 import { aggregate } from '../metrics/aggregate';
 import type { ProfileRecord, RunManifest } from '../types';
 import { CONFLICT, CONFLICT_ATTEMPTS, decodeJson, INGEST_SHARD, mapLimited, parseMessageJson, PermanentError, retryOnConflict, runRecordSchema, sendAll, shardsOf, type ConflictRetry, type RunRecord } from './common';
@@ -115,8 +115,6 @@ export function pipelineInputConfig(recorded: unknown, target: string): ExportIn
   });
 }
 
-const isoOf = (ns: bigint) => new Date(Number(ns / 1_000_000n)).toISOString();
-
 /** Finalises one target of a run when it can; writes the AIPerf artifacts under runs/<run>/<target>/. */
 export async function collectRun(
   runId: string,
@@ -132,8 +130,7 @@ export async function collectRun(
   if (missing.length > 0 && !pastDeadline && !interim) return { status: 'pending', missing };
 
   const { records, entries } = await gatherRun(runId, target, state, deps.store, !interim);
-  const startedAt = isoOf(BigInt(run.startNs));
-  const endedAt = isoOf(deps.clock.nowNs());
+  const { startedAt, endedAt } = runSpan(BigInt(run.startNs), deps.clock.nowNs());
   const built = buildManifest({ runId, target, outcomes: entries, notScheduledByReason: run.notScheduledByReason, startedAt, endedAt });
   // An interim manifest accounts for what has reported so far and says what is still out.
   const missingSet = new Set(missing);
@@ -274,8 +271,8 @@ async function writeHourArtifacts(state: HourState, deps: { store: ObjectStore; 
   for (const r of runs) for (const [reason, n] of Object.entries(r.notScheduledByReason)) notScheduled[reason] = (notScheduled[reason] ?? 0) + n;
   const firstStart = runs.reduce<bigint | null>((min, r) => (min === null || BigInt(r.startNs) < min ? BigInt(r.startNs) : min), null);
   const runIds = runs.map((r) => r.runId);
-  const startedAt = isoOf(firstStart ?? deps.clock.nowNs());
-  const endedAt = isoOf(deps.clock.nowNs());
+  const nowNs = deps.clock.nowNs();
+  const { startedAt, endedAt } = runSpan(firstStart ?? nowNs, nowNs);
   const manifest = { ...buildManifest({ runId: `hour-${hour}`, target, outcomes: runs.flatMap((r) => r.entries), notScheduledByReason: notScheduled, startedAt, endedAt }), runs: runIds };
   await writeTargetArtifacts(deps.store, hourPrefix(hour, target), {
     records: renumbered,

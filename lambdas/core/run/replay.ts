@@ -10,7 +10,7 @@
  */
 import type { ArtifactStore, Clock, TargetClient } from '../../ports';
 import { writeIngestReport, writeTargetData, writeTargetManifest, type ManifestWithLag } from '../export/artifacts';
-import { buildManifest } from '../export/manifest';
+import { buildManifest, runSpan } from '../export/manifest';
 import { runFireLoop, type FireLoopOptions, type LatePolicy } from '../fire/fire-loop';
 import { deterministicUuid } from '../ids';
 import { aggregate, type Aggregates } from '../metrics/aggregate';
@@ -126,7 +126,6 @@ export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunRes
   const leadNs = BigInt(Math.round(options.leadMs * 1e6));
   const fire: FireRunner = (await options.prepareFire?.(plans, options.dispatch ?? 'parallel')) ?? ((requests, loopOptions) => runFireLoop(requests, loopOptions));
   const runTarget = async (target: ReplayTarget, index: number, plan: ReplayPlan, startNs: bigint): Promise<TargetRunResult> => {
-    const startedAt = new Date(Number(startNs / 1_000_000n)).toISOString();
     const name = target.client.name;
     options.onPlanned?.(name, plan, startNs);
     const dropped = plan.incompatible.map(({ request, reason }): FireOutcome => {
@@ -160,7 +159,7 @@ export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunRes
       .filter((outcome) => outcome.result !== null)
       .map((outcome) => computeProfileRecord(outcome, RECORD_PROCESSOR_ID));
     const aggregates = aggregate(records, options.goodputSlos ? { goodputSlos: options.goodputSlos } : undefined);
-    const endedAt = new Date(Number(options.clock.nowNs() / 1_000_000n)).toISOString();
+    const { startedAt, endedAt } = runSpan(startNs, options.clock.nowNs());
     const notScheduledByReason: RunManifest['notScheduledByReason'] = { ...plan.excluded };
     if (duplicates > 0) notScheduledByReason.duplicate = duplicates;
     const manifest = buildManifest({
