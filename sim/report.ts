@@ -47,7 +47,8 @@ function dollars(run: SimRun, c: ReturnType<typeof calls>) {
     event_pollers: (scaler.pollerSeconds / 3600) * PRICES.sqsEventPollerUnitHour,
   };
   const total = Object.values(cost).reduce((a, b) => a + b, 0);
-  return { ...Object.fromEntries(Object.entries(cost).map(([k, v]) => [k, round(v, 4)])), total: round(total, 4) };
+  const rounded = Object.fromEntries(Object.entries(cost).map(([k, v]) => [k, round(v, 4)])) as typeof cost;
+  return { ...rounded, total: round(total, 4) };
 }
 
 function idleMonthly(run: SimRun) {
