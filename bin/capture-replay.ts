@@ -2,8 +2,10 @@
  * capture-replay CLI. Thin: parses arguments with the program lambdas/local/program.ts builds
  * (every command and option is defined there), which loads each implementation lazily.
  *
- * Exit codes: 0 run done; 1 the run could not be done (bad input, a target not reachable,
- * nothing replayable, every request failed, error rate above --max-error-rate); 2 usage
+ * Exit codes: 0 run done (a target that took none of the capture is named, not a failure
+ * when another replayed); 1 the run could not be done (bad input, a target not reachable,
+ * nothing replayable, no target replayed anything, every request to a target failed, error
+ * rate above --max-error-rate: lambdas/local/exit-policy.ts); 2 usage
  * error (one line naming the flag, one line pointing to --help); 3 a comparison verdict
  * matched --fail-on (e.g. B is worse than A).
  */

@@ -56,9 +56,11 @@ function comparisonOptions(command: Command): Command {
 
 const EXIT_CODES = `
 Exit codes:
-  0        the run was done
+  0        the run was done (a target that took none of the capture, e.g. a chat
+           target on CSV records, is named but does not fail a run another replayed)
   1        it could not be done (missing captures, a target not reachable, no
-           replayable record, every request failed, error rate above --max-error-rate)
+           replayable record, no target replayed anything, every request to a
+           target failed, error rate above --max-error-rate)
   2        usage error
   3        a comparison verdict matched --fail-on
   130/143  stopped by SIGINT (Ctrl-C) / SIGTERM; what was done is written`;

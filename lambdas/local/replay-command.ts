@@ -34,6 +34,7 @@ import { collectGarbage } from '../adapters/full-gc';
 import { prepareFireWorkers, type FireWorkers } from './fire-workers';
 import type { RehearsalResult } from './rehearsal';
 import { createTargetClient, type TargetClientSpec } from './target-clients';
+import { runVerdict } from './exit-policy';
 
 export interface ReplayCommandOptions {
   capturesPath: string;
@@ -239,18 +240,16 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
     await Promise.all([...clients.map((client) => client.close()), (fireWorkers as FireWorkers | null)?.close()]);
   }
 
-  let exitCode = 0;
   for (const run of result.targets) {
     const columns = (out as NodeJS.WriteStream).isTTY ? (out as NodeJS.WriteStream).columns : undefined; // 80 when not a terminal
     out.write(renderSummaryTable(run.aggregates, run.manifest, { title: `capture-replay | ${runId} | ${run.target}`, ...(columns ? { width: columns } : {}) }) + '\n');
     out.write(`Results: ${join(options.out, runId, run.target)}/\n`);
-    const { manifest } = run;
-    if (!manifest.balanced) exitCode = fail(`accounting does not balance for ${run.target}: this is a bug, please report it`);
-    else if (manifest.scheduled > 0 && manifest.succeeded === 0) exitCode = fail(`no request to ${run.target} succeeded`);
-    else if (options.maxErrorRate !== undefined && manifest.fired > 0 && manifest.failed / manifest.fired > options.maxErrorRate) {
-      exitCode = fail(`error rate ${(manifest.failed / manifest.fired).toFixed(3)} is above --max-error-rate ${options.maxErrorRate}`);
-    }
   }
+  // Per target, what failed and what only took none of the capture (exit-policy.ts).
+  const verdict = runVerdict(result.targets.map((run) => run.manifest), options.maxErrorRate !== undefined ? { maxErrorRate: options.maxErrorRate } : {});
+  for (const note of verdict.notes) err.write(`${note}\n`);
+  let exitCode = 0;
+  for (const failure of verdict.failures) exitCode = fail(failure);
   if (!analysis) return fail('the run ended without its analysis: this is a bug, please report it');
   if (analysis.comparison) {
     out.write('\n' + renderComparisonTable(analysis.comparison) + '\n');
