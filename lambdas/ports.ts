@@ -39,6 +39,16 @@ export interface TargetClient {
   close(): Promise<void>;
 }
 
+/**
+ * A target's API key that can change while the process runs (a rotated secret). `current`
+ * is the key to send now. After the target refused `sentKey` (401/403), `refreshed` reads
+ * the key again and gives the one to retry with, or null when it has not changed.
+ */
+export interface ApiKeySource {
+  current(): string;
+  refreshed(sentKey: string): Promise<string | null>;
+}
+
 /** Structured log without bodies: ids and outcomes only. */
 export interface Log {
   debug(message: string, fields?: Record<string, unknown>): void;

@@ -10,6 +10,9 @@
  * (a redelivery) is dropped as `expired`, never fired.
  * Each invocation first re-anchors the clock to wall time: Lambda may freeze the container
  * between invocations, and the monotonic clock need not advance while frozen.
+ * A target's API key (Secrets Manager) is read again before a shard fires once it is older
+ * than SECRETS_MAX_AGE_SECONDS (deps.targets), and once more when the target answers 401 or
+ * 403: that request is then sent again, once, if the key changed (a rotation).
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';

@@ -5,10 +5,11 @@
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import { SageMakerRuntimeClient, type SageMakerRuntimeClientConfig } from '@aws-sdk/client-sagemaker-runtime';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store';
 import { SnsNotifier } from '../adapters/aws/sns-notifier';
 import { SqsQueue } from '../adapters/aws/sqs-queue';
@@ -19,7 +20,10 @@ import { Semaphore } from '../core/fire/semaphore';
 import type { Clock, Notifier, TargetClient } from '../ports';
 import { parseRuntimeConfig, type HttpTargetConfig, type RuntimeConfig, type SageMakerTargetConfig } from './config';
 import { connectionsPerTarget } from './limits';
-import { bearerKeyFromSecret } from './secrets';
+import { SecretApiKey } from './secrets';
+
+/** How long a target's API key is kept before its secret is read again, when SECRETS_MAX_AGE_SECONDS is not set. */
+export const DEFAULT_SECRETS_MAX_AGE_SECONDS = 300;
 
 export interface Target {
   client: TargetClient;
@@ -38,8 +42,9 @@ export interface Deps {
   /** Scheduled runs' summaries (SNS), when the deployment names a topic. */
   notifier: Notifier | null;
   /**
-   * Target clients by name, keep-alive pools reused across invocations. A failed secret read
-   * is not kept: the next call reads again.
+   * Target clients by name, keep-alive pools reused across invocations. A failed first
+   * secret read is not kept: the next call reads again. Each call (one per shard) first
+   * reads again any API key older than its time-to-live (SECRETS_MAX_AGE_SECONDS).
    */
   targets(): Promise<Map<string, Target>>;
 }
@@ -77,15 +82,25 @@ export function createDeps(overrides: DepsOverrides = {}): Deps {
   const s3 = overrides.s3 ?? new S3Client({ requestHandler: sdkHandler(), ...(config.s3ForcePathStyle ? { forcePathStyle: true } : {}) });
   const sqs = overrides.sqs ?? new SQSClient({ requestHandler: sdkHandler() });
   const clock = overrides.clock ?? systemClock;
-  let targets: Promise<Map<string, Target>> | null = null;
+  const logger = new Logger({ serviceName: 'capture-replay' });
+  let targets: Promise<{ map: Map<string, Target>; apiKeys: SecretApiKey[] }> | null = null;
   const connections = connectionsPerTarget(config.targets.length, config.maxConnectionsPerTarget);
-  const httpClient = async (t: HttpTargetConfig, secrets: () => SecretsManagerClient): Promise<TargetClient> => {
-    let apiKey: string | undefined;
+  const maxAgeSeconds = config.secretsMaxAgeSeconds ?? DEFAULT_SECRETS_MAX_AGE_SECONDS;
+  const httpClient = async (t: HttpTargetConfig, secrets: () => SecretsProvider, apiKeys: SecretApiKey[]): Promise<TargetClient> => {
+    let apiKeySource: SecretApiKey | undefined;
     if (t.apiKeySecret) {
-      const out = await secrets().send(new GetSecretValueCommand({ SecretId: t.apiKeySecret }));
-      apiKey = bearerKeyFromSecret(out.SecretString, t.apiKeySecret, t.apiKeySecretField);
+      const secretId = t.apiKeySecret;
+      apiKeySource = new SecretApiKey({
+        reader: secrets(),
+        secretId,
+        field: t.apiKeySecretField,
+        maxAgeSeconds,
+        onStaleKey: (error) => logger.warn('API key secret not read: the key read before stays in use', { target: t.name, secretId, error: error instanceof Error ? error.message : String(error) }),
+      });
+      await apiKeySource.update();
+      apiKeys.push(apiKeySource);
     }
-    return createOpenAITarget({ name: t.name, baseUrl: t.url, path: t.path, timeoutMs: config.requestTimeoutMs, clock, connections, ...(apiKey ? { apiKey } : {}) });
+    return createOpenAITarget({ name: t.name, baseUrl: t.url, path: t.path, timeoutMs: config.requestTimeoutMs, clock, connections, ...(apiKeySource ? { apiKeySource } : {}) });
   };
   const sageMakerClient = (t: SageMakerTargetConfig): TargetClient => {
     // Region: the target's, else the SDK's default (AWS_REGION: the function's own region).
@@ -104,15 +119,17 @@ export function createDeps(overrides: DepsOverrides = {}): Deps {
       ...(t.customAttributes ? { customAttributes: t.customAttributes } : {}),
     });
   };
-  const build = async (): Promise<Map<string, Target>> => {
-    let secrets: SecretsManagerClient | undefined;
-    const secretsClient = () => (secrets ??= overrides.secrets ?? new SecretsManagerClient({ requestHandler: sdkHandler() }));
+  const build = async (): Promise<{ map: Map<string, Target>; apiKeys: SecretApiKey[] }> => {
+    let secrets: SecretsProvider | undefined;
+    // Powertools' provider holds the keys' cache; its client is ours (timeouts, or the test's).
+    const secretsProvider = () => (secrets ??= new SecretsProvider({ awsSdkV3Client: overrides.secrets ?? new SecretsManagerClient({ requestHandler: sdkHandler() }) }));
     const map = new Map<string, Target>();
+    const apiKeys: SecretApiKey[] = [];
     for (const t of config.targets) {
       // Every kind gets the same per-target pool size and in-flight limit.
-      map.set(t.name, { client: t.kind === 'sagemaker' ? sageMakerClient(t) : await httpClient(t, secretsClient), inFlight: new Semaphore(connections) });
+      map.set(t.name, { client: t.kind === 'sagemaker' ? sageMakerClient(t) : await httpClient(t, secretsProvider, apiKeys), inFlight: new Semaphore(connections) });
     }
-    return map;
+    return { map, apiKeys };
   };
   return {
     config,
@@ -121,9 +138,9 @@ export function createDeps(overrides: DepsOverrides = {}): Deps {
     replayQueue: new SqsQueue(sqs, config.replayQueueUrl),
     collectQueue: new SqsQueue(sqs, config.collectQueueUrl),
     clock,
-    logger: new Logger({ serviceName: 'capture-replay' }),
+    logger,
     notifier: config.notifyTopicArn ? new SnsNotifier(overrides.sns ?? new SNSClient({ requestHandler: sdkHandler() }), config.notifyTopicArn) : null,
-    targets() {
+    async targets() {
       if (!targets) {
         const attempt = build();
         targets = attempt;
@@ -132,7 +149,10 @@ export function createDeps(overrides: DepsOverrides = {}): Deps {
           if (targets === attempt) targets = null;
         });
       }
-      return targets;
+      const { map, apiKeys } = await targets;
+      // Before a shard fires, not while: a read never delays a request on its due time.
+      await Promise.all(apiKeys.map((k) => k.update()));
+      return map;
     },
   };
 }

@@ -19,10 +19,14 @@
  * neither [DONE] nor a finish_reason), MalformedResponse (a non-streaming 2xx body that is not
  * one JSON object). Token counts that are not plausible (core/metrics/usage.ts) count as
  * missing.
+ *
+ * A key that can rotate (`apiKeySource`): a 401 or 403 makes the source read the key again,
+ * once; the request is sent again, once, with a key that changed, and the refusal is the
+ * request's result when the key did not change. Never more than two sends per request.
  */
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import { Pool } from 'undici';
-import type { Clock, TargetClient, TargetRequest } from '../../ports';
+import type { ApiKeySource, Clock, TargetClient, TargetRequest } from '../../ports';
 import { requestDeadline, type RequestDeadline } from '../request-deadline';
 import { watchWire } from '../wire-stamps';
 import { plausibleOpenAIUsage } from '../../core/metrics/usage';
@@ -33,7 +37,10 @@ export interface OpenAITargetOptions {
   name: string;
   baseUrl: string;
   path?: string;
+  /** A fixed bearer key (the CLI's, from the environment). */
   apiKey?: string;
+  /** A bearer key that can rotate (a Secrets Manager secret); takes precedence over `apiKey`. */
+  apiKeySource?: ApiKeySource;
   timeoutMs: number;
   clock: Clock;
   connections?: number;
@@ -75,6 +82,9 @@ function hasFinish(chunk: StreamChunk): boolean {
   return Array.isArray(chunk.choices) && chunk.choices.some((c) => c?.finish_reason !== undefined && c?.finish_reason !== null);
 }
 
+/** The target refused the credentials: what a rotated key looks like from here. */
+const refused = (result: TargetResult) => result.error?.type === 'HTTPError' && (result.error.code === 401 || result.error.code === 403);
+
 function joinPath(basePath: string, path: string): string {
   return basePath.replace(/\/+$/, '') + '/' + path.replace(/^\/+/, '');
 }
@@ -91,22 +101,33 @@ export function createOpenAITarget(options: OpenAITargetOptions): TargetClient {
     bodyTimeout: 0,
   });
   const { clock } = options;
-  const auth = options.apiKey ? `Bearer ${options.apiKey}` : undefined;
+  const keys = options.apiKeySource;
+  const fixedKey = options.apiKey || undefined;
   const excerptChars = options.responseExcerptChars ?? RESPONSE_LIMITS.excerptChars;
 
-  /** The measured send, with the time its bytes were handed to the socket (wire-stamps.ts). */
+  /** One request; with a rotating key, sent again once if a refused key turns out to have changed. */
   async function send(request: TargetRequest, signal?: AbortSignal): Promise<TargetResult> {
+    if (!keys) return sendWith(request, fixedKey, signal);
+    const key = keys.current();
+    const first = await sendWith(request, key, signal);
+    if (!refused(first) || signal?.aborted) return first;
+    const fresh = await keys.refreshed(key);
+    return fresh === null ? first : sendWith(request, fresh, signal);
+  }
+
+  /** The measured send, with the time its bytes were handed to the socket (wire-stamps.ts). */
+  async function sendWith(request: TargetRequest, key: string | undefined, signal?: AbortSignal): Promise<TargetResult> {
     const wire = watchWire(request.requestId, clock);
     const deadline = requestDeadline(options.timeoutMs, signal);
     try {
-      const result = await measure(request, deadline, signal);
+      const result = await measure(request, key ? `Bearer ${key}` : undefined, deadline, signal);
       return { ...result, requestWireNs: wire.take() };
     } finally {
       deadline.release();
     }
   }
 
-  async function measure(request: TargetRequest, deadline: RequestDeadline, signal?: AbortSignal): Promise<TargetResult> {
+  async function measure(request: TargetRequest, auth: string | undefined, deadline: RequestDeadline, signal?: AbortSignal): Promise<TargetResult> {
     const combined = deadline.signal;
     const headers: Record<string, string> = {
       'content-type': request.contentType,
