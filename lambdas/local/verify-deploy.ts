@@ -173,7 +173,8 @@ async function verify(outputs: StackOutputs, options: VerifyDeployOptions, io: I
   const values = outputs.values;
   const s3 = cliS3Client(outputs.region);
   try {
-    const upload = await uploadSample(s3, values.CaptureBucketName as string, values.CapturePrefix as string);
+    const prefix = values.CapturePrefix ?? '';
+    const upload = await uploadSample(s3, values.CaptureBucketName as string, prefix);
     io.err.write(`wrote the sample capture to ${s3Uri(upload)}\n`);
     const candidates = candidateRunIds(upload.bucket, upload.key, upload.etag);
     const watch = new RunWatch(s3, values.ResultsBucketName as string, candidates);
@@ -184,7 +185,7 @@ async function verify(outputs: StackOutputs, options: VerifyDeployOptions, io: I
       code = (await summary(watch, s3, upload, options.expires ?? DEFAULT_LINK_SECONDS, io.out)).length === 0 ? 0 : 1;
     } else {
       const logGroups = outputs.fromCloudFormation ? await stackLogGroups(outputs.stack, outputs.region) : 'the stack\'s log groups: look its resources up in CloudFormation';
-      const where = { results: watch.bucket, sampleUri: s3Uri(upload), capturePrefix: values.CapturePrefix as string, ingestQueueUrl: values.IngestQueueUrl, replayDlqUrl: values.ReplayDlqUrl, collectQueueUrl: values.CollectQueueUrl, logGroups };
+      const where = { results: watch.bucket, sampleUri: s3Uri(upload), capturePrefix: prefix, ingestQueueUrl: values.IngestQueueUrl, replayDlqUrl: values.ReplayDlqUrl, collectQueueUrl: values.CollectQueueUrl, logGroups };
       io.err.write(`capture-replay verify-deploy: ${missingText(watch.state, where, candidates, options.timeout).join('\n')}\n`);
       code = 1;
     }
@@ -202,7 +203,8 @@ export async function verifyDeployCommand(options: VerifyDeployOptions, io: Io =
       io.err.write(`${scheduleOnlyText(outputs).join('\n')}\n`);
       return USAGE_EXIT;
     }
-    const missing = missingOutputs(outputs, ['CaptureBucketName', 'CapturePrefix', 'ResultsBucketName']);
+    // No CapturePrefix output: the whole bucket is the captures.
+    const missing = missingOutputs(outputs, ['CaptureBucketName', 'ResultsBucketName']);
     if (missing) throw new CommandProblem(missing);
     io.err.write(`stack: ${outputs.source}\n`);
     return await verify(outputs, options, io);

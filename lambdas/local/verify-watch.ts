@@ -136,6 +136,8 @@ export function progressText(s: RunState): string {
   }
 }
 
+type Fn = 'ingest' | 'fire' | 'collect';
+
 /** Where to look when something does not happen: the places a stack's operator can open. */
 export interface Whereabouts {
   results: string;
@@ -145,13 +147,16 @@ export interface Whereabouts {
   replayDlqUrl?: string | undefined;
   collectQueueUrl?: string | undefined;
   /** Log group names by function (ingest, fire, collect), or a command that lists them. */
-  logGroups: Partial<Record<'ingest' | 'fire' | 'collect', string>> | string;
+  logGroups: Partial<Record<Fn, string>> | string;
 }
 
-function logs(w: Whereabouts, fn: 'ingest' | 'fire' | 'collect'): string {
-  if (typeof w.logGroups === 'string') return `the ${fn} function's log group (${w.logGroups})`;
-  const group = w.logGroups[fn];
-  return group ? `the ${fn} function's log group ${group}` : `the ${fn} function's log group`;
+/** The functions' log groups by name, or, when they could not be looked up, the command that lists them (once). */
+function logs(w: Whereabouts, fns: readonly Fn[]): string {
+  const whose = fns.length === 1 ? `the ${fns[0]} function's log group` : `the ${fns.slice(0, -1).join(', ')} and ${fns[fns.length - 1]} functions' log groups`;
+  if (typeof w.logGroups === 'string') return `${whose} (list them with: ${w.logGroups})`;
+  const groups = w.logGroups;
+  const named = fns.map((fn) => groups[fn]).filter((g): g is string => g !== undefined);
+  return named.length > 0 ? `${whose}: ${named.join(', ')}` : whose;
 }
 
 /** Lines saying what did not happen in time, what is there, and where to look. */
@@ -163,19 +168,19 @@ export function missingText(s: RunState, w: Whereabouts, candidates: readonly st
         `no run started within ${waitedS} s: the ingest wrote no ${candidates.map((id) => at(runPrefix(id) + ARTIFACT_FILES.ingestReport)).join(' nor ')}.`,
         `  The sample is at ${w.sampleUri}. Where to look:`,
         `  - the ingest queue${w.ingestQueueUrl ? ` ${w.ingestQueueUrl}` : ''}: messages waiting there mean the ingest function is not taking them; none means no S3 event reached it (is the capture prefix "${w.capturePrefix}" right, and is the stack in the capture bucket's region?)`,
-        `  - ${logs(w, 'ingest')}`,
+        `  - ${logs(w, ['ingest'])}`,
       ];
     case 'schedule':
       return [
         `the ingest read the sample (${at(runPrefix(s.runId as string) + ARTIFACT_FILES.ingestReport)}) but did not finish scheduling run ${s.runId} within ${waitedS} s (no ${at(runRecordKey(s.runId as string))}).`,
-        `  Where to look: ${logs(w, 'ingest')}; a message that failed three times is in the ingest queue's dead-letter queue.`,
+        `  Where to look: ${logs(w, ['ingest'])}; a message that failed three times is in the ingest queue's dead-letter queue.`,
       ];
     case 'targets': {
       const pending = s.targets.filter((t) => !s.finished.includes(t));
       const late = s.deadlineMs !== null && s.deadlineMs > Date.now() ? ` The run may still finish: it is finalised by ${new Date(s.deadlineMs).toISOString()} at the latest${s.mode === 'mirror' ? ' (mirror mode: each request is due at its inferenceTime + lag)' : ''}.` : '';
       return [
         `run ${s.runId} was scheduled (targets ${s.targets.join(', ')}) but ${pending.map((t) => at(targetPrefix(s.runId as string, t) + ARTIFACT_FILES.manifest)).join(', ')} ${pending.length === 1 ? 'is' : 'are'} not there after ${waitedS} s.${late}`,
-        `  Where to look: shard messages that failed three times are in the replay dead-letter queue${w.replayDlqUrl ? ` ${w.replayDlqUrl}` : ''}; ${logs(w, 'fire')}; ${logs(w, 'collect')}.`,
+        `  Where to look: shard messages that failed three times are in the replay dead-letter queue${w.replayDlqUrl ? ` ${w.replayDlqUrl}` : ''}; ${logs(w, ['fire', 'collect'])}.`,
         `  When it finishes: capture-replay link --run ${s.runId}`,
       ];
     }
@@ -183,7 +188,7 @@ export function missingText(s: RunState, w: Whereabouts, candidates: readonly st
     case 'done':
       return [
         `every target of run ${s.runId} finished, but ${at(reportKey(s.runId as string))} is not there after ${waitedS} s.`,
-        `  Where to look: ${logs(w, 'collect')}${w.collectQueueUrl ? ` (collect queue ${w.collectQueueUrl})` : ''}.`,
+        `  Where to look: ${logs(w, ['collect'])}${w.collectQueueUrl ? ` (collect queue ${w.collectQueueUrl})` : ''}.`,
       ];
   }
 }

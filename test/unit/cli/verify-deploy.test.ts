@@ -134,7 +134,7 @@ describe('what verify-deploy says', () => {
     expect(text).toContain(where.sampleUri);
     expect(text).toContain('the ingest queue https://sqs/ingest');
     expect(text).toContain('capture prefix "datacapture/"');
-    expect(text).toContain("the ingest function's log group /aws/lambda/ingest-logs");
+    expect(text).toContain("the ingest function's log group: /aws/lambda/ingest-logs");
   });
 
   it('not scheduled: names the run record and the ingest logs', () => {
@@ -150,15 +150,14 @@ describe('what verify-deploy says', () => {
     expect(text).toContain('The run may still finish');
     expect(text).toContain('mirror mode');
     expect(text).toContain('https://sqs/replay-dlq');
-    expect(text).toContain('/aws/lambda/fire-logs');
-    expect(text).toContain('/aws/lambda/collect-logs');
+    expect(text).toContain("the fire and collect functions' log groups: /aws/lambda/fire-logs, /aws/lambda/collect-logs");
     expect(text).toContain('capture-replay link --run file-1');
   });
 
   it('no report: names report.html and the collect logs; log groups it could not look up are a command to list them', () => {
     const text = missingText(state({ phase: 'report', runId: 'file-1', targets: ['A'], finished: ['A'] }), { ...where, logGroups: 'aws cloudformation describe-stack-resources ...' }, ['file-1'], 60).join('\n');
     expect(text).toContain('s3://results-bucket/runs/file-1/report.html is not there');
-    expect(text).toContain("the collect function's log group (aws cloudformation describe-stack-resources ...)");
+    expect(text).toContain("the collect function's log group (list them with: aws cloudformation describe-stack-resources ...)");
   });
 
   it('progress names the phase and the targets still running', () => {
