@@ -3,7 +3,10 @@
  * inferred when the capture has none, and, for a JSON type, whether the body is JSON.
  *
  * Inference (a missing or null `observedContentType`; AIPerf's Data Capture loader and some
- * writers leave it out): `"encoding": "JSON"` says the data is JSON text, and a body that is
+ * writers leave it out). SageMaker writes JSON or CSV text only for the content types the
+ * endpoint's capture config lists, base64 otherwise
+ * (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CaptureContentTypeHeader.html),
+ * so the encoding says little: `"encoding": "JSON"` says the data is JSON text, and a body that is
  * one JSON value (any encoding but CSV) is JSON: both are `application/json`, counted in the
  * ingest report as inferred, and checked as a declared JSON type is (a broken body is
  * `bad_inner_json`). Anything else stays unknown, `application/octet-stream`: CSV-looking

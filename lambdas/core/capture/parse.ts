@@ -272,8 +272,10 @@ function summariseOutput(output: unknown): CapturedOutputSummary | null {
   if (typeof output !== 'object' || output === null) return null;
   const { data, observedContentType, encoding } = output as { data?: unknown; observedContentType?: unknown; encoding?: unknown };
   if (typeof data !== 'string') return null;
-  // None declared (AWS's capture schema for LLM endpoints has it null): none is asked for
-  // when replaying (no Accept: the container's default), and the usage is looked for.
+  // None declared (absent or null): none is asked for when replaying. InvokeEndpoint's Accept
+  // is optional and the container answers in its default type without it, while one it does
+  // not support is refused (the built-in XGBoost takes text/csv and text/libsvm only:
+  // https://docs.aws.amazon.com/sagemaker/latest/dg/cdf-inference.html). The usage is looked for.
   const contentType = typeof observedContentType === 'string' ? observedContentType : null;
   const base64 = typeof encoding !== 'string' || encoding.toUpperCase() === 'BASE64';
   let usage: TokenUsage | null = null;
