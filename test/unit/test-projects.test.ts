@@ -1,0 +1,65 @@
+/**
+ * The test tiers of vitest.config.ts as vitest itself resolves them: a test file in no project
+ * never runs in `npm test`, one in two runs twice (once in the wrong tier), and a file named in
+ * a tier's list that no longer exists hides a file that lost its tier.
+ */
+import { readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createVitest, type TestSpecification, type Vitest } from 'vitest/node';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
+
+function testFilesOnDisk(): string[] {
+  return readdirSync(join(ROOT, 'test'), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => join('test', f).split('\\').join('/'))
+    .sort();
+}
+
+describe('test projects (vitest.config.ts)', () => {
+  let vitest: Vitest;
+  let specs: TestSpecification[];
+  beforeAll(async () => {
+    vitest = await createVitest('test', { root: ROOT, watch: false }, {}, { stdout: quiet, stderr: quiet });
+    specs = await vitest.globTestSpecifications();
+  });
+  afterAll(async () => {
+    await vitest?.close();
+  });
+
+  const projectsOf = () => {
+    const byFile = new Map<string, string[]>();
+    for (const spec of specs) {
+      const file = relative(ROOT, spec.moduleId).split('\\').join('/');
+      byFile.set(file, [...(byFile.get(file) ?? []), spec.project.name]);
+    }
+    return byFile;
+  };
+
+  it('every test file on disk belongs to exactly one project', () => {
+    const byFile = projectsOf();
+    const files = testFilesOnDisk();
+    expect(files.length).toBeGreaterThan(50);
+    const wrong = files.filter((f) => byFile.get(f)?.length !== 1).map((f) => `${f}: ${byFile.get(f)?.join(' + ') ?? 'no project'}`);
+    expect(wrong).toEqual([]);
+    expect([...byFile.keys()].sort()).toEqual(files);
+  });
+
+  it('every file a project names exists', () => {
+    const files = new Set(testFilesOnDisk());
+    const stale = vitest.projects.flatMap((p) => p.config.include.filter((pattern) => !/[*?{[]/.test(pattern) && !files.has(pattern)).map((pattern) => `${p.name}: ${pattern}`));
+    expect(stale).toEqual([]);
+  });
+
+  it('the timing tier runs last, one file at a time, and has files', () => {
+    const timing = vitest.projects.find((p) => p.name === 'timing');
+    expect(timing?.config.maxWorkers).toBe(1);
+    const others = vitest.projects.filter((p) => p !== timing).map((p) => p.config.sequence.groupOrder);
+    expect(others.every((order) => order < timing!.config.sequence.groupOrder)).toBe(true);
+    expect(specs.some((s) => s.project.name === 'timing')).toBe(true);
+  });
+});
