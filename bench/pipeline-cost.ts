@@ -17,7 +17,10 @@
  * upload (SageMaker's PUT), the S3 -> SQS notification (one per file), free tiers, data
  * transfer, CloudWatch Logs.
  *
- *   npm run bench:cost -- [--rate 200] [--seconds 60] [--seed 7] [--lead-ms 20000] [--fire-concurrency N]
+ *   npm run bench:cost -- [--rate 200] [--seconds 60] [--seed 7] [--lead-ms 20000] [--fire-concurrency N] [--targets 1]
+ *
+ * `--targets n` replays the capture to n targets (A, B, ...: the same mock server), as
+ * sim/ simulates it (bench/RESULTS.md, "The simulator against moto").
  *
  * The functions run as deployed for the benchmark's rate: memory, batch sizes, maximum
  * concurrency and the tuning environment come from the stack synthesized with
@@ -35,7 +38,7 @@ import { join } from 'node:path';
 import { makeCollectHandler } from '../lambdas/handlers/collect';
 import { makeFireHandler } from '../lambdas/handlers/fire';
 import { makeIngestHandler } from '../lambdas/handlers/ingest';
-import { startMockServer } from '../lambdas/local/mock-server';
+import { startMockServer } from '../lambdas/mocks/mock-server';
 import { ENV } from '../lambdas/runtime/config';
 import { createDeps } from '../lambdas/runtime/deps';
 import { CaptureReplayStack } from '../lib/capture-replay-stack';
@@ -55,6 +58,7 @@ const seed = flag('--seed', 7);
 const leadMs = flag('--lead-ms', 20_000);
 const fireConcurrency = flag('--fire-concurrency', 1000);
 const bodyBytes = flag('--body-bytes', 1300);
+const TARGETS = Array.from({ length: flag('--targets', 1) }, (_, i) => String.fromCharCode(65 + i));
 // A short request timeout and grace: the run's deadline message (one per run and target)
 // then arrives within the benchmark instead of minutes later; its cost is the same.
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -113,7 +117,13 @@ function deployedShape(): { functions: Record<FunctionName, DeployedFunction>; s
   const outdir = mkdtempSync(join(tmpdir(), 'cdk-cost-'));
   try {
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
-    const config = parseDeploymentConfig({ peakRequestsPerSecond: rate, leadSeconds: Math.round(leadMs / 1000), requestTimeoutSeconds: REQUEST_TIMEOUT_MS / 1000, graceSeconds: GRACE_MS / 1000 });
+    const config = parseDeploymentConfig({
+      peakRequestsPerSecond: rate,
+      leadSeconds: Math.round(leadMs / 1000),
+      requestTimeoutSeconds: REQUEST_TIMEOUT_MS / 1000,
+      graceSeconds: GRACE_MS / 1000,
+      targets: TARGETS.map((name) => ({ name, url: 'https://target.example.com' })),
+    });
     const template = Template.fromStack(new CaptureReplayStack(app, 'CostBench', { config }));
     const lambdas = template.findResources('AWS::Lambda::Function') as Record<string, { Properties: { MemorySize?: number; Environment?: { Variables?: Record<string, unknown> } } }>;
     const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')) as {
@@ -175,7 +185,7 @@ try {
     [ENV.resultsBucket]: 'results-bucket',
     [ENV.replayQueueUrl]: queues.fire.url,
     [ENV.collectQueueUrl]: queues.collect.url,
-    [ENV.targets]: JSON.stringify([{ name: 'A', url: mock.url }]),
+    [ENV.targets]: JSON.stringify(TARGETS.map((name) => ({ name, url: mock.url }))),
     [ENV.leadMs]: String(leadMs),
     [ENV.graceMs]: String(GRACE_MS),
     [ENV.requestTimeoutMs]: String(REQUEST_TIMEOUT_MS),
@@ -233,8 +243,10 @@ try {
     if (Date.now() > deadline) throw new Error(`pipeline not done in time: manifest ${manifestKey ?? 'missing'}, mock saw ${mock.requests.length}`);
     const failed = sources.find((s) => s.stats.failedRecords > 0);
     if (failed) throw new Error(`a handler failed: ${failed.stats.errors.map((e) => (e instanceof Error ? e.message : String(e))).join('; ')}`);
-    manifestKey ??= ((await setupS3.send(new ListObjectsV2Command({ Bucket: 'results-bucket', Prefix: 'runs/' }))).Contents ?? []).map((o) => o.Key!).find((k) => k.endsWith('/A/run_manifest.json')) ?? null;
-    if (manifestKey && (await pending()) === 0) break;
+    const keys = ((await setupS3.send(new ListObjectsV2Command({ Bucket: 'results-bucket', Prefix: 'runs/' }))).Contents ?? []).map((o) => o.Key!);
+    manifestKey ??= keys.find((k) => k.endsWith('/A/run_manifest.json')) ?? null;
+    const finalTargets = TARGETS.filter((t) => keys.some((k) => k.endsWith(`/${t}/run_manifest.json`))).length;
+    if (manifestKey && finalTargets === TARGETS.length && (await pending()) === 0) break;
     await new Promise((r) => setTimeout(r, 1000));
   }
   await Promise.all(sources.map((s) => s.idle(2000)));
@@ -288,7 +300,7 @@ try {
   const result = {
     benchmark: 'pipeline-cost',
     node: process.version,
-    workload: { ratePerSecond: rate, seconds, requests: expected, captureMb: round(capture.length / MB, 1), bodyBytes, leadMs, requestTimeoutMs: REQUEST_TIMEOUT_MS, graceMs: GRACE_MS },
+    workload: { ratePerSecond: rate, seconds, targets: TARGETS.length, requests: expected, captureMb: round(capture.length / MB, 1), bodyBytes, leadMs, requestTimeoutMs: REQUEST_TIMEOUT_MS, graceMs: GRACE_MS },
     deployed: Object.fromEntries(FUNCTIONS.map((f) => [f, { memoryMb: deployed[f].memoryMb, batchSize: deployed[f].batchSize, maxConcurrency: deployed[f].maxConcurrency, localConcurrency: sourceOptions[f].maxConcurrency }])),
     outcome: { wallSeconds: round(wallSeconds, 1), replayed, uniqueRequestIds: unique, manifest: { scheduled: manifest.scheduled, succeeded: manifest.succeeded, failed: manifest.failed, dropped: manifest.dropped, balanced: manifest.balanced } },
     measured: {
@@ -317,8 +329,8 @@ try {
     prices: PRICES,
   };
   console.log(JSON.stringify(result, null, 2));
-  if (unique !== expected || !manifest.balanced) {
-    console.error(`WARNING: replayed ${unique} unique of ${expected} requests; manifest balanced=${manifest.balanced}`);
+  if (unique !== expected * TARGETS.length || !manifest.balanced) {
+    console.error(`WARNING: replayed ${unique} unique of ${expected * TARGETS.length} requests; manifest balanced=${manifest.balanced}`);
     exitCode = 1;
   }
 } catch (error) {

@@ -55,19 +55,31 @@ export class CollectHandler {
     this.lost = Array.from({ length: s.workload.targets }, () => null);
   }
 
+  /**
+   * The batch's records run in parallel (Powertools' BatchProcessor): each finaliser's analysis
+   * sees the manifests its peers in the batch wrote, but not their analysis marker, so two
+   * targets finalised together are both analysed (as on moto).
+   */
   handle(records: readonly CollectPayload[], startMs: number): HandlerRun {
     const effects: Effect[] = [];
     let endMs = startMs;
+    const finals: { target: number; at: number; lost: number }[] = [];
     for (const p of records) {
       const { delaySeconds } = deliveryDelay(ns(p.notBeforeMs), ns(startMs), 0);
       let t = startMs;
       if (delaySeconds >= 1) {
         t += this.s.aws.sqs.sendBatchMs;
         effects.push({ at: t, run: () => this.resend(t, p, delaySeconds) });
-        t = this.collectRun(p.target, t, true, effects);
-      } else t = this.collectRun(p.target, t, false, effects);
-      endMs = Math.max(endMs, t);
+      }
+      const run = this.collectRun(p.target, t, delaySeconds >= 1, effects);
+      // handleCollect runs the analysis only for a due message, after collectRun.
+      if (run.final && delaySeconds < 1) finals.push({ target: p.target, at: run.at, lost: run.final.lost });
+      endMs = Math.max(endMs, run.at);
     }
+    const manifests = [...this.lost];
+    for (const f of finals) manifests[f.target] = f.lost;
+    const markedBefore = this.analysedFingerprint;
+    for (const f of finals) endMs = Math.max(endMs, this.analyse(f.at, manifests, markedBefore));
     return { endMs, effects };
   }
 
@@ -95,7 +107,7 @@ export class CollectHandler {
     return pages * this.s.aws.s3.requestMs;
   }
 
-  private collectRun(target: number, at: number, interimAsked: boolean, effects: Effect[]): number {
+  private collectRun(target: number, at: number, interimAsked: boolean, effects: Effect[]): { at: number; final?: { lost: number } } {
     const s3 = this.s.aws.s3.requestMs;
     let t = at + this.reads(1);
     const { present, missingRequests } = this.present(target, t);
@@ -104,32 +116,29 @@ export class CollectHandler {
     const interim = interimAsked && missingRequests > 0 && !pastDeadline;
     if (missingRequests > 0 && !pastDeadline && !interim) {
       this.counters.pendings++;
-      return t;
+      return { at: t };
     }
     t += this.reads(present + 1);
     this.counters.s3Put += ARTIFACT_PUTS;
     t += 2 * s3; // the data files together, then the manifest
     if (interim) {
       this.counters.interims++;
-      return t;
+      return { at: t };
     }
     this.counters.finals++;
-    const written = t;
-    effects.push({ at: written, run: () => (this.lost[target] = missingRequests) });
-    // handleCollect runs the analysis only for a due message, after collectRun.
-    return interimAsked ? t : this.analyse(t, target, missingRequests);
+    effects.push({ at: t, run: () => (this.lost[target] = missingRequests) });
+    return { at: t, final: { lost: missingRequests } };
   }
 
-  /** analyseRunIfFinal, as this target's finaliser calls it. */
-  private analyse(at: number, target: number, ownLost: number): number {
+  /** analyseRunIfFinal: the manifests as they stand (`lost` per target, null: none yet), the marker as last written. */
+  private analyse(at: number, lost: readonly (number | null)[], marked: string | null): number {
     let t = at + this.reads(1);
-    const lost = this.lost.map((l, i) => (i === target ? ownLost : l));
     const firstMissing = lost.findIndex((l) => l === null);
     t += this.reads(firstMissing === -1 ? lost.length : firstMissing + 1);
     if (firstMissing !== -1) return t;
     t += this.reads(1);
     const fingerprint = JSON.stringify(lost);
-    if (fingerprint === this.analysedFingerprint) return t;
+    if (fingerprint === marked) return t;
     this.analysedFingerprint = fingerprint;
     this.counters.analyses++;
     for (let i = 0; i < lost.length; i++) {

@@ -25,6 +25,7 @@ export interface ConsumerStats {
 export class Consumer<P> {
   private inFlight = 0;
   private tickPending = false;
+  private dispatchPending = false;
   readonly stats: ConsumerStats = { throttledInvocations: 0, throttledMessages: 0, timeouts: 0, peakBatchesInFlight: 0 };
 
   constructor(
@@ -35,7 +36,16 @@ export class Consumer<P> {
     private readonly o: { batchSize: number; timeoutS: number; tickMs: number },
     private readonly handle: (records: P[], startMs: number) => HandlerRun,
   ) {
-    queue.onVisible = () => this.dispatch();
+    // Messages that become visible at the same moment (sent in one batch with one delay) are
+    // there together when the waiting poller's receive returns: look once they all are.
+    queue.onVisible = () => {
+      if (this.dispatchPending) return;
+      this.dispatchPending = true;
+      this.agenda.at(this.agenda.now, () => {
+        this.dispatchPending = false;
+        this.dispatch();
+      });
+    };
   }
 
   /** Receives what the event source has room for. */

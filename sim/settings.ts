@@ -131,6 +131,9 @@ export interface SimOptions {
   arrivals?: 'even' | 'poisson';
   /** The deployment's declared peak latency (lib/config.ts `peakLatencySeconds`). */
   peakLatencySeconds?: number;
+  /** lib/config.ts `requestTimeoutSeconds` and `graceSeconds` (default: the config's). */
+  requestTimeoutSeconds?: number;
+  graceSeconds?: number;
 }
 
 /** Lambda's ZIP bundles on this machine (bench/RESULTS.md, "Cold start INIT of the bundles"). */
@@ -151,6 +154,8 @@ function configFor(o: SimOptions): { config: DeploymentConfig; problems: string[
     peakRequestsPerSecond: o.ratePerTarget,
     accountConcurrency: o.accountConcurrency ?? 1000,
     ...(o.peakLatencySeconds !== undefined ? { peakLatencySeconds: o.peakLatencySeconds } : {}),
+    ...(o.requestTimeoutSeconds !== undefined ? { requestTimeoutSeconds: o.requestTimeoutSeconds } : {}),
+    ...(o.graceSeconds !== undefined ? { graceSeconds: o.graceSeconds } : {}),
     targets: Array.from({ length: o.targets }, (_, i) => ({ name: `t${i}`, url: 'https://target.example.com' })),
   };
   const raw = { ...base, ...(o.leadSeconds !== undefined ? { leadSeconds: o.leadSeconds } : {}) };

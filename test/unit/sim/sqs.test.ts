@@ -79,6 +79,29 @@ describe('delivery', () => {
   });
 });
 
+describe('batching', () => {
+  it('messages that become visible at the same moment share a batch; a millisecond apart, they do not', () => {
+    const { settings } = settingsFor({ ratePerTarget: 200, targets: 1, seconds: 60, latencyP50S: 0.01, latencyP99S: 0.01 });
+    const agenda = new Agenda();
+    const q = queue(agenda);
+    const scaler = new EventSourceScaler({ mode: 'standard', maxConcurrency: 10, minPollers: 2, maxPollers: 200, esm: settings.aws.esm, provisioned: settings.aws.provisioned }, false);
+    const fn = new FunctionModel({ name: 'f', memoryMb: 1024, reservedConcurrency: null, init: { mu: 0, sigma: 0 }, scalePer10s: 1000, invokeOverheadMs: 0, coldPlatformMs: 0, envReclaimMinutes: 10 }, new Account(1000), new Rng(1));
+    const batches: string[][] = [];
+    new Consumer(agenda, q, scaler, fn, { batchSize: 2, timeoutS: 900, tickMs: 200 }, (records, at) => {
+      batches.push(records);
+      return { endMs: at + 10, effects: [] };
+    });
+    q.sendBatch(0, [
+      { bytes: 10, payload: 'a1', delaySeconds: 5 },
+      { bytes: 10, payload: 'a2', delaySeconds: 5 },
+    ]);
+    q.sendBatch(1, [{ bytes: 10, payload: 'b1', delaySeconds: 5 }]);
+    q.sendBatch(2, [{ bytes: 10, payload: 'b2', delaySeconds: 5 }]);
+    agenda.runUntil();
+    expect(batches).toEqual([['a1', 'a2'], ['b1'], ['b2']]);
+  });
+});
+
 describe('throttling', () => {
   it('a batch Lambda throttles is received again only after the visibility timeout', () => {
     const { settings } = settingsFor({ ratePerTarget: 200, targets: 1, seconds: 60, latencyP50S: 0.01, latencyP99S: 0.01 });

@@ -1,0 +1,94 @@
+/**
+ * The simulator against the real handlers on moto: the billed calls bench/pipeline-cost.ts
+ * counted for a run (its JSON output) next to the simulator's for the same traffic and stack.
+ *
+ *   node --import tsx bench/pipeline-cost.ts --rate 200 --seconds 60 --targets 2 > /tmp/moto.json
+ *   node --import tsx bench/sim-vs-moto.ts /tmp/moto.json
+ *
+ * Two simulations: "as moto", with what the local harness does differently from AWS set to
+ * match it (no delivery jitter: moto makes a delayed message visible on the dot; the event
+ * source starts at its maximum concurrency, capped at the harness's `localConcurrency`: no
+ * ramp, and warm); and "as AWS", the simulator's defaults (jitter, a ramp after an hour idle).
+ * The goal is agreement within 5 % on every count "as moto".
+ */
+import { readFileSync } from 'node:fs';
+import { simulate, type SimRun } from '../sim/engine';
+import { applyOverrides, settingsFor } from '../sim/settings';
+import { deployable } from '../sim/stack-check';
+
+interface MotoRun {
+  workload: { ratePerSecond: number; seconds: number; targets?: number; leadMs: number; requestTimeoutMs: number; graceMs: number };
+  deployed: Record<'ingest' | 'fire' | 'collect', { localConcurrency: number }>;
+  measured: {
+    sqs: { billedRequests: number; handlerBilled: number; pollerBilled: number };
+    s3: { putClass: number; getClass: number; byFunction: Record<string, { put: number; get: number }> };
+    lambda: { functions: { name: string; invocations: number; gbSeconds: number }[] };
+  };
+}
+
+const file = process.argv[2];
+if (!file) throw new Error('usage: sim-vs-moto.ts <pipeline-cost JSON output>');
+const moto = JSON.parse(readFileSync(file, 'utf8')) as MotoRun;
+const w = moto.workload;
+
+function simulated(asMoto: boolean): SimRun {
+  const { settings, problems } = settingsFor({
+    ratePerTarget: w.ratePerSecond,
+    targets: w.targets ?? 1,
+    seconds: w.seconds,
+    latencyP50S: 0.01,
+    latencyP99S: 0.01,
+    leadSeconds: Math.round(w.leadMs / 1000),
+    requestTimeoutSeconds: w.requestTimeoutMs / 1000,
+    graceSeconds: w.graceMs / 1000,
+    idleBeforeMinutes: asMoto ? 0 : 60,
+  });
+  const overrides = asMoto ? ['aws.sqs.delayJitterMaxMs=0', `stack.fire.maxConcurrency=${Math.min(settings.stack.fire.maxConcurrency ?? 1000, moto.deployed.fire.localConcurrency)}`] : [];
+  const d = deployable(applyOverrides(settings, overrides), problems);
+  if (d.problems.length > 0) throw new Error(`the stack is not deployable: ${d.problems.join('; ')}`);
+  return simulate(d.settings);
+}
+
+function counts(run: SimRun) {
+  const c = run.consumers;
+  const s3 = {
+    ingest: { put: run.ingest.counters.s3Put, get: run.ingest.counters.s3Get },
+    fire: { put: run.fire.counters.s3Put, get: run.fire.counters.s3Get },
+    collect: { put: run.collect.counters.s3Put + run.collect.counters.s3List, get: run.collect.counters.s3Get },
+  };
+  return {
+    'SQS billed requests': c.ingest.queue.bill.requests + c.fire.queue.bill.requests + c.collect.queue.bill.requests,
+    'S3 PUT-class': s3.ingest.put + s3.fire.put + s3.collect.put,
+    'S3 GET-class': s3.ingest.get + s3.fire.get + s3.collect.get,
+    'Lambda invocations': c.ingest.fn.bill.invocations + c.fire.fn.bill.invocations + c.collect.fn.bill.invocations,
+    '  fire invocations': c.fire.fn.bill.invocations,
+    '  collect invocations': c.collect.fn.bill.invocations,
+    '  S3 PUT-class fire / ingest / collect': `${s3.fire.put} / ${s3.ingest.put} / ${s3.collect.put}`,
+    '  S3 GET-class fire / ingest / collect': `${s3.fire.get} / ${s3.ingest.get} / ${s3.collect.get}`,
+    'Lambda GB-s': Math.round(c.ingest.fn.bill.gbSeconds + c.fire.fn.bill.gbSeconds + c.collect.fn.bill.gbSeconds),
+  };
+}
+
+const fn = (name: string) => moto.measured.lambda.functions.find((f) => f.name === name);
+const s3 = moto.measured.s3.byFunction;
+const measured: Record<string, number | string> = {
+  'SQS billed requests': moto.measured.sqs.billedRequests,
+  'S3 PUT-class': moto.measured.s3.putClass,
+  'S3 GET-class': moto.measured.s3.getClass,
+  'Lambda invocations': moto.measured.lambda.functions.reduce((n, f) => n + f.invocations, 0),
+  '  fire invocations': fn('fire')?.invocations ?? 0,
+  '  collect invocations': fn('collect')?.invocations ?? 0,
+  '  S3 PUT-class fire / ingest / collect': `${s3.fire?.put} / ${s3.ingest?.put} / ${s3.collect?.put}`,
+  '  S3 GET-class fire / ingest / collect': `${s3.fire?.get} / ${s3.ingest?.get} / ${s3.collect?.get}`,
+  'Lambda GB-s': Math.round(moto.measured.lambda.functions.reduce((n, f) => n + f.gbSeconds, 0)),
+};
+const asMoto = counts(simulated(true));
+const asAws = counts(simulated(false));
+const rows = Object.keys(measured).map((k) => {
+  const m = measured[k] as number | string;
+  const s = asMoto[k as keyof typeof asMoto];
+  const diff = typeof m === 'number' && typeof s === 'number' && m > 0 ? `${(((s - m) / m) * 100).toFixed(1)} %` : '';
+  return { count: k.trim(), moto: m, simAsMoto: s, diff, simAsAws: asAws[k as keyof typeof asAws] };
+});
+console.log(JSON.stringify({ benchmark: 'sim-vs-moto', workload: w, rows }, null, 2));
+console.error(['| count | moto | sim, as moto | difference | sim, as AWS |', '| --- | ---: | ---: | ---: | ---: |', ...rows.map((r) => `| ${r.count} | ${r.moto} | ${r.simAsMoto} | ${r.diff} | ${r.simAsAws} |`)].join('\n'));

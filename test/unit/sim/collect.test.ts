@@ -1,0 +1,68 @@
+/**
+ * The collector's calls as sim/collect.ts counts them, for the cases the moto comparison
+ * showed matter: two targets finalised in one batch are both analysed (the records run in
+ * parallel and neither sees the other's marker); finalised one after the other, the second
+ * finds the analysis done. And a missing shard before the deadline is pending, after it lost.
+ */
+import { describe, expect, it } from 'vitest';
+import { CollectHandler } from '../../../sim/collect';
+import type { ShardState } from '../../../sim/fire';
+import { Rng } from '../../../sim/random';
+import { settingsFor } from '../../../sim/settings';
+import { buildWorkload } from '../../../sim/workload';
+
+const { settings } = settingsFor({ ratePerTarget: 100, targets: 2, seconds: 10, latencyP50S: 0.01, latencyP99S: 0.01 });
+const workload = buildWorkload(settings, new Rng(1));
+
+function collector(resultsAt: (target: number, shard: number) => number) {
+  const states = [0, 1].map((target) => new Map<number, ShardState>(workload.shards.map((s) => [s.index, { claimedAt: 0, resultsAt: resultsAt(target, s.index) }])));
+  const c = new CollectHandler(settings, workload, states, () => undefined);
+  c.deadlineMs = 100_000;
+  return c;
+}
+
+const apply = (run: { effects: { run: () => void }[] }) => run.effects.forEach((e) => e.run());
+
+describe('collect', () => {
+  it('two targets finalised in one batch are both analysed', () => {
+    const c = collector(() => 0);
+    apply(c.handle([{ kind: 'collect', target: 0, notBeforeMs: 0 }, { kind: 'collect', target: 1, notBeforeMs: 0 }], 50_000));
+    expect(c.counters.finals).toBe(2);
+    expect(c.counters.analyses).toBe(2);
+    expect(c.lost).toEqual([0, 0]);
+  });
+
+  it('finalised one after the other: the first finds the other target not final, the second analyses; finalised again, nothing new', () => {
+    const c = collector(() => 0);
+    apply(c.handle([{ kind: 'collect', target: 0, notBeforeMs: 0 }], 50_000));
+    expect(c.counters.analyses).toBe(0);
+    apply(c.handle([{ kind: 'collect', target: 1, notBeforeMs: 0 }], 51_000));
+    expect(c.counters.analyses).toBe(1);
+    // The deadline's messages finalise again; the accounting is unchanged: no new analysis.
+    const gets = c.counters.s3Get;
+    apply(c.handle([{ kind: 'collect', target: 0, notBeforeMs: 0 }, { kind: 'collect', target: 1, notBeforeMs: 0 }], 120_000));
+    expect(c.counters.finals).toBe(4);
+    expect(c.counters.analyses).toBe(1);
+    // Per target: the run record, one results object per shard and the ingest's, the run record, both manifests, the marker.
+    expect(c.counters.s3Get - gets).toBe(2 * (1 + workload.shards.length + 1 + 1 + 2 + 1));
+  });
+
+  it('a shard without results is pending before the deadline and counted lost after it', () => {
+    const c = collector((target, shard) => (target === 0 && shard === 3 ? Infinity : 0));
+    apply(c.handle([{ kind: 'collect', target: 0, notBeforeMs: 0 }], 50_000));
+    expect(c.counters.pendings).toBe(1);
+    expect(c.lost[0]).toBeNull();
+    apply(c.handle([{ kind: 'collect', target: 0, notBeforeMs: 0 }], 100_001));
+    expect(c.lost[0]).toBe(workload.shards[3]?.offsets.length);
+  });
+
+  it('a message not yet due is sent on and writes interim results', () => {
+    const sent: number[] = [];
+    const states = [0, 1].map(() => new Map<number, ShardState>());
+    const c = new CollectHandler(settings, workload, states, (_at, _p, delaySeconds) => sent.push(delaySeconds));
+    c.deadlineMs = 100_000;
+    apply(c.handle([{ kind: 'collect', target: 0, notBeforeMs: 100_000 }], 10_000));
+    expect(sent).toEqual([90]);
+    expect(c.counters.interims).toBe(1);
+  });
+});
