@@ -85,6 +85,10 @@ export function unprovenTargets(counts: ReadonlyMap<string, TargetCounts>): stri
   return [...counts].filter(([, c]) => c.succeeded === 0 || !c.balanced).map(([name]) => name);
 }
 
+/** Mirror mode replays each request at its inferenceTime + lag: the sample's are long past. */
+export const MIRROR_NOTE =
+  '  note:    mirror mode: the sample\'s requests (captured 2026-04-29) were due long ago, so they are fired at once and their schedule lag says how late (with latePolicy drop they are dropped as late_beyond_tolerance)';
+
 interface Upload {
   bucket: string;
   key: string;
@@ -160,6 +164,7 @@ async function summary(watch: RunWatch, s3: S3Client, upload: Upload, expires: n
       `  results: s3://${watch.bucket}/runs/${runId}/`,
       ...[...counts].map(([name, c]) => targetLine(name, c, `s3://${watch.bucket}/runs/${runId}/${name}/`)),
       `  report:  ${s3Uri(report)}`,
+      ...(watch.state.mode === 'mirror' ? [MIRROR_NOTE] : []),
       `Open the report (link valid for ${lifetimeText(expires)}; a new one: capture-replay link --run ${runId}):`,
       link,
       '',

@@ -1,12 +1,11 @@
 /**
- * `link` and `verify-deploy` argument errors: exit 2 with one line naming the flag and one
- * pointing to --help, before any AWS call (the command line as a user runs it), and the
- * rules behind them. Links against emulated AWS: test/integration/verify-deploy.test.ts.
+ * The rules of `link`'s arguments (the command line's exit 2 for them:
+ * test/e2e/deploy-commands-usage.test.ts), s3:// URIs and link lifetimes. Links against
+ * emulated AWS: test/integration/verify-deploy.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { linkRequest } from '../../../lambdas/local/link';
 import { lifetimeText, parseS3Uri } from '../../../lambdas/local/s3-links';
-import { runCli } from '../../support/processes';
 
 describe('link arguments', () => {
   it('takes exactly one of an s3:// URI, --run or --schedule', () => {
@@ -31,21 +30,5 @@ describe('link arguments', () => {
     expect(parseS3Uri('s3://bucket/')).toEqual({ bucket: 'bucket', key: '' });
     expect(parseS3Uri('s3://bucket')).toMatch(/is not an s3:\/\/ URI/);
     expect([3600, 900, 604800, 90].map(lifetimeText)).toEqual(['1 hour', '15 minutes', '7 days', '90 seconds']);
-  });
-});
-
-describe('usage errors on the command line (exit 2, before any AWS call)', () => {
-  const env = { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x', AWS_ENDPOINT_URL: 'http://127.0.0.1:9' };
-  const cases: [string[], string][] = [
-    [['link'], 'capture-replay link: give one of <s3-uri>, --run <run-id> or --schedule <name>'],
-    [['link', '--run', 'file-1', '--expires', '604801'], 'capture-replay link: --expires must be a whole number of seconds from 1 to 604800 (got "604801")'],
-    [['verify-deploy', '--timeout', 'soon'], 'capture-replay verify-deploy: --timeout must be a number > 0 (got "soon")'],
-    [['verify-deploy', '--stak', 'X'], "capture-replay verify-deploy: unknown option '--stak'; did you mean --stack?"],
-  ];
-  it.each(cases)('%j', async (args, line) => {
-    const run = await runCli(args, { env });
-    expect(run.code).toBe(2);
-    expect(run.stdout).toBe('');
-    expect(run.stderr).toBe(`${line}\nRun 'capture-replay ${args[0]} --help' for the options.\n`);
   });
 });
