@@ -63,15 +63,15 @@ export class LatenessSink {
 }
 
 /**
- * Fires one shard whose due times are `dues` (absolute ms, ascending) from `startMs`, sharing
+ * Fires one shard whose due times are `base + offsets[i]` (ms, ascending) from `startMs`, sharing
  * the target's `permits` connection slots with the invocation's other shards of that target:
  * `permits` holds the end times of requests in flight (a min-heap), or is null when the
  * invocation's requests for that target fit the permits anyway.
  */
-export function fireShard(dues: ArrayLike<number>, startMs: number, m: FireLoopModel, sink: LatenessSink, permits: MinHeap | null, permitCount: number): ShardFire {
+export function fireShard(offsets: ArrayLike<number>, base: number, startMs: number, m: FireLoopModel, sink: LatenessSink, permits: MinHeap | null, permitCount: number): ShardFire {
   const out: ShardFire = { fired: 0, expired: 0, lateDropped: 0, endMs: startMs };
-  for (let i = 0; i < dues.length; i++) {
-    const due = dues[i] as number;
+  for (let i = 0; i < offsets.length; i++) {
+    const due = base + (offsets[i] as number);
     let pickup = due > startMs ? due : startMs;
     if (permits && permits.size >= permitCount) pickup = Math.max(pickup, permits.pop());
     const fate = requestFate(pickup - due, m.expireMs, m.toleranceMs, m.policy);

@@ -149,9 +149,9 @@ export class FireHandler {
       // Within the permits, each shard's loop runs alone; beyond them, the target's shards
       // queue for the same permits, in due order (their ends are then the group's).
       const shared = total > permitCount;
-      const runs = shared ? [this.mergedRun(group)] : group.map((f) => ({ members: [f], dues: this.dues(f.shard), start: f.claimedAt }));
+      const runs = shared ? [this.mergedRun(group)] : group.map((f) => ({ members: [f], offsets: f.shard.offsets, base: this.runStartMs, start: f.claimedAt }));
       for (const run of runs) {
-        const r = fireShard(run.dues, run.start, this.loop, this.sink, shared ? new MinHeap() : null, permitCount);
+        const r = fireShard(run.offsets, run.base, run.start, this.loop, this.sink, shared ? new MinHeap() : null, permitCount);
         this.counters.fired += r.fired;
         this.counters.expired += r.expired;
         this.counters.lateDropped += r.lateDropped;
@@ -161,13 +161,9 @@ export class FireHandler {
     return endMs;
   }
 
-  private dues(shard: SimShard): Float64Array {
-    return shard.offsets.map((o) => this.runStartMs + o);
-  }
-
   private mergedRun(group: { p: ShardPayload; shard: SimShard; claimedAt: number }[]) {
-    const dues = Float64Array.from(group.flatMap((f) => Array.from(this.dues(f.shard)))).sort();
-    return { members: group, dues, start: Math.max(...group.map((f) => f.claimedAt)) };
+    const offsets = Float64Array.from(group.flatMap((f) => Array.from(f.shard.offsets))).sort();
+    return { members: group, offsets, base: this.runStartMs, start: Math.max(...group.map((f) => f.claimedAt)) };
   }
 
   private writeResults(p: ShardPayload, shard: SimShard, firedUntil: number, effects: Effect[]): number {

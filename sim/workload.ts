@@ -5,10 +5,10 @@
  * shards by the real sharder (`cutShards` with `wireBytes`, as the ingest cuts them), and each
  * shard message's size taken from the real wire format (`toWire` + JSON of a ShardMessage).
  *
- * Planned in chunks of whole seconds, each chunk's offsets moved by its first second: the
- * whole plan's offsets for whole-second captures, whose spread is per second, up to float
- * rounding (test/unit/sim/workload.test.ts holds chunked and whole planning together), in
- * the memory of a chunk of rows.
+ * Planned a second at a time (once per distinct count of records in a second), each second's
+ * offsets moved by its start: the whole plan's offsets for whole-second captures, whose spread
+ * is per second, up to float rounding (test/unit/sim/workload.test.ts holds this and whole
+ * planning together), at the cost of a few plans for millions of requests.
  */
 import { planRows, type LineRef, type PlanOptions } from '../lambdas/core/plan/plan';
 import { cutShards, DEFAULT_SHARDING, toWire, wireBytes, type ShardingOptions, type ShardMessage } from '../lambdas/core/pipeline/shards';
@@ -37,7 +37,6 @@ export interface Workload {
 }
 
 const CAPTURE_EPOCH_MS = Date.UTC(2026, 3, 29, 0, 3, 18);
-const CHUNK_SECONDS = 10;
 /**
  * forceStreaming (the stack's default) adds `,"stream":true,"stream_options":{"include_usage":true}`
  * to each chat body (plan.ts rule 5).
@@ -74,6 +73,28 @@ export function planSeconds(counts: Uint32Array, from: number, to: number, zeroS
   return plan.entries.map((e) => e.offsetMs + shiftMs);
 }
 
+/**
+ * Every request's offset (ms from the first record), in due order: second s's k records where
+ * the real planner puts k records of one second, moved by s. Planned once per distinct count
+ * (the spread is per second), so millions of requests cost a few plans.
+ */
+export function planOffsets(counts: Uint32Array, zeroSecond: number): Float64Array {
+  const perCount = new Map<number, number[]>();
+  let total = 0;
+  for (let s = zeroSecond; s < counts.length; s++) total += counts[s] as number;
+  const out = new Float64Array(total);
+  let i = 0;
+  for (let s = zeroSecond; s < counts.length; s++) {
+    const k = counts[s] as number;
+    if (k === 0) continue;
+    let second = perCount.get(k);
+    if (!second) perCount.set(k, (second = planSeconds(Uint32Array.of(k), 0, 1, 0)));
+    const base = (s - zeroSecond) * 1000;
+    for (const o of second) out[i++] = base + o;
+  }
+  return out;
+}
+
 /** The real shard message for `n` requests of this workload's shape, serialized. */
 function messageBytesFn(bodyBytes: number): (n: number) => number {
   const request: ScheduledRequest = {
@@ -105,31 +126,41 @@ function messageBytesFn(bodyBytes: number): (n: number) => number {
   };
 }
 
+/**
+ * The shards of the plan: each slot's requests cut by the real `cutShards`. Within a slot the
+ * cut depends only on how many requests it holds (they are all one size here), so it is made
+ * once per distinct count and applied to every slot with that count.
+ */
+function shardsOf(offsets: Float64Array, sharding: ShardingOptions, itemBytes: number): SimShard[] {
+  const cuts = new Map<number, number[]>();
+  const cutOf = (n: number): number[] => {
+    let sizes = cuts.get(n);
+    if (!sizes) {
+      const items = Array.from({ length: n }, () => ({ offsetMs: 0 }));
+      cuts.set(n, (sizes = cutShards(items, sharding, () => itemBytes).map((c) => c.requests.length)));
+    }
+    return sizes;
+  };
+  const shards: SimShard[] = [];
+  for (let a = 0; a < offsets.length; ) {
+    const slot = Math.floor((offsets[a] as number) / sharding.slotMs);
+    let b = a + 1;
+    while (b < offsets.length && Math.floor((offsets[b] as number) / sharding.slotMs) === slot) b++;
+    cutOf(b - a).forEach((size, n) => {
+      shards.push({ index: shards.length, shardId: `${slot}-${n}`, offsets: offsets.subarray(a, a + size) });
+      a += size;
+    });
+  }
+  return shards;
+}
+
 export function buildWorkload(settings: SimSettings, rng: Rng): Workload {
   const w = settings.workload;
   const counts = secondCounts(w, rng);
   const zeroSecond = counts.findIndex((c) => c > 0);
   const sharding: ShardingOptions = { ...DEFAULT_SHARDING, slotMs: Math.round(settings.stack.slotS * 1000), maxShardRequests: settings.stack.maxShardRequests };
-  const itemBytes = wireBytes(w.bodyBytes + STREAM_OVERRIDE_BYTES, SOURCE_FILE, sharding);
-  const shards: SimShard[] = [];
-  let pending: { offsetMs: number }[] = [];
-  let requests = 0;
-  let durationMs = 0;
-  const flush = (beforeSlot: number) => {
-    const ready = pending.filter((i) => Math.floor(i.offsetMs / sharding.slotMs) < beforeSlot);
-    pending = pending.slice(ready.length);
-    for (const s of cutShards(ready, sharding, () => itemBytes)) shards.push({ index: shards.length, shardId: s.shardId, offsets: Float64Array.from(s.requests, (r) => r.offsetMs) });
-  };
-  if (zeroSecond >= 0) {
-    for (let from = zeroSecond; from < counts.length; from += CHUNK_SECONDS) {
-      const to = Math.min(counts.length, from + CHUNK_SECONDS);
-      const offsets = planSeconds(counts, from, to, zeroSecond);
-      for (const offsetMs of offsets) pending.push({ offsetMs });
-      requests += offsets.length;
-      if (offsets.length > 0) durationMs = offsets[offsets.length - 1] as number;
-      flush(Math.floor(((to - zeroSecond) * 1000) / sharding.slotMs));
-    }
-    flush(Infinity);
-  }
-  return { shards, requests, durationMs, fileBytes: requests * w.recordBytes, messageBytes: messageBytesFn(w.bodyBytes) };
+  const offsets = zeroSecond >= 0 ? planOffsets(counts, zeroSecond) : new Float64Array(0);
+  const shards = shardsOf(offsets, sharding, wireBytes(w.bodyBytes + STREAM_OVERRIDE_BYTES, SOURCE_FILE, sharding));
+  const requests = offsets.length;
+  return { shards, requests, durationMs: requests > 0 ? (offsets[requests - 1] as number) : 0, fileBytes: requests * w.recordBytes, messageBytes: messageBytesFn(w.bodyBytes) };
 }

@@ -46,27 +46,27 @@ const model = (o: Partial<FireLoopModel> = {}): FireLoopModel => ({
 describe('fireShard', () => {
   it('on time: each request reaches the server its own lateness after its due time; the shard ends with the last response', () => {
     const sink = new LatenessSink(4);
-    const r = fireShard([1000, 1500, 2000], 0, model(), sink, null, 10);
+    const r = fireShard([1000, 1500, 2000], 0, 0, model(), sink, null, 10);
     expect(r).toEqual({ fired: 3, expired: 0, lateDropped: 0, endMs: 2000 + 0.5 + 2000 });
     expect(Array.from(sink.sorted())).toEqual([0.5, 0.5, 0.5]);
   });
 
   it('started late: overdue requests go at the start, those past the grace period expire', () => {
     const sink = new LatenessSink(4);
-    const r = fireShard([0, 10_000, 200_000], 130_000, model(), sink, null, 10);
+    const r = fireShard([0, 10_000, 200_000], 0, 130_000, model(), sink, null, 10);
     expect(r.expired).toBe(1);
     expect(r.fired).toBe(2);
     expect(Array.from(sink.sorted())).toEqual([0.5, 120_000.5]);
   });
 
   it('a request timeout cuts the response', () => {
-    const r = fireShard([0], 0, model({ latency: { mu: Math.log(900_000), sigma: 0 } }), new LatenessSink(1), null, 10);
+    const r = fireShard([0], 0, 0, model({ latency: { mu: Math.log(900_000), sigma: 0 } }), new LatenessSink(1), null, 10);
     expect(r.endMs).toBe(0.5 + 300_000);
   });
 
   it('more requests than permits: the next waits for the earliest response', () => {
     const sink = new LatenessSink(4);
-    const r = fireShard([0, 0, 0], 0, model(), sink, new MinHeap(), 2);
+    const r = fireShard([0, 0, 0], 0, 0, model(), sink, new MinHeap(), 2);
     const [a, b, c] = Array.from(sink.sorted());
     expect([a, b]).toEqual([0.5, 0.5]);
     expect(c).toBeCloseTo(2000.5 + 0.5, 6);
