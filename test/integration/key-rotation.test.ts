@@ -8,7 +8,7 @@
  * so no ARN-scoped grant can be enforced there; instead every recorded call is evaluated, by
  * AWS's policy logic, against the fire function's statements from the synthesized stack.
  */
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateSecretCommand, PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { join } from 'node:path';
@@ -17,10 +17,10 @@ import type { TargetRequest } from '../../lambdas/ports';
 import { ENV } from '../../lambdas/runtime/config';
 import { createDeps } from '../../lambdas/runtime/deps';
 import { recordCalls, type AwsCall } from '../support/iam/aws-call-recorder';
-import { clientConfig, deployStateful, show, sleep, synthesizeStack } from '../support/iam/deployment';
+import { clientConfig, deployStateful, errorsOf, json, show, sleep, startFunctions, synthesizeStack, waitForObject, type Deployment, type Running } from '../support/iam/deployment';
 import { UNAUTHENTICATED } from '../support/iam/moto-iam';
 import { evaluate, type PolicyStatement } from '../support/iam/policy-evaluator';
-import { functionPolicies } from '../support/iam/template-policies';
+import { functionPolicies, logicalIds } from '../support/iam/template-policies';
 import { describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { REPO_ROOT, startUrlProcess, type MockProcess } from '../support/processes';
 import type { SeenRequest } from '../support/key-server';
@@ -33,6 +33,9 @@ describeWithMoto('API key rotation: cached with a time-to-live, read again once 
   let server: MockProcess;
   let secretArn = '';
   let fireStatements: PolicyStatement[] = [];
+  let deployment: Deployment;
+  let s3: S3Client;
+  let running: Running[] = [];
   const calls: AwsCall[] = [];
 
   const seen = async () => (await (await fetch(`${server.url}/_seen`)).json()) as SeenRequest[];
@@ -70,14 +73,15 @@ describeWithMoto('API key rotation: cached with a time-to-live, read again once 
     secretArn = (await admin.send(new CreateSecretCommand({ Name: SECRET, SecretString: 'k1' }))).ARN!;
     server = await startUrlProcess([join(REPO_ROOT, 'test/support/key-server.ts')], ['--key', 'k1'], 'key server');
     // The fire function's grants, from the stack as synthesized for this secret.
-    const s3 = new S3Client(config);
+    s3 = new S3Client(config);
     await s3.send(new CreateBucketCommand({ Bucket: 'capture-bucket' }));
     const template = synthesizeStack({ captureBucket: 'capture-bucket', capturePrefix: 'datacapture/', targets: [{ name: 'A', url: 'http://target.invalid', apiKeySecret: SECRET }] });
-    const deployment = await deployStateful(template, s3, new SQSClient(config));
+    deployment = await deployStateful(template, s3, new SQSClient(config));
     fireStatements = functionPolicies(template, 'StatelessFire', deployment.resolver).statements;
   }, 120_000);
 
   afterAll(async () => {
+    await Promise.all(running.map((r) => r.source.stop()));
     await server?.stop();
     await moto?.stop();
   });
@@ -129,6 +133,41 @@ describeWithMoto('API key rotation: cached with a time-to-live, read again once 
     // The first read (cold start) and at most one forced read a second.
     expect(secretReads() - readsBefore).toBeLessThanOrEqual(3);
   });
+
+  it('the deployed pipeline, rotated mid-run: one request refused, then every request succeeds with the new key', async () => {
+    await rotate('k6');
+    running = await startFunctions(deployment, moto.endpoint, () => UNAUTHENTICATED, { motoSigning: false, env: { [ENV.targets]: JSON.stringify([{ name: 'A', url: server.url, apiKeySecret: SECRET }]) } });
+    const fireCalls = running.find((r) => r.name === 'fire')!.calls;
+    const before = (await seen()).length;
+    // Eight requests two seconds apart, replayed on that timing: the rotation (which moto can
+    // take a second or two to store) lands between two of them.
+    const t0 = Date.UTC(2026, 3, 29, 0, 0, 0);
+    const lines = Array.from({ length: 8 }, (_, i) =>
+      JSON.stringify({
+        captureData: { endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: JSON.stringify({ messages: [{ role: 'user', content: `q${i}` }] }), encoding: 'JSON' } },
+        eventMetadata: { eventId: `00000000-0000-4000-8000-00000000000${i}`, inferenceTime: new Date(t0 + i * 2000).toISOString().replace('.000Z', 'Z') },
+        eventVersion: '0',
+      }),
+    );
+    await s3.send(new PutObjectCommand({ Bucket: 'capture-bucket', Key: 'datacapture/demo-endpoint/AllTraffic/2026/04/29/00/rotation.jsonl', Body: lines.join('\n') + '\n' }));
+    // Rotated once two requests have gone through with the old key.
+    for (const deadline = Date.now() + 60_000; (await seen()).length - before < 2; await sleep(50)) {
+      if (Date.now() > deadline) throw new Error(`the target saw ${(await seen()).length - before} requests in 60 s; ${errorsOf(running)}`);
+    }
+    await rotate('k7');
+    const results = deployment.resolver.resources[logicalIds(deployment.template, 'AWS::S3::Bucket', 'StatefulResults')[0]!]!.Ref;
+    const manifest = await json(s3, results, await waitForObject(s3, results, 'runs/', '/A/run_manifest.json', 60_000, () => errorsOf(running)));
+    expect(manifest).toMatchObject({ scheduled: 8, succeeded: 8, failed: 0, balanced: true });
+    // In arrival order: the old key until the rotation, one refusal, then only the new key.
+    const after = (await seen()).slice(before);
+    const refusal = after.findIndex((r) => r.status === 401);
+    expect(after.filter((r) => r.status === 401), JSON.stringify(after)).toEqual([{ key: 'k6', status: 401 }]);
+    expect(after.slice(0, refusal).every((r) => r.key === 'k6' && r.status === 200), JSON.stringify(after)).toBe(true);
+    expect(after.slice(refusal + 1).every((r) => r.key === 'k7' && r.status === 200), JSON.stringify(after)).toBe(true);
+    expect(after.slice(refusal + 1).length, 'requests after the rotation').toBeGreaterThanOrEqual(2);
+    expect(after).toHaveLength(9);
+    calls.push(...fireCalls.filter((c) => c.service === 'secretsmanager'));
+  }, 120_000);
 
   it("every Secrets Manager call is allowed by the fire function's synthesized policy", () => {
     expect(secretReads()).toBeGreaterThan(3);
