@@ -57,7 +57,7 @@ export function scheduleOnlyText(outputs: StackOutputs): string[] {
 }
 
 /** One status line, rewritten in place on a terminal; elsewhere a line each time it changes. */
-class StatusLine {
+export class StatusLine {
   private last = '';
   constructor(private readonly err: NodeJS.WritableStream & { isTTY?: boolean }) {}
   show(text: string, elapsedS: number): void {

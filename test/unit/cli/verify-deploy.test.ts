@@ -5,6 +5,7 @@
  * test/integration/verify-deploy.test.ts.
  */
 import { readdirSync, statSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readCaptures } from '../../../lambdas/adapters/local/capture-files';
@@ -15,7 +16,7 @@ import type { CaptureRecord } from '../../../lambdas/core/types';
 import { fileRunId } from '../../../lambdas/handlers/ingest';
 import { describeAwsError } from '../../../lambdas/local/aws-problem';
 import { outputsFromFile, regionOfOutputs, stackStatusProblem, type StackOutputs } from '../../../lambdas/local/stack-outputs';
-import { parseAutoReplay, scheduleOnlyText, targetLine, unprovenTargets } from '../../../lambdas/local/verify-deploy';
+import { parseAutoReplay, scheduleOnlyText, StatusLine, targetLine, unprovenTargets } from '../../../lambdas/local/verify-deploy';
 import { candidateRunIds, captureRoot, SAMPLE_FILE, sampleKey } from '../../../lambdas/local/verify-sample';
 import { missingText, progressText, type RunState, type Whereabouts } from '../../../lambdas/local/verify-watch';
 import { REPO_ROOT } from '../../support/processes';
@@ -158,6 +159,26 @@ describe('what verify-deploy says', () => {
     const text = missingText(state({ phase: 'report', runId: 'file-1', targets: ['A'], finished: ['A'] }), { ...where, logGroups: 'aws cloudformation describe-stack-resources ...' }, ['file-1'], 60).join('\n');
     expect(text).toContain('s3://results-bucket/runs/file-1/report.html is not there');
     expect(text).toContain("the collect function's log group (list them with: aws cloudformation describe-stack-resources ...)");
+  });
+
+  it('the progress line is rewritten in place on a terminal, and written once per change elsewhere', () => {
+    const sink = (isTTY: boolean) => {
+      const chunks: string[] = [];
+      return { chunks, stream: Object.assign(new PassThrough(), { isTTY, write: (c: string) => chunks.push(c) > 0 }) };
+    };
+    const tty = sink(true);
+    const line = new StatusLine(tty.stream);
+    line.show('ingesting', 1);
+    line.show('ingesting', 3);
+    line.end();
+    expect(tty.chunks).toEqual(['\r\x1b[2Kingesting (1 s)', '\r\x1b[2Kingesting (3 s)', '\n']);
+    const log = sink(false);
+    const plain = new StatusLine(log.stream);
+    plain.show('ingesting', 1);
+    plain.show('ingesting', 3);
+    plain.show('replaying', 5);
+    plain.end();
+    expect(log.chunks).toEqual(['ingesting\n', 'replaying\n']);
   });
 
   it('progress names the phase and the targets still running', () => {
