@@ -136,11 +136,15 @@ export interface SimOptions {
   graceSeconds?: number;
 }
 
-/** Lambda's ZIP bundles on this machine (bench/RESULTS.md, "Cold start INIT of the bundles"). */
+/**
+ * INIT (Node's start + the bundle's require) of the synthesized bundles, lognormals fitted to
+ * 41 cold loads each on this machine (bench/init-duration.ts; bench/RESULTS.md, "Cold-start
+ * INIT of the bundles": medians 1.35-1.53 s on a busy machine, ~0.2 s idle).
+ */
 export const MEASURED_INIT_MS: AwsModelSettings['lambda']['init'] = {
-  fire: { mu: Math.log(200), sigma: 0.1 },
-  ingest: { mu: Math.log(200), sigma: 0.1 },
-  collect: { mu: Math.log(200), sigma: 0.1 },
+  fire: { mu: 7.2621, sigma: 0.3087 },
+  ingest: { mu: 7.2529, sigma: 0.3148 },
+  collect: { mu: 7.3305, sigma: 0.3031 },
 };
 
 /**
