@@ -14,7 +14,7 @@
  * a million pairs, keys included) and Node itself, reported separately as the baseline.
  */
 import { buildComparisonDocument } from '../lambdas/core/compare/compare';
-import { Rng } from '../lambdas/core/compare/stats';
+import { Rng } from '../lambdas/core/stats/rng';
 import { COMPARED_METRICS, DEFAULT_COMPARE_OPTIONS, OUTCOME, type ComparedMetricTag, type TargetColumns } from '../lambdas/core/compare/types';
 import { flag } from './args';
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference values for lambdas/core/compare/stats.ts, computed independently with numpy and scipy.
+"""Reference values for lambdas/core/stats/ (the A/B comparison's statistics), computed independently with numpy and scipy.
 
     python3 scripts/stats-fixtures.py        # writes test/fixtures/stats/*.json
 
@@ -150,8 +150,8 @@ def main():
         'bootstrap': bootstrap(x, y, False, 20000, 11),
     })
 
-    # Skewed: lognormal sigma 1, 12,000 pairs (above the 10,000 from which stats.ts uses the
-    # Poisson bootstrap), candidate 10 % slower on the upper tail.
+    # Skewed: lognormal sigma 1, 12,000 pairs (above the 10,000 from which the Poisson
+    # bootstrap takes over), candidate 10 % slower on the upper tail.
     n = 12000
     base = rng.lognormal(np.log(50), 1.0, n)
     a = np.round(base * rng.lognormal(0, 0.1, n), 3)

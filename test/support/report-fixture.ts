@@ -17,9 +17,9 @@ import {
   type Verdict,
 } from '../../lambdas/core/compare/types';
 import { seededRandom } from '../../lambdas/core/random';
-import { buildReportSeries, quantiles101, type ReportSeriesRow } from '../../lambdas/core/report/series';
+import { buildReportSeries, type ReportSeriesRow } from '../../lambdas/core/report/series';
 import type { ReportData, ReportTarget } from '../../lambdas/core/report/types';
-import { percentile } from '../../lambdas/core/metrics/stats';
+import { percentile, quantiles101 } from '../../lambdas/core/metrics/stats';
 
 type Row = { t: number; outcome: 'succeeded' | 'failed' | 'dropped'; errorType?: string; dropReason?: string; lagMs: number | null; metrics: Partial<Record<ComparedMetricTag, number>> };
 

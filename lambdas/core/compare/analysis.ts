@@ -3,7 +3,8 @@
  * targets' requests however they were read (a local run's outcomes, our results folders,
  * AIPerf's). The local CLI, the `compare` command and the pipeline's collector all end here.
  */
-import { buildReportSeries, quantiles101, type ReportSeriesRow } from '../report/series';
+import { quantiles101 } from '../metrics/stats';
+import { buildReportSeries, type ReportSeriesRow } from '../report/series';
 import type { ReportData, ReportTarget, ReportTargetSummary } from '../report/types';
 import { plausibleTokenCount } from '../metrics/usage';
 import type { FireOutcome, ProfileRecord } from '../types';

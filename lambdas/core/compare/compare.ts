@@ -1,6 +1,6 @@
 /**
  * The A/B comparison: targets' columns in, `comparison.json` out. Pure; the statistics are in
- * stats.ts. Every difference is candidate - baseline (B - A); a verdict is the candidate's.
+ * ../stats/. Every difference is candidate - baseline (B - A); a verdict is the candidate's.
  *
  * Pairing. Rows are matched by `keys`. `mode: 'auto'` pairs when the keys found on both sides
  * are at least half of each side's rows, else compares the two sides as independent samples.
@@ -39,26 +39,17 @@
  *     (not adjusted: one test) and the interval of the rate difference excludes 0; else
  *     `no_difference`.
  */
-import {
-  bootstrapPaired,
-  bootstrapRateDifference,
-  bootstrapUnpaired,
-  describeIntervalMethod,
-  fisherExact2x2,
-  holm,
-  mannWhitneyUSorted,
-  mcnemarExact,
-  percentileInterval,
-  percentileSorted,
-  bootstrapSampleQuantiles,
-  quantiles101,
-  sortedFromSplit,
-  sortFloat64InPlace,
-  splitDifferences,
-  wilcoxonSignedRankSplit,
-  type BootstrapReplicates,
-  type TestResult,
-} from './stats';
+import { percentile, quantiles101Sorted } from '../metrics/stats';
+import { bootstrapPaired, bootstrapSampleQuantiles, bootstrapUnpaired } from '../stats/bootstrap/bootstrap';
+import { describeIntervalMethod, percentileInterval } from '../stats/bootstrap/interval';
+import { bootstrapRateDifference } from '../stats/bootstrap/rate-difference';
+import type { BootstrapReplicates } from '../stats/bootstrap/replicates';
+import { fisherExact2x2, mcnemarExact } from '../stats/exact-tests';
+import { holm } from '../stats/holm';
+import { mannWhitneyUSorted } from '../stats/mann-whitney';
+import { sortFloat64InPlace } from '../stats/sort';
+import type { TestResult } from '../stats/test-result';
+import { sortedFromSplit, splitDifferences, wilcoxonSignedRankSplit } from '../stats/wilcoxon';
 import {
   COMPARED_METRICS,
   COMPARISON_SCHEMA_VERSION,
@@ -228,7 +219,7 @@ function sideStats(sorted: Float64Array): SideStats {
   if (n === 0) return { n: 0, mean: null, p50: null, p90: null, p99: null };
   let s = 0;
   for (let i = 0; i < n; i++) s += sorted[i] as number;
-  return { n, mean: num(s / n), p50: num(percentileSorted(sorted, 50)), p90: num(percentileSorted(sorted, 90)), p99: num(percentileSorted(sorted, 99)) };
+  return { n, mean: num(s / n), p50: num(percentile(sorted, 50)), p90: num(percentile(sorted, 90)), p99: num(percentile(sorted, 99)) };
 }
 
 function interval(estimate: number | null, replicates: Float64Array | null, confidence: number): Interval {
@@ -318,6 +309,38 @@ function metricVerdict(m: MetricComparison, test: TestResult, options: CompareOp
   return { verdict: label(m.direction, sign), reason: `${p50}, ${holmText} < ${options.alpha}, beyond the ${minText} minimum effect.` };
 }
 
+/**
+ * The paired metric's test and shift: the Wilcoxon signed-rank test of the differences B - A
+ * over the pairs with both values, their ascending values, and the paired shift (their
+ * median, relative to A's p50) with its bootstrap interval.
+ */
+function pairedTest(
+  va: Float64Array,
+  vb: Float64Array,
+  sa: Float64Array,
+  options: CompareOptions,
+  m: number,
+): { test: TestResult; differences: Float64Array; shift: MetricComparison['paired_shift'] } {
+  const d = new Float64Array(sa.length);
+  for (let i = 0, k = 0; i < va.length; i++) {
+    const x = va[i] as number;
+    const y = vb[i] as number;
+    if (Number.isFinite(x) && Number.isFinite(y)) d[k++] = y - x;
+  }
+  const split = splitDifferences(d);
+  const test = wilcoxonSignedRankSplit(split);
+  const differences = sortedFromSplit(split);
+  if (differences.length === 0) return { test, differences, shift: null };
+  const median = percentile(differences, 50);
+  const reps = bootstrapSampleQuantiles(d, options, m).p50;
+  const scale = sa.length > 0 ? percentile(sa, 50) : 0;
+  const shift = {
+    difference: interval(num(median), reps, options.confidence),
+    relative_pct: scale === 0 ? NULL_INTERVAL : interval(num((median / scale) * 100), reps.map((v) => (v / scale) * 100), options.confidence),
+  };
+  return { test, differences, shift };
+}
+
 function compareMetrics(a: TargetColumns, b: TargetColumns, pairing: Pairing, options: CompareOptions): MetricComparison[] {
   const paired = pairing.mode === 'paired';
   const present = COMPARED_METRICS.filter(({ tag }) => hasFinite(a.metrics[tag]) || hasFinite(b.metrics[tag]));
@@ -329,31 +352,7 @@ function compareMetrics(a: TargetColumns, b: TargetColumns, pairing: Pairing, op
     const reps = boot[m] as BootstrapReplicates;
     const sa = reps.sorted.baseline;
     const sb = reps.sorted.candidate;
-    let differences: Float64Array | null = null;
-    let shift: MetricComparison['paired_shift'] = null;
-    let test: TestResult;
-    if (paired) {
-      const d = new Float64Array(sa.length);
-      for (let i = 0, k = 0; i < va.length; i++) {
-        const x = va[i] as number;
-        const y = vb[i] as number;
-        if (Number.isFinite(x) && Number.isFinite(y)) d[k++] = y - x;
-      }
-      const split = splitDifferences(d);
-      test = wilcoxonSignedRankSplit(split);
-      differences = sortedFromSplit(split);
-      if (differences.length > 0) {
-        const median = percentileSorted(differences, 50);
-        const reps = bootstrapSampleQuantiles(d, options, m).p50;
-        const scale = sa.length > 0 ? percentileSorted(sa, 50) : 0;
-        shift = {
-          difference: interval(num(median), reps, options.confidence),
-          relative_pct: scale === 0 ? NULL_INTERVAL : interval(num((median / scale) * 100), reps.map((v) => (v / scale) * 100), options.confidence),
-        };
-      }
-    } else {
-      test = mannWhitneyUSorted(sa, sb);
-    }
+    const { test, differences, shift } = paired ? pairedTest(va, vb, sa, options, m) : { test: mannWhitneyUSorted(sa, sb), differences: null, shift: null };
     const n = paired ? sa.length : Math.min(sa.length, sb.length);
     const baseline = sideStats(sa);
     const candidate = sideStats(sb);
@@ -391,7 +390,7 @@ function compareMetrics(a: TargetColumns, b: TargetColumns, pairing: Pairing, op
       p_value_adjusted: null,
       verdict: 'inconclusive',
       verdict_reason: '',
-      distribution: { baseline: quantiles101(sa), candidate: quantiles101(sb), difference: diffSorted ? quantiles101(diffSorted) : null },
+      distribution: { baseline: quantiles101Sorted(sa), candidate: quantiles101Sorted(sb), difference: diffSorted ? quantiles101Sorted(diffSorted) : null },
     };
     return { comparison, test };
   });
@@ -487,7 +486,7 @@ export function outputLengthAgreement(target: TargetColumns): OutputLengthAgreem
     target: target.name,
     compared: n,
     exact_match_rate: n > 0 ? exact / n : null,
-    difference: n > 0 ? { mean: num(diffs.reduce((s, d) => s + d, 0) / n), p50: num(percentileSorted(sorted, 50)), p90: num(percentileSorted(sorted, 90)) } : { mean: null, p50: null, p90: null },
+    difference: n > 0 ? { mean: num(diffs.reduce((s, d) => s + d, 0) / n), p50: num(percentile(sorted, 50)), p90: num(percentile(sorted, 90)) } : { mean: null, p50: null, p90: null },
     mean_abs_relative_pct: relCount > 0 ? num((relSum / relCount) * 100) : null,
   };
 }

@@ -21,8 +21,8 @@ export interface StatSummary {
   sum: number;
 }
 
-/** numpy's default ("linear"): the value at fractional rank q/100·(n−1), interpolated. */
-export function percentile(sortedAsc: readonly number[], q: number): number {
+/** numpy's default ("linear"): the value at fractional rank q/100·(n−1), interpolated. `sortedAsc` must be ascending. */
+export function percentile(sortedAsc: ArrayLike<number>, q: number): number {
   const n = sortedAsc.length;
   if (n === 0) throw new Error('percentile of an empty list');
   const rank = (q / 100) * (n - 1);
@@ -31,6 +31,27 @@ export function percentile(sortedAsc: readonly number[], q: number): number {
   const a = sortedAsc[lo] as number;
   const b = sortedAsc[hi] as number;
   return a + (b - a) * (rank - lo);
+}
+
+/**
+ * The 101 quantiles 0, 1, ..., 100 % (numpy's linear) of values that are already finite and
+ * ascending (not checked: unsorted input gives wrong quantiles); [] when empty.
+ */
+export function quantiles101Sorted(sortedAsc: ArrayLike<number>): number[] {
+  if (sortedAsc.length === 0) return [];
+  const out: number[] = [];
+  for (let q = 0; q <= 100; q++) out.push(percentile(sortedAsc, q));
+  return out;
+}
+
+/** The 101 quantiles of the finite values among `values`, in any order; [] when there are none. */
+export function quantiles101(values: ArrayLike<number>): number[] {
+  const finite: number[] = [];
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as number;
+    if (Number.isFinite(v)) finite.push(v);
+  }
+  return quantiles101Sorted(Float64Array.from(finite).sort());
 }
 
 /** Null when there is no finite value: "no data" stays distinguishable from a number. */

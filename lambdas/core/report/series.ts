@@ -86,14 +86,3 @@ export function buildReportSeries(rows: readonly ReportSeriesRow[], maxPoints = 
     bucketed: true,
   };
 }
-
-/** The 0, 1, ..., 100 % quantiles (numpy's linear) of the finite values; empty when there are none. */
-export function quantiles101(values: Float64Array | readonly number[]): number[] {
-  const finite: number[] = [];
-  for (const v of values) if (Number.isFinite(v)) finite.push(v);
-  if (finite.length === 0) return [];
-  const sorted = Array.from(Float64Array.from(finite).sort());
-  const out: number[] = [];
-  for (let q = 0; q <= 100; q++) out.push(percentile(sorted, q));
-  return out;
-}

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildComparisonDocument, compareTargets, formatP, MIN_VALUES_FOR, outputLengthAgreement } from '../../../lambdas/core/compare/compare';
-import { Rng } from '../../../lambdas/core/compare/stats';
+import { Rng } from '../../../lambdas/core/stats/rng';
 import { COMPARED_METRICS, DEFAULT_COMPARE_OPTIONS, OUTCOME, type CompareOptions, type ComparedMetricTag, type MetricComparison, type OutcomeCode, type TargetColumns } from '../../../lambdas/core/compare/types';
 
 const OPTIONS: CompareOptions = { ...DEFAULT_COMPARE_OPTIONS, resamples: 400 };

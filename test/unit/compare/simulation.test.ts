@@ -15,7 +15,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compareTargets } from '../../../lambdas/core/compare/compare';
-import { Rng } from '../../../lambdas/core/compare/stats';
+import { Rng } from '../../../lambdas/core/stats/rng';
 import { COMPARED_METRICS, DEFAULT_COMPARE_OPTIONS, type CompareOptions, type ComparedMetricTag, type TargetColumns } from '../../../lambdas/core/compare/types';
 
 const OPTIONS: CompareOptions = { ...DEFAULT_COMPARE_OPTIONS, resamples: 500 };

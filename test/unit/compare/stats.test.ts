@@ -1,5 +1,5 @@
 /**
- * stats.ts against references computed independently by numpy and scipy
+ * lambdas/core/stats/ against references computed independently by numpy and scipy
  * (scripts/stats-fixtures.py -> test/fixtures/stats/*.json).
  *
  * Tolerances:
@@ -24,29 +24,19 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { percentile } from '../../../lambdas/core/metrics/stats';
-import {
-  argsortFloat64,
-  binomTestHalf,
-  bootstrapPaired,
-  erfc,
-  bootstrapRateDifference,
-  bootstrapUnpaired,
-  fisherExact2x2,
-  holm,
-  mannWhitneyU,
-  mcnemarExact,
-  percentileInterval,
-  percentileSorted,
-  poisson,
-  poissonWeightedSums,
-  quantiles101,
-  Rng,
-  sortedFinite,
-  sortFloat64InPlace,
-  wilcoxonSignedRank,
-  type BootstrapReplicates,
-} from '../../../lambdas/core/compare/stats';
+import { percentile, quantiles101Sorted } from '../../../lambdas/core/metrics/stats';
+import { bootstrapPaired, bootstrapUnpaired } from '../../../lambdas/core/stats/bootstrap/bootstrap';
+import { percentileInterval } from '../../../lambdas/core/stats/bootstrap/interval';
+import { poissonWeightedSums } from '../../../lambdas/core/stats/bootstrap/poisson-means';
+import { bootstrapRateDifference } from '../../../lambdas/core/stats/bootstrap/rate-difference';
+import type { BootstrapReplicates } from '../../../lambdas/core/stats/bootstrap/replicates';
+import { binomTestHalf, fisherExact2x2, mcnemarExact } from '../../../lambdas/core/stats/exact-tests';
+import { holm } from '../../../lambdas/core/stats/holm';
+import { mannWhitneyU } from '../../../lambdas/core/stats/mann-whitney';
+import { poisson, Rng } from '../../../lambdas/core/stats/rng';
+import { argsortFloat64, sortedFinite, sortFloat64InPlace } from '../../../lambdas/core/stats/sort';
+import { erfc } from '../../../lambdas/core/stats/special-functions';
+import { wilcoxonSignedRank } from '../../../lambdas/core/stats/wilcoxon';
 
 const fixture = <T>(name: string): T => JSON.parse(readFileSync(join(__dirname, '../../fixtures/stats', name), 'utf8')) as T;
 
@@ -188,14 +178,14 @@ describe('percentiles and sorting', () => {
     const f = fixture<{ a: number[]; b: number[]; percentiles: { a: Record<string, number> } }>('paired-n500.json');
     const sorted = sortedFinite(f.a);
     for (const [q, expected] of Object.entries(f.percentiles.a)) {
-      const got = percentileSorted(sorted, Number(q));
+      const got = percentile(sorted, Number(q));
       expect(Math.abs(got - expected)).toBeLessThanOrEqual(1e-12 * Math.abs(expected));
       expect(got).toBe(percentile(Array.from(sorted), Number(q)));
     }
-    const q = quantiles101(sorted);
+    const q = quantiles101Sorted(sorted);
     expect(q).toHaveLength(101);
     expect(q[50]).toBe(f.percentiles.a['50']);
-    expect(quantiles101(new Float64Array(0))).toEqual([]);
+    expect(quantiles101Sorted(new Float64Array(0))).toEqual([]);
   });
 
   it('argsort by radix on the float bits: negative, zero, ties, stable', () => {
@@ -315,7 +305,7 @@ function expectIntervalsClose(data: { a: ArrayLike<number>; b: ArrayLike<number>
   for (const stat of stats) {
     const stepA = stat === 'mean' ? 0 : stepNear(sa, QUANTILE_OF[stat]);
     const stepB = stat === 'mean' ? 0 : stepNear(sb, QUANTILE_OF[stat]);
-    const statA = stat === 'mean' ? sa.reduce((x, y) => x + y, 0) / sa.length : percentileSorted(sa, QUANTILE_OF[stat] * 100);
+    const statA = stat === 'mean' ? sa.reduce((x, y) => x + y, 0) / sa.length : percentile(sa, QUANTILE_OF[stat] * 100);
     const a = reps.baseline[stat];
     const b = reps.candidate[stat];
     const diff = b.map((v, i) => v - (a[i] as number));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildReportSeries, quantiles101, type ReportSeriesRow } from '../../../lambdas/core/report/series';
+import { buildReportSeries, type ReportSeriesRow } from '../../../lambdas/core/report/series';
 
 const row = (t: number, latency?: number, lagMs: number | null = 1): ReportSeriesRow => ({
   t,
@@ -81,23 +81,5 @@ describe('buildReportSeries', () => {
 
   it('rejects a non-positive maxPoints', () => {
     expect(() => buildReportSeries([row(0, 1)], 0)).toThrow(/maxPoints/);
-  });
-});
-
-describe('quantiles101', () => {
-  it('101 numpy-linear quantiles of the finite values', () => {
-    const q = quantiles101([4, 1, NaN, 3, 2, Infinity]);
-    expect(q).toHaveLength(101);
-    expect(q[0]).toBe(1);
-    expect(q[25]).toBe(1.75);
-    expect(q[50]).toBe(2.5);
-    expect(q[100]).toBe(4);
-    expect([...q].sort((a, b) => a - b)).toEqual(q);
-  });
-
-  it('takes a Float64Array; nothing finite gives an empty list', () => {
-    expect(quantiles101(Float64Array.from([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]))[99]).toBeCloseTo(9.91, 12);
-    expect(quantiles101(new Float64Array([NaN, NaN]))).toEqual([]);
-    expect(quantiles101([])).toEqual([]);
   });
 });
