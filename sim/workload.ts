@@ -127,29 +127,28 @@ function messageBytesFn(bodyBytes: number): (n: number) => number {
 }
 
 /**
- * The shards of the plan: each slot's requests cut by the real `cutShards`. Within a slot the
- * cut depends only on how many requests it holds (they are all one size here), so it is made
- * once per distinct count and applied to every slot with that count.
+ * The shards of the plan: each slot's requests cut by the real `cutShards`. Its cut of a slot
+ * depends on how many requests the slot holds and their sizes (all one size here), not on
+ * their times: it is made once per distinct count, as positions within the slot, and applied
+ * to every slot with that count.
  */
 function shardsOf(offsets: Float64Array, sharding: ShardingOptions, itemBytes: number): SimShard[] {
-  const cuts = new Map<number, number[]>();
-  const cutOf = (n: number): number[] => {
-    let sizes = cuts.get(n);
-    if (!sizes) {
-      const items = Array.from({ length: n }, () => ({ offsetMs: 0 }));
-      cuts.set(n, (sizes = cutShards(items, sharding, () => itemBytes).map((c) => c.requests.length)));
+  const cuts = new Map<number, number[][]>();
+  const cutOf = (n: number): number[][] => {
+    let positions = cuts.get(n);
+    if (!positions) {
+      const items = Array.from({ length: n }, (_, position) => ({ offsetMs: 0, position }));
+      cuts.set(n, (positions = cutShards(items, sharding, () => itemBytes).map((c) => c.requests.map((r) => r.position))));
     }
-    return sizes;
+    return positions;
   };
   const shards: SimShard[] = [];
   for (let a = 0; a < offsets.length; ) {
     const slot = Math.floor((offsets[a] as number) / sharding.slotMs);
     let b = a + 1;
     while (b < offsets.length && Math.floor((offsets[b] as number) / sharding.slotMs) === slot) b++;
-    cutOf(b - a).forEach((size, n) => {
-      shards.push({ index: shards.length, shardId: `${slot}-${n}`, offsets: offsets.subarray(a, a + size) });
-      a += size;
-    });
+    cutOf(b - a).forEach((positions, n) => shards.push({ index: shards.length, shardId: `${slot}-${n}`, offsets: Float64Array.from(positions, (p) => offsets[a + p] as number) }));
+    a = b;
   }
   return shards;
 }
