@@ -1,7 +1,9 @@
-import { Annotations, CfnOutput, CfnParameter, CfnRule, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnParameter, CfnRule, Duration, Fn, Stack, Token, type StackProps } from 'aws-cdk-lib';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import { placeholdersIn, type DeploymentConfig } from './config';
+import { assertDeployable, placeholdersIn, type DeploymentConfig } from './config';
+import { addOutputs } from './outputs';
+import { isCrossAccount, type DeployEnvironment } from './placement';
 import { CaptureReplayStateful } from './stateful';
 import { deriveFireSizing } from './sizing';
 import { CaptureReplayStateless, FUNCTION_TIMEOUTS } from './stateless';
@@ -20,6 +22,13 @@ export class CaptureReplayStack extends Stack {
   constructor(scope: Construct, id: string, props: CaptureReplayStackProps) {
     super(scope, id, props);
     const { config } = props;
+    // The rules that depend on where the stack goes, with what synth knows of it (tokens: nothing).
+    const env: DeployEnvironment = {
+      ...(Token.isUnresolved(this.region) ? {} : { region: this.region }),
+      ...(Token.isUnresolved(this.account) ? {} : { account: this.account }),
+    };
+    assertDeployable(config, env);
+    const crossAccount = isCrossAccount(config, env);
     const sizing = deriveFireSizing({
       peakRequestsPerSecond: config.peakRequestsPerSecond,
       peakLatencySeconds: config.peakLatencySeconds,
@@ -37,18 +46,12 @@ export class CaptureReplayStack extends Stack {
       replayMaxHealthyAge: Duration.seconds(900 + sizing.timeoutSeconds + 120),
       // Scheduled runs' resources exist only with schedules: a deployment without them is unchanged.
       ...(config.schedules.length > 0 ? { schedules: { planVisibility: sixTimes(FUNCTION_TIMEOUTS.plan), ...(config.notify ? { notify: config.notify } : {}) } } : {}),
+      ...(config.alarms ? { alarms: config.alarms } : {}),
     });
-    this.stateless = new CaptureReplayStateless(this, 'Stateless', { config, stateful: this.stateful, sizing });
-
-    new CfnOutput(this, 'ResultsBucketName', { value: this.stateful.resultsBucket.bucketName, description: 'Replay results: runs/<run-id>/<target>/' });
-    new CfnOutput(this, 'FireSizing', { value: JSON.stringify(sizing), description: 'Fire function settings derived from peakRequestsPerSecond (lib/sizing.ts)' });
-    new CfnOutput(this, 'ReplayDlqUrl', { value: this.stateful.replay.dlq.queueUrl, description: 'Shard messages that failed three times' });
-    const scheduled = this.stateful.schedules;
-    if (scheduled) {
-      new CfnOutput(this, 'PlanQueueUrl', { value: scheduled.plan.queue.queueUrl, description: 'Plan messages of scheduled runs: send {"v":1,"kind":"window","schedule":<name>,"scheduledTime":<ISO>} to run one now' });
-      new CfnOutput(this, 'SchedulerDlqUrl', { value: scheduled.schedulerDlq.queueUrl, description: 'Plan messages EventBridge Scheduler could not send (a scheduled run that did not start), with the error' });
-      if (scheduled.topic) new CfnOutput(this, 'NotifyTopicArn', { value: scheduled.topic.topicArn, description: 'Scheduled runs\' summaries (SNS)' });
-    }
+    // captureBucketAccount that synth could not compare with the stack's account: the deploy does.
+    const uncheckedAccount = config.captureBucketAccount && env.account === undefined ? config.captureBucketAccount : undefined;
+    this.stateless = new CaptureReplayStateless(this, 'Stateless', { config, stateful: this.stateful, sizing, crossAccount, ...(uncheckedAccount ? { uncheckedAccount } : {}) });
+    addOutputs(this, { config, stateful: this.stateful, stateless: this.stateless, sizing, captureSource: this.stateless.captureSource, crossAccount });
 
     // Synth works on the defaults (offline, no credentials); a deploy must not. The CLI does
     // not tell the app which command runs, so the template carries the guard: CloudFormation

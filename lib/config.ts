@@ -8,9 +8,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { REGION } from '../lambdas/adapters/sagemaker/target-spec';
 import { scheduleConfigSchema } from '../lambdas/core/schedule/contract';
 import { didYouMean } from '../lambdas/core/suggest';
 import { httpTargetConfigSchema, KMS_KEY_ARN, sageMakerTargetConfigSchema, targetListSchema } from '../lambdas/runtime/config';
+import { DEFAULT_ACCOUNT_CONCURRENCY } from './concurrency';
+import { deploymentProblems } from './deployment-rules';
+import type { DeployEnvironment } from './placement';
 
 export const PLACEHOLDER_BUCKET = 'example-capture-bucket';
 export const PLACEHOLDER_URL = 'https://inference.example.com';
@@ -34,10 +38,35 @@ const notifySchema = z.strictObject({
   emails: z.array(z.email('an email address')).min(1).optional(),
 });
 
+/**
+ * Where CloudWatch alarms go (every alarm of the stack): an existing topic by ARN (it must let
+ * cloudwatch.amazonaws.com publish, and its key, if any, must be a customer managed key that
+ * lets CloudWatch use it), or emails subscribed to a topic the stack creates.
+ */
+const alarmsSchema = z.strictObject({
+  topicArn: z.string().regex(SNS_TOPIC_ARN, 'an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), not a FIFO topic').optional(),
+  emails: z.array(z.email('an email address')).min(1).optional(),
+});
+
+/**
+ * Which new capture files are replayed as they land: `true`, every one to every target;
+ * `false`, none (no notification, no ingest trigger: scheduled runs only);
+ * `{ "targets": [...] }`, every one to those targets only (schedules keep theirs).
+ */
+const autoReplaySchema = z.union([z.boolean(), z.strictObject({ targets: z.array(z.string()).min(1, 'name at least one target') })]);
+
+/**
+ * A CloudFormation stack name: letters, digits and hyphens, starting with a letter, at most 128.
+ * https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_CreateStack.html
+ */
+export const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
+
 /** The keys a window may have, for "did you mean" (the two forms of captureWindowSchema). */
 const WINDOW_KEYS = ['lastHours', 'daysAgo', 'from', 'to'] as const;
 
 export const deploymentConfigSchema = z.strictObject({
+  /** The CloudFormation stack's name: one stack per endpoint in an account and Region. */
+  stackName: z.string().regex(STACK_NAME, 'a CloudFormation stack name: letters, digits and hyphens, starting with a letter, at most 128').default('CaptureReplay'),
   /** Existing bucket where SageMaker Data Capture writes (imported by name, read-only). */
   captureBucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name').default(PLACEHOLDER_BUCKET),
   /** Prefix of the captures, e.g. `datacapture/my-endpoint/` (empty: the whole bucket). */
@@ -47,8 +76,17 @@ export const deploymentConfigSchema = z.strictObject({
    * an alias (grants name keys; an alias grant does not cover the key).
    */
   captureKmsKeyArn: z.string().regex(KMS_KEY_ARN, 'a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), not an alias').optional(),
-  /** Account that owns the capture bucket (the queue policy's aws:SourceAccount); default: the stack's. */
-  captureBucketAccount: z.string().regex(/^\d{12}$/).optional(),
+  /**
+   * The capture bucket's Region, when known: synth refuses a stack in another Region (the
+   * deploy checks the bucket's actual Region in any case).
+   */
+  captureBucketRegion: z.string().regex(REGION, 'an AWS region name, e.g. us-east-1').optional(),
+  /**
+   * Account that owns the capture bucket (the queue policy's aws:SourceAccount); default: the
+   * stack's. Another account needs EventBridge notifications and the owner's part of the setup
+   * (the stack outputs it).
+   */
+  captureBucketAccount: z.string().regex(/^\d{12}$/, 'a 12-digit AWS account id').optional(),
   /**
    * How new capture files reach the ingest queue. `s3`: an S3 event notification on the
    * bucket (the stack manages the bucket's notification configuration for that prefix).
@@ -102,6 +140,12 @@ export const deploymentConfigSchema = z.strictObject({
    * in the account cannot starve it. Needs that much unreserved concurrency in the account.
    */
   reserveFireConcurrency: z.boolean().default(true),
+  /** The account's Lambda concurrency quota in the stack's Region (Service Quotas: "Concurrent executions"). */
+  accountConcurrency: z.number().int().min(1).default(DEFAULT_ACCOUNT_CONCURRENCY),
+  /** Replay new capture files as they land: all (true), none (false), or to some targets. */
+  autoReplay: autoReplaySchema.default(true),
+  /** How long the fire function keeps a target's API key before reading the secret again, seconds. */
+  secretsMaxAgeSeconds: z.number().int().min(0).max(3600).default(300),
   /** Working files (run records, claims, shard results, referenced bodies) expire after this many days. */
   workingFilesExpireDays: z.number().int().min(2).max(3650).default(7),
   /** Results under runs/ and hours/ expire after this many days; kept forever when unset. */
@@ -116,13 +160,16 @@ export const deploymentConfigSchema = z.strictObject({
   schedules: z.array(scheduleConfigSchema).default([]),
   /** Scheduled runs' summaries by SNS; none sent without it. */
   notify: notifySchema.optional(),
+  /** Where the alarms notify; without it, the notify topic (with schedules), else no action. */
+  alarms: alarmsSchema.optional(),
 });
 export type DeploymentConfig = z.infer<typeof deploymentConfigSchema>;
 
 /** A fire invocation waits the lead, fires a slot, and waits for the slowest response: all within Lambda's 15 minutes. */
 export const FIRE_BUDGET_SECONDS = 840;
 
-const checkedSchema = deploymentConfigSchema.superRefine((c, ctx) => {
+/** The schema with its cross-setting rules, for a stack deploying to `env` (what synth knows of it). */
+const checkedSchema = (env: DeployEnvironment) => deploymentConfigSchema.superRefine((c, ctx) => {
   if (c.mode === 'mirror' && c.lagSeconds < c.leadSeconds + 60) {
     ctx.addIssue({ code: 'custom', path: ['lagSeconds'], message: `mirror mode needs lagSeconds >= leadSeconds + 60 (files land minutes after their captures)` });
   }
@@ -135,6 +182,7 @@ const checkedSchema = deploymentConfigSchema.superRefine((c, ctx) => {
     });
   }
   scheduleProblems(c, ctx);
+  for (const p of deploymentProblems(c, env)) ctx.addIssue({ code: 'custom', path: p.path, message: p.message });
 });
 
 /** A timezone EventBridge Scheduler and the plan function both take, or what is wrong with it. */
@@ -203,6 +251,8 @@ function knownKeysAt(path: readonly PropertyKey[], raw: unknown): readonly strin
   if (path.length === 0) return Object.keys(deploymentConfigSchema.shape);
   if (path.length === 1 && path[0] === 'vpc') return Object.keys(vpcSchema.shape);
   if (path.length === 1 && path[0] === 'notify') return Object.keys(notifySchema.shape);
+  if (path.length === 1 && path[0] === 'alarms') return Object.keys(alarmsSchema.shape);
+  if (path.length === 1 && path[0] === 'autoReplay') return ['targets'];
   if (path.length === 2 && path[0] === 'schedules') return Object.keys(scheduleConfigSchema.shape);
   if (path.length === 2 && path[0] === 'targets' && isRecord(raw) && Array.isArray(raw.targets)) {
     const target: unknown = raw.targets[path[1] as number];
@@ -257,14 +307,28 @@ function windowProblems(issue: z.core.$ZodIssueInvalidUnion, raw: unknown, prefi
   return lines;
 }
 
-export function parseDeploymentConfig(raw: unknown, source = 'captureReplay'): DeploymentConfig {
-  const result = checkedSchema.safeParse(raw ?? {});
+/**
+ * The configuration, or a DeploymentConfigError listing every problem. `env`: the Region and
+ * account the stack deploys to, when known, for the rules that depend on them.
+ */
+export function parseDeploymentConfig(raw: unknown, source = 'captureReplay', env: DeployEnvironment = {}): DeploymentConfig {
+  const result = checkedSchema(env).safeParse(raw ?? {});
   if (!result.success) {
     const prefix = source === 'captureReplay' ? 'captureReplay.' : '';
     const problems = describeConfigProblems(result.error.issues, raw, prefix);
     throw new DeploymentConfigError(`invalid deployment configuration${source === 'captureReplay' ? '' : ` in ${source}`}:\n- ${problems.join('\n- ')}`);
   }
   return result.data;
+}
+
+/**
+ * Refuses a configuration, already valid on its own, that cannot deploy to `env` (the stack's
+ * Region and account, when known), with the same one-line problems parseDeploymentConfig gives.
+ */
+export function assertDeployable(config: DeploymentConfig, env: DeployEnvironment): void {
+  const problems = deploymentProblems(config, env);
+  if (problems.length === 0) return;
+  throw new DeploymentConfigError(`invalid deployment configuration:\n- ${problems.map((p) => `captureReplay.${p.path.join('.')}: ${p.message}`).join('\n- ')}`);
 }
 
 function parseJson(text: string, what: string): unknown {
@@ -276,7 +340,7 @@ function parseJson(text: string, what: string): unknown {
 }
 
 /** From CDK context: `captureReplay` (an object), or `configFile` (a JSON file path). */
-export function loadDeploymentConfig(context: (key: string) => unknown): DeploymentConfig {
+export function loadDeploymentConfig(context: (key: string) => unknown, env: DeployEnvironment = {}): DeploymentConfig {
   const file = context('configFile');
   if (typeof file === 'string') {
     let text: string;
@@ -285,10 +349,10 @@ export function loadDeploymentConfig(context: (key: string) => unknown): Deploym
     } catch (error) {
       throw new DeploymentConfigError(`cannot read configFile ${file}: ${(error as Error).message}`);
     }
-    return parseDeploymentConfig(parseJson(text, `configFile ${file}`), `configFile ${file}`);
+    return parseDeploymentConfig(parseJson(text, `configFile ${file}`), `configFile ${file}`, env);
   }
   const inline = context('captureReplay');
-  return parseDeploymentConfig(typeof inline === 'string' ? parseJson(inline, 'the captureReplay context value') : inline);
+  return parseDeploymentConfig(typeof inline === 'string' ? parseJson(inline, 'the captureReplay context value') : inline, 'captureReplay', env);
 }
 
 /** Settings still at their placeholders: `cdk deploy` must not go out with these. */

@@ -9,7 +9,7 @@ const ROOT = join(import.meta.dirname, '..');
 
 export interface ReplayFunctionProps extends Omit<NodejsFunctionProps, 'entry' | 'runtime' | 'architecture' | 'logGroup'> {
   /** Handler file under lambdas/handlers/, without extension. */
-  handlerName: 'ingest' | 'fire' | 'collect' | 'plan';
+  handlerName: 'ingest' | 'fire' | 'collect' | 'plan' | 'bucket-region-check';
   logRetention: logs.RetentionDays;
 }
 

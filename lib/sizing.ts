@@ -12,9 +12,11 @@
  *   100 requests/s 1,024 MB (about 0.6 vCPU) is enough and cheaper.
  * - Concurrency: shards per second x how long an invocation lives (lead + slot + latency),
  *   over the batch size (counted half full: the event source does not wait to fill them),
- *   with 20 % headroom. Reserved concurrency equals it, so the fire function is never
- *   throttled by other functions in the account, and the SQS event source's maximum
- *   concurrency keeps it from throttling itself.
+ *   with 20 % headroom, at least 2 (an SQS event source's floor). Reserved concurrency equals
+ *   it, so the fire function is never throttled by other functions in the account, and the
+ *   SQS event source's maximum concurrency keeps it from throttling itself. The need is
+ *   reported as it is, never cut to what an account or an event source allows: whether it
+ *   fits is the configuration's check (lib/concurrency.ts), which refuses it by name.
  * - Timeout: lead + slot + request timeout + 30 s, at most 900 s. The replay queue's
  *   visibility timeout is the timeout + 60 s, not AWS's general 6x: with maximum concurrency
  *   at or below reserved concurrency the function is not throttled (the reason for 6x), and
@@ -43,6 +45,7 @@ export interface FireSizing {
   memoryMb: number;
   timeoutSeconds: number;
   visibilityTimeoutSeconds: number;
+  /** Concurrent fire invocations the peak needs (unclamped: may exceed what an account allows). */
   maxConcurrency: number;
   connectionsPerTarget: number;
   /** Shards per second at peak, all targets. */
@@ -63,7 +66,7 @@ export function deriveFireSizing(i: SizingInput): FireSizing {
   const memoryMb = i.peakRequestsPerSecond * i.targets >= 100 ? ONE_VCPU_MB : 1024;
   const timeoutSeconds = Math.min(900, Math.ceil(i.leadSeconds + i.slotSeconds + i.requestTimeoutSeconds + 30));
   const lifetime = i.leadSeconds + i.slotSeconds + Math.min(i.peakLatencySeconds, i.requestTimeoutSeconds);
-  const maxConcurrency = clamp(Math.ceil(((shardsPerSecond * lifetime) / Math.max(1, batchSize / 2)) * 1.2), 2, 1000);
+  const maxConcurrency = Math.max(2, Math.ceil(((shardsPerSecond * lifetime) / Math.max(1, batchSize / 2)) * 1.2));
   return {
     maxShardRequests,
     batchSize,

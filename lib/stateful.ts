@@ -6,6 +6,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { alarmCompatibleTopic, notifyAlarms } from './alarm-topic';
 import { HOURS_ROOT, RESULTS_ROOT, WORK_ROOT } from '../lambdas/core/pipeline/keys';
 import { SCHEDULES_ROOT } from '../lambdas/core/schedule/contract';
 
@@ -32,6 +33,11 @@ export interface StatefulProps {
    * visibility, and the notify block (an existing topic, or emails for a topic created here).
    */
   schedules?: { planVisibility: Duration; notify?: { topicArn?: string; emails?: string[] } };
+  /**
+   * Where the alarms notify: an existing topic, or emails on a topic created here. Without it,
+   * the notify topic (scheduled runs) when there is one; else the alarms have no action.
+   */
+  alarms?: { topicArn?: string; emails?: string[] };
 }
 
 /** What scheduled runs add: the plan queue, the scheduler's dead-letter queue, the summaries' topic. */
@@ -45,6 +51,8 @@ export interface ScheduleState {
   schedulerDlqAlarm: cloudwatch.Alarm;
   /** Scheduled runs' summaries; none without notify. */
   topic?: sns.ITopic;
+  /** The created topic's customer managed key (when the topic also takes the alarms): its publishers need it. */
+  topicKey?: kms.IKey;
 }
 
 /**
@@ -60,6 +68,10 @@ export class CaptureReplayStateful extends Construct {
   public readonly collect: QueuePair;
   public readonly replayAgeAlarm: cloudwatch.Alarm;
   public readonly schedules?: ScheduleState;
+  /** Every alarm of the stack. */
+  public readonly alarms: cloudwatch.Alarm[];
+  /** Where the alarms notify; none when neither alarms nor notify is configured. */
+  public readonly alarmTopic?: sns.ITopic;
 
   constructor(scope: Construct, id: string, props: StatefulProps) {
     super(scope, id);
@@ -107,10 +119,22 @@ export class CaptureReplayStateful extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     this.collect = this.queuePair('Collect', props.visibility.collect);
-    if (props.schedules) this.schedules = this.scheduleState(props.schedules);
+    // The notify topic takes the alarms too unless they have their own.
+    if (props.schedules) this.schedules = this.scheduleState(props.schedules, !props.alarms);
+    this.alarms = [this.ingest.alarm, this.replay.alarm, this.replayAgeAlarm, this.collect.alarm, ...(this.schedules ? [this.schedules.plan.alarm, this.schedules.schedulerDlqAlarm] : [])];
+    const alarmTopic = props.alarms ? this.alarmsTopic(props.alarms) : this.schedules?.topic;
+    if (alarmTopic) {
+      notifyAlarms(this.alarms, alarmTopic);
+      this.alarmTopic = alarmTopic;
+    }
   }
 
-  private scheduleState(props: NonNullable<StatefulProps['schedules']>): ScheduleState {
+  private alarmsTopic(alarms: NonNullable<StatefulProps['alarms']>): sns.ITopic {
+    if (alarms.topicArn) return sns.Topic.fromTopicArn(this, 'AlarmTopic', alarms.topicArn);
+    return alarmCompatibleTopic(this, 'AlarmTopic', { displayName: 'capture-replay alarms', emails: alarms.emails ?? [] }).topic;
+  }
+
+  private scheduleState(props: NonNullable<StatefulProps['schedules']>, takesAlarms: boolean): ScheduleState {
     const plan = this.queuePair('Plan', props.planVisibility);
     // SSE-SQS, as every queue here: EventBridge Scheduler sends to it with the execution
     // role's sqs:SendMessage alone (a queue under a customer managed KMS key would also need
@@ -130,8 +154,12 @@ export class CaptureReplayStateful extends Construct {
     });
     const notify = props.notify;
     let topic: sns.ITopic | undefined;
+    let topicKey: kms.IKey | undefined;
     if (notify?.topicArn) {
       topic = sns.Topic.fromTopicArn(this, 'NotifyTopic', notify.topicArn);
+    } else if (notify && takesAlarms) {
+      // CloudWatch cannot use the AWS managed key: a key of the stack's own (lib/alarm-topic.ts).
+      ({ topic, key: topicKey } = alarmCompatibleTopic(this, 'NotifyTopic', { displayName: 'capture-replay scheduled runs', emails: notify.emails ?? [] }));
     } else if (notify) {
       // The AWS managed key for SNS: its key policy lets principals of this account use it
       // through SNS, so the publishing functions need no KMS grant and the stack no key.
@@ -143,7 +171,7 @@ export class CaptureReplayStateful extends Construct {
       for (const email of notify.emails ?? []) created.addSubscription(new subscriptions.EmailSubscription(email));
       topic = created;
     }
-    return { plan, schedulerDlq, schedulerDlqAlarm, ...(topic ? { topic } : {}) };
+    return { plan, schedulerDlq, schedulerDlqAlarm, ...(topic ? { topic } : {}), ...(topicKey ? { topicKey } : {}) };
   }
 
   private queuePair(id: string, visibilityTimeout: Duration): QueuePair {

@@ -1,11 +1,9 @@
 import { Aws, Duration, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import * as events from 'aws-cdk-lib/aws-events';
-import * as eventTargets from 'aws-cdk-lib/aws-events-targets';
+import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -13,7 +11,12 @@ import { createHash } from 'node:crypto';
 import { HOURS_ROOT, RESULTS_ROOT, WORK_ROOT } from '../lambdas/core/pipeline/keys';
 import { SCHEDULES_ROOT, type PlanMessage } from '../lambdas/core/schedule/contract';
 import { ENV, type SageMakerTargetConfig } from '../lambdas/runtime/config';
+import { CaptureBucketCheck } from './capture-bucket-check';
+import { wireCaptureSource, type CaptureSource } from './capture-source';
+import { EVENT_SOURCE_CONCURRENCY } from './concurrency';
 import type { DeploymentConfig } from './config';
+import { autoReplayTargets } from './deployment-rules';
+import { replaysNewCaptures } from './placement';
 import { ReplayFunction } from './replay-function';
 import type { FireSizing } from './sizing';
 import type { CaptureReplayStateful } from './stateful';
@@ -90,30 +93,10 @@ export interface StatelessProps {
   config: DeploymentConfig;
   stateful: CaptureReplayStateful;
   sizing: FireSizing;
-}
-
-/**
- * S3 -> SQS notification whose queue policy names both the bucket (aws:SourceArn) and its
- * owner (aws:SourceAccount): a bucket name can be deleted and recreated by another account,
- * and the account condition stops that bucket from sending us events.
- */
-class QueueDestination implements s3.IBucketNotificationDestination {
-  constructor(
-    private readonly queue: sqs.IQueue,
-    private readonly sourceAccount: string,
-  ) {}
-
-  bind(_scope: Construct, bucket: s3.IBucket): s3.BucketNotificationDestinationConfig {
-    this.queue.addToResourcePolicy(
-      new iam.PolicyStatement({
-        principals: [new iam.ServicePrincipal('s3.amazonaws.com')],
-        actions: ['sqs:SendMessage'],
-        resources: [this.queue.queueArn],
-        conditions: { ArnLike: { 'aws:SourceArn': bucket.bucketArn }, StringEquals: { 'aws:SourceAccount': this.sourceAccount } },
-      }),
-    );
-    return { arn: this.queue.queueArn, type: s3.BucketNotificationDestinationType.QUEUE, dependencies: [this.queue] };
-  }
+  /** The capture bucket belongs to another account than the stack's (known at synth). */
+  crossAccount: boolean;
+  /** captureBucketAccount, when synth could not compare it with the stack's account: the deploy checks it. */
+  uncheckedAccount?: string;
 }
 
 /**
@@ -130,6 +113,9 @@ export class CaptureReplayStateless extends Construct {
   public readonly schedulerRole?: iam.Role;
   public readonly schedules: scheduler.CfnSchedule[] = [];
   public readonly captureRule?: events.Rule;
+  /** Fails the deploy when the capture bucket is in another Region; created before the notification or rule. */
+  public readonly bucketCheck: CaptureBucketCheck;
+  public readonly captureSource: CaptureSource;
 
   constructor(scope: Construct, id: string, props: StatelessProps) {
     super(scope, id);
@@ -169,11 +155,13 @@ export class CaptureReplayStateless extends Construct {
     const maxConcurrency = config.maxFireConcurrency ?? sizing.maxConcurrency;
     // A 1 GB capture file is read twice (index, then ranges) inside 15 minutes; the index of
     // 500,000 records is ~250 MB (bench/RESULTS.md).
-    this.ingestFunction = new ReplayFunction(this, 'Ingest', { handlerName: 'ingest', logRetention, environment, timeout: FUNCTION_TIMEOUTS.ingest, memorySize: 3008 });
+    // A subset of the targets for new captures; without it, the ingest replays to every target.
+    const subset: Record<string, string> = typeof config.autoReplay === 'object' ? { [ENV.autoReplayTargets]: JSON.stringify(autoReplayTargets(config)) } : {};
+    this.ingestFunction = new ReplayFunction(this, 'Ingest', { handlerName: 'ingest', logRetention, environment: { ...environment, ...subset }, timeout: FUNCTION_TIMEOUTS.ingest, memorySize: 3008 });
     this.fireFunction = new ReplayFunction(this, 'Fire', {
       handlerName: 'fire',
       logRetention,
-      environment,
+      environment: { ...environment, [ENV.secretsMaxAgeSeconds]: String(config.secretsMaxAgeSeconds) },
       timeout: Duration.seconds(sizing.timeoutSeconds),
       memorySize: sizing.memoryMb,
       ...(config.reserveFireConcurrency ? { reservedConcurrentExecutions: maxConcurrency } : {}),
@@ -237,6 +225,13 @@ export class CaptureReplayStateless extends Construct {
       allow(this.collectFunction, ['s3:GetObject', 's3:PutObject'], objects(SCHEDULES_ROOT));
     }
     if (topic) for (const fn of [this.planFunction, this.collectFunction]) if (fn) allow(fn, ['sns:Publish'], [topic.topicArn]);
+    const topicKey = scheduled?.topicKey;
+    if (topicKey) {
+      // A topic under a customer managed key: its publishers need GenerateDataKey and Decrypt on the key
+      // (https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html), through SNS only.
+      const viaSns = { StringEquals: { 'kms:ViaService': `sns.${Stack.of(this).region}.amazonaws.com` } };
+      for (const fn of [this.planFunction, this.collectFunction]) if (fn) allow(fn, ['kms:GenerateDataKey', 'kms:Decrypt'], [topicKey.keyArn], viaSns);
+    }
 
     // Captures: GetObject under the prefix (ranged reads included), nothing else.
     const captureBucketArn = `arn:${Aws.PARTITION}:s3:::${config.captureBucket}`;
@@ -276,34 +271,21 @@ export class CaptureReplayStateless extends Construct {
       }
     });
 
-    // ---- How new capture files reach the ingest queue ----
-    const sourceAccount = config.captureBucketAccount ?? Aws.ACCOUNT_ID;
-    if (config.notifications === 's3') {
-      const captures = s3.Bucket.fromBucketName(this, 'Captures', config.captureBucket);
-      captures.addEventNotification(s3.EventType.OBJECT_CREATED, new QueueDestination(stateful.ingest.queue, sourceAccount), {
-        ...(config.capturePrefix ? { prefix: config.capturePrefix } : {}),
-        suffix: '.jsonl',
-      });
-    } else {
-      this.captureRule = new events.Rule(this, 'CaptureObjectCreated', {
-        description: 'capture-replay: new Data Capture files (EventBridge notifications must be on for the bucket)',
-        eventPattern: {
-          source: ['aws.s3'],
-          detailType: ['Object Created'],
-          account: [sourceAccount],
-          detail: { bucket: { name: [config.captureBucket] }, object: { key: [{ wildcard: `${config.capturePrefix}*.jsonl` }] } },
-        },
-      });
-      this.captureRule.addTarget(new eventTargets.SqsQueue(stateful.ingest.queue, { deadLetterQueue: stateful.ingest.dlq, retryAttempts: 8 }));
-    }
+    // ---- How new capture files reach the ingest queue, once the bucket is known to be in this Region ----
+    this.bucketCheck = new CaptureBucketCheck(this, 'CaptureBucketCheck', { bucket: config.captureBucket, logRetention, ...(props.uncheckedAccount ? { declaredAccount: props.uncheckedAccount } : {}) });
+    const autoReplay = replaysNewCaptures(config);
+    this.captureSource = autoReplay ? wireCaptureSource(this, { config, ingest: stateful.ingest, crossAccount: props.crossAccount, check: this.bucketCheck.resource }) : {};
+    if (this.captureSource.rule) this.captureRule = this.captureSource.rule;
 
-    this.ingestFunction.addEventSource(new SqsEventSource(stateful.ingest.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: 10 }));
+    if (autoReplay) this.ingestFunction.addEventSource(new SqsEventSource(stateful.ingest.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: EVENT_SOURCE_CONCURRENCY.ingest }));
     this.fireFunction.addEventSource(new SqsEventSource(stateful.replay.queue, { batchSize: sizing.batchSize, reportBatchItemFailures: true, maxConcurrency }));
-    this.collectFunction.addEventSource(new SqsEventSource(stateful.collect.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 5 }));
+    this.collectFunction.addEventSource(new SqsEventSource(stateful.collect.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: EVENT_SOURCE_CONCURRENCY.collect }));
     if (scheduled && this.planFunction) {
       // One window per invocation (each may take minutes); two at once at most (Lambda's floor).
-      this.planFunction.addEventSource(new SqsEventSource(scheduled.plan.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: 2 }));
+      this.planFunction.addEventSource(new SqsEventSource(scheduled.plan.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: EVENT_SOURCE_CONCURRENCY.plan }));
       this.schedulerRole = this.scheduleRuns(config, scheduled.plan.queue, scheduled.schedulerDlq);
+      // A scheduled run reads the captures from this Region too: none is scheduled before the check.
+      for (const schedule of this.schedules) schedule.node.addDependency(this.bucketCheck.resource);
     }
   }
 

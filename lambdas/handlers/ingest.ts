@@ -8,6 +8,8 @@
  * ETag): the run id derives from them, and a scheduled run is not scheduled again.
  * Modes: `file` starts each file's replay `lead` after ingest; `mirror` sends each request at
  * its inferenceTime + lag and rolls the results up per capture hour.
+ * Targets: the deployment's `autoReplay` targets (AUTO_REPLAY_TARGETS) when it names some,
+ * else every target; scheduled runs choose their own (plan.ts).
  * Scale: two passes over the object (an index first, then each shard's lines by byte
  * range), so memory is bounded by the index, not the file: a 1 GB capture fits.
  */
@@ -24,7 +26,7 @@ import { scheduleRun } from '../core/pipeline/stages';
 import { incompatibleAs, indexRecord, planIndexed, type IndexedEntry, type IndexedRecord, type PlanOptions } from '../core/plan/plan';
 import { readBackRequests } from '../core/plan/read-back';
 import type { TargetKind } from '../core/types';
-import { targetKindOf } from '../runtime/config';
+import { targetKindOf, type RuntimeConfig, type TargetConfig } from '../runtime/config';
 import { defaultDeps, type Deps } from '../runtime/deps';
 import { baseInputConfig, sendCollectMessages } from './run-input';
 import { parseIngestMessage, type CaptureObjectRef } from './s3-events';
@@ -34,8 +36,15 @@ export function fileRunId(mode: 'file' | 'mirror', ref: CaptureObjectRef, etag: 
   return `${mode}-${deterministicUuid(mode, ref.bucket, ref.key, etag)}`;
 }
 
+/** The targets a new capture file replays to: the autoReplay subset, in the configured order, or every target. */
+export function ingestTargets(config: Pick<RuntimeConfig, 'targets' | 'autoReplayTargets'>): TargetConfig[] {
+  const subset = config.autoReplayTargets;
+  return subset ? config.targets.filter((t) => subset.includes(t.name)) : config.targets;
+}
+
 async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   const { config, logger } = deps;
+  const replayTargets = ingestTargets(config);
   const file = `s3://${ref.bucket}/${ref.key}`;
   // Every read of this object names the version the event named (If-Match on its ETag).
   const object = await openCaptureObject(deps.s3, ref.bucket, ref.key, ref.etag);
@@ -44,7 +53,7 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   // Targets of different kinds take different records (plan.ts rule 6: a CSV record goes to
   // a SageMaker endpoint, a chat target counts it as dropped): the records are indexed once
   // with every kind's verdict, and each kind gets its own plan of them, as the CLI does.
-  const kinds = [...new Set(config.targets.map(targetKindOf))];
+  const kinds = [...new Set(replayTargets.map(targetKindOf))];
   const planOptions: PlanOptions = {
     runId,
     targetKind: kinds[0] as TargetKind,
@@ -84,15 +93,15 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   };
   const plans = new Map(kinds.map((kind) => [kind, planFor(kind)]));
   const duplicates = ingest.totals.rejectedByReason.duplicate ?? 0;
-  const targets = config.targets.map((t) => t.name);
+  const targets = replayTargets.map((t) => t.name);
   // The first target's kind is the run's plan; a target of another kind gets its kind's.
-  const targetPlans = Object.fromEntries(config.targets.filter((t) => targetKindOf(t) !== kinds[0]).map((t) => [t.name, plans.get(targetKindOf(t)) as SchedulablePlan]));
+  const targetPlans = Object.fromEntries(replayTargets.filter((t) => targetKindOf(t) !== kinds[0]).map((t) => [t.name, plans.get(targetKindOf(t)) as SchedulablePlan]));
   // file: the run starts `lead` after planning, fixed now that the slow part (pass 1) is
   // done; shards are then sent in due order, ahead of their due times. mirror: every
   // request at inferenceTime + lag (late ones, when the file arrived after that, follow the
   // late policy and are counted).
   // What the results' AIPerf input_config is made of (collect.ts pipelineInputConfig).
-  const { tool, ...settings } = baseInputConfig(config, config.targets);
+  const { tool, ...settings } = baseInputConfig(config, replayTargets);
   const startNs = mirror && plan.scheduleZeroMs !== null ? BigInt(Math.round((plan.scheduleZeroMs + config.lagMs) * 1e6)) : deps.clock.nowNs() + BigInt(config.leadMs) * 1_000_000n;
   const result = await scheduleRun({
     runId,

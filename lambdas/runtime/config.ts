@@ -39,6 +39,10 @@ export const ENV = {
   capturePrefix: 'CAPTURE_PREFIX',
   /** SNS topic for scheduled runs' summaries; none published without it. */
   notifyTopicArn: 'NOTIFY_TOPIC_ARN',
+  /** The targets a new capture file replays to (a JSON list of names); every target without it. */
+  autoReplayTargets: 'AUTO_REPLAY_TARGETS',
+  /** How long the fire function keeps a target's API key before reading its secret again, seconds. */
+  secretsMaxAgeSeconds: 'SECRETS_MAX_AGE_SECONDS',
 } as const;
 
 /** A KMS key ARN; aliases are refused because grants on an alias do not cover the key. */
@@ -189,6 +193,13 @@ export const runtimeConfigSchema = z.object({
   [ENV.captureBucket]: z.string().min(3).optional(),
   [ENV.capturePrefix]: z.string().default(''),
   [ENV.notifyTopicArn]: z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/, 'an SNS topic ARN').optional(),
+  [ENV.autoReplayTargets]: jsonText.pipe(z.array(TARGET_NAME).min(1)).optional(),
+  [ENV.secretsMaxAgeSeconds]: int(0, 3600).optional(),
+}).superRefine((c, ctx) => {
+  const names = c[ENV.targets].map((t) => t.name);
+  for (const name of c[ENV.autoReplayTargets] ?? []) {
+    if (!names.includes(name)) ctx.addIssue({ code: 'custom', path: [ENV.autoReplayTargets], message: `"${name}" is not one of the targets (${names.join(', ')})` });
+  }
 });
 
 export interface RuntimeConfig {
@@ -216,6 +227,9 @@ export interface RuntimeConfig {
   captureBucket: string | undefined;
   capturePrefix: string;
   notifyTopicArn: string | undefined;
+  /** The targets new capture files replay to; undefined: every target. */
+  autoReplayTargets: string[] | undefined;
+  secretsMaxAgeSeconds: number | undefined;
 }
 
 /** Parses the environment; throws one error listing every problem. */
@@ -251,5 +265,7 @@ export function parseRuntimeConfig(env: Record<string, string | undefined>): Run
     captureBucket: c[ENV.captureBucket],
     capturePrefix: c[ENV.capturePrefix],
     notifyTopicArn: c[ENV.notifyTopicArn],
+    autoReplayTargets: c[ENV.autoReplayTargets],
+    secretsMaxAgeSeconds: c[ENV.secretsMaxAgeSeconds],
   };
 }

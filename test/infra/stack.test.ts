@@ -4,7 +4,7 @@
  * encryption and TLS-only policies, the read-only capture grant, runtime and architecture,
  * no physical names, and cdk-nag's AwsSolutions pack without unsuppressed errors.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
@@ -26,7 +26,12 @@ const config = parseDeploymentConfig({
   ],
 });
 
-const app = new App();
+/**
+ * Stacks here are synthesized without bundling the functions' code (nothing here reads it;
+ * test/infra/synth.test.ts and test/integration/bundles.test.ts bundle it as `cdk synth` does).
+ */
+const UNBUNDLED = { context: { 'aws:cdk:bundling-stacks': [] } };
+const app = new App(UNBUNDLED);
 const stack = new CaptureReplayStack(app, 'Test', { config });
 Aspects.of(app).add(new AwsSolutionsChecks());
 const template = Template.fromStack(stack);
@@ -145,7 +150,8 @@ describe('CaptureReplayStack', () => {
 
   it('runs Node.js 22 on arm64, with log retention, and grants the API key secret to the fire function only', () => {
     const fns = resources('AWS::Lambda::Function').filter((f) => f.Properties.Runtime !== undefined && String(f.Properties.Runtime).startsWith('nodejs'));
-    expect(fns.filter((f) => f.Properties.Runtime === 'nodejs22.x' && JSON.stringify(f.Properties.Architectures) === '["arm64"]')).toHaveLength(3);
+    // ingest, fire, collect and the capture bucket check.
+    expect(fns.filter((f) => f.Properties.Runtime === 'nodejs22.x' && JSON.stringify(f.Properties.Architectures) === '["arm64"]')).toHaveLength(4);
     for (const g of resources('AWS::Logs::LogGroup')) expect(g.Properties.RetentionInDays).toBe(30);
     const secretReaders = resources('AWS::IAM::Policy').filter((p) => JSON.stringify(p.Properties.PolicyDocument).includes('secretsmanager:GetSecretValue'));
     expect(secretReaders).toHaveLength(1);
@@ -216,7 +222,9 @@ describe('deployment configuration', () => {
   it('keeps the configurations written before kinds and strictness valid (cdk.json, the README\'s examples)', () => {
     const cdkJson = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: { captureReplay: unknown } };
     expect(() => parseDeploymentConfig(cdkJson.context.captureReplay)).not.toThrow();
-    const readmeExample = /```json\n("captureReplay": \{[\s\S]*?\n\})\n```/.exec(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'))?.[1];
+    // The deployment example, in the README or the deploy page of docs/ it moved to.
+    const pages = ['README.md', 'docs/deploy.md'].filter((f) => existsSync(join(REPO_ROOT, f))).map((f) => readFileSync(join(REPO_ROOT, f), 'utf8'));
+    const readmeExample = pages.map((text) => /```json\n("captureReplay": \{[\s\S]*?\n\})\n```/.exec(text)?.[1]).find((e) => e !== undefined);
     expect(readmeExample).toBeDefined();
     expect(() => parseDeploymentConfig((JSON.parse(`{${readmeExample}}`) as { captureReplay: unknown }).captureReplay)).not.toThrow();
     expect(() =>
@@ -248,7 +256,7 @@ describe('deployment configuration', () => {
 });
 
 describe('notifications by EventBridge', () => {
-  const bridged = new CaptureReplayStack(new App(), 'Bridged', { config: parseDeploymentConfig({ ...config, notifications: 'eventbridge' }) });
+  const bridged = new CaptureReplayStack(new App(UNBUNDLED), 'Bridged', { config: parseDeploymentConfig({ ...config, notifications: 'eventbridge' }) });
   const t = Template.fromStack(bridged);
 
   it('routes Object Created events for .jsonl under the prefix to the ingest queue, and leaves the bucket\'s notifications alone', () => {
@@ -270,7 +278,7 @@ describe('KMS keys', () => {
 
   it('grants kms:Decrypt on the capture key to ingest through S3, and on the secret key to fire through Secrets Manager', () => {
     const keyed = Template.fromStack(
-      new CaptureReplayStack(new App(), 'Keyed', {
+      new CaptureReplayStack(new App(UNBUNDLED), 'Keyed', {
         config: parseDeploymentConfig({ ...config, captureKmsKeyArn: arn, targets: [{ name: 'A', url: 'https://a.example.com', apiKeySecret: 'replay/key-a', apiKeySecretField: 'api_key', apiKeySecretKmsKeyArn: arn }] }),
       }),
     );
@@ -298,11 +306,13 @@ describe('fire sizing from the declared peak rate', () => {
     expect(s.visibilityTimeoutSeconds).toBe(411);
   });
 
-  it('grows concurrency with the rate, within 2..1000', () => {
+  it('grows concurrency with the rate, from 2, and reports the need past 1,000 as it is (the configuration refuses it, lib/concurrency.ts)', () => {
     const at = (peak: number) => deriveFireSizing({ ...base, peakRequestsPerSecond: peak }).maxConcurrency;
     expect(at(5)).toBeGreaterThanOrEqual(2);
     expect(at(200)).toBeGreaterThan(at(50));
-    expect(at(10_000)).toBe(1000);
+    // 10,000/s: 40 shards a second of 250 requests, each invocation living lead + slot + latency
+    // (20 + 1 + 30 s), one shard per batch, 20 % headroom: ceil(40 x 51 x 1.2) = 2,448.
+    expect(at(10_000)).toBe(2448);
   });
 });
 
@@ -311,7 +321,7 @@ describe('SageMaker targets', () => {
   const ENDPOINT = (region: string, name: string) => `arn:aws:sagemaker:${region}:${ACCOUNT}:endpoint/${name}`;
   /** The fire function's statements with every intrinsic resolved (partition aws, us-east-1). */
   function fireStatements(targets: unknown[]): PolicyStatement[] {
-    const t = Template.fromStack(new CaptureReplayStack(new App(), 'Sm', { config: parseDeploymentConfig({ ...config, targets }) })).toJSON() as CfnTemplate;
+    const t = Template.fromStack(new CaptureReplayStack(new App(UNBUNDLED), 'Sm', { config: parseDeploymentConfig({ ...config, targets }) })).toJSON() as CfnTemplate;
     const resources = Object.fromEntries(Object.keys(t.Resources).map((id) => [id, { Ref: id, Arn: `arn:aws:test:us-east-1:${ACCOUNT}:${id}` }]));
     return functionPolicies(t, 'StatelessFire', { partition: 'aws', region: 'us-east-1', accountId: ACCOUNT, resources }).statements;
   }
@@ -352,14 +362,14 @@ describe('SageMaker targets', () => {
     expect(statements).toHaveLength(1);
     expect(JSON.stringify(statements)).not.toMatch(/\*|\?/);
     // Only the fire function invokes.
-    const template = Template.fromStack(new CaptureReplayStack(new App(), 'Sm2', { config: parseDeploymentConfig({ ...config, targets: [{ name: 'B', kind: 'sagemaker', endpointName: 'ep' }] }) }));
+    const template = Template.fromStack(new CaptureReplayStack(new App(UNBUNDLED), 'Sm2', { config: parseDeploymentConfig({ ...config, targets: [{ name: 'B', kind: 'sagemaker', endpointName: 'ep' }] }) }));
     const holders = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p).includes('sagemaker:'));
     expect(holders).toHaveLength(1);
     expect(JSON.stringify((holders[0] as { Properties: { Roles: unknown } }).Properties.Roles)).toContain('StatelessFire');
   });
 
   it('passes cdk-nag with a SageMaker target', () => {
-    const app = new App();
+    const app = new App(UNBUNDLED);
     const s = new CaptureReplayStack(app, 'SmNag', { config: parseDeploymentConfig({ ...config, targets: [{ name: 'A', url: 'https://a.example.com' }, { name: 'B', kind: 'sagemaker', endpointName: 'ep' }] }) });
     Aspects.of(app).add(new AwsSolutionsChecks());
     app.synth();
@@ -368,7 +378,7 @@ describe('SageMaker targets', () => {
   });
 
   it('the functions get the target as configured (kind defaulted for HTTP targets)', () => {
-    const template = Template.fromStack(new CaptureReplayStack(new App(), 'SmEnv', { config: parseDeploymentConfig({ ...config, targets: [{ name: 'A', url: 'https://a.example.com' }, { name: 'B', kind: 'sagemaker', endpointName: 'ep', variant: 'AllTraffic' }] }) }));
+    const template = Template.fromStack(new CaptureReplayStack(new App(UNBUNDLED), 'SmEnv', { config: parseDeploymentConfig({ ...config, targets: [{ name: 'A', url: 'https://a.example.com' }, { name: 'B', kind: 'sagemaker', endpointName: 'ep', variant: 'AllTraffic' }] }) }));
     const env = (fn2: { Properties: { Environment: { Variables: Record<string, string> } } }) => JSON.parse(fn2.Properties.Environment.Variables.TARGETS_JSON!);
     const fire = Object.entries(template.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith('StatelessFire'))![1] as never;
     expect(env(fire)).toEqual([
