@@ -16,6 +16,7 @@ import { ENV } from '../../lambdas/runtime/config';
 import { clientConfig, deployStateful, errorsOf, FUNCTIONS, json, show, startFunctions, synthesizeStack, waitForObject, type FnName, type Running, type Variant } from '../support/iam/deployment';
 import { createUserWithPolicy, motoCompatibleS3Signing, setMotoEnforcement, UNAUTHENTICATED, withMotoBatchShim, type Credentials } from '../support/iam/moto-iam';
 import { functionPolicies, logicalIds } from '../support/iam/template-policies';
+import { faultCaptureLine } from '../support/fault-server';
 import { describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { REPO_ROOT, startMockProcess, type MockProcess } from '../support/processes';
 import { injectConditionalConflicts, type InjectedConflicts } from '../support/s3-conflicts';
@@ -110,14 +111,9 @@ describeWithMoto('S3 409 ConditionalRequestConflict: retried, not taken as a los
     // Mirror mode is the ingest's configuration (REPLAY_MODE), switched as iam.test.ts does.
     variants.ingest = { env: { [ENV.mode]: 'mirror', [ENV.lagMs]: '6000' } };
     const t0 = Math.floor(Date.now() / 1000) * 1000 - 1000;
-    const line = (id: string, ms: number) =>
-      JSON.stringify({
-        captureData: { endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: JSON.stringify({ messages: [{ role: 'user', content: id }] }), encoding: 'JSON' } },
-        eventMetadata: { eventId: id, inferenceTime: new Date(t0 + ms).toISOString().replace('.000Z', 'Z') },
-        eventVersion: '0',
-      });
     const before = mockRequests().length;
-    await operator.send(new PutObjectCommand({ Bucket: CAPTURE_BUCKET, Key: 'datacapture/demo-endpoint/AllTraffic/mirror-conflicts.jsonl', Body: [line('c-1', 0), line('c-2', 500)].join('\n') + '\n' }));
+    const lines = [faultCaptureLine(1, 'ok', { timeMs: t0, prompt: 'c-1' }), faultCaptureLine(2, 'ok', { timeMs: t0 + 1000, prompt: 'c-2' })];
+    await operator.send(new PutObjectCommand({ Bucket: CAPTURE_BUCKET, Key: 'datacapture/demo-endpoint/AllTraffic/mirror-conflicts.jsonl', Body: lines.join('\n') + '\n' }));
     const hour = new Date(t0).toISOString().slice(0, 13);
     const hourly = await waitForObject(operator, results, `hours/${hour}/`, '/A/run_manifest.json', 60_000, () => `409s: ${injected.get('collect')?.keys.join(', ')}; ${errorsOf(running)}`);
     expect(await json(operator, results, hourly)).toMatchObject({ scheduled: 2, succeeded: 2, balanced: true });

@@ -21,6 +21,7 @@ import { clientConfig, deployStateful, errorsOf, json, show, sleep, startFunctio
 import { UNAUTHENTICATED } from '../support/iam/moto-iam';
 import { evaluate, type PolicyStatement } from '../support/iam/policy-evaluator';
 import { functionPolicies, logicalIds } from '../support/iam/template-policies';
+import { faultCaptureLine } from '../support/fault-server';
 import { describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { REPO_ROOT, startUrlProcess, type MockProcess } from '../support/processes';
 import type { SeenRequest } from '../support/key-server';
@@ -142,13 +143,7 @@ describeWithMoto('API key rotation: cached with a time-to-live, read again once 
     // Eight requests two seconds apart, replayed on that timing: the rotation (which moto can
     // take a second or two to store) lands between two of them.
     const t0 = Date.UTC(2026, 3, 29, 0, 0, 0);
-    const lines = Array.from({ length: 8 }, (_, i) =>
-      JSON.stringify({
-        captureData: { endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: JSON.stringify({ messages: [{ role: 'user', content: `q${i}` }] }), encoding: 'JSON' } },
-        eventMetadata: { eventId: `00000000-0000-4000-8000-00000000000${i}`, inferenceTime: new Date(t0 + i * 2000).toISOString().replace('.000Z', 'Z') },
-        eventVersion: '0',
-      }),
-    );
+    const lines = Array.from({ length: 8 }, (_, i) => faultCaptureLine(i, 'ok', { timeMs: t0 + i * 2000, prompt: `q${i}` }));
     await s3.send(new PutObjectCommand({ Bucket: 'capture-bucket', Key: 'datacapture/demo-endpoint/AllTraffic/2026/04/29/00/rotation.jsonl', Body: lines.join('\n') + '\n' }));
     // Rotated once two requests have gone through with the old key.
     for (const deadline = Date.now() + 60_000; (await seen()).length - before < 2; await sleep(50)) {
