@@ -43,7 +43,7 @@ function cpuSeconds(pid: number): number {
 async function startServer(precise: boolean) {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(root, 'lambdas/local/mock-server.ts'), '--port', '0', '--ttft-ms', String(TTFT_MS), '--itl-ms', String(ITL_MS), '--output-tokens', String(tokens), ...(precise ? [] : ['--no-precise-timers'])],
+    ['--import', 'tsx', join(root, 'lambdas/mocks/mock-server.ts'), '--port', '0', '--ttft-ms', String(TTFT_MS), '--itl-ms', String(ITL_MS), '--output-tokens', String(tokens), ...(precise ? [] : ['--no-precise-timers'])],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];

@@ -27,7 +27,7 @@ const root = join(fileURLToPath(import.meta.url), '..', '..');
 
 const server = spawn(
   process.execPath,
-  ['--import', 'tsx', join(root, 'lambdas/local/mock-server.ts'), '--port', '0', '--ttft-ms', '20', '--itl-ms', '5', '--output-tokens', '8', '--no-precise-timers'],
+  ['--import', 'tsx', join(root, 'lambdas/mocks/mock-server.ts'), '--port', '0', '--ttft-ms', '20', '--itl-ms', '5', '--output-tokens', '8', '--no-precise-timers'],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
 const [line] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];

@@ -1,8 +1,9 @@
 /**
- * Writes docs/cli.md from the commander program the CLI runs (lambdas/local/program.ts), built
- * and read, never parsed: every command's usage, description, arguments, options (defaults,
- * choices) and added help texts. The page is generated so that it cannot drift from `--help`;
- * test/unit/cli/cli-docs.test.ts fails when docs/cli.md differs from what this writes.
+ * Writes docs/cli.md from the commander program the CLI runs (lambdas/local/program.ts, with
+ * the bundled mocks' programs from lambdas/mocks/cli.ts), built and read, never parsed: every
+ * command's usage, description, arguments, options (defaults, choices) and added help texts.
+ * The page is generated so that it cannot drift from `--help`; test/unit/cli/cli-docs.test.ts
+ * fails when docs/cli.md differs from what this writes.
  *
  * Usage: npm run docs:cli
  */
@@ -83,7 +84,7 @@ function helpTexts(command: Command): string[] {
   return trimmed ? ['```text', trimmed, '```', ''] : [];
 }
 
-function commandSection(help: Help, command: Command, path: string): string[] {
+function commandSection(help: Help, command: Command): string[] {
   return [
     `## ${command.name()}`,
     '',
@@ -95,9 +96,6 @@ function commandSection(help: Help, command: Command, path: string): string[] {
     '',
     ...argumentsTable(help, command),
     ...optionsTable(help, command),
-    ...(command.options.length === 0 && help.visibleOptions(command).length === 0
-      ? [`Its options are its own: ${code(`${path} --help`)}.`, '']
-      : []),
     ...helpTexts(command),
   ];
 }
@@ -127,7 +125,7 @@ export function renderCliDocs(program: Command = buildProgram()): string {
     '',
     ...optionsTable(help, program),
     ...helpTexts(program),
-    ...commands.flatMap((c) => commandSection(help, c, `${program.name()} ${c.name()}`)),
+    ...commands.flatMap((c) => commandSection(help, c)),
   ];
   return `${lines.join('\n').replace(/\n+$/, '')}\n`;
 }

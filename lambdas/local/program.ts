@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { buildMockSageMakerProgram, buildMockServerProgram } from '../mocks/cli';
 import { DEFAULT_REHEARSAL_REQUESTS, parseGoodput, parseWorkers, usageErrors } from './cli-usage';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -178,26 +179,10 @@ function addDeployment(program: Command): void {
   });
 }
 
+/** The bundled mocks (lambdas/mocks/cli.ts builds their commands, servers loaded when they run) and the demo. */
 function addMocksAndDemo(program: Command): void {
-  usageErrors(program.command('mock-server'), 'mock-server')
-    .description('run the bundled OpenAI-compatible mock server (prints {"url": ...} when listening)')
-    .allowUnknownOption(true)
-    .helpOption(false)
-    .argument('[args...]')
-    .action(async (args: string[]) => {
-      const { runMockServerCli } = await import('./mock-server');
-      await runMockServerCli(args);
-    });
-
-  usageErrors(program.command('mock-sagemaker'), 'mock-sagemaker')
-    .description('run the bundled mock SageMaker runtime (prints {"url": ...} when listening; use it with AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME)')
-    .allowUnknownOption(true)
-    .helpOption(false)
-    .argument('[args...]')
-    .action(async (args: string[]) => {
-      const { runMockSageMakerCli } = await import('./mock-sagemaker');
-      await runMockSageMakerCli(args);
-    });
+  program.addCommand(buildMockServerProgram());
+  program.addCommand(buildMockSageMakerProgram());
 
   usageErrors(program.command('demo'), 'demo')
     .description('replay the bundled capture sample against the bundled mock server and mock SageMaker runtime, as an A/B run (no network, no AWS; what `npm start` runs)')

@@ -22,8 +22,8 @@ import type { Clock, TargetClient } from '../ports';
 import { createSageMakerTarget, sageMakerRuntimeClientConfig } from '../adapters/sagemaker/sagemaker-target';
 import { runFireLoop } from '../core/fire/fire-loop';
 import type { ScheduledRequest } from '../core/types';
-import { startMockSageMaker } from './mock-sagemaker';
-import { startMockServer } from './mock-server';
+import { startMockSageMaker } from '../mocks/mock-sagemaker';
+import { startMockServer } from '../mocks/mock-server';
 import { createTargetClient, type TargetClientSpec } from './target-clients';
 
 /** Bodies taken from the plan (cycled): enough for their sizes and shapes, few to hold. */

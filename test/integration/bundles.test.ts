@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runPrefix, runRecordKey, resultsKey, targetPrefix } from '../../lambdas/core/pipeline/keys';
-import { startMockServer, type MockServer } from '../../lambdas/local/mock-server';
+import { startMockServer, type MockServer } from '../../lambdas/mocks/mock-server';
 import { createBucket, createQueue, drainQueue, notifyQueueOnObjectCreated } from '../support/aws-fixtures';
 import { awsClientConfig, describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { REPO_ROOT } from '../support/processes';

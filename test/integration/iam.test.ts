@@ -21,7 +21,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMockServer, type MockServer } from '../../lambdas/local/mock-server';
+import { startMockServer, type MockServer } from '../../lambdas/mocks/mock-server';
 import { systemClock } from '../../lambdas/adapters/system-clock';
 import { resultsKey } from '../../lambdas/core/pipeline/keys';
 import { DEFAULT_SHARDING } from '../../lambdas/core/pipeline/shards';

@@ -14,7 +14,7 @@ import { createDeps } from '../../lambdas/runtime/deps';
 import { makeCollectHandler } from '../../lambdas/handlers/collect';
 import { makeFireHandler } from '../../lambdas/handlers/fire';
 import { makeIngestHandler } from '../../lambdas/handlers/ingest';
-import { startMockServer, type MockServer } from '../../lambdas/local/mock-server';
+import { startMockServer, type MockServer } from '../../lambdas/mocks/mock-server';
 import { awsClientConfig, describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { REPO_ROOT } from '../support/processes';
 import { startSqsEventSource, type EventSource } from '../support/sqs-event-source';

@@ -8,8 +8,8 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSystemClock } from '../../lambdas/adapters/system-clock';
-import { startMockSageMaker, type MockSageMaker } from '../../lambdas/local/mock-sagemaker';
-import { startMockServer, type MockServer } from '../../lambdas/local/mock-server';
+import { startMockSageMaker, type MockSageMaker } from '../../lambdas/mocks/mock-sagemaker';
+import { startMockServer, type MockServer } from '../../lambdas/mocks/mock-server';
 import { REHEARSAL_BODIES, rehearsalRequests, rehearse } from '../../lambdas/local/rehearsal';
 import { watchedWires } from '../../lambdas/adapters/wire-stamps';
 import { scheduledRequest } from '../support/fixtures';

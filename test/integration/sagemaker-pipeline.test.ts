@@ -21,7 +21,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startMockServer, type MockServer } from '../../lambdas/local/mock-server';
+import { startMockServer, type MockServer } from '../../lambdas/mocks/mock-server';
 import { iamCallsFor, type AwsCall } from '../support/iam/aws-call-recorder';
 import { ACCOUNT, clientConfig, deployStateful, distinct, errorsOf, REGION, show, startFunctions, synthesizeStack, waitForObject, type Deployment, type FnName, type Running } from '../support/iam/deployment';
 import { UNAUTHENTICATED } from '../support/iam/moto-iam';

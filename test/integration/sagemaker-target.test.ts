@@ -23,7 +23,7 @@ import { parseCaptureLine } from '../../lambdas/core/capture/parse';
 import { runFireLoop } from '../../lambdas/core/fire/fire-loop';
 import { buildPlan } from '../../lambdas/core/plan/plan';
 import type { TargetResult } from '../../lambdas/core/types';
-import { encodePayloadPart } from '../../lambdas/local/mock-sagemaker';
+import { encodePayloadPart } from '../../lambdas/mocks/mock-sagemaker';
 import type { TargetClient, TargetRequest } from '../../lambdas/ports';
 import { REPO_ROOT, type MockProcess } from '../support/processes';
 import { startMockSageMakerProcess, waitForLoggedRequests, type LoggedSageMakerRequest } from '../support/sagemaker-mock';

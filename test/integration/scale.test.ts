@@ -14,7 +14,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { makeCollectHandler } from '../../lambdas/handlers/collect';
 import { makeFireHandler } from '../../lambdas/handlers/fire';
 import { makeIngestHandler } from '../../lambdas/handlers/ingest';
-import { startMockServer, type MockServer } from '../../lambdas/local/mock-server';
+import { startMockServer, type MockServer } from '../../lambdas/mocks/mock-server';
 import { ENV } from '../../lambdas/runtime/config';
 import { createDeps } from '../../lambdas/runtime/deps';
 import { LambdaMeter } from '../support/aws-meter';

@@ -24,7 +24,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { listen, serveUntilSignal } from '../../lambdas/local/mock-common';
+import { listen, serveUntilSignal } from '../../lambdas/mocks/common';
 
 export const FAULT_BODY_BYTES = 50 * 1024 * 1024;
 export const REDIRECT_LOCATION = 'http://replay-user:hunter2@elsewhere.invalid/v1/chat/completions?api_key=SECRETKEY123';

@@ -48,7 +48,7 @@ export async function startUrlProcess(entry: string[], args: string[], label: st
 
 /** The bundled OpenAI-compatible mock server as its own process. */
 export function startMockProcess(args: string[]): Promise<MockProcess> {
-  return startUrlProcess([join(REPO_ROOT, 'lambdas/local/mock-server.ts')], args, 'mock server');
+  return startUrlProcess([join(REPO_ROOT, 'lambdas/mocks/mock-server.ts')], args, 'mock server');
 }
 
 export interface CliResult {

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { REPO_ROOT, startUrlProcess, type MockProcess } from './processes';
 
-/** Starts `lambdas/local/mock-sagemaker.ts --port 0 ...args` and waits for its `{"url": ...}` line. */
-export function startMockSageMakerProcess(args: string[], entry: string[] = [join(REPO_ROOT, 'lambdas/local/mock-sagemaker.ts')]): Promise<MockProcess> {
+/** Starts `lambdas/mocks/mock-sagemaker.ts --port 0 ...args` and waits for its `{"url": ...}` line. */
+export function startMockSageMakerProcess(args: string[], entry: string[] = [join(REPO_ROOT, 'lambdas/mocks/mock-sagemaker.ts')]): Promise<MockProcess> {
   return startUrlProcess(entry, args, 'mock SageMaker');
 }
 

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Option } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../../lambdas/local/program';
+import { buildMockSageMakerProgram, buildMockServerProgram } from '../../../lambdas/mocks/cli';
 import { CLI_DOCS_PATH, renderCliDocs } from '../../../scripts/gen-cli-docs';
 
 describe('docs/cli.md', () => {
@@ -23,6 +24,19 @@ describe('docs/cli.md', () => {
         if (!option.hidden) expect(page).toContain(`| \`${option.flags.replace(/\|/g, '\\|')}\` |`);
       }
     }
+  });
+
+  it.each([
+    ['mock-server', buildMockServerProgram],
+    ['mock-sagemaker', buildMockSageMakerProgram],
+  ])('documents every option of the bundled %s, from its own program', (name, build) => {
+    const page = renderCliDocs(buildProgram());
+    const section = page.slice(page.indexOf(`## ${name}\n`), page.indexOf('\n## ', page.indexOf(`## ${name}\n`) + 1));
+    expect(section).toContain(`capture-replay ${name} [options]`);
+    const options = build().options;
+    expect(options.map((o) => o.long)).toEqual(expect.arrayContaining(['--port', '--ttft-ms', '--itl-ms', '--output-tokens', '--slots', '--error-rate']));
+    for (const option of options) expect(section).toContain(`| \`${option.flags}\` |`);
+    expect(section).toMatch(/\| `--slots <n>` \| [^|]+ \| unlimited \|/);
   });
 
   it('changes when an option, its default or its choices change', () => {

@@ -4,7 +4,7 @@ import { systemClock } from '../../../lambdas/adapters/system-clock';
 import { CATCH_UP_TURN_NS, runFireLoop, type FireLoopOptions } from '../../../lambdas/core/fire/fire-loop';
 import { deterministicUuid } from '../../../lambdas/core/ids';
 import type { FireOutcome } from '../../../lambdas/core/types';
-import { startMockServer } from '../../../lambdas/local/mock-server';
+import { startMockServer } from '../../../lambdas/mocks/mock-server';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
 import { scheduledRequest } from '../../support/fixtures';
 import { machineLoad, tolerance } from '../../support/timing';

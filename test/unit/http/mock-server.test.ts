@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createOpenAITarget } from '../../../lambdas/adapters/http/openai-target';
 import { systemClock } from '../../../lambdas/adapters/system-clock';
 import { seededRandom } from '../../../lambdas/core/random';
-import { startMockServer, type MockServer, type MockServerOptions } from '../../../lambdas/local/mock-server';
+import { startMockServer, type MockServer, type MockServerOptions } from '../../../lambdas/mocks/mock-server';
 import { REPO_ROOT } from '../../support/processes';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -247,7 +247,7 @@ describe('standalone process', () => {
   it('flushes its log on SIGTERM and exits 0', async () => {
     const dir = await tempDir();
     const logFile = join(dir, 'log.jsonl');
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'lambdas/local/mock-server.ts'), '--port', '0', '--ttft-ms', '0', '--itl-ms', '0', '--log', logFile], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'lambdas/mocks/mock-server.ts'), '--port', '0', '--ttft-ms', '0', '--itl-ms', '0', '--log', logFile], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     const lines = createInterface({ input: child.stdout });
     const stdout: string[] = [];
     lines.on('line', (l) => stdout.push(l));
@@ -262,11 +262,26 @@ describe('standalone process', () => {
   });
 
   it.each([
+    ['standalone', ['--import', 'tsx', join(REPO_ROOT, 'lambdas/mocks/mock-server.ts')]],
+    ['through the CLI', [join(REPO_ROOT, 'bin/capture-replay.js'), 'mock-server']],
+  ])('--help %s names the command as a user types it: capture-replay mock-server', async (_how, entry) => {
+    const child = spawn(process.execPath, [...entry, '--help'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const [code] = (await once(child, 'exit')) as [number];
+    expect(code).toBe(0);
+    expect(stdout.split('\n')[0]).toBe('Usage: capture-replay mock-server [options]');
+    expect(stdout).toMatch(/--slots <n> +concurrent generations/);
+  });
+
+  it.each([
+    [['--slots', '0'], '--slots must be a whole number >= 1'],
+    [['--slots', '1.5'], '--slots must be a whole number >= 1'],
     [['--error-rate', '2'], '--error-rate'],
     [['--port', 'abc'], '--port'],
     [['--output-tokens', '0'], '--output-tokens'],
   ])('rejects bad arguments %j with a message naming %s', async (args, name) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'lambdas/local/mock-server.ts'), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'lambdas/mocks/mock-server.ts'), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const [code] = (await once(child, 'exit')) as [number];

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createOpenAITarget } from '../../../lambdas/adapters/http/openai-target';
 import { systemClock } from '../../../lambdas/adapters/system-clock';
 import type { TargetRequest } from '../../../lambdas/ports';
-import { startMockServer, type MockServer } from '../../../lambdas/local/mock-server';
+import { startMockServer, type MockServer } from '../../../lambdas/mocks/mock-server';
 import { REPO_ROOT } from '../../support/processes';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -227,7 +227,7 @@ describe('SSE shapes', () => {
 
 describe('mock server as its own process', () => {
   it('prints its URL, serves, and stops on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'lambdas/local/mock-server.ts'), '--port', '0', '--ttft-ms', '1', '--itl-ms', '0'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'lambdas/mocks/mock-server.ts'), '--port', '0', '--ttft-ms', '1', '--itl-ms', '0'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
     const [first] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
     const { url } = JSON.parse(first) as { url: string };
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

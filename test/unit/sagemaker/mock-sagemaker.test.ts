@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rowScore, startMockSageMaker, type MockSageMaker, type MockSageMakerOptions } from '../../../lambdas/local/mock-sagemaker';
+import { rowScore, startMockSageMaker, type MockSageMaker, type MockSageMakerOptions } from '../../../lambdas/mocks/mock-sagemaker';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
