@@ -19,28 +19,36 @@ import type { TestProjectInlineConfiguration } from 'vitest/config';
  * group, then timing alone.
  */
 
-/** Unit files that take seconds each. */
+/** Unit files that take seconds each (measured: vitest's per-test durations). */
 const SLOW = [
-  'test/unit/compare/simulation.test.ts',
+  'test/unit/capture/control-bytes.test.ts',
+  'test/unit/capture/json-check.test.ts',
   'test/unit/capture/parse-differential.test.ts',
+  'test/unit/compare/simulation.test.ts',
   'test/unit/compare/stats.test.ts',
   'test/unit/pipeline/run-analysis.test.ts',
   'test/unit/plan/two-pass-local.test.ts',
-  'test/unit/capture/json-check.test.ts',
-  'test/unit/capture/control-bytes.test.ts',
+  'test/unit/run/workers.test.ts',
+  'test/unit/sim/stack.test.ts',
 ];
 
-/** Files whose assertions need a machine with nothing else running. */
+/**
+ * Files with assertions on real time that failed on a loaded machine: TTFT and ITL within
+ * a few ms, arrival offsets, a verdict on a 10-20 ms TTFT difference, what is in flight at a
+ * 300 ms cancel.
+ */
 const TIMING = [
-  'test/unit/run/workers.test.ts',
-  'test/e2e/cli-replay.test.ts',
+  'test/unit/http/mock-server.test.ts',
+  'test/unit/http/openai-target.test.ts',
+  'test/unit/run/stop-and-write.test.ts',
+  'test/integration/pipeline.test.ts',
+  'test/integration/sagemaker-target.test.ts',
+  'test/integration/scheduled-ab.test.ts',
+  'test/integration/wire-stamp.test.ts',
   'test/e2e/ab-compare.test.ts',
+  'test/e2e/cli-replay.test.ts',
   'test/e2e/cross-kind-bias.test.ts',
   'test/e2e/workers.test.ts',
-  'test/e2e/signals.test.ts',
-  'test/integration/sagemaker-target.test.ts',
-  'test/integration/pipeline.test.ts',
-  'test/integration/wire-stamp.test.ts',
 ];
 
 /** Workers for the tiers that share the machine; test files wait on servers and child processes. */
