@@ -62,7 +62,7 @@ function stage<P>(
     warm,
   );
   const growth = mode === 'provisioned' ? s.aws.provisioned.growthPerMinute : s.aws.esm.growthPerMinute;
-  return new Consumer<P>(agenda, queue, scaler, model, { batchSize: fn.batchSize, timeoutS: fn.timeoutS, tickMs: Math.max(10, 60_000 / growth) }, handle);
+  return new Consumer<P>(agenda, queue, scaler, model, { batchSize: fn.batchSize, batchingWindowMs: fn.batchingWindowS * 1000, timeoutS: fn.timeoutS, tickMs: Math.max(10, 60_000 / growth) }, handle);
 }
 
 export function simulate(s: SimSettings): SimRun {

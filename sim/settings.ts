@@ -30,6 +30,8 @@ export interface FunctionSettings {
   timeoutS: number;
   /** The event source's BatchSize. */
   batchSize: number;
+  /** The event source's MaximumBatchingWindowInSeconds (the stack sets none: 0). */
+  batchingWindowS: number;
   /** The event source's MaximumConcurrency (standard mode); null when not set. */
   maxConcurrency: number | null;
   /** ReservedConcurrentExecutions; null when not reserved. */
@@ -208,12 +210,13 @@ export function stackFor(o: SimOptions): { stack: StackSettings; problems: strin
       memoryMb: sizing.memoryMb,
       timeoutS: sizing.timeoutSeconds,
       batchSize: sizing.batchSize,
+      batchingWindowS: 0,
       maxConcurrency,
       reservedConcurrency: config.reserveFireConcurrency ? maxConcurrency : null,
       visibilityTimeoutS: sizing.visibilityTimeoutSeconds,
     },
-    ingest: { memoryMb: 3008, timeoutS: ingestTimeoutS, batchSize: 1, maxConcurrency: 10, reservedConcurrency: null, visibilityTimeoutS: sixTimes(ingestTimeoutS) },
-    collect: { memoryMb: 2048, timeoutS: collectTimeoutS, batchSize: 10, maxConcurrency: 5, reservedConcurrency: null, visibilityTimeoutS: sixTimes(collectTimeoutS) },
+    ingest: { memoryMb: 3008, timeoutS: ingestTimeoutS, batchSize: 1, batchingWindowS: 0, maxConcurrency: 10, reservedConcurrency: null, visibilityTimeoutS: sixTimes(ingestTimeoutS) },
+    collect: { memoryMb: 2048, timeoutS: collectTimeoutS, batchSize: 10, batchingWindowS: 0, maxConcurrency: 5, reservedConcurrency: null, visibilityTimeoutS: sixTimes(collectTimeoutS) },
     eventSourceMode: 'standard',
     minPollers: 2,
     maxPollers: 200,

@@ -9,8 +9,8 @@
  *   https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html
  * - Provisioned mode: minimum pollers 2-200, maximum 2-2,000, and not together with
  *   MaximumConcurrency. https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html
- * - BatchSize of a standard queue without a batching window: 1-10.
- *   https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html
+ * - BatchSize of a standard queue: 1-10, up to 10,000 with a batching window of at least 1 s
+ *   (MaximumBatchingWindowInSeconds 0-300). https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html
  */
 import type { SimSettings } from './settings';
 
@@ -42,7 +42,9 @@ export function deployable(settings: SimSettings, configProblems: readonly strin
     fire.reservedConcurrency = Math.max(0, reservable);
   }
   for (const [name, fn] of Object.entries({ fire, ingest: s.stack.ingest, collect: s.stack.collect })) {
-    if (!Number.isInteger(fn.batchSize) || fn.batchSize < 1 || fn.batchSize > 10) throw new RangeError(`stack.${name}.batchSize must be a whole number 1-10 (got ${fn.batchSize})`);
+    if (!Number.isInteger(fn.batchingWindowS) || fn.batchingWindowS > 300) throw new RangeError(`stack.${name}.batchingWindowS must be a whole number of seconds 0-300 (got ${fn.batchingWindowS})`);
+    const most = fn.batchingWindowS >= 1 ? 10_000 : 10;
+    if (!Number.isInteger(fn.batchSize) || fn.batchSize < 1 || fn.batchSize > most) throw new RangeError(`stack.${name}.batchSize must be a whole number 1-${most.toLocaleString('en-US')}${most === 10 ? ' without a batching window' : ''} (got ${fn.batchSize})`);
   }
   return { settings: s, problems };
 }

@@ -84,10 +84,12 @@ export class EventSourceScaler {
 
   /**
    * Brings the scale to `now`: it grew at the documented rate for as long as messages were
-   * waiting (as of the last call), and steps down after a quiet spell. `waiting` is whether
-   * messages wait now; `inFlight` the batches being processed.
+   * waiting (as of the last call), and steps down after a quiet spell. `messagesWaiting` is
+   * whether messages wait now; `inFlight` the batches being processed.
    */
-  advance(now: number, waiting: boolean, inFlight: number): void {
+  advance(now: number, messagesWaiting: boolean, inFlight: number): void {
+    // Provisioned pollers also scale on throughput: batches queued behind their bandwidth wait too.
+    const waiting = messagesWaiting || this.bandwidthFreeAt > now;
     const dt = Math.max(0, now - this.lastAt);
     if (this.c.mode === 'provisioned') this.pollerSeconds += (this.pollers * dt) / 1000;
     if (this.waiting) this.level = Math.min(this.ceiling, this.level + dt * this.growthPerMs);

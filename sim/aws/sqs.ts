@@ -89,10 +89,16 @@ export class SqsQueue<P = unknown> {
     }
   }
 
-  /** One ReceiveMessage at `at` returning up to `max` visible messages (none: nothing billed here; idle polls are counted apart). */
-  receive(at: number, max: number): SimMessage<P>[] {
+  /**
+   * The messages visible at `at`, up to `max` and `maxBytes` together (at least one), as the
+   * event source's receives return them (none: nothing billed here; idle polls are counted apart).
+   */
+  receive(at: number, max: number, maxBytes = Infinity): SimMessage<P>[] {
     const out: SimMessage<P>[] = [];
+    let bytes = 0;
     while (out.length < max && this.head < this.visible.length) {
+      const next = this.visible[this.head] as SimMessage<P>;
+      if (out.length > 0 && bytes + next.bytes > maxBytes) break;
       const m = this.visible[this.head++] as SimMessage<P>;
       if (m.receiveCount >= this.options.maxReceiveCount) {
         this.bill.deadLettered++;
@@ -102,6 +108,7 @@ export class SqsQueue<P = unknown> {
       m.receiveCount++;
       m.receivedAt = at;
       this.hidden++;
+      bytes += m.bytes;
       out.push(m);
     }
     if (this.head > 4096 && this.head * 2 > this.visible.length) {
@@ -109,7 +116,6 @@ export class SqsQueue<P = unknown> {
       this.head = 0;
     }
     if (out.length > 0) {
-      const bytes = out.reduce((n, m) => n + m.bytes, 0);
       this.bill.receiveCalls++;
       this.bill.requests += sqsBilledRequests(bytes);
       this.bill.payloadBytes += bytes;

@@ -65,12 +65,15 @@ describe('the event source ramps up from idle', () => {
     expect(warm.calls.init_gb_s).toBe(0);
   });
 
-  it('provisioned pollers (10 minimum) start at 100 batches and ramp faster: nothing late, and the pollers are billed', () => {
-    const provisioned = sim({ ...o, idleBeforeMinutes: 60 }, ['stack.eventSourceMode=provisioned', 'stack.fire.maxConcurrency=null', 'stack.minPollers=10']);
-    expect(provisioned.stack.deployable).toBe(true);
-    expect(provisioned.lateness_ms.max).toBeLessThan(100);
-    expect(provisioned.cost_usd.event_pollers).toBeGreaterThan(0);
-    expect(provisioned.idle_monthly_usd.min_pollers_usd).toBeGreaterThan(0);
+  it('provisioned pollers start at 10 invokes each and add 1,000 a minute: with 10 the p99 is on time, with 30 (300 ready) nothing is late; the pollers are billed', () => {
+    const provisioned = (min: number) => sim({ ...o, idleBeforeMinutes: 60 }, ['stack.eventSourceMode=provisioned', 'stack.fire.maxConcurrency=null', `stack.minPollers=${min}`]);
+    const ten = provisioned(10);
+    expect(ten.stack.deployable).toBe(true);
+    expect(idle.lateness_ms.p99).toBeGreaterThan(1000);
+    expect(ten.lateness_ms.p99).toBeLessThan(10);
+    expect(provisioned(30).lateness_ms.max).toBeLessThan(100);
+    expect(ten.cost_usd.event_pollers).toBeGreaterThan(0);
+    expect(ten.idle_monthly_usd.min_pollers_usd).toBeGreaterThan(0);
   });
 });
 

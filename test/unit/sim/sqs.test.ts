@@ -87,7 +87,7 @@ describe('batching', () => {
     const scaler = new EventSourceScaler({ mode: 'standard', maxConcurrency: 10, minPollers: 2, maxPollers: 200, esm: settings.aws.esm, provisioned: settings.aws.provisioned }, false);
     const fn = new FunctionModel({ name: 'f', memoryMb: 1024, reservedConcurrency: null, init: { mu: 0, sigma: 0 }, scalePer10s: 1000, invokeOverheadMs: 0, coldPlatformMs: 0, envReclaimMinutes: 10 }, new Account(1000), new Rng(1));
     const batches: string[][] = [];
-    new Consumer(agenda, q, scaler, fn, { batchSize: 2, timeoutS: 900, tickMs: 200 }, (records, at) => {
+    new Consumer(agenda, q, scaler, fn, { batchSize: 2, batchingWindowMs: 0, timeoutS: 900, tickMs: 200 }, (records, at) => {
       batches.push(records);
       return { endMs: at + 10, effects: [] };
     });
@@ -102,6 +102,31 @@ describe('batching', () => {
   });
 });
 
+describe('batching window', () => {
+  it('waits up to the window for a full batch, and no longer', () => {
+    const { settings } = settingsFor({ ratePerTarget: 200, targets: 1, seconds: 60, latencyP50S: 0.01, latencyP99S: 0.01 });
+    const agenda = new Agenda();
+    const q = queue(agenda);
+    const scaler = new EventSourceScaler({ mode: 'standard', maxConcurrency: 10, minPollers: 2, maxPollers: 200, esm: settings.aws.esm, provisioned: settings.aws.provisioned }, false);
+    const fn = new FunctionModel({ name: 'f', memoryMb: 1024, reservedConcurrency: null, init: { mu: 0, sigma: 0 }, scalePer10s: 1000, invokeOverheadMs: 0, coldPlatformMs: 0, envReclaimMinutes: 10 }, new Account(1000), new Rng(1));
+    const batches: { at: number; records: string[] }[] = [];
+    new Consumer(agenda, q, scaler, fn, { batchSize: 3, batchingWindowMs: 1000, timeoutS: 900, tickMs: 200 }, (records, at) => {
+      batches.push({ at: agenda.now, records });
+      return { endMs: at + 10, effects: [] };
+    });
+    for (const [at, payload] of [[0, 'a'], [300, 'b'], [600, 'c'], [5000, 'd']] as const) q.sendBatch(at, [{ bytes: 10, payload, delaySeconds: 0 }]);
+    q.sendBatch(5100, [{ bytes: 7 * 1024 * 1024, payload: 'big', delaySeconds: 0 }]);
+    agenda.runUntil();
+    const pickup = settings.aws.esm.pickupMs;
+    expect(batches).toEqual([
+      { at: 600 + pickup, records: ['a', 'b', 'c'] },
+      // d waits the whole window; with 'big' the batch would pass 6 MB: big waits a window of its own.
+      { at: 6000 + pickup, records: ['d'] },
+      { at: 7000 + pickup, records: ['big'] },
+    ]);
+  });
+});
+
 describe('throttling', () => {
   it('a batch Lambda throttles is received again only after the visibility timeout', () => {
     const { settings } = settingsFor({ ratePerTarget: 200, targets: 1, seconds: 60, latencyP50S: 0.01, latencyP99S: 0.01 });
@@ -110,7 +135,7 @@ describe('throttling', () => {
     const scaler = new EventSourceScaler({ mode: 'standard', maxConcurrency: 10, minPollers: 2, maxPollers: 200, esm: settings.aws.esm, provisioned: settings.aws.provisioned }, false);
     const fn = new FunctionModel({ name: 'f', memoryMb: 1024, reservedConcurrency: 1, init: { mu: 0, sigma: 0 }, scalePer10s: 1000, invokeOverheadMs: 0, coldPlatformMs: 0, envReclaimMinutes: 10 }, new Account(1000), new Rng(1));
     const handled: { payload: string; at: number }[] = [];
-    const consumer = new Consumer(agenda, q, scaler, fn, { batchSize: 1, timeoutS: 900, tickMs: 200 }, (records, at) => {
+    const consumer = new Consumer(agenda, q, scaler, fn, { batchSize: 1, batchingWindowMs: 0, timeoutS: 900, tickMs: 200 }, (records, at) => {
       for (const r of records) handled.push({ payload: r, at });
       return { endMs: at + 10_000, effects: [] };
     });

@@ -31,6 +31,7 @@ function synthesized(rate: number, targets: number) {
         memoryMb: p.MemorySize as number,
         timeoutS: p.Timeout as number,
         batchSize: mapping.Properties.BatchSize as number,
+        batchingWindowS: (mapping.Properties.MaximumBatchingWindowInSeconds as number | undefined) ?? 0,
         maxConcurrency: ((mapping.Properties.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency ?? null) as number | null,
         reservedConcurrency: (p.ReservedConcurrentExecutions as number | undefined) ?? null,
         visibilityTimeoutS: (queues[queueId] as { Properties: Props }).Properties.VisibilityTimeout as number,
