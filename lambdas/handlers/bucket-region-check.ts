@@ -8,12 +8,14 @@
  * Failure: an unexpected error is reported FAILED with its message, never left unanswered;
  * Delete always succeeds (removing the check changes nothing).
  */
+import { Logger } from '@aws-lambda-powertools/logger';
 import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import type { CloudFormationCustomResourceEvent, CloudFormationCustomResourceResponse } from 'aws-lambda';
 import { bucketCheckVerdict, type BucketCheckInput, type BucketProbe } from '../core/deploy/bucket-check';
 
 export interface BucketCheckDeps {
   s3: S3Client;
+  logger: Logger;
   /** PUTs the response to CloudFormation's presigned URL. */
   respond: (url: string, body: string) => Promise<void>;
 }
@@ -85,11 +87,11 @@ export function makeBucketCheckHandler(getDeps: () => BucketCheckDeps) {
     const deps = getDeps();
     const response = await checkResponse(event, deps.s3);
     // No bucket contents and no secrets here: the verdict is safe to log.
-    console.log(JSON.stringify({ message: 'capture bucket check', requestType: event.RequestType, status: response.Status, reason: response.Status === 'FAILED' ? response.Reason : undefined }));
+    deps.logger.info('capture bucket check', { requestType: event.RequestType, status: response.Status, ...(response.Status === 'FAILED' ? { reason: response.Reason } : {}) });
     await deps.respond(event.ResponseURL, JSON.stringify(response));
   };
 }
 
 // The function's own Region (AWS_REGION): HeadBucket answers with the bucket's Region from any.
-let s3: S3Client | undefined;
-export const handler = makeBucketCheckHandler(() => ({ s3: (s3 ??= new S3Client({})), respond: putResponse }));
+let deps: BucketCheckDeps | undefined;
+export const handler = makeBucketCheckHandler(() => (deps ??= { s3: new S3Client({}), logger: new Logger({ serviceName: 'capture-replay' }), respond: putResponse }));

@@ -112,6 +112,12 @@ export async function deployStateful(template: CfnTemplate, s3: S3Client, sqs: S
     const arn = (await sns.send(new CreateTopicCommand({ Name: id }))).TopicArn!;
     resources[id] = { Ref: arn, TopicArn: arn, TopicName: id };
   }
+  for (const id of logicalIds(template, 'AWS::KMS::Key')) {
+    // A topic's key (alarms notify it): SNS on moto does not encrypt, so only its ARN is needed,
+    // for the publishers' kms: statements.
+    const keyId = id.toLowerCase();
+    resources[id] = { Ref: keyId, Arn: `arn:aws:kms:${REGION}:${ACCOUNT}:key/${keyId}`, KeyId: keyId };
+  }
   for (const id of logicalIds(template, 'Custom::S3BucketNotifications')) {
     // ServiceToken (the CDK's notification-handler function) is not emulated: only what it would apply.
     const { BucketName, NotificationConfiguration } = template.Resources[id]!.Properties ?? {};

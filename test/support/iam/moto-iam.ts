@@ -12,6 +12,11 @@
  *   sqs:<name>Batch; AWS as sqs:SendMessage/DeleteMessage/ChangeMessageVisibility
  *   (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-batch-api-actions.html).
  *   `withMotoBatchShim` adds the batch name wherever a statement names the single one.
+ * - It authorizes HeadBucket as "s3:HeadBucket", an action AWS does not have: AWS authorizes it
+ *   as s3:ListBucket (https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html,
+ *   "you must have permissions to perform the s3:ListBucket action"). `withMotoBatchShim` adds
+ *   moto's name wherever a statement names s3:ListBucket. Nor does it send the bucket's Region
+ *   with a refusal, which S3 does "regardless of the permissions on the bucket".
  * - It recomputes S3 signatures over the decoded (IRI) URL, so a request whose URL carries a
  *   percent-encoded character (any ListObjectsV2 prefix with '/') fails SignatureDoesNotMatch.
  *   `motoCompatibleS3Signing` re-signs such requests the way moto computes them; it refuses
@@ -88,6 +93,7 @@ export async function createUserWithPolicy(endpoint: string, admin: Credentials,
 }
 
 const BATCH_SHIM: [single: string, batch: string][] = [
+  ['s3:ListBucket', 's3:HeadBucket'],
   ['sqs:SendMessage', 'sqs:SendMessageBatch'],
   ['sqs:DeleteMessage', 'sqs:DeleteMessageBatch'],
   ['sqs:ChangeMessageVisibility', 'sqs:ChangeMessageVisibilityBatch'],
