@@ -20,7 +20,8 @@ describe('withMotoBatchShim', () => {
     ['a Deny of SendMessage denies the batch too', { Effect: 'Deny', Action: 'sqs:SendMessage', Resource: '*' }, { Effect: 'Deny', Action: ['sqs:SendMessage', 'sqs:SendMessageBatch'], Resource: '*' }],
     ['a NotAction excluding SendMessage excludes the batch too', { Effect: 'Allow', NotAction: 'sqs:SendMessage', Resource: '*' }, { Effect: 'Allow', NotAction: ['sqs:SendMessage', 'sqs:SendMessageBatch'], Resource: '*' }],
     ['a wildcard that already covers the batch name is left alone', { Effect: 'Allow', Action: 'sqs:Send*', Resource: Q }, { Effect: 'Allow', Action: ['sqs:Send*'], Resource: Q }],
-    ['S3 statements are untouched', { Effect: 'Allow', Action: ['s3:GetObject'], Resource: 'arn:aws:s3:::b/*' }, { Effect: 'Allow', Action: ['s3:GetObject'], Resource: 'arn:aws:s3:::b/*' }],
+    ['S3 object statements are untouched', { Effect: 'Allow', Action: ['s3:GetObject'], Resource: 'arn:aws:s3:::b/*' }, { Effect: 'Allow', Action: ['s3:GetObject'], Resource: 'arn:aws:s3:::b/*' }],
+    ['s3:ListBucket gains moto\'s name for HeadBucket', { Effect: 'Allow', Action: 's3:ListBucket', Resource: 'arn:aws:s3:::b' }, { Effect: 'Allow', Action: ['s3:ListBucket', 's3:HeadBucket'], Resource: 'arn:aws:s3:::b' }],
     [
       'conditions and resources stay as they are',
       { Effect: 'Allow', Action: 'sqs:SendMessage', Resource: [Q], Condition: { Bool: { 'aws:SecureTransport': 'true' } } },
