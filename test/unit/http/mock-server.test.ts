@@ -72,6 +72,13 @@ describe('routes and status codes', () => {
     expect(await response.json()).toMatchObject({ error: { type: 'invalid_request_error' } });
   });
 
+  it.each(['null', '5', '"text"', '[]'])('answers a JSON body that is not an object (%s) with 400', async (body) => {
+    const server = await mock();
+    const response = await post(`${server.url}/v1/chat/completions`, body);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: { message: 'request body is not a JSON object', type: 'invalid_request_error' } });
+  });
+
   it('requires the API key when one is set', async () => {
     const server = await mock({ apiKey: 'sekrit', ttftMs: 0, itlMs: 0, outputTokens: 1 });
     const url = `${server.url}/v1/chat/completions`;

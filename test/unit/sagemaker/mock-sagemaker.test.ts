@@ -217,3 +217,38 @@ describe('response streams (event-stream framing)', () => {
     expect(got.map((m) => m.body)).toEqual([`${Number(rowScore('1,2').toFixed(6))}\n`]);
   });
 });
+
+describe('capacity (slots, lambdas/mocks/capacity.ts)', () => {
+  /** Milliseconds from sending to the whole answer, for two requests sent together, shortest first. */
+  async function twoTogether(server: MockSageMaker, path: string, body: string, contentType: string): Promise<number[]> {
+    const timed = async () => {
+      const start = performance.now();
+      const response = await invoke(server, path, body, { 'content-type': contentType });
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+      return performance.now() - start;
+    };
+    return (await Promise.all([timed(), timed()])).sort((a, b) => a - b);
+  }
+
+  it('one slot: of two tabular requests sent together the second waits for the first (S = TTFT for a non-chat answer)', async () => {
+    const server = await mock({ ttftMs: 100, slots: 1 });
+    const [first, second] = await twoTogether(server, '/endpoints/ep/invocations', '1,2\n', 'text/csv');
+    expect(first).toBeGreaterThanOrEqual(100);
+    expect(second).toBeGreaterThanOrEqual(200);
+  });
+
+  it('one slot: a chat request holds it for TTFT + (n - 1) * ITL, streamed or not', async () => {
+    const server = await mock({ ttftMs: 40, itlMs: 20, outputTokens: 4, slots: 1 });
+    const [first, second] = await twoTogether(server, '/endpoints/ep/invocations', chat, 'application/json');
+    expect(first).toBeGreaterThanOrEqual(100);
+    expect(second).toBeGreaterThanOrEqual(200);
+  });
+
+  it('without slots two requests sent together are answered together', async () => {
+    const server = await mock({ ttftMs: 100 });
+    const [, second] = await twoTogether(server, '/endpoints/ep/invocations', '1,2\n', 'text/csv');
+    expect(second).toBeGreaterThanOrEqual(100);
+    expect(second).toBeLessThan(190);
+  });
+});
