@@ -26,6 +26,7 @@ const SLOW = [
   'test/unit/capture/parse-differential.test.ts',
   'test/unit/compare/simulation.test.ts',
   'test/unit/compare/stats.test.ts',
+  'test/unit/pipeline/collect-scale.test.ts',
   'test/unit/pipeline/run-analysis.test.ts',
   'test/unit/plan/two-pass-local.test.ts',
   'test/unit/run/workers.test.ts',
@@ -38,6 +39,7 @@ const SLOW = [
  * 300 ms cancel.
  */
 const TIMING = [
+  'test/unit/http/mock-capacity.test.ts',
   'test/unit/http/mock-server.test.ts',
   'test/unit/http/openai-target.test.ts',
   'test/unit/run/stop-and-write.test.ts',
