@@ -19,7 +19,7 @@ writeFileSync(
  * The chart library of every page (report.html, the trend page), as text: the Lambda bundles
  * and the CLI inline these same bytes, and neither reads node_modules at run time.
  */
-import type { ChartAssets } from '../core/report/html';
+import type { ChartAssets } from '../core/report/page';
 
 export const BUNDLED_CHART_ASSETS: ChartAssets = {
   chartJs: ${JSON.stringify(js)},

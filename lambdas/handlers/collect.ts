@@ -15,7 +15,7 @@ import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { BUNDLED_CHART_ASSETS } from '../adapters/bundled-chart-assets';
 import { analyseRunIfFinal } from '../core/pipeline/run-analysis';
 import { handleCollect, PermanentError } from '../core/pipeline/stages';
-import type { ChartAssets } from '../core/report/html';
+import type { ChartAssets } from '../core/report/page';
 import { defaultDeps, type Deps } from '../runtime/deps';
 
 export function makeCollectHandler(getDeps: () => Deps, chartAssets: ChartAssets = BUNDLED_CHART_ASSETS) {

@@ -15,7 +15,7 @@ import { DEFAULT_COMPARE_OPTIONS, type CompareOptions } from '../core/compare/ty
 import { ARTIFACT_FILES } from '../core/export/artifacts';
 import { FAIL_ON_EXIT, hasVerdict, renderComparisonTable } from '../core/export/comparison-table';
 import { RUN_FILES, writeRunAnalysis } from '../core/export/run-artifacts';
-import { renderReportHtml } from '../core/report/html';
+import { renderReportHtml } from '../core/report/report-page';
 import type { ReportTargetSummary } from '../core/report/types';
 import { usageMessage, USAGE_EXIT } from './cli-usage';
 

@@ -22,7 +22,7 @@ import { analyse, TargetAccumulator, type Analysis } from '../core/compare/analy
 import { DEFAULT_COMPARE_OPTIONS, type CompareOptions } from '../core/compare/types';
 import { FAIL_ON_EXIT, hasVerdict, renderComparisonTable } from '../core/export/comparison-table';
 import { RUN_FILES, writeRunAnalysis } from '../core/export/run-artifacts';
-import { renderReportHtml } from '../core/report/html';
+import { renderReportHtml } from '../core/report/report-page';
 import type { ReportTargetSummary } from '../core/report/types';
 import { BUNDLED_CHART_ASSETS } from '../adapters/bundled-chart-assets';
 import { startMockSageMaker } from '../mocks/mock-sagemaker';

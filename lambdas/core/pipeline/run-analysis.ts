@@ -34,7 +34,8 @@ import { COMPARED_METRICS, DEFAULT_COMPARE_OPTIONS, OUTCOME, type CompareOptions
 import { ARTIFACT_FILES } from '../export/artifacts';
 import { writeRunAnalysis, RUN_FILES } from '../export/run-artifacts';
 import { summarize } from '../metrics/stats';
-import { renderReportHtml, type ChartAssets } from '../report/html';
+import type { ChartAssets } from '../report/page';
+import { renderReportHtml } from '../report/report-page';
 import type { ReportTargetSummary } from '../report/types';
 import { scheduledRunInfoSchema } from '../schedule/contract';
 import { historyLineOf, recordScheduledRun, type AppendRetry, type TargetOutcome } from '../schedule/history';

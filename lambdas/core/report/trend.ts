@@ -1,13 +1,18 @@
 /**
  * schedules/<name>/index.html: a schedule's trend page, one self-contained page over its
  * history (one line per scheduled run, lambdas/core/schedule/history.ts). Same shell as
- * report.html (renderPage: CSP by hash, no network, uPlot inlined): per compared metric, each
- * target's p50 and p90 over the runs (x = scheduled time, one point per run; an empty run is
- * a gap), every run's verdict as a marker above the lines (worse: a red triangle), and a table
- * of the runs with their counts, verdicts, reasons and a link to each run's report.html.
+ * report.html (renderPage: CSP by hash, no network, uPlot inlined; the charts drawn by
+ * browser/trend-page.ts): per compared metric, each target's p50 and p90 over the runs (x =
+ * scheduled time, one point per run; an empty run is a gap), every run's verdict as a marker
+ * above the lines (worse: a red triangle), and a table of the runs with their counts,
+ * verdicts, reasons and a link to each run's report.html.
  */
 import { COMPARED_METRICS, type ComparedMetricTag, type Verdict } from '../compare/types';
-import { badge, count, DRAW_CHARTS_JS, escapeHtml as esc, metricInfo, num, NUMBERS_JS, renderPage, SERIES_COLORS, swatch, VERDICT_LABELS, type ChartAssets } from './html';
+import { badge, count, escapeHtml as esc, metricInfo, num, swatch } from './format';
+import { VERDICT_LABELS } from './labels';
+import { renderPage, type ChartAssets } from './page';
+import { TREND_PAGE_SCRIPT } from './page-scripts.generated';
+import { SERIES_COLORS, VERDICT_COLORS } from './palette';
 
 /** What the page needs of a history line (the line's own schema is history.ts's). */
 export interface TrendRun {
@@ -34,9 +39,6 @@ export interface TrendData {
   /** History lines that could not be read (not shown). */
   badLines: number;
 }
-
-/** Marker colours of the verdicts, as report.html's badges. */
-const VERDICT_COLORS: Record<Verdict, string> = { worse: '#dc2626', better: '#16a34a', no_difference: '#6b7280', inconclusive: '#f59e0b', changed: '#2563eb' };
 
 /** Where a run's report is from the trend page (schedules/<name>/index.html -> runs/<run>/report.html). */
 export const reportLinkOf = (reportKey: string) => `../../${reportKey}`;
@@ -148,87 +150,5 @@ ${legend}
 ${table}
 <footer>Self-contained page: it loads nothing from the network. Charts drawn with uPlot (MIT).</footer>`;
   const embedded = { names, metrics, runs, colors: SERIES_COLORS, verdictColors: VERDICT_COLORS };
-  return renderPage({ title: `capture-replay schedule ${data.schedule}`, body, data: embedded, dataId: 'trend-data', script: TREND_SCRIPT, css: TREND_CSS }, assets);
+  return renderPage({ title: `capture-replay schedule ${data.schedule}`, body, data: embedded, dataId: 'trend-data', script: TREND_PAGE_SCRIPT, css: TREND_CSS }, assets);
 }
-
-/**
- * Draws every trend chart. x: each run's scheduled time (epoch s), one slot per run; a series
- * is null at a run that has no value (an empty run): a gap, not a line across it. After
- * drawing, each chart records its series' point counts in data-points (what a test reads).
- */
-const TREND_SCRIPT = String.raw`(function () {
-'use strict';
-var data = JSON.parse(document.getElementById('trend-data').textContent);
-${NUMBERS_JS}function colorOf(name) { var i = data.names.indexOf(name); return data.colors[(i < 0 ? 0 : i) % data.colors.length]; }
-function when(t) { return isNum(t) ? new Date(t * 1000).toISOString().slice(0, 16).replace('T', ' ') : '--'; }
-var xs = data.runs.map(function (r) { return Date.parse(r.scheduled_time) / 1000; });
-
-function drawTrend(el) {
-  var tag = el.dataset.metric;
-  var cols = [xs], series = [{ label: 'scheduled (UTC)', value: function (u, v) { return when(v); } }], points = [];
-  data.names.forEach(function (name) {
-    ['p50', 'p90'].forEach(function (stat) {
-      var ys = data.runs.map(function (r) {
-        var t = r.targets[name], m = t && t.metrics[tag];
-        return m && isNum(m[stat]) ? m[stat] : null;
-      });
-      if (!ys.some(isNum)) return;
-      cols.push(ys);
-      points.push(ys.filter(isNum).length);
-      series.push({ label: name + ' ' + stat, stroke: colorOf(name), width: stat === 'p50' ? 2 : 1, dash: stat === 'p50' ? undefined : [6, 4],
-        spanGaps: false, value: function (u, v) { return fmt(v); }, points: { show: true, size: stat === 'p50' ? 9 : 6, fill: colorOf(name) } });
-    });
-  });
-  if (cols.length < 2) throw new Error('no values for ' + tag);
-  var verdicts = data.runs.map(function (r) {
-    return r.comparisons.map(function (c) {
-      var m = null;
-      for (var i = 0; i < c.metrics.length; i++) if (c.metrics[i].tag === tag) m = c.metrics[i];
-      return m ? m.verdict : null;
-    });
-  });
-  var pad = xs.length > 1 ? (xs[xs.length - 1] - xs[0]) * 0.04 : 3600;
-  var o = {
-    width: Math.max(280, el.clientWidth),
-    height: 280,
-    cursor: { drag: { x: true, y: false } },
-    legend: { live: true },
-    padding: [22, 12, 0, 0],
-    scales: { x: { time: false, range: function (u, min, max) { return [min - pad, max + pad]; } } },
-    series: series,
-    axes: [
-      { label: 'scheduled time (UTC)', values: function (u, ticks) { return ticks.map(function (t) { return when(t).slice(5); }); }, space: 90 },
-      { label: el.dataset.unit || '', size: 64 },
-    ],
-    hooks: {
-      draw: [function (u) {
-        var ctx = u.ctx, r = uPlot.pxRatio;
-        data.runs.forEach(function (run, i) {
-          var x = u.valToPos(xs[i], 'x', true);
-          if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
-          if (run.status === 'empty') {
-            ctx.save(); ctx.strokeStyle = '#9ca3af'; ctx.lineWidth = r; ctx.setLineDash([3 * r, 3 * r]);
-            ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke(); ctx.restore();
-            return;
-          }
-          verdicts[i].forEach(function (v, k) {
-            if (!v) return;
-            var y = u.bbox.top - (8 + 10 * k) * r, s = 5 * r;
-            ctx.save(); ctx.fillStyle = data.verdictColors[v] || '#e5e7eb'; ctx.beginPath();
-            if (v === 'worse') { ctx.moveTo(x, y - s); ctx.lineTo(x + s, y + s); ctx.lineTo(x - s, y + s); ctx.closePath(); }
-            else ctx.arc(x, y, s * 0.8, 0, 2 * Math.PI);
-            ctx.fill(); ctx.restore();
-          });
-        });
-      }],
-    },
-  };
-  var u = new uPlot(o, cols, el);
-  el.setAttribute('data-points', JSON.stringify(points));
-  el.setAttribute('data-slots', String(xs.length));
-  return u;
-}
-
-var DRAW = { trend: drawTrend };
-${DRAW_CHARTS_JS}})();
-`;

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import type { Clock, Notifier, ObjectStore } from '../../ports';
 import { COMPARED_METRICS, type ComparedMetricTag, type ComparisonDocument, type TargetComparison, type Verdict } from '../compare/types';
 import { CONFLICT, CONFLICT_ATTEMPTS, retryOnConflict, withRetries, type ConflictRetry } from '../pipeline/common';
-import type { ChartAssets } from '../report/html';
+import type { ChartAssets } from '../report/page';
 import { renderTrendHtml } from '../report/trend';
 import { scheduleHistoryKey, scheduleIndexKey, type ScheduledRunInfo } from './contract';
 

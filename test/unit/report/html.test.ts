@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { BUNDLED_CHART_ASSETS } from '../../../lambdas/adapters/bundled-chart-assets';
-import { escapeHtml, jsonForScript, renderReportHtml } from '../../../lambdas/core/report/html';
+import { escapeHtml, jsonForScript } from '../../../lambdas/core/report/format';
+import { renderReportHtml } from '../../../lambdas/core/report/report-page';
 import type { ReportData } from '../../../lambdas/core/report/types';
 import { reportFixture } from '../../support/report-fixture';
 

@@ -1,0 +1,54 @@
+/**
+ * What every page script (report.html's, a schedule's trend page's) runs after defining its
+ * charts: it draws every `.chart[data-chart]` with the function of its kind, writes a chart it
+ * cannot draw's reason into the chart (the page stays readable), redraws on resize (debounced
+ * to a frame) and sets data-charts-drawn when done (what the browser tests wait for). Without
+ * the chart library (a page rendered with no assets) each chart says so, and the console stays
+ * quiet: that is not a fault of the page. Text is set only through textContent (uPlot does
+ * too), so names from the data never become markup.
+ */
+import type uPlot from 'uplot';
+
+/** The chart library: the global its own script element defines before the page script runs. */
+export type ChartLibrary = typeof uPlot;
+
+/** Draws one chart into `el`; throws with a reason a person can read when it cannot. */
+export type DrawChart = (el: HTMLElement, lib: ChartLibrary) => uPlot;
+
+function chartLibrary(): ChartLibrary | undefined {
+  return (window as unknown as { uPlot?: ChartLibrary }).uPlot;
+}
+
+/** The page's embedded data: the JSON in `<script type="application/json" id="${id}">`. */
+export function embeddedData<T>(id: string): T {
+  return JSON.parse((document.getElementById(id) as HTMLElement).textContent as string) as T;
+}
+
+export function drawCharts(draw: Record<string, DrawChart>): void {
+  const charts: { el: HTMLElement; u: uPlot }[] = [];
+  const lib = chartLibrary();
+  document.querySelectorAll<HTMLElement>('.chart[data-chart]').forEach((el) => {
+    try {
+      const kind = el.dataset.chart as string;
+      const drawOne = draw[kind];
+      if (!drawOne) throw new Error('unknown chart ' + kind);
+      if (lib === undefined) throw new Error('the chart library is not in this page');
+      charts.push({ el, u: drawOne(el, lib) });
+    } catch (err) {
+      const p = document.createElement('p');
+      p.className = 'chart-error';
+      p.textContent = 'Chart not drawn: ' + (err && (err as Error).message);
+      el.appendChild(p);
+      if (lib !== undefined) console.error(err);
+    }
+  });
+
+  let pending = 0;
+  window.addEventListener('resize', () => {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(() => {
+      charts.forEach((c) => c.u.setSize({ width: Math.max(280, c.el.clientWidth), height: c.u.height }));
+    });
+  });
+  document.documentElement.setAttribute('data-charts-drawn', String(charts.length));
+}
