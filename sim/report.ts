@@ -70,6 +70,7 @@ export function report(run: SimRun, problems: readonly string[], wallMs: number)
   let overTolerance = 0;
   for (let i = sorted.length - 1; i >= 0 && (sorted[i] as number) > s.stack.lateToleranceMs; i--) overTolerance++;
   const fn = s.stack.fire;
+  const fireBill = run.consumers.fire.fn.bill;
   return {
     workload: { rate_per_target: s.workload.ratePerTarget, targets: s.workload.targets, seconds: s.workload.seconds, arrivals: s.workload.arrivals, requests: run.workload.requests * s.workload.targets, latency_p50_s: s.workload.latencyP50S, latency_p99_s: s.workload.latencyP99S, idle_before_min: s.idleBeforeMinutes },
     stack: {
@@ -89,6 +90,7 @@ export function report(run: SimRun, problems: readonly string[], wallMs: number)
     dead_lettered_shard_messages: run.consumers.fire.queue.bill.deadLettered,
     timeouts: stats.timeouts,
     peak_concurrency: run.consumers.fire.fn.bill.peakConcurrency,
+    fire_invocation_mean_s: fireBill.invocations > 0 ? round(fireBill.billedMs / fireBill.invocations / 1000, 2) : null,
     peak_event_source_batches: stats.peakBatchesInFlight,
     hops: f.hops,
     duplicates: f.duplicates,
@@ -116,6 +118,7 @@ export function table(r: SimReport): string {
     ['lost', r.lost],
     ['throttled', r.throttled],
     ['peak concurrency (fire)', r.peak_concurrency],
+    ['fire invocation, mean s', r.fire_invocation_mean_s],
     ['cold starts (fire)', r.calls.cold_starts.fire],
     ['ingest late shards', r.ingest.late_shards],
     ['SQS requests', r.calls.sqs_requests],
