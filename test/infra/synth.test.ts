@@ -45,6 +45,15 @@ describe('cdk synth', () => {
     expect(synth.stderr).not.toMatch(/^\s+at /m);
   }, 120_000);
 
+  it('names the stack after the configuration\'s stackName, so one account holds one stack per endpoint', () => {
+    const file = join(out, 'named-config.json');
+    writeFileSync(file, JSON.stringify({ stackName: 'Replay-llama-70b', captureBucket: 'my-captures', targets: [{ name: 'A', url: 'https://a.example.com' }] }));
+    // `cdk ls` runs the app as synth does, without bundling the functions.
+    const ls = spawnSync('npx', ['cdk', 'ls', '--no-notices', '-c', `configFile=${file}`], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 240_000 });
+    expect(ls.status, ls.stderr.slice(-2000)).toBe(0);
+    expect(ls.stdout.trim().split('\n')).toEqual(['Replay-llama-70b']);
+  }, 300_000);
+
   it('carries a rule that stops a deploy with placeholder settings, naming them', () => {
     const template = JSON.parse(readFileSync(join(out, 'CaptureReplay.template.json'), 'utf8')) as { Rules?: Record<string, { Assertions: { AssertDescription: string }[] }> };
     expect(template.Rules?.ConfiguredBeforeDeploy?.Assertions[0]?.AssertDescription).toContain('set captureBucket and targets[].url');
