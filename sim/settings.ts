@@ -92,7 +92,11 @@ export interface AwsModelSettings {
     init: { fire: Lognormal; ingest: Lognormal; collect: Lognormal };
   };
   sqs: {
-    /** Assumed: a delayed message becomes receivable up to this long after its delay. */
+    /**
+     * Assumed: a delayed message becomes receivable up to this long after its delay (uniform).
+     * Not documented; 0 by default (as moto): messages sent together with one delay are then
+     * received together. docs/simulator.md shows what 1 s of jitter changes.
+     */
     delayJitterMaxMs: number;
     /** Assumed: one SendMessageBatch of up to 1 MiB, round trip. */
     sendBatchMs: number;
@@ -245,7 +249,7 @@ export function settingsFor(o: SimOptions): { settings: SimSettings; problems: s
       esm: { initialConcurrency: 5, growthPerMinute: 300, maxConcurrency: 1250, scaleDownAfterS: 60, pickupMs: 20, idleLongPollS: 20, idlePollersWithMax: 5, idlePollersWithoutMax: 2 },
       provisioned: { invokesPerPoller: 10, bytesPerPollerPerS: 1_000_000, growthPerMinute: 1000 },
       lambda: { scalePer10s: 1000, invokeOverheadMs: 5, coldPlatformMs: 100, envReclaimMinutes: 10, init: MEASURED_INIT_MS },
-      sqs: { delayJitterMaxMs: 1000, sendBatchMs: 30 },
+      sqs: { delayJitterMaxMs: 0, sendBatchMs: 30 },
       s3: { requestMs: 20 },
     },
     handler: { ownLatenessP50Ms: 0.15, ownLatenessP99Ms: 2.6, ingestParseMBps: 75, notifyMs: 1000 },

@@ -36,6 +36,13 @@ describe('200 requests/s to two targets, fast responses', () => {
     expect(r.cost_per_million_usd).toBeGreaterThan(0);
   });
 
+  it("the targets' messages of a shard, sent together with one delay, share a batch; with 1 s of delivery jitter they rarely do", () => {
+    expect(r.calls.lambda_invocations.fire).toBe(60);
+    const jittered = sim(o, ['aws.sqs.delayJitterMaxMs=1000']);
+    expect(jittered.calls.lambda_invocations.fire).toBeGreaterThan(110);
+    expect(jittered.calls.sqs_requests).toBeGreaterThan(r.calls.sqs_requests);
+  });
+
   it('is deterministic per seed, and another seed draws other numbers', () => {
     const again = sim(o);
     expect({ ...again, simulation: { ...again.simulation, wall_ms: 0 } }).toEqual({ ...r, simulation: { ...r.simulation, wall_ms: 0 } });
