@@ -19,8 +19,8 @@ import { CommandProblem, describeAwsError } from './aws-problem';
 import { USAGE_EXIT } from './cli-usage';
 import { cliS3Client, DEFAULT_LINK_SECONDS, lifetimeText, presignGet, reportKey, s3Uri } from './s3-links';
 import { missingOutputs, readStackOutputs, stackLogGroups, type StackOutputs } from './stack-outputs';
-import { candidateRunIds, SAMPLE_FILE, sampleKey } from './verify-sample';
-import { missingText, progressText, RunWatch, type TargetCounts } from './verify-watch';
+import { candidateRunIds, SAMPLE_FILE, sampleKey, stampSample } from './verify-sample';
+import { laterText, missingText, progressText, RunWatch, type TargetCounts } from './verify-watch';
 
 export interface VerifyDeployOptions {
   stack?: string | undefined;
@@ -85,10 +85,6 @@ export function unprovenTargets(counts: ReadonlyMap<string, TargetCounts>): stri
   return [...counts].filter(([, c]) => c.succeeded === 0 || !c.balanced).map(([name]) => name);
 }
 
-/** Mirror mode replays each request at its inferenceTime + lag: the sample's are long past. */
-export const MIRROR_NOTE =
-  '  note:    mirror mode: the sample\'s requests (captured 2026-04-29) were due long ago, so they are fired at once and their schedule lag says how late (with latePolicy drop they are dropped as late_beyond_tolerance)';
-
 interface Upload {
   bucket: string;
   key: string;
@@ -96,8 +92,9 @@ interface Upload {
 }
 
 async function uploadSample(s3: S3Client, bucket: string, capturePrefix: string): Promise<Upload> {
-  const key = sampleKey(capturePrefix, new Date());
-  const body = await readFile(SAMPLE_FILE);
+  const now = Date.now();
+  const key = sampleKey(capturePrefix, new Date(now));
+  const body = stampSample(await readFile(SAMPLE_FILE, 'utf8'), now);
   try {
     const put = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: 'application/jsonl' }));
     if (!put.ETag) throw new CommandProblem(`S3 returned no ETag for ${s3Uri({ bucket, key })}: the run cannot be identified`);
@@ -128,20 +125,25 @@ interface Io {
   err: NodeJS.WritableStream & { isTTY?: boolean };
 }
 
-/** Waits for the run with a progress line; true when its report is there in time. */
-async function follow(watch: RunWatch, timeoutS: number, pollMs: number, err: Io['err']): Promise<boolean> {
+/** How the wait ended: the report is there, time ran out, or the run cannot start before it does. */
+type Outcome = 'done' | 'timeout' | 'later';
+
+/** Waits for the run with a progress line. */
+async function follow(watch: RunWatch, timeoutS: number, pollMs: number, err: Io['err']): Promise<Outcome> {
   const started = Date.now();
+  const end = started + timeoutS * 1000;
   const line = new StatusLine(err);
   try {
     for (;;) {
       const done = await watch.poll().catch((error: unknown) => {
         throw new CommandProblem(describeAwsError(error, `read the run's progress in s3://${watch.bucket}/ (s3:GetObject, s3:ListBucket)`));
       });
-      const elapsed = Math.round((Date.now() - started) / 1000);
-      line.show(progressText(watch.state), elapsed);
-      if (done) return true;
-      if (Date.now() - started >= timeoutS * 1000) return false;
-      await new Promise((r) => setTimeout(r, Math.min(pollMs, Math.max(0, started + timeoutS * 1000 - Date.now()))));
+      line.show(progressText(watch.state), Math.round((Date.now() - started) / 1000));
+      if (done) return 'done';
+      // A mirror run starts at its records' inferenceTime + lag: waiting past the timeout is no use.
+      if (watch.state.firstDueMs !== null && watch.state.firstDueMs > end) return 'later';
+      if (Date.now() >= end) return 'timeout';
+      await new Promise((r) => setTimeout(r, Math.min(pollMs, Math.max(0, end - Date.now()))));
     }
   } finally {
     line.end();
@@ -164,7 +166,6 @@ async function summary(watch: RunWatch, s3: S3Client, upload: Upload, expires: n
       `  results: s3://${watch.bucket}/runs/${runId}/`,
       ...[...counts].map(([name, c]) => targetLine(name, c, `s3://${watch.bucket}/runs/${runId}/${name}/`)),
       `  report:  ${s3Uri(report)}`,
-      ...(watch.state.mode === 'mirror' ? [MIRROR_NOTE] : []),
       `Open the report (link valid for ${lifetimeText(expires)}; a new one: capture-replay link --run ${runId}):`,
       link,
       '',
@@ -183,11 +184,14 @@ async function verify(outputs: StackOutputs, options: VerifyDeployOptions, io: I
     io.err.write(`wrote the sample capture to ${s3Uri(upload)}\n`);
     const candidates = candidateRunIds(upload.bucket, upload.key, upload.etag);
     const watch = new RunWatch(s3, values.ResultsBucketName as string, candidates);
-    const done = await follow(watch, options.timeout, options.pollMs ?? 2000, io.err);
+    const outcome = await follow(watch, options.timeout, options.pollMs ?? 2000, io.err);
     const runRead = watch.state.phase !== 'ingest' && watch.state.phase !== 'schedule';
     let code: number;
-    if (done) {
+    if (outcome === 'done') {
       code = (await summary(watch, s3, upload, options.expires ?? DEFAULT_LINK_SECONDS, io.out)).length === 0 ? 0 : 1;
+    } else if (outcome === 'later') {
+      io.err.write(`capture-replay verify-deploy: ${laterText(watch.state, options.timeout).join('\n')}\n`);
+      code = 1;
     } else {
       const logGroups = outputs.fromCloudFormation ? await stackLogGroups(outputs.stack, outputs.region) : 'the stack\'s log groups: look its resources up in CloudFormation';
       const where = { results: watch.bucket, sampleUri: s3Uri(upload), capturePrefix: prefix, ingestQueueUrl: values.IngestQueueUrl, replayDlqUrl: values.ReplayDlqUrl, collectQueueUrl: values.CollectQueueUrl, logGroups };

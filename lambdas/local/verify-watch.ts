@@ -44,7 +44,11 @@ export interface RunState {
   finished: string[];
   /** When the run is finalised at the latest (its last due time + grace), epoch ms. */
   deadlineMs: number | null;
+  /** When its first request is due, epoch ms. */
+  firstDueMs: number | null;
   mode: string | null;
+  /** Mirror mode's lag (inferenceTime + lag is each request's due time), ms. */
+  lagMs: number | null;
 }
 
 async function getJson(s3: S3Client, bucket: string, key: string): Promise<unknown> {
@@ -54,7 +58,7 @@ async function getJson(s3: S3Client, bucket: string, key: string): Promise<unkno
 
 /** The run's progress, one look at a time. */
 export class RunWatch {
-  readonly state: RunState = { phase: 'ingest', runId: null, ingest: null, targets: [], finished: [], deadlineMs: null, mode: null };
+  readonly state: RunState = { phase: 'ingest', runId: null, ingest: null, targets: [], finished: [], deadlineMs: null, firstDueMs: null, mode: null, lagMs: null };
 
   constructor(
     private readonly s3: S3Client,
@@ -83,8 +87,10 @@ export class RunWatch {
       if (record) {
         s.targets = record.targets;
         s.deadlineMs = Number(BigInt(record.deadlineNs) / 1_000_000n);
-        const input = record.inputConfig as { mode?: unknown } | null;
+        s.firstDueMs = Number(BigInt(record.startNs) / 1_000_000n);
+        const input = record.inputConfig as { mode?: unknown; lag_ms?: unknown } | null;
         s.mode = typeof input?.mode === 'string' ? input.mode : null;
+        s.lagMs = typeof input?.lag_ms === 'number' ? input.lag_ms : null;
         s.phase = 'targets';
       }
     }
@@ -127,7 +133,8 @@ export function progressText(s: RunState): string {
       return `ingested (${s.ingest ? `${s.ingest.accepted} records accepted` : 'report read'}), scheduling run ${s.runId}`;
     case 'targets': {
       const pending = s.targets.filter((t) => !s.finished.includes(t));
-      const due = s.deadlineMs !== null ? `; finalised by ${clock(s.deadlineMs)} UTC at the latest` : '';
+      const first = s.firstDueMs !== null && s.firstDueMs > Date.now() ? `; first request due ${clock(s.firstDueMs)} UTC` : '';
+      const due = s.deadlineMs !== null ? `${first}; finalised by ${clock(s.deadlineMs)} UTC at the latest` : first;
       return `run ${s.runId} replaying: ${s.finished.length}/${s.targets.length} targets done (waiting for ${pending.join(', ')})${due}`;
     }
     case 'report':
@@ -191,4 +198,15 @@ export function missingText(s: RunState, w: Whereabouts, candidates: readonly st
         `  Where to look: ${logs(w, ['collect'])}${w.collectQueueUrl ? ` (collect queue ${w.collectQueueUrl})` : ''}.`,
       ];
   }
+}
+
+/** Lines saying that the run cannot start before the timeout ends (a mirror run's lag), and what to do. */
+export function laterText(s: RunState, timeoutS: number): string[] {
+  const first = s.firstDueMs as number;
+  const why = s.mode === 'mirror' ? ` (mirror mode: each request is due at its inferenceTime + ${s.lagMs !== null ? `${Math.round(s.lagMs / 1000)} s` : 'the lag'})` : '';
+  const enough = Math.ceil((first - Date.now()) / 1000) + 120;
+  return [
+    `run ${s.runId} is scheduled, but its first request is due at ${new Date(first).toISOString()}${why}, after --timeout ${timeoutS} s: it cannot finish in time.`,
+    `  Next time give it longer (--timeout ${enough}), or open its report once it is done: capture-replay link --run ${s.runId}`,
+  ];
 }

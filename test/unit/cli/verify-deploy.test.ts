@@ -4,12 +4,14 @@
  * command says when something is missing. The command against emulated AWS is
  * test/integration/verify-deploy.test.ts.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readCaptures } from '../../../lambdas/adapters/local/capture-files';
-import { DuplicateFilter, IngestReportBuilder } from '../../../lambdas/core/capture/parse';
+import { DuplicateFilter } from '../../../lambdas/core/capture/duplicates';
+import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report';
 import { buildPlan } from '../../../lambdas/core/plan/plan';
 import { discoverCaptureFolders } from '../../../lambdas/core/schedule/window-plan';
 import type { CaptureRecord } from '../../../lambdas/core/types';
@@ -17,11 +19,27 @@ import { fileRunId } from '../../../lambdas/handlers/ingest';
 import { describeAwsError } from '../../../lambdas/local/aws-problem';
 import { outputsFromFile, regionOfOutputs, stackStatusProblem, type StackOutputs } from '../../../lambdas/local/stack-outputs';
 import { parseAutoReplay, scheduleOnlyText, StatusLine, targetLine, unprovenTargets } from '../../../lambdas/local/verify-deploy';
-import { candidateRunIds, captureRoot, SAMPLE_FILE, sampleKey } from '../../../lambdas/local/verify-sample';
-import { missingText, progressText, type RunState, type Whereabouts } from '../../../lambdas/local/verify-watch';
+import { candidateRunIds, captureRoot, SAMPLE_FILE, sampleKey, stampSample } from '../../../lambdas/local/verify-sample';
+import { laterText, missingText, progressText, type RunState, type Whereabouts } from '../../../lambdas/local/verify-watch';
 import { REPO_ROOT } from '../../support/processes';
 
 const AT = new Date('2026-11-26T17:05:09.042Z');
+
+/** A line as JSON, or null when it is not JSON. */
+function jsonOrNull(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return null;
+  }
+}
+/** The records' inferenceTimes, epoch ms, in file order. */
+const timesOf = (text: string) => text.split('\n').flatMap((l) => {
+  const time = (jsonOrNull(l) as { eventMetadata?: { inferenceTime?: string } } | null)?.eventMetadata?.inferenceTime;
+  return time ? [Date.parse(time)] : [];
+});
+/** Each line without its inferenceTime, re-serialized when JSON: what stamping must not change. */
+const withoutTimes = (text: string) => text.replace(/"inferenceTime":\s*"[^"]*"/g, '"inferenceTime":""').split('\n').map((l) => (jsonOrNull(l) === null ? l : JSON.stringify(jsonOrNull(l))));
 
 describe('the verification sample', () => {
   it('lands where SageMaker would write a capture of endpoint capture-replay-verify this hour (UTC)', () => {
@@ -53,10 +71,28 @@ describe('the verification sample', () => {
     expect(SAMPLE_FILE).toBe(smallest);
   });
 
+  it('is stamped from now on, its spacing, its bad lines and its duplicate kept', () => {
+    const original = readFileSync(SAMPLE_FILE, 'utf8');
+    const now = Date.parse('2026-11-26T17:05:09.042Z');
+    const stamped = stampSample(original, now);
+    const before = timesOf(original);
+    const after = timesOf(stamped);
+    expect(Math.min(...after)).toBe(Date.parse('2026-11-26T17:05:09Z'));
+    expect(after.map((t) => t - after[0]!)).toEqual(before.map((t) => t - before[0]!));
+    expect(stamped).toMatch(/"inferenceTime":"2026-11-26T17:05:09Z"/);
+    // Every line but the times is as it was: blank and non-JSON lines, bodies, ids.
+    expect(withoutTimes(stamped)).toEqual(withoutTimes(original));
+    expect(stampSample('not json\n', now)).toBe('not json\n');
+  });
+
   it('has every accepted record replayable by a chat target and by a SageMaker target', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'verify-sample-'));
+    const file = join(dir, 'sample.jsonl');
+    writeFileSync(file, stampSample(readFileSync(SAMPLE_FILE, 'utf8'), Date.now()));
     const report = new IngestReportBuilder();
     const records: CaptureRecord[] = [];
-    for await (const r of readCaptures(SAMPLE_FILE, report, new DuplicateFilter())) records.push(r);
+    for await (const r of readCaptures(file, report, new DuplicateFilter())) records.push(r);
+    rmSync(dir, { recursive: true, force: true });
     const totals = report.build().totals;
     expect(totals.accepted).toBe(15);
     expect(totals.rejectedByReason).toEqual({ invalid_json: 1, duplicate: 1 });
@@ -127,7 +163,7 @@ describe('what verify-deploy says', () => {
     collectQueueUrl: 'https://sqs/collect',
     logGroups: { ingest: '/aws/lambda/ingest-logs', fire: '/aws/lambda/fire-logs', collect: '/aws/lambda/collect-logs' },
   };
-  const state = (s: Partial<RunState>): RunState => ({ phase: 'ingest', runId: null, ingest: null, targets: [], finished: [], deadlineMs: null, mode: null, ...s });
+  const state = (s: Partial<RunState>): RunState => ({ phase: 'ingest', runId: null, ingest: null, targets: [], finished: [], deadlineMs: null, firstDueMs: null, mode: null, lagMs: null, ...s });
 
   it('no run: names the ingest reports it looked for, the sample, the ingest queue and log group', () => {
     const text = missingText(state({}), where, ['file-1', 'mirror-1'], 300).join('\n');
@@ -179,6 +215,14 @@ describe('what verify-deploy says', () => {
     plain.show('replaying', 5);
     plain.end();
     expect(log.chunks).toEqual(['ingesting\n', 'replaying\n']);
+  });
+
+  it('a run that starts after the timeout (mirror lag): says when it starts, why, and what to do', () => {
+    const first = Date.now() + 900_000;
+    const text = laterText(state({ phase: 'targets', runId: 'mirror-1', targets: ['A'], firstDueMs: first, mode: 'mirror', lagMs: 900_000 }), 300).join('\n');
+    expect(text).toContain(`run mirror-1 is scheduled, but its first request is due at ${new Date(first).toISOString()} (mirror mode: each request is due at its inferenceTime + 900 s), after --timeout 300 s`);
+    expect(text).toMatch(/--timeout 10[12]\d\b/);
+    expect(text).toContain('capture-replay link --run mirror-1');
   });
 
   it('progress names the phase and the targets still running', () => {
