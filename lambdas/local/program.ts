@@ -185,11 +185,11 @@ function addMocksAndDemo(program: Command): void {
   program.addCommand(buildMockSageMakerProgram());
 
   usageErrors(program.command('demo'), 'demo')
-    .description('replay the bundled capture sample against the bundled mock server and mock SageMaker runtime, as an A/B run (no network, no AWS; what `npm start` runs)')
+    .description('replay the bundled capture sample against the bundled mocks, no network, no AWS (what `npm start` runs): its chat requests as an A/B run, the mock server against the mock SageMaker runtime (set 5 ms slower to first token on purpose), its tabular requests as a run of their own')
     .option('--out <dir>', 'output folder', 'capture-replay-out')
     .option('--no-progress', 'no progress bar even on a terminal')
     .action(async (options: { out: string; progress: boolean }) => {
-      const { demoCommand } = await import('./replay-command');
+      const { demoCommand } = await import('./demo-command');
       process.exitCode = await demoCommand(options);
     });
 }

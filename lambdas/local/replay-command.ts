@@ -4,8 +4,7 @@
  * progress bar and the summary table.
  */
 import { randomBytes } from 'node:crypto';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { LineIndex, localPlanner, readCaptures } from '../adapters/local/capture-files';
 import { FsArtifactStore } from '../adapters/local/fs-artifact-store';
@@ -25,8 +24,6 @@ import { RUN_FILES, writeRunAnalysis } from '../core/export/run-artifacts';
 import { renderReportHtml } from '../core/report/report-page';
 import type { ReportTargetSummary } from '../core/report/types';
 import { BUNDLED_CHART_ASSETS } from '../adapters/bundled-chart-assets';
-import { startMockSageMaker } from '../mocks/mock-sagemaker';
-import { startMockServer } from '../mocks/mock-server';
 import { DEFAULT_REHEARSAL_REQUESTS, planProblemsAsFlags, usageMessage, USAGE_EXIT } from './cli-usage';
 import { describePreflight, preflight } from './preflight';
 import { installInterrupt } from './interrupt';
@@ -429,52 +426,5 @@ class Progress {
   stop(): void {
     this.bar?.stop();
     this.bar = null;
-  }
-}
-
-const SAMPLE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'samples', 'datacapture');
-
-/**
- * `npm start`: the bundled sample against the bundled mocks, no network, no AWS: an
- * OpenAI-compatible server (chat records; the CSV record is dropped for it, with its reason)
- * and a SageMaker runtime (every record, the CSV one included, through the real SDK), compared
- * as an A/B run.
- */
-export async function demoCommand(options: { out: string; progress: boolean }): Promise<number> {
-  const [server, runtime] = await Promise.all([
-    startMockServer({ ttftMs: 40, itlMs: 12, outputTokens: 24, seed: 42, recordRequests: false }),
-    startMockSageMaker({ ttftMs: 45, itlMs: 12, outputTokens: 24, seed: 42, recordRequests: false }),
-  ]);
-  // The SDK finds the local runtime through its own setting; the demo signs with a dummy key
-  // (never the user's credentials: nothing of theirs should go even to a local mock).
-  Object.assign(process.env, {
-    AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: runtime.url,
-    AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'AKIDDEMO',
-    AWS_SECRET_ACCESS_KEY: 'demo-secret',
-  });
-  delete process.env.AWS_SESSION_TOKEN;
-  delete process.env.AWS_PROFILE;
-  const sample = relative(process.cwd(), SAMPLE_DIR).startsWith('..') ? SAMPLE_DIR : relative(process.cwd(), SAMPLE_DIR);
-  process.stderr.write(`Demo: replaying the bundled capture sample (${sample}) against the bundled mock server (${server.url}) and mock SageMaker runtime (${runtime.url})\n`);
-  try {
-    return await replayCommand({
-      capturesPath: SAMPLE_DIR,
-      target: [`mock=${server.url}`, 'sagemaker=sagemaker:demo-endpoint'],
-      out: options.out,
-      path: '/v1/chat/completions',
-      targetName: 'mock',
-      streaming: true,
-      timeScale: 1,
-      intraSecond: 'spread',
-      seed: 1,
-      timeout: 30_000,
-      lead: 500,
-      latePolicy: 'fire',
-      resamples: 500,
-      progress: options.progress,
-    });
-  } finally {
-    await Promise.all([server.close(), runtime.close()]);
   }
 }

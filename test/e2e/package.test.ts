@@ -116,7 +116,8 @@ describe('installed from the tarball, run outside the clone', () => {
     const demo = run(installed, ['demo', '--no-progress'], cwd);
     expect(demo.status, demo.stderr.slice(-2000)).toBe(0);
     expect(demo.stdout).toMatch(/sagemaker vs mock: paired/);
-    const [runId] = readdirSync(join(cwd, 'capture-replay-out'));
+    const [runId, tabularRunId] = readdirSync(join(cwd, 'capture-replay-out')).filter((name) => name !== 'demo-captures').sort();
+    expect(tabularRunId).toBe(`${runId}-tabular`);
     expect(readdirSync(join(cwd, 'capture-replay-out', runId as string)).sort()).toEqual(['comparison.json', 'ingest_report.json', 'mock', 'report.html', 'sagemaker']);
   }, 120_000);
 });
