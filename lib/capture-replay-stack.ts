@@ -5,7 +5,7 @@ import { assertDeployable, placeholdersIn, type DeploymentConfig } from './confi
 import { addOutputs } from './outputs';
 import { isCrossAccount, type DeployEnvironment } from './placement';
 import { CaptureReplayStateful } from './stateful';
-import { deriveFireSizing } from './sizing';
+import { fireSizingOf } from './sizing';
 import { CaptureReplayStateless, FUNCTION_TIMEOUTS } from './stateless';
 
 /** AWS's guidance for SQS event sources: visibility at least 6x the function timeout (at most SQS's 12 h). */
@@ -29,14 +29,7 @@ export class CaptureReplayStack extends Stack {
     };
     assertDeployable(config, env);
     const crossAccount = isCrossAccount(config, env);
-    const sizing = deriveFireSizing({
-      peakRequestsPerSecond: config.peakRequestsPerSecond,
-      peakLatencySeconds: config.peakLatencySeconds,
-      targets: config.targets.length,
-      slotSeconds: config.slotSeconds,
-      leadSeconds: config.leadSeconds,
-      requestTimeoutSeconds: config.requestTimeoutSeconds,
-    });
+    const sizing = fireSizingOf(config);
     this.stateful = new CaptureReplayStateful(this, 'Stateful', {
       // The replay queue's visibility is the fire timeout + 60 s, not 6x (lib/sizing.ts says why).
       visibility: { ingest: sixTimes(FUNCTION_TIMEOUTS.ingest), replay: Duration.seconds(sizing.visibilityTimeoutSeconds), collect: sixTimes(FUNCTION_TIMEOUTS.collect) },

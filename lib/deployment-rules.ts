@@ -9,7 +9,7 @@ import { didYouMean } from '../lambdas/core/suggest';
 import { concurrencyProblems } from './concurrency';
 import type { DeploymentConfig } from './config';
 import { placementProblems, type DeployEnvironment } from './placement';
-import { deriveFireSizing } from './sizing';
+import { fireSizingOf } from './sizing';
 
 export interface ConfigProblem {
   path: (string | number)[];
@@ -47,14 +47,7 @@ function alarmProblems(c: DeploymentConfig): ConfigProblem[] {
 }
 
 function concurrencyRuleProblems(c: DeploymentConfig): ConfigProblem[] {
-  const sizing = deriveFireSizing({
-    peakRequestsPerSecond: c.peakRequestsPerSecond,
-    peakLatencySeconds: c.peakLatencySeconds,
-    targets: c.targets.length,
-    slotSeconds: c.slotSeconds,
-    leadSeconds: c.leadSeconds,
-    requestTimeoutSeconds: c.requestTimeoutSeconds,
-  });
+  const sizing = fireSizingOf(c);
   return concurrencyProblems({
     fireConcurrency: c.maxFireConcurrency ?? sizing.maxConcurrency,
     fireSource: c.maxFireConcurrency === undefined ? 'peakRequestsPerSecond' : 'maxFireConcurrency',

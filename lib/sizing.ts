@@ -54,6 +54,18 @@ export interface FireSizing {
 
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
+/** The sizing of a deployment configuration's settings (the stack's and the configuration check's). */
+export function fireSizingOf(c: Omit<SizingInput, 'targets'> & { targets: readonly unknown[] }): FireSizing {
+  return deriveFireSizing({
+    peakRequestsPerSecond: c.peakRequestsPerSecond,
+    peakLatencySeconds: c.peakLatencySeconds,
+    targets: c.targets.length,
+    slotSeconds: c.slotSeconds,
+    leadSeconds: c.leadSeconds,
+    requestTimeoutSeconds: c.requestTimeoutSeconds,
+  });
+}
+
 export function deriveFireSizing(i: SizingInput): FireSizing {
   const perSlot = Math.max(1, Math.ceil(i.peakRequestsPerSecond * i.slotSeconds));
   const maxShardRequests = Math.min(MAX_SHARD_REQUESTS, perSlot);
