@@ -31,16 +31,21 @@ export function deployable(settings: SimSettings, configProblems: readonly strin
     s.stack.minPollers = min;
     s.stack.maxPollers = max;
   }
+  const asked = { max: fire.maxConcurrency, reserved: fire.reservedConcurrency };
   if (fire.maxConcurrency !== null && (fire.maxConcurrency < 2 || fire.maxConcurrency > 1000)) {
-    const v = clamp(fire.maxConcurrency, 2, 1000);
-    problems.push(`the fire event source's MaximumConcurrency ${fire.maxConcurrency} is outside AWS's 2-1,000: ran with ${v}`);
-    fire.maxConcurrency = v;
+    problems.push(`the fire event source's MaximumConcurrency ${fire.maxConcurrency} is outside AWS's 2-1,000`);
+    fire.maxConcurrency = clamp(fire.maxConcurrency, 2, 1000);
   }
   const reservable = s.aws.accountConcurrency - s.aws.unreservedMinimum;
   if (fire.reservedConcurrency !== null && fire.reservedConcurrency > reservable) {
-    problems.push(`reserved concurrency ${fire.reservedConcurrency} leaves less than ${s.aws.unreservedMinimum} unreserved of the account's ${s.aws.accountConcurrency}: ran with ${Math.max(0, reservable)}`);
+    problems.push(`reserved concurrency ${fire.reservedConcurrency} leaves less than ${s.aws.unreservedMinimum} unreserved of the account's ${s.aws.accountConcurrency}`);
     fire.reservedConcurrency = Math.max(0, reservable);
   }
+  // The stack reserves what the event source may use (lib/stateless.ts): cut, they stay equal.
+  if (asked.max !== null && asked.max === asked.reserved && fire.maxConcurrency !== null && fire.reservedConcurrency !== null) {
+    fire.maxConcurrency = fire.reservedConcurrency = Math.max(2, Math.min(fire.maxConcurrency, fire.reservedConcurrency));
+  }
+  if (fire.maxConcurrency !== asked.max || fire.reservedConcurrency !== asked.reserved) problems.push(`ran with MaximumConcurrency ${fire.maxConcurrency ?? 'unset'} and reserved concurrency ${fire.reservedConcurrency ?? 'none'}`);
   for (const [name, fn] of Object.entries({ fire, ingest: s.stack.ingest, collect: s.stack.collect })) {
     if (!Number.isInteger(fn.batchingWindowS) || fn.batchingWindowS > 300) throw new RangeError(`stack.${name}.batchingWindowS must be a whole number of seconds 0-300 (got ${fn.batchingWindowS})`);
     const most = fn.batchingWindowS >= 1 ? 10_000 : 10;
