@@ -84,7 +84,8 @@ export function wireCaptureSource(scope: Construct, props: CaptureSourceProps): 
     eventPattern: {
       source: ['aws.s3'],
       detailType: ['Object Created'],
-      // A forwarded event keeps the account it happened in: the bucket owner's.
+      // The bucket owner's, forwarded or not: the receiver's rules "match events that come from
+      // the sender account" (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-cross-account.html).
       account: [sourceAccount],
       detail: objectCreatedDetail(config.captureBucket, [{ wildcard: `${config.capturePrefix}*.jsonl` }]),
     },
