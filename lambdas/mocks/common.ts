@@ -72,6 +72,31 @@ export interface MockRuntimeOptions {
   slots?: number;
 }
 
+/** What both mocks generate with, beside their runtime settings. */
+export interface MockGenerationOptions extends MockRuntimeOptions {
+  /** Listen on this address (default 127.0.0.1) and port (default 0: any free one). */
+  host?: string;
+  port?: number;
+  /** Time to first token, ms (default 20). */
+  ttftMs?: number;
+  /** Inter-token latency, ms (default 5). */
+  itlMs?: number;
+  /** Output tokens (default 16), capped by the request's max_tokens. */
+  outputTokens?: number;
+  /** Fraction of requests answered with an injected error (default 0). */
+  errorRate?: number;
+  /** Seed of the error-injection draws (default 42). */
+  seed?: number;
+}
+
+/** A running mock: its URL, what it received (unless told not to keep it), and how to stop it. */
+export interface MockHandle {
+  url: string;
+  port: number;
+  requests: ReceivedRequest[];
+  close(): Promise<void>;
+}
+
 /** The timers (precise: wake 1.5 ms early and spin, as the replay clock does; plain: the timer alone), the slots, the log, the record. */
 export function mockRuntime(options: MockRuntimeOptions): MockRuntime {
   const log = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : null;
@@ -100,7 +125,7 @@ export function mockRuntime(options: MockRuntimeOptions): MockRuntime {
 }
 
 /** Listens, then the mock's handle: its URL and what it received; `close` stops the timers, the connections and the log. */
-export async function serveMock(server: Server, options: { host?: string; port?: number }, runtime: MockRuntime): Promise<{ url: string; port: number; requests: ReceivedRequest[]; close(): Promise<void> }> {
+export async function serveMock(server: Server, options: { host?: string; port?: number }, runtime: MockRuntime): Promise<MockHandle> {
   const { url, port } = await listen(server, options);
   const { scheduler, log, requests } = runtime;
   return {

@@ -44,24 +44,17 @@ import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { seededRandom } from '../core/random';
 import { buildMockSageMakerProgram, MOCK_ERROR_TYPES, MOCK_STREAM_FORMATS, runStandalone, type MockSageMakerErrorType, type MockSageMakerModel, type MockStreamFormat } from './cli';
-import { countWords, mockRuntime, MOCK_WORDS, serveMock, type MockRuntime, type MockRuntimeOptions, type ReceivedRequest } from './common';
+import { countWords, mockRuntime, MOCK_WORDS, serveMock, type MockGenerationOptions, type MockHandle, type MockRuntime, type ReceivedRequest } from './common';
 
 export { MOCK_ERROR_TYPES, MOCK_MODELS, MOCK_STREAM_FORMATS, type MockSageMakerErrorType, type MockSageMakerModel, type MockStreamFormat } from './cli';
 
-export interface MockSageMakerOptions extends MockRuntimeOptions {
-  host?: string;
-  port?: number;
-  ttftMs?: number;
-  itlMs?: number;
-  outputTokens?: number;
-  /** Fraction of requests answered with `errorType`. */
-  errorRate?: number;
+export interface MockSageMakerOptions extends MockGenerationOptions {
+  /** What `errorRate` of the requests are answered with. Default `model`. */
   errorType?: MockSageMakerErrorType;
   /** The model's own status inside a ModelError (OriginalStatusCode). Default 500. */
   modelErrorStatus?: number;
   /** Tokens streamed before a stream error. Default: half the output. */
   streamErrorAfter?: number;
-  seed?: number;
   model?: MockSageMakerModel;
   streamFormat?: MockStreamFormat;
   /** Split every streamed event across two PayloadParts (clients must buffer across parts). */
@@ -75,12 +68,7 @@ export interface MockSageMakerOptions extends MockRuntimeOptions {
 /** A request as the mock received it (common.ts). */
 export type ReceivedSageMakerRequest = ReceivedRequest;
 
-export interface MockSageMaker {
-  url: string;
-  port: number;
-  requests: ReceivedSageMakerRequest[];
-  close(): Promise<void>;
-}
+export type MockSageMaker = MockHandle;
 
 const ROUTE = /^\/endpoints\/([^/]+)\/(invocations|invocations-response-stream)$/;
 const ACCOUNT = '123456789012';

@@ -19,27 +19,16 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { seededRandom } from '../core/random';
 import { buildMockServerProgram, runStandalone } from './cli';
-import { countWords, mockRuntime, MOCK_WORDS, serveMock, type MockRuntimeOptions, type ReceivedRequest } from './common';
+import { countWords, mockRuntime, MOCK_WORDS, serveMock, type MockGenerationOptions, type MockHandle } from './common';
 
-export interface MockServerOptions extends MockRuntimeOptions {
-  host?: string;
-  port?: number;
-  ttftMs?: number;
-  itlMs?: number;
-  outputTokens?: number;
-  errorRate?: number;
-  seed?: number;
+export interface MockServerOptions extends MockGenerationOptions {
+  /** Require `Authorization: Bearer <apiKey>` (401 otherwise). */
   apiKey?: string;
 }
 
 export type { ReceivedRequest } from './common';
 
-export interface MockServer {
-  url: string;
-  port: number;
-  requests: ReceivedRequest[];
-  close(): Promise<void>;
-}
+export type MockServer = MockHandle;
 
 const CHAT_PATH = /\/chat\/completions$|\/invocations$/;
 

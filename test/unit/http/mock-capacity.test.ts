@@ -19,13 +19,14 @@ import { systemClock } from '../../../lambdas/adapters/system-clock';
 import { serviceTimeMs } from '../../../lambdas/mocks/capacity';
 import { startMockProcess } from '../../support/processes';
 
-const TTFT_MS = 50;
-const ITL_MS = 25;
+const TTFT_MS = 100;
+const ITL_MS = 50;
 const TOKENS = 7;
 /** S = TTFT + (n - 1) * ITL: how long a request holds its slot. */
-const SERVICE_MS = 200;
+const SERVICE_MS = 400;
 const EARLY_MS = 2;
-const LATE_MS = 150;
+/** Below S: a request late by a whole queue position fails. */
+const LATE_MS = 300;
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
