@@ -26,6 +26,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ACCOUNT, clientConfig, deployStateful, errorsOf, FUNCTIONS, REGION, startFunctions, synthesizeStack, type FnName, type Running } from '../support/iam/deployment';
 import { createUserWithPolicy, motoCompatibleS3Signing, setMotoEnforcement, UNAUTHENTICATED, withMotoBatchShim, type Credentials } from '../support/iam/moto-iam';
 import type { PolicyStatement } from '../support/iam/policy-evaluator';
+import { ENV } from '../../lambdas/runtime/config';
 import { functionPolicies, logicalIds, resolveIntrinsics } from '../support/iam/template-policies';
 import { describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { REPO_ROOT, runCli, startMockProcess, type CliResult, type MockProcess } from '../support/processes';
@@ -60,6 +61,8 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
   let dir = '';
   const users = new Map<string, Credentials>();
   let verifiedRun = '';
+  /** The ingest in mirror mode with this lag (the deployment's `mode` and `lagSeconds`, switched as the pipeline tests do); null: file mode. */
+  let mirrorLagMs: number | null = null;
 
   const results = () => outputs.ResultsBucketName as string;
   const env = (user: string): NodeJS.ProcessEnv => ({
@@ -143,7 +146,11 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
     await setMotoEnforcement(moto.endpoint, true);
     operator = new S3Client(clientConfig(moto.endpoint, operatorCreds));
     motoCompatibleS3Signing(operator, operatorCreds);
-    running = await startFunctions(deployment, moto.endpoint, (name) => fnUsers.get(name)!, { motoSigning: true, sageMakerEndpoint: sagemaker.url });
+    running = await startFunctions(deployment, moto.endpoint, (name) => fnUsers.get(name)!, {
+      motoSigning: true,
+      sageMakerEndpoint: sagemaker.url,
+      variant: (name) => (name === 'ingest' && mirrorLagMs !== null ? { env: { [ENV.mode]: 'mirror', [ENV.lagMs]: String(mirrorLagMs) } } : undefined),
+    });
   }, 180_000);
 
   afterAll(async () => {
@@ -249,6 +256,33 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
     expect(run.stderr).toMatch(/\ncapture-replay verify-deploy: could not write the sample capture to s3:\/\/capture-bucket\/datacapture\/capture-replay-verify\/\S+ \(s3:PutObject\): AccessDenied: .* \(your identity lacks the permission/);
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
+
+  it('a mirror deployment: the sample, stamped with the current time, replays at inferenceTime + lag', async () => {
+    mirrorLagMs = 10_000;
+    try {
+      const run = await cli(['verify-deploy', '--stack', STACK, '--timeout', '120']);
+      expect(run.code, `${run.stdout}\n${run.stderr}\n${errorsOf(running)}`).toBe(0);
+      expect(run.stdout).toMatch(/^ {2}run: +mirror-[0-9a-f-]{36}$/m);
+      for (const target of ['A', 'B']) expect(run.stdout).toContain(`  ${target}: ${SAMPLE_RECORDS} scheduled, ${SAMPLE_RECORDS} succeeded, 0 failed, 0 dropped`);
+    } finally {
+      mirrorLagMs = null;
+    }
+  }, 180_000);
+
+  it('a mirror run that cannot start before the timeout: exit 1 at once, saying when it starts and what to do', async () => {
+    mirrorLagMs = 600_000;
+    try {
+      const started = Date.now();
+      const run = await cli(['verify-deploy', '--stack', STACK, '--timeout', '60']);
+      expect(run.code).toBe(1);
+      expect(Date.now() - started, 'it does not wait out the timeout').toBeLessThan(55_000);
+      const runId = /run (mirror-[0-9a-f-]{36}) is scheduled, but its first request is due at \S+ \(mirror mode: each request is due at its inferenceTime \+ 600 s\), after --timeout 60 s: it cannot finish in time\./.exec(run.stderr)?.[1];
+      expect(runId, run.stderr).toBeDefined();
+      expect(run.stderr).toContain(`capture-replay link --run ${runId}`);
+    } finally {
+      mirrorLagMs = null;
+    }
+  }, 120_000);
 
   it('a run that does not finish in time: exit 1 naming the missing manifests, the replay DLQ and how to list the log groups', async () => {
     // The fire function stops taking shards: the run is scheduled, no target finishes.
