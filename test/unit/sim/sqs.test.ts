@@ -16,6 +16,16 @@ const KB = 1024;
 const queue = (agenda: Agenda, o: Partial<{ visibilityTimeoutS: number; maxReceiveCount: number; delayJitterMaxMs: number }> = {}) =>
   new SqsQueue<string>({ name: 'q', visibilityTimeoutS: 30, maxReceiveCount: 3, delayJitterMaxMs: 0, ...o }, agenda, new Rng(1));
 
+const { settings } = settingsFor({ ratePerTarget: 200, targets: 1, seconds: 60, latencyP50S: 0.01, latencyP99S: 0.01 });
+const pickup = settings.aws.esm.pickupMs;
+
+/** A queue's event source (standard mode, at most 10 batches) and a function with no cold-start time. */
+function consumer(agenda: Agenda, q: SqsQueue<string>, o: { batchSize: number; batchingWindowMs?: number; reserved?: number }, handle: (records: string[], at: number) => number) {
+  const scaler = new EventSourceScaler({ mode: 'standard', maxConcurrency: 10, minPollers: 2, maxPollers: 200, esm: settings.aws.esm, provisioned: settings.aws.provisioned }, false);
+  const fn = new FunctionModel({ name: 'f', memoryMb: 1024, reservedConcurrency: o.reserved ?? null, init: { mu: 0, sigma: 0 }, scalePer10s: 1000, invokeOverheadMs: 0, coldPlatformMs: 0, envReclaimMinutes: 10 }, new Account(1000), new Rng(1));
+  return new Consumer(agenda, q, scaler, fn, { batchSize: o.batchSize, batchingWindowMs: o.batchingWindowMs ?? 0, timeoutS: 900, tickMs: 200 }, (records, at) => ({ endMs: handle(records, at), effects: [] }));
+}
+
 describe('billing by 64 KB chunk', () => {
   it('a send is billed per 64 KB of the whole batch, a receive per 64 KB of what it returned, a delete once', () => {
     const agenda = new Agenda();
@@ -81,15 +91,12 @@ describe('delivery', () => {
 
 describe('batching', () => {
   it('messages that become visible at the same moment share a batch; a millisecond apart, they do not', () => {
-    const { settings } = settingsFor({ ratePerTarget: 200, targets: 1, seconds: 60, latencyP50S: 0.01, latencyP99S: 0.01 });
     const agenda = new Agenda();
     const q = queue(agenda);
-    const scaler = new EventSourceScaler({ mode: 'standard', maxConcurrency: 10, minPollers: 2, maxPollers: 200, esm: settings.aws.esm, provisioned: settings.aws.provisioned }, false);
-    const fn = new FunctionModel({ name: 'f', memoryMb: 1024, reservedConcurrency: null, init: { mu: 0, sigma: 0 }, scalePer10s: 1000, invokeOverheadMs: 0, coldPlatformMs: 0, envReclaimMinutes: 10 }, new Account(1000), new Rng(1));
     const batches: string[][] = [];
-    new Consumer(agenda, q, scaler, fn, { batchSize: 2, batchingWindowMs: 0, timeoutS: 900, tickMs: 200 }, (records, at) => {
+    consumer(agenda, q, { batchSize: 2 }, (records, at) => {
       batches.push(records);
-      return { endMs: at + 10, effects: [] };
+      return at + 10;
     });
     q.sendBatch(0, [
       { bytes: 10, payload: 'a1', delaySeconds: 5 },
@@ -104,20 +111,16 @@ describe('batching', () => {
 
 describe('batching window', () => {
   it('waits up to the window for a full batch, and no longer', () => {
-    const { settings } = settingsFor({ ratePerTarget: 200, targets: 1, seconds: 60, latencyP50S: 0.01, latencyP99S: 0.01 });
     const agenda = new Agenda();
     const q = queue(agenda);
-    const scaler = new EventSourceScaler({ mode: 'standard', maxConcurrency: 10, minPollers: 2, maxPollers: 200, esm: settings.aws.esm, provisioned: settings.aws.provisioned }, false);
-    const fn = new FunctionModel({ name: 'f', memoryMb: 1024, reservedConcurrency: null, init: { mu: 0, sigma: 0 }, scalePer10s: 1000, invokeOverheadMs: 0, coldPlatformMs: 0, envReclaimMinutes: 10 }, new Account(1000), new Rng(1));
     const batches: { at: number; records: string[] }[] = [];
-    new Consumer(agenda, q, scaler, fn, { batchSize: 3, batchingWindowMs: 1000, timeoutS: 900, tickMs: 200 }, (records, at) => {
+    consumer(agenda, q, { batchSize: 3, batchingWindowMs: 1000 }, (records, at) => {
       batches.push({ at: agenda.now, records });
-      return { endMs: at + 10, effects: [] };
+      return at + 10;
     });
     for (const [at, payload] of [[0, 'a'], [300, 'b'], [600, 'c'], [5000, 'd']] as const) q.sendBatch(at, [{ bytes: 10, payload, delaySeconds: 0 }]);
     q.sendBatch(5100, [{ bytes: 7 * 1024 * 1024, payload: 'big', delaySeconds: 0 }]);
     agenda.runUntil();
-    const pickup = settings.aws.esm.pickupMs;
     expect(batches).toEqual([
       { at: 600 + pickup, records: ['a', 'b', 'c'] },
       // d waits the whole window; with 'big' the batch would pass 6 MB: big waits a window of its own.
@@ -129,23 +132,19 @@ describe('batching window', () => {
 
 describe('throttling', () => {
   it('a batch Lambda throttles is received again only after the visibility timeout', () => {
-    const { settings } = settingsFor({ ratePerTarget: 200, targets: 1, seconds: 60, latencyP50S: 0.01, latencyP99S: 0.01 });
     const agenda = new Agenda();
     const q = queue(agenda, { visibilityTimeoutS: 100, maxReceiveCount: 5 });
-    const scaler = new EventSourceScaler({ mode: 'standard', maxConcurrency: 10, minPollers: 2, maxPollers: 200, esm: settings.aws.esm, provisioned: settings.aws.provisioned }, false);
-    const fn = new FunctionModel({ name: 'f', memoryMb: 1024, reservedConcurrency: 1, init: { mu: 0, sigma: 0 }, scalePer10s: 1000, invokeOverheadMs: 0, coldPlatformMs: 0, envReclaimMinutes: 10 }, new Account(1000), new Rng(1));
     const handled: { payload: string; at: number }[] = [];
-    const consumer = new Consumer(agenda, q, scaler, fn, { batchSize: 1, batchingWindowMs: 0, timeoutS: 900, tickMs: 200 }, (records, at) => {
+    const c = consumer(agenda, q, { batchSize: 1, reserved: 1 }, (records, at) => {
       for (const r of records) handled.push({ payload: r, at });
-      return { endMs: at + 10_000, effects: [] };
+      return at + 10_000;
     });
     q.sendBatch(0, [
       { bytes: 10, payload: 'a', delaySeconds: 0 },
       { bytes: 10, payload: 'b', delaySeconds: 0 },
     ]);
     agenda.runUntil();
-    const pickup = settings.aws.esm.pickupMs;
-    expect(consumer.stats.throttledInvocations).toBe(1);
+    expect(c.stats.throttledInvocations).toBe(1);
     expect(handled.map((h) => h.payload)).toEqual(['a', 'b']);
     // b was received with a, throttled, and only seen again 100 s after that receive.
     expect(handled[1]?.at).toBeGreaterThanOrEqual(100_000 + pickup);
