@@ -159,6 +159,8 @@ export interface TimingSummary {
   spreadRecords: number;
   /** The largest such move, in ms (below 1000; 0 when nothing moved). */
   maxSpreadMs: number;
+  /** An amplified plan (`amplify` > 1): the factor, the captured requests selected and the requests scheduled from them. */
+  amplification?: { factor: number; capturedRequests: number; scheduledRequests: number };
 }
 
 /** What a target accepts; decides which captured records can be replayed to it. */
@@ -187,6 +189,11 @@ export interface ScheduledRequest {
   offsetMs: number;
   /** Captured time after the intra-second policy, epoch ms (before time scale). */
   captureTimeMs: number;
+  /**
+   * An amplified plan's copy index (0, 1, ...) of this request's capture event: with the
+   * event id, what pairs it across targets and runs. Absent when the plan is not amplified.
+   */
+  copy?: number;
   /** Ties the same captured request across targets and copies (X-Correlation-ID). */
   correlationId: string;
   eventId: string;
@@ -304,6 +311,8 @@ export interface ReplayRecordInfo {
    */
   wire_lag_ms: number | null;
   capture_event_id: string;
+  /** The request's copy index in an amplified run (ScheduledRequest.copy); absent otherwise. */
+  capture_copy?: number;
   capture_inference_id: string | null;
   capture_file: string;
   capture_line: number;

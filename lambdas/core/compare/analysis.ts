@@ -9,7 +9,7 @@ import type { ReportData, ReportTarget, ReportTargetSummary } from '../report/ty
 import { plausibleTokenCount } from '../metrics/usage';
 import type { FireOutcome, ProfileRecord } from '../types';
 import { buildComparisonDocument } from './compare';
-import { ColumnsBuilder, type RecordLike } from './columns';
+import { ColumnsBuilder, requestIdentity, type RecordLike } from './columns';
 import { COMPARED_METRICS, OUTCOME, type CompareOptions, type ComparedMetricTag, type ComparisonDocument, type TargetColumns } from './types';
 
 const toNumber = (v: number | bigint | string | undefined | null): number | null => {
@@ -53,7 +53,7 @@ export class TargetAccumulator {
     for (const outcome of outcomes) {
       const record = byId.get(outcome.requestId);
       if (record) acc.addRecord(record);
-      else acc.addDropped(outcome.request.eventId, outcome.dropReason ?? 'lost', plausibleTokenCount(outcome.request.capturedUsage?.completionTokens), outcome.scheduledNs, outcome.request.index);
+      else acc.addDropped(requestIdentity(outcome.request.eventId, outcome.request.copy), outcome.dropReason ?? 'lost', plausibleTokenCount(outcome.request.capturedUsage?.completionTokens), outcome.scheduledNs, outcome.request.index);
     }
     return acc;
   }

@@ -5,8 +5,10 @@
  *
  * A request's identity is the capture event it replays (`capture_replay.capture_event_id`;
  * for AIPerf's records, which do not carry it, the dataset's `conversation_id` and turn),
- * numbered by occurrence (`#0`, `#1`, ...) in schedule order: the same captures replayed
- * twice, by one run or by two, give the same keys, whatever the run ids.
+ * and in an amplified run its copy index (`capture_copy`: copy 0 is the event itself, copy
+ * j > 0 is `<event>~j`), numbered by occurrence (`#0`, `#1`, ...) in schedule order: the
+ * same captures replayed twice, by one run or by two, give the same keys, whatever the run
+ * ids, and an amplified run's copy 0 pairs with the unamplified run's request.
  */
 import { COMPARED_METRICS, OUTCOME, type ComparedMetricTag, type OutcomeCode, type TargetColumns } from './types';
 
@@ -22,13 +24,18 @@ export interface RecordLike {
   };
   metrics?: Record<string, { value: unknown; unit?: string }> | null;
   error?: unknown;
-  capture_replay?: { capture_event_id?: string; captured_output_tokens?: number | null; scheduled_ns?: number | bigint | string };
+  capture_replay?: { capture_event_id?: string; capture_copy?: number; captured_output_tokens?: number | null; scheduled_ns?: number | bigint | string };
+}
+
+/** A replayed request's identity: its capture event, and its copy index in an amplified run. */
+export function requestIdentity(eventId: string, copy: number | undefined): string {
+  return copy === undefined || copy === 0 ? eventId : `${eventId}~${copy}`;
 }
 
 /** The capture identity of a record, before occurrence numbering; null when it has none. */
 export function recordIdentity(record: RecordLike): string | null {
   const event = record.capture_replay?.capture_event_id;
-  if (typeof event === 'string' && event.length > 0) return event;
+  if (typeof event === 'string' && event.length > 0) return requestIdentity(event, record.capture_replay?.capture_copy);
   const meta = record.metadata;
   const conversation = meta?.conversation_id ?? meta?.x_correlation_id ?? null;
   if (typeof conversation !== 'string' || conversation.length === 0) return null;

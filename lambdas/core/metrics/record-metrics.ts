@@ -48,6 +48,7 @@ export function computeProfileRecord(outcome: FireOutcome, recordProcessorId: st
     schedule_lag_ms: ms(result.requestStartNs - outcome.scheduledNs),
     wire_lag_ms: wireNs === null ? null : ms(wireNs - outcome.scheduledNs),
     capture_event_id: request.eventId,
+    ...(request.copy !== undefined ? { capture_copy: request.copy } : {}),
     capture_inference_id: request.inferenceId,
     capture_file: request.source.file,
     capture_line: request.source.line,

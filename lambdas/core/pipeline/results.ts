@@ -47,6 +47,7 @@ const recordSchema = z.object({
     // Null when never written, and in results from before the wire stamp.
     wire_lag_ms: z.number().nullable().default(null),
     capture_event_id: z.string(),
+    capture_copy: z.number().int().nonnegative().optional(),
     capture_inference_id: z.string().nullable(),
     capture_file: z.string(),
     capture_line: z.number().int(),

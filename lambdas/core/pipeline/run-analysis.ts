@@ -30,6 +30,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock, Log, Notifier, ObjectStore } from '../../ports';
 import { analyse, TargetAccumulator } from '../compare/analysis';
+import { recordIdentity } from '../compare/columns';
 import { COMPARED_METRICS, DEFAULT_COMPARE_OPTIONS, OUTCOME, type CompareOptions, type ComparedMetricTag, type ComparisonDocument } from '../compare/types';
 import { ARTIFACT_FILES } from '../export/artifacts';
 import { writeRunAnalysis, RUN_FILES } from '../export/run-artifacts';
@@ -223,7 +224,7 @@ async function gatherTargets(runId: string, run: RunRecord, store: ObjectStore):
           }
           const { record } = line;
           held.push(record.metadata.session_num);
-          if (!eventByIndex.has(record.metadata.session_num)) eventByIndex.set(record.metadata.session_num, record.capture_replay.capture_event_id);
+          if (!eventByIndex.has(record.metadata.session_num)) eventByIndex.set(record.metadata.session_num, recordIdentity(record) ?? `plan-index:${record.metadata.session_num}`);
           accumulator.addRecord(record);
           if (record.error) {
             summary.failed++;

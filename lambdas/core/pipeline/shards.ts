@@ -81,6 +81,7 @@ export const wireRequestSchema = z.object({
   index: z.number().int().nonnegative(),
   offsetMs: z.number(),
   captureTimeMs: z.number(),
+  copy: z.number().int().nonnegative().optional(),
   correlationId: z.string(),
   eventId: z.string(),
   inferenceId: z.string().nullable(),

@@ -22,8 +22,14 @@
  *    of its eventId mixed with `seed`, default 1: the same request is kept or left out
  *    whatever file or window it is read in, so scheduled runs of overlapping windows and two
  *    runs of one capture keep the same requests), then the limit (the first N), counted as
- *    `excluded.sample` and `excluded.limit`. Indices 0..n-1
- *    are then given in schedule order to everything left, incompatible requests included.
+ *    `excluded.sample` and `excluded.limit`. Then amplification (`amplify` k): k < 1 is
+ *    sampling at rate k (times sampleRate when both are given); k > 1 places about k copies of
+ *    every request left, spread through the gaps between requests (amplify.ts: the copies'
+ *    placement, and why it keeps the captured inter-arrival distribution, scaled by 1/k);
+ *    each copy is a request of its own and carries its `copy` index (0, 1, ...), absent when
+ *    the plan is not amplified. `limit` counts captured requests, before their copies.
+ *    Indices 0..n-1 are then given in schedule order to everything left, copies and
+ *    incompatible requests included.
  * 5. Literal bodies. The captured bytes are sent as they are. Only when an override changes
  *    something is the JSON re-serialized, and `overrides` names it:
  *    - `model`: modelOverride replaces (or adds) `model`, unless it already has that value;
@@ -46,6 +52,9 @@
 import { isJsonContentType } from '../capture/body-type';
 import { isLive } from '../capture/duplicates';
 import { deterministicUuid } from '../ids';
+import { amplify as amplifyRows, MAX_AMPLIFY } from './amplify';
+import { serialize } from './serialize';
+export { stringifyDeep } from './serialize';
 import type { ByteSpan, CaptureRecord, DropReason, IntraSecondPolicy, ReplayPlan, ScheduledRequest, TargetKind, TimingSummary } from '../types';
 
 export interface PlanOptions {
@@ -63,6 +72,8 @@ export interface PlanOptions {
   /** In (0, 1]: keep each request with this probability, reproducibly for a given seed. */
   sampleRate?: number;
   seed?: number;
+  /** > 0: k times the captured requests per unit of time (k > 1: copies, amplify.ts; k < 1: sampling at rate k). */
+  amplify?: number;
   modelOverride?: string;
   forceStreaming?: boolean;
 }
@@ -85,6 +96,7 @@ export function validatePlanOptions(o: PlanOptions): string[] {
   }
   if (o.limit !== undefined && !(Number.isSafeInteger(o.limit) && o.limit > 0)) problems.push(`limit must be a whole number > 0 (got ${String(o.limit)})`);
   if (o.sampleRate !== undefined && !(o.sampleRate > 0 && o.sampleRate <= 1)) problems.push(`sampleRate must be in (0, 1] (got ${String(o.sampleRate)})`);
+  if (o.amplify !== undefined && !(Number.isFinite(o.amplify) && o.amplify > 0 && o.amplify <= MAX_AMPLIFY)) problems.push(`amplify must be a number in (0, ${MAX_AMPLIFY}] (got ${String(o.amplify)})`);
   // The PRNG takes 32 bits: anything else would be silently folded into another seed.
   if (o.seed !== undefined && !(Number.isInteger(o.seed) && o.seed >= 0 && o.seed <= 0xffffffff)) {
     problems.push(`seed must be a whole number in [0, 4294967295] (got ${String(o.seed)})`);
@@ -122,10 +134,17 @@ interface RowSchedule {
   rows: number[];
   offsetMs: number[];
   captureTimeMs: number[];
+  /** Per position, its copy index; null when the plan is not amplified. */
+  copy: ArrayLike<number> | null;
   excluded: ReplayPlan['excluded'];
   scheduleZeroMs: number | null;
   durationMs: number;
   timing: TimingSummary;
+}
+
+/** The sampling rate rule 4 applies: sampleRate, times amplify when that is below 1. */
+function samplingRate(options: PlanOptions): number {
+  return (options.sampleRate ?? 1) * (options.amplify !== undefined && options.amplify < 1 ? options.amplify : 1);
 }
 
 /**
@@ -139,7 +158,7 @@ function scheduleRows(n: number, timeOf: (row: number) => number, subSecondOf: (
   if (problems.length > 0) throw new Error(`invalid plan options: ${problems.join('; ')}`);
   const excluded: ReplayPlan['excluded'] = {};
   const timing: TimingSummary = { intraSecond: options.intraSecond, wholeSecondRecords: 0, exactTimeRecords: 0, spreadRecords: 0, maxSpreadMs: 0 };
-  if (n === 0) return { rows: [], offsetMs: [], captureTimeMs: [], excluded, scheduleZeroMs: null, durationMs: 0, timing };
+  if (n === 0) return { rows: [], offsetMs: [], captureTimeMs: [], copy: null, excluded, scheduleZeroMs: null, durationMs: 0, timing };
 
   // Work in ms relative to the earliest capture: at epoch scale (~1.8e12 ms) a float64 keeps
   // only about 1e-4 ms, which would blur thirds of a second and offset edges.
@@ -192,8 +211,8 @@ function scheduleRows(n: number, timeOf: (row: number) => number, subSecondOf: (
     if (at >= start && at <= end) rows.push(row);
   }
   if (rows.length < n) excluded.outside_offset_window = n - rows.length;
-  const { sampleRate } = options;
-  if (sampleRate !== undefined && sampleRate < 1) {
+  const sampleRate = samplingRate(options);
+  if (sampleRate < 1) {
     const seed = options.seed ?? DEFAULT_SEED;
     const kept = rows.filter((row) => sampleKeeps(idHashOf(row), sampleRate, seed));
     if (kept.length < rows.length) excluded.sample = rows.length - kept.length;
@@ -204,21 +223,26 @@ function scheduleRows(n: number, timeOf: (row: number) => number, subSecondOf: (
     rows = rows.slice(0, options.limit);
   }
   const offsetOf = (row: number) => ((t[row] as number) - zero - start) / options.timeScale;
-  const last = rows[rows.length - 1];
-  return {
-    rows,
-    offsetMs: rows.map(offsetOf),
-    captureTimeMs: rows.map((row) => base + (t[row] as number)),
-    excluded,
-    scheduleZeroMs: base + zero,
-    durationMs: last === undefined ? 0 : offsetOf(last),
-    timing,
-  };
+  const offsetMs = rows.map(offsetOf);
+  const scheduleZeroMs = base + zero;
+  if (options.amplify !== undefined && options.amplify > 1) {
+    // A lone request's copies spread over a captured second (the capture's time resolution).
+    const copies = amplifyRows(offsetMs, options.amplify, 1000 / options.timeScale);
+    const amplified = Array.from(copies.source, (i) => rows[i] as number);
+    timing.amplification = { factor: options.amplify, capturedRequests: rows.length, scheduledRequests: amplified.length };
+    return { rows: amplified, offsetMs: Array.from(copies.offsetMs), captureTimeMs: amplified.map((row) => base + (t[row] as number)), copy: copies.copy, excluded, scheduleZeroMs, durationMs: copies.offsetMs.at(-1) ?? 0, timing };
+  }
+  return { rows, offsetMs, captureTimeMs: rows.map((row) => base + (t[row] as number)), copy: null, excluded, scheduleZeroMs, durationMs: offsetMs.at(-1) ?? 0, timing };
+}
+
+/** Position i's copy field, as a request or an entry carries it (absent when not amplified). */
+function copyOf(copy: ArrayLike<number> | null, i: number): { copy?: number } {
+  return copy ? { copy: copy[i] as number } : {};
 }
 
 interface Schedule<T> {
   /** In schedule order; position = the request's index. */
-  selected: { item: T; offsetMs: number; captureTimeMs: number }[];
+  selected: { item: T; offsetMs: number; captureTimeMs: number; copy?: number }[];
   excluded: ReplayPlan['excluded'];
   scheduleZeroMs: number | null;
   durationMs: number;
@@ -238,7 +262,7 @@ function scheduleItems<T extends Timeable>(items: readonly T[], options: PlanOpt
     options,
   );
   return {
-    selected: s.rows.map((row, i) => ({ item: items[row] as T, offsetMs: s.offsetMs[i] as number, captureTimeMs: s.captureTimeMs[i] as number })),
+    selected: s.rows.map((row, i) => ({ item: items[row] as T, offsetMs: s.offsetMs[i] as number, captureTimeMs: s.captureTimeMs[i] as number, ...copyOf(s.copy, i) })),
     excluded: s.excluded,
     scheduleZeroMs: s.scheduleZeroMs,
     durationMs: s.durationMs,
@@ -301,55 +325,6 @@ function applyOverrides(obj: JsonObject, options: PlanOptions): { result: JsonOb
   return { result, overrides };
 }
 
-/**
- * JSON.stringify of a value from JSON.parse, without recursion: the same text, at any depth.
- * Values from JSON.parse are only objects (own keys in Object.keys order, as stringify takes
- * them), arrays, strings, finite or infinite numbers, booleans and null; primitives go
- * through JSON.stringify itself, so escapes and numbers are its own.
- */
-export function stringifyDeep(value: unknown): string {
-  const out: string[] = [];
-  // Work items: a value to write, or literal text (separators, closing brackets).
-  const stack: ({ text: string } | { value: unknown })[] = [{ value }];
-  while (stack.length > 0) {
-    const item = stack.pop() as { text: string } | { value: unknown };
-    if ('text' in item) {
-      out.push(item.text);
-      continue;
-    }
-    const v = item.value;
-    if (Array.isArray(v)) {
-      out.push('[');
-      stack.push({ text: ']' });
-      for (let i = v.length - 1; i >= 0; i--) {
-        stack.push({ value: v[i] === undefined ? null : v[i] });
-        if (i > 0) stack.push({ text: ',' });
-      }
-    } else if (typeof v === 'object' && v !== null) {
-      const obj = v as Record<string, unknown>;
-      const keys = Object.keys(obj).filter((k) => obj[k] !== undefined);
-      out.push('{');
-      stack.push({ text: '}' });
-      for (let i = keys.length - 1; i >= 0; i--) {
-        const key = keys[i] as string;
-        stack.push({ value: obj[key] });
-        stack.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(key)}:` });
-      }
-    } else out.push(JSON.stringify(v) ?? 'null');
-  }
-  return out.join('');
-}
-
-/** JSON.stringify, or the same text from `stringifyDeep` when the value is nested too deep for it. */
-function serialize(value: JsonObject): string {
-  try {
-    return JSON.stringify(value);
-  } catch (error) {
-    if (!(error instanceof RangeError)) throw error;
-    return stringifyDeep(value);
-  }
-}
-
 function planBodyForEveryKind(record: CaptureRecord, options: PlanOptions): KindFreeBodyPlan {
   const { contentType, body } = record.input;
   const asCaptured = (chat: Verdict | null, streaming = false): KindFreeBodyPlan => ({ body, streaming, overrides: [], chat });
@@ -380,11 +355,20 @@ function planBody(record: CaptureRecord, options: PlanOptions): BodyPlan {
   return { body: planned.body, streaming: planned.streaming, overrides: planned.overrides, incompatible: verdictFor(options.targetKind, planned) };
 }
 
-function toRequest(record: CaptureRecord, planned: BodyPlan, index: number, offsetMs: number, captureTimeMs: number, options: PlanOptions): ScheduledRequest {
+/** Where a request sits in the schedule: its index, due offset and captured time, and its copy index when amplified. */
+interface Placement {
+  index: number;
+  offsetMs: number;
+  captureTimeMs: number;
+  copy?: number;
+}
+
+function toRequest(record: CaptureRecord, planned: BodyPlan, { index, offsetMs, captureTimeMs, copy }: Placement, options: PlanOptions): ScheduledRequest {
   return {
     index,
     offsetMs,
     captureTimeMs,
+    ...(copy !== undefined ? { copy } : {}),
     correlationId: deterministicUuid(options.runId, record.eventId, index),
     eventId: record.eventId,
     inferenceId: record.inferenceId,
@@ -400,12 +384,12 @@ function toRequest(record: CaptureRecord, planned: BodyPlan, index: number, offs
 }
 
 /** Rule 6 on the selected records, in schedule order: requests, and what this target kind drops. */
-function assemble(selected: readonly { record: CaptureRecord; index: number; offsetMs: number; captureTimeMs: number }[], options: PlanOptions): Pick<ReplayPlan, 'requests' | 'incompatible'> {
+function assemble(selected: readonly (Placement & { record: CaptureRecord })[], options: PlanOptions): Pick<ReplayPlan, 'requests' | 'incompatible'> {
   const requests: ScheduledRequest[] = [];
   const incompatible: ReplayPlan['incompatible'] = [];
-  for (const { record, index, offsetMs, captureTimeMs } of selected) {
+  for (const { record, ...placement } of selected) {
     const planned = planBody(record, options);
-    const request = toRequest(record, planned, index, offsetMs, captureTimeMs, options);
+    const request = toRequest(record, planned, placement, options);
     if (planned.incompatible) incompatible.push({ request, ...planned.incompatible });
     else requests.push(request);
   }
@@ -420,7 +404,7 @@ function liveOnly<R extends { dedupe?: CaptureRecord['dedupe'] }>(records: reado
 export function buildPlan(records: readonly CaptureRecord[], options: PlanOptions): ReplayPlan {
   const schedule = scheduleItems(liveOnly(records), options);
   const { requests, incompatible } = assemble(
-    schedule.selected.map(({ item, offsetMs, captureTimeMs }, index) => ({ record: item, index, offsetMs, captureTimeMs })),
+    schedule.selected.map(({ item, ...placement }, index) => ({ record: item, index, ...placement })),
     options,
   );
   return { requests, incompatible, excluded: schedule.excluded, scheduleZeroMs: schedule.scheduleZeroMs, durationMs: schedule.durationMs, timing: schedule.timing };
@@ -520,6 +504,8 @@ export interface IndexedEntry<R extends LineRef = IndexedRecord> {
   index: number;
   offsetMs: number;
   captureTimeMs: number;
+  /** The copy index of an amplified plan's entry (rule 4); absent when not amplified. */
+  copy?: number;
   record: R;
 }
 
@@ -535,7 +521,7 @@ export interface IndexedPlan<R extends LineRef = IndexedRecord> {
 export function planIndexed<R extends LineRef>(records: readonly R[], options: PlanOptions): IndexedPlan<R> {
   const schedule = scheduleItems(liveOnly(records), options);
   return {
-    entries: schedule.selected.map(({ item, offsetMs, captureTimeMs }, index) => ({ index, offsetMs, captureTimeMs, record: item })),
+    entries: schedule.selected.map(({ item, ...placement }, index) => ({ index, ...placement, record: item })),
     excluded: schedule.excluded,
     scheduleZeroMs: schedule.scheduleZeroMs,
     durationMs: schedule.durationMs,
@@ -557,7 +543,7 @@ export function planRows<R extends LineRef>(
 ): IndexedPlan<R> {
   const s = scheduleRows(n, timeOf, subSecondOf, idHashOf, options);
   return {
-    entries: s.rows.map((row, index) => ({ index, offsetMs: s.offsetMs[index] as number, captureTimeMs: s.captureTimeMs[index] as number, record: toRef(row) })),
+    entries: s.rows.map((row, index) => ({ index, offsetMs: s.offsetMs[index] as number, captureTimeMs: s.captureTimeMs[index] as number, ...copyOf(s.copy, index), record: toRef(row) })),
     excluded: s.excluded,
     scheduleZeroMs: s.scheduleZeroMs,
     durationMs: s.durationMs,
@@ -573,7 +559,7 @@ function checkReadBack(entry: IndexedEntry<LineRef>, record: CaptureRecord): voi
 /** Pass 2: the request for an entry, from its record read back (the same line). */
 export function materializeRequest(entry: IndexedEntry<LineRef>, record: CaptureRecord, options: PlanOptions): ScheduledRequest {
   checkReadBack(entry, record);
-  return toRequest(record, planBody(record, options), entry.index, entry.offsetMs, entry.captureTimeMs, options);
+  return toRequest(record, planBody(record, options), entry, options);
 }
 
 /**
@@ -585,7 +571,7 @@ export function materializePlan(plan: IndexedPlan<LineRef>, records: readonly Ca
   const selected = plan.entries.map((entry, i) => {
     const record = records[i] as CaptureRecord;
     checkReadBack(entry, record);
-    return { record, index: entry.index, offsetMs: entry.offsetMs, captureTimeMs: entry.captureTimeMs };
+    return { record, index: entry.index, offsetMs: entry.offsetMs, captureTimeMs: entry.captureTimeMs, ...(entry.copy !== undefined ? { copy: entry.copy } : {}) };
   });
   const { requests, incompatible } = assemble(selected, options);
   return { requests, incompatible, excluded: plan.excluded, scheduleZeroMs: plan.scheduleZeroMs, durationMs: plan.durationMs, timing: plan.timing };
