@@ -24,7 +24,9 @@ import { createReadStream, createWriteStream, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuplicateFilter, IngestReportBuilder, parseCaptureStream } from '../lambdas/core/capture/parse';
+import { DuplicateFilter } from '../lambdas/core/capture/duplicates';
+import { IngestReportBuilder } from '../lambdas/core/capture/ingest-report';
+import { parseCaptureStream } from '../lambdas/core/capture/stream';
 import { flag } from './args';
 
 const sizeMb = flag('--size-mb', 1024);

@@ -16,7 +16,9 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { CaptureSupersededError, openCaptureObject } from '../adapters/aws/s3-capture-object';
-import { DuplicateFilter, IngestReportBuilder, parseCaptureStream } from '../core/capture/parse';
+import { DuplicateFilter } from '../core/capture/duplicates';
+import { IngestReportBuilder } from '../core/capture/ingest-report';
+import { parseCaptureStream } from '../core/capture/stream';
 import { writeIngestReport } from '../core/export/artifacts';
 import { deterministicUuid } from '../core/ids';
 import { runPrefix } from '../core/pipeline/keys';

@@ -10,7 +10,8 @@ import { LineIndex, localPlanner, readCaptures } from '../adapters/local/capture
 import { FsArtifactStore } from '../adapters/local/fs-artifact-store';
 import { parseSageMakerTargetSpec, type SageMakerTargetSpec } from '../adapters/sagemaker/target-spec';
 import { createSystemClock, systemClock, type WaitMode } from '../adapters/system-clock';
-import { DuplicateFilter, IngestReportBuilder } from '../core/capture/parse';
+import { DuplicateFilter } from '../core/capture/duplicates';
+import { IngestReportBuilder } from '../core/capture/ingest-report';
 import { replayInputConfig, type ExportInputConfig } from '../core/export/input-config';
 import { renderSummaryTable } from '../core/export/summary-table';
 import { validatePlanOptions, type PlanOptions } from '../core/plan/plan';

@@ -19,7 +19,7 @@ import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSageMakerTarget, type SageMakerTargetOptions } from '../../lambdas/adapters/sagemaker/sagemaker-target';
 import { systemClock } from '../../lambdas/adapters/system-clock';
-import { parseCaptureLine } from '../../lambdas/core/capture/parse';
+import { parseCaptureLine } from '../../lambdas/core/capture/line';
 import { runFireLoop } from '../../lambdas/core/fire/fire-loop';
 import { buildPlan } from '../../lambdas/core/plan/plan';
 import type { TargetResult } from '../../lambdas/core/types';

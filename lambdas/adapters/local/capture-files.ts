@@ -6,7 +6,9 @@
 import { createReadStream } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { MAX_LINE_BYTES, MIN_LINE_BYTES_LIMIT, parseCaptureStream, type DuplicateFilter, type IngestReportBuilder } from '../../core/capture/parse';
+import { type DuplicateFilter } from '../../core/capture/duplicates';
+import { type IngestReportBuilder } from '../../core/capture/ingest-report';
+import { MAX_LINE_BYTES, MIN_LINE_BYTES_LIMIT, parseCaptureStream } from '../../core/capture/stream';
 import { LineIndex } from '../../core/plan/line-index';
 import { twoPassPlanner, type Planner, type RangeReader } from '../../core/plan/read-back';
 import type { CaptureRecord } from '../../core/types';

@@ -4,7 +4,7 @@
  * near each other are read in one range (a sorted capture file gives one read per shard);
  * lines far apart get reads of their own, so an unsorted file costs reads, never memory.
  */
-import { parseCaptureLine } from '../capture/parse';
+import { parseCaptureLine } from '../capture/line';
 import type { CaptureRecord, ReplayPlan, ScheduledRequest } from '../types';
 import { materializePlan, materializeRequest, readBackMismatch, type IndexedEntry, type IndexedPlan, type LineRef, type PlanOptions } from './plan';
 

@@ -10,7 +10,9 @@
  * the deployment's capture prefix may already point inside an endpoint's or a variant's
  * folder, so the levels are discovered, not assumed.
  */
-import { DuplicateFilter, IngestReportBuilder, parseCaptureStream } from '../capture/parse';
+import { DuplicateFilter } from '../capture/duplicates';
+import { IngestReportBuilder } from '../capture/ingest-report';
+import { parseCaptureStream } from '../capture/stream';
 import type { SchedulablePlan, PlanItem } from '../pipeline/schedule';
 import { grownColumn, INITIAL_ROWS, LineColumns } from '../plan/line-columns';
 import { incompatibleAs, indexRecord, type IndexedEntry, type IndexedPlan, type LineRef, type PlanOptions } from '../plan/plan';

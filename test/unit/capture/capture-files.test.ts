@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listCaptureFiles, readCaptures, readFileChunks } from '../../../lambdas/adapters/local/capture-files';
-import { DuplicateFilter, IngestReportBuilder } from '../../../lambdas/core/capture/parse';
+import { DuplicateFilter } from '../../../lambdas/core/capture/duplicates';
+import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report';
 import { captureLine } from './capture-fixtures';
 
 const at = (id: string, time: string) => captureLine({ meta: { eventId: id, inferenceTime: time } }) + '\n';

@@ -1,5 +1,7 @@
 /** Builders for capture lines and streams, shared by the capture tests. */
-import { DuplicateFilter, IngestReportBuilder, isLive, parseCaptureStream } from '../../../lambdas/core/capture/parse';
+import { DuplicateFilter, isLive } from '../../../lambdas/core/capture/duplicates';
+import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report';
+import { parseCaptureStream } from '../../../lambdas/core/capture/stream';
 import type { CaptureRecord, IngestReport } from '../../../lambdas/core/types';
 
 /** Marker in every prompt: a rejection detail must never contain it. */

@@ -6,7 +6,10 @@
  * without a content type stays without one: the request asks for none (no Accept).
  */
 import { describe, expect, it } from 'vitest';
-import { DuplicateFilter, IngestReportBuilder, parseCaptureLine, parseCaptureStream } from '../../../lambdas/core/capture/parse';
+import { DuplicateFilter } from '../../../lambdas/core/capture/duplicates';
+import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report';
+import { parseCaptureLine } from '../../../lambdas/core/capture/line';
+import { parseCaptureStream } from '../../../lambdas/core/capture/stream';
 import { buildPlan, type PlanOptions } from '../../../lambdas/core/plan/plan';
 import type { CaptureRecord, TargetKind } from '../../../lambdas/core/types';
 import { CHAT_BODY, captureLine, chunksOf, parseAll } from './capture-fixtures';

@@ -5,14 +5,10 @@
  */
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import {
-  EARLIEST_PLAUSIBLE_TIME_MS,
-  GZIP_SKIP_REASON,
-  IngestReportBuilder,
-  MAX_FUTURE_MS,
-  parseCaptureLine,
-  parseCaptureStream,
-} from '../../../lambdas/core/capture/parse';
+import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report';
+import { EARLIEST_PLAUSIBLE_TIME_MS, MAX_FUTURE_MS } from '../../../lambdas/core/capture/time';
+import { parseCaptureLine } from '../../../lambdas/core/capture/line';
+import { GZIP_SKIP_REASON, parseCaptureStream } from '../../../lambdas/core/capture/stream';
 import { MAX_LINE_BYTES_ENV, maxLineBytesFrom } from '../../../lambdas/adapters/local/capture-files';
 import { buildPlan } from '../../../lambdas/core/plan/plan';
 import type { CaptureRecord } from '../../../lambdas/core/types';

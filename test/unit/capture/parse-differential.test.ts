@@ -8,11 +8,17 @@
  * and the same report, detail strings included.
  */
 import { describe, expect, it } from 'vitest';
-import * as current from '../../../lambdas/core/capture/parse';
+import { DuplicateFilter } from '../../../lambdas/core/capture/duplicates';
+import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report';
+import { parseCaptureLine } from '../../../lambdas/core/capture/line';
+import { parseCaptureStream } from '../../../lambdas/core/capture/stream';
 import type { CaptureRecord, IngestReport } from '../../../lambdas/core/types';
 import { CHAT_BODY, OUTPUT_BODY, captureLine, view } from './capture-fixtures';
 import { JSON_CORNERS, jsonDocument, mutate, rng, type Random } from './json-corpus';
 import * as oracle from './oracle/parse-v1';
+
+/** The parser now, its parts from their modules, to stand beside the oracle's. */
+const current = { parseCaptureStream, IngestReportBuilder, DuplicateFilter, parseCaptureLine };
 
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
 

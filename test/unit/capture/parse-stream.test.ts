@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DuplicateFilter, IngestReportBuilder, parseCaptureLine, parseCaptureStream } from '../../../lambdas/core/capture/parse';
+import { DuplicateFilter } from '../../../lambdas/core/capture/duplicates';
+import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report';
+import { parseCaptureLine } from '../../../lambdas/core/capture/line';
+import { parseCaptureStream } from '../../../lambdas/core/capture/stream';
 import type { CaptureRecord, IngestReport } from '../../../lambdas/core/types';
 import { CHAT_BODY, captureLine, chunksOf, parseAll, view } from './capture-fixtures';
 

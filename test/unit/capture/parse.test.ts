@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { captureLineSchema, parseCaptureLine, parseInferenceTime } from '../../../lambdas/core/capture/parse';
+import { parseInferenceTime } from '../../../lambdas/core/capture/time';
+import { captureLineSchema, parseCaptureLine } from '../../../lambdas/core/capture/line';
 import type { CaptureRecord, RejectReason } from '../../../lambdas/core/types';
 import { CHAT_BODY, SECRET, captureLine } from './capture-fixtures';
 

@@ -8,7 +8,9 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../lambdas/adapters/local/memory-store';
 import { MemoryQueue } from '../../../lambdas/adapters/local/memory-queue';
-import { DuplicateFilter, IngestReportBuilder, parseCaptureStream } from '../../../lambdas/core/capture/parse';
+import { DuplicateFilter } from '../../../lambdas/core/capture/duplicates';
+import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report';
+import { parseCaptureStream } from '../../../lambdas/core/capture/stream';
 import { runFireLoop } from '../../../lambdas/core/fire/fire-loop';
 import { runRecordSchema } from '../../../lambdas/core/pipeline/common';
 import { runRecordKey } from '../../../lambdas/core/pipeline/keys';

@@ -7,7 +7,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { IngestReportBuilder, parseCaptureStream, DuplicateFilter } from '../../../lambdas/core/capture/parse';
+import { DuplicateFilter } from '../../../lambdas/core/capture/duplicates';
+import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report';
+import { parseCaptureStream } from '../../../lambdas/core/capture/stream';
 import { captureBuffer, captureChunks, captureLines, secondCounts, statsOf, wholeSecondIso, writeCaptureFile, type CaptureGenOptions } from '../../support/capture-gen';
 
 const START = Date.UTC(2026, 3, 29, 0, 3, 18);
