@@ -10,12 +10,15 @@ import { join } from 'node:path';
 import { App, Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CaptureReplayStack } from '../../lib/capture-replay-stack';
 import { DeploymentConfigError, parseDeploymentConfig } from '../../lib/config';
 import { evaluate } from '../support/iam/policy-evaluator';
 import { functionEnvironment, functionPolicies, logicalIds, onlyLogicalId, resolveIntrinsics, type CfnTemplate, type Resolver } from '../support/iam/template-policies';
 import { REPO_ROOT } from '../support/processes';
+
+// Each test synthesizes stacks and runs cdk-nag over some: tens of seconds on a busy machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 const ACCOUNT = '123456789012';
 const OWNER = '210987654321';

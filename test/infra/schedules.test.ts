@@ -214,7 +214,7 @@ describe('notify', () => {
     for (const fn of ['StatelessIngest', 'StatelessFire']) expect(evaluate(functionPolicies(t, fn, r).statements, call('sns:Publish', topic)), fn).toBe('implicit-deny');
     expect((t as unknown as { Outputs: Record<string, { Value: unknown }> }).Outputs.NotifyTopicArn?.Value).toEqual({ Ref: topicId });
     expect(nagFindings(stack)).toEqual([]);
-  });
+  }, 120_000);
 
   it('uses an existing topic by its ARN: no topic created, the grant and the environment name it', () => {
     const arn = `arn:aws:sns:${REGION}:${ACCOUNT}:ml-alerts`;
@@ -229,7 +229,7 @@ describe('notify', () => {
     }
     expect((t as unknown as { Outputs: Record<string, { Value: unknown }> }).Outputs.NotifyTopicArn?.Value).toBe(arn);
     expect(nagFindings(stack)).toEqual([]);
-  });
+  }, 120_000);
 });
 
 describe('variants', () => {

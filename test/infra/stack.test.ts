@@ -167,7 +167,7 @@ describe('CaptureReplayStack', () => {
   it('passes cdk-nag AwsSolutions with no unsuppressed error or warning', () => {
     const findings = [...Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')), ...Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*'))];
     expect(findings.map((f) => `${f.id}: ${String(f.entry.data).slice(0, 120)}`)).toEqual([]);
-  });
+  }, 120_000); // cdk-nag's first pass over a stack: tens of seconds on a busy machine
 });
 
 describe('deployment configuration', () => {
