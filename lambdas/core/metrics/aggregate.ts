@@ -65,6 +65,15 @@ export function replaySchedLag(records: readonly ProfileRecord[]): ReplaySchedLa
 /** Metrics where bigger is better: an SLO on them is a floor, not a ceiling. */
 const HIGHER_IS_BETTER = new Set(['output_token_throughput_per_user']);
 
+/** Whether a successful record meets every SLO (metric tag -> threshold): AIPerf's "good" request. */
+export function meetsSlos(record: ProfileRecord, slos: Readonly<Record<string, number>>): boolean {
+  return Object.entries(slos).every(([tag, threshold]) => {
+    const v = record.metrics[tag]?.value;
+    if (typeof v !== 'number') return false;
+    return HIGHER_IS_BETTER.has(tag) ? v >= threshold : v <= threshold;
+  });
+}
+
 export function aggregate(records: readonly ProfileRecord[], options: AggregateOptions = {}): Aggregates {
   const ok = records.filter((r) => r.error === null);
   const failed = records.filter((r) => r.error !== null);
@@ -100,14 +109,8 @@ export function aggregate(records: readonly ProfileRecord[], options: AggregateO
   set('request_throughput', 'requests/sec', perSecond(ok.length));
   set('output_token_throughput', 'tokens/sec', outputTokens === null ? null : perSecond(outputTokens));
   if (options.goodputSlos && Object.keys(options.goodputSlos).length > 0) {
-    const slos = Object.entries(options.goodputSlos);
-    const good = ok.filter((r) =>
-      slos.every(([tag, threshold]) => {
-        const v = r.metrics[tag]?.value;
-        if (typeof v !== 'number') return false;
-        return HIGHER_IS_BETTER.has(tag) ? v >= threshold : v <= threshold;
-      }),
-    ).length;
+    const slos = options.goodputSlos;
+    const good = ok.filter((r) => meetsSlos(r, slos)).length;
     set('goodput', 'requests/sec', perSecond(good));
   }
   set('request_count', 'requests', ok.length);

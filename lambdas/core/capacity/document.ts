@@ -1,0 +1,57 @@
+/**
+ * capacity.json and what the terminal says of it: the document from the search's results,
+ * and the one-line summary ("B sustains 2.4x today's traffic at 99 % goodput, A 1.8x").
+ */
+import { roundTo } from './search';
+import { CAPACITY_SCHEMA_VERSION, type CapacityDocument, type CapacityObjectives, type SearchSettings, type TargetCapacity } from './types';
+
+export interface CapacityRunInfo {
+  runId: string;
+  generatedAt: string;
+  captures: string;
+  window: CapacityDocument['window'];
+  objectives: CapacityObjectives;
+  search: SearchSettings & { cooldownMs: number; together: boolean };
+}
+
+export function buildCapacityDocument(info: CapacityRunInfo, targets: readonly TargetCapacity[]): CapacityDocument {
+  const { objectives: o, search: s } = info;
+  return {
+    schema_version: CAPACITY_SCHEMA_VERSION,
+    run_id: info.runId,
+    generated_at: info.generatedAt,
+    captures: info.captures,
+    window: info.window,
+    objectives: { goodput: o.slos, min_goodput: o.minGoodput, max_error_rate: o.maxErrorRate, max_client_lag_ms: o.maxClientLagMs },
+    search: { start_factor: s.startFactor, growth: s.growth, resolution: s.resolution, max_factor: s.maxFactor, cooldown_ms: s.cooldownMs, together: s.together },
+    targets: [...targets],
+  };
+}
+
+/** A factor as the summary writes it: `2.4x`, `0.125x`. */
+export function factorText(f: number): string {
+  return `${roundTo(f, 1e-6)}x`;
+}
+
+/** A share as a percentage without needless decimals: 0.99 -> `99 %`, 0.995 -> `99.5 %`. */
+export function shareText(share: number): string {
+  return `${roundTo(share * 100, 0.01)} %`;
+}
+
+/** What a target sustained, in a few words. */
+export function sustainedText(t: TargetCapacity): string {
+  if (t.limited_by === 'client') return t.sustained_factor === null ? 'not measured (client-limited from the first step)' : `at least ${factorText(t.sustained_factor)} (client-limited)`;
+  if (t.limited_by === 'cap') return `${factorText(t.sustained_factor as number)} or more (the cap)`;
+  return t.sustained_factor === null ? `less than ${factorText(t.limit_factor as number)} (no factor tried met the objectives)` : factorText(t.sustained_factor);
+}
+
+/**
+ * One line, the best target first: "B sustains 2.4x today's traffic at 99 % goodput, A 1.8x".
+ */
+export function capacitySummaryLine(doc: CapacityDocument): string {
+  const ranked = [...doc.targets].sort((a, b) => (b.sustained_factor ?? -1) - (a.sustained_factor ?? -1));
+  const [best, ...rest] = ranked;
+  if (!best) return 'No target was searched.';
+  const head = `${best.name} sustains ${sustainedText(best)} today's traffic at ${shareText(doc.objectives.min_goodput)} goodput`;
+  return rest.length === 0 ? head : `${head}, ${rest.map((t) => `${t.name} ${sustainedText(t)}`).join(', ')}`;
+}

@@ -1,0 +1,175 @@
+/**
+ * The capacity search's pure parts: which factors it tries (geometric, then bisection to the
+ * resolution, the cap, the descent when the start fails), what ends it (a client-limited
+ * step), what a step measures and how it is judged, and the summary line.
+ */
+import { describe, expect, it } from 'vitest';
+import { buildCapacityDocument, capacitySummaryLine } from '../../../lambdas/core/capacity/document';
+import { judgeStep, measureStep, type StepManifest } from '../../../lambdas/core/capacity/measure';
+import { conclude, nextFactor, roundTo, searchCapacity, validateSearchSettings } from '../../../lambdas/core/capacity/search';
+import type { CapacityObjectives, CapacityStep, SearchSettings, StepOutcome } from '../../../lambdas/core/capacity/types';
+import type { ProfileRecord } from '../../../lambdas/core/types';
+
+const settings: SearchSettings = { startFactor: 1, growth: 2, resolution: 0.1, maxFactor: 64 };
+const objectives: CapacityObjectives = { slos: { time_to_first_token: 200 }, minGoodput: 0.99, maxErrorRate: 0.01, maxClientLagMs: 100 };
+
+function step(factor: number, outcome: StepOutcome): CapacityStep {
+  return {
+    factor,
+    requests: Math.round(100 * factor),
+    succeeded: Math.round(100 * factor),
+    failed: 0,
+    dropped: 0,
+    good: outcome === 'met' ? Math.round(100 * factor) : 0,
+    goodput: outcome === 'met' ? 1 : 0.5,
+    error_rate: 0,
+    slo_metrics: {},
+    client: { schedule_lag_p99_ms: 1, wire_lag_p99_ms: 1, late_dropped: 0 },
+    outcome,
+    reason: outcome,
+    run_id: `A-${factor}x`,
+    results: `steps/A-${factor}x/A/`,
+  };
+}
+
+/** The factors a search tries against a target that meets the objectives up to `capacity` (client limit optional). */
+async function factorsTried(capacity: number, s = settings, clientLimit = Infinity) {
+  const tried: number[] = [];
+  const [result] = await searchCapacity(
+    ['A'],
+    s,
+    async (factor) => {
+      tried.push(factor);
+      return new Map([['A', step(factor, factor > clientLimit ? 'client' : factor <= capacity ? 'met' : 'objectives')]]);
+    },
+    async () => {},
+  );
+  return { tried, result: result! };
+}
+
+describe('the factors tried', () => {
+  it('grows geometrically, then bisects to the resolution: finds 2.37 as 2.3', async () => {
+    const { tried, result } = await factorsTried(2.37);
+    expect(tried).toEqual([1, 2, 4, 3, 2.5, 2.3, 2.4]);
+    expect(result.sustained_factor).toBe(2.3);
+    expect(result.limited_by).toBe('objectives');
+    expect(result.limit_factor).toBe(2.4);
+    expect(result.steps.map((s) => s.factor)).toEqual([...tried].sort((a, b) => a - b));
+  });
+
+  it('meets the objectives at the cap: sustained = the cap, limited by it', async () => {
+    const { tried, result } = await factorsTried(1000, { ...settings, maxFactor: 10 });
+    expect(tried).toEqual([1, 2, 4, 8, 10]);
+    expect(result).toMatchObject({ sustained_factor: 10, limited_by: 'cap', limit_factor: 10 });
+  });
+
+  it('goes down from a start that fails, and gives null below the resolution', async () => {
+    expect((await factorsTried(0.3)).tried).toEqual([1, 0.5, 0.25, 0.4, 0.3]);
+    const none = await factorsTried(0.05);
+    expect(none.tried).toEqual([1, 0.5, 0.25, 0.125]);
+    expect(none.result).toMatchObject({ sustained_factor: null, limited_by: 'objectives', limit_factor: 0.125 });
+  });
+
+  it('stops at a client-limited step: the target sustained at least the last factor met, and the note says how to go further', async () => {
+    const { tried, result } = await factorsTried(100, settings, 5);
+    expect(tried).toEqual([1, 2, 4, 8]);
+    expect(result).toMatchObject({ sustained_factor: 4, limited_by: 'client', limit_factor: 8 });
+    expect(result.note).toMatch(/at least 4x/);
+    expect(result.note).toMatch(/--workers/);
+  });
+
+  it('errors end the search as errors when the smallest failing step failed on errors', () => {
+    const r = conclude('A', [step(1, 'met'), step(2, 'errors'), step(1.5, 'met'), step(1.8, 'objectives'), step(1.6, 'met'), step(1.7, 'met')], settings);
+    expect(r).toMatchObject({ sustained_factor: 1.7, limited_by: 'objectives', limit_factor: 1.8 });
+    expect(conclude('A', [step(1, 'met'), step(2, 'errors'), step(1.5, 'errors')], settings).limited_by).toBe('errors');
+  });
+
+  it('searched together, targets share the steps they want at the same factor, then part', async () => {
+    const calls: [number, string[]][] = [];
+    const capacity: Record<string, number> = { A: 1.5, B: 3 };
+    const results = await searchCapacity(
+      ['A', 'B'],
+      settings,
+      async (factor, targets) => {
+        calls.push([factor, [...targets]]);
+        return new Map(targets.map((t) => [t, step(factor, factor <= capacity[t]! ? 'met' : 'objectives')]));
+      },
+      async () => {},
+    );
+    expect(calls.slice(0, 2)).toEqual([[1, ['A', 'B']], [2, ['A', 'B']]]);
+    expect(results.map((r) => r.sustained_factor)).toEqual([1.5, 3]);
+  });
+
+  it('rounds midpoints to the resolution and refuses bad settings', () => {
+    expect(roundTo(0.1 + 0.2, 0.1)).toBe(0.3);
+    expect(nextFactor([step(2, 'met'), step(2.1, 'objectives')], settings)).toBeNull();
+    expect(validateSearchSettings({ startFactor: 0, growth: 1, resolution: -1, maxFactor: NaN })).toHaveLength(4);
+    expect(validateSearchSettings({ ...settings, maxFactor: 0.5 })).toEqual(['maxFactor (0.5) is below startFactor (1)']);
+  });
+});
+
+function record(ttft: number | null, error = false): ProfileRecord {
+  return {
+    metadata: {} as ProfileRecord['metadata'],
+    metrics: ttft === null ? {} : { time_to_first_token: { value: ttft, unit: 'ms' } },
+    error: error ? { code: 500, type: 'HTTPError', message: 'x' } : null,
+    capture_replay: {} as ProfileRecord['capture_replay'],
+  };
+}
+
+const manifest = (over: Partial<StepManifest> = {}): StepManifest => ({ scheduled: 100, succeeded: 100, failed: 0, droppedByReason: {}, scheduleLag: { p99: 2 }, wireLag: { p99: 3 }, ...over });
+
+describe('a step measured and judged', () => {
+  const fast = Array.from({ length: 100 }, (_, i) => record(100 + i));
+
+  it('goodput is the share of the requests due that met every SLO; incompatible ones are not the target’s', () => {
+    const records = [...fast.slice(0, 97), record(250), record(300), record(null, true)];
+    const m = measureStep(2, records, manifest({ scheduled: 104, succeeded: 99, failed: 1, droppedByReason: { not_chat_request: 3, late_beyond_tolerance: 1 } }), objectives.slos);
+    expect(m.requests).toBe(101);
+    expect(m.goodput).toBeCloseTo(97 / 101, 12);
+    expect(m.error_rate).toBeCloseTo(1 / 101, 12);
+    expect(m.dropped).toBe(1);
+    expect(m.slo_metrics.time_to_first_token!.p50).toBe(149);
+    expect(m.client).toEqual({ schedule_lag_p99_ms: 2, wire_lag_p99_ms: 3, late_dropped: 1 });
+  });
+
+  it('judges errors first, then goodput, then the client', () => {
+    const met = measureStep(1, fast, manifest(), objectives.slos);
+    expect(judgeStep(met, objectives).outcome).toBe('met');
+    expect(judgeStep({ ...met, error_rate: 0.01, failed: 1 }, objectives)).toMatchObject({ outcome: 'errors' });
+    expect(judgeStep({ ...met, goodput: 0.98, good: 98 }, objectives)).toMatchObject({ outcome: 'objectives', reason: 'goodput 98 % (98 of 100) < 99 %' });
+    const late = { ...met, client: { schedule_lag_p99_ms: 150, wire_lag_p99_ms: 180, late_dropped: 0 } };
+    expect(judgeStep(late, objectives)).toMatchObject({ outcome: 'client', reason: 'the replayer sent late: p99 wire lag 180.0 ms > 100 ms' });
+    // Late and failing: the failure stands (a late client sends less load, not more).
+    expect(judgeStep({ ...late, goodput: 0.5 }, objectives).outcome).toBe('objectives');
+  });
+});
+
+describe('capacity.json and its summary line', () => {
+  const info = {
+    runId: 'cap',
+    generatedAt: '2026-05-01T00:00:00Z',
+    captures: 'c/',
+    window: { start_offset_ms: 0, end_offset_ms: 180_000, captured_requests: 300 },
+    objectives,
+    search: { ...settings, cooldownMs: 2000, together: false },
+  };
+
+  it('says in one line which target sustains how much, the best first, with the goodput objective', () => {
+    const a = conclude('A', [step(1, 'met'), step(2, 'objectives'), step(1.8, 'met'), step(1.9, 'objectives')], settings);
+    const b = conclude('B', [step(1, 'met'), step(2, 'met'), step(4, 'objectives'), step(3, 'objectives'), step(2.5, 'objectives'), step(2.3, 'met'), step(2.4, 'met')], settings);
+    const doc = buildCapacityDocument(info, [a, b]);
+    expect(capacitySummaryLine(doc)).toBe("B sustains 2.4x today's traffic at 99 % goodput, A 1.8x");
+    expect(doc).toMatchObject({ schema_version: 1, objectives: { goodput: { time_to_first_token: 200 }, min_goodput: 0.99, max_error_rate: 0.01 } });
+    expect(Object.keys(doc.targets[0]!)).toEqual(['name', 'sustained_factor', 'limited_by', 'limit_factor', 'note', 'steps']);
+  });
+
+  it('names the client and the cap as limits, and a target that met nothing', () => {
+    const client = conclude('A', [step(1, 'met'), step(2, 'client')], settings);
+    const cap = conclude('B', [step(1, 'met'), step(2, 'met')], { ...settings, maxFactor: 2 });
+    const none = conclude('C', [step(1, 'objectives'), step(0.5, 'objectives'), step(0.25, 'objectives'), step(0.125, 'objectives')], settings);
+    expect(capacitySummaryLine(buildCapacityDocument(info, [client, cap, none]))).toBe(
+      "B sustains 2x or more (the cap) today's traffic at 99 % goodput, A at least 1x (client-limited), C less than 0.125x (no factor tried met the objectives)",
+    );
+  });
+});
