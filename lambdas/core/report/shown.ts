@@ -18,10 +18,16 @@ export const isNum = (v: unknown): v is number => typeof v === 'number' && Numbe
 
 export const hasValues = (a: readonly (number | null)[] | null | undefined): boolean => !!a && a.some(isNum);
 
+/** The page's targets in order: the runs', or a capacity search's when the page has no run of its own. */
+function targetNames(data: ReportData): string[] {
+  return data.targets.length > 0 || !data.capacity ? data.targets.map((t) => t.summary.name) : data.capacity.targets.map((t) => t.name);
+}
+
 /** A target's colour by its position among the targets (the baseline first); an unknown name gets the next one. */
 export function colorOf(data: ReportData, name: string): string {
-  const i = data.targets.findIndex((t) => t.summary.name === name);
-  return SERIES_COLORS[(i < 0 ? data.targets.length : i) % SERIES_COLORS.length] as string;
+  const names = targetNames(data);
+  const i = names.indexOf(name);
+  return SERIES_COLORS[(i < 0 ? names.length : i) % SERIES_COLORS.length] as string;
 }
 
 export function metricOf(c: TargetComparison, tag: ComparedMetricTag): MetricComparison | undefined {

@@ -3,6 +3,7 @@
  * target, its accounting and time series already reduced to a bounded number of points, so
  * the page stays small whatever the run's size.
  */
+import type { CapacityDocument } from '../capacity/types';
 import type { ComparisonDocument, ComparedMetricTag } from '../compare/types';
 
 export interface ReportTargetSummary {
@@ -43,4 +44,6 @@ export interface ReportData {
   generatedAt: string;
   targets: ReportTarget[];
   comparison: ComparisonDocument | null;
+  /** A capacity search's results (capacity.json): the page's capacity section. */
+  capacity?: CapacityDocument;
 }

@@ -5,6 +5,7 @@
 import { colorOf, comparisonsOf } from '../shown';
 import type { ReportData } from '../types';
 import { drawCharts, embeddedData } from './page-runtime';
+import { drawCapacity } from './report-capacity';
 import type { ReportPage } from './report-charts';
 import { drawDiff, drawEcdf } from './report-ecdf';
 import { drawLag, drawTime } from './report-time';
@@ -17,4 +18,5 @@ drawCharts({
   diff: (el, lib) => drawDiff(page, el, lib),
   time: (el, lib) => drawTime(page, el, lib),
   lag: (el, lib) => drawLag(page, el, lib),
+  capacity: (el, lib) => drawCapacity(page, el, lib),
 });
