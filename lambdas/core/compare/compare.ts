@@ -297,16 +297,17 @@ function metricVerdict(m: MetricComparison, test: TestResult, options: CompareOp
   const p50 = describeP50(rel, diff, m.unit, m.paired_shift !== null);
   const p = m.p_value_adjusted;
   if (p === null) return { verdict: 'no_difference', reason: `No test possible: every pair's difference is 0 (${p50}).` };
-  const holmText = `Holm p = ${formatP(p)}`;
-  if (!(p < options.alpha)) return { verdict: 'no_difference', reason: `${p50}, ${holmText} >= ${options.alpha}: not significant.` };
-  if (diff.ci_low === null || diff.ci_high === null) return { verdict: 'inconclusive', reason: `${holmText} < ${options.alpha} but no interval for the p50 difference.` };
+  if (!(p < options.alpha)) return { verdict: 'no_difference', reason: `${p50}, Holm p = ${formatP(p)} >= ${options.alpha}: not significant.` };
+  // A p-value below what a double holds is "< 1e-300" already: below alpha without saying so twice.
+  const holmText = p === 0 ? `Holm p ${formatP(p)}` : `Holm p = ${formatP(p)} < ${options.alpha}`;
+  if (diff.ci_low === null || diff.ci_high === null) return { verdict: 'inconclusive', reason: `${holmText} but no interval for the p50 difference.` };
   const sign = diff.ci_low > 0 ? 1 : diff.ci_high < 0 ? -1 : 0;
-  if (sign === 0) return { verdict: 'no_difference', reason: `${p50}, ${holmText} < ${options.alpha}, but the p50 interval includes 0.` };
-  if (!reachesEffect(rel, diff, sign, minPct)) return { verdict: 'no_difference', reason: `${p50}, ${holmText} < ${options.alpha}, but within the ${minText} minimum effect.` };
+  if (sign === 0) return { verdict: 'no_difference', reason: `${p50}, ${holmText}, but the p50 interval includes 0.` };
+  if (!reachesEffect(rel, diff, sign, minPct)) return { verdict: 'no_difference', reason: `${p50}, ${holmText}, but within the ${minText} minimum effect.` };
   if (test.direction !== sign) {
-    return { verdict: 'no_difference', reason: `${p50}, ${holmText} < ${options.alpha}, but the ${paired ? 'signed ranks' : 'ranks'} lean the other way.` };
+    return { verdict: 'no_difference', reason: `${p50}, ${holmText}, but the ${paired ? 'signed ranks' : 'ranks'} lean the other way.` };
   }
-  return { verdict: label(m.direction, sign), reason: `${p50}, ${holmText} < ${options.alpha}, beyond the ${minText} minimum effect.` };
+  return { verdict: label(m.direction, sign), reason: `${p50}, ${holmText}, beyond the ${minText} minimum effect.` };
 }
 
 /**

@@ -362,4 +362,12 @@ describe('output length agreement and formatting', () => {
     expect(formatP(0.5)).toBe('0.5');
     expect(formatP(0)).toBe('< 1e-300');
   });
+
+  it('a p-value below what a double holds is written "< 1e-300" once, not "p = < 1e-300 < 0.05"', () => {
+    const [A, B] = pairedTargets(3000, { request_latency: 2 }, 11, ['request_latency']);
+    const m = metric(compareTargets(A, B, OPTIONS).metrics, 'request_latency');
+    expect(m.p_value_adjusted).toBe(0);
+    expect(m.verdict).toBe('worse');
+    expect(m.verdict_reason).toMatch(/^paired shift \+\d+\.\d % \[[-\d.]+, [-\d.]+\], Holm p < 1e-300, beyond the 2 % minimum effect\.$/);
+  });
 });
