@@ -150,6 +150,18 @@ export async function readStackOutputs(source: OutputsSource): Promise<StackOutp
   return fromCloudFormation(source.stack ?? DEFAULT_STACK, source.region);
 }
 
+/**
+ * The `link` command that opens a run's report later, pointed at the same stack as this one
+ * was: the outputs file it read, or the stack's name and region when they are not the defaults.
+ */
+export function relinkCommand(outputs: Pick<StackOutputs, 'stack' | 'source' | 'region' | 'fromCloudFormation'>, runId: string): string {
+  const quote = (v: string) => (/^[\w./:@-]+$/.test(v) ? v : `'${v.replaceAll("'", "'\\''")}'`);
+  const where = outputs.fromCloudFormation
+    ? `${outputs.stack === DEFAULT_STACK ? '' : ` --stack ${quote(outputs.stack)}`}${outputs.region ? ` --region ${quote(outputs.region)}` : ''}`
+    : ` --outputs ${quote(outputs.source)}`;
+  return `capture-replay link --run ${quote(runId)}${where}`;
+}
+
 /** Outputs the command needs that the stack does not have, as one line; null when all are there. */
 export function missingOutputs(outputs: StackOutputs, needed: readonly OutputName[]): string | null {
   const missing = needed.filter((n) => outputs.values[n] === undefined);

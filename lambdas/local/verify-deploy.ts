@@ -18,7 +18,7 @@ import { readFile } from 'node:fs/promises';
 import { CommandProblem, describeAwsError } from './aws-problem';
 import { USAGE_EXIT } from './cli-usage';
 import { cliS3Client, DEFAULT_LINK_SECONDS, lifetimeText, presignGet, reportKey, s3Uri } from './s3-links';
-import { missingOutputs, readStackOutputs, stackLogGroups, type StackOutputs } from './stack-outputs';
+import { missingOutputs, readStackOutputs, relinkCommand, stackLogGroups, type StackOutputs } from './stack-outputs';
 import { candidateRunIds, SAMPLE_FILE, sampleKey, stampSample } from './verify-sample';
 import { laterText, missingText, progressText, RunWatch, type TargetCounts } from './verify-watch';
 
@@ -150,7 +150,7 @@ async function follow(watch: RunWatch, timeoutS: number, pollMs: number, err: Io
   }
 }
 
-async function summary(watch: RunWatch, s3: S3Client, upload: Upload, expires: number, out: Io['out']): Promise<string[]> {
+async function summary(watch: RunWatch, s3: S3Client, upload: Upload, expires: number, relink: (runId: string) => string, out: Io['out']): Promise<string[]> {
   const runId = watch.state.runId as string;
   const counts = await watch.counts();
   const ingest = watch.state.ingest;
@@ -166,7 +166,7 @@ async function summary(watch: RunWatch, s3: S3Client, upload: Upload, expires: n
       `  results: s3://${watch.bucket}/runs/${runId}/`,
       ...[...counts].map(([name, c]) => targetLine(name, c, `s3://${watch.bucket}/runs/${runId}/${name}/`)),
       `  report:  ${s3Uri(report)}`,
-      `Open the report (link valid for ${lifetimeText(expires)}; a new one: capture-replay link --run ${runId}):`,
+      `Open the report (link valid for ${lifetimeText(expires)}; a new one: ${relink(runId)}):`,
       link,
       '',
     ].join('\n'),
@@ -177,6 +177,7 @@ async function summary(watch: RunWatch, s3: S3Client, upload: Upload, expires: n
 /** The run from the upload to the summary; the exit code. */
 async function verify(outputs: StackOutputs, options: VerifyDeployOptions, io: Io): Promise<number> {
   const values = outputs.values;
+  const relink = (runId: string) => relinkCommand(outputs, runId);
   const s3 = cliS3Client(outputs.region);
   try {
     const prefix = values.CapturePrefix ?? '';
@@ -188,13 +189,13 @@ async function verify(outputs: StackOutputs, options: VerifyDeployOptions, io: I
     const runRead = watch.state.phase !== 'ingest' && watch.state.phase !== 'schedule';
     let code: number;
     if (outcome === 'done') {
-      code = (await summary(watch, s3, upload, options.expires ?? DEFAULT_LINK_SECONDS, io.out)).length === 0 ? 0 : 1;
+      code = (await summary(watch, s3, upload, options.expires ?? DEFAULT_LINK_SECONDS, relink, io.out)).length === 0 ? 0 : 1;
     } else if (outcome === 'later') {
-      io.err.write(`capture-replay verify-deploy: ${laterText(watch.state, options.timeout).join('\n')}\n`);
+      io.err.write(`capture-replay verify-deploy: ${laterText(watch.state, options.timeout, relink).join('\n')}\n`);
       code = 1;
     } else {
       const logGroups = outputs.fromCloudFormation ? await stackLogGroups(outputs.stack, outputs.region) : 'the stack\'s log groups: look its resources up in CloudFormation';
-      const where = { results: watch.bucket, sampleUri: s3Uri(upload), capturePrefix: prefix, ingestQueueUrl: values.IngestQueueUrl, replayDlqUrl: values.ReplayDlqUrl, collectQueueUrl: values.CollectQueueUrl, logGroups };
+      const where = { results: watch.bucket, sampleUri: s3Uri(upload), capturePrefix: prefix, ingestQueueUrl: values.IngestQueueUrl, replayDlqUrl: values.ReplayDlqUrl, collectQueueUrl: values.CollectQueueUrl, logGroups, relink };
       io.err.write(`capture-replay verify-deploy: ${missingText(watch.state, where, candidates, options.timeout).join('\n')}\n`);
       code = 1;
     }

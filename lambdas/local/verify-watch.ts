@@ -155,6 +155,8 @@ export interface Whereabouts {
   collectQueueUrl?: string | undefined;
   /** Log group names by function (ingest, fire, collect), or a command that lists them. */
   logGroups: Partial<Record<Fn, string>> | string;
+  /** The command that gives a link to the run's report later (stack-outputs.ts relinkCommand). */
+  relink: (runId: string) => string;
 }
 
 /** The functions' log groups by name, or, when they could not be looked up, the command that lists them (once). */
@@ -188,7 +190,7 @@ export function missingText(s: RunState, w: Whereabouts, candidates: readonly st
       return [
         `run ${s.runId} was scheduled (targets ${s.targets.join(', ')}) but ${pending.map((t) => at(targetPrefix(s.runId as string, t) + ARTIFACT_FILES.manifest)).join(', ')} ${pending.length === 1 ? 'is' : 'are'} not there after ${waitedS} s.${late}`,
         `  Where to look: shard messages that failed three times are in the replay dead-letter queue${w.replayDlqUrl ? ` ${w.replayDlqUrl}` : ''}; ${logs(w, ['fire', 'collect'])}.`,
-        `  When it finishes: capture-replay link --run ${s.runId}`,
+        `  When it finishes: ${w.relink(s.runId as string)}`,
       ];
     }
     case 'report':
@@ -201,12 +203,12 @@ export function missingText(s: RunState, w: Whereabouts, candidates: readonly st
 }
 
 /** Lines saying that the run cannot start before the timeout ends (a mirror run's lag), and what to do. */
-export function laterText(s: RunState, timeoutS: number): string[] {
+export function laterText(s: RunState, timeoutS: number, relink: (runId: string) => string): string[] {
   const first = s.firstDueMs as number;
   const why = s.mode === 'mirror' ? ` (mirror mode: each request is due at its inferenceTime + ${s.lagMs !== null ? `${Math.round(s.lagMs / 1000)} s` : 'the lag'})` : '';
   const enough = Math.ceil((first - Date.now()) / 1000) + 120;
   return [
     `run ${s.runId} is scheduled, but its first request is due at ${new Date(first).toISOString()}${why}, after --timeout ${timeoutS} s: it cannot finish in time.`,
-    `  Next time give it longer (--timeout ${enough}), or open its report once it is done: capture-replay link --run ${s.runId}`,
+    `  Next time give it longer (--timeout ${enough}), or open its report once it is done: ${relink(s.runId as string)}`,
   ];
 }

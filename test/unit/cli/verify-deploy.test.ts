@@ -17,7 +17,7 @@ import { discoverCaptureFolders } from '../../../lambdas/core/schedule/window-pl
 import type { CaptureRecord } from '../../../lambdas/core/types';
 import { fileRunId } from '../../../lambdas/handlers/ingest';
 import { describeAwsError } from '../../../lambdas/local/aws-problem';
-import { outputsFromFile, regionOfOutputs, stackStatusProblem, type StackOutputs } from '../../../lambdas/local/stack-outputs';
+import { outputsFromFile, regionOfOutputs, relinkCommand, stackStatusProblem, type StackOutputs } from '../../../lambdas/local/stack-outputs';
 import { parseAutoReplay, scheduleOnlyText, StatusLine, targetLine, unprovenTargets } from '../../../lambdas/local/verify-deploy';
 import { candidateRunIds, captureRoot, SAMPLE_FILE, sampleKey, stampSample } from '../../../lambdas/local/verify-sample';
 import { laterText, missingText, progressText, type RunState, type Whereabouts } from '../../../lambdas/local/verify-watch';
@@ -162,6 +162,7 @@ describe('what verify-deploy says', () => {
     replayDlqUrl: 'https://sqs/replay-dlq',
     collectQueueUrl: 'https://sqs/collect',
     logGroups: { ingest: '/aws/lambda/ingest-logs', fire: '/aws/lambda/fire-logs', collect: '/aws/lambda/collect-logs' },
+    relink: (runId) => relinkCommand({ stack: 'Replay-llama', source: 'stack Replay-llama (eu-west-1)', region: 'eu-west-1', fromCloudFormation: true }, runId),
   };
   const state = (s: Partial<RunState>): RunState => ({ phase: 'ingest', runId: null, ingest: null, targets: [], finished: [], deadlineMs: null, firstDueMs: null, mode: null, lagMs: null, ...s });
 
@@ -188,7 +189,7 @@ describe('what verify-deploy says', () => {
     expect(text).toContain('mirror mode');
     expect(text).toContain('https://sqs/replay-dlq');
     expect(text).toContain("the fire and collect functions' log groups: /aws/lambda/fire-logs, /aws/lambda/collect-logs");
-    expect(text).toContain('capture-replay link --run file-1');
+    expect(text).toContain('capture-replay link --run file-1 --stack Replay-llama --region eu-west-1');
   });
 
   it('no report: names report.html and the collect logs; log groups it could not look up are a command to list them', () => {
@@ -219,10 +220,17 @@ describe('what verify-deploy says', () => {
 
   it('a run that starts after the timeout (mirror lag): says when it starts, why, and what to do', () => {
     const first = Date.now() + 900_000;
-    const text = laterText(state({ phase: 'targets', runId: 'mirror-1', targets: ['A'], firstDueMs: first, mode: 'mirror', lagMs: 900_000 }), 300).join('\n');
+    const text = laterText(state({ phase: 'targets', runId: 'mirror-1', targets: ['A'], firstDueMs: first, mode: 'mirror', lagMs: 900_000 }), 300, where.relink).join('\n');
     expect(text).toContain(`run mirror-1 is scheduled, but its first request is due at ${new Date(first).toISOString()} (mirror mode: each request is due at its inferenceTime + 900 s), after --timeout 300 s`);
     expect(text).toMatch(/--timeout 10[12]\d\b/);
-    expect(text).toContain('capture-replay link --run mirror-1');
+    expect(text).toContain('capture-replay link --run mirror-1 --stack Replay-llama --region eu-west-1');
+  });
+
+  it('the link command it suggests points at the same stack: its outputs file, or a name and region that are not the defaults', () => {
+    const cfn = (stack: string, region: string | undefined) => ({ stack, source: `stack ${stack}`, region, fromCloudFormation: true });
+    expect(relinkCommand(cfn('CaptureReplay', undefined), 'file-1')).toBe('capture-replay link --run file-1');
+    expect(relinkCommand(cfn('Replay-llama', 'us-west-2'), 'file-1')).toBe('capture-replay link --run file-1 --stack Replay-llama --region us-west-2');
+    expect(relinkCommand({ stack: 'X', source: 'out dir/cdk-outputs.json', region: 'us-west-2', fromCloudFormation: false }, 'file-1')).toBe("capture-replay link --run file-1 --outputs 'out dir/cdk-outputs.json'");
   });
 
   it('progress names the phase and the targets still running', () => {
