@@ -8,7 +8,8 @@
  * differ on purpose, and the demo says so before the run, with the verdict to expect.
  */
 import { join, relative } from 'node:path';
-import { newRunId, replayCommand, type ReplayCommandOptions } from './replay-command';
+import { replayCommand } from './replay/command';
+import { newRunId, type ReplayCommandOptions } from './replay/config';
 import { SAMPLE_DIR, splitSample } from './demo-sample';
 
 /** The mocks' settings: the SageMaker runtime is set SAGEMAKER_EXTRA_TTFT_MS slower to first token, everything else equal. */

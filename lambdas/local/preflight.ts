@@ -16,7 +16,7 @@
  */
 import { connect as tcpConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import type { CliTarget } from './replay-command';
+import type { CliTarget } from './replay/targets';
 
 /** A target as the command line gives it. */
 export type PreflightTarget = CliTarget;

@@ -118,7 +118,7 @@ function addReplay(program: Command): void {
     .option('--no-response-excerpts', 'keep no response text in records and error summaries (error messages name the status and type only)')
     .option('--no-progress', 'no progress bar even on a terminal');
   comparisonOptions(replay).action(async (capturesPath: string, options: Record<string, unknown>) => {
-    const { replayCommand } = await import('./replay-command');
+    const { replayCommand } = await import('./replay/command');
     process.exitCode = await replayCommand({ capturesPath, ...options } as Parameters<typeof replayCommand>[0]);
   });
 }
@@ -131,7 +131,7 @@ function addCompare(program: Command): void {
     .addOption(new Option('--pairing <mode>', 'paired: by capture request; unpaired: distributions only; auto: paired when most requests match').choices(['auto', 'paired', 'unpaired']).default('auto'))
     .option('--names <list>', 'comma-separated names for the folders (default: the folder names)');
   comparisonOptions(compare).action(async (dirs: string[], options: Record<string, unknown>) => {
-    const { compareCommand } = await import('./compare-command');
+    const { compareCommand } = await import('./compare/command');
     process.exitCode = await compareCommand({ dirs, ...options } as Parameters<typeof compareCommand>[0]);
   });
 }

@@ -70,7 +70,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('npm pack', () => {
   it('packs what the command needs, and not the tests, the benchmarks or the CDK app', () => {
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'bin/capture-replay.js', 'bin/capture-replay.ts', 'lambdas/local/replay-command.ts', 'lambdas/core/run/replay.ts']));
+    expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'bin/capture-replay.js', 'bin/capture-replay.ts', 'lambdas/local/replay/command.ts', 'lambdas/core/run/replay.ts']));
     expect(files.some((f) => f.startsWith('samples/datacapture/') && f.endsWith('.jsonl'))).toBe(true);
     for (const prefix of ['test/', 'bench/', 'lib/', 'bin/app.ts', 'lambdas/handlers/', 'node_modules/', 'cdk.json']) {
       expect(files.filter((f) => f.startsWith(prefix)), prefix).toEqual([]);

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESPONSE_LIMITS } from '../../lambdas/adapters/http/response-body';
-import { replayCommand } from '../../lambdas/local/replay-command';
+import { replayCommand } from '../../lambdas/local/replay/command';
 import { faultCaptureLine, REDIRECT_LOCATION } from '../support/fault-server';
 import { REPO_ROOT, startCli, startUrlProcess, type CliResult, type MockProcess } from '../support/processes';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compareCommand } from '../../../lambdas/local/compare-command';
+import { compareCommand } from '../../../lambdas/local/compare/command';
 import type { ComparisonDocument } from '../../../lambdas/core/compare/types';
 import { seededRandom } from '../../../lambdas/core/random';
 

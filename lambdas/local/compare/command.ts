@@ -1,0 +1,91 @@
+/**
+ * `capture-replay compare <dir-A> <dir-B> [...]`: the A/B verdict for runs made apart. The
+ * folders named and found (results-folders.ts), their records compared, the table printed and
+ * the comparison and report written (--out), then the exit code (--fail-on: 3).
+ */
+import { join } from 'node:path';
+import { BUNDLED_CHART_ASSETS } from '../../adapters/bundled-chart-assets';
+import { FsArtifactStore } from '../../adapters/local/fs-artifact-store';
+import { analyse } from '../../core/compare/analysis';
+import { FAIL_ON_EXIT, renderComparisonTable } from '../../core/export/comparison-table';
+import { RUN_FILES, writeRunAnalysis } from '../../core/export/run-artifacts';
+import { renderReportHtml } from '../../core/report/report-page';
+import { usageMessage, USAGE_EXIT } from '../cli-usage';
+import { compareOptionsOf, failOnMatch, type ComparisonFlags } from '../comparison-flags';
+import { expand, readTarget, type TargetFolder } from './results-folders';
+
+/** `capture-replay compare`'s arguments and flags, as commander hands them over. */
+export interface CompareCommandOptions extends ComparisonFlags {
+  dirs: string[];
+  out?: string;
+  pairing: 'auto' | 'paired' | 'unpaired';
+  names?: string;
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+}
+
+/** The folders to compare, named (--names, else their folder names, told apart by position), or what is wrong. */
+async function targetFolders(options: CompareCommandOptions): Promise<TargetFolder[] | { fail: string } | { usage: string }> {
+  const folders: TargetFolder[] = [];
+  for (const dir of options.dirs) {
+    const found = await expand(dir);
+    if (typeof found === 'string') return { fail: found };
+    folders.push(...found);
+  }
+  if (options.names !== undefined) {
+    const names = options.names.split(',').map((s) => s.trim());
+    if (names.length !== folders.length || names.some((n) => n === '')) return { usage: `--names gives ${names.length} name(s) for ${folders.length} results folder(s)` };
+    names.forEach((name, i) => ((folders[i] as TargetFolder).name = name));
+  }
+  const seen = new Set<string>();
+  for (const f of folders) {
+    // Two folders called the same (A/ of two runs): tell them apart by position.
+    let name = f.name;
+    for (let k = 2; seen.has(name); k++) name = `${f.name}-${k}`;
+    f.name = name;
+    seen.add(name);
+  }
+  if (folders.length < 2) return { fail: `need two results folders or more to compare, got ${folders.length} (${folders.map((f) => f.dir).join(', ')})` };
+  return folders;
+}
+
+export async function compareCommand(options: CompareCommandOptions): Promise<number> {
+  const out = options.stdout ?? process.stdout;
+  const err = options.stderr ?? process.stderr;
+  const fail = (message: string): number => {
+    err.write(`capture-replay compare: ${message}\n`);
+    return 1;
+  };
+  const folders = await targetFolders(options);
+  if ('usage' in folders) {
+    err.write(usageMessage('compare', folders.usage));
+    return USAGE_EXIT;
+  }
+  if ('fail' in folders) return fail(folders.fail);
+
+  const read = await Promise.all(folders.map(readTarget));
+  for (const [i, r] of read.entries()) {
+    if (r.badLines > 0) err.write(`capture-replay compare: ${folders[i]?.dir}: ${r.badLines} line(s) not a record, left out (first at line ${r.firstBadLine})\n`);
+    if (r.accumulator.columns.size === 0) return fail(`${folders[i]?.dir}: no records`);
+  }
+  const analysis = analyse({
+    title: `capture-replay compare | ${folders.map((f) => f.name).join(' vs ')}`,
+    runId: folders.map((f) => f.name).join('-vs-'),
+    generatedAt: new Date().toISOString(),
+    compare: compareOptionsOf(options, { mode: options.pairing }),
+    targets: read.map((r) => ({ accumulator: r.accumulator, summary: r.summary })),
+  });
+  const comparison = analysis.comparison;
+  if (!comparison) return fail('nothing to compare');
+  out.write(renderComparisonTable(comparison) + '\n');
+  if (options.out !== undefined) {
+    await writeRunAnalysis(new FsArtifactStore(options.out), '', comparison, renderReportHtml(analysis.report, BUNDLED_CHART_ASSETS));
+    out.write(`Comparison: ${join(options.out, RUN_FILES.comparison)}\nReport: ${join(options.out, RUN_FILES.report)}\n`);
+  }
+  const failOn = failOnMatch(comparison, options.failOn);
+  if (failOn) {
+    err.write(`capture-replay compare: ${failOn}\n`);
+    return FAIL_ON_EXIT;
+  }
+  return 0;
+}

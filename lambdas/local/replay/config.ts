@@ -1,0 +1,188 @@
+/**
+ * The replay command's configuration: the flags as commander parsed them (program.ts defines
+ * them, their help, parsers and defaults), turned once into one validated, typed config that
+ * the run reads and the results record (`inputConfigOf`). A problem is a usage error in the
+ * flags' own words.
+ */
+import { randomBytes } from 'node:crypto';
+import type { WaitMode } from '../../adapters/system-clock';
+import type { CompareOptions } from '../../core/compare/types';
+import { replayInputConfig, type ExportInputConfig } from '../../core/export/input-config';
+import { validatePlanOptions, type PlanOptions } from '../../core/plan/plan';
+import { DEFAULT_REHEARSAL_REQUESTS, planProblemsAsFlags } from '../cli-usage';
+import { compareOptionsOf, type ComparisonFlags } from '../comparison-flags';
+import { targetsOf, type CliTarget, type TargetFlags } from './targets';
+
+/** `capture-replay replay`'s flags, as commander hands them over (or a caller that runs it in-process). */
+export interface ReplayCommandOptions extends TargetFlags, ComparisonFlags {
+  capturesPath: string;
+  dispatch?: 'parallel' | 'sequential';
+  out: string;
+  path: string;
+  streaming: boolean;
+  model?: string;
+  apiKeyEnv?: string;
+  startOffset?: number;
+  endOffset?: number;
+  timeScale: number;
+  intraSecond: 'spread' | 'burst';
+  limit?: number;
+  sample?: number;
+  seed: number;
+  maxInFlight?: number;
+  /**
+   * Fire threads: `auto` (default) is this thread up to ~2,500 requests/s at the plan's peak,
+   * else a worker thread per ~2,500/s up to the cores less one (fire-workers.ts); a number as given.
+   */
+  workers?: number | 'auto';
+  /** `precise` (default): sub-millisecond; `coarse`: timers only, ~1 ms, less CPU (system-clock.ts). */
+  wait?: WaitMode;
+  /** Requests per target and firing thread sent to an in-process sink before schedule zero (rehearsal.ts); default DEFAULT_REHEARSAL_REQUESTS, 0: none. */
+  rehearsal?: number;
+  timeout: number;
+  lead: number;
+  lateTolerance?: number;
+  latePolicy: 'fire' | 'drop';
+  maxErrorRate?: number;
+  runId?: string;
+  progress: boolean;
+  /** Check that every target can be reached before the schedule starts (--no-preflight: false). Default true. */
+  preflight?: boolean;
+  /** Goodput SLOs (--goodput): metric tag -> threshold in the metric's unit. */
+  goodput?: Record<string, number>;
+  /** Keep excerpts of response text in error messages (--no-response-excerpts: false). Default true. */
+  responseExcerpts?: boolean;
+  /** After SIGINT/SIGTERM, how long requests in flight may finish before they are cancelled (ms; interrupt.ts). */
+  cancelGrace?: number;
+  /** Where to write human output (the summary table); errors go to stderr. */
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+}
+
+/** The plan's options but the run id and the target kind, which are the run's and each target's. */
+export type ReplayPlanOptions = Omit<PlanOptions, 'runId' | 'targetKind'>;
+
+/** What a replay does, every default applied and every rule checked. */
+export interface ReplayConfig {
+  runId: string;
+  capturesPath: string;
+  /** Results go to <out>/<run-id>/<target>/. */
+  out: string;
+  targets: CliTarget[];
+  dispatch: 'parallel' | 'sequential';
+  plan: ReplayPlanOptions;
+  /** --seed: the plan takes it with --sample only; the results record it always. */
+  seed: number;
+  /** How each request is sent. */
+  request: { path: string; timeoutMs: number; apiKeyEnv: string | null; responseExcerpts: boolean };
+  /** How the schedule is fired. */
+  fire: {
+    leadMs: number;
+    maxInFlight: number | null;
+    workers: number | 'auto';
+    wait: WaitMode;
+    rehearsal: number;
+    late: { toleranceMs: number | null; action: 'fire' | 'drop' };
+    cancelGraceMs: number | null;
+  };
+  goodput: Record<string, number> | null;
+  preflight: boolean;
+  progress: boolean;
+  compare: CompareOptions;
+  /** What fails the run beyond the exit policy's rules (exit-policy.ts). */
+  exit: { maxErrorRate: number | null; failOn: string[] | null };
+}
+
+export function newRunId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** The plan's options from the flags (each optional one only when given). */
+function planOptionsOf(flags: ReplayCommandOptions): ReplayPlanOptions {
+  return {
+    timeScale: flags.timeScale,
+    intraSecond: flags.intraSecond,
+    forceStreaming: flags.streaming,
+    ...(flags.startOffset !== undefined ? { startOffsetMs: flags.startOffset } : {}),
+    ...(flags.endOffset !== undefined ? { endOffsetMs: flags.endOffset } : {}),
+    ...(flags.limit !== undefined ? { limit: flags.limit } : {}),
+    ...(flags.sample !== undefined ? { sampleRate: flags.sample, seed: flags.seed } : {}),
+    ...(flags.model !== undefined ? { modelOverride: flags.model } : {}),
+  };
+}
+
+/** The config of a replay, or what is wrong with its flags (a usage error, in the flags' words). */
+export function replayConfig(flags: ReplayCommandOptions): ReplayConfig | string {
+  const runId = flags.runId ?? newRunId();
+  if (!RUN_ID_PATTERN.test(runId)) return `--run-id must be letters, digits, '.', '_' or '-' (got "${runId}")`;
+  const targets = targetsOf(flags);
+  if (typeof targets === 'string') return targets;
+  const plan = planOptionsOf(flags);
+  const problems = validatePlanOptions({ ...plan, runId, targetKind: 'openai-chat' });
+  if (problems.length > 0) return planProblemsAsFlags(problems);
+  return {
+    runId,
+    capturesPath: flags.capturesPath,
+    out: flags.out,
+    targets,
+    dispatch: flags.dispatch ?? 'parallel',
+    plan,
+    seed: flags.seed,
+    request: { path: flags.path, timeoutMs: flags.timeout, apiKeyEnv: flags.apiKeyEnv ? flags.apiKeyEnv : null, responseExcerpts: flags.responseExcerpts !== false },
+    fire: {
+      leadMs: flags.lead,
+      maxInFlight: flags.maxInFlight ?? null,
+      workers: flags.workers ?? 'auto',
+      wait: flags.wait ?? 'precise',
+      rehearsal: flags.rehearsal ?? DEFAULT_REHEARSAL_REQUESTS,
+      late: { toleranceMs: flags.lateTolerance ?? null, action: flags.latePolicy },
+      cancelGraceMs: flags.cancelGrace ?? null,
+    },
+    goodput: flags.goodput ?? null,
+    preflight: flags.preflight !== false,
+    progress: flags.progress,
+    compare: compareOptionsOf(flags),
+    exit: { maxErrorRate: flags.maxErrorRate ?? null, failOn: flags.failOn ?? null },
+  };
+}
+
+/** One target's export configuration (AIPerf's `input_config` + our `capture_replay`): input-config.ts. */
+export function inputConfigOf(config: ReplayConfig, target: string): ExportInputConfig {
+  const spec = config.targets.find((t) => t.name === target) ?? null;
+  const { plan, fire } = config;
+  return replayInputConfig({
+    target,
+    url: spec?.kind === 'http' ? spec.url.toString() : null,
+    path: spec?.kind === 'http' ? config.request.path : null,
+    model: plan.modelOverride ?? null,
+    streaming: plan.forceStreaming ? true : null,
+    timeoutMs: config.request.timeoutMs,
+    capture: config.capturesPath,
+    limit: plan.limit ?? null,
+    maxInFlight: fire.maxInFlight,
+    extra: {
+      run_id: config.runId,
+      ...(config.goodput ? { goodput: config.goodput } : {}),
+      ...(spec?.kind === 'sagemaker' ? { sagemaker: { spec: spec.spec, ...spec.sagemaker } } : {}),
+      schedule: {
+        start_offset_ms: plan.startOffsetMs ?? null,
+        end_offset_ms: plan.endOffsetMs ?? null,
+        time_scale: plan.timeScale,
+        intra_second: plan.intraSecond,
+        sample: plan.sampleRate ?? null,
+        seed: config.seed,
+        lead_ms: fire.leadMs,
+      },
+      load: {
+        late_tolerance_ms: fire.late.toleranceMs,
+        late_policy: fire.late.action,
+        workers: fire.workers,
+        wait: fire.wait,
+        rehearsal: fire.rehearsal,
+      },
+    },
+  });
+}

@@ -1,0 +1,16 @@
+/** Where the replay command writes: the summary tables to stdout, everything else to stderr. */
+export interface CommandIo {
+  out: NodeJS.WritableStream;
+  err: NodeJS.WritableStream;
+}
+
+/** Why the run cannot go on, one line on stderr; the exit code 1. */
+export function fail(io: CommandIo, message: string): number {
+  io.err.write(`capture-replay: ${message}\n`);
+  return 1;
+}
+
+/** An error's message, whatever was thrown. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

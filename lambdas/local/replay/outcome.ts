@@ -1,0 +1,44 @@
+/**
+ * The end of a replay: each target's summary table and where its results are, the comparison
+ * and the report, and the exit code: the targets' verdict (exit-policy.ts), a failed fire
+ * worker, an interrupt (130/143), then --fail-on (3).
+ */
+import { join } from 'node:path';
+import { FAIL_ON_EXIT, renderComparisonTable } from '../../core/export/comparison-table';
+import { RUN_FILES } from '../../core/export/run-artifacts';
+import { renderSummaryTable } from '../../core/export/summary-table';
+import { failOnMatch } from '../comparison-flags';
+import { runVerdict } from '../exit-policy';
+import type { ReplayConfig } from './config';
+import type { Fired } from './fire';
+import { fail, type CommandIo } from './io';
+
+/** Prints what the run did and where it is; returns the exit code. */
+export function replayOutcome(config: ReplayConfig, io: CommandIo, { result, analysis, workerFailed, interrupt }: Fired): number {
+  const { out, err } = io;
+  for (const run of result.targets) {
+    const columns = (out as NodeJS.WriteStream).isTTY ? (out as NodeJS.WriteStream).columns : undefined; // 80 when not a terminal
+    out.write(renderSummaryTable(run.aggregates, run.manifest, { title: `capture-replay | ${config.runId} | ${run.target}`, ...(columns ? { width: columns } : {}) }) + '\n');
+    out.write(`Results: ${join(config.out, config.runId, run.target)}/\n`);
+  }
+  // Per target, what failed and what only took none of the capture (exit-policy.ts).
+  const verdict = runVerdict(result.targets.map((run) => run.manifest), config.exit.maxErrorRate !== null ? { maxErrorRate: config.exit.maxErrorRate } : {});
+  for (const note of verdict.notes) err.write(`${note}\n`);
+  let exitCode = 0;
+  for (const failure of verdict.failures) exitCode = fail(io, failure);
+  if (!analysis) return fail(io, 'the run ended without its analysis: this is a bug, please report it');
+  if (analysis.comparison) {
+    out.write('\n' + renderComparisonTable(analysis.comparison) + '\n');
+    out.write(`Comparison: ${join(config.out, config.runId, RUN_FILES.comparison)}\n`);
+  }
+  out.write(`Report: ${join(config.out, config.runId, RUN_FILES.report)}\n`);
+  // A fire worker that failed: its unreported requests are in the results as dropped (lost).
+  if (workerFailed && exitCode === 0) exitCode = fail(io, 'a fire worker failed (above): its requests not reported are counted as dropped, reason lost');
+  exitCode = interrupt.exitCode() ?? exitCode;
+  const failOn = exitCode === 0 && analysis.comparison ? failOnMatch(analysis.comparison, config.exit.failOn) : null;
+  if (failOn) {
+    err.write(`capture-replay: ${failOn}\n`);
+    exitCode = FAIL_ON_EXIT;
+  }
+  return exitCode;
+}
