@@ -14,6 +14,7 @@
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import { SCHEDULE_NAME } from '../core/schedule/contract';
+import { isTargetName } from '../core/target-name';
 import { CommandProblem, describeAwsError } from './aws-problem';
 import { USAGE_EXIT, usageMessage } from './cli-usage';
 import { cliS3Client, lifetimeText, objectExists, parseS3Uri, presignGet, reportKey, s3Uri, scheduleKey, targetFileKeys, type S3Location } from './s3-links';
@@ -35,8 +36,6 @@ export type LinkRequest = { kind: 'uri'; location: S3Location } | { kind: 'run';
 
 /** Run ids the pipeline and the CLI make: `file-<uuid>`, `window-<uuid>`, a UTC time with a suffix... no `/`. */
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-/** Target names as the deployment config allows them (lambdas/runtime/config.ts). */
-const TARGET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
 /** What the arguments ask for, or what is wrong with them (a usage error). */
 export function linkRequest(o: Pick<LinkOptions, 'uri' | 'run' | 'target' | 'schedule'>): LinkRequest | string {
@@ -49,7 +48,7 @@ export function linkRequest(o: Pick<LinkOptions, 'uri' | 'run' | 'target' | 'sch
   }
   if (o.run !== undefined) {
     if (!RUN_ID.test(o.run)) return `--run takes a run id such as file-<uuid> or window-<uuid> (got "${o.run}")`;
-    if (o.target !== undefined && !TARGET_NAME.test(o.target)) return `--target takes a target name: letters, digits, . _ - (got "${o.target}")`;
+    if (o.target !== undefined && !isTargetName(o.target)) return `--target takes a target name: letters, digits, . _ - (got "${o.target}")`;
     return { kind: 'run', runId: o.run, ...(o.target !== undefined ? { target: o.target } : {}) };
   }
   const name = o.schedule as string;

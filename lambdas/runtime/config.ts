@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { ASCII, COMPONENT_NAME, CUSTOM_ATTRIBUTES_MAX, REGION, RESOURCE_NAME, SAGEMAKER_NAME_MAX } from '../adapters/sagemaker/target-spec';
 import { scheduleConfigSchema, type ScheduleConfig } from '../core/schedule/contract';
+import { TARGET_NAME_PATTERN } from '../core/target-name';
 import type { TargetKind } from '../core/types';
 
 export const ENV = {
@@ -48,7 +49,7 @@ export const ENV = {
 /** A KMS key ARN; aliases are refused because grants on an alias do not cover the key. */
 export const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
 
-const TARGET_NAME = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'target names are letters, digits, . _ -');
+const TARGET_NAME = z.string().regex(TARGET_NAME_PATTERN, 'target names are letters, digits, . _ -');
 
 /** Why a target URL is refused: absent, not a URL, or not http(s). The URL itself is not echoed (it may hold a password). */
 function targetUrlProblem(input: unknown): string | undefined {
