@@ -5,6 +5,7 @@
  */
 import { COMPARED_METRICS, type ComparedMetricTag, type Interval, type Verdict } from '../compare/types';
 import { METRIC_NAMES, VERDICT_LABELS } from './labels';
+import { decimalsOf, fixed, formatNumber, NO_VALUE } from './precision';
 
 /** Text and attribute values: every string that comes from the data goes through here. */
 export function escapeHtml(value: unknown): string {
@@ -27,29 +28,44 @@ export function jsonForScript(value: unknown): string {
 }
 
 const esc = escapeHtml;
-const MINUS = '\u2212';
 
-export function num(x: number | null | undefined): string {
-  if (x === null || x === undefined || !Number.isFinite(x)) return '\u2013';
-  const a = Math.abs(x);
-  let s: string;
-  if (Number.isInteger(x)) s = x.toLocaleString('en-US');
-  else if (a >= 1000) s = Math.round(x).toLocaleString('en-US');
-  else if (a >= 100) s = x.toFixed(1);
-  else if (a >= 1) s = x.toFixed(2);
-  else s = String(Number(x.toPrecision(3)));
-  return s.replace(/^-/, MINUS);
+/** A number with no interval of its own: significant digits by its size (precision.ts); with `decimals`, exactly those (the decimals of the interval it goes with). */
+export function num(x: number | null | undefined, decimals?: number | null): string {
+  return formatNumber(x, decimals);
 }
 
-export const count = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '\u2013');
-export const signed = (x: number | null | undefined) => (x !== null && x !== undefined && x > 0 ? `+${num(x)}` : num(x));
-const withUnit = (s: string, unit: string) => (s === '\u2013' || !unit ? s : unit === '%' ? `${s} %` : `${s} ${unit}`);
+export const count = (n: number) => (Number.isFinite(n) ? fixed(Math.round(n), 0) : NO_VALUE);
+/** A difference: a plus sign on a positive value (not on one shown as zero). */
+export function signed(x: number | null | undefined, decimals?: number | null): string {
+  const s = num(x, decimals);
+  return x !== null && x !== undefined && x > 0 && !/^[0.,]+$/.test(s) ? `+${s}` : s;
+}
+const withUnit = (s: string, unit: string) => (s === NO_VALUE || !unit ? s : unit === '%' ? `${s} %` : `${s} ${unit}`);
 
-/** "estimate unit [low, high]"; `stacked` puts the interval on its own line (table cells). */
+/** The longest text from a capture or a target a page shows in one place (an error type, a reason); the rest is cut with an ellipsis. */
+export const SHOWN_TEXT_MAX = 200;
+
+/**
+ * `text` as a page shows it: at most `max` characters (code points, so no pair is split),
+ * cut with an ellipsis, and control characters shown as U+FFFD (a terminal's escape sequence
+ * in an error type is not text to read). Escaping is still escapeHtml's.
+ */
+export function shownText(text: string, max = SHOWN_TEXT_MAX): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\ufffd');
+  const chars = Array.from(clean);
+  return chars.length <= max ? clean : `${chars.slice(0, max - 1).join('')}\u2026`;
+}
+
+/**
+ * "estimate unit [low, high]", every number with the decimals the interval's width supports
+ * (precision.ts); `stacked` puts the interval on its own line (table cells).
+ */
 export function interval(iv: Interval | undefined, unit: string, opts: { scale?: number; stacked?: boolean } = {}): string {
-  if (!iv || iv.estimate === null || !Number.isFinite(iv.estimate)) return '\u2013';
+  if (!iv || iv.estimate === null || !Number.isFinite(iv.estimate)) return NO_VALUE;
   const scale = opts.scale ?? 1;
-  const s = (x: number | null) => signed(x === null ? null : x * scale);
+  const decimals = decimalsOf(iv, scale);
+  const s = (x: number | null) => signed(x === null ? null : x * scale, decimals);
   const ci =
     iv.ci_low === null || iv.ci_high === null
       ? ''
@@ -58,13 +74,13 @@ export function interval(iv: Interval | undefined, unit: string, opts: { scale?:
 }
 
 export function pValue(p: number | null | undefined): string {
-  if (p === null || p === undefined || !Number.isFinite(p)) return '\u2013';
+  if (p === null || p === undefined || !Number.isFinite(p)) return NO_VALUE;
   if (p < 0.0001) return '&lt; 0.0001';
   return esc(String(Number(p.toPrecision(2))));
 }
 
 export function rate(r: number | null): string {
-  return r === null || !Number.isFinite(r) ? '\u2013' : `${num(r * 100)} %`;
+  return r === null || !Number.isFinite(r) ? NO_VALUE : `${num(r * 100)} %`;
 }
 
 export function badge(verdict: Verdict, reason?: string): string {

@@ -46,6 +46,13 @@ td { white-space: nowrap; }
 td.l { overflow-wrap: break-word; white-space: normal; }
 .ci { color: var(--muted); font-size: 12px; }
 .why { color: var(--muted); font-size: 12px; text-align: left; white-space: normal; min-width: 130px; max-width: 250px; }
+table.verdicts th, table.verdicts td { padding-left: 6px; padding-right: 6px; }
+table.verdicts .metric-name { min-width: 104px; }
+table.verdicts td .ci { white-space: normal; }
+table.verdicts tr.metric-row td { border-bottom: none; padding-bottom: 2px; }
+table.verdicts tr.why-row td { padding-top: 0; padding-bottom: 8px; }
+table.verdicts td.why { max-width: none; min-width: 0; }
+.why-label { font-weight: 600; }
 .metric-name { min-width: 120px; }
 .unit { color: var(--muted); font-size: 12px; }
 td.c { text-align: center; }
@@ -75,7 +82,14 @@ figcaption b { color: var(--fg); }
 footer { color: var(--muted); font-size: 12px; margin-top: 20px; }
 .uplot { font-family: inherit; }
 .u-legend { font-size: 12px; }
+.chart.legend-idle .u-legend .u-value { display: none; }
+.chart.legend-idle .u-legend.u-live th::after { content: none; }
+.chart.legend-idle .u-legend.u-live tr:first-child { display: none; }
 .chart-error { color: #b91c1c; }
+@media (max-width: 1100px) {
+  main { padding: 16px 12px 40px; }
+  section { padding: 12px 12px 16px; }
+}
 `;
 
 /**

@@ -139,7 +139,7 @@ describe('sections', () => {
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     const table = /<table class="verdicts"[\s\S]*?<\/table>/.exec(html)?.[0] ?? '';
     for (const m of data.comparison!.metrics) {
-      expect(table).toMatch(new RegExp(`<tr data-metric="${m.tag}">[\\s\\S]*?data-verdict="${m.verdict}"`));
+      expect(table).toMatch(new RegExp(`<tr data-metric="${m.tag}"[^>]*>[\\s\\S]*?data-verdict="${m.verdict}"`));
     }
     expect(table).toContain('data-metric="error_rate"');
     expect(table).toContain('class="badge v-worse"');

@@ -1,12 +1,10 @@
-/** How a chart's legend and axes show a number (both pages' browser scripts). */
-import { isNum } from '../shown';
+/** How a chart's legend shows a number (both pages' browser scripts): as the tables do (precision.ts). */
+import { formatNumber } from '../precision';
 
-/** A number for a legend or an axis: en-US grouping from 1,000, three significant digits below 1. */
-export function fmt(v: unknown): string {
-  if (!isNum(v)) return '--';
-  const a = Math.abs(v);
-  if (a >= 1000) return Math.round(v).toLocaleString('en-US');
-  if (a >= 100) return v.toFixed(1);
-  if (a >= 1) return v.toFixed(2);
-  return String(Number(v.toPrecision(3)));
+/**
+ * A number for a legend: with `decimals` when the chart's values go with an interval (the
+ * decimals the table shows them with), else three significant digits; an en dash for none.
+ */
+export function fmt(v: unknown, decimals?: number | null): string {
+  return formatNumber(v, decimals);
 }

@@ -4,7 +4,8 @@
  * cannot draw's reason into the chart (the page stays readable), redraws on resize (debounced
  * to a frame) and sets data-charts-drawn when done (what the browser tests wait for). Without
  * the chart library (a page rendered with no assets) each chart says so, and the console stays
- * quiet: that is not a fault of the page. Text is set only through textContent (uPlot does
+ * quiet: that is not a fault of the page. A live legend shows values only while a point is
+ * under the cursor (quietLegend). Text is set only through textContent (uPlot does
  * too), so names from the data never become markup.
  */
 import type uPlot from 'uplot';
@@ -24,6 +25,19 @@ export function embeddedData<T>(id: string): T {
   return JSON.parse((document.getElementById(id) as HTMLElement).textContent as string) as T;
 }
 
+/**
+ * A live legend shows each series' value under the cursor, and uPlot writes `--` for every
+ * series while there is none: `ms: -- A: -- B: --` under every chart of a page nobody has
+ * hovered yet. The chart element carries `legend-idle` while no point is under the cursor
+ * (set here, kept by a setLegend hook), and the page's styles then show the series' names
+ * only (page.ts).
+ */
+function quietLegend(el: HTMLElement, u: uPlot): void {
+  const sync = () => el.classList.toggle('legend-idle', u.legend.idx === null || u.legend.idx === undefined);
+  sync();
+  (u.hooks.setLegend ??= []).push(sync);
+}
+
 export function drawCharts(draw: Record<string, DrawChart>): void {
   const charts: { el: HTMLElement; u: uPlot }[] = [];
   const lib = chartLibrary();
@@ -33,7 +47,9 @@ export function drawCharts(draw: Record<string, DrawChart>): void {
       const drawOne = draw[kind];
       if (!drawOne) throw new Error('unknown chart ' + kind);
       if (lib === undefined) throw new Error('the chart library is not in this page');
-      charts.push({ el, u: drawOne(el, lib) });
+      const u = drawOne(el, lib);
+      quietLegend(el, u);
+      charts.push({ el, u });
     } catch (err) {
       const p = document.createElement('p');
       p.className = 'chart-error';

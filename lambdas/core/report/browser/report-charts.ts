@@ -2,6 +2,7 @@
 import type uPlot from 'uplot';
 import { COMPARED_METRICS, type ComparedMetricTag, type TargetComparison } from '../../compare/types';
 import { METRIC_NAMES } from '../labels';
+import { NO_VALUE } from '../precision';
 import { isNum } from '../shown';
 import type { ReportData } from '../types';
 import { fmt } from './numbers';
@@ -31,8 +32,13 @@ export function pctAxis(label: string): uPlot.Axis {
   return { label, size: 56, values: (_u, ticks) => ticks.map((v) => Math.round(v * 100) + '%') };
 }
 
-export const pctValue = (_u: uPlot, v: unknown) => (isNum(v) ? (v * 100).toFixed(1) + '%' : '--');
+export const pctValue = (_u: uPlot, v: unknown) => (isNum(v) ? (v * 100).toFixed(1) + '%' : NO_VALUE);
 export const numValue = (_u: uPlot, v: unknown) => fmt(v);
+/** A legend value with the decimals of the interval the values go with (the table's), or significant digits without one. */
+export const numValueWith =
+  (decimals: number | null) =>
+  (_u: uPlot, v: unknown): string =>
+    fmt(v, decimals);
 
 /** Options every chart of the page starts from; the caller adds its scales, series and axes. */
 export function baseOpts(el: HTMLElement, height: number) {
