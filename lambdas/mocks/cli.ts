@@ -18,7 +18,7 @@ export type MockSageMakerModel = (typeof MOCK_MODELS)[number];
 export const MOCK_STREAM_FORMATS = ['openai', 'tgi', 'jsonlines'] as const;
 export type MockStreamFormat = (typeof MOCK_STREAM_FORMATS)[number];
 
-export function numberArg(name: string, min: number, max = Infinity) {
+function numberArg(name: string, min: number, max = Infinity) {
   return (raw: string): number => {
     const v = Number(raw);
     if (raw.trim() === '' || !Number.isFinite(v) || v < min || v > max) throw new InvalidArgumentError(`${name} must be a number in [${min}, ${max}] (got "${raw}")`);
