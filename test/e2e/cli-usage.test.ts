@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli, startMockProcess, type MockProcess } from '../support/processes';
+import { buildProgram } from '../../lambdas/local/program';
 
 const SAMPLE = join(REPO_ROOT, 'samples', 'datacapture');
 const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -87,7 +88,9 @@ describe('commands', () => {
     expect(lines(typo.stderr)).toEqual(["capture-replay: unknown command 'replya'; did you mean replay?", "Run 'capture-replay --help' for the options."]);
     const other = await runCli(['frobnicate']);
     expect(other.code).toBe(2);
-    expect(lines(other.stderr)[0]).toBe("capture-replay: unknown command 'frobnicate' (the commands are replay, compare, schedule-now, mock-server, mock-sagemaker, demo)");
+    const commands = buildProgram().commands.map((c) => c.name());
+    expect(commands).toEqual(expect.arrayContaining(['replay', 'compare', 'schedule-now', 'verify-deploy', 'link', 'mock-server', 'mock-sagemaker', 'demo']));
+    expect(lines(other.stderr)[0]).toBe(`capture-replay: unknown command 'frobnicate' (the commands are ${commands.join(', ')})`);
   });
 
   it('--help lists the demo and the exit codes', async () => {
