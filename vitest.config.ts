@@ -1,5 +1,7 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 import type { TestProjectInlineConfiguration } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { relative, sep } from 'node:path';
 
 /**
  * The tests in tiers (vitest projects), each with the parallelism it can take. Every test file
@@ -19,18 +21,18 @@ import type { TestProjectInlineConfiguration } from 'vitest/config';
  * group, then timing alone.
  */
 
-/** Unit files that take seconds each (measured: vitest's per-test durations). */
+/** Unit files that take seconds each (measured: vitest's per-file durations), longest first. */
 const SLOW = [
-  'test/unit/capture/control-bytes.test.ts',
-  'test/unit/capture/json-check.test.ts',
-  'test/unit/capture/parse-differential.test.ts',
   'test/unit/compare/simulation.test.ts',
   'test/unit/compare/stats.test.ts',
-  'test/unit/pipeline/collect-scale.test.ts',
+  'test/unit/run/workers.test.ts',
   'test/unit/pipeline/run-analysis.test.ts',
   'test/unit/plan/two-pass-local.test.ts',
-  'test/unit/run/workers.test.ts',
+  'test/unit/pipeline/collect-scale.test.ts',
   'test/unit/sim/stack.test.ts',
+  'test/unit/capture/parse-differential.test.ts',
+  'test/unit/capture/json-check.test.ts',
+  'test/unit/capture/control-bytes.test.ts',
 ];
 
 /**
@@ -56,6 +58,33 @@ const TIMING = [
 /** Workers for the tiers that share the machine; test files wait on servers and child processes. */
 const SHARED_WORKERS = 3;
 
+/**
+ * The order files start in within a group: the tiers with the longest files first (the slow
+ * files in SLOW's order), the many short fast files last, where they fill the workers that
+ * others leave idle. Vitest's own order runs the projects of a group by name (slow last) and,
+ * within one, the longest first by its cache of the last run or, without one (a fresh clone),
+ * the largest file first.
+ */
+const START_ORDER = ['slow', 'infra', 'e2e', 'integration', 'fast', 'timing'];
+
+class LongestTiersFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const place = new Map(sorted.map((spec, i) => [spec, i]));
+    const rank = (spec: TestSpecification) => [
+      spec.project.config.sequence.groupOrder,
+      START_ORDER.indexOf(spec.project.name),
+      SLOW.indexOf(relative(spec.project.config.root, spec.moduleId).split(sep).join('/')),
+      place.get(spec)!,
+    ];
+    const order = new Map(sorted.map((spec) => [spec, rank(spec)]));
+    return sorted.sort((a, b) => {
+      const [ra, rb] = [order.get(a)!, order.get(b)!];
+      return ra.map((v, i) => v - rb[i]!).find((d) => d !== 0) ?? 0;
+    });
+  }
+}
+
 const tier = (name: string, include: string[], groupOrder: number, maxWorkers: number, exclude: string[] = []): TestProjectInlineConfiguration => ({
   extends: true,
   test: { name, include, exclude: [...configDefaults.exclude, ...exclude], maxWorkers, sequence: { groupOrder } },
@@ -66,6 +95,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    sequence: { sequencer: LongestTiersFirst },
     // The handlers' structured logs are evidence in AWS, noise in a test run.
     env: { POWERTOOLS_LOG_LEVEL: 'WARN' },
     projects: [
