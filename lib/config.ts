@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { REGION } from '../lambdas/adapters/sagemaker/target-spec';
+import { MAX_AMPLIFY } from '../lambdas/core/plan/amplify';
 import { scheduleConfigSchema } from '../lambdas/core/schedule/contract';
 import { didYouMean } from '../lambdas/core/suggest';
 import { httpTargetConfigSchema, KMS_KEY_ARN, sageMakerTargetConfigSchema, targetListSchema } from '../lambdas/runtime/config';
@@ -121,14 +122,21 @@ export const deploymentConfigSchema = z.strictObject({
   forceStreaming: z.boolean().default(true),
   modelOverride: z.string().min(1).optional(),
   timeScale: z.number().positive().default(1),
+  /**
+   * File and mirror modes: each capture file replayed at this factor of its traffic (above 1,
+   * copies of each request spread through the gaps to the next, lambdas/core/plan/amplify.ts;
+   * below 1, a sample). Schedules take their own (`schedules[].amplify`).
+   */
+  amplify: z.number().gt(0).max(MAX_AMPLIFY).default(1),
   intraSecond: z.enum(['spread', 'burst']).default('spread'),
   requestTimeoutSeconds: z.number().int().min(1).max(600).default(300),
   maxInFlightPerShard: z.number().int().positive().optional(),
   lateToleranceMs: z.number().int().min(0).default(5000),
   latePolicy: z.enum(['fire', 'drop']).default('fire'),
   /**
-   * The busiest traffic to replay, requests per second per target (after timeScale): sets
-   * the fire function's memory, batch size, concurrency and timeout (lib/sizing.ts).
+   * The busiest captured traffic to replay, requests per second per target (after timeScale,
+   * before amplify): times the largest amplify of the deployment's runs, it sets the fire
+   * function's memory, batch size, concurrency and timeout (lib/sizing.ts).
    */
   peakRequestsPerSecond: z.number().positive().max(10_000).default(50),
   /** How long one request lasts at peak (an LLM stream), seconds. */

@@ -9,7 +9,7 @@ import { didYouMean } from '../lambdas/core/suggest';
 import { concurrencyProblems } from './concurrency';
 import type { DeploymentConfig } from './config';
 import { placementProblems, type DeployEnvironment } from './placement';
-import { fireSizingOf } from './sizing';
+import { amplifiedPeak, fireSizingOf } from './sizing';
 
 export interface ConfigProblem {
   path: (string | number)[];
@@ -55,7 +55,7 @@ function concurrencyRuleProblems(c: DeploymentConfig): ConfigProblem[] {
     accountConcurrency: c.accountConcurrency,
     ingest: c.autoReplay !== false,
     plan: c.schedules.length > 0,
-    peak: { requestsPerSecond: c.peakRequestsPerSecond, targets: c.targets.length },
+    peak: { requestsPerSecond: amplifiedPeak(c), targets: c.targets.length },
   }).map((p) => ({ path: [p.path], message: p.message }));
 }
 

@@ -54,10 +54,30 @@ export interface FireSizing {
 
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
-/** The sizing of a deployment configuration's settings (the stack's and the configuration check's). */
-export function fireSizingOf(c: Omit<SizingInput, 'targets'> & { targets: readonly unknown[] }): FireSizing {
+/** What of a deployment configuration says how much its runs amplify the captured traffic. */
+export interface AmplifiedRuns {
+  peakRequestsPerSecond: number;
+  /** New capture files' factor (file and mirror modes); default 1. */
+  amplify?: number;
+  /** Whether new capture files are replayed at all (false: only the schedules run). */
+  autoReplay?: unknown;
+  schedules?: readonly { amplify?: number | undefined }[];
+}
+
+/**
+ * The peak the fire function carries: the declared (captured) peak times the largest factor
+ * any run of the deployment replays at, new files' `amplify` (when they are replayed) and
+ * each schedule's. A deployment whose every run samples (factor < 1) carries less.
+ */
+export function amplifiedPeak(c: AmplifiedRuns): number {
+  const factors = [...(c.autoReplay !== false ? [c.amplify ?? 1] : []), ...(c.schedules ?? []).map((s) => s.amplify ?? 1)];
+  return c.peakRequestsPerSecond * (factors.length > 0 ? Math.max(...factors) : 1);
+}
+
+/** The sizing of a deployment configuration's settings (the stack's and the configuration check's), at its amplified peak. */
+export function fireSizingOf(c: Omit<SizingInput, 'targets'> & AmplifiedRuns & { targets: readonly unknown[] }): FireSizing {
   return deriveFireSizing({
-    peakRequestsPerSecond: c.peakRequestsPerSecond,
+    peakRequestsPerSecond: amplifiedPeak(c),
     peakLatencySeconds: c.peakLatencySeconds,
     targets: c.targets.length,
     slotSeconds: c.slotSeconds,

@@ -135,6 +135,8 @@ export class CaptureReplayStateless extends Construct {
       [ENV.maxConnectionsPerTarget]: String(sizing.connectionsPerTarget),
       [ENV.fireTimeoutMs]: String(sizing.timeoutSeconds * 1000),
       [ENV.timeScale]: String(config.timeScale),
+      // Only when amplified: a deployment without it keeps its environment.
+      ...(config.amplify !== 1 ? { [ENV.amplify]: String(config.amplify) } : {}),
       [ENV.intraSecond]: config.intraSecond,
       [ENV.forceStreaming]: String(config.forceStreaming),
       [ENV.requestTimeoutMs]: String(config.requestTimeoutSeconds * 1000),

@@ -61,6 +61,8 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     targetKind: kinds[0] as TargetKind,
     // Mirror mode keeps the captured pace: each request at its inferenceTime + lag.
     timeScale: mirror ? 1 : config.timeScale,
+    // Copies stay within each request's gap to the next (amplify.ts), so a mirror's pace holds at k times the rate.
+    ...(config.amplify !== 1 ? { amplify: config.amplify } : {}),
     intraSecond: config.intraSecond,
     forceStreaming: config.forceStreaming,
     ...(config.modelOverride ? { modelOverride: config.modelOverride } : {}),
@@ -116,7 +118,7 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     // A shard due last may stream for up to the request timeout: only then can it be lost.
     graceMs: config.requestTimeoutMs + config.graceMs,
     sharding: { ...DEFAULT_SHARDING, slotMs: config.slotMs, ...(config.maxShardRequests ? { maxShardRequests: config.maxShardRequests } : {}) },
-    inputConfig: { tool, mode: config.mode, ...(mirror ? { lag_ms: config.lagMs } : {}), capture: file, etag: object.etag, ...settings },
+    inputConfig: { tool, mode: config.mode, ...(mirror ? { lag_ms: config.lagMs } : {}), ...(config.amplify !== 1 ? { amplify: config.amplify } : {}), capture: file, etag: object.etag, ...settings },
     notScheduledByReason: { ...plan.excluded, ...(duplicates ? { duplicate: duplicates } : {}) },
     store: deps.store,
     queue: deps.replayQueue,

@@ -154,6 +154,7 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
     ...(config.modelOverride ? { modelOverride: config.modelOverride } : {}),
     ...(schedule.sample !== undefined ? { sampleRate: schedule.sample } : {}),
     ...(schedule.limit !== undefined ? { limit: schedule.limit } : {}),
+    ...(schedule.amplify !== undefined ? { amplify: schedule.amplify } : {}),
   };
   const pass = await readWindow(captures, listed.files as CaptureObjectInfo[], range, { ...planOptions, kinds, nowMs: Number(deps.clock.nowNs() / 1_000_000n) });
   const report = { ...pass.report, skippedFiles: [...listingSkipped, ...pass.report.skippedFiles], window: pass.counts, captures: pass.filesRead };
@@ -181,7 +182,7 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
     // A shard due last may stream for up to the request timeout: only then can it be lost.
     graceMs: config.requestTimeoutMs + config.graceMs,
     sharding: { ...DEFAULT_SHARDING, slotMs: config.slotMs, ...(config.maxShardRequests ? { maxShardRequests: config.maxShardRequests } : {}) },
-    inputConfig: { tool, mode: 'window', captures: pass.filesRead, schedule: info, ...(sequential ? { start_offsets_ms: offsets } : {}), ...settings },
+    inputConfig: { tool, mode: 'window', captures: pass.filesRead, schedule: info, ...(schedule.amplify !== undefined ? { amplify: schedule.amplify } : {}), ...(sequential ? { start_offsets_ms: offsets } : {}), ...settings },
     notScheduledByReason: notScheduledOf(pass.plan, pass.counts),
     store,
     queue: deps.replayQueue,

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ASCII, COMPONENT_NAME, CUSTOM_ATTRIBUTES_MAX, REGION, RESOURCE_NAME, SAGEMAKER_NAME_MAX } from '../adapters/sagemaker/target-spec';
+import { MAX_AMPLIFY } from '../core/plan/amplify';
 import { scheduleConfigSchema, type ScheduleConfig } from '../core/schedule/contract';
 import { TARGET_NAME_PATTERN } from '../core/target-name';
 import type { TargetKind } from '../core/types';
@@ -21,6 +22,8 @@ export const ENV = {
   slotMs: 'SLOT_MS',
   maxShardRequests: 'MAX_SHARD_REQUESTS',
   timeScale: 'TIME_SCALE',
+  /** New capture files' amplification (plan.ts rule 4); absent: 1. */
+  amplify: 'AMPLIFY',
   intraSecond: 'INTRA_SECOND',
   forceStreaming: 'FORCE_STREAMING',
   modelOverride: 'MODEL_OVERRIDE',
@@ -180,6 +183,7 @@ export const runtimeConfigSchema = z.object({
   [ENV.slotMs]: int(100, 60_000).default(1000),
   [ENV.maxShardRequests]: int(1, 10_000).optional(),
   [ENV.timeScale]: z.coerce.number().positive().default(1),
+  [ENV.amplify]: z.coerce.number().gt(0).max(MAX_AMPLIFY).default(1),
   [ENV.intraSecond]: z.enum(['spread', 'burst']).default('spread'),
   [ENV.forceStreaming]: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   [ENV.modelOverride]: z.string().min(1).optional(),
@@ -215,6 +219,8 @@ export interface RuntimeConfig {
   slotMs: number;
   maxShardRequests: number | undefined;
   timeScale: number;
+  /** File and mirror modes: each capture file replayed at this factor of its traffic. */
+  amplify: number;
   intraSecond: 'spread' | 'burst';
   forceStreaming: boolean;
   modelOverride: string | undefined;
@@ -253,6 +259,7 @@ export function parseRuntimeConfig(env: Record<string, string | undefined>): Run
     slotMs: c[ENV.slotMs],
     maxShardRequests: c[ENV.maxShardRequests],
     timeScale: c[ENV.timeScale],
+    amplify: c[ENV.amplify],
     intraSecond: c[ENV.intraSecond],
     forceStreaming: c[ENV.forceStreaming],
     modelOverride: c[ENV.modelOverride],

@@ -13,6 +13,7 @@
  */
 import { z } from 'zod';
 import { deterministicUuid } from '../ids';
+import { MAX_AMPLIFY } from '../plan/amplify';
 
 export const SCHEDULES_ROOT = 'schedules/';
 export const scheduleHistoryKey = (name: string) => `${SCHEDULES_ROOT}${name}/history.jsonl`;
@@ -35,7 +36,9 @@ export const captureWindowSchema = z.union([z.strictObject({ lastHours: z.number
  * `rate(...)`; `timezone` an IANA name (the cron's and the window's). `targets` names two
  * or more of the deployment's targets, the first the baseline. `sample` keeps that fraction
  * of the window's requests (chosen by capture event id, so the same requests every run);
- * `limit` keeps the first N in due order; both may be given (sample, then limit).
+ * `limit` keeps the first N in due order; both may be given (sample, then limit). `amplify`
+ * replays the window at that factor of its traffic (plan.ts rule 4: above 1, copies of each
+ * request spread through the gaps to the next; below 1, a sample), after sample and limit.
  */
 export const scheduleConfigSchema = z.strictObject({
   name: z.string().regex(SCHEDULE_NAME, 'schedule names are 1-64 letters, digits, . _ -'),
@@ -46,6 +49,7 @@ export const scheduleConfigSchema = z.strictObject({
   timeScale: z.number().positive().default(1),
   sample: z.number().gt(0).max(1).optional(),
   limit: z.number().int().positive().optional(),
+  amplify: z.number().gt(0).max(MAX_AMPLIFY).optional(),
   dispatch: z.enum(['parallel', 'sequential']).default('parallel'),
   /** Data Capture endpoint folders to read under the capture prefix; default: every one found. */
   endpoints: z.array(z.string().min(1)).min(1).optional(),
