@@ -1,10 +1,14 @@
 /**
- * Fire stage: re-delay while still early; load the bodies; claim the shard with a
+ * Fire stage: re-delay while still early (by the message's own lead, when it has one); load the
+ * requests (inline, or the shard's parts by reference) and the bodies; claim the shard with a
  * conditional create (a duplicate delivery fires nothing); fire; write the shard's results
  * once, retried.
  *
  * Exact under redelivery:
- * - Everything that can fail and be retried safely (body reads) happens before the claim.
+ * - Everything that can fail and be retried safely (body reads, and `prepare`: the target's
+ *   client and API key) happens before the claim: a failure there leaves the shard unclaimed,
+ *   and the redelivery fires it. After the claim, a failure would leave it claimed with no
+ *   results, and a redelivery could only record its requests as lost once the lease ran out.
  * - A request reached more than `expireAfterMs` after its due time is dropped as `expired`,
  *   whatever the late policy (the fire loop does it): a shard that comes back after a
  *   failure or a visibility timeout never sends traffic into a run that may be finalised.
@@ -22,6 +26,7 @@ import { z } from 'zod';
 import { decodeJson, parseMessageJson, PermanentError, sendAll, withRetries } from './common';
 import { claimKey, resultsKey } from './keys';
 import { encodeResultLines, type ResultLine } from './results';
+import { shardRequests } from './shard-parts';
 import { fromWire, shardMessageSchema, type ShardMessage } from './shards';
 import { deliveryDelay, stillEarly } from './sqs-schedule';
 
@@ -33,6 +38,12 @@ export interface HandleShardDeps {
   workerId: string;
   /** How long a claimant can still be running: the fire function's timeout. */
   claimLeaseMs: number;
+  /**
+   * Resolves what firing the shard needs and can fail (the target, its API key), and warms up
+   * for its requests, before the claim; it throws to have the message retried (or a
+   * PermanentError to drop it).
+   */
+  prepare?: (message: ShardMessage, requests: ScheduledRequest[]) => Promise<void>;
   /** Fires the shard's requests (the core fire loop with a real target, in production). */
   fire: (requests: ScheduledRequest[], message: ShardMessage) => Promise<FireOutcome[]>;
 }
@@ -45,14 +56,18 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
   if (!parsed.success) throw new PermanentError(`not a shard message: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   const message = parsed.data;
   const firstDueNs = BigInt(message.firstDueNs);
-  if (stillEarly(firstDueNs, deps.clock.nowNs(), deps.leadMs)) {
+  // A message of a run's ramp is delivered early on purpose (its own lead): it waits here.
+  const leadMs = message.leadMs ?? deps.leadMs;
+  if (stillEarly(firstDueNs, deps.clock.nowNs(), leadMs)) {
     const next: ShardMessage = { ...message, hops: message.hops + 1 };
-    const { delaySeconds } = deliveryDelay(firstDueNs, deps.clock.nowNs(), deps.leadMs);
+    const { delaySeconds } = deliveryDelay(firstDueNs, deps.clock.nowNs(), leadMs);
     await sendAll(deps.queue, [{ id: 'hop', body: JSON.stringify(next), delaySeconds }]);
     return { action: 'deferred', message, outcomes: [] };
   }
   // Before the claim: a failure here leaves the shard unclaimed, so a redelivery can fire it.
-  const requests = await Promise.all(message.requests.map((w) => fromWire(w, (key) => deps.store.get(key))));
+  const wire = await shardRequests(message, deps.store);
+  const requests = await Promise.all(wire.map((w) => fromWire(w, (key) => deps.store.get(key))));
+  await deps.prepare?.(message, requests);
   const claimed = await deps.store.putIfAbsent(
     claimKey(message.runId, message.target, message.shardId),
     JSON.stringify({ workerId: deps.workerId, atNs: deps.clock.nowNs().toString() }),
@@ -68,7 +83,7 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
     if (claimedAtNs === null || deps.clock.nowNs() - claimedAtNs <= leaseNs) return { action: 'duplicate', message, outcomes: [] };
     const startNs = BigInt(message.startNs);
     await writeResults(
-      message.requests.map((r) => ({
+      wire.map((r) => ({
         kind: 'drop',
         requestId: deterministicUuid(message.runId, message.target, r.index),
         index: r.index,

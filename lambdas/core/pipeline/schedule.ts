@@ -1,63 +1,43 @@
 /**
- * Ingest stage: plan -> shards -> delayed shard messages, referenced bodies, the run record
- * (written last: its presence means "fully scheduled", so a redelivered S3 event for the same
- * object schedules nothing twice).
+ * Ingest stage: plan -> shards -> delayed shard messages, referenced bodies and shard parts,
+ * the run record (written last: its presence means "fully scheduled", so a redelivered S3
+ * event for the same object schedules nothing twice).
  *
  * At production sizes:
- * - The plan may be an index (two-pass planning): each shard's requests are loaded (read
- *   back from the capture object) just before its messages are built, a window of shards at
- *   a time, so memory holds the index and a few shards, not the file.
+ * - The plan may be an index (two-pass planning): a slot's requests are loaded (read back from
+ *   the capture object) a chunk at a time just before its messages are built (slot-writer.ts),
+ *   so memory holds the index and a chunk, not the file.
+ * - Each slot's requests are dealt to lanes (shards.ts); a lane too large for a message travels
+ *   by reference, written as parts under work/<run>/_shards/ before its message is sent.
  * - Shards go out in due order, every target's message for a shard together, so target B
  *   is not queued behind all of A's shards.
- * - Targets of different kinds (an HTTP chat target and a SageMaker endpoint) each get their
- *   own plan of the same records (`targetPlans`): one set of shards is cut from every record
- *   any target takes, read once, and each target's message for a shard carries the records
- *   its plan takes (a shard none of them is in sends that target nothing). The run record
- *   then lists each target's shards (`targetShards`), which is what the collector waits for.
+ * - Targets of different kinds each get their own plan of the same records (plan-groups.ts):
+ *   one set of shards is cut from every record any target takes, read once, and each target's
+ *   message for a shard carries the records its plan takes. The run record then lists each
+ *   target's shards (`targetShards`), which is what the collector waits for.
+ * - After an idle spell the replay queue's event source takes 5 batches at once and grows by
+ *   300 a minute: with `ramp`, the run's first shards are delivered earlier, along that ramp
+ *   (sqs-schedule.ts rampLeads), each message carrying its own lead. Their slots are written
+ *   before the start is fixed, and a file or window run (`startMoves`) starts late enough for
+ *   the ramp to be sent on time.
  * - The run's start is fixed once, stored before the first message (`_start.json`): a
  *   retried ingest reuses it, so shards sent by an earlier attempt and by this one share
  *   one timeline (their claims make the repeats harmless).
- * - Batches are packed by bytes and entries (SQS: 1 MiB and 10 per batch); bodies too large
- *   to travel inline are put in parallel.
+ * - Batches are packed by bytes and entries (SQS: 1 MiB and 10 per batch).
  */
 import { z } from 'zod';
 import type { Clock, MessageQueue, ObjectStore } from '../../ports';
-import { Semaphore } from '../fire/semaphore';
 import { deterministicUuid } from '../ids';
-import type { DropReason, ReplayPlan, RunManifest, ScheduledRequest } from '../types';
+import type { ReplayPlan, RunManifest, ScheduledRequest } from '../types';
 import { decodeJson, INGEST_SHARD, sendAll, type OutgoingMessage, type RunRecord } from './common';
-import { bodyKey, resultsKey, runRecordKey, runStartKey } from './keys';
+import { resultsKey, runRecordKey, runStartKey } from './keys';
+import { groupTargets, membershipOf, targetStartOffsets, unionOf, type Membership, type PlanItem, type SchedulablePlan } from './plan-groups';
 import { encodeResultLines, type ResultLine } from './results';
-import { cutShards, DEFAULT_SHARDING, toWire, wireBytes, type Shard, type ShardingOptions, type ShardMessage } from './shards';
-import { deliveryDelay } from './sqs-schedule';
+import { cutShards, DEFAULT_SHARDING, slotsOf, type Shard, type ShardingOptions, type ShardMessage } from './shards';
+import { writeSlot, type LaneContent, type SlotSpan, type SlotWriter } from './slot-writer';
+import { deliveryDelay, rampLeads } from './sqs-schedule';
 
-/** One request of a plan as the scheduler sees it before its body is loaded. */
-export interface PlanItem {
-  index: number;
-  offsetMs: number;
-  bodyBytes: number;
-  sourceFile: string;
-}
-
-/** A plan the scheduler can send: items in due order, bodies loaded on demand. */
-export interface SchedulablePlan {
-  items: PlanItem[];
-  incompatible: { index: number; offsetMs: number; reason: DropReason }[];
-  durationMs: number;
-  /** The requests for these items, in the same order. */
-  load(items: readonly PlanItem[]): Promise<ScheduledRequest[]>;
-}
-
-/** A plan held in memory, as a schedulable one. */
-export function fromReplayPlan(plan: ReplayPlan): SchedulablePlan {
-  const byIndex = new Map(plan.requests.map((r) => [r.index, r]));
-  return {
-    items: plan.requests.map((r) => ({ index: r.index, offsetMs: r.offsetMs, bodyBytes: r.body.byteLength, sourceFile: r.source.file })),
-    incompatible: plan.incompatible.map(({ request, reason }) => ({ index: request.index, offsetMs: request.offsetMs, reason })),
-    durationMs: plan.durationMs,
-    load: async (items) => items.map((i) => byIndex.get(i.index) as ScheduledRequest),
-  };
-}
+export { fromReplayPlan, type PlanItem, type SchedulablePlan } from './plan-groups';
 
 export interface ScheduleRunArgs {
   runId: string;
@@ -87,8 +67,14 @@ export interface ScheduleRunArgs {
   /** Mirror mode: the capture hour this run's results roll up into. */
   hour?: string;
   sharding?: ShardingOptions;
-  /** Shards loaded and sent at once. */
-  windowShards?: number;
+  /**
+   * Deliver the run's first shards along the replay event source's ramp from idle (its
+   * MaximumConcurrency and BatchSize), each message at most `maxLeadMs` ahead of its first due
+   * time (what the fire function's timeout leaves). Without it every message gets `leadMs`.
+   */
+  ramp?: { maxConcurrency: number; batchSize: number; maxLeadMs: number };
+  /** The start may move later, for the ramp to be sent on time (file and window runs; a mirror run keeps the capture's timeline). */
+  startMoves?: boolean;
   store: ObjectStore;
   queue: MessageQueue;
   clock: Clock;
@@ -118,107 +104,40 @@ export type ScheduleResult =
     }
   | { status: 'duplicate'; shards: 0; messages: 0 };
 
-const BODY_PUTS_AT_ONCE = 16;
 const BATCHES_AT_ONCE = 4;
+/** Inline messages of the slots written before the start is fixed are held in memory: at most this many bytes of them. */
+const HELD_INLINE_BYTES = 64 * 1024 * 1024;
+/** Time from fixing the start to the ramp's first messages being sent. */
+const SEND_ALLOWANCE_MS = 2000;
 
-/** Targets that share a plan. */
-interface TargetGroup {
-  plan: SchedulablePlan;
-  targets: string[];
+/** One message of the run: a shard's requests for one target, and when it is first due (ms from the start). */
+interface MessageSpec {
+  shard: number;
+  group: number;
+  target: string;
+  /** Its first request's offset in the plan, and when it is due for its target (ms from the run's start). */
+  offsetMs: number;
+  dueMs: number;
+  leadMs: number;
 }
 
-const asSchedulable = (plan: ReplayPlan | SchedulablePlan): SchedulablePlan => ('load' in plan ? plan : fromReplayPlan(plan));
-
-function groupTargets(args: ScheduleRunArgs): TargetGroup[] {
-  const main: TargetGroup = { plan: asSchedulable(args.plan), targets: [] };
-  const groups = [main];
-  const byPlan = new Map<ReplayPlan | SchedulablePlan, TargetGroup>([[args.plan, main]]);
-  for (const name of Object.keys(args.targetPlans ?? {})) {
-    if (!args.targets.includes(name)) throw new Error(`targetPlans names ${name}, which is not one of the run's targets`);
+/** The run's messages in shard order, each with its lead (the ramp's, when asked). */
+function messageSpecs(args: ScheduleRunArgs, shards: readonly Shard<PlanItem>[], membership: readonly Membership[][], groups: readonly { targets: string[] }[], shiftMs: (target: string) => number): MessageSpec[] {
+  const specs: MessageSpec[] = [];
+  shards.forEach((shard, si) =>
+    groups.forEach((group, gi) => {
+      const { mask, count } = (membership[gi] as Membership[])[si] as Membership;
+      if (count === 0) return;
+      const first = (mask ? shard.requests[mask.indexOf(1)] : shard.requests[0]) as PlanItem;
+      for (const target of group.targets) specs.push({ shard: si, group: gi, target, offsetMs: first.offsetMs, dueMs: first.offsetMs + shiftMs(target), leadMs: args.leadMs });
+    }),
+  );
+  if (args.ramp) {
+    const byDue = specs.map((_, i) => i).sort((a, b) => (specs[a] as MessageSpec).dueMs - (specs[b] as MessageSpec).dueMs || a - b);
+    const leads = rampLeads(Float64Array.from(byDue, (i) => (specs[i] as MessageSpec).dueMs), { leadMs: args.leadMs, ...args.ramp });
+    byDue.forEach((i, rank) => ((specs[i] as MessageSpec).leadMs = leads[rank] as number));
   }
-  for (const target of args.targets) {
-    const own = args.targetPlans?.[target];
-    let group = own === undefined ? main : byPlan.get(own);
-    if (!group) {
-      group = { plan: asSchedulable(own as ReplayPlan | SchedulablePlan), targets: [] };
-      byPlan.set(own as ReplayPlan | SchedulablePlan, group);
-      groups.push(group);
-    }
-    group.targets.push(target);
-  }
-  const used = groups.filter((g) => g.targets.length > 0);
-  const sizes = new Set(used.map((g) => g.plan.items.length + g.plan.incompatible.length));
-  if (sizes.size > 1) throw new Error(`the targets' plans cover different numbers of records (${[...sizes].join(', ')}): they must be planned from the same records`);
-  return used;
-}
-
-/**
- * Every item any plan sends, in index (= due) order, and which plan loads it: the plan with
- * the most items among those that have it (a SageMaker plan takes every record, so it loads
- * them all, in one read per shard). Each plan's items must be in index order (plans are).
- */
-function unionOf(plans: readonly SchedulablePlan[]): { items: PlanItem[]; owners: Uint8Array | null } {
-  if (plans.length === 1) return { items: (plans[0] as SchedulablePlan).items, owners: null };
-  const byPriority = plans.map((_, i) => i).sort((a, b) => (plans[b] as SchedulablePlan).items.length - (plans[a] as SchedulablePlan).items.length);
-  const cursors = plans.map(() => 0);
-  const items: PlanItem[] = [];
-  const owners: number[] = [];
-  for (;;) {
-    let next = Infinity;
-    plans.forEach((p, i) => {
-      const item = p.items[cursors[i] as number];
-      if (item && item.index < next) next = item.index;
-    });
-    if (next === Infinity) break;
-    let chosen: PlanItem | null = null;
-    for (const i of byPriority) {
-      const item = (plans[i] as SchedulablePlan).items[cursors[i] as number];
-      if (!item || item.index !== next) continue;
-      if (chosen === null) {
-        chosen = item;
-        owners.push(i);
-      } else if (item.offsetMs !== chosen.offsetMs) {
-        throw new Error(`request ${next} is due at ${chosen.offsetMs} ms in one plan and ${item.offsetMs} ms in another: the plans do not come from the same records`);
-      }
-      cursors[i] = (cursors[i] as number) + 1;
-    }
-    const last = items[items.length - 1];
-    if (last && last.index >= next) throw new Error('plan items must be in index order');
-    items.push(chosen as PlanItem);
-  }
-  return { items, owners: Uint8Array.from(owners) };
-}
-
-/** Which of a shard's requests one group's plan sends (null: all of them), and how many. */
-interface Membership {
-  mask: Uint8Array | null;
-  count: number;
-}
-
-function membershipOf(plan: SchedulablePlan, shards: readonly Shard<PlanItem>[], unionSize: number): Membership[] {
-  if (plan.items.length === unionSize) return shards.map((s) => ({ mask: null, count: s.requests.length }));
-  let cursor = 0;
-  return shards.map((shard) => {
-    const mask = new Uint8Array(shard.requests.length);
-    let count = 0;
-    shard.requests.forEach((item, k) => {
-      while (cursor < plan.items.length && (plan.items[cursor] as PlanItem).index < item.index) cursor++;
-      if (plan.items[cursor]?.index === item.index) {
-        mask[k] = 1;
-        count++;
-      }
-    });
-    return { mask, count };
-  });
-}
-
-function targetStartOffsets(args: ScheduleRunArgs): Map<string, number> {
-  const offsets = new Map(Object.entries(args.targetStartOffsetsMs ?? {}));
-  for (const [target, ms] of offsets) {
-    if (!args.targets.includes(target)) throw new Error(`targetStartOffsetsMs names ${target}, which is not one of the run's targets`);
-    if (!(Number.isFinite(ms) && ms >= 0)) throw new Error(`targetStartOffsetsMs.${target} must be a finite number of ms >= 0 (got ${ms})`);
-  }
-  return offsets;
+  return specs;
 }
 
 export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult> {
@@ -229,22 +148,45 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult
   const plans = groups.map((g) => g.plan);
   const union = unionOf(plans);
   const sharding = args.sharding ?? DEFAULT_SHARDING;
-  const shards = cutShards(union.items, sharding, (i) => wireBytes(i.bodyBytes, i.sourceFile, sharding));
-  const shardStart: number[] = [];
-  for (let si = 0, start = 0; si < shards.length; start += (shards[si] as Shard<PlanItem>).requests.length, si++) shardStart.push(start);
+  const shards = cutShards(union.items, sharding);
   const membership = plans.map((plan) => membershipOf(plan, shards, union.items.length));
   const lastShardOf = membership.map((m) => m.findLastIndex((x) => x.count > 0));
   const shardsOfGroup = membership.map((m) => shards.flatMap((s, si) => ((m[si] as Membership).count > 0 ? [{ shardId: s.shardId, requests: (m[si] as Membership).count }] : [])));
+  const shiftMs = (target: string) => targetOffsets.get(target) ?? 0;
+  const specs = messageSpecs(args, shards, membership, groups, shiftMs);
+  const specsOf = new Map<number, MessageSpec[]>();
+  for (const m of specs) specsOf.set(m.shard, [...(specsOf.get(m.shard) ?? []), m]);
+
+  const slots: SlotSpan[] = [];
+  for (const s of slotsOf(union.items, sharding)) slots.push({ first: s.first, end: s.end, lanes: s.lanes, firstShard: slots.reduce((n, x) => n + x.lanes, 0) });
+  const writer: SlotWriter = { runId, store, sharding, items: union.items, shards, membership, load: (first, end) => loadUnion(plans, union, first, end) };
+  // The ramp's slots are written first: their messages must leave as soon as the start is fixed.
+  const prepared = new Map<SlotSpan, (LaneContent | null)[][]>();
+  const ramped = specs.some((m) => m.leadMs > args.leadMs);
+  if (ramped) {
+    let held = 0;
+    const holds = (bytes: number) => (held + bytes <= HELD_INLINE_BYTES ? ((held += bytes), true) : false);
+    for (const slot of slots) {
+      const lanes = Array.from({ length: slot.lanes }, (_, l) => specsOf.get(slot.firstShard + l) ?? []).flat();
+      if (!lanes.some((m) => m.leadMs > args.leadMs)) break;
+      prepared.set(slot, await writeSlot(writer, slot, holds));
+    }
+  }
 
   // The start, fixed once for every attempt at this run.
-  const fresh = JSON.stringify({ v: 1, startNs: args.startNs.toString() });
-  let startNs = args.startNs;
-  if (!(await store.putIfAbsent(runStartKey(runId), fresh, 'application/json'))) {
+  let wanted = args.startNs;
+  if (args.startMoves && specs.length > 0) {
+    const aheadMs = Math.max(...specs.map((m) => m.leadMs - m.dueMs)) + SEND_ALLOWANCE_MS;
+    const earliest = args.clock.nowNs() + BigInt(Math.ceil(aheadMs)) * 1_000_000n;
+    if (earliest > wanted) wanted = earliest;
+  }
+  let startNs = wanted;
+  if (!(await store.putIfAbsent(runStartKey(runId), JSON.stringify({ v: 1, startNs: wanted.toString() }), 'application/json'))) {
     const stored = await store.get(runStartKey(runId));
     if (stored) startNs = BigInt(startRecordSchema.parse(decodeJson(stored)).startNs);
   }
   const dueOf = (offsetMs: number) => startNs + BigInt(Math.round(offsetMs * 1e6));
-  const shiftOf = (target: string) => BigInt(Math.round((targetOffsets.get(target) ?? 0) * 1e6));
+  const shiftNs = (target: string) => BigInt(Math.round(shiftMs(target) * 1e6));
 
   for (const { plan, targets } of groups) {
     for (const target of targets) {
@@ -252,7 +194,7 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult
         kind: 'drop',
         requestId: deterministicUuid(runId, target, index),
         index,
-        scheduledNs: dueOf(offsetMs) + shiftOf(target),
+        scheduledNs: dueOf(offsetMs) + shiftNs(target),
         dropReason: reason,
       }));
       await store.putIfAbsent(resultsKey(runId, target, INGEST_SHARD), encodeResultLines(drops), 'application/x-ndjson');
@@ -260,72 +202,39 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult
   }
 
   const emission: EmissionStats = { shards: shards.length, messages: 0, lateShards: 0, maxLateMs: 0 };
-  const bodyPuts = new Semaphore(BODY_PUTS_AT_ONCE);
-  const putBody = async (request: ScheduledRequest): Promise<string> => {
-    const key = bodyKey(runId, request.index);
-    await bodyPuts.acquire();
-    try {
-      await store.put(key, request.body, 'application/octet-stream');
-    } finally {
-      bodyPuts.release();
-    }
-    return key;
-  };
-  /** A shard's requests, each loaded (once) by the plan that owns it. */
-  const loadShard = async (items: PlanItem[], si: number): Promise<ScheduledRequest[]> => {
-    const { owners } = union;
-    if (!owners) return (plans[0] as SchedulablePlan).load(items);
-    const parts = new Map<number, { positions: number[]; items: PlanItem[] }>();
-    items.forEach((item, k) => {
-      const owner = owners[(shardStart[si] as number) + k] as number;
-      const part = parts.get(owner) ?? { positions: [], items: [] };
-      part.positions.push(k);
-      part.items.push(item);
-      parts.set(owner, part);
-    });
-    const out = new Array<ScheduledRequest>(items.length);
-    await Promise.all(
-      [...parts].map(async ([owner, part]) => {
-        const loaded = await (plans[owner] as SchedulablePlan).load(part.items);
-        loaded.forEach((request, j) => (out[part.positions[j] as number] = request));
-      }),
-    );
-    return out;
-  };
-  const messagesFor = async (shard: Shard<PlanItem>, si: number): Promise<{ messages: (OutgoingMessage & { firstDueNs: bigint })[]; firstDueNs: bigint }> => {
-    const requests = await loadShard(shard.requests, si);
-    const wire = await Promise.all(requests.map(async (r) => toWire(r, r.body.byteLength > sharding.maxInlineBodyBytes ? await putBody(r) : null)));
-    const messages: (OutgoingMessage & { firstDueNs: bigint })[] = [];
-    groups.forEach((group, gi) => {
-      const { mask, count } = (membership[gi] as Membership[])[si] as Membership;
-      if (count === 0) return;
-      const members = mask ? wire.filter((_, k) => mask[k] === 1) : wire;
-      const first = mask ? (shard.requests[mask.indexOf(1)] as PlanItem) : (shard.requests[0] as PlanItem);
-      const firstDueNs = dueOf(first.offsetMs);
-      for (const target of group.targets) {
-        const shift = shiftOf(target);
-        const message: ShardMessage = { v: 1, kind: 'shard', runId, target, shardId: shard.shardId, startNs: (startNs + shift).toString(), firstDueNs: (firstDueNs + shift).toString(), hops: 0, last: si === lastShardOf[gi], requests: members };
-        messages.push({ id: `${target}-${shard.shardId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80), body: JSON.stringify(message), delaySeconds: 0, firstDueNs: firstDueNs + shift });
-      }
-    });
-    // The shard is at risk when its earliest message is (a later target's are further ahead).
-    const earliest = messages.reduce<bigint | null>((min, m) => (min === null || m.firstDueNs < min ? m.firstDueNs : min), null);
-    return { messages, firstDueNs: earliest ?? dueOf((shard.requests[0] as PlanItem).offsetMs) };
-  };
-
-  const window = Math.max(1, args.windowShards ?? 8);
-  for (let i = 0; i < shards.length; i += window) {
-    const built = await Promise.all(shards.slice(i, i + window).map((shard, j) => messagesFor(shard, i + j)));
+  for (const slot of slots) {
+    const content = prepared.get(slot) ?? (await writeSlot(writer, slot));
+    prepared.delete(slot);
     // Delays are computed at the moment of sending: loading took time.
     const now = args.clock.nowNs();
     const outgoing: OutgoingMessage[] = [];
-    for (const { messages, firstDueNs } of built) {
-      const lateMs = Number(now - (firstDueNs - BigInt(args.leadMs) * 1_000_000n)) / 1e6;
+    for (let lane = 0; lane < slot.lanes; lane++) {
+      const si = slot.firstShard + lane;
+      const shard = shards[si] as Shard<PlanItem>;
+      let lateMs = -Infinity;
+      for (const spec of specsOf.get(si) ?? []) {
+        const c = (content[lane] as (LaneContent | null)[])[spec.group] as LaneContent;
+        const firstDueNs = dueOf(spec.offsetMs) + shiftNs(spec.target);
+        const message: ShardMessage = {
+          v: 1,
+          kind: 'shard',
+          runId,
+          target: spec.target,
+          shardId: shard.shardId,
+          startNs: (startNs + shiftNs(spec.target)).toString(),
+          firstDueNs: firstDueNs.toString(),
+          hops: 0,
+          last: si === lastShardOf[spec.group],
+          ...('inline' in c ? { requests: c.inline } : { requests: [], requestsRef: c.ref }),
+          ...(spec.leadMs !== args.leadMs ? { leadMs: spec.leadMs } : {}),
+        };
+        lateMs = Math.max(lateMs, Number(now - (firstDueNs - BigInt(spec.leadMs) * 1_000_000n)) / 1e6);
+        outgoing.push({ id: `${spec.target}-${shard.shardId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80), body: JSON.stringify(message), delaySeconds: deliveryDelay(firstDueNs, now, spec.leadMs).delaySeconds });
+      }
       if (lateMs > 0) {
         emission.lateShards++;
         emission.maxLateMs = Math.max(emission.maxLateMs, lateMs);
       }
-      for (const { firstDueNs: due, ...m } of messages) outgoing.push({ ...m, delaySeconds: deliveryDelay(due, now, args.leadMs).delaySeconds });
     }
     await sendAll(args.queue, outgoing, BATCHES_AT_ONCE);
     emission.messages += outgoing.length;
@@ -351,4 +260,27 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult
   };
   await store.put(runRecordKey(runId), JSON.stringify(record), 'application/json');
   return { status: 'scheduled', shards: shards.length, messages: emission.messages, shardsByTarget, deadlineNs: BigInt(record.deadlineNs), startNs, emission };
+}
+
+/** The requests of union positions [first, end), each loaded (once) by the plan that owns it. */
+async function loadUnion(plans: readonly SchedulablePlan[], union: { items: readonly PlanItem[]; owners: Uint8Array | null }, first: number, end: number): Promise<ScheduledRequest[]> {
+  const items = union.items.slice(first, end);
+  const { owners } = union;
+  if (!owners) return (plans[0] as SchedulablePlan).load(items);
+  const parts = new Map<number, { positions: number[]; items: PlanItem[] }>();
+  items.forEach((item, k) => {
+    const owner = owners[first + k] as number;
+    const part = parts.get(owner) ?? { positions: [], items: [] };
+    part.positions.push(k);
+    part.items.push(item);
+    parts.set(owner, part);
+  });
+  const out = new Array<ScheduledRequest>(items.length);
+  await Promise.all(
+    [...parts].map(async ([owner, part]) => {
+      const loaded = await (plans[owner] as SchedulablePlan).load(part.items);
+      loaded.forEach((request, j) => (out[part.positions[j] as number] = request));
+    }),
+  );
+  return out;
 }

@@ -1,17 +1,22 @@
 /**
- * Cutting a plan into the units SQS carries. A SLOT is a window of `slotMs` of due time; a
- * slot with more requests than `maxShardRequests`, or more bytes than `maxMessageBytes`,
- * is split into SHARDS. One message per shard: fan-out scales with traffic, not with the
- * number of messages. A body larger than `maxInlineBodyBytes` travels by reference (stored
- * once in the results bucket), so one large prompt never breaks a message's size limit.
+ * Cutting a plan into the units SQS carries. A SLOT is a window of `slotMs` of due time; its
+ * requests are dealt to LANES, one shard each: request i of the slot goes to lane i mod n, so
+ * each shard (and the fire invocation that holds it) sends at a bounded rate spread over the
+ * whole slot instead of a burst of consecutive requests. n is the fewest lanes that keep every
+ * shard within `maxShardRequests` over the slot and within `maxShardRequests / slot` requests
+ * in any whole second of it (a burst in the slot gets more lanes, not faster ones).
+ * A shard whose requests do not fit one message travels by reference (shard-parts.ts); a body
+ * larger than `maxInlineBodyBytes` travels by reference on its own (stored once in the results
+ * bucket), so one large prompt never breaks a message's size limit.
  */
 import { z } from 'zod';
 import type { ScheduledRequest } from '../types';
 
 export interface ShardingOptions {
   slotMs: number;
+  /** Requests one shard holds at most over its slot; over the slot's seconds, its rate bound. */
   maxShardRequests: number;
-  /** Serialized message budget; SQS allows 1 MiB, keep headroom for attributes. */
+  /** Serialized message budget; SQS allows 1 MiB, keep headroom for attributes. Larger shards travel by reference. */
   maxMessageBytes: number;
   maxInlineBodyBytes: number;
 }
@@ -20,7 +25,7 @@ export const DEFAULT_SHARDING: ShardingOptions = {
   slotMs: 1000,
   maxShardRequests: 250,
   // SQS takes 1 MiB per message and per batch; SQS bills by 64 KB chunk whatever the
-  // message size, so fuller shards cost no more in SQS and need fewer fire invocations.
+  // message size, so fuller messages cost no more in SQS and need fewer S3 objects.
   maxMessageBytes: 768 * 1024,
   maxInlineBodyBytes: 64 * 1024,
 };
@@ -28,6 +33,9 @@ export const DEFAULT_SHARDING: ShardingOptions = {
 export interface Shard<T = ScheduledRequest> {
   shardId: string;
   slotIndex: number;
+  /** Its lane in the slot, and how many lanes the slot has: it holds the slot's requests lane, lane + lanes, ... */
+  lane: number;
+  lanes: number;
   requests: T[];
 }
 
@@ -45,30 +53,46 @@ export function wireSize(request: ScheduledRequest, o: ShardingOptions): number 
 }
 
 /**
- * Items must be sorted by offset (plans are). Shard ids are `<slot>-<n>`, stable for a plan.
- * `sizeOf` is an item's bytes in the message (requests: `wireSize`).
+ * Lanes for a slot of `count` requests whose busiest whole second (of due time) holds
+ * `busiestSecond`: enough that no lane holds more than `maxShardRequests`, nor sends more than
+ * `maxShardRequests / slot` in a second.
  */
-export function cutShards(requests: readonly ScheduledRequest[], o?: ShardingOptions): Shard[];
-export function cutShards<T extends { offsetMs: number }>(items: readonly T[], o: ShardingOptions, sizeOf: (item: T) => number): Shard<T>[];
-export function cutShards<T extends { offsetMs: number }>(items: readonly T[], o: ShardingOptions = DEFAULT_SHARDING, sizeOf?: (item: T) => number): Shard<T>[] {
-  const size = sizeOf ?? ((item: T) => wireSize(item as unknown as ScheduledRequest, o));
-  const shards: Shard<T>[] = [];
-  let current: Shard<T> | null = null;
-  let bytes = 0;
-  let shardInSlot = 0;
-  for (const item of items) {
-    const slotIndex = Math.floor(item.offsetMs / o.slotMs);
-    const itemBytes = size(item);
-    const newSlot = !current || current.slotIndex !== slotIndex;
-    if (newSlot) shardInSlot = 0;
-    if (newSlot || (current as Shard<T>).requests.length >= o.maxShardRequests || bytes + itemBytes > o.maxMessageBytes) {
-      if (!newSlot) shardInSlot++;
-      current = { shardId: `${slotIndex}-${shardInSlot}`, slotIndex, requests: [] };
-      shards.push(current);
-      bytes = 0;
+export function lanesFor(count: number, busiestSecond: number, o: Pick<ShardingOptions, 'slotMs' | 'maxShardRequests'>): number {
+  const byCount = Math.ceil(count / o.maxShardRequests);
+  const perSecond = (o.maxShardRequests * 1000) / o.slotMs;
+  const byRate = o.slotMs >= 1000 ? Math.ceil(busiestSecond / perSecond) : 0;
+  return Math.max(1, byCount, byRate);
+}
+
+/** The slots of items sorted by offset: [first, end) positions and the slot's lanes. */
+export function slotsOf<T extends { offsetMs: number }>(items: readonly T[], o: Pick<ShardingOptions, 'slotMs' | 'maxShardRequests'>): { slotIndex: number; first: number; end: number; lanes: number }[] {
+  const slots: { slotIndex: number; first: number; end: number; lanes: number }[] = [];
+  for (let a = 0; a < items.length; ) {
+    const slotIndex = Math.floor((items[a] as T).offsetMs / o.slotMs);
+    let b = a;
+    let busiest = 0;
+    let second = NaN;
+    let inSecond = 0;
+    while (b < items.length && Math.floor((items[b] as T).offsetMs / o.slotMs) === slotIndex) {
+      const s = Math.floor((items[b] as T).offsetMs / 1000);
+      inSecond = s === second ? inSecond + 1 : 1;
+      second = s;
+      busiest = Math.max(busiest, inSecond);
+      b++;
     }
-    (current as Shard<T>).requests.push(item);
-    bytes += itemBytes;
+    slots.push({ slotIndex, first: a, end: b, lanes: lanesFor(b - a, busiest, o) });
+    a = b;
+  }
+  return slots;
+}
+
+/** Items must be sorted by offset (plans are). Shard ids are `<slot>-<lane>`, stable for a plan. */
+export function cutShards<T extends { offsetMs: number }>(items: readonly T[], o: Pick<ShardingOptions, 'slotMs' | 'maxShardRequests'> & Partial<ShardingOptions> = DEFAULT_SHARDING): Shard<T>[] {
+  const shards: Shard<T>[] = [];
+  for (const slot of slotsOf(items, o)) {
+    const lanes = Array.from({ length: slot.lanes }, (_, lane): Shard<T> => ({ shardId: `${slot.slotIndex}-${lane}`, slotIndex: slot.slotIndex, lane, lanes: slot.lanes, requests: [] }));
+    for (let p = slot.first; p < slot.end; p++) (lanes[(p - slot.first) % slot.lanes] as Shard<T>).requests.push(items[p] as T);
+    shards.push(...lanes);
   }
   return shards;
 }
@@ -116,8 +140,17 @@ export const shardMessageSchema = z.object({
    * listing per run, not one per shard); the deadline message covers stragglers.
    */
   last: z.boolean().default(false),
-  requests: z.array(wireRequestSchema).min(1),
-});
+  /** The requests, inline; empty when they travel by reference (`requestsRef`). */
+  requests: z.array(wireRequestSchema),
+  /** Where the requests are when they do not fit the message: `parts` objects `<prefix><n>` (shard-parts.ts), `requests` in all. */
+  requestsRef: z.object({ prefix: z.string().min(1), parts: z.number().int().positive(), requests: z.number().int().positive() }).optional(),
+  /**
+   * How long before its first due time this message was meant to be delivered (ms); the
+   * deployment's lead without it. The run's first shards get more, so that the event source has
+   * scaled up before they are due (sqs-schedule.ts rampLeads): a worker must not send them on.
+   */
+  leadMs: z.number().int().nonnegative().optional(),
+}).refine((m) => (m.requests.length > 0) !== (m.requestsRef !== undefined), { message: 'a shard message carries its requests inline or by reference (requestsRef), exactly one of them' });
 export type ShardMessage = z.infer<typeof shardMessageSchema>;
 
 export function toWire(request: ScheduledRequest, bodyRef: string | null): WireRequest {
