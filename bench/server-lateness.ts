@@ -23,14 +23,12 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { flag } from './args';
+import { BENCH_ROOT as root, fixed as f, quantile, serverView, startArrivalServer, writeCaptures } from './lateness-common';
 
-const root = join(fileURLToPath(import.meta.url), '..', '..');
 const seconds = flag('--seconds', 10);
 const ratesAt = process.argv.indexOf('--rates');
 const rates = ratesAt === -1 ? [200, 1000, 2000, 5000] : (process.argv[ratesAt + 1] ?? '').split(',').map(Number);
@@ -43,64 +41,6 @@ const workers = passThrough('--workers', 'auto');
 const wait = passThrough('--wait', 'precise');
 const rehearsal = process.argv.includes('--rehearsal') ? passThrough('--rehearsal', '') : null;
 const work = mkdtempSync(join(tmpdir(), 'cr-lateness-'));
-
-/** xorshift32: a seeded uniform in (0, 1). */
-function uniform(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return (x + 0.5) / 4294967296;
-  };
-}
-
-/** A capture file of a Poisson process at `rate` per second for `seconds`, millisecond times. */
-function writeCaptures(path: string, rate: number, seed: number): number {
-  const random = uniform(seed);
-  const start = Date.UTC(2026, 3, 29, 0, 0, 0);
-  const lines: string[] = [];
-  let t = 0;
-  for (let i = 0; ; i++) {
-    t += (-Math.log(random()) / rate) * 1000;
-    if (t >= seconds * 1000) break;
-    const ms = Math.floor(t);
-    // A millisecond time written with its fraction, even .000: the schedule is exact.
-    const time = new Date(start + ms).toISOString();
-    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `q${i}` }], max_tokens: 1 });
-    lines.push(
-      JSON.stringify({
-        captureData: {
-          endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: body, encoding: 'JSON' },
-          endpointOutput: { observedContentType: 'application/json', mode: 'OUTPUT', data: '{"usage":{"prompt_tokens":1,"completion_tokens":1}}', encoding: 'JSON' },
-        },
-        eventMetadata: { eventId: `ev-${rate}-${i}`, inferenceTime: time },
-        eventVersion: '0',
-      }),
-    );
-  }
-  writeFileSync(path, lines.join('\n') + '\n');
-  return lines.length;
-}
-
-function quantile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = q * (sorted.length - 1);
-  const lo = Math.floor(rank);
-  const hi = Math.min(lo + 1, sorted.length - 1);
-  return (sorted[lo] as number) + ((sorted[hi] as number) - (sorted[lo] as number)) * (rank - lo);
-}
-
-async function startServer(arrivalsFile: string) {
-  const child = spawn(process.execPath, [join(root, 'bench/arrival-server.mjs'), arrivalsFile], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
-  return { url: (JSON.parse(line) as { url: string }).url, child };
-}
-
-/** Two anchors of at most 20 us each, and some slack: earlier than this is early. */
-const EARLY_MS = 0.05;
 
 interface Row {
   rate: number;
@@ -127,63 +67,43 @@ for (const rate of rates) {
   const dir = join(work, `r${rate}`);
   const captures = join(dir, 'captures.jsonl');
   mkdirSync(dir, { recursive: true });
-  const scheduledCount = writeCaptures(captures, rate, rate);
-  const arrivalsFile = join(dir, 'arrivals.txt');
-  const server = await startServer(arrivalsFile);
+  const scheduledCount = writeCaptures(captures, rate, seconds, rate);
+  const server = await startArrivalServer(join(dir, 'arrivals.txt'));
   const load = loadavg().map((l) => l.toFixed(2)).join(' ');
   const timeFile = join(dir, 'time.txt');
   const cli = spawn('/usr/bin/time', ['-f', '%U %S %e', '-o', timeFile, process.execPath, join(root, 'bin/capture-replay.js'), 'replay', captures, '--url', server.url, '--out', dir, '--run-id', 'run', '--no-progress', '--lead', '2000', '--timeout', '30000', '--workers', workers, '--wait', wait, ...(rehearsal !== null ? ['--rehearsal', rehearsal] : [])], { stdio: ['ignore', 'ignore', 'inherit'] });
   const [code] = (await once(cli, 'exit')) as [number];
-  server.child.kill('SIGTERM');
-  await once(server.child, 'exit');
+  const arrivals = await server.stop();
   if (code !== 0) console.error(`rate ${rate}: the CLI exited ${code}`);
   const [user, system, wall] = readFileSync(timeFile, 'utf8').trim().split(/\s+/).map(Number) as [number, number, number];
 
-  const arrivals = new Map<string, bigint[]>();
-  for (const line of readFileSync(arrivalsFile, 'utf8').split('\n')) {
-    if (!line) continue;
-    const [id, ns] = line.split(' ') as [string, string];
-    const list = arrivals.get(id) ?? [];
-    list.push(BigInt(ns));
-    arrivals.set(id, list);
-  }
   const records = readFileSync(join(dir, 'run', 'target', 'profile_export.jsonl'), 'utf8')
     .trim()
     .split('\n')
     .filter(Boolean)
-    .map((l) => ({ id: /"x_request_id":"([^"]+)"/.exec(l)?.[1] as string, scheduledNs: BigInt(/"scheduled_ns":(\d+)/.exec(l)?.[1] ?? '0'), lag: Number(/"schedule_lag_ms":([-\d.e]+)/.exec(l)?.[1]), wire: /"wire_lag_ms":([-\d.e]+)/.exec(l)?.[1] }));
-  const lateness: number[] = [];
-  const views: { late: number; ours: number }[] = [];
-  let doubled = 0;
-  for (const r of records) {
-    const seen = arrivals.get(r.id);
-    if (!seen) continue;
-    if (seen.length > 1) doubled += seen.length - 1;
-    const late = Number((seen[0] as bigint) - r.scheduledNs) / 1e6;
-    lateness.push(late);
-    views.push({ late, ours: r.wire !== undefined ? Number(r.wire) : r.lag });
-  }
-  const shift = Math.min(...lateness);
-  const shifted = lateness.map((l) => l - shift).sort((a, b) => a - b);
-  const ourLags = records.map((r) => r.lag).sort((a, b) => a - b);
-  const wires = records.filter((r) => r.wire !== undefined).map((r) => Number(r.wire)).sort((a, b) => a - b);
-  const gaps = views.map((v) => Math.abs(v.late - shift - v.ours)).sort((a, b) => a - b);
+    .map((l) => {
+      const wire = /"wire_lag_ms":([-\d.e]+)/.exec(l)?.[1];
+      return { id: /"x_request_id":"([^"]+)"/.exec(l)?.[1] as string, scheduledNs: BigInt(/"scheduled_ns":(\d+)/.exec(l)?.[1] ?? '0'), lagMs: Number(/"schedule_lag_ms":([-\d.e]+)/.exec(l)?.[1]), wireLagMs: wire !== undefined ? Number(wire) : null };
+    });
+  const view = serverView(records, arrivals);
+  const ourLags = records.map((r) => r.lagMs).sort((a, b) => a - b);
+  const wires = records.filter((r) => r.wireLagMs !== null).map((r) => r.wireLagMs as number).sort((a, b) => a - b);
   const known = new Set(records.map((r) => r.id));
   const arrivedIds = [...arrivals.keys()].filter((id) => known.has(id)).length;
   rows.push({
     rate,
     scheduled: scheduledCount,
-    early: lateness.filter((l) => l < -EARLY_MS).length,
+    early: view.early,
     arrived: arrivedIds,
     lost: scheduledCount - arrivedIds,
-    doubled,
-    p50: quantile(shifted, 0.5),
-    p99: quantile(shifted, 0.99),
-    max: shifted[shifted.length - 1] ?? NaN,
-    shiftMs: shift,
+    doubled: view.doubled,
+    p50: quantile(view.sorted, 0.5),
+    p99: quantile(view.sorted, 0.99),
+    max: view.sorted[view.sorted.length - 1] ?? NaN,
+    shiftMs: view.shiftMs,
     ourLagP99: quantile(ourLags, 0.99),
     ourWireLagP99: wires.length > 0 ? quantile(wires, 0.99) : null,
-    viewGapP99: quantile(gaps, 0.99),
+    viewGapP99: view.viewGapP99,
     cpuSeconds: user + system,
     wallSeconds: wall,
     load,
@@ -191,7 +111,6 @@ for (const rate of rates) {
   console.error(`rate ${rate}: done (${scheduledCount} requests)`);
 }
 
-const f = (v: number | null, d = 2) => (v === null || !Number.isFinite(v) ? 'n/a' : v.toFixed(d));
 console.log(`server-side lateness, ${seconds} s per rate, --workers ${workers} --wait ${wait} --rehearsal ${rehearsal ?? 'default'}, node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'})\n`);
 console.log('| rate/s | requests | lost | doubled | early | p50 ms | p99 ms | max ms | shift ms | our lag p99 | our wire lag p99 | |ours - server| p99 | client CPU s (wall s) | load before |');
 console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');

@@ -9,23 +9,35 @@
  * follow the configured late policy and are counted; a request reached past its due window
  * (a redelivery) is dropped as `expired`, never fired.
  * Each invocation first re-anchors the clock to wall time: Lambda may freeze the container
- * between invocations, and the monotonic clock need not advance while frozen.
- * A target's API key (Secrets Manager) is read again before a shard fires once it is older
- * than SECRETS_MAX_AGE_SECONDS (deps.targets), and once more when the target answers 401 or
- * 403: that request is then sent again, once, if the key changed (a rotation).
+ * between invocations, and the monotonic clock need not advance while frozen. Each shard
+ * warms the invocation up before its claim (fire-warm-up.ts: a rehearsal once per
+ * environment, a full collection and connections opened ahead before the first due time), as
+ * the CLI does before schedule zero.
+ * The target's client and its API key (Secrets Manager) are resolved before the shard is
+ * claimed: a failed first read of the key fails the record with nothing claimed, and its
+ * redelivery fires it. The key is read again before a shard fires once it is older than
+ * SECRETS_MAX_AGE_SECONDS (deps.targets), and once more when the target answers 401 or 403:
+ * that request is then sent again, once, if the key changed (a rotation).
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { runFireLoop } from '../core/fire/fire-loop';
 import { collectMessage, handleShard, PermanentError } from '../core/pipeline/stages';
-import { defaultDeps, type Deps } from '../runtime/deps';
+import { defaultDeps, type Deps, type Target } from '../runtime/deps';
+import { createWarmUpState, InvocationWarmUp } from './fire-warm-up';
 
 export function makeFireHandler(getDeps: () => Deps) {
   const processor = new BatchProcessor(EventType.SQS);
+  const warmUpState = createWarmUpState();
   let context: Context | null = null;
-  const recordHandler = async (record: SQSRecord): Promise<void> => {
+  const recordHandler = async (record: SQSRecord, warmUp: InvocationWarmUp): Promise<void> => {
     const deps = getDeps();
     const workerId = `fire_${context?.awsRequestId ?? 'local'}`;
+    let resolved: Target | undefined;
+    const target = (): Target => {
+      if (!resolved) throw new Error('the target was not resolved before the claim');
+      return resolved;
+    };
     try {
       const { action, message, outcomes } = await handleShard(record.body, {
         store: deps.store,
@@ -34,21 +46,23 @@ export function makeFireHandler(getDeps: () => Deps) {
         leadMs: deps.config.leadMs,
         claimLeaseMs: deps.config.fireTimeoutMs,
         workerId,
-        fire: async (requests, shard) => {
-          const target = (await deps.targets()).get(shard.target);
-          if (!target) throw new PermanentError(`shard for unknown target ${shard.target}`);
-          return runFireLoop(requests, {
+        prepare: async (shard, requests) => {
+          resolved = (await deps.targets()).get(shard.target);
+          if (!resolved) throw new PermanentError(`shard for unknown target ${shard.target}`);
+          await warmUp.beforeClaim(shard, requests);
+        },
+        fire: (requests, shard) =>
+          runFireLoop(requests, {
             runId: shard.runId,
-            target: target.client,
+            target: target().client,
             clock: deps.clock,
             startNs: BigInt(shard.startNs),
             workerId,
             latePolicy: deps.config.latePolicy,
             expireAfterMs: deps.config.graceMs,
-            sharedInFlight: target.inFlight,
+            sharedInFlight: target().inFlight,
             ...(deps.config.maxInFlight ? { maxInFlight: deps.config.maxInFlight } : {}),
-          });
-        },
+          }),
       });
       if ((action === 'fired' || action === 'lost-after-claim') && message.last) await deps.collectQueue.sendBatch([collectMessage(message.runId, message.target, 0n)]);
       deps.logger.info('shard handled', {
@@ -70,11 +84,16 @@ export function makeFireHandler(getDeps: () => Deps) {
       throw error;
     }
   };
-  return (event: SQSEvent, ctx: Context) => {
+  return async (event: SQSEvent, ctx: Context) => {
     context = ctx;
     const deps = getDeps();
     deps.clock.resync?.();
-    return processPartialResponse(event, recordHandler, processor, { context: ctx });
+    const warmUp = new InvocationWarmUp(deps, warmUpState);
+    try {
+      return await processPartialResponse(event, (record: SQSRecord) => recordHandler(record, warmUp), processor, { context: ctx });
+    } finally {
+      warmUp.end();
+    }
   };
 }
 

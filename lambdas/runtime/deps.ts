@@ -13,12 +13,15 @@ import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store';
 import { SnsNotifier } from '../adapters/aws/sns-notifier';
 import { SqsQueue } from '../adapters/aws/sqs-queue';
-import { createOpenAITarget } from '../adapters/http/openai-target';
-import { createSageMakerTarget, sageMakerRuntimeClientConfig } from '../adapters/sagemaker/sagemaker-target';
+import { createOpenAITarget, type OpenAITargetClient } from '../adapters/http/openai-target';
+import { startOpenAISink } from '../adapters/http/rehearsal-sink';
+import { rehearsalSageMakerClient, startSageMakerSink } from '../adapters/sagemaker/rehearsal-sink';
+import { createSageMakerTarget, sageMakerRuntimeClientConfig, type SageMakerTargetOptions } from '../adapters/sagemaker/sagemaker-target';
 import { systemClock } from '../adapters/system-clock';
+import type { Twin } from '../core/fire/rehearsal';
 import { Semaphore } from '../core/fire/semaphore';
 import type { Clock, Notifier, TargetClient } from '../ports';
-import { parseRuntimeConfig, type HttpTargetConfig, type RuntimeConfig, type SageMakerTargetConfig } from './config';
+import { parseRuntimeConfig, type HttpTargetConfig, type RuntimeConfig, type SageMakerTargetConfig, type TargetConfig } from './config';
 import { connectionsPerTarget } from './limits';
 import { SecretApiKey } from './secrets';
 
@@ -29,6 +32,8 @@ export interface Target {
   client: TargetClient;
   /** Requests in flight to this target across every shard of the invocation: the pool's size. */
   inFlight: Semaphore;
+  /** Opens connections ahead so that this many are ready (HTTP targets; socket-reserve.ts). */
+  openAhead?(connections: number): void;
 }
 
 export interface Deps {
@@ -47,6 +52,11 @@ export interface Deps {
    * reads again any API key older than its time-to-live (SECRETS_MAX_AGE_SECONDS).
    */
   targets(): Promise<Map<string, Target>>;
+  /**
+   * The rehearsal's twin of a configured target (core/fire/rehearsal.ts): the same kind and
+   * options, pointed at a sink started in this process, without the API key.
+   */
+  rehearsalTwin(target: TargetConfig): Promise<Twin>;
 }
 
 export interface DepsOverrides {
@@ -83,10 +93,55 @@ export function createDeps(overrides: DepsOverrides = {}): Deps {
   const sqs = overrides.sqs ?? new SQSClient({ requestHandler: sdkHandler() });
   const clock = overrides.clock ?? systemClock;
   const logger = new Logger({ serviceName: 'capture-replay' });
+  return {
+    config,
+    s3,
+    store: new S3ObjectStore(s3, config.resultsBucket),
+    replayQueue: new SqsQueue(sqs, config.replayQueueUrl),
+    collectQueue: new SqsQueue(sqs, config.collectQueueUrl),
+    clock,
+    logger,
+    notifier: config.notifyTopicArn ? new SnsNotifier(overrides.sns ?? new SNSClient({ requestHandler: sdkHandler() }), config.notifyTopicArn) : null,
+    ...createTargetDeps(config, clock, logger, overrides),
+  };
+}
+
+/** A SageMaker target's settings as configured (the client aside). */
+function sageMakerOptions(t: SageMakerTargetConfig, config: RuntimeConfig, clock: Clock, connections: number): Omit<SageMakerTargetOptions, 'client'> {
+  return {
+    name: t.name,
+    endpointName: t.endpointName,
+    timeoutMs: config.requestTimeoutMs,
+    clock,
+    connections,
+    ...(t.region ? { region: t.region } : {}),
+    ...(t.variant ? { targetVariant: t.variant } : {}),
+    ...(t.inferenceComponentName ? { inferenceComponentName: t.inferenceComponentName } : {}),
+    ...(t.containerHostname ? { targetContainerHostname: t.containerHostname } : {}),
+    ...(t.customAttributes ? { customAttributes: t.customAttributes } : {}),
+  };
+}
+
+/** The rehearsal's twin of a target: the same client code and options, pointed at a sink in this process, no API key. */
+async function rehearsalTwin(t: TargetConfig, config: RuntimeConfig, clock: Clock, connections: number): Promise<Twin> {
+  const name = `${t.name}-rehearsal`;
+  if (t.kind === 'sagemaker') {
+    const sink = await startSageMakerSink();
+    const client = rehearsalSageMakerClient(sink.url, config.requestTimeoutMs);
+    const twin = createSageMakerTarget({ ...sageMakerOptions(t, config, clock, connections), name, region: 'us-east-1', client });
+    return { twin, close: async () => (await twin.close(), client.destroy(), await sink.close()) };
+  }
+  const sink = await startOpenAISink();
+  const twin = createOpenAITarget({ name, baseUrl: sink.url, path: '/v1/chat/completions', timeoutMs: config.requestTimeoutMs, clock, connections });
+  return { twin, close: async () => (await twin.close(), await sink.close()) };
+}
+
+/** The targets' clients (one pool per target for the execution environment) and their rehearsal twins. */
+function createTargetDeps(config: RuntimeConfig, clock: Clock, logger: Logger, overrides: DepsOverrides): Pick<Deps, 'targets' | 'rehearsalTwin'> {
   let targets: Promise<{ map: Map<string, Target>; apiKeys: SecretApiKey[] }> | null = null;
   const connections = connectionsPerTarget(config.targets.length, config.maxConnectionsPerTarget);
   const maxAgeSeconds = config.secretsMaxAgeSeconds ?? DEFAULT_SECRETS_MAX_AGE_SECONDS;
-  const httpClient = async (t: HttpTargetConfig, secrets: () => SecretsProvider, apiKeys: SecretApiKey[]): Promise<TargetClient> => {
+  const httpClient = async (t: HttpTargetConfig, secrets: () => SecretsProvider, apiKeys: SecretApiKey[]): Promise<OpenAITargetClient> => {
     let apiKeySource: SecretApiKey | undefined;
     if (t.apiKeySecret) {
       const secretId = t.apiKeySecret;
@@ -100,24 +155,12 @@ export function createDeps(overrides: DepsOverrides = {}): Deps {
       await apiKeySource.update();
       apiKeys.push(apiKeySource);
     }
-    return createOpenAITarget({ name: t.name, baseUrl: t.url, path: t.path, timeoutMs: config.requestTimeoutMs, clock, connections, ...(apiKeySource ? { apiKeySource } : {}) });
+    return createOpenAITarget({ name: t.name, baseUrl: t.url, path: t.path, timeoutMs: config.requestTimeoutMs, clock, connections, reserveConnections: true, ...(apiKeySource ? { apiKeySource } : {}) });
   };
   const sageMakerClient = (t: SageMakerTargetConfig): TargetClient => {
     // Region: the target's, else the SDK's default (AWS_REGION: the function's own region).
     const clientConfig = sageMakerRuntimeClientConfig({ timeoutMs: config.requestTimeoutMs, connections, ...(t.region ? { region: t.region } : {}) });
-    return createSageMakerTarget({
-      name: t.name,
-      endpointName: t.endpointName,
-      timeoutMs: config.requestTimeoutMs,
-      clock,
-      connections,
-      client: overrides.sageMakerClient ? overrides.sageMakerClient(t, clientConfig) : new SageMakerRuntimeClient(clientConfig),
-      ...(t.region ? { region: t.region } : {}),
-      ...(t.variant ? { targetVariant: t.variant } : {}),
-      ...(t.inferenceComponentName ? { inferenceComponentName: t.inferenceComponentName } : {}),
-      ...(t.containerHostname ? { targetContainerHostname: t.containerHostname } : {}),
-      ...(t.customAttributes ? { customAttributes: t.customAttributes } : {}),
-    });
+    return createSageMakerTarget({ ...sageMakerOptions(t, config, clock, connections), client: overrides.sageMakerClient ? overrides.sageMakerClient(t, clientConfig) : new SageMakerRuntimeClient(clientConfig) });
   };
   const build = async (): Promise<{ map: Map<string, Target>; apiKeys: SecretApiKey[] }> => {
     let secrets: SecretsProvider | undefined;
@@ -127,19 +170,16 @@ export function createDeps(overrides: DepsOverrides = {}): Deps {
     const apiKeys: SecretApiKey[] = [];
     for (const t of config.targets) {
       // Every kind gets the same per-target pool size and in-flight limit.
-      map.set(t.name, { client: t.kind === 'sagemaker' ? sageMakerClient(t) : await httpClient(t, secretsProvider, apiKeys), inFlight: new Semaphore(connections) });
+      const inFlight = new Semaphore(connections);
+      if (t.kind === 'sagemaker') map.set(t.name, { client: sageMakerClient(t), inFlight });
+      else {
+        const client = await httpClient(t, secretsProvider, apiKeys);
+        map.set(t.name, { client, inFlight, openAhead: (n) => client.openAhead(n) });
+      }
     }
     return { map, apiKeys };
   };
   return {
-    config,
-    s3,
-    store: new S3ObjectStore(s3, config.resultsBucket),
-    replayQueue: new SqsQueue(sqs, config.replayQueueUrl),
-    collectQueue: new SqsQueue(sqs, config.collectQueueUrl),
-    clock,
-    logger,
-    notifier: config.notifyTopicArn ? new SnsNotifier(overrides.sns ?? new SNSClient({ requestHandler: sdkHandler() }), config.notifyTopicArn) : null,
     async targets() {
       if (!targets) {
         const attempt = build();
@@ -154,6 +194,7 @@ export function createDeps(overrides: DepsOverrides = {}): Deps {
       await Promise.all(apiKeys.map((k) => k.update()));
       return map;
     },
+    rehearsalTwin: (t) => rehearsalTwin(t, config, clock, connections),
   };
 }
 

@@ -29,6 +29,7 @@ import { Pool } from 'undici';
 import type { ApiKeySource, Clock, TargetClient, TargetRequest } from '../../ports';
 import { requestDeadline, type RequestDeadline } from '../request-deadline';
 import { watchWire } from '../wire-stamps';
+import { createSocketReserve, type SocketReserve } from './socket-reserve';
 import { plausibleOpenAIUsage } from '../../core/metrics/usage';
 import type { ErrorDetails, TargetResult, TokenUsage } from '../../core/types';
 import { errorBodyText, errorMessageOf, JsonMemberScanner, readCapped, RESPONSE_LIMITS, responseExcerpt, selectAnswerMembers, withExcerpt } from './response-body';
@@ -46,6 +47,16 @@ export interface OpenAITargetOptions {
   connections?: number;
   /** Characters of response text kept in an error message (default RESPONSE_LIMITS.excerptChars); 0: none. */
   responseExcerptChars?: number;
+  /** Connections can be opened ahead of need (`openAhead`, socket-reserve.ts); without it the pool connects as requests need. */
+  reserveConnections?: boolean;
+}
+
+export interface OpenAITargetClient extends TargetClient {
+  /**
+   * Opens connections ahead, so that `connections` are ready for the requests to come (the
+   * pool's idle keep-alive connections count); a no-op unless created with `reserveConnections`.
+   */
+  openAhead(connections: number): void;
 }
 
 /** Our own (not the response's) text in a message, e.g. a transport error's. */
@@ -89,11 +100,14 @@ function joinPath(basePath: string, path: string): string {
   return basePath.replace(/\/+$/, '') + '/' + path.replace(/^\/+/, '');
 }
 
-export function createOpenAITarget(options: OpenAITargetOptions): TargetClient {
+export function createOpenAITarget(options: OpenAITargetOptions): OpenAITargetClient {
   const base = new URL(options.baseUrl);
   const path = joinPath(base.pathname, options.path ?? '/v1/chat/completions');
+  const connections = options.connections ?? 1024;
+  const reserve: SocketReserve | null = options.reserveConnections ? createSocketReserve(new URL(base.origin)) : null;
   const pool = new Pool(base.origin, {
-    connections: options.connections ?? 1024,
+    connections,
+    ...(reserve ? { connect: reserve.connect } : {}),
     pipelining: 1,
     keepAliveTimeout: 30_000,
     // The whole-request timeout below is the one that counts; these must not fire first.
@@ -247,6 +261,10 @@ export function createOpenAITarget(options: OpenAITargetOptions): TargetClient {
   return {
     name: options.name,
     send,
-    close: () => pool.close(),
+    openAhead: (count) => reserve?.warm(Math.min(count, connections) - pool.stats.free),
+    close: () => {
+      reserve?.close();
+      return pool.close();
+    },
   };
 }

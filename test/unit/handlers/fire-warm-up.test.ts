@@ -1,0 +1,125 @@
+/**
+ * The fire function's warm-up (lambdas/handlers/fire-warm-up.ts) on stand-in deps: when it
+ * rehearses (once per environment and target kind and streaming mode, only with time to spare),
+ * and that the collection and the connections opened ahead come once, before the invocation's
+ * first due time, and never after the batch is done. The warm-up on a real bundle,
+ * cold, against a real server: test/integration/fire-warm-up.test.ts.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { systemClock } from '../../../lambdas/adapters/system-clock';
+import type { ShardMessage } from '../../../lambdas/core/pipeline/shards';
+import type { ScheduledRequest, TargetResult } from '../../../lambdas/core/types';
+import { connectionsAhead, createWarmUpState, FIRE_REHEARSAL_REQUESTS, InvocationWarmUp, type WarmUpState } from '../../../lambdas/handlers/fire-warm-up';
+import type { TargetClient } from '../../../lambdas/ports';
+import type { Deps } from '../../../lambdas/runtime/deps';
+import { chatRequests } from '../../support/shard-messages';
+
+const collected = vi.hoisted(() => ({ count: 0, atNs: [] as bigint[] }));
+vi.mock('../../../lambdas/adapters/full-gc', async () => {
+  const { systemClock: clock } = await import('../../../lambdas/adapters/system-clock');
+  return { collectGarbage: () => (collected.count++, collected.atNs.push(clock.nowNs()), true) };
+});
+
+const MS = 1_000_000n;
+const nowNs = () => systemClock.nowNs();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+afterEach(() => {
+  collected.count = 0;
+  collected.atNs = [];
+});
+
+const ok = (): TargetResult => ({ requestStartNs: nowNs(), requestAckNs: nowNs(), requestEndNs: nowNs(), contentChunkNs: [], httpStatus: 200, usage: null, error: null });
+
+/** Deps with one HTTP target "A": twins that answer at once, counted; openAhead recorded. */
+function standIn() {
+  const seen = { twins: 0, sent: 0, openAhead: [] as number[], logs: [] as string[] };
+  const twin: TargetClient = {
+    name: 'A-rehearsal',
+    send: async () => {
+      seen.sent++;
+      return ok();
+    },
+    close: async () => undefined,
+  };
+  const deps = {
+    config: { targets: [{ kind: 'http', name: 'A', url: 'http://target.invalid', path: '/v1/chat/completions' }], leadMs: 20_000 },
+    clock: systemClock,
+    logger: { info: (m: string) => seen.logs.push(m), warn: (m: string) => seen.logs.push(m) },
+    rehearsalTwin: async () => {
+      seen.twins++;
+      return { twin, close: async () => undefined };
+    },
+    targets: async () => new Map([['A', { openAhead: (n: number) => seen.openAhead.push(n) }]]),
+  } as unknown as Deps;
+  return { deps, seen };
+}
+
+/** A shard of `requests` for target A whose first request is due `inMs` from now. */
+function shardDueIn(inMs: number, requests: ScheduledRequest[]): { message: ShardMessage; requests: ScheduledRequest[] } {
+  const startNs = nowNs() + BigInt(inMs) * MS;
+  return { message: { target: 'A', startNs: startNs.toString(), firstDueNs: (startNs + BigInt(Math.round((requests[0]?.offsetMs ?? 0) * 1e6))).toString() } as ShardMessage, requests };
+}
+
+async function invocation(deps: Deps, state: WarmUpState, ...shards: ReturnType<typeof shardDueIn>[]): Promise<InvocationWarmUp> {
+  const warmUp = new InvocationWarmUp(deps, state);
+  await Promise.all(shards.map((s) => warmUp.beforeClaim(s.message, s.requests)));
+  return warmUp;
+}
+
+describe('connectionsAhead', () => {
+  it('per target: its requests due within 5 ms of its first, at least 1, at most 16', () => {
+    const at = (...ms: number[]) => ms.map((m) => 1_000_000_000_000n + BigInt(Math.round(m * 1e6)));
+    const dense = at(...Array.from({ length: 100 }, (_, i) => i * 0.1));
+    expect(connectionsAhead(new Map([['A', at(100, 101, 104.9, 105, 300, 99)], ['B', at(500)], ['C', dense], ['D', []]]))).toEqual(
+      new Map([
+        ['A', 3],
+        ['B', 1],
+        ['C', 16],
+      ]),
+    );
+  });
+});
+
+describe('InvocationWarmUp', () => {
+  it('rehearses once per environment and streaming mode, before the claim; a new mode is rehearsed again', async () => {
+    const { deps, seen } = standIn();
+    const state = createWarmUpState();
+    (await invocation(deps, state, shardDueIn(5_000, chatRequests(3, 1)), shardDueIn(5_500, chatRequests(3, 1)))).end();
+    expect(seen).toMatchObject({ twins: 1, sent: FIRE_REHEARSAL_REQUESTS });
+    (await invocation(deps, state, shardDueIn(5_000, chatRequests(3, 1)))).end();
+    expect(seen).toMatchObject({ twins: 1, sent: FIRE_REHEARSAL_REQUESTS });
+    (await invocation(deps, state, shardDueIn(5_000, chatRequests(3, 1, true)))).end();
+    expect(seen).toMatchObject({ twins: 2, sent: 2 * FIRE_REHEARSAL_REQUESTS });
+    expect(seen.logs.filter((l) => l === 'rehearsed')).toHaveLength(2);
+  });
+
+  it('does not rehearse without time to spare before the first due time', async () => {
+    const { deps, seen } = standIn();
+    (await invocation(deps, createWarmUpState(), shardDueIn(2_200, chatRequests(3, 1)))).end();
+    expect(seen.twins).toBe(0);
+  });
+
+  it('collects garbage, then opens connections ahead, once, before the earliest first due time', async () => {
+    const { deps, seen } = standIn();
+    const early = shardDueIn(1_300, chatRequests(4, 1));
+    const warmUp = await invocation(deps, createWarmUpState(), shardDueIn(1_800, chatRequests(2, 1)), early);
+    expect(collected.count).toBe(0);
+    const firstDueNs = BigInt(early.message.firstDueNs);
+    while (collected.count === 0 && nowNs() < firstDueNs) await sleep(5);
+    expect(collected.atNs[0], 'collected before the first due time').toBeLessThan(firstDueNs);
+    await sleep(700);
+    expect(collected.count).toBe(1);
+    // The early shard's four requests 1 ms apart; the other shard's are 500 ms later.
+    expect(seen.openAhead).toEqual([4]);
+    warmUp.end();
+  });
+
+  it('nothing is collected once the batch is done, nor for an invocation that arrives too late', async () => {
+    const { deps } = standIn();
+    (await invocation(deps, createWarmUpState(), shardDueIn(1_300, chatRequests(2, 1)))).end();
+    (await invocation(deps, createWarmUpState(), shardDueIn(100, chatRequests(2, 1)))).end();
+    await sleep(500);
+    expect(collected.count).toBe(0);
+  });
+});
