@@ -1,6 +1,6 @@
 /** The replay command's targets: `--url` (one) or `--target NAME=URL` (one or more). */
 import { parseSageMakerTargetSpec, type SageMakerTargetSpec } from '../../adapters/sagemaker/target-spec';
-import { isTargetName } from '../../core/target-name';
+import { targetNameProblem } from '../../core/target-name';
 
 /** A target from the command line: an OpenAI-compatible base URL, or a SageMaker endpoint. */
 export type CliTarget = { name: string; kind: 'http'; url: URL } | { name: string; kind: 'sagemaker'; sagemaker: SageMakerTargetSpec; spec: string };
@@ -20,18 +20,19 @@ export interface TargetFlags {
 export function targetsOf(options: TargetFlags): CliTarget[] | string {
   const specs = options.target ?? [];
   if (options.url !== undefined && specs.length > 0) return 'give either --url (one target) or --target NAME=URL (one or more), not both';
-  const pairs: [string, string][] =
-    options.url !== undefined
-      ? [[options.targetName, options.url]]
-      : specs.map((spec) => {
-          const at = spec.indexOf('=');
-          return at < 0 ? ['', spec] : [spec.slice(0, at), spec.slice(at + 1)];
-        });
+  const pairs: [string, string, string][] = options.url !== undefined ? [[options.targetName, options.url, '--url']] : [];
+  for (const spec of specs) {
+    const at = spec.indexOf('=');
+    const name = at < 0 ? '' : spec.slice(0, at);
+    // `--target http://host` (or a URL whose query holds the first '='): the name was left out.
+    if (at < 0 || /[:/?]/.test(name)) return `--target ${spec}: the target's name is missing: --target NAME=URL, e.g. --target A=${spec}`;
+    pairs.push([name, spec.slice(at + 1), `--target ${name}`]);
+  }
   if (pairs.length === 0) return 'give a target: --url <base-url>, or --target NAME=URL once per target';
   const out: CliTarget[] = [];
-  for (const [name, raw] of pairs) {
-    const flag = options.url !== undefined ? '--url' : `--target ${name || '?'}`;
-    if (!isTargetName(name)) return `target name "${name}" must be letters, digits, '.', '_' or '-' (as NAME=URL, e.g. --target A=http://localhost:8000)`;
+  for (const [name, raw, flag] of pairs) {
+    const problem = targetNameProblem(name);
+    if (problem) return options.url !== undefined ? `--target-name "${name}" ${problem}` : `target name "${name}" ${problem} (as NAME=URL, e.g. --target A=http://localhost:8000)`;
     if (out.some((t) => t.name === name)) return `target name "${name}" is given twice`;
     const target = targetOf(name, raw, flag);
     if (typeof target === 'string') return target;
@@ -47,14 +48,9 @@ function targetOf(name: string, raw: string, flag: string): CliTarget | string {
     if (typeof sagemaker === 'string') return `${flag}: ${sagemaker}`;
     return { name, kind: 'sagemaker', sagemaker, spec: raw };
   }
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return `${flag}: not a URL: ${raw} (an OpenAI-compatible base URL, or sagemaker:<endpoint-name>)`;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return `${flag} must be an http:// or https:// URL or sagemaker:<endpoint-name> (got ${raw}${raw.includes('//') ? '' : `; did you mean http://${raw}?`})`;
-  }
-  return { name, kind: 'http', url };
+  const url = URL.canParse(raw) ? new URL(raw) : null;
+  if (url && (url.protocol === 'http:' || url.protocol === 'https:')) return { name, kind: 'http', url };
+  // `localhost:8000` parses with the scheme `localhost:`, `127.0.0.1:8000` not at all: both lack http://.
+  const guess = !raw.includes('//') && URL.canParse(`http://${raw}`) ? `; did you mean http://${raw}?` : '';
+  return `${flag} must be an http:// or https:// URL or sagemaker:<endpoint-name> (got ${raw}${guess})`;
 }
