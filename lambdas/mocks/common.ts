@@ -3,8 +3,9 @@
  * timers and generation slots, the request record and log, listening, and the standalone
  * process's start and stop.
  */
+import { createHash } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import type { IncomingMessage, Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { epochNowNs } from '../adapters/system-clock';
 import { GenerationSlots } from './capacity';
@@ -124,8 +125,31 @@ export function mockRuntime(options: MockRuntimeOptions): MockRuntime {
   };
 }
 
-/** Listens, then the mock's handle: its URL and what it received; `close` stops the timers, the connections and the log. */
-export async function serveMock(server: Server, options: { host?: string; port?: number }, runtime: MockRuntime): Promise<MockHandle> {
+/**
+ * A mock's HTTP server, listening: each request read whole, recorded, logged (arrival, method,
+ * path, body digest and bytes, and the mock's own `logFields`), then answered by `respond`.
+ * Returns the mock's handle; `close` stops the timers, the connections and the log.
+ */
+export async function serveMock(
+  options: { host?: string; port?: number },
+  runtime: MockRuntime,
+  logFields: (r: ReceivedRequest) => Record<string, unknown>,
+  respond: (req: IncomingMessage, res: ServerResponse, r: ReceivedRequest, arrivalMs: number) => void,
+): Promise<MockHandle> {
+  const server = createServer({ noDelay: true, keepAliveTimeout: 60_000 }, (req, res) => {
+    runtime.receive(
+      req,
+      (r) => ({
+        arrival_ns: r.arrivalNs.toString(),
+        method: r.method,
+        path: r.path,
+        ...logFields(r),
+        body_sha256: createHash('sha256').update(r.body).digest('hex'),
+        body_base64: r.body.toString('base64'),
+      }),
+      (r, arrivalMs) => respond(req, res, r, arrivalMs),
+    );
+  });
   const { url, port } = await listen(server, options);
   const { scheduler, log, requests } = runtime;
   return {

@@ -37,7 +37,7 @@
  * `{"url":"http://127.0.0.1:PORT"}` once listening and stops on SIGTERM/SIGINT.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
@@ -396,22 +396,12 @@ export async function startMockSageMaker(options: MockSageMakerOptions = {}): Pr
   const runtime = mockRuntime(options);
   let sequence = 0;
 
-  const server = createServer({ noDelay: true, keepAliveTimeout: 60_000 }, (req: IncomingMessage, res: ServerResponse) => {
-    runtime.receive(
-      req,
-      ({ arrivalNs, headers, body }) => ({
-        arrival_ns: arrivalNs.toString(),
-        method: req.method,
-        path: req.url,
-        headers,
-        body_bytes: body.length,
-        body_sha256: createHash('sha256').update(body).digest('hex'),
-        body_base64: body.toString('base64'),
-      }),
-      ({ headers, body }, arrivalMs) => respond({ req, res, headers, body, arrivalMs, settings, runtime, draw: random, sequence: () => ++sequence }),
-    );
-  });
-  return serveMock(server, options, runtime);
+  return serveMock(
+    options,
+    runtime,
+    ({ headers, body }) => ({ headers, body_bytes: body.length }),
+    (req, res, { headers, body }, arrivalMs) => respond({ req, res, headers, body, arrivalMs, settings, runtime, draw: random, sequence: () => ++sequence }),
+  );
 }
 
 /** One received request, with what the mock answers it with. */

@@ -13,8 +13,7 @@
  * `capture-replay mock-server ...`: options in cli.ts) prints one line
  * `{"url":"http://127.0.0.1:PORT"}` once listening and stops on SIGTERM/SIGINT.
  */
-import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { seededRandom } from '../core/random';
@@ -154,26 +153,19 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     else answerWhole(res, generation);
   }
 
-  const server = createServer({ noDelay: true, keepAliveTimeout: 60_000 }, (req: IncomingMessage, res: ServerResponse) => {
-    runtime.receive(
-      req,
-      ({ arrivalNs, headers, body }) => ({
-        arrival_ns: arrivalNs.toString(),
-        method: req.method,
-        path: req.url,
-        headers: {
-          'x-request-id': headers['x-request-id'],
-          'x-correlation-id': headers['x-correlation-id'],
-          'content-type': headers['content-type'],
-          'authorization-present': headers.authorization !== undefined,
-        },
-        body_sha256: createHash('sha256').update(body).digest('hex'),
-        body_base64: body.toString('base64'),
-      }),
-      ({ body }, arrivalMs) => respond(req, res, body, arrivalMs),
-    );
-  });
-  return serveMock(server, options, runtime);
+  return serveMock(
+    options,
+    runtime,
+    ({ headers }) => ({
+      headers: {
+        'x-request-id': headers['x-request-id'],
+        'x-correlation-id': headers['x-correlation-id'],
+        'content-type': headers['content-type'],
+        'authorization-present': headers.authorization !== undefined,
+      },
+    }),
+    (req, res, { body }, arrivalMs) => respond(req, res, body, arrivalMs),
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
