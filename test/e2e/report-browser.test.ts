@@ -1,9 +1,12 @@
 /**
  * report.html in a real browser (Debian's Chromium through playwright-core; no browser is ever
- * downloaded): the page is written to disk and opened from file://, as a person would open it.
- * Checks the verdict table's badges, that every chart drew a canvas with series colours in it,
- * that nothing was logged as an error, that no request left the page's own file, and that
- * hostile target names stay text. Saves full-page screenshots under test-artifacts/.
+ * downloaded): the page is written to disk and opened from file://, as a person would open it,
+ * at 1,024 and 1,440 px. Checks the verdict table's badges, that it fits the window with p, n
+ * and each metric's explanation on screen, that no element is wider than its box (overflow),
+ * that every chart drew a canvas with series colours in it, that the legends show names only
+ * until a point is hovered, that a metric of one value is drawn as a step, that nothing was
+ * logged as an error, that no request left the page's own file, and that injected markup in
+ * every field stays text. Saves full-page screenshots under test-artifacts/.
  */
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -13,12 +16,22 @@ import { COMPARED_METRICS } from '../../lambdas/core/compare/types';
 import { SERIES_COLORS } from '../../lambdas/core/report/palette';
 import { renderReportHtml } from '../../lambdas/core/report/report-page';
 import type { ReportData } from '../../lambdas/core/report/types';
-import { ARTIFACTS, expectQuietAndOffline, openHtmlFile, skipWithoutChromium, useChromium, type OpenedPage } from '../support/browser';
-import { FIXTURE_ERROR_VERDICT, FIXTURE_VERDICTS, reportFixture } from '../support/report-fixture';
-
-const HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">';
+import {
+  ARTIFACTS,
+  expectNoInjection,
+  expectQuietAndOffline,
+  INJECTED_MARKUP,
+  legendTexts,
+  openHtmlFile,
+  overflowing,
+  skipWithoutChromium,
+  useChromium,
+  type OpenedPage,
+} from '../support/browser';
+import { FIXTURE_ERROR_VERDICT, FIXTURE_VERDICTS, reportFixture, reportWithMarkupEverywhere, withEqualValues } from '../support/report-fixture';
 
 const SKIP = skipWithoutChromium('report-browser');
+const WIDTHS = [1024, 1440] as const;
 
 // The project's tsconfig has no DOM lib (Node code): the little of it the page callbacks use.
 interface BrowserCanvas {
@@ -34,7 +47,6 @@ interface BrowserElement {
   querySelector(selector: string): BrowserElement | null;
   querySelectorAll(selector: string): ArrayLike<BrowserCanvas>;
 }
-declare const window: { __pwned?: number };
 declare function getComputedStyle(el: BrowserElement | null): { backgroundColor: string };
 
 interface ChartState {
@@ -47,56 +59,102 @@ interface ChartState {
   inked: number;
   /** Pixels of the first and second target's colour (their lines). */
   byColor: number[];
+  /** The most saturated pixels in one pixel column: a vertical step is as tall as the plot. */
+  tallestColumn: number;
+}
+
+/** Every chart's canvas: size, saturated pixels, pixels of each target's colour, its tallest inked column. */
+async function chartStates(page: Page): Promise<ChartState[]> {
+  const colors = SERIES_COLORS.slice(0, 2).map((hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)));
+  return page.$$eval(
+    '.chart[data-chart]',
+    (els: BrowserElement[], targetColors: number[][]) =>
+      els.map((el) => {
+        const canvases = el.querySelectorAll('canvas');
+        const c = canvases[0];
+        let inked = 0;
+        const byColor = targetColors.map(() => 0);
+        const columns: number[] = [];
+        if (c && c.width > 0 && c.height > 0) {
+          const px = (c.getContext('2d') as NonNullable<ReturnType<BrowserCanvas['getContext']>>).getImageData(0, 0, c.width, c.height).data;
+          for (let i = 0; i < px.length; i += 4) {
+            const r = px[i] as number;
+            const g = px[i + 1] as number;
+            const b = px[i + 2] as number;
+            const a = px[i + 3] as number;
+            if (a > 128 && Math.max(r, g, b) - Math.min(r, g, b) > 60) {
+              inked++;
+              const x = (i / 4) % c.width;
+              columns[x] = (columns[x] ?? 0) + 1;
+            }
+            targetColors.forEach(([R, G, B], k) => {
+              if (a > 200 && Math.abs(r - (R as number)) + Math.abs(g - (G as number)) + Math.abs(b - (B as number)) < 60) byColor[k]! += 1;
+            });
+          }
+        }
+        const box = c?.getBoundingClientRect();
+        return {
+          kind: el.dataset.chart ?? '',
+          metric: el.dataset.metric ?? '',
+          canvases: canvases.length,
+          width: box?.width ?? 0,
+          height: box?.height ?? 0,
+          inked,
+          byColor,
+          tallestColumn: columns.reduce((m, v) => Math.max(m, v ?? 0), 0),
+        };
+      }),
+    colors,
+  );
+}
+
+/** Each verdict table: whether it fits its box, and whether its p and n headers and every explanation are within the window. */
+async function verdictTables(page: Page): Promise<{ fits: boolean; pnVisible: boolean; whys: number; whysVisible: boolean }[]> {
+  return page.evaluate(`[...document.querySelectorAll('table.verdicts')].map((t) => {
+    const wrap = t.parentElement.getBoundingClientRect();
+    const within = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 && r.left >= wrap.left - 1 && r.right <= Math.min(wrap.right, window.innerWidth) + 1; };
+    const ths = [...t.querySelectorAll('thead th')];
+    const p = ths.find((th) => th.firstChild && th.firstChild.textContent === 'p');
+    const n = ths.find((th) => th.textContent === 'n');
+    const whys = [...t.querySelectorAll('tr.why-row td.why')];
+    return { fits: t.parentElement.scrollWidth <= t.parentElement.clientWidth, pnVisible: !!p && !!n && within(p) && within(n), whys: whys.length, whysVisible: whys.every(within) };
+  })`) as Promise<{ fits: boolean; pnVisible: boolean; whys: number; whysVisible: boolean }[]>;
+}
+
+/** Legends name the series and show no value until a point is hovered: no `--` anywhere. */
+async function expectQuietLegends(page: Page): Promise<void> {
+  const legends = await legendTexts(page);
+  expect(legends.length).toBeGreaterThan(0);
+  for (const l of legends) {
+    expect(l.values, `${l.chart}: no value shown before a hover`).toEqual([]);
+    expect(l.names.length, `${l.chart} names its series`).toBeGreaterThan(0);
+    expect(l.names.join(' '), l.chart).not.toContain('--');
+  }
+}
+
+/** Hovering the first ECDF shows its values (x and each target's share); leaving it names the series only again. */
+async function expectHoverValues(page: Page, targets: number): Promise<void> {
+  const ecdf = page.locator('.chart[data-chart="ecdf"]').first();
+  await ecdf.scrollIntoViewIfNeeded();
+  const box = (await ecdf.locator('.u-over').boundingBox())!;
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await expect.poll(async () => (await legendTexts(page))[0]!.values.length).toBe(1 + targets);
+  const [x, ...shares] = (await legendTexts(page))[0]!.values;
+  expect(x).toMatch(/^[\d,]+(\.\d+)?$/);
+  for (const share of shares) expect(share).toMatch(/^\d+\.\d%$/);
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height + 200);
+  await expect.poll(async () => (await legendTexts(page))[0]!.values).toEqual([]);
 }
 
 describe.skipIf(SKIP)('report.html in Chromium', () => {
   const chromium = useChromium('report-browser');
   const assets = BUNDLED_CHART_ASSETS;
 
-  function open(name: string, data: ReportData): Promise<OpenedPage> {
-    return openHtmlFile(chromium.browser, join(chromium.dir, name, 'report.html'), renderReportHtml(data, assets));
+  function open(name: string, data: ReportData, width: number): Promise<OpenedPage> {
+    return openHtmlFile(chromium.browser, join(chromium.dir, `${name}-${width}`, 'report.html'), renderReportHtml(data, assets), { viewport: { width, height: 900 } });
   }
 
-  /** Every chart's canvas: size, saturated pixels, and pixels of each target's colour. */
-  async function chartStates(page: Page): Promise<ChartState[]> {
-    const colors = SERIES_COLORS.slice(0, 2).map((hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)));
-    return page.$$eval(
-      '.chart[data-chart]',
-      (els: BrowserElement[], targetColors: number[][]) =>
-        els.map((el) => {
-          const canvases = el.querySelectorAll('canvas');
-          const c = canvases[0];
-          let inked = 0;
-          const byColor = targetColors.map(() => 0);
-          if (c && c.width > 0 && c.height > 0) {
-            const px = (c.getContext('2d') as NonNullable<ReturnType<BrowserCanvas['getContext']>>).getImageData(0, 0, c.width, c.height).data;
-            for (let i = 0; i < px.length; i += 4) {
-              const r = px[i] as number;
-              const g = px[i + 1] as number;
-              const b = px[i + 2] as number;
-              const a = px[i + 3] as number;
-              if (a > 128 && Math.max(r, g, b) - Math.min(r, g, b) > 60) inked++;
-              targetColors.forEach(([R, G, B], k) => {
-                if (a > 200 && Math.abs(r - (R as number)) + Math.abs(g - (G as number)) + Math.abs(b - (B as number)) < 60) byColor[k]! += 1;
-              });
-            }
-          }
-          const box = c?.getBoundingClientRect();
-          return {
-            kind: el.dataset.chart ?? '',
-            metric: el.dataset.metric ?? '',
-            canvases: canvases.length,
-            width: box?.width ?? 0,
-            height: box?.height ?? 0,
-            inked,
-            byColor,
-          };
-        }),
-      colors,
-    );
-  }
-
-  it('A/B comparison: verdicts, every chart drawn, no errors, no network', async () => {
+  it.each(WIDTHS)('A/B comparison at %i px: verdicts, the table fits with p, n and why, every chart drawn, quiet legends, no overflow, offline', async (width) => {
     const data = reportFixture({
       names: ['llama3-8b-g5.2xlarge', 'llama3-8b-g6e.2xlarge'],
       requests: 3000,
@@ -104,8 +162,9 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
       compare: true,
       title: 'Replay of prod-chat captures: g5 vs g6e',
     });
-    const o = await open('ab', data);
+    const o = await open('ab', data, width);
     const { page } = o;
+    await page.screenshot({ path: join(ARTIFACTS, `report-ab-${width}.png`), fullPage: true });
 
     const verdicts = await page.$$eval('table.verdicts tbody tr[data-metric]', (rows: BrowserElement[]) =>
       rows.map((r) => [r.getAttribute('data-metric'), r.querySelector('.badge')?.textContent, getComputedStyle(r.querySelector('.badge')).backgroundColor]),
@@ -118,6 +177,8 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
     expect(colour['no difference']).toBe('rgb(107, 114, 128)');
     expect(colour['inconclusive']).toBe('rgb(245, 158, 11)');
     expect(colour['changed']).toBe('rgb(37, 99, 235)');
+    expect(await verdictTables(page)).toEqual([{ fits: true, pnVisible: true, whys: 7, whysVisible: true }]);
+    expect(await overflowing(page)).toEqual([]);
 
     const charts = await chartStates(page);
     // Per metric: ECDF, paired differences, over time; then the schedule lag.
@@ -137,26 +198,19 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
     await expect(page.locator('#errors tr[data-error-type]').count()).resolves.toBe(3);
     await expect(page.locator('table.agreement tbody tr').count()).resolves.toBe(2);
 
-    await page.screenshot({ path: join(ARTIFACTS, 'report.png'), fullPage: true });
+    await expectQuietLegends(page);
+    await expectHoverValues(page, 2);
     expectQuietAndOffline(o);
   });
 
-  it('single target, hostile names: no comparison sections, names stay text, no network', async () => {
-    const data = reportFixture({ names: [HOSTILE], requests: 800, durationS: 300, title: `${HOSTILE} run` });
-    const target = data.targets[0] as ReportData['targets'][number];
-    target.summary.failedByType[HOSTILE] = 2;
-    target.summary.droppedByReason['</style><b>bold</b>'] = 1;
-    const o = await open('single', data);
+  it.each(WIDTHS)('single target at %i px: no comparison sections, every chart drawn, quiet legends, no overflow, offline', async (width) => {
+    const data = reportFixture({ names: ['llama3-8b-g5.2xlarge'], requests: 800, durationS: 300, title: 'Replay of prod-chat captures' });
+    const o = await open('single', data, width);
     const { page } = o;
+    await page.screenshot({ path: join(ARTIFACTS, `report-single-${width}.png`), fullPage: true });
 
     await expect(page.locator('#verdicts').count()).resolves.toBe(0);
     await expect(page.locator('table.verdicts').count()).resolves.toBe(0);
-    await expect(page.evaluate(() => window.__pwned)).resolves.toBeUndefined();
-    await expect(page.locator('img').count()).resolves.toBe(0);
-    await expect(page.locator('b:text-is("bold")').count()).resolves.toBe(0);
-    await expect(page.locator('h1').textContent()).resolves.toBe(`${HOSTILE} run`);
-    await expect(page.locator('table.accounting td.l').first().textContent()).resolves.toBe(HOSTILE);
-
     const charts = await chartStates(page);
     expect(charts.map((c) => c.kind).sort()).toEqual([...Array<string>(6).fill('ecdf'), ...Array<string>(6).fill('time'), 'lag'].sort());
     for (const c of charts) {
@@ -166,10 +220,47 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
       expect(c.inked, `${c.kind} ${c.metric} has drawn series`).toBeGreaterThan(400);
       expect(c.byColor[0], `${c.kind} ${c.metric}: target drawn`).toBeGreaterThan(100);
     }
-    // The legend carries the hostile name as text too (uPlot sets textContent).
-    await expect(page.locator('.u-legend th').filter({ hasText: HOSTILE }).count()).resolves.toBeGreaterThan(0);
+    expect(await overflowing(page)).toEqual([]);
+    await expectQuietLegends(page);
+    await expectHoverValues(page, 1);
+    expectQuietAndOffline(o);
+  });
 
-    await page.screenshot({ path: join(ARTIFACTS, 'report-single.png'), fullPage: true });
+  it('a metric of one value: its ECDFs and its differences drawn as a single step, not an empty chart', async () => {
+    const data = withEqualValues(reportFixture({ names: ['a', 'b'], requests: 600, compare: true }), 'output_sequence_length', 64);
+    const o = await open('equal', data, 1440);
+    await o.page.locator('.metric[data-metric="output_sequence_length"]').screenshot({ path: join(ARTIFACTS, 'report-equal-values.png') });
+    const charts = (await chartStates(o.page)).filter((c) => c.metric === 'output_sequence_length' && c.kind !== 'time');
+    expect(charts.map((c) => c.kind).sort()).toEqual(['diff', 'ecdf']);
+    for (const c of charts) {
+      // The step's rise: one column inked over most of the plot's height (the chart is 260 px).
+      expect(c.tallestColumn, `${c.kind}: a vertical step`).toBeGreaterThan(120);
+      expect(c.inked, `${c.kind}: drawn`).toBeGreaterThan(400);
+    }
+    await expect(o.page.locator('.chart-error').count()).resolves.toBe(0);
+    expectQuietAndOffline(o);
+  });
+
+  it.each(WIDTHS)('injected markup in every field at %i px: stays text, runs nothing, requests nothing, charts drawn', async (width) => {
+    const data = reportWithMarkupEverywhere(INJECTED_MARKUP);
+    const o = await open('injected', data, width);
+    const { page } = o;
+    await page.screenshot({ path: join(ARTIFACTS, `report-injected-${width}.png`), fullPage: true });
+
+    await expectNoInjection(o);
+    await expect(page.locator('main img, main svg, main link, main iframe').count()).resolves.toBe(0);
+    await expect(page.locator('h1').textContent()).resolves.toBe(INJECTED_MARKUP);
+    await expect(page.locator('header code').textContent()).resolves.toBe(INJECTED_MARKUP);
+    await expect(page.locator('table.accounting td.l').first().textContent()).resolves.toBe(`${INJECTED_MARKUP}A`);
+    await expect(page.locator('table.verdicts').getAttribute('data-candidate')).resolves.toBe(`${INJECTED_MARKUP}B`);
+    await expect(page.locator('#errors td.error-type').filter({ hasText: 'window.__pwned=1' }).count()).resolves.toBe(1);
+    // The legends carry the names as text too (uPlot sets textContent).
+    await expect(page.locator('.u-legend th').filter({ hasText: `${INJECTED_MARKUP}A` }).count()).resolves.toBeGreaterThan(0);
+    const charts = await chartStates(page);
+    expect(charts).toHaveLength(19);
+    for (const c of charts) expect(c.inked, `${c.kind} ${c.metric} drawn`).toBeGreaterThan(400);
+    await expect(page.locator('.chart-error').count()).resolves.toBe(0);
+    expect(await overflowing(page)).toEqual([]);
     expectQuietAndOffline(o);
   });
 });

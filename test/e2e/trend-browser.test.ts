@@ -4,8 +4,10 @@
  * memory store from three runs (one empty), opened from file:// under schedules/<name>/.
  * Checks one point per run per series (the empty run a gap), the verdict markers drawn
  * (worse in red), the runs table (verdict badges, the empty run's reason, relative links to
- * the runs' reports), no console errors, no request but the page itself, and hostile names
- * staying text. Saves a screenshot under test-artifacts/.
+ * the runs' reports), no console errors, no request but the page itself, hostile names
+ * staying text, at 1,024 and 1,440 px with no element wider than its box and legends that
+ * name their series until hovered; and a history with injected markup in every field.
+ * Saves screenshots under test-artifacts/.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,11 +15,24 @@ import { MemoryObjectStore } from '../../lambdas/adapters/local/memory-store';
 import { BUNDLED_CHART_ASSETS } from '../../lambdas/adapters/bundled-chart-assets';
 import { scheduleIndexKey, type ScheduledRunInfo } from '../../lambdas/core/schedule/contract';
 import { recordEmptyRun, recordScheduledRun, type HistoryLine } from '../../lambdas/core/schedule/history';
-import { ARTIFACTS, expectQuietAndOffline, openHtmlFile, skipWithoutChromium, useChromium } from '../support/browser';
+import { renderTrendHtml, type TrendRun } from '../../lambdas/core/report/trend';
+import {
+  ARTIFACTS,
+  expectNoInjection,
+  expectQuietAndOffline,
+  INJECTED_MARKUP,
+  legendTexts,
+  openHtmlFile,
+  overflowing,
+  skipWithoutChromium,
+  useChromium,
+  type OpenedPage,
+} from '../support/browser';
 import { VirtualClock } from '../support/virtual-clock';
 
 const SKIP = skipWithoutChromium('trend-browser');
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
+const WIDTHS = [1024, 1440] as const;
 
 interface BrowserElement {
   dataset: Record<string, string | undefined>;
@@ -25,7 +40,6 @@ interface BrowserElement {
   getAttribute(name: string): string | null;
   querySelectorAll(selector: string): ArrayLike<{ width: number; height: number; getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } } | null }>;
 }
-declare const window: { __pwned?: number };
 
 const iv = (estimate: number, half: number) => ({ estimate, ci_low: estimate - half, ci_high: estimate + half });
 const TAGS = ['request_latency', 'time_to_first_token'] as const;
@@ -70,7 +84,7 @@ function run(runId: string, scheduledTime: string, ttftB: number, verdict: 'wors
 describe.skipIf(SKIP)('trend page in Chromium', () => {
   const chromium = useChromium('trend-browser');
 
-  it('three runs (one empty): one point per run per series, verdicts, the table, no errors, no network', async () => {
+  it.each(WIDTHS)('three runs (one empty) at %i px: one point per run per series, verdicts, the table, no overflow, quiet legends, no errors, no network', async (width) => {
     const store = new MemoryObjectStore();
     const clock = new VirtualClock();
     const deps = { store, clock, notifier: null, resultsBucket: 'b', chartAssets: BUNDLED_CHART_ASSETS };
@@ -80,9 +94,9 @@ describe.skipIf(SKIP)('trend page in Chromium', () => {
     await recordScheduledRun(deps, run('window-3', '2026-11-23T02:00:00.000Z', 118, 'worse'));
 
     // Opened where it lives in the bucket: schedules/nightly/index.html.
-    const opened = await openHtmlFile(chromium.browser, join(chromium.dir, 'schedules', 'nightly', 'index.html'), store.text(scheduleIndexKey('nightly')) as string);
+    const opened = await openHtmlFile(chromium.browser, join(chromium.dir, String(width), 'schedules', 'nightly', 'index.html'), store.text(scheduleIndexKey('nightly')) as string, { viewport: { width, height: 900 } });
     const { page } = opened;
-    await page.screenshot({ path: join(ARTIFACTS, 'trend.png'), fullPage: true });
+    await page.screenshot({ path: join(ARTIFACTS, `trend-${width}.png`), fullPage: true });
 
     const charts = await page.$$eval('.chart[data-chart="trend"]', (els: BrowserElement[]) =>
       els.map((el) => {
@@ -123,9 +137,94 @@ describe.skipIf(SKIP)('trend page in Chromium', () => {
     const links = await page.$$eval('table.runs a', (as: BrowserElement[]) => as.map((a) => a.getAttribute('href')));
     expect(links).toEqual(['../../runs/window-3/report.html', '../../runs/window-1/report.html']);
     await expect(page.locator('.chart-error').count()).resolves.toBe(0);
-    await expect(page.evaluate(() => window.__pwned)).resolves.toBeUndefined();
+    await expectNoInjection(opened);
     await expect(page.locator('img').count()).resolves.toBe(0);
+    expect(await overflowing(page)).toEqual([]);
+    await expectQuietLegends(opened);
 
     expectQuietAndOffline(opened);
   });
+
+  it.each(WIDTHS)('injected markup in every history field at %i px: stays text, runs nothing, requests nothing, charts drawn', async (width) => {
+    const runs = [markedRun('2026-11-21T02:00:00.000Z', 'complete'), markedRun(INJECTED_MARKUP, 'deadline'), markedRun('2026-11-23T02:00:00.000Z', 'empty'), markedRun('2026-11-24T02:00:00.000Z', 'complete')];
+    const html = renderTrendHtml({ schedule: INJECTED_MARKUP, generatedAt: INJECTED_MARKUP, runs, badLines: 2 }, BUNDLED_CHART_ASSETS);
+    const opened = await openHtmlFile(chromium.browser, join(chromium.dir, `injected-${width}`, 'schedules', 'x', 'index.html'), html, { viewport: { width, height: 900 } });
+    const { page } = opened;
+    await page.screenshot({ path: join(ARTIFACTS, `trend-injected-${width}.png`), fullPage: true });
+
+    await expectNoInjection(opened);
+    await expect(page.locator('main img, main svg, main link, main iframe').count()).resolves.toBe(0);
+    await expect(page.locator('h1').textContent()).resolves.toBe(`Schedule ${INJECTED_MARKUP}`);
+    const rows = await page.$$eval('table.runs tbody tr', (trs: BrowserElement[]) => trs.map((tr) => [tr.getAttribute('data-run'), tr.textContent ?? '']));
+    expect(rows).toHaveLength(4);
+    for (const [id, text] of rows) {
+      expect(id).toBe(INJECTED_MARKUP);
+      expect(text).toContain(INJECTED_MARKUP);
+    }
+    // A report key is a path under the bucket: the link stays relative, whatever the key says.
+    const links = await page.$$eval('table.runs a', (as: BrowserElement[]) => as.map((a) => a.getAttribute('href')));
+    expect(links.length).toBeGreaterThan(0);
+    for (const href of links) expect(href).toBe(`../../${INJECTED_MARKUP}`);
+    // Both metrics drawn from the runs with a time (the one whose time is not one has no place on the x axis).
+    const charts = await page.$$eval('.chart[data-chart="trend"]', (els: BrowserElement[]) => els.map((el) => ({ metric: el.dataset.metric, points: JSON.parse(el.getAttribute('data-points') ?? 'null') as number[] | null })));
+    expect(charts.map((c) => c.metric)).toEqual([...TAGS]);
+    for (const c of charts) expect(c.points, c.metric).toEqual([2, 2, 2, 2]);
+    await expect(page.locator('.chart .chart-error').count()).resolves.toBe(0);
+    await expect(page.locator('main > p.chart-error').allTextContents()).resolves.toEqual([
+      '2 history line(s) could not be read and are not shown.',
+      '1 run(s) have no readable scheduled time: in the table, not in the charts.',
+    ]);
+    expect(await overflowing(page)).toEqual([]);
+    await expectQuietLegends(opened);
+    expectQuietAndOffline(opened);
+  });
 });
+
+/** Legends name their series and show no value until a point is hovered. */
+async function expectQuietLegends(o: OpenedPage): Promise<void> {
+  const legends = await legendTexts(o.page);
+  expect(legends.length).toBeGreaterThan(0);
+  for (const l of legends) {
+    expect(l.values, `${l.chart}: no value before a hover`).toEqual([]);
+    expect(l.names.length, l.chart).toBeGreaterThan(0);
+  }
+}
+
+/**
+ * A run as a history line could say it, with INJECTED_MARKUP in every string of it: its id,
+ * window, reason, report key, target names, the comparison's targets, mode, verdicts and
+ * reasons (the line's schema is bypassed: the page must not rely on it).
+ */
+function markedRun(scheduledTime: string, status: TrendRun['status']): TrendRun {
+  const m = INJECTED_MARKUP;
+  const stats = (p50: number) => ({ p50, p90: p50 * 1.5, p99: p50 * 2, mean: p50 * 1.1 });
+  const metrics = { request_latency: stats(800), time_to_first_token: stats(100), [m]: stats(1) };
+  const empty = status === 'empty';
+  return {
+    run_id: m,
+    scheduled_time: scheduledTime,
+    window: { start: m, end: m },
+    status,
+    reason: m,
+    report: empty ? null : m,
+    targets: empty ? {} : { [`${m}A`]: { requests: 10, succeeded: 9, errors: 1, dropped: 0, metrics }, [`${m}B`]: { requests: 10, succeeded: 8, errors: 2, dropped: 0, metrics } },
+    comparisons: empty
+      ? []
+      : [
+          {
+            baseline: `${m}A`,
+            candidate: `${m}B`,
+            mode: m,
+            metrics: [...TAGS, m].map((tag) => ({ tag, verdict: (tag === m ? m : 'worse') as 'worse', verdict_reason: m, relative_pct: { estimate: 3 } })),
+            errors: { verdict: m as 'worse' },
+          },
+          {
+            baseline: `${m}A`,
+            candidate: m,
+            mode: 'paired',
+            metrics: TAGS.map((tag) => ({ tag, verdict: 'inconclusive' as const, verdict_reason: m, relative_pct: { estimate: null } })),
+            errors: { verdict: 'no_difference' as const },
+          },
+        ],
+  };
+}

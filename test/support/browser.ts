@@ -99,6 +99,8 @@ export async function openHtmlFile(browser: Browser, file: string, html: string,
   writeFileSync(file, html);
   const url = pathToFileURL(file).href;
   const context = await browser.newContext({ viewport: options.viewport ?? { width: 1440, height: 900 }, deviceScaleFactor: 1 });
+  // Before any script of the page: what an injected script would set, and every CSP refusal.
+  await context.addInitScript(`window.__cspViolations = []; document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + (e.blockedURI || e.sample || '')));`);
   const page = await context.newPage();
   const opened: OpenedPage = { page, context, url, requests: [], blocked: [], problems: [] };
   page.on('request', (r) => opened.requests.push(r.url()));
@@ -116,6 +118,63 @@ export async function openHtmlFile(browser: Browser, file: string, html: string,
   const ready = options.readyAttribute === undefined ? 'data-charts-drawn' : options.readyAttribute;
   if (ready !== null) await page.waitForSelector(`html[${ready}]`, { state: 'attached' });
   return opened;
+}
+
+/**
+ * Markup meant to run or to fetch, for every field a capture, a target or a history line
+ * controls: a script element, inline handlers (an image whose load fails, an SVG's onload),
+ * an attribute break-out, elements that would end the page's own style and script elements,
+ * a comment opener, a stylesheet and an image from the network, a javascript: URL. Each
+ * would set window.__pwned or request something if it ever became markup.
+ */
+export const INJECTED_MARKUP =
+  `"'><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"><svg onload="window.__pwned=3"></svg>` +
+  `</style></script><script>window.__pwned=4</script><!--<link rel=stylesheet href="http://injected.invalid/x.css">` +
+  `<img src="https://injected.invalid/p.png">javascript:window.__pwned=5`;
+
+/** What injected markup would leave: the sentinel an injected script sets, the policy's refusals. */
+export async function injectionTraces(o: OpenedPage): Promise<{ pwned: unknown; violations: string[] }> {
+  return o.page.evaluate(`({ pwned: window.__pwned, violations: window.__cspViolations })`) as Promise<{ pwned: unknown; violations: string[] }>;
+}
+
+/** No injected script ran nor was refused by the policy: the markup stayed text. */
+export async function expectNoInjection(o: OpenedPage): Promise<void> {
+  expect(await injectionTraces(o)).toEqual({ pwned: undefined, violations: [] });
+}
+
+/**
+ * Every element whose content is wider than its box (scrollWidth > clientWidth), the page
+ * itself included: a table wider than its container, a chart wider than its figure, a cut
+ * word. Each is named by its tag, id, classes and short data attributes, and its parent's.
+ * `designedToScroll`: selectors of elements meant to scroll sideways (none on our pages).
+ */
+export async function overflowing(page: Page, designedToScroll: readonly string[] = []): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const skip = ${JSON.stringify(designedToScroll)};
+    const name = (el) => {
+      let s = el.tagName.toLowerCase();
+      if (el.id) s += '#' + el.id;
+      for (const c of el.classList) s += '.' + c;
+      for (const a of el.attributes) if (a.name.startsWith('data-') && a.value.length <= 40) s += '[' + a.name + '="' + a.value + '"]';
+      return s;
+    };
+    const out = [];
+    for (const el of document.querySelectorAll('*')) {
+      if (skip.some((sel) => el.matches(sel))) continue;
+      if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1) {
+        out.push(name(el) + (el.parentElement ? ' in ' + name(el.parentElement) : '') + ': scrollWidth ' + el.scrollWidth + ' > clientWidth ' + el.clientWidth);
+      }
+    }
+    return out;
+  })()`) as Promise<string[]>;
+}
+
+/** What each chart's legend shows as a person sees it: its visible series names and values (hidden cells left out), by chart. */
+export async function legendTexts(page: Page): Promise<{ chart: string; names: string[]; values: string[] }[]> {
+  return page.evaluate(`[...document.querySelectorAll('.chart[data-chart]')].map((el) => {
+    const shown = (sel) => [...el.querySelectorAll('.u-legend ' + sel)].filter((c) => c.getClientRects().length > 0).map((c) => c.textContent);
+    return { chart: el.dataset.chart + ' ' + (el.dataset.metric || '') + ' ' + (el.dataset.comparison || ''), names: shown('th'), values: shown('.u-value') };
+  })`) as Promise<{ chart: string; names: string[]; values: string[] }[]>;
 }
 
 /** Nothing logged as an error or warning, no request but the page's own file. */

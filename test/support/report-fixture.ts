@@ -257,3 +257,70 @@ export function reportFixture(o: FixtureOptions): ReportData {
     comparison,
   };
 }
+
+/**
+ * `data` with `tag` at one value for every request of every target (the distributions, the
+ * time series, the quantiles) and no difference between the targets: what a deterministic
+ * metric looks like (the same output length from both targets, say).
+ */
+export function withEqualValues(data: ReportData, tag: ComparedMetricTag, value: number): ReportData {
+  for (const t of data.targets) {
+    if (t.quantiles[tag]) t.quantiles[tag] = Array<number>(101).fill(value);
+    const series = t.series.metrics[tag];
+    if (series) t.series.metrics[tag] = series.map((v) => (v === null ? null : value));
+  }
+  const doc = data.comparison;
+  for (const c of doc ? [doc, ...doc.comparisons] : []) {
+    const m = c.metrics.find((x) => x.tag === tag);
+    if (!m) continue;
+    const same = { n: m.n, mean: value, p50: value, p90: value, p99: value };
+    const zero: Interval = { estimate: 0, ci_low: 0, ci_high: 0 };
+    Object.assign(m, {
+      baseline: same,
+      candidate: { ...same },
+      difference: { mean: zero, p50: zero, p90: zero, p99: zero },
+      relative_pct: { mean: zero, p50: zero, p90: zero, p99: zero },
+      paired_shift: { difference: zero, relative_pct: zero },
+      p_value: null,
+      p_value_adjusted: null,
+      verdict: 'no_difference',
+      verdict_reason: "No test possible: every pair's difference is 0 (paired shift +0.0 % [0.0, 0.0]).",
+      distribution: { baseline: Array<number>(101).fill(value), candidate: Array<number>(101).fill(value), difference: Array<number>(101).fill(0) },
+    });
+  }
+  return data;
+}
+
+/**
+ * A comparison report with `markup` in every string a capture, a target, a results folder or
+ * the user can put there: the title, the run id, the generation time, the target names
+ * (`markup` + A / B), error types, drop and exclusion reasons, the verdicts' reasons, the
+ * method's and the tests' names, the comparison's mode, the output-length table's targets.
+ * Metric tags stay the product's own (the page looks its charts up by them).
+ */
+export function reportWithMarkupEverywhere(markup: string, requests = 600): ReportData {
+  const names = [`${markup}A`, `${markup}B`];
+  const data = reportFixture({ names, requests, durationS: 300, compare: true, title: markup });
+  data.runId = markup;
+  data.generatedAt = markup;
+  for (const t of data.targets) {
+    t.summary.failedByType[markup] = 2;
+    t.summary.droppedByReason[markup] = 1;
+  }
+  const doc = data.comparison as ComparisonDocument;
+  doc.method.interval = markup;
+  // The enums too: the page must not trust a comparison document's strings to be ours.
+  doc.method.correction = markup as 'holm';
+  doc.generated_at = markup;
+  doc.targets = [...names, markup];
+  for (const c of [doc, ...doc.comparisons]) {
+    c.pairs.excluded[markup] = 3;
+    c.errors.test = markup as 'fisher_exact';
+    for (const m of c.metrics) {
+      m.verdict_reason = markup;
+      m.test = markup as 'mann_whitney_u';
+    }
+  }
+  doc.output_length_agreement.push({ target: markup, compared: 10, exact_match_rate: 0.5, difference: { mean: 1, p50: 1, p90: 2 }, mean_abs_relative_pct: 3 });
+  return data;
+}

@@ -57,12 +57,12 @@ export function renderErrors(data: ReportData): string {
     return `<td class="barcell"><span class="track"><span class="bar" style="width:${width}%;background:${colorOf(data, t.summary.name)}"></span></span><span class="barnum">${count(n)}</span></td>`;
   };
   const rows = order
-    .map((type) => `<tr data-error-type="${esc(type)}"><td class="l error-type">${esc(type)}</td>${data.targets.map((t) => cell(t, type)).join('')}</tr>`)
+    .map((type) => `<tr data-error-type="${esc(type)}"><td class="l error-type text">${esc(type)}</td>${data.targets.map((t) => cell(t, type)).join('')}</tr>`)
     .join('\n');
   return `<section id="errors">
 <h2>Errors by type</h2>
 <div class="table-wrap"><table class="errors">
-<thead><tr><th class="l">Error type</th>${data.targets.map((t) => `<th class="l">${swatch(colorOf(data, t.summary.name))}${esc(t.summary.name)}</th>`).join('')}</tr></thead>
+<thead><tr><th class="l">Error type</th>${data.targets.map((t) => `<th class="l">${swatch(colorOf(data, t.summary.name))}<span class="text">${esc(t.summary.name)}</span></th>`).join('')}</tr></thead>
 <tbody>
 ${rows}
 </tbody></table></div>

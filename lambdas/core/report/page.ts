@@ -44,8 +44,10 @@ th { font-weight: 600; background: #f9fafb; white-space: nowrap; }
 td { white-space: nowrap; }
 .l { text-align: left; }
 td.l { overflow-wrap: break-word; white-space: normal; }
+/* Names, types and reasons from the data: a long one wraps anywhere rather than widen its table. */
+.text { overflow-wrap: anywhere; white-space: normal; }
 .ci { color: var(--muted); font-size: 12px; }
-.why { color: var(--muted); font-size: 12px; text-align: left; white-space: normal; min-width: 130px; max-width: 250px; }
+.why { color: var(--muted); font-size: 12px; text-align: left; white-space: normal; overflow-wrap: anywhere; min-width: 130px; max-width: 250px; }
 table.verdicts th, table.verdicts td { padding-left: 6px; padding-right: 6px; }
 table.verdicts .metric-name { min-width: 104px; }
 table.verdicts td .ci { white-space: normal; }
@@ -63,14 +65,14 @@ td.c { text-align: center; }
 .v-no_difference { background: #6b7280; }
 .v-inconclusive { background: #f59e0b; color: #1f2937; }
 .v-changed { background: #2563eb; }
-.v-unknown { background: #e5e7eb; color: #1f2937; }
+.v-unknown { background: #e5e7eb; color: #1f2937; white-space: normal; overflow-wrap: anywhere; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 5px; vertical-align: baseline; }
-.kv { display: inline-block; margin-right: 10px; white-space: nowrap; }
+.kv { display: inline-block; margin-right: 10px; max-width: 100%; white-space: nowrap; }
 .pairs, .method { margin: 8px 0 0; }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(460px, 1fr)); gap: 14px 20px; }
 .grid .wide { grid-column: 1 / -1; }
 figure { margin: 0; min-width: 0; }
-figcaption { font-size: 13px; color: var(--muted); margin-bottom: 4px; }
+figcaption { font-size: 13px; color: var(--muted); margin-bottom: 4px; overflow-wrap: anywhere; }
 figcaption b { color: var(--fg); }
 .note p { margin: 4px 0; }
 .chart { min-height: 120px; }
@@ -81,7 +83,9 @@ figcaption b { color: var(--fg); }
 .barnum { margin-left: 6px; }
 footer { color: var(--muted); font-size: 12px; margin-top: 20px; }
 .uplot { font-family: inherit; }
-.u-legend { font-size: 12px; }
+.u-legend { font-size: 12px; max-width: 100%; }
+.u-legend th, .u-legend td { background: none; border-bottom: none; text-align: left; white-space: normal; overflow-wrap: anywhere; max-width: 100%; }
+.u-inline tr { max-width: 100%; }
 .chart.legend-idle .u-legend .u-value { display: none; }
 .chart.legend-idle .u-legend.u-live th::after { content: none; }
 .chart.legend-idle .u-legend.u-live tr:first-child { display: none; }

@@ -30,11 +30,11 @@ function renderAccounting(data: ReportData): string {
       const reasons = Object.entries(s.droppedByReason)
         .filter(([, n]) => n > 0)
         .sort((a, b) => b[1] - a[1])
-        .map(([reason, n]) => `<span class="kv">${esc(shownText(reason))}: ${count(n)}</span>`)
+        .map(([reason, n]) => `<span class="kv"><span class="text">${esc(shownText(reason))}</span>: ${count(n)}</span>`)
         .join(' ');
       const pct = (n: number) => (s.scheduled > 0 ? ` <span class="muted">(${num((100 * n) / s.scheduled)} %)</span>` : '');
       return `<tr data-target="${esc(s.name)}">
-<td class="l">${swatch(colorOf(data, s.name))}${esc(s.name)}</td>
+<td class="l">${swatch(colorOf(data, s.name))}<span class="text">${esc(s.name)}</span></td>
 ${comparing ? `<td class="l muted">${esc(roleOf(data, s.name))}</td>` : ''}
 <td>${count(s.scheduled)}</td>
 <td>${count(s.succeeded)}${pct(s.succeeded)}</td>
@@ -122,7 +122,7 @@ export function renderReportHtml(given: ReportData, assets: ChartAssets): string
 <h1>${esc(data.title)}</h1>
 <div class="meta">Run <code>${esc(data.runId)}</code> \u00b7 generated ${esc(data.generatedAt)} \u00b7 ${
     comparing ? 'A/B comparison of' : targets.length === 1 ? 'single target' : 'targets'
-  } ${targets.map((n) => `<span class="kv">${swatch(colorOf(data, n))}${esc(n)}</span>`).join(' ')}</div>
+  } ${targets.map((n) => `<span class="kv">${swatch(colorOf(data, n))}<span class="text">${esc(n)}</span></span>`).join(' ')}</div>
 </header>`;
 
   const metrics = shownMetrics(data);

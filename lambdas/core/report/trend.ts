@@ -8,7 +8,7 @@
  * verdicts, reasons and a link to each run's report.html.
  */
 import { COMPARED_METRICS, type ComparedMetricTag, type Verdict } from '../compare/types';
-import { badge, count, escapeHtml as esc, metricInfo, num, swatch } from './format';
+import { badge, count, escapeHtml as esc, metricInfo, num, shownText, swatch } from './format';
 import { VERDICT_LABELS } from './labels';
 import { renderPage, type ChartAssets } from './page';
 import { TREND_PAGE_SCRIPT } from './page-scripts.generated';
@@ -40,12 +40,21 @@ export interface TrendData {
   badLines: number;
 }
 
+/** The most of a time or a window bound the runs table shows: an ISO time is 24 characters, and these columns do not wrap. */
+const SHORT_TEXT = 40;
+
 /** Where a run's report is from the trend page (schedules/<name>/index.html -> runs/<run>/report.html). */
 export const reportLinkOf = (reportKey: string) => `../../${reportKey}`;
 
 const time = (iso: string) => {
   const ms = Date.parse(iso);
   return Number.isFinite(ms) ? new Date(ms).toISOString().slice(0, 16).replace('T', ' ') + ' UTC' : iso;
+};
+
+/** A run's scheduled time (ms), -Infinity when it is not a time (such runs sort first, the oldest). */
+const timeOf = (run: TrendRun) => {
+  const ms = Date.parse(run.scheduled_time);
+  return Number.isFinite(ms) ? ms : -Infinity;
 };
 
 /** Targets in order of first appearance (the baseline first), for stable colours. */
@@ -70,7 +79,7 @@ function effect(pct: number | null): string {
 
 function runRow(run: TrendRun, names: readonly string[], metrics: readonly ComparedMetricTag[]): string {
   const counts = Object.entries(run.targets)
-    .map(([name, t]) => `<div class="kv">${swatch(colorOf(names, name))}${esc(name)}: ${count(t.requests)} <span class="muted">(${count(t.succeeded)} ok, ${count(t.errors)} err, ${count(t.dropped)} dropped)</span></div>`)
+    .map(([name, t]) => `<div class="kv">${swatch(colorOf(names, name))}<span class="text">${esc(name)}</span>: ${count(t.requests)} <span class="muted">(${count(t.succeeded)} ok, ${count(t.errors)} err, ${count(t.dropped)} dropped)</span></div>`)
     .join('');
   const verdicts =
     run.status === 'empty'
@@ -84,14 +93,14 @@ function runRow(run: TrendRun, names: readonly string[], metrics: readonly Compa
               .join('');
             const inconclusive = c.metrics.filter((m) => m.verdict === 'inconclusive').map((m) => m.verdict_reason);
             const why = inconclusive.length > 0 ? `<div class="why">Inconclusive: ${esc([...new Set(inconclusive)].join(' '))}</div>` : '';
-            return `<div class="comparison-cell"><b>${esc(c.candidate)}</b> <span class="muted">vs ${esc(c.baseline)} (${esc(c.mode)})</span><br>${rows}<div class="kv" data-metric="error_rate">Error rate: ${badge(c.errors.verdict)}</div>${why}</div>`;
+            return `<div class="comparison-cell"><b class="text">${esc(c.candidate)}</b> <span class="muted text">vs ${esc(c.baseline)} (${esc(c.mode)})</span><br>${rows}<div class="kv" data-metric="error_rate">Error rate: ${badge(c.errors.verdict)}</div>${why}</div>`;
           })
           .join('');
   const status = run.status === 'deadline' ? `<div class="muted small">finalised at the deadline: some requests lost</div>` : '';
   const link = run.report ? `<a href="${esc(reportLinkOf(run.report))}">report</a>` : '<span class="muted">\u2013</span>';
   return `<tr data-run="${esc(run.run_id)}" data-status="${esc(run.status)}">
-<td class="l">${esc(time(run.scheduled_time))}${status}</td>
-<td class="l small">${esc(run.window.start)}<br>${esc(run.window.end)}</td>
+<td class="l">${esc(shownText(time(run.scheduled_time), SHORT_TEXT))}${status}</td>
+<td class="l small window">${esc(shownText(run.window.start, SHORT_TEXT))}<br>${esc(shownText(run.window.end, SHORT_TEXT))}</td>
 <td class="l">${counts || '<span class="muted">no requests</span>'}</td>
 <td class="l">${verdicts}</td>
 <td class="l">${link}</td>
@@ -101,24 +110,31 @@ function runRow(run: TrendRun, names: readonly string[], metrics: readonly Compa
 const TREND_CSS = `
 .runs td { vertical-align: top; }
 .comparison-cell + .comparison-cell { margin-top: 8px; }
-.runs .kv { display: block; }
+.runs .kv { display: block; white-space: normal; }
+.runs td.window { white-space: nowrap; }
 .legend-note .mark { display: inline-block; width: 0; height: 0; border-left: 6px solid transparent; border-right: 6px solid transparent; border-bottom: 10px solid #dc2626; margin-right: 4px; }
 `;
 
 /** The trend page. Pure: no I/O. With `assets` null the tables are there and the charts say why not. */
 export function renderTrendHtml(data: TrendData, assets: ChartAssets | null): string {
-  const runs = [...data.runs].sort((a, b) => Date.parse(a.scheduled_time) - Date.parse(b.scheduled_time));
+  const runs = [...data.runs].sort((a, b) => timeOf(a) - timeOf(b) || 0);
+  // A run whose scheduled time is not a time has no place on the charts' time axis: the table only.
+  const charted = runs.filter((r) => Number.isFinite(Date.parse(r.scheduled_time)));
   const names = targetsOf(runs);
   const metrics = metricsOf(runs);
   const latest = runs.at(-1);
   const worseLatest = latest?.comparisons.some((c) => c.metrics.some((m) => m.verdict === 'worse') || c.errors.verdict === 'worse') ?? false;
   const head = `<header>
 <h1>Schedule ${esc(data.schedule)}</h1>
-<div class="meta">${count(runs.length)} run(s) \u00b7 generated ${esc(data.generatedAt)} \u00b7 targets ${names.map((n) => `<span class="kv">${swatch(colorOf(names, n))}${esc(n)}</span>`).join(' ')}${
+<div class="meta">${count(runs.length)} run(s) \u00b7 generated ${esc(data.generatedAt)} \u00b7 targets ${names.map((n) => `<span class="kv">${swatch(colorOf(names, n))}<span class="text">${esc(n)}</span></span>`).join(' ')}${
     latest ? ` \u00b7 latest ${esc(time(latest.scheduled_time))}: ${latest.status === 'empty' ? 'empty window' : worseLatest ? badge('worse') : 'no metric worse'}` : ''
   }</div>
 </header>`;
-  const bad = data.badLines > 0 ? `<p class="chart-error">${count(data.badLines)} history line(s) could not be read and are not shown.</p>` : '';
+  const untimed = runs.length - charted.length;
+  const bad = [
+    data.badLines > 0 ? `<p class="chart-error">${count(data.badLines)} history line(s) could not be read and are not shown.</p>` : '',
+    untimed > 0 ? `<p class="chart-error">${count(untimed)} run(s) have no readable scheduled time: in the table, not in the charts.</p>` : '',
+  ].join('');
   const charts =
     metrics.length === 0
       ? '<p class="muted">No run with metric values yet.</p>'
@@ -149,6 +165,6 @@ ${legend}
 </section>
 ${table}
 <footer>Self-contained page: it loads nothing from the network. Charts drawn with uPlot (MIT).</footer>`;
-  const embedded = { names, metrics, runs, colors: SERIES_COLORS, verdictColors: VERDICT_COLORS };
+  const embedded = { names, metrics, runs: charted, colors: SERIES_COLORS, verdictColors: VERDICT_COLORS };
   return renderPage({ title: `capture-replay schedule ${data.schedule}`, body, data: embedded, dataId: 'trend-data', script: TREND_PAGE_SCRIPT, css: TREND_CSS }, assets);
 }

@@ -68,7 +68,7 @@ function renderVerdictTable(data: ReportData, c: TargetComparison, index: number
   const excluded = Object.entries(c.pairs.excluded)
     .filter(([, n]) => n > 0)
     .sort((a, b) => b[1] - a[1])
-    .map(([reason, n]) => `<span class="kv">${esc(shownText(reason))}: ${count(n)}</span>`)
+    .map(([reason, n]) => `<span class="kv"><span class="text">${esc(shownText(reason))}</span>: ${count(n)}</span>`)
     .join(' ');
   const tests = [...new Set(c.metrics.map((m) => TEST_NAMES[m.test] ?? m.test))].join(', ');
   return `<div class="comparison" data-comparison="${index}">
@@ -88,7 +88,7 @@ function renderAgreement(data: ReportData, doc: ComparisonDocument): string {
   const rows = doc.output_length_agreement
     .map(
       (a) =>
-        `<tr data-target="${esc(a.target)}"><td class="l">${swatch(colorOf(data, a.target))}${esc(a.target)}</td><td>${count(a.compared)}</td><td>${rate(a.exact_match_rate)}</td><td>${signed(a.difference.mean)}</td><td>${signed(a.difference.p50)}</td><td>${signed(a.difference.p90)}</td><td>${a.mean_abs_relative_pct === null ? '\u2013' : `${num(a.mean_abs_relative_pct)} %`}</td></tr>`,
+        `<tr data-target="${esc(a.target)}"><td class="l">${swatch(colorOf(data, a.target))}<span class="text">${esc(a.target)}</span></td><td>${count(a.compared)}</td><td>${rate(a.exact_match_rate)}</td><td>${signed(a.difference.mean)}</td><td>${signed(a.difference.p50)}</td><td>${signed(a.difference.p90)}</td><td>${a.mean_abs_relative_pct === null ? '\u2013' : `${num(a.mean_abs_relative_pct)} %`}</td></tr>`,
     )
     .join('\n');
   return `<h3>Output length against the capture</h3>

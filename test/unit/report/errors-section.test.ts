@@ -47,7 +47,7 @@ describe('report.html with 50,000-character error types', () => {
     expect(html).not.toContain('x'.repeat(SHOWN_TEXT_MAX));
 
     const shown = escapeHtml(shownText(huge('')));
-    const rows = [...html.matchAll(/<tr data-error-type="([^"]*)"><td class="l error-type">([^<]*)<\/td>([\s\S]*?)<\/tr>/g)];
+    const rows = [...html.matchAll(/<tr data-error-type="([^"]*)"><td class="l error-type text">([^<]*)<\/td>([\s\S]*?)<\/tr>/g)];
     const long = rows.filter((r) => r[1] === shown);
     expect(long).toHaveLength(1);
     expect(long[0]![2]).toBe(shown);
