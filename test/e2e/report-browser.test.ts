@@ -6,16 +6,20 @@
  * that every chart drew a canvas with series colours in it, that the legends show names only
  * until a point is hovered, that a metric of one value is drawn as a step, that nothing was
  * logged as an error, that no request left the page's own file, and that injected markup in
- * every field stays text. Saves full-page screenshots under test-artifacts/.
+ * every field stays text: set in the report's data directly, and from a real run whose capture
+ * and targets put it everywhere they can. Saves full-page screenshots under test-artifacts/.
  */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLED_CHART_ASSETS } from '../../lambdas/adapters/bundled-chart-assets';
 import { COMPARED_METRICS } from '../../lambdas/core/compare/types';
 import { SERIES_COLORS } from '../../lambdas/core/report/palette';
 import { renderReportHtml } from '../../lambdas/core/report/report-page';
 import type { ReportData } from '../../lambdas/core/report/types';
+import { replayCommand } from '../../lambdas/local/replay/command';
 import {
   ARTIFACTS,
   expectNoInjection,
@@ -28,6 +32,7 @@ import {
   useChromium,
   type OpenedPage,
 } from '../support/browser';
+import { HUGE_ERROR_TAIL, hostileCaptureLines, startHostileTarget } from '../support/hostile-target';
 import { FIXTURE_ERROR_VERDICT, FIXTURE_VERDICTS, reportFixture, reportWithMarkupEverywhere, withEqualValues } from '../support/report-fixture';
 
 const SKIP = skipWithoutChromium('report-browser');
@@ -261,6 +266,90 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
     for (const c of charts) expect(c.inked, `${c.kind} ${c.metric} drawn`).toBeGreaterThan(400);
     await expect(page.locator('.chart-error').count()).resolves.toBe(0);
     expect(await overflowing(page)).toEqual([]);
+    expectQuietAndOffline(o);
+  });
+});
+
+/**
+ * A run of the CLI's replay (in this process) whose capture and targets (an HTTP and a
+ * SageMaker target, test/support/hostile-target.ts) put INJECTED_MARKUP in every field they
+ * control: event and inference ids, prompts, model names, answers, error bodies and types
+ * (one 50,000 characters long), stream errors. Its report.html, as written, at both widths.
+ */
+describe.skipIf(SKIP)('report.html of a run with markup from the capture and the targets', () => {
+  const chromium = useChromium('report-hostile-run');
+  const AWS_ENV = { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'AKIDTEST', AWS_SECRET_ACCESS_KEY: 'test-secret', AWS_PROFILE: '', AWS_SESSION_TOKEN: '' };
+  let dir = '';
+  let html = '';
+  let target: { url: string; close(): Promise<void> } | undefined;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cr-hostile-report-'));
+    target = await startHostileTarget(INJECTED_MARKUP);
+    // The capture folder's name is the user's: markup too (no slash in a file name).
+    const folder = join(dir, `"'><img src=x onerror=window.__pwned=9>`);
+    mkdirSync(folder);
+    writeFileSync(join(folder, 'capture.jsonl'), hostileCaptureLines(INJECTED_MARKUP, 30).join('\n') + '\n');
+    Object.assign(process.env, { ...AWS_ENV, AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: target.url });
+    const sink = () => {
+      let text = '';
+      return { stream: { write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WritableStream, text: () => text };
+    };
+    const [stdout, stderr] = [sink(), sink()];
+    const code = await replayCommand({
+      capturesPath: folder,
+      target: [`H=${target.url}`, 'S=sagemaker:hostile-endpoint'],
+      out: join(dir, 'out'),
+      runId: 'hostile-run',
+      path: '/v1/chat/completions',
+      targetName: 'target',
+      streaming: false,
+      timeScale: 1,
+      intraSecond: 'spread',
+      seed: 1,
+      timeout: 30_000,
+      lead: 200,
+      latePolicy: 'fire',
+      progress: false,
+      preflight: false,
+      rehearsal: 0,
+      resamples: 200,
+      stdout: stdout.stream,
+      stderr: stderr.stream,
+    });
+    html = readFileSync(join(dir, 'out', 'hostile-run', 'report.html'), 'utf8');
+    // Two thirds of the requests fail by design: the exit code says so; the report is what this checks.
+    expect([0, 1], stderr.text()).toContain(code);
+  }, 120_000);
+
+  afterAll(async () => {
+    await target?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is written with every error type cut: no 50,000-character type, a page of its usual size', () => {
+    expect(html).toContain('report-data');
+    expect(html).not.toContain('x'.repeat(HUGE_ERROR_TAIL / 100));
+    expect(html.length).toBeLessThan(400_000);
+  });
+
+  it.each(WIDTHS)('at %i px: the markup stays text, runs nothing, requests nothing; charts drawn; no overflow', async (width) => {
+    const o = await openHtmlFile(chromium.browser, join(chromium.dir, `run-${width}`, 'report.html'), html, { viewport: { width, height: 900 } });
+    const { page } = o;
+    await page.screenshot({ path: join(ARTIFACTS, `report-hostile-run-${width}.png`), fullPage: true });
+    await expectNoInjection(o);
+    await expect(page.locator('main img, main svg, main link, main iframe').count()).resolves.toBe(0);
+    // The targets' error types reach the page as text of at most 200 characters (the adapters may name them first).
+    const types = await page.locator('#errors td.error-type').allTextContents();
+    expect(types.length).toBeGreaterThan(0);
+    for (const t of types) expect(Array.from(t).length).toBeLessThanOrEqual(200);
+    await expect(page.locator('table.verdicts').count()).resolves.toBe(1);
+    const charts = await chartStates(page);
+    expect(charts.length).toBeGreaterThan(0);
+    for (const c of charts) expect(c.inked, `${c.kind} ${c.metric} drawn`).toBeGreaterThan(100);
+    await expect(page.locator('.chart-error').count()).resolves.toBe(0);
+    expect(await overflowing(page)).toEqual([]);
+    await expectQuietLegends(page);
     expectQuietAndOffline(o);
   });
 });
