@@ -134,6 +134,8 @@ describe.skipIf(SKIP)('trend page in Chromium', () => {
     expect(rows[1]![2]).toContain('no capture files in the window');
     await expect(page.locator('tr[data-run="window-3"] [data-metric="time_to_first_token"] .badge').textContent()).resolves.toBe('worse');
     await expect(page.locator('tr[data-run="window-1"] [data-metric="time_to_first_token"] .badge').textContent()).resolves.toBe('no difference');
+    // The effect with the decimals its interval supports (18 % within [17, 19]: one decimal), as report.html's table.
+    await expect(page.locator('tr[data-run="window-3"] [data-metric="time_to_first_token"]').textContent()).resolves.toBe('Time to first token: worse +18.0 %');
     const links = await page.$$eval('table.runs a', (as: BrowserElement[]) => as.map((a) => a.getAttribute('href')));
     expect(links).toEqual(['../../runs/window-3/report.html', '../../runs/window-1/report.html']);
     await expect(page.locator('.chart-error').count()).resolves.toBe(0);

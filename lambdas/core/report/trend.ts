@@ -8,11 +8,12 @@
  * verdicts, reasons and a link to each run's report.html.
  */
 import { COMPARED_METRICS, type ComparedMetricTag, type Verdict } from '../compare/types';
-import { badge, count, escapeHtml as esc, metricInfo, num, shownText, swatch } from './format';
+import { badge, count, escapeHtml as esc, metricInfo, shownText, signed, swatch } from './format';
 import { VERDICT_LABELS } from './labels';
 import { renderPage, type ChartAssets } from './page';
 import { TREND_PAGE_SCRIPT } from './page-scripts.generated';
 import { SERIES_COLORS, VERDICT_COLORS } from './palette';
+import { decimalsOf } from './precision';
 
 /** What the page needs of a history line (the line's own schema is history.ts's). */
 export interface TrendRun {
@@ -27,7 +28,8 @@ export interface TrendRun {
     baseline: string;
     candidate: string;
     mode: string;
-    metrics: { tag: string; verdict: Verdict; verdict_reason: string; relative_pct: { estimate: number | null } }[];
+    /** relative_pct: the effect judged, with its interval when the history line has one (its decimals are the interval's). */
+    metrics: { tag: string; verdict: Verdict; verdict_reason: string; relative_pct: { estimate: number | null; ci_low?: number | null; ci_high?: number | null } }[];
     errors: { verdict: Verdict };
   }[];
 }
@@ -73,8 +75,11 @@ function metricsOf(runs: readonly TrendRun[]): ComparedMetricTag[] {
 
 const colorOf = (names: readonly string[], name: string) => SERIES_COLORS[Math.max(0, names.indexOf(name)) % SERIES_COLORS.length] as string;
 
-function effect(pct: number | null): string {
-  return pct === null || !Number.isFinite(pct) ? '' : ` ${pct > 0 ? '+' : ''}${num(pct)} %`;
+/** The effect judged, in %, with the decimals its interval supports (as report.html's table). */
+function effect(rel: { estimate: number | null; ci_low?: number | null; ci_high?: number | null }): string {
+  const pct = rel.estimate;
+  if (pct === null || !Number.isFinite(pct)) return '';
+  return ` ${signed(pct, decimalsOf({ ci_low: rel.ci_low ?? null, ci_high: rel.ci_high ?? null }))} %`;
 }
 
 function runRow(run: TrendRun, names: readonly string[], metrics: readonly ComparedMetricTag[]): string {
@@ -89,7 +94,7 @@ function runRow(run: TrendRun, names: readonly string[], metrics: readonly Compa
             const rows = metrics
               .map((tag) => c.metrics.find((m) => m.tag === tag))
               .filter((m) => m !== undefined)
-              .map((m) => `<div class="kv" data-metric="${esc(m.tag)}">${esc(metricInfo(m.tag as ComparedMetricTag).name)}: ${badge(m.verdict, m.verdict_reason)}${esc(effect(m.relative_pct.estimate))}</div>`)
+              .map((m) => `<div class="kv" data-metric="${esc(m.tag)}">${esc(metricInfo(m.tag as ComparedMetricTag).name)}: ${badge(m.verdict, m.verdict_reason)}${esc(effect(m.relative_pct))}</div>`)
               .join('');
             const inconclusive = c.metrics.filter((m) => m.verdict === 'inconclusive').map((m) => m.verdict_reason);
             const why = inconclusive.length > 0 ? `<div class="why">Inconclusive: ${esc([...new Set(inconclusive)].join(' '))}</div>` : '';
