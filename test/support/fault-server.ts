@@ -20,11 +20,14 @@
  * - `usage-huge` / `usage-fraction` / `usage-negative`: 200 with usage 1e308 / 0.5 / -1;
  * - `truncated-stream`: SSE that ends after two chunks, without [DONE] or a finish_reason;
  * - `slow-body`: 200 whose body trickles one byte every 200 ms and never ends;
- * - `sse-huge-event`: SSE whose first event is a 50 MB data line.
+ * - `sse-huge-event`: SSE whose first event is a 50 MB data line;
+ * - `html-200`: 200 `text/html` (a web server's welcome page) to whatever was asked;
+ * - `sm-*`: hostile answers on SageMaker's paths only (sagemaker-faults.ts).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { listen, serveUntilSignal } from '../../lambdas/mocks/common';
+import { respondSageMakerFault } from './sagemaker-faults';
 
 export const FAULT_BODY_BYTES = 50 * 1024 * 1024;
 export const REDIRECT_LOCATION = 'http://replay-user:hunter2@elsewhere.invalid/v1/chat/completions?api_key=SECRETKEY123';
@@ -90,6 +93,7 @@ function respond(req: IncomingMessage, res: ServerResponse, body: Buffer): void 
   const fault = payload.fault ?? 'ok';
   const stream = payload.stream === true && !sagemaker;
   const prompt = promptOf(payload);
+  if (sagemaker && respondSageMakerFault(fault, (req.url ?? '').includes('/invocations-response-stream'), prompt, res)) return;
   const json = (status: number, text: string, headers: Record<string, string> = {}): void => {
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers }).end(text);
   };
@@ -157,6 +161,9 @@ function respond(req: IncomingMessage, res: ServerResponse, body: Buffer): void 
       res.on('close', () => clearInterval(timer));
       return;
     }
+    case 'html-200':
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Welcome to nginx!</body></html>');
+      return;
     case 'sse-huge-event':
       sse();
       writeLarge(res, 'data: {"choices":[{"index":0,"delta":{"content":"', FAULT_BODY_BYTES, '"}}]}\n\n');

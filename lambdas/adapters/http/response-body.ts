@@ -15,6 +15,7 @@
  * What of the response's text reaches a record (an error message, hence error_summary) is an
  * excerpt of at most `excerptChars` characters, or nothing with `--no-response-excerpts`.
  */
+import { cutText, printableText } from '../../core/metrics/error-details';
 
 export const RESPONSE_LIMITS = {
   /** Characters of response text in an error message (records and error_summary). */
@@ -29,16 +30,14 @@ export const RESPONSE_LIMITS = {
   maxContentChunks: 131_072,
 } as const;
 
-/** Response text as it may appear in a record: control characters and runs of blanks collapsed, cut to `chars` ('' when 0). */
+/**
+ * Response text as it may appear in a record: printable (control characters, separators and
+ * bidirectional marks as one blank: core/metrics/error-details.ts, the rule every record
+ * follows), cut to `chars` characters ('' when 0).
+ */
 export function responseExcerpt(text: string, chars: number = RESPONSE_LIMITS.excerptChars): string {
   if (chars <= 0) return '';
-  // eslint-disable-next-line no-control-regex
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\s]+/g, ' ').trim();
-  if (clean.length <= chars) return clean;
-  let cut = clean.slice(0, Math.max(0, chars - 1));
-  const last = cut.charCodeAt(cut.length - 1);
-  if (last >= 0xd800 && last <= 0xdbff) cut = cut.slice(0, -1);
-  return cut + '…';
+  return cutText(printableText(text), chars);
 }
 
 /**
@@ -49,6 +48,23 @@ export function withExcerpt(head: string, said: string, excerptChars: number): s
   const excerpt = responseExcerpt(said, excerptChars);
   if (excerpt) return `${head}: ${excerpt}`;
   return excerptChars <= 0 ? `${head} (response text not kept)` : head;
+}
+
+/** A response's media type as a message may name it: `type/subtype` without parameters, or `none` / `other`. */
+export function mediaTypeOf(contentType: string | undefined): string {
+  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  if (type === '') return 'none';
+  return type.length <= 64 && /^[a-z0-9][\w.+-]*\/[a-z0-9][\w.+-]*$/.test(type) ? type : 'other';
+}
+
+/**
+ * Why a non-streamed answer to a chat request is not one: a chat answer is one JSON object
+ * (well formed, nothing after it). Null when it is one. The same rule for HTTP and SageMaker
+ * targets: such an answer is a `MalformedResponse`, not a success.
+ */
+export function notOneJsonObject(scan: JsonScanResult, bytes: number, contentType: string | undefined): string | null {
+  if (scan.wellFormed && scan.values === 1 && scan.firstIsObject) return null;
+  return `response is not one JSON object (${bytes} bytes, content-type ${mediaTypeOf(contentType)})`;
 }
 
 /** What a body's reading kept: its first bytes, and how many there were in all. */

@@ -21,24 +21,29 @@
  * `PayloadPart` is stamped with the arrival of that part (see stream-decode.ts: SSE, JSON
  * lines and TGI events, buffered across parts); `requestEndNs` is the end of the body.
  *
- * Never rejects. Error types: the service's own names (`ModelError` with the model's
- * `OriginalStatusCode` as code, `ValidationError` 400, `ThrottlingException` 429,
- * `ModelNotReadyException` 429, `InternalFailure` 500, `ServiceUnavailable` 503,
- * `InternalDependencyException` 530, others with their HTTP status; `HTTPError` with the
- * status for a response that is not the service's, e.g. a proxy's), the stream's
- * `ModelStreamError` / `InternalStreamFailure` (code null: the HTTP status was 200) and
- * `StreamError` (an `error` object in the model's stream), `TimeoutError` (408, the request
- * ran out of timeoutMs), `CancelledError` (499, the caller's signal), `ConnectionError`
- * (refused/reset, code null), `MalformedStream` / `MalformedResponse` (a 2xx response the
- * SDK could not decode, code null),
+ * Never rejects. Error types (sagemaker-errors.ts): the service's own names (`ModelError`
+ * with the model's `OriginalStatusCode` as code, `ValidationError` 400, `ThrottlingException`
+ * 429, `ModelNotReadyException` 429, `InternalFailure` 500, `ServiceUnavailable` 503,
+ * `InternalDependencyException` 530, others with their HTTP status, when they are names;
+ * `HTTPError` with the status for a response that is not the service's, e.g. a proxy's, or
+ * whose error code is not a name), the stream's `ModelStreamError` / `InternalStreamFailure`
+ * (code null: the HTTP status was 200), an event-stream error's own code when it is a name,
+ * else `StreamError` (also an `error` object in the model's stream), `OversizedFrame` (an
+ * event-stream message claiming more than 16 MiB: frame-guard.ts), `TimeoutError` (408, the
+ * request ran out of timeoutMs), `CancelledError` (499, the caller's signal),
+ * `ConnectionError` (refused/reset, code null), `MalformedStream` / `MalformedResponse` (a
+ * 2xx response the SDK could not decode, code null; a non-streamed answer to a chat request
+ * that is not one JSON object, code = status, as for an HTTP target),
  * `CredentialsError` / `ConfigurationError` (no credentials, no region: nothing was sent),
- * `ResponseError` (code = status: a 2xx answer carrying an `error` member).
+ * `ResponseError` (code = status: a 2xx answer carrying an `error` member). Every error is
+ * recorded as core/metrics/error-details.ts allows.
  *
  * Bodies are read in bounded memory (../http/response-body.ts), by the same middleware,
  * before the SDK sees them: of an error response (status >= 300) the first 64 KiB are handed
  * to the SDK to name the error and the rest is read, counted and discarded; a non-streamed
  * answer is hashed and scanned for `usage` / `error` as it arrives and never held (the SDK
- * gets an empty body). Response text in a message is an excerpt of `responseExcerptChars`
+ * gets an empty body); an event stream passes through a check of each message's claimed size
+ * (frame-guard.ts). Response text in a message is an excerpt of `responseExcerptChars`
  * (160 by default; 0: none). Implausible token counts count as missing.
  */
 import { createHash } from 'node:crypto';
@@ -58,9 +63,14 @@ import {
 } from '@aws-sdk/client-sagemaker-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { Clock, TargetClient, TargetRequest } from '../../ports';
+import { recordedError } from '../../core/metrics/error-details';
 import type { ErrorDetails, TargetResult, TokenUsage } from '../../core/types';
-import { JsonMemberScanner, readCapped, RESPONSE_LIMITS, responseExcerpt, selectAnswerMembers, withExcerpt } from '../http/response-body';
+import { isJsonContentType } from '../../core/capture/body-type';
+import { JsonMemberScanner, type JsonScanResult, notOneJsonObject, readCapped, RESPONSE_LIMITS, responseExcerpt, selectAnswerMembers, withExcerpt } from '../http/response-body';
+import { guardFrames, type FrameGuardError } from './frame-guard';
+import { NOT_KEPT, sageMakerErrorDetails } from './sagemaker-errors';
 import { createStreamDecoder, inspectChunk } from './stream-decode';
+
 
 export interface SageMakerTargetOptions {
   name: string;
@@ -84,85 +94,9 @@ export interface SageMakerTargetOptions {
   responseExcerptChars?: number;
 }
 
-/** Our own (or the SDK's) text in a message, not the response's. */
-const MAX_OWN_MESSAGE = 300;
-const NOT_KEPT = 'response text not kept';
-
 /** SageMaker's InferenceId constraint: 1-64 characters, `\A\S[\p{Print}]*\z` (printable ASCII). */
 export function isValidInferenceId(id: string): boolean {
   return /^[\x21-\x7e][\x20-\x7e]{0,63}$/.test(id);
-}
-
-/** The HTTP status the service models for each of its errors (used when the response had none). */
-const MODELED_STATUS: Record<string, number> = {
-  ValidationError: 400,
-  ModelError: 424,
-  ModelNotReadyException: 429,
-  ThrottlingException: 429,
-  InternalFailure: 500,
-  ServiceUnavailable: 503,
-  InternalDependencyException: 530,
-};
-
-const STREAM_ERRORS = new Set(['ModelStreamError', 'InternalStreamFailure']);
-const UNNAMED = new Set(['Unknown', 'UnknownError', 'SageMakerRuntimeServiceException']);
-
-interface SdkError {
-  name?: string;
-  message?: string;
-  code?: string;
-  $fault?: string;
-  $metadata?: { httpStatusCode?: number };
-  OriginalStatusCode?: number;
-  ErrorCode?: string;
-}
-
-const excerpt = (text: string | undefined): string => (text ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_OWN_MESSAGE);
-
-/**
- * An SDK error (service exception, stream event error, transport) as AIPerf's error shape.
- * Text the service or the model sent is cut to `excerptChars` (0: left out).
- */
-export function sageMakerErrorDetails(
-  error: unknown,
-  phase: 'request' | 'stream',
-  httpStatus: number | null = null,
-  streaming = phase === 'stream',
-  excerptChars: number = RESPONSE_LIMITS.excerptChars,
-): ErrorDetails {
-  const said = (text: string | undefined): string => (excerptChars <= 0 ? (text?.trim() ? NOT_KEPT : '') : responseExcerpt(text ?? '', excerptChars));
-  const err = (error ?? {}) as SdkError;
-  const name = err.name ?? 'Error';
-  if (STREAM_ERRORS.has(name)) {
-    const code = err.ErrorCode ? `${err.ErrorCode}: ` : '';
-    return { code: null, type: name, message: said(`${code}${err.message ?? ''}`) };
-  }
-  if (err.$fault === 'client' || err.$fault === 'server') {
-    if (name === 'ModelError') {
-      const original = typeof err.OriginalStatusCode === 'number' ? err.OriginalStatusCode : null;
-      return { code: original ?? err.$metadata?.httpStatusCode ?? 424, type: name, message: said(err.message) };
-    }
-    const status = name === 'ThrottlingException' ? 429 : (err.$metadata?.httpStatusCode ?? MODELED_STATUS[name] ?? null);
-    // A response the SDK cannot name (not the service's JSON: a proxy, a load balancer page).
-    if (UNNAMED.has(name)) {
-      const text = said(err.message);
-      return { code: status, type: 'HTTPError', message: `HTTP ${status ?? '?'}${text ? `: ${text}` : ''}` };
-    }
-    return { code: status, type: name, message: said(err.message) };
-  }
-  // An error status whose body the SDK could not read as the service's error (an HTML page
-  // from a proxy): the SDK's message quotes that body, so it is not kept.
-  if (phase === 'request' && httpStatus !== null && httpStatus >= 300) return { code: httpStatus, type: 'HTTPError', message: `HTTP ${httpStatus}: not a SageMaker error response (${name})` };
-  if (name === 'TimeoutError' || err.code === 'ETIMEDOUT') return { code: 408, type: 'TimeoutError', message: excerpt(err.message) };
-  if (name === 'CredentialsProviderError') return { code: null, type: 'CredentialsError', message: excerpt(err.message) };
-  if (/region is missing|invalid region/i.test(err.message ?? '')) return { code: null, type: 'ConfigurationError', message: excerpt(err.message) };
-  // The response came (2xx) but could not be decoded: not a connection problem.
-  const malformed = phase === 'stream' || (httpStatus !== null && httpStatus < 300);
-  if (malformed && !err.code) {
-    const detail = (err.message ?? String(error)).replace(/\s*Deserialization error:.*$/s, '');
-    return { code: null, type: phase === 'stream' || streaming ? 'MalformedStream' : 'MalformedResponse', message: excerpt(`${name}: ${detail}`) };
-  }
-  return { code: null, type: 'ConnectionError', message: excerpt(`${err.code ?? name}: ${err.message ?? String(error)}`) };
 }
 
 /** Rejects when the signal aborts: a stalled event stream must not outlive the timeout. */
@@ -242,8 +176,11 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
     const wire = watchWire(request.requestId, clock);
     const sendNs = clock.nowNs();
 
-    /** A non-streamed answer, read by the middleware: what the record needs of it. */
+    /** A non-streamed answer, read by the middleware: what the record needs of it, and its content type. */
     let answer: AnswerInspection | null = null;
+    let answerType: string | undefined;
+    /** Set when the event stream was stopped at a prelude: too large a message, or not one (frame-guard.ts). */
+    let refused: FrameGuardError | null = null;
 
     // Innermost middleware: runs after signing, right before the HTTP handler writes the
     // request, and sees the raw response as soon as its headers are in (before the SDK
@@ -254,8 +191,9 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
         wireStartNs = clock.nowNs();
         const out = await next(args);
         ackNs = clock.nowNs();
-        const response = out.response as { statusCode?: unknown; body?: unknown } | undefined;
+        const response = out.response as { statusCode?: unknown; body?: unknown; headers?: Record<string, string | undefined> } | undefined;
         if (typeof response?.statusCode === 'number') status = response.statusCode;
+        answerType = response?.headers?.['content-type'];
         const body = response?.body as (AsyncIterable<Uint8Array> & { destroy?: (error?: Error) => void }) | undefined;
         rawBody = body ?? null;
         if (response && body && typeof body[Symbol.asyncIterator] === 'function') {
@@ -266,6 +204,14 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
           } else if (!request.streaming) {
             answer = await whileNotAborted(combined, body, () => inspectAnswer(body));
             response.body = Readable.from([]);
+          } else {
+            // The SDK holds each event-stream message whole, at the size its prelude claims.
+            response.body = Readable.from(
+              guardFrames(body, (error) => {
+                refused = error;
+                body.destroy?.();
+              }),
+            );
           }
         }
         return out;
@@ -282,10 +228,12 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
       contentChunkNs: chunkTimes,
       httpStatus: status,
       usage,
-      error,
+      // What the endpoint named and said, as every record holds it (a name, printable text, bounded).
+      error: error === null ? null : recordedError(error),
       outputSha256,
     });
     const failure = (error: unknown, phase: 'request' | 'stream'): TargetResult => {
+      if (refused) return result({ code: null, type: refused.kind === 'oversized' ? 'OversizedFrame' : 'MalformedStream', message: refused.message });
       if (deadline.timedOut) return result({ code: 408, type: 'TimeoutError', message: `no complete response within ${options.timeoutMs} ms` });
       if (signal?.aborted) return result({ code: 499, type: 'CancelledError', message: 'request cancelled' });
       return result(sageMakerErrorDetails(error, phase, status, request.streaming, excerptChars));
@@ -301,6 +249,8 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
         const seen: AnswerInspection = answer ?? (await inspectAnswer([out.Body ?? new Uint8Array(0)]));
         outputSha256 = seen.sha256;
         usage = seen.usage;
+        const notChat = notAChatAnswer(request, seen, answerType);
+        if (notChat !== null) return result({ code: status, type: 'MalformedResponse', message: notChat }, endNs);
         if (seen.error !== null) return result({ code: status, type: 'ResponseError', message: withExcerpt(`HTTP ${status ?? 200} with an error object`, seen.error, excerptChars) }, endNs);
         return result(null, endNs);
       } catch (error) {
@@ -382,12 +332,42 @@ function closeQuietly(iterator: AsyncIterator<unknown>): void {
   iterator.return?.()?.catch(() => undefined);
 }
 
-/** What a non-streamed answer's record needs: its digest, its usage, the error it carries. */
+/** What a non-streamed answer's record needs: its digest, its usage, the error it carries, its shape. */
 interface AnswerInspection {
   sha256: string;
   usage: TokenUsage | null;
   /** The message of an `error` member (a 2xx answer that reports a failure); null when none. */
   error: string | null;
+  /** What its first non-blank byte says it is; null when it is empty or blank. */
+  kind: 'json' | 'sse' | 'other' | null;
+  bytes: number;
+  /** The JSON structure seen (kind `json`); null otherwise. */
+  scan: JsonScanResult | null;
+}
+
+const NOT_JSON: JsonScanResult = { values: 0, firstIsObject: false, wellFormed: false, skeletons: [] };
+
+/**
+ * Why a non-streamed answer to a chat request (a JSON body with a `messages` array) is not a
+ * chat answer, or null. As for an HTTP target (response-body.ts notOneJsonObject), a chat
+ * answer is one JSON object; SSE text a container buffered is read as a stream. Answers to
+ * other requests (CSV, binary, `instances`, `inputs`) are only hashed, never judged.
+ */
+function notAChatAnswer(request: TargetRequest, seen: AnswerInspection, contentType: string | undefined): string | null {
+  if (seen.kind === 'sse') return null;
+  const problem = notOneJsonObject(seen.scan ?? NOT_JSON, seen.bytes, contentType);
+  return problem !== null && isChatRequest(request) ? problem : null;
+}
+
+/** A JSON object with a `messages` array (plan.ts sends only these as chat requests). Parsed only for an answer that is not one JSON object. */
+function isChatRequest(request: TargetRequest): boolean {
+  if (!isJsonContentType(request.contentType)) return false;
+  try {
+    const parsed = JSON.parse(Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength).toString('utf8')) as unknown;
+    return parsed !== null && typeof parsed === 'object' && Array.isArray((parsed as { messages?: unknown }).messages);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -401,8 +381,10 @@ async function inspectAnswer(body: AsyncIterable<Uint8Array> | Iterable<Uint8Arr
   const scanner = new JsonMemberScanner(selectAnswerMembers, 3);
   const decoder = createStreamDecoder();
   let decoderFailed = false;
+  let bytes = 0;
   for await (const chunk of body) {
     hash.update(chunk);
+    bytes += chunk.byteLength;
     if (kind === null) {
       let i = 0;
       while (i < chunk.length && (chunk[i] === 0x20 || chunk[i] === 0x0a || chunk[i] === 0x0d || chunk[i] === 0x09 || chunk[i] === 0xef || chunk[i] === 0xbb || chunk[i] === 0xbf)) i++;
@@ -424,8 +406,9 @@ async function inspectAnswer(body: AsyncIterable<Uint8Array> | Iterable<Uint8Arr
   }
   let usage: TokenUsage | null = null;
   let error: string | null = null;
-  if (kind === 'json') {
-    for (const skeleton of scanner.end().skeletons) {
+  const scan = kind === 'json' ? scanner.end() : null;
+  if (scan !== null) {
+    for (const skeleton of scan.skeletons) {
       if (skeleton === undefined) continue;
       const seen = inspectChunk(skeleton);
       usage = seen.usage ?? usage;
@@ -440,7 +423,7 @@ async function inspectAnswer(body: AsyncIterable<Uint8Array> | Iterable<Uint8Arr
       // Undecodable: no usage, no error.
     }
   }
-  return { sha256: hash.digest('hex'), usage, error };
+  return { sha256: hash.digest('hex'), usage, error, kind, bytes, scan };
 }
 
 /**

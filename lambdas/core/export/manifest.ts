@@ -2,6 +2,7 @@
  * The run manifest: every scheduled request is succeeded, failed or dropped (with a reason).
  * `balanced` is computed from the outcomes, not assumed, so a bug that loses a request shows.
  */
+import { recordedErrorType } from '../metrics/error-details';
 import { summarize, type StatSummary } from '../metrics/stats';
 import type { DropReason, FireOutcome, RunManifest } from '../types';
 
@@ -68,7 +69,9 @@ export function buildManifest(args: {
     if (e.wireLagMs !== undefined && e.wireLagMs !== null) wireLags.push(e.wireLagMs);
     if (e.errorType !== null) {
       failed++;
-      failedByType[e.errorType] = (failedByType[e.errorType] ?? 0) + 1;
+      // Counted under the type its record holds (a target's own error code may be anything).
+      const type = recordedErrorType(e.errorType);
+      failedByType[type] = (failedByType[type] ?? 0) + 1;
     } else succeeded++;
   }
   const scheduled = entries.length;

@@ -2,10 +2,11 @@
  * One fired request -> one AIPerf record. Times are measured in ns and exported in ms.
  * Token counts come only from the server's `usage`; without it the token metrics are
  * absent (never zero, never guessed), and so is inter_token_latency, which needs them.
- * Counts that are not plausible (usage.ts) count as absent. Error messages lose any URL
- * credentials (redact.ts) before they reach a record or an error summary.
+ * Counts that are not plausible (usage.ts) count as absent. An error is recorded as
+ * error-details.ts allows (a named type, printable and bounded text, no URL credentials),
+ * whatever the target sent, so every record and error summary is safe to print.
  */
-import { stripUrlCredentials } from '../redact';
+import { recordedError } from './error-details';
 import type { ErrorDetails, FireOutcome, MetricValue, ProfileRecord } from '../types';
 import { plausibleTokenCount, plausibleUsage } from './usage';
 
@@ -58,8 +59,7 @@ export function computeProfileRecord(outcome: FireOutcome, recordProcessorId: st
     overrides: request.overrides,
   };
   if (result.error) {
-    const error = { ...result.error, message: stripUrlCredentials(result.error.message) };
-    return { metadata, metrics: { error_request_count: { value: 1, unit: 'requests' } }, error, capture_replay: replay };
+    return { metadata, metrics: { error_request_count: { value: 1, unit: 'requests' } }, error: recordedError(result.error), capture_replay: replay };
   }
   const metrics: Record<string, MetricValue> = {};
   const latencyNs = result.requestEndNs - startNs;
