@@ -32,7 +32,7 @@ import { watchWire } from '../wire-stamps';
 import { createSocketReserve, type SocketReserve } from './socket-reserve';
 import { plausibleOpenAIUsage } from '../../core/metrics/usage';
 import type { ErrorDetails, TargetResult, TokenUsage } from '../../core/types';
-import { errorBodyText, errorMessageOf, JsonMemberScanner, readCapped, RESPONSE_LIMITS, responseExcerpt, selectAnswerMembers, withExcerpt } from './response-body';
+import { errorBodyText, errorMessageOf, JsonMemberScanner, notOneJsonObject, readCapped, RESPONSE_LIMITS, responseExcerpt, selectAnswerMembers, withExcerpt } from './response-body';
 
 export interface OpenAITargetOptions {
   name: string;
@@ -241,9 +241,8 @@ export function createOpenAITarget(options: OpenAITargetOptions): OpenAITargetCl
       }
       const endNs = clock.nowNs();
       const scan = scanner.end();
-      if (!scan.wellFormed || scan.values !== 1 || !scan.firstIsObject) {
-        return fail({ code: status, type: 'MalformedResponse', message: `response is not one JSON object (${bytes} bytes, content-type ${contentType || 'none'})` });
-      }
+      const malformed = notOneJsonObject(scan, bytes, contentType);
+      if (malformed !== null) return fail({ code: status, type: 'MalformedResponse', message: malformed });
       const answer = (scan.skeletons[0] ?? {}) as StreamChunk;
       if (carriesError(answer)) {
         return fail({ code: status, type: 'ResponseError', message: withExcerpt(`HTTP ${status} with an error object`, errorMessageOf(answer) ?? '', excerptChars) });

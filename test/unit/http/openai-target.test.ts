@@ -282,6 +282,13 @@ describe('what counts as a success, and what is kept of a response', () => {
     expect((await target(await rawServer(json(200, '[1,2]'))).send(request(false))).error).toMatchObject({ code: 200, type: 'MalformedResponse' });
   });
 
+  it("a malformed answer's message names its media type only: the server's content-type text is not kept", async () => {
+    const url = await rawServer(json(200, '<html>hello</html>', { 'content-type': `text/html; charset=utf-8; note="you said: ${'secret '.repeat(50)}"` }));
+    expect((await target(url, { responseExcerptChars: 0 }).send(request(false))).error).toEqual({ code: 200, type: 'MalformedResponse', message: 'response is not one JSON object (18 bytes, content-type text/html)' });
+    const odd = await rawServer(json(200, 'plain', { 'content-type': 'you said secret things' }));
+    expect((await target(odd).send(request(false))).error!.message).toBe('response is not one JSON object (5 bytes, content-type other)');
+  });
+
   it('an error body is cut to the excerpt length; with excerpts off, no response text', async () => {
     const url = await rawServer(json(500, { error: { message: 'you said: ' + 'secret '.repeat(200) } }));
     const cut = (await target(url).send(request(false))).error!;

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import {
   errorBodyText,
   JsonMemberScanner,
+  mediaTypeOf,
+  notOneJsonObject,
   OversizedValue,
   readCapped,
   responseExcerpt,
@@ -99,6 +101,25 @@ describe('excerpts', () => {
     expect(withExcerpt('HTTP 500', 'boom', 160)).toBe('HTTP 500: boom');
     expect(withExcerpt('HTTP 500', 'boom', 0)).toBe('HTTP 500 (response text not kept)');
     expect(withExcerpt('HTTP 500', '', 160)).toBe('HTTP 500');
+  });
+});
+
+describe('what a malformed answer says of itself', () => {
+  it.each([
+    [undefined, 'none'],
+    ['', 'none'],
+    ['Application/JSON; charset=utf-8', 'application/json'],
+    ['application/vnd.amazon.eventstream', 'application/vnd.amazon.eventstream'],
+    ['text/html;\u001b]0;PWNED\u0007', 'text/html'],
+    ['you said secret things', 'other'],
+    [`text/${'x'.repeat(100)}`, 'other'],
+    ['text/html\u001b[31m', 'other'],
+  ])('media type of %j: %s', (contentType, expected) => expect(mediaTypeOf(contentType)).toBe(expected));
+
+  it('notOneJsonObject: null for one object; else the shared message', () => {
+    expect(notOneJsonObject(scan('{"a":1}'), 7, 'application/json')).toBeNull();
+    expect(notOneJsonObject(scan('[1]'), 3, 'application/json')).toBe('response is not one JSON object (3 bytes, content-type application/json)');
+    expect(notOneJsonObject(scan('{"a":1}{"b":2}'), 14, undefined)).toBe('response is not one JSON object (14 bytes, content-type none)');
   });
 });
 
