@@ -16,7 +16,8 @@
  */
 import { connect as tcpConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import type { CliTarget } from './replay/targets';
+import { DEFAULT_TARGET_NAME, type CliTarget } from './replay/targets';
+import { terminalLine } from './terminal-text';
 
 /** A target as the command line gives it. */
 export type PreflightTarget = CliTarget;
@@ -147,11 +148,15 @@ export async function preflight(targets: readonly PreflightTarget[], options: Pr
 
 /** The lines the command prints: each target's result (stderr), and the failure message. */
 export function describePreflight(results: readonly PreflightResult[]): { lines: string; failure: string | null } {
-  const lines = results.map((r) => `Preflight: target ${r.target}: ${r.ok ? r.detail : `FAILED: ${r.detail}`}\n`).join('');
+  // `--url` alone names its target DEFAULT_TARGET_NAME: "target target" says nothing.
+  const unnamed = results.length === 1 && results[0]?.target === DEFAULT_TARGET_NAME;
+  const label = (r: PreflightResult) => (unnamed ? 'the target' : `target ${r.target}`);
+  // A TLS error or the SDK's may quote what the server sent.
+  const lines = results.map((r) => `Preflight: ${unnamed ? '' : `${label(r)}: `}${terminalLine(r.ok ? r.detail : `FAILED: ${r.detail}`)}\n`).join('');
   const failed = results.filter((r) => !r.ok);
   const failure =
     failed.length === 0
       ? null
-      : `${failed.length === 1 ? `target ${failed[0]?.target} is` : `targets ${failed.map((r) => r.target).join(', ')} are`} not reachable, nothing was sent (check the URL, or skip this check with --no-preflight)`;
+      : `${failed.length === 1 ? `${label(failed[0] as PreflightResult)} is` : `targets ${failed.map((r) => r.target).join(', ')} are`} not reachable, nothing was sent (check the URL, or skip this check with --no-preflight)`;
   return { lines, failure };
 }

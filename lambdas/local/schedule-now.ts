@@ -9,8 +9,10 @@
  * elsewhere (an emulator).
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { z } from 'zod';
 import { planMessageSchema, SCHEDULE_NAME, windowRunId, type PlanMessage } from '../core/schedule/contract';
-import { USAGE_EXIT } from './cli-usage';
+import { usageMessage, USAGE_EXIT } from './cli-usage';
+import { terminalLine } from './terminal-text';
 
 export interface ScheduleNowOptions {
   schedule: string;
@@ -22,6 +24,12 @@ export interface ScheduleNowOptions {
   print?: boolean;
 }
 
+/**
+ * ISO 8601 with a zone, the date checked as a calendar date: `Date.parse` takes 2026-02-30 as
+ * March 2, so the run would plan another night's window without a word.
+ */
+const ZONED_TIME = z.iso.datetime({ offset: true });
+
 /** The message, or why it cannot be made (a usage error). */
 export function scheduleNowMessage(schedule: string, at: string | undefined, nowMs: number): PlanMessage | string {
   if (!SCHEDULE_NAME.test(schedule)) return `schedule names are 1-64 letters, digits, . _ - (got "${schedule}")`;
@@ -29,6 +37,7 @@ export function scheduleNowMessage(schedule: string, at: string | undefined, now
   if (at !== undefined) {
     // A time without a zone would be read in the machine's zone: ask for one.
     if (!/(Z|[+-]\d{2}:?\d{2})$/i.test(at.trim())) return `--at needs a timezone, e.g. 2026-11-23T02:00:00Z or 2026-11-23T03:00:00+01:00 (got "${at}")`;
+    if (!ZONED_TIME.safeParse(at.trim()).success) return `--at is not an ISO 8601 time on a calendar date, e.g. 2026-11-23T02:00:00Z (got "${at}")`;
     time = Date.parse(at);
     if (!Number.isFinite(time)) return `--at is not an ISO 8601 time (got "${at}")`;
   }
@@ -37,12 +46,32 @@ export function scheduleNowMessage(schedule: string, at: string | undefined, now
   return planMessageSchema.parse({ v: 1, kind: 'window', schedule, scheduledTime });
 }
 
+/**
+ * The plan queue's URL, or why it is not one. An SQS queue URL is
+ * https://sqs.<region>.amazonaws.com/<account>/<name>; an emulator's may be http.
+ */
+function queueUrlProblem(raw: string): string | null {
+  const url = URL.canParse(raw) ? new URL(raw) : null;
+  if (url && (url.protocol === 'https:' || url.protocol === 'http:')) return null;
+  return `--queue-url must be the plan queue's URL (the stack output PlanQueueUrl, https://sqs.<region>.amazonaws.com/<account>/<name>), got "${raw}"`;
+}
+
+/**
+ * The region an AWS queue URL names (sqs.<region>.amazonaws.com: the SQS endpoints,
+ * https://docs.aws.amazon.com/general/latest/gr/sqs-service.html), which requests to it
+ * are signed for: the URL says it when neither --region nor the SDK's chain does.
+ */
+function regionOfQueue(raw: string): string | undefined {
+  return /^sqs\.([a-z]{2}(?:-[a-z]+)+-\d+)\.amazonaws\.com(?:\.cn)?$/.exec(new URL(raw).hostname)?.[1];
+}
+
 export async function scheduleNowCommand(options: ScheduleNowOptions, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
-  const message = scheduleNowMessage(options.schedule, options.at, Date.now());
-  if (typeof message === 'string') {
-    err.write(`error: ${message}\n`);
+  const usage = (message: string): number => {
+    err.write(usageMessage('schedule-now', terminalLine(message)));
     return USAGE_EXIT;
-  }
+  };
+  const message = scheduleNowMessage(options.schedule, options.at, Date.now());
+  if (typeof message === 'string') return usage(message);
   const body = JSON.stringify(message);
   const runId = windowRunId(message.schedule, message.scheduledTime);
   if (options.print) {
@@ -51,11 +80,11 @@ export async function scheduleNowCommand(options: ScheduleNowOptions, out: NodeJ
     out.write(`# run id: ${runId}\n`);
     return 0;
   }
-  if (!options.queueUrl) {
-    err.write('error: --queue-url is required (the stack output PlanQueueUrl), or --print to only print the message\n');
-    return USAGE_EXIT;
-  }
-  const sqs = new SQSClient(options.region ? { region: options.region } : {});
+  if (!options.queueUrl) return usage('--queue-url is required (the stack output PlanQueueUrl), or --print to only print the message');
+  const badUrl = queueUrlProblem(options.queueUrl);
+  if (badUrl) return usage(badUrl);
+  const region = options.region ?? regionOfQueue(options.queueUrl);
+  const sqs = new SQSClient(region ? { region } : {});
   try {
     const sent = await sqs.send(new SendMessageCommand({ QueueUrl: options.queueUrl, MessageBody: body }));
     out.write(
@@ -64,7 +93,7 @@ export async function scheduleNowCommand(options: ScheduleNowOptions, out: NodeJ
     return 0;
   } catch (error) {
     const e = error as { name?: string; message?: string };
-    err.write(`error: could not send to ${options.queueUrl}: ${e.name ?? 'Error'}: ${e.message ?? String(error)}\n`);
+    err.write(`capture-replay schedule-now: ${terminalLine(`could not send to ${options.queueUrl}: ${e.name ?? 'Error'}: ${e.message ?? String(error)}`)}\n`);
     return 1;
   } finally {
     sqs.destroy();

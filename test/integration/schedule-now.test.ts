@@ -73,7 +73,7 @@ describeWithMoto('schedule-now against a queue (moto)', () => {
   it('a queue that does not exist: exit 1 with the reason, nothing thrown at the user', async () => {
     const run = await runCli(['schedule-now', 'nightly', '--queue-url', `${moto.endpoint}/123456789012/missing`], { env });
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^error: could not send to .*missing: /);
+    expect(run.stderr).toMatch(/^capture-replay schedule-now: could not send to .*missing: /);
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 

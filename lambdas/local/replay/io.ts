@@ -1,12 +1,14 @@
+import { terminalLine } from '../terminal-text';
+
 /** Where the replay command writes: the summary tables to stdout, everything else to stderr. */
 export interface CommandIo {
   out: NodeJS.WritableStream;
   err: NodeJS.WritableStream;
 }
 
-/** Why the run cannot go on, one line on stderr; the exit code 1. */
+/** Why the run cannot go on, one line on stderr (what a target or a capture put in it escaped); the exit code 1. */
 export function fail(io: CommandIo, message: string): number {
-  io.err.write(`capture-replay: ${message}\n`);
+  io.err.write(`capture-replay: ${terminalLine(message)}\n`);
   return 1;
 }
 

@@ -7,8 +7,10 @@ import { join } from 'node:path';
 import { FAIL_ON_EXIT, renderComparisonTable } from '../../core/export/comparison-table';
 import { RUN_FILES } from '../../core/export/run-artifacts';
 import { renderSummaryTable } from '../../core/export/summary-table';
+import type { RunManifest } from '../../core/types';
 import { failOnMatch } from '../comparison-flags';
 import { runVerdict } from '../exit-policy';
+import { terminalLine, terminalText } from '../terminal-text';
 import type { ReplayConfig } from './config';
 import type { Fired } from './fire';
 import { fail, type CommandIo } from './io';
@@ -18,17 +20,17 @@ export function replayOutcome(config: ReplayConfig, io: CommandIo, { result, ana
   const { out, err } = io;
   for (const run of result.targets) {
     const columns = (out as NodeJS.WriteStream).isTTY ? (out as NodeJS.WriteStream).columns : undefined; // 80 when not a terminal
-    out.write(renderSummaryTable(run.aggregates, run.manifest, { title: `capture-replay | ${config.runId} | ${run.target}`, ...(columns ? { width: columns } : {}) }) + '\n');
+    out.write(terminalText(renderSummaryTable(run.aggregates, shownManifest(run.manifest), { title: `capture-replay | ${config.runId} | ${run.target}`, ...(columns ? { width: columns } : {}) })) + '\n');
     out.write(`Results: ${join(config.out, config.runId, run.target)}/\n`);
   }
   // Per target, what failed and what only took none of the capture (exit-policy.ts).
   const verdict = runVerdict(result.targets.map((run) => run.manifest), config.exit.maxErrorRate !== null ? { maxErrorRate: config.exit.maxErrorRate } : {});
-  for (const note of verdict.notes) err.write(`${note}\n`);
+  for (const note of verdict.notes) err.write(`${terminalLine(note)}\n`);
   let exitCode = 0;
   for (const failure of verdict.failures) exitCode = fail(io, failure);
   if (!analysis) return fail(io, 'the run ended without its analysis: this is a bug, please report it');
   if (analysis.comparison) {
-    out.write('\n' + renderComparisonTable(analysis.comparison) + '\n');
+    out.write('\n' + terminalText(renderComparisonTable(analysis.comparison)) + '\n');
     out.write(`Comparison: ${join(config.out, config.runId, RUN_FILES.comparison)}\n`);
   }
   out.write(`Report: ${join(config.out, config.runId, RUN_FILES.report)}\n`);
@@ -41,4 +43,14 @@ export function replayOutcome(config: ReplayConfig, io: CommandIo, { result, ana
     exitCode = FAIL_ON_EXIT;
   }
   return exitCode;
+}
+
+/** The manifest as the summary table shows it: error types and drop reasons (a target's words) on one line each, escaped. */
+function shownManifest<M extends RunManifest>(manifest: M): M {
+  const shown = (counts: Record<string, number>) => {
+    const out: Record<string, number> = {};
+    for (const [key, n] of Object.entries(counts)) out[terminalLine(key)] = (out[terminalLine(key)] ?? 0) + n;
+    return out;
+  };
+  return { ...manifest, failedByType: shown(manifest.failedByType), droppedByReason: shown(manifest.droppedByReason) as RunManifest['droppedByReason'] };
 }

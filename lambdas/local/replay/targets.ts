@@ -2,6 +2,9 @@
 import { parseSageMakerTargetSpec, type SageMakerTargetSpec } from '../../adapters/sagemaker/target-spec';
 import { targetNameProblem } from '../../core/target-name';
 
+/** The name `--url`'s target takes without `--target-name`. */
+export const DEFAULT_TARGET_NAME = 'target';
+
 /** A target from the command line: an OpenAI-compatible base URL, or a SageMaker endpoint. */
 export type CliTarget = { name: string; kind: 'http'; url: URL } | { name: string; kind: 'sagemaker'; sagemaker: SageMakerTargetSpec; spec: string };
 
