@@ -43,6 +43,7 @@ import { createDeps } from '../lambdas/runtime/deps';
 import { CaptureReplayStack } from '../lib/capture-replay-stack';
 import { parseDeploymentConfig } from '../lib/config';
 import { createBucket, createQueueWithDlq, notifyQueueOnObjectCreated } from '../test/support/aws-fixtures';
+import { emulatedLambdaEnv } from '../test/support/lambda-env';
 import { awsClientConfig, startMoto, type Moto } from '../test/support/moto';
 import { startSqsEventSource, type EventSource } from '../test/support/sqs-event-source';
 import { readAssembly, synthesizeApp, type SynthesizedFunction } from '../test/support/synth';
@@ -157,25 +158,11 @@ async function invokeCold(fn: SynthesizedFunction, env: NodeJS.ProcessEnv, event
 /** The environment of the deployed fire function, its resources pointed at moto and its target at the server. */
 function fireEnvironment(fn: SynthesizedFunction, d: Deployed, local: Record<string, string>, moto: Moto, targetUrl: string): NodeJS.ProcessEnv {
   return {
-    PATH: process.env.PATH, // nothing else of this process: no NODE_PATH, no AWS profile, no tsx
     ...d.fireEnv,
     ...local,
     [ENV.targets]: JSON.stringify([{ name: TARGET, url: targetUrl }]),
     PROBE_PORT: new URL(targetUrl).port,
-    AWS_ENDPOINT_URL: moto.endpoint,
-    S3_FORCE_PATH_STYLE: 'true',
-    AWS_REGION: REGION,
-    AWS_DEFAULT_REGION: REGION,
-    AWS_ACCESS_KEY_ID: 'testing',
-    AWS_SECRET_ACCESS_KEY: 'testing',
-    AWS_EC2_METADATA_DISABLED: 'true',
-    AWS_CONFIG_FILE: '/dev/null',
-    AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
-    AWS_EXECUTION_ENV: `AWS_Lambda_${fn.runtime}`,
-    AWS_LAMBDA_FUNCTION_NAME: 'fire',
-    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(d.fireMemoryMb),
-    LAMBDA_TASK_ROOT: fn.assetDir,
-    TZ: ':UTC',
+    ...emulatedLambdaEnv({ awsEndpoint: moto.endpoint, region: REGION, runtime: fn.runtime, functionName: 'fire', memoryMb: d.fireMemoryMb, taskRoot: fn.assetDir }),
   };
 }
 

@@ -28,6 +28,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runPrefix, runRecordKey, resultsKey, targetPrefix } from '../../lambdas/core/pipeline/keys';
 import { startMockServer, type MockServer } from '../../lambdas/mocks/mock-server';
 import { createBucket, createQueue, drainQueue, notifyQueueOnObjectCreated } from '../support/aws-fixtures';
+import { emulatedLambdaEnv } from '../support/lambda-env';
 import { awsClientConfig, describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { REPO_ROOT } from '../support/processes';
 import { toSqsRecord } from '../support/sqs-event-source';
@@ -208,26 +209,10 @@ describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
       else if (!(name in rewritten)) throw new Error(`${fn.path}: ${name} is a CloudFormation expression (${JSON.stringify(value)}) this test does not point at an emulator yet`);
     }
     return {
-      PATH: process.env.PATH, // nothing else of this process: no NODE_PATH, no AWS profile, no tsx
       ...synthesized,
       ...rewritten,
       LEAD_MS: TEST_LEAD_MS,
-      AWS_ENDPOINT_URL: proxy!.endpoint,
-      S3_FORCE_PATH_STYLE: 'true',
-      AWS_REGION: REGION,
-      AWS_DEFAULT_REGION: REGION,
-      AWS_ACCESS_KEY_ID: 'testing',
-      AWS_SECRET_ACCESS_KEY: 'testing',
-      AWS_EC2_METADATA_DISABLED: 'true',
-      // No shared config or credentials files, as on Lambda: a developer's ~/.aws must not help.
-      AWS_CONFIG_FILE: '/dev/null',
-      AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
-      AWS_EXECUTION_ENV: `AWS_Lambda_${fn.runtime}`,
-      AWS_LAMBDA_FUNCTION_NAME: fn.logicalId,
-      AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
-      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memorySize ?? 128),
-      LAMBDA_TASK_ROOT: fn.assetDir,
-      TZ: ':UTC',
+      ...emulatedLambdaEnv({ awsEndpoint: proxy!.endpoint, region: REGION, runtime: fn.runtime, functionName: fn.logicalId, memoryMb: fn.memorySize ?? 128, taskRoot: fn.assetDir }),
     };
   }
 

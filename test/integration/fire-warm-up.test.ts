@@ -27,14 +27,20 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { Context } from 'aws-lambda';
 import { S3ObjectStore } from '../../lambdas/adapters/aws/s3-object-store';
+import { makeFireHandler } from '../../lambdas/handlers/fire';
+import { createDeps } from '../../lambdas/runtime/deps';
 import { resultsKey } from '../../lambdas/core/pipeline/keys';
 import { ENV } from '../../lambdas/runtime/config';
 import { createBucket, createQueue } from '../support/aws-fixtures';
 import { bundleHandler, type HandlerBundle } from '../support/bundle-handler';
+import { emulatedLambdaEnv } from '../support/lambda-env';
 import { awsClientConfig, describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { REPO_ROOT, startMockProcess, type MockProcess } from '../support/processes';
 import { chatRequests, shardBodies, sqsEventOf } from '../support/shard-messages';
@@ -97,7 +103,6 @@ describeWithMoto('fire bundle invoked cold: warmed up during the lead (moto, the
     const collect = await createQueue(sqs, 'collect');
     const store = new S3ObjectStore(s3, 'results-bucket');
     const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
       NODE_OPTIONS: '--enable-source-maps',
       POWERTOOLS_LOG_LEVEL: 'INFO',
       [ENV.resultsBucket]: 'results-bucket',
@@ -105,13 +110,7 @@ describeWithMoto('fire bundle invoked cold: warmed up during the lead (moto, the
       [ENV.collectQueueUrl]: collect.url,
       [ENV.targets]: JSON.stringify([{ name: 'A', url: mock.url }]),
       [ENV.leadMs]: String(LEAD_MS),
-      AWS_ENDPOINT_URL: moto.endpoint,
-      S3_FORCE_PATH_STYLE: 'true',
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'testing',
-      AWS_SECRET_ACCESS_KEY: 'testing',
-      AWS_CONFIG_FILE: '/dev/null',
-      AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+      ...emulatedLambdaEnv({ awsEndpoint: moto.endpoint, region: 'us-east-1', runtime: 'nodejs22.x', functionName: 'fire', memoryMb: 1769, taskRoot: bundle.assetDir }),
     };
     const requests = chatRequests(PER_SLOT, 1000 / PER_SLOT);
     const shardIds: string[] = [];
@@ -152,4 +151,52 @@ describeWithMoto('fire bundle invoked cold: warmed up during the lead (moto, the
     s3.destroy();
     sqs.destroy();
   }, 180_000);
+  it('a warm environment: the next invocation reuses the connections of the one before, and opens none ahead', async () => {
+
+    const target = await startMockProcess(['--ttft-ms', '0', '--itl-ms', '0', '--output-tokens', '1', '--no-precise-timers']);
+    const config = awsClientConfig(moto.endpoint);
+    const s3 = new S3Client(config);
+    const sqs = new SQSClient(config);
+    await createBucket(s3, 'warm-results');
+    const deps = createDeps({
+      env: {
+        [ENV.resultsBucket]: 'warm-results',
+        [ENV.replayQueueUrl]: (await createQueue(sqs, 'warm-replay')).url,
+        [ENV.collectQueueUrl]: (await createQueue(sqs, 'warm-collect')).url,
+        [ENV.targets]: JSON.stringify([{ name: 'A', url: target.url }]),
+        [ENV.leadMs]: '5000',
+      },
+      s3,
+      sqs,
+    });
+    const handler = makeFireHandler(() => deps);
+    const port = Number(new URL(target.url).port);
+    // Every TCP connection this process opens to the target, the pool's and those opened ahead alike.
+    const opened: number[] = [];
+    const onSocket = (message: unknown) => {
+      const { socket } = message as { socket: Socket };
+      socket.once('connect', () => {
+        if (socket.remotePort === port) opened.push(Date.now());
+      });
+    };
+    subscribe('net.client.socket', onSocket);
+    try {
+      const invoke = async (runId: string) => {
+        // Due in 1.5 s: the collection and the connections ahead come, the rehearsal does not.
+        const bodies = await shardBodies({ runId, target: 'A', requests: chatRequests(10, 20), startNs: BigInt(Date.now() + 1_500) * 1_000_000n, leadMs: 5000, store: deps.store });
+        expect(await handler(sqsEventOf(bodies), { awsRequestId: runId } as Context)).toEqual({ batchItemFailures: [] });
+      };
+      await invoke('warm-1');
+      const first = opened.length;
+      await invoke('warm-2');
+      // The first invocation opened what it needed ahead (one request at a time: one connection).
+      expect(first).toBeGreaterThanOrEqual(1);
+      expect(opened.length - first, 'connections opened by the second invocation').toBe(0);
+    } finally {
+      unsubscribe('net.client.socket', onSocket);
+      await target.stop();
+      s3.destroy();
+      sqs.destroy();
+    }
+  }, 60_000);
 });
