@@ -87,8 +87,8 @@ export function encodePayloadPart(bytes: Uint8Array): Uint8Array {
   });
 }
 
-/** One event-stream exception message (a modeled error of the ResponseStream union). */
-export function encodeStreamException(type: 'ModelStreamError' | 'InternalStreamFailure', payload: Record<string, unknown>): Uint8Array {
+/** One event-stream exception message (a modeled error of the ResponseStream union, or any other type a test needs). */
+export function encodeStreamException(type: string, payload: Record<string, unknown>): Uint8Array {
   return codec.encode({
     headers: {
       ':message-type': { type: 'string', value: 'exception' },

@@ -6,13 +6,14 @@
  * from the CLI process itself), and no credential or more than an excerpt of the response
  * text may reach an output file.
  */
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESPONSE_LIMITS } from '../../lambdas/adapters/http/response-body';
 import { replayCommand } from '../../lambdas/local/replay/command';
 import { faultCaptureLine, REDIRECT_LOCATION } from '../support/fault-server';
+import { filesUnder } from '../support/output-files';
 import { REPO_ROOT, startCli, startUrlProcess, type CliResult, type MockProcess } from '../support/processes';
 
 /** Peak RSS the CLI may reach with a dozen 50 MB bodies in flight (idle it is ~150 MB; holding them whole took 0.9-1.9 GB). */
@@ -84,19 +85,7 @@ function one(map: Map<string, RecordLine[]>, key: string): RecordLine {
   return list![0]!;
 }
 
-/** Every file of a run folder, as text. */
-function allOutput(run: string): { file: string; text: string }[] {
-  const out: { file: string; text: string }[] = [];
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      const path = join(d, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else out.push({ file: path, text: readFileSync(path, 'utf8') });
-    }
-  };
-  walk(join(dir, 'out', run));
-  return out;
-}
+const allOutput = (run: string) => filesUnder(join(dir, 'out', run));
 
 const ms = (ns: number) => ns / 1e6;
 const explain = (r: CliResult) => `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;

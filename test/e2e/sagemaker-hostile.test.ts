@@ -7,13 +7,14 @@
  * named types, printable text and excerpts (none with --no-response-excerpts), the HTML
  * answer must be judged as an HTTP target's is, and the oversized message must cost nothing.
  */
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESPONSE_LIMITS } from '../../lambdas/adapters/http/response-body';
 import { ERROR_TEXT_LIMITS } from '../../lambdas/core/metrics/error-details';
 import { faultCaptureLine } from '../support/fault-server';
+import { filesUnder } from '../support/output-files';
 import { REPO_ROOT, startCli, startUrlProcess, type CliResult, type MockProcess } from '../support/processes';
 
 const EXCERPT = RESPONSE_LIMITS.excerptChars;
@@ -72,18 +73,7 @@ function records(run: string, target: string, faults: Fault[]): Map<string, Reco
   return byFault;
 }
 
-function outputFiles(run: string): { file: string; text: string }[] {
-  const out: { file: string; text: string }[] = [];
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      const path = join(d, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else out.push({ file: path, text: readFileSync(path, 'utf8') });
-    }
-  };
-  walk(join(dir, 'out', run));
-  return out;
-}
+const outputFiles = (run: string) => filesUnder(join(dir, 'out', run));
 
 const explain = (r: CliResult) => `exit ${r.code}\nstdout:\n${r.stdout.slice(0, 4000)}\nstderr:\n${r.stderr.slice(0, 4000)}`;
 

@@ -28,30 +28,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { fileURLToPath } from 'node:url';
 import { listen, serveUntilSignal } from '../../lambdas/mocks/common';
 import { respondSageMakerFault } from './sagemaker-faults';
+import { writeLarge } from './write-large';
 
 export const FAULT_BODY_BYTES = 50 * 1024 * 1024;
 export const REDIRECT_LOCATION = 'http://replay-user:hunter2@elsewhere.invalid/v1/chat/completions?api_key=SECRETKEY123';
-
-const MIB = Buffer.alloc(1024 * 1024, 'x');
-
-/** Writes `total` filler bytes after `head`, then `tail`, respecting backpressure. */
-function writeLarge(res: ServerResponse, head: string, total: number, tail: string): void {
-  let left = total;
-  res.write(head);
-  const pump = () => {
-    while (left > 0) {
-      const n = Math.min(left, MIB.length);
-      left -= n;
-      if (!res.write(n === MIB.length ? MIB : MIB.subarray(0, n))) {
-        res.once('drain', pump);
-        return;
-      }
-    }
-    res.end(tail);
-  };
-  res.on('close', () => (left = 0));
-  pump();
-}
 
 /** `head`, then `event` `count` times, then `tail`, respecting backpressure. */
 function writeEvents(res: ServerResponse, head: string, event: string, count: number, tail: string): void {

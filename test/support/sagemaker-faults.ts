@@ -22,6 +22,7 @@ import { crc32 } from 'node:zlib';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { encodePayloadPart, encodeStreamException } from '../../lambdas/mocks/mock-sagemaker';
+import { writeLarge } from './write-large';
 
 /** Retitles the terminal (OSC 0, ended by BEL) and turns the text red (SGR 31). */
 export const TERMINAL_ESCAPES = '\u001b]0;PWNED\u0007\u001b[31m';
@@ -32,7 +33,6 @@ export const OVERSIZED_CLAIM_BYTES = 0xffff_ffff;
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 const CONTENT = encodePayloadPart(Buffer.from(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'a' } }] })}\n\n`));
-const FILL = Buffer.alloc(1024 * 1024, 'x');
 
 /** A message prelude (total length, headers length 0) with its correct CRC32: a parser believes it. */
 function prelude(totalBytes: number): Buffer {
@@ -54,35 +54,6 @@ function errorFrame(code: string, message: string): Uint8Array {
   });
 }
 
-function unmodeledException(type: string, payload: unknown): Uint8Array {
-  return codec.encode({
-    headers: {
-      ':message-type': { type: 'string', value: 'exception' },
-      ':exception-type': { type: 'string', value: type },
-      ':content-type': { type: 'string', value: 'application/json' },
-    },
-    body: fromUtf8(JSON.stringify(payload)),
-  });
-}
-
-/** Writes `total` filler bytes for as long as the client reads them. */
-function fill(res: ServerResponse, total: number): void {
-  let left = total;
-  const pump = () => {
-    while (left > 0) {
-      const n = Math.min(left, FILL.length);
-      left -= n;
-      if (!res.write(n === FILL.length ? FILL : FILL.subarray(0, n))) {
-        res.once('drain', pump);
-        return;
-      }
-    }
-    res.end();
-  };
-  res.on('close', () => (left = 0));
-  pump();
-}
-
 /** Answers `fault` on a SageMaker path; false when `fault` is not one of these modes. */
 export function respondSageMakerFault(fault: string, streamPath: boolean, prompt: string, res: ServerResponse): boolean {
   const eventStream = () => res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-sagemaker-content-type': 'text/event-stream' });
@@ -98,7 +69,7 @@ export function respondSageMakerFault(fault: string, streamPath: boolean, prompt
       return true;
     case 'sm-exception-echo':
       eventStream();
-      res.end(unmodeledException('UnmodeledStreamFault', { message: `you said: ${prompt}` }));
+      res.end(encodeStreamException('UnmodeledStreamFault', { message: `you said: ${prompt}` }));
       return true;
     case 'sm-model-stream-error':
       eventStream();
@@ -115,8 +86,7 @@ export function respondSageMakerFault(fault: string, streamPath: boolean, prompt
       if (!streamPath) return false;
       eventStream();
       res.write(CONTENT);
-      res.write(prelude(OVERSIZED_CLAIM_BYTES));
-      fill(res, OVERSIZED_FILL_BYTES);
+      writeLarge(res, prelude(OVERSIZED_CLAIM_BYTES), OVERSIZED_FILL_BYTES, '');
       return true;
     default:
       return false;
