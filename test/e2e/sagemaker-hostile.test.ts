@@ -150,7 +150,7 @@ describe('error text from a hostile SageMaker endpoint, --no-response-excerpts',
     const s = records('hostile-quiet', 'S', HOSTILE);
     expect(s.get('sm-error-frame:stream')!.error).toMatchObject({ type: 'StreamError', message: 'response text not kept' });
     expect(s.get('sm-exception-echo:stream')!.error).toMatchObject({ type: 'UnmodeledStreamFault', message: 'response text not kept' });
-    expect(s.get('sm-code-echo')!.error).toMatchObject({ code: 400, type: 'HTTPError', message: 'HTTP 400: response text not kept' });
+    expect(s.get('sm-code-echo')!.error).toMatchObject({ code: 400, type: 'HTTPError', message: 'HTTP 400 (response text not kept)' });
     const files = outputFiles('hostile-quiet');
     expect(files.some((f) => f.file.endsWith('report.html'))).toBe(true);
     for (const { file, text } of files) {

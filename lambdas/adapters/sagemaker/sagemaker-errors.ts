@@ -76,10 +76,7 @@ export function sageMakerErrorDetails(
     const status = name === 'ThrottlingException' ? 429 : (err.$metadata?.httpStatusCode ?? MODELED_STATUS[name] ?? null);
     // A response the SDK cannot name (not the service's JSON: a proxy, a load balancer page),
     // or whose error code is not a name (a prompt, 50,000 characters, terminal escapes).
-    if (UNNAMED.has(name) || !isErrorTypeName(name)) {
-      const excerpt = said(message);
-      return { code: status, type: 'HTTPError', message: `HTTP ${status ?? '?'}${excerpt ? `: ${excerpt}` : ''}` };
-    }
+    if (UNNAMED.has(name) || !isErrorTypeName(name)) return { code: status, type: 'HTTPError', message: withExcerpt(`HTTP ${status ?? '?'}`, message, excerptChars) };
     return { code: status, type: name, message: said(message) };
   }
   // An error status whose body the SDK could not read as the service's error (an HTML page

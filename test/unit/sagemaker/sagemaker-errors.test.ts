@@ -25,7 +25,7 @@ describe('a service error whose name is not a name', () => {
       expect(e.message).not.toContain('yyyy');
       expect(e.message).not.toContain('\u001b');
       expect(e.message.length).toBeLessThanOrEqual('HTTP 400: '.length + 160);
-      if (excerptChars === 0) expect(e.message).toBe('HTTP 400: response text not kept');
+      if (excerptChars === 0) expect(e.message).toBe('HTTP 400 (response text not kept)');
     }
   });
 
