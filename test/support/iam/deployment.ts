@@ -67,9 +67,16 @@ export function cdkFeatureFlags(): Record<string, unknown> {
   return Object.fromEntries(Object.entries(context).filter(([k]) => k.startsWith('@aws-cdk/')));
 }
 
-/** The stack as `cdk synth` makes it for this deployment configuration (the same schema, cdk.json's feature flags). */
+/**
+ * The stack as `cdk synth` makes it for this deployment configuration (the same schema, cdk.json's
+ * feature flags), without bundling the functions' code: these tests run the handlers in process
+ * and read only the template (policies, environment, event sources). An empty
+ * `aws:cdk:bundling-stacks` bundles no stack and leaves placeholder assets
+ * (https://github.com/aws/aws-cdk/issues/18125); test/integration/bundles.test.ts and
+ * test/infra/synth.test.ts bundle as `cdk synth` does.
+ */
 export function synthesizeStack(config: Record<string, unknown>, id = 'IamTest'): CfnTemplate {
-  const app = new App({ context: cdkFeatureFlags() });
+  const app = new App({ context: { ...cdkFeatureFlags(), 'aws:cdk:bundling-stacks': [] } });
   return Template.fromStack(new CaptureReplayStack(app, id, { config: parseDeploymentConfig(config) })).toJSON() as CfnTemplate;
 }
 
