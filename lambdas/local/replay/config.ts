@@ -11,6 +11,7 @@ import { replayInputConfig, type ExportInputConfig } from '../../core/export/inp
 import { validatePlanOptions, type PlanOptions } from '../../core/plan/plan';
 import { DEFAULT_REHEARSAL_REQUESTS, planProblemsAsFlags } from '../cli-usage';
 import { compareOptionsOf, type ComparisonFlags } from '../comparison-flags';
+import { capturesLocation, type CaptureWindow } from '../captures-source';
 import { targetsOf, type CliTarget, type TargetFlags } from './targets';
 
 /** `capture-replay replay`'s flags, as commander hands them over (or a caller that runs it in-process). */
@@ -24,6 +25,11 @@ export interface ReplayCommandOptions extends TargetFlags, ComparisonFlags {
   apiKeyEnv?: string;
   startOffset?: number;
   endOffset?: number;
+  /** --from/--to: the captured window by inferenceTime, epoch ms ([from, to)); they select the S3 partitions read. */
+  from?: number;
+  to?: number;
+  /** --region: the s3:// captures' bucket region (default: the SDK's default chain). */
+  region?: string;
   timeScale: number;
   intraSecond: 'spread' | 'burst';
   limit?: number;
@@ -70,6 +76,10 @@ export interface ReplayConfig {
   out: string;
   targets: CliTarget[];
   dispatch: 'parallel' | 'sequential';
+  /** --from/--to; null: the whole capture, or the plan's offsets. */
+  window: CaptureWindow | null;
+  /** The s3:// captures' region; null: the SDK's default chain. */
+  region: string | null;
   plan: ReplayPlanOptions;
   /** --seed: the plan takes it with --sample only; the results record it always. */
   seed: number;
@@ -114,6 +124,19 @@ function planOptionsOf(flags: ReplayCommandOptions): ReplayPlanOptions {
   };
 }
 
+/** --from/--to and --region, or what is wrong with them. */
+function capturesOf(flags: ReplayCommandOptions): { window: CaptureWindow | null; region: string | null } | string {
+  const location = capturesLocation(flags.capturesPath);
+  if (typeof location === 'string') return location;
+  if (flags.region !== undefined && location.kind !== 's3') return '--region is the region of s3:// captures (a SageMaker target takes its own: sagemaker:<endpoint>?region=...)';
+  const region = flags.region ?? null;
+  if (flags.from === undefined && flags.to === undefined) return { window: null, region };
+  if (flags.startOffset !== undefined || flags.endOffset !== undefined) return '--from/--to and --start-offset/--end-offset both choose the window: use one or the other';
+  const iso = (ms: number) => new Date(ms).toISOString();
+  if (flags.from !== undefined && flags.to !== undefined && flags.from >= flags.to) return `--from (${iso(flags.from)}) must be before --to (${iso(flags.to)})`;
+  return { window: { startMs: flags.from ?? null, endMs: flags.to ?? null }, region };
+}
+
 /** The config of a replay, or what is wrong with its flags (a usage error, in the flags' words). */
 export function replayConfig(flags: ReplayCommandOptions): ReplayConfig | string {
   const runId = flags.runId ?? newRunId();
@@ -123,12 +146,15 @@ export function replayConfig(flags: ReplayCommandOptions): ReplayConfig | string
   const plan = planOptionsOf(flags);
   const problems = validatePlanOptions({ ...plan, runId, targetKind: 'openai-chat' });
   if (problems.length > 0) return planProblemsAsFlags(problems);
+  const captures = capturesOf(flags);
+  if (typeof captures === 'string') return captures;
   return {
     runId,
     capturesPath: flags.capturesPath,
     out: flags.out,
     targets,
     dispatch: flags.dispatch ?? 'parallel',
+    ...captures,
     plan,
     seed: flags.seed,
     request: { path: flags.path, timeoutMs: flags.timeout, apiKeyEnv: flags.apiKeyEnv ? flags.apiKeyEnv : null, responseExcerpts: flags.responseExcerpts !== false },
@@ -148,6 +174,8 @@ export function replayConfig(flags: ReplayCommandOptions): ReplayConfig | string
     exit: { maxErrorRate: flags.maxErrorRate ?? null, failOn: flags.failOn ?? null },
   };
 }
+
+const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** One target's export configuration (AIPerf's `input_config` + our `capture_replay`): input-config.ts. */
 export function inputConfigOf(config: ReplayConfig, target: string): ExportInputConfig {
@@ -170,6 +198,7 @@ export function inputConfigOf(config: ReplayConfig, target: string): ExportInput
       schedule: {
         start_offset_ms: plan.startOffsetMs ?? null,
         end_offset_ms: plan.endOffsetMs ?? null,
+        ...(config.window ? { capture_window: { start: isoOrNull(config.window.startMs), end: isoOrNull(config.window.endMs) } } : {}),
         time_scale: plan.timeScale,
         intra_second: plan.intraSecond,
         sample: plan.sampleRate ?? null,

@@ -4,7 +4,6 @@
  * clock, a folder artifact store, fire worker threads when the rate asks for them), with the
  * progress bar and SIGINT/SIGTERM handling (interrupt.ts).
  */
-import { localPlanner } from '../../adapters/local/capture-files';
 import { FsArtifactStore } from '../../adapters/local/fs-artifact-store';
 import { BUNDLED_CHART_ASSETS } from '../../adapters/bundled-chart-assets';
 import { collectGarbage } from '../../adapters/full-gc';
@@ -20,7 +19,7 @@ import type { RehearsalResult } from '../rehearsal';
 import { createTargetClient, type TargetClientSpec } from '../target-clients';
 import { analyseRun } from './analysis';
 import { inputConfigOf, type ReplayConfig } from './config';
-import type { CaptureIndex } from './ingest';
+import { capturesPlanner, type CaptureIndex } from './ingest';
 import { fail, messageOf, type CommandIo } from './io';
 import { Progress } from './progress';
 
@@ -99,7 +98,7 @@ function runSettings(config: ReplayConfig, io: CommandIo, { captures, clients, c
   return {
     runId: config.runId,
     // Pass 2: only the selected records' lines are read back, for the plans.
-    planner: localPlanner(captures.records),
+    planner: capturesPlanner(captures),
     ingestReport: captures.ingest,
     plan: config.plan,
     targets: clients.map((client, i) => ({ client, kind: config.targets[i]?.kind === 'sagemaker' ? ('sagemaker' as const) : ('openai-chat' as const) })),

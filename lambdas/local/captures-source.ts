@@ -1,0 +1,110 @@
+/**
+ * Where the command line reads captures (`replay`, and `capacity` through replay's ingest): a
+ * local `.jsonl` file or folder (adapters/local/capture-files.ts), or an `s3://bucket/prefix`
+ * read in place, only the hour partitions of the window listed and read
+ * (adapters/aws/s3-captures.ts), with the credentials and region the AWS CLI would use (the
+ * SDK's default chain; --region). Either way the same two passes: records streamed into the
+ * index, then the selected lines read back by byte range.
+ *
+ * The window (--from/--to) applies to the records of both: a record outside it is counted, not
+ * indexed, and only records inside it take part in the duplicate rule, as in the plan
+ * function's window runs (core/schedule/window-plan.ts readWindow).
+ */
+import { fileRangeReader, maxLineBytesFrom, readCaptures } from '../adapters/local/capture-files';
+import { s3CaptureObjects } from '../adapters/aws/capture-listing';
+import { CaptureLocationError, readS3Captures, type CaptureSelection } from '../adapters/aws/s3-captures';
+import { DuplicateFilter, type Admission } from '../core/capture/duplicates';
+import type { IngestReportBuilder } from '../core/capture/ingest-report';
+import type { RangeReader } from '../core/plan/read-back';
+import type { CaptureRecord } from '../core/types';
+import { describeAwsError } from './aws-problem';
+import { cliS3Client } from './s3-links';
+
+export type CapturesLocation = { kind: 'local'; path: string } | { kind: 's3'; bucket: string; prefix: string };
+
+/** The location a captures argument names, or what is wrong with it. */
+export function capturesLocation(raw: string): CapturesLocation | string {
+  if (!/^s3:\/\//i.test(raw)) return { kind: 'local', path: raw };
+  const m = /^s3:\/\/([^/]+)(?:\/(.*))?$/i.exec(raw);
+  if (!m?.[1]) return `"${raw}" names no bucket: s3://<bucket>/<capture prefix>`;
+  return { kind: 's3', bucket: m[1], prefix: m[2] ?? '' };
+}
+
+/** The captured window by inferenceTime: [startMs, endMs) in epoch ms, a side null when open. */
+export interface CaptureWindow {
+  startMs: number | null;
+  endMs: number | null;
+}
+
+export const inWindow = (window: CaptureWindow, timeMs: number) => (window.startMs === null || timeMs >= window.startMs) && (window.endMs === null || timeMs < window.endMs);
+
+/** The duplicate rule over the window's records only: one outside it is neither kept nor a copy. */
+class WindowDuplicateFilter extends DuplicateFilter {
+  constructor(private readonly window: CaptureWindow) {
+    super();
+  }
+
+  override admit(record: CaptureRecord): Admission {
+    return inWindow(this.window, record.inferenceTimeMs) ? super.admit(record) : { duplicate: false, replaced: null };
+  }
+}
+
+/** What `replay` reads, its window, and how. */
+export interface CapturesSpec {
+  capturesPath: string;
+  /** null: the whole capture, or the plan's offsets. */
+  window: CaptureWindow | null;
+  /** The plan's offsets (ms from the first record): which S3 partitions are read when there is no window. */
+  offsets: { startMs: number; endMs: number | null };
+  /** The S3 client's region; null: the SDK's default chain. */
+  region: string | null;
+}
+
+export interface CapturesRead {
+  /** Pass 1: every record read, in file order (outside the window too: the caller counts those). */
+  records: AsyncIterable<CaptureRecord>;
+  /** Pass 2: byte ranges of a file read in pass 1. */
+  readerFor(file: string): RangeReader;
+}
+
+/** The captures of `spec`, counted in `report`. Problems (a missing path, an AWS refusal) are thrown, each one line. */
+export function openCaptures(spec: CapturesSpec, report: IngestReportBuilder): CapturesRead {
+  const duplicates = spec.window ? new WindowDuplicateFilter(spec.window) : new DuplicateFilter();
+  const location = capturesLocation(spec.capturesPath);
+  if (typeof location === 'string') throw new Error(location);
+  if (location.kind === 'local') return { records: readCaptures(location.path, report, duplicates), readerFor: fileRangeReader };
+  const maxLineBytes = maxLineBytesFrom();
+  if (typeof maxLineBytes === 'string') throw new Error(maxLineBytes);
+  const objects = s3CaptureObjects(cliS3Client(spec.region ?? undefined), location.bucket);
+  const selection: CaptureSelection = spec.window
+    ? { by: 'time', startMs: spec.window.startMs, endMs: spec.window.endMs }
+    : { by: 'offsets', startOffsetMs: spec.offsets.startMs, endOffsetMs: spec.offsets.endMs };
+  const read = readS3Captures(objects, location.prefix, selection, { report, duplicates, maxLineBytes, nowMs: Date.now() });
+  const uri = `s3://${location.bucket}/${location.prefix}`;
+  return {
+    records: saidInOneLine(read.records, uri, location.bucket),
+    readerFor: (file) => {
+      const reader = read.readerFor(file);
+      return (start, end) => reader(start, end).catch((error: unknown) => Promise.reject(new Error(describeS3CapturesError(error, file, location.bucket), { cause: error })));
+    },
+  };
+}
+
+/** An AWS error while reading the captures as one line: what AWS said and what to do. */
+export function describeS3CapturesError(error: unknown, uri: string, bucket: string): string {
+  if (error instanceof CaptureLocationError) return error.message;
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } } | null;
+  if (e?.name === 'NoSuchBucket') return `could not read ${uri}: NoSuchBucket: there is no bucket named ${bucket} (or not in this account)`;
+  if (e?.name === 'AccessDenied' || e?.$metadata?.httpStatusCode === 403) {
+    return `could not read ${uri}: AccessDenied: your identity may not read it (reading captures takes s3:ListBucket on the bucket and s3:GetObject on the objects under the prefix)`;
+  }
+  return describeAwsError(error, `read ${uri}`);
+}
+
+async function* saidInOneLine(records: AsyncIterable<CaptureRecord>, uri: string, bucket: string): AsyncGenerator<CaptureRecord> {
+  try {
+    yield* records;
+  } catch (error) {
+    throw new Error(describeS3CapturesError(error, uri, bucket), { cause: error });
+  }
+}
