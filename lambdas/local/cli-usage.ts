@@ -59,9 +59,10 @@ const PLAN_FLAGS: Record<string, string> = {
   runId: '--run-id',
   limit: '--limit',
   seed: '--seed',
+  amplify: '--amplify',
 };
 const CAMEL_FIELDS = /\b(timeScale|intraSecond|startOffsetMs|endOffsetMs|sampleRate|modelOverride|runId)\b/g;
-const LEADING_FIELD = /^(limit|seed)\b/;
+const LEADING_FIELD = /^(limit|seed|amplify)\b/;
 
 /**
  * validatePlanOptions' problems, in flags: `endOffsetMs (1) is before startOffsetMs (5)` ->

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { buildMockSageMakerProgram, buildMockServerProgram } from '../mocks/cli';
 import { DEFAULT_REHEARSAL_REQUESTS, parseGoodput, parseWorkers, usageErrors } from './cli-usage';
+import { parseTimeFlag } from './time-flag';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -31,6 +32,16 @@ function goodput(raw: string, previous: Record<string, number> | undefined): Rec
   const slos = parseGoodput(raw);
   if (typeof slos === 'string') throw new InvalidArgumentError(slos);
   return { ...previous, ...slos };
+}
+
+/** A duration as `500ms`, `90s`, `3m`, `1h` (a bare number is seconds), in ms. */
+function durationArg(name: string) {
+  return (raw: string): number => {
+    const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(raw.trim());
+    const ms = m ? Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'] : NaN;
+    if (!(ms > 0)) throw new InvalidArgumentError(`${name} must be a duration > 0 such as 90s, 3m or 1h (got "${raw}")`);
+    return ms;
+  };
 }
 
 function workers(raw: string): number | 'auto' {
@@ -66,30 +77,31 @@ Exit codes:
   3        a comparison verdict matched --fail-on
   130/143  stopped by SIGINT (Ctrl-C) / SIGTERM; what was done is written`;
 
-function addReplay(program: Command): void {
-  const replay = usageErrors(program.command('replay'), 'replay')
-    .description('replay a capture file or a folder of them (e.g. from `aws s3 sync`) against one OpenAI-compatible server, or several to compare them')
-    .argument('<captures-path>', 'a .jsonl capture file or a folder of them (searched recursively)')
-    .option('--url <base-url>', 'one target: server base URL, e.g. http://localhost:8000')
-    .option('--target <name=url>', 'a target to compare, e.g. --target A=http://a:8000 --target B=http://b:8000 (repeat; the first is the baseline)', collect)
-    .addOption(new Option('--dispatch <mode>', 'several targets: each request to all at its due time, or the whole schedule to one target after another').choices(['parallel', 'sequential']).default('parallel'))
-    .option('--out <dir>', 'output folder; results go to <dir>/<run-id>/<target-name>/', 'capture-replay-out')
+/** How each request is sent: `replay` and `capacity` alike. */
+function requestOptions(command: Command): Command {
+  return command
     .option('--path <path>', 'chat completions path under the base URL', '/v1/chat/completions')
-    .option('--target-name <name>', 'name of the target in results', 'target')
     .option('--streaming', 'force `stream: true` (and stream_options.include_usage) to measure TTFT and ITL', false)
     .option('--model <name>', 'override the `model` field of every request')
-    .option('--api-key-env <var>', 'name of the environment variable holding a bearer API key (none sent without it)')
-    .option('--start-offset <ms>', 'skip requests before this offset from the first capture (inclusive)', nonNegative('--start-offset'))
-    .option('--end-offset <ms>', 'skip requests after this offset from the first capture (inclusive)', nonNegative('--end-offset'))
+    .option('--api-key-env <var>', 'name of the environment variable holding a bearer API key (none sent without it)');
+}
+
+const startOffsetOption = () => new Option('--start-offset <ms>', 'skip requests before this offset from the first capture (inclusive)').argParser(nonNegative('--start-offset'));
+
+/** The replay's pace: `replay` and `capacity` alike. */
+function paceOptions(command: Command): Command {
+  return command
     .option('--time-scale <x>', 'replay speed: 2 = twice as fast, 0.5 = half speed', positive('--time-scale'), 1)
     .addOption(
       new Option('--intra-second <policy>', 'requests captured in the same whole second: spread evenly or fire together')
         .choices(['spread', 'burst'])
         .default('spread'),
-    )
-    .option('--limit <n>', 'replay at most the first n requests of the window', positiveInt('--limit'))
-    .option('--sample <rate>', 'replay a deterministic random fraction of requests', fraction('--sample'))
-    .option('--seed <n>', 'seed for --sample', positiveInt('--seed'), 1)
+    );
+}
+
+/** How the schedule is fired: `replay` and `capacity` alike. */
+function firingOptions(command: Command): Command {
+  return command
     .option('--max-in-flight <n>', 'cap on concurrent requests (a request held by the cap is late; its lag says so)', positiveInt('--max-in-flight'))
     .option('--workers <n|auto>', 'fire threads, each with its own connections: auto = this thread up to ~2,500 requests/s at the busiest second, else one per ~2,500/s up to the cores less one; --max-in-flight is split between them', workers, 'auto')
     .addOption(
@@ -106,20 +118,89 @@ function addReplay(program: Command): void {
     .option('--timeout <ms>', 'per-request timeout', positive('--timeout'), 600_000)
     .option('--lead <ms>', 'delay from start-up to the first request', nonNegative('--lead'), 500)
     .option('--late-tolerance <ms>', 'lateness beyond which --late-policy applies', nonNegative('--late-tolerance'))
-    .addOption(new Option('--late-policy <policy>', 'what to do with a request later than --late-tolerance').choices(['fire', 'drop']).default('fire'))
-    .option('--max-error-rate <rate>', 'exit 1 when the failed fraction of fired requests exceeds this', fraction('--max-error-rate'))
-    .option('--run-id <id>', 'run id (default: UTC timestamp + random suffix)')
-    .option(
-      '--goodput <slos>',
-      'goodput SLOs as AIPerf spells them: space-separated metric:value pairs in the metric\'s unit (ms for latencies), e.g. "time_to_first_token:200 inter_token_latency:50"',
-      goodput,
-    )
+    .addOption(new Option('--late-policy <policy>', 'what to do with a request later than --late-tolerance').choices(['fire', 'drop']).default('fire'));
+}
+
+const GOODPUT_HELP = 'goodput SLOs as AIPerf spells them: space-separated metric:value pairs in the metric\'s unit (ms for latencies), e.g. "time_to_first_token:200 inter_token_latency:50"';
+
+/** What the run checks first and keeps of the answers: `replay` and `capacity` alike. */
+function checkOptions(command: Command): Command {
+  return command
     .option('--no-preflight', 'do not check that every target can be reached (TCP connect; SageMaker: region and credentials) before the schedule starts')
-    .option('--no-response-excerpts', 'keep no response text in records and error summaries (error messages name the status and type only)')
-    .option('--no-progress', 'no progress bar even on a terminal');
+    .option('--no-response-excerpts', 'keep no response text in records and error summaries (error messages name the status and type only)');
+}
+
+const runIdOption = () => new Option('--run-id <id>', 'run id (default: UTC timestamp + random suffix)');
+
+/** A point in time (time-flag.ts), relative forms from now, in epoch ms. */
+function timeArg(name: string) {
+  return (raw: string): number => {
+    const value = parseTimeFlag(name, raw, Date.now());
+    if (typeof value === 'string') throw new InvalidArgumentError(value);
+    return value;
+  };
+}
+
+/** The captured window by time, and the region of s3:// captures (captures-source.ts). */
+function capturesOptions(command: Command): Command {
+  return command
+    .option('--from <time>', "replay the captures whose inferenceTime is at or after this: ISO 8601 with a zone (2026-04-29T10:00:00Z) or before now (-2h, -90m, -1d); with s3:// captures only the hour partitions from here on are read", timeArg('--from'))
+    .option('--to <time>', 'and before this (same forms, e.g. now or -1h); instead of --start-offset/--end-offset', timeArg('--to'))
+    .option('--region <region>', "region of s3:// captures' bucket (default: the AWS SDK default chain, as the AWS CLI finds it)");
+}
+
+function addReplay(program: Command): void {
+  const replay = usageErrors(program.command('replay'), 'replay')
+    .description('replay a capture file or a folder of them (e.g. from `aws s3 sync`) against one OpenAI-compatible server, or several to compare them')
+    .argument('<captures-path>', 'a .jsonl capture file or a folder of them (searched recursively), or s3://<bucket>/<prefix> (Data Capture read in place: only the hour partitions of the window, see --from/--to)')
+    .option('--url <base-url>', 'one target: server base URL, e.g. http://localhost:8000')
+    .option('--target <name=url>', 'a target to compare, e.g. --target A=http://a:8000 --target B=http://b:8000 (repeat; the first is the baseline)', collect)
+    .option('--target-name <name>', 'name of the target in results', 'target')
+    .addOption(new Option('--dispatch <mode>', 'several targets: each request to all at its due time, or the whole schedule to one target after another').choices(['parallel', 'sequential']).default('parallel'))
+    .option('--out <dir>', 'output folder; results go to <dir>/<run-id>/<target-name>/', 'capture-replay-out');
+  requestOptions(replay)
+    .addOption(startOffsetOption())
+    .option('--end-offset <ms>', 'skip requests after this offset from the first capture (inclusive)', nonNegative('--end-offset'));
+  capturesOptions(replay);
+  paceOptions(replay)
+    .option('--limit <n>', 'replay at most the first n requests of the window', positiveInt('--limit'))
+    .option('--sample <rate>', 'replay a deterministic random fraction of requests', fraction('--sample'))
+    .option('--amplify <k>', "k times the captured traffic over the same time: each request's copies spread through the gap to the next request (fractional k too; below 1, a sample as --sample)", positive('--amplify'))
+    .option('--seed <n>', 'seed for --sample (and --amplify below 1)', positiveInt('--seed'), 1);
+  firingOptions(replay)
+    .option('--max-error-rate <rate>', 'exit 1 when the failed fraction of fired requests exceeds this', fraction('--max-error-rate'))
+    .addOption(runIdOption())
+    .option('--goodput <slos>', GOODPUT_HELP, goodput);
+  checkOptions(replay).option('--no-progress', 'no progress bar even on a terminal');
   comparisonOptions(replay).action(async (capturesPath: string, options: Record<string, unknown>) => {
     const { replayCommand } = await import('./replay/command');
     process.exitCode = await replayCommand({ capturesPath, ...options } as Parameters<typeof replayCommand>[0]);
+  });
+}
+
+function addCapacity(program: Command): void {
+  const capacity = usageErrors(program.command('capacity'), 'capacity')
+    .description("find how many times today's traffic each target sustains: replay a window of the captures at growing factors (then bisection) until the goodput or error objectives fail, each step a full replay with its own results")
+    .argument('<captures-path>', 'a .jsonl capture file or a folder of them (searched recursively)')
+    .requiredOption('--target <name=url>', 'a target to search, e.g. --target A=http://a:8000 --target B=http://b:8000 (repeat; each is searched on its own)', collect)
+    .option('--out <dir>', 'output folder; the search goes to <dir>/<run-id>/ (capacity.json, report.html, steps/)', 'capture-replay-out')
+    .requiredOption('--goodput <slos>', `the objectives: ${GOODPUT_HELP}`, goodput)
+    .option('--min-goodput <share>', 'a factor is sustained when at least this share of its requests meets every SLO', fraction('--min-goodput'), 0.99)
+    .option('--max-error-rate <rate>', 'and when less than this share of its requests fails', fraction('--max-error-rate'), 0.01)
+    .addOption(new Option('--window <duration>', 'how much of the captured traffic each step replays, from --start-offset: 90s, 3m, 1h').argParser(durationArg('--window')).default(180_000, '3m'))
+    .option('--start-factor <k>', 'the first factor tried', positive('--start-factor'), 1)
+    .option('--growth <x>', 'each step multiplies the factor by this while the objectives are met', number('--growth', (n) => n > 1, 'a number > 1'), 2)
+    .option('--resolution <k>', 'bisection stops when the sustained and the failing factor are this close', positive('--resolution'), 0.1)
+    .option('--max-factor <k>', 'no factor above this is tried', positive('--max-factor'), 64)
+    .option('--cooldown <s>', 'pause between steps, so that one step\'s load does not spill into the next', nonNegative('--cooldown'), 5)
+    .option('--max-client-lag <ms>', 'a step whose requests left this replayer later than this (p90 of wire lag) is client-limited: the search stops there', positive('--max-client-lag'), 100)
+    .option('--together', 'search the targets together: a step sends its load to every target that wants that factor (default: one target at a time)', false);
+  requestOptions(capacity).addOption(startOffsetOption());
+  paceOptions(capacity).option('--seed <n>', 'seed for factors below 1 (a sample)', positiveInt('--seed'), 1);
+  firingOptions(capacity).addOption(runIdOption());
+  checkOptions(capacity).action(async (capturesPath: string, options: Record<string, unknown>) => {
+    const { capacityCommand } = await import('./capacity/command');
+    process.exitCode = await capacityCommand({ capturesPath, ...options } as Parameters<typeof capacityCommand>[0]);
   });
 }
 
@@ -134,6 +215,18 @@ function addCompare(program: Command): void {
     const { compareCommand } = await import('./compare/command');
     process.exitCode = await compareCommand({ dirs, ...options } as Parameters<typeof compareCommand>[0]);
   });
+}
+
+function addTrend(program: Command): void {
+  usageErrors(program.command('trend'), 'trend')
+    .description("write a schedule's trend page (what the pipeline writes to schedules/<name>/index.html) from its history.jsonl, downloaded, or from a folder of runs made with replay (or downloaded from runs/)")
+    .argument('<history-or-runs>', "a schedule's history.jsonl, or a folder of run folders (<run-id>/<target>/run_manifest.json): a history line is built for each run")
+    .option('--out <file>', 'where to write the page (default: index.html beside the history, or in the runs folder)')
+    .option('--schedule <name>', "the schedule's name on the page (default: the history's; for runs, the folder's name); with a history, only its lines")
+    .action(async (source: string, options: { out?: string; schedule?: string }) => {
+      const { trendCommand } = await import('./trend-command');
+      process.exitCode = await trendCommand({ source, ...options });
+    });
 }
 
 function addScheduleNow(program: Command): void {
@@ -188,7 +281,13 @@ function addMocksAndDemo(program: Command): void {
     .description('replay the bundled capture sample against the bundled mocks, no network, no AWS (what `npm start` runs): its chat requests as an A/B run, the mock server against the mock SageMaker runtime (set 5 ms slower to first token on purpose), its tabular requests as a run of their own')
     .option('--out <dir>', 'output folder', 'capture-replay-out')
     .option('--no-progress', 'no progress bar even on a terminal')
-    .action(async (options: { out: string; progress: boolean }) => {
+    .option('--capacity', 'instead: a capacity search in a few seconds, two mock servers of known capacity (one generation slot and two) on a capture written for it', false)
+    .action(async (options: { out: string; progress: boolean; capacity: boolean }) => {
+      if (options.capacity) {
+        const { capacityDemoCommand } = await import('./capacity/demo');
+        process.exitCode = await capacityDemoCommand(options);
+        return;
+      }
       const { demoCommand } = await import('./demo-command');
       process.exitCode = await demoCommand(options);
     });
@@ -202,7 +301,9 @@ export function buildProgram(): Command {
     .version(VERSION, '-V, --version', 'print the version and exit')
     .addHelpText('after', EXIT_CODES);
   addReplay(program);
+  addCapacity(program);
   addCompare(program);
+  addTrend(program);
   addScheduleNow(program);
   addDeployment(program);
   addMocksAndDemo(program);

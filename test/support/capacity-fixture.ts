@@ -31,7 +31,7 @@ function modelled(capacity: number, factor: number): StepMeasure {
     goodput,
     error_rate: failed / requests,
     slo_metrics: { time_to_first_token: { p50: ttft * 0.6, p99: ttft }, inter_token_latency: { p50: 18 + 4 * load, p99: 25 + 8 * load } },
-    client: { schedule_lag_p99_ms: 1.5, wire_lag_p99_ms: 2.1, late_dropped: 0 },
+    client: { schedule_lag_p90_ms: 1.2, wire_lag_p90_ms: 1.6, wire_lag_p99_ms: 2.1, late_dropped: 0 },
   };
 }
 
@@ -58,7 +58,7 @@ export async function capacityFixture(targets: Record<string, number> = { A: 1.8
       captures: 'captures/prod-chat/',
       window: { start_offset_ms: 0, end_offset_ms: 180_000, captured_requests: CAPTURED },
       objectives: FIXTURE_OBJECTIVES,
-      search: { ...SETTINGS, cooldownMs: 5000, together: false },
+      search: { ...SETTINGS, cooldownMs: 5000, together: false, warmUpRequests: 50 },
     },
     results,
   );

@@ -11,7 +11,7 @@ export interface CapacityRunInfo {
   captures: string;
   window: CapacityDocument['window'];
   objectives: CapacityObjectives;
-  search: SearchSettings & { cooldownMs: number; together: boolean };
+  search: SearchSettings & { cooldownMs: number; together: boolean; warmUpRequests: number };
 }
 
 export function buildCapacityDocument(info: CapacityRunInfo, targets: readonly TargetCapacity[]): CapacityDocument {
@@ -23,7 +23,7 @@ export function buildCapacityDocument(info: CapacityRunInfo, targets: readonly T
     captures: info.captures,
     window: info.window,
     objectives: { goodput: o.slos, min_goodput: o.minGoodput, max_error_rate: o.maxErrorRate, max_client_lag_ms: o.maxClientLagMs },
-    search: { start_factor: s.startFactor, growth: s.growth, resolution: s.resolution, max_factor: s.maxFactor, cooldown_ms: s.cooldownMs, together: s.together },
+    search: { start_factor: s.startFactor, growth: s.growth, resolution: s.resolution, max_factor: s.maxFactor, cooldown_ms: s.cooldownMs, together: s.together, warm_up_requests: s.warmUpRequests },
     targets: [...targets],
   };
 }
@@ -40,18 +40,20 @@ export function shareText(share: number): string {
 
 /** What a target sustained, in a few words. */
 export function sustainedText(t: TargetCapacity): string {
-  if (t.limited_by === 'client') return t.sustained_factor === null ? 'not measured (client-limited from the first step)' : `at least ${factorText(t.sustained_factor)} (client-limited)`;
+  if (t.limited_by === 'client') return t.sustained_factor === null ? 'not measured (the replayer was late from the first step)' : `at least ${factorText(t.sustained_factor)} (client-limited)`;
   if (t.limited_by === 'cap') return `${factorText(t.sustained_factor as number)} or more (the cap)`;
   return t.sustained_factor === null ? `less than ${factorText(t.limit_factor as number)} (no factor tried met the objectives)` : factorText(t.sustained_factor);
 }
 
 /**
- * One line, the best target first: "B sustains 2.4x today's traffic at 99 % goodput, A 1.8x".
+ * One line, the best target first: "B sustains 2.4x today's traffic at 99 % goodput, A 1.8x"
+ * (no full stop: the terminal and the report add it).
  */
 export function capacitySummaryLine(doc: CapacityDocument): string {
   const ranked = [...doc.targets].sort((a, b) => (b.sustained_factor ?? -1) - (a.sustained_factor ?? -1));
   const [best, ...rest] = ranked;
-  if (!best) return 'No target was searched.';
+  if (!best) return 'No target was searched';
+  if (best.sustained_factor === null) return `No factor tried was sustained at ${shareText(doc.objectives.min_goodput)} goodput: ${ranked.map((t) => `${t.name} ${sustainedText(t)}`).join(', ')}`;
   const head = `${best.name} sustains ${sustainedText(best)} today's traffic at ${shareText(doc.objectives.min_goodput)} goodput`;
   return rest.length === 0 ? head : `${head}, ${rest.map((t) => `${t.name} ${sustainedText(t)}`).join(', ')}`;
 }

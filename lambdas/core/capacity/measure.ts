@@ -5,13 +5,15 @@
  * timing; then the step's outcome.
  *
  * Judging, in this order:
- * 1. errors: error rate >= maxErrorRate;
- * 2. objectives: goodput < minGoodput;
- * 3. client: the step met both, but the replayer sent late (p99 of wire lag, or of schedule
- *    lag where the wire was not stamped, above maxClientLagMs; or requests dropped as late):
- *    the target got less load than the factor says, so the step says nothing about it.
- * A failing step stays a failure even when the client was late: a late client sends less
- * load, not more, so the target failed at no more than this factor.
+ * 1. errors: error rate >= maxErrorRate (the target's answers, whatever the client's pace);
+ * 2. client: the replayer sent late (p90 of wire lag, or of schedule lag where the wire was
+ *    not stamped, above maxClientLagMs; or requests dropped as late): the target did not get
+ *    the load the factor says, neither its rate (a client that cannot keep up sends less) nor
+ *    its shape (requests held back go out together, a burst the capture never had), so the
+ *    step says nothing about the target, met or not. The p90, not the p99: a replayer that
+ *    cannot keep up is late for a growing share of its requests, while a busy machine's
+ *    pause delays a few;
+ * 3. objectives: goodput < minGoodput.
  */
 import { meetsSlos } from '../metrics/aggregate';
 import { percentile } from '../metrics/stats';
@@ -28,8 +30,8 @@ export interface StepManifest {
   failed: number;
   succeeded: number;
   droppedByReason: Partial<Record<DropReason, number>>;
-  scheduleLag: { p99: number } | null;
-  wireLag: { p99: number } | null;
+  scheduleLag: { p90: number } | null;
+  wireLag: { p90: number; p99: number } | null;
 }
 
 function quantiles(values: number[]): Quantiles {
@@ -59,7 +61,8 @@ export function measureStep(factor: number, records: readonly ProfileRecord[], m
     error_rate: requests > 0 ? manifest.failed / requests : null,
     slo_metrics: sloMetrics,
     client: {
-      schedule_lag_p99_ms: manifest.scheduleLag?.p99 ?? null,
+      schedule_lag_p90_ms: manifest.scheduleLag?.p90 ?? null,
+      wire_lag_p90_ms: manifest.wireLag?.p90 ?? null,
       wire_lag_p99_ms: manifest.wireLag?.p99 ?? null,
       late_dropped: manifest.droppedByReason.late_beyond_tolerance ?? 0,
     },
@@ -71,11 +74,11 @@ export function measureStep(factor: number, records: readonly ProfileRecord[], m
 export function judgeStep(m: StepMeasure, o: CapacityObjectives): { outcome: StepOutcome; reason: string } {
   if (m.requests === 0 || m.goodput === null || m.error_rate === null) return { outcome: 'objectives', reason: 'no request was due to this target' };
   if (m.error_rate >= o.maxErrorRate) return { outcome: 'errors', reason: `error rate ${pct(m.error_rate)} >= ${pct(o.maxErrorRate)} (${m.failed} of ${m.requests})` };
-  if (m.goodput < o.minGoodput) return { outcome: 'objectives', reason: `goodput ${pct(m.goodput)} (${m.good} of ${m.requests}) < ${pct(o.minGoodput)}` };
-  const lag = m.client.wire_lag_p99_ms ?? m.client.schedule_lag_p99_ms;
+  const lag = m.client.wire_lag_p90_ms ?? m.client.schedule_lag_p90_ms;
   if (lag !== null && lag > o.maxClientLagMs) {
-    return { outcome: 'client', reason: `the replayer sent late: p99 ${m.client.wire_lag_p99_ms !== null ? 'wire' : 'schedule'} lag ${lag.toFixed(1)} ms > ${o.maxClientLagMs} ms` };
+    return { outcome: 'client', reason: `the replayer sent late: p90 ${m.client.wire_lag_p90_ms !== null ? 'wire' : 'schedule'} lag ${lag.toFixed(1)} ms > ${o.maxClientLagMs} ms` };
   }
   if (m.client.late_dropped > 0) return { outcome: 'client', reason: `the replayer dropped ${m.client.late_dropped} request(s) as late` };
+  if (m.goodput < o.minGoodput) return { outcome: 'objectives', reason: `goodput ${pct(m.goodput)} (${m.good} of ${m.requests}) < ${pct(o.minGoodput)}` };
   return { outcome: 'met', reason: `goodput ${pct(m.goodput)}, error rate ${pct(m.error_rate)}` };
 }

@@ -13,7 +13,7 @@ export interface CapacityObjectives {
   minGoodput: number;
   /** The step's error rate must stay below this, in (0, 1]. */
   maxErrorRate: number;
-  /** The client's own lateness allowed (p99 of wire lag, ms) before a step says nothing about the target. */
+  /** The client's own lateness allowed (p90 of wire lag, ms) before a step says nothing about the target. */
   maxClientLagMs: number;
 }
 
@@ -56,8 +56,8 @@ export interface StepMeasure {
   error_rate: number | null;
   /** p50 and p99 of each SLO metric over the succeeded requests (null: no value). */
   slo_metrics: Record<string, Quantiles>;
-  /** The replayer's own timing: how late requests left the loop and reached the wire (p99, ms). */
-  client: { schedule_lag_p99_ms: number | null; wire_lag_p99_ms: number | null; late_dropped: number };
+  /** The replayer's own timing: how late requests left the loop and reached the wire (ms), and those dropped as late. */
+  client: { schedule_lag_p90_ms: number | null; wire_lag_p90_ms: number | null; wire_lag_p99_ms: number | null; late_dropped: number };
 }
 
 export interface CapacityStep extends StepMeasure {
@@ -90,6 +90,7 @@ export interface CapacityDocument {
   /** The captured traffic replayed at each step: its offsets (ms, in capture time) and its requests at 1x. */
   window: { start_offset_ms: number; end_offset_ms: number; captured_requests: number };
   objectives: { goodput: Record<string, number>; min_goodput: number; max_error_rate: number; max_client_lag_ms: number };
-  search: { start_factor: number; growth: number; resolution: number; max_factor: number; cooldown_ms: number; together: boolean };
+  /** How the factors were chosen; `warm_up_requests`: replayed to each target before its first step, not judged. */
+  search: { start_factor: number; growth: number; resolution: number; max_factor: number; cooldown_ms: number; together: boolean; warm_up_requests: number };
   targets: TargetCapacity[];
 }

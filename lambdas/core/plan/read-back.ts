@@ -92,6 +92,26 @@ export interface PlannableIndex {
 }
 
 /**
+ * Plans the index once with `options` (which releases it) and reads back the selected
+ * records, file by file: `records[i]` is `plan.entries[i]`'s record.
+ */
+export async function planAndReadBack(index: PlannableIndex, options: PlanOptions, readerFor: (file: string) => RangeReader, readOptions: ReadBackOptions = {}): Promise<{ plan: IndexedPlan<LineRef>; records: CaptureRecord[] }> {
+  const plan = index.planOnce(options);
+  const byFile = new Map<string, IndexedEntry<LineRef>[]>();
+  for (const entry of plan.entries) {
+    const list = byFile.get(entry.record.source.file);
+    if (list) list.push(entry);
+    else byFile.set(entry.record.source.file, [entry]);
+  }
+  const byIndex = new Map<number, CaptureRecord>();
+  for (const [file, entries] of byFile) {
+    const records = await readBackRecords(entries, readerFor(file), readOptions);
+    entries.forEach((entry, i) => byIndex.set(entry.index, records[i] as CaptureRecord));
+  }
+  return { plan, records: plan.entries.map((e) => byIndex.get(e.index) as CaptureRecord) };
+}
+
+/**
  * Two-pass planning for a run that fires from one process (the local CLI): the first call
  * schedules the index with its options (the timing and selection rules, which every target
  * shares; the index is released then, only the selected entries stay) and reads back the
@@ -101,23 +121,8 @@ export interface PlannableIndex {
  */
 export function twoPassPlanner(index: PlannableIndex, readerFor: (file: string) => RangeReader, readOptions: ReadBackOptions = {}): Planner {
   let loaded: Promise<{ plan: IndexedPlan<LineRef>; records: CaptureRecord[] }> | null = null;
-  const load = async (options: PlanOptions) => {
-    const plan = index.planOnce(options);
-    const byFile = new Map<string, IndexedEntry<LineRef>[]>();
-    for (const entry of plan.entries) {
-      const list = byFile.get(entry.record.source.file);
-      if (list) list.push(entry);
-      else byFile.set(entry.record.source.file, [entry]);
-    }
-    const byIndex = new Map<number, CaptureRecord>();
-    for (const [file, entries] of byFile) {
-      const records = await readBackRecords(entries, readerFor(file), readOptions);
-      entries.forEach((entry, i) => byIndex.set(entry.index, records[i] as CaptureRecord));
-    }
-    return { plan, records: plan.entries.map((e) => byIndex.get(e.index) as CaptureRecord) };
-  };
   return async (options) => {
-    loaded ??= load(options);
+    loaded ??= planAndReadBack(index, options, readerFor, readOptions);
     const { plan, records } = await loaded;
     return materializePlan(plan, records, options);
   };

@@ -33,8 +33,8 @@ function objectivesText(doc: CapacityDocument): string {
     .join(' and ');
   const o = doc.objectives;
   const s = doc.search;
-  return `<p class="method"><b>Objectives.</b> Goodput \u2265 ${esc(shareText(o.min_goodput))} of the requests (a request is good when it succeeded with ${slos}); error rate &lt; ${esc(shareText(o.max_error_rate))}; the replayer on time (p99 of wire lag \u2264 ${esc(num(o.max_client_lag_ms))} ms).
-<b>Search.</b> ${count(doc.window.captured_requests)} captured requests (${esc(num(doc.window.start_offset_ms / 1000))}\u2013${esc(num(doc.window.end_offset_ms / 1000))} s of the capture) replayed at each factor: from ${esc(factorText(s.start_factor))}, \u00d7${esc(num(s.growth))} while met, then bisection to ${esc(num(s.resolution))}, at most ${esc(factorText(s.max_factor))}; ${esc(num(s.cooldown_ms / 1000))} s of cool-down between steps; targets ${s.together ? 'together (sharing each step they both want)' : 'one at a time'}.</p>`;
+  return `<p class="method"><b>Objectives.</b> Goodput \u2265 ${esc(shareText(o.min_goodput))} of the requests (a request is good when it succeeded with ${slos}); error rate &lt; ${esc(shareText(o.max_error_rate))}; the replayer on time (p90 of wire lag \u2264 ${esc(num(o.max_client_lag_ms))} ms).
+<b>Search.</b> ${count(doc.window.captured_requests)} captured requests (${esc(num(doc.window.start_offset_ms / 1000))}\u2013${esc(num(doc.window.end_offset_ms / 1000))} s of the capture) replayed at each factor: from ${esc(factorText(s.start_factor))}, \u00d7${esc(num(s.growth))} while met, then bisection to ${esc(num(s.resolution))}, at most ${esc(factorText(s.max_factor))}; ${esc(num(s.cooldown_ms / 1000))} s of cool-down between steps, each target warmed up first with ${count(s.warm_up_requests)} requests (not judged); targets ${s.together ? 'together (sharing each step they both want)' : 'one at a time'}.</p>`;
 }
 
 function summaryTable(data: ReportData, doc: CapacityDocument): string {
@@ -79,7 +79,7 @@ function stepRows(doc: CapacityDocument, t: TargetCapacity): string {
     .map((s) => {
       const metrics = tags.map((tag) => `<td>${num(s.slo_metrics[tag]?.p50)}</td><td>${num(s.slo_metrics[tag]?.p99)}</td>`).join('');
       const sustained = s.factor === t.sustained_factor ? ' class="sustained"' : '';
-      return `<tr data-factor="${s.factor}" data-outcome="${esc(s.outcome)}"${sustained}><td>${esc(factorText(s.factor))}</td><td class="l" title="${esc(s.reason)}">${esc(OUTCOME_LABELS[s.outcome] ?? s.outcome)}</td><td>${count(s.requests)}</td><td>${rate(s.goodput)}</td><td>${rate(s.error_rate)}</td>${metrics}<td>${num(s.client.wire_lag_p99_ms ?? s.client.schedule_lag_p99_ms)}</td><td class="l"><a href="${esc(s.results)}report.html">${esc(s.run_id)}</a></td></tr>`;
+      return `<tr data-factor="${s.factor}" data-outcome="${esc(s.outcome)}"${sustained}><td>${esc(factorText(s.factor))}</td><td class="l" title="${esc(s.reason)}">${esc(OUTCOME_LABELS[s.outcome] ?? s.outcome)}</td><td>${count(s.requests)}</td><td>${rate(s.goodput)}</td><td>${rate(s.error_rate)}</td>${metrics}<td>${num(s.client.wire_lag_p90_ms ?? s.client.schedule_lag_p90_ms)}</td><td class="l"><a href="${esc(s.results)}report.html">${esc(s.run_id)}</a></td></tr>`;
     })
     .join('\n');
 }
@@ -91,7 +91,7 @@ function stepTables(data: ReportData, doc: CapacityDocument): string {
     .map(
       (t) => `<h3>${swatch(colorOf(data, t.name))}<span class="name">${esc(t.name)}</span> <span class="muted">step by step</span></h3>
 <div class="table-wrap"><table class="capacity-steps" data-target="${esc(t.name)}">
-<thead><tr><th>Factor</th><th class="l">Outcome</th><th>Requests</th><th>Goodput</th><th>Error rate</th>${head}<th>Wire lag p99<br><span class="ci">ms</span></th><th class="l">Results</th></tr></thead>
+<thead><tr><th>Factor</th><th class="l">Outcome</th><th>Requests</th><th>Goodput</th><th>Error rate</th>${head}<th>Wire lag p90<br><span class="ci">ms</span></th><th class="l">Results</th></tr></thead>
 <tbody>
 ${stepRows(doc, t)}
 </tbody></table></div>`,

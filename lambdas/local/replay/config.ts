@@ -34,6 +34,8 @@ export interface ReplayCommandOptions extends TargetFlags, ComparisonFlags {
   intraSecond: 'spread' | 'burst';
   limit?: number;
   sample?: number;
+  /** k times the captured requests per unit of time (plan.ts rule 4; k < 1 samples). */
+  amplify?: number;
   seed: number;
   maxInFlight?: number;
   /**
@@ -120,6 +122,8 @@ function planOptionsOf(flags: ReplayCommandOptions): ReplayPlanOptions {
     ...(flags.endOffset !== undefined ? { endOffsetMs: flags.endOffset } : {}),
     ...(flags.limit !== undefined ? { limit: flags.limit } : {}),
     ...(flags.sample !== undefined ? { sampleRate: flags.sample, seed: flags.seed } : {}),
+    // Below 1 it samples, by --seed as --sample does.
+    ...(flags.amplify !== undefined && flags.amplify !== 1 ? { amplify: flags.amplify, seed: flags.seed } : {}),
     ...(flags.model !== undefined ? { modelOverride: flags.model } : {}),
   };
 }
@@ -202,6 +206,7 @@ export function inputConfigOf(config: ReplayConfig, target: string): ExportInput
         time_scale: plan.timeScale,
         intra_second: plan.intraSecond,
         sample: plan.sampleRate ?? null,
+        ...(plan.amplify !== undefined ? { amplify: plan.amplify } : {}),
         seed: config.seed,
         lead_ms: fire.leadMs,
       },

@@ -19,9 +19,16 @@ import type { RehearsalResult } from '../rehearsal';
 import { createTargetClient, type TargetClientSpec } from '../target-clients';
 import { analyseRun } from './analysis';
 import { inputConfigOf, type ReplayConfig } from './config';
+import type { CaptureRecord, IngestReport } from '../../core/types';
 import { capturesPlanner, type CaptureIndex } from './ingest';
 import { fail, messageOf, type CommandIo } from './io';
 import { Progress } from './progress';
+
+/**
+ * What the plans are made of: pass 1's index (the selected lines read back then), or records
+ * already in memory (a capacity search replays one window of them at every step).
+ */
+export type PlanInput = CaptureIndex | { inMemory: readonly CaptureRecord[]; ingest: IngestReport };
 
 /** What the firing leaves for the outcome (outcome.ts). */
 export interface Fired {
@@ -52,7 +59,7 @@ interface RunState {
 }
 
 /** Fires the run; its results, or the exit code of a run that failed on the way (said on stderr). */
-export async function fireReplay(config: ReplayConfig, io: CommandIo, captures: CaptureIndex, apiKey: string | undefined): Promise<Fired | number> {
+export async function fireReplay(config: ReplayConfig, io: CommandIo, captures: PlanInput, apiKey: string | undefined): Promise<Fired | number> {
   const specs = clientSpecs(config, apiKey);
   const clock = config.fire.wait === 'coarse' ? createSystemClock(undefined, 'coarse') : systemClock;
   const clients = specs.map((spec) => createTargetClient(spec, clock));
@@ -84,7 +91,7 @@ export async function fireReplay(config: ReplayConfig, io: CommandIo, captures: 
 }
 
 interface RunParts {
-  captures: CaptureIndex;
+  captures: PlanInput;
   clients: TargetClient[];
   clock: Clock;
   specs: TargetClientSpec[];
@@ -98,7 +105,7 @@ function runSettings(config: ReplayConfig, io: CommandIo, { captures, clients, c
   return {
     runId: config.runId,
     // Pass 2: only the selected records' lines are read back, for the plans.
-    planner: capturesPlanner(captures),
+    ...('inMemory' in captures ? { records: captures.inMemory } : { planner: capturesPlanner(captures) }),
     ingestReport: captures.ingest,
     plan: config.plan,
     targets: clients.map((client, i) => ({ client, kind: config.targets[i]?.kind === 'sagemaker' ? ('sagemaker' as const) : ('openai-chat' as const) })),

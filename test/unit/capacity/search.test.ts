@@ -24,7 +24,7 @@ function step(factor: number, outcome: StepOutcome): CapacityStep {
     goodput: outcome === 'met' ? 1 : 0.5,
     error_rate: 0,
     slo_metrics: {},
-    client: { schedule_lag_p99_ms: 1, wire_lag_p99_ms: 1, late_dropped: 0 },
+    client: { schedule_lag_p90_ms: 1, wire_lag_p90_ms: 1, wire_lag_p99_ms: 1, late_dropped: 0 },
     outcome,
     reason: outcome,
     run_id: `A-${factor}x`,
@@ -117,7 +117,7 @@ function record(ttft: number | null, error = false): ProfileRecord {
   };
 }
 
-const manifest = (over: Partial<StepManifest> = {}): StepManifest => ({ scheduled: 100, succeeded: 100, failed: 0, droppedByReason: {}, scheduleLag: { p99: 2 }, wireLag: { p99: 3 }, ...over });
+const manifest = (over: Partial<StepManifest> = {}): StepManifest => ({ scheduled: 100, succeeded: 100, failed: 0, droppedByReason: {}, scheduleLag: { p90: 2 }, wireLag: { p90: 3, p99: 4 }, ...over });
 
 describe('a step measured and judged', () => {
   const fast = Array.from({ length: 100 }, (_, i) => record(100 + i));
@@ -130,18 +130,20 @@ describe('a step measured and judged', () => {
     expect(m.error_rate).toBeCloseTo(1 / 101, 12);
     expect(m.dropped).toBe(1);
     expect(m.slo_metrics.time_to_first_token!.p50).toBe(149);
-    expect(m.client).toEqual({ schedule_lag_p99_ms: 2, wire_lag_p99_ms: 3, late_dropped: 1 });
+    expect(m.client).toEqual({ schedule_lag_p90_ms: 2, wire_lag_p90_ms: 3, wire_lag_p99_ms: 4, late_dropped: 1 });
   });
 
-  it('judges errors first, then goodput, then the client', () => {
+  it('judges errors first, then the client, then goodput', () => {
     const met = measureStep(1, fast, manifest(), objectives.slos);
     expect(judgeStep(met, objectives).outcome).toBe('met');
     expect(judgeStep({ ...met, error_rate: 0.01, failed: 1 }, objectives)).toMatchObject({ outcome: 'errors' });
     expect(judgeStep({ ...met, goodput: 0.98, good: 98 }, objectives)).toMatchObject({ outcome: 'objectives', reason: 'goodput 98 % (98 of 100) < 99 %' });
-    const late = { ...met, client: { schedule_lag_p99_ms: 150, wire_lag_p99_ms: 180, late_dropped: 0 } };
-    expect(judgeStep(late, objectives)).toMatchObject({ outcome: 'client', reason: 'the replayer sent late: p99 wire lag 180.0 ms > 100 ms' });
-    // Late and failing: the failure stands (a late client sends less load, not more).
-    expect(judgeStep({ ...late, goodput: 0.5 }, objectives).outcome).toBe('objectives');
+    const late = { ...met, client: { schedule_lag_p90_ms: 150, wire_lag_p90_ms: 180, wire_lag_p99_ms: 250, late_dropped: 0 } };
+    expect(judgeStep(late, objectives)).toMatchObject({ outcome: 'client', reason: 'the replayer sent late: p90 wire lag 180.0 ms > 100 ms' });
+    // Late and failing: the client's requests held back went out together, a burst the capture never had: not the target's verdict.
+    expect(judgeStep({ ...late, goodput: 0.5 }, objectives).outcome).toBe('client');
+    // Errors are the target's answers, whatever the client's pace.
+    expect(judgeStep({ ...late, error_rate: 0.2, failed: 20 }, objectives).outcome).toBe('errors');
   });
 });
 
@@ -152,7 +154,7 @@ describe('capacity.json and its summary line', () => {
     captures: 'c/',
     window: { start_offset_ms: 0, end_offset_ms: 180_000, captured_requests: 300 },
     objectives,
-    search: { ...settings, cooldownMs: 2000, together: false },
+    search: { ...settings, cooldownMs: 2000, together: false, warmUpRequests: 50 },
   };
 
   it('says in one line which target sustains how much, the best first, with the goodput objective', () => {
@@ -170,6 +172,10 @@ describe('capacity.json and its summary line', () => {
     const none = conclude('C', [step(1, 'objectives'), step(0.5, 'objectives'), step(0.25, 'objectives'), step(0.125, 'objectives')], settings);
     expect(capacitySummaryLine(buildCapacityDocument(info, [client, cap, none]))).toBe(
       "B sustains 2x or more (the cap) today's traffic at 99 % goodput, A at least 1x (client-limited), C less than 0.125x (no factor tried met the objectives)",
+    );
+    const cold = conclude('D', [step(1, 'client')], settings);
+    expect(capacitySummaryLine(buildCapacityDocument(info, [none, cold]))).toBe(
+      'No factor tried was sustained at 99 % goodput: C less than 0.125x (no factor tried met the objectives), D not measured (the replayer was late from the first step)',
     );
   });
 });
