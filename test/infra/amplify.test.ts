@@ -10,7 +10,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { CaptureReplayStack } from '../../lib/capture-replay-stack';
 import { DeploymentConfigError, parseDeploymentConfig } from '../../lib/config';
-import { amplifiedPeak, deriveFireSizing } from '../../lib/sizing';
+import { amplifiedPeak, fireSizingOf } from '../../lib/sizing';
 import { ENV, parseRuntimeConfig } from '../../lambdas/runtime/config';
 
 const targets = [
@@ -26,7 +26,8 @@ function synth(raw: Record<string, unknown>, id: string) {
   return { template, fn };
 }
 
-const sized = (peak: number) => deriveFireSizing({ peakRequestsPerSecond: peak, peakLatencySeconds: 30, targets: 2, slotSeconds: 1, leadSeconds: 20, requestTimeoutSeconds: 300 });
+/** The sizing of the same targets declared at `peak` requests per second, nothing amplified. */
+const sized = (peak: number) => fireSizingOf(parseDeploymentConfig({ captureBucket: 'my-capture-bucket', targets, peakRequestsPerSecond: peak }));
 
 describe('amplify in the deployment', () => {
   it('new files at 2x (mirror mode too) and a schedule at 3x: each function gets its factor, the fire function is sized for 3x the declared peak', () => {
