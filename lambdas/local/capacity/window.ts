@@ -5,7 +5,6 @@
  * step plans them again at its factor without reading the captures again. Each record keeps
  * the time the policy gave it (written as exact), so every step schedules the same instants.
  */
-import { fileRangeReader } from '../../adapters/local/capture-files';
 import { planAndReadBack } from '../../core/plan/read-back';
 import type { CaptureRecord, IngestReport } from '../../core/types';
 import { indexCaptures } from '../replay/ingest';
@@ -23,7 +22,7 @@ export async function readWindow(config: CapacityConfig, io: CommandIo): Promise
   if (typeof captures === 'number') return captures;
   let selected: Awaited<ReturnType<typeof planAndReadBack>>;
   try {
-    selected = await planAndReadBack(captures.records, { ...config.replay.plan, runId: config.runId, targetKind: 'openai-chat' }, fileRangeReader, { concurrency: 4 });
+    selected = await planAndReadBack(captures.records, { ...config.replay.plan, runId: config.runId, targetKind: 'openai-chat' }, captures.readerFor, { concurrency: 4 });
   } catch (error) {
     return fail(io, messageOf(error));
   }
