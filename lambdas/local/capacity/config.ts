@@ -7,20 +7,22 @@
  */
 import { validateSearchSettings } from '../../core/capacity/search';
 import type { CapacityObjectives, SearchSettings } from '../../core/capacity/types';
-import type { WaitMode } from '../../adapters/system-clock';
-import { replayConfig, type ReplayConfig } from '../replay/config';
+import { replayConfig, type ReplayCommandOptions, type ReplayConfig } from '../replay/config';
+
+/** The flags capacity shares with replay (program.ts's option groups), as replay takes them. */
+type SharedFlags = Pick<
+  ReplayCommandOptions,
+  'capturesPath' | 'out' | 'path' | 'streaming' | 'model' | 'apiKeyEnv' | 'startOffset' | 'timeScale' | 'intraSecond' | 'seed' | 'maxInFlight' | 'workers' | 'wait' | 'rehearsal' | 'timeout' | 'lead' | 'lateTolerance' | 'latePolicy' | 'runId' | 'preflight' | 'responseExcerpts' | 'stdout' | 'stderr'
+>;
 
 /** `capture-replay capacity`'s flags, as commander hands them over. */
-export interface CapacityCommandOptions {
-  capturesPath: string;
+export interface CapacityCommandOptions extends SharedFlags {
   target: string[];
-  out: string;
   goodput: Record<string, number>;
   minGoodput: number;
   maxErrorRate: number;
   /** ms of captured traffic each step replays. */
   window: number;
-  startOffset?: number;
   startFactor: number;
   growth: number;
   resolution: number;
@@ -29,26 +31,6 @@ export interface CapacityCommandOptions {
   cooldown: number;
   maxClientLag: number;
   together: boolean;
-  path: string;
-  streaming: boolean;
-  model?: string;
-  apiKeyEnv?: string;
-  timeScale: number;
-  intraSecond: 'spread' | 'burst';
-  seed: number;
-  maxInFlight?: number;
-  workers?: number | 'auto';
-  wait?: WaitMode;
-  rehearsal?: number;
-  timeout: number;
-  lead: number;
-  lateTolerance?: number;
-  latePolicy: 'fire' | 'drop';
-  runId?: string;
-  preflight?: boolean;
-  responseExcerpts?: boolean;
-  stdout?: NodeJS.WritableStream;
-  stderr?: NodeJS.WritableStream;
 }
 
 export interface CapacityConfig {
@@ -75,46 +57,28 @@ export function capacityConfig(flags: CapacityCommandOptions): CapacityConfig | 
   const problems = validateSearchSettings(search);
   if (problems.length > 0) return problems.map((p) => p.replace(/\b(startFactor|growth|resolution|maxFactor)\b/g, (m) => SEARCH_FLAGS[m] ?? m)).join('; ');
   if (Object.keys(flags.goodput).length === 0) return '--goodput needs at least one metric:value pair';
+  const { target, goodput, minGoodput, maxErrorRate, window, startFactor: _s, growth: _g, resolution: _r, maxFactor: _m, cooldown, maxClientLag, together, ...shared } = flags;
   const startOffsetMs = flags.startOffset ?? 0;
   const replay = replayConfig({
-    capturesPath: flags.capturesPath,
-    target: flags.target,
+    ...shared,
+    target,
     targetName: 'target',
-    out: flags.out,
-    path: flags.path,
-    streaming: flags.streaming,
-    ...(flags.model !== undefined ? { model: flags.model } : {}),
-    ...(flags.apiKeyEnv !== undefined ? { apiKeyEnv: flags.apiKeyEnv } : {}),
     startOffset: startOffsetMs,
-    endOffset: startOffsetMs + flags.window,
-    timeScale: flags.timeScale,
-    intraSecond: flags.intraSecond,
-    seed: flags.seed,
-    ...(flags.maxInFlight !== undefined ? { maxInFlight: flags.maxInFlight } : {}),
-    ...(flags.workers !== undefined ? { workers: flags.workers } : {}),
-    ...(flags.wait !== undefined ? { wait: flags.wait } : {}),
-    ...(flags.rehearsal !== undefined ? { rehearsal: flags.rehearsal } : {}),
-    timeout: flags.timeout,
-    lead: flags.lead,
-    ...(flags.lateTolerance !== undefined ? { lateTolerance: flags.lateTolerance } : {}),
-    latePolicy: flags.latePolicy,
-    ...(flags.runId !== undefined ? { runId: flags.runId } : {}),
+    endOffset: startOffsetMs + window,
+    goodput,
     // Each step's own bar would be one of dozens: the search prints a line per step instead.
     progress: false,
-    preflight: flags.preflight !== false,
-    goodput: flags.goodput,
-    responseExcerpts: flags.responseExcerpts !== false,
   });
   if (typeof replay === 'string') return replay;
   return {
     runId: replay.runId,
     capturesPath: flags.capturesPath,
     out: flags.out,
-    window: { startOffsetMs, endOffsetMs: startOffsetMs + flags.window },
-    objectives: { slos: flags.goodput, minGoodput: flags.minGoodput, maxErrorRate: flags.maxErrorRate, maxClientLagMs: flags.maxClientLag },
+    window: { startOffsetMs, endOffsetMs: startOffsetMs + window },
+    objectives: { slos: goodput, minGoodput, maxErrorRate, maxClientLagMs: maxClientLag },
     search,
-    cooldownMs: flags.cooldown * 1000,
-    together: flags.together,
+    cooldownMs: cooldown * 1000,
+    together,
     replay,
   };
 }

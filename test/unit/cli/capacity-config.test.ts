@@ -1,0 +1,75 @@
+/**
+ * The capacity command's config (lambdas/local/capacity/config.ts), from the flags as the real
+ * commander program parses them: the defaults the issue names, the replay config every step
+ * starts from (the window as offsets, replay's own defaults), and usage errors in the flags'
+ * words.
+ */
+import type { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { capacityConfig, type CapacityCommandOptions, type CapacityConfig } from '../../../lambdas/local/capacity/config';
+import { DEFAULT_REHEARSAL_REQUESTS } from '../../../lambdas/local/cli-usage';
+import { buildProgram } from '../../../lambdas/local/program';
+
+/** The flags as commander parses them from `capture-replay capacity <argv>`, the action not run; or commander's error. */
+async function parsedFlags(argv: string[]): Promise<CapacityCommandOptions | string> {
+  const program = buildProgram().exitOverride();
+  const capacity = program.commands.find((c) => c.name() === 'capacity') as Command;
+  capacity.exitOverride().configureOutput({ writeErr: () => undefined });
+  const got: { flags?: CapacityCommandOptions } = {};
+  capacity.action((capturesPath: string, options: Record<string, unknown>) => {
+    got.flags = { capturesPath, ...options } as unknown as CapacityCommandOptions;
+  });
+  try {
+    await program.parseAsync(['capacity', ...argv], { from: 'user' });
+  } catch (error) {
+    return (error as Error).message;
+  }
+  if (!got.flags) throw new Error('the capacity action did not run');
+  return got.flags;
+}
+
+const BASE = ['captures/', '--target', 'A=http://a:8000', '--target', 'B=http://b:8000', '--goodput', 'time_to_first_token:300', '--run-id', 'cap-1'];
+
+async function configOf(argv: string[]): Promise<CapacityConfig | string> {
+  const flags = await parsedFlags(argv);
+  return typeof flags === 'string' ? flags : capacityConfig(flags);
+}
+
+describe('capacityConfig', () => {
+  it('the defaults: a 3-minute window, 99 % goodput, 1 % errors, x2 from 1x to 64x, 0.1 resolution, 5 s cool-down, one target at a time', async () => {
+    const config = (await configOf(BASE)) as CapacityConfig;
+    expect(config).toMatchObject({
+      runId: 'cap-1',
+      window: { startOffsetMs: 0, endOffsetMs: 180_000 },
+      objectives: { slos: { time_to_first_token: 300 }, minGoodput: 0.99, maxErrorRate: 0.01, maxClientLagMs: 100 },
+      search: { startFactor: 1, growth: 2, resolution: 0.1, maxFactor: 64 },
+      cooldownMs: 5000,
+      together: false,
+    });
+    // Every step replays with replay's own rules and defaults: the window as offsets, the SLOs as goodput.
+    expect(config.replay).toMatchObject({ plan: { startOffsetMs: 0, endOffsetMs: 180_000, timeScale: 1, intraSecond: 'spread' }, goodput: { time_to_first_token: 300 }, progress: false, preflight: true, fire: { leadMs: 500, rehearsal: DEFAULT_REHEARSAL_REQUESTS } });
+    expect(config.replay.targets.map((t) => t.name)).toEqual(['A', 'B']);
+  });
+
+  it('takes the window as a duration from --start-offset, and the search settings', async () => {
+    const config = (await configOf([...BASE, '--window', '90s', '--start-offset', '60000', '--growth', '1.5', '--resolution', '0.25', '--max-factor', '8', '--cooldown', '0', '--together', '--max-client-lag', '50'])) as CapacityConfig;
+    expect(config).toMatchObject({ window: { startOffsetMs: 60_000, endOffsetMs: 150_000 }, search: { growth: 1.5, resolution: 0.25, maxFactor: 8 }, cooldownMs: 0, together: true, objectives: { maxClientLagMs: 50 } });
+    expect(((await configOf([...BASE, '--window', '2m'])) as CapacityConfig).window.endOffsetMs).toBe(120_000);
+    expect(((await configOf([...BASE, '--window', '500ms'])) as CapacityConfig).window.endOffsetMs).toBe(500);
+  });
+
+  it.each([
+    [['--growth', '1'], '--growth must be a number > 1 (got "1")'],
+    [['--window', '3 minutes'], '--window must be a duration > 0 such as 90s, 3m or 1h (got "3 minutes")'],
+    [['--max-factor', '0.5'], '--max-factor (0.5) is below --start-factor (1)'],
+    [['--min-goodput', '1.5'], '--min-goodput must be a number in (0, 1] (got "1.5")'],
+    [['--target', 'C=ftp://c'], '--target C must be an http:// or https:// URL'],
+  ])('refuses %j in its own words', async (extra, message) => {
+    expect(await configOf([...BASE, ...extra])).toContain(message);
+  });
+
+  it('needs --goodput and a --target', async () => {
+    expect(await configOf(['captures/', '--target', 'A=http://a:8000'])).toMatch(/--goodput/);
+    expect(await configOf(['captures/', '--goodput', 'time_to_first_token:300'])).toMatch(/--target/);
+  });
+});
