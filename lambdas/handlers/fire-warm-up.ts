@@ -26,8 +26,14 @@ import type { ShardMessage } from '../core/pipeline/shards';
 import type { ScheduledRequest } from '../core/types';
 import type { Deps } from '../runtime/deps';
 
-/** Requests per target the rehearsal sends (the CLI's default, --rehearsal). */
-export const FIRE_REHEARSAL_REQUESTS = 2_000;
+/**
+ * Requests per target the rehearsal sends: fewer than the CLI's 2,000 (--rehearsal). One
+ * invocation sends at most a vCPU's worth a second (lib/sizing.ts, PER_VCPU_REQUESTS_PER_SECOND),
+ * so what it must not pay cold is the one-time work of its first requests (the HTTP parser's
+ * compilation, the first connection, the first runs of each function), not a high rate's
+ * per-request cost; and every cold environment pays the rehearsal's CPU during its lead.
+ */
+export const FIRE_REHEARSAL_REQUESTS = 500;
 /** The rehearsal stops this long before the first due time, leaving it for the claims and the collection. */
 export const REHEARSAL_STOP_BEFORE_MS = 2_000;
 /** Nor does one start with less than this left before it would be stopped. */
