@@ -3,7 +3,10 @@
  * local `.jsonl` file or folder (adapters/local/capture-files.ts), or an `s3://bucket/prefix`
  * read in place, only the hour partitions of the window listed and read
  * (adapters/aws/s3-captures.ts), with the credentials and region the AWS CLI would use (the
- * SDK's default chain; --region). Either way the same two passes: records streamed into the
+ * SDK's default chain: environment, shared config and credentials files, SSO, web identity,
+ * container and instance roles,
+ * https://docs.aws.amazon.com/sdk-for-javascript/v3/developer-guide/setting-credentials-node.html;
+ * --region). Either way the same two passes: records streamed into the
  * index, then the selected lines read back by byte range.
  *
  * The window (--from/--to) applies to the records of both: a record outside it is counted, not

@@ -15,7 +15,11 @@
  * Every record read is handed on (the caller applies the window to them, as for a local
  * folder); only the files outside the window are never read.
  *
- * IAM: s3:ListBucket on the bucket (the prefix), s3:GetObject on its objects.
+ * Data Capture's layout: https://docs.aws.amazon.com/sagemaker/latest/dg/model-monitor-data-capture-endpoint.html.
+ * IAM: s3:ListBucket on the bucket for ListObjectsV2
+ * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html), s3:GetObject on
+ * its objects; one byte range per GET, S3 takes no more
+ * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html).
  */
 import type { DuplicateFilter } from '../../core/capture/duplicates';
 import type { IngestReportBuilder } from '../../core/capture/ingest-report';
