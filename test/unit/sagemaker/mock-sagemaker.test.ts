@@ -220,7 +220,7 @@ describe('response streams (event-stream framing)', () => {
 
 describe('capacity (slots, lambdas/mocks/capacity.ts)', () => {
   /** Milliseconds from sending to the whole answer, for two requests sent together, shortest first. */
-  async function twoTogether(server: MockSageMaker, path: string, body: string, contentType: string): Promise<number[]> {
+  async function twoTogether(server: MockSageMaker, path: string, body: string, contentType: string): Promise<[number, number]> {
     const timed = async () => {
       const start = performance.now();
       const response = await invoke(server, path, body, { 'content-type': contentType });
@@ -228,7 +228,8 @@ describe('capacity (slots, lambdas/mocks/capacity.ts)', () => {
       await response.arrayBuffer();
       return performance.now() - start;
     };
-    return (await Promise.all([timed(), timed()])).sort((a, b) => a - b);
+    const [a, b] = await Promise.all([timed(), timed()]);
+    return a <= b ? [a, b] : [b, a];
   }
 
   it('one slot: of two tabular requests sent together the second waits for the first (S = TTFT for a non-chat answer)', async () => {
