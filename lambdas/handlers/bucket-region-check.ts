@@ -9,28 +9,16 @@
  * Delete always succeeds (removing the check changes nothing).
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { S3Client } from '@aws-sdk/client-s3';
 import type { CloudFormationCustomResourceEvent, CloudFormationCustomResourceResponse } from 'aws-lambda';
-import { bucketCheckVerdict, type BucketCheckInput, type BucketProbe } from '../core/deploy/bucket-check';
+import { probeBucket } from '../adapters/aws/bucket-region';
+import { bucketCheckVerdict, type BucketCheckInput } from '../core/deploy/bucket-check';
 
 export interface BucketCheckDeps {
   s3: S3Client;
   logger: Logger;
   /** PUTs the response to CloudFormation's presigned URL. */
   respond: (url: string, body: string) => Promise<void>;
-}
-
-/** HeadBucket's status and Region header, from the answer or from the error S3 sent instead (301, 400, 403, 404). */
-export async function probeBucket(s3: S3Client, bucket: string): Promise<BucketProbe> {
-  try {
-    const out = await s3.send(new HeadBucketCommand({ Bucket: bucket }));
-    return { status: out.$metadata.httpStatusCode, region: out.BucketRegion };
-  } catch (error) {
-    const e = error as { $metadata?: { httpStatusCode?: number }; $response?: { statusCode?: number; headers?: Record<string, string | undefined> } };
-    const status = e.$metadata?.httpStatusCode ?? e.$response?.statusCode;
-    if (status === undefined) throw error; // no answer from S3 at all (network): not a verdict
-    return { status, region: e.$response?.headers?.['x-amz-bucket-region'] };
-  }
 }
 
 /**

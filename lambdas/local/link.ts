@@ -13,6 +13,7 @@
  * a run's report opened from a presigned trend page needs its own link (`link --run <id>`).
  */
 import type { S3Client } from '@aws-sdk/client-s3';
+import { probeBucket } from '../adapters/aws/bucket-region';
 import { SCHEDULE_NAME } from '../core/schedule/contract';
 import { isTargetName } from '../core/target-name';
 import { CommandProblem, describeAwsError } from './aws-problem';
@@ -89,6 +90,18 @@ async function locations(request: LinkRequest, options: LinkOptions): Promise<{ 
   return { region: outputs.region, objects: keys.map((key) => ({ bucket, key })) };
 }
 
+/**
+ * A client in the bucket's own Region (or `s3` when it is, or the Region cannot be told): a
+ * presigned link is signed for a Region, and S3 refuses one signed for another than the
+ * bucket's, while the client's own calls follow S3's redirects and would not show it.
+ */
+async function clientInBucketRegion(s3: S3Client, bucket: string): Promise<S3Client> {
+  const { region } = await probeBucket(s3, bucket);
+  if (region === undefined || region === (await s3.config.region())) return s3;
+  s3.destroy();
+  return cliS3Client(region);
+}
+
 export async function linkCommand(options: LinkOptions, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
   const request = linkRequest(options);
   if (typeof request === 'string') {
@@ -99,6 +112,8 @@ export async function linkCommand(options: LinkOptions, out: NodeJS.WritableStre
   try {
     const { region, objects } = await locations(request, options);
     s3 = cliS3Client(region);
+    // A stack's results bucket is in the stack's Region; any other bucket may be elsewhere.
+    if (request.kind === 'uri') s3 = await clientInBucketRegion(s3, request.location.bucket);
     let targets = objects;
     if (request.kind === 'uri' && (request.location.key === '' || request.location.key.endsWith('/'))) {
       const page = await resolveFolder(s3, request.location);

@@ -8,7 +8,8 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { bucketCheckVerdict } from '../../../lambdas/core/deploy/bucket-check';
-import { checkResponse, probeBucket } from '../../../lambdas/handlers/bucket-region-check';
+import { probeBucket } from '../../../lambdas/adapters/aws/bucket-region';
+import { checkResponse } from '../../../lambdas/handlers/bucket-region-check';
 
 const input = { bucket: 'captures', stackRegion: 'us-east-1' };
 
