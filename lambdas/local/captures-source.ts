@@ -78,7 +78,7 @@ export function openCaptures(spec: CapturesSpec, report: IngestReportBuilder): C
   if (location.kind === 'local') return { records: readCaptures(location.path, report, duplicates), readerFor: fileRangeReader };
   const maxLineBytes = maxLineBytesFrom();
   if (typeof maxLineBytes === 'string') throw new Error(maxLineBytes);
-  const objects = s3CaptureObjects(cliS3Client(capturesRegion(spec.region)), location.bucket);
+  const objects = s3CaptureObjects(cliS3Client(spec.region), location.bucket);
   const selection: CaptureSelection = spec.window
     ? { by: 'time', startMs: spec.window.startMs, endMs: spec.window.endMs }
     : { by: 'offsets', startOffsetMs: spec.offsets.startMs, endOffsetMs: spec.offsets.endMs };
@@ -91,18 +91,6 @@ export function openCaptures(spec: CapturesSpec, report: IngestReportBuilder): C
       return (start, end) => reader(start, end).catch((error: unknown) => Promise.reject(new Error(describeS3CapturesError(error, file, location.bucket), { cause: error })));
     },
   };
-}
-
-/**
- * The bucket's region as the AWS CLI finds it: --region, then AWS_REGION, then
- * AWS_DEFAULT_REGION, which the AWS CLI reads and the JavaScript SDK does not
- * (https://docs.aws.amazon.com/sdkref/latest/guide/feature-region.html), then the profile's
- * (undefined: the SDK's own chain, AWS_REGION and the profile).
- */
-export function capturesRegion(flag: string | null, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (flag) return flag;
-  if (env.AWS_REGION) return undefined;
-  return env.AWS_DEFAULT_REGION || undefined;
 }
 
 /** An AWS error while reading the captures as one line: what AWS said and what to do. */

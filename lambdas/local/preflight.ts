@@ -16,6 +16,7 @@
  */
 import { connect as tcpConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { regionConfig } from './aws-region';
 import { DEFAULT_TARGET_NAME, type CliTarget } from './replay/targets';
 import { terminalLine } from './terminal-text';
 
@@ -95,14 +96,14 @@ async function checkHttp(target: Extract<PreflightTarget, { kind: 'http' }>, opt
 
 async function checkSageMaker(target: Extract<PreflightTarget, { kind: 'sagemaker' }>, options: Required<PreflightOptions>): Promise<PreflightResult> {
   const { SageMakerRuntimeClient } = await import('@aws-sdk/client-sagemaker-runtime');
-  const client = new SageMakerRuntimeClient({ ...(target.sagemaker.region ? { region: target.sagemaker.region } : {}), maxAttempts: 1 });
+  const client = new SageMakerRuntimeClient({ ...regionConfig(target.sagemaker.region), maxAttempts: 1 });
   const label = target.spec;
   try {
     let region: string;
     try {
       region = await client.config.region();
     } catch {
-      return { target: target.name, ok: false, detail: `${label}: no AWS region (set AWS_REGION, a profile's region, or ?region= in the target)` };
+      return { target: target.name, ok: false, detail: `${label}: no AWS region (set AWS_REGION or AWS_DEFAULT_REGION, a profile's region, or ?region= in the target)` };
     }
     try {
       await withTimeout(client.config.credentials(), options.credentialsTimeoutMs, 'looking for credentials');

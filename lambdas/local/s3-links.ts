@@ -16,6 +16,7 @@ import { RUN_FILES } from '../core/export/run-artifacts';
 import { runPrefix, targetPrefix } from '../core/pipeline/keys';
 import { scheduleIndexKey } from '../core/schedule/contract';
 import { isNotFound } from './aws-problem';
+import { regionConfig } from './aws-region';
 
 /** SigV4's longest presigned link, in seconds. */
 export const MAX_LINK_SECONDS = 604_800;
@@ -48,9 +49,9 @@ export const targetFileKeys = (runId: string, target: string) =>
  * `region` overriding. Checksums only where an operation requires them, so that a presigned
  * GET carries no checksum parameters a browser cannot honour.
  */
-export function cliS3Client(region: string | undefined): S3Client {
+export function cliS3Client(region: string | null | undefined): S3Client {
   return new S3Client({
-    ...(region ? { region } : {}),
+    ...regionConfig(region),
     followRegionRedirects: true,
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',

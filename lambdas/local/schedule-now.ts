@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { planMessageSchema, SCHEDULE_NAME, windowRunId, type PlanMessage } from '../core/schedule/contract';
 import { usageMessage, USAGE_EXIT } from './cli-usage';
 import { terminalLine } from './terminal-text';
+import { regionConfig } from './aws-region';
 
 export interface ScheduleNowOptions {
   schedule: string;
@@ -84,7 +85,7 @@ export async function scheduleNowCommand(options: ScheduleNowOptions, out: NodeJ
   const badUrl = queueUrlProblem(options.queueUrl);
   if (badUrl) return usage(badUrl);
   const region = options.region ?? regionOfQueue(options.queueUrl);
-  const sqs = new SQSClient(region ? { region } : {});
+  const sqs = new SQSClient(regionConfig(region));
   try {
     const sent = await sqs.send(new SendMessageCommand({ QueueUrl: options.queueUrl, MessageBody: body }));
     out.write(

@@ -10,6 +10,7 @@
 import { CloudFormationClient, DescribeStacksCommand, paginateListStackResources } from '@aws-sdk/client-cloudformation';
 import { readFile } from 'node:fs/promises';
 import { CommandProblem, describeAwsError } from './aws-problem';
+import { regionConfig } from './aws-region';
 
 /** The stack name when the deployment config names none (lib/config.ts `stackName`). */
 export const DEFAULT_STACK = 'CaptureReplay';
@@ -107,7 +108,7 @@ export function stackStatusProblem(stack: string, status: string | undefined): s
 }
 
 async function fromCloudFormation(stack: string, region: string | undefined): Promise<StackOutputs> {
-  const cfn = new CloudFormationClient(region ? { region } : {});
+  const cfn = new CloudFormationClient(regionConfig(region));
   try {
     const asked = await cfn.config.region().catch(() => undefined);
     const out = await cfn.send(new DescribeStacksCommand({ StackName: stack }));
@@ -179,7 +180,7 @@ export const logGroupsCommand = (stack: string) =>
  * cloudformation:ListStackResources; without it, the command that lists them.
  */
 export async function stackLogGroups(stack: string, region: string | undefined): Promise<Partial<Record<'ingest' | 'fire' | 'collect', string>> | string> {
-  const cfn = new CloudFormationClient(region ? { region } : {});
+  const cfn = new CloudFormationClient(regionConfig(region));
   try {
     const found: Partial<Record<'ingest' | 'fire' | 'collect', string>> = {};
     for await (const page of paginateListStackResources({ client: cfn }, { StackName: stack })) {

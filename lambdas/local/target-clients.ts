@@ -9,6 +9,7 @@ import type { Clock, TargetClient } from '../ports';
 import { createOpenAITarget } from '../adapters/http/openai-target';
 import { createSageMakerTarget } from '../adapters/sagemaker/sagemaker-target';
 import type { SageMakerTargetSpec } from '../adapters/sagemaker/target-spec';
+import { regionConfig } from './aws-region';
 
 interface CommonSpec {
   name: string;
@@ -24,7 +25,7 @@ export type TargetClientSpec =
 export function createTargetClient(spec: TargetClientSpec, clock: Clock): TargetClient {
   const excerpts = spec.responseExcerptChars !== undefined ? { responseExcerptChars: spec.responseExcerptChars } : {};
   return spec.kind === 'sagemaker'
-    ? createSageMakerTarget({ name: spec.name, ...spec.sagemaker, timeoutMs: spec.timeoutMs, clock, ...excerpts })
+    ? createSageMakerTarget({ name: spec.name, ...spec.sagemaker, ...regionConfig(spec.sagemaker.region), timeoutMs: spec.timeoutMs, clock, ...excerpts })
     : createOpenAITarget({
         name: spec.name,
         baseUrl: spec.baseUrl,

@@ -1,11 +1,15 @@
 /**
- * `capture-replay link <s3-uri>` for an object in a bucket of another Region than the one the
- * command runs with (AWS_REGION, the profile's, or --region): the link is signed for the
- * bucket's own Region, which S3 requires of a presigned request (a link signed for another
- * Region is refused, whatever the signer may do). Against moto_server, the SDK pointed at it
- * with AWS_ENDPOINT_URL as the CLI runs.
+ * The Region `capture-replay link` signs in. For an object in a bucket of another Region than
+ * the one the command runs with (AWS_REGION, the profile's, or --region): the bucket's own,
+ * which S3 requires of a presigned request (a link signed for another Region is refused,
+ * whatever the signer may do). With AWS_DEFAULT_REGION alone, as the AWS CLI and the CDK CLI
+ * read it: that Region. Against moto_server, the SDK pointed at it with AWS_ENDPOINT_URL as the
+ * CLI runs.
  */
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { linkCommand } from '../../lambdas/local/link';
@@ -54,6 +58,26 @@ describeWithMoto('link to an object in another Region', () => {
       const res = await fetch(link);
       expect(res.status).toBe(200);
       expect(await res.text()).toBe('<!doctype html>');
+    }
+  });
+
+  it('runs in AWS_DEFAULT_REGION when it is the only Region set, as the AWS CLI does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'link-region-'));
+    const outputs = join(dir, 'cdk-outputs.json');
+    // No queue URL in the outputs: nothing there names the Region.
+    writeFileSync(outputs, JSON.stringify({ CaptureReplay: { ResultsBucketName: BUCKET } }));
+    const env = { ...process.env };
+    delete process.env.AWS_REGION;
+    // No profile's region and no instance metadata: the environment alone says where.
+    Object.assign(process.env, { AWS_DEFAULT_REGION: 'us-west-2', AWS_CONFIG_FILE: join(dir, 'no-config'), AWS_EC2_METADATA_DISABLED: 'true' });
+    try {
+      const out = sink();
+      const err = sink();
+      const code = await linkCommand({ run: 'file-1', outputs, expires: 600 }, out.stream, err.stream);
+      expect(code, err.text()).toBe(0);
+      expect(signedRegion(out.text().trim())).toBe('us-west-2');
+    } finally {
+      process.env = env;
     }
   });
 });

@@ -10,7 +10,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { capturesLocation, capturesRegion } from '../../../lambdas/local/captures-source';
+import { awsCliRegion } from '../../../lambdas/local/aws-region';
+import { capturesLocation } from '../../../lambdas/local/captures-source';
 import { buildProgram } from '../../../lambdas/local/program';
 import { inputConfigOf, replayConfig, type ReplayCommandOptions, type ReplayConfig } from '../../../lambdas/local/replay/config';
 import { indexCaptures, type CaptureIndex } from '../../../lambdas/local/replay/ingest';
@@ -88,11 +89,11 @@ describe('--from, --to and --region in the replay config', () => {
 });
 
 it('the region as the AWS CLI finds it: --region, AWS_REGION (the SDK reads it), AWS_DEFAULT_REGION, then the profile (the SDK)', () => {
-  expect(capturesRegion('eu-west-1', { AWS_REGION: 'us-east-1', AWS_DEFAULT_REGION: 'us-west-2' })).toBe('eu-west-1');
-  expect(capturesRegion(null, { AWS_REGION: 'us-east-1', AWS_DEFAULT_REGION: 'us-west-2' })).toBeUndefined();
-  expect(capturesRegion(null, { AWS_DEFAULT_REGION: 'us-west-2' })).toBe('us-west-2');
-  expect(capturesRegion(null, { AWS_DEFAULT_REGION: '' })).toBeUndefined();
-  expect(capturesRegion(null, {})).toBeUndefined();
+  expect(awsCliRegion('eu-west-1', { AWS_REGION: 'us-east-1', AWS_DEFAULT_REGION: 'us-west-2' })).toBe('eu-west-1');
+  expect(awsCliRegion(null, { AWS_REGION: 'us-east-1', AWS_DEFAULT_REGION: 'us-west-2' })).toBeUndefined();
+  expect(awsCliRegion(null, { AWS_DEFAULT_REGION: 'us-west-2' })).toBe('us-west-2');
+  expect(awsCliRegion(null, { AWS_DEFAULT_REGION: '' })).toBeUndefined();
+  expect(awsCliRegion(null, {})).toBeUndefined();
 });
 
 describe('capturesLocation', () => {
