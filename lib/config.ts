@@ -15,6 +15,7 @@ import { didYouMean } from '../lambdas/core/suggest';
 import { httpTargetConfigSchema, KMS_KEY_ARN, sageMakerTargetConfigSchema, targetListSchema } from '../lambdas/runtime/config';
 import { DEFAULT_ACCOUNT_CONCURRENCY } from './concurrency';
 import { deploymentProblems } from './deployment-rules';
+import { derivedSlotSeconds } from './sizing';
 import type { DeployEnvironment } from './placement';
 
 export const PLACEHOLDER_BUCKET = 'example-capture-bucket';
@@ -115,10 +116,11 @@ export const deploymentConfigSchema = z.strictObject({
   leadSeconds: z.number().int().min(5).max(300).default(20),
   graceSeconds: z.number().int().min(10).max(3600).default(120),
   /**
-   * Due-time window one shard message (and one fire invocation) covers. Longer slots put
-   * more requests behind each invocation's lead-time wait: cheaper at low traffic.
+   * Due-time window one shard message (and one fire invocation, one lane of it) covers. Longer
+   * slots put more requests behind each invocation's lead and its slowest response: cheaper.
+   * Unset, the sizing derives it (lib/sizing.ts: up to 120 s).
    */
-  slotSeconds: z.number().min(0.1).max(60).default(1),
+  slotSeconds: z.number().min(0.1).max(300).optional(),
   forceStreaming: z.boolean().default(true),
   modelOverride: z.string().min(1).optional(),
   timeScale: z.number().positive().default(1),
@@ -139,8 +141,10 @@ export const deploymentConfigSchema = z.strictObject({
    * function's memory, batch size, concurrency and timeout (lib/sizing.ts).
    */
   peakRequestsPerSecond: z.number().positive().max(10_000).default(50),
-  /** How long one request lasts at peak (an LLM stream), seconds. */
+  /** How long one request lasts at peak (an LLM stream, to its last byte): the 99th percentile, seconds. */
   peakLatencySeconds: z.number().positive().max(600).default(30),
+  /** The same, median: with the 99th percentile, the response times the fire function is sized for. */
+  peakLatencyMedianSeconds: z.number().positive().max(600).default(2),
   /** Overrides the derived maximum fire concurrency. */
   maxFireConcurrency: z.number().int().min(2).max(1000).optional(),
   /**
@@ -181,7 +185,10 @@ const checkedSchema = (env: DeployEnvironment) => deploymentConfigSchema.superRe
   if (c.mode === 'mirror' && c.lagSeconds < c.leadSeconds + 60) {
     ctx.addIssue({ code: 'custom', path: ['lagSeconds'], message: `mirror mode needs lagSeconds >= leadSeconds + 60 (files land minutes after their captures)` });
   }
-  const total = c.leadSeconds + c.slotSeconds + c.requestTimeoutSeconds;
+  if (c.peakLatencyMedianSeconds > c.peakLatencySeconds) {
+    ctx.addIssue({ code: 'custom', path: ['peakLatencyMedianSeconds'], message: `the median (${c.peakLatencyMedianSeconds} s) is above the 99th percentile peakLatencySeconds (${c.peakLatencySeconds} s)` });
+  }
+  const total = c.leadSeconds + (c.slotSeconds ?? derivedSlotSeconds(c.leadSeconds, c.requestTimeoutSeconds)) + c.requestTimeoutSeconds;
   if (total > FIRE_BUDGET_SECONDS) {
     ctx.addIssue({
       code: 'custom',

@@ -1,45 +1,78 @@
 /**
- * The fire function's settings, derived from the traffic the user declares, so that a
- * deploy is right for its rate instead of one size for all (the old fixed 1,024 MB, batch of
- * 10, 50 concurrent functions). Pure; the README's "Peak rate" table is this function.
+ * The fire function's settings, derived from the traffic the user declares, so that a deploy is
+ * right for its rate instead of one size for all. Pure; docs/deploy.md's sizing table is this
+ * function.
  *
- * - Shards: at most `maxShardRequests` requests, and a slot's worth of the peak rate.
- * - Batch size: the shards one invocation holds at once. Each shard's requests can all be in
- *   flight together (a 1 s slot of 30 s streams), so a batch must fit the connection budget
- *   under Lambda's 1,024 file descriptors, and the request rate one vCPU holds
- *   (PER_VCPU_REQUESTS_PER_SECOND, bench/RESULTS.md: the CLI used 93 % of a core at 1,000/s).
- * - Memory: 1,769 MB is one full vCPU (Lambda allocates CPU in proportion to memory); below
- *   100 requests/s 1,024 MB (about 0.6 vCPU) is enough and cheaper.
- * - Concurrency: shards per second x how long an invocation lives (lead + slot + latency),
- *   over the batch size (counted half full: the event source does not wait to fill them),
- *   with 20 % headroom, at least 2 (an SQS event source's floor). Reserved concurrency equals
- *   it, so the fire function is never throttled by other functions in the account, and the
- *   SQS event source's maximum concurrency keeps it from throttling itself. The need is
- *   reported as it is, never cut to what an account or an event source allows: whether it
- *   fits is the configuration's check (lib/concurrency.ts), which refuses it by name.
- * - Timeout: lead + slot + request timeout + 30 s, at most 900 s. The replay queue's
- *   visibility timeout is the timeout + 60 s, not AWS's general 6x: with maximum concurrency
- *   at or below reserved concurrency the function is not throttled (the reason for 6x), and
- *   a failed shard must come back while it can still be fired, not 90 minutes later.
+ * - Lanes: a slot's requests are dealt to lanes, one shard and one fire invocation each
+ *   (lambdas/core/pipeline/shards.ts), each sending at most `laneRequestsPerSecond` through the
+ *   whole slot. That rate is what one invocation can hold: its requests in flight (the rate x
+ *   the mean response) within CONNECTION_USE of its connections to the target (one socket per
+ *   HTTP/1.1 request, under Lambda's 1,024 file descriptors shared by the targets), and within
+ *   what one vCPU sends (PER_VCPU_REQUESTS_PER_SECOND, bench/RESULTS.md). One shard a batch:
+ *   a second lane in the same invocation would share its connections.
+ * - Slot: unless set, the longest (up to SLOT_MAX_SECONDS) that leaves the fire function's
+ *   15 minutes room for the lead, the event source's ramp and the request timeout. An
+ *   invocation pays the lead before its slot and its slowest response after it: the longer the
+ *   slot, the more requests share them.
+ * - Memory: what the lane's rate needs of a vCPU (1,769 MB is one), at least 1,024 MB.
+ * - Concurrency: an invocation lives lead + slot + the wait for its lane's slowest response
+ *   (lib/response-tail.ts, from the declared median and p99) + 1 s of delay rounding. Every
+ *   slot starts all its lanes at once, so the most the fire function holds is when a slot's
+ *   lanes have all started: those, and each earlier slot's lanes still waiting for their slowest
+ *   response (each alive with the probability that its tail outlasts the slots since), plus
+ *   three standard deviations of that count; at least 2 (an SQS event source's floor).
+ *   Reserved concurrency equals it, so the fire function is never
+ *   throttled by other functions in the account, and the event source's maximum concurrency
+ *   keeps it from throttling itself. The need is reported as it is, never cut to what an
+ *   account or an event source allows: whether it fits is the configuration's check
+ *   (lib/concurrency.ts), which refuses it by name.
+ * - Ramp: the event source adds 5 batches a second while messages wait, so each slot's shards
+ *   are delivered along that ramp, over `rampSeconds` before the lead (sqs-schedule.ts
+ *   rampLeads): a message's lead goes up to `maxLeadSeconds`.
+ * - Timeout: the longest lead + slot + request timeout + 30 s, at most 900 s. The replay
+ *   queue's visibility timeout is the timeout + 60 s, not AWS's general 6x: with maximum
+ *   concurrency at or below reserved concurrency the function is not throttled (the reason for
+ *   6x), and a failed shard must come back while it can still be fired, not 90 minutes later.
  */
+import { EVENT_SOURCE_SCALING, RAMP_MARGIN_MS } from '../lambdas/core/pipeline/sqs-schedule';
 import { connectionsPerTarget } from '../lambdas/runtime/limits';
+import { expectedTailSeconds, meanResponseSeconds, tailSurvival } from './response-tail';
 
 export const PER_VCPU_REQUESTS_PER_SECOND = 500;
 export const ONE_VCPU_MB = 1769;
-export const MAX_SHARD_REQUESTS = 250;
+export const MIN_FIRE_MEMORY_MB = 1024;
+/** The share of a lane's connections its mean number of requests in flight may use (the rest absorbs fluctuations). */
+export const CONNECTION_USE = 0.8;
+/** The longest slot the sizing chooses. */
+export const SLOT_MAX_SECONDS = 120;
+/** Lambda's longest invocation. */
+const LAMBDA_MAX_SECONDS = 900;
+/** After the request timeout, time to write the results and send the collect message. */
+const AFTER_TIMEOUT_SECONDS = 30;
+/** The most an SQS event source runs at once (MaximumConcurrency), hence its longest ramp. */
+const EVENT_SOURCE_MAX = 1000;
 
 export interface SizingInput {
-  /** Requests per second per target at the busiest moment (after time scale). */
+  /** Requests per second per target at the busiest moment (after time scale and amplification). */
   peakRequestsPerSecond: number;
-  /** How long one request lasts at peak (an LLM stream: seconds). */
+  /** A request's duration at peak (to its last byte), 99th percentile, seconds. */
   peakLatencySeconds: number;
+  /** The same, median. */
+  peakLatencyMedianSeconds: number;
   targets: number;
-  slotSeconds: number;
+  /** Set by the user; derived when undefined. */
+  slotSeconds?: number | undefined;
   leadSeconds: number;
   requestTimeoutSeconds: number;
 }
 
 export interface FireSizing {
+  slotSeconds: number;
+  /** What one lane (one shard, one invocation) sends at most per second. */
+  laneRequestsPerSecond: number;
+  /** Lanes per slot per target at peak. */
+  lanesPerSlot: number;
+  /** Requests one shard holds at most: a slot at the lane's rate. */
   maxShardRequests: number;
   batchSize: number;
   memoryMb: number;
@@ -48,11 +81,16 @@ export interface FireSizing {
   /** Concurrent fire invocations the peak needs (unclamped: may exceed what an account allows). */
   maxConcurrency: number;
   connectionsPerTarget: number;
-  /** Shards per second at peak, all targets. */
-  shardsPerSecond: number;
+  /** The mean response, and the expected wait after a slot for its lane's slowest response, seconds. */
+  meanResponseSeconds: number;
+  slowestResponseSeconds: number;
+  /** How long an invocation lives at peak, seconds. */
+  invocationSeconds: number;
+  /** How long before the lead a slot's first shards are delivered (the event source's ramp), seconds. */
+  rampSeconds: number;
+  /** The longest lead a shard message may get (the ramp's first shards), seconds. */
+  maxLeadSeconds: number;
 }
-
-const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
 /** What of a deployment configuration says how much its runs amplify the captured traffic. */
 export interface AmplifiedRuns {
@@ -79,6 +117,7 @@ export function fireSizingOf(c: Omit<SizingInput, 'targets'> & AmplifiedRuns & {
   return deriveFireSizing({
     peakRequestsPerSecond: amplifiedPeak(c),
     peakLatencySeconds: c.peakLatencySeconds,
+    peakLatencyMedianSeconds: c.peakLatencyMedianSeconds,
     targets: c.targets.length,
     slotSeconds: c.slotSeconds,
     leadSeconds: c.leadSeconds,
@@ -86,27 +125,63 @@ export function fireSizingOf(c: Omit<SizingInput, 'targets'> & AmplifiedRuns & {
   });
 }
 
+/** How long before the lead the first of `messages` due together is delivered on the event source's ramp, seconds (rampLeads). */
+export function rampSecondsTo(messages: number): number {
+  if (messages <= EVENT_SOURCE_SCALING.initialBatches) return 0;
+  return Math.ceil(((messages - 1) * 60) / EVENT_SOURCE_SCALING.addedPerMinute + RAMP_MARGIN_MS / 1000);
+}
+
+/**
+ * The most lanes alive at once: when a slot's `lanes` have all started, those, and each earlier
+ * slot's still waiting for their slowest response (slot k back: alive when its tail outlasts
+ * (k - 1) slots and the lead), plus 3 standard deviations of that binomial count.
+ */
+function peakLanes(lanes: number, slot: number, leadSeconds: number, aliveAfter: (tau: number) => number): number {
+  let mean = lanes;
+  let variance = 0;
+  for (let k = 1; ; k++) {
+    const p = aliveAfter((k - 1) * slot - leadSeconds - 1);
+    if (p < 1e-6) break;
+    mean += lanes * p;
+    variance += lanes * p * (1 - p);
+  }
+  return Math.ceil(mean + 3 * Math.sqrt(variance));
+}
+
+/** The slot when the user sets none: the longest that leaves room in 15 minutes for the lead, the longest ramp and the request timeout. */
+export function derivedSlotSeconds(leadSeconds: number, requestTimeoutSeconds: number): number {
+  const room = LAMBDA_MAX_SECONDS - AFTER_TIMEOUT_SECONDS - leadSeconds - rampSecondsTo(EVENT_SOURCE_MAX) - requestTimeoutSeconds;
+  return Math.max(1, Math.min(SLOT_MAX_SECONDS, Math.floor(room)));
+}
+
 export function deriveFireSizing(i: SizingInput): FireSizing {
-  const perSlot = Math.max(1, Math.ceil(i.peakRequestsPerSecond * i.slotSeconds));
-  const maxShardRequests = Math.min(MAX_SHARD_REQUESTS, perSlot);
-  const shardsPerSlotPerTarget = Math.ceil(perSlot / maxShardRequests);
-  const shardsPerSecond = (i.targets * shardsPerSlotPerTarget) / i.slotSeconds;
+  const slot = i.slotSeconds ?? derivedSlotSeconds(i.leadSeconds, i.requestTimeoutSeconds);
+  const responses = { medianSeconds: Math.min(i.peakLatencyMedianSeconds, i.peakLatencySeconds), p99Seconds: i.peakLatencySeconds, timeoutSeconds: i.requestTimeoutSeconds };
+  const mean = meanResponseSeconds(responses);
   const connections = connectionsPerTarget(i.targets, undefined);
-  const byConnections = Math.floor(connections / maxShardRequests);
-  const byCpu = Math.floor((PER_VCPU_REQUESTS_PER_SECOND * i.slotSeconds) / maxShardRequests);
-  const batchSize = clamp(Math.min(byConnections, byCpu), 1, 10);
-  const memoryMb = i.peakRequestsPerSecond * i.targets >= 100 ? ONE_VCPU_MB : 1024;
-  const timeoutSeconds = Math.min(900, Math.ceil(i.leadSeconds + i.slotSeconds + i.requestTimeoutSeconds + 30));
-  const lifetime = i.leadSeconds + i.slotSeconds + Math.min(i.peakLatencySeconds, i.requestTimeoutSeconds);
-  const maxConcurrency = Math.max(2, Math.ceil(((shardsPerSecond * lifetime) / Math.max(1, batchSize / 2)) * 1.2));
+  const laneRate = Math.max(1, Math.floor(Math.min(PER_VCPU_REQUESTS_PER_SECOND, (CONNECTION_USE * connections) / mean)));
+  const lanes = Math.max(1, Math.ceil(i.peakRequestsPerSecond / laneRate));
+  const rate = i.peakRequestsPerSecond / lanes;
+  const slowest = expectedTailSeconds(responses, rate, slot);
+  const invocation = i.leadSeconds + slot + slowest + 1;
+  const maxConcurrency = Math.max(2, peakLanes(i.targets * lanes, slot, i.leadSeconds, tailSurvival(responses, rate, slot)));
+  const ramp = rampSecondsTo(i.targets * lanes);
+  const timeoutSeconds = Math.min(LAMBDA_MAX_SECONDS, Math.ceil(i.leadSeconds + ramp + slot + i.requestTimeoutSeconds + AFTER_TIMEOUT_SECONDS));
   return {
-    maxShardRequests,
-    batchSize,
-    memoryMb,
+    slotSeconds: slot,
+    laneRequestsPerSecond: laneRate,
+    lanesPerSlot: lanes,
+    maxShardRequests: Math.max(1, Math.ceil(laneRate * slot)),
+    batchSize: 1,
+    memoryMb: Math.max(MIN_FIRE_MEMORY_MB, Math.ceil((ONE_VCPU_MB * Math.min(rate, laneRate)) / PER_VCPU_REQUESTS_PER_SECOND)),
     timeoutSeconds,
     visibilityTimeoutSeconds: timeoutSeconds + 60,
     maxConcurrency,
     connectionsPerTarget: connections,
-    shardsPerSecond,
+    meanResponseSeconds: Math.round(mean * 100) / 100,
+    slowestResponseSeconds: Math.round(slowest * 10) / 10,
+    invocationSeconds: Math.round(invocation * 10) / 10,
+    rampSeconds: ramp,
+    maxLeadSeconds: Math.max(i.leadSeconds, timeoutSeconds - slot - i.requestTimeoutSeconds - AFTER_TIMEOUT_SECONDS),
   };
 }

@@ -130,7 +130,7 @@ export class CaptureReplayStateless extends Construct {
       [ENV.lagMs]: String(config.lagSeconds * 1000),
       [ENV.leadMs]: String(config.leadSeconds * 1000),
       [ENV.graceMs]: String(config.graceSeconds * 1000),
-      [ENV.slotMs]: String(Math.round(config.slotSeconds * 1000)),
+      [ENV.slotMs]: String(Math.round(sizing.slotSeconds * 1000)),
       [ENV.maxShardRequests]: String(sizing.maxShardRequests),
       [ENV.maxConnectionsPerTarget]: String(sizing.connectionsPerTarget),
       [ENV.fireTimeoutMs]: String(sizing.timeoutSeconds * 1000),

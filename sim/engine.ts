@@ -17,7 +17,7 @@ import { LatenessSink } from './fire-loop';
 import { IngestHandler, type IngestPayload } from './ingest';
 import { lognormalFromP50P99, streams, type Lognormal, type Rng } from './random';
 import type { FunctionSettings, SimSettings } from './settings';
-import { buildWorkload, type Workload } from './workload';
+import { buildWorkload, type SimShard, type Workload } from './workload';
 
 export interface SimRun {
   settings: SimSettings;
@@ -86,7 +86,7 @@ export function simulate(s: SimSettings): SimRun {
   const late: { fire?: Consumer<ShardPayload>; collect?: Consumer<CollectPayload> } = {};
   const collectBytes = 130;
   const fire = new FireHandler(s, workload, loop, sink, {
-    sendShard: (at, payload, delaySeconds) => late.fire?.queue.sendBatch(at, [{ bytes: workload.messageBytes((workload.shards[payload.shard]?.offsets.length ?? 0)), payload, delaySeconds }]),
+    sendShard: (at, payload, delaySeconds) => late.fire?.queue.sendBatch(at, [{ bytes: workload.shardMessageBytes(workload.shards[payload.shard] as SimShard, payload.leadMs !== s.stack.leadS * 1000), payload, delaySeconds }]),
     sendCollect: (at, target) => late.collect?.queue.sendBatch(at, [{ bytes: collectBytes, payload: { kind: 'collect', target, notBeforeMs: 0 }, delaySeconds: 0 }]),
   });
   const collect = new CollectHandler(s, workload, fire.state, (at, payload, delaySeconds) => late.collect?.queue.sendBatch(at, [{ bytes: collectBytes, payload, delaySeconds }]));

@@ -1,16 +1,18 @@
 /**
  * The fire handler (lambdas/handlers/fire.ts over lambdas/core/pipeline/fire-stage.ts) on one
  * batch of shard messages, its records processed in parallel (Powertools' BatchProcessor), each:
- * - still early (the real `stillEarly`): sent on with the real `deliveryDelay` (a hop);
- * - else the claim (a conditional PUT); a claim already taken means a duplicate (its results
+ * - still early for its own lead (the real `stillEarly`): sent on with the real `deliveryDelay` (a hop);
+ * - else its parts read when it travels by reference (GETs, 16 at a time), then the claim (a
+ *   conditional PUT); a claim already taken means a duplicate (its results
  *   read) or, when older than the fire timeout with no results, the shard's requests recorded
  *   as lost (`lost-after-claim`);
- * - else its requests fired (sim/fire-loop.ts), then its results PUT; the run's last shard of
- *   a target sends the collect message.
+ * - else its requests fired (sim/fire-loop.ts), then its results PUT; a shard of the run's last
+ *   slot sends the collect message.
  * Returns what happens when, for the engine to apply up to the invocation's end (or its
  * timeout).
  */
 import { deliveryDelay, stillEarly } from '../lambdas/core/pipeline/sqs-schedule';
+import { ONE_VCPU_MB } from '../lib/sizing';
 import { fireShard, MinHeap, type FireLoopModel, type LatenessSink } from './fire-loop';
 import type { SimSettings } from './settings';
 import type { SimShard, Workload } from './workload';
@@ -20,6 +22,8 @@ export interface ShardPayload {
   target: number;
   shard: number;
   hops: number;
+  /** The message's lead (ms): the deployment's, or the ramp's. */
+  leadMs: number;
 }
 
 export interface Effect {
@@ -58,6 +62,8 @@ export interface FirePorts {
 }
 
 const ns = (ms: number) => BigInt(Math.round(ms * 1e6));
+/** shard-parts.ts: parts read at once. */
+const PART_READS_AT_ONCE = 16;
 
 export class FireHandler {
   /** Per target, per shard index. */
@@ -76,10 +82,6 @@ export class FireHandler {
     this.state = Array.from({ length: s.workload.targets }, () => new Map());
   }
 
-  private get leadMs() {
-    return this.s.stack.leadS * 1000;
-  }
-
   /** The handler on `records`, starting at `startMs`. */
   handle(records: readonly ShardPayload[], startMs: number): HandlerRun {
     const effects: Effect[] = [];
@@ -89,15 +91,15 @@ export class FireHandler {
     for (const p of records) {
       const shard = this.workload.shards[p.shard] as SimShard;
       const firstDue = this.runStartMs + (shard.offsets[0] as number);
-      if (stillEarly(ns(firstDue), ns(startMs), this.leadMs)) {
-        const { delaySeconds } = deliveryDelay(ns(firstDue), ns(startMs), this.leadMs);
+      if (stillEarly(ns(firstDue), ns(startMs), p.leadMs)) {
+        const { delaySeconds } = deliveryDelay(ns(firstDue), ns(startMs), p.leadMs);
         const at = startMs + this.s.aws.sqs.sendBatchMs;
         this.counters.hops++;
         effects.push({ at, run: () => this.ports.sendShard(at, { ...p, hops: p.hops + 1 }, delaySeconds) });
         endMs = Math.max(endMs, at);
         continue;
       }
-      const claimedAt = startMs + s3;
+      const claimedAt = startMs + this.prepareMs(shard) + s3;
       this.counters.s3Put++;
       const state = this.state[p.target] as Map<number, ShardState>;
       const prior = state.get(p.shard);
@@ -109,6 +111,20 @@ export class FireHandler {
     }
     endMs = Math.max(endMs, this.fire(toFire, effects));
     return { endMs, effects };
+  }
+
+  /**
+   * Before the claim: the shard's parts read (16 at a time, each a round trip and its bytes at
+   * the ASSUMED `getMBps`), and its requests decoded at the MEASURED rate of the function's
+   * share of a vCPU (memory / 1,769 MB).
+   */
+  private prepareMs(shard: SimShard): number {
+    const bytes = shard.offsets.length * this.workload.wireBytesPerRequest;
+    this.counters.s3Get += shard.parts;
+    const rounds = Math.ceil(shard.parts / PART_READS_AT_ONCE);
+    const readMs = shard.parts > 0 ? rounds * this.s.aws.s3.requestMs + (bytes / shard.parts / (this.s.aws.s3.getMBps * 1e6)) * 1000 * rounds : 0;
+    const vcpu = Math.min(1, this.s.stack.fire.memoryMb / ONE_VCPU_MB);
+    return readMs + (bytes / (this.s.handler.fireDecodeMBpsPerVcpu * 1e6 * vcpu)) * 1000;
   }
 
   /** A shard whose claim is taken: a duplicate, or lost after a claimant that died. */
@@ -130,12 +146,12 @@ export class FireHandler {
         this.counters.lostAfterClaim += shard.offsets.length;
       },
     });
-    if (shard.index === this.lastShard) effects.push({ at: written, run: () => this.ports.sendCollect(written, p.target) });
+    if (this.inLastSlot(shard)) effects.push({ at: written, run: () => this.ports.sendCollect(written, p.target) });
     return written;
   }
 
-  private get lastShard(): number {
-    return this.workload.shards.length - 1;
+  private inLastSlot(shard: SimShard): boolean {
+    return shard.slot === this.workload.slots.length - 1;
   }
 
   /** Fires the claimed shards together; a target's shards share its connection permits. */
@@ -171,7 +187,7 @@ export class FireHandler {
     this.counters.s3Put++;
     const state = (this.state[p.target] as Map<number, ShardState>).get(p.shard) as ShardState;
     effects.push({ at: written, run: () => (state.resultsAt = Math.min(state.resultsAt, written)) });
-    if (shard.index !== this.lastShard) return written;
+    if (!this.inLastSlot(shard)) return written;
     const sent = written + this.s.aws.sqs.sendBatchMs;
     effects.push({ at: sent, run: () => this.ports.sendCollect(sent, p.target) });
     return sent;

@@ -3,21 +3,26 @@
  * one capture file, counted call by call and timed:
  * - pass 1 streams the object (one GET) at `ingestParseMBps` (MEASURED here: bench/RESULTS.md,
  *   "Ingest of a 1 GB capture file": 1,024 MB indexed in 13.7 s on moto) and writes the ingest
- *   report; the run starts `lead` after that (file mode), fixed once (`_start.json`), so a
- *   retried ingest reuses it;
- * - scheduleRun: the run record checked (GET), the start stored, each target's ingest drops
- *   written, then windows of 8 shards: each shard's lines read back (one ranged GET, the
- *   window's in parallel), its messages for every target packed by the real `packBatches`
- *   and sent 4 batches at a time, each delay from the real `deliveryDelay` at the moment of
- *   sending; then the run record, and one collect message per target due at the deadline.
+ *   report; the run's start is asked for `lead` after that (file mode);
+ * - scheduleRun: the run record checked (GET); each message's lead from the real `rampLeads`
+ *   (`schedulingOf`'s longest lead); the first slot written first; the start fixed (moved later
+ *   when the slots' ramps need it, as `startMoves` does, the later slots written at the first
+ *   one's pace) and stored, each target's ingest drops written; then slot by slot: the
+ *   slot read back a chunk at a time (pass 2: ranged GETs of at most 16 MB, ASSUMED at pass 1's
+ *   rate), each by-reference lane's part of the chunk PUT (16 at a time), and the slot's
+ *   messages for every target packed by the real `packBatches` and sent 4 batches at a time,
+ *   each delay from the real `deliveryDelay` and the message's lead at the moment of sending;
+ *   then the run record, and one collect message per target due at the deadline.
  * S3 and SQS round trips take the ASSUMED `s3.requestMs` and `sqs.sendBatchMs`.
  */
 import { packBatches } from '../lambdas/core/pipeline/common';
-import { deliveryDelay } from '../lambdas/core/pipeline/sqs-schedule';
+import { MAX_RANGE_BYTES } from '../lambdas/core/plan/read-back';
+import { deliveryDelay, rampLeads } from '../lambdas/core/pipeline/sqs-schedule';
+import { schedulingOf } from '../lambdas/handlers/run-input';
 import type { CollectPayload } from './collect';
 import type { Effect, HandlerRun, ShardPayload } from './fire';
 import type { SimSettings } from './settings';
-import type { Workload } from './workload';
+import type { SimShard, SimSlot, Workload } from './workload';
 
 export interface IngestPayload {
   kind: 'notify';
@@ -27,9 +32,14 @@ export interface IngestCounters {
   s3Get: number;
   s3Put: number;
   shardMessages: number;
-  /** Shards whose messages left after their first due time minus the lead (schedule.ts's EmissionStats). */
+  /** Shards whose messages left after their first due time minus their lead (schedule.ts's EmissionStats). */
   lateShards: number;
   maxLateMs: number;
+  /** Messages delivered earlier than the plain lead, for the ramp, and the longest lead given. */
+  rampedMessages: number;
+  maxLeadMs: number;
+  /** How much later than `lead` after pass 1 the run starts (the ramp's slots written first), ms. */
+  startMovedMs: number;
 }
 
 export interface IngestPorts {
@@ -39,15 +49,16 @@ export interface IngestPorts {
   sendCollect(at: number, entries: { bytes: number; payload: CollectPayload; delaySeconds: number }[]): void;
 }
 
-/** schedule.ts: shards loaded and sent per window, and batches in flight at once. */
-const WINDOW_SHARDS = 8;
+/** schedule.ts: batches in flight at once; slot-writer.ts: part PUTs at once; schedule.ts's SEND_ALLOWANCE_MS. */
 const BATCHES_AT_ONCE = 4;
+const PUTS_AT_ONCE = 16;
+const SEND_ALLOWANCE_MS = 2000;
 /** A collect message's JSON (collect.ts collectMessage), about. */
 const COLLECT_MESSAGE_BYTES = 130;
 const ns = (ms: number) => BigInt(Math.round(ms * 1e6));
 
 export class IngestHandler {
-  readonly counters: IngestCounters = { s3Get: 0, s3Put: 0, shardMessages: 0, lateShards: 0, maxLateMs: 0 };
+  readonly counters: IngestCounters = { s3Get: 0, s3Put: 0, shardMessages: 0, lateShards: 0, maxLateMs: 0, rampedMessages: 0, maxLeadMs: 0, startMovedMs: 0 };
   private startMs: number | null = null;
   private readonly packed = new Map<string, number[][]>();
 
@@ -64,38 +75,90 @@ export class IngestHandler {
     return { endMs: t, effects };
   }
 
+  /** Each shard's lead (ms), one per shard (its targets' messages share their due time). */
+  private leads(): Float64Array {
+    const st = this.s.stack;
+    const leadMs = st.leadS * 1000;
+    const { ramp } = schedulingOf({ slotMs: Math.round(st.slotS * 1000), maxShardRequests: st.maxShardRequests, fireTimeoutMs: st.fire.timeoutS * 1000, requestTimeoutMs: st.requestTimeoutS * 1000, leadMs });
+    const shards = this.workload.shards;
+    const targets = this.s.workload.targets;
+    if (!ramp || !st.ramp) return new Float64Array(shards.length).fill(leadMs);
+    // Messages in due order: shards are (slot by slot, lanes in order of their first request), every target's together.
+    const shardOf = (k: number) => shards[Math.floor(k / targets)] as SimShard;
+    const dues = Float64Array.from({ length: shards.length * targets }, (_, k) => shardOf(k).offsets[0] as number);
+    const perMessage = rampLeads(dues, Int32Array.from({ length: dues.length }, (_, k) => shardOf(k).slot), { leadMs, ...ramp });
+    return Float64Array.from(shards, (_, i) => perMessage[i * targets] as number);
+  }
+
+  /** Reads a slot back and writes its by-reference lanes' parts, from `at`: when it is done. */
+  private writeSlot(slot: SimSlot, at: number): number {
+    const s3 = this.s.aws.s3.requestMs;
+    const byRef = this.workload.shards.slice(slot.firstShard, slot.firstShard + slot.lanes).filter((sh) => sh.parts > 0).length;
+    let t = at;
+    for (const requests of slot.chunks) {
+      const bytes = requests * this.s.workload.recordBytes;
+      this.counters.s3Get += Math.ceil(bytes / MAX_RANGE_BYTES);
+      t += Math.max(s3, (bytes / (this.s.handler.ingestParseMBps * 1e6)) * 1000);
+      this.counters.s3Put += byRef;
+      t += Math.ceil(byRef / PUTS_AT_ONCE) * s3;
+    }
+    return t;
+  }
+
   private ingestFile(at: number, effects: Effect[]): number {
     const s3 = this.s.aws.s3.requestMs;
     const leadMs = this.s.stack.leadS * 1000;
+    const targets = this.s.workload.targets;
     this.counters.s3Get++;
     let t = at + (this.workload.fileBytes / (this.s.handler.ingestParseMBps * 1e6)) * 1000;
     this.counters.s3Put++; // the ingest report
     t += s3;
-    const startMs = this.startMs ?? t + leadMs;
+    const askedStart = t + leadMs;
+    this.counters.s3Get++; // the run record, not there yet
+    t += s3;
+    const shards = this.workload.shards;
+    const leads = this.leads();
+    // The first slot is written before the start is fixed; the later ones at its pace.
+    const written = new Map<SimSlot, number>();
+    const slots = this.workload.slots;
+    const first = slots[0];
+    let ahead = -Infinity;
+    if (first) {
+      const began = t;
+      t = this.writeSlot(first, t);
+      written.set(first, t);
+      const perRequest = (t - began) / Math.max(1, first.requests);
+      let after = 0;
+      slots.forEach((slot, m) => {
+        if (m > 0) after += slot.requests * perRequest;
+        for (let i = slot.firstShard; i < slot.firstShard + slot.lanes; i++) ahead = Math.max(ahead, after + (leads[i] as number) - ((shards[i] as SimShard).offsets[0] as number));
+      });
+    }
+    const startMs = this.startMs ?? Math.max(askedStart, first ? t + ahead + (ahead > leadMs ? SEND_ALLOWANCE_MS : 0) : askedStart);
     const deadlineMs = startMs + this.workload.durationMs + (this.s.stack.requestTimeoutS + this.s.stack.graceS) * 1000;
     if (this.startMs === null) {
       this.startMs = startMs;
+      this.counters.startMovedMs = startMs - askedStart;
       effects.push({ at: t, run: () => this.ports.onStart(startMs, deadlineMs) });
     }
-    this.counters.s3Get++; // the run record, not there yet
-    this.counters.s3Put += 1 + this.s.workload.targets; // the start, each target's ingest drops
-    t += 3 * s3;
-    const shards = this.workload.shards;
-    for (let i = 0; i < shards.length; i += WINDOW_SHARDS) {
-      const window = shards.slice(i, i + WINDOW_SHARDS);
-      this.counters.s3Get += window.length;
-      t += s3;
+    this.counters.s3Put += 1 + targets; // the start, each target's ingest drops
+    t += 2 * s3;
+    for (const slot of this.workload.slots) {
+      t = written.has(slot) ? t : this.writeSlot(slot, t);
       const now = t;
-      const entries = window.flatMap((shard) => {
+      const entries = shards.slice(slot.firstShard, slot.firstShard + slot.lanes).flatMap((shard) => {
+        const lead = leads[shard.index] as number;
         const firstDue = startMs + (shard.offsets[0] as number);
-        const lateMs = now - (firstDue - leadMs);
+        const lateMs = now - (firstDue - lead);
         if (lateMs > 0) {
           this.counters.lateShards++;
           this.counters.maxLateMs = Math.max(this.counters.maxLateMs, lateMs);
         }
-        const { delaySeconds } = deliveryDelay(ns(firstDue), ns(now), leadMs);
-        const bytes = this.workload.messageBytes(shard.offsets.length);
-        return Array.from({ length: this.s.workload.targets }, (_, target) => ({ bytes, payload: { kind: 'shard', target, shard: shard.index, hops: 0 } as ShardPayload, delaySeconds }));
+        if (lead > leadMs) this.counters.rampedMessages += targets;
+        this.counters.maxLeadMs = Math.max(this.counters.maxLeadMs, lead);
+        const { delaySeconds } = deliveryDelay(ns(firstDue), ns(now), lead);
+        const bytes = this.workload.shardMessageBytes(shard, lead !== leadMs);
+        return Array.from({ length: targets }, (_, target) => ({ bytes, payload: { kind: 'shard', target, shard: shard.index, hops: 0, leadMs: lead } as ShardPayload, delaySeconds }));
       });
       const batches = this.pack(entries.map((e) => e.bytes));
       let k = 0;
@@ -110,7 +173,7 @@ export class IngestHandler {
     }
     this.counters.s3Put++; // the run record
     t += s3;
-    const collect = Array.from({ length: this.s.workload.targets }, (_, target) => ({ bytes: COLLECT_MESSAGE_BYTES, payload: { kind: 'collect', target, notBeforeMs: deadlineMs } as CollectPayload, delaySeconds: 0 }));
+    const collect = Array.from({ length: targets }, (_, target) => ({ bytes: COLLECT_MESSAGE_BYTES, payload: { kind: 'collect', target, notBeforeMs: deadlineMs } as CollectPayload, delaySeconds: 0 }));
     const sent = t + this.s.aws.sqs.sendBatchMs;
     effects.push({ at: sent, run: () => this.ports.sendCollect(sent, collect) });
     return sent;

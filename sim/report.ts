@@ -74,7 +74,7 @@ export function report(run: SimRun, problems: readonly string[], wallMs: number)
   return {
     workload: { rate_per_target: s.workload.ratePerTarget, targets: s.workload.targets, seconds: s.workload.seconds, arrivals: s.workload.arrivals, requests: run.workload.requests * s.workload.targets, latency_p50_s: s.workload.latencyP50S, latency_p99_s: s.workload.latencyP99S, idle_before_min: s.idleBeforeMinutes },
     stack: {
-      lead_s: s.stack.leadS, slot_s: s.stack.slotS, grace_s: s.stack.graceS, max_shard_requests: s.stack.maxShardRequests, shards: run.workload.shards.length,
+      lead_s: s.stack.leadS, slot_s: s.stack.slotS, grace_s: s.stack.graceS, max_shard_requests: s.stack.maxShardRequests, shards: run.workload.shards.length, shards_by_reference: run.workload.shards.filter((x) => x.parts > 0).length, ramp: s.stack.ramp,
       batch_size: fn.batchSize, memory_mb: fn.memoryMb, timeout_s: fn.timeoutS, visibility_timeout_s: fn.visibilityTimeoutS,
       max_concurrency: fn.maxConcurrency, reserved_concurrency: fn.reservedConcurrency, event_source_mode: s.stack.eventSourceMode,
       ...(s.stack.eventSourceMode === 'provisioned' ? { pollers: { min: s.stack.minPollers, max: s.stack.maxPollers, peak: run.consumers.fire.scaler.peakPollers } } : {}),
@@ -94,7 +94,14 @@ export function report(run: SimRun, problems: readonly string[], wallMs: number)
     peak_event_source_batches: stats.peakBatchesInFlight,
     hops: f.hops,
     duplicates: f.duplicates,
-    ingest: { late_shards: run.ingest.counters.lateShards, max_late_ms: round(run.ingest.counters.maxLateMs, 1), shard_messages: run.ingest.counters.shardMessages },
+    ingest: {
+      late_shards: run.ingest.counters.lateShards,
+      max_late_ms: round(run.ingest.counters.maxLateMs, 1),
+      shard_messages: run.ingest.counters.shardMessages,
+      ramped_messages: run.ingest.counters.rampedMessages,
+      max_lead_s: round(run.ingest.counters.maxLeadMs / 1000, 1),
+      start_moved_s: round(run.ingest.counters.startMovedMs / 1000, 1),
+    },
     calls: c,
     cost_usd: cost,
     cost_per_million_usd: f.fired > 0 ? round((cost.total * 1e6) / f.fired, 3) : null,
@@ -109,7 +116,7 @@ export type SimReport = ReturnType<typeof report>;
 export function table(r: SimReport): string {
   const rows: [string, string | number | null][] = [
     ['traffic', `${r.workload.rate_per_target}/s x ${r.workload.targets} targets x ${r.workload.seconds} s = ${r.workload.requests} requests; response p50 ${r.workload.latency_p50_s} s, p99 ${r.workload.latency_p99_s} s; idle ${r.workload.idle_before_min} min before`],
-    ['stack', `lead ${r.stack.lead_s} s, ${r.stack.shards} shards of <= ${r.stack.max_shard_requests}, batch ${r.stack.batch_size}, ${r.stack.memory_mb} MB, max concurrency ${r.stack.max_concurrency ?? '-'}, reserved ${r.stack.reserved_concurrency ?? '-'}, ${r.stack.event_source_mode}`],
+    ['stack', `lead ${r.stack.lead_s} s, slot ${r.stack.slot_s} s, ${r.stack.shards} shards of <= ${r.stack.max_shard_requests} (${r.stack.shards_by_reference} by reference), batch ${r.stack.batch_size}, ${r.stack.memory_mb} MB, max concurrency ${r.stack.max_concurrency ?? '-'}, reserved ${r.stack.reserved_concurrency ?? '-'}, ${r.stack.event_source_mode}${r.stack.ramp ? ', ramp' : ''}`],
     ...r.stack.problems.map((p): [string, string] => ['NOT DEPLOYABLE', p]),
     ['lateness p50 / p99 / max ms', `${r.lateness_ms.p50} / ${r.lateness_ms.p99} / ${r.lateness_ms.max}`],
     [`late over tolerance`, r.lateness_ms.over_tolerance],
@@ -121,6 +128,8 @@ export function table(r: SimReport): string {
     ['fire invocation, mean s', r.fire_invocation_mean_s],
     ['cold starts (fire)', r.calls.cold_starts.fire],
     ['ingest late shards', r.ingest.late_shards],
+    ['ramped messages, longest lead s', `${r.ingest.ramped_messages}, ${r.ingest.max_lead_s}`],
+    ['start moved by the ramp, s', r.ingest.start_moved_s],
     ['SQS requests', r.calls.sqs_requests],
     ['S3 PUT / GET', `${r.calls.s3_put} / ${r.calls.s3_get}`],
     ['Lambda invocations', r.calls.lambda_invocations.total],

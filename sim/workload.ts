@@ -2,8 +2,11 @@
  * The traffic of a simulated run, made by the pipeline's own code: capture times in whole
  * seconds (as SageMaker writes them) at the workload's rate, planned by the real planner
  * (`planRows`: the intra-second spread, order and offsets of plan.ts's rules 1-4), cut into
- * shards by the real sharder (`cutShards` with `wireBytes`, as the ingest cuts them), and each
- * shard message's size taken from the real wire format (`toWire` + JSON of a ShardMessage).
+ * lanes by the real sharder's rule (`lanesFor`: request i of a slot to lane i mod n, as
+ * `cutShards` deals them; test/unit/sim/workload.test.ts holds the two together), each lane
+ * inline or by reference as the ingest decides (`MESSAGE_OVERHEAD_BYTES` + `wireBytes` against
+ * the message budget; by reference, `partRequests` a part), and each shard message's size taken
+ * from the real wire format (`toWire` + JSON of a ShardMessage).
  *
  * Planned a second at a time (once per distinct count of records in a second), each second's
  * offsets moved by its start: the whole plan's offsets for whole-second captures, whose spread
@@ -11,7 +14,10 @@
  * planning together), at the cost of a few plans for millions of requests.
  */
 import { planRows, type LineRef, type PlanOptions } from '../lambdas/core/plan/plan';
-import { cutShards, DEFAULT_SHARDING, toWire, wireBytes, type ShardingOptions, type ShardMessage } from '../lambdas/core/pipeline/shards';
+import { shardPartsPrefix } from '../lambdas/core/pipeline/keys';
+import { partRequests } from '../lambdas/core/pipeline/shard-parts';
+import { DEFAULT_SHARDING, lanesFor, toWire, wireBytes, type ShardingOptions, type ShardMessage } from '../lambdas/core/pipeline/shards';
+import { MESSAGE_OVERHEAD_BYTES } from '../lambdas/core/pipeline/slot-writer';
 import type { ScheduledRequest } from '../lambdas/core/types';
 import type { Rng } from './random';
 import type { SimSettings } from './settings';
@@ -20,20 +26,39 @@ export interface SimShard {
   /** Position in due order. */
   index: number;
   shardId: string;
+  /** Its slot (index in `Workload.slots`) and lane. */
+  slot: number;
+  lane: number;
   /** Request offsets from the run's start, ms, ascending. */
   offsets: Float64Array;
+  /** Parts it is written as (by reference), or 0 (inline). */
+  parts: number;
+}
+
+export interface SimSlot {
+  /** Its shards: `firstShard` to `firstShard + lanes - 1`. */
+  firstShard: number;
+  lanes: number;
+  requests: number;
+  /** Its chunks as the ingest reads them: requests in each. */
+  chunks: number[];
 }
 
 export interface Workload {
   shards: SimShard[];
+  slots: SimSlot[];
   /** Requests per target. */
   requests: number;
   /** The last offset, ms. */
   durationMs: number;
   /** Bytes of the capture file the ingest reads. */
   fileBytes: number;
-  /** Bytes of a shard message carrying `n` requests. */
+  /** Bytes one request takes on the wire (in a message or a part). */
+  wireBytesPerRequest: number;
+  /** Bytes of a shard message carrying `n` requests inline. */
   messageBytes: (n: number) => number;
+  /** Bytes of a shard's message (inline, or its reference), with a lead of its own or not. */
+  shardMessageBytes: (shard: SimShard, ownLead: boolean) => number;
 }
 
 const CAPTURE_EPOCH_MS = Date.UTC(2026, 3, 29, 0, 3, 18);
@@ -126,40 +151,77 @@ function messageBytesFn(bodyBytes: number): (n: number) => number {
   };
 }
 
-/**
- * The shards of the plan: each slot's requests cut by the real `cutShards`. Its cut of a slot
- * depends on how many requests the slot holds and their sizes (all one size here), not on
- * their times: it is made once per distinct count, as positions within the slot, and applied
- * to every slot with that count.
- */
-function shardsOf(offsets: Float64Array, sharding: ShardingOptions, itemBytes: number): SimShard[] {
-  const cuts = new Map<number, number[][]>();
-  const cutOf = (n: number): number[][] => {
-    let positions = cuts.get(n);
-    if (!positions) {
-      const items = Array.from({ length: n }, (_, position) => ({ offsetMs: 0, position }));
-      cuts.set(n, (positions = cutShards(items, sharding, () => itemBytes).map((c) => c.requests.map((r) => r.position))));
-    }
-    return positions;
+/** The real shard message naming `parts` parts of `n` requests, serialized. */
+function refMessageBytes(shardId: string, n: number, parts: number, ownLead: boolean): number {
+  const message: ShardMessage = {
+    v: 1,
+    kind: 'shard',
+    runId: 'file-0f1e2d3c-4b5a-5968-8776-a5b4c3d2e1f0',
+    target: 'target-a',
+    shardId,
+    startNs: '1777421000000000000',
+    firstDueNs: '1777421123456789000',
+    hops: 0,
+    last: false,
+    requests: [],
+    requestsRef: { prefix: shardPartsPrefix('file-0f1e2d3c-4b5a-5968-8776-a5b4c3d2e1f0', 0, shardId), parts, requests: n },
+    ...(ownLead ? { leadMs: 123_456 } : {}),
   };
+  return Buffer.byteLength(JSON.stringify(message));
+}
+
+/**
+ * The shards of the plan: each slot's requests dealt to `lanesFor` lanes (request i of the slot
+ * to lane i mod n, cutShards' rule), each lane inline when it fits the message budget
+ * (slot-writer.ts's rule), else in parts of `partRequests(n)`.
+ */
+function shardsOf(offsets: Float64Array, sharding: ShardingOptions, itemBytes: number): { shards: SimShard[]; slots: SimSlot[] } {
   const shards: SimShard[] = [];
+  const slots: SimSlot[] = [];
   for (let a = 0; a < offsets.length; ) {
-    const slot = Math.floor((offsets[a] as number) / sharding.slotMs);
-    let b = a + 1;
-    while (b < offsets.length && Math.floor((offsets[b] as number) / sharding.slotMs) === slot) b++;
-    cutOf(b - a).forEach((positions, n) => shards.push({ index: shards.length, shardId: `${slot}-${n}`, offsets: Float64Array.from(positions, (p) => offsets[a + p] as number) }));
+    const slotIndex = Math.floor((offsets[a] as number) / sharding.slotMs);
+    let b = a;
+    let busiest = 0;
+    for (let second = NaN, inSecond = 0; b < offsets.length && Math.floor((offsets[b] as number) / sharding.slotMs) === slotIndex; b++) {
+      const s = Math.floor((offsets[b] as number) / 1000);
+      inSecond = s === second ? inSecond + 1 : 1;
+      second = s;
+      busiest = Math.max(busiest, inSecond);
+    }
+    const lanes = lanesFor(b - a, busiest, sharding);
+    const perPart = partRequests(lanes);
+    const perChunk = lanes * perPart;
+    slots.push({ firstShard: shards.length, lanes, requests: b - a, chunks: Array.from({ length: Math.ceil((b - a) / perChunk) }, (_, c) => Math.min(perChunk, b - a - c * perChunk)) });
+    for (let lane = 0; lane < lanes; lane++) {
+      const n = Math.ceil((b - a - lane) / lanes);
+      const laneOffsets = Float64Array.from({ length: n }, (_, k) => offsets[a + lane + k * lanes] as number);
+      const inline = MESSAGE_OVERHEAD_BYTES + n * itemBytes <= sharding.maxMessageBytes;
+      shards.push({ index: shards.length, shardId: `${slotIndex}-${lane}`, slot: slots.length - 1, lane, offsets: laneOffsets, parts: inline ? 0 : Math.ceil(n / perPart) });
+    }
     a = b;
   }
-  return shards;
+  return { shards, slots };
 }
 
 export function buildWorkload(settings: SimSettings, rng: Rng): Workload {
   const w = settings.workload;
   const counts = secondCounts(w, rng);
   const zeroSecond = counts.findIndex((c) => c > 0);
-  const sharding: ShardingOptions = { ...DEFAULT_SHARDING, slotMs: Math.round(settings.stack.slotS * 1000), maxShardRequests: settings.stack.maxShardRequests };
+  const sharding: ShardingOptions = { ...DEFAULT_SHARDING, slotMs: Math.round(settings.stack.slotS * 1000), maxShardRequests: settings.stack.maxShardRequests, maxMessageBytes: settings.stack.maxMessageBytes };
   const offsets = zeroSecond >= 0 ? planOffsets(counts, zeroSecond) : new Float64Array(0);
-  const shards = shardsOf(offsets, sharding, wireBytes(w.bodyBytes + STREAM_OVERRIDE_BYTES, SOURCE_FILE, sharding));
+  const itemBytes = wireBytes(w.bodyBytes + STREAM_OVERRIDE_BYTES, SOURCE_FILE, sharding);
+  const { shards, slots } = shardsOf(offsets, sharding, itemBytes);
   const requests = offsets.length;
-  return { shards, requests, durationMs: requests > 0 ? (offsets[requests - 1] as number) : 0, fileBytes: requests * w.recordBytes, messageBytes: messageBytesFn(w.bodyBytes) };
+  const messageBytes = messageBytesFn(w.bodyBytes);
+  const ownLeadBytes = Buffer.byteLength(',"leadMs":123456');
+  return {
+    shards,
+    slots,
+    requests,
+    durationMs: requests > 0 ? (offsets[requests - 1] as number) : 0,
+    fileBytes: requests * w.recordBytes,
+    wireBytesPerRequest: itemBytes,
+    messageBytes,
+    shardMessageBytes: (shard, ownLead) => (shard.parts > 0 ? refMessageBytes(shard.shardId, shard.offsets.length, shard.parts, ownLead) : messageBytes(shard.offsets.length) + (ownLead ? ownLeadBytes : 0)),
+  };
 }

@@ -22,7 +22,6 @@ import { parseCaptureStream } from '../core/capture/stream';
 import { writeIngestReport } from '../core/export/artifacts';
 import { deterministicUuid } from '../core/ids';
 import { runPrefix } from '../core/pipeline/keys';
-import { DEFAULT_SHARDING } from '../core/pipeline/shards';
 import type { SchedulablePlan } from '../core/pipeline/schedule';
 import { scheduleRun } from '../core/pipeline/stages';
 import { incompatibleAs, indexRecord, planIndexed, type IndexedEntry, type IndexedRecord, type PlanOptions } from '../core/plan/plan';
@@ -30,7 +29,7 @@ import { readBackRequests } from '../core/plan/read-back';
 import type { TargetKind } from '../core/types';
 import { targetKindOf, type RuntimeConfig, type TargetConfig } from '../runtime/config';
 import { defaultDeps, type Deps } from '../runtime/deps';
-import { baseInputConfig, sendCollectMessages } from './run-input';
+import { baseInputConfig, schedulingOf, sendCollectMessages } from './run-input';
 import { parseIngestMessage, type CaptureObjectRef } from './s3-events';
 
 /** A run per capture-file version: the same object and ETag always map to the same run. */
@@ -117,7 +116,9 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     leadMs: config.leadMs,
     // A shard due last may stream for up to the request timeout: only then can it be lost.
     graceMs: config.requestTimeoutMs + config.graceMs,
-    sharding: { ...DEFAULT_SHARDING, slotMs: config.slotMs, ...(config.maxShardRequests ? { maxShardRequests: config.maxShardRequests } : {}) },
+    ...schedulingOf(config),
+    // The ramp may start the run later than the lead; a mirror run keeps the capture's timeline.
+    startMoves: !mirror,
     inputConfig: { tool, mode: config.mode, ...(mirror ? { lag_ms: config.lagMs } : {}), ...(config.amplify !== 1 ? { amplify: config.amplify } : {}), capture: file, etag: object.etag, ...settings },
     notScheduledByReason: { ...plan.excluded, ...(duplicates ? { duplicate: duplicates } : {}) },
     store: deps.store,

@@ -30,7 +30,6 @@ import { writeIngestReport } from '../core/export/artifacts';
 import { decodeJson } from '../core/pipeline/common';
 import { runPrefix, runRecordKey, WORK_ROOT } from '../core/pipeline/keys';
 import type { SchedulablePlan } from '../core/pipeline/schedule';
-import { DEFAULT_SHARDING } from '../core/pipeline/shards';
 import { scheduleRun } from '../core/pipeline/stages';
 import type { PlanOptions } from '../core/plan/plan';
 import { planMessageSchema, scheduledRunInfoSchema, windowRunId, type PlanMessage, type ScheduleConfig, type ScheduledRunInfo } from '../core/schedule/contract';
@@ -41,7 +40,7 @@ import type { IngestReport, TargetKind } from '../core/types';
 import type { Clock, MessageQueue, Notifier, ObjectStore } from '../ports';
 import { targetKindOf, type RuntimeConfig, type TargetConfig } from '../runtime/config';
 import { defaultDeps } from '../runtime/deps';
-import { baseInputConfig, sendCollectMessages } from './run-input';
+import { baseInputConfig, schedulingOf, sendCollectMessages } from './run-input';
 
 /** What the plan function uses of the deps (the production Deps has all of it; tests and the bench pass memory stores and captures). */
 export interface PlanDeps {
@@ -181,7 +180,8 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
     leadMs: config.leadMs,
     // A shard due last may stream for up to the request timeout: only then can it be lost.
     graceMs: config.requestTimeoutMs + config.graceMs,
-    sharding: { ...DEFAULT_SHARDING, slotMs: config.slotMs, ...(config.maxShardRequests ? { maxShardRequests: config.maxShardRequests } : {}) },
+    ...schedulingOf(config),
+    startMoves: true,
     inputConfig: { tool, mode: 'window', captures: pass.filesRead, schedule: info, ...(schedule.amplify !== undefined ? { amplify: schedule.amplify } : {}), ...(sequential ? { start_offsets_ms: offsets } : {}), ...settings },
     notScheduledByReason: notScheduledOf(pass.plan, pass.counts),
     store,

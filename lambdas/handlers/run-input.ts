@@ -4,7 +4,8 @@
  * run is scheduled.
  */
 import { sendAll } from '../core/pipeline/common';
-import type { ScheduleResult } from '../core/pipeline/schedule';
+import type { ScheduleResult, ScheduleRunArgs } from '../core/pipeline/schedule';
+import { DEFAULT_SHARDING } from '../core/pipeline/shards';
 import { collectMessage } from '../core/pipeline/stages';
 import type { MessageQueue } from '../ports';
 import type { RuntimeConfig, TargetConfig } from '../runtime/config';
@@ -25,6 +26,23 @@ export function baseInputConfig(config: Pick<RuntimeConfig, 'modelOverride' | 'f
     streaming: config.forceStreaming,
     request_timeout_ms: config.requestTimeoutMs,
   };
+}
+
+/** After the request timeout, what a fire invocation keeps to write its results (lib/sizing.ts's margin). */
+const AFTER_TIMEOUT_MS = 30_000;
+
+/** The replay event source's BatchSize: one lane a batch (lib/sizing.ts). */
+const FIRE_BATCH_SIZE = 1;
+
+/**
+ * How a run is cut and sent, from the deployment's settings: its slot and lanes, and the ramp
+ * each slot's shards are delivered along (each message's lead at most what the fire function's
+ * timeout leaves after the slot and the request timeout).
+ */
+export function schedulingOf(config: Pick<RuntimeConfig, 'slotMs' | 'maxShardRequests' | 'fireTimeoutMs' | 'requestTimeoutMs' | 'leadMs'>): Pick<ScheduleRunArgs, 'sharding' | 'ramp'> {
+  const sharding = { ...DEFAULT_SHARDING, slotMs: config.slotMs, ...(config.maxShardRequests ? { maxShardRequests: config.maxShardRequests } : {}) };
+  const maxLeadMs = Math.max(config.leadMs, config.fireTimeoutMs - config.slotMs - config.requestTimeoutMs - AFTER_TIMEOUT_MS);
+  return { sharding, ramp: { batchSize: FIRE_BATCH_SIZE, maxLeadMs } };
 }
 
 /**

@@ -5,13 +5,13 @@
  * times the largest factor any run of the deployment uses), and a deployment without it keeps
  * its environment. Synthesized without bundling (nothing here reads the code).
  */
-import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { CaptureReplayStack } from '../../lib/capture-replay-stack';
 import { DeploymentConfigError, parseDeploymentConfig } from '../../lib/config';
 import { amplifiedPeak, fireSizingOf } from '../../lib/sizing';
 import { ENV, parseRuntimeConfig } from '../../lambdas/runtime/config';
+import { templateApp } from '../support/cdk-app';
 
 const targets = [
   { name: 'A', url: 'https://a.example.com' },
@@ -20,7 +20,7 @@ const targets = [
 const nightly = { name: 'peak2x', expression: 'cron(0 2 * * ? *)', timezone: 'UTC', window: { daysAgo: 1, from: '14:00', to: '15:00' }, targets: ['A', 'B'] };
 
 function synth(raw: Record<string, unknown>, id: string) {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = templateApp();
   const template = Template.fromStack(new CaptureReplayStack(app, id, { config: parseDeploymentConfig({ captureBucket: 'my-capture-bucket', targets, ...raw }) }));
   const fn = (name: string) => Object.entries(template.findResources('AWS::Lambda::Function')).find(([logicalId]) => logicalId.startsWith(`Stateless${name}`))![1] as { Properties: { Environment: { Variables: Record<string, string> }; MemorySize: number; ReservedConcurrentExecutions?: number } };
   return { template, fn };

@@ -5,9 +5,7 @@
  * every alarm with an action, the outputs a user and the CLI read, autoReplay, and the fire
  * function's secrets max age. Synthesized with cdk.json's feature flags, without bundling.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { App, Aspects } from 'aws-cdk-lib';
+import { Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it, vi } from 'vitest';
@@ -15,7 +13,7 @@ import { CaptureReplayStack } from '../../lib/capture-replay-stack';
 import { DeploymentConfigError, parseDeploymentConfig } from '../../lib/config';
 import { evaluate } from '../support/iam/policy-evaluator';
 import { functionEnvironment, functionPolicies, logicalIds, onlyLogicalId, resolveIntrinsics, type CfnTemplate, type Resolver } from '../support/iam/template-policies';
-import { REPO_ROOT } from '../support/processes';
+import { templateApp } from '../support/cdk-app';
 
 // Each test synthesizes stacks and runs cdk-nag over some: tens of seconds on a busy machine.
 vi.setConfig({ testTimeout: 120_000 });
@@ -34,8 +32,7 @@ type Outputs = Record<string, { Value: unknown }>;
 type Synth = { stack: CaptureReplayStack; t: CfnTemplate; outputs: Outputs; r: Resolver };
 
 function synth(raw: unknown, id: string, env?: { account: string; region: string }): Synth {
-  const flags = (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
-  const app = new App({ context: { ...Object.fromEntries(Object.entries(flags).filter(([k]) => k.startsWith('@aws-cdk/'))), 'aws:cdk:bundling-stacks': [] } });
+  const app = templateApp({ featureFlags: true });
   const stack = new CaptureReplayStack(app, id, { config: parseDeploymentConfig(raw), ...(env ? { env } : {}) });
   Aspects.of(app).add(new AwsSolutionsChecks());
   const t = Template.fromStack(stack).toJSON() as CfnTemplate & { Outputs: Outputs };
@@ -173,29 +170,29 @@ describe('a capture bucket in another account', () => {
 });
 
 describe('concurrency that fits the account', () => {
-  it('refuses 10,000 requests/s to two targets, one line each, naming what is needed', () => {
-    expect(refusal(() => parseDeploymentConfig({ ...base, peakRequestsPerSecond: 10_000 }))).toEqual([
-      '- captureReplay.peakRequestsPerSecond: the fire function needs 4896 concurrent executions for 10000 requests/s to 2 targets, but an SQS event source runs at most 1,000 (MaximumConcurrency): lower peakRequestsPerSecond or peakLatencySeconds',
-      '- captureReplay.accountConcurrency: the deployment needs a Lambda concurrency quota of at least 4996 (4896 reserved for the fire function at 10000 requests/s to 2 targets, plus the 100 Lambda keeps unreserved) and accountConcurrency is 1000: raise the account\'s "Concurrent executions" quota (Service Quotas) and set accountConcurrency to it, or lower peakRequestsPerSecond',
+  it('refuses 10,000 requests/s to two targets whose responses take 5 s (median) and 60 s (p99), one line each, naming what is needed', () => {
+    expect(refusal(() => parseDeploymentConfig({ ...base, peakRequestsPerSecond: 10_000, peakLatencyMedianSeconds: 5, peakLatencySeconds: 60 }))).toEqual([
+      '- captureReplay.peakRequestsPerSecond: the fire function needs 1681 concurrent executions for 10000 requests/s to 2 targets, but an SQS event source runs at most 1,000 (MaximumConcurrency): lower peakRequestsPerSecond or peakLatencySeconds',
+      '- captureReplay.accountConcurrency: the deployment needs a Lambda concurrency quota of at least 1781 (1681 reserved for the fire function at 10000 requests/s to 2 targets, plus the 100 Lambda keeps unreserved) and accountConcurrency is 1000: raise the account\'s "Concurrent executions" quota (Service Quotas) and set accountConcurrency to it, or lower peakRequestsPerSecond',
     ]);
   });
 
-  it('at the 900-reserved edge of a default account: 1,750/s to two targets fits (857 reserved), 1,775/s does not (980)', () => {
-    expect(() => parseDeploymentConfig({ ...base, peakRequestsPerSecond: 1750 })).not.toThrow();
-    expect(refusal(() => parseDeploymentConfig({ ...base, peakRequestsPerSecond: 1775 }))).toEqual([
-      '- captureReplay.accountConcurrency: the deployment needs a Lambda concurrency quota of at least 1080 (980 reserved for the fire function at 1775 requests/s to 2 targets, plus the 100 Lambda keeps unreserved) and accountConcurrency is 1000: raise the account\'s "Concurrent executions" quota (Service Quotas) and set accountConcurrency to it, or lower peakRequestsPerSecond',
+  it('at the 900-reserved edge of a default account: 10,000/s to two targets fits with 6 s median responses (870 reserved), not with 6.5 s (925)', () => {
+    expect(() => parseDeploymentConfig({ ...base, peakRequestsPerSecond: 10_000, peakLatencyMedianSeconds: 6 })).not.toThrow();
+    expect(refusal(() => parseDeploymentConfig({ ...base, peakRequestsPerSecond: 10_000, peakLatencyMedianSeconds: 6.5 }))).toEqual([
+      '- captureReplay.accountConcurrency: the deployment needs a Lambda concurrency quota of at least 1025 (925 reserved for the fire function at 10000 requests/s to 2 targets, plus the 100 Lambda keeps unreserved) and accountConcurrency is 1000: raise the account\'s "Concurrent executions" quota (Service Quotas) and set accountConcurrency to it, or lower peakRequestsPerSecond',
     ]);
     // A raised quota, said in accountConcurrency, takes it; the template reserves what was derived.
-    const { t } = synth({ ...base, peakRequestsPerSecond: 1775, accountConcurrency: 1080 }, 'RaisedQuota');
+    const { t } = synth({ ...base, peakRequestsPerSecond: 10_000, peakLatencyMedianSeconds: 6.5, accountConcurrency: 1025 }, 'RaisedQuota');
     const fire = Object.entries(t.Resources).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('StatelessFire'))![1];
-    expect(fire.Properties?.ReservedConcurrentExecutions).toBe(980);
+    expect(fire.Properties?.ReservedConcurrentExecutions).toBe(925);
   });
 
   it('counts the other functions\' event sources, which reserve nothing, in the account when the fire function does not reserve', () => {
-    // 980 for fire + 10 ingest + 5 collect = 995 <= 1,000; with schedules, + 2 plan = 997.
-    expect(() => parseDeploymentConfig({ ...base, peakRequestsPerSecond: 1775, reserveFireConcurrency: false, schedules: [SCHEDULE] })).not.toThrow();
-    expect(refusal(() => parseDeploymentConfig({ ...base, peakRequestsPerSecond: 1775, reserveFireConcurrency: false, accountConcurrency: 990 }))).toEqual([
-      '- captureReplay.accountConcurrency: the deployment needs a Lambda concurrency quota of at least 995 (the fire function at 980 for 1775 requests/s to 2 targets, plus the other functions at 15, all unreserved) and accountConcurrency is 990: raise the account\'s "Concurrent executions" quota (Service Quotas) and set accountConcurrency to it, or lower peakRequestsPerSecond',
+    // 966 for fire + 10 ingest + 5 collect = 981 <= 1,000; with schedules, + 2 plan = 983.
+    expect(() => parseDeploymentConfig({ ...base, peakRequestsPerSecond: 10_000, peakLatencyMedianSeconds: 7, reserveFireConcurrency: false, schedules: [SCHEDULE] })).not.toThrow();
+    expect(refusal(() => parseDeploymentConfig({ ...base, peakRequestsPerSecond: 10_000, peakLatencyMedianSeconds: 7, reserveFireConcurrency: false, accountConcurrency: 980 }))).toEqual([
+      '- captureReplay.accountConcurrency: the deployment needs a Lambda concurrency quota of at least 981 (the fire function at 966 for 10000 requests/s to 2 targets, plus the other functions at 15, all unreserved) and accountConcurrency is 980: raise the account\'s "Concurrent executions" quota (Service Quotas) and set accountConcurrency to it, or lower peakRequestsPerSecond',
     ]);
   });
 

@@ -7,9 +7,7 @@
  * Stacks are synthesized with cdk.json's feature flags (the policies as `cdk synth` writes
  * them) and without bundling the functions' code (nothing here reads it).
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { App, Aspects } from 'aws-cdk-lib';
+import { Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
@@ -18,7 +16,7 @@ import { DeploymentConfigError, parseDeploymentConfig } from '../../lib/config';
 import { scheduleResourceName } from '../../lib/stateless';
 import { evaluate, type PolicyStatement } from '../support/iam/policy-evaluator';
 import { functionEnvironment, functionPolicies, onlyLogicalId, resolveIntrinsics, type CfnTemplate, type Resolver } from '../support/iam/template-policies';
-import { REPO_ROOT } from '../support/processes';
+import { templateApp } from '../support/cdk-app';
 
 const ACCOUNT = '123456789012';
 const REGION = 'us-east-1';
@@ -28,8 +26,7 @@ const ISSUE_CONFIG = `{"captureBucket": "my-capture-bucket", "capturePrefix": "d
 const base = JSON.parse(ISSUE_CONFIG) as Record<string, unknown> & { schedules: Record<string, unknown>[] };
 
 function synth(raw: unknown, id: string): { stack: CaptureReplayStack; t: CfnTemplate } {
-  const flags = (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
-  const app = new App({ context: { ...Object.fromEntries(Object.entries(flags).filter(([k]) => k.startsWith('@aws-cdk/'))), 'aws:cdk:bundling-stacks': [] } });
+  const app = templateApp({ featureFlags: true });
   const stack = new CaptureReplayStack(app, id, { config: parseDeploymentConfig(raw) });
   Aspects.of(app).add(new AwsSolutionsChecks());
   return { stack, t: Template.fromStack(stack).toJSON() as CfnTemplate };

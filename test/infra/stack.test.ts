@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, Aspects } from 'aws-cdk-lib';
+import { Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import { CaptureReplayStack } from '../../lib/capture-replay-stack';
 import { DeploymentConfigError, loadDeploymentConfig, parseDeploymentConfig, placeholdersIn } from '../../lib/config';
 import { deriveFireSizing } from '../../lib/sizing';
 import { evaluate, type PolicyStatement } from '../support/iam/policy-evaluator';
+import { templateApp } from '../support/cdk-app';
 import { functionPolicies, type CfnTemplate } from '../support/iam/template-policies';
 import { REPO_ROOT } from '../support/processes';
 
@@ -26,16 +27,12 @@ const config = parseDeploymentConfig({
   ],
 });
 
-/**
- * Stacks here are synthesized without bundling the functions' code (nothing here reads it;
- * test/infra/synth.test.ts and test/integration/bundles.test.ts bundle it as `cdk synth` does).
- */
-const UNBUNDLED = { context: { 'aws:cdk:bundling-stacks': [] } };
-const app = new App(UNBUNDLED);
+/** Stacks here are synthesized for their template only (templateApp: no code bundled). */
+const app = templateApp();
 const stack = new CaptureReplayStack(app, 'Test', { config });
 Aspects.of(app).add(new AwsSolutionsChecks());
 const template = Template.fromStack(stack);
-const sizing = deriveFireSizing({ peakRequestsPerSecond: 50, peakLatencySeconds: 30, targets: 2, slotSeconds: 1, leadSeconds: 20, requestTimeoutSeconds: 300 });
+const sizing = deriveFireSizing({ peakRequestsPerSecond: 50, peakLatencySeconds: 30, peakLatencyMedianSeconds: 2, targets: 2, leadSeconds: 20, requestTimeoutSeconds: 300 });
 const fn = (name: string) =>
   Object.entries(template.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith(`Stateless${name}`) && !id.includes('Role'))![1] as { Properties: Record<string, unknown> };
 const resources = (type: string) => Object.values(template.findResources(type)) as { Properties: Record<string, unknown> }[];
@@ -256,7 +253,7 @@ describe('deployment configuration', () => {
 });
 
 describe('notifications by EventBridge', () => {
-  const bridged = new CaptureReplayStack(new App(UNBUNDLED), 'Bridged', { config: parseDeploymentConfig({ ...config, notifications: 'eventbridge' }) });
+  const bridged = new CaptureReplayStack(templateApp(), 'Bridged', { config: parseDeploymentConfig({ ...config, notifications: 'eventbridge' }) });
   const t = Template.fromStack(bridged);
 
   it('routes Object Created events for .jsonl under the prefix to the ingest queue, and leaves the bucket\'s notifications alone', () => {
@@ -278,7 +275,7 @@ describe('KMS keys', () => {
 
   it('grants kms:Decrypt on the capture key to ingest through S3, and on the secret key to fire through Secrets Manager', () => {
     const keyed = Template.fromStack(
-      new CaptureReplayStack(new App(UNBUNDLED), 'Keyed', {
+      new CaptureReplayStack(templateApp(), 'Keyed', {
         config: parseDeploymentConfig({ ...config, captureKmsKeyArn: arn, targets: [{ name: 'A', url: 'https://a.example.com', apiKeySecret: 'replay/key-a', apiKeySecretField: 'api_key', apiKeySecretKmsKeyArn: arn }] }),
       }),
     );
@@ -290,38 +287,14 @@ describe('KMS keys', () => {
   });
 });
 
-describe('fire sizing from the declared peak rate', () => {
-  const base = { peakLatencySeconds: 30, targets: 1, slotSeconds: 1, leadSeconds: 20, requestTimeoutSeconds: 300 };
-  it.each([
-    [5, 1, { maxShardRequests: 5, batchSize: 10, memoryMb: 1024 }],
-    [200, 1, { maxShardRequests: 200, batchSize: 2, memoryMb: 1769 }],
-    [1000, 2, { maxShardRequests: 250, batchSize: 1, memoryMb: 1769 }],
-  ])('%s requests/s to %s target(s)', (peak, targets, want) => {
-    const s = deriveFireSizing({ ...base, peakRequestsPerSecond: peak, targets });
-    expect(s).toMatchObject(want);
-    // What one invocation may hold in flight stays under Lambda's 1,024 file descriptors.
-    expect(s.batchSize * s.maxShardRequests).toBeLessThanOrEqual(900);
-    expect(s.connectionsPerTarget * targets).toBeLessThanOrEqual(900);
-    expect(s.timeoutSeconds).toBe(351);
-    expect(s.visibilityTimeoutSeconds).toBe(411);
-  });
-
-  it('grows concurrency with the rate, from 2, and reports the need past 1,000 as it is (the configuration refuses it, lib/concurrency.ts)', () => {
-    const at = (peak: number) => deriveFireSizing({ ...base, peakRequestsPerSecond: peak }).maxConcurrency;
-    expect(at(5)).toBeGreaterThanOrEqual(2);
-    expect(at(200)).toBeGreaterThan(at(50));
-    // 10,000/s: 40 shards a second of 250 requests, each invocation living lead + slot + latency
-    // (20 + 1 + 30 s), one shard per batch, 20 % headroom: ceil(40 x 51 x 1.2) = 2,448.
-    expect(at(10_000)).toBe(2448);
-  });
-});
+// The fire function's sizing at 50, 1,000 and 10,000 requests/s: test/unit/deploy/sizing.test.ts.
 
 describe('SageMaker targets', () => {
   const ACCOUNT = '123456789012';
   const ENDPOINT = (region: string, name: string) => `arn:aws:sagemaker:${region}:${ACCOUNT}:endpoint/${name}`;
   /** The fire function's statements with every intrinsic resolved (partition aws, us-east-1). */
   function fireStatements(targets: unknown[]): PolicyStatement[] {
-    const t = Template.fromStack(new CaptureReplayStack(new App(UNBUNDLED), 'Sm', { config: parseDeploymentConfig({ ...config, targets }) })).toJSON() as CfnTemplate;
+    const t = Template.fromStack(new CaptureReplayStack(templateApp(), 'Sm', { config: parseDeploymentConfig({ ...config, targets }) })).toJSON() as CfnTemplate;
     const resources = Object.fromEntries(Object.keys(t.Resources).map((id) => [id, { Ref: id, Arn: `arn:aws:test:us-east-1:${ACCOUNT}:${id}` }]));
     return functionPolicies(t, 'StatelessFire', { partition: 'aws', region: 'us-east-1', accountId: ACCOUNT, resources }).statements;
   }
@@ -362,14 +335,14 @@ describe('SageMaker targets', () => {
     expect(statements).toHaveLength(1);
     expect(JSON.stringify(statements)).not.toMatch(/\*|\?/);
     // Only the fire function invokes.
-    const template = Template.fromStack(new CaptureReplayStack(new App(UNBUNDLED), 'Sm2', { config: parseDeploymentConfig({ ...config, targets: [{ name: 'B', kind: 'sagemaker', endpointName: 'ep' }] }) }));
+    const template = Template.fromStack(new CaptureReplayStack(templateApp(), 'Sm2', { config: parseDeploymentConfig({ ...config, targets: [{ name: 'B', kind: 'sagemaker', endpointName: 'ep' }] }) }));
     const holders = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p).includes('sagemaker:'));
     expect(holders).toHaveLength(1);
     expect(JSON.stringify((holders[0] as { Properties: { Roles: unknown } }).Properties.Roles)).toContain('StatelessFire');
   });
 
   it('passes cdk-nag with a SageMaker target', () => {
-    const app = new App(UNBUNDLED);
+    const app = templateApp();
     const s = new CaptureReplayStack(app, 'SmNag', { config: parseDeploymentConfig({ ...config, targets: [{ name: 'A', url: 'https://a.example.com' }, { name: 'B', kind: 'sagemaker', endpointName: 'ep' }] }) });
     Aspects.of(app).add(new AwsSolutionsChecks());
     app.synth();
@@ -378,7 +351,7 @@ describe('SageMaker targets', () => {
   });
 
   it('the functions get the target as configured (kind defaulted for HTTP targets)', () => {
-    const template = Template.fromStack(new CaptureReplayStack(new App(UNBUNDLED), 'SmEnv', { config: parseDeploymentConfig({ ...config, targets: [{ name: 'A', url: 'https://a.example.com' }, { name: 'B', kind: 'sagemaker', endpointName: 'ep', variant: 'AllTraffic' }] }) }));
+    const template = Template.fromStack(new CaptureReplayStack(templateApp(), 'SmEnv', { config: parseDeploymentConfig({ ...config, targets: [{ name: 'A', url: 'https://a.example.com' }, { name: 'B', kind: 'sagemaker', endpointName: 'ep', variant: 'AllTraffic' }] }) }));
     const env = (fn2: { Properties: { Environment: { Variables: Record<string, string> } } }) => JSON.parse(fn2.Properties.Environment.Variables.TARGETS_JSON!);
     const fire = Object.entries(template.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith('StatelessFire'))![1] as never;
     expect(env(fire)).toEqual([

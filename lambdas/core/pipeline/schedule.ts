@@ -15,11 +15,11 @@
  *   one set of shards is cut from every record any target takes, read once, and each target's
  *   message for a shard carries the records its plan takes. The run record then lists each
  *   target's shards (`targetShards`), which is what the collector waits for.
- * - After an idle spell the replay queue's event source takes 5 batches at once and grows by
- *   300 a minute: with `ramp`, the run's first shards are delivered earlier, along that ramp
- *   (sqs-schedule.ts rampLeads), each message carrying its own lead. Their slots are written
- *   before the start is fixed, and a file or window run (`startMoves`) starts late enough for
- *   the ramp to be sent on time.
+ * - The replay queue's event source adds at most 300 batches a minute, and only while messages
+ *   wait (after an idle spell it starts from 5): with `ramp`, each slot's shards are delivered
+ *   along that ramp (sqs-schedule.ts rampLeads), each message carrying its own lead. A file or
+ *   window run (`startMoves`) writes its first slot before its start is fixed, and starts late
+ *   enough for every slot's messages to be sent on time.
  * - The run's start is fixed once, stored before the first message (`_start.json`): a
  *   retried ingest reuses it, so shards sent by an earlier attempt and by this one share
  *   one timeline (their claims make the repeats harmless).
@@ -68,11 +68,11 @@ export interface ScheduleRunArgs {
   hour?: string;
   sharding?: ShardingOptions;
   /**
-   * Deliver the run's first shards along the replay event source's ramp from idle (its
-   * MaximumConcurrency and BatchSize), each message at most `maxLeadMs` ahead of its first due
-   * time (what the fire function's timeout leaves). Without it every message gets `leadMs`.
+   * Deliver each slot's shards along the replay event source's ramp (its BatchSize), each
+   * message at most `maxLeadMs` ahead of its first due time (what the fire function's timeout
+   * leaves). Without it every message gets `leadMs`.
    */
-  ramp?: { maxConcurrency: number; batchSize: number; maxLeadMs: number };
+  ramp?: { batchSize: number; maxLeadMs: number };
   /** The start may move later, for the ramp to be sent on time (file and window runs; a mirror run keeps the capture's timeline). */
   startMoves?: boolean;
   store: ObjectStore;
@@ -105,7 +105,7 @@ export type ScheduleResult =
   | { status: 'duplicate'; shards: 0; messages: 0 };
 
 const BATCHES_AT_ONCE = 4;
-/** Inline messages of the slots written before the start is fixed are held in memory: at most this many bytes of them. */
+/** Inline messages of the slot written before the start is fixed are held in memory: at most this many bytes of them. */
 const HELD_INLINE_BYTES = 64 * 1024 * 1024;
 /** Time from fixing the start to the ramp's first messages being sent. */
 const SEND_ALLOWANCE_MS = 2000;
@@ -134,10 +134,37 @@ function messageSpecs(args: ScheduleRunArgs, shards: readonly Shard<PlanItem>[],
   );
   if (args.ramp) {
     const byDue = specs.map((_, i) => i).sort((a, b) => (specs[a] as MessageSpec).dueMs - (specs[b] as MessageSpec).dueMs || a - b);
-    const leads = rampLeads(Float64Array.from(byDue, (i) => (specs[i] as MessageSpec).dueMs), { leadMs: args.leadMs, ...args.ramp });
+    // A target that starts later (sequential dispatch) has slots of its own.
+    const slotKeys = new Map<string, number>();
+    const slotOf = byDue.map((i) => {
+      const m = specs[i] as MessageSpec;
+      const key = `${(shards[m.shard] as Shard<PlanItem>).slotIndex}:${shiftMs(m.target)}`;
+      if (!slotKeys.has(key)) slotKeys.set(key, slotKeys.size);
+      return slotKeys.get(key) as number;
+    });
+    const leads = rampLeads(Float64Array.from(byDue, (i) => (specs[i] as MessageSpec).dueMs), slotOf, { leadMs: args.leadMs, ...args.ramp });
     byDue.forEach((i, rank) => ((specs[i] as MessageSpec).leadMs = leads[rank] as number));
   }
   return specs;
+}
+
+/**
+ * How far ahead of the start the scheduler must be, ms, once the first slot is written (in
+ * `firstSlotMs`): each slot's earliest message must leave by its due time minus its lead, and
+ * the later slots are written one after the other, each taking about as long per request as
+ * the first did. The sending's allowance counts only when that is more than the plain lead.
+ */
+function aheadOfStartMs(slots: readonly SlotSpan[], specsOf: ReadonlyMap<number, readonly MessageSpec[]>, firstSlotMs: number, leadMs: number): number {
+  const first = slots[0];
+  if (!first) return 0;
+  const perRequestMs = firstSlotMs / Math.max(1, first.end - first.first);
+  let ahead = -Infinity;
+  let writtenAfterMs = 0;
+  slots.forEach((slot, m) => {
+    if (m > 0) writtenAfterMs += (slot.end - slot.first) * perRequestMs;
+    for (let lane = 0; lane < slot.lanes; lane++) for (const spec of specsOf.get(slot.firstShard + lane) ?? []) ahead = Math.max(ahead, writtenAfterMs + spec.leadMs - spec.dueMs);
+  });
+  return ahead > leadMs ? ahead + SEND_ALLOWANCE_MS : ahead;
 }
 
 export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult> {
@@ -150,7 +177,8 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult
   const sharding = args.sharding ?? DEFAULT_SHARDING;
   const shards = cutShards(union.items, sharding);
   const membership = plans.map((plan) => membershipOf(plan, shards, union.items.length));
-  const lastShardOf = membership.map((m) => m.findLastIndex((x) => x.count > 0));
+  // A slot's lanes end about together: each of the last slot's asks the collector to look (the deadline covers the rest).
+  const lastSlotOf = membership.map((m) => shards[m.findLastIndex((x) => x.count > 0)]?.slotIndex ?? -1);
   const shardsOfGroup = membership.map((m) => shards.flatMap((s, si) => ((m[si] as Membership).count > 0 ? [{ shardId: s.shardId, requests: (m[si] as Membership).count }] : [])));
   const shiftMs = (target: string) => targetOffsets.get(target) ?? 0;
   const specs = messageSpecs(args, shards, membership, groups, shiftMs);
@@ -160,24 +188,18 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult
   const slots: SlotSpan[] = [];
   for (const s of slotsOf(union.items, sharding)) slots.push({ first: s.first, end: s.end, lanes: s.lanes, firstShard: slots.reduce((n, x) => n + x.lanes, 0) });
   const writer: SlotWriter = { runId, store, sharding, items: union.items, shards, membership, load: (first, end) => loadUnion(plans, union, first, end) };
-  // The ramp's slots are written first: their messages must leave as soon as the start is fixed.
+  // The start, fixed once for every attempt at this run. A run whose start may move writes its
+  // first slot before fixing it, and starts late enough for each slot's messages (their ramp
+  // included) to be sent on time, the later slots written at the first one's pace.
   const prepared = new Map<SlotSpan, (LaneContent | null)[][]>();
-  const ramped = specs.some((m) => m.leadMs > args.leadMs);
-  if (ramped) {
-    let held = 0;
-    const holds = (bytes: number) => (held + bytes <= HELD_INLINE_BYTES ? ((held += bytes), true) : false);
-    for (const slot of slots) {
-      const lanes = Array.from({ length: slot.lanes }, (_, l) => specsOf.get(slot.firstShard + l) ?? []).flat();
-      if (!lanes.some((m) => m.leadMs > args.leadMs)) break;
-      prepared.set(slot, await writeSlot(writer, slot, holds));
-    }
-  }
-
-  // The start, fixed once for every attempt at this run.
   let wanted = args.startNs;
-  if (args.startMoves && specs.length > 0) {
-    const aheadMs = Math.max(...specs.map((m) => m.leadMs - m.dueMs)) + SEND_ALLOWANCE_MS;
-    const earliest = args.clock.nowNs() + BigInt(Math.ceil(aheadMs)) * 1_000_000n;
+  const firstSlot = slots[0];
+  if (args.startMoves && firstSlot) {
+    const began = args.clock.nowNs();
+    let held = 0;
+    prepared.set(firstSlot, await writeSlot(writer, firstSlot, (bytes) => (held + bytes <= HELD_INLINE_BYTES ? ((held += bytes), true) : false)));
+    const now = args.clock.nowNs();
+    const earliest = now + BigInt(Math.ceil(aheadOfStartMs(slots, specsOf, Number(now - began) / 1e6, args.leadMs))) * 1_000_000n;
     if (earliest > wanted) wanted = earliest;
   }
   let startNs = wanted;
@@ -224,7 +246,7 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult
           startNs: (startNs + shiftNs(spec.target)).toString(),
           firstDueNs: firstDueNs.toString(),
           hops: 0,
-          last: si === lastShardOf[spec.group],
+          last: shard.slotIndex === lastSlotOf[spec.group],
           ...('inline' in c ? { requests: c.inline } : { requests: [], requestsRef: c.ref }),
           ...(spec.leadMs !== args.leadMs ? { leadMs: spec.leadMs } : {}),
         };

@@ -136,8 +136,8 @@ export const shardMessageSchema = z.object({
   /** How many times the message was re-delayed to reach a due time beyond SQS's 15 minutes. */
   hops: z.number().int().nonnegative(),
   /**
-   * The run's last shard by due time: only its completion asks the collector to look (one
-   * listing per run, not one per shard); the deadline message covers stragglers.
+   * A shard of the run's last slot: only their completions ask the collector to look (a listing
+   * per lane of that slot, not one per shard); the deadline message covers stragglers.
    */
   last: z.boolean().default(false),
   /** The requests, inline; empty when they travel by reference (`requestsRef`). */

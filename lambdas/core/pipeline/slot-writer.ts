@@ -43,7 +43,7 @@ export interface SlotSpan {
 type Pending = { inline: WireRequest[] } | { prefix: string; parts: number; requests: number } | null;
 
 /** A message's JSON around its requests (ids, times, flags), generous. */
-const MESSAGE_OVERHEAD_BYTES = 1024;
+export const MESSAGE_OVERHEAD_BYTES = 1024;
 const PUTS_AT_ONCE = 16;
 
 /** Bytes a group's share of a shard takes inline. */

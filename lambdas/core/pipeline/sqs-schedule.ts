@@ -35,8 +35,6 @@ export const RAMP_MARGIN_MS = 2000;
 
 export interface RampOptions {
   leadMs: number;
-  /** The event source's MaximumConcurrency: batches it runs at once at most. */
-  maxConcurrency: number;
   /** Messages per batch (the event source's BatchSize). */
   batchSize: number;
   /** The longest lead a message may get (what the fire function's timeout leaves for waiting). */
@@ -44,32 +42,35 @@ export interface RampOptions {
 }
 
 /**
- * How long before its first due time each message of a run should be delivered, so that an
- * event source scaling up from idle has picked up each one by (due - lead). `duesMs` are the
- * messages' first due times (ms from any origin), ascending; the result is each one's lead.
+ * How long before its first due time each message of a run should be delivered, so that the
+ * replay queue's event source, adding at most 300 batches a minute, has picked up each one by
+ * (due - lead). `duesMs` are the messages' first due times (ms), ascending, and `slotOf` each
+ * one's slot; the result is each one's lead.
  *
- * An idle event source takes 5 batches at once and adds 300 a minute only while messages wait.
- * The first `maxConcurrency` batches of the run (the most it will hold at once) are therefore
- * delivered along that ramp: the run's k-th batch when the source can take it, RAMP_MARGIN_MS
- * before (so that the queue is never empty and the source keeps growing), the ramp started
- * early enough (t0) that every one of them is picked up by its due time minus the lead; no
- * message is delivered later than due - lead, nor earlier than the ramp needs. Messages picked
- * up early wait in their invocation (billed): the price of not being late after an idle spell.
- * Later messages, and runs the first five batches cover, keep the plain lead.
+ * A slot's lanes are all due at its start, and the event source adds 5 batches a second only
+ * while messages wait; between slots it may have scaled back (when, AWS does not say). So each
+ * slot's messages are delivered along that ramp: from the slot's last message (due - lead)
+ * backwards, each one 1/5 s of batches before the next, all of them RAMP_MARGIN_MS earlier
+ * still, so that messages wait while the source grows. A slot of at most 5 batches needs no
+ * ramp. Messages picked up early wait in their invocation (billed): the price
+ * of not being late after the source scaled back, which an idle spell guarantees.
  */
-export function rampLeads(duesMs: ArrayLike<number>, o: RampOptions): Float64Array {
+export function rampLeads(duesMs: ArrayLike<number>, slotOf: ArrayLike<number>, o: RampOptions): Float64Array {
   const leads = new Float64Array(duesMs.length).fill(o.leadMs);
-  const perMs = EVENT_SOURCE_SCALING.addedPerMinute / 60_000;
   const batch = Math.max(1, o.batchSize);
-  const ramped = Math.min(duesMs.length, Math.max(1, o.maxConcurrency) * batch);
-  const rampAt = (k: number) => Math.max(0, Math.floor(k / batch) + 1 - EVENT_SOURCE_SCALING.initialBatches) / perMs;
-  let t0 = Infinity;
-  for (let k = 0; k < ramped; k++) if (rampAt(k) > 0) t0 = Math.min(t0, (duesMs[k] as number) - o.leadMs - rampAt(k));
-  if (t0 === Infinity) return leads;
-  for (let k = 0; k < ramped; k++) {
-    const due = duesMs[k] as number;
-    const at = rampAt(k) > 0 ? t0 + rampAt(k) - RAMP_MARGIN_MS : t0;
-    leads[k] = Math.max(o.leadMs, Math.min(o.maxLeadMs, Math.ceil(due - at)));
+  const spacingMs = 60_000 / EVENT_SOURCE_SCALING.addedPerMinute / batch;
+  for (let end = duesMs.length; end > 0; ) {
+    let first = end - 1;
+    while (first > 0 && slotOf[first - 1] === slotOf[end - 1]) first--;
+    if (end - first > EVENT_SOURCE_SCALING.initialBatches * batch) {
+      let next = Infinity;
+      for (let k = end - 1; k >= first; k--) {
+        const at = Math.min((duesMs[k] as number) - o.leadMs, next - spacingMs);
+        next = at;
+        leads[k] = Math.max(o.leadMs, Math.min(o.maxLeadMs, Math.ceil((duesMs[k] as number) - at + RAMP_MARGIN_MS)));
+      }
+    }
+    end = first;
   }
   return leads;
 }

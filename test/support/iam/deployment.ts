@@ -10,10 +10,7 @@ import { SageMakerRuntimeClient, type SageMakerRuntimeClientConfig } from '@aws-
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { expect } from 'vitest';
 import { CaptureReplayStack } from '../../../lib/capture-replay-stack';
 import { parseDeploymentConfig } from '../../../lib/config';
@@ -23,7 +20,7 @@ import { makeIngestHandler } from '../../../lambdas/handlers/ingest';
 import type { Clock } from '../../../lambdas/ports';
 import { ENV, type SageMakerTargetConfig } from '../../../lambdas/runtime/config';
 import { createDeps, type Deps } from '../../../lambdas/runtime/deps';
-import { REPO_ROOT } from '../processes';
+import { templateApp } from '../cdk-app';
 import { startSqsEventSource, type EventSource, type SqsLambdaHandler } from '../sqs-event-source';
 import { recordCalls, type AwsCall, type Recording } from './aws-call-recorder';
 import { motoCompatibleS3Signing, type Credentials } from './moto-iam';
@@ -61,22 +58,13 @@ export function clientConfig(endpoint: string, credentials: Credentials) {
   return { region: REGION, endpoint, forcePathStyle: true, credentials, maxAttempts: 2 };
 }
 
-/** The feature flags `cdk synth` runs with (cdk.json), so the policies are the deployed ones. */
-export function cdkFeatureFlags(): Record<string, unknown> {
-  const context = (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
-  return Object.fromEntries(Object.entries(context).filter(([k]) => k.startsWith('@aws-cdk/')));
-}
-
 /**
- * The stack as `cdk synth` makes it for this deployment configuration (the same schema, cdk.json's
- * feature flags), without bundling the functions' code: these tests run the handlers in process
- * and read only the template (policies, environment, event sources). An empty
- * `aws:cdk:bundling-stacks` bundles no stack and leaves placeholder assets
- * (https://github.com/aws/aws-cdk/issues/18125); test/integration/bundles.test.ts and
- * test/infra/synth.test.ts bundle as `cdk synth` does.
+ * The stack's template as `cdk synth` writes it for this deployment configuration (the same
+ * schema, cdk.json's feature flags). These tests run the handlers in process and read only the
+ * template (policies, environment, event sources): nothing is bundled (templateApp).
  */
 export function synthesizeStack(config: Record<string, unknown>, id = 'IamTest'): CfnTemplate {
-  const app = new App({ context: { ...cdkFeatureFlags(), 'aws:cdk:bundling-stacks': [] } });
+  const app = templateApp({ featureFlags: true });
   return Template.fromStack(new CaptureReplayStack(app, id, { config: parseDeploymentConfig(config) })).toJSON() as CfnTemplate;
 }
 

@@ -142,19 +142,19 @@ describe('shards by reference', () => {
 
 describe('the ramp of an event source scaling from idle', () => {
   /**
-   * When each of the first `maxConcurrency` messages (by delivery) is picked up by an event source
-   * at 5 batches, +300/min while messages wait, oldest first (nothing finishes during a ramp).
+   * When each message is picked up by an event source that starts at 5 batches (idle, or scaled
+   * back to what it runs) and adds 300 a minute while messages wait, oldest first, nothing
+   * finishing meanwhile.
    */
-  function pickups(deliveries: number[], maxConcurrency: number): number[] {
+  function pickups(deliveries: readonly number[]): number[] {
     const order = deliveries.map((_, i) => i).sort((a, b) => deliveries[a]! - deliveries[b]! || a - b);
     const out = new Array<number>(deliveries.length);
     const perMs = EVENT_SOURCE_SCALING.addedPerMinute / 60_000;
     let level = EVENT_SOURCE_SCALING.initialBatches;
-    let now = deliveries[order[0]!]!;
-    order.slice(0, maxConcurrency).forEach((i, rank) => {
-      now = Math.max(now, deliveries[i]!);
-      // A pickup beyond the current level waits for the level to grow (nothing finishes during a ramp).
-      while (rank + 1 > Math.floor(level)) {
+    let now = -Infinity;
+    order.forEach((i, rank) => {
+      if (deliveries[i]! > now) now = deliveries[i]!;
+      while (rank + 1 > Math.floor(level + 1e-9)) {
         now += 10;
         level += 10 * perMs;
       }
@@ -163,28 +163,37 @@ describe('the ramp of an event source scaling from idle', () => {
     return out;
   }
 
-  it("delivers the run's first batches along the ramp: each picked up by its due time minus the lead, none before it needs to be", () => {
-    // 10,000/s in 120 s slots with 110 lanes for 2 targets: 220 messages due at each slot's start, 4 slots.
-    const dues = Array.from({ length: 4 }, (_, slot) => Array.from({ length: 220 }, (_, l) => slot * 120_000 + l * 0.05)).flat();
-    const leads = rampLeads(dues, { leadMs: 20_000, maxConcurrency: 660, batchSize: 1, maxLeadMs: 400_000 });
-    const deliveries = dues.map((d, k) => d - leads[k]!);
-    const picked = pickups(deliveries, 660);
-    dues.slice(0, 660).forEach((d, k) => expect(picked[k]).toBeLessThanOrEqual(d - 20_000));
-    expect(Math.min(...leads)).toBe(20_000);
-    // Slot 0's last lane waits for the source to reach 220: (220 - 5) / 5 s = 43 s of ramp before its lead.
-    expect(Math.max(...leads.slice(0, 220))).toBeGreaterThan(20_000 + 43_000);
-    // Beyond the first 660 batches (the most the source holds), the plain lead.
-    expect([...leads.slice(660)].every((l) => l === 20_000)).toBe(true);
-    // Without the ramp, the same source picks slot 0's last lanes ~43 s after their lead.
-    const plain = pickups(dues.map((d) => d - 20_000), 660);
-    expect(plain[219]! - (dues[219]! - 20_000)).toBeGreaterThan(40_000);
+  // 10,000/s in 120 s slots with 110 lanes for 2 targets: 220 messages due at each slot's start.
+  const slotDues = (slot: number) => Array.from({ length: 220 }, (_, l) => slot * 120_000 + Math.floor(l / 2) * 0.1);
+  const o = { leadMs: 20_000, batchSize: 1, maxLeadMs: 400_000 };
+
+  it("delivers a slot's messages along the ramp: a source starting from 5 picks each one up by its due time minus the lead", () => {
+    const dues = slotDues(0);
+    const leads = rampLeads(dues, dues.map(() => 0), o);
+    const picked = pickups(dues.map((d, k) => d - leads[k]!));
+    dues.forEach((d, k) => expect(picked[k]).toBeLessThanOrEqual(d - 20_000));
+    // The slot's last message comes 2 s before the lead (the margin); the first (220 - 1) / 5 s earlier still.
+    expect(leads.at(-1)).toBe(22_000);
+    expect(Math.abs(Math.max(...leads) - (20_000 + 219 * 200 + 2000))).toBeLessThan(50);
+    // Without the ramp, the same source picks the slot's last message ~43 s after its lead.
+    const plain = pickups(dues.map((d) => d - 20_000));
+    expect(plain.at(-1)! - (dues.at(-1)! - 20_000)).toBeGreaterThan(40_000);
   });
 
-  it('leaves the lead alone when the first five batches cover the run, and caps a lead at maxLeadMs', () => {
-    expect([...rampLeads([0, 0, 120_000, 120_000], { leadMs: 20_000, maxConcurrency: 4, batchSize: 1, maxLeadMs: 400_000 })]).toEqual([20_000, 20_000, 20_000, 20_000]);
-    const capped = rampLeads(Array.from({ length: 500 }, () => 0), { leadMs: 20_000, maxConcurrency: 500, batchSize: 1, maxLeadMs: 60_000 });
+  it('ramps every slot the same way (the source may have scaled back between slots), and no more than it needs', () => {
+    const dues = [0, 1, 2, 3].flatMap(slotDues);
+    const leads = rampLeads(dues, dues.map((_, k) => Math.floor(k / 220)), o);
+    for (let slot = 1; slot < 4; slot++) expect([...leads.slice(slot * 220, slot * 220 + 220)]).toEqual([...leads.slice(0, 220)]);
+    // Deliveries within a slot at most 5 a second: what the source adds while they wait.
+    const deliveries = dues.slice(0, 220).map((d, k) => d - leads[k]!);
+    for (let k = 2; k < 219; k++) expect(deliveries[k + 1]! - deliveries[k]!).toBeGreaterThanOrEqual(199);
+  });
+
+  it('leaves the lead alone for a slot of five batches or fewer, and caps a lead at maxLeadMs', () => {
+    expect([...rampLeads([0, 0, 120_000, 120_000], [0, 0, 1, 1], o)]).toEqual([20_000, 20_000, 20_000, 20_000]);
+    const capped = rampLeads(Array.from({ length: 500 }, () => 0), Array.from({ length: 500 }, () => 0), { ...o, maxLeadMs: 60_000 });
     expect(Math.max(...capped)).toBe(60_000);
-    expect(Math.min(...capped)).toBeGreaterThanOrEqual(20_000);
+    expect(Math.min(...capped)).toBe(22_000);
   });
 
   it('scheduleRun: the ramp moves a file run\'s start so that its first messages can be sent on time; each carries its lead; the fire stage keeps a message delivered early for its own lead', async () => {
@@ -201,7 +210,7 @@ describe('the ramp of an event source scaling from idle', () => {
       inputConfig: {},
       notScheduledByReason: {},
       sharding: { slotMs: 1000, maxShardRequests: 10, maxMessageBytes: 768 * 1024, maxInlineBodyBytes: 64 * 1024 },
-      ramp: { maxConcurrency: 100, batchSize: 1, maxLeadMs: 120_000 },
+      ramp: { batchSize: 1, maxLeadMs: 120_000 },
       startMoves: true,
       store: p.store,
       queue: p.queue,
@@ -210,8 +219,8 @@ describe('the ramp of an event source scaling from idle', () => {
     if (result.status !== 'scheduled') throw new Error('not scheduled');
     const sent = shardsSent(p.queue);
     expect(sent).toHaveLength(40);
-    // (40 - 5) / 5 s of ramp + 2 s of margin before the 20 s lead, and the send allowance: the start moved ~29 s later.
-    expect(Number(result.startNs - (S + 20n * SEC)) / 1e9).toBeGreaterThan(8);
+    // 39 / 5 s of ramp + 2 s of margin before the 20 s lead, and the send allowance: the start moved ~12 s later.
+    expect(Number(result.startNs - (S + 20n * SEC)) / 1e9).toBeGreaterThan(9);
     for (const { sent: raw, message } of sent) {
       const lead = message.leadMs ?? 20_000;
       const visibleNs = raw.sentNs + BigInt(raw.delaySeconds) * SEC;

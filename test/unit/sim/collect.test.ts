@@ -48,12 +48,13 @@ describe('collect', () => {
   });
 
   it('a shard without results is pending before the deadline and counted lost after it', () => {
-    const c = collector((target, shard) => (target === 0 && shard === 3 ? Infinity : 0));
+    const c = collector((target, shard) => (target === 0 && shard === 1 ? Infinity : 0));
     apply(c.handle([{ kind: 'collect', target: 0, notBeforeMs: 0 }], 50_000));
     expect(c.counters.pendings).toBe(1);
     expect(c.lost[0]).toBeNull();
     apply(c.handle([{ kind: 'collect', target: 0, notBeforeMs: 0 }], 100_001));
-    expect(c.lost[0]).toBe(workload.shards[3]?.offsets.length);
+    expect(workload.shards.length).toBeGreaterThan(1);
+    expect(c.lost[0]).toBe(workload.shards[1]?.offsets.length);
   });
 
   it('a message not yet due is sent on and writes interim results', () => {

@@ -1,10 +1,12 @@
 /**
  * The simulator's traffic comes from the pipeline's own planner and sharder: planning in
- * chunks of seconds gives the whole plan's offsets, the shards are cutShards' over the whole
- * plan, and a shard message is the size of the real wire format.
+ * chunks of seconds gives the whole plan's offsets, the shards are cutShards' lanes over the
+ * whole plan, each inline or by reference as the ingest decides, and a shard message is the
+ * size of the real wire format.
  */
 import { describe, expect, it } from 'vitest';
-import { cutShards, DEFAULT_SHARDING, wireBytes } from '../../../lambdas/core/pipeline/shards';
+import { partRequests } from '../../../lambdas/core/pipeline/shard-parts';
+import { cutShards, DEFAULT_SHARDING } from '../../../lambdas/core/pipeline/shards';
 import { Rng } from '../../../sim/random';
 import { settingsFor } from '../../../sim/settings';
 import { buildWorkload, planOffsets, planSeconds } from '../../../sim/workload';
@@ -26,20 +28,35 @@ describe('planOffsets', () => {
 describe('buildWorkload', () => {
   const { settings } = settingsFor({ ratePerTarget: 333, targets: 2, seconds: 37, latencyP50S: 1, latencyP99S: 2 });
 
-  it('has exactly rate x seconds requests (even arrivals) in the shards cutShards makes of the whole plan', () => {
+  it('has exactly rate x seconds requests (even arrivals) in the lanes cutShards makes of the whole plan, in 1 s slots and in the derived ones', () => {
+    for (const slotS of [1, settings.stack.slotS]) {
+      const s = { ...settings, stack: { ...settings.stack, slotS } };
+      const w = buildWorkload(s, new Rng(1));
+      expect(w.requests).toBe(333 * 37);
+      const counts = Uint32Array.from({ length: 37 }, (_, k) => Math.floor((k + 1) * 333) - Math.floor(k * 333));
+      const sharding = { ...DEFAULT_SHARDING, slotMs: slotS * 1000, maxShardRequests: settings.stack.maxShardRequests };
+      const items = planSeconds(counts, 0, 37, 0).map((offsetMs) => ({ offsetMs }));
+      const expected = cutShards(items, sharding);
+      expect(w.shards.map((x) => x.shardId)).toEqual(expected.map((x) => x.shardId));
+      const got = w.shards.flatMap((x) => Array.from(x.offsets));
+      const want = expected.flatMap((x) => x.requests.map((r) => r.offsetMs));
+      expect(w.shards.map((x) => x.offsets.length)).toEqual(expected.map((x) => x.requests.length));
+      expect(Math.max(...got.map((o, i) => Math.abs(o - (want[i] as number))))).toBeLessThan(1e-9);
+      expect(w.durationMs).toBeCloseTo(Math.max(...want), 9);
+      expect(w.fileBytes).toBe(333 * 37 * settings.workload.recordBytes);
+    }
+  });
+
+  it('a lane over the message budget travels by reference, in parts of partRequests(lanes); a small one inline', () => {
+    // 37 s at 333/s in one 120 s slot: 4 lanes of ~3,080 requests (~7 MB each).
     const w = buildWorkload(settings, new Rng(1));
-    expect(w.requests).toBe(333 * 37);
-    const counts = Uint32Array.from({ length: 37 }, (_, s) => Math.floor((s + 1) * 333) - Math.floor(s * 333));
-    const sharding = { ...DEFAULT_SHARDING, slotMs: 1000, maxShardRequests: settings.stack.maxShardRequests };
-    const items = planSeconds(counts, 0, 37, 0).map((offsetMs) => ({ offsetMs }));
-    const expected = cutShards(items, sharding, () => wireBytes(1353, 's3://b/k.jsonl', sharding));
-    expect(w.shards.map((s) => s.shardId)).toEqual(expected.map((s) => s.shardId));
-    const got = w.shards.flatMap((s) => Array.from(s.offsets));
-    const want = expected.flatMap((s) => s.requests.map((r) => r.offsetMs));
-    expect(w.shards.map((s) => s.offsets.length)).toEqual(expected.map((s) => s.requests.length));
-    expect(Math.max(...got.map((o, i) => Math.abs(o - (want[i] as number))))).toBeLessThan(1e-9);
-    expect(w.durationMs).toBeCloseTo(want.at(-1) as number, 9);
-    expect(w.fileBytes).toBe(333 * 37 * settings.workload.recordBytes);
+    expect(w.slots).toHaveLength(1);
+    expect(w.shards).toHaveLength(4);
+    for (const s of w.shards) expect(s.parts).toBe(Math.ceil(s.offsets.length / partRequests(4)));
+    expect(w.shardMessageBytes(w.shards[0]!, false)).toBeLessThan(1000);
+    const small = buildWorkload({ ...settings, stack: { ...settings.stack, slotS: 1, maxShardRequests: 200 } }, new Rng(1));
+    expect(small.shards.every((s) => s.parts === 0)).toBe(true);
+    expect(small.shardMessageBytes(small.shards[0]!, false)).toBe(small.messageBytes(small.shards[0]!.offsets.length));
   });
 
   it('a shard message of 200 requests of ~1.3 KB bodies is ~440 KB (bench/RESULTS.md, moto), and grows with its requests', () => {
