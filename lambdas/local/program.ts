@@ -6,8 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_COMPARE_OPTIONS } from '../core/compare/types';
 import { buildMockSageMakerProgram, buildMockServerProgram } from '../mocks/cli';
 import { DEFAULT_REHEARSAL_REQUESTS, parseGoodput, parseWorkers, usageErrors } from './cli-usage';
+import { quietSdkNodeVersionWarning } from './sdk-warnings';
 import { parseTimeFlag } from './time-flag';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -61,18 +63,20 @@ function failOn(raw: string): string[] {
 /** The comparison options shared by `replay` (two targets or more) and `compare`. */
 function comparisonOptions(command: Command): Command {
   return command
-    .option('--min-effect <fraction>', 'smallest relative change called better or worse (0.02 = 2 %)', effect('--min-effect'))
-    .option('--resamples <n>', 'bootstrap resamples for the confidence intervals (default 2000)', positiveInt('--resamples'))
+    .option('--min-effect <fraction>', 'smallest relative change called better or worse (0.02 = 2 %)', effect('--min-effect'), DEFAULT_COMPARE_OPTIONS.minEffect)
+    .option('--resamples <n>', 'bootstrap resamples for the confidence intervals', positiveInt('--resamples'), DEFAULT_COMPARE_OPTIONS.resamples)
     .option('--fail-on <verdicts>', `exit 3 when any comparison verdict is one of these (${FAIL_ON.join(', ')}), e.g. to gate a deployment in CI`, failOn);
 }
 
 const EXIT_CODES = `
 Exit codes:
-  0        the run was done (a target that took none of the capture, e.g. a chat
-           target on CSV records, is named but does not fail a run another replayed)
+  0        the run was done (a target that took none of the capture, e.g. a
+           chat target on CSV records, is named but does not fail a run
+           another replayed)
   1        it could not be done (missing captures, a target not reachable, no
            replayable record, no target replayed anything, every request to a
-           target failed, error rate above --max-error-rate)
+           target failed, error rate above --max-error-rate, a cancelled or
+           unfinished run given to compare)
   2        usage error
   3        a comparison verdict matched --fail-on
   130/143  stopped by SIGINT (Ctrl-C) / SIGTERM; what was done is written`;
@@ -117,7 +121,7 @@ function firingOptions(command: Command): Command {
     )
     .option('--timeout <ms>', 'per-request timeout', positive('--timeout'), 600_000)
     .option('--lead <ms>', 'delay from start-up to the first request', nonNegative('--lead'), 500)
-    .option('--late-tolerance <ms>', 'lateness beyond which --late-policy applies', nonNegative('--late-tolerance'))
+    .option('--late-tolerance <ms>', 'lateness beyond which --late-policy applies (default: none, every request is fired however late, its lag recorded)', nonNegative('--late-tolerance'))
     .addOption(new Option('--late-policy <policy>', 'what to do with a request later than --late-tolerance').choices(['fire', 'drop']).default('fire'));
 }
 
@@ -151,13 +155,14 @@ function capturesOptions(command: Command): Command {
 
 function addReplay(program: Command): void {
   const replay = usageErrors(program.command('replay'), 'replay')
-    .description('replay a capture file or a folder of them (e.g. from `aws s3 sync`) against one OpenAI-compatible server, or several to compare them')
+    .description('replay a capture file or a folder of them (e.g. from `aws s3 sync`) against one OpenAI-compatible server or SageMaker endpoint, or several to compare them')
     .argument('<captures-path>', 'a .jsonl capture file or a folder of them (searched recursively), or s3://<bucket>/<prefix> (Data Capture read in place: only the hour partitions of the window, see --from/--to)')
-    .option('--url <base-url>', 'one target: server base URL, e.g. http://localhost:8000')
-    .option('--target <name=url>', 'a target to compare, e.g. --target A=http://a:8000 --target B=http://b:8000 (repeat; the first is the baseline)', collect)
+    .option('--url <base-url>', 'one target: server base URL, e.g. http://localhost:8000, or sagemaker:<endpoint>[?region=...] for a SageMaker endpoint')
+    .option('--target <name=url>', 'a target to compare, e.g. --target A=http://a:8000 --target B=sagemaker:<endpoint> (repeat; the first is the baseline)', collect)
     .option('--target-name <name>', 'name of the target in results', 'target')
     .addOption(new Option('--dispatch <mode>', 'several targets: each request to all at its due time, or the whole schedule to one target after another').choices(['parallel', 'sequential']).default('parallel'))
-    .option('--out <dir>', 'output folder; results go to <dir>/<run-id>/<target-name>/', 'capture-replay-out');
+    .option('--out <dir>', 'output folder; results go to <dir>/<run-id>/<target-name>/', 'capture-replay-out')
+    .option('--overwrite', 'replace the results of an earlier run with the same --run-id in --out (removed first, whole); without it such a run is refused', false);
   requestOptions(replay)
     .addOption(startOffsetOption())
     .option('--end-offset <ms>', 'skip requests after this offset from the first capture (inclusive)', nonNegative('--end-offset'));
@@ -210,7 +215,9 @@ function addCompare(program: Command): void {
     .argument('<results-dirs...>', 'results folders (<out>/<run-id>/<target>/), the first the baseline; a run folder with several targets stands for all of them')
     .option('--out <dir>', 'where to write comparison.json and report.html (default: print only)')
     .addOption(new Option('--pairing <mode>', 'paired: by capture request; unpaired: distributions only; auto: paired when most requests match').choices(['auto', 'paired', 'unpaired']).default('auto'))
-    .option('--names <list>', 'comma-separated names for the folders (default: the folder names)');
+    .option('--names <list>', 'comma-separated names for the folders (default: the folder names)')
+    .option('--overwrite', 'replace the comparison.json and report.html already in --out (a run folder\'s own, say); without it they are never replaced', false)
+    .option('--allow-partial', 'compare a run that was cancelled or has not finished (no run_manifest.json): refused without it, its verdict being on part of the run only', false);
   comparisonOptions(compare).action(async (dirs: string[], options: Record<string, unknown>) => {
     const { compareCommand } = await import('./compare/command');
     process.exitCode = await compareCommand({ dirs, ...options } as Parameters<typeof compareCommand>[0]);
@@ -299,7 +306,8 @@ export function buildProgram(): Command {
     .name('capture-replay')
     .description('Replay SageMaker Data Capture traffic against an endpoint on its original timing, with AIPerf-compatible results.')
     .version(VERSION, '-V, --version', 'print the version and exit')
-    .addHelpText('after', EXIT_CODES);
+    .addHelpText('after', EXIT_CODES)
+    .hook('preAction', () => quietSdkNodeVersionWarning());
   addReplay(program);
   addCapacity(program);
   addCompare(program);

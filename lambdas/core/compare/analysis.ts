@@ -4,13 +4,14 @@
  * AIPerf's). The local CLI, the `compare` command and the pipeline's collector all end here.
  */
 import { quantiles101 } from '../metrics/stats';
-import { buildReportSeries, type ReportSeriesRow } from '../report/series';
+import { buildReportSeriesFromColumns, type ReportSeriesColumns } from '../report/series';
 import type { ReportData, ReportTarget, ReportTargetSummary } from '../report/types';
 import { plausibleTokenCount } from '../metrics/usage';
 import type { FireOutcome, ProfileRecord } from '../types';
 import { buildComparisonDocument } from './compare';
+import { float64Column } from './column-buffer';
 import { ColumnsBuilder, requestIdentity, type RecordLike } from './columns';
-import { COMPARED_METRICS, OUTCOME, type CompareOptions, type ComparedMetricTag, type ComparisonDocument, type TargetColumns } from './types';
+import { COMPARED_METRICS, OUTCOME, type CompareOptions, type ComparisonDocument, type TargetColumns } from './types';
 
 const toNumber = (v: number | bigint | string | undefined | null): number | null => {
   if (v === undefined || v === null) return null;
@@ -21,29 +22,31 @@ const toNumber = (v: number | bigint | string | undefined | null): number | null
 /** One target's requests, accumulated in schedule order. */
 export class TargetAccumulator {
   readonly columns: ColumnsBuilder;
-  /** Per row: time (epoch ns as a float: precise to a microsecond, plenty for a chart) and lag. */
-  private readonly timeNs: number[] = [];
-  private readonly lagMs: (number | null)[] = [];
+  /** Per row: time (epoch ns as a float: precise to a microsecond, plenty for a chart) and lag (NaN: none). */
+  private readonly timeNs = float64Column();
+  private readonly lagMs = float64Column();
 
   constructor(readonly name: string) {
     this.columns = new ColumnsBuilder(name);
   }
 
-  /** A fired request's record: ours (`capture_replay`) or AIPerf's. */
-  addRecord(record: RecordLike & { capture_replay?: { schedule_lag_ms?: number } }): void {
-    this.columns.addRecord(record);
+  /** A fired request's record: ours (`capture_replay`) or AIPerf's; null, or why it was left out (columns.ts). */
+  addRecord(record: RecordLike & { capture_replay?: { schedule_lag_ms?: number } }): string | null {
+    const rejected = this.columns.addRecord(record);
+    if (rejected !== null) return rejected;
     const scheduled = toNumber(record.capture_replay?.scheduled_ns);
     const start = toNumber(record.metadata?.request_start_ns);
     this.timeNs.push(scheduled ?? start ?? NaN);
     const lag = record.capture_replay?.schedule_lag_ms;
-    this.lagMs.push(typeof lag === 'number' && Number.isFinite(lag) ? lag : null);
+    this.lagMs.push(typeof lag === 'number' && Number.isFinite(lag) ? lag : NaN);
+    return null;
   }
 
   /** A scheduled request that was never fired. */
   addDropped(identity: string | null, reason: string, capturedOutputTokens: number | null, scheduledNs: bigint | null, order?: number): void {
     this.columns.addDropped(identity, reason, capturedOutputTokens, order);
     this.timeNs.push(scheduledNs === null ? NaN : Number(scheduledNs));
-    this.lagMs.push(null);
+    this.lagMs.push(NaN);
   }
 
   /** A local run's outcomes and records (both in plan order). */
@@ -58,30 +61,21 @@ export class TargetAccumulator {
     return acc;
   }
 
-  /** The report's view of this target, times relative to `zeroNs` (default: its first request). */
+  /** The report's view of this target, times relative to its first request, from the columns as they are (no object per row). */
   reportTarget(columns: TargetColumns, summary: ReportTargetSummary, maxPoints?: number): ReportTarget {
+    const timeNs = this.timeNs.view();
     let zero = Infinity;
-    for (const t of this.timeNs) if (t < zero) zero = t;
-    const rows: ReportSeriesRow[] = [];
-    const n = columns.keys.length;
-    for (let i = 0; i < n; i++) {
-      const t = this.timeNs[i] as number;
-      if (!Number.isFinite(t)) continue;
-      const metrics: Partial<Record<ComparedMetricTag, number>> = {};
-      if (columns.outcome[i] === OUTCOME.succeeded) {
-        for (const { tag } of COMPARED_METRICS) {
-          const v = columns.metrics[tag][i] as number;
-          if (Number.isFinite(v)) metrics[tag] = v;
-        }
-      }
-      rows.push({ t: (t - zero) / 1e9, lagMs: this.lagMs[i] ?? null, metrics });
-    }
+    for (const t of timeNs) if (t < zero) zero = t;
+    const succeeded = (i: number) => columns.outcome[i] === OUTCOME.succeeded;
+    const series: ReportSeriesColumns = { t: timeNs.map((t) => (t - zero) / 1e9), lagMs: this.lagMs.view(), metrics: {} };
     const quantiles: ReportTarget['quantiles'] = {};
     for (const { tag } of COMPARED_METRICS) {
-      const values = columns.metrics[tag].filter((v, i) => Number.isFinite(v) && columns.outcome[i] === OUTCOME.succeeded);
+      const column = columns.metrics[tag];
+      series.metrics[tag] = column.map((v, i) => (succeeded(i) ? v : NaN));
+      const values = column.filter((v, i) => Number.isFinite(v) && succeeded(i));
       if (values.length > 0) quantiles[tag] = quantiles101(values);
     }
-    return { summary, series: buildReportSeries(rows, maxPoints), quantiles };
+    return { summary, series: buildReportSeriesFromColumns(series, maxPoints), quantiles };
   }
 }
 

@@ -10,6 +10,7 @@
  * same captures replayed twice, by one run or by two, give the same keys, whatever the run
  * ids, and an amplified run's copy 0 pairs with the unamplified run's request.
  */
+import { float64Column, uint8Column } from './column-buffer';
 import { COMPARED_METRICS, OUTCOME, type ComparedMetricTag, type OutcomeCode, type TargetColumns } from './types';
 
 /** The parts of a `profile_export.jsonl` line the comparison reads (ours and AIPerf's alike). */
@@ -49,14 +50,16 @@ const TAG_ALIASES: Partial<Record<ComparedMetricTag, string>> = { time_to_first_
 const finite = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : NaN);
 
 export class ColumnsBuilder {
-  private readonly keys: string[] = [];
-  private readonly outcome: number[] = [];
+  private keys: string[] = [];
+  /** How many of `keys` are numbered already (build() numbers them all, once). */
+  private numbered = 0;
+  private readonly outcome = uint8Column();
   private readonly errorType: (string | null)[] = [];
   private readonly dropReason: (string | null)[] = [];
-  private readonly values = new Map<ComparedMetricTag, number[]>(COMPARED_METRICS.map((m) => [m.tag, []]));
-  private readonly captured: number[] = [];
+  private readonly values = new Map(COMPARED_METRICS.map((m) => [m.tag, float64Column()]));
+  private readonly captured = float64Column();
   /** Schedule position of each row: occurrences of one identity are numbered in this order. */
-  private readonly order: number[] = [];
+  private readonly order = float64Column();
 
   constructor(private readonly name: string) {}
 
@@ -65,26 +68,36 @@ export class ColumnsBuilder {
   }
 
   private push(identity: string | null, order: number | undefined): void {
+    if (this.numbered > 0) throw new Error(`the columns of ${this.name} are built: no row can be added after`);
     // A record without identity cannot be paired: a key no other run can produce.
     this.keys.push(identity ?? `\u0000unidentified:${this.keys.length}`);
     this.order.push(order ?? this.keys.length);
   }
 
-  /** A fired request (succeeded when `record.error` is null), in any order (`session_num` orders it). */
-  addRecord(record: RecordLike): void {
-    this.push(recordIdentity(record), record.metadata?.session_num);
+  /**
+   * A fired request (succeeded when `record.error` is null), in any order (`session_num`
+   * orders it). Returns null, or why the record was left out: every compared metric is a
+   * duration, a count or a rate, so a negative value says the record's clock or its writer
+   * is wrong (a baseline mean of -2.15 ms was compared as is), and none of its values can be
+   * trusted.
+   */
+  addRecord(record: RecordLike): string | null {
     const error = record.error;
     const failed = error !== null && error !== undefined;
+    const values = COMPARED_METRICS.map(({ tag }) => {
+      const alias = TAG_ALIASES[tag];
+      const entry = record.metrics?.[tag] ?? (alias === undefined ? undefined : record.metrics?.[alias]);
+      return failed ? NaN : finite(entry?.value);
+    });
+    const negative = values.findIndex((v) => v < 0);
+    if (negative >= 0) return `negative ${COMPARED_METRICS[negative]?.tag}`;
+    this.push(recordIdentity(record), record.metadata?.session_num);
     this.outcome.push(failed ? OUTCOME.failed : OUTCOME.succeeded);
     this.errorType.push(failed ? errorTypeOf(error) : null);
     this.dropReason.push(null);
-    for (const { tag } of COMPARED_METRICS) {
-      const alias = TAG_ALIASES[tag];
-      const entry = record.metrics?.[tag] ?? (alias === undefined ? undefined : record.metrics?.[alias]);
-      const value = failed ? NaN : finite(entry?.value);
-      (this.values.get(tag) as number[]).push(value);
-    }
+    COMPARED_METRICS.forEach(({ tag }, i) => this.values.get(tag)?.push(values[i] as number));
     this.captured.push(finite(record.capture_replay?.captured_output_tokens));
+    return null;
   }
 
   /** A scheduled request that was not fired, with its reason and its position in the schedule. */
@@ -93,13 +106,21 @@ export class ColumnsBuilder {
     this.outcome.push(OUTCOME.dropped);
     this.errorType.push(null);
     this.dropReason.push(reason);
-    for (const { tag } of COMPARED_METRICS) (this.values.get(tag) as number[]).push(NaN);
+    for (const { tag } of COMPARED_METRICS) this.values.get(tag)?.push(NaN);
     this.captured.push(finite(capturedOutputTokens));
   }
 
-  /** Keys numbered by occurrence (`id#0`, `id#1`, ...) in schedule order. */
+  /**
+   * Keys numbered by occurrence (`id#0`, `id#1`, ...) in schedule order. Done once: the
+   * numbered keys replace the identities (a million strings fewer held).
+   */
   private numberedKeys(): string[] {
-    const rows = this.keys.map((_, i) => i).sort((a, b) => (this.order[a] as number) - (this.order[b] as number));
+    if (this.numbered === this.keys.length) return this.keys;
+    const order = this.order.view();
+    let sorted = true;
+    for (let i = 1; i < order.length && sorted; i++) sorted = (order[i - 1] as number) <= (order[i] as number);
+    // Records are mostly written in schedule order: no sort of a million indices then.
+    const rows = sorted ? this.keys.keys() : Int32Array.from(this.keys.keys()).sort((a, b) => (order[a] as number) - (order[b] as number));
     const seen = new Map<string, number>();
     const out = new Array<string>(this.keys.length);
     for (const i of rows) {
@@ -108,20 +129,23 @@ export class ColumnsBuilder {
       seen.set(identity, k + 1);
       out[i] = `${identity}#${k}`;
     }
+    this.keys = out;
+    this.numbered = out.length;
     return out;
   }
 
+  /** The columns: views over the builder's buffers (no copy), so build once every row is in. */
   build(): TargetColumns {
     const metrics = {} as Record<ComparedMetricTag, Float64Array>;
-    for (const [tag, list] of this.values) metrics[tag] = Float64Array.from(list);
+    for (const [tag, column] of this.values) metrics[tag] = column.view();
     return {
       name: this.name,
       keys: this.numberedKeys(),
-      outcome: Uint8Array.from(this.outcome) as Uint8Array & { [i: number]: OutcomeCode },
+      outcome: this.outcome.view() as Uint8Array & { [i: number]: OutcomeCode },
       errorType: this.errorType,
       dropReason: this.dropReason,
       metrics,
-      capturedOutputTokens: Float64Array.from(this.captured),
+      capturedOutputTokens: this.captured.view(),
     };
   }
 }

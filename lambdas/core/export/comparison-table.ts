@@ -85,9 +85,11 @@ export function renderComparisonBlock(c: TargetComparison, minEffect: number): s
     .filter(([, n]) => n > 0)
     .map(([reason, n]) => `${reason} ${n}`)
     .join(', ');
-  const unit = c.mode === 'paired' ? 'pairs' : 'requests per side (unpaired)';
+  // Unpaired, `used` counts both sides' succeeded requests together: each side's own count is what was compared.
+  const succeeded = (s: { fired: number; failed: number }) => s.fired - s.failed;
+  const compared = c.mode === 'paired' ? `${c.pairs.used} pairs` : `${succeeded(c.errors.candidate)} requests of ${c.candidate} and ${succeeded(c.errors.baseline)} of ${c.baseline}`;
   const lines = [
-    pad(`${c.candidate} vs ${c.baseline}: ${c.mode}, ${c.pairs.used} ${unit} compared`, TABLE_WIDTH).trimEnd(),
+    pad(`${c.candidate} vs ${c.baseline}: ${c.mode}, ${compared} compared`, TABLE_WIDTH).trimEnd(),
     ...(excluded ? [pad(`  not compared: ${excluded}`, TABLE_WIDTH).trimEnd()] : []),
     row(['Metric', 'Verdict', c.mode === 'paired' ? 'shift B-A [95% CI]' : 'p50 B-A [95% CI]', c.mode === 'paired' ? 'shift %' : 'p50 %', 'p Holm']),
     row(COLS.map((w) => '-'.repeat(w))),

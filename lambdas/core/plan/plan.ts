@@ -81,12 +81,20 @@ export interface PlanOptions {
 const TARGET_KINDS: readonly TargetKind[] = ['openai-chat', 'sagemaker'];
 const DEFAULT_SEED = 1;
 
+/**
+ * The slowest replay: 1,000 times slower than captured, a second of captures over 16.7
+ * minutes, an hour over 41.7 days. Slower has no use, and its offsets leave what a timer, a
+ * BigInt of nanoseconds and the pipeline's working files (kept days) can hold: 1e-300 made
+ * every offset Infinity.
+ */
+export const MIN_TIME_SCALE = 0.001;
+
 /** Every problem with the options at once; empty when valid. */
 export function validatePlanOptions(o: PlanOptions): string[] {
   const problems: string[] = [];
   if (typeof o.runId !== 'string' || o.runId === '') problems.push('runId is required');
   if (!TARGET_KINDS.includes(o.targetKind)) problems.push(`targetKind must be one of ${TARGET_KINDS.join(', ')} (got ${String(o.targetKind)})`);
-  if (!(Number.isFinite(o.timeScale) && o.timeScale > 0)) problems.push(`timeScale must be a finite number > 0 (got ${String(o.timeScale)})`);
+  if (!(Number.isFinite(o.timeScale) && o.timeScale >= MIN_TIME_SCALE)) problems.push(`timeScale must be a number >= ${MIN_TIME_SCALE}, ${1 / MIN_TIME_SCALE} times slower than captured (got ${String(o.timeScale)})`);
   if (o.intraSecond !== 'spread' && o.intraSecond !== 'burst') problems.push(`intraSecond must be 'spread' or 'burst' (got ${String(o.intraSecond)})`);
   for (const [name, value] of [['startOffsetMs', o.startOffsetMs], ['endOffsetMs', o.endOffsetMs]] as const) {
     if (value !== undefined && !(Number.isFinite(value) && value >= 0)) problems.push(`${name} must be a finite number >= 0 (got ${String(value)})`);

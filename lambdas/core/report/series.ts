@@ -15,14 +15,17 @@ export interface ReportSeriesRow {
   metrics: Partial<Record<ComparedMetricTag, number>>;
 }
 
-const isNum = (v: number | null | undefined): v is number => typeof v === 'number' && Number.isFinite(v);
-
-/** Median of the finite values, null when there are none. Sorts `values` in place. */
-function median(values: number[]): number | null {
-  if (values.length === 0) return null;
-  values.sort((a, b) => a - b);
-  return percentile(values, 50);
+/**
+ * The same rows as columns, one entry per row: what a run's or a results folder's columns hold
+ * already, so a million rows need no object each. NaN where a row has no value.
+ */
+export interface ReportSeriesColumns {
+  t: ArrayLike<number>;
+  lagMs: ArrayLike<number>;
+  metrics: Partial<Record<ComparedMetricTag, ArrayLike<number>>>;
 }
+
+const isNum = (v: number | null | undefined): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /**
  * One point per row (sorted by time) when there are at most `maxPoints` rows; otherwise the
@@ -32,57 +35,80 @@ function median(values: number[]): number | null {
  * carries get a series.
  */
 export function buildReportSeries(rows: readonly ReportSeriesRow[], maxPoints = 2000): ReportSeries {
+  const column = (value: (r: ReportSeriesRow) => number | null | undefined) => Float64Array.from(rows, (r) => value(r) ?? NaN);
+  const metrics: ReportSeriesColumns['metrics'] = {};
+  for (const { tag } of COMPARED_METRICS) metrics[tag] = column((r) => r.metrics[tag]);
+  return buildReportSeriesFromColumns({ t: column((r) => r.t), lagMs: column((r) => r.lagMs), metrics }, maxPoints);
+}
+
+/** buildReportSeries over columns: the rows whose time is finite, in time order. */
+export function buildReportSeriesFromColumns(columns: ReportSeriesColumns, maxPoints = 2000): ReportSeries {
   if (!Number.isInteger(maxPoints) || maxPoints < 1) throw new Error(`maxPoints must be a positive integer, got ${maxPoints}`);
-  const timed = rows.filter((r) => isNum(r.t));
-  const tags = COMPARED_METRICS.map((m) => m.tag).filter((tag) => timed.some((r) => isNum(r.metrics[tag])));
+  const timed: number[] = [];
+  for (let i = 0; i < columns.t.length; i++) if (isNum(columns.t[i])) timed.push(i);
+  const carried = (values: ArrayLike<number> | undefined): values is ArrayLike<number> => values !== undefined && timed.some((i) => isNum(values[i]));
+  const tags = COMPARED_METRICS.map((m) => m.tag).filter((tag) => carried(columns.metrics[tag]));
+  const at = (values: ArrayLike<number>, i: number): number | null => (isNum(values[i]) ? (values[i] as number) : null);
 
   if (timed.length <= maxPoints) {
-    const sorted = [...timed].sort((a, b) => a.t - b.t);
+    const sorted = Int32Array.from(timed).sort((a, b) => (columns.t[a] as number) - (columns.t[b] as number));
     const metrics: ReportSeries['metrics'] = {};
-    for (const tag of tags) metrics[tag] = sorted.map((r) => (isNum(r.metrics[tag]) ? (r.metrics[tag] as number) : null));
-    return {
-      t: sorted.map((r) => r.t),
-      metrics,
-      scheduleLagMs: sorted.map((r) => (isNum(r.lagMs) ? r.lagMs : null)),
-      bucketed: false,
-    };
+    for (const tag of tags) metrics[tag] = Array.from(sorted, (i) => at(columns.metrics[tag] as ArrayLike<number>, i));
+    return { t: Array.from(sorted, (i) => columns.t[i] as number), metrics, scheduleLagMs: Array.from(sorted, (i) => at(columns.lagMs, i)), bucketed: false };
   }
 
   let tMin = Infinity;
   let tMax = -Infinity;
-  for (const r of timed) {
-    if (r.t < tMin) tMin = r.t;
-    if (r.t > tMax) tMax = r.t;
+  for (const i of timed) {
+    const t = columns.t[i] as number;
+    if (t < tMin) tMin = t;
+    if (t > tMax) tMax = t;
   }
   const width = (tMax - tMin) / maxPoints;
-  const bucketOf = (t: number) => (width > 0 ? Math.min(maxPoints - 1, Math.floor((t - tMin) / width)) : 0);
-
-  interface Bucket {
-    lag: number[];
-    metrics: Map<ComparedMetricTag, number[]>;
+  const bucket = new Int32Array(columns.t.length).fill(-1);
+  const filled = new Uint8Array(maxPoints);
+  for (const i of timed) {
+    const b = width > 0 ? Math.min(maxPoints - 1, Math.floor(((columns.t[i] as number) - tMin) / width)) : 0;
+    bucket[i] = b;
+    filled[b] = 1;
   }
-  const buckets = new Map<number, Bucket>();
-  for (const r of timed) {
-    const i = bucketOf(r.t);
-    let b = buckets.get(i);
-    if (!b) {
-      b = { lag: [], metrics: new Map(tags.map((tag) => [tag, []])) };
-      buckets.set(i, b);
-    }
-    if (isNum(r.lagMs)) b.lag.push(r.lagMs);
-    for (const tag of tags) {
-      const v = r.metrics[tag];
-      if (isNum(v)) b.metrics.get(tag)?.push(v);
-    }
-  }
-
-  const order = [...buckets.keys()].sort((a, b) => a - b);
+  const order: number[] = [];
+  for (let b = 0; b < maxPoints; b++) if (filled[b]) order.push(b);
   const metrics: ReportSeries['metrics'] = {};
-  for (const tag of tags) metrics[tag] = order.map((i) => median(buckets.get(i)?.metrics.get(tag) ?? []));
+  for (const tag of tags) metrics[tag] = pick(bucketMedians(columns.metrics[tag] as ArrayLike<number>, bucket, maxPoints), order);
   return {
-    t: order.map((i) => (width > 0 ? tMin + (i + 0.5) * width : tMin)),
+    t: order.map((b) => (width > 0 ? tMin + (b + 0.5) * width : tMin)),
     metrics,
-    scheduleLagMs: order.map((i) => median(buckets.get(i)?.lag ?? [])),
+    scheduleLagMs: pick(bucketMedians(columns.lagMs, bucket, maxPoints), order),
     bucketed: true,
   };
+}
+
+const pick = (values: (number | null)[], order: readonly number[]) => order.map((b) => values[b] ?? null);
+
+/**
+ * The median of each bucket's finite values (null for none): the values grouped by bucket in
+ * one array (a counting sort), each bucket's slice sorted. Memory: one number per row.
+ */
+function bucketMedians(values: ArrayLike<number>, bucket: Int32Array, buckets: number): (number | null)[] {
+  const start = new Int32Array(buckets + 1);
+  for (let i = 0; i < bucket.length; i++) {
+    const b = bucket[i] as number;
+    if (b >= 0 && isNum(values[i])) start[b + 1] = (start[b + 1] as number) + 1;
+  }
+  for (let b = 0; b < buckets; b++) start[b + 1] = (start[b + 1] as number) + (start[b] as number);
+  const grouped = new Float64Array(start[buckets] as number);
+  const next = start.slice(0, buckets);
+  for (let i = 0; i < bucket.length; i++) {
+    const b = bucket[i] as number;
+    if (b < 0 || !isNum(values[i])) continue;
+    grouped[next[b] as number] = values[i] as number;
+    next[b] = (next[b] as number) + 1;
+  }
+  const medians: (number | null)[] = new Array<number | null>(buckets).fill(null);
+  for (let b = 0; b < buckets; b++) {
+    const slice = grouped.subarray(start[b] as number, start[b + 1] as number);
+    if (slice.length > 0) medians[b] = percentile(slice.sort(), 50);
+  }
+  return medians;
 }

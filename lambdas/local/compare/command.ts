@@ -12,7 +12,9 @@ import { RUN_FILES, writeRunAnalysis } from '../../core/export/run-artifacts';
 import { renderReportHtml } from '../../core/report/report-page';
 import { usageMessage, USAGE_EXIT } from '../cli-usage';
 import { compareOptionsOf, failOnMatch, type ComparisonFlags } from '../comparison-flags';
-import { expand, readTarget, type TargetFolder } from './results-folders';
+import { comparisonOutProblem, createOutputFolder } from '../output-folder';
+import { terminalLine, terminalText } from '../terminal-text';
+import { expand, readTarget, unfinishedRun, type TargetFolder } from './results-folders';
 
 /** `capture-replay compare`'s arguments and flags, as commander hands them over. */
 export interface CompareCommandOptions extends ComparisonFlags {
@@ -20,6 +22,10 @@ export interface CompareCommandOptions extends ComparisonFlags {
   out?: string;
   pairing: 'auto' | 'paired' | 'unpaired';
   names?: string;
+  /** Replace the comparison.json and report.html already in --out. */
+  overwrite?: boolean;
+  /** Compare a cancelled or unfinished run's results (said on stderr) instead of refusing. */
+  allowPartial?: boolean;
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
 }
@@ -37,6 +43,8 @@ async function targetFolders(options: CompareCommandOptions): Promise<TargetFold
     if (names.length !== folders.length || names.some((n) => n === '')) return { usage: `--names gives ${names.length} name(s) for ${folders.length} results folder(s)` };
     names.forEach((name, i) => ((folders[i] as TargetFolder).name = name));
   }
+  // A name is printed, and written to comparison.json: a control character in it is shown escaped.
+  for (const f of folders) f.name = terminalLine(f.name);
   const seen = new Set<string>();
   for (const f of folders) {
     // Two folders called the same (A/ of two runs): tell them apart by position.
@@ -53,20 +61,31 @@ export async function compareCommand(options: CompareCommandOptions): Promise<nu
   const out = options.stdout ?? process.stdout;
   const err = options.stderr ?? process.stderr;
   const fail = (message: string): number => {
-    err.write(`capture-replay compare: ${message}\n`);
+    err.write(`capture-replay compare: ${terminalLine(message)}\n`);
     return 1;
   };
-  const folders = await targetFolders(options);
-  if ('usage' in folders) {
-    err.write(usageMessage('compare', folders.usage));
+  const usage = (message: string): number => {
+    err.write(usageMessage('compare', terminalLine(message)));
     return USAGE_EXIT;
-  }
+  };
+  const outProblem = options.out === undefined ? null : await comparisonOutProblem(options.out, options.overwrite === true);
+  if (outProblem) return usage(outProblem);
+  const folders = await targetFolders(options);
+  if ('usage' in folders) return usage(folders.usage);
   if ('fail' in folders) return fail(folders.fail);
+  const partial = await partialRuns(folders, options.allowPartial === true, err);
+  if (partial) return fail(partial);
+  if (options.out !== undefined) {
+    const unwritable = await createOutputFolder(options.out);
+    if (unwritable) return fail(`--out ${options.out}: ${unwritable}`);
+  }
 
   const read = await Promise.all(folders.map(readTarget));
   for (const [i, r] of read.entries()) {
-    if (r.badLines > 0) err.write(`capture-replay compare: ${folders[i]?.dir}: ${r.badLines} line(s) not a record, left out (first at line ${r.firstBadLine})\n`);
-    if (r.accumulator.columns.size === 0) return fail(`${folders[i]?.dir}: no records`);
+    const dir = folders[i]?.dir;
+    if (r.badLines > 0) err.write(`capture-replay compare: ${terminalLine(`${dir}: ${r.badLines} line(s) not a record, left out (first at line ${r.firstBadLine})`)}\n`);
+    for (const [reason, n] of r.rejected) err.write(`capture-replay compare: ${terminalLine(`${dir}: ${n} record(s) left out: ${reason}`)}\n`);
+    if (r.accumulator.columns.size === 0) return fail(`${dir}: no records`);
   }
   const analysis = analyse({
     title: `capture-replay compare | ${folders.map((f) => f.name).join(' vs ')}`,
@@ -77,7 +96,7 @@ export async function compareCommand(options: CompareCommandOptions): Promise<nu
   });
   const comparison = analysis.comparison;
   if (!comparison) return fail('nothing to compare');
-  out.write(renderComparisonTable(comparison) + '\n');
+  out.write(terminalText(renderComparisonTable(comparison)) + '\n');
   if (options.out !== undefined) {
     await writeRunAnalysis(new FsArtifactStore(options.out), '', comparison, renderReportHtml(analysis.report, BUNDLED_CHART_ASSETS));
     out.write(`Comparison: ${join(options.out, RUN_FILES.comparison)}\nReport: ${join(options.out, RUN_FILES.report)}\n`);
@@ -88,4 +107,22 @@ export async function compareCommand(options: CompareCommandOptions): Promise<nu
     return FAIL_ON_EXIT;
   }
   return 0;
+}
+
+/**
+ * Folders whose run was cancelled or has not finished: a verdict on what such a run sent is
+ * not the run's verdict (a run stopped after 75 of 400 requests compared as BETTER, exit 0),
+ * and a CI gate on it would pass on a fraction of the traffic. So compare refuses them (exit
+ * 1, what it found and how to go on), unless --allow-partial, which says it on stderr.
+ */
+async function partialRuns(folders: readonly TargetFolder[], allow: boolean, err: NodeJS.WritableStream): Promise<string | null> {
+  const found: string[] = [];
+  for (const folder of folders) {
+    const why = await unfinishedRun(folder);
+    if (why) found.push(`${folder.dir}: ${why}`);
+  }
+  if (found.length === 0) return null;
+  if (!allow) return `${found.join('; ')}: its verdict would be on part of the run only; compare it anyway with --allow-partial`;
+  for (const line of found) err.write(`capture-replay compare: ${terminalLine(`${line}: compared anyway (--allow-partial), the verdict is on what it sent only`)}\n`);
+  return null;
 }

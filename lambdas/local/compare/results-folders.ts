@@ -36,6 +36,53 @@ export interface ReadResult {
   summary: ReportTargetSummary;
   badLines: number;
   firstBadLine: number | null;
+  /** Records left out by reason (columns.ts: a negative latency, say), counted, never compared. */
+  rejected: Map<string, number>;
+}
+
+const readJson = async (path: string): Promise<Record<string, unknown> | null> => {
+  const text = await readFile(path, 'utf8').catch(() => null);
+  if (text === null) return null;
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === 'object' ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+};
+
+/** The first record line of a folder, parsed (null when there is none or it is not JSON). */
+async function firstRecord(dir: string): Promise<Record<string, unknown> | null> {
+  const lines = createInterface({ input: createReadStream(join(dir, ARTIFACT_FILES.records)), crlfDelay: Infinity });
+  try {
+    for await (const line of lines) {
+      if (line.trim() === '') continue;
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return null;
+      }
+    }
+    return null;
+  } finally {
+    lines.close();
+  }
+}
+
+/**
+ * Why a folder's results are not those of a finished run, or null. A run stopped by SIGINT
+ * writes what it did, its undone requests dropped as `aborted` and `was_cancelled` set; a run
+ * still going, or killed, has records of ours (`capture_replay`) and no run_manifest.json yet
+ * (written last). AIPerf's folders have no manifest: its `was_cancelled` speaks for them.
+ */
+export async function unfinishedRun(folder: TargetFolder): Promise<string | null> {
+  const [manifest, aggregate] = await Promise.all([readJson(join(folder.dir, ARTIFACT_FILES.manifest)), readJson(join(folder.dir, ARTIFACT_FILES.aiperfJson))]);
+  const aborted = (manifest?.droppedByReason as Record<string, unknown> | undefined)?.aborted;
+  if (typeof aborted === 'number' && aborted > 0) return `the run was stopped before its end (${aborted} of ${String(manifest?.scheduled)} requests dropped as aborted)`;
+  if (aggregate?.was_cancelled === true) return 'the run was cancelled (was_cancelled in profile_export_aiperf.json)';
+  if (manifest) return null;
+  const first = await firstRecord(folder.dir);
+  return first && typeof first.capture_replay === 'object' ? `no ${ARTIFACT_FILES.manifest}: the run has not finished (still running, or stopped before writing it)` : null;
 }
 
 export async function readTarget(folder: TargetFolder): Promise<ReadResult> {
@@ -45,6 +92,7 @@ export async function readTarget(folder: TargetFolder): Promise<ReadResult> {
   let badLines = 0;
   let firstBadLine: number | null = null;
   const failedByType: Record<string, number> = {};
+  const rejected = new Map<string, number>();
   const lines = createInterface({ input: createReadStream(join(folder.dir, ARTIFACT_FILES.records)), crlfDelay: Infinity });
   let lineNo = 0;
   for await (const line of lines) {
@@ -62,7 +110,11 @@ export async function readTarget(folder: TargetFolder): Promise<ReadResult> {
       continue;
     }
     const r = record as Parameters<TargetAccumulator['addRecord']>[0];
-    accumulator.addRecord(r);
+    const why = accumulator.addRecord(r);
+    if (why !== null) {
+      rejected.set(why, (rejected.get(why) ?? 0) + 1);
+      continue;
+    }
     if (r.error) {
       failed++;
       const type = (r.error as { type?: unknown }).type;
@@ -83,5 +135,5 @@ export async function readTarget(folder: TargetFolder): Promise<ReadResult> {
       // A manifest that does not parse: the records speak for themselves.
     }
   }
-  return { accumulator, summary, badLines, firstBadLine };
+  return { accumulator, summary, badLines, firstBadLine, rejected };
 }

@@ -9,7 +9,7 @@ import type { WaitMode } from '../../adapters/system-clock';
 import type { CompareOptions } from '../../core/compare/types';
 import { replayInputConfig, type ExportInputConfig } from '../../core/export/input-config';
 import { validatePlanOptions, type PlanOptions } from '../../core/plan/plan';
-import { DEFAULT_REHEARSAL_REQUESTS, planProblemsAsFlags } from '../cli-usage';
+import { DEFAULT_REHEARSAL_REQUESTS, MAX_REHEARSAL_REQUESTS, planProblemsAsFlags } from '../cli-usage';
 import { compareOptionsOf, type ComparisonFlags } from '../comparison-flags';
 import { capturesLocation, type CaptureWindow } from '../captures-source';
 import { targetsOf, type CliTarget, type TargetFlags } from './targets';
@@ -53,6 +53,8 @@ export interface ReplayCommandOptions extends TargetFlags, ComparisonFlags {
   latePolicy: 'fire' | 'drop';
   maxErrorRate?: number;
   runId?: string;
+  /** Replace the results of an earlier run with the same run id in `out` (output-folder.ts). */
+  overwrite?: boolean;
   progress: boolean;
   /** Check that every target can be reached before the schedule starts (--no-preflight: false). Default true. */
   preflight?: boolean;
@@ -76,6 +78,8 @@ export interface ReplayConfig {
   capturesPath: string;
   /** Results go to <out>/<run-id>/<target>/. */
   out: string;
+  /** An earlier run's results in <out>/<run-id>/ are replaced (removed first), not refused. */
+  overwrite: boolean;
   targets: CliTarget[];
   dispatch: 'parallel' | 'sequential';
   /** --from/--to; null: the whole capture, or the plan's offsets. */
@@ -141,8 +145,23 @@ function capturesOf(flags: ReplayCommandOptions): { window: CaptureWindow | null
   return { window: { startMs: flags.from ?? null, endMs: flags.to ?? null }, region };
 }
 
+/** Node's longest timer (2^31 - 1 ms, ~24.8 days): a longer request timeout fired after 1 ms, with a TimeoutOverflowWarning per request. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The limits commander's parsers leave to the config: numbers past what the run can hold, and
+ * an API key variable that is not set (said before the preflight and the captures' reading,
+ * as a usage error, not after them as a failed run).
+ */
+function limitsProblem(flags: ReplayCommandOptions, env: NodeJS.ProcessEnv): string | null {
+  if (flags.timeout > MAX_TIMER_MS) return `--timeout must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer Node keeps) (got ${flags.timeout})`;
+  if ((flags.rehearsal ?? 0) > MAX_REHEARSAL_REQUESTS) return `--rehearsal must be at most ${MAX_REHEARSAL_REQUESTS} (got ${flags.rehearsal})`;
+  if (flags.apiKeyEnv && !env[flags.apiKeyEnv]) return `--api-key-env ${flags.apiKeyEnv}: that environment variable is not set (or is empty)`;
+  return null;
+}
+
 /** The config of a replay, or what is wrong with its flags (a usage error, in the flags' words). */
-export function replayConfig(flags: ReplayCommandOptions): ReplayConfig | string {
+export function replayConfig(flags: ReplayCommandOptions, env: NodeJS.ProcessEnv = process.env): ReplayConfig | string {
   const runId = flags.runId ?? newRunId();
   if (!RUN_ID_PATTERN.test(runId)) return `--run-id must be letters, digits, '.', '_' or '-' (got "${runId}")`;
   const targets = targetsOf(flags);
@@ -152,10 +171,13 @@ export function replayConfig(flags: ReplayCommandOptions): ReplayConfig | string
   if (problems.length > 0) return planProblemsAsFlags(problems);
   const captures = capturesOf(flags);
   if (typeof captures === 'string') return captures;
+  const limits = limitsProblem(flags, env);
+  if (limits) return limits;
   return {
     runId,
     capturesPath: flags.capturesPath,
     out: flags.out,
+    overwrite: flags.overwrite === true,
     targets,
     dispatch: flags.dispatch ?? 'parallel',
     ...captures,

@@ -32,7 +32,7 @@ beforeAll(async () => {
 const flags = (over: Partial<ReplayCommandOptions> = {}): ReplayCommandOptions => ({ ...defaults, ...over });
 
 function configOf(over: Partial<ReplayCommandOptions> = {}): ReplayConfig {
-  const config = replayConfig(flags(over));
+  const config = replayConfig(flags(over), { KEY: 'secret' });
   if (typeof config === 'string') throw new Error(config);
   return config;
 }
@@ -96,8 +96,18 @@ describe('replayConfig: usage errors in the flags own words', () => {
     [{ url: undefined, target: ['A=http://a:1', 'A=http://b:1'] }, 'target name "A" is given twice'],
     [{ url: 'localhost:8000' }, '--url must be an http:// or https:// URL or sagemaker:<endpoint-name> (got localhost:8000; did you mean http://localhost:8000?)'],
     [{ startOffset: 5, endOffset: 1 }, '--end-offset (1) is before --start-offset (5)'],
+    // Issue 22, round 2: numbers past what the run can hold (findings 6 and 7).
+    [{ timeout: 2 ** 31 }, '--timeout must be at most 2147483647 ms (about 24.8 days, the longest timer Node keeps) (got 2147483648)'],
+    [{ rehearsal: 1e9 }, '--rehearsal must be at most 100000 (got 1000000000)'],
+    [{ timeScale: 1e-300 }, '--time-scale must be a number >= 0.001, 1000 times slower than captured (got 1e-300)'],
+    // An unset API key variable: a usage error before the preflight, not a failed run after it.
+    [{ apiKeyEnv: 'CAPTURE_REPLAY_TEST_UNSET_KEY' }, '--api-key-env CAPTURE_REPLAY_TEST_UNSET_KEY: that environment variable is not set (or is empty)'],
   ] as [Partial<ReplayCommandOptions>, string][])('%j', (over, message) => {
-    expect(replayConfig(flags(over))).toBe(message);
+    expect(replayConfig(flags(over), {})).toBe(message);
+  });
+
+  it('takes the largest values that fit', () => {
+    expect(configOf({ timeout: 2 ** 31 - 1, rehearsal: 100_000, timeScale: 0.001 })).toMatchObject({ request: { timeoutMs: 2 ** 31 - 1 }, fire: { rehearsal: 100_000 }, plan: { timeScale: 0.001 } });
   });
 });
 
