@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { REGION } from '../lambdas/adapters/sagemaker/target-spec';
 import { MAX_AMPLIFY } from '../lambdas/core/plan/amplify';
-import { scheduleConfigSchema } from '../lambdas/core/schedule/contract';
+import { scheduleConfigSchema } from '../lambdas/core/scheduled-runs/contract';
 import { didYouMean } from '../lambdas/core/suggest';
 import { httpTargetConfigSchema, KMS_KEY_ARN, sageMakerTargetConfigSchema, targetListSchema } from '../lambdas/runtime/config';
 import { DEFAULT_ACCOUNT_CONCURRENCY } from './concurrency';
@@ -166,7 +166,7 @@ export const deploymentConfigSchema = z.strictObject({
   /** Private endpoints: run the fire function in these subnets with these security groups. */
   vpc: vpcSchema.optional(),
   /**
-   * Scheduled A/B comparisons (lambdas/core/schedule/contract.ts): each an EventBridge
+   * Scheduled A/B comparisons (lambdas/core/scheduled-runs/contract.ts): each an EventBridge
    * Scheduler schedule that replays a window of captured traffic against two targets.
    */
   schedules: z.array(scheduleConfigSchema).default([]),

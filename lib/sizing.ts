@@ -27,14 +27,14 @@
  *   account or an event source allows: whether it fits is the configuration's check
  *   (lib/concurrency.ts), which refuses it by name.
  * - Ramp: the event source adds 5 batches a second while messages wait, so each slot's shards
- *   are delivered along that ramp, over `rampSeconds` before the lead (sqs-schedule.ts
+ *   are delivered along that ramp, over `rampSeconds` before the lead (sqs-delay.ts
  *   rampLeads): a message's lead goes up to `maxLeadSeconds`.
  * - Timeout: the longest lead + slot + request timeout + 30 s, at most 900 s. The replay
  *   queue's visibility timeout is the timeout + 60 s, not AWS's general 6x: with maximum
  *   concurrency at or below reserved concurrency the function is not throttled (the reason for
  *   6x), and a failed shard must come back while it can still be fired, not 90 minutes later.
  */
-import { EVENT_SOURCE_SCALING, RAMP_MARGIN_MS } from '../lambdas/core/pipeline/sqs-schedule';
+import { EVENT_SOURCE_SCALING, RAMP_MARGIN_MS } from '../lambdas/core/pipeline/sqs-delay';
 import { connectionsPerTarget } from '../lambdas/runtime/limits';
 import { expectedTailSeconds, meanResponseSeconds, tailSurvival } from './response-tail';
 

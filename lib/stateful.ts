@@ -8,7 +8,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { alarmCompatibleTopic, notifyAlarms } from './alarm-topic';
 import { HOURS_ROOT, RESULTS_ROOT, WORK_ROOT } from '../lambdas/core/pipeline/keys';
-import { SCHEDULES_ROOT } from '../lambdas/core/schedule/contract';
+import { SCHEDULES_ROOT } from '../lambdas/core/scheduled-runs/contract';
 
 export interface QueuePair {
   queue: sqs.Queue;

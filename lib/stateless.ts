@@ -9,7 +9,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
 import { HOURS_ROOT, RESULTS_ROOT, WORK_ROOT } from '../lambdas/core/pipeline/keys';
-import { SCHEDULES_ROOT, type PlanMessage } from '../lambdas/core/schedule/contract';
+import { SCHEDULES_ROOT, type PlanMessage } from '../lambdas/core/scheduled-runs/contract';
 import { ENV, type SageMakerTargetConfig } from '../lambdas/runtime/config';
 import { CaptureBucketCheck } from './capture-bucket-check';
 import { wireCaptureSource, type CaptureSource } from './capture-source';

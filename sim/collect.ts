@@ -13,7 +13,7 @@
  * modelled.
  */
 import { RESULT_READ_CONCURRENCY } from '../lambdas/core/pipeline/collect';
-import { deliveryDelay } from '../lambdas/core/pipeline/sqs-schedule';
+import { deliveryDelay } from '../lambdas/core/pipeline/sqs-delay';
 import type { Effect, HandlerRun, ShardState } from './fire';
 import type { SimSettings } from './settings';
 import type { Workload } from './workload';

@@ -11,7 +11,7 @@
  * Returns what happens when, for the engine to apply up to the invocation's end (or its
  * timeout).
  */
-import { deliveryDelay, stillEarly } from '../lambdas/core/pipeline/sqs-schedule';
+import { deliveryDelay, stillEarly } from '../lambdas/core/pipeline/sqs-delay';
 import { ONE_VCPU_MB } from '../lib/sizing';
 import { fireShard, MinHeap, type FireLoopModel, type LatenessSink } from './fire-loop';
 import type { SimSettings } from './settings';

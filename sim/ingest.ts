@@ -1,10 +1,10 @@
 /**
- * The ingest handler (lambdas/handlers/ingest.ts over lambdas/core/pipeline/schedule.ts) on
+ * The ingest handler (lambdas/handlers/ingest.ts over lambdas/core/pipeline/dispatch.ts) on
  * one capture file, counted call by call and timed:
  * - pass 1 streams the object (one GET) at `ingestParseMBps` (MEASURED here: bench/RESULTS.md,
  *   "Ingest of a 1 GB capture file": 1,024 MB indexed in 13.7 s on moto) and writes the ingest
  *   report; the run's start is asked for `lead` after that (file mode);
- * - scheduleRun: the run record checked (GET); each message's lead from the real `rampLeads`
+ * - dispatchRun: the run record checked (GET); each message's lead from the real `rampLeads`
  *   (`schedulingOf`'s longest lead); the first slot written first; the start fixed (moved later
  *   when the slots' ramps need it, as `startMoves` does, the later slots written at the first
  *   one's pace) and stored, each target's ingest drops written; then slot by slot: the
@@ -17,7 +17,7 @@
  */
 import { packBatches } from '../lambdas/core/pipeline/common';
 import { MAX_RANGE_BYTES } from '../lambdas/core/plan/read-back';
-import { deliveryDelay, rampLeads } from '../lambdas/core/pipeline/sqs-schedule';
+import { deliveryDelay, rampLeads } from '../lambdas/core/pipeline/sqs-delay';
 import { schedulingOf } from '../lambdas/handlers/run-input';
 import type { CollectPayload } from './collect';
 import type { Effect, HandlerRun, ShardPayload } from './fire';
@@ -32,7 +32,7 @@ export interface IngestCounters {
   s3Get: number;
   s3Put: number;
   shardMessages: number;
-  /** Shards whose messages left after their first due time minus their lead (schedule.ts's EmissionStats). */
+  /** Shards whose messages left after their first due time minus their lead (dispatch.ts's EmissionStats). */
   lateShards: number;
   maxLateMs: number;
   /** Messages delivered earlier than the plain lead, for the ramp, and the longest lead given. */
@@ -49,7 +49,7 @@ export interface IngestPorts {
   sendCollect(at: number, entries: { bytes: number; payload: CollectPayload; delaySeconds: number }[]): void;
 }
 
-/** schedule.ts: batches in flight at once; slot-writer.ts: part PUTs at once; schedule.ts's SEND_ALLOWANCE_MS. */
+/** dispatch.ts: batches in flight at once; slot-writer.ts: part PUTs at once; dispatch.ts's SEND_ALLOWANCE_MS. */
 const BATCHES_AT_ONCE = 4;
 const PUTS_AT_ONCE = 16;
 const SEND_ALLOWANCE_MS = 2000;

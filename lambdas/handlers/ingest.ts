@@ -22,8 +22,8 @@ import { parseCaptureStream } from '../core/capture/stream';
 import { writeIngestReport } from '../core/export/artifacts';
 import { deterministicUuid } from '../core/ids';
 import { runPrefix } from '../core/pipeline/keys';
-import type { SchedulablePlan } from '../core/pipeline/schedule';
-import { scheduleRun } from '../core/pipeline/stages';
+import type { DispatchablePlan } from '../core/pipeline/dispatch';
+import { dispatchRun } from '../core/pipeline/stages';
 import { incompatibleAs, indexRecord, planIndexed, type IndexedEntry, type IndexedRecord, type PlanOptions } from '../core/plan/plan';
 import { readBackRequests } from '../core/plan/read-back';
 import type { TargetKind } from '../core/types';
@@ -78,10 +78,10 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   // With what the intra-second policy did to the times (how many spread, by how much at most).
   await writeIngestReport(deps.store, runPrefix(runId), { ...ingest, timing: plan.timing });
 
-  // Pass 2 happens inside scheduleRun, a window of shards at a time: their lines are read
+  // Pass 2 happens inside dispatchRun, a window of shards at a time: their lines are read
   // back by byte range and made requests just before their messages are sent.
   const entries = new Map(plan.entries.map((e) => [e.index, e]));
-  const planFor = (kind: TargetKind): SchedulablePlan => {
+  const planFor = (kind: TargetKind): DispatchablePlan => {
     const options: PlanOptions = { ...planOptions, targetKind: kind };
     const verdicts = plan.entries.map((e) => incompatibleAs(e.record, kind));
     return {
@@ -98,7 +98,7 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   const duplicates = ingest.totals.rejectedByReason.duplicate ?? 0;
   const targets = replayTargets.map((t) => t.name);
   // The first target's kind is the run's plan; a target of another kind gets its kind's.
-  const targetPlans = Object.fromEntries(replayTargets.filter((t) => targetKindOf(t) !== kinds[0]).map((t) => [t.name, plans.get(targetKindOf(t)) as SchedulablePlan]));
+  const targetPlans = Object.fromEntries(replayTargets.filter((t) => targetKindOf(t) !== kinds[0]).map((t) => [t.name, plans.get(targetKindOf(t)) as DispatchablePlan]));
   // file: the run starts `lead` after planning, fixed now that the slow part (pass 1) is
   // done; shards are then sent in due order, ahead of their due times. mirror: every
   // request at inferenceTime + lag (late ones, when the file arrived after that, follow the
@@ -106,9 +106,9 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   // What the results' AIPerf input_config is made of (collect.ts pipelineInputConfig).
   const { tool, ...settings } = baseInputConfig(config, replayTargets);
   const startNs = mirror && plan.scheduleZeroMs !== null ? BigInt(Math.round((plan.scheduleZeroMs + config.lagMs) * 1e6)) : deps.clock.nowNs() + BigInt(config.leadMs) * 1_000_000n;
-  const result = await scheduleRun({
+  const result = await dispatchRun({
     runId,
-    plan: plans.get(kinds[0] as TargetKind) as SchedulablePlan,
+    plan: plans.get(kinds[0] as TargetKind) as DispatchablePlan,
     targets,
     ...(Object.keys(targetPlans).length > 0 ? { targetPlans } : {}),
     startNs,

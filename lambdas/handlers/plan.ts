@@ -1,7 +1,7 @@
 /**
  * Plan (scheduled A/B windows, issue 9). Trigger: the plan queue, fed by EventBridge
  * Scheduler (one schedule per entry of the deployment's `schedules`). Input: a plan message
- * (core/schedule/contract.ts planMessageSchema). Output: ONE window run of the pipeline: the
+ * (core/scheduled-runs/contract.ts planMessageSchema). Output: ONE window run of the pipeline: the
  * window's captured requests, read from the capture bucket's Data Capture partitions,
  * scheduled to every target of the schedule in the same due order (all at once, or one
  * after the other), with the ingest report, shard messages and collect messages as ingest
@@ -29,13 +29,13 @@ import { BUNDLED_CHART_ASSETS } from '../adapters/bundled-chart-assets';
 import { writeIngestReport } from '../core/export/artifacts';
 import { decodeJson } from '../core/pipeline/common';
 import { runPrefix, runRecordKey, WORK_ROOT } from '../core/pipeline/keys';
-import type { SchedulablePlan } from '../core/pipeline/schedule';
-import { scheduleRun } from '../core/pipeline/stages';
+import type { DispatchablePlan } from '../core/pipeline/dispatch';
+import { dispatchRun } from '../core/pipeline/stages';
 import type { PlanOptions } from '../core/plan/plan';
-import { planMessageSchema, scheduledRunInfoSchema, windowRunId, type PlanMessage, type ScheduleConfig, type ScheduledRunInfo } from '../core/schedule/contract';
-import { recordEmptyRun } from '../core/schedule/history';
-import { hourPartitions, windowRange, type WindowRange } from '../core/schedule/window';
-import { discoverCaptureFolders, dispatchOffsetsMs, listWindowFiles, notScheduledOf, readWindow, windowPlans, type CaptureObjectInfo, type CaptureObjects } from '../core/schedule/window-plan';
+import { planMessageSchema, scheduledRunInfoSchema, windowRunId, type PlanMessage, type ScheduleConfig, type ScheduledRunInfo } from '../core/scheduled-runs/contract';
+import { recordEmptyRun } from '../core/scheduled-runs/history';
+import { hourPartitions, windowRange, type WindowRange } from '../core/scheduled-runs/window';
+import { discoverCaptureFolders, dispatchOffsetsMs, listWindowFiles, notScheduledOf, readWindow, windowPlans, type CaptureObjectInfo, type CaptureObjects } from '../core/scheduled-runs/window-plan';
 import type { IngestReport, TargetKind } from '../core/types';
 import type { Clock, MessageQueue, Notifier, ObjectStore } from '../ports';
 import { targetKindOf, type RuntimeConfig, type TargetConfig } from '../runtime/config';
@@ -54,7 +54,7 @@ export interface PlanDeps {
   /** Reads the capture bucket (config.captureBucket) unless `captures` is given. */
   s3?: S3Client;
   captures?: CaptureObjects;
-  /** Default: core/schedule/history.ts recordEmptyRun. */
+  /** Default: core/scheduled-runs/history.ts recordEmptyRun. */
   recordEmptyRun?: typeof recordEmptyRun;
 }
 
@@ -165,13 +165,13 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
   await writeIngestReport(store, runPrefix(runId), report);
 
   const names = targets.map((t) => t.name);
-  const targetPlans = Object.fromEntries(targets.filter((t) => targetKindOf(t) !== kinds[0]).map((t) => [t.name, plans.get(targetKindOf(t)) as SchedulablePlan]));
+  const targetPlans = Object.fromEntries(targets.filter((t) => targetKindOf(t) !== kinds[0]).map((t) => [t.name, plans.get(targetKindOf(t)) as DispatchablePlan]));
   const sequential = schedule.dispatch === 'sequential';
   const offsets = dispatchOffsetsMs(names, schedule.dispatch, pass.plan.durationMs, config.requestTimeoutMs);
   const { tool, ...settings } = baseInputConfig(config, targets);
-  const result = await scheduleRun({
+  const result = await dispatchRun({
     runId,
-    plan: plans.get(kinds[0] as TargetKind) as SchedulablePlan,
+    plan: plans.get(kinds[0] as TargetKind) as DispatchablePlan,
     targets: names,
     ...(Object.keys(targetPlans).length > 0 ? { targetPlans } : {}),
     ...(sequential ? { targetStartOffsetsMs: offsets } : {}),

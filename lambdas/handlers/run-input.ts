@@ -4,7 +4,7 @@
  * run is scheduled.
  */
 import { sendAll } from '../core/pipeline/common';
-import type { ScheduleResult, ScheduleRunArgs } from '../core/pipeline/schedule';
+import type { DispatchResult, DispatchRunArgs } from '../core/pipeline/dispatch';
 import { DEFAULT_SHARDING } from '../core/pipeline/shards';
 import { collectMessage } from '../core/pipeline/stages';
 import type { MessageQueue } from '../ports';
@@ -39,7 +39,7 @@ const FIRE_BATCH_SIZE = 1;
  * each slot's shards are delivered along (each message's lead at most what the fire function's
  * timeout leaves after the slot and the request timeout).
  */
-export function schedulingOf(config: Pick<RuntimeConfig, 'slotMs' | 'maxShardRequests' | 'fireTimeoutMs' | 'requestTimeoutMs' | 'leadMs'>): Pick<ScheduleRunArgs, 'sharding' | 'ramp'> {
+export function schedulingOf(config: Pick<RuntimeConfig, 'slotMs' | 'maxShardRequests' | 'fireTimeoutMs' | 'requestTimeoutMs' | 'leadMs'>): Pick<DispatchRunArgs, 'sharding' | 'ramp'> {
   const sharding = { ...DEFAULT_SHARDING, slotMs: config.slotMs, ...(config.maxShardRequests ? { maxShardRequests: config.maxShardRequests } : {}) };
   const maxLeadMs = Math.max(config.leadMs, config.fireTimeoutMs - config.slotMs - config.requestTimeoutMs - AFTER_TIMEOUT_MS);
   return { sharding, ramp: { batchSize: FIRE_BATCH_SIZE, maxLeadMs } };
@@ -49,7 +49,7 @@ export function schedulingOf(config: Pick<RuntimeConfig, 'slotMs' | 'maxShardReq
  * The deadline check finalises the run even if a worker dies with its shard. A target that
  * takes none of the records has nothing to wait for: it is collected now.
  */
-export async function sendCollectMessages(queue: MessageQueue, runId: string, targets: readonly string[], result: Extract<ScheduleResult, { status: 'scheduled' }>): Promise<void> {
+export async function sendCollectMessages(queue: MessageQueue, runId: string, targets: readonly string[], result: Extract<DispatchResult, { status: 'scheduled' }>): Promise<void> {
   const now = targets.filter((t) => result.shardsByTarget[t] === 0);
   await sendAll(queue, [...targets.map((t) => collectMessage(runId, t, result.deadlineNs)), ...now.map((t) => ({ ...collectMessage(runId, t, 0n), id: `now-${t}`.replace(/[^A-Za-z0-9_-]/g, '_') }))]);
 }

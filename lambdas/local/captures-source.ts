@@ -11,7 +11,7 @@
  *
  * The window (--from/--to) applies to the records of both: a record outside it is counted, not
  * indexed, and only records inside it take part in the duplicate rule, as in the plan
- * function's window runs (core/schedule/window-plan.ts readWindow).
+ * function's window runs (core/scheduled-runs/window-plan.ts readWindow).
  */
 import { fileRangeReader, maxLineBytesFrom, readCaptures } from '../adapters/local/capture-files';
 import { s3CaptureObjects } from '../adapters/aws/capture-listing';

@@ -14,7 +14,7 @@
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import { probeBucket } from '../adapters/aws/bucket-region';
-import { SCHEDULE_NAME } from '../core/schedule/contract';
+import { SCHEDULE_NAME } from '../core/scheduled-runs/contract';
 import { isTargetName } from '../core/target-name';
 import { CommandProblem, describeAwsError } from './aws-problem';
 import { USAGE_EXIT, usageMessage } from './cli-usage';

@@ -14,7 +14,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { ARTIFACT_FILES } from '../core/export/artifacts';
 import { RUN_FILES } from '../core/export/run-artifacts';
 import { runPrefix, targetPrefix } from '../core/pipeline/keys';
-import { scheduleIndexKey } from '../core/schedule/contract';
+import { scheduleIndexKey } from '../core/scheduled-runs/contract';
 import { isNotFound } from './aws-problem';
 import { regionConfig } from './aws-region';
 

@@ -10,7 +10,7 @@
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
-import { planMessageSchema, SCHEDULE_NAME, windowRunId, type PlanMessage } from '../core/schedule/contract';
+import { planMessageSchema, SCHEDULE_NAME, windowRunId, type PlanMessage } from '../core/scheduled-runs/contract';
 import { usageMessage, USAGE_EXIT } from './cli-usage';
 import { terminalLine } from './terminal-text';
 import { regionConfig } from './aws-region';

@@ -13,7 +13,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { BUNDLED_CHART_ASSETS } from '../adapters/bundled-chart-assets';
 import { renderTrendHtml } from '../core/report/trend';
-import { parseHistory, type HistoryLine } from '../core/schedule/history';
+import { parseHistory, type HistoryLine } from '../core/scheduled-runs/history';
 import { fail, messageOf, type CommandIo } from './replay/io';
 import { terminalLine } from './terminal-text';
 import { runsFolderLines, type SkippedRun } from './trend-runs';

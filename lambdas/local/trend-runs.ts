@@ -1,7 +1,7 @@
 /**
  * A schedule's history lines from run folders on disk: the CLI's own runs (`<out>/<run-id>/`)
  * or the pipeline's, downloaded (`aws s3 sync s3://<results>/runs/ runs/`). Each line is built
- * by the pipeline's own function (core/schedule/history.ts historyLineOf) from what a run
+ * by the pipeline's own function (core/scheduled-runs/history.ts historyLineOf) from what a run
  * folder holds: each target's run_manifest.json (the accounting), its
  * profile_export_aiperf.json (p50, p90, p99 and mean of the compared metrics over the
  * succeeded requests, as the pipeline's run analysis computes them) and the run's
@@ -19,8 +19,8 @@ import { createInterface } from 'node:readline';
 import { COMPARED_METRICS, type ComparisonDocument } from '../core/compare/types';
 import { ARTIFACT_FILES } from '../core/export/artifacts';
 import { RUN_FILES } from '../core/export/run-artifacts';
-import { scheduledRunInfoSchema, type ScheduledRunInfo } from '../core/schedule/contract';
-import { historyLineOf, historyLineSchema, type HistoryLine, type TargetOutcome } from '../core/schedule/history';
+import { scheduledRunInfoSchema, type ScheduledRunInfo } from '../core/scheduled-runs/contract';
+import { historyLineOf, historyLineSchema, type HistoryLine, type TargetOutcome } from '../core/scheduled-runs/history';
 
 export interface SkippedRun {
   folder: string;

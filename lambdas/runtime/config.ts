@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { ASCII, COMPONENT_NAME, CUSTOM_ATTRIBUTES_MAX, REGION, RESOURCE_NAME, SAGEMAKER_NAME_MAX } from '../adapters/sagemaker/target-spec';
 import { MAX_AMPLIFY } from '../core/plan/amplify';
-import { scheduleConfigSchema, type ScheduleConfig } from '../core/schedule/contract';
+import { scheduleConfigSchema, type ScheduleConfig } from '../core/scheduled-runs/contract';
 import { TARGET_NAME_PATTERN } from '../core/target-name';
 import type { TargetKind } from '../core/types';
 
@@ -36,7 +36,7 @@ export const ENV = {
   latePolicy: 'LATE_POLICY',
   /** S3-compatible emulators (moto) serve path-style URLs only; AWS itself needs nothing here. */
   s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
-  /** Scheduled A/B runs (lambdas/core/schedule/contract.ts), a JSON list; the plan function reads them. */
+  /** Scheduled A/B runs (lambdas/core/scheduled-runs/contract.ts), a JSON list; the plan function reads them. */
   schedules: 'SCHEDULES_JSON',
   /** Where Data Capture writes: the plan function lists and reads the window's files there. */
   captureBucket: 'CAPTURE_BUCKET',

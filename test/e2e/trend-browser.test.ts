@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../lambdas/adapters/local/memory-store';
 import { BUNDLED_CHART_ASSETS } from '../../lambdas/adapters/bundled-chart-assets';
-import { scheduleIndexKey, type ScheduledRunInfo } from '../../lambdas/core/schedule/contract';
-import { recordEmptyRun, recordScheduledRun, type HistoryLine } from '../../lambdas/core/schedule/history';
+import { scheduleIndexKey, type ScheduledRunInfo } from '../../lambdas/core/scheduled-runs/contract';
+import { recordEmptyRun, recordScheduledRun, type HistoryLine } from '../../lambdas/core/scheduled-runs/history';
 import { renderTrendHtml, type TrendRun } from '../../lambdas/core/report/trend';
 import {
   ARTIFACTS,

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HistoryLine } from '../../lambdas/core/schedule/history';
+import type { HistoryLine } from '../../lambdas/core/scheduled-runs/history';
 import { ARTIFACTS, expectNoInjection, expectQuietAndOffline, openHtmlFile, overflowing, skipWithoutChromium, useChromium } from '../support/browser';
 import { captureWeek } from '../support/capture-week';
 import { runCli, startMockProcess, type MockProcess } from '../support/processes';

@@ -13,7 +13,7 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { planMessageSchema } from '../../lambdas/core/schedule/contract';
+import { planMessageSchema } from '../../lambdas/core/scheduled-runs/contract';
 import type { Deps } from '../../lambdas/runtime/deps';
 import { clientConfig, deployStateful, planFunction, show, sleep, startFunctions, synthesizeStack, type Deployment, type Running } from '../support/iam/deployment';
 import { UNAUTHENTICATED } from '../support/iam/moto-iam';

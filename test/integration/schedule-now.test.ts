@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planMessageSchema, windowRunId } from '../../lambdas/core/schedule/contract';
+import { planMessageSchema, windowRunId } from '../../lambdas/core/scheduled-runs/contract';
 import { scheduleNowMessage } from '../../lambdas/local/schedule-now';
 import { awsClientConfig, describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { runCli } from '../support/processes';

@@ -24,7 +24,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { scheduleHistoryKey, scheduleIndexKey, windowRunId } from '../../lambdas/core/schedule/contract';
+import { scheduleHistoryKey, scheduleIndexKey, windowRunId } from '../../lambdas/core/scheduled-runs/contract';
 import { makePlanHandler } from '../../lambdas/handlers/plan';
 import {
   clientConfig,

@@ -15,7 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { windowRunId } from '../../lambdas/core/schedule/contract';
+import { windowRunId } from '../../lambdas/core/scheduled-runs/contract';
 import { makePlanHandler } from '../../lambdas/handlers/plan';
 import { clientConfig, deployStateful, errorsOf, FUNCTIONS, json, planFunction, show, startFunctions, synthesizeStack, waitForObject, type FnName, type Running } from '../support/iam/deployment';
 import { createUserWithPolicy, motoCompatibleS3Signing, setMotoEnforcement, UNAUTHENTICATED, withMotoBatchShim, type Credentials } from '../support/iam/moto-iam';

@@ -5,7 +5,7 @@
  * see what was listed and read.
  */
 import { createHash } from 'node:crypto';
-import type { CaptureObjects } from '../../lambdas/core/schedule/window-plan';
+import type { CaptureObjects } from '../../lambdas/core/scheduled-runs/window-plan';
 
 export class MemoryCaptureObjects implements CaptureObjects {
   readonly objects = new Map<string, Uint8Array>();

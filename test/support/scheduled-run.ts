@@ -7,7 +7,7 @@ import { computeProfileRecord } from '../../lambdas/core/metrics/record-metrics'
 import { INGEST_SHARD, type RunRecord } from '../../lambdas/core/pipeline/common';
 import { resultsKey, runRecordKey } from '../../lambdas/core/pipeline/keys';
 import { encodeResultLines, type ResultLine } from '../../lambdas/core/pipeline/results';
-import type { ScheduledRunInfo } from '../../lambdas/core/schedule/contract';
+import type { ScheduledRunInfo } from '../../lambdas/core/scheduled-runs/contract';
 import type { Notifier, ObjectStore } from '../../lambdas/ports';
 import { scheduledRequest } from './fixtures';
 

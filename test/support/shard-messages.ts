@@ -1,11 +1,11 @@
 /**
- * Shard messages of a small run, as the ingest schedules them (scheduleRun, the real sharder),
+ * Shard messages of a small run, as the ingest schedules them (dispatchRun, the real sharder),
  * for tests that hand them to the fire handler themselves: the run's record is written to the
  * given store, the messages are kept in memory instead of a queue.
  */
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { MemoryQueue } from '../../lambdas/adapters/local/memory-queue';
-import { scheduleRun } from '../../lambdas/core/pipeline/stages';
+import { dispatchRun } from '../../lambdas/core/pipeline/stages';
 import type { ScheduledRequest } from '../../lambdas/core/types';
 import type { ObjectStore } from '../../lambdas/ports';
 import { scheduledRequest } from './fixtures';
@@ -24,7 +24,7 @@ export function chatRequests(count: number, spacingMs: number, streaming = false
 /** The run's shard messages (bodies), one per shard, in due order. */
 export async function shardBodies(args: { runId: string; target: string; requests: ScheduledRequest[]; startNs: bigint; leadMs: number; store: ObjectStore; slotMs?: number }): Promise<string[]> {
   const queue = new MemoryQueue(() => BigInt(Date.now()) * 1_000_000n);
-  const result = await scheduleRun({
+  const result = await dispatchRun({
     runId: args.runId,
     plan: { requests: args.requests, incompatible: [], excluded: {}, scheduleZeroMs: 0, durationMs: args.requests.at(-1)?.offsetMs ?? 0 },
     targets: [args.target],

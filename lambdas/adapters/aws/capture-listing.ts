@@ -8,7 +8,7 @@
  * `<capturePrefix>*`.
  */
 import { paginateListObjectsV2, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
-import type { CaptureFile, CaptureObjectInfo, CaptureObjects } from '../../core/schedule/window-plan';
+import type { CaptureFile, CaptureObjectInfo, CaptureObjects } from '../../core/scheduled-runs/window-plan';
 import { CaptureSupersededError, openCaptureObject } from './s3-capture-object';
 
 /** Gone since it was listed (404), or replaced (412, CaptureSupersededError): skipped, not retried. */

@@ -25,8 +25,8 @@ import type { DuplicateFilter } from '../../core/capture/duplicates';
 import type { IngestReportBuilder } from '../../core/capture/ingest-report';
 import { parseCaptureStream, type StreamOptions } from '../../core/capture/stream';
 import type { RangeReader } from '../../core/plan/read-back';
-import { hourPartitions } from '../../core/schedule/window';
-import { discoverCaptureFolders, listWindowFiles, type CaptureFolder, type CaptureObjectInfo, type CaptureObjects } from '../../core/schedule/window-plan';
+import { hourPartitions } from '../../core/scheduled-runs/window';
+import { discoverCaptureFolders, listWindowFiles, type CaptureFolder, type CaptureObjectInfo, type CaptureObjects } from '../../core/scheduled-runs/window-plan';
 import type { CaptureRecord } from '../../core/types';
 
 const HOUR_MS = 3_600_000;

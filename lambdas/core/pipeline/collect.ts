@@ -13,7 +13,7 @@ import type { ProfileRecord, RunManifest } from '../types';
 import { CONFLICT, CONFLICT_ATTEMPTS, decodeJson, INGEST_SHARD, mapLimited, parseMessageJson, PermanentError, retryOnConflict, runRecordSchema, sendAll, shardsOf, type ConflictRetry, type RunRecord } from './common';
 import { hourPrefix, resultsKey, resultsPrefix, runRecordKey, targetPrefix } from './keys';
 import { decodeResultLines, resultLineSchema, resultRequestId, type ResultLine } from './results';
-import { deliveryDelay } from './sqs-schedule';
+import { deliveryDelay } from './sqs-delay';
 
 export type CollectStatus = 'unknown-run' | 'pending' | 'complete' | 'deadline';
 

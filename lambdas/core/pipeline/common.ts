@@ -19,7 +19,7 @@ export const runRecordSchema = z.object({
   shards: z.array(shardCountSchema),
   /**
    * Targets whose shards are not `shards` (targets of different kinds take different records:
-   * schedule.ts): each one's own shards. A target not named here has `shards`.
+   * dispatch.ts): each one's own shards. A target not named here has `shards`.
    */
   targetShards: z.record(z.string(), z.array(shardCountSchema)).optional(),
   notScheduledByReason: z.record(z.string(), z.number()),

@@ -28,7 +28,7 @@ import { claimKey, resultsKey } from './keys';
 import { encodeResultLines, type ResultLine } from './results';
 import { shardRequests } from './shard-parts';
 import { fromWire, shardMessageSchema, type ShardMessage } from './shards';
-import { deliveryDelay, stillEarly } from './sqs-schedule';
+import { deliveryDelay, stillEarly } from './sqs-delay';
 
 export interface HandleShardDeps {
   store: ObjectStore;

@@ -9,9 +9,9 @@ import type { Shard } from './shards';
 
 /** What grouping the targets takes of a run's arguments. */
 export interface GroupArgs {
-  plan: ReplayPlan | SchedulablePlan;
+  plan: ReplayPlan | DispatchablePlan;
   targets: readonly string[];
-  targetPlans?: Readonly<Record<string, ReplayPlan | SchedulablePlan>>;
+  targetPlans?: Readonly<Record<string, ReplayPlan | DispatchablePlan>>;
   targetStartOffsetsMs?: Readonly<Record<string, number>>;
 }
 
@@ -24,7 +24,7 @@ export interface PlanItem {
 }
 
 /** A plan the scheduler can send: items in due order, bodies loaded on demand. */
-export interface SchedulablePlan {
+export interface DispatchablePlan {
   items: PlanItem[];
   incompatible: { index: number; offsetMs: number; reason: DropReason }[];
   durationMs: number;
@@ -33,7 +33,7 @@ export interface SchedulablePlan {
 }
 
 /** A plan held in memory, as a schedulable one. */
-export function fromReplayPlan(plan: ReplayPlan): SchedulablePlan {
+export function fromReplayPlan(plan: ReplayPlan): DispatchablePlan {
   const byIndex = new Map(plan.requests.map((r) => [r.index, r]));
   return {
     items: plan.requests.map((r) => ({ index: r.index, offsetMs: r.offsetMs, bodyBytes: r.body.byteLength, sourceFile: r.source.file })),
@@ -45,16 +45,16 @@ export function fromReplayPlan(plan: ReplayPlan): SchedulablePlan {
 
 /** Targets that share a plan. */
 export interface TargetGroup {
-  plan: SchedulablePlan;
+  plan: DispatchablePlan;
   targets: string[];
 }
 
-export const asSchedulable = (plan: ReplayPlan | SchedulablePlan): SchedulablePlan => ('load' in plan ? plan : fromReplayPlan(plan));
+export const asSchedulable = (plan: ReplayPlan | DispatchablePlan): DispatchablePlan => ('load' in plan ? plan : fromReplayPlan(plan));
 
 export function groupTargets(args: GroupArgs): TargetGroup[] {
   const main: TargetGroup = { plan: asSchedulable(args.plan), targets: [] };
   const groups = [main];
-  const byPlan = new Map<ReplayPlan | SchedulablePlan, TargetGroup>([[args.plan, main]]);
+  const byPlan = new Map<ReplayPlan | DispatchablePlan, TargetGroup>([[args.plan, main]]);
   for (const name of Object.keys(args.targetPlans ?? {})) {
     if (!args.targets.includes(name)) throw new Error(`targetPlans names ${name}, which is not one of the run's targets`);
   }
@@ -62,8 +62,8 @@ export function groupTargets(args: GroupArgs): TargetGroup[] {
     const own = args.targetPlans?.[target];
     let group = own === undefined ? main : byPlan.get(own);
     if (!group) {
-      group = { plan: asSchedulable(own as ReplayPlan | SchedulablePlan), targets: [] };
-      byPlan.set(own as ReplayPlan | SchedulablePlan, group);
+      group = { plan: asSchedulable(own as ReplayPlan | DispatchablePlan), targets: [] };
+      byPlan.set(own as ReplayPlan | DispatchablePlan, group);
       groups.push(group);
     }
     group.targets.push(target);
@@ -79,9 +79,9 @@ export function groupTargets(args: GroupArgs): TargetGroup[] {
  * the most items among those that have it (a SageMaker plan takes every record, so it loads
  * them all, in one read per shard). Each plan's items must be in index order (plans are).
  */
-export function unionOf(plans: readonly SchedulablePlan[]): { items: PlanItem[]; owners: Uint8Array | null } {
-  if (plans.length === 1) return { items: (plans[0] as SchedulablePlan).items, owners: null };
-  const byPriority = plans.map((_, i) => i).sort((a, b) => (plans[b] as SchedulablePlan).items.length - (plans[a] as SchedulablePlan).items.length);
+export function unionOf(plans: readonly DispatchablePlan[]): { items: PlanItem[]; owners: Uint8Array | null } {
+  if (plans.length === 1) return { items: (plans[0] as DispatchablePlan).items, owners: null };
+  const byPriority = plans.map((_, i) => i).sort((a, b) => (plans[b] as DispatchablePlan).items.length - (plans[a] as DispatchablePlan).items.length);
   const cursors = plans.map(() => 0);
   const items: PlanItem[] = [];
   const owners: number[] = [];
@@ -94,7 +94,7 @@ export function unionOf(plans: readonly SchedulablePlan[]): { items: PlanItem[];
     if (next === Infinity) break;
     let chosen: PlanItem | null = null;
     for (const i of byPriority) {
-      const item = (plans[i] as SchedulablePlan).items[cursors[i] as number];
+      const item = (plans[i] as DispatchablePlan).items[cursors[i] as number];
       if (!item || item.index !== next) continue;
       if (chosen === null) {
         chosen = item;
@@ -117,7 +117,7 @@ export interface Membership {
   count: number;
 }
 
-export function membershipOf(plan: SchedulablePlan, shards: readonly Shard<PlanItem>[], unionSize: number): Membership[] {
+export function membershipOf(plan: DispatchablePlan, shards: readonly Shard<PlanItem>[], unionSize: number): Membership[] {
   if (plan.items.length === unionSize) return shards.map((s) => ({ mask: null, count: s.requests.length }));
   let cursor = 0;
   return shards.map((shard) => {

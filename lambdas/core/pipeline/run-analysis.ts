@@ -2,7 +2,7 @@
  * The run's root: when every target of a pipeline run is final, its comparison.json (two
  * targets or more) and report.html under runs/<run>/, built by the same code as the local
  * CLI's (analyse, renderReportHtml, writeRunAnalysis); for a scheduled run, its history line,
- * trend page and summary (core/schedule/history.ts).
+ * trend page and summary (core/scheduled-runs/history.ts).
  *
  * When. A target is final when its run_manifest.json is under runs/<run>/<target>/: the
  * collector writes it last (writeTargetArtifacts), after the target's other files, and
@@ -20,7 +20,7 @@
  * requests counted lost), never all of it at once.
  *
  * Identities. Records carry their capture event id. Drops carry the plan index, which every
- * target of a run shares (the plans come from the same records, pipeline/schedule.ts): a
+ * target of a run shares (the plans come from the same records, pipeline/dispatch.ts): a
  * drop takes the event id of any target's record of that index, so a request fired by A and
  * dropped by B is a pair excluded as `candidate_dropped`, as locally. Requests of a shard
  * that never reported have no index in the store; when a target of the same plan reported
@@ -38,8 +38,8 @@ import { summarize } from '../metrics/stats';
 import type { ChartAssets } from '../report/page';
 import { renderReportHtml } from '../report/report-page';
 import type { ReportTargetSummary } from '../report/types';
-import { scheduledRunInfoSchema } from '../schedule/contract';
-import { historyLineOf, recordScheduledRun, type AppendRetry, type TargetOutcome } from '../schedule/history';
+import { scheduledRunInfoSchema } from '../scheduled-runs/contract';
+import { historyLineOf, recordScheduledRun, type AppendRetry, type TargetOutcome } from '../scheduled-runs/history';
 import { decodeJson, INGEST_SHARD, mapLimited, runRecordSchema, shardsOf, type RunRecord } from './common';
 import { resultsKey, resultsPrefix, runPrefix, runRecordKey, targetPrefix, WORK_ROOT } from './keys';
 import { decodeResultLines, resultRequestId } from './results';

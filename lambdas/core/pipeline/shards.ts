@@ -147,7 +147,7 @@ export const shardMessageSchema = z.object({
   /**
    * How long before its first due time this message was meant to be delivered (ms); the
    * deployment's lead without it. The run's first shards get more, so that the event source has
-   * scaled up before they are due (sqs-schedule.ts rampLeads): a worker must not send them on.
+   * scaled up before they are due (sqs-delay.ts rampLeads): a worker must not send them on.
    */
   leadMs: z.number().int().nonnegative().optional(),
 }).refine((m) => (m.requests.length > 0) !== (m.requestsRef !== undefined), { message: 'a shard message carries its requests inline or by reference (requestsRef), exactly one of them' });

@@ -1,11 +1,11 @@
 /**
  * The three stages of the serverless pipeline as pure functions over ports; the Lambda
  * handlers only parse events and wire dependencies around these.
- * - schedule.ts (ingest): plan -> shards -> delayed shard messages -> the run record.
+ * - dispatch.ts (ingest): plan -> shards -> delayed shard messages -> the run record.
  * - fire-stage.ts (fire): re-delay while early, claim, fire, write the shard's results.
  * - collect.ts (collect): finalise a run's target when complete or at its deadline.
  */
 export { PermanentError, runRecordSchema, type ResultLine, type RunRecord } from './common';
-export { scheduleRun, type ScheduleRunArgs } from './schedule';
+export { dispatchRun, type DispatchRunArgs } from './dispatch';
 export { handleShard, type HandleShardDeps, type ShardAction } from './fire-stage';
 export { collectMessage, collectMessageSchema, collectRun, handleCollect, type CollectMessage, type CollectStatus } from './collect';

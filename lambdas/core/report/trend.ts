@@ -1,6 +1,6 @@
 /**
  * schedules/<name>/index.html: a schedule's trend page, one self-contained page over its
- * history (one line per scheduled run, lambdas/core/schedule/history.ts). Same shell as
+ * history (one line per scheduled run, lambdas/core/scheduled-runs/history.ts). Same shell as
  * report.html (renderPage: CSP by hash, no network, uPlot inlined; the charts drawn by
  * browser/trend-page.ts): per compared metric, each target's p50 and p90 over the runs (x =
  * scheduled time, one point per run; an empty run is a gap), every run's verdict as a marker

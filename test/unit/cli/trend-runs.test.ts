@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPARED_METRICS } from '../../../lambdas/core/compare/types';
-import type { HistoryLine } from '../../../lambdas/core/schedule/history';
+import type { HistoryLine } from '../../../lambdas/core/scheduled-runs/history';
 import { replayCommand } from '../../../lambdas/local/replay/command';
 import { linkKeyFrom } from '../../../lambdas/local/trend-command';
 import { runsFolderLines } from '../../../lambdas/local/trend-runs';

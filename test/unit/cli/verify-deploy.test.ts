@@ -13,7 +13,7 @@ import { readCaptures } from '../../../lambdas/adapters/local/capture-files';
 import { DuplicateFilter } from '../../../lambdas/core/capture/duplicates';
 import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report';
 import { buildPlan } from '../../../lambdas/core/plan/plan';
-import { discoverCaptureFolders } from '../../../lambdas/core/schedule/window-plan';
+import { discoverCaptureFolders } from '../../../lambdas/core/scheduled-runs/window-plan';
 import type { CaptureRecord } from '../../../lambdas/core/types';
 import { fileRunId } from '../../../lambdas/handlers/ingest';
 import { describeAwsError } from '../../../lambdas/local/aws-problem';

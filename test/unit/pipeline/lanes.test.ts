@@ -12,8 +12,8 @@ import { runFireLoop } from '../../../lambdas/core/fire/fire-loop';
 import { shardPartsPrefix } from '../../../lambdas/core/pipeline/keys';
 import { partRequests } from '../../../lambdas/core/pipeline/shard-parts';
 import { cutShards, lanesFor, shardMessageSchema, type ShardMessage } from '../../../lambdas/core/pipeline/shards';
-import { EVENT_SOURCE_SCALING, rampLeads } from '../../../lambdas/core/pipeline/sqs-schedule';
-import { handleShard, scheduleRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
+import { EVENT_SOURCE_SCALING, rampLeads } from '../../../lambdas/core/pipeline/sqs-delay';
+import { handleShard, dispatchRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
 import type { ScheduledRequest } from '../../../lambdas/core/types';
 import { scheduledRequest } from '../../support/fixtures';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
@@ -92,7 +92,7 @@ describe('shards by reference', () => {
     const p = pipeline();
     // 3,000 requests of 1 kB over 30 s, one 30 s slot, 2 lanes of 1,500 (~2 MB each): by reference.
     const rs = requests(3000, 10, 1000);
-    const result = await scheduleRun({
+    const result = await dispatchRun({
       runId: 'run-ref',
       plan: { requests: rs, incompatible: [], excluded: {}, scheduleZeroMs: 0, durationMs: rs.at(-1)!.offsetMs },
       targets: ['A'],
@@ -196,11 +196,11 @@ describe('the ramp of an event source scaling from idle', () => {
     expect(Math.min(...capped)).toBe(22_000);
   });
 
-  it('scheduleRun: the ramp moves a file run\'s start so that its first messages can be sent on time; each carries its lead; the fire stage keeps a message delivered early for its own lead', async () => {
+  it('dispatchRun: the ramp moves a file run\'s start so that its first messages can be sent on time; each carries its lead; the fire stage keeps a message delivered early for its own lead', async () => {
     const p = pipeline();
     // 40 shards in one slot: 35 of them wait for the ramp (5 batches, +5 a second).
     const rs = requests(400, 1, 100);
-    const result = await scheduleRun({
+    const result = await dispatchRun({
       runId: 'run-ramp',
       plan: { requests: rs, incompatible: [], excluded: {}, scheduleZeroMs: 0, durationMs: rs.at(-1)!.offsetMs },
       targets: ['A'],

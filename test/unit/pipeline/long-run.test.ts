@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../lambdas/adapters/local/memory-store';
 import { MemoryQueue } from '../../../lambdas/adapters/local/memory-queue';
 import { runFireLoop } from '../../../lambdas/core/fire/fire-loop';
-import { collectRun, handleCollect, handleShard, PermanentError, scheduleRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
+import { collectRun, handleCollect, handleShard, PermanentError, dispatchRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
 import { scheduledRequest } from '../../support/fixtures';
 
@@ -39,7 +39,7 @@ describe('a 24-hour run', () => {
     const p = setup();
     // One request every 30 minutes, k = 0..48 (the last exactly 24 h in).
     const offsets = Array.from({ length: 49 }, (_, k) => k * 1_800_000);
-    await scheduleRun({
+    await dispatchRun({
       runId: 'day',
       plan: { requests: offsets.map((o, i) => req(i, o)), incompatible: [], excluded: {}, scheduleZeroMs: 0, durationMs: offsets.at(-1)! },
       targets: ['A'],

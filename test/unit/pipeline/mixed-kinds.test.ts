@@ -14,9 +14,9 @@ import { parseCaptureStream } from '../../../lambdas/core/capture/stream';
 import { runFireLoop } from '../../../lambdas/core/fire/fire-loop';
 import { runRecordSchema } from '../../../lambdas/core/pipeline/common';
 import { runRecordKey } from '../../../lambdas/core/pipeline/keys';
-import { fromReplayPlan, type SchedulablePlan } from '../../../lambdas/core/pipeline/schedule';
+import { fromReplayPlan, type DispatchablePlan } from '../../../lambdas/core/pipeline/dispatch';
 import type { ShardMessage } from '../../../lambdas/core/pipeline/shards';
-import { collectRun, handleShard, scheduleRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
+import { collectRun, handleShard, dispatchRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
 import { buildPlan, incompatibleAs, indexRecord, planIndexed, type PlanOptions } from '../../../lambdas/core/plan/plan';
 import type { CaptureRecord, ReplayPlan, TargetKind } from '../../../lambdas/core/types';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
@@ -53,7 +53,7 @@ async function records(): Promise<CaptureRecord[]> {
 const planOf = async (kind: TargetKind): Promise<ReplayPlan> => buildPlan(await records(), { ...OPTIONS, targetKind: kind });
 
 /** A plan whose loads are counted: which indices each load call asked for. */
-function counted(plan: ReplayPlan): { plan: SchedulablePlan; loads: number[][] } {
+function counted(plan: ReplayPlan): { plan: DispatchablePlan; loads: number[][] } {
   const inner = fromReplayPlan(plan);
   const loads: number[][] = [];
   return {
@@ -92,7 +92,7 @@ function pipeline() {
   return { clock, store, queue, targets, deps, drain };
 }
 
-const args = (p: ReturnType<typeof pipeline>, plan: ReplayPlan | SchedulablePlan, targetPlans: Record<string, ReplayPlan | SchedulablePlan>) => ({
+const args = (p: ReturnType<typeof pipeline>, plan: ReplayPlan | DispatchablePlan, targetPlans: Record<string, ReplayPlan | DispatchablePlan>) => ({
   runId: 'run-m',
   plan,
   targets: ['A', 'B'],
@@ -146,7 +146,7 @@ describe('scheduling targets of different kinds', () => {
     const p = pipeline();
     const chatPlan = counted(await planOf('openai-chat'));
     const smPlan = counted(await planOf('sagemaker'));
-    const result = await scheduleRun(args(p, chatPlan.plan, { B: smPlan.plan }));
+    const result = await dispatchRun(args(p, chatPlan.plan, { B: smPlan.plan }));
     if (result.status !== 'scheduled') throw new Error('not scheduled');
     // Every record is loaded once, by the plan that has them all.
     expect(chatPlan.loads).toEqual([]);
@@ -187,7 +187,7 @@ describe('scheduling targets of different kinds', () => {
     expect(b).toMatchObject({ status: 'complete', missing: [] });
     expect(b.manifest).toMatchObject({ scheduled: 6, succeeded: 6, dropped: 0, balanced: true });
     // The same run again schedules nothing.
-    expect((await scheduleRun(args(p, chatPlan.plan, { B: smPlan.plan }))).status).toBe('duplicate');
+    expect((await dispatchRun(args(p, chatPlan.plan, { B: smPlan.plan }))).status).toBe('duplicate');
   });
 
   it('a target that takes none of the records gets no message and is complete at once', async () => {
@@ -195,7 +195,7 @@ describe('scheduling targets of different kinds', () => {
     const csvOnly = (await records()).filter((r) => r.input.contentType === 'text/csv');
     const chatPlan = buildPlan(csvOnly, { ...OPTIONS, targetKind: 'openai-chat' });
     const smPlan = buildPlan(csvOnly, { ...OPTIONS, targetKind: 'sagemaker' });
-    const result = await scheduleRun(args(p, chatPlan, { B: smPlan }));
+    const result = await dispatchRun(args(p, chatPlan, { B: smPlan }));
     if (result.status !== 'scheduled') throw new Error('not scheduled');
     expect(result.shardsByTarget).toEqual({ A: 0, B: 2 });
     expect(p.queue.messages.map((m) => (JSON.parse(m.body) as ShardMessage).target)).toEqual(['B', 'B']);
@@ -210,7 +210,7 @@ describe('scheduling targets of different kinds', () => {
 
   it('counts a missing shard as lost for the target it belongs to only', async () => {
     const p = pipeline();
-    await scheduleRun(args(p, await planOf('openai-chat'), { B: await planOf('sagemaker') }));
+    await dispatchRun(args(p, await planOf('openai-chat'), { B: await planOf('sagemaker') }));
     // B's only-CSV shard 2-0 never reports; past the deadline it is lost for B, not for A.
     const lostShard = p.queue.messages.findIndex((m) => (JSON.parse(m.body) as ShardMessage).shardId === '2-0');
     p.queue.messages.splice(lostShard, 1);
@@ -227,14 +227,14 @@ describe('scheduling targets of different kinds', () => {
     const p = pipeline();
     const chatPlan = await planOf('openai-chat');
     const fewer = buildPlan((await records()).slice(0, 3), { ...OPTIONS, targetKind: 'sagemaker' });
-    await expect(scheduleRun(args(p, chatPlan, { B: fewer }))).rejects.toThrow(/same records/);
-    await expect(scheduleRun({ ...args(p, chatPlan, { C: fewer }) })).rejects.toThrow(/C, which is not one of the run's targets/);
+    await expect(dispatchRun(args(p, chatPlan, { B: fewer }))).rejects.toThrow(/same records/);
+    await expect(dispatchRun({ ...args(p, chatPlan, { C: fewer }) })).rejects.toThrow(/C, which is not one of the run's targets/);
   });
 
   it('one kind for every target: messages and run record exactly as before (no targetShards)', async () => {
     const p = pipeline();
     const smPlan = await planOf('sagemaker');
-    const result = await scheduleRun({ ...args(p, smPlan, {}), targetPlans: { B: smPlan } });
+    const result = await dispatchRun({ ...args(p, smPlan, {}), targetPlans: { B: smPlan } });
     if (result.status !== 'scheduled') throw new Error('not scheduled');
     const run = runRecordSchema.parse(JSON.parse(p.store.text(runRecordKey('run-m'))!));
     expect(run.targetShards).toBeUndefined();

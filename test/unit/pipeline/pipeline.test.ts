@@ -8,8 +8,8 @@ import { MemoryQueue } from '../../../lambdas/adapters/local/memory-queue';
 import { runFireLoop } from '../../../lambdas/core/fire/fire-loop';
 import { claimKey, resultsKey } from '../../../lambdas/core/pipeline/keys';
 import { cutShards, fromWire, toWire, type ShardMessage } from '../../../lambdas/core/pipeline/shards';
-import { deliveryDelay, hopsFor, sqsRequestsPerCapturedRequest, stillEarly } from '../../../lambdas/core/pipeline/sqs-schedule';
-import { collectMessage, collectRun, handleCollect, handleShard, PermanentError, scheduleRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
+import { deliveryDelay, hopsFor, sqsRequestsPerCapturedRequest, stillEarly } from '../../../lambdas/core/pipeline/sqs-delay';
+import { collectMessage, collectRun, handleCollect, handleShard, PermanentError, dispatchRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
 import type { FireOutcome, ReplayPlan, ScheduledRequest } from '../../../lambdas/core/types';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
 import { scheduledRequest } from '../../support/fixtures';
@@ -110,8 +110,8 @@ function pipeline(opts: { latency?: number; lateDrop?: number } = {}) {
   return { clock, store, queue, target, deps, drain };
 }
 
-const schedule = (p: ReturnType<typeof pipeline>, requests: ScheduledRequest[], extra: Partial<Parameters<typeof scheduleRun>[0]> = {}) =>
-  scheduleRun({
+const schedule = (p: ReturnType<typeof pipeline>, requests: ScheduledRequest[], extra: Partial<Parameters<typeof dispatchRun>[0]> = {}) =>
+  dispatchRun({
     runId: 'run-1',
     plan: plan(requests),
     targets: ['A'],
@@ -236,7 +236,7 @@ describe('schedule -> fire -> collect', () => {
   it('records incompatible requests as dropped at scheduling, per target', async () => {
     const p = pipeline();
     const csv = { ...req(1, 50), contentType: 'text/csv' };
-    await scheduleRun({
+    await dispatchRun({
       runId: 'run-2',
       plan: plan([req(0, 0)], [{ request: csv, reason: 'unsupported_content_type', detail: 'csv' }]),
       targets: ['A', 'B'],

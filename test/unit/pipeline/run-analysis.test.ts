@@ -13,8 +13,8 @@ import { DEFAULT_COMPARE_OPTIONS, type ComparisonDocument } from '../../../lambd
 import { collectMessage, collectRun, handleCollect } from '../../../lambdas/core/pipeline/collect';
 import { summarize } from '../../../lambdas/core/metrics/stats';
 import { analyseRunIfFinal, analysisMarkerKey, type RunAnalysisDeps } from '../../../lambdas/core/pipeline/run-analysis';
-import { scheduleHistoryKey, scheduleIndexKey } from '../../../lambdas/core/schedule/contract';
-import { parseHistory } from '../../../lambdas/core/schedule/history';
+import { scheduleHistoryKey, scheduleIndexKey } from '../../../lambdas/core/scheduled-runs/contract';
+import { parseHistory } from '../../../lambdas/core/scheduled-runs/history';
 import type { Notifier } from '../../../lambdas/ports';
 import { VirtualClock } from '../../support/virtual-clock';
 import { INFO, MS, RecordingNotifier, resultLine, SECRET, START, writeRun } from '../../support/scheduled-run';

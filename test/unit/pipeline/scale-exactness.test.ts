@@ -15,9 +15,9 @@ import { Semaphore } from '../../../lambdas/core/fire/semaphore';
 import { packBatches, SQS_BATCH_MAX_BYTES, withRetries } from '../../../lambdas/core/pipeline/common';
 import { resultsKey, runStartKey } from '../../../lambdas/core/pipeline/keys';
 import { decodeResultLines } from '../../../lambdas/core/pipeline/results';
-import { fromReplayPlan } from '../../../lambdas/core/pipeline/schedule';
+import { fromReplayPlan } from '../../../lambdas/core/pipeline/dispatch';
 import type { ShardMessage } from '../../../lambdas/core/pipeline/shards';
-import { handleShard, scheduleRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
+import { handleShard, dispatchRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
 import { buildPlan, indexRecord, planIndexed, type PlanOptions } from '../../../lambdas/core/plan/plan';
 import { coalesceRanges, readBackRequests } from '../../../lambdas/core/plan/read-back';
 import type { CaptureRecord, ReplayPlan, ScheduledRequest } from '../../../lambdas/core/types';
@@ -72,7 +72,7 @@ describe('SQS batches packed by bytes', () => {
   it('schedules 60 s at 200 requests/s of 1.3 KB bodies (12,000 requests) on a queue that enforces the limits', async () => {
     const p = setup();
     const plan = productionPlan(200, 60, 1300);
-    const result = await scheduleRun(scheduleArgs(p, plan, ['A', 'B']));
+    const result = await dispatchRun(scheduleArgs(p, plan, ['A', 'B']));
     expect(result.status).toBe('scheduled');
     const shards = p.queue.messages.map((m) => JSON.parse(m.body) as ShardMessage);
     const perTarget = (t: string) => shards.filter((s) => s.target === t).flatMap((s) => s.requests.map((r) => r.index));
@@ -150,10 +150,10 @@ describe('a retried ingest keeps the run start', () => {
         return p.queue.sendBatch(entries);
       },
     };
-    await expect(scheduleRun({ ...scheduleArgs(p, plan), queue: flaky })).rejects.toThrow(/unavailable/);
+    await expect(dispatchRun({ ...scheduleArgs(p, plan), queue: flaky })).rejects.toThrow(/unavailable/);
     expect(p.store.text(runStartKey('run-1'))).toContain((S + 20n * SEC).toString());
     p.clock.advanceTo(S + 5n * SEC);
-    const retried = await scheduleRun({ ...scheduleArgs(p, plan), startNs: S + 25n * SEC });
+    const retried = await dispatchRun({ ...scheduleArgs(p, plan), startNs: S + 25n * SEC });
     expect(retried.status === 'scheduled' && retried.startNs).toBe(S + 20n * SEC);
     expect(new Set(p.queue.messages.map((m) => (JSON.parse(m.body) as ShardMessage).startNs))).toEqual(new Set([(S + 20n * SEC).toString()]));
   });
@@ -176,7 +176,7 @@ describe('fire under redelivery', () => {
   it('drops a shard redelivered after its due window as expired, even with late policy fire; fires a merely late one', async () => {
     const p = setup();
     const target = new FakeTarget('A', p.clock, () => ({ latencyMs: 5 }));
-    await scheduleRun(scheduleArgs(p, productionPlan(2, 2, 100)));
+    await dispatchRun(scheduleArgs(p, productionPlan(2, 2, 100)));
     const [first, second] = p.queue.messages.splice(0).map((m) => m.body);
     p.clock.advanceTo(S + 20n * SEC + 30n * SEC); // 30 s late: fired, lag recorded
     const late = await handleShard(first!, fireDeps(p, target));
@@ -192,7 +192,7 @@ describe('fire under redelivery', () => {
   it('retries a failed results write instead of losing the fired results', async () => {
     const p = setup();
     const target = new FakeTarget('A', p.clock, () => ({ latencyMs: 5 }));
-    await scheduleRun(scheduleArgs(p, productionPlan(2, 1, 100)));
+    await dispatchRun(scheduleArgs(p, productionPlan(2, 1, 100)));
     const [message] = p.queue.messages.splice(0);
     const putIfAbsent = p.store.putIfAbsent.bind(p.store);
     let failures = 0;

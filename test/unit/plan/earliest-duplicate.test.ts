@@ -15,7 +15,7 @@ import { DuplicateFilter } from '../../../lambdas/core/capture/duplicates';
 import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report';
 import { parseCaptureStream } from '../../../lambdas/core/capture/stream';
 import { buildPlan, indexRecord, planIndexed, type PlanOptions } from '../../../lambdas/core/plan/plan';
-import { readWindow } from '../../../lambdas/core/schedule/window-plan';
+import { readWindow } from '../../../lambdas/core/scheduled-runs/window-plan';
 import type { CaptureRecord, IngestReport } from '../../../lambdas/core/types';
 import { MemoryCaptureObjects } from '../../support/memory-captures';
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../lambdas/adapters/local/memory-store';
 import { MemoryQueue } from '../../../lambdas/adapters/local/memory-queue';
 import { runSpan } from '../../../lambdas/core/export/manifest';
-import { collectRun, scheduleRun } from '../../../lambdas/core/pipeline/stages';
+import { collectRun, dispatchRun } from '../../../lambdas/core/pipeline/stages';
 import { buildPlan, type PlanOptions } from '../../../lambdas/core/plan/plan';
 import { runReplay } from '../../../lambdas/core/run/replay';
 import type { CaptureRecord, IngestReport } from '../../../lambdas/core/types';
@@ -79,7 +79,7 @@ describe('endedAt >= startedAt', () => {
     const store = new MemoryObjectStore();
     const queue = new MemoryQueue(() => clock.nowNs());
     const options: Omit<PlanOptions, 'targetKind'> = { runId: 'run-p', timeScale: 1, intraSecond: 'spread' };
-    const result = await scheduleRun({
+    const result = await dispatchRun({
       runId: 'run-p',
       plan: buildPlan(RECORDS, { ...options, targetKind: 'openai-chat' }),
       targets: ['A', 'B'],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hourPartitions, windowProblem, windowRange, zonedToUtc } from '../../../lambdas/core/schedule/window';
+import { hourPartitions, windowProblem, windowRange, zonedToUtc } from '../../../lambdas/core/scheduled-runs/window';
 
 const at = (iso: string) => Date.parse(iso);
 

@@ -1,5 +1,5 @@
 /**
- * Scheduling on SQS. A shard message must reach a worker `leadMs` before its first due time:
+ * SQS delivery delays. A shard message must reach a worker `leadMs` before its first due time:
  * the lead absorbs cold starts and SQS's delivery jitter, and the worker then waits for each
  * exact due time itself. SQS delays are whole seconds, at most 900: the delay is rounded
  * DOWN (early is harmless, late is not), and a due time further away than 900 s + lead is

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../lambdas/adapters/local/memory-store';
 import { BUNDLED_CHART_ASSETS } from '../../../lambdas/adapters/bundled-chart-assets';
-import { scheduleHistoryKey, scheduleIndexKey } from '../../../lambdas/core/schedule/contract';
-import { appendHistoryLine, headline, parseHistory, readHistory, recordEmptyRun, recordScheduledRun, summaryOf, type HistoryLine } from '../../../lambdas/core/schedule/history';
+import { scheduleHistoryKey, scheduleIndexKey } from '../../../lambdas/core/scheduled-runs/contract';
+import { appendHistoryLine, headline, parseHistory, readHistory, recordEmptyRun, recordScheduledRun, summaryOf, type HistoryLine } from '../../../lambdas/core/scheduled-runs/history';
 import type { ObjectStore } from '../../../lambdas/ports';
 import { INFO, RecordingNotifier } from '../../support/scheduled-run';
 import { VirtualClock } from '../../support/virtual-clock';

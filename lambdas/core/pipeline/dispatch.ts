@@ -1,5 +1,5 @@
 /**
- * Ingest stage: plan -> shards -> delayed shard messages, referenced bodies and shard parts,
+ * Dispatch, the ingest stage's last step: plan -> shards -> delayed shard messages, referenced bodies and shard parts,
  * the run record (written last: its presence means "fully scheduled", so a redelivered S3
  * event for the same object schedules nothing twice).
  *
@@ -17,7 +17,7 @@
  *   target's shards (`targetShards`), which is what the collector waits for.
  * - The replay queue's event source adds at most 300 batches a minute, and only while messages
  *   wait (after an idle spell it starts from 5): with `ramp`, each slot's shards are delivered
- *   along that ramp (sqs-schedule.ts rampLeads), each message carrying its own lead. A file or
+ *   along that ramp (sqs-delay.ts rampLeads), each message carrying its own lead. A file or
  *   window run (`startMoves`) writes its first slot before its start is fixed, and starts late
  *   enough for every slot's messages to be sent on time.
  * - The run's start is fixed once, stored before the first message (`_start.json`): a
@@ -31,17 +31,17 @@ import { deterministicUuid } from '../ids';
 import type { ReplayPlan, RunManifest, ScheduledRequest } from '../types';
 import { decodeJson, INGEST_SHARD, sendAll, type OutgoingMessage, type RunRecord } from './common';
 import { resultsKey, runRecordKey, runStartKey } from './keys';
-import { groupTargets, membershipOf, targetStartOffsets, unionOf, type Membership, type PlanItem, type SchedulablePlan } from './plan-groups';
+import { groupTargets, membershipOf, targetStartOffsets, unionOf, type Membership, type PlanItem, type DispatchablePlan } from './plan-groups';
 import { encodeResultLines, type ResultLine } from './results';
 import { cutShards, DEFAULT_SHARDING, slotsOf, type Shard, type ShardingOptions, type ShardMessage } from './shards';
 import { writeSlot, type LaneContent, type SlotSpan, type SlotWriter } from './slot-writer';
-import { deliveryDelay, rampLeads } from './sqs-schedule';
+import { deliveryDelay, rampLeads } from './sqs-delay';
 
-export { fromReplayPlan, type PlanItem, type SchedulablePlan } from './plan-groups';
+export { fromReplayPlan, type PlanItem, type DispatchablePlan } from './plan-groups';
 
-export interface ScheduleRunArgs {
+export interface DispatchRunArgs {
   runId: string;
-  plan: ReplayPlan | SchedulablePlan;
+  plan: ReplayPlan | DispatchablePlan;
   targets: readonly string[];
   /**
    * Targets scheduled on a plan of their own instead of `plan`: a target of another kind,
@@ -49,7 +49,7 @@ export interface ScheduleRunArgs {
    * the same indices at the same due times, split differently between items and
    * incompatible.
    */
-  targetPlans?: Readonly<Record<string, ReplayPlan | SchedulablePlan>>;
+  targetPlans?: Readonly<Record<string, ReplayPlan | DispatchablePlan>>;
   /** The run's start (epoch ns of offset 0), unless an earlier attempt already fixed one. */
   startNs: bigint;
   /**
@@ -91,7 +91,7 @@ export interface EmissionStats {
   maxLateMs: number;
 }
 
-export type ScheduleResult =
+export type DispatchResult =
   | {
       status: 'scheduled';
       shards: number;
@@ -122,7 +122,7 @@ interface MessageSpec {
 }
 
 /** The run's messages in shard order, each with its lead (the ramp's, when asked). */
-function messageSpecs(args: ScheduleRunArgs, shards: readonly Shard<PlanItem>[], membership: readonly Membership[][], groups: readonly { targets: string[] }[], shiftMs: (target: string) => number): MessageSpec[] {
+function messageSpecs(args: DispatchRunArgs, shards: readonly Shard<PlanItem>[], membership: readonly Membership[][], groups: readonly { targets: string[] }[], shiftMs: (target: string) => number): MessageSpec[] {
   const specs: MessageSpec[] = [];
   shards.forEach((shard, si) =>
     groups.forEach((group, gi) => {
@@ -167,7 +167,7 @@ function aheadOfStartMs(slots: readonly SlotSpan[], specsOf: ReadonlyMap<number,
   return ahead > leadMs ? ahead + SEND_ALLOWANCE_MS : ahead;
 }
 
-export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult> {
+export async function dispatchRun(args: DispatchRunArgs): Promise<DispatchResult> {
   const { store, runId } = args;
   if (await store.get(runRecordKey(runId))) return { status: 'duplicate', shards: 0, messages: 0 };
   const groups = groupTargets(args);
@@ -285,10 +285,10 @@ export async function scheduleRun(args: ScheduleRunArgs): Promise<ScheduleResult
 }
 
 /** The requests of union positions [first, end), each loaded (once) by the plan that owns it. */
-async function loadUnion(plans: readonly SchedulablePlan[], union: { items: readonly PlanItem[]; owners: Uint8Array | null }, first: number, end: number): Promise<ScheduledRequest[]> {
+async function loadUnion(plans: readonly DispatchablePlan[], union: { items: readonly PlanItem[]; owners: Uint8Array | null }, first: number, end: number): Promise<ScheduledRequest[]> {
   const items = union.items.slice(first, end);
   const { owners } = union;
-  if (!owners) return (plans[0] as SchedulablePlan).load(items);
+  if (!owners) return (plans[0] as DispatchablePlan).load(items);
   const parts = new Map<number, { positions: number[]; items: PlanItem[] }>();
   items.forEach((item, k) => {
     const owner = owners[first + k] as number;
@@ -300,7 +300,7 @@ async function loadUnion(plans: readonly SchedulablePlan[], union: { items: read
   const out = new Array<ScheduledRequest>(items.length);
   await Promise.all(
     [...parts].map(async ([owner, part]) => {
-      const loaded = await (plans[owner] as SchedulablePlan).load(part.items);
+      const loaded = await (plans[owner] as DispatchablePlan).load(part.items);
       loaded.forEach((request, j) => (out[part.positions[j] as number] = request));
     }),
   );

@@ -4,7 +4,7 @@
  * sends a plan message to the plan queue (lib/stateless.ts), the plan function plans one
  * window run (lambdas/handlers/plan.ts), and the collector writes the verdict, the
  * schedule's history and its trend page when every target of the run is final
- * (lambdas/core/schedule/history.ts).
+ * (lambdas/core/scheduled-runs/history.ts).
  *
  * Keys in the results bucket:
  *   runs/<run-id>/comparison.json, runs/<run-id>/report.html   (the run's root)

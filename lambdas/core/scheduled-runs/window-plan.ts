@@ -13,7 +13,7 @@
 import { DuplicateFilter } from '../capture/duplicates';
 import { IngestReportBuilder } from '../capture/ingest-report';
 import { parseCaptureStream } from '../capture/stream';
-import type { SchedulablePlan, PlanItem } from '../pipeline/schedule';
+import type { DispatchablePlan, PlanItem } from '../pipeline/dispatch';
 import { grownColumn, INITIAL_ROWS, LineColumns } from '../plan/line-columns';
 import { incompatibleAs, indexRecord, type IndexedEntry, type IndexedPlan, type LineRef, type PlanOptions } from '../plan/plan';
 import { readBackRequests, type RangeReader } from '../plan/read-back';
@@ -280,15 +280,15 @@ async function loadEntries(entries: readonly IndexedEntry<WindowRef>[], readers:
 /**
  * Each target kind's schedulable plan of the same entries (what ingest does per kind): the
  * kind's requests as items, the rest incompatible with their reason; bodies read back when
- * scheduleRun loads a window of shards.
+ * dispatchRun loads a window of shards.
  */
-export function windowPlans(pass: Pick<WindowPass, 'plan' | 'readers'>, kinds: readonly TargetKind[], options: PlanOptions): Map<TargetKind, SchedulablePlan> {
+export function windowPlans(pass: Pick<WindowPass, 'plan' | 'readers'>, kinds: readonly TargetKind[], options: PlanOptions): Map<TargetKind, DispatchablePlan> {
   const { entries } = pass.plan;
-  const plans = new Map<TargetKind, SchedulablePlan>();
+  const plans = new Map<TargetKind, DispatchablePlan>();
   for (const kind of kinds) {
     const kindOptions: PlanOptions = { ...options, targetKind: kind };
     const items: PlanItem[] = [];
-    const incompatible: SchedulablePlan['incompatible'] = [];
+    const incompatible: DispatchablePlan['incompatible'] = [];
     for (const e of entries) {
       const verdict = e.record.verdicts[kind];
       if (verdict === undefined) throw new Error(`entry ${e.index} was not indexed for target kind ${kind}`);

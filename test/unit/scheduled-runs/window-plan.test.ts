@@ -10,9 +10,9 @@ import { MemoryObjectStore } from '../../../lambdas/adapters/local/memory-store'
 import { INGEST_SHARD, runRecordSchema } from '../../../lambdas/core/pipeline/common';
 import { runPrefix, runRecordKey, runStartKey } from '../../../lambdas/core/pipeline/keys';
 import { shardMessageSchema, type ShardMessage } from '../../../lambdas/core/pipeline/shards';
-import { scheduledRunInfoSchema, windowRunId } from '../../../lambdas/core/schedule/contract';
-import type { recordEmptyRun } from '../../../lambdas/core/schedule/history';
-import { discoverCaptureFolders } from '../../../lambdas/core/schedule/window-plan';
+import { scheduledRunInfoSchema, windowRunId } from '../../../lambdas/core/scheduled-runs/contract';
+import type { recordEmptyRun } from '../../../lambdas/core/scheduled-runs/history';
+import { discoverCaptureFolders } from '../../../lambdas/core/scheduled-runs/window-plan';
 import { eventIdHash, sampleKeeps } from '../../../lambdas/core/plan/plan';
 import { makePlanHandler, windowFilesKey, type PlanDeps } from '../../../lambdas/handlers/plan';
 import { ENV, parseRuntimeConfig } from '../../../lambdas/runtime/config';
