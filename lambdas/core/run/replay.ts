@@ -108,8 +108,30 @@ const RECORD_PROCESSOR_ID = 'record_processor_local';
 
 export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunResult> {
   const runPrefix = `${options.runId}/`;
-  const duplicates = options.ingestReport.totals.rejectedByReason.duplicate ?? 0;
+  const { plans, ingestReportKey } = await planTargets(options, runPrefix);
+  const leadNs = BigInt(Math.round(options.leadMs * 1e6));
+  const fire: FireRunner = (await options.prepareFire?.(plans, options.dispatch ?? 'parallel')) ?? ((requests, loopOptions) => runFireLoop(requests, loopOptions));
+  const run: TargetRun = { options, runPrefix, fire, duplicates: options.ingestReport.totals.rejectedByReason.duplicate ?? 0 };
 
+  const targets: TargetRunResult[] = [];
+  if (options.dispatch === 'sequential') {
+    for (const [i, target] of options.targets.entries()) {
+      targets.push(await runTarget(run, target, i, plans[i] as ReplayPlan, options.clock.nowNs() + leadNs));
+    }
+  } else {
+    // One schedule zero for every target: A and B see each request at the same instant.
+    const startNs = options.clock.nowNs() + leadNs;
+    targets.push(...(await Promise.all(options.targets.map((target, i) => runTarget(run, target, i, plans[i] as ReplayPlan, startNs)))));
+  }
+  await options.beforeManifests?.(targets);
+  for (const target of targets) {
+    target.files.push(await writeTargetManifest(options.store, `${runPrefix}${target.target}/`, target));
+  }
+  return { runId: options.runId, ingestReportKey, targets };
+}
+
+/** Every target's plan, and the run's ingest report written whether or not planning succeeds. */
+async function planTargets(options: ReplayRunOptions, runPrefix: string): Promise<{ plans: ReplayPlan[]; ingestReportKey: string }> {
   // One target after the other: a planner reads the records back once, at the first.
   const plans: ReplayPlan[] = [];
   let ingestReportKey: string;
@@ -123,78 +145,78 @@ export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunRes
     const timing = plans[0]?.timing;
     ingestReportKey = await writeIngestReport(options.store, runPrefix, timing ? { ...options.ingestReport, timing } : options.ingestReport);
   }
-  const leadNs = BigInt(Math.round(options.leadMs * 1e6));
-  const fire: FireRunner = (await options.prepareFire?.(plans, options.dispatch ?? 'parallel')) ?? ((requests, loopOptions) => runFireLoop(requests, loopOptions));
-  const runTarget = async (target: ReplayTarget, index: number, plan: ReplayPlan, startNs: bigint): Promise<TargetRunResult> => {
-    const name = target.client.name;
-    options.onPlanned?.(name, plan, startNs);
-    const dropped = plan.incompatible.map(({ request, reason }): FireOutcome => {
-      const outcome: FireOutcome = {
-        request,
-        target: name,
-        requestId: deterministicUuid(options.runId, name, request.index),
-        scheduledNs: startNs + BigInt(Math.round(request.offsetMs * 1e6)),
-        workerId: WORKER_ID,
-        result: null,
-        dropReason: reason,
-      };
-      options.onOutcome?.(name, outcome);
-      return outcome;
-    });
-    const fired = await fire(plan.requests, {
-      runId: options.runId,
-      target: target.client,
-      clock: options.clock,
-      startNs,
-      workerId: WORKER_ID,
-      ...(options.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
-      ...(options.latePolicy !== undefined ? { latePolicy: options.latePolicy } : {}),
-      ...(options.signal !== undefined ? { signal: options.signal } : {}),
-      ...(options.cancelSignal !== undefined ? { cancelSignal: options.cancelSignal } : {}),
-      onOutcome: (outcome) => options.onOutcome?.(name, outcome),
-      ...(options.beforeFireStart ? { beforeStart: options.beforeFireStart } : {}),
-    }, { index, name });
-    const outcomes = [...fired, ...dropped].sort((a, b) => a.request.index - b.request.index);
-    const records = outcomes
-      .filter((outcome) => outcome.result !== null)
-      .map((outcome) => computeProfileRecord(outcome, RECORD_PROCESSOR_ID));
-    const aggregates = aggregate(records, options.goodputSlos ? { goodputSlos: options.goodputSlos } : undefined);
-    const { startedAt, endedAt } = runSpan(startNs, options.clock.nowNs());
-    const notScheduledByReason: RunManifest['notScheduledByReason'] = { ...plan.excluded };
-    if (duplicates > 0) notScheduledByReason.duplicate = duplicates;
-    const manifest = buildManifest({
-      runId: options.runId,
-      target: name,
-      outcomes,
-      notScheduledByReason,
-      startedAt,
-      endedAt,
-    });
-    const files = await writeTargetData(options.store, `${runPrefix}${name}/`, {
-      records,
-      aggregates,
-      manifest,
-      inputConfig: options.inputConfig(name),
-      wasCancelled: (options.signal?.aborted ?? false) || (options.cancelSignal?.aborted ?? false),
-      startTime: startedAt,
-      endTime: endedAt,
-    });
-    return { target: name, plan, manifest, aggregates, files, startNs, outcomes, records };
-  };
+  return { plans, ingestReportKey };
+}
 
-  const targets: TargetRunResult[] = [];
-  if (options.dispatch === 'sequential') {
-    for (const [i, target] of options.targets.entries()) {
-      targets.push(await runTarget(target, i, plans[i] as ReplayPlan, options.clock.nowNs() + leadNs));
-    }
-  } else {
-    // One schedule zero for every target: A and B see each request at the same instant.
-    const startNs = options.clock.nowNs() + leadNs;
-    targets.push(...(await Promise.all(options.targets.map((target, i) => runTarget(target, i, plans[i] as ReplayPlan, startNs)))));
-  }
-  await options.beforeManifests?.(targets);
-  for (const target of targets) {
-    target.files.push(await writeTargetManifest(options.store, `${runPrefix}${target.target}/`, target));
-  }
-  return { runId: options.runId, ingestReportKey, targets };
+/** What every target of one run shares. */
+interface TargetRun {
+  options: ReplayRunOptions;
+  runPrefix: string;
+  fire: FireRunner;
+  /** Records rejected as duplicates at ingest, reported in each target's manifest. */
+  duplicates: number;
+}
+
+/** One target's requests fired from `startNs`, its outcomes turned into records, aggregates and files (the manifest aside). */
+async function runTarget(run: TargetRun, target: ReplayTarget, index: number, plan: ReplayPlan, startNs: bigint): Promise<TargetRunResult> {
+  const { options } = run;
+  const name = target.client.name;
+  options.onPlanned?.(name, plan, startNs);
+  const dropped = droppedOutcomes(options, name, plan, startNs);
+  const fired = await run.fire(plan.requests, {
+    runId: options.runId,
+    target: target.client,
+    clock: options.clock,
+    startNs,
+    workerId: WORKER_ID,
+    ...(options.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
+    ...(options.latePolicy !== undefined ? { latePolicy: options.latePolicy } : {}),
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
+    ...(options.cancelSignal !== undefined ? { cancelSignal: options.cancelSignal } : {}),
+    onOutcome: (outcome) => options.onOutcome?.(name, outcome),
+    ...(options.beforeFireStart ? { beforeStart: options.beforeFireStart } : {}),
+  }, { index, name });
+  const outcomes = [...fired, ...dropped].sort((a, b) => a.request.index - b.request.index);
+  const records = outcomes
+    .filter((outcome) => outcome.result !== null)
+    .map((outcome) => computeProfileRecord(outcome, RECORD_PROCESSOR_ID));
+  const aggregates = aggregate(records, options.goodputSlos ? { goodputSlos: options.goodputSlos } : undefined);
+  const { startedAt, endedAt } = runSpan(startNs, options.clock.nowNs());
+  const notScheduledByReason: RunManifest['notScheduledByReason'] = { ...plan.excluded };
+  if (run.duplicates > 0) notScheduledByReason.duplicate = run.duplicates;
+  const manifest = buildManifest({
+    runId: options.runId,
+    target: name,
+    outcomes,
+    notScheduledByReason,
+    startedAt,
+    endedAt,
+  });
+  const files = await writeTargetData(options.store, `${run.runPrefix}${name}/`, {
+    records,
+    aggregates,
+    manifest,
+    inputConfig: options.inputConfig(name),
+    wasCancelled: (options.signal?.aborted ?? false) || (options.cancelSignal?.aborted ?? false),
+    startTime: startedAt,
+    endTime: endedAt,
+  });
+  return { target: name, plan, manifest, aggregates, files, startNs, outcomes, records };
+}
+
+/** The plan's requests this target cannot take, each an outcome with its reason and no result. */
+function droppedOutcomes(options: ReplayRunOptions, name: string, plan: ReplayPlan, startNs: bigint): FireOutcome[] {
+  return plan.incompatible.map(({ request, reason }): FireOutcome => {
+    const outcome: FireOutcome = {
+      request,
+      target: name,
+      requestId: deterministicUuid(options.runId, name, request.index),
+      scheduledNs: startNs + BigInt(Math.round(request.offsetMs * 1e6)),
+      workerId: WORKER_ID,
+      result: null,
+      dropReason: reason,
+    };
+    options.onOutcome?.(name, outcome);
+    return outcome;
+  });
 }
