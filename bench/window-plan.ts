@@ -113,7 +113,8 @@ function vmHwmMb(): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-async function main(): Promise<void> {
+/** The hour's capture files (written once, kept between runs unless asked not to). */
+async function writeCaptures(): Promise<{ records: number; bytes: number }> {
   const hourDir = join(root, VARIANT, '2026/04/29/00');
   let records = 0;
   let bytes = 0;
@@ -127,7 +128,11 @@ async function main(): Promise<void> {
     bytes += statSync(path).size;
   }
   console.log(`captures: ${fileCount} files, ${records} records, ${round(bytes / MB)} MB in ${hourDir}`);
+  return { records, bytes };
+}
 
+/** The plan handler's dependencies: in-memory store and counting queues, the captures read from the folder. */
+function benchDeps(): { deps: PlanDeps; store: MemoryObjectStore; replay: CountingQueue; collect: CountingQueue; logs: string[] } {
   const clock = new VirtualClock(BigInt(Date.parse(FIRED)) * 1_000_000n + 60_000_000_000n);
   const store = new MemoryObjectStore();
   const replay = new CountingQueue();
@@ -157,6 +162,12 @@ async function main(): Promise<void> {
       throw new Error('the window should not be empty');
     },
   };
+  return { deps, store, replay, collect, logs };
+}
+
+async function main(): Promise<void> {
+  const { records, bytes } = await writeCaptures();
+  const { deps, store, replay, collect, logs } = benchDeps();
   const handler = makePlanHandler(() => deps);
 
   const baselineRss = process.memoryUsage().rss / MB;
