@@ -6,7 +6,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -107,4 +107,17 @@ describe('a target whose error codes carry terminal escapes', () => {
       runtime.child.kill();
     }
   }, 120_000);
+});
+
+describe('a JSON Lines file that is not Data Capture', () => {
+  it('is said in one line: what its lines look like and what was expected (exit 1)', async () => {
+    const file = join(work, 'chat-requests.jsonl');
+    writeFileSync(file, `${JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })}\n`.repeat(3));
+    const run = await runCli(['replay', file, '--url', mock.url, '--out', join(work, 'not-capture'), '--run-id', 'nc', ...FAST]);
+    expect(run.code).toBe(1);
+    const said = run.stderr.split('\n').filter((l) => l.startsWith('capture-replay:'));
+    expect(said).toEqual([
+      `capture-replay: no replayable capture records (see ${join(work, 'not-capture', 'nc', 'ingest_report.json')} for the reasons); ${file} line 1: not SageMaker Data Capture: looks like OpenAI chat requests (fields model, messages); expected SageMaker Data Capture lines (captureData.endpointInput and eventMetadata)`,
+    ]);
+  }, 60_000);
 });

@@ -71,3 +71,14 @@ export class IngestReportBuilder {
     return { files, skippedFiles: [...this.skipped], totals };
   }
 }
+
+/**
+ * The first example of the most common reject reason, as "<file> line <n>: <detail>", for a
+ * one-line error when nothing was accepted (the report has every reason); null: no rejection.
+ */
+export function commonestRejection(report: IngestReport): string | null {
+  const [reason] = (Object.entries(report.totals.rejectedByReason) as [RejectReason, number][]).sort((a, b) => b[1] - a[1])[0] ?? [];
+  if (!reason) return null;
+  const example = report.files.flatMap((f) => f.examples[reason] ?? [])[0];
+  return example ? `${example.file} line ${example.line}: ${example.detail}` : null;
+}

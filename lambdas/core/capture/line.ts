@@ -17,6 +17,7 @@
  */
 import { z } from 'zod';
 import { inputContentType, jsonErrorAt } from './body-type';
+import { notDataCaptureDetail } from './not-data-capture';
 import { summariseOutput } from './output-summary';
 import { decodePayload } from './payload';
 import { implausibleTime, parseInferenceTime } from './time';
@@ -105,7 +106,7 @@ export function parseCaptureLine(line: string, source: CaptureSource, options: L
     typeof meta.inferenceTime !== 'string' ||
     !isOptionalString(meta.inferenceId)
   ) {
-    return { ok: false, reason: 'missing_field', detail: explainShape(value) };
+    return { ok: false, reason: 'missing_field', detail: notDataCaptureDetail(value) ?? explainShape(value) };
   }
   const time = parseInferenceTime(meta.inferenceTime);
   if (!time) return { ok: false, reason: 'bad_inference_time', detail: `inferenceTime ${JSON.stringify(meta.inferenceTime.slice(0, 40))} is not an ISO-8601 instant` };

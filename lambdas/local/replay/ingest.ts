@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { LineIndex } from '../../adapters/local/capture-files';
 import { FsArtifactStore } from '../../adapters/local/fs-artifact-store';
-import { IngestReportBuilder } from '../../core/capture/ingest-report';
+import { commonestRejection, IngestReportBuilder } from '../../core/capture/ingest-report';
 import { writeIngestReport } from '../../core/export/artifacts';
 import { twoPassPlanner, type Planner, type RangeReader } from '../../core/plan/read-back';
 import type { IngestReport } from '../../core/types';
@@ -88,7 +88,8 @@ async function nothingToReplay(config: ReplayConfig, io: CommandIo, ingest: Inge
   const where = counts ? ` for ${describeWindow(counts)}` : '';
   if (ingest.totals.files === 0) return fail(io, `no .jsonl capture files under ${config.capturesPath}${where} could be read${ingest.skippedFiles.length > 0 ? ` (${ingest.skippedFiles.length} skipped, see ${at})` : ''}`);
   if (counts && counts.inWindow === 0) return fail(io, `no capture record in ${describeWindow(counts)} (${counts.outsideWindow} outside it; see ${at})`);
-  return fail(io, `no replayable capture records (see ${at} for the reasons)`);
+  const example = commonestRejection(ingest);
+  return fail(io, `no replayable capture records (see ${at} for the reasons)${example ? `; ${example}` : ''}`);
 }
 
 function describeWindow(counts: WindowCounts): string {

@@ -1,6 +1,7 @@
 /*
  * The parser as of commit 5cd21d9 (before issue 11 part 4), the oracle of parse-differential.test.ts:
- * verbatim but for the types import and the rules issue 18 added, each written here in its plainest
+ * verbatim but for the types import, the detail issue 22 added (a line with neither Data Capture
+ * field: not-data-capture.ts, imported) and the rules issue 18 added, each written here in its plainest
  * form and marked `issue 18` (a missing input content type inferred; a missing output content type
  * kept null; of the copies of one record the earliest by inferenceTime kept; the inferred count).
  * Change it only to add a rule to both parsers.
@@ -24,6 +25,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { notDataCaptureDetail } from '../../../../lambdas/core/capture/not-data-capture';
 import type {
   CaptureEncoding,
   CaptureRecord,
@@ -374,7 +376,8 @@ export function parseCaptureLine(line: string, source: CaptureSource, options: L
     typeof meta.inferenceTime !== 'string' ||
     !isOptionalString(meta.inferenceId)
   ) {
-    return { ok: false, reason: 'missing_field', detail: explainShape(value) };
+    // issue 22: a line with neither Data Capture field says what it looks like.
+    return { ok: false, reason: 'missing_field', detail: notDataCaptureDetail(value as object) ?? explainShape(value) };
   }
   const time = parseInferenceTime(meta.inferenceTime);
   if (!time) return { ok: false, reason: 'bad_inference_time', detail: `inferenceTime ${JSON.stringify(meta.inferenceTime.slice(0, 40))} is not an ISO-8601 instant` };
