@@ -74,21 +74,41 @@ function respond(req: IncomingMessage, res: ServerResponse, body: Buffer): void 
   const stream = payload.stream === true && !sagemaker;
   const prompt = promptOf(payload);
   if (sagemaker && respondSageMakerFault(fault, (req.url ?? '').includes('/invocations-response-stream'), prompt, res)) return;
-  const json = (status: number, text: string, headers: Record<string, string> = {}): void => {
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers }).end(text);
-  };
-  const sse = () => res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const usageAnswer = (usage: unknown) => {
-    if (stream) {
-      sse();
-      res.end(chunk({ role: 'assistant' }) + chunk({ content: 'a' }) + chunk({ content: 'b' }, 'stop') + `data: ${JSON.stringify({ choices: [], usage })}\n\n` + 'data: [DONE]\n\n');
-    } else json(200, answer(usage));
-  };
+  respondFault({ res, sagemaker, stream, prompt }, fault);
+}
 
+/** One request's response and what the fault's answer depends on. */
+interface FaultReply {
+  res: ServerResponse;
+  /** Asked on SageMaker's InvokeEndpoint path rather than the chat path. */
+  sagemaker: boolean;
+  /** A streaming request on the chat path: answered as SSE where the fault allows. */
+  stream: boolean;
+  prompt: string;
+}
+
+function json(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers }).end(text);
+}
+
+function sse(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+}
+
+/** A normal answer (SSE when streaming) carrying `usage`. */
+function usageAnswer({ res, stream }: FaultReply, usage: unknown): void {
+  if (stream) {
+    sse(res);
+    res.end(chunk({ role: 'assistant' }) + chunk({ content: 'a' }) + chunk({ content: 'b' }, 'stop') + `data: ${JSON.stringify({ choices: [], usage })}\n\n` + 'data: [DONE]\n\n');
+  } else json(res, 200, answer(usage));
+}
+
+function respondFault(reply: FaultReply, fault: string): void {
+  const { res, sagemaker, stream, prompt } = reply;
   switch (fault) {
     case 'ok':
     case 'ok-stream':
-      return usageAnswer(USAGE);
+      return usageAnswer(reply, USAGE);
     case 'redirect':
       res.writeHead(302, { location: REDIRECT_LOCATION, 'content-type': 'text/html' }).end(`<a href="${REDIRECT_LOCATION}">Found</a>`);
       return;
@@ -104,34 +124,26 @@ function respond(req: IncomingMessage, res: ServerResponse, body: Buffer): void 
     case 'error-echo':
       if (sagemaker) {
         const message = `Received client error (400) from primary with message "invalid request: ${prompt}"`;
-        return json(424, JSON.stringify({ __type: 'ModelError', message, OriginalStatusCode: 400, OriginalMessage: `invalid request: ${prompt}` }), { 'x-amzn-errortype': 'ModelError' });
+        return json(res, 424, JSON.stringify({ __type: 'ModelError', message, OriginalStatusCode: 400, OriginalMessage: `invalid request: ${prompt}` }), { 'x-amzn-errortype': 'ModelError' });
       }
-      return json(400, JSON.stringify({ error: { message: `invalid request: ${prompt}`, type: 'invalid_request_error' } }));
+      return json(res, 400, JSON.stringify({ error: { message: `invalid request: ${prompt}`, type: 'invalid_request_error' } }));
     case 'ok-error-object':
       if (stream) {
-        sse();
+        sse(res);
         res.end(chunk({ role: 'assistant' }) + chunk({ content: 'a' }) + `data: ${JSON.stringify({ error: { message: `overloaded; you said: ${prompt}`, type: 'server_error' } })}\n\n` + 'data: [DONE]\n\n');
         return;
       }
-      return json(200, JSON.stringify({ error: { message: `overloaded; you said: ${prompt}`, type: 'server_error', code: 503 } }));
+      return json(res, 200, JSON.stringify({ error: { message: `overloaded; you said: ${prompt}`, type: 'server_error', code: 503 } }));
     case 'ok-50mb':
-      if (stream) {
-        // 50 MB of content in 64 KiB chunks (each a normal-sized SSE event).
-        sse();
-        writeEvents(res, chunk({ role: 'assistant' }), chunk({ content: 'x'.repeat(65536) }), Math.ceil(FAULT_BODY_BYTES / 65536), chunk({}, 'stop') + `data: ${JSON.stringify({ choices: [], usage: USAGE })}\n\ndata: [DONE]\n\n`);
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      writeLarge(res, '{"id":"chatcmpl-fault","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"', FAULT_BODY_BYTES, `"},"finish_reason":"stop"}],"usage":${JSON.stringify(USAGE)}}`);
-      return;
+      return largeAnswer(reply);
     case 'usage-huge':
-      return usageAnswer({ prompt_tokens: 1e308, completion_tokens: 1e308, total_tokens: 1e308 });
+      return usageAnswer(reply, { prompt_tokens: 1e308, completion_tokens: 1e308, total_tokens: 1e308 });
     case 'usage-fraction':
-      return usageAnswer({ prompt_tokens: 0.5, completion_tokens: 0.5, total_tokens: 1 });
+      return usageAnswer(reply, { prompt_tokens: 0.5, completion_tokens: 0.5, total_tokens: 1 });
     case 'usage-negative':
-      return usageAnswer({ prompt_tokens: -1, completion_tokens: -1, total_tokens: -2 });
+      return usageAnswer(reply, { prompt_tokens: -1, completion_tokens: -1, total_tokens: -2 });
     case 'truncated-stream':
-      sse();
+      sse(res);
       res.end(chunk({ role: 'assistant' }) + chunk({ content: 'a' }));
       return;
     case 'slow-body': {
@@ -145,12 +157,24 @@ function respond(req: IncomingMessage, res: ServerResponse, body: Buffer): void 
       res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Welcome to nginx!</body></html>');
       return;
     case 'sse-huge-event':
-      sse();
+      sse(res);
       writeLarge(res, 'data: {"choices":[{"index":0,"delta":{"content":"', FAULT_BODY_BYTES, '"}}]}\n\n');
       return;
     default:
-      return json(400, JSON.stringify({ error: { message: `unknown fault ${fault}` } }));
+      return json(res, 400, JSON.stringify({ error: { message: `unknown fault ${fault}` } }));
   }
+}
+
+/** `ok-50mb`: a 200 whose answer is 50 MB, its usage after the content. */
+function largeAnswer({ res, stream }: FaultReply): void {
+  if (stream) {
+    // 50 MB of content in 64 KiB chunks (each a normal-sized SSE event).
+    sse(res);
+    writeEvents(res, chunk({ role: 'assistant' }), chunk({ content: 'x'.repeat(65536) }), Math.ceil(FAULT_BODY_BYTES / 65536), chunk({}, 'stop') + `data: ${JSON.stringify({ choices: [], usage: USAGE })}\n\ndata: [DONE]\n\n`);
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/json' });
+  writeLarge(res, '{"id":"chatcmpl-fault","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"', FAULT_BODY_BYTES, `"},"finish_reason":"stop"}],"usage":${JSON.stringify(USAGE)}}`);
 }
 
 export async function startFaultServer(port = 0): Promise<{ url: string; close(): Promise<void> }> {
