@@ -172,117 +172,159 @@ export async function startSqsEventSource(o: EventSourceOptions): Promise<EventS
   const arn = (await o.client.send(new GetQueueAttributesCommand({ QueueUrl: o.queueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
   if (!arn) throw new Error(`queue ${o.queueUrl} reported no QueueArn`);
 
-  const stats: EventSourceStats = {
-    receives: 0,
-    batches: 0,
-    records: 0,
-    succeededRecords: 0,
-    failedRecords: 0,
-    handlerErrors: 0,
-    invalidResponses: 0,
-    receiveErrors: 0,
-    deleteErrors: 0,
-    errors: [],
+  const m: Mapping = {
+    o,
+    arn,
+    batchSize,
+    maxConcurrency,
+    waitTimeSeconds,
+    pollIntervalMs,
+    functionName,
+    functionTimeoutSeconds,
+    stats: {
+      receives: 0,
+      batches: 0,
+      records: 0,
+      succeededRecords: 0,
+      failedRecords: 0,
+      handlerErrors: 0,
+      invalidResponses: 0,
+      receiveErrors: 0,
+      deleteErrors: 0,
+      errors: [],
+    },
+    inFlight: new Set<Promise<void>>(),
+    abort: new AbortController(),
+    running: true,
+    lastActivity: Date.now(),
+    emptySinceActivity: false,
   };
-  const remember = (error: unknown) => {
-    stats.errors.push(error);
-    if (stats.errors.length > 20) stats.errors.shift();
-  };
-  const inFlight = new Set<Promise<void>>();
-  const abort = new AbortController();
-  let running = true;
-  let lastActivity = Date.now();
-  let emptySinceActivity = false;
-  const touch = () => {
-    lastActivity = Date.now();
-    emptySinceActivity = false;
-  };
-
-  const runBatch = async (messages: Message[]) => {
-    const records = messages.map((m) => toSqsRecord(m, arn));
-    stats.batches++;
-    stats.records += records.length;
-    let failed: Set<string>;
-    try {
-      const response = await o.handler({ Records: records }, lambdaContext(functionName, `${functionName}-${stats.batches}`, functionTimeoutSeconds));
-      const verdict = failedMessageIds(records, response);
-      if (verdict.invalid) stats.invalidResponses++;
-      failed = verdict.failed;
-    } catch (error) {
-      stats.handlerErrors++;
-      remember(error);
-      failed = new Set(records.map((r) => r.messageId));
-    }
-    stats.failedRecords += failed.size;
-    const done = records.filter((r) => !failed.has(r.messageId));
-    stats.succeededRecords += done.length;
-    if (done.length > 0) {
-      try {
-        const out = await o.client.send(
-          new DeleteMessageBatchCommand({ QueueUrl: o.queueUrl, Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })) }),
-        );
-        // A failed delete means the message comes back: as in Lambda, the handler must be idempotent.
-        if (out.Failed?.length) {
-          stats.deleteErrors += out.Failed.length;
-          remember(new Error(`DeleteMessageBatch failed for ${out.Failed.length}: ${out.Failed.map((f) => f.Message ?? f.Code).join('; ')}`));
-        }
-      } catch (error) {
-        stats.deleteErrors += done.length;
-        remember(error);
-      }
-    }
-    touch();
-  };
-
-  const loop = (async () => {
-    while (running) {
-      if (inFlight.size >= maxConcurrency) {
-        await Promise.race(inFlight);
-        continue;
-      }
-      let messages: Message[];
-      try {
-        stats.receives++;
-        const out = await o.client.send(
-          new ReceiveMessageCommand({
-            QueueUrl: o.queueUrl,
-            MaxNumberOfMessages: batchSize,
-            WaitTimeSeconds: waitTimeSeconds,
-            ...(o.visibilityTimeoutSeconds !== undefined ? { VisibilityTimeout: o.visibilityTimeoutSeconds } : {}),
-            MessageSystemAttributeNames: SYSTEM_ATTRIBUTES,
-            MessageAttributeNames: ['All'],
-          }),
-          { abortSignal: abort.signal },
-        );
-        messages = out.Messages ?? [];
-      } catch (error) {
-        if (!running) break;
-        stats.receiveErrors++;
-        remember(error);
-        await sleep(Math.max(pollIntervalMs, 250));
-        continue;
-      }
-      if (messages.length === 0) {
-        emptySinceActivity = true;
-        await sleep(pollIntervalMs);
-        continue;
-      }
-      touch();
-      const p: Promise<void> = runBatch(messages).finally(() => inFlight.delete(p));
-      inFlight.add(p);
-    }
-  })();
+  const loop = pollLoop(m);
 
   return {
-    stats,
+    stats: m.stats,
     async stop() {
-      running = false;
-      abort.abort();
+      m.running = false;
+      m.abort.abort();
       await loop;
-      await Promise.all(inFlight);
+      await Promise.all(m.inFlight);
     },
     async idle(quietMs = 1500) {
-      while (running && (inFlight.size > 0 || !emptySinceActivity || Date.now() - lastActivity < quietMs)) await sleep(50);
+      while (m.running && (m.inFlight.size > 0 || !m.emptySinceActivity || Date.now() - m.lastActivity < quietMs)) await sleep(50);
     },
   };
+}
+
+/** One event source mapping's settings and running state. */
+interface Mapping {
+  o: EventSourceOptions;
+  arn: string;
+  batchSize: number;
+  maxConcurrency: number;
+  waitTimeSeconds: number;
+  pollIntervalMs: number;
+  functionName: string;
+  functionTimeoutSeconds: number;
+  stats: EventSourceStats;
+  inFlight: Set<Promise<void>>;
+  abort: AbortController;
+  running: boolean;
+  lastActivity: number;
+  emptySinceActivity: boolean;
+}
+
+function remember(m: Mapping, error: unknown): void {
+  m.stats.errors.push(error);
+  if (m.stats.errors.length > 20) m.stats.errors.shift();
+}
+
+function touch(m: Mapping): void {
+  m.lastActivity = Date.now();
+  m.emptySinceActivity = false;
+}
+
+/** Receives while running, up to `maxConcurrency` batches in flight. */
+async function pollLoop(m: Mapping): Promise<void> {
+  const { stats } = m;
+  while (m.running) {
+    if (m.inFlight.size >= m.maxConcurrency) {
+      await Promise.race(m.inFlight);
+      continue;
+    }
+    let messages: Message[];
+    try {
+      stats.receives++;
+      messages = await receiveBatch(m);
+    } catch (error) {
+      if (!m.running) break;
+      stats.receiveErrors++;
+      remember(m, error);
+      await sleep(Math.max(m.pollIntervalMs, 250));
+      continue;
+    }
+    if (messages.length === 0) {
+      m.emptySinceActivity = true;
+      await sleep(m.pollIntervalMs);
+      continue;
+    }
+    touch(m);
+    const p: Promise<void> = runBatch(m, messages).finally(() => m.inFlight.delete(p));
+    m.inFlight.add(p);
+  }
+}
+
+async function receiveBatch(m: Mapping): Promise<Message[]> {
+  const { o } = m;
+  const out = await o.client.send(
+    new ReceiveMessageCommand({
+      QueueUrl: o.queueUrl,
+      MaxNumberOfMessages: m.batchSize,
+      WaitTimeSeconds: m.waitTimeSeconds,
+      ...(o.visibilityTimeoutSeconds !== undefined ? { VisibilityTimeout: o.visibilityTimeoutSeconds } : {}),
+      MessageSystemAttributeNames: SYSTEM_ATTRIBUTES,
+      MessageAttributeNames: ['All'],
+    }),
+    { abortSignal: m.abort.signal },
+  );
+  return out.Messages ?? [];
+}
+
+/** One invocation of the handler with a batch, then the succeeded records deleted. */
+async function runBatch(m: Mapping, messages: Message[]): Promise<void> {
+  const { stats } = m;
+  const records = messages.map((message) => toSqsRecord(message, m.arn));
+  stats.batches++;
+  stats.records += records.length;
+  let failed: Set<string>;
+  try {
+    const response = await m.o.handler({ Records: records }, lambdaContext(m.functionName, `${m.functionName}-${stats.batches}`, m.functionTimeoutSeconds));
+    const verdict = failedMessageIds(records, response);
+    if (verdict.invalid) stats.invalidResponses++;
+    failed = verdict.failed;
+  } catch (error) {
+    stats.handlerErrors++;
+    remember(m, error);
+    failed = new Set(records.map((r) => r.messageId));
+  }
+  stats.failedRecords += failed.size;
+  const done = records.filter((r) => !failed.has(r.messageId));
+  stats.succeededRecords += done.length;
+  if (done.length > 0) await deleteSucceeded(m, done);
+  touch(m);
+}
+
+async function deleteSucceeded(m: Mapping, done: SQSRecord[]): Promise<void> {
+  try {
+    const out = await m.o.client.send(
+      new DeleteMessageBatchCommand({ QueueUrl: m.o.queueUrl, Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })) }),
+    );
+    // A failed delete means the message comes back: as in Lambda, the handler must be idempotent.
+    if (out.Failed?.length) {
+      m.stats.deleteErrors += out.Failed.length;
+      remember(m, new Error(`DeleteMessageBatch failed for ${out.Failed.length}: ${out.Failed.map((f) => f.Message ?? f.Code).join('; ')}`));
+    }
+  } catch (error) {
+    m.stats.deleteErrors += done.length;
+    remember(m, error);
+  }
 }
