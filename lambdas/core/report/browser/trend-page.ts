@@ -9,6 +9,7 @@ import type uPlot from 'uplot';
 import type { Verdict } from '../../compare/types';
 import { isNum } from '../shown';
 import type { TrendRun } from '../trend';
+import { TIME_INCRS, timeAxisTitle, timeTickLabels } from '../trend-axis';
 import { fmt } from './numbers';
 import { drawCharts, embeddedData, type ChartLibrary } from './page-runtime';
 
@@ -23,6 +24,9 @@ interface TrendPageData {
 
 const data = embeddedData<TrendPageData>('trend-data');
 const xs = data.runs.map((r) => Date.parse(r.scheduled_time) / 1000);
+const timed = xs.filter(Number.isFinite);
+const first = timed.length > 0 ? Math.min(...timed) : 0;
+const last = timed.length > 0 ? Math.max(...timed) : 0;
 
 function colorOf(name: string): string {
   const i = data.names.indexOf(name);
@@ -99,7 +103,7 @@ function drawTrend(el: HTMLElement, lib: ChartLibrary): uPlot {
       return m ? m.verdict : null;
     }),
   );
-  const pad = xs.length > 1 ? ((xs[xs.length - 1] as number) - (xs[0] as number)) * 0.04 : 3600;
+  const pad = last > first ? (last - first) * 0.04 : 3600;
   const o: uPlot.Options = {
     width: Math.max(280, el.clientWidth),
     height: 280,
@@ -109,7 +113,7 @@ function drawTrend(el: HTMLElement, lib: ChartLibrary): uPlot {
     scales: { x: { time: false, range: (_u, min, max) => [min - pad, max + pad] } },
     series,
     axes: [
-      { label: 'scheduled time (UTC)', values: (_u, ticks) => ticks.map((t) => when(t).slice(5)), space: 90 },
+      { label: timeAxisTitle(first, last), incrs: TIME_INCRS, values: (_u, ticks) => timeTickLabels(ticks, last - first), space: 90 },
       { label: el.dataset.unit || '', size: 64 },
     ],
     hooks: { draw: [verdictMarks(lib, verdicts)] },
