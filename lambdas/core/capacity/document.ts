@@ -40,7 +40,12 @@ export function shareText(share: number): string {
 
 /** What a target sustained, in a few words. */
 export function sustainedText(t: TargetCapacity): string {
-  if (t.limited_by === 'client') return t.sustained_factor === null ? 'not measured (the replayer was late from the first step)' : `at least ${factorText(t.sustained_factor)} (client-limited)`;
+  if (t.limited_by === 'client') {
+    if (t.sustained_factor !== null) return `at least ${factorText(t.sustained_factor)} (client-limited)`;
+    const failed = t.steps.find((st) => st.outcome === 'objectives' || st.outcome === 'errors');
+    const late = `the replayer was late at ${factorText(t.limit_factor as number)}`;
+    return failed ? `less than ${factorText(failed.factor)} (${late})` : `none judged (${late})`;
+  }
   if (t.limited_by === 'cap') return `${factorText(t.sustained_factor as number)} or more (the cap)`;
   return t.sustained_factor === null ? `less than ${factorText(t.limit_factor as number)} (no factor tried met the objectives)` : factorText(t.sustained_factor);
 }
@@ -53,7 +58,7 @@ export function capacitySummaryLine(doc: CapacityDocument): string {
   const ranked = [...doc.targets].sort((a, b) => (b.sustained_factor ?? -1) - (a.sustained_factor ?? -1));
   const [best, ...rest] = ranked;
   if (!best) return 'No target was searched';
-  if (best.sustained_factor === null) return `No factor tried was sustained at ${shareText(doc.objectives.min_goodput)} goodput: ${ranked.map((t) => `${t.name} ${sustainedText(t)}`).join(', ')}`;
+  if (best.sustained_factor === null) return `No factor sustained at ${shareText(doc.objectives.min_goodput)} goodput: ${ranked.map((t) => `${t.name} ${sustainedText(t)}`).join(', ')}`;
   const head = `${best.name} sustains ${sustainedText(best)} today's traffic at ${shareText(doc.objectives.min_goodput)} goodput`;
   return rest.length === 0 ? head : `${head}, ${rest.map((t) => `${t.name} ${sustainedText(t)}`).join(', ')}`;
 }

@@ -69,6 +69,16 @@ function bracket(steps: readonly Pick<CapacityStep, 'factor' | 'outcome'>[]): { 
 
 const x = (f: number) => `${roundTo(f, 1e-6)}x`;
 
+/** What a client-limited search tells of the target: the largest factor met, or plainly that none was. */
+function clientNote(client: CapacityStep, met: number | null, failing: CapacityStep | undefined): string {
+  if (met !== null) {
+    const failedToo = failing ? ` and failed the objectives at ${x(failing.factor)}` : '';
+    return `The target sustained at least ${x(met)}${failedToo}; the replayer could not send ${x(client.factor)} on time (${client.reason}), so this machine cannot tell more.`;
+  }
+  if (failing) return `No factor sustained: ${x(failing.factor)} already failed (${failing.reason}), and at ${x(client.factor)} the replayer could not send on time (${client.reason}).`;
+  return `No factor sustained: at ${x(client.factor)}, the first step, the replayer already could not send on time (${client.reason}), so this machine cannot tell whether the target sustains it.`;
+}
+
 /** The target's result from its steps once the search is over. */
 export function conclude(name: string, steps: readonly CapacityStep[], s: SearchSettings): TargetCapacity {
   const client = steps.find((st) => st.outcome === 'client');
@@ -79,10 +89,7 @@ export function conclude(name: string, steps: readonly CapacityStep[], s: Search
   if (client) {
     limitedBy = 'client';
     limitFactor = client.factor;
-    note =
-      `The replayer could not send ${x(client.factor)} on time (${client.reason}): the target sustained at least ${met === null ? 'nothing measured yet' : x(met)}` +
-      `${failed === null ? '' : ` and failed the objectives at ${x(failed)}`}; this machine cannot tell more. ` +
-      'To go further: more fire threads (--workers), a bigger machine, or the AWS pipeline (amplify in a schedule).';
+    note = `${clientNote(client, met, steps.find((st) => st.factor === failed && st.outcome !== 'met' && st !== client))} To go further: more fire threads (--workers), a bigger machine, or the AWS pipeline (amplify in a schedule).`;
   } else if (failed === null) {
     limitedBy = 'cap';
     limitFactor = met;

@@ -175,7 +175,20 @@ describe('capacity.json and its summary line', () => {
     );
     const cold = conclude('D', [step(1, 'client')], settings);
     expect(capacitySummaryLine(buildCapacityDocument(info, [none, cold]))).toBe(
-      'No factor tried was sustained at 99 % goodput: C less than 0.125x (no factor tried met the objectives), D not measured (the replayer was late from the first step)',
+      'No factor sustained at 99 % goodput: C less than 0.125x (no factor tried met the objectives), D none judged (the replayer was late at 1x)',
     );
+  });
+
+  it('says plainly when no factor was sustained because the client was late, never "at least nothing"', () => {
+    const cold = conclude('D', [{ ...step(1, 'client'), reason: 'the replayer sent late: p90 wire lag 180.0 ms > 100 ms' }], settings);
+    expect(cold).toMatchObject({ sustained_factor: null, limited_by: 'client', limit_factor: 1 });
+    expect(cold.note).toBe(
+      'No factor sustained: at 1x, the first step, the replayer already could not send on time (the replayer sent late: p90 wire lag 180.0 ms > 100 ms), so this machine cannot tell whether the target sustains it. ' +
+        'To go further: more fire threads (--workers), a bigger machine, or the AWS pipeline (amplify in a schedule).',
+    );
+    const failedThenLate = conclude('E', [{ ...step(1, 'objectives'), reason: 'goodput 50 % (50 of 100) < 99 %' }, { ...step(0.5, 'client'), reason: 'late' }], settings);
+    expect(failedThenLate.note).toMatch(/^No factor sustained: 1x already failed \(goodput 50 % \(50 of 100\) < 99 %\), and at 0\.5x the replayer could not send on time \(late\)\./);
+    expect(capacitySummaryLine(buildCapacityDocument(info, [failedThenLate]))).toBe('No factor sustained at 99 % goodput: E less than 1x (the replayer was late at 0.5x)');
+    for (const t of [cold, failedThenLate]) expect(t.note).not.toMatch(/at least|nothing measured/);
   });
 });
