@@ -80,118 +80,128 @@ function connectOptionsOf(origin: URL): ConnectOptions {
 }
 
 export function createSocketReserve(origin: URL, options: SocketReserveOptions = {}): SocketReserve {
-  const base: Connector = options.base ?? buildConnector(options.connectTimeoutMs !== undefined ? { timeout: options.connectTimeoutMs } : {});
-  const maxIdleMs = options.maxIdleMs ?? 4_000;
-  const nowMs = options.nowMs ?? (() => performance.now());
-  const target = connectOptionsOf(origin);
-  const spares: Spare[] = [];
-  let wanted = 0;
-  let opening = 0;
-  let closed = false;
-  const counts = { requested: 0, handed: 0, dropped: 0, expired: 0 };
-  let sweeper: NodeJS.Timeout | null = null;
+  return new Reserve(origin, options);
+}
 
-  const detach = (spare: Spare) => {
-    spare.socket.off('end', spare.drop).off('close', spare.drop).off('error', spare.drop).off('readable', spare.drop);
-  };
-  const remove = (spare: Spare) => {
-    const at = spares.indexOf(spare);
-    if (at >= 0) spares.splice(at, 1);
-    detach(spare);
-  };
+class Reserve implements SocketReserve {
+  private readonly base: Connector;
+  private readonly maxIdleMs: number;
+  private readonly nowMs: () => number;
+  private readonly target: ConnectOptions;
+  private readonly spares: Spare[] = [];
+  private wanted = 0;
+  private opening = 0;
+  private closed = false;
+  private readonly counts = { requested: 0, handed: 0, dropped: 0, expired: 0 };
+  private sweeper: NodeJS.Timeout | null = null;
 
-  const sweep = () => {
-    const now = nowMs();
-    for (const spare of [...spares]) {
-      if (now - spare.since < maxIdleMs) continue;
-      remove(spare);
-      spare.socket.destroy();
-      counts.expired++;
-    }
-    if (spares.length === 0 && sweeper) {
-      clearInterval(sweeper);
-      sweeper = null;
-    }
-  };
+  constructor(origin: URL, options: SocketReserveOptions) {
+    this.base = options.base ?? buildConnector(options.connectTimeoutMs !== undefined ? { timeout: options.connectTimeoutMs } : {});
+    this.maxIdleMs = options.maxIdleMs ?? 4_000;
+    this.nowMs = options.nowMs ?? (() => performance.now());
+    this.target = connectOptionsOf(origin);
+  }
 
-  const open = () => {
-    opening++;
-    base(target, (error, socket) => {
-      opening--;
-      if (error || !socket) {
-        counts.dropped++;
-        return;
-      }
-      const s = socket as Socket;
-      if (closed) {
-        s.destroy();
-        return;
-      }
-      const spare: Spare = {
-        socket: s,
-        since: nowMs(),
-        drop: () => {
-          remove(spare);
-          s.destroy();
-          counts.dropped++;
-        },
-      };
-      // Nothing may arrive on a connection that carried no request: whatever does (end, bytes,
-      // an error) makes it unfit to carry one.
-      s.once('end', spare.drop).once('close', spare.drop).once('error', spare.drop).once('readable', spare.drop);
-      spares.push(spare);
-      if (!sweeper) {
-        sweeper = setInterval(sweep, Math.max(50, Math.min(1000, maxIdleMs / 4)));
-        sweeper.unref();
-      }
-    });
-  };
-
-  const fill = () => {
-    while (!closed && spares.length + opening < wanted) open();
-  };
-
-  const take = (): Socket | null => {
-    while (spares.length > 0) {
-      // The newest first: the oldest are the nearest to their idle limit.
-      const spare = spares.pop() as Spare;
-      detach(spare);
-      const s = spare.socket;
-      if (!s.destroyed && s.writable && !s.readableEnded && s.readableLength === 0 && nowMs() - spare.since < maxIdleMs) return s;
-      s.destroy();
-      counts.dropped++;
-    }
-    return null;
-  };
-
-  const connect: Connector = (opts: ConnectOptions, callback: Callback) => {
-    counts.requested++;
-    const socket = closed ? null : take();
-    if (!socket) return base(opts, callback);
-    counts.handed++;
+  /** A property, not a method: undici calls it unbound. */
+  readonly connect: Connector = (opts: ConnectOptions, callback: Callback) => {
+    this.counts.requested++;
+    const socket = this.closed ? null : this.take();
+    if (!socket) return this.base(opts, callback);
+    this.counts.handed++;
     // undici calls its connector from inside its resume loop, which ignores a connection that
     // completes there; on a microtask the request is written as soon as the loop returns.
     queueMicrotask(() => callback(null, socket));
     return socket;
   };
 
-  return {
-    connect,
-    warm(n: number) {
-      if (closed) return;
-      wanted = Math.max(0, Math.floor(n));
-      fill();
-    },
-    stats: () => ({ spare: spares.length, opening, ...counts }),
-    close() {
-      closed = true;
-      wanted = 0;
-      for (const spare of spares.splice(0)) {
-        detach(spare);
-        spare.socket.destroy();
+  warm(n: number): void {
+    if (this.closed) return;
+    this.wanted = Math.max(0, Math.floor(n));
+    while (!this.closed && this.spares.length + this.opening < this.wanted) this.open();
+  }
+
+  stats(): SocketReserveStats {
+    return { spare: this.spares.length, opening: this.opening, ...this.counts };
+  }
+
+  close(): void {
+    this.closed = true;
+    this.wanted = 0;
+    for (const spare of this.spares.splice(0)) {
+      detach(spare);
+      spare.socket.destroy();
+    }
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
+  }
+
+  private remove(spare: Spare): void {
+    const at = this.spares.indexOf(spare);
+    if (at >= 0) this.spares.splice(at, 1);
+    detach(spare);
+  }
+
+  private sweep(): void {
+    const now = this.nowMs();
+    for (const spare of [...this.spares]) {
+      if (now - spare.since < this.maxIdleMs) continue;
+      this.remove(spare);
+      spare.socket.destroy();
+      this.counts.expired++;
+    }
+    if (this.spares.length === 0 && this.sweeper) {
+      clearInterval(this.sweeper);
+      this.sweeper = null;
+    }
+  }
+
+  private open(): void {
+    this.opening++;
+    this.base(this.target, (error, socket) => {
+      this.opening--;
+      if (error || !socket) {
+        this.counts.dropped++;
+        return;
       }
-      if (sweeper) clearInterval(sweeper);
-      sweeper = null;
-    },
-  };
+      const s = socket as Socket;
+      if (this.closed) {
+        s.destroy();
+        return;
+      }
+      const spare: Spare = {
+        socket: s,
+        since: this.nowMs(),
+        drop: () => {
+          this.remove(spare);
+          s.destroy();
+          this.counts.dropped++;
+        },
+      };
+      // Nothing may arrive on a connection that carried no request: whatever does (end, bytes,
+      // an error) makes it unfit to carry one.
+      s.once('end', spare.drop).once('close', spare.drop).once('error', spare.drop).once('readable', spare.drop);
+      this.spares.push(spare);
+      if (!this.sweeper) {
+        this.sweeper = setInterval(() => this.sweep(), Math.max(50, Math.min(1000, this.maxIdleMs / 4)));
+        this.sweeper.unref();
+      }
+    });
+  }
+
+  private take(): Socket | null {
+    while (this.spares.length > 0) {
+      // The newest first: the oldest are the nearest to their idle limit.
+      const spare = this.spares.pop() as Spare;
+      detach(spare);
+      const s = spare.socket;
+      if (!s.destroyed && s.writable && !s.readableEnded && s.readableLength === 0 && this.nowMs() - spare.since < this.maxIdleMs) return s;
+      s.destroy();
+      this.counts.dropped++;
+    }
+    return null;
+  }
+}
+
+function detach(spare: Spare): void {
+  spare.socket.off('end', spare.drop).off('close', spare.drop).off('error', spare.drop).off('readable', spare.drop);
 }
