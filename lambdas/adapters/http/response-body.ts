@@ -224,64 +224,8 @@ export class JsonMemberScanner {
         i++;
         continue;
       }
-      const top = this.stack[this.stack.length - 1];
-      const expect = top ? top.expect : 'V';
-      if (c === 0x22 /* " */) {
-        if (top && !top.array && (expect === 'K' || expect === 'F')) {
-          this.inString = true;
-          this.stringIsKey = true;
-          this.keyParts = [];
-          this.keyBytes = 0;
-          i++;
-          continue;
-        }
-        if (expect !== 'V' && !(top?.array && expect === 'F')) return this.fail();
-        this.startValue(chunk, i);
-        this.inString = true;
-        this.stringIsKey = false;
-        i++;
-        continue;
-      }
-      if (c === 0x3a /* : */) {
-        if (!top || top.array || expect !== 'C') return this.fail();
-        top.expect = 'V';
-        i++;
-        continue;
-      }
-      if (c === 0x2c /* , */) {
-        if (!top || expect !== 'E') return this.fail();
-        if (top.array) {
-          top.key = typeof top.key === 'number' ? top.key + 1 : null;
-          top.expect = 'V';
-        } else {
-          top.key = null;
-          top.expect = 'K';
-        }
-        i++;
-        continue;
-      }
-      if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-        if (!top || top.array !== (c === 0x5d) || (expect !== 'E' && expect !== 'F')) return this.fail();
-        this.stack.pop();
-        i++;
-        this.endValue(chunk, i);
-        continue;
-      }
-      const valueAllowed = expect === 'V' || (top?.array === true && expect === 'F');
-      if (!valueAllowed) return this.fail();
-      if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-        this.startValue(chunk, i);
-        this.stack.push({ array: c === 0x5b, key: c === 0x5b && this.stack.length < this.maxDepth ? 0 : null, expect: 'F' });
-        i++;
-        continue;
-      }
-      if (SCALAR[c]) {
-        this.startValue(chunk, i);
-        this.inScalar = true;
-        i++;
-        continue;
-      }
-      return this.fail();
+      i = this.structural(chunk, i, c);
+      if (i < 0) return;
     }
     if (this.capture && !this.capture.oversized) this.keepCapture(chunk, this.capture.start, n);
   }
@@ -293,6 +237,70 @@ export class JsonMemberScanner {
     }
     const wellFormed = !this.failed && !this.inString && this.stack.length === 0 && this.values > 0;
     return { values: this.values, firstIsObject: this.firstIsObject, wellFormed, skeletons: this.skeletons };
+  }
+
+  /**
+   * The structural byte `c` at `i` (outside strings and scalars, not whitespace): the index
+   * to go on from, or -1 when it breaks the structure (the scan has failed).
+   */
+  private structural(chunk: Uint8Array, i: number, c: number): number {
+    const top = this.stack[this.stack.length - 1];
+    const expect = top ? top.expect : 'V';
+    if (c === 0x22 /* " */) {
+      if (top && !top.array && (expect === 'K' || expect === 'F')) {
+        this.inString = true;
+        this.stringIsKey = true;
+        this.keyParts = [];
+        this.keyBytes = 0;
+        return i + 1;
+      }
+      if (expect !== 'V' && !(top?.array && expect === 'F')) return this.failAt();
+      this.startValue(chunk, i);
+      this.inString = true;
+      this.stringIsKey = false;
+      return i + 1;
+    }
+    if (c === 0x3a /* : */) {
+      if (!top || top.array || expect !== 'C') return this.failAt();
+      top.expect = 'V';
+      return i + 1;
+    }
+    if (c === 0x2c /* , */) {
+      if (!top || expect !== 'E') return this.failAt();
+      if (top.array) {
+        top.key = typeof top.key === 'number' ? top.key + 1 : null;
+        top.expect = 'V';
+      } else {
+        top.key = null;
+        top.expect = 'K';
+      }
+      return i + 1;
+    }
+    if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      if (!top || top.array !== (c === 0x5d) || (expect !== 'E' && expect !== 'F')) return this.failAt();
+      this.stack.pop();
+      this.endValue(chunk, i + 1);
+      return i + 1;
+    }
+    const valueAllowed = expect === 'V' || (top?.array === true && expect === 'F');
+    if (!valueAllowed) return this.failAt();
+    if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      this.startValue(chunk, i);
+      this.stack.push({ array: c === 0x5b, key: c === 0x5b && this.stack.length < this.maxDepth ? 0 : null, expect: 'F' });
+      return i + 1;
+    }
+    if (SCALAR[c]) {
+      this.startValue(chunk, i);
+      this.inScalar = true;
+      return i + 1;
+    }
+    return this.failAt();
+  }
+
+  /** Fails the scan; -1, the index `structural` gives for it. */
+  private failAt(): number {
+    this.fail();
+    return -1;
   }
 
   private fail(): void {
