@@ -186,13 +186,13 @@ function addReplay(program: Command): void {
 function addCapacity(program: Command): void {
   const capacity = usageErrors(program.command('capacity'), 'capacity')
     .description("find how many times today's traffic each target sustains: replay a window of the captures at growing factors (then bisection) until the goodput or error objectives fail, each step a full replay with its own results")
-    .argument('<captures-path>', 'a .jsonl capture file or a folder of them (searched recursively)')
+    .argument('<captures-path>', 'a .jsonl capture file or a folder of them (searched recursively), or s3://<bucket>/<prefix> (Data Capture read in place: only the hour partitions of the window, see --from/--to)')
     .requiredOption('--target <name=url>', 'a target to search, e.g. --target A=http://a:8000 --target B=http://b:8000 (repeat; each is searched on its own)', collect)
     .option('--out <dir>', 'output folder; the search goes to <dir>/<run-id>/ (capacity.json, report.html, steps/)', 'capture-replay-out')
     .requiredOption('--goodput <slos>', `the objectives: ${GOODPUT_HELP}`, goodput)
     .option('--min-goodput <share>', 'a factor is sustained when at least this share of its requests meets every SLO', fraction('--min-goodput'), 0.99)
     .option('--max-error-rate <rate>', 'and when less than this share of its requests fails', fraction('--max-error-rate'), 0.01)
-    .addOption(new Option('--window <duration>', 'how much of the captured traffic each step replays, from --start-offset: 90s, 3m, 1h').argParser(durationArg('--window')).default(180_000, '3m'))
+    .addOption(new Option('--window <duration>', 'how much of the captured traffic each step replays, from --start-offset or --from (or up to --to): 90s, 3m, 1h').argParser(durationArg('--window')).default(180_000, '3m'))
     .option('--start-factor <k>', 'the first factor tried', positive('--start-factor'), 1)
     .option('--growth <x>', 'each step multiplies the factor by this while the objectives are met', number('--growth', (n) => n > 1, 'a number > 1'), 2)
     .option('--resolution <k>', 'bisection stops when the sustained and the failing factor are this close', positive('--resolution'), 0.1)
@@ -201,6 +201,7 @@ function addCapacity(program: Command): void {
     .option('--max-client-lag <ms>', 'a step whose requests left this replayer later than this (p90 of wire lag) is client-limited: the search stops there', positive('--max-client-lag'), 100)
     .option('--together', 'search the targets together: a step sends its load to every target that wants that factor (default: one target at a time)', false);
   requestOptions(capacity).addOption(startOffsetOption());
+  capturesOptions(capacity);
   paceOptions(capacity).option('--seed <n>', 'seed for factors below 1 (a sample)', positiveInt('--seed'), 1);
   firingOptions(capacity).addOption(runIdOption());
   checkOptions(capacity).action(async (capturesPath: string, options: Record<string, unknown>) => {

@@ -87,8 +87,11 @@ export interface CapacityDocument {
   run_id: string;
   generated_at: string;
   captures: string;
-  /** The captured traffic replayed at each step: its offsets (ms, in capture time) and its requests at 1x. */
-  window: { start_offset_ms: number; end_offset_ms: number; captured_requests: number };
+  /**
+   * The captured traffic replayed at each step: its offsets (ms, in capture time from its first
+   * record) and its requests at 1x; chosen by time (--from/--to), `capture_window` too (ISO 8601).
+   */
+  window: { start_offset_ms: number; end_offset_ms: number; captured_requests: number; capture_window?: { start: string; end: string } };
   objectives: { goodput: Record<string, number>; min_goodput: number; max_error_rate: number; max_client_lag_ms: number };
   /** How the factors were chosen; `warm_up_requests`: replayed to each target before its first step, not judged. */
   search: { start_factor: number; growth: number; resolution: number; max_factor: number; cooldown_ms: number; together: boolean; warm_up_requests: number };

@@ -104,6 +104,12 @@ async function runSearch(config: CapacityConfig, io: CommandIo, window: Capacity
   return stopped ?? 0;
 }
 
+/** The window's times in capacity.json when --from/--to chose it. */
+function captureWindowOf(config: CapacityConfig): { capture_window: { start: string; end: string } } | Record<string, never> {
+  const w = config.window.captureWindow;
+  return w?.startMs != null && w.endMs != null ? { capture_window: { start: new Date(w.startMs).toISOString(), end: new Date(w.endMs).toISOString() } } : {};
+}
+
 /** capacity.json and report.html at the search's root, from the steps measured (all of them, or those before it stopped). */
 async function writeResults(config: CapacityConfig, window: CapacityWindow, names: readonly string[], steps: ReadonlyMap<string, CapacityStep[]>, cut: boolean): Promise<CapacityDocument> {
   const targets: TargetCapacity[] = names.map((name) => {
@@ -115,7 +121,7 @@ async function writeResults(config: CapacityConfig, window: CapacityWindow, name
       runId: config.runId,
       generatedAt: new Date().toISOString(),
       captures: config.capturesPath,
-      window: { start_offset_ms: config.window.startOffsetMs, end_offset_ms: config.window.endOffsetMs, captured_requests: window.records.length },
+      window: { start_offset_ms: config.window.startOffsetMs, end_offset_ms: config.window.endOffsetMs, captured_requests: window.records.length, ...captureWindowOf(config) },
       objectives: config.objectives,
       search: { ...config.search, cooldownMs: config.cooldownMs, together: config.together, warmUpRequests: Math.min(WARM_UP_REQUESTS, window.records.length) },
     },

@@ -16,6 +16,12 @@ export interface CapacityWindow {
   ingest: IngestReport;
 }
 
+function describeWindow(w: CapacityConfig['window']): string {
+  const c = w.captureWindow;
+  if (c?.startMs != null && c.endMs != null) return `${new Date(c.startMs).toISOString()} to ${new Date(c.endMs).toISOString()}`;
+  return `${w.startOffsetMs / 1000}-${w.endOffsetMs / 1000} s from the first capture`;
+}
+
 /** The window's records, or the exit code of a search that cannot start (said on stderr). */
 export async function readWindow(config: CapacityConfig, io: CommandIo): Promise<CapacityWindow | number> {
   const captures = await indexCaptures(config.replay, io);
@@ -27,7 +33,7 @@ export async function readWindow(config: CapacityConfig, io: CommandIo): Promise
     return fail(io, messageOf(error));
   }
   const { plan, records } = selected;
-  if (records.length === 0) return fail(io, `no capture record in the window (${config.window.startOffsetMs / 1000}-${config.window.endOffsetMs / 1000} s from the first capture): --start-offset or --window`);
+  if (records.length === 0) return fail(io, `no capture record in the window (${describeWindow(config.window)}): ${config.window.captureWindow ? '--from/--to' : '--start-offset'} or --window`);
   return {
     records: plan.entries.map((e, i) => ({ ...(records[i] as CaptureRecord), inferenceTimeMs: e.captureTimeMs, hasSubSecondTime: true })),
     ingest: { ...captures.ingest, timing: plan.timing },

@@ -73,3 +73,40 @@ describe('capacityConfig', () => {
     expect(await configOf(['captures/', '--goodput', 'time_to_first_token:300'])).toMatch(/--target/);
   });
 });
+
+describe('capacity takes the captures as replay does: --from/--to and --region (issue 20)', () => {
+  const FROM = Date.parse('2026-04-29T10:00:00Z');
+
+  it('--from: --window of captured time from it, the records chosen by time (the S3 partitions too)', async () => {
+    const config = (await configOf([...BASE, '--from', '2026-04-29T10:00:00Z'])) as CapacityConfig;
+    expect(config.window).toEqual({ startOffsetMs: 0, endOffsetMs: 180_000, captureWindow: { startMs: FROM, endMs: FROM + 180_000 } });
+    expect(config.replay.window).toEqual({ startMs: FROM, endMs: FROM + 180_000 });
+    // The time window is the records': no offsets on top of it.
+    expect(config.replay.plan.startOffsetMs).toBeUndefined();
+    expect(config.replay.plan.endOffsetMs).toBeUndefined();
+  });
+
+  it('--to: the --window before it; both: [from, to)', async () => {
+    const before = (await configOf([...BASE, '--to', '2026-04-29T10:03:00Z', '--window', '1m'])) as CapacityConfig;
+    expect(before.replay.window).toEqual({ startMs: FROM + 120_000, endMs: FROM + 180_000 });
+    const both = (await configOf([...BASE, '--from', '2026-04-29T10:00:00Z', '--to', '2026-04-29T10:02:00Z'])) as CapacityConfig;
+    expect(both.replay.window).toEqual({ startMs: FROM, endMs: FROM + 120_000 });
+    expect(both.window).toMatchObject({ startOffsetMs: 0, endOffsetMs: 120_000 });
+  });
+
+  it('--region for s3:// captures', async () => {
+    const config = (await configOf(['s3://bucket/captures/', ...BASE.slice(1), '--region', 'eu-west-1', '--from', '-1h'])) as CapacityConfig;
+    expect(config.replay).toMatchObject({ capturesPath: 's3://bucket/captures/', region: 'eu-west-1' });
+    expect(config.capturesPath).toBe('s3://bucket/captures/');
+  });
+
+  it.each([
+    [['--from', '2026-04-29T10:00:00Z', '--to', '2026-04-29T11:00:00Z'], '--from 2026-04-29T10:00:00.000Z to --to 2026-04-29T11:00:00.000Z is longer than --window (180 s), the captured traffic a step replays: narrow them, or give a longer --window'],
+    [['--from', '2026-04-29T10:00:00Z', '--to', '2026-04-29T09:00:00Z'], '--from (2026-04-29T10:00:00.000Z) must be before --to (2026-04-29T09:00:00.000Z)'],
+    [['--from', '2026-04-29T10:00:00Z', '--start-offset', '1000'], '--from/--to and --start-offset/--end-offset both choose the window: use one or the other'],
+    [['--region', 'eu-west-1'], '--region is the region of s3:// captures'],
+    [['--from', '2026-04-29T10:00:00'], '--from'],
+  ])('refuses %j in its own words', async (extra, message) => {
+    expect(await configOf([...BASE, ...extra])).toContain(message);
+  });
+});
