@@ -102,7 +102,6 @@ function joinPath(basePath: string, path: string): string {
 
 export function createOpenAITarget(options: OpenAITargetOptions): OpenAITargetClient {
   const base = new URL(options.baseUrl);
-  const path = joinPath(base.pathname, options.path ?? '/v1/chat/completions');
   const connections = options.connections ?? 1024;
   const reserve: SocketReserve | null = options.reserveConnections ? createSocketReserve(new URL(base.origin)) : null;
   const pool = new Pool(base.origin, {
@@ -114,147 +113,24 @@ export function createOpenAITarget(options: OpenAITargetOptions): OpenAITargetCl
     headersTimeout: 0,
     bodyTimeout: 0,
   });
-  const { clock } = options;
+  const target: Target = {
+    pool,
+    path: joinPath(base.pathname, options.path ?? '/v1/chat/completions'),
+    clock: options.clock,
+    timeoutMs: options.timeoutMs,
+    excerptChars: options.responseExcerptChars ?? RESPONSE_LIMITS.excerptChars,
+  };
   const keys = options.apiKeySource;
   const fixedKey = options.apiKey || undefined;
-  const excerptChars = options.responseExcerptChars ?? RESPONSE_LIMITS.excerptChars;
 
   /** One request; with a rotating key, sent again once if a refused key turns out to have changed. */
   async function send(request: TargetRequest, signal?: AbortSignal): Promise<TargetResult> {
-    if (!keys) return sendWith(request, fixedKey, signal);
+    if (!keys) return sendWith(target, request, fixedKey, signal);
     const key = keys.current();
-    const first = await sendWith(request, key, signal);
+    const first = await sendWith(target, request, key, signal);
     if (!refused(first) || signal?.aborted) return first;
     const fresh = await keys.refreshed(key);
-    return fresh === null ? first : sendWith(request, fresh, signal);
-  }
-
-  /** The measured send, with the time its bytes were handed to the socket (wire-stamps.ts). */
-  async function sendWith(request: TargetRequest, key: string | undefined, signal?: AbortSignal): Promise<TargetResult> {
-    const wire = watchWire(request.requestId, clock);
-    const deadline = requestDeadline(options.timeoutMs, signal);
-    try {
-      const result = await measure(request, key ? `Bearer ${key}` : undefined, deadline, signal);
-      return { ...result, requestWireNs: wire.take() };
-    } finally {
-      deadline.release();
-    }
-  }
-
-  async function measure(request: TargetRequest, auth: string | undefined, deadline: RequestDeadline, signal?: AbortSignal): Promise<TargetResult> {
-    const combined = deadline.signal;
-    const headers: Record<string, string> = {
-      'content-type': request.contentType,
-      'x-request-id': request.requestId,
-      'x-correlation-id': request.correlationId,
-      accept: request.streaming ? 'text/event-stream' : 'application/json',
-    };
-    if (auth) headers.authorization = auth;
-
-    const chunkTimes: bigint[] = [];
-    let usage: TokenUsage | null = null;
-    let ackNs: bigint | null = null;
-    let status: number | null = null;
-    const startNs = clock.nowNs();
-    const fail = (error: ErrorDetails): TargetResult => ({
-      requestStartNs: startNs,
-      requestAckNs: ackNs,
-      requestEndNs: clock.nowNs(),
-      contentChunkNs: chunkTimes,
-      httpStatus: status,
-      usage,
-      error,
-    });
-    try {
-      const response = await pool.request({ path, method: 'POST', headers, body: request.body, signal: combined });
-      ackNs = clock.nowNs();
-      status = response.statusCode;
-      const contentType = String(response.headers['content-type'] ?? '');
-      if (status < 200 || status >= 300) {
-        // Redirects are not followed (a replay measures the target it was given): errors too.
-        const body = await readCapped(response.body as AsyncIterable<Uint8Array>);
-        const location = status >= 300 && status < 400 ? response.headers.location : undefined;
-        const said = location !== undefined ? `redirect to ${String(location)}` : errorBodyText(body);
-        return fail({ code: status, type: 'HTTPError', message: withExcerpt(`HTTP ${status}`, said, excerptChars) });
-      }
-      if (contentType.includes('text/event-stream')) {
-        let done = false;
-        let finished = false;
-        let streamError: ErrorDetails | null = null;
-        let nowNs = ackNs;
-        const parser = createParser({
-          maxBufferSize: RESPONSE_LIMITS.sseEventMaxChars,
-          onError(error: ParseError) {
-            if (error.type === 'max-buffer-size-exceeded' && !streamError) {
-              streamError = { code: null, type: 'MalformedStream', message: `an SSE event exceeds ${RESPONSE_LIMITS.sseEventMaxChars} characters` };
-            }
-          },
-          onEvent(event: EventSourceMessage) {
-            if (streamError) return;
-            if (event.data === '[DONE]') {
-              done = true;
-              return;
-            }
-            let chunk: StreamChunk;
-            try {
-              chunk = JSON.parse(event.data) as StreamChunk;
-            } catch {
-              streamError = { code: null, type: 'MalformedStream', message: `SSE data is not JSON (${event.data.length} chars)` };
-              return;
-            }
-            if (chunk === null || typeof chunk !== 'object') {
-              streamError = { code: null, type: 'MalformedStream', message: 'SSE data is not a JSON object' };
-              return;
-            }
-            if (carriesError(chunk)) {
-              // The server's message itself (as SageMaker's stream errors), or what it was.
-              const said = responseExcerpt(errorMessageOf(chunk) ?? '', excerptChars);
-              streamError = { code: null, type: 'StreamError', message: said || withExcerpt('error object in the stream', '', excerptChars) };
-              return;
-            }
-            if (hasContent(chunk) && chunkTimes.length < RESPONSE_LIMITS.maxContentChunks) chunkTimes.push(nowNs);
-            if (hasFinish(chunk)) finished = true;
-            const u = plausibleOpenAIUsage(chunk.usage);
-            if (u) usage = u;
-          },
-        });
-        const decoder = new TextDecoder();
-        for await (const bytes of response.body as AsyncIterable<Uint8Array>) {
-          // One timestamp per network read: events parsed from the same read arrived together.
-          nowNs = clock.nowNs();
-          parser.feed(decoder.decode(bytes, { stream: true }));
-          // A server that reports an error and keeps the stream open must not turn it into a
-          // timeout; leaving the loop destroys the body (and that connection).
-          if (streamError) break;
-        }
-        const endNs = clock.nowNs();
-        if (streamError) return fail(streamError);
-        if (!done && !finished) return fail({ code: null, type: 'StreamTruncated', message: 'stream ended without [DONE] or a finish_reason' });
-        return { requestStartNs: startNs, requestAckNs: ackNs, requestEndNs: endNs, contentChunkNs: chunkTimes, httpStatus: status, usage, error: null };
-      }
-      // A whole answer: scanned as it arrives, only `usage` and `error` kept.
-      const scanner = new JsonMemberScanner(selectAnswerMembers, 2);
-      let bytes = 0;
-      for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-        bytes += chunk.byteLength;
-        scanner.feed(chunk);
-      }
-      const endNs = clock.nowNs();
-      const scan = scanner.end();
-      const malformed = notOneJsonObject(scan, bytes, contentType);
-      if (malformed !== null) return fail({ code: status, type: 'MalformedResponse', message: malformed });
-      const answer = (scan.skeletons[0] ?? {}) as StreamChunk;
-      if (carriesError(answer)) {
-        return fail({ code: status, type: 'ResponseError', message: withExcerpt(`HTTP ${status} with an error object`, errorMessageOf(answer) ?? '', excerptChars) });
-      }
-      usage = plausibleOpenAIUsage(answer.usage);
-      return { requestStartNs: startNs, requestAckNs: ackNs, requestEndNs: endNs, contentChunkNs: [], httpStatus: status, usage, error: null };
-    } catch (error) {
-      if (deadline.timedOut) return fail({ code: 408, type: 'TimeoutError', message: `no complete response within ${options.timeoutMs} ms` });
-      if (signal?.aborted) return fail({ code: 499, type: 'CancelledError', message: 'request cancelled' });
-      const err = error as { code?: string; message?: string; name?: string };
-      return fail({ code: null, type: 'ConnectionError', message: `${err.code ?? err.name ?? 'error'}: ${(err.message ?? String(error)).slice(0, MAX_OWN_MESSAGE)}` });
-    }
+    return fresh === null ? first : sendWith(target, request, fresh, signal);
   }
 
   return {
@@ -266,4 +142,158 @@ export function createOpenAITarget(options: OpenAITargetOptions): OpenAITargetCl
       return pool.close();
     },
   };
+}
+
+/** What every request to one target shares. */
+interface Target {
+  pool: Pool;
+  path: string;
+  clock: Clock;
+  timeoutMs: number;
+  excerptChars: number;
+}
+
+/** One request's measurements so far: a failure is reported with what was measured before it. */
+interface Measurement {
+  startNs: bigint;
+  ackNs: bigint | null;
+  status: number | null;
+  usage: TokenUsage | null;
+  chunkTimes: bigint[];
+}
+
+function failed(t: Target, m: Measurement, error: ErrorDetails): TargetResult {
+  return {
+    requestStartNs: m.startNs,
+    requestAckNs: m.ackNs,
+    requestEndNs: t.clock.nowNs(),
+    contentChunkNs: m.chunkTimes,
+    httpStatus: m.status,
+    usage: m.usage,
+    error,
+  };
+}
+
+/** The measured send, with the time its bytes were handed to the socket (wire-stamps.ts). */
+async function sendWith(t: Target, request: TargetRequest, key: string | undefined, signal?: AbortSignal): Promise<TargetResult> {
+  const wire = watchWire(request.requestId, t.clock);
+  const deadline = requestDeadline(t.timeoutMs, signal);
+  try {
+    const result = await measure(t, request, key ? `Bearer ${key}` : undefined, deadline, signal);
+    return { ...result, requestWireNs: wire.take() };
+  } finally {
+    deadline.release();
+  }
+}
+
+async function measure(t: Target, request: TargetRequest, auth: string | undefined, deadline: RequestDeadline, signal?: AbortSignal): Promise<TargetResult> {
+  const headers: Record<string, string> = {
+    'content-type': request.contentType,
+    'x-request-id': request.requestId,
+    'x-correlation-id': request.correlationId,
+    accept: request.streaming ? 'text/event-stream' : 'application/json',
+  };
+  if (auth) headers.authorization = auth;
+
+  const m: Measurement = { startNs: t.clock.nowNs(), ackNs: null, status: null, usage: null, chunkTimes: [] };
+  try {
+    const response = await t.pool.request({ path: t.path, method: 'POST', headers, body: request.body, signal: deadline.signal });
+    m.ackNs = t.clock.nowNs();
+    const status = response.statusCode;
+    m.status = status;
+    const contentType = String(response.headers['content-type'] ?? '');
+    if (status < 200 || status >= 300) {
+      // Redirects are not followed (a replay measures the target it was given): errors too.
+      const body = await readCapped(response.body as AsyncIterable<Uint8Array>);
+      const location = status >= 300 && status < 400 ? response.headers.location : undefined;
+      const said = location !== undefined ? `redirect to ${String(location)}` : errorBodyText(body);
+      return failed(t, m, { code: status, type: 'HTTPError', message: withExcerpt(`HTTP ${status}`, said, t.excerptChars) });
+    }
+    if (contentType.includes('text/event-stream')) return await readEventStream(t, m, response.body as AsyncIterable<Uint8Array>);
+    return await readAnswer(t, m, response.body as AsyncIterable<Uint8Array>, contentType);
+  } catch (error) {
+    if (deadline.timedOut) return failed(t, m, { code: 408, type: 'TimeoutError', message: `no complete response within ${t.timeoutMs} ms` });
+    if (signal?.aborted) return failed(t, m, { code: 499, type: 'CancelledError', message: 'request cancelled' });
+    const err = error as { code?: string; message?: string; name?: string };
+    return failed(t, m, { code: null, type: 'ConnectionError', message: `${err.code ?? err.name ?? 'error'}: ${(err.message ?? String(error)).slice(0, MAX_OWN_MESSAGE)}` });
+  }
+}
+
+/** A 2xx SSE answer: each content-bearing event's time, usage, and how the stream ended. */
+async function readEventStream(t: Target, m: Measurement, body: AsyncIterable<Uint8Array>): Promise<TargetResult> {
+  const { chunkTimes } = m;
+  const excerptChars = t.excerptChars;
+  let done = false;
+  let finished = false;
+  let streamError: ErrorDetails | null = null;
+  let nowNs = m.ackNs as bigint;
+  const parser = createParser({
+    maxBufferSize: RESPONSE_LIMITS.sseEventMaxChars,
+    onError(error: ParseError) {
+      if (error.type === 'max-buffer-size-exceeded' && !streamError) {
+        streamError = { code: null, type: 'MalformedStream', message: `an SSE event exceeds ${RESPONSE_LIMITS.sseEventMaxChars} characters` };
+      }
+    },
+    onEvent(event: EventSourceMessage) {
+      if (streamError) return;
+      if (event.data === '[DONE]') {
+        done = true;
+        return;
+      }
+      let chunk: StreamChunk;
+      try {
+        chunk = JSON.parse(event.data) as StreamChunk;
+      } catch {
+        streamError = { code: null, type: 'MalformedStream', message: `SSE data is not JSON (${event.data.length} chars)` };
+        return;
+      }
+      if (chunk === null || typeof chunk !== 'object') {
+        streamError = { code: null, type: 'MalformedStream', message: 'SSE data is not a JSON object' };
+        return;
+      }
+      if (carriesError(chunk)) {
+        // The server's message itself (as SageMaker's stream errors), or what it was.
+        const said = responseExcerpt(errorMessageOf(chunk) ?? '', excerptChars);
+        streamError = { code: null, type: 'StreamError', message: said || withExcerpt('error object in the stream', '', excerptChars) };
+        return;
+      }
+      if (hasContent(chunk) && chunkTimes.length < RESPONSE_LIMITS.maxContentChunks) chunkTimes.push(nowNs);
+      if (hasFinish(chunk)) finished = true;
+      const u = plausibleOpenAIUsage(chunk.usage);
+      if (u) m.usage = u;
+    },
+  });
+  const decoder = new TextDecoder();
+  for await (const bytes of body) {
+    // One timestamp per network read: events parsed from the same read arrived together.
+    nowNs = t.clock.nowNs();
+    parser.feed(decoder.decode(bytes, { stream: true }));
+    // A server that reports an error and keeps the stream open must not turn it into a
+    // timeout; leaving the loop destroys the body (and that connection).
+    if (streamError) break;
+  }
+  const endNs = t.clock.nowNs();
+  if (streamError) return failed(t, m, streamError);
+  if (!done && !finished) return failed(t, m, { code: null, type: 'StreamTruncated', message: 'stream ended without [DONE] or a finish_reason' });
+  return { requestStartNs: m.startNs, requestAckNs: m.ackNs, requestEndNs: endNs, contentChunkNs: chunkTimes, httpStatus: m.status, usage: m.usage, error: null };
+}
+
+/** A whole 2xx answer: scanned as it arrives, only `usage` and `error` kept. */
+async function readAnswer(t: Target, m: Measurement, body: AsyncIterable<Uint8Array>, contentType: string): Promise<TargetResult> {
+  const scanner = new JsonMemberScanner(selectAnswerMembers, 2);
+  let bytes = 0;
+  for await (const chunk of body) {
+    bytes += chunk.byteLength;
+    scanner.feed(chunk);
+  }
+  const endNs = t.clock.nowNs();
+  const scan = scanner.end();
+  const malformed = notOneJsonObject(scan, bytes, contentType);
+  if (malformed !== null) return failed(t, m, { code: m.status, type: 'MalformedResponse', message: malformed });
+  const answer = (scan.skeletons[0] ?? {}) as StreamChunk;
+  if (carriesError(answer)) {
+    return failed(t, m, { code: m.status, type: 'ResponseError', message: withExcerpt(`HTTP ${m.status} with an error object`, errorMessageOf(answer) ?? '', t.excerptChars) });
+  }
+  m.usage = plausibleOpenAIUsage(answer.usage);
+  return { requestStartNs: m.startNs, requestAckNs: m.ackNs, requestEndNs: endNs, contentChunkNs: [], httpStatus: m.status, usage: m.usage, error: null };
 }
