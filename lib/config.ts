@@ -224,7 +224,8 @@ function scheduleProblems(c: z.output<typeof deploymentConfigSchema>, ctx: z.Ref
   c.schedules.forEach((s, i) => {
     if (seen.has(s.name)) ctx.addIssue({ code: 'custom', path: ['schedules', i, 'name'], message: `schedule name "${s.name}" is used twice` });
     seen.add(s.name);
-    const zone = timezoneProblem(s.timezone);
+    // An empty one is the schedule schema's own problem (contract.ts): said once.
+    const zone = s.timezone === '' ? null : timezoneProblem(s.timezone);
     if (zone) ctx.addIssue({ code: 'custom', path: ['schedules', i, 'timezone'], message: zone });
     const named = new Set<string>();
     s.targets.forEach((t, j) => {

@@ -311,10 +311,29 @@ describe('schedule configuration', () => {
     expect(() => parseDeploymentConfig(withSchedules({ ...schedule, timezone: 'Asia/Kolkata' }))).not.toThrow();
   });
 
-  it('refuses an expression EventBridge Scheduler would not take (a five-field cron, at(), a unit it does not know)', () => {
-    for (const expression of ['cron(0 2 * * *)', 'at(2025-06-01T02:00:00)', 'rate(1 week)', '0 2 * * ? *']) {
-      expect(problems(withSchedules({ ...schedule, expression })), expression).toEqual(['- captureReplay.schedules.0.expression: cron(<6 fields>) or rate(<n> <unit>), as EventBridge Scheduler takes them']);
+  it('refuses an expression EventBridge Scheduler would not take or never run, naming the field and the rule', () => {
+    const refused: [string, string][] = [
+      ['cron(0 2 * * *)', 'cron(0 2 * * *): a cron takes six fields (minutes hours day-of-month month day-of-week year), got 5'],
+      ['at(2025-06-01T02:00:00)', '"at(2025-06-01T02:00:00)" is not cron(minutes hours day-of-month month day-of-week year) or rate(<n> minute(s)|hour(s)|day(s)), as EventBridge Scheduler takes them'],
+      ['rate(1 week)', 'rate(1 week): rate(<n> <unit>) with a whole number n and minute(s), hour(s) or day(s)'],
+      ['0 2 * * ? *', '"0 2 * * ? *" is not cron(minutes hours day-of-month month day-of-week year) or rate(<n> minute(s)|hour(s)|day(s)), as EventBridge Scheduler takes them'],
+      // Issue 22 item 8: these synthesized as written.
+      ['rate(0 minutes)', 'rate(0 minutes): the value must be 1 or more'],
+      ['rate(1 minutes)', 'rate(1 minutes): write rate(1 minute) (the unit is singular for 1)'],
+      ['rate(5 minute)', 'rate(5 minute): write rate(5 minutes) (the unit is plural above 1)'],
+      ['cron(0 2 * * * *)', 'cron(0 2 * * * *): exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) every day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)'],
+    ];
+    for (const [expression, message] of refused) {
+      expect(problems(withSchedules({ ...schedule, expression })), expression).toEqual([`- captureReplay.schedules.0.expression: ${message}`]);
     }
+    expect(problems(withSchedules({ ...schedule, expression: 'cron(99 99 99 99 ? 99999)' }))).toHaveLength(5);
+  });
+
+  it('refuses the schedule names . and .. (they would be folders of the results bucket\'s keys), and timezone "" in one line', () => {
+    for (const name of ['.', '..']) {
+      expect(problems(withSchedules({ ...schedule, name }))).toEqual(['- captureReplay.schedules.0.name: a schedule name of dots only would be a . or .. folder in the results bucket (schedules/<name>/): use letters or digits too']);
+    }
+    expect(problems(withSchedules({ ...schedule, timezone: '' }))).toEqual(['- captureReplay.schedules.0.timezone: an IANA timezone, e.g. UTC, Europe/Paris, America/New_York (or leave timezone out: UTC)']);
   });
 
   it('names misspelled keys in a schedule, its window and notify, and says what a window is', () => {

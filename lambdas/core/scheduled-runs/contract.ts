@@ -14,6 +14,7 @@
 import { z } from 'zod';
 import { deterministicUuid } from '../ids';
 import { MAX_AMPLIFY } from '../plan/amplify';
+import { scheduleExpressionProblems } from './schedule-expression';
 
 export const SCHEDULES_ROOT = 'schedules/';
 export const scheduleHistoryKey = (name: string) => `${SCHEDULES_ROOT}${name}/history.jsonl`;
@@ -21,6 +22,16 @@ export const scheduleIndexKey = (name: string) => `${SCHEDULES_ROOT}${name}/inde
 
 /** EventBridge Scheduler's schedule names: 1-64 of letters, digits, `.`, `_`, `-`. */
 export const SCHEDULE_NAME = /^[0-9a-zA-Z._-]{1,64}$/;
+
+/**
+ * A schedule's name: the Scheduler's rule, and not dots alone, as the name is a segment of the
+ * results bucket's keys (schedules/<name>/history.jsonl), where `.` and `..` read as the folder
+ * itself or its parent to every tool that maps keys to paths (aws s3 sync, a download, trend).
+ */
+const scheduleNameSchema = z
+  .string()
+  .regex(SCHEDULE_NAME, 'schedule names are 1-64 letters, digits, . _ -')
+  .refine((name) => !/^\.+$/.test(name), 'a schedule name of dots only would be a . or .. folder in the results bucket (schedules/<name>/): use letters or digits too');
 
 const HH_MM = z.string().regex(/^([01]\d|2[0-3]):([0-5]\d)$/, 'HH:MM, 24-hour');
 
@@ -41,9 +52,12 @@ export const captureWindowSchema = z.union([z.strictObject({ lastHours: z.number
  * request spread through the gaps to the next; below 1, a sample), after sample and limit.
  */
 export const scheduleConfigSchema = z.strictObject({
-  name: z.string().regex(SCHEDULE_NAME, 'schedule names are 1-64 letters, digits, . _ -'),
-  expression: z.string().regex(/^(cron\(\S+( \S+){5}\)|rate\(\d+ (minute|minutes|hour|hours|day|days)\))$/, 'cron(<6 fields>) or rate(<n> <unit>), as EventBridge Scheduler takes them'),
-  timezone: z.string().min(1).default('UTC'),
+  name: scheduleNameSchema,
+  expression: z.string().superRefine((expression, ctx) => {
+    for (const message of scheduleExpressionProblems(expression)) ctx.addIssue({ code: 'custom', message });
+  }),
+  /** Checked against the IANA database where the configuration is read (lib/config.ts timezoneProblem). */
+  timezone: z.string().min(1, 'an IANA timezone, e.g. UTC, Europe/Paris, America/New_York (or leave timezone out: UTC)').default('UTC'),
   window: captureWindowSchema,
   targets: z.array(z.string().min(1)).min(2, 'a scheduled comparison needs two targets or more, the first the baseline'),
   timeScale: z.number().positive().default(1),
@@ -66,7 +80,7 @@ export type ScheduleConfig = z.output<typeof scheduleConfigSchema>;
 export const planMessageSchema = z.strictObject({
   v: z.literal(1),
   kind: z.literal('window'),
-  schedule: z.string().regex(SCHEDULE_NAME),
+  schedule: scheduleNameSchema,
   scheduledTime: z.string().refine((s) => Number.isFinite(Date.parse(s)), 'an ISO 8601 time'),
 });
 export type PlanMessage = z.infer<typeof planMessageSchema>;
