@@ -135,184 +135,15 @@ export function sageMakerRuntimeClientConfig(options: Pick<SageMakerTargetOption
 }
 
 export function createSageMakerTarget(options: SageMakerTargetOptions): TargetClient {
-  const { clock } = options;
   const client = options.client ?? new SageMakerRuntimeClient(sageMakerRuntimeClientConfig(options));
-  const excerptChars = options.responseExcerptChars ?? RESPONSE_LIMITS.excerptChars;
-
-  function commonInput(request: TargetRequest) {
-    return {
-      EndpointName: options.endpointName,
-      Body: request.body,
-      ContentType: request.contentType,
-      ...(request.accept ? { Accept: request.accept } : {}),
-      ...(isValidInferenceId(request.requestId) ? { InferenceId: request.requestId } : {}),
-      ...(options.targetVariant ? { TargetVariant: options.targetVariant } : {}),
-      ...(options.targetContainerHostname ? { TargetContainerHostname: options.targetContainerHostname } : {}),
-      ...(options.inferenceComponentName ? { InferenceComponentName: options.inferenceComponentName } : {}),
-      ...(options.customAttributes ? { CustomAttributes: options.customAttributes } : {}),
-    } satisfies InvokeEndpointCommandInput & InvokeEndpointWithResponseStreamCommandInput;
-  }
+  const target: Target = { options, client, clock: options.clock, excerptChars: options.responseExcerptChars ?? RESPONSE_LIMITS.excerptChars };
 
   async function send(request: TargetRequest, signal?: AbortSignal): Promise<TargetResult> {
     const deadline = requestDeadline(options.timeoutMs, signal);
     try {
-      return await invoke(request, deadline, signal);
+      return await invoke(target, request, deadline, signal);
     } finally {
       deadline.release();
-    }
-  }
-
-  async function invoke(request: TargetRequest, deadline: RequestDeadline, signal?: AbortSignal): Promise<TargetResult> {
-    const combined = deadline.signal;
-    const chunkTimes: bigint[] = [];
-    let usage: TokenUsage | null = null;
-    let ackNs: bigint | null = null;
-    let wireStartNs: bigint | null = null;
-    let status: number | null = null;
-    let outputSha256: string | null = null;
-    /** The HTTP response stream: destroyed when we stop reading it early (frees the socket). */
-    let rawBody: { destroy?: () => void } | null = null;
-    // The loop's pick-up, before the SDK's own work (credentials, signing): the schedule lag's end.
-    const wire = watchWire(request.requestId, clock);
-    const sendNs = clock.nowNs();
-
-    /** A non-streamed answer, read by the middleware: what the record needs of it, and its content type. */
-    let answer: AnswerInspection | null = null;
-    let answerType: string | undefined;
-    /** Set when the event stream was stopped at a prelude: too large a message, or not one (frame-guard.ts). */
-    let refused: FrameGuardError | null = null;
-
-    // Innermost middleware: runs after signing, right before the HTTP handler writes the
-    // request, and sees the raw response as soon as its headers are in (before the SDK
-    // reads the body or parses an error). It reads the bodies the SDK would hold whole.
-    const wireTiming =
-      <A, R extends { response: unknown }>(next: (args: A) => Promise<R>) =>
-      async (args: A): Promise<R> => {
-        wireStartNs = clock.nowNs();
-        const out = await next(args);
-        ackNs = clock.nowNs();
-        const response = out.response as { statusCode?: unknown; body?: unknown; headers?: Record<string, string | undefined> } | undefined;
-        if (typeof response?.statusCode === 'number') status = response.statusCode;
-        answerType = response?.headers?.['content-type'];
-        const body = response?.body as (AsyncIterable<Uint8Array> & { destroy?: (error?: Error) => void }) | undefined;
-        rawBody = body ?? null;
-        if (response && body && typeof body[Symbol.asyncIterator] === 'function') {
-          if (status !== null && status >= 300) {
-            // Enough for the SDK to name the error; the rest counted and dropped.
-            const capped = await whileNotAborted(combined, body, () => readCapped(body, RESPONSE_LIMITS.errorBodyKeepBytes));
-            response.body = Readable.from([capped.kept]);
-          } else if (!request.streaming) {
-            answer = await whileNotAborted(combined, body, () => inspectAnswer(body));
-            response.body = Readable.from([]);
-          } else {
-            // The SDK holds each event-stream message whole, at the size its prelude claims.
-            response.body = Readable.from(
-              guardFrames(body, (error) => {
-                refused = error;
-                body.destroy?.();
-              }),
-            );
-          }
-        }
-        return out;
-      };
-    const timingOptions = { step: 'deserialize', name: 'captureReplayWireTiming', priority: 'low' } as const;
-
-    const result = (error: ErrorDetails | null, endNs = clock.nowNs()): TargetResult => ({
-      requestStartNs: sendNs,
-      // Written to the socket (node:http's diagnostics channel, found by InferenceId); the
-      // middleware's stamp just before the HTTP handler when the id could not be sent.
-      requestWireNs: wire.take() ?? wireStartNs,
-      requestAckNs: ackNs,
-      requestEndNs: endNs,
-      contentChunkNs: chunkTimes,
-      httpStatus: status,
-      usage,
-      // What the endpoint named and said, as every record holds it (a name, printable text, bounded).
-      error: error === null ? null : recordedError(error),
-      outputSha256,
-    });
-    const failure = (error: unknown, phase: 'request' | 'stream'): TargetResult => {
-      if (refused) return result({ code: null, type: refused.kind === 'oversized' ? 'OversizedFrame' : 'MalformedStream', message: refused.message });
-      if (deadline.timedOut) return result({ code: 408, type: 'TimeoutError', message: `no complete response within ${options.timeoutMs} ms` });
-      if (signal?.aborted) return result({ code: 499, type: 'CancelledError', message: 'request cancelled' });
-      return result(sageMakerErrorDetails(error, phase, status, request.streaming, excerptChars));
-    };
-
-    if (!request.streaming) {
-      const command = new InvokeEndpointCommand(commonInput(request));
-      command.middlewareStack.add(wireTiming, timingOptions);
-      try {
-        const out = await client.send(command, { abortSignal: combined });
-        const endNs = clock.nowNs();
-        // The middleware read the body (a client passed in without it: the SDK's bytes).
-        const seen: AnswerInspection = answer ?? (await inspectAnswer([out.Body ?? new Uint8Array(0)]));
-        outputSha256 = seen.sha256;
-        usage = seen.usage;
-        const notChat = notAChatAnswer(request, seen, answerType);
-        if (notChat !== null) return result({ code: status, type: 'MalformedResponse', message: notChat }, endNs);
-        if (seen.error !== null) return result({ code: status, type: 'ResponseError', message: withExcerpt(`HTTP ${status ?? 200} with an error object`, seen.error, excerptChars) }, endNs);
-        return result(null, endNs);
-      } catch (error) {
-        return failure(error, 'request');
-      }
-    }
-
-    const command = new InvokeEndpointWithResponseStreamCommand(commonInput(request));
-    command.middlewareStack.add(wireTiming, timingOptions);
-    let stream: AsyncIterable<ResponseStream> | undefined;
-    try {
-      const out = await client.send(command, { abortSignal: combined });
-      stream = out.Body;
-    } catch (error) {
-      return failure(error, 'request');
-    }
-    const decoder = createStreamDecoder();
-    const hash = createHash('sha256');
-    const race = abortRace(combined);
-    const iterator = (stream ?? emptyStream())[Symbol.asyncIterator]();
-    const stop = () => {
-      rawBody?.destroy?.();
-      closeQuietly(iterator);
-    };
-    try {
-      for (;;) {
-        const next = await Promise.race([iterator.next(), race.promise]);
-        if (next.done) break;
-        const nowNs = clock.nowNs();
-        const event = next.value;
-        if (event.PayloadPart) {
-          const bytes = event.PayloadPart.Bytes ?? new Uint8Array(0);
-          hash.update(bytes);
-          const content = decoder.push(bytes);
-          for (let i = 0; i < content && chunkTimes.length < RESPONSE_LIMITS.maxContentChunks; i++) chunkTimes.push(nowNs);
-          if (decoder.usage) usage = decoder.usage;
-          if (decoder.error !== null) {
-            // A model that reports an error and keeps streaming must not become a timeout.
-            stop();
-            return result({ code: null, type: 'StreamError', message: streamErrorMessage(decoder.error, excerptChars) });
-          }
-        } else if (event.ModelStreamError || event.InternalStreamFailure) {
-          // Modeled stream errors normally arrive as exception messages (thrown below); as
-          // plain events, they end the stream all the same.
-          stop();
-          const name = event.ModelStreamError ? 'ModelStreamError' : 'InternalStreamFailure';
-          const e = (event.ModelStreamError ?? event.InternalStreamFailure) as { Message?: string; message?: string; ErrorCode?: string };
-          return result(sageMakerErrorDetails({ name, message: e.message ?? e.Message, ErrorCode: e.ErrorCode }, 'stream', null, true, excerptChars));
-        }
-      }
-      const endNs = clock.nowNs();
-      const tail = decoder.end();
-      for (let i = 0; i < tail && chunkTimes.length < RESPONSE_LIMITS.maxContentChunks; i++) chunkTimes.push(endNs);
-      if (decoder.usage) usage = decoder.usage;
-      outputSha256 = hash.digest('hex');
-      if (decoder.error !== null) return result({ code: null, type: 'StreamError', message: streamErrorMessage(decoder.error, excerptChars) }, endNs);
-      return result(null, endNs);
-    } catch (error) {
-      stop();
-      return failure(error, 'stream');
-    } finally {
-      race.dispose();
     }
   }
 
@@ -323,6 +154,214 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
       if (!options.client) client.destroy();
     },
   };
+}
+
+/** What every invocation of one target shares. */
+interface Target {
+  options: SageMakerTargetOptions;
+  client: SageMakerRuntimeClient;
+  clock: Clock;
+  excerptChars: number;
+}
+
+function commonInput(options: SageMakerTargetOptions, request: TargetRequest) {
+  return {
+    EndpointName: options.endpointName,
+    Body: request.body,
+    ContentType: request.contentType,
+    ...(request.accept ? { Accept: request.accept } : {}),
+    ...(isValidInferenceId(request.requestId) ? { InferenceId: request.requestId } : {}),
+    ...(options.targetVariant ? { TargetVariant: options.targetVariant } : {}),
+    ...(options.targetContainerHostname ? { TargetContainerHostname: options.targetContainerHostname } : {}),
+    ...(options.inferenceComponentName ? { InferenceComponentName: options.inferenceComponentName } : {}),
+    ...(options.customAttributes ? { CustomAttributes: options.customAttributes } : {}),
+  } satisfies InvokeEndpointCommandInput & InvokeEndpointWithResponseStreamCommandInput;
+}
+
+function invoke(t: Target, request: TargetRequest, deadline: RequestDeadline, signal?: AbortSignal): Promise<TargetResult> {
+  const call = new Invocation(t, request, deadline, signal);
+  return request.streaming ? invokeStreaming(t, call) : invokeWhole(t, call);
+}
+
+const TIMING_OPTIONS = { step: 'deserialize', name: 'captureReplayWireTiming', priority: 'low' } as const;
+
+/** One invocation: what has been measured and seen of it, and its result built from them. */
+class Invocation {
+  readonly chunkTimes: bigint[] = [];
+  usage: TokenUsage | null = null;
+  ackNs: bigint | null = null;
+  wireStartNs: bigint | null = null;
+  status: number | null = null;
+  outputSha256: string | null = null;
+  /** The HTTP response stream: destroyed when we stop reading it early (frees the socket). */
+  rawBody: { destroy?: () => void } | null = null;
+  /** A non-streamed answer, read by the middleware: what the record needs of it, and its content type. */
+  answer: AnswerInspection | null = null;
+  answerType: string | undefined;
+  /** Set when the event stream was stopped at a prelude: too large a message, or not one (frame-guard.ts). */
+  refused: FrameGuardError | null = null;
+  private readonly wire: ReturnType<typeof watchWire>;
+  private readonly sendNs: bigint;
+
+  constructor(
+    private readonly t: Target,
+    readonly request: TargetRequest,
+    readonly deadline: RequestDeadline,
+    private readonly signal?: AbortSignal,
+  ) {
+    this.wire = watchWire(request.requestId, t.clock);
+    // The loop's pick-up, before the SDK's own work (credentials, signing): the schedule lag's end.
+    this.sendNs = t.clock.nowNs();
+  }
+
+  /**
+   * Innermost middleware: runs after signing, right before the HTTP handler writes the
+   * request, and sees the raw response as soon as its headers are in (before the SDK reads
+   * the body or parses an error). It reads the bodies the SDK would hold whole.
+   */
+  readonly wireTiming =
+    <A, R extends { response: unknown }>(next: (args: A) => Promise<R>) =>
+    async (args: A): Promise<R> => {
+      const clock = this.t.clock;
+      this.wireStartNs = clock.nowNs();
+      const out = await next(args);
+      this.ackNs = clock.nowNs();
+      const response = out.response as { statusCode?: unknown; body?: unknown; headers?: Record<string, string | undefined> } | undefined;
+      if (typeof response?.statusCode === 'number') this.status = response.statusCode;
+      this.answerType = response?.headers?.['content-type'];
+      const body = response?.body as (AsyncIterable<Uint8Array> & { destroy?: (error?: Error) => void }) | undefined;
+      this.rawBody = body ?? null;
+      if (response && body && typeof body[Symbol.asyncIterator] === 'function') {
+        if (this.status !== null && this.status >= 300) {
+          // Enough for the SDK to name the error; the rest counted and dropped.
+          const capped = await whileNotAborted(this.deadline.signal, body, () => readCapped(body, RESPONSE_LIMITS.errorBodyKeepBytes));
+          response.body = Readable.from([capped.kept]);
+        } else if (!this.request.streaming) {
+          this.answer = await whileNotAborted(this.deadline.signal, body, () => inspectAnswer(body));
+          response.body = Readable.from([]);
+        } else {
+          // The SDK holds each event-stream message whole, at the size its prelude claims.
+          response.body = Readable.from(
+            guardFrames(body, (error) => {
+              this.refused = error;
+              body.destroy?.();
+            }),
+          );
+        }
+      }
+      return out;
+    };
+
+  result(error: ErrorDetails | null, endNs = this.t.clock.nowNs()): TargetResult {
+    return {
+      requestStartNs: this.sendNs,
+      // Written to the socket (node:http's diagnostics channel, found by InferenceId); the
+      // middleware's stamp just before the HTTP handler when the id could not be sent.
+      requestWireNs: this.wire.take() ?? this.wireStartNs,
+      requestAckNs: this.ackNs,
+      requestEndNs: endNs,
+      contentChunkNs: this.chunkTimes,
+      httpStatus: this.status,
+      usage: this.usage,
+      // What the endpoint named and said, as every record holds it (a name, printable text, bounded).
+      error: error === null ? null : recordedError(error),
+      outputSha256: this.outputSha256,
+    };
+  }
+
+  failure(error: unknown, phase: 'request' | 'stream'): TargetResult {
+    const refused = this.refused;
+    if (refused) return this.result({ code: null, type: refused.kind === 'oversized' ? 'OversizedFrame' : 'MalformedStream', message: refused.message });
+    if (this.deadline.timedOut) return this.result({ code: 408, type: 'TimeoutError', message: `no complete response within ${this.t.options.timeoutMs} ms` });
+    if (this.signal?.aborted) return this.result({ code: 499, type: 'CancelledError', message: 'request cancelled' });
+    return this.result(sageMakerErrorDetails(error, phase, this.status, this.request.streaming, this.t.excerptChars));
+  }
+
+  /** Stops reading an event stream early: its socket freed, its iterator ended. */
+  stop(iterator: AsyncIterator<unknown>): void {
+    this.rawBody?.destroy?.();
+    closeQuietly(iterator);
+  }
+}
+
+/** InvokeEndpoint: the whole answer, read by the middleware as it arrives. */
+async function invokeWhole(t: Target, call: Invocation): Promise<TargetResult> {
+  const { request } = call;
+  const command = new InvokeEndpointCommand(commonInput(t.options, request));
+  command.middlewareStack.add(call.wireTiming, TIMING_OPTIONS);
+  try {
+    const out = await t.client.send(command, { abortSignal: call.deadline.signal });
+    const endNs = t.clock.nowNs();
+    // The middleware read the body (a client passed in without it: the SDK's bytes).
+    const seen: AnswerInspection = call.answer ?? (await inspectAnswer([out.Body ?? new Uint8Array(0)]));
+    call.outputSha256 = seen.sha256;
+    call.usage = seen.usage;
+    const status = call.status;
+    const notChat = notAChatAnswer(request, seen, call.answerType);
+    if (notChat !== null) return call.result({ code: status, type: 'MalformedResponse', message: notChat }, endNs);
+    if (seen.error !== null) return call.result({ code: status, type: 'ResponseError', message: withExcerpt(`HTTP ${status ?? 200} with an error object`, seen.error, t.excerptChars) }, endNs);
+    return call.result(null, endNs);
+  } catch (error) {
+    return call.failure(error, 'request');
+  }
+}
+
+/** InvokeEndpointWithResponseStream: each PayloadPart stamped with its arrival and decoded. */
+async function invokeStreaming(t: Target, call: Invocation): Promise<TargetResult> {
+  const { chunkTimes, deadline } = call;
+  const excerptChars = t.excerptChars;
+  const command = new InvokeEndpointWithResponseStreamCommand(commonInput(t.options, call.request));
+  command.middlewareStack.add(call.wireTiming, TIMING_OPTIONS);
+  let stream: AsyncIterable<ResponseStream> | undefined;
+  try {
+    const out = await t.client.send(command, { abortSignal: deadline.signal });
+    stream = out.Body;
+  } catch (error) {
+    return call.failure(error, 'request');
+  }
+  const decoder = createStreamDecoder();
+  const hash = createHash('sha256');
+  const race = abortRace(deadline.signal);
+  const iterator = (stream ?? emptyStream())[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const next = await Promise.race([iterator.next(), race.promise]);
+      if (next.done) break;
+      const nowNs = t.clock.nowNs();
+      const event = next.value;
+      if (event.PayloadPart) {
+        const bytes = event.PayloadPart.Bytes ?? new Uint8Array(0);
+        hash.update(bytes);
+        const content = decoder.push(bytes);
+        for (let i = 0; i < content && chunkTimes.length < RESPONSE_LIMITS.maxContentChunks; i++) chunkTimes.push(nowNs);
+        if (decoder.usage) call.usage = decoder.usage;
+        if (decoder.error !== null) {
+          // A model that reports an error and keeps streaming must not become a timeout.
+          call.stop(iterator);
+          return call.result({ code: null, type: 'StreamError', message: streamErrorMessage(decoder.error, excerptChars) });
+        }
+      } else if (event.ModelStreamError || event.InternalStreamFailure) {
+        // Modeled stream errors normally arrive as exception messages (thrown below); as
+        // plain events, they end the stream all the same.
+        call.stop(iterator);
+        const name = event.ModelStreamError ? 'ModelStreamError' : 'InternalStreamFailure';
+        const e = (event.ModelStreamError ?? event.InternalStreamFailure) as { Message?: string; message?: string; ErrorCode?: string };
+        return call.result(sageMakerErrorDetails({ name, message: e.message ?? e.Message, ErrorCode: e.ErrorCode }, 'stream', null, true, excerptChars));
+      }
+    }
+    const endNs = t.clock.nowNs();
+    const tail = decoder.end();
+    for (let i = 0; i < tail && chunkTimes.length < RESPONSE_LIMITS.maxContentChunks; i++) chunkTimes.push(endNs);
+    if (decoder.usage) call.usage = decoder.usage;
+    call.outputSha256 = hash.digest('hex');
+    if (decoder.error !== null) return call.result({ code: null, type: 'StreamError', message: streamErrorMessage(decoder.error, excerptChars) }, endNs);
+    return call.result(null, endNs);
+  } catch (error) {
+    call.stop(iterator);
+    return call.failure(error, 'stream');
+  } finally {
+    race.dispose();
+  }
 }
 
 async function* emptyStream(): AsyncGenerator<ResponseStream> {}
