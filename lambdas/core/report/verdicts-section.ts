@@ -79,8 +79,18 @@ ${header(c)}
 ${c.metrics.map(metricRow).join('\n')}
 ${errorRows(c)}
 </tbody></table></div>
-<p class="pairs">${c.mode === 'paired' ? 'Pairs used' : 'Requests compared'}: <b>${count(c.pairs.used)}</b>${excluded ? `. Excluded: ${excluded}` : '. None excluded.'}${tests ? ` <span class="muted">Metric tests: ${esc(tests)}, two-sided.</span>` : ''}</p>
+<p class="pairs">${compared(c)}${excluded ? `. Excluded: ${excluded}` : '. None excluded.'}${tests ? ` <span class="muted">Metric tests: ${esc(tests)}, two-sided.</span>` : ''}</p>
 </div>`;
+}
+
+/**
+ * What the verdicts are over. Unpaired, `pairs.used` counts both sides' succeeded requests
+ * together: each side's own count is what was compared (300 and 300, not 600).
+ */
+function compared(c: TargetComparison): string {
+  if (c.mode === 'paired') return `Pairs used: <b>${count(c.pairs.used)}</b>`;
+  const succeeded = (s: { fired: number; failed: number }) => s.fired - s.failed;
+  return `Requests compared: <b>${count(succeeded(c.errors.candidate))}</b> of <span class="text">${esc(c.candidate)}</span> and <b>${count(succeeded(c.errors.baseline))}</b> of <span class="text">${esc(c.baseline)}</span>`;
 }
 
 function renderAgreement(data: ReportData, doc: ComparisonDocument): string {

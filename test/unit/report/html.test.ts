@@ -186,6 +186,18 @@ describe('sections', () => {
     expect(html).toContain('No per-pair differences (unpaired comparison)');
   });
 
+  it('unpaired comparison: each side its own count, not both added (issue 22 item 10)', () => {
+    const data = twoTargets();
+    const c = data.comparison!.comparisons[0]!;
+    c.mode = 'unpaired';
+    c.errors.baseline = { fired: 300, failed: 0 } as typeof c.errors.baseline;
+    c.errors.candidate = { fired: 300, failed: 4 } as typeof c.errors.candidate;
+    c.pairs.used = 596;
+    const html = renderReportHtml(data, assets);
+    expect(html).toContain(`Requests compared: <b>296</b> of <span class="text">${c.candidate}</span> and <b>300</b> of <span class="text">${c.baseline}</span>`);
+    expect(html).not.toContain('<b>596</b>');
+  });
+
   it('no failures: says so instead of an empty error table', () => {
     const data = reportFixture({ names: ['only'], requests: 50 });
     data.targets[0]!.summary.failedByType = {};
