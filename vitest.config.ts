@@ -96,6 +96,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // CR_CPU_LOG=<file> logs each test file's CPU seconds (its worker and the children it waited for).
+    setupFiles: ['test/support/cpu-log.ts'],
     sequence: { sequencer: LongestTiersFirst },
     // The handlers' structured logs are evidence in AWS, noise in a test run.
     env: { POWERTOOLS_LOG_LEVEL: 'WARN' },

@@ -1,0 +1,34 @@
+/**
+ * A setup file of every tier (vitest.config.ts) that, when CR_CPU_LOG names a file, appends one
+ * JSON line per test file: the CPU seconds its worker process used (user + system, from its start
+ * or, in a worker that runs several files, since the file started) and those of the child
+ * processes it waited for (a CLI, moto_server, cdk synth). Vitest's own durations are wall time,
+ * which says little on a machine shared with other work; CPU time says what a file costs.
+ * Without CR_CPU_LOG it does nothing.
+ */
+import { appendFileSync, readFileSync } from 'node:fs';
+import { afterAll } from 'vitest';
+
+const LOG = process.env.CR_CPU_LOG;
+/** Linux's USER_HZ: /proc reports times in clock ticks of 1/100 s. */
+const TICKS_PER_SECOND = 100;
+
+/** [user, system, children's user, children's system] in seconds, from /proc/self/stat. */
+function cpuTimes(): number[] {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  // Fields after the command name (which may hold spaces) in parentheses; utime is field 14.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields.slice(11, 15).map((ticks) => Number(ticks) / TICKS_PER_SECOND);
+}
+
+if (LOG) {
+  const state = (globalThis as { __vitest_worker__?: { filepath?: string; ctx?: { projectName?: string } } }).__vitest_worker__;
+  const filesBefore = Number(process.env.CR_CPU_LOG_FILES ?? '0');
+  const atStart = filesBefore > 0 ? cpuTimes() : [0, 0, 0, 0];
+  process.env.CR_CPU_LOG_FILES = String(filesBefore + 1);
+  afterAll(() => {
+    const [user, sys, childUser, childSys] = cpuTimes().map((t, i) => t - atStart[i]!);
+    const line = { file: state?.filepath, project: state?.ctx?.projectName, pid: process.pid, self: +(user! + sys!).toFixed(2), children: +(childUser! + childSys!).toFixed(2) };
+    appendFileSync(LOG, `${JSON.stringify(line)}\n`);
+  });
+}
