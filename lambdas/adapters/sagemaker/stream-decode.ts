@@ -201,137 +201,138 @@ class JsonValueSplitter {
 }
 
 export function createStreamDecoder(): StreamDecoder {
-  const utf8 = new TextDecoder();
-  let format: StreamFormat | null = null;
-  let sniffed = '';
-  let usage: TokenUsage | null = null;
-  let error: string | null = null;
-  let finished = false;
-  let malformed = 0;
-  let contentEvents = 0;
+  return new Decoder();
+}
 
-  const onJsonEvent = (value: unknown) => {
-    if (error !== null) return;
-    const r = inspectChunk(value);
-    if (r.error !== null) {
-      error = r.error;
-      return;
-    }
-    if (r.content) contentEvents++;
-    if (r.usage) usage = r.usage;
-    if (r.finished) finished = true;
-  };
-  const onText = (text: string) => {
-    if (error === null && text.trim().length > 0) contentEvents++;
-  };
+/** Decides the format from the first non-blank characters; null while they are ambiguous. */
+function sniff(text: string, final: boolean): StreamFormat | null {
+  const head = text.replace(/^[\uFEFF\s]+/, '');
+  if (head.length === 0) return final ? 'text' : null;
+  if (head[0] === '{' || head[0] === '[') return 'json';
+  if (SSE_FIELDS.some((field) => head.startsWith(field))) return 'sse';
+  if (!final && SSE_FIELDS.some((field) => field.startsWith(head))) return null;
+  return 'text';
+}
 
-  let sse: EventSourceParser | null = null;
-  let json: JsonValueSplitter | null = null;
-  const start = (f: StreamFormat) => {
-    format = f;
+class Decoder implements StreamDecoder {
+  private readonly utf8 = new TextDecoder();
+  private sniffedFormat: StreamFormat | null = null;
+  private sniffed = '';
+  private lastUsage: TokenUsage | null = null;
+  private firstError: string | null = null;
+  private sawEnd = false;
+  private malformedCount = 0;
+  private contentEvents = 0;
+  private sse: EventSourceParser | null = null;
+  private json: JsonValueSplitter | null = null;
+
+  push(bytes: Uint8Array): number {
+    const text = this.utf8.decode(bytes, { stream: true });
+    if (this.sniffedFormat === null) {
+      this.sniffed += text;
+      const f = sniff(this.sniffed, false);
+      if (f === null) return 0;
+      this.start(f);
+      const pending = this.sniffed;
+      this.sniffed = '';
+      this.feedText(pending);
+    } else this.feedText(text);
+    return this.take();
+  }
+
+  end(): number {
+    const rest = this.utf8.decode();
+    if (this.sniffedFormat === null) {
+      this.sniffed += rest;
+      this.start(sniff(this.sniffed, true)!);
+      const pending = this.sniffed;
+      this.sniffed = '';
+      if (pending.trim()) this.feedText(pending);
+    } else if (rest) this.feedText(rest);
+    // A last SSE event without its blank line still counts; so does a last JSON line.
+    if (this.sniffedFormat === 'sse') this.sse!.feed('\n\n');
+    if (this.sniffedFormat === 'json' && this.json!.end()) this.malformedCount++;
+    return this.take();
+  }
+
+  get usage(): TokenUsage | null {
+    return this.lastUsage;
+  }
+
+  get error(): string | null {
+    return this.firstError;
+  }
+
+  get finished(): boolean {
+    return this.sawEnd;
+  }
+
+  get format(): StreamFormat | null {
+    return this.sniffedFormat;
+  }
+
+  get malformed(): number {
+    return this.malformedCount;
+  }
+
+  private start(f: StreamFormat): void {
+    this.sniffedFormat = f;
     if (f === 'sse') {
-      sse = createParser({
-        maxBufferSize: MAX_BUFFER_CHARS,
-        onEvent(event: EventSourceMessage) {
-          const data = event.data;
-          if (data === '[DONE]') {
-            finished = true;
-            return;
-          }
-          const trimmed = data.trimStart();
-          if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
-            let value: unknown;
-            try {
-              value = JSON.parse(data);
-            } catch {
-              malformed++;
-              return;
-            }
-            onJsonEvent(value);
-          } else onText(data);
-        },
-      });
+      this.sse = createParser({ maxBufferSize: MAX_BUFFER_CHARS, onEvent: (event: EventSourceMessage) => this.onSseEvent(event.data) });
     } else if (f === 'json') {
-      json = new JsonValueSplitter(
-        (text) => {
-          let value: unknown;
-          try {
-            value = JSON.parse(text);
-          } catch {
-            malformed++;
-            return;
-          }
-          onJsonEvent(value);
-        },
-        onText,
+      this.json = new JsonValueSplitter(
+        (text) => this.onJsonText(text),
+        (text) => this.onText(text),
       );
     }
-  };
+  }
 
-  /** Decides the format from the first non-blank characters; null while they are ambiguous. */
-  const sniff = (text: string, final: boolean): StreamFormat | null => {
-    const head = text.replace(/^[\uFEFF\s]+/, '');
-    if (head.length === 0) return final ? 'text' : null;
-    if (head[0] === '{' || head[0] === '[') return 'json';
-    if (SSE_FIELDS.some((field) => head.startsWith(field))) return 'sse';
-    if (!final && SSE_FIELDS.some((field) => field.startsWith(head))) return null;
-    return 'text';
-  };
+  private onSseEvent(data: string): void {
+    if (data === '[DONE]') {
+      this.sawEnd = true;
+      return;
+    }
+    const trimmed = data.trimStart();
+    if (trimmed.startsWith('{') || trimmed.startsWith('[')) this.onJsonText(data);
+    else this.onText(data);
+  }
 
-  const feedText = (text: string) => {
-    if (format === 'sse') sse!.feed(text);
-    else if (format === 'json') json!.feed(text);
-    else onText(text);
-  };
+  private onJsonText(text: string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      this.malformedCount++;
+      return;
+    }
+    this.onJsonEvent(value);
+  }
 
-  const take = () => {
-    const n = contentEvents;
-    contentEvents = 0;
+  private onJsonEvent(value: unknown): void {
+    if (this.firstError !== null) return;
+    const r = inspectChunk(value);
+    if (r.error !== null) {
+      this.firstError = r.error;
+      return;
+    }
+    if (r.content) this.contentEvents++;
+    if (r.usage) this.lastUsage = r.usage;
+    if (r.finished) this.sawEnd = true;
+  }
+
+  private onText(text: string): void {
+    if (this.firstError === null && text.trim().length > 0) this.contentEvents++;
+  }
+
+  private feedText(text: string): void {
+    if (this.sniffedFormat === 'sse') this.sse!.feed(text);
+    else if (this.sniffedFormat === 'json') this.json!.feed(text);
+    else this.onText(text);
+  }
+
+  private take(): number {
+    const n = this.contentEvents;
+    this.contentEvents = 0;
     return n;
-  };
-
-  return {
-    push(bytes: Uint8Array): number {
-      const text = utf8.decode(bytes, { stream: true });
-      if (format === null) {
-        sniffed += text;
-        const f = sniff(sniffed, false);
-        if (f === null) return 0;
-        start(f);
-        const pending = sniffed;
-        sniffed = '';
-        feedText(pending);
-      } else feedText(text);
-      return take();
-    },
-    end(): number {
-      const rest = utf8.decode();
-      if (format === null) {
-        sniffed += rest;
-        start(sniff(sniffed, true)!);
-        const pending = sniffed;
-        sniffed = '';
-        if (pending.trim()) feedText(pending);
-      } else if (rest) feedText(rest);
-      // A last SSE event without its blank line still counts; so does a last JSON line.
-      if (format === 'sse') sse!.feed('\n\n');
-      if (format === 'json' && json!.end()) malformed++;
-      return take();
-    },
-    get usage() {
-      return usage;
-    },
-    get error() {
-      return error;
-    },
-    get finished() {
-      return finished;
-    },
-    get format() {
-      return format;
-    },
-    get malformed() {
-      return malformed;
-    },
-  };
+  }
 }
