@@ -20,7 +20,7 @@ import { DuplicateFilter } from '../core/capture/duplicates';
 import { IngestReportBuilder } from '../core/capture/ingest-report';
 import { parseCaptureStream } from '../core/capture/stream';
 import { writeIngestReport } from '../core/export/artifacts';
-import { deterministicUuid } from '../core/ids';
+import { fileRunId } from '../core/ids';
 import { runPrefix } from '../core/pipeline/keys';
 import type { DispatchablePlan } from '../core/pipeline/dispatch';
 import { dispatchRun } from '../core/pipeline/stages';
@@ -32,10 +32,6 @@ import { defaultDeps, type Deps } from '../runtime/deps';
 import { baseInputConfig, schedulingOf, sendCollectMessages } from './run-input';
 import { parseIngestMessage, type CaptureObjectRef } from './s3-events';
 
-/** A run per capture-file version: the same object and ETag always map to the same run. */
-export function fileRunId(mode: 'file' | 'mirror', ref: CaptureObjectRef, etag: string): string {
-  return `${mode}-${deterministicUuid(mode, ref.bucket, ref.key, etag)}`;
-}
 
 /** The targets a new capture file replays to: the autoReplay subset, in the configured order, or every target. */
 export function ingestTargets(config: Pick<RuntimeConfig, 'targets' | 'autoReplayTargets'>): TargetConfig[] {
@@ -50,7 +46,7 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   // Every read of this object names the version the event named (If-Match on its ETag).
   const object = await openCaptureObject(deps.s3, ref.bucket, ref.key, ref.etag);
   const mirror = config.mode === 'mirror';
-  const runId = fileRunId(config.mode, ref, object.etag);
+  const runId = fileRunId(config.mode, ref.bucket, ref.key, object.etag);
   // Targets of different kinds take different records (plan.ts rule 6: a CSV record goes to
   // a SageMaker endpoint, a chat target counts it as dropped): the records are indexed once
   // with every kind's verdict, and each kind gets its own plan of them, as the CLI does.

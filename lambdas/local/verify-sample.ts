@@ -18,7 +18,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { deterministicUuid } from '../core/ids';
+import { fileRunId } from '../core/ids';
 
 export const SAMPLE_FILE = fileURLToPath(new URL('../../samples/datacapture/demo-endpoint/AllTraffic/2026/04/29/00/14-03-887-0a1b2c3d.jsonl', import.meta.url));
 export const VERIFY_ENDPOINT = 'capture-replay-verify';
@@ -74,12 +74,11 @@ export function sampleKey(capturePrefix: string, now: Date, suffix = randomBytes
 }
 
 /**
- * The run ids the ingest can give this object: `<mode>-<uuid of mode, bucket, key, ETag>`
- * (lambdas/handlers/ingest.ts fileRunId; a unit test holds the two equal). The deployment's
+ * The run ids the ingest can give this object (fileRunId). The deployment's
  * mode (`file` or `mirror`) is not a stack output, so both are watched. The ETag is the one
  * the S3 event carries: PutObject's, without its quotes.
  */
 export function candidateRunIds(bucket: string, key: string, etag: string): string[] {
   const bare = etag.replace(/"/g, '');
-  return (['file', 'mirror'] as const).map((mode) => `${mode}-${deterministicUuid(mode, bucket, key, bare)}`);
+  return (['file', 'mirror'] as const).map((mode) => fileRunId(mode, bucket, key, bare));
 }

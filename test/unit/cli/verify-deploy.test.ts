@@ -15,7 +15,7 @@ import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report
 import { buildPlan } from '../../../lambdas/core/plan/plan';
 import { discoverCaptureFolders } from '../../../lambdas/core/scheduled-runs/window-plan';
 import type { CaptureRecord } from '../../../lambdas/core/types';
-import { fileRunId } from '../../../lambdas/handlers/ingest';
+import { fileRunId } from '../../../lambdas/core/ids';
 import { describeAwsError } from '../../../lambdas/local/aws-problem';
 import { outputsFromFile, regionOfOutputs, relinkCommand, stackStatusProblem, type StackOutputs } from '../../../lambdas/local/stack-outputs';
 import { parseAutoReplay, scheduleOnlyText, StatusLine, targetLine, unprovenTargets } from '../../../lambdas/local/verify-deploy';
@@ -106,7 +106,7 @@ describe('the verification sample', () => {
     const ref = { bucket: 'capture-bucket', key: sampleKey('datacapture/', AT, 'abcd1234'), etag: null };
     const etag = '9b2cf535f27731c974343645a3985328';
     // PutObject's ETag comes quoted; the S3 event's (which the ingest keys on) does not.
-    expect(candidateRunIds(ref.bucket, ref.key, `"${etag}"`)).toEqual([fileRunId('file', ref, etag), fileRunId('mirror', ref, etag)]);
+    expect(candidateRunIds(ref.bucket, ref.key, `"${etag}"`)).toEqual([fileRunId('file', ref.bucket, ref.key, etag), fileRunId('mirror', ref.bucket, ref.key, etag)]);
   });
 });
 
