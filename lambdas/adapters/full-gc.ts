@@ -1,10 +1,10 @@
 /**
  * A full garbage collection on demand, for the moment before a run's first request.
  *
- * Measured at the server at 1,000 requests/s, the worst events of a run were V8's major
- * collections (incremental marking, then a mark-compact pause) in the middle of the schedule:
- * 25-40 ms late for dozens of requests, once the old generation had filled with what came
- * before the run (the rehearsal's, the plan's). Collected just before the first due time,
+ * At high rates the worst lateness at the server comes from V8's major collections
+ * (incremental marking, then a mark-compact pause) in the middle of the schedule, tens of ms
+ * for dozens of requests, once the old generation fills with what came before the run (the
+ * rehearsal's, the plan's; bench/server-lateness.ts shows it). Collected just before the first due time,
  * the run starts from a compact heap whose next limit is set from what is live, and the
  * requests the fire loop prepared are already promoted (the first scavenge does not copy them).
  *

@@ -15,8 +15,7 @@ import type { Clock } from '../ports';
  * reading both clocks in turn), and pairs the tick with the hrtime read between the two wall
  * reads that saw it turn over. A thread descheduled in that window (a worker starting while
  * others start, a busy machine) would pair the tick with an hrtime read from before its pause
- * and run ahead of real time by the pause: measured, one of two fire workers anchored 4.3 ms
- * ahead and sent its whole share 4.3 ms early. So the hrtime reads on both sides of the tick
+ * and run ahead of real time by the pause, sending its whole share that much early. So the hrtime reads on both sides of the tick
  * must lie within ANCHOR_SPAN_NS of each other; otherwise the anchor waits for the next tick,
  * up to ANCHOR_TICKS of them, and keeps the tightest.
  */
@@ -37,8 +36,8 @@ const SPIN_WINDOW_MS = 1.5;
 /**
  * Inside the spin window the thread naps in slices of at most this (Atomics.wait on a cell
  * nobody notifies: a futex with a timeout, no CPU while it sleeps), yielding to I/O with
- * setImmediate between slices. A pure setImmediate spin held a core for the last 1.5 ms of
- * every wait (65 % of a core at one request per 2 ms, 2 vCPU bench machine); the naps keep
+ * setImmediate between slices. A pure setImmediate spin holds a core through the end of every
+ * wait, most of a core at a high request rate; the naps keep
  * the precision (the kernel wakes a futex within ~0.1 ms) and delay a socket read by at
  * most one slice.
  */

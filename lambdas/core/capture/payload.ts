@@ -1,7 +1,7 @@
 /**
  * A captured body's bytes: the `data` string decoded by its encoding (JSON and CSV: UTF-8
  * text; BASE64: strict base64), written into a shared slab. `Buffer.from(string)` allocates
- * once per body and measured ~10x slower than writing into a slab (bench/parse-throughput.ts).
+ * once per body, far slower than writing into a slab (bench/parse-throughput.ts compares them).
  */
 import type { CaptureEncoding, RejectReason } from '../types';
 

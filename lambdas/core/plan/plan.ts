@@ -156,8 +156,8 @@ function samplingRate(options: PlanOptions): number {
 }
 
 /**
- * Rules 1-4 over `n` records given by accessors, in typed arrays (a 1 GB capture's 480,000
- * records cost ~6 MB here, not an object each): order, intra-second policy, window,
+ * Rules 1-4 over `n` records given by accessors, in typed arrays (a few bytes a record, not an
+ * object each: bench/ingest-large.ts): order, intra-second policy, window,
  * selection, offsets. Row i is the i-th record in capture order, the tie-breaker and the
  * order a second's slots are handed out in.
  */

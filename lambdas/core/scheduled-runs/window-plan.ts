@@ -1,5 +1,5 @@
 /**
- * Planning a scheduled window run (issue 9), without AWS: which Data Capture folders and
+ * Planning a scheduled window run, without AWS: which Data Capture folders and
  * files can hold the window's records, the records of the window read in one streamed pass
  * into a columnar index (no bodies), then planned like any capture
  * (plan.ts rules 1-6, across files as the local CLI does), each target kind getting its own
