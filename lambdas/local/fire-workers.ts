@@ -105,54 +105,44 @@ export interface FireWorkers {
   close(): Promise<void>;
 }
 
+/** The threads of one startFireWorkers and the jobs they are running. */
+interface WorkerPool {
+  options: FireWorkersOptions;
+  workers: Worker[];
+  jobs: Map<number, PendingJob>;
+  nextJob: number;
+  /** Set once the threads are being ended: an exit then is no death. */
+  closing: boolean;
+  /** Workers that have not died. */
+  alive: Set<number>;
+}
+
 /** Starts `options.workers` threads and resolves once every one is loaded and ready. */
 export async function startFireWorkers(options: FireWorkersOptions): Promise<FireWorkers> {
-  const jobs = new Map<number, PendingJob>();
-  let nextJob = 0;
-  let closing = false;
-  const alive = new Set<number>();
-
-  const workers = Array.from({ length: options.workers }, (_, w) => {
+  const pool: WorkerPool = { options, workers: [], jobs: new Map(), nextJob: 0, closing: false, alive: new Set() };
+  pool.workers = Array.from({ length: options.workers }, (_, w) => {
     const rehearsal = options.rehearsal && options.rehearsal.requests > 0 ? { ...options.rehearsal, specs: [...options.specs] } : undefined;
     const worker = new Worker(options.entry ?? DEFAULT_ENTRY, { workerData: { wait: options.wait, ...(rehearsal ? { rehearsal } : {}) } satisfies WorkerData, execArgv: [] });
-    alive.add(w);
+    pool.alive.add(w);
     return worker;
   });
-
-  const settle = (job: number, w: number, failure: string | null) => {
-    const pending = jobs.get(job);
-    if (!pending || !pending.open.delete(w)) return;
-    if (failure !== null) options.onError(`fire worker ${w + 1} of ${workers.length} failed (${pending.name}): ${failure}; its requests not reported are counted as dropped (lost)`);
-    if (pending.open.size === 0) pending.finish();
+  const rehearsals = await whenReady(pool);
+  return {
+    size: pool.workers.length,
+    rehearsals,
+    run: (requests, loop, target) => runJob(pool, requests, loop, target),
+    async close() {
+      pool.closing = true;
+      await Promise.all(pool.workers.map((worker) => worker.terminate()));
+    },
   };
+}
 
-  const receive = (w: number, message: FromWorker) => {
-    if (message.type === 'outcomes') {
-      const pending = jobs.get(message.job);
-      if (!pending) return;
-      for (const { index, ...rest } of message.outcomes) {
-        const request = pending.requestsByIndex.get(index);
-        if (!request || pending.outcomes.has(index)) {
-          options.onError(`fire worker ${w + 1} reported request ${index} of ${pending.name} ${request ? 'twice' : 'which it was not given'}: ignored (this is a bug, please report it)`);
-          continue;
-        }
-        const outcome: FireOutcome = { request, ...rest };
-        pending.outcomes.set(index, outcome);
-        pending.options.onOutcome?.(outcome);
-      }
-    } else if (message.type === 'done') settle(message.job, w, null);
-    else if (message.type === 'failed') settle(message.job, w, message.message);
-  };
-
-  // A worker that dies takes its open jobs with it: each is settled as failed, its rest lost.
-  const died = (w: number, why: string) => {
-    if (!alive.delete(w)) return;
-    for (const [job, pending] of jobs) if (pending.open.has(w)) settle(job, w, why);
-  };
-
-  const rehearsals: (RehearsalResult | null)[] = workers.map(() => null);
+/** Resolves with each worker's rehearsal once every one is ready; ends them all if one is not. */
+async function whenReady(pool: WorkerPool): Promise<(RehearsalResult | null)[]> {
+  const rehearsals: (RehearsalResult | null)[] = pool.workers.map(() => null);
   await Promise.all(
-    workers.map(
+    pool.workers.map(
       (worker, w) =>
         new Promise<void>((resolve, reject) => {
           const timer = setTimeout(() => reject(new Error(`fire worker ${w + 1} did not start within ${READY_TIMEOUT_MS / 1000} s`)), READY_TIMEOUT_MS);
@@ -161,115 +151,149 @@ export async function startFireWorkers(options: FireWorkersOptions): Promise<Fir
               clearTimeout(timer);
               rehearsals[w] = message.rehearsal;
               resolve();
-            } else receive(w, message);
+            } else receive(pool, w, message);
           });
           worker.on('error', (error) => {
             clearTimeout(timer);
             reject(error);
-            died(w, error instanceof Error ? error.message : String(error));
+            died(pool, w, error instanceof Error ? error.message : String(error));
           });
           worker.on('exit', (code) => {
             clearTimeout(timer);
             reject(new Error(`fire worker ${w + 1} exited with code ${code} before it was ready`));
-            if (!closing) died(w, `the thread exited (code ${code})`);
+            if (!pool.closing) died(pool, w, `the thread exited (code ${code})`);
           });
         }),
     ),
   ).catch(async (error: unknown) => {
-    closing = true;
-    await Promise.all(workers.map((worker) => worker.terminate()));
+    pool.closing = true;
+    await Promise.all(pool.workers.map((worker) => worker.terminate()));
     throw error;
   });
+  return rehearsals;
+}
 
-  const send = (w: number, message: ToWorker) => {
-    if (alive.has(w)) workers[w]?.postMessage(message);
-  };
-  const broadcast = (message: ToWorker) => workers.forEach((_, w) => send(w, message));
+function settle(pool: WorkerPool, job: number, w: number, failure: string | null): void {
+  const pending = pool.jobs.get(job);
+  if (!pending || !pending.open.delete(w)) return;
+  if (failure !== null) pool.options.onError(`fire worker ${w + 1} of ${pool.workers.length} failed (${pending.name}): ${failure}; its requests not reported are counted as dropped (lost)`);
+  if (pending.open.size === 0) pending.finish();
+}
 
-  const run: FireRunner = async (requests, loop, target) => {
-    const spec = options.specs[target.index];
-    if (!spec) throw new Error(`no client spec for target ${target.name}`);
-    const job = nextJob++;
-    const n = workers.length;
-    const shares: ScheduledRequest[][] = Array.from({ length: n }, () => []);
-    // Due order (the plan is sorted by offset; stable for ties), dealt round-robin.
-    const ordered = requests.every((r, i) => i === 0 || (requests[i - 1] as ScheduledRequest).offsetMs <= r.offsetMs) ? requests : [...requests].sort((a, b) => a.offsetMs - b.offsetMs || a.index - b.index);
-    ordered.forEach((request, i) => shares[i % n]?.push(request));
-    const done = new Promise<void>((finish) => {
-      jobs.set(job, {
-        name: target.name,
-        requestsByIndex: new Map(requests.map((r) => [r.index, r])),
-        outcomes: new Map(),
-        options: loop,
-        open: new Set(shares.flatMap((share, w) => (share.length > 0 ? [w] : []))),
-        finish,
-      });
-    });
-    const pending = jobs.get(job) as PendingJob;
-    if (pending.open.size === 0) pending.finish();
-
-    const onStop = () => broadcast({ type: 'stop' });
-    const onCancel = () => broadcast({ type: 'cancel' });
-    loop.signal?.addEventListener('abort', onStop, { once: true });
-    loop.cancelSignal?.addEventListener('abort', onCancel, { once: true });
-    if (loop.signal?.aborted) onStop();
-    if (loop.cancelSignal?.aborted) onCancel();
-    const capped = loop.maxInFlight !== undefined && Number.isFinite(loop.maxInFlight) ? loop.maxInFlight : null;
-    shares.forEach((share, w) => {
-      if (share.length === 0) return;
-      if (!alive.has(w)) {
-        settle(job, w, 'the thread had already stopped');
-        return;
+function receive(pool: WorkerPool, w: number, message: FromWorker): void {
+  if (message.type === 'outcomes') {
+    const pending = pool.jobs.get(message.job);
+    if (!pending) return;
+    for (const { index, ...rest } of message.outcomes) {
+      const request = pending.requestsByIndex.get(index);
+      if (!request || pending.outcomes.has(index)) {
+        pool.options.onError(`fire worker ${w + 1} reported request ${index} of ${pending.name} ${request ? 'twice' : 'which it was not given'}: ignored (this is a bug, please report it)`);
+        continue;
       }
-      const message: RunJob = {
-        type: 'run',
-        job,
-        spec,
-        requests: share,
-        runId: loop.runId,
-        startNs: loop.startNs,
-        workerId: loop.workerId,
-        ...(capped !== null ? { maxInFlight: Math.floor(capped / n) + (w < capped % n ? 1 : 0) } : {}),
-        ...(loop.latePolicy !== undefined ? { latePolicy: loop.latePolicy } : {}),
-        ...(loop.expireAfterMs !== undefined ? { expireAfterMs: loop.expireAfterMs } : {}),
-      };
-      send(w, message);
-    });
-    try {
-      await done;
-    } finally {
-      jobs.delete(job);
-      loop.signal?.removeEventListener('abort', onStop);
-      loop.cancelSignal?.removeEventListener('abort', onCancel);
+      const outcome: FireOutcome = { request, ...rest };
+      pending.outcomes.set(index, outcome);
+      pending.options.onOutcome?.(outcome);
     }
+  } else if (message.type === 'done') settle(pool, message.job, w, null);
+  else if (message.type === 'failed') settle(pool, message.job, w, message.message);
+}
 
-    // Plan order; a request no worker reported is accounted, never left out.
-    return requests.map((request) => {
-      const outcome = pending.outcomes.get(request.index);
-      if (outcome) return outcome;
-      const lost: FireOutcome = {
-        request,
-        target: target.name,
-        requestId: deterministicUuid(loop.runId, target.name, request.index),
-        scheduledNs: loop.startNs + BigInt(Math.round(request.offsetMs * 1e6)),
-        workerId: loop.workerId,
-        result: null,
-        dropReason: 'lost',
-      };
-      loop.onOutcome?.(lost);
-      return lost;
+/** A worker that dies takes its open jobs with it: each is settled as failed, its rest lost. */
+function died(pool: WorkerPool, w: number, why: string): void {
+  if (!pool.alive.delete(w)) return;
+  for (const [job, pending] of pool.jobs) if (pending.open.has(w)) settle(pool, job, w, why);
+}
+
+function send(pool: WorkerPool, w: number, message: ToWorker): void {
+  if (pool.alive.has(w)) pool.workers[w]?.postMessage(message);
+}
+
+function broadcast(pool: WorkerPool, message: ToWorker): void {
+  pool.workers.forEach((_, w) => send(pool, w, message));
+}
+
+/** runReplay's FireRunner: one target's plan dealt over every worker, its outcomes in plan order. */
+async function runJob(pool: WorkerPool, requests: readonly ScheduledRequest[], loop: FireLoopOptions, target: { index: number; name: string }): Promise<FireOutcome[]> {
+  const spec = pool.options.specs[target.index];
+  if (!spec) throw new Error(`no client spec for target ${target.name}`);
+  const job = pool.nextJob++;
+  const n = pool.workers.length;
+  const shares = dealShares(requests, n);
+  const done = new Promise<void>((finish) => {
+    pool.jobs.set(job, {
+      name: target.name,
+      requestsByIndex: new Map(requests.map((r) => [r.index, r])),
+      outcomes: new Map(),
+      options: loop,
+      open: new Set(shares.flatMap((share, w) => (share.length > 0 ? [w] : []))),
+      finish,
     });
-  };
+  });
+  const pending = pool.jobs.get(job) as PendingJob;
+  if (pending.open.size === 0) pending.finish();
 
-  return {
-    size: workers.length,
-    rehearsals,
-    run,
-    async close() {
-      closing = true;
-      await Promise.all(workers.map((worker) => worker.terminate()));
-    },
-  };
+  const onStop = () => broadcast(pool, { type: 'stop' });
+  const onCancel = () => broadcast(pool, { type: 'cancel' });
+  loop.signal?.addEventListener('abort', onStop, { once: true });
+  loop.cancelSignal?.addEventListener('abort', onCancel, { once: true });
+  if (loop.signal?.aborted) onStop();
+  if (loop.cancelSignal?.aborted) onCancel();
+  const capped = loop.maxInFlight !== undefined && Number.isFinite(loop.maxInFlight) ? loop.maxInFlight : null;
+  shares.forEach((share, w) => {
+    if (share.length === 0) return;
+    if (!pool.alive.has(w)) {
+      settle(pool, job, w, 'the thread had already stopped');
+      return;
+    }
+    const message: RunJob = {
+      type: 'run',
+      job,
+      spec,
+      requests: share,
+      runId: loop.runId,
+      startNs: loop.startNs,
+      workerId: loop.workerId,
+      ...(capped !== null ? { maxInFlight: Math.floor(capped / n) + (w < capped % n ? 1 : 0) } : {}),
+      ...(loop.latePolicy !== undefined ? { latePolicy: loop.latePolicy } : {}),
+      ...(loop.expireAfterMs !== undefined ? { expireAfterMs: loop.expireAfterMs } : {}),
+    };
+    send(pool, w, message);
+  });
+  try {
+    await done;
+  } finally {
+    pool.jobs.delete(job);
+    loop.signal?.removeEventListener('abort', onStop);
+    loop.cancelSignal?.removeEventListener('abort', onCancel);
+  }
+  return inPlanOrder(pending, requests, loop, target.name);
+}
+
+/** Request i in due order (the plan is sorted by offset; stable for ties) to worker i mod n. */
+function dealShares(requests: readonly ScheduledRequest[], n: number): ScheduledRequest[][] {
+  const shares: ScheduledRequest[][] = Array.from({ length: n }, () => []);
+  const ordered = requests.every((r, i) => i === 0 || (requests[i - 1] as ScheduledRequest).offsetMs <= r.offsetMs) ? requests : [...requests].sort((a, b) => a.offsetMs - b.offsetMs || a.index - b.index);
+  ordered.forEach((request, i) => shares[i % n]?.push(request));
+  return shares;
+}
+
+/** The job's outcomes in plan order; a request no worker reported is accounted as lost, never left out. */
+function inPlanOrder(pending: PendingJob, requests: readonly ScheduledRequest[], loop: FireLoopOptions, name: string): FireOutcome[] {
+  return requests.map((request) => {
+    const outcome = pending.outcomes.get(request.index);
+    if (outcome) return outcome;
+    const lost: FireOutcome = {
+      request,
+      target: name,
+      requestId: deterministicUuid(loop.runId, name, request.index),
+      scheduledNs: loop.startNs + BigInt(Math.round(request.offsetMs * 1e6)),
+      workerId: loop.workerId,
+      result: null,
+      dropReason: 'lost',
+    };
+    loop.onOutcome?.(lost);
+    return lost;
+  });
 }
 
 /**
