@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { REGION } from '../lambdas/adapters/sagemaker/target-spec';
 import { MAX_AMPLIFY } from '../lambdas/core/plan/amplify';
+import { MIN_TIME_SCALE } from '../lambdas/core/plan/plan';
 import { scheduleConfigSchema } from '../lambdas/core/scheduled-runs/contract';
 import { didYouMean } from '../lambdas/core/suggest';
 import { httpTargetConfigSchema, KMS_KEY_ARN, sageMakerTargetConfigSchema, targetListSchema } from '../lambdas/runtime/config';
@@ -123,7 +124,7 @@ export const deploymentConfigSchema = z.strictObject({
   slotSeconds: z.number().min(0.1).max(300).optional(),
   forceStreaming: z.boolean().default(true),
   modelOverride: z.string().min(1).optional(),
-  timeScale: z.number().positive().default(1),
+  timeScale: z.number().min(MIN_TIME_SCALE, `timeScale must be >= ${MIN_TIME_SCALE} (${1 / MIN_TIME_SCALE} times slower than captured): the plan refuses a slower one`).default(1),
   /**
    * File and mirror modes: each capture file replayed at this factor of its traffic (above 1,
    * copies of each request spread through the gaps to the next, lambdas/core/plan/amplify.ts;

@@ -13,6 +13,8 @@ export const USAGE_EXIT = 2;
 export const DEFAULT_REHEARSAL_REQUESTS = 2_000;
 /** `--rehearsal`'s largest: 50 times the default (bench/RESULTS.md: time and memory of a rehearsal); 1e9 ran V8 out of memory after ~80 s. */
 export const MAX_REHEARSAL_REQUESTS = 100_000;
+/** `--resamples`' largest: 50 times the default; the bootstrap keeps each resample's statistics, and 1e9 ran out of memory. */
+export const MAX_RESAMPLES = 100_000;
 
 /** The second line of a usage error: where to look. */
 export function usageHint(command: string): string {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_COMPARE_OPTIONS } from '../core/compare/types';
 import { buildMockSageMakerProgram, buildMockServerProgram } from '../mocks/cli';
-import { DEFAULT_REHEARSAL_REQUESTS, parseGoodput, parseWorkers, usageErrors } from './cli-usage';
+import { DEFAULT_REHEARSAL_REQUESTS, MAX_RESAMPLES, parseGoodput, parseWorkers, usageErrors } from './cli-usage';
 import { quietSdkNodeVersionWarning } from './sdk-warnings';
 import { parseTimeFlag } from './time-flag';
 
@@ -64,7 +64,7 @@ function failOn(raw: string): string[] {
 function comparisonOptions(command: Command): Command {
   return command
     .option('--min-effect <fraction>', 'smallest relative change called better or worse (0.02 = 2 %)', effect('--min-effect'), DEFAULT_COMPARE_OPTIONS.minEffect)
-    .option('--resamples <n>', 'bootstrap resamples for the confidence intervals', positiveInt('--resamples'), DEFAULT_COMPARE_OPTIONS.resamples)
+    .option('--resamples <n>', 'bootstrap resamples for the confidence intervals', number('--resamples', (n) => Number.isInteger(n) && n > 0 && n <= MAX_RESAMPLES, `a whole number from 1 to ${MAX_RESAMPLES}`), DEFAULT_COMPARE_OPTIONS.resamples)
     .option('--fail-on <verdicts>', `exit 3 when any comparison verdict is one of these (${FAIL_ON.join(', ')}), e.g. to gate a deployment in CI`, failOn);
 }
 

@@ -329,6 +329,13 @@ describe('schedule configuration', () => {
     expect(problems(withSchedules({ ...schedule, expression: 'cron(99 99 99 99 ? 99999)' }))).toHaveLength(5);
   });
 
+  it('refuses a timeScale the plan would refuse at every run (issue 22 item 7), in a schedule and in the deployment', () => {
+    const message = 'timeScale must be >= 0.001 (1000 times slower than captured): the plan refuses a slower one';
+    expect(problems(withSchedules({ ...schedule, timeScale: 1e-9 }))).toEqual([`- captureReplay.schedules.0.timeScale: ${message}`]);
+    expect(problems({ ...base, timeScale: 1e-9 })).toEqual([`- captureReplay.timeScale: ${message}`]);
+    expect(() => parseDeploymentConfig(withSchedules({ ...schedule, timeScale: 0.001, limit: 1e15 }))).not.toThrow();
+  });
+
   it('refuses the schedule names . and .. (they would be folders of the results bucket\'s keys), and timezone "" in one line', () => {
     for (const name of ['.', '..']) {
       expect(problems(withSchedules({ ...schedule, name }))).toEqual(['- captureReplay.schedules.0.name: a schedule name of dots only would be a . or .. folder in the results bucket (schedules/<name>/): use letters or digits too']);

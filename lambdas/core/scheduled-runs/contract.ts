@@ -14,6 +14,7 @@
 import { z } from 'zod';
 import { deterministicUuid } from '../ids';
 import { MAX_AMPLIFY } from '../plan/amplify';
+import { MIN_TIME_SCALE } from '../plan/plan';
 import { scheduleExpressionProblems } from './schedule-expression';
 
 export const SCHEDULES_ROOT = 'schedules/';
@@ -60,7 +61,7 @@ export const scheduleConfigSchema = z.strictObject({
   timezone: z.string().min(1, 'an IANA timezone, e.g. UTC, Europe/Paris, America/New_York (or leave timezone out: UTC)').default('UTC'),
   window: captureWindowSchema,
   targets: z.array(z.string().min(1)).min(2, 'a scheduled comparison needs two targets or more, the first the baseline'),
-  timeScale: z.number().positive().default(1),
+  timeScale: z.number().min(MIN_TIME_SCALE, `timeScale must be >= ${MIN_TIME_SCALE} (${1 / MIN_TIME_SCALE} times slower than captured): the plan refuses a slower one`).default(1),
   sample: z.number().gt(0).max(1).optional(),
   limit: z.number().int().positive().optional(),
   amplify: z.number().gt(0).max(MAX_AMPLIFY).optional(),

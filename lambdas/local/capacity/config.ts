@@ -8,7 +8,8 @@
 import { validateSearchSettings } from '../../core/capacity/search';
 import type { CapacityObjectives, SearchSettings } from '../../core/capacity/types';
 import type { CaptureWindow } from '../captures-source';
-import { replayConfig, type ReplayCommandOptions, type ReplayConfig } from '../replay/config';
+import { MAX_AMPLIFY } from '../../core/plan/amplify';
+import { MAX_TIMER_MS, replayConfig, type ReplayCommandOptions, type ReplayConfig } from '../replay/config';
 
 /** The flags capacity shares with replay (program.ts's option groups), as replay takes them. */
 type SharedFlags = Pick<
@@ -76,6 +77,9 @@ export function capacityConfig(flags: CapacityCommandOptions): CapacityConfig | 
   const problems = validateSearchSettings(search);
   if (problems.length > 0) return problems.map((p) => p.replace(/\b(startFactor|growth|resolution|maxFactor)\b/g, (m) => SEARCH_FLAGS[m] ?? m)).join('; ');
   if (Object.keys(flags.goodput).length === 0) return '--goodput needs at least one metric:value pair';
+  // Each step replays at its factor as `--amplify` does, bounded the same; a larger one failed mid-search.
+  if (flags.maxFactor > MAX_AMPLIFY) return `--max-factor must be at most ${MAX_AMPLIFY}, the largest amplification (got ${flags.maxFactor})`;
+  if (flags.cooldown * 1000 > MAX_TIMER_MS) return `--cooldown must be at most ${Math.floor(MAX_TIMER_MS / 1000)} s (about 24.8 days, the longest timer Node keeps) (got ${flags.cooldown})`;
   const { target, goodput, minGoodput, maxErrorRate, window, startFactor: _s, growth: _g, resolution: _r, maxFactor: _m, cooldown, maxClientLag, together, from, to, ...shared } = flags;
   const byTime = from !== undefined || to !== undefined ? timeWindow(from, to, window) : null;
   if (typeof byTime === 'string') return byTime;

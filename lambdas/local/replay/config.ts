@@ -146,7 +146,7 @@ function capturesOf(flags: ReplayCommandOptions): { window: CaptureWindow | null
 }
 
 /** Node's longest timer (2^31 - 1 ms, ~24.8 days): a longer request timeout fired after 1 ms, with a TimeoutOverflowWarning per request. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The limits commander's parsers leave to the config: numbers past what the run can hold, and
@@ -155,6 +155,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  */
 function limitsProblem(flags: ReplayCommandOptions, env: NodeJS.ProcessEnv): string | null {
   if (flags.timeout > MAX_TIMER_MS) return `--timeout must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer Node keeps) (got ${flags.timeout})`;
+  if (flags.lead > MAX_TIMER_MS) return `--lead must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer Node keeps) (got ${flags.lead})`;
   if ((flags.rehearsal ?? 0) > MAX_REHEARSAL_REQUESTS) return `--rehearsal must be at most ${MAX_REHEARSAL_REQUESTS} (got ${flags.rehearsal})`;
   if (flags.apiKeyEnv && !env[flags.apiKeyEnv]) return `--api-key-env ${flags.apiKeyEnv}: that environment variable is not set (or is empty)`;
   return null;

@@ -64,6 +64,10 @@ describe('capacityConfig', () => {
     [['--max-factor', '0.5'], '--max-factor (0.5) is below --start-factor (1)'],
     [['--min-goodput', '1.5'], '--min-goodput must be a number in (0, 1] (got "1.5")'],
     [['--target', 'C=ftp://c'], '--target C must be an http:// or https:// URL'],
+    // Issue 22 item 7: numbers past what a step can take.
+    [['--max-factor', '5000'], '--max-factor must be at most 1000, the largest amplification (got 5000)'],
+    [['--cooldown', '1e300'], '--cooldown must be at most 2147483 s (about 24.8 days, the longest timer Node keeps) (got 1e+300)'],
+    [['--lead', '1e12'], '--lead must be at most 2147483647 ms'],
   ])('refuses %j in its own words', async (extra, message) => {
     expect(await configOf([...BASE, ...extra])).toContain(message);
   });

@@ -100,6 +100,8 @@ describe('replayConfig: usage errors in the flags own words', () => {
     [{ timeout: 2 ** 31 }, '--timeout must be at most 2147483647 ms (about 24.8 days, the longest timer Node keeps) (got 2147483648)'],
     [{ rehearsal: 1e9 }, '--rehearsal must be at most 100000 (got 1000000000)'],
     [{ timeScale: 1e-300 }, '--time-scale must be a number >= 0.001, 1000 times slower than captured (got 1e-300)'],
+    // A lead past Node's longest timer waited for it, the schedule never started.
+    [{ lead: 1e12 }, '--lead must be at most 2147483647 ms (about 24.8 days, the longest timer Node keeps) (got 1000000000000)'],
     // An unset API key variable: a usage error before the preflight, not a failed run after it.
     [{ apiKeyEnv: 'CAPTURE_REPLAY_TEST_UNSET_KEY' }, '--api-key-env CAPTURE_REPLAY_TEST_UNSET_KEY: that environment variable is not set (or is empty)'],
   ] as [Partial<ReplayCommandOptions>, string][])('%j', (over, message) => {
@@ -107,7 +109,15 @@ describe('replayConfig: usage errors in the flags own words', () => {
   });
 
   it('takes the largest values that fit', () => {
-    expect(configOf({ timeout: 2 ** 31 - 1, rehearsal: 100_000, timeScale: 0.001 })).toMatchObject({ request: { timeoutMs: 2 ** 31 - 1 }, fire: { rehearsal: 100_000 }, plan: { timeScale: 0.001 } });
+    expect(configOf({ timeout: 2 ** 31 - 1, rehearsal: 100_000, timeScale: 0.001, lead: 2 ** 31 - 1 })).toMatchObject({ request: { timeoutMs: 2 ** 31 - 1 }, fire: { rehearsal: 100_000, leadMs: 2 ** 31 - 1 }, plan: { timeScale: 0.001 } });
+  });
+
+  it('--resamples: at most 100,000 (1e9 ran the bootstrap out of memory), refused by the real parser', async () => {
+    const program = buildProgram().exitOverride();
+    const replay = program.commands.find((c) => c.name() === 'replay') as Command;
+    replay.exitOverride().configureOutput({ writeErr: () => undefined });
+    await expect(program.parseAsync(['replay', ...BASE, '--resamples', '1e9'], { from: 'user' })).rejects.toThrow('--resamples must be a whole number from 1 to 100000 (got "1e9")');
+    expect((await parsedFlags([...BASE, '--resamples', '100000'])).resamples).toBe(100_000);
   });
 });
 
