@@ -1,12 +1,12 @@
 /**
  * What the CLI refuses or says before it sends anything, each case in its own process as a
  * user runs it: an earlier run's results in the way (--overwrite), an --out on a read-only file
- * system, a target whose error codes carry terminal escapes, and the AWS SDK's Node-version
- * warning on a supported Node.
+ * system, a target whose error codes carry terminal escapes, the AWS SDK's Node-version
+ * warning on a supported Node, an empty captures folder and a file that is not Data Capture.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -107,6 +107,18 @@ describe('a target whose error codes carry terminal escapes', () => {
       runtime.child.kill();
     }
   }, 120_000);
+});
+
+describe('an empty captures folder', () => {
+  it('is said naming the ingest report, which is written (exit 1)', async () => {
+    const root = join(work, 'empty-captures');
+    mkdirSync(root);
+    const run = await runCli(['replay', root, '--url', mock.url, '--out', join(work, 'empty-out'), '--run-id', 'empty', ...FAST]);
+    expect(run.code).toBe(1);
+    const report = join(work, 'empty-out', 'empty', 'ingest_report.json');
+    expect(run.stderr).toContain(`capture-replay: no .jsonl capture files under ${root} could be read (see ${report})\n`);
+    expect(existsSync(report)).toBe(true);
+  }, 60_000);
 });
 
 describe('a JSON Lines file that is not Data Capture', () => {

@@ -86,7 +86,7 @@ async function nothingToReplay(config: ReplayConfig, io: CommandIo, ingest: Inge
     (error: unknown) => `ingest_report.json, not written: ${messageOf(error)}`,
   );
   const where = counts ? ` for ${describeWindow(counts)}` : '';
-  if (ingest.totals.files === 0) return fail(io, `no .jsonl capture files under ${config.capturesPath}${where} could be read${ingest.skippedFiles.length > 0 ? ` (${ingest.skippedFiles.length} skipped, see ${at})` : ''}`);
+  if (ingest.totals.files === 0) return fail(io, `no .jsonl capture files under ${config.capturesPath}${where} could be read (${ingest.skippedFiles.length > 0 ? `${ingest.skippedFiles.length} skipped, ` : ''}see ${at})`);
   if (counts && counts.inWindow === 0) return fail(io, `no capture record in ${describeWindow(counts)} (${counts.outsideWindow} outside it; see ${at})`);
   const example = commonestRejection(ingest);
   return fail(io, `no replayable capture records (see ${at} for the reasons)${example ? `; ${example}` : ''}`);
