@@ -1,5 +1,5 @@
 /**
- * `capture-replay replay s3://...` as a user runs it (bin/capture-replay.js, its own process)
+ * `capture-replay replay s3://...` (and `capacity s3://...`) as a user runs it (bin/capture-replay.js, its own process)
  * against moto_server holding a week of Data Capture hour partitions (test/support/
  * capture-week.ts), the bundled mock server as the target (its own process, logging what it
  * receives). The CLI reaches moto through a recording proxy (test/support/s3-request-log.ts),
@@ -123,6 +123,24 @@ describeWithMoto('replay s3:// against moto: only the window is read', () => {
     const whole = proxy.gets().filter((g) => g.range === null).map((g) => g.key);
     expect([...new Set(whole)].sort()).toEqual(partitionKeys([0, 1, 30, 31]));
   }, 60_000);
+
+  it('capacity s3:// --from (issue 20): the window from --from, only its partitions and the hour after read', async () => {
+    proxy.requests.length = 0;
+    const before = (await received()).length;
+    const from = at(50, 30);
+    const args = ['capacity', `s3://${BUCKET}/datacapture/week-endpoint/`, '--from', iso(from), '--window', '30m', '--target', `A=${mock.url}`, '--goodput', 'request_latency:60000'];
+    const result = await runCli([...args, '--max-factor', '1', '--cooldown', '0', '--out', dir, '--run-id', 'capacity', '--time-scale', '20000', '--rehearsal', '0'], { env: env() });
+    expect(result.code, result.stderr).toBe(0);
+    // 50:40 and 50:59:30 (in hour 51's partition): the warm-up's, then the 1x step's.
+    const windowIds = week.records.filter((r) => r.timeMs >= from && r.timeMs < from + 30 * 60_000).map((r) => r.eventId);
+    expect(windowIds.length).toBe(2);
+    expect((await received()).slice(before).sort()).toEqual([...windowIds, ...windowIds].sort());
+    const whole = proxy.gets().filter((g) => g.range === null).map((g) => g.key);
+    expect([...new Set(whole)].sort()).toEqual(partitionKeys([50, 51]).filter((k) => k.endsWith('.jsonl')));
+    const doc = JSON.parse(await readFile(join(dir, 'capacity', 'capacity.json'), 'utf8')) as { window: Record<string, unknown>; targets: { sustained_factor: number; steps: { requests: number }[] }[] };
+    expect(doc.window).toEqual({ start_offset_ms: 0, end_offset_ms: 30 * 60_000, captured_requests: 2, capture_window: { start: iso(from), end: iso(from + 30 * 60_000) } });
+    expect(doc.targets[0]).toMatchObject({ sustained_factor: 1, steps: [{ requests: 2 }] });
+  }, 90_000);
 
   it('no such bucket, no credentials, a bad --from: one line each, exit 1 or 2', async () => {
     const missing = await replay(['s3://no-such-bucket-here/datacapture/', '--from', '-2h']);
