@@ -57,8 +57,8 @@ function synthesize(): CfnTemplate {
 
 describe('10,000 requests/s to two targets on the defaults', () => {
   const t = synthesize();
-  const functions = Object.entries(t.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function') as [string, { Properties: FunctionProps }][];
-  const mappings = Object.values(t.Resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping') as { Properties: MappingProps }[];
+  const functions = Object.entries(t.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function') as unknown as [string, { Properties: FunctionProps }][];
+  const mappings = Object.values(t.Resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping') as unknown as { Properties: MappingProps }[];
   const fireIds = functions.map(([id]) => id).filter((id) => id.startsWith('StatelessFire'));
 
   it('has one fire function fed by one SQS event source', () => {

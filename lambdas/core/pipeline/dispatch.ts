@@ -167,9 +167,22 @@ function aheadOfStartMs(slots: readonly SlotSpan[], specsOf: ReadonlyMap<number,
   return ahead > leadMs ? ahead + SEND_ALLOWANCE_MS : ahead;
 }
 
-export async function dispatchRun(args: DispatchRunArgs): Promise<DispatchResult> {
-  const { store, runId } = args;
-  if (await store.get(runRecordKey(runId))) return { status: 'duplicate', shards: 0, messages: 0 };
+/** The run cut and laid out: its plans, shards, slots and messages, before anything is written. */
+interface RunLayout {
+  groups: ReturnType<typeof groupTargets>;
+  plans: DispatchablePlan[];
+  targetOffsets: ReadonlyMap<string, number>;
+  shards: Shard<PlanItem>[];
+  /** Per group, the last slot with a shard of its (each of that slot's lanes asks the collector to look). */
+  lastSlotOf: number[];
+  shardsOfGroup: { shardId: string; requests: number }[][];
+  shiftMs: (target: string) => number;
+  specsOf: Map<number, MessageSpec[]>;
+  slots: SlotSpan[];
+  writer: SlotWriter;
+}
+
+function layoutOf(args: DispatchRunArgs): RunLayout {
   const groups = groupTargets(args);
   const targetOffsets = targetStartOffsets(args);
   const plans = groups.map((g) => g.plan);
@@ -181,107 +194,134 @@ export async function dispatchRun(args: DispatchRunArgs): Promise<DispatchResult
   const lastSlotOf = membership.map((m) => shards[m.findLastIndex((x) => x.count > 0)]?.slotIndex ?? -1);
   const shardsOfGroup = membership.map((m) => shards.flatMap((s, si) => ((m[si] as Membership).count > 0 ? [{ shardId: s.shardId, requests: (m[si] as Membership).count }] : [])));
   const shiftMs = (target: string) => targetOffsets.get(target) ?? 0;
-  const specs = messageSpecs(args, shards, membership, groups, shiftMs);
   const specsOf = new Map<number, MessageSpec[]>();
-  for (const m of specs) specsOf.set(m.shard, [...(specsOf.get(m.shard) ?? []), m]);
-
+  for (const m of messageSpecs(args, shards, membership, groups, shiftMs)) specsOf.set(m.shard, [...(specsOf.get(m.shard) ?? []), m]);
   const slots: SlotSpan[] = [];
   for (const s of slotsOf(union.items, sharding)) slots.push({ first: s.first, end: s.end, lanes: s.lanes, firstShard: slots.reduce((n, x) => n + x.lanes, 0) });
-  const writer: SlotWriter = { runId, store, sharding, items: union.items, shards, membership, load: (first, end) => loadUnion(plans, union, first, end) };
-  // The start, fixed once for every attempt at this run. A run whose start may move writes its
-  // first slot before fixing it, and starts late enough for each slot's messages (their ramp
-  // included) to be sent on time, the later slots written at the first one's pace.
-  const prepared = new Map<SlotSpan, (LaneContent | null)[][]>();
+  const writer: SlotWriter = { runId: args.runId, store: args.store, sharding, items: union.items, shards, membership, load: (first, end) => loadUnion(plans, union, first, end) };
+  return { groups, plans, targetOffsets, shards, lastSlotOf, shardsOfGroup, shiftMs, specsOf, slots, writer };
+}
+
+/**
+ * The start, fixed once for every attempt at this run. A run whose start may move writes its
+ * first slot before fixing it (into `prepared`), and starts late enough for each slot's
+ * messages (their ramp included) to be sent on time, the later slots written at the first
+ * one's pace.
+ */
+async function fixStart(args: DispatchRunArgs, layout: RunLayout, prepared: Map<SlotSpan, (LaneContent | null)[][]>): Promise<bigint> {
   let wanted = args.startNs;
-  const firstSlot = slots[0];
+  const firstSlot = layout.slots[0];
   if (args.startMoves && firstSlot) {
     const began = args.clock.nowNs();
     let held = 0;
-    prepared.set(firstSlot, await writeSlot(writer, firstSlot, (bytes) => (held + bytes <= HELD_INLINE_BYTES ? ((held += bytes), true) : false)));
+    prepared.set(firstSlot, await writeSlot(layout.writer, firstSlot, (bytes) => (held + bytes <= HELD_INLINE_BYTES ? ((held += bytes), true) : false)));
     const now = args.clock.nowNs();
-    const earliest = now + BigInt(Math.ceil(aheadOfStartMs(slots, specsOf, Number(now - began) / 1e6, args.leadMs))) * 1_000_000n;
+    const earliest = now + BigInt(Math.ceil(aheadOfStartMs(layout.slots, layout.specsOf, Number(now - began) / 1e6, args.leadMs))) * 1_000_000n;
     if (earliest > wanted) wanted = earliest;
   }
-  let startNs = wanted;
-  if (!(await store.putIfAbsent(runStartKey(runId), JSON.stringify({ v: 1, startNs: wanted.toString() }), 'application/json'))) {
-    const stored = await store.get(runStartKey(runId));
-    if (stored) startNs = BigInt(startRecordSchema.parse(decodeJson(stored)).startNs);
-  }
-  const dueOf = (offsetMs: number) => startNs + BigInt(Math.round(offsetMs * 1e6));
-  const shiftNs = (target: string) => BigInt(Math.round(shiftMs(target) * 1e6));
+  if (await args.store.putIfAbsent(runStartKey(args.runId), JSON.stringify({ v: 1, startNs: wanted.toString() }), 'application/json')) return wanted;
+  const stored = await args.store.get(runStartKey(args.runId));
+  return stored ? BigInt(startRecordSchema.parse(decodeJson(stored)).startNs) : wanted;
+}
 
-  for (const { plan, targets } of groups) {
+/** When a plan offset is due for a target, ns. */
+type DueOf = (offsetMs: number, target: string) => bigint;
+
+/** Each target's requests its plan could not replay, as drop lines of the ingest's own results object. */
+async function writeDrops(args: DispatchRunArgs, layout: RunLayout, dueOf: DueOf): Promise<void> {
+  for (const { plan, targets } of layout.groups) {
     for (const target of targets) {
       const drops: ResultLine[] = plan.incompatible.map(({ index, offsetMs, reason }) => ({
         kind: 'drop',
-        requestId: deterministicUuid(runId, target, index),
+        requestId: deterministicUuid(args.runId, target, index),
         index,
-        scheduledNs: dueOf(offsetMs) + shiftNs(target),
+        scheduledNs: dueOf(offsetMs, target),
         dropReason: reason,
       }));
-      await store.putIfAbsent(resultsKey(runId, target, INGEST_SHARD), encodeResultLines(drops), 'application/x-ndjson');
+      await args.store.putIfAbsent(resultsKey(args.runId, target, INGEST_SHARD), encodeResultLines(drops), 'application/x-ndjson');
     }
   }
+}
 
-  const emission: EmissionStats = { shards: shards.length, messages: 0, lateShards: 0, maxLateMs: 0 };
-  for (const slot of slots) {
-    const content = prepared.get(slot) ?? (await writeSlot(writer, slot));
-    prepared.delete(slot);
-    // Delays are computed at the moment of sending: loading took time.
-    const now = args.clock.nowNs();
-    const outgoing: OutgoingMessage[] = [];
-    for (let lane = 0; lane < slot.lanes; lane++) {
-      const si = slot.firstShard + lane;
-      const shard = shards[si] as Shard<PlanItem>;
-      let lateMs = -Infinity;
-      for (const spec of specsOf.get(si) ?? []) {
-        const c = (content[lane] as (LaneContent | null)[])[spec.group] as LaneContent;
-        const firstDueNs = dueOf(spec.offsetMs) + shiftNs(spec.target);
-        const message: ShardMessage = {
-          v: 1,
-          kind: 'shard',
-          runId,
-          target: spec.target,
-          shardId: shard.shardId,
-          startNs: (startNs + shiftNs(spec.target)).toString(),
-          firstDueNs: firstDueNs.toString(),
-          hops: 0,
-          last: shard.slotIndex === lastSlotOf[spec.group],
-          ...('inline' in c ? { requests: c.inline } : { requests: [], requestsRef: c.ref }),
-          ...(spec.leadMs !== args.leadMs ? { leadMs: spec.leadMs } : {}),
-        };
-        lateMs = Math.max(lateMs, Number(now - (firstDueNs - BigInt(spec.leadMs) * 1_000_000n)) / 1e6);
-        outgoing.push({ id: `${spec.target}-${shard.shardId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80), body: JSON.stringify(message), delaySeconds: deliveryDelay(firstDueNs, now, spec.leadMs).delaySeconds });
-      }
-      if (lateMs > 0) {
-        emission.lateShards++;
-        emission.maxLateMs = Math.max(emission.maxLateMs, lateMs);
-      }
-    }
-    await sendAll(args.queue, outgoing, BATCHES_AT_ONCE);
-    emission.messages += outgoing.length;
-  }
-
+/** One slot's messages, each lane's for every target that takes it; late lanes counted in `emission`. */
+function slotMessages(args: DispatchRunArgs, layout: RunLayout, slot: SlotSpan, content: (LaneContent | null)[][], dueOf: DueOf, emission: EmissionStats): OutgoingMessage[] {
+  // Delays are computed at the moment of sending: loading took time.
   const now = args.clock.nowNs();
+  const outgoing: OutgoingMessage[] = [];
+  for (let lane = 0; lane < slot.lanes; lane++) {
+    const si = slot.firstShard + lane;
+    const shard = layout.shards[si] as Shard<PlanItem>;
+    let lateMs = -Infinity;
+    for (const spec of layout.specsOf.get(si) ?? []) {
+      const c = (content[lane] as (LaneContent | null)[])[spec.group] as LaneContent;
+      const firstDueNs = dueOf(spec.offsetMs, spec.target);
+      const message: ShardMessage = {
+        v: 1,
+        kind: 'shard',
+        runId: args.runId,
+        target: spec.target,
+        shardId: shard.shardId,
+        startNs: dueOf(0, spec.target).toString(),
+        firstDueNs: firstDueNs.toString(),
+        hops: 0,
+        last: shard.slotIndex === layout.lastSlotOf[spec.group],
+        ...('inline' in c ? { requests: c.inline } : { requests: [], requestsRef: c.ref }),
+        ...(spec.leadMs !== args.leadMs ? { leadMs: spec.leadMs } : {}),
+      };
+      lateMs = Math.max(lateMs, Number(now - (firstDueNs - BigInt(spec.leadMs) * 1_000_000n)) / 1e6);
+      outgoing.push({ id: `${spec.target}-${shard.shardId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80), body: JSON.stringify(message), delaySeconds: deliveryDelay(firstDueNs, now, spec.leadMs).delaySeconds });
+    }
+    if (lateMs > 0) {
+      emission.lateShards++;
+      emission.maxLateMs = Math.max(emission.maxLateMs, lateMs);
+    }
+  }
+  return outgoing;
+}
+
+/** The run record: what the collector waits for, and by when. */
+function runRecordOf(args: DispatchRunArgs, layout: RunLayout, startNs: bigint, nowNs: bigint): RunRecord {
+  const { groups, shardsOfGroup } = layout;
   // The latest target's last due time: a sequential run ends with its last target.
-  const durationMs = Math.max(...plans.map((p) => p.durationMs)) + Math.max(0, ...targetOffsets.values());
-  const shardsByTarget = Object.fromEntries(groups.flatMap((g, gi) => g.targets.map((t) => [t, (shardsOfGroup[gi] as unknown[]).length])));
-  const record: RunRecord = {
+  const durationMs = Math.max(...layout.plans.map((p) => p.durationMs)) + Math.max(0, ...layout.targetOffsets.values());
+  return {
     v: 1,
-    runId,
+    runId: args.runId,
     targets: [...args.targets],
     startNs: startNs.toString(),
     deadlineNs: (startNs + BigInt(Math.round((durationMs + args.graceMs) * 1e6))).toString(),
-    createdAt: new Date(Number(now / 1_000_000n)).toISOString(),
-    shards: shards.map((s) => ({ shardId: s.shardId, requests: s.requests.length })),
+    createdAt: new Date(Number(nowNs / 1_000_000n)).toISOString(),
+    shards: layout.shards.map((s) => ({ shardId: s.shardId, requests: s.requests.length })),
     // Targets on plans of their own: each waits for its own shards, not for every one cut.
     ...(groups.length > 1 ? { targetShards: Object.fromEntries(groups.flatMap((g, gi) => g.targets.map((t) => [t, shardsOfGroup[gi] as RunRecord['shards']]))) } : {}),
     notScheduledByReason: args.notScheduledByReason,
     inputConfig: args.inputConfig,
     ...(args.hour ? { hour: args.hour } : {}),
   };
+}
+
+export async function dispatchRun(args: DispatchRunArgs): Promise<DispatchResult> {
+  const { store, runId } = args;
+  if (await store.get(runRecordKey(runId))) return { status: 'duplicate', shards: 0, messages: 0 };
+  const layout = layoutOf(args);
+  const prepared = new Map<SlotSpan, (LaneContent | null)[][]>();
+  const startNs = await fixStart(args, layout, prepared);
+  const dueOf: DueOf = (offsetMs, target) => startNs + BigInt(Math.round(offsetMs * 1e6)) + BigInt(Math.round(layout.shiftMs(target) * 1e6));
+  await writeDrops(args, layout, dueOf);
+
+  const emission: EmissionStats = { shards: layout.shards.length, messages: 0, lateShards: 0, maxLateMs: 0 };
+  for (const slot of layout.slots) {
+    const content = prepared.get(slot) ?? (await writeSlot(layout.writer, slot));
+    prepared.delete(slot);
+    const outgoing = slotMessages(args, layout, slot, content, dueOf, emission);
+    await sendAll(args.queue, outgoing, BATCHES_AT_ONCE);
+    emission.messages += outgoing.length;
+  }
+
+  const record = runRecordOf(args, layout, startNs, args.clock.nowNs());
   await store.put(runRecordKey(runId), JSON.stringify(record), 'application/json');
-  return { status: 'scheduled', shards: shards.length, messages: emission.messages, shardsByTarget, deadlineNs: BigInt(record.deadlineNs), startNs, emission };
+  const shardsByTarget = Object.fromEntries(layout.groups.flatMap((g, gi) => g.targets.map((t) => [t, (layout.shardsOfGroup[gi] as unknown[]).length])));
+  return { status: 'scheduled', shards: layout.shards.length, messages: emission.messages, shardsByTarget, deadlineNs: BigInt(record.deadlineNs), startNs, emission };
 }
 
 /** The requests of union positions [first, end), each loaded (once) by the plan that owns it. */
