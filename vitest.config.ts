@@ -53,7 +53,7 @@ const TIMING = [
   'test/e2e/capacity-search.test.ts',
   'test/e2e/cli-replay.test.ts',
   'test/e2e/cross-kind-bias.test.ts',
-  'test/e2e/workers.test.ts',
+  'test/e2e/wait-coarse.test.ts',
 ];
 
 /** Workers for the tiers that share the machine; test files wait on servers and child processes. */

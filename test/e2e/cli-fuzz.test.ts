@@ -267,7 +267,7 @@ describe('capture-replay replay on hostile capture folders (seeded)', () => {
     it(`seed ${seed}: exits 0, every line accounted for, every manifest balanced`, async () => {
       const folder = folders.get(`replayable-${seed}`) as Folder;
       const runId = `fuzz-${seed}`;
-      const run = await replay(['replay', folder.root, '--url', server.url, '--out', join(work, 'out'), '--run-id', runId, '--streaming', '--model', 'fuzz-model', '--time-scale', '4', '--no-progress'], env);
+      const run = await replay(['replay', folder.root, '--url', server.url, '--out', join(work, 'out'), '--run-id', runId, '--streaming', '--model', 'fuzz-model', '--time-scale', '4', '--no-progress', '--rehearsal', '0'], env);
       expectNoCrash(run);
       expect(run.code, run.stderr).toBe(0);
       const report = JSON.parse(readFileSync(join(work, 'out', runId, 'ingest_report.json'), 'utf8')) as IngestReport;
@@ -283,7 +283,7 @@ describe('capture-replay replay on hostile capture folders (seeded)', () => {
 
   it('a folder with nothing replayable: exits 1 naming the ingest report, which is written and exact', async () => {
     const folder = folders.get('nothing-replayable') as Folder;
-    const run = await replay(['replay', folder.root, '--url', server.url, '--out', join(work, 'out'), '--run-id', 'fuzz-none', '--streaming', '--no-progress'], env);
+    const run = await replay(['replay', folder.root, '--url', server.url, '--out', join(work, 'out'), '--run-id', 'fuzz-none', '--streaming', '--no-progress', '--rehearsal', '0'], env);
     expectNoCrash(run);
     expect(run.code).toBe(1);
     const reportPath = join(work, 'out', 'fuzz-none', 'ingest_report.json');
@@ -299,7 +299,7 @@ describe('capture-replay replay on hostile capture folders (seeded)', () => {
     writeFileSync(join(root, 'a.jsonl'), gzipSync('{}\n'));
     writeFileSync(join(root, 'b.jsonl.gz'), gzipSync('{}\n'));
     spawnSync('chmod', ['-R', 'a+rX', root]);
-    const run = await replay(['replay', root, '--url', server.url, '--out', join(work, 'out'), '--run-id', 'fuzz-unreadable', '--no-progress'], env);
+    const run = await replay(['replay', root, '--url', server.url, '--out', join(work, 'out'), '--run-id', 'fuzz-unreadable', '--no-progress', '--rehearsal', '0'], env);
     expectNoCrash(run);
     expect(run.code).toBe(1);
     const reportPath = join(work, 'out', 'fuzz-unreadable', 'ingest_report.json');

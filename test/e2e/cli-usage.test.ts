@@ -158,7 +158,7 @@ describe('a reachable target, --goodput', () => {
   const read = (run: string) => JSON.parse(readFileSync(join(work, 'goodput', run, 'target', 'profile_export_aiperf.json'), 'utf8')) as Aggregate;
 
   it('passes the preflight, and writes goodput from the SLOs given as AIPerf spells them', async () => {
-    const common = ['replay', SAMPLE, '--url', server.url, '--streaming', '--time-scale', '20', '--lead', '100', '--out', join(work, 'goodput'), '--no-progress'];
+    const common = ['replay', SAMPLE, '--url', server.url, '--streaming', '--time-scale', '20', '--lead', '100', '--out', join(work, 'goodput'), '--no-progress', '--rehearsal', '0'];
     const [met, missed] = await Promise.all([
       runCli([...common, '--run-id', 'met', '--goodput', 'time_to_first_token:5000 inter_token_latency:1000']),
       runCli([...common, '--run-id', 'missed', '--goodput', 'time_to_first_token:1']),
@@ -178,7 +178,7 @@ describe('a reachable target, --goodput', () => {
   }, 60_000);
 
   it('--no-preflight skips the check', async () => {
-    const run = await runCli(['replay', SAMPLE, '--url', server.url, '--time-scale', '20', '--lead', '100', '--out', join(work, 'goodput'), '--run-id', 'skip', '--no-progress', '--no-preflight']);
+    const run = await runCli(['replay', SAMPLE, '--url', server.url, '--time-scale', '20', '--lead', '100', '--out', join(work, 'goodput'), '--run-id', 'skip', '--no-progress', '--no-preflight', '--rehearsal', '0']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).not.toContain('Preflight');
     expect(read('skip').goodput).toBeUndefined();

@@ -58,7 +58,7 @@ function captures(name: string, faults: Fault[]): string {
 /** Runs the CLI with the peak-RSS probe; its result, records by capture line, and peak RSS. */
 async function replay(name: string, faults: Fault[], args: string[], env: NodeJS.ProcessEnv = {}) {
   const rssFile = join(dir, `${name}.maxrss`);
-  const cli = startCli(['replay', captures(name, faults), '--out', join(dir, 'out'), '--run-id', name, '--no-progress', '--lead', '200', ...args], {
+  const cli = startCli(['replay', captures(name, faults), '--out', join(dir, 'out'), '--run-id', name, '--no-progress', '--lead', '200', '--rehearsal', '0', ...args], {
     nodeArgs: ['--import', join(REPO_ROOT, 'test/support/max-rss.mjs')],
     env: { CAPTURE_REPLAY_TEST_MAXRSS_FILE: rssFile, ...env },
   });

@@ -28,7 +28,7 @@ beforeAll(async () => {
     startMockSageMakerProcess(['--ttft-ms', '20', '--itl-ms', '5', '--output-tokens', '8', '--log', join(dir, 'sm.log')]),
   ]);
   run = await runCli(
-    ['replay', SAMPLE, '--target', `A=${http.url}`, '--target', 'B=sagemaker:demo-endpoint?variant=AllTraffic', '--streaming', '--time-scale', '4', '--out', join(dir, 'out'), '--run-id', 'sm', '--no-progress', '--resamples', '200'],
+    ['replay', SAMPLE, '--target', `A=${http.url}`, '--target', 'B=sagemaker:demo-endpoint?variant=AllTraffic', '--streaming', '--time-scale', '4', '--out', join(dir, 'out'), '--run-id', 'sm', '--no-progress', '--resamples', '200', '--rehearsal', '0'],
     { env: { AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: runtime.url, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDTEST', AWS_SECRET_ACCESS_KEY: 'test-secret', AWS_PROFILE: '', AWS_SESSION_TOKEN: '' } },
   );
 }, 120_000);

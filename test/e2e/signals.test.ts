@@ -76,7 +76,7 @@ const explain = (r: CliResult) => `exit ${r.code}\nstderr:\n${r.stderr}`;
 /** Starts a replay of `name` (40 requests, 4 per captured second: ~10 s) against the slow mock. */
 function startSlowRun(name: string, targets: string[]): CliProcess {
   const folder = captures(name, 40, 4);
-  return startCli(['replay', folder, ...targets, '--out', join(dir, 'out'), '--run-id', name, '--no-progress', '--lead', '200', '--resamples', '100']);
+  return startCli(['replay', folder, ...targets, '--out', join(dir, 'out'), '--run-id', name, '--no-progress', '--lead', '200', '--resamples', '100', '--rehearsal', '0']);
 }
 
 /** Signals the CLI once `inFlight` more requests reached the mock; returns the signal's epoch ms. */
@@ -161,7 +161,7 @@ describe('signals: the run is stopped, not lost', () => {
     const quick = await startMockProcess(['--ttft-ms', '1500', '--itl-ms', '1', '--output-tokens', '2', '--log', log]);
     try {
       const folder = captures('graceful', 40, 4);
-      const cli = startCli(['replay', folder, '--url', quick.url, '--out', join(dir, 'out'), '--run-id', 'graceful', '--no-progress', '--lead', '200']);
+      const cli = startCli(['replay', folder, '--url', quick.url, '--out', join(dir, 'out'), '--run-id', 'graceful', '--no-progress', '--lead', '200', '--rehearsal', '0']);
       await until(() => arrivals(log) >= 3, 'requests in flight');
       const at = Date.now();
       cli.child.kill('SIGINT');
@@ -189,7 +189,7 @@ describe('kill -9 while the results are written', () => {
       const folder = captures('crash', 1000, 300);
       const runDir = join(dir, 'out', 'crash');
       const targetDir = join(runDir, 'target');
-      const cli = startCli(['replay', folder, '--url', fast.url, '--streaming', '--out', join(dir, 'out'), '--run-id', 'crash', '--no-progress', '--lead', '200', '--timeout', '60000']);
+      const cli = startCli(['replay', folder, '--url', fast.url, '--streaming', '--out', join(dir, 'out'), '--run-id', 'crash', '--no-progress', '--lead', '200', '--timeout', '60000', '--rehearsal', '0']);
       // The run folder appears at the start (ingest report); the target's folder once its
       // results are being written: kill the moment the first of them has its final name (the
       // small ones come first; the large records file is still being written then).
