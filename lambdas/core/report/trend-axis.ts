@@ -35,6 +35,11 @@ export function timeTickLabels(ticks: readonly number[], spanSeconds: number): s
   return ticks.map(isoSeconds);
 }
 
+/** A run's scheduled time on hover: to the minute, to the second when it is not on one (local runs made seconds apart). */
+export function hoverTime(t: number): string {
+  return isoSeconds(t).slice(0, t % 60 === 0 ? 16 : 19);
+}
+
 /** The axis title: the date named once when the runs fall on one UTC day and the ticks show only the time. */
 export function timeAxisTitle(firstSeconds: number, lastSeconds: number): string {
   const day = (t: number) => isoSeconds(t).slice(0, 10);

@@ -4,7 +4,7 @@
  * every tick within a minute); runs over days get the date.
  */
 import { describe, expect, it } from 'vitest';
-import { TIME_INCRS, timeAxisTitle, timeTickLabels } from '../../../lambdas/core/report/trend-axis';
+import { hoverTime, TIME_INCRS, timeAxisTitle, timeTickLabels } from '../../../lambdas/core/report/trend-axis';
 
 const at = (iso: string) => Date.parse(iso) / 1000;
 const T0 = at('2026-11-26T20:00:00Z');
@@ -43,5 +43,12 @@ describe('timeAxisTitle', () => {
     expect(timeAxisTitle(T0, T0 + 600)).toBe('scheduled time (UTC, 2026-11-26)');
     expect(timeAxisTitle(T0, T0 + 5 * 3600)).toBe('scheduled time (UTC)');
     expect(timeAxisTitle(T0, T0 + 2 * 86_400)).toBe('scheduled time (UTC)');
+  });
+});
+
+describe('hoverTime', () => {
+  it('to the minute, to the second for runs made seconds apart', () => {
+    expect(hoverTime(T0)).toBe('2026-11-26 20:00');
+    expect(hoverTime(T0 + 30)).toBe('2026-11-26 20:00:30');
   });
 });

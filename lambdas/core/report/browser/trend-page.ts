@@ -9,7 +9,7 @@ import type uPlot from 'uplot';
 import type { Verdict } from '../../compare/types';
 import { isNum } from '../shown';
 import type { TrendRun } from '../trend';
-import { TIME_INCRS, timeAxisTitle, timeTickLabels } from '../trend-axis';
+import { hoverTime, TIME_INCRS, timeAxisTitle, timeTickLabels } from '../trend-axis';
 import { fmt } from './numbers';
 import { drawCharts, embeddedData, type ChartLibrary } from './page-runtime';
 
@@ -34,7 +34,7 @@ function colorOf(name: string): string {
 }
 
 function when(t: unknown): string {
-  return isNum(t) ? new Date(t * 1000).toISOString().slice(0, 16).replace('T', ' ') : '--';
+  return isNum(t) ? hoverTime(t) : '--';
 }
 
 /** p50 (solid) and p90 (dashed) of each target over the runs, for the series that have a value. */
