@@ -103,14 +103,16 @@ async function windowFiles(deps: PlanDeps, captures: CaptureObjects, schedule: S
   return windowFilesSchema.parse(decodeJson((await deps.store.get(key)) as Uint8Array));
 }
 
-async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void> {
-  const { config, logger, store } = deps;
-  const schedule = config.schedules.find((s) => s.name === message.schedule);
-  if (!schedule) throw new NotRunnable(`no schedule named ${message.schedule} in this deployment (${config.schedules.map((s) => s.name).join(', ') || 'none'})`);
-  const targets = targetsOf(schedule, config);
-  const range = rangeOf(schedule, message.scheduledTime);
-  const runId = windowRunId(schedule.name, message.scheduledTime);
-  const info: ScheduledRunInfo = scheduledRunInfoSchema.parse({
+/** Where the window's captures are read: the deps' own, else the configured capture bucket. */
+function captureObjectsOf(deps: PlanDeps): CaptureObjects {
+  if (deps.captures) return deps.captures;
+  if (!deps.config.captureBucket) throw new NotRunnable('no capture bucket configured (CAPTURE_BUCKET): scheduled runs cannot read captures');
+  if (!deps.s3) throw new Error('plan deps: neither captures nor an S3 client');
+  return s3CaptureObjects(deps.s3, deps.config.captureBucket);
+}
+
+function runInfoOf(schedule: ScheduleConfig, message: PlanMessage, range: WindowRange): ScheduledRunInfo {
+  return scheduledRunInfoSchema.parse({
     name: schedule.name,
     scheduledTime: new Date(Date.parse(message.scheduledTime)).toISOString(),
     timezone: schedule.timezone,
@@ -118,35 +120,12 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
     targets: schedule.targets,
     dispatch: schedule.dispatch,
   });
-  if (await store.get(runRecordKey(runId))) {
-    logger.info('window run already scheduled', { runId, schedule: schedule.name, scheduledTime: info.scheduledTime });
-    return;
-  }
-  let captures = deps.captures;
-  if (!captures) {
-    if (!config.captureBucket) throw new NotRunnable('no capture bucket configured (CAPTURE_BUCKET): scheduled runs cannot read captures');
-    if (!deps.s3) throw new Error('plan deps: neither captures nor an S3 client');
-    captures = s3CaptureObjects(deps.s3, config.captureBucket);
-  }
-  const empty = async (reason: string, report: IngestReport): Promise<void> => {
-    await writeIngestReport(store, runPrefix(runId), report);
-    // The trend page gets its charts from the bundled uPlot text, as the collector's does.
-    await (deps.recordEmptyRun ?? recordEmptyRun)({ store, notifier: deps.notifier, clock: deps.clock, runId, info, reason, resultsBucket: config.resultsBucket, chartAssets: BUNDLED_CHART_ASSETS });
-    logger.info('window run empty', { runId, schedule: schedule.name, window: info.window, reason });
-  };
+}
 
-  const listed = await windowFiles(deps, captures, schedule, runId, range);
-  const listingSkipped = listed.skipped.map((s) => ({ file: captures.describe(s.key), reason: s.reason }));
-  if (listed.files.length === 0) {
-    return empty('no captures in the window', { files: [], skippedFiles: listingSkipped, totals: { files: 0, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, contentTypeInferred: 0, rejectedByReason: {} } });
-  }
-
-  // Targets of different kinds take different records (plan.ts rule 6): each kind gets its
-  // own plan of the same entries, as in ingest.
-  const kinds = [...new Set(targets.map(targetKindOf))];
-  const planOptions: PlanOptions = {
+function planOptionsOf(runId: string, schedule: ScheduleConfig, config: RuntimeConfig, kind: TargetKind): PlanOptions {
+  return {
     runId,
-    targetKind: kinds[0] as TargetKind,
+    targetKind: kind,
     timeScale: schedule.timeScale,
     intraSecond: config.intraSecond,
     forceStreaming: config.forceStreaming,
@@ -155,15 +134,14 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
     ...(schedule.limit !== undefined ? { limit: schedule.limit } : {}),
     ...(schedule.amplify !== undefined ? { amplify: schedule.amplify } : {}),
   };
-  const pass = await readWindow(captures, listed.files as CaptureObjectInfo[], range, { ...planOptions, kinds, nowMs: Number(deps.clock.nowNs() / 1_000_000n) });
-  const report = { ...pass.report, skippedFiles: [...listingSkipped, ...pass.report.skippedFiles], window: pass.counts, captures: pass.filesRead };
-  const plans = windowPlans(pass, kinds, planOptions);
-  const taken = [...plans.values()].some((p) => p.items.length > 0);
-  if (pass.counts.inWindow === 0) return empty('no captures in the window', report);
-  if (pass.plan.entries.length === 0) return empty('no requests in the window after duplicates and sampling', report);
-  if (!taken) return empty('no requests in the window that the targets take', report);
-  await writeIngestReport(store, runPrefix(runId), report);
+}
 
+type WindowPass = Awaited<ReturnType<typeof readWindow>>;
+
+/** A window run with requests: its shards sent, the collector told, the outcome logged. */
+async function dispatchWindow(deps: PlanDeps, w: { schedule: ScheduleConfig; info: ScheduledRunInfo; runId: string; targets: TargetConfig[]; kinds: TargetKind[]; pass: WindowPass; plans: Map<TargetKind, DispatchablePlan> }): Promise<void> {
+  const { config, logger } = deps;
+  const { schedule, info, runId, targets, kinds, pass, plans } = w;
   const names = targets.map((t) => t.name);
   const targetPlans = Object.fromEntries(targets.filter((t) => targetKindOf(t) !== kinds[0]).map((t) => [t.name, plans.get(targetKindOf(t)) as DispatchablePlan]));
   const sequential = schedule.dispatch === 'sequential';
@@ -184,7 +162,7 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
     startMoves: true,
     inputConfig: { tool, mode: 'window', captures: pass.filesRead, schedule: info, ...(schedule.amplify !== undefined ? { amplify: schedule.amplify } : {}), ...(sequential ? { start_offsets_ms: offsets } : {}), ...settings },
     notScheduledByReason: notScheduledOf(pass.plan, pass.counts),
-    store,
+    store: deps.store,
     queue: deps.replayQueue,
     clock: deps.clock,
   });
@@ -204,6 +182,47 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
     messages: result.messages,
     ...(result.status === 'scheduled' ? { lateShards: result.emission.lateShards, maxEmissionLateMs: Math.round(result.emission.maxLateMs) } : {}),
   });
+}
+
+async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void> {
+  const { config, logger, store } = deps;
+  const schedule = config.schedules.find((s) => s.name === message.schedule);
+  if (!schedule) throw new NotRunnable(`no schedule named ${message.schedule} in this deployment (${config.schedules.map((s) => s.name).join(', ') || 'none'})`);
+  const targets = targetsOf(schedule, config);
+  const range = rangeOf(schedule, message.scheduledTime);
+  const runId = windowRunId(schedule.name, message.scheduledTime);
+  const info = runInfoOf(schedule, message, range);
+  if (await store.get(runRecordKey(runId))) {
+    logger.info('window run already scheduled', { runId, schedule: schedule.name, scheduledTime: info.scheduledTime });
+    return;
+  }
+  const captures = captureObjectsOf(deps);
+  const empty = async (reason: string, report: IngestReport): Promise<void> => {
+    await writeIngestReport(store, runPrefix(runId), report);
+    // The trend page gets its charts from the bundled uPlot text, as the collector's does.
+    await (deps.recordEmptyRun ?? recordEmptyRun)({ store, notifier: deps.notifier, clock: deps.clock, runId, info, reason, resultsBucket: config.resultsBucket, chartAssets: BUNDLED_CHART_ASSETS });
+    logger.info('window run empty', { runId, schedule: schedule.name, window: info.window, reason });
+  };
+
+  const listed = await windowFiles(deps, captures, schedule, runId, range);
+  const listingSkipped = listed.skipped.map((s) => ({ file: captures.describe(s.key), reason: s.reason }));
+  if (listed.files.length === 0) {
+    return empty('no captures in the window', { files: [], skippedFiles: listingSkipped, totals: { files: 0, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, contentTypeInferred: 0, rejectedByReason: {} } });
+  }
+
+  // Targets of different kinds take different records (plan.ts rule 6): each kind gets its
+  // own plan of the same entries, as in ingest.
+  const kinds = [...new Set(targets.map(targetKindOf))];
+  const planOptions = planOptionsOf(runId, schedule, config, kinds[0] as TargetKind);
+  const pass = await readWindow(captures, listed.files as CaptureObjectInfo[], range, { ...planOptions, kinds, nowMs: Number(deps.clock.nowNs() / 1_000_000n) });
+  const report = { ...pass.report, skippedFiles: [...listingSkipped, ...pass.report.skippedFiles], window: pass.counts, captures: pass.filesRead };
+  const plans = windowPlans(pass, kinds, planOptions);
+  const taken = [...plans.values()].some((p) => p.items.length > 0);
+  if (pass.counts.inWindow === 0) return empty('no captures in the window', report);
+  if (pass.plan.entries.length === 0) return empty('no requests in the window after duplicates and sampling', report);
+  if (!taken) return empty('no requests in the window that the targets take', report);
+  await writeIngestReport(store, runPrefix(runId), report);
+  await dispatchWindow(deps, { schedule, info, runId, targets, kinds, pass, plans });
 }
 
 /** The plan message of an SQS record, or why it is not one. */
