@@ -5,12 +5,12 @@
  * The model (lambdas/mocks/capacity.ts): a mock with c slots serves each request for
  * S = TTFT + (n - 1)·ITL = 20 + 4 × 5 = 40 ms, first in first out, so it completes at most
  * c / S requests a second. The capture: 20 requests a second, evenly spaced (whole-second
- * times spread over each second), so the window of 2 s holds 41 requests 50 ms apart, and at
+ * times spread over each second), so the window of 1 s holds 21 requests 50 ms apart, and at
  * factor k (amplify.ts: copies spread evenly through each gap) they arrive 50 / k ms apart: a
  * D/D/c queue. Below saturation no request waits (time to first token = TTFT); above it the
  * wait grows by S/c - 50/k ms with every request, past the SLO's 80 ms of slack within a few
- * dozen requests (at the grid's first factor past k*: 1.5x for A, +6.7 ms a request, 80 % of
- * its 62 requests late; 2.75x for B, +1.8 ms, 60 % of 113). The prediction: the sustained factor is k* = c·50/S = 1.25c, 1.25 for A (1 slot)
+ * dozen requests (at the grid's first factor past k*: 1.5x for A, +6.7 ms a request, 59 % of
+ * its 32 requests late; 2.75x for B, +1.8 ms, 22 % of 58). The prediction: the sustained factor is k* = c·50/S = 1.25c, 1.25 for A (1 slot)
  * and 2.5 for B (2 slots); the search (start 1, x2, resolution 0.25) finds each within one
  * step of it (k* itself is saturation: noise can tip it either way), and B about twice A.
  *
@@ -28,7 +28,7 @@ import { writeCaptureFile } from '../support/capture-gen';
 import { runCli, startMockProcess, type MockProcess } from '../support/processes';
 
 const SERVICE = ['--ttft-ms', '20', '--itl-ms', '5', '--output-tokens', '5'];
-const SEARCH = ['--window', '2s', '--start-factor', '1', '--growth', '2', '--resolution', '0.25', '--max-factor', '16', '--cooldown', '0.2', '--rehearsal', '100', '--lead', '300', '--streaming'];
+const SEARCH = ['--window', '1s', '--start-factor', '1', '--growth', '2', '--resolution', '0.25', '--max-factor', '16', '--cooldown', '0', '--rehearsal', '100', '--lead', '300', '--streaming'];
 const OBJECTIVES = ['--goodput', 'time_to_first_token:100', '--min-goodput', '0.9'];
 
 function capacityOf(out: string): { doc: CapacityDocument; root: string } {
@@ -63,7 +63,7 @@ describe('capture-replay capacity against mocks of known capacity', () => {
     const [a, b] = doc.targets;
     const found = `A ${a!.sustained_factor}x (${a!.steps.map((s) => `${s.factor}:${s.outcome}`).join(' ')}), B ${b!.sustained_factor}x (${b!.steps.map((s) => `${s.factor}:${s.outcome}`).join(' ')})`;
     console.info(`[capacity] ${found}`);
-    expect(doc).toMatchObject({ schema_version: 1, window: { start_offset_ms: 0, end_offset_ms: 2000, captured_requests: 41 }, objectives: { goodput: { time_to_first_token: 100 }, min_goodput: 0.9, max_error_rate: 0.01 } });
+    expect(doc).toMatchObject({ schema_version: 1, window: { start_offset_ms: 0, end_offset_ms: 1000, captured_requests: 21 }, objectives: { goodput: { time_to_first_token: 100 }, min_goodput: 0.9, max_error_rate: 0.01 } });
     expect(a!.name).toBe('A');
     expect(b!.name).toBe('B');
     expect(Math.abs(a!.sustained_factor! - 1.25), found).toBeLessThanOrEqual(0.25);
@@ -73,8 +73,8 @@ describe('capture-replay capacity against mocks of known capacity', () => {
     for (const t of [a!, b!]) {
       expect(t.limited_by).toBe('objectives');
       for (const s of t.steps) {
-        // k times the window's 41 requests (ceil for fractional k), each a result of its own.
-        expect(s.requests, `${t.name} at ${s.factor}x`).toBe(Math.ceil(41 * s.factor - 1e-9));
+        // k times the window's 21 requests (ceil for fractional k), each a result of its own.
+        expect(s.requests, `${t.name} at ${s.factor}x`).toBe(Math.ceil(21 * s.factor - 1e-9));
         expect(Object.keys(s)).toEqual(expect.arrayContaining(['factor', 'requests', 'goodput', 'error_rate', 'slo_metrics']));
         expect(s.slo_metrics.time_to_first_token).toEqual({ p50: expect.any(Number), p99: expect.any(Number) });
         const files = readdirSync(join(root, s.results, t.name)).sort();
@@ -87,7 +87,7 @@ describe('capture-replay capacity against mocks of known capacity', () => {
     expect(readFileSync(join(root, 'report.html'), 'utf8')).toContain('id="capacity"');
     // The warm-up, not judged, before each target's first step.
     expect(readdirSync(join(root, 'steps')).filter((d) => d.startsWith('warm-up-')).sort()).toEqual(['warm-up-A', 'warm-up-B']);
-    expect(doc.search.warm_up_requests).toBe(41);
+    expect(doc.search.warm_up_requests).toBe(21);
   }, 240_000);
 
   it('demo --capacity: the same model with both targets searched together, in mocks of their own processes', async () => {

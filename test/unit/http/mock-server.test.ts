@@ -1,21 +1,17 @@
 /**
  * The bundled mock server over real HTTP on 127.0.0.1: routes and status codes, response
  * shapes, token timing on the absolute timeline, output length, seeded error injection, the
- * request log, and the standalone process.
+ * request log (the standalone process: test/e2e/mock-server-process.test.ts).
  */
 import { createHash } from 'node:crypto';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOpenAITarget } from '../../../lambdas/adapters/http/openai-target';
 import { systemClock } from '../../../lambdas/adapters/system-clock';
 import { seededRandom } from '../../../lambdas/core/random';
 import { startMockServer, type MockServer, type MockServerOptions } from '../../../lambdas/mocks/mock-server';
-import { REPO_ROOT } from '../../support/processes';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -247,52 +243,5 @@ describe('request record and log', () => {
     const server = await mock({ recordRequests: false, ttftMs: 0, itlMs: 0, outputTokens: 1 });
     await (await post(`${server.url}/v1/chat/completions`, chat())).arrayBuffer();
     expect(server.requests).toEqual([]);
-  });
-});
-
-describe('standalone process', () => {
-  it('flushes its log on SIGTERM and exits 0', async () => {
-    const dir = await tempDir();
-    const logFile = join(dir, 'log.jsonl');
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'lambdas/mocks/mock-server.ts'), '--port', '0', '--ttft-ms', '0', '--itl-ms', '0', '--log', logFile], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    const lines = createInterface({ input: child.stdout });
-    const stdout: string[] = [];
-    lines.on('line', (l) => stdout.push(l));
-    await once(lines, 'line');
-    const { url } = JSON.parse(stdout[0]!) as { url: string };
-    for (let i = 0; i < 3; i++) await (await post(`${url}/v1/chat/completions`, chat())).arrayBuffer();
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    expect((await exited)[0]).toBe(0);
-    expect(stdout).toHaveLength(1); // the URL line and nothing else
-    expect((await readFile(logFile, 'utf8')).trimEnd().split('\n')).toHaveLength(3);
-  });
-
-  it.each([
-    ['standalone', ['--import', 'tsx', join(REPO_ROOT, 'lambdas/mocks/mock-server.ts')]],
-    ['through the CLI', [join(REPO_ROOT, 'bin/capture-replay.js'), 'mock-server']],
-  ])('--help %s names the command as a user types it: capture-replay mock-server', async (_how, entry) => {
-    const child = spawn(process.execPath, [...entry, '--help'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    const [code] = (await once(child, 'exit')) as [number];
-    expect(code).toBe(0);
-    expect(stdout.split('\n')[0]).toBe('Usage: capture-replay mock-server [options]');
-    expect(stdout).toMatch(/--slots <n> +concurrent generations/);
-  });
-
-  it.each([
-    [['--slots', '0'], '--slots must be a whole number >= 1'],
-    [['--slots', '1.5'], '--slots must be a whole number >= 1'],
-    [['--error-rate', '2'], '--error-rate'],
-    [['--port', 'abc'], '--port'],
-    [['--output-tokens', '0'], '--output-tokens'],
-  ])('rejects bad arguments %j with a message naming %s', async (args, name) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'lambdas/mocks/mock-server.ts'), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const [code] = (await once(child, 'exit')) as [number];
-    expect(code).not.toBe(0);
-    expect(stderr).toContain(name);
   });
 });
