@@ -99,6 +99,34 @@ export interface StatelessProps {
   uncheckedAccount?: string;
 }
 
+/** What every function is told of the deployment: its buckets, queues, targets and timing. */
+function functionEnvironment(config: DeploymentConfig, stateful: CaptureReplayStateful, sizing: FireSizing): Record<string, string> {
+  return {
+    [ENV.resultsBucket]: stateful.resultsBucket.bucketName,
+    [ENV.replayQueueUrl]: stateful.replay.queue.queueUrl,
+    [ENV.collectQueueUrl]: stateful.collect.queue.queueUrl,
+    [ENV.targets]: JSON.stringify(config.targets),
+    [ENV.mode]: config.mode,
+    [ENV.lagMs]: String(config.lagSeconds * 1000),
+    [ENV.leadMs]: String(config.leadSeconds * 1000),
+    [ENV.graceMs]: String(config.graceSeconds * 1000),
+    [ENV.slotMs]: String(Math.round(sizing.slotSeconds * 1000)),
+    [ENV.maxShardRequests]: String(sizing.maxShardRequests),
+    [ENV.maxConnectionsPerTarget]: String(sizing.connectionsPerTarget),
+    [ENV.fireTimeoutMs]: String(sizing.timeoutSeconds * 1000),
+    [ENV.timeScale]: String(config.timeScale),
+    // Only when amplified: a deployment without it keeps its environment.
+    ...(config.amplify !== 1 ? { [ENV.amplify]: String(config.amplify) } : {}),
+    [ENV.intraSecond]: config.intraSecond,
+    [ENV.forceStreaming]: String(config.forceStreaming),
+    [ENV.requestTimeoutMs]: String(config.requestTimeoutSeconds * 1000),
+    [ENV.lateToleranceMs]: String(config.lateToleranceMs),
+    [ENV.latePolicy]: config.latePolicy,
+    ...(config.modelOverride ? { [ENV.modelOverride]: config.modelOverride } : {}),
+    ...(config.maxInFlightPerShard ? { [ENV.maxInFlight]: String(config.maxInFlightPerShard) } : {}),
+  };
+}
+
 /**
  * Code and wiring, replaceable at will: the three functions, their SQS event sources (each
  * with partial batch responses), the capture notification (S3 or EventBridge), and IAM
@@ -120,47 +148,46 @@ export class CaptureReplayStateless extends Construct {
   constructor(scope: Construct, id: string, props: StatelessProps) {
     super(scope, id);
     const { config, stateful, sizing } = props;
+    const functions = this.createFunctions(props);
+    this.ingestFunction = functions.ingest;
+    this.fireFunction = functions.fire;
+    this.collectFunction = functions.collect;
+    if (functions.plan) this.planFunction = functions.plan;
+    this.grantResultsAndQueues(stateful);
+    this.grantCapturesAndTargets(config);
+
+    // ---- How new capture files reach the ingest queue, once the bucket is known to be in this Region ----
+    this.bucketCheck = new CaptureBucketCheck(this, 'CaptureBucketCheck', { bucket: config.captureBucket, logRetention: retention(config.logRetentionDays), ...(props.uncheckedAccount ? { declaredAccount: props.uncheckedAccount } : {}) });
+    const autoReplay = replaysNewCaptures(config);
+    this.captureSource = autoReplay ? wireCaptureSource(this, { config, ingest: stateful.ingest, crossAccount: props.crossAccount, check: this.bucketCheck.resource }) : {};
+    if (this.captureSource.rule) this.captureRule = this.captureSource.rule;
+
+    if (autoReplay) this.ingestFunction.addEventSource(new SqsEventSource(stateful.ingest.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: EVENT_SOURCE_CONCURRENCY.ingest }));
+    this.fireFunction.addEventSource(new SqsEventSource(stateful.replay.queue, { batchSize: sizing.batchSize, reportBatchItemFailures: true, maxConcurrency: config.maxFireConcurrency ?? sizing.maxConcurrency }));
+    this.collectFunction.addEventSource(new SqsEventSource(stateful.collect.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: EVENT_SOURCE_CONCURRENCY.collect }));
+    const scheduled = stateful.schedules;
+    if (scheduled && this.planFunction) {
+      // One window per invocation (each may take minutes); two at once at most (Lambda's floor).
+      this.planFunction.addEventSource(new SqsEventSource(scheduled.plan.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: EVENT_SOURCE_CONCURRENCY.plan }));
+      this.schedulerRole = this.scheduleRuns(config, scheduled.plan.queue, scheduled.schedulerDlq);
+      // A scheduled run reads the captures from this Region too: none is scheduled before the check.
+      for (const schedule of this.schedules) schedule.node.addDependency(this.bucketCheck.resource);
+    }
+  }
+
+  /** The functions, their environment, memory and timeouts (the fire function's from the sizing). */
+  private createFunctions(props: StatelessProps): { ingest: ReplayFunction; fire: ReplayFunction; collect: ReplayFunction; plan?: ReplayFunction } {
+    const { config, stateful, sizing } = props;
     const logRetention = retention(config.logRetentionDays);
-    const environment: Record<string, string> = {
-      [ENV.resultsBucket]: stateful.resultsBucket.bucketName,
-      [ENV.replayQueueUrl]: stateful.replay.queue.queueUrl,
-      [ENV.collectQueueUrl]: stateful.collect.queue.queueUrl,
-      [ENV.targets]: JSON.stringify(config.targets),
-      [ENV.mode]: config.mode,
-      [ENV.lagMs]: String(config.lagSeconds * 1000),
-      [ENV.leadMs]: String(config.leadSeconds * 1000),
-      [ENV.graceMs]: String(config.graceSeconds * 1000),
-      [ENV.slotMs]: String(Math.round(sizing.slotSeconds * 1000)),
-      [ENV.maxShardRequests]: String(sizing.maxShardRequests),
-      [ENV.maxConnectionsPerTarget]: String(sizing.connectionsPerTarget),
-      [ENV.fireTimeoutMs]: String(sizing.timeoutSeconds * 1000),
-      [ENV.timeScale]: String(config.timeScale),
-      // Only when amplified: a deployment without it keeps its environment.
-      ...(config.amplify !== 1 ? { [ENV.amplify]: String(config.amplify) } : {}),
-      [ENV.intraSecond]: config.intraSecond,
-      [ENV.forceStreaming]: String(config.forceStreaming),
-      [ENV.requestTimeoutMs]: String(config.requestTimeoutSeconds * 1000),
-      [ENV.lateToleranceMs]: String(config.lateToleranceMs),
-      [ENV.latePolicy]: config.latePolicy,
-      ...(config.modelOverride ? { [ENV.modelOverride]: config.modelOverride } : {}),
-      ...(config.maxInFlightPerShard ? { [ENV.maxInFlight]: String(config.maxInFlightPerShard) } : {}),
-    };
-
-    const vpc = config.vpc
-      ? {
-          vpc: ec2.Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: config.vpc.vpcId, availabilityZones: config.vpc.availabilityZones }),
-          vpcSubnets: { subnets: config.vpc.subnetIds.map((s, i) => ec2.Subnet.fromSubnetId(this, `Subnet${i}`, s)) },
-          securityGroups: config.vpc.securityGroupIds.map((g, i) => ec2.SecurityGroup.fromSecurityGroupId(this, `Sg${i}`, g)),
-        }
-      : {};
-
+    const environment = functionEnvironment(config, stateful, sizing);
     const maxConcurrency = config.maxFireConcurrency ?? sizing.maxConcurrency;
     // A 1 GB capture file is read twice (index, then ranges) inside 15 minutes; the index of
     // 500,000 records is ~250 MB (bench/RESULTS.md).
     // A subset of the targets for new captures; without it, the ingest replays to every target.
     const subset: Record<string, string> = typeof config.autoReplay === 'object' ? { [ENV.autoReplayTargets]: JSON.stringify(autoReplayTargets(config)) } : {};
-    this.ingestFunction = new ReplayFunction(this, 'Ingest', { handlerName: 'ingest', logRetention, environment: { ...environment, ...subset }, timeout: FUNCTION_TIMEOUTS.ingest, memorySize: 3008 });
-    this.fireFunction = new ReplayFunction(this, 'Fire', {
+    const vpc = this.vpcOf(config);
+    const ingest = new ReplayFunction(this, 'Ingest', { handlerName: 'ingest', logRetention, environment: { ...environment, ...subset }, timeout: FUNCTION_TIMEOUTS.ingest, memorySize: 3008 });
+    const fire = new ReplayFunction(this, 'Fire', {
       handlerName: 'fire',
       logRetention,
       environment: { ...environment, [ENV.secretsMaxAgeSeconds]: String(config.secretsMaxAgeSeconds) },
@@ -172,32 +199,47 @@ export class CaptureReplayStateless extends Construct {
     const scheduled = stateful.schedules;
     const topic = scheduled?.topic;
     const notifyEnv: Record<string, string> = topic ? { [ENV.notifyTopicArn]: topic.topicArn } : {};
-    this.collectFunction = new ReplayFunction(this, 'Collect', { handlerName: 'collect', logRetention, environment: { ...environment, ...notifyEnv }, timeout: FUNCTION_TIMEOUTS.collect, memorySize: 2048 });
-    if (scheduled) {
-      // A one-hour window at 50 requests/s (180,000 requests, 12 files) plans in ~11 CPU-s
-      // with ~150 MB of live heap (603 MB RSS with the GC left lazy; bench:window). 1,769 MB
-      // would do for that; 3008 MB leaves room for windows of millions of requests (24 h at
-      // 50/s: ~4.3 M, ~270 CPU-s by linear extrapolation) within the 15 minutes.
-      this.planFunction = new ReplayFunction(this, 'Plan', {
-        handlerName: 'plan',
-        logRetention,
-        environment: {
-          ...environment,
-          [ENV.schedules]: JSON.stringify(config.schedules),
-          [ENV.captureBucket]: config.captureBucket,
-          [ENV.capturePrefix]: config.capturePrefix,
-          ...notifyEnv,
-        },
-        timeout: FUNCTION_TIMEOUTS.plan,
-        memorySize: 3008,
-      });
-    }
+    const collect = new ReplayFunction(this, 'Collect', { handlerName: 'collect', logRetention, environment: { ...environment, ...notifyEnv }, timeout: FUNCTION_TIMEOUTS.collect, memorySize: 2048 });
+    if (!scheduled) return { ingest, fire, collect };
+    // A one-hour window at 50 requests/s (180,000 requests, 12 files) plans in ~11 CPU-s
+    // with ~150 MB of live heap (603 MB RSS with the GC left lazy; bench:window). 1,769 MB
+    // would do for that; 3008 MB leaves room for windows of millions of requests (24 h at
+    // 50/s: ~4.3 M, ~270 CPU-s by linear extrapolation) within the 15 minutes.
+    const plan = new ReplayFunction(this, 'Plan', {
+      handlerName: 'plan',
+      logRetention,
+      environment: {
+        ...environment,
+        [ENV.schedules]: JSON.stringify(config.schedules),
+        [ENV.captureBucket]: config.captureBucket,
+        [ENV.capturePrefix]: config.capturePrefix,
+        ...notifyEnv,
+      },
+      timeout: FUNCTION_TIMEOUTS.plan,
+      memorySize: 3008,
+    });
+    return { ingest, fire, collect, plan };
+  }
 
-    // ---- IAM: every call each handler makes, on exactly its resources ----
+  /** The fire function in the configured VPC, when there is one. */
+  private vpcOf(config: DeploymentConfig): Pick<ConstructorParameters<typeof ReplayFunction>[2], 'vpc' | 'vpcSubnets' | 'securityGroups'> {
+    if (!config.vpc) return {};
+    return {
+      vpc: ec2.Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: config.vpc.vpcId, availabilityZones: config.vpc.availabilityZones }),
+      vpcSubnets: { subnets: config.vpc.subnetIds.map((s, i) => ec2.Subnet.fromSubnetId(this, `Subnet${i}`, s)) },
+      securityGroups: config.vpc.securityGroupIds.map((g, i) => ec2.SecurityGroup.fromSecurityGroupId(this, `Sg${i}`, g)),
+    };
+  }
+
+  private allow(fn: ReplayFunction, actions: string[], resources: string[], conditions?: Record<string, unknown>): void {
+    fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources, ...(conditions ? { conditions } : {}) }));
+  }
+
+  /** IAM: every call each handler makes on the results bucket, the queues and the notify topic, on exactly its resources. */
+  private grantResultsAndQueues(stateful: CaptureReplayStateful): void {
+    const allow = this.allow.bind(this);
     const bucketArn = stateful.resultsBucket.bucketArn;
     const objects = (...prefixes: string[]) => prefixes.map((p) => `${bucketArn}/${p}*`);
-    const allow = (fn: ReplayFunction, actions: string[], resources: string[], conditions?: Record<string, unknown>) =>
-      fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources, ...(conditions ? { conditions } : {}) }));
     // Without s3:ListBucket, S3 answers a GET of a missing key with 403, not 404: every
     // existence check (run record, start, claims' results, roll-up state) needs it. It is
     // not conditioned on s3:prefix: S3's implicit check for the 404 has no prefix to match.
@@ -226,6 +268,8 @@ export class CaptureReplayStateless extends Construct {
       // trend page. Only with schedules: a deployment without them never goes there.
       allow(this.collectFunction, ['s3:GetObject', 's3:PutObject'], objects(SCHEDULES_ROOT));
     }
+    const scheduled = stateful.schedules;
+    const topic = scheduled?.topic;
     if (topic) for (const fn of [this.planFunction, this.collectFunction]) if (fn) allow(fn, ['sns:Publish'], [topic.topicArn]);
     const topicKey = scheduled?.topicKey;
     if (topicKey) {
@@ -234,7 +278,11 @@ export class CaptureReplayStateless extends Construct {
       const viaSns = { StringEquals: { 'kms:ViaService': `sns.${Stack.of(this).region}.amazonaws.com` } };
       for (const fn of [this.planFunction, this.collectFunction]) if (fn) allow(fn, ['kms:GenerateDataKey', 'kms:Decrypt'], [topicKey.keyArn], viaSns);
     }
+  }
 
+  /** IAM: the captures (and their key), the SageMaker endpoints and the targets' API key secrets. */
+  private grantCapturesAndTargets(config: DeploymentConfig): void {
+    const allow = this.allow.bind(this);
     // Captures: GetObject under the prefix (ranged reads included), nothing else.
     const captureBucketArn = `arn:${Aws.PARTITION}:s3:::${config.captureBucket}`;
     allow(this.ingestFunction, ['s3:GetObject'], [`${captureBucketArn}/${config.capturePrefix}*`]);
@@ -272,23 +320,6 @@ export class CaptureReplayStateless extends Construct {
         allow(this.fireFunction, ['kms:Decrypt'], [t.apiKeySecretKmsKeyArn], { StringEquals: { 'kms:ViaService': `secretsmanager.${region}.amazonaws.com` } });
       }
     });
-
-    // ---- How new capture files reach the ingest queue, once the bucket is known to be in this Region ----
-    this.bucketCheck = new CaptureBucketCheck(this, 'CaptureBucketCheck', { bucket: config.captureBucket, logRetention, ...(props.uncheckedAccount ? { declaredAccount: props.uncheckedAccount } : {}) });
-    const autoReplay = replaysNewCaptures(config);
-    this.captureSource = autoReplay ? wireCaptureSource(this, { config, ingest: stateful.ingest, crossAccount: props.crossAccount, check: this.bucketCheck.resource }) : {};
-    if (this.captureSource.rule) this.captureRule = this.captureSource.rule;
-
-    if (autoReplay) this.ingestFunction.addEventSource(new SqsEventSource(stateful.ingest.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: EVENT_SOURCE_CONCURRENCY.ingest }));
-    this.fireFunction.addEventSource(new SqsEventSource(stateful.replay.queue, { batchSize: sizing.batchSize, reportBatchItemFailures: true, maxConcurrency }));
-    this.collectFunction.addEventSource(new SqsEventSource(stateful.collect.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: EVENT_SOURCE_CONCURRENCY.collect }));
-    if (scheduled && this.planFunction) {
-      // One window per invocation (each may take minutes); two at once at most (Lambda's floor).
-      this.planFunction.addEventSource(new SqsEventSource(scheduled.plan.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: EVENT_SOURCE_CONCURRENCY.plan }));
-      this.schedulerRole = this.scheduleRuns(config, scheduled.plan.queue, scheduled.schedulerDlq);
-      // A scheduled run reads the captures from this Region too: none is scheduled before the check.
-      for (const schedule of this.schedules) schedule.node.addDependency(this.bucketCheck.resource);
-    }
   }
 
   /**
