@@ -1,7 +1,8 @@
 /**
  * `cdk synth` as a user runs it: offline, with no AWS credentials, on the defaults in
- * cdk.json; then cfn-lint on the template (required under CI=true, skipped with a line
- * without it).
+ * cdk.json (the run's one synthesis, which test/integration/bundles.test.ts also reads:
+ * sharedSynthesis); then cfn-lint on the template (required under CI=true, skipped with a
+ * line without it).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/processes';
+import { sharedSynthesis } from '../support/synth';
 
 const out = mkdtempSync(join(tmpdir(), 'cdk-out-'));
 const env: NodeJS.ProcessEnv = { ...process.env, AWS_EC2_METADATA_DISABLED: 'true', CDK_DISABLE_VERSION_CHECK: '1' };
@@ -18,10 +20,10 @@ const cfnLint = spawnSync('sh', ['-c', 'command -v cfn-lint'], { encoding: 'utf8
 describe('cdk synth', () => {
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it('works offline with no credentials, and the template passes cfn-lint', () => {
-    const synth = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '-o', out], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 240_000 });
-    expect(synth.status, synth.stderr.slice(-2000)).toBe(0);
-    const template = join(out, 'CaptureReplay.template.json');
+  it('works offline with no credentials, and the template passes cfn-lint', async () => {
+    // Throws with cdk's output when it exits non-zero (or bundles in Docker).
+    const { outdir } = await sharedSynthesis();
+    const template = join(outdir, 'CaptureReplay.template.json');
     expect(existsSync(template)).toBe(true);
     if (!cfnLint) {
       if (process.env.CI === 'true') throw new Error('cfn-lint not found (pip install cfn-lint): required in CI');
@@ -54,8 +56,9 @@ describe('cdk synth', () => {
     expect(ls.stdout.trim().split('\n')).toEqual(['Replay-llama-70b']);
   }, 300_000);
 
-  it('carries a rule that stops a deploy with placeholder settings, naming them', () => {
-    const template = JSON.parse(readFileSync(join(out, 'CaptureReplay.template.json'), 'utf8')) as { Rules?: Record<string, { Assertions: { AssertDescription: string }[] }> };
+  it('carries a rule that stops a deploy with placeholder settings, naming them', async () => {
+    const { outdir } = await sharedSynthesis();
+    const template = JSON.parse(readFileSync(join(outdir, 'CaptureReplay.template.json'), 'utf8')) as { Rules?: Record<string, { Assertions: { AssertDescription: string }[] }> };
     expect(template.Rules?.ConfiguredBeforeDeploy?.Assertions[0]?.AssertDescription).toContain('set captureBucket and targets[].url');
   });
 });

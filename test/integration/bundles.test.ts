@@ -32,7 +32,7 @@ import { emulatedLambdaEnv } from '../support/lambda-env';
 import { awsClientConfig, describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { REPO_ROOT } from '../support/processes';
 import { toSqsRecord } from '../support/sqs-event-source';
-import { synthesizeApp, type SynthesizedApp, type SynthesizedFunction } from '../support/synth';
+import { sharedSynthesis, type SynthesizedApp, type SynthesizedFunction } from '../support/synth';
 
 const RUNNER = join(REPO_ROOT, 'test/support/invoke-bundle.mjs');
 const CAPTURE_FILE = join(REPO_ROOT, 'samples/datacapture/demo-endpoint/AllTraffic/2026/04/29/00/14-03-887-0a1b2c3d.jsonl');
@@ -226,7 +226,7 @@ describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
 
   beforeAll(async () => {
     // Synthesis (with esbuild bundling: the slow part) once for the file, alongside moto.
-    const [synth, emulator] = await Promise.allSettled([synthesizeApp(), startMoto()]);
+    const [synth, emulator] = await Promise.allSettled([sharedSynthesis(), startMoto()]);
     if (synth.status === 'fulfilled') app = synth.value;
     if (emulator.status === 'fulfilled') moto = emulator.value;
     if (synth.status === 'rejected') throw synth.reason;

@@ -5,7 +5,7 @@
  * uploads as its code, its Handler setting and its environment as synthesized.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { REPO_ROOT } from './processes';
@@ -120,11 +120,12 @@ export function readAssembly(outdir: string): Omit<SynthesizedApp, 'cleanup'> {
 }
 
 /**
- * `cdk synth` of the app in this repository into a fresh temporary directory (outside the
- * repository, so a bundle finds no node_modules above it, as on Lambda). The caller cleans up.
+ * `cdk synth` of the app in this repository into a fresh temporary directory, or `outdir`
+ * (outside the repository, so a bundle finds no node_modules above it, as on Lambda). The
+ * caller cleans up.
  */
-export async function synthesizeApp(options: { timeoutMs?: number } = {}): Promise<SynthesizedApp> {
-  const outdir = mkdtempSync(join(tmpdir(), 'cdk-bundles-'));
+export async function synthesizeApp(options: { timeoutMs?: number; outdir?: string } = {}): Promise<SynthesizedApp> {
+  const outdir = options.outdir ?? mkdtempSync(join(tmpdir(), 'cdk-bundles-'));
   const cleanup = () => rmSync(outdir, { recursive: true, force: true });
   try {
     const child = spawn('npx', ['cdk', 'synth', '--quiet', '--no-notices', '-o', outdir], {
@@ -168,4 +169,68 @@ export async function synthesizeApp(options: { timeoutMs?: number } = {}): Promi
     cleanup();
     throw error;
   }
+}
+
+/** The folder of one vitest run's shared synthesis: its workers are forks of the one vitest process. */
+const SHARED_PREFIX = 'cr-shared-synth-';
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** Removes the shared syntheses of vitest runs that have ended. */
+function removeStaleSyntheses(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const pid = Number(name.startsWith(SHARED_PREFIX) ? name.slice(SHARED_PREFIX.length) : NaN);
+    if (Number.isInteger(pid) && pid !== process.ppid && !isAlive(pid)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * `synthesizeApp()` once per test run, shared by every file that reads the default app
+ * (test/infra/synth.test.ts, test/integration/bundles.test.ts): bundling every function is
+ * the heaviest single step of the suite, and both files check the same `cdk synth`. The first
+ * caller synthesizes (its folder made atomically is the lock), the others wait for its
+ * result, success or failure alike. The folder stays until the run has ended (the next run
+ * removes it); `cleanup()` of the shared app does nothing, as another file may still read it.
+ */
+export async function sharedSynthesis(options: { timeoutMs?: number } = {}): Promise<SynthesizedApp> {
+  removeStaleSyntheses();
+  const dir = join(tmpdir(), `${SHARED_PREFIX}${process.ppid}`);
+  const resultFile = join(dir, 'result.json');
+  const shared = (outdir: string): SynthesizedApp => ({ ...readAssembly(outdir), cleanup: () => {} });
+  let first = true;
+  try {
+    mkdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    first = false;
+  }
+  // Written whole under its final name, so a waiting file never reads half of it.
+  const writeResult = (result: { outdir: string } | { error: string }) => {
+    writeFileSync(`${resultFile}.partial`, JSON.stringify(result));
+    renameSync(`${resultFile}.partial`, resultFile);
+  };
+  if (first) {
+    try {
+      const app = await synthesizeApp({ ...options, outdir: join(dir, 'out') });
+      writeResult({ outdir: app.outdir });
+      return shared(app.outdir);
+    } catch (error) {
+      writeResult({ error: String(error) });
+      throw error;
+    }
+  }
+  const deadline = Date.now() + (options.timeoutMs ?? 240_000) + 30_000;
+  while (!existsSync(resultFile)) {
+    if (Date.now() > deadline) throw new Error(`the shared cdk synth in ${dir} gave no result in time`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const result = readJson<{ outdir?: string; error?: string }>(resultFile);
+  if (result.error !== undefined || result.outdir === undefined) throw new Error(`the shared cdk synth failed: ${result.error}`);
+  return shared(result.outdir);
 }
