@@ -2,7 +2,8 @@
  * What the CLI refuses or says before it sends anything, each case in its own process as a
  * user runs it: an earlier run's results in the way (--overwrite), an --out on a read-only file
  * system, a target whose error codes carry terminal escapes, the AWS SDK's Node-version
- * warning on a supported Node, an empty captures folder and a file that is not Data Capture.
+ * warning on a supported Node, an empty captures folder, a file that is not Data Capture and
+ * offsets that select no record.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -131,5 +132,14 @@ describe('a JSON Lines file that is not Data Capture', () => {
     expect(said).toEqual([
       `capture-replay: no replayable capture records (see ${join(work, 'not-capture', 'nc', 'ingest_report.json')} for the reasons); ${file} line 1: not SageMaker Data Capture: looks like OpenAI chat requests (fields model, messages); expected SageMaker Data Capture lines (captureData.endpointInput and eventMetadata)`,
     ]);
+  }, 60_000);
+});
+
+describe('--start-offset past the last capture record', () => {
+  it('selects nothing, said as an empty window is (exit 1), the results written', async () => {
+    const run = await runCli(['replay', SAMPLE, '--url', mock.url, '--out', join(work, 'past-end'), '--run-id', 'past', '--start-offset', String(10 * 24 * 3600 * 1000), ...FAST]);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(/^capture-replay: no capture record from --start-offset 864000000 ms on \(\d+ outside it\): nothing was sent$/m);
+    expect(existsSync(join(work, 'past-end', 'past', 'target', 'profile_export_aiperf.json'))).toBe(true);
   }, 60_000);
 });

@@ -28,6 +28,8 @@ export function replayOutcome(config: ReplayConfig, io: CommandIo, { result, ana
   for (const note of verdict.notes) err.write(`${terminalLine(note)}\n`);
   let exitCode = 0;
   for (const failure of verdict.failures) exitCode = fail(io, failure);
+  const outside = emptyOffsetWindow(result.targets.map((run) => run.manifest));
+  if (outside !== null && exitCode === 0) exitCode = fail(io, `no capture record ${describeOffsets(config)} (${outside} outside it): nothing was sent`);
   if (!analysis) return fail(io, 'the run ended without its analysis: this is a bug, please report it');
   if (analysis.comparison) {
     out.write('\n' + terminalText(renderComparisonTable(analysis.comparison)) + '\n');
@@ -53,4 +55,21 @@ function shownManifest<M extends RunManifest>(manifest: M): M {
     return out;
   };
   return { ...manifest, failedByType: shown(manifest.failedByType), droppedByReason: shown(manifest.droppedByReason) as RunManifest['droppedByReason'] };
+}
+
+/**
+ * Records outside --start-offset/--end-offset when they were all outside (nothing scheduled for
+ * any target): the selection is empty, as an empty --from/--to window is, and exits 1 the same
+ * way rather than passing a CI step that replayed nothing. null otherwise.
+ */
+export function emptyOffsetWindow(manifests: readonly RunManifest[]): number | null {
+  if (manifests.length === 0 || manifests.some((m) => m.scheduled > 0)) return null;
+  const outside = Math.max(...manifests.map((m) => m.notScheduledByReason.outside_offset_window ?? 0));
+  return outside > 0 ? outside : null;
+}
+
+function describeOffsets(config: ReplayConfig): string {
+  const start = config.plan.startOffsetMs ?? 0;
+  const end = config.plan.endOffsetMs;
+  return end === undefined || end === null ? `from --start-offset ${start} ms on` : `between --start-offset ${start} ms and --end-offset ${end} ms`;
 }
