@@ -27,4 +27,24 @@ export default tseslint.config(
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'core reads no environment; pass config in' }],
     },
   },
+  {
+    // Size guard: a file of one concern stays readable, a function of one step fits a screen.
+    // Blank lines and comments do not count. Generated code is exempt (*.generated.ts), and so
+    // is test/unit/capture/oracle/: a frozen copy of the previous parser, kept as the reference
+    // implementation the new one is checked against, not code anyone edits.
+    files: ['{lambdas,lib,sim,bench,scripts,bin,test/support}/**/*.{ts,mts,js,mjs,cjs}'],
+    ignores: ['**/*.generated.ts', '**/*.test.ts', 'test/unit/capture/oracle/**'],
+    rules: {
+      'max-lines': ['error', { max: 600, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
+    // Tests: the file size only (a describe callback is long by nature).
+    files: ['test/**/*.{ts,mts,js,mjs,cjs}'],
+    ignores: ['test/support/**', 'test/unit/capture/oracle/**'],
+    rules: {
+      'max-lines': ['error', { max: 600, skipBlankLines: true, skipComments: true }],
+    },
+  },
 );
