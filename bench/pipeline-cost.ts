@@ -28,7 +28,7 @@
  * function's concurrency on this machine.
  */
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -152,6 +152,19 @@ function deployedShape(): { functions: Record<FunctionName, DeployedFunction>; s
 
 type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
+/** Deletes the s3:TestEvent from the ingest queue, if S3 (moto) sent one within a few seconds. */
+async function drainTestEvent(sqsClient: SQSClient, queueUrl: string): Promise<void> {
+  const until = Date.now() + 5000;
+  while (Date.now() < until) {
+    const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    for (const m of Messages) {
+      if (!(m.Body ?? '').includes('"s3:TestEvent"')) throw new Error(`unexpected message on the ingest queue before the run: ${(m.Body ?? '').slice(0, 200)}`);
+      await sqsClient.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
+      return;
+    }
+  }
+}
+
 const { functions: deployed, source: memorySource } = deployedShape();
 const memoryMb = Object.fromEntries(FUNCTIONS.map((f) => [f, deployed[f].memoryMb])) as Record<FunctionName, number>;
 console.error(
@@ -178,6 +191,9 @@ try {
     collect: await createQueueWithDlq(setupSqs, 'collect', { visibilityTimeoutSeconds: 1800 }),
   };
   await notifyQueueOnObjectCreated(setupS3, { bucket: 'capture-bucket', queueArn: queues.ingest.arn, prefix: 'datacapture/' });
+  // S3 answers the notification's configuration with an s3:TestEvent: once per deployment in
+  // AWS, not per run, so it is taken off the queue before anything is metered.
+  await drainTestEvent(setupSqs, queues.ingest.url);
 
   const meter = new AwsMeter();
   const lambdas = new LambdaMeter();
