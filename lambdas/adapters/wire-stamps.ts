@@ -3,21 +3,31 @@
  * compared with. A target stamps its own start before it calls its HTTP client (the loop's
  * pick-up); anything that delays the write after that (a busy event loop, a connection still
  * being opened, a pool with no free socket) would otherwise be counted as the endpoint's time
- * and not as our lateness.
+ * and not as our lateness. The stamp is taken right before the write, never after it: a
+ * process paused between a write and its stamp (on a busy machine the write itself wakes the
+ * server, which may take the core) would start the request's time after the server already
+ * has it, and its latency and TTFT would read short.
  *
- * Two of Node's diagnostics channels, both published synchronously at the write:
- *   - `undici:client:sendHeaders` (the HTTP targets' undici pool): published with the request
- *     right before its header block (and, for a buffered body, the body) is written to the
- *     socket (undici lib/dispatcher/client-h1.js, writeH1). The request is found by its
- *     `x-request-id` header.
- *   - `http.client.request.start` (node:http, which the AWS SDK's NodeHttpHandler uses for
- *     SageMaker): published by ClientRequest once the request has been written to its
- *     socket (measured on Node 20: after `end()`, with the socket attached). The request is
- *     found by SageMaker's `X-Amzn-SageMaker-Inference-Id` header, which carries our
- *     request id (sagemaker-target.ts sets InferenceId to it).
+ * - HTTP targets (undici's pool): Node's `undici:client:sendHeaders` diagnostics channel,
+ *   published with the request right before its header block (and, for a buffered body, the
+ *   body) is written to the socket (undici lib/dispatcher/client-h1.js, writeH1). The request
+ *   is found by its `x-request-id` header.
+ * - SageMaker targets (the AWS SDK's NodeHttpHandler over node:http): the agents below. On a
+ *   kept-alive socket, node:http emits the request's `socket` event and writes the request in
+ *   the same synchronous run (lib/_http_client.js, onSocketNT: tickOnSocket, then _flush);
+ *   the agents listen for that event on the requests they give a reused socket. On a new
+ *   connection, nothing leaves before the connection is made, a later turn of the event
+ *   loop: node:http's `http.client.request.start` channel, published once the request is
+ *   queued on its socket, comes first and stamps it. That channel is also the only stamp for
+ *   a client built with other agents (it follows the write on a kept-alive socket). The
+ *   request is found by SageMaker's `X-Amzn-SageMaker-Inference-Id` header, which carries
+ *   our request id (sagemaker-target.ts sets InferenceId to it).
  * Subscribing costs each request one header lookup; requests nobody waits for are ignored.
  */
 import { subscribe } from 'node:diagnostics_channel';
+import { Agent as HttpAgent, type ClientRequest } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { Duplex } from 'node:stream';
 import type { Clock } from '../ports';
 
 interface Expected {
@@ -25,13 +35,15 @@ interface Expected {
   ns: bigint | null;
 }
 
+const SAGEMAKER_ID_HEADER = 'x-amzn-sagemaker-inference-id';
 const expected = new Map<string, Expected>();
 let subscribed = false;
 
 function stamp(id: unknown): void {
   if (typeof id !== 'string') return;
   const entry = expected.get(id);
-  // The first write counts: a request is written once (no retries in either client).
+  // The first stamp counts: the one before the write when there is one; a request is
+  // written once (no retries in either client).
   if (entry && entry.ns === null) entry.ns = entry.clock.nowNs();
 }
 
@@ -55,8 +67,37 @@ function subscribeOnce(): void {
   subscribe('http.client.request.start', (message) => {
     if (expected.size === 0) return;
     const request = (message as { request?: { getHeader?: (name: string) => unknown } }).request;
-    stamp(request?.getHeader?.('x-amzn-sagemaker-inference-id'));
+    stamp(request?.getHeader?.(SAGEMAKER_ID_HEADER));
   });
+}
+
+/** A request's `socket` listener: node:http writes the request right after it returns. */
+function stampBeforeWrite(this: ClientRequest): void {
+  if (expected.size > 0) stamp(this.getHeader(SAGEMAKER_ID_HEADER));
+}
+
+function watchReusedSocket(request: ClientRequest): void {
+  if (expected.size > 0) request.once('socket', stampBeforeWrite);
+}
+
+/**
+ * node:http's agent, stamping a SageMaker request right before it is written to a kept-alive
+ * socket. `reuseSocket` is the documented hook for a socket handed to a request again
+ * (https://nodejs.org/docs/latest-v20.x/api/http.html#agentreusesocketsocket-request).
+ */
+export class WireStampingHttpAgent extends HttpAgent {
+  override reuseSocket(socket: Duplex, request: ClientRequest): void {
+    watchReusedSocket(request);
+    super.reuseSocket(socket, request);
+  }
+}
+
+/** The same for node:https (a SageMaker runtime endpoint in AWS). */
+export class WireStampingHttpsAgent extends HttpsAgent {
+  override reuseSocket(socket: Duplex, request: ClientRequest): void {
+    watchReusedSocket(request);
+    super.reuseSocket(socket, request);
+  }
 }
 
 /** A request whose write is awaited: `take()` gives the wire time (null if never written) and stops waiting. */

@@ -302,7 +302,8 @@ describe('timing against the mock', () => {
   ])('%s stream: median TTFT and ITL within 2 ms of ttft=%i ms, itl=%i ms', async (format, ttftMs, itlMs) => {
     const t = target({ customAttributes: `mock-stream-format=${format};mock-ttft-ms=${ttftMs};mock-itl-ms=${itlMs};mock-tokens=10` });
     for (let i = 0; i < 3; i++) await t.send(request(chat(), { streaming: true })); // warm connection and code paths
-    let best: { ttft: number; itl: number; minTtft: number; secondTtft: number } | null = null;
+    let best: { ttft: number; itl: number } | null = null;
+    let minTtft = Infinity;
     const within = tolerance('SageMaker TTFT and ITL', 2);
     const off = (m: { ttft: number; itl: number }) => Math.max(Math.abs(m.ttft - ttftMs), Math.abs(m.itl - itlMs));
     for (let batch = 0; batch < 3 && (best === null || off(best) > within); batch++) {
@@ -318,19 +319,19 @@ describe('timing against the mock', () => {
         ttfts.push(ms(result.contentChunkNs[0]! - result.requestWireNs!));
         for (let k = 1; k < result.contentChunkNs.length; k++) itls.push(ms(result.contentChunkNs[k]! - result.contentChunkNs[k - 1]!));
       }
-      const measured = { ttft: median(ttfts), itl: median(itls), minTtft: Math.min(...ttfts), secondTtft: [...ttfts].sort((a, b) => a - b)[1]! };
-      console.log(`sagemaker ${format} batch ${batch + 1}: median TTFT ${measured.ttft.toFixed(3)} ms (set ${ttftMs}, min ${measured.minTtft.toFixed(3)}), median ITL ${measured.itl.toFixed(3)} ms (set ${itlMs})`);
+      const measured = { ttft: median(ttfts), itl: median(itls) };
+      minTtft = Math.min(minTtft, ...ttfts);
+      console.log(`sagemaker ${format} batch ${batch + 1}: median TTFT ${measured.ttft.toFixed(3)} ms (set ${ttftMs}, min ${Math.min(...ttfts).toFixed(3)}), median ITL ${measured.itl.toFixed(3)} ms (set ${itlMs})`);
       if (best === null || off(measured) < off(best)) best = measured;
     }
     expect(Math.abs(best!.ttft - ttftMs)).toBeLessThanOrEqual(within);
     expect(Math.abs(best!.itl - itlMs)).toBeLessThanOrEqual(within);
-    // Never early: the mock writes token k no sooner than arrival + ttft + k*itl. node:http
-    // publishes the wire stamp right after it has written the request, so the mock (another
-    // process, another core) may hold it a fraction of a millisecond before the stamp. On a
-    // loaded machine the process can also be descheduled between the write and the stamp,
-    // which makes that one request look early; a measuring error (a stamp before the write)
-    // would make every request early: all but the lowest are judged.
-    expect(best!.secondTtft, `lowest ${best!.minTtft.toFixed(3)} ms`).toBeGreaterThanOrEqual(ttftMs - 0.5);
+    // Never early, in any request of any batch, however loaded the machine: the wire stamp is
+    // taken before the write (wire-stamps.ts), the mock stamps its arrival after it and
+    // writes the first token no sooner than arrival + ttft (both on the monotonic clock), and
+    // the token is stamped once read. A stamp taken after the write reads short when the
+    // process is paused between the two (wire-stamp.test.ts holds it there).
+    expect(minTtft).toBeGreaterThanOrEqual(ttftMs);
   });
 });
 

@@ -2,17 +2,20 @@
  * The wire stamp: a request's time starts when its bytes are handed to the socket, not when
  * the loop picked it up. An event loop blocked between the due time and the write (here: 60
  * ms of synchronous work right after the send starts, as a busy replay would cause) must show
- * in the wire lag, and not in the request's latency or time to first token. Real targets:
- * the HTTP target over undici and the SageMaker target over the AWS SDK, each against its
- * mock in its own process.
+ * in the wire lag, and not in the request's latency or time to first token. And the stamp
+ * comes before the write, never after it: a pause right after the write (a process
+ * descheduled there, as when the write wakes the server on a busy machine) must not start
+ * the request's time after the server already has it. Real targets: the HTTP target over
+ * undici and the SageMaker target over the AWS SDK, each against its mock in its own process.
  */
 import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
+import { subscribe } from 'node:diagnostics_channel';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAITarget } from '../../lambdas/adapters/http/openai-target';
-import { createSageMakerTarget } from '../../lambdas/adapters/sagemaker/sagemaker-target';
+import { createSageMakerTarget, sageMakerRuntimeClientConfig } from '../../lambdas/adapters/sagemaker/sagemaker-target';
 import { systemClock } from '../../lambdas/adapters/system-clock';
 import { watchedWires } from '../../lambdas/adapters/wire-stamps';
 import { runFireLoop } from '../../lambdas/core/fire/fire-loop';
@@ -41,6 +44,22 @@ function busyWait(ms: number): void {
   while (performance.now() < until) {
     // the event loop is held, as by heavy synchronous work
   }
+}
+
+/**
+ * While set, the process is held for BLOCK_MS right after node:http has written a request:
+ * node:http publishes `http.client.request.start` once the request is on its socket, and this
+ * subscriber, made at load before wire-stamps.ts subscribes (on the first request watched),
+ * runs before any stamp taken on that channel.
+ */
+let pauseAfterWrite = false;
+subscribe('http.client.request.start', () => {
+  if (pauseAfterWrite) busyWait(BLOCK_MS);
+});
+
+/** The product's client (sagemaker-target.ts's config), pointed at the mock. */
+function sageMakerClient(url: string): SageMakerRuntimeClient {
+  return new SageMakerRuntimeClient({ ...sageMakerRuntimeClientConfig({ timeoutMs: 10_000 }), endpoint: url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' } });
 }
 
 /** The target, with the event loop held right after each send starts: after pick-up, before the write. */
@@ -139,7 +158,7 @@ describe('wire stamp: an event loop blocked before the write is lateness, not la
   });
 
   it('SageMaker target (AWS SDK over node:http): the same, and the wire stamp precedes the server arrival', async () => {
-    const client = new SageMakerRuntimeClient({ endpoint: sagemaker.url, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' } });
+    const client = sageMakerClient(sagemaker.url);
     const target = createSageMakerTarget({ name: 'B', endpointName: 'ep-chat', timeoutMs: 10_000, clock: systemClock, client });
     try {
       const outcomes = await checkBlockCounted(target);
@@ -158,5 +177,36 @@ describe('wire stamp: an event loop blocked before the write is lateness, not la
       await target.close();
       client.destroy();
     }
+  });
+
+  it('SageMaker target: a pause right after the write is in the TTFT; the wire stamp precedes the arrival', async () => {
+    const client = sageMakerClient(sagemaker.url);
+    const target = createSageMakerTarget({ name: 'B', endpointName: 'ep-chat', timeoutMs: 10_000, clock: systemClock, client });
+    pauseAfterWrite = true;
+    try {
+      // The first on a new connection (its bytes leave once it is connected, a later turn of
+      // the event loop), the others on the kept-alive socket (written in the same run).
+      for (let i = 0; i < 4; i++) {
+        const requestId = `pause-${i}`;
+        const result = await target.send({ requestId, correlationId: requestId, contentType: 'application/json', body, streaming: true });
+        expect(result.error).toBeNull();
+        const wireNs = result.requestWireNs!;
+        const [seen] = (await readMockSageMakerLog(logFile)).filter((r) => r.headers['x-amzn-sagemaker-inference-id'] === requestId);
+        expect(seen, `the mock logged ${requestId}`).toBeDefined();
+        // The mock had the request no sooner than the stamp (its clock agrees with ours to
+        // within ANCHOR_MS); a stamp after the pause would follow it by ~BLOCK_MS.
+        expect(ms(BigInt(seen!.arrival_ns) - wireNs), `request ${i}: arrival after the wire stamp`).toBeGreaterThan(-ANCHOR_MS);
+        // Never early: the mock's first token leaves 5 ms after its arrival. On the kept-alive
+        // socket the pause came after the bytes left: the TTFT holds it (the token is read
+        // once it is over); on the new connection the bytes left after it.
+        const ttftMs = ms(result.contentChunkNs[0]! - wireNs);
+        expect(ttftMs, `request ${i}: TTFT`).toBeGreaterThanOrEqual(i === 0 ? 5 : BLOCK_MS);
+      }
+    } finally {
+      pauseAfterWrite = false;
+      await target.close();
+      client.destroy();
+    }
+    expect(watchedWires()).toBe(0);
   });
 });
