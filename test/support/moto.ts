@@ -5,21 +5,32 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, it } from 'vitest';
+import { removeEndedRuns, runSharedPath } from './run-shared';
 
 export const MOTO_INSTALL_HINT =
   'moto_server not found: install it with `pip install "moto[server]"` (Python moto 5) to run the emulated-AWS tests';
 
 const MOTO_COMMAND = 'moto_server';
 let availability: boolean | undefined;
+const PROBED = 'cr-moto-available-';
 
 /**
  * Whether moto_server actually runs. `command -v` is not enough: a pyenv shim exists for
- * every Python version while moto may be installed in none of the active ones.
+ * every Python version while moto may be installed in none of the active ones. Probed once
+ * per `vitest run` (Python and moto load for it), the answer shared by its files (run-shared.ts).
  */
 export function motoAvailable(): boolean {
-  availability ??= spawnSync(MOTO_COMMAND, ['--help'], { stdio: 'ignore', timeout: 20_000 }).status === 0;
+  if (availability !== undefined) return availability;
+  const probed = runSharedPath(PROBED);
+  if (existsSync(probed)) return (availability = readFileSync(probed, 'utf8') === 'yes');
+  removeEndedRuns(PROBED);
+  availability = spawnSync(MOTO_COMMAND, ['--help'], { stdio: 'ignore', timeout: 20_000 }).status === 0;
+  // Whole under its final name, so a file probing at the same time never reads half of it.
+  writeFileSync(`${probed}.${process.pid}`, availability ? 'yes' : 'no');
+  renameSync(`${probed}.${process.pid}`, probed);
   return availability;
 }
 

@@ -5,10 +5,11 @@
  * uploads as its code, its Handler setting and its environment as synthesized.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { REPO_ROOT } from './processes';
+import { removeEndedRuns, runSharedPath } from './run-shared';
 
 interface CfnResource {
   Type: string;
@@ -171,36 +172,19 @@ export async function synthesizeApp(options: { timeoutMs?: number; outdir?: stri
   }
 }
 
-/** The folder of one vitest run's shared synthesis: its workers are forks of the one vitest process. */
-const SHARED_PREFIX = 'cr-shared-synth-';
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
-/** Removes the shared syntheses of vitest runs that have ended. */
-function removeStaleSyntheses(): void {
-  for (const name of readdirSync(tmpdir())) {
-    const pid = Number(name.startsWith(SHARED_PREFIX) ? name.slice(SHARED_PREFIX.length) : NaN);
-    if (Number.isInteger(pid) && pid !== process.ppid && !isAlive(pid)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
-  }
-}
+const SHARED_SYNTH = 'cr-shared-synth-';
 
 /**
  * `synthesizeApp()` once per test run, shared by every file that reads the default app
  * (test/infra/synth.test.ts, test/integration/bundles.test.ts): bundling every function is
  * the heaviest single step of the suite, and both files check the same `cdk synth`. The first
  * caller synthesizes (its folder made atomically is the lock), the others wait for its
- * result, success or failure alike. The folder stays until the run has ended (the next run
- * removes it); `cleanup()` of the shared app does nothing, as another file may still read it.
+ * result, success or failure alike. The folder stays until the run has ended (run-shared.ts);
+ * `cleanup()` of the shared app does nothing, as another file may still read it.
  */
 export async function sharedSynthesis(options: { timeoutMs?: number } = {}): Promise<SynthesizedApp> {
-  removeStaleSyntheses();
-  const dir = join(tmpdir(), `${SHARED_PREFIX}${process.ppid}`);
+  removeEndedRuns(SHARED_SYNTH);
+  const dir = runSharedPath(SHARED_SYNTH);
   const resultFile = join(dir, 'result.json');
   const shared = (outdir: string): SynthesizedApp => ({ ...readAssembly(outdir), cleanup: () => {} });
   let first = true;
