@@ -243,6 +243,20 @@ function impliedCalls(c: AwsCall, status: number | undefined, t: Target): AwsCal
   ];
 }
 
+/**
+ * A publish to a topic under a customer managed key: SNS calls KMS with the publisher's
+ * credentials, which need kms:GenerateDataKey and kms:Decrypt on the key
+ * (https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html), through SNS
+ * (kms:ViaService). moto's SNS does not encrypt, so these are recorded as implied by a
+ * publish that succeeded. `topicKeys`: topic ARN -> key ARN, from the template.
+ */
+function encryptedTopicCalls(c: AwsCall, topicKeys: Readonly<Record<string, string>>, t: Target): AwsCall[] {
+  const key = c.service === 'sns' && c.operation === 'Publish' ? topicKeys[c.resource] : undefined;
+  if (!key) return [];
+  const impliedBy = { operation: 'Publish', reason: 'SNS encrypts the message with the topic key, as the publisher', resource: c.resource, docs: 'https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html' };
+  return ['kms:GenerateDataKey', 'kms:Decrypt'].map((action) => ({ service: 'kms' as const, operation: 'Publish', action, resource: key, context: { 'kms:ViaService': `sns.${t.region}.amazonaws.com` }, status: 200, impliedBy }));
+}
+
 interface RecordableClient {
   middlewareStack: { add(mw: unknown, options: { step: 'initialize'; name: string; priority?: 'high' | 'normal' | 'low' }): void };
   config: { region: string | (() => Promise<string>) };
@@ -259,7 +273,7 @@ export interface Recording {
  * is pushed to `sink` before it is sent, and its status filled in when it returns. `account`:
  * the caller's, for requests that do not name it (SageMaker runtime).
  */
-export function recordCalls(client: RecordableClient, sink: AwsCall[], options: { account?: string } = {}): Recording {
+export function recordCalls(client: RecordableClient, sink: AwsCall[], options: { account?: string; topicKeys?: Readonly<Record<string, string>> } = {}): Recording {
   const recording: Recording = { calls: sink, unmapped: [] };
   const middleware =
     (next: (args: { input: Input }) => Promise<{ output: { $metadata: { httpStatusCode?: number } } }>, context: { clientName?: string; commandName?: string }) =>
@@ -277,6 +291,7 @@ export function recordCalls(client: RecordableClient, sink: AwsCall[], options: 
       try {
         const result = await next(args);
         for (const c of calls) c.status = result.output.$metadata.httpStatusCode ?? 200;
+        if (options.topicKeys) for (const c of calls) sink.push(...encryptedTopicCalls(c, options.topicKeys, target));
         return result;
       } catch (error) {
         const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };

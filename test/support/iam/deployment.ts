@@ -167,6 +167,19 @@ export interface StartOptions {
   configureS3?: (name: FnName, s3: S3Client) => void;
 }
 
+/** Each topic's key, by topic ARN (KmsMasterKeyId resolved), for the calls a publish implies. */
+function topicKeys(d: Deployment): Record<string, string> {
+  const keys: Record<string, string> = {};
+  for (const id of logicalIds(d.template, 'AWS::SNS::Topic')) {
+    const key = d.template.Resources[id]!.Properties?.KmsMasterKeyId;
+    if (key === undefined) continue;
+    const topic = d.resolver.resources[id]?.TopicArn;
+    const arn = resolveIntrinsics(key, d.template, d.resolver);
+    if (typeof topic === 'string' && typeof arn === 'string') keys[topic] = arn;
+  }
+  return keys;
+}
+
 /**
  * Each function with its own clients (recorded), its template environment, and the event
  * source its mapping describes, polling with the same clients (the execution role).
@@ -183,7 +196,7 @@ export async function startFunctions(d: Deployment, endpoint: string, credential
     if (options.motoSigning) motoCompatibleS3Signing(s3, creds);
     options.configureS3?.(fn.name, s3);
     const calls: AwsCall[] = [];
-    const recordings = [recordCalls(s3, calls), recordCalls(sqs, calls), recordCalls(secrets, calls), recordCalls(sns, calls)];
+    const recordings = [recordCalls(s3, calls), recordCalls(sqs, calls), recordCalls(secrets, calls), recordCalls(sns, calls, { topicKeys: topicKeys(d) })];
     const onSend = options.onSend;
     if (onSend) {
       sqs.middlewareStack.add(
