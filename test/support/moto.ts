@@ -5,10 +5,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, it } from 'vitest';
-import { removeEndedRuns, runSharedPath } from './run-shared';
+import { removeEndedRuns, runSharedPath, writeWhole } from './run-shared';
 
 export const MOTO_INSTALL_HINT =
   'moto_server not found: install it with `pip install "moto[server]"` (Python moto 5) to run the emulated-AWS tests';
@@ -28,9 +28,7 @@ export function motoAvailable(): boolean {
   if (existsSync(probed)) return (availability = readFileSync(probed, 'utf8') === 'yes');
   removeEndedRuns(PROBED);
   availability = spawnSync(MOTO_COMMAND, ['--help'], { stdio: 'ignore', timeout: 20_000 }).status === 0;
-  // Whole under its final name, so a file probing at the same time never reads half of it.
-  writeFileSync(`${probed}.${process.pid}`, availability ? 'yes' : 'no');
-  renameSync(`${probed}.${process.pid}`, probed);
+  writeWhole(probed, availability ? 'yes' : 'no');
   return availability;
 }
 

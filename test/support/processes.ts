@@ -1,8 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { build } from 'esbuild';
+import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { oncePerRun } from './run-shared';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -12,12 +15,43 @@ export interface MockProcess {
   stop(): Promise<void>;
 }
 
+/** Where the run's bundles of server entries go: inside the repository, so that their packages resolve from its node_modules. */
+const BUNDLES_BASE = join(REPO_ROOT, 'node_modules', '.cache');
+
+/** The servers the tests start most: bundled once per run, when their bundle can stand for them. */
+const BUNDLED_SERVERS = ['lambdas/mocks/mock-server.ts', 'lambdas/mocks/mock-sagemaker.ts', 'test/support/fault-server.ts', 'test/support/key-server.ts'];
+
 /**
- * Starts `node --import tsx <entry...> --port 0 <args...>` (a bundled mock) as its own process
- * and waits for its `{"url": ...}` line.
+ * The TypeScript entry of a server the tests start bundled once per run (run-shared.ts) into
+ * one ES module, its packages left to node_modules: the same code, started without loading
+ * tsx in every process, which costs each start more CPU than the server's own start-up. In a
+ * bundle every module's `import.meta.url` is the bundle's, so a bundle holding more than one
+ * module that runs as the main script (`process.argv[1]` is its file) would start them all:
+ * such an entry runs through tsx instead.
+ */
+async function bundledEntry(entry: string): Promise<string> {
+  const bundles = await oncePerRun(
+    'cr-test-servers-',
+    async (dir) => {
+      await build({ entryPoints: BUNDLED_SERVERS.map((e) => join(REPO_ROOT, e)), outdir: dir, outbase: REPO_ROOT, outExtension: { '.js': '.mjs' }, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', sourcemap: true, logLevel: 'error' });
+      const usable = BUNDLED_SERVERS.map((e) => [join(REPO_ROOT, e), join(dir, e.replace(/\.ts$/, '.mjs'))] as const).filter(([, bundle]) => readFileSync(bundle, 'utf8').split('process.argv[1]').length === 2);
+      return Object.fromEntries(usable);
+    },
+    { base: BUNDLES_BASE, timeoutMs: 60_000 },
+  );
+  return bundles[entry] ?? entry;
+}
+
+/**
+ * Starts a server entry (a bundled mock: `<entry> --port 0 <args...>`) as its own process and
+ * waits for its `{"url": ...}` line. A TypeScript entry the run bundles runs from its bundle;
+ * another runs through tsx.
  */
 export async function startUrlProcess(entry: string[], args: string[], label: string): Promise<MockProcess> {
-  const child = spawn(process.execPath, ['--no-warnings', '--import', 'tsx', ...entry, '--port', '0', ...args], {
+  const [script, ...rest] = entry;
+  const bundled = script === undefined ? undefined : await bundledEntry(script);
+  const launch = bundled !== undefined && bundled !== script ? ['--enable-source-maps', bundled, ...rest] : ['--import', 'tsx', ...entry];
+  const child = spawn(process.execPath, ['--no-warnings', ...launch, '--port', '0', ...args], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -1,9 +1,9 @@
 /**
- * Files shared by the test files of one `vitest run`. Each test file runs in a process of its
- * own, forked by the one vitest process: its pid (our parent's) names what the run shares, in
- * the temporary folder. What runs that have ended left behind is removed by the next.
+ * Work done once per `vitest run` and shared by its test files. Each test file runs in a
+ * process of its own, forked by the one vitest process: its pid (our parent's) names what the
+ * run shares. What runs that have ended left behind is removed by the next.
  */
-import { readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -16,15 +16,58 @@ const isAlive = (pid: number) => {
   }
 };
 
-/** The path of `name` (a prefix such as `cr-shared-synth-`) for this run. */
-export function runSharedPath(name: string): string {
-  return join(tmpdir(), `${name}${process.ppid}`);
+/** The path of `name` (a prefix such as `cr-shared-synth-`) for this run, in `base`. */
+export function runSharedPath(name: string, base = tmpdir()): string {
+  return join(base, `${name}${process.ppid}`);
 }
 
-/** Removes the `name` files and folders of runs that have ended. */
-export function removeEndedRuns(name: string): void {
-  for (const entry of readdirSync(tmpdir())) {
+/** Removes the `name` files and folders in `base` of runs that have ended. */
+export function removeEndedRuns(name: string, base = tmpdir()): void {
+  if (!existsSync(base)) return;
+  for (const entry of readdirSync(base)) {
     const pid = Number(entry.startsWith(name) ? entry.slice(name.length) : NaN);
-    if (Number.isInteger(pid) && pid !== process.ppid && !isAlive(pid)) rmSync(join(tmpdir(), entry), { recursive: true, force: true });
+    if (Number.isInteger(pid) && pid !== process.ppid && !isAlive(pid)) rmSync(join(base, entry), { recursive: true, force: true });
   }
+}
+
+/** Writes `text` whole under its final name, so that a reader never sees half of it. */
+export function writeWhole(file: string, text: string): void {
+  writeFileSync(`${file}.${process.pid}`, text);
+  renameSync(`${file}.${process.pid}`, file);
+}
+
+/**
+ * `produce(dir)` once per run: the first caller makes the run's folder `name` in `base` (made
+ * atomically, it is the lock) and produces into it; the others wait for its result, success or
+ * failure alike. The folder stays until the run has ended.
+ */
+export async function oncePerRun<T>(name: string, produce: (dir: string) => Promise<T>, options: { base?: string; timeoutMs: number }): Promise<T> {
+  removeEndedRuns(name, options.base);
+  const dir = runSharedPath(name, options.base);
+  const resultFile = join(dir, 'result.json');
+  let first = true;
+  try {
+    mkdirSync(dir, { recursive: false });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    first = false;
+  }
+  if (first) {
+    try {
+      const value = await produce(dir);
+      writeWhole(resultFile, JSON.stringify({ value }));
+      return value;
+    } catch (error) {
+      writeWhole(resultFile, JSON.stringify({ error: String(error) }));
+      throw error;
+    }
+  }
+  const deadline = Date.now() + options.timeoutMs;
+  while (!existsSync(resultFile)) {
+    if (Date.now() > deadline) throw new Error(`${dir}: no result from the test file producing it within ${options.timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const result = JSON.parse(readFileSync(resultFile, 'utf8')) as { value: T } | { error: string };
+  if ('error' in result) throw new Error(`${dir}: failed in the test file producing it: ${result.error}`);
+  return result.value;
 }

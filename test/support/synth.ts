@@ -5,11 +5,11 @@
  * uploads as its code, its Handler setting and its environment as synthesized.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { REPO_ROOT } from './processes';
-import { removeEndedRuns, runSharedPath } from './run-shared';
+import { oncePerRun } from './run-shared';
 
 interface CfnResource {
   Type: string;
@@ -172,49 +172,15 @@ export async function synthesizeApp(options: { timeoutMs?: number; outdir?: stri
   }
 }
 
-const SHARED_SYNTH = 'cr-shared-synth-';
-
 /**
- * `synthesizeApp()` once per test run, shared by every file that reads the default app
- * (test/infra/synth.test.ts, test/integration/bundles.test.ts): bundling every function is
- * the heaviest single step of the suite, and both files check the same `cdk synth`. The first
- * caller synthesizes (its folder made atomically is the lock), the others wait for its
- * result, success or failure alike. The folder stays until the run has ended (run-shared.ts);
- * `cleanup()` of the shared app does nothing, as another file may still read it.
+ * `synthesizeApp()` once per test run (run-shared.ts), shared by every file that reads the
+ * default app (test/infra/synth.test.ts, test/integration/bundles.test.ts): bundling every
+ * function is the heaviest single step of the suite, and both files check the same `cdk
+ * synth`. A failure fails each of them. `cleanup()` of the shared app does nothing, as another
+ * file may still read it.
  */
 export async function sharedSynthesis(options: { timeoutMs?: number } = {}): Promise<SynthesizedApp> {
-  removeEndedRuns(SHARED_SYNTH);
-  const dir = runSharedPath(SHARED_SYNTH);
-  const resultFile = join(dir, 'result.json');
-  const shared = (outdir: string): SynthesizedApp => ({ ...readAssembly(outdir), cleanup: () => {} });
-  let first = true;
-  try {
-    mkdirSync(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    first = false;
-  }
-  // Written whole under its final name, so a waiting file never reads half of it.
-  const writeResult = (result: { outdir: string } | { error: string }) => {
-    writeFileSync(`${resultFile}.partial`, JSON.stringify(result));
-    renameSync(`${resultFile}.partial`, resultFile);
-  };
-  if (first) {
-    try {
-      const app = await synthesizeApp({ ...options, outdir: join(dir, 'out') });
-      writeResult({ outdir: app.outdir });
-      return shared(app.outdir);
-    } catch (error) {
-      writeResult({ error: String(error) });
-      throw error;
-    }
-  }
-  const deadline = Date.now() + (options.timeoutMs ?? 240_000) + 30_000;
-  while (!existsSync(resultFile)) {
-    if (Date.now() > deadline) throw new Error(`the shared cdk synth in ${dir} gave no result in time`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  const result = readJson<{ outdir?: string; error?: string }>(resultFile);
-  if (result.error !== undefined || result.outdir === undefined) throw new Error(`the shared cdk synth failed: ${result.error}`);
-  return shared(result.outdir);
+  const timeoutMs = options.timeoutMs ?? 240_000;
+  const outdir = await oncePerRun('cr-shared-synth-', async (dir) => (await synthesizeApp({ timeoutMs, outdir: join(dir, 'out') })).outdir, { timeoutMs: timeoutMs + 30_000 });
+  return { ...readAssembly(outdir), cleanup: () => {} };
 }
