@@ -16,9 +16,11 @@
  *   kept-alive socket, node:http emits the request's `socket` event and writes the request in
  *   the same synchronous run (lib/_http_client.js, onSocketNT: tickOnSocket, then _flush);
  *   the agents listen for that event on the requests they give a reused socket. On a new
- *   connection, nothing leaves before the connection is made, a later turn of the event
- *   loop: node:http's `http.client.request.start` channel, published once the request is
- *   queued on its socket, comes first and stamps it. That channel is also the only stamp for
+ *   connection, nothing leaves before the connection (over TLS, the handshake) is made, a
+ *   later turn of the event loop: node:http's `http.client.request.start` channel, published
+ *   once the request is queued on its socket, comes first and stamps it; the connection and
+ *   whatever the event loop runs until then count in the request's time (never shorten it).
+ *   That channel is also the only stamp for
  *   a client built with other agents (it follows the write on a kept-alive socket). The
  *   request is found by SageMaker's `X-Amzn-SageMaker-Inference-Id` header, which carries
  *   our request id (sagemaker-target.ts sets InferenceId to it).
