@@ -26,10 +26,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CapacityDocument } from '../../lambdas/core/capacity/types';
 import { writeCaptureFile } from '../support/capture-gen';
 import { runCli, startMockProcess, type MockProcess } from '../support/processes';
+import { retryTimingOnce } from '../support/timing';
 
 const SERVICE = ['--ttft-ms', '20', '--itl-ms', '5', '--output-tokens', '5'];
 const SEARCH = ['--window', '1s', '--start-factor', '1', '--growth', '2', '--resolution', '0.25', '--max-factor', '16', '--cooldown', '0', '--rehearsal', '100', '--lead', '300', '--streaming'];
 const OBJECTIVES = ['--goodput', 'time_to_first_token:100', '--min-goodput', '0.9'];
+
+/** How far each target's sustained factor is from the model's, as problems (none: within one step). */
+function modelProblems(doc: CapacityDocument): string[] {
+  const [a, b] = doc.targets;
+  return [
+    ...(Math.abs(a!.sustained_factor! - 1.25) <= 0.25 ? [] : [`A ${a!.sustained_factor}x (model 1.25x)`]),
+    ...(Math.abs(b!.sustained_factor! - 2.5) <= 0.25 ? [] : [`B ${b!.sustained_factor}x (model 2.5x)`]),
+  ];
+}
 
 function capacityOf(out: string): { doc: CapacityDocument; root: string } {
   const [runId] = readdirSync(out);
@@ -56,10 +66,15 @@ describe('capture-replay capacity against mocks of known capacity', () => {
   });
 
   it('finds each target within one step of the queueing model (A 1.25x, B 2.5x), B about twice A, with every step a replay of its own', async () => {
-    const out = join(dir, 'out');
-    const r = await runCli(['capacity', captures, '--target', `A=${mocks[0]!.url}`, '--target', `B=${mocks[1]!.url}`, '--out', out, ...SEARCH, ...OBJECTIVES]);
+    // A step is a replay in real time: on a loaded machine a search that misses the model is run once more (timing.ts).
+    const search = async (n: number) => {
+      const out = join(dir, `out-${n}`);
+      const r = await runCli(['capacity', captures, '--target', `A=${mocks[0]!.url}`, '--target', `B=${mocks[1]!.url}`, '--out', out, ...SEARCH, ...OBJECTIVES]);
+      return { r, ...(r.code === 0 ? capacityOf(out) : { doc: undefined, root: '' }) };
+    };
+    const { r, doc: found0, root } = (await retryTimingOnce('capacity search', search, ({ doc }) => (doc ? modelProblems(doc) : []))).result;
     expect(r.code, r.stderr).toBe(0);
-    const { doc, root } = capacityOf(out);
+    const doc = found0!;
     const [a, b] = doc.targets;
     const found = `A ${a!.sustained_factor}x (${a!.steps.map((s) => `${s.factor}:${s.outcome}`).join(' ')}), B ${b!.sustained_factor}x (${b!.steps.map((s) => `${s.factor}:${s.outcome}`).join(' ')})`;
     console.info(`[capacity] ${found}`);
@@ -91,13 +106,18 @@ describe('capture-replay capacity against mocks of known capacity', () => {
   }, 240_000);
 
   it('demo --capacity: the same model with both targets searched together, in mocks of their own processes', async () => {
-    const out = join(dir, 'demo');
-    const r = await runCli(['demo', '--capacity', '--out', out]);
+    const demo = async (n: number) => {
+      const out = join(dir, `demo-${n}`);
+      const r = await runCli(['demo', '--capacity', '--out', out]);
+      const runs = r.code === 0 ? readdirSync(out).filter((d) => d.endsWith('-capacity')) : [];
+      const doc = runs.length === 1 ? (JSON.parse(readFileSync(join(out, runs[0]!, 'capacity.json'), 'utf8')) as CapacityDocument) : undefined;
+      return { r, runs, doc };
+    };
+    const { r, runs, doc: found0 } = (await retryTimingOnce('demo --capacity', demo, ({ doc }) => (doc ? modelProblems(doc) : []))).result;
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/A keeps up to 1\.25x and B to 2\.50x/);
-    const runs = readdirSync(out).filter((d) => d.endsWith('-capacity'));
     expect(runs).toHaveLength(1);
-    const doc = JSON.parse(readFileSync(join(out, runs[0]!, 'capacity.json'), 'utf8')) as CapacityDocument;
+    const doc = found0!;
     const [a, b] = doc.targets;
     const found = `A ${a!.sustained_factor}x, B ${b!.sustained_factor}x`;
     console.info(`[capacity demo] ${found}`);
