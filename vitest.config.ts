@@ -60,13 +60,33 @@ const TIMING = [
 const SHARED_WORKERS = 3;
 
 /**
- * The order files start in within a group: the tiers with the longest files first (the slow
- * files in SLOW's order), the many short fast files last, where they fill the workers that
- * others leave idle. Vitest's own order runs the projects of a group by name (slow last) and,
- * within one, the longest first by its cache of the last run or, without one (a fresh clone),
- * the largest file first.
+ * The order files start in within a group: the files that take longest first (LONGEST_FIRST,
+ * then the tiers with the longest files: the slow files in SLOW's order), the many short fast
+ * files last, where they fill the workers that others leave idle. Vitest's own order runs the
+ * projects of a group by name (slow last) and, within one, the longest first by its cache of
+ * the last run or, without one (a fresh clone), the largest file first: a long file of few
+ * lines would start late and end the run alone.
  */
 const START_ORDER = ['slow', 'infra', 'e2e', 'integration', 'fast', 'timing'];
+
+/** Files of the shared tiers that take longest (measured: vitest's per-file durations), longest first. */
+const LONGEST_FIRST = [
+  'test/integration/verify-deploy.test.ts',
+  'test/e2e/signals.test.ts',
+  'test/e2e/package.test.ts',
+  'test/e2e/response-faults.test.ts',
+  'test/infra/synth.test.ts',
+  'test/integration/fire-warm-up.test.ts',
+  'test/e2e/cli-demo.test.ts',
+  'test/unit/compare/simulation.test.ts',
+  'test/e2e/cli-usage.test.ts',
+  'test/integration/bundles.test.ts',
+  'test/integration/iam.test.ts',
+];
+const listed = (list: string[], spec: TestSpecification) => {
+  const i = list.indexOf(relative(spec.project.config.root, spec.moduleId).split(sep).join('/'));
+  return i < 0 ? list.length : i;
+};
 
 class LongestTiersFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -74,8 +94,9 @@ class LongestTiersFirst extends BaseSequencer {
     const place = new Map(sorted.map((spec, i) => [spec, i]));
     const rank = (spec: TestSpecification) => [
       spec.project.config.sequence.groupOrder,
+      listed(LONGEST_FIRST, spec),
       START_ORDER.indexOf(spec.project.name),
-      SLOW.indexOf(relative(spec.project.config.root, spec.moduleId).split(sep).join('/')),
+      listed(SLOW, spec),
       place.get(spec)!,
     ];
     const order = new Map(sorted.map((spec) => [spec, rank(spec)]));
