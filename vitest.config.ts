@@ -70,7 +70,7 @@ const SHARED_WORKERS = 3;
 const START_ORDER = ['slow', 'infra', 'e2e', 'integration', 'fast', 'timing'];
 
 /** Files of the shared tiers that take longest (measured: vitest's per-file durations), longest first. */
-const LONGEST_FIRST = [
+export const LONGEST_FIRST = [
   'test/integration/verify-deploy.test.ts',
   'test/e2e/signals.test.ts',
   'test/e2e/package.test.ts',

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVitest, type TestSpecification, type Vitest } from 'vitest/node';
+import { LONGEST_FIRST } from '../../vitest.config';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
@@ -53,6 +54,11 @@ describe('test projects (vitest.config.ts)', () => {
     const files = new Set(testFilesOnDisk());
     const stale = vitest.projects.flatMap((p) => p.config.include.filter((pattern) => !/[*?{[]/.test(pattern) && !files.has(pattern)).map((pattern) => `${p.name}: ${pattern}`));
     expect(stale).toEqual([]);
+  });
+
+  it('every file named to start first exists', () => {
+    const files = new Set(testFilesOnDisk());
+    expect(LONGEST_FIRST.filter((f) => !files.has(f))).toEqual([]);
   });
 
   it('the timing tier runs last, one file at a time, and has files', () => {
