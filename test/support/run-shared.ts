@@ -43,6 +43,8 @@ export function writeWhole(file: string, text: string): void {
  */
 export async function oncePerRun<T>(name: string, produce: (dir: string) => Promise<T>, options: { base?: string; timeoutMs: number }): Promise<T> {
   removeEndedRuns(name, options.base);
+  // The base may not exist yet (node_modules/.cache on a fresh clone): made first, not the lock.
+  if (options.base !== undefined) mkdirSync(options.base, { recursive: true });
   const dir = runSharedPath(name, options.base);
   const resultFile = join(dir, 'result.json');
   let first = true;
