@@ -47,13 +47,19 @@ const OPEN_AHEAD_WINDOW_MS = 5;
 const OPEN_AHEAD_MIN = 1;
 const OPEN_AHEAD_MAX = 16;
 
-/** What an execution environment has rehearsed: `<target kind>:<streaming>`. */
+/**
+ * What an execution environment has rehearsed (`<target kind>:<streaming>`), and its
+ * invocations under way: Lambda runs one at a time in an environment, but a process that runs
+ * several at once (a test harness, a local event source) must not pause one invocation's
+ * slot with another's full collection.
+ */
 export interface WarmUpState {
   rehearsed: Set<string>;
+  active: number;
 }
 
 export function createWarmUpState(): WarmUpState {
-  return { rehearsed: new Set() };
+  return { rehearsed: new Set(), active: 0 };
 }
 
 /** Per target: its requests due within OPEN_AHEAD_WINDOW_MS of its first (epoch ns), clamped. */
@@ -83,7 +89,9 @@ export class InvocationWarmUp {
   constructor(
     private readonly deps: Deps,
     private readonly state: WarmUpState,
-  ) {}
+  ) {
+    state.active++;
+  }
 
   /** Warms up for a shard about to be claimed (its requests loaded); resolves once its rehearsal, if any, is done. */
   async beforeClaim(message: ShardMessage, requests: readonly ScheduledRequest[]): Promise<void> {
@@ -104,6 +112,7 @@ export class InvocationWarmUp {
 
   /** Cancels a collection not yet run (the batch is done). */
   end(): void {
+    if (!this.ended) this.state.active--;
     this.ended = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -122,7 +131,8 @@ export class InvocationWarmUp {
   private beforeFirstDue(): void {
     this.timer = null;
     this.collected = true;
-    collectGarbage();
+    // Another invocation of this process may be in its slot: a full collection would pause it.
+    if (this.state.active === 1) collectGarbage();
     const ahead = connectionsAhead(this.dues);
     this.deps
       .targets()

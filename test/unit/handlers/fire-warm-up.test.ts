@@ -115,6 +115,22 @@ describe('InvocationWarmUp', () => {
     warmUp.end();
   });
 
+  it('no collection while another invocation of the process is under way (it may be in its slot), one once it has ended', async () => {
+    const { deps } = standIn();
+    const state = createWarmUpState();
+    const firing = await invocation(deps, state, shardDueIn(100, chatRequests(2, 1)));
+    const next = await invocation(deps, state, shardDueIn(1_100, chatRequests(2, 1)));
+    await sleep(400);
+    expect(collected.count).toBe(0);
+    firing.end();
+    next.end();
+    const alone = await invocation(deps, state, shardDueIn(1_100, chatRequests(2, 1)));
+    await sleep(400);
+    expect(collected.count).toBe(1);
+    alone.end();
+    expect(state.active).toBe(0);
+  });
+
   it('nothing is collected once the batch is done, nor for an invocation that arrives too late', async () => {
     const { deps } = standIn();
     (await invocation(deps, createWarmUpState(), shardDueIn(1_300, chatRequests(2, 1)))).end();
