@@ -38,13 +38,14 @@ const SLOW = [
 /**
  * Files with assertions on real time that failed on a loaded machine: TTFT and ITL within
  * a few ms, arrival offsets, a verdict on a 10-20 ms TTFT difference, what is in flight at a
- * 300 ms cancel.
+ * 300 ms cancel, responses read during a 60 ms stall of the event loop (catch-up).
  */
 const TIMING = [
   'test/unit/http/mock-capacity.test.ts',
   'test/unit/http/mock-server.test.ts',
   'test/unit/http/openai-target.test.ts',
   'test/unit/run/stop-and-write.test.ts',
+  'test/integration/catch-up.test.ts',
   'test/integration/pipeline.test.ts',
   'test/integration/sagemaker-target.test.ts',
   'test/integration/scheduled-ab.test.ts',
