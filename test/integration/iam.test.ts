@@ -24,6 +24,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockServer, type MockServer } from '../../lambdas/mocks/mock-server';
 import { systemClock } from '../../lambdas/adapters/system-clock';
 import { resultsKey } from '../../lambdas/core/pipeline/keys';
+import { fileRunId } from '../../lambdas/core/ids';
+import { runPrefix } from '../../lambdas/core/pipeline/keys';
 import { DEFAULT_SHARDING } from '../../lambdas/core/pipeline/shards';
 import { ENV } from '../../lambdas/runtime/config';
 import { iamCallsFor, recordCalls, type AwsCall } from '../support/iam/aws-call-recorder';
@@ -162,6 +164,27 @@ describeWithMoto('IAM: each function against its synthesized policy', () => {
       const hourly = await waitForObject(admin.s3, results, `hours/${hour}/`, '/A/run_manifest.json', 60_000, () => errorsOf(running));
       expect(await json(admin.s3, results, hourly)).toMatchObject({ scheduled: 2, succeeded: 2 });
       delete variants.ingest;
+      await settle();
+    }, 90_000);
+
+    it('a lane too large for its message travels by reference: parts written by the ingest under work/, read by fire', async () => {
+      // Bodies just under the inline limit, so each stays in the lane; together over a message's budget.
+      const body = 'y'.repeat(DEFAULT_SHARDING.maxInlineBodyBytes - 1024);
+      const count = Math.ceil(DEFAULT_SHARDING.maxMessageBytes / body.length) + 2;
+      const lines = Array.from({ length: count }, (_, i) =>
+        JSON.stringify({
+          captureData: { endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: JSON.stringify({ messages: [{ role: 'user', content: `${i} ${body}` }] }), encoding: 'JSON' } },
+          eventMetadata: { eventId: `ref-${i}`, inferenceTime: `2026-04-29T00:00:${String(i % 2).padStart(2, '0')}Z` },
+          eventVersion: '0',
+        }),
+      );
+      const key = 'datacapture/demo-endpoint/AllTraffic/2026/04/29/00/by-reference.jsonl';
+      const put = await admin.s3.send(new PutObjectCommand({ Bucket: CAPTURE_BUCKET, Key: key, Body: lines.join('\n') + '\n' }));
+      const runId = fileRunId('file', CAPTURE_BUCKET, key, put.ETag!.replace(/"/g, ''));
+      const manifestKey = await waitForObject(admin.s3, results, runPrefix(runId), '/A/run_manifest.json', 60_000, () => errorsOf(running));
+      expect(await json(admin.s3, results, manifestKey)).toMatchObject({ scheduled: count, succeeded: count, balanced: true });
+      const partsRead = fn('fire').calls.filter((c) => c.operation === 'GetObject' && c.resource.includes('/_shards/'));
+      expect(partsRead.length, 'fire read the lane\'s parts').toBeGreaterThan(0);
       await settle();
     }, 90_000);
 
