@@ -122,7 +122,7 @@ export interface HandlerSettings {
   ingestParseMBps: number;
   /**
    * The fire stage decoding a shard's requests (JSON, schema, base64 bodies), MB of wire text per
-   * second of one vCPU: measured here (22.7 MB, 10,920 chat requests, in 0.13-0.22 s of CPU).
+   * second of one vCPU: measured (docs/simulator.md, the model's inputs).
    */
   fireDecodeMBpsPerVcpu: number;
   /** Assumed: from the capture landing to its notification being receivable on the ingest queue. */

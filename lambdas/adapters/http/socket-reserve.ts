@@ -5,9 +5,9 @@
  * request waits for a connection of its own (DNS, TCP, TLS), and so does every request that
  * finds the others busy while those connect. The fire function opens a few ahead, shortly
  * before its first due time (handlers/fire-warm-up.ts), so that the first requests of a cold
- * invocation go out on connections that are already there: measured on this machine, the
- * first request of a warmed-up cold invocation still reached the wire 3-15 ms after its
- * pick-up, all of it connecting, when the requests after it took under 2 ms.
+ * invocation go out on connections that are already there: without it, the first request
+ * of a warmed-up cold invocation reaches the wire after a connect the requests after it do not
+ * wait for (test/integration/fire-warm-up.test.ts).
  *
  * The reserve is undici's own connector (`buildConnector`, so TCP and TLS are set up exactly
  * as undici would) with a stock of sockets opened ahead of time:
