@@ -22,8 +22,8 @@
  * `--targets n` replays the capture to n targets (A, B, ...: the same mock server), as
  * sim/ simulates it (bench/RESULTS.md, "The simulator against moto").
  *
- * The functions run as deployed for the benchmark's rate: memory, batch sizes, maximum
- * concurrency and the tuning environment come from the stack synthesized with
+ * The functions run as deployed for the benchmark's rate: memory, batch sizes, batching
+ * windows, maximum concurrency and the tuning environment come from the stack synthesized with
  * `peakRequestsPerSecond` = --rate (lib/sizing.ts); --fire-concurrency only lowers the fire
  * function's concurrency on this machine.
  */
@@ -103,6 +103,8 @@ const LOGICAL_ID_PREFIX: Record<FunctionName, string> = { ingest: 'StatelessInge
 interface DeployedFunction {
   memoryMb: number;
   batchSize: number;
+  /** The event source's MaximumBatchingWindowInSeconds (0: none). */
+  batchingWindowS: number;
   maxConcurrency: number;
   /** The literal environment variables (tuning: MAX_SHARD_REQUESTS, SLOT_MS, ...); resource names are replaced locally. */
   env: Record<string, string>;
@@ -111,7 +113,8 @@ interface DeployedFunction {
 /**
  * Each function as deployed for this rate: the stack synthesized (no bundling) with the
  * benchmark's rate as the declared peak, and each function's MemorySize, its event source's
- * BatchSize and MaximumConcurrency, and its literal environment read from the template.
+ * BatchSize, MaximumBatchingWindowInSeconds and MaximumConcurrency, and its literal environment
+ * read from the template.
  */
 function deployedShape(): { functions: Record<FunctionName, DeployedFunction>; source: string } {
   const outdir = mkdtempSync(join(tmpdir(), 'cdk-cost-'));
@@ -127,7 +130,7 @@ function deployedShape(): { functions: Record<FunctionName, DeployedFunction>; s
     const template = Template.fromStack(new CaptureReplayStack(app, 'CostBench', { config }));
     const lambdas = template.findResources('AWS::Lambda::Function') as Record<string, { Properties: { MemorySize?: number; Environment?: { Variables?: Record<string, unknown> } } }>;
     const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')) as {
-      Properties: { FunctionName?: { Ref?: string }; BatchSize?: number; ScalingConfig?: { MaximumConcurrency?: number } };
+      Properties: { FunctionName?: { Ref?: string }; BatchSize?: number; MaximumBatchingWindowInSeconds?: number; ScalingConfig?: { MaximumConcurrency?: number } };
     }[];
     const functions = {} as Record<FunctionName, DeployedFunction>;
     for (const name of FUNCTIONS) {
@@ -140,6 +143,7 @@ function deployedShape(): { functions: Record<FunctionName, DeployedFunction>; s
       functions[name] = {
         memoryMb: fn.Properties.MemorySize ?? 128, // CloudFormation's default
         batchSize: mapping.Properties.BatchSize ?? 10,
+        batchingWindowS: mapping.Properties.MaximumBatchingWindowInSeconds ?? 0,
         maxConcurrency: mapping.Properties.ScalingConfig?.MaximumConcurrency ?? 1000,
         env,
       };
@@ -168,7 +172,7 @@ async function drainTestEvent(sqsClient: SQSClient, queueUrl: string): Promise<v
 const { functions: deployed, source: memorySource } = deployedShape();
 const memoryMb = Object.fromEntries(FUNCTIONS.map((f) => [f, deployed[f].memoryMb])) as Record<FunctionName, number>;
 console.error(
-  `as deployed (${memorySource}): ${FUNCTIONS.map((f) => `${f} ${deployed[f].memoryMb} MB, batch ${deployed[f].batchSize}, concurrency ${deployed[f].maxConcurrency}`).join('; ')}`,
+  `as deployed (${memorySource}): ${FUNCTIONS.map((f) => `${f} ${deployed[f].memoryMb} MB, batch ${deployed[f].batchSize}, window ${deployed[f].batchingWindowS} s, concurrency ${deployed[f].maxConcurrency}`).join('; ')}`,
 );
 
 const capture = captureBuffer({ ratePerSecond: rate, durationSeconds: seconds, startTime: Date.UTC(2026, 3, 29, 0, 3, 18), seed, bodyBytes });
@@ -223,11 +227,12 @@ try {
     fire: () => makeFireHandler(() => fireDeps),
     collect: () => makeCollectHandler(() => collectDeps),
   };
-  // Batch sizes and concurrency as deployed; --fire-concurrency caps the fire function's on this machine.
-  const sourceOptions: Record<FunctionName, { batchSize: number; maxConcurrency: number }> = {
-    ingest: { batchSize: deployed.ingest.batchSize, maxConcurrency: deployed.ingest.maxConcurrency },
-    fire: { batchSize: deployed.fire.batchSize, maxConcurrency: Math.min(deployed.fire.maxConcurrency, fireConcurrency) },
-    collect: { batchSize: deployed.collect.batchSize, maxConcurrency: deployed.collect.maxConcurrency },
+  // Batch sizes, batching windows and concurrency as deployed; --fire-concurrency caps the fire function's on this machine.
+  const asDeployed = (f: FunctionName, maxConcurrency = deployed[f].maxConcurrency) => ({ batchSize: deployed[f].batchSize, batchingWindowMs: deployed[f].batchingWindowS * 1000, maxConcurrency });
+  const sourceOptions: Record<FunctionName, { batchSize: number; batchingWindowMs: number; maxConcurrency: number }> = {
+    ingest: asDeployed('ingest'),
+    fire: asDeployed('fire', Math.min(deployed.fire.maxConcurrency, fireConcurrency)),
+    collect: asDeployed('collect'),
   };
   for (const name of FUNCTIONS) {
     sources.push(
@@ -317,7 +322,7 @@ try {
     benchmark: 'pipeline-cost',
     node: process.version,
     workload: { ratePerSecond: rate, seconds, targets: TARGETS.length, requests: expected, captureMb: round(capture.length / MB, 1), bodyBytes, leadMs, requestTimeoutMs: REQUEST_TIMEOUT_MS, graceMs: GRACE_MS },
-    deployed: Object.fromEntries(FUNCTIONS.map((f) => [f, { memoryMb: deployed[f].memoryMb, batchSize: deployed[f].batchSize, maxConcurrency: deployed[f].maxConcurrency, localConcurrency: sourceOptions[f].maxConcurrency }])),
+    deployed: Object.fromEntries(FUNCTIONS.map((f) => [f, { memoryMb: deployed[f].memoryMb, batchSize: deployed[f].batchSize, batchingWindowS: deployed[f].batchingWindowS, maxConcurrency: deployed[f].maxConcurrency, localConcurrency: sourceOptions[f].maxConcurrency }])),
     outcome: { wallSeconds: round(wallSeconds, 1), replayed, uniqueRequestIds: unique, manifest: { scheduled: manifest.scheduled, succeeded: manifest.succeeded, failed: manifest.failed, dropped: manifest.dropped, balanced: manifest.balanced } },
     measured: {
       sqs: {

@@ -52,6 +52,22 @@ export const FUNCTION_TIMEOUTS = {
 } as const;
 
 /**
+ * The collect event source's batching window (MaximumBatchingWindowInSeconds, 0-300 s, 0 by
+ * default for SQS: https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html).
+ * With it, Lambda gathers records and invokes once the window has passed, the batch size is
+ * met or the payload reaches 6 MB, whichever comes first
+ * (https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventsourcemapping.html#invocation-eventsourcemapping-batching).
+ * A run's end puts a burst of collect messages on the queue, one per lane of the last slot,
+ * each sent as its fire invocation finishes: without a window each may be its own
+ * invocation, which lists the run's results and finds it still pending, and how many there
+ * are depends on timing. Five seconds gathers the lanes of a slot into one look and stays far
+ * shorter than the gap to the run's deadline message (the request timeout plus the grace).
+ * The collector writes only at a run's end, so the delay holds up nothing, and fewer
+ * invocations cost less.
+ */
+export const COLLECT_BATCHING_WINDOW = Duration.seconds(5);
+
+/**
  * How EventBridge Scheduler retries sending a plan message to the plan queue before it puts
  * it in the scheduler dead-letter queue. A send to SQS fails only on throttling, an outage
  * or a broken permission: 20 attempts with the Scheduler's backoff cover a regional blip of
@@ -164,7 +180,7 @@ export class CaptureReplayStateless extends Construct {
 
     if (autoReplay) this.ingestFunction.addEventSource(new SqsEventSource(stateful.ingest.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: EVENT_SOURCE_CONCURRENCY.ingest }));
     this.fireFunction.addEventSource(new SqsEventSource(stateful.replay.queue, { batchSize: sizing.batchSize, reportBatchItemFailures: true, maxConcurrency: config.maxFireConcurrency ?? sizing.maxConcurrency }));
-    this.collectFunction.addEventSource(new SqsEventSource(stateful.collect.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: EVENT_SOURCE_CONCURRENCY.collect }));
+    this.collectFunction.addEventSource(new SqsEventSource(stateful.collect.queue, { batchSize: 10, maxBatchingWindow: COLLECT_BATCHING_WINDOW, reportBatchItemFailures: true, maxConcurrency: EVENT_SOURCE_CONCURRENCY.collect }));
     const scheduled = stateful.schedules;
     if (scheduled && this.planFunction) {
       // One window per invocation (each may take minutes); two at once at most (Lambda's floor).

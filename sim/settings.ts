@@ -210,9 +210,10 @@ export function stackFor(o: SimOptions): { stack: StackSettings; problems: strin
   const sizing = fireSizingOf(config);
   const maxConcurrency = config.maxFireConcurrency ?? sizing.maxConcurrency;
   const sixTimes = (s: number) => Math.min(43_200, 6 * s);
-  // lib/stateless.ts's FUNCTION_TIMEOUTS (imported, it would load the CDK): 15 and 5 minutes.
+  // lib/stateless.ts's FUNCTION_TIMEOUTS and COLLECT_BATCHING_WINDOW (imported, they would load the CDK).
   const ingestTimeoutS = 900;
   const collectTimeoutS = 300;
+  const collectBatchingWindowS = 5;
   const stack: StackSettings = {
     leadS: config.leadSeconds,
     slotS: sizing.slotSeconds,
@@ -235,7 +236,7 @@ export function stackFor(o: SimOptions): { stack: StackSettings; problems: strin
       visibilityTimeoutS: sizing.visibilityTimeoutSeconds,
     },
     ingest: { memoryMb: 3008, timeoutS: ingestTimeoutS, batchSize: 1, batchingWindowS: 0, maxConcurrency: 10, reservedConcurrency: null, visibilityTimeoutS: sixTimes(ingestTimeoutS) },
-    collect: { memoryMb: 2048, timeoutS: collectTimeoutS, batchSize: 10, batchingWindowS: 0, maxConcurrency: 5, reservedConcurrency: null, visibilityTimeoutS: sixTimes(collectTimeoutS) },
+    collect: { memoryMb: 2048, timeoutS: collectTimeoutS, batchSize: 10, batchingWindowS: collectBatchingWindowS, maxConcurrency: 5, reservedConcurrency: null, visibilityTimeoutS: sixTimes(collectTimeoutS) },
     eventSourceMode: 'standard',
     minPollers: 2,
     maxPollers: 200,

@@ -2,7 +2,7 @@
  * Evidence that the emulated AWS (moto) and the local event source behave like AWS where
  * the pipeline relies on them: S3 -> SQS notifications (filters, key encoding, the test
  * event), S3 conditional creates (the shard claim), SQS delays, Lambda's partial batch
- * failures and whole-batch retries, and redrive to the dead-letter queue.
+ * failures and whole-batch retries, its batching window, and redrive to the dead-letter queue.
  */
 import { GetObjectCommand, ListBucketsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { ListQueuesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -225,6 +225,87 @@ describeWithMoto('emulated AWS behaves as the pipeline needs', () => {
     const { url } = await createQueue(sqs, 'sizes');
     for (const batchSize of [0, 11, 2.5]) {
       await expect(startSqsEventSource({ client: sqs, queueUrl: url, batchSize, handler: async () => undefined })).rejects.toThrow(/batchSize must be an integer from 1 to 10/);
+    }
+  });
+
+  /** An event source with a batching window on a new queue; each invocation's bodies and when it began. */
+  async function windowed(name: string, o: { batchSize: number; batchingWindowMs: number }) {
+    const { url } = await createQueue(sqs, name);
+    const calls: { at: number; bodies: string[] }[] = [];
+    const source = await startSqsEventSource({
+      client: sqs,
+      queueUrl: url,
+      ...o,
+      handler: async (event) => {
+        calls.push({ at: Date.now(), bodies: event.Records.map((r) => r.body).sort() });
+      },
+    });
+    const send = async (...bodies: string[]) => {
+      const at = Date.now();
+      await sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: bodies.map((body) => ({ Id: body, MessageBody: body })) }));
+      return at;
+    };
+    const handled = (n: number) => until(async () => (source.stats.succeededRecords >= n ? true : undefined), 30_000, `${n} records handled`);
+    return { source, calls, send, handled };
+  }
+
+  it('event source with a batching window: messages arriving within the window are one invocation, after the window', async () => {
+    const { source, calls, send, handled } = await windowed('window-gathers', { batchSize: 10, batchingWindowMs: 3000 });
+    try {
+      const first = await send('a');
+      await sleep(400);
+      await send('b');
+      await sleep(400);
+      await send('c');
+      await handled(3);
+      await source.idle(500);
+      expect(calls.map((c) => c.bodies)).toEqual([['a', 'b', 'c']]);
+      // The batch is not full: the window, opened by the receive that returned 'a', is waited out.
+      expect(calls[0]!.at - first).toBeGreaterThanOrEqual(3000);
+    } finally {
+      await source.stop();
+    }
+  });
+
+  it('event source with a batching window: messages further apart than the window are separate invocations', async () => {
+    const { source, calls, send, handled } = await windowed('window-apart', { batchSize: 10, batchingWindowMs: 1000 });
+    try {
+      await send('x');
+      await sleep(2500);
+      await send('y');
+      await handled(2);
+      await source.idle(500);
+      expect(calls.map((c) => c.bodies)).toEqual([['x'], ['y']]);
+    } finally {
+      await source.stop();
+    }
+  });
+
+  it('event source with a batching window: a full batch is invoked at once, without waiting the window out', async () => {
+    const { source, calls, send, handled } = await windowed('window-full', { batchSize: 3, batchingWindowMs: 60_000 });
+    try {
+      const whole = await send('a', 'b', 'c');
+      await handled(3);
+      // Filled by a second receive, the batch goes when its last record arrives.
+      const first = await send('d', 'e');
+      await sleep(300);
+      await send('f');
+      await handled(6);
+      expect(calls.map((c) => c.bodies)).toEqual([
+        ['a', 'b', 'c'],
+        ['d', 'e', 'f'],
+      ]);
+      expect(calls[0]!.at - whole).toBeLessThan(10_000);
+      expect(calls[1]!.at - first).toBeLessThan(10_000);
+    } finally {
+      await source.stop();
+    }
+  });
+
+  it('event source: rejects a batching window Lambda would not accept', async () => {
+    const { url } = await createQueue(sqs, 'windows');
+    for (const batchingWindowMs of [-1, 300_001, Number.NaN]) {
+      await expect(startSqsEventSource({ client: sqs, queueUrl: url, batchingWindowMs, handler: async () => undefined })).rejects.toThrow(/batchingWindowMs must be from 0 to 300000/);
     }
   });
 

@@ -24,6 +24,15 @@ export interface EventSourceOptions {
   handler: SqsLambdaHandler;
   /** Records per invocation, 1-10 as for a standard queue without a batching window. Default 10. */
   batchSize?: number;
+  /**
+   * The mapping's MaximumBatchingWindowInSeconds, in ms. Once a receive returns messages, the
+   * source keeps receiving until the batch is full or this long has passed since that first
+   * receive, then invokes once, as Lambda does for a standard queue
+   * (https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventsourcemapping.html#invocation-eventsourcemapping-batching).
+   * Default 0: each receive is a batch. Lambda's third criterion, a 6 MB payload, is not
+   * applied here.
+   */
+  batchingWindowMs?: number;
   /** Per-receive visibility timeout; omitted, the queue's own VisibilityTimeout applies (as with Lambda). */
   visibilityTimeoutSeconds?: number;
   /** Batches in flight at once. Default 5. */
@@ -165,6 +174,9 @@ export async function startSqsEventSource(o: EventSourceOptions): Promise<EventS
   const maxConcurrency = positiveInt('maxConcurrency', o.maxConcurrency ?? 5, 1, 1000);
   const waitTimeSeconds = positiveInt('waitTimeSeconds', o.waitTimeSeconds ?? 1, 0, 20);
   const pollIntervalMs = o.pollIntervalMs ?? 100;
+  const batchingWindowMs = o.batchingWindowMs ?? 0;
+  // Lambda's range: 0-300 s (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html); finer here, for tests.
+  if (!Number.isFinite(batchingWindowMs) || batchingWindowMs < 0 || batchingWindowMs > 300_000) throw new RangeError(`batchingWindowMs must be from 0 to 300000, got ${batchingWindowMs}`);
   const functionName = o.functionName ?? 'local-fn';
   const functionTimeoutSeconds = o.functionTimeoutSeconds ?? 900;
   if (o.visibilityTimeoutSeconds !== undefined) positiveInt('visibilityTimeoutSeconds', o.visibilityTimeoutSeconds, 0, 43_200);
@@ -179,6 +191,7 @@ export async function startSqsEventSource(o: EventSourceOptions): Promise<EventS
     maxConcurrency,
     waitTimeSeconds,
     pollIntervalMs,
+    batchingWindowMs,
     functionName,
     functionTimeoutSeconds,
     stats: {
@@ -223,6 +236,7 @@ interface Mapping {
   maxConcurrency: number;
   waitTimeSeconds: number;
   pollIntervalMs: number;
+  batchingWindowMs: number;
   functionName: string;
   functionTimeoutSeconds: number;
   stats: EventSourceStats;
@@ -268,18 +282,52 @@ async function pollLoop(m: Mapping): Promise<void> {
       continue;
     }
     touch(m);
+    if (m.batchingWindowMs > 0) messages = await fillBatch(m, messages);
+    // Stopped while gathering: not invoked; the messages come back after the visibility timeout.
+    if (!m.running) break;
     const p: Promise<void> = runBatch(m, messages).finally(() => m.inFlight.delete(p));
     m.inFlight.add(p);
   }
 }
 
-async function receiveBatch(m: Mapping): Promise<Message[]> {
+/**
+ * With a batching window: receives more until the batch is full or the window, opened by the
+ * receive that returned `first`, has passed. Each receive long-polls no longer than what is
+ * left of the window (whole seconds, as SQS takes them); under a second, short polls a
+ * poll interval apart. A failed receive ends the gathering: the batch goes as it is.
+ */
+async function fillBatch(m: Mapping, first: Message[]): Promise<Message[]> {
+  const closesAt = Date.now() + m.batchingWindowMs;
+  const batch = [...first];
+  while (m.running && batch.length < m.batchSize) {
+    const left = closesAt - Date.now();
+    if (left <= 0) break;
+    const waitSeconds = Math.min(m.waitTimeSeconds, Math.floor(left / 1000));
+    let more: Message[];
+    try {
+      m.stats.receives++;
+      more = await receiveBatch(m, m.batchSize - batch.length, waitSeconds);
+    } catch (error) {
+      if (m.running) {
+        m.stats.receiveErrors++;
+        remember(m, error);
+      }
+      break;
+    }
+    batch.push(...more);
+    if (more.length > 0) touch(m);
+    else if (waitSeconds === 0) await sleep(Math.min(m.pollIntervalMs, Math.max(0, closesAt - Date.now())));
+  }
+  return batch;
+}
+
+async function receiveBatch(m: Mapping, max = m.batchSize, waitTimeSeconds = m.waitTimeSeconds): Promise<Message[]> {
   const { o } = m;
   const out = await o.client.send(
     new ReceiveMessageCommand({
       QueueUrl: o.queueUrl,
-      MaxNumberOfMessages: m.batchSize,
-      WaitTimeSeconds: m.waitTimeSeconds,
+      MaxNumberOfMessages: max,
+      WaitTimeSeconds: waitTimeSeconds,
       ...(o.visibilityTimeoutSeconds !== undefined ? { VisibilityTimeout: o.visibilityTimeoutSeconds } : {}),
       MessageSystemAttributeNames: SYSTEM_ATTRIBUTES,
       MessageAttributeNames: ['All'],

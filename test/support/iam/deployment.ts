@@ -72,7 +72,7 @@ export interface Deployment {
   template: CfnTemplate;
   resolver: Resolver;
   /** Event source mappings, by function logical id. */
-  mappings: Map<string, { queueUrl: string; batchSize: number; maxConcurrency: number }>;
+  mappings: Map<string, { queueUrl: string; batchSize: number; batchingWindowMs: number; maxConcurrency: number }>;
 }
 
 /**
@@ -121,7 +121,7 @@ export async function deployStateful(template: CfnTemplate, s3: S3Client, sqs: S
     if (Object.keys(others).length > 0) throw new Error(`${id}: only queue notifications are emulated, got ${Object.keys(others).join(', ')}`);
     await s3.send(new PutBucketNotificationConfigurationCommand({ Bucket: p.BucketName, NotificationConfiguration: { QueueConfigurations: QueueConfigurations as never } }));
   }
-  const mappings = new Map<string, { queueUrl: string; batchSize: number; maxConcurrency: number }>();
+  const mappings = new Map<string, { queueUrl: string; batchSize: number; batchingWindowMs: number; maxConcurrency: number }>();
   for (const id of logicalIds(template, 'AWS::Lambda::EventSourceMapping')) {
     const p = template.Resources[id]!.Properties ?? {};
     const fnId = (p.FunctionName as { Ref?: string }).Ref;
@@ -131,7 +131,7 @@ export async function deployStateful(template: CfnTemplate, s3: S3Client, sqs: S
     // The stand-in always applies partial batch responses: the mapping must ask for them.
     expect(p.FunctionResponseTypes, `${id} FunctionResponseTypes`).toEqual(['ReportBatchItemFailures']);
     const maximum = (p.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency ?? 10;
-    mappings.set(fnId, { queueUrl: queue.QueueUrl!, batchSize: Number(p.BatchSize ?? 10), maxConcurrency: Math.min(maximum, 10) });
+    mappings.set(fnId, { queueUrl: queue.QueueUrl!, batchSize: Number(p.BatchSize ?? 10), batchingWindowMs: Number(p.MaximumBatchingWindowInSeconds ?? 0) * 1000, maxConcurrency: Math.min(maximum, 10) });
   }
   return { template, resolver, mappings };
 }
@@ -229,7 +229,7 @@ export async function startFunctions(d: Deployment, endpoint: string, credential
     };
     const mapping = d.mappings.get(policies.functionId);
     if (!mapping) throw new Error(`${policies.functionId} has no event source mapping`);
-    const source = await startSqsEventSource({ client: sqs, queueUrl: mapping.queueUrl, handler: fn.make(getDeps), batchSize: mapping.batchSize, maxConcurrency: mapping.maxConcurrency, functionName: policies.functionId });
+    const source = await startSqsEventSource({ client: sqs, queueUrl: mapping.queueUrl, handler: fn.make(getDeps), batchSize: mapping.batchSize, batchingWindowMs: mapping.batchingWindowMs, maxConcurrency: mapping.maxConcurrency, functionName: policies.functionId });
     out.push({ name: fn.name, policies, calls, recordings, source });
   }
   return out;
