@@ -8,7 +8,8 @@
  * Two simulations: "as moto", with what the local harness does differently from AWS set to
  * match it (no delivery jitter: moto makes a delayed message visible on the dot; the event
  * source starts at its maximum concurrency, capped at the harness's `localConcurrency`: no
- * ramp, and warm; the collect source's 100 ms poll interval); and "as AWS", the simulator's defaults (jitter, a ramp after an hour idle).
+ * ramp, and warm); and "as AWS", the simulator's defaults (jitter, a ramp after an hour idle).
+ * Both run the stack's own batching windows: the harness takes them from the same template.
  * The goal is agreement within 5 % on every count "as moto".
  */
 import { readFileSync } from 'node:fs';
@@ -18,7 +19,7 @@ import { deployable } from '../sim/stack-check';
 
 interface MotoRun {
   workload: { ratePerSecond: number; seconds: number; targets?: number; leadMs: number; requestTimeoutMs: number; graceMs: number };
-  deployed: Record<'ingest' | 'fire' | 'collect', { localConcurrency: number }>;
+  deployed: Record<'ingest' | 'fire' | 'collect', { localConcurrency: number; batchingWindowS?: number }>;
   measured: {
     sqs: { billedRequests: number; handlerBilled: number; pollerBilled: number };
     s3: { putClass: number; getClass: number; byFunction: Record<string, { put: number; get: number }> };
@@ -30,8 +31,6 @@ const file = process.argv[2];
 if (!file) throw new Error('usage: sim-vs-moto.ts <pipeline-cost JSON output>');
 const moto = JSON.parse(readFileSync(file, 'utf8')) as MotoRun;
 const w = moto.workload;
-/** test/support/sqs-event-source.ts's default pollIntervalMs, which bench/pipeline-cost.ts keeps. */
-const HARNESS_POLL_INTERVAL_S = 0.1;
 
 function simulated(asMoto: boolean): SimRun {
   const { settings, problems } = settingsFor({
@@ -48,11 +47,11 @@ function simulated(asMoto: boolean): SimRun {
   const overrides = asMoto ? ['aws.sqs.delayJitterMaxMs=0', `stack.fire.maxConcurrency=${Math.min(settings.stack.fire.maxConcurrency ?? 1000, moto.deployed.fire.localConcurrency)}`] : [];
   const d = deployable(applyOverrides(settings, overrides), problems);
   if (d.problems.length > 0) throw new Error(`the stack is not deployable: ${d.problems.join('; ')}`);
-  // The harness's collect source is one receiver that sleeps 100 ms after an empty receive
-  // (test/support/sqs-event-source.ts pollIntervalMs): look messages that become visible within
-  // that are received together. A batching window of 0.1 s stands in for it (AWS takes whole
-  // seconds only, hence after the deployability check).
-  return simulate(asMoto ? applyOverrides(d.settings, [`stack.collect.batchingWindowS=${HARNESS_POLL_INTERVAL_S}`]) : d.settings);
+  const windowS = (f: 'ingest' | 'fire' | 'collect') => moto.deployed[f].batchingWindowS ?? 0;
+  for (const f of ['ingest', 'fire', 'collect'] as const) {
+    if (windowS(f) !== d.settings.stack[f].batchingWindowS) throw new Error(`${f}: moto ran a batching window of ${windowS(f)} s, the simulated stack has ${d.settings.stack[f].batchingWindowS} s`);
+  }
+  return simulate(d.settings);
 }
 
 function counts(run: SimRun) {

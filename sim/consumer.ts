@@ -2,10 +2,14 @@
  * One queue, its event source mapping and its function: batches are received while the
  * event source has room (sim/aws/event-source.ts), handed to Lambda (sim/aws/lambda.ts), which
  * runs the handler or throttles. A batch is what is visible when a poller looks, up to the
- * batch size and Lambda's 6 MB payload; with a batching window the event source waits up to
- * the window for a full batch ("Lambda invokes your function when one of the following three
- * criteria is met": the window, the batch size, 6 MB:
- * https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventsourcemapping.html#invocation-eventsourcemapping-batching).
+ * batch size and Lambda's 6 MB payload. With a batching window the event source keeps
+ * receiving what becomes visible (each receive billed) and invokes once the window has passed,
+ * the batch size is met or the next message would take the payload past 6 MB ("Lambda invokes
+ * your function when one of the following three criteria is met": the window, the batch
+ * size, 6 MB: https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventsourcemapping.html#invocation-eventsourcemapping-batching).
+ * Assumed where the page is silent: the window opens with the first message of a batch (for
+ * SQS the page has the next window begin when the previous invocation completes, which says
+ * nothing of a queue that was empty then), and the event source gathers one batch at a time.
  * A throttled batch is not deleted: it is received again once
  * its visibility timeout has passed (the reason AWS asks for a visibility timeout of six times
  * the function timeout, "to retry if your function is throttled":
@@ -34,8 +38,10 @@ export class Consumer<P> {
   private inFlight = 0;
   private tickPending = false;
   private dispatchPending = false;
-  /** When the batching window opened (a message waiting for a fuller batch), or null. */
-  private windowOpenedAt: number | null = null;
+  /** With a batching window: the batch being gathered, its payload, and when its window closes. */
+  private gathered: SimMessage<P>[] = [];
+  private gatheredBytes = 0;
+  private windowClosesAt = Infinity;
   readonly stats: ConsumerStats = { throttledInvocations: 0, throttledMessages: 0, timeouts: 0, peakBatchesInFlight: 0 };
 
   constructor(
@@ -61,11 +67,10 @@ export class Consumer<P> {
   /** Receives what the event source has room for. */
   dispatch(): void {
     const now = this.agenda.now;
-    this.scaler.advance(now, this.queue.visibleCount > 0, this.inFlight);
-    while (this.inFlight < this.scaler.concurrency && this.queue.visibleCount > 0) {
-      if (this.waitForFullerBatch(now)) break;
-      const batch = this.queue.receive(now, this.o.batchSize, INVOKE_PAYLOAD_BYTES);
-      this.windowOpenedAt = null;
+    this.scaler.advance(now, this.queue.visibleCount > 0 || this.gathered.length > 0, this.inFlight);
+    while (this.inFlight < this.scaler.concurrency) {
+      const batch = this.o.batchingWindowMs > 0 ? this.gather(now) : this.queue.visibleCount > 0 ? this.queue.receive(now, this.o.batchSize, INVOKE_PAYLOAD_BYTES) : null;
+      if (batch === null) break;
       if (batch.length === 0) continue;
       this.inFlight++;
       this.stats.peakBatchesInFlight = Math.max(this.stats.peakBatchesInFlight, this.inFlight);
@@ -82,14 +87,31 @@ export class Consumer<P> {
     }
   }
 
-  /** With a batching window: whether to wait (the window is open and the batch not full). */
-  private waitForFullerBatch(now: number): boolean {
-    if (this.o.batchingWindowMs <= 0 || this.queue.visibleCount >= this.o.batchSize) return false;
-    if (this.windowOpenedAt === null) {
-      this.windowOpenedAt = now;
-      this.agenda.at(now + this.o.batchingWindowMs, () => this.dispatch());
+  /**
+   * With a batching window: receives what is visible into the batch being gathered (opening
+   * its window with its first message), and returns the batch once one of Lambda's three
+   * criteria is met, or null while it waits.
+   */
+  private gather(now: number): SimMessage<P>[] | null {
+    const roomBytes = () => INVOKE_PAYLOAD_BYTES - this.gatheredBytes;
+    while (this.gathered.length < this.o.batchSize && this.queue.visibleCount > 0 && (this.gathered.length === 0 || this.queue.nextVisibleBytes <= roomBytes())) {
+      const more = this.queue.receive(now, this.o.batchSize - this.gathered.length, roomBytes());
+      if (more.length === 0) continue;
+      if (this.gathered.length === 0) {
+        this.windowClosesAt = now + this.o.batchingWindowMs;
+        this.agenda.at(this.windowClosesAt, () => this.dispatch());
+      }
+      this.gathered.push(...more);
+      this.gatheredBytes += more.reduce((n, m) => n + m.bytes, 0);
     }
-    return now < this.windowOpenedAt + this.o.batchingWindowMs;
+    if (this.gathered.length === 0) return null;
+    const full = this.gathered.length >= this.o.batchSize || (this.queue.visibleCount > 0 && this.queue.nextVisibleBytes > roomBytes());
+    if (!full && now < this.windowClosesAt) return null;
+    const batch = this.gathered;
+    this.gathered = [];
+    this.gatheredBytes = 0;
+    this.windowClosesAt = Infinity;
+    return batch;
   }
 
   private invoke(batch: SimMessage<P>[]): void {

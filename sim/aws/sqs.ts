@@ -69,6 +69,11 @@ export class SqsQueue<P = unknown> {
     return this.visible.length - this.head;
   }
 
+  /** The size of the message a receive would return first (0: none visible). */
+  get nextVisibleBytes(): number {
+    return this.visible[this.head]?.bytes ?? 0;
+  }
+
   /** Messages sent and not deleted or dead-lettered. */
   get outstanding(): number {
     return this.visibleCount + this.hidden;

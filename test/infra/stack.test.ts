@@ -67,6 +67,14 @@ describe('CaptureReplayStack', () => {
     expect(fire.Properties).toMatchObject({ MemorySize: sizing.memoryMb, Timeout: sizing.timeoutSeconds, ReservedConcurrentExecutions: sizing.maxConcurrency });
   });
 
+  it('the collect event source gathers a run\'s end for 5 s (a batching window); the others invoke as soon as a message is there', () => {
+    const windowOf = (queue: string) =>
+      resources('AWS::Lambda::EventSourceMapping').find((m) => JSON.stringify(m.Properties.EventSourceArn).includes(`Stateful${queue}Queue`))?.Properties.MaximumBatchingWindowInSeconds;
+    expect(windowOf('Collect')).toBe(5);
+    expect(windowOf('Replay')).toBeUndefined();
+    expect(windowOf('Ingest')).toBeUndefined();
+  });
+
   it('every work queue has a DLQ (3 receives) and SSE; visibility outlasts each function, and the replay queue\'s is its timeout + 60 s', () => {
     const queues = template.findResources('AWS::SQS::Queue');
     const byName = (name: string) => Object.entries(queues).find(([id]) => id.startsWith(`Stateful${name}Queue`))?.[1] as { Properties: { VisibilityTimeout: number; RedrivePolicy: { maxReceiveCount: number }; SqsManagedSseEnabled: boolean } };

@@ -1,7 +1,7 @@
 /**
  * SQS in the simulator (sim/aws/sqs.ts, sim/consumer.ts): billing by 64 KB chunk, delayed
- * delivery, redelivery after the visibility timeout, the redrive to the dead-letter queue, and
- * a throttled batch coming back only after its visibility timeout.
+ * delivery, redelivery after the visibility timeout, the redrive to the dead-letter queue, the
+ * batching window, and a throttled batch coming back only after its visibility timeout.
  */
 import { describe, expect, it } from 'vitest';
 import { EventSourceScaler } from '../../../sim/aws/event-source';
@@ -110,7 +110,7 @@ describe('batching', () => {
 });
 
 describe('batching window', () => {
-  it('waits up to the window for a full batch, and no longer', () => {
+  it('gathers what becomes visible within the window into one invocation, each receive billed, and waits no longer', () => {
     const agenda = new Agenda();
     const q = queue(agenda);
     const batches: { at: number; records: string[] }[] = [];
@@ -118,14 +118,32 @@ describe('batching window', () => {
       batches.push({ at: agenda.now, records });
       return at + 10;
     });
-    for (const [at, payload] of [[0, 'a'], [300, 'b'], [600, 'c'], [5000, 'd']] as const) q.sendBatch(at, [{ bytes: 10, payload, delaySeconds: 0 }]);
-    q.sendBatch(5100, [{ bytes: 7 * 1024 * 1024, payload: 'big', delaySeconds: 0 }]);
+    for (const [at, payload] of [[0, 'a'], [300, 'b'], [600, 'c'], [5000, 'd'], [5500, 'e']] as const) q.sendBatch(at, [{ bytes: 10, payload, delaySeconds: 0 }]);
     agenda.runUntil();
     expect(batches).toEqual([
+      // Full at c: invoked then, not at the window's end.
       { at: 600 + pickup, records: ['a', 'b', 'c'] },
-      // d waits the whole window; with 'big' the batch would pass 6 MB: big waits a window of its own.
-      { at: 6000 + pickup, records: ['d'] },
-      { at: 7000 + pickup, records: ['big'] },
+      // Not full: the window opened by d is waited out, e gathered within it.
+      { at: 6000 + pickup, records: ['d', 'e'] },
+    ]);
+    // Five sends, a receive per arrival (the poller takes each as it becomes visible), a delete per batch.
+    expect(q.bill).toMatchObject({ sendCalls: 5, receiveCalls: 5, deleteCalls: 2, requests: 12 });
+  });
+
+  it('invokes at once when the next message would take the payload past 6 MB', () => {
+    const agenda = new Agenda();
+    const q = queue(agenda);
+    const batches: { at: number; size: number }[] = [];
+    consumer(agenda, q, { batchSize: 10, batchingWindowMs: 1000 }, (records, at) => {
+      batches.push({ at: agenda.now, size: records.length });
+      return at + 10;
+    });
+    // Seven messages of SQS's largest size (1 MiB): six make 6 MB.
+    q.sendBatch(0, Array.from({ length: 7 }, (_, i) => ({ bytes: 1024 * KB, payload: `m${i}`, delaySeconds: 0 })));
+    agenda.runUntil();
+    expect(batches).toEqual([
+      { at: pickup, size: 6 },
+      { at: 1000 + pickup, size: 1 },
     ]);
   });
 });
