@@ -57,8 +57,9 @@ export class CollectHandler {
 
   /**
    * The batch's records run in parallel (Powertools' BatchProcessor): each finaliser's analysis
-   * sees the manifests its peers in the batch wrote, but not their analysis marker, so two
-   * targets finalised together are both analysed (as on moto).
+   * sees the manifests its peers in the batch wrote, but not their analysis marker, so every
+   * finaliser of the batch analyses the run: the most the race can give (records in lockstep);
+   * on moto some see a peer's marker and skip (bench/RESULTS.md, the simulator against moto).
    */
   handle(records: readonly CollectPayload[], startMs: number): HandlerRun {
     const effects: Effect[] = [];
