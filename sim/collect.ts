@@ -58,8 +58,9 @@ export class CollectHandler {
   /**
    * The batch's records run in parallel (Powertools' BatchProcessor): each finaliser's analysis
    * sees the manifests its peers in the batch wrote, but not their analysis marker, so every
-   * finaliser of the batch analyses the run: the most the race can give (records in lockstep);
-   * on moto some see a peer's marker and skip (bench/RESULTS.md, the simulator against moto).
+   * finaliser of the batch analyses the run, as records that run in lockstep do; on a loaded
+   * machine moto's records drift apart and some see a peer's marker and skip (bench/RESULTS.md,
+   * the simulator against moto).
    */
   handle(records: readonly CollectPayload[], startMs: number): HandlerRun {
     const effects: Effect[] = [];
