@@ -6,50 +6,47 @@
  * `lost`); when that makes every target of the run final, the run's comparison.json and
  * report.html under `runs/<run>/`, and for a scheduled run its line in
  * `schedules/<name>/history.jsonl`, the trend page `schedules/<name>/index.html` and the
- * summary on SNS (once). Failure: a malformed message is logged and acknowledged; an AWS
- * error fails that record alone for a retry. Writing the artifacts again yields the same
- * files; the history takes each run once.
+ * summary on SNS (once). A batch is coalesced (core/pipeline/collect-batch.ts): one look per
+ * run and target, one analysis per run. Failure: a malformed message is logged and
+ * acknowledged alone; an AWS error fails the records of its run and target (or, in the run's
+ * analysis, of the targets that asked for it) for a retry (ReportBatchItemFailures). Writing
+ * the artifacts again yields the same files; the history takes each run once.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { BUNDLED_CHART_ASSETS } from '../adapters/bundled-chart-assets';
+import { collectBatch, type CollectOutcome } from '../core/pipeline/collect-batch';
 import { analyseRunIfFinal } from '../core/pipeline/run-analysis';
-import { handleCollect, PermanentError } from '../core/pipeline/stages';
 import type { ChartAssets } from '../core/report/page';
+import type { Log } from '../ports';
 import { defaultDeps, type Deps } from '../runtime/deps';
 
 export function makeCollectHandler(getDeps: () => Deps, chartAssets: ChartAssets = BUNDLED_CHART_ASSETS) {
   const processor = new BatchProcessor(EventType.SQS);
-  const recordHandler = async (record: SQSRecord): Promise<void> => {
+  return async (event: SQSEvent, context: Context) => {
     const deps = getDeps();
-    try {
-      const afterFinal = async (runId: string, target: string) => {
-        const analysis = await analyseRunIfFinal(runId, {
-          store: deps.store,
-          clock: deps.clock,
-          notifier: deps.notifier,
-          resultsBucket: deps.config.resultsBucket,
-          chartAssets,
-          log: {
-            debug: (m, f) => deps.logger.debug(m, f ?? {}),
-            info: (m, f) => deps.logger.info(m, f ?? {}),
-            warn: (m, f) => deps.logger.warn(m, f ?? {}),
-            error: (m, f) => deps.logger.error(m, f ?? {}),
-          },
-        });
-        deps.logger.info('run analysis', { runId, target, status: analysis.status, ...(analysis.history ? { history: analysis.history.outcome, published: analysis.history.published } : {}) });
-      };
-      const { action, message } = await handleCollect(record.body, { store: deps.store, queue: deps.collectQueue, clock: deps.clock, afterFinal });
-      deps.logger.info('collect', { runId: message.runId, target: message.target, action });
-    } catch (error) {
-      if (error instanceof PermanentError) {
-        deps.logger.error('collect message rejected', { messageId: record.messageId, reason: error.message });
-        return;
-      }
-      throw error;
-    }
+    const log: Log = {
+      debug: (m, f) => deps.logger.debug(m, f ?? {}),
+      info: (m, f) => deps.logger.info(m, f ?? {}),
+      warn: (m, f) => deps.logger.warn(m, f ?? {}),
+      error: (m, f) => deps.logger.error(m, f ?? {}),
+    };
+    const analyse = async (runId: string) => {
+      const analysis = await analyseRunIfFinal(runId, { store: deps.store, clock: deps.clock, notifier: deps.notifier, resultsBucket: deps.config.resultsBucket, chartAssets, log });
+      deps.logger.info('run analysis', { runId, status: analysis.status, ...(analysis.history ? { history: analysis.history.outcome, published: analysis.history.published } : {}) });
+    };
+    const outcomes = await collectBatch(
+      event.Records.map((r) => ({ id: r.messageId, body: r.body })),
+      { store: deps.store, queue: deps.collectQueue, clock: deps.clock, analyse, log },
+    );
+    // Powertools builds the partial batch response from each record's outcome, decided above for its group.
+    const recordHandler = async (record: SQSRecord): Promise<void> => {
+      const outcome: CollectOutcome | undefined = outcomes.get(record.messageId);
+      if (!outcome) throw new Error(`collect: record ${record.messageId} has no outcome`);
+      if (outcome.kind === 'failed') throw outcome.error;
+    };
+    return processPartialResponse(event, recordHandler, processor, { context });
   };
-  return (event: SQSEvent, context: Context) => processPartialResponse(event, recordHandler, processor, { context });
 }
 
 export const handler = makeCollectHandler(defaultDeps);

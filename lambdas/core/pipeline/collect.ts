@@ -300,18 +300,75 @@ export function collectMessage(runId: string, target: string, notBeforeNs: bigin
   return { id: `collect-${target}`.replace(/[^A-Za-z0-9_-]/g, '_'), body: JSON.stringify(message), delaySeconds: 0 };
 }
 
+/** A collect message from a record's body; a body that is not one is a PermanentError (rejected, not retried). */
+export function parseCollectMessage(raw: string): CollectMessage {
+  const parsed = collectMessageSchema.safeParse(parseMessageJson(raw, 'collect'));
+  if (!parsed.success) throw new PermanentError(`not a collect message: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  return parsed.data;
+}
+
+export type CollectAction = 'deferred' | 'interim' | CollectStatus;
+
+export interface CollectLookDeps {
+  store: ObjectStore;
+  queue: MessageQueue;
+  clock: Clock;
+}
+
 /**
- * The collector's step for one message: wait (re-delay, in hops) until `notBeforeNs`, then
- * try to finalise. The last shard's completion sends `notBeforeNs = 0`; the ingest sends one
- * at the run's deadline, so a run whose workers died is still finalised, with its losses
- * counted. While that message hops towards the deadline, each hop writes interim results.
+ * The collector's one look at a target of a run for any number of its messages (a batch's
+ * records of that run and target, or one). Each message allows:
+ * - not yet due (its `notBeforeNs` a second or more away: a deadline message hopping): it is
+ *   sent on with the remaining delay, and the target's interim results are refreshed;
+ * - due (a shard's completion, `notBeforeNs` 0, or a deadline message that has arrived): a
+ *   final look, which finalises the target when every shard has reported, or, once the
+ *   run's deadline has passed, with the missing shards' requests counted lost.
+ * The look does what the messages together allow: each distinct not-yet-due time is sent on
+ * once (copies of one deadline message are one chain), then one collectRun, interim when a
+ * message asked for it (interim still finalises a target that can be), final otherwise. A
+ * due message whose not-before time is still ahead (SQS delays are whole seconds, so a
+ * deadline message may arrive up to a second early) waits for it, so that the deadline has
+ * passed when the look runs. `analyse` is true when a due message finalised the target: the
+ * run's analysis is then the caller's to run (an interim hop that finalises leaves it to the
+ * completion or deadline message, as the single-message step always has).
+ */
+export async function lookAtTarget(messages: readonly CollectMessage[], deps: CollectLookDeps): Promise<{ action: CollectAction; analyse: boolean }> {
+  const first = messages[0];
+  if (!first) throw new RangeError('lookAtTarget: no messages');
+  const { runId, target } = first;
+  if (messages.some((m) => m.runId !== runId || m.target !== target)) throw new RangeError('lookAtTarget: messages of more than one run and target');
+  const now = deps.clock.nowNs();
+  const hops = new Map<bigint, number>();
+  let dueAt: bigint | null = null;
+  for (const m of messages) {
+    const notBefore = BigInt(m.notBeforeNs);
+    const { delaySeconds } = deliveryDelay(notBefore, now, 0);
+    if (delaySeconds >= 1) hops.set(notBefore, delaySeconds);
+    else if (dueAt === null || notBefore > dueAt) dueAt = notBefore;
+  }
+  if (hops.size > 0) {
+    // Long runs: each hop (at most every 15 minutes) refreshes interim results under interim/.
+    await sendAll(deps.queue, [...hops].map(([notBefore, delaySeconds], i) => ({ ...collectMessage(runId, target, notBefore), ...(i > 0 ? { id: `hop${i}-${target}`.replace(/[^A-Za-z0-9_-]/g, '_') } : {}), delaySeconds })));
+  }
+  if (dueAt === null) {
+    const interim = await collectRun(runId, target, deps, { interim: true });
+    return { action: interim.manifest ? 'interim' : 'deferred', analyse: false };
+  }
+  if (dueAt >= now) await deps.clock.waitUntil(dueAt + 1n);
+  const looked = await collectRun(runId, target, deps, { interim: hops.size > 0 });
+  const final = looked.status === 'complete' || looked.status === 'deadline';
+  return { action: final ? looked.status : looked.manifest ? 'interim' : looked.status, analyse: final };
+}
+
+/**
+ * The collector's step for one message: lookAtTarget with it alone. The last shard's
+ * completion sends `notBeforeNs = 0`; the ingest sends one at the run's deadline, so a run
+ * whose workers died is still finalised, with its losses counted. While that message hops
+ * towards the deadline, each hop writes interim results.
  */
 export async function handleCollect(
   raw: string,
-  deps: {
-    store: ObjectStore;
-    queue: MessageQueue;
-    clock: Clock;
+  deps: CollectLookDeps & {
     /**
      * Called when this message finalised its target (complete or deadline), after collectRun
      * has returned, so the target's records are no longer held: the run's root analysis
@@ -319,19 +376,9 @@ export async function handleCollect(
      */
     afterFinal?: (runId: string, target: string) => Promise<void>;
   },
-): Promise<{ action: 'deferred' | 'interim' | CollectStatus; message: CollectMessage }> {
-  const parsed = collectMessageSchema.safeParse(parseMessageJson(raw, 'collect'));
-  if (!parsed.success) throw new PermanentError(`not a collect message: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-  const message = parsed.data;
-  const notBefore = BigInt(message.notBeforeNs);
-  const { delaySeconds } = deliveryDelay(notBefore, deps.clock.nowNs(), 0);
-  if (delaySeconds >= 1) {
-    await sendAll(deps.queue, [{ ...collectMessage(message.runId, message.target, notBefore), delaySeconds }]);
-    // Long runs: each hop (at most every 15 minutes) refreshes interim results under interim/.
-    const interim = await collectRun(message.runId, message.target, deps, { interim: true });
-    return { action: interim.manifest ? 'interim' : 'deferred', message };
-  }
-  const { status } = await collectRun(message.runId, message.target, deps);
-  if ((status === 'complete' || status === 'deadline') && deps.afterFinal) await deps.afterFinal(message.runId, message.target);
-  return { action: status, message };
+): Promise<{ action: CollectAction; message: CollectMessage }> {
+  const message = parseCollectMessage(raw);
+  const { action, analyse } = await lookAtTarget([message], deps);
+  if (analyse && deps.afterFinal) await deps.afterFinal(message.runId, message.target);
+  return { action, message };
 }

@@ -1,0 +1,116 @@
+/**
+ * A batch of collect messages, coalesced. At a run's end every lane of its last slot sends a
+ * collect message per target, and the event source's batching window puts them in one batch:
+ * handled record by record, each would look at (and, once the last shard has reported,
+ * finalise) its target again, and each finaliser would build the run's analysis again, as
+ * many at once as the batch has records. Instead the batch's records are grouped by run and
+ * target, each group gets one look (lookAtTarget: what its messages together allow), and
+ * each run one analysis after its groups, when one of them finalised a target.
+ *
+ * Order. Groups run one after another, in the order of their first record; a run's analysis
+ * follows its last group. A look holds every record of its target in memory (collectRun), so
+ * two at once would double the collector's peak; one at a time, a batch needs what its
+ * largest target needs. The counts do not depend on the order: groups touch disjoint keys
+ * (their target's artifacts; mirror runs' hour state is per target and written conditionally),
+ * and the analysis reads every target's manifest once the groups are done, so the same batch
+ * against the same store makes the same calls.
+ *
+ * Every record's outcome is accounted for: a malformed one is rejected alone (logged,
+ * acknowledged: a retry cannot mend it); a group whose look fails with an error fails all its
+ * records (SQS redelivers them; the look is idempotent); a failed analysis fails the records
+ * of the groups that asked for it, whose redelivery finalises again and asks again. All other
+ * records are done once their group's look (and, if it asked, the run's analysis) succeeded.
+ */
+import type { Log } from '../../ports';
+import { lookAtTarget, parseCollectMessage, type CollectAction, type CollectLookDeps, type CollectMessage } from './collect';
+import { PermanentError } from './common';
+
+export interface CollectRecord {
+  /** Unique within the batch (the SQS message id). */
+  id: string;
+  body: string;
+}
+
+export type CollectOutcome =
+  | { kind: 'done'; runId: string; target: string; action: CollectAction }
+  | { kind: 'rejected'; reason: string }
+  | { kind: 'failed'; error: unknown };
+
+export interface CollectBatchDeps extends CollectLookDeps {
+  /** The run's analysis (run-analysis.ts analyseRunIfFinal), once per run per batch. */
+  analyse: (runId: string) => Promise<void>;
+  log: Log;
+}
+
+interface Group {
+  runId: string;
+  target: string;
+  ids: string[];
+  messages: CollectMessage[];
+}
+
+/** Records grouped by run, then target, each in the order of its first record; the malformed apart. */
+function groupRecords(records: readonly CollectRecord[], outcomes: Map<string, CollectOutcome>, log: Log): Map<string, Group[]> {
+  const runs = new Map<string, Group[]>();
+  for (const record of records) {
+    let message: CollectMessage;
+    try {
+      message = parseCollectMessage(record.body);
+    } catch (error) {
+      if (!(error instanceof PermanentError)) throw error;
+      outcomes.set(record.id, { kind: 'rejected', reason: error.message });
+      log.error('collect message rejected', { messageId: record.id, reason: error.message });
+      continue;
+    }
+    const groups = runs.get(message.runId) ?? [];
+    runs.set(message.runId, groups);
+    let group = groups.find((g) => g.target === message.target);
+    if (!group) {
+      group = { runId: message.runId, target: message.target, ids: [], messages: [] };
+      groups.push(group);
+    }
+    group.ids.push(record.id);
+    group.messages.push(message);
+  }
+  return runs;
+}
+
+/** One look per group; the groups whose look finalised a target and so ask for the run's analysis. */
+async function lookAtGroups(groups: readonly Group[], deps: CollectBatchDeps, outcomes: Map<string, CollectOutcome>): Promise<Group[]> {
+  const asking: Group[] = [];
+  for (const group of groups) {
+    const { runId, target, ids } = group;
+    try {
+      const { action, analyse } = await lookAtTarget(group.messages, deps);
+      for (const id of ids) outcomes.set(id, { kind: 'done', runId, target, action });
+      deps.log.info('collect', { runId, target, action, records: ids.length });
+      if (analyse) asking.push(group);
+    } catch (error) {
+      if (error instanceof PermanentError) {
+        for (const id of ids) outcomes.set(id, { kind: 'rejected', reason: error.message });
+        deps.log.error('collect message rejected', { runId, target, messageIds: ids, reason: error.message });
+        continue;
+      }
+      for (const id of ids) outcomes.set(id, { kind: 'failed', error });
+      deps.log.warn('collect failed: records left for a retry', { runId, target, messageIds: ids, reason: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return asking;
+}
+
+/** Each record's outcome, by id. */
+export async function collectBatch(records: readonly CollectRecord[], deps: CollectBatchDeps): Promise<Map<string, CollectOutcome>> {
+  const outcomes = new Map<string, CollectOutcome>();
+  for (const [runId, groups] of groupRecords(records, outcomes, deps.log)) {
+    const asking = await lookAtGroups(groups, deps, outcomes);
+    if (asking.length === 0) continue;
+    try {
+      await deps.analyse(runId);
+    } catch (error) {
+      const ids = asking.flatMap((g) => g.ids);
+      for (const id of ids) outcomes.set(id, { kind: 'failed', error });
+      deps.log.warn('run analysis failed: its finalisers left for a retry', { runId, messageIds: ids, reason: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return outcomes;
+}
