@@ -8,11 +8,17 @@
  * Two simulations: "as moto", with what the local harness does differently from AWS set to
  * match it (no delivery jitter: moto makes a delayed message visible on the dot; the event
  * source starts at its maximum concurrency, capped at the harness's `localConcurrency`: no
- * ramp, and warm); and "as AWS", the simulator's defaults (jitter, a ramp after an hour idle).
+ * ramp, and warm; a receive's round trip moto's, measured here before the simulation: the
+ * median of 200 ReceiveMessage calls returning a message, as the harness makes them, or
+ * `--moto-receive-ms <ms>`); and "as AWS", the simulator's defaults (a ramp after an hour
+ * idle, the assumed round trip).
  * Both run the stack's own batching windows: the harness takes them from the same template.
  * The goal is agreement within 5 % on every count "as moto".
  */
 import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { awsClientConfig, startMoto } from '../test/support/moto';
 import { simulate, type SimRun } from '../sim/engine';
 import { applyOverrides, settingsFor } from '../sim/settings';
 import { deployable } from '../sim/stack-check';
@@ -27,10 +33,36 @@ interface MotoRun {
   };
 }
 
-const file = process.argv[2];
-if (!file) throw new Error('usage: sim-vs-moto.ts <pipeline-cost JSON output>');
+const args = parseArgs({ allowPositionals: true, options: { 'moto-receive-ms': { type: 'string' } } });
+const file = args.positionals[0];
+if (!file) throw new Error('usage: sim-vs-moto.ts <pipeline-cost JSON output> [--moto-receive-ms <ms>]');
 const moto = JSON.parse(readFileSync(file, 'utf8')) as MotoRun;
 const w = moto.workload;
+
+/** The median round trip of a ReceiveMessage that returns a message, on a moto_server started here. */
+async function motoReceiveRoundTripMs(samples = 200): Promise<number> {
+  const server = await startMoto();
+  try {
+    const sqs = new SQSClient(awsClientConfig(server.endpoint));
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'receive-round-trip' }));
+    const times: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: '{"v":1,"kind":"collect","runId":"r","target":"A","notBeforeNs":"0"}' }));
+      const t0 = performance.now();
+      const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['All'], MessageAttributeNames: ['All'] }));
+      times.push(performance.now() - t0);
+      for (const m of out.Messages ?? []) await sqs.send(new DeleteMessageCommand({ QueueUrl, ReceiptHandle: m.ReceiptHandle }));
+    }
+    times.sort((a, b) => a - b);
+    return Math.round((times[Math.floor(times.length / 2)] as number) * 10) / 10;
+  } finally {
+    await server.stop();
+  }
+}
+
+const given = args.values['moto-receive-ms'];
+const motoReceiveMs = given !== undefined ? Number(given) : await motoReceiveRoundTripMs();
+if (!Number.isFinite(motoReceiveMs) || motoReceiveMs < 0) throw new Error(`--moto-receive-ms must be a number >= 0 (got ${given})`);
 
 function simulated(asMoto: boolean): SimRun {
   const { settings, problems } = settingsFor({
@@ -44,7 +76,7 @@ function simulated(asMoto: boolean): SimRun {
     graceSeconds: w.graceMs / 1000,
     idleBeforeMinutes: asMoto ? 0 : 60,
   });
-  const overrides = asMoto ? ['aws.sqs.delayJitterMaxMs=0', `stack.fire.maxConcurrency=${Math.min(settings.stack.fire.maxConcurrency ?? 1000, moto.deployed.fire.localConcurrency)}`] : [];
+  const overrides = asMoto ? ['aws.sqs.delayJitterMaxMs=0', `aws.sqs.receiveRoundTripMs=${motoReceiveMs}`, `stack.fire.maxConcurrency=${Math.min(settings.stack.fire.maxConcurrency ?? 1000, moto.deployed.fire.localConcurrency)}`] : [];
   const d = deployable(applyOverrides(settings, overrides), problems);
   if (d.problems.length > 0) throw new Error(`the stack is not deployable: ${d.problems.join('; ')}`);
   const windowS = (f: 'ingest' | 'fire' | 'collect') => moto.deployed[f].batchingWindowS ?? 0;
@@ -95,5 +127,6 @@ const rows = Object.keys(measured).map((k) => {
   const diff = typeof m === 'number' && typeof s === 'number' && m > 0 ? `${(((s - m) / m) * 100).toFixed(1)} %` : '';
   return { count: k.trim(), moto: m, simAsMoto: s, diff, simAsAws: asAws[k as keyof typeof asAws] };
 });
-console.log(JSON.stringify({ benchmark: 'sim-vs-moto', workload: w, rows }, null, 2));
+console.log(JSON.stringify({ benchmark: 'sim-vs-moto', workload: w, motoReceiveRoundTripMs: motoReceiveMs, rows }, null, 2));
+console.error(`moto's receive round trip: ${motoReceiveMs} ms (the "as moto" simulation's); AWS's assumed: ${settingsFor({ ratePerTarget: 1, targets: 1, seconds: 1, latencyP50S: 1, latencyP99S: 1 }).settings.aws.sqs.receiveRoundTripMs} ms`);
 console.error(['| count | moto | sim, as moto | difference | sim, as AWS |', '| --- | ---: | ---: | ---: | ---: |', ...rows.map((r) => `| ${r.count} | ${r.moto} | ${r.simAsMoto} | ${r.diff} | ${r.simAsAws} |`)].join('\n'));

@@ -1,16 +1,21 @@
 /**
- * The collector (lambdas/handlers/collect.ts over lambdas/core/pipeline/collect.ts and
- * run-analysis.ts), counted call by call, on one batch of collect messages:
- * - a message not yet due (the real `deliveryDelay` with no lead) is sent on, and the target's
- *   interim results are written (collectRun with `interim`);
- * - else collectRun: the run record, the results listing; with shards missing before the
+ * The collector (lambdas/handlers/collect.ts over lambdas/core/pipeline/collect-batch.ts,
+ * collect.ts and run-analysis.ts), counted call by call, on one batch of collect messages. The
+ * batch is coalesced: its messages grouped by target (the simulation has one run), one look
+ * per group, the groups one after another, then the run's analysis once if a look finalised a
+ * target for a due message. A look (lookAtTarget):
+ * - each distinct not-yet-due time (the real `deliveryDelay` with no lead) is sent on, in one
+ *   SendMessageBatch, and the look is interim (collectRun with `interim`, which still
+ *   finalises a target that can be, without the analysis when no message was due);
+ * - else a due message whose not-before time is still ahead (under a second) waits for it;
+ * - then collectRun: the run record, the results listing; with shards missing before the
  *   deadline, pending; else final: every present results object read, the four artifacts
- *   written (records, AIPerf JSON and CSV, manifest), and the run's analysis once every target
- *   is final (its manifests read, then each target's results read again, the comparison and
- *   the report written, and the marker), or nothing new when the accounting is unchanged.
- * A target's `lost` requests are those of shards with no results when its manifest was last
- * written. Durations: S3 round trips only (reads 16 at a time); the collector's CPU is not
- * modelled.
+ *   written (records, AIPerf JSON and CSV, manifest).
+ * The analysis: the run record and the manifests; when every target is final and their
+ * accounting differs from the marker's, each target's results read again, the comparison and
+ * the report written, and the marker. A target's `lost` requests are those of shards with no
+ * results when its manifest was last written. Durations: S3 round trips only (reads 16 at a
+ * time); the collector's CPU is not modelled.
  */
 import { RESULT_READ_CONCURRENCY } from '../lambdas/core/pipeline/collect';
 import { deliveryDelay } from '../lambdas/core/pipeline/sqs-delay';
@@ -50,39 +55,47 @@ export class CollectHandler {
     private readonly s: SimSettings,
     private readonly workload: Workload,
     private readonly shardStates: readonly Map<number, ShardState>[],
-    private readonly resend: (at: number, payload: CollectPayload, delaySeconds: number) => void,
+    private readonly resend: (at: number, entries: readonly { payload: CollectPayload; delaySeconds: number }[]) => void,
   ) {
     this.lost = Array.from({ length: s.workload.targets }, () => null);
   }
 
-  /**
-   * The batch's records run in parallel (Powertools' BatchProcessor): each finaliser's analysis
-   * sees the manifests its peers in the batch wrote, but not their analysis marker, so every
-   * finaliser of the batch analyses the run, as records that run in lockstep do; on a loaded
-   * machine moto's records drift apart and some see a peer's marker and skip (bench/RESULTS.md,
-   * the simulator against moto).
-   */
   handle(records: readonly CollectPayload[], startMs: number): HandlerRun {
     const effects: Effect[] = [];
-    let endMs = startMs;
-    const finals: { target: number; at: number; lost: number }[] = [];
-    for (const p of records) {
-      const { delaySeconds } = deliveryDelay(ns(p.notBeforeMs), ns(startMs), 0);
-      let t = startMs;
-      if (delaySeconds >= 1) {
-        t += this.s.aws.sqs.sendBatchMs;
-        effects.push({ at: t, run: () => this.resend(t, p, delaySeconds) });
-      }
-      const run = this.collectRun(p.target, t, delaySeconds >= 1, effects);
-      // handleCollect runs the analysis only for a due message, after collectRun.
-      if (run.final && delaySeconds < 1) finals.push({ target: p.target, at: run.at, lost: run.final.lost });
-      endMs = Math.max(endMs, run.at);
-    }
+    const groups = new Map<number, CollectPayload[]>();
+    for (const p of records) groups.set(p.target, [...(groups.get(p.target) ?? []), p]);
     const manifests = [...this.lost];
-    for (const f of finals) manifests[f.target] = f.lost;
-    const markedBefore = this.analysedFingerprint;
-    for (const f of finals) endMs = Math.max(endMs, this.analyse(f.at, manifests, markedBefore));
-    return { endMs, effects };
+    let t = startMs;
+    let analyse = false;
+    for (const [target, group] of groups) {
+      const look = this.look(target, group, t, effects);
+      t = look.at;
+      if (look.final) manifests[target] = look.final.lost;
+      analyse ||= look.analyse;
+    }
+    if (analyse) t = this.analyse(t, manifests);
+    return { endMs: t, effects };
+  }
+
+  /** lookAtTarget on one target's messages of the batch. */
+  private look(target: number, group: readonly CollectPayload[], at: number, effects: Effect[]): { at: number; final?: { lost: number }; analyse: boolean } {
+    const hops = new Map<number, number>();
+    let dueAt: number | null = null;
+    for (const p of group) {
+      const { delaySeconds } = deliveryDelay(ns(p.notBeforeMs), ns(at), 0);
+      if (delaySeconds >= 1) hops.set(p.notBeforeMs, delaySeconds);
+      else dueAt = Math.max(dueAt ?? -Infinity, p.notBeforeMs);
+    }
+    let t = at;
+    if (hops.size > 0) {
+      t += this.s.aws.sqs.sendBatchMs;
+      const sentAt = t;
+      const entries = [...hops].map(([notBeforeMs, delaySeconds]) => ({ payload: { kind: 'collect' as const, target, notBeforeMs }, delaySeconds }));
+      effects.push({ at: sentAt, run: () => this.resend(sentAt, entries) });
+    }
+    if (dueAt !== null && dueAt >= t) t = dueAt + 1e-6;
+    const run = this.collectRun(target, t, hops.size > 0, effects);
+    return { ...run, analyse: dueAt !== null && run.final !== undefined };
   }
 
   private present(target: number, at: number): { present: number; missingRequests: number } {
@@ -133,14 +146,14 @@ export class CollectHandler {
   }
 
   /** analyseRunIfFinal: the manifests as they stand (`lost` per target, null: none yet), the marker as last written. */
-  private analyse(at: number, lost: readonly (number | null)[], marked: string | null): number {
+  private analyse(at: number, lost: readonly (number | null)[]): number {
     let t = at + this.reads(1);
     const firstMissing = lost.findIndex((l) => l === null);
     t += this.reads(firstMissing === -1 ? lost.length : firstMissing + 1);
     if (firstMissing !== -1) return t;
     t += this.reads(1);
     const fingerprint = JSON.stringify(lost);
-    if (fingerprint === marked) return t;
+    if (fingerprint === this.analysedFingerprint) return t;
     this.analysedFingerprint = fingerprint;
     this.counters.analyses++;
     for (let i = 0; i < lost.length; i++) {

@@ -7,9 +7,19 @@
  * the batch size is met or the next message would take the payload past 6 MB ("Lambda invokes
  * your function when one of the following three criteria is met": the window, the batch
  * size, 6 MB: https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventsourcemapping.html#invocation-eventsourcemapping-batching).
- * Assumed where the page is silent: the window opens with the first message of a batch (for
- * SQS the page has the next window begin when the previous invocation completes, which says
- * nothing of a queue that was empty then), and the event source gathers one batch at a time.
+ * Assumed where the page is silent: the window opens when the receive that returns a batch's
+ * first message returns (for SQS the page has the next window begin when the previous
+ * invocation completes, which says nothing of a queue that was empty then), and the event
+ * source gathers one batch at a time with one receive outstanding: a receive returns
+ * `receiveRoundTripMs` after it was issued, or after the first message it returns became
+ * visible to it while it waited (a long poll), with every message visible at its return, up to
+ * the batch's room ("returns all messages that are available, up to the maximum":
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html),
+ * so messages that become visible while a receive is outstanding are returned together by it.
+ * A receive outstanding when the window closes returns into the batch before it is handed
+ * over. How long a receive takes in AWS is not documented: the round trip is assumed.
+ * Without a window, a receive returns what is visible when a poller looks, and its round trip
+ * is inside the pickup time.
  * A throttled batch is not deleted: it is received again once
  * its visibility timeout has passed (the reason AWS asks for a visibility timeout of six times
  * the function timeout, "to retry if your function is throttled":
@@ -42,6 +52,8 @@ export class Consumer<P> {
   private gathered: SimMessage<P>[] = [];
   private gatheredBytes = 0;
   private windowClosesAt = Infinity;
+  /** With a batching window: a receive is outstanding (it returns into `gathered`). */
+  private receiving = false;
   readonly stats: ConsumerStats = { throttledInvocations: 0, throttledMessages: 0, timeouts: 0, peakBatchesInFlight: 0 };
 
   constructor(
@@ -49,7 +61,7 @@ export class Consumer<P> {
     readonly queue: SqsQueue<P>,
     readonly scaler: EventSourceScaler,
     readonly fn: FunctionModel,
-    private readonly o: { batchSize: number; batchingWindowMs: number; timeoutS: number; tickMs: number },
+    private readonly o: { batchSize: number; batchingWindowMs: number; timeoutS: number; tickMs: number; receiveRoundTripMs?: number },
     private readonly handle: (records: P[], startMs: number) => HandlerRun,
   ) {
     // Messages that become visible at the same moment (sent in one batch with one delay) are
@@ -88,30 +100,44 @@ export class Consumer<P> {
   }
 
   /**
-   * With a batching window: receives what is visible into the batch being gathered (opening
-   * its window with its first message), and returns the batch once one of Lambda's three
-   * criteria is met, or null while it waits.
+   * With a batching window: keeps one receive outstanding while the batch has room and
+   * messages are visible (what becomes visible meanwhile is returned by it), and returns the
+   * batch once one of Lambda's three criteria is met and no receive is outstanding, or null
+   * while it waits.
    */
   private gather(now: number): SimMessage<P>[] | null {
     const roomBytes = () => INVOKE_PAYLOAD_BYTES - this.gatheredBytes;
-    while (this.gathered.length < this.o.batchSize && this.queue.visibleCount > 0 && (this.gathered.length === 0 || this.queue.nextVisibleBytes <= roomBytes())) {
-      const more = this.queue.receive(now, this.o.batchSize - this.gathered.length, roomBytes());
-      if (more.length === 0) continue;
-      if (this.gathered.length === 0) {
-        this.windowClosesAt = now + this.o.batchingWindowMs;
+    const hasRoom = () => this.gathered.length < this.o.batchSize && this.queue.visibleCount > 0 && (this.gathered.length === 0 || this.queue.nextVisibleBytes <= roomBytes());
+    if (this.receiving) return null;
+    const full = this.gathered.length >= this.o.batchSize || (this.queue.visibleCount > 0 && this.gathered.length > 0 && this.queue.nextVisibleBytes > roomBytes());
+    if (this.gathered.length > 0 && (full || now >= this.windowClosesAt)) {
+      const batch = this.gathered;
+      this.gathered = [];
+      this.gatheredBytes = 0;
+      this.windowClosesAt = Infinity;
+      return batch;
+    }
+    if (hasRoom()) this.startReceive(now);
+    return null;
+  }
+
+  /** A receive issued at `now` (messages are visible): it returns a round trip later with what is visible then. */
+  private startReceive(now: number): void {
+    this.receiving = true;
+    this.agenda.at(now + (this.o.receiveRoundTripMs ?? 0), () => {
+      this.receiving = false;
+      const at = this.agenda.now;
+      // A receive returns at least one message when any is visible, whatever its size.
+      const fits = this.queue.visibleCount > 0 && (this.gathered.length === 0 || this.queue.nextVisibleBytes <= INVOKE_PAYLOAD_BYTES - this.gatheredBytes);
+      const more = fits ? this.queue.receive(at, this.o.batchSize - this.gathered.length, INVOKE_PAYLOAD_BYTES - this.gatheredBytes) : [];
+      if (more.length > 0 && this.gathered.length === 0) {
+        this.windowClosesAt = at + this.o.batchingWindowMs;
         this.agenda.at(this.windowClosesAt, () => this.dispatch());
       }
       this.gathered.push(...more);
       this.gatheredBytes += more.reduce((n, m) => n + m.bytes, 0);
-    }
-    if (this.gathered.length === 0) return null;
-    const full = this.gathered.length >= this.o.batchSize || (this.queue.visibleCount > 0 && this.queue.nextVisibleBytes > roomBytes());
-    if (!full && now < this.windowClosesAt) return null;
-    const batch = this.gathered;
-    this.gathered = [];
-    this.gatheredBytes = 0;
-    this.windowClosesAt = Infinity;
-    return batch;
+      this.dispatch();
+    });
   }
 
   private invoke(batch: SimMessage<P>[]): void {

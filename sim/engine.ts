@@ -62,7 +62,7 @@ function stage<P>(
     warm,
   );
   const growth = mode === 'provisioned' ? s.aws.provisioned.growthPerMinute : s.aws.esm.growthPerMinute;
-  return new Consumer<P>(agenda, queue, scaler, model, { batchSize: fn.batchSize, batchingWindowMs: fn.batchingWindowS * 1000, timeoutS: fn.timeoutS, tickMs: Math.max(10, 60_000 / growth) }, handle);
+  return new Consumer<P>(agenda, queue, scaler, model, { batchSize: fn.batchSize, batchingWindowMs: fn.batchingWindowS * 1000, timeoutS: fn.timeoutS, tickMs: Math.max(10, 60_000 / growth), receiveRoundTripMs: s.aws.sqs.receiveRoundTripMs }, handle);
 }
 
 export function simulate(s: SimSettings): SimRun {
@@ -89,7 +89,7 @@ export function simulate(s: SimSettings): SimRun {
     sendShard: (at, payload, delaySeconds) => late.fire?.queue.sendBatch(at, [{ bytes: workload.shardMessageBytes(workload.shards[payload.shard] as SimShard, payload.leadMs !== s.stack.leadS * 1000), payload, delaySeconds }]),
     sendCollect: (at, target) => late.collect?.queue.sendBatch(at, [{ bytes: collectBytes, payload: { kind: 'collect', target, notBeforeMs: 0 }, delaySeconds: 0 }]),
   });
-  const collect = new CollectHandler(s, workload, fire.state, (at, payload, delaySeconds) => late.collect?.queue.sendBatch(at, [{ bytes: collectBytes, payload, delaySeconds }]));
+  const collect = new CollectHandler(s, workload, fire.state, (at, entries) => late.collect?.queue.sendBatch(at, entries.map((e) => ({ bytes: collectBytes, ...e }))));
   const ingest = new IngestHandler(s, workload, {
     onStart: (start, deadline) => {
       runStartMs = start;

@@ -105,6 +105,14 @@ export interface AwsModelSettings {
     delayJitterMaxMs: number;
     /** Assumed: one SendMessageBatch of up to 1 MiB, round trip. */
     sendBatchMs: number;
+    /**
+     * Assumed for AWS (not documented): a ReceiveMessage's round trip, from its issue (or, for
+     * a long poll that waited, from the first message it returns becoming visible) to the
+     * poller holding its messages; what becomes visible meanwhile is returned by it
+     * (sim/consumer.ts, with a batching window). moto's on this machine is measured
+     * (docs/simulator.md).
+     */
+    receiveRoundTripMs: number;
   };
   s3: {
     /** Assumed: one S3 request, round trip. */
@@ -265,7 +273,7 @@ export function settingsFor(o: SimOptions): { settings: SimSettings; problems: s
       esm: { initialConcurrency: 5, growthPerMinute: 300, maxConcurrency: 1250, scaleDownAfterS: 60, pickupMs: 20, idleLongPollS: 20, idlePollersWithMax: 5, idlePollersWithoutMax: 2 },
       provisioned: { invokesPerPoller: 10, bytesPerPollerPerS: 1_000_000, growthPerMinute: 1000 },
       lambda: { scalePer10s: 1000, invokeOverheadMs: 5, coldPlatformMs: 100, envReclaimMinutes: 10, init: MEASURED_INIT_MS },
-      sqs: { delayJitterMaxMs: 0, sendBatchMs: 30 },
+      sqs: { delayJitterMaxMs: 0, sendBatchMs: 30, receiveRoundTripMs: 20 },
       s3: { requestMs: 20, getMBps: 90 },
     },
     handler: { ownLatenessP50Ms: 0.15, ownLatenessP99Ms: 2.6, ingestParseMBps: 75, fireDecodeMBpsPerVcpu: 150, notifyMs: 1000 },

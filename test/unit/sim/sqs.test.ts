@@ -20,10 +20,10 @@ const { settings } = settingsFor({ ratePerTarget: 200, targets: 1, seconds: 60, 
 const pickup = settings.aws.esm.pickupMs;
 
 /** A queue's event source (standard mode, at most 10 batches) and a function with no cold-start time. */
-function consumer(agenda: Agenda, q: SqsQueue<string>, o: { batchSize: number; batchingWindowMs?: number; reserved?: number }, handle: (records: string[], at: number) => number) {
+function consumer(agenda: Agenda, q: SqsQueue<string>, o: { batchSize: number; batchingWindowMs?: number; reserved?: number; receiveRoundTripMs?: number }, handle: (records: string[], at: number) => number) {
   const scaler = new EventSourceScaler({ mode: 'standard', maxConcurrency: 10, minPollers: 2, maxPollers: 200, esm: settings.aws.esm, provisioned: settings.aws.provisioned }, false);
   const fn = new FunctionModel({ name: 'f', memoryMb: 1024, reservedConcurrency: o.reserved ?? null, init: { mu: 0, sigma: 0 }, scalePer10s: 1000, invokeOverheadMs: 0, coldPlatformMs: 0, envReclaimMinutes: 10 }, new Account(1000), new Rng(1));
-  return new Consumer(agenda, q, scaler, fn, { batchSize: o.batchSize, batchingWindowMs: o.batchingWindowMs ?? 0, timeoutS: 900, tickMs: 200 }, (records, at) => ({ endMs: handle(records, at), effects: [] }));
+  return new Consumer(agenda, q, scaler, fn, { batchSize: o.batchSize, batchingWindowMs: o.batchingWindowMs ?? 0, timeoutS: 900, tickMs: 200, receiveRoundTripMs: o.receiveRoundTripMs ?? 0 }, (records, at) => ({ endMs: handle(records, at), effects: [] }));
 }
 
 describe('billing by 64 KB chunk', () => {
@@ -128,6 +128,28 @@ describe('batching window', () => {
     ]);
     // Five sends, a receive per arrival (the poller takes each as it becomes visible), a delete per batch.
     expect(q.bill).toMatchObject({ sendCalls: 5, receiveCalls: 5, deleteCalls: 2, requests: 12 });
+  });
+
+  it('a receive returns what became visible while it was outstanding: one round trip after the first message, all of them', () => {
+    const run = (receiveRoundTripMs: number) => {
+      const agenda = new Agenda();
+      const q = queue(agenda);
+      const batches: { at: number; records: string[] }[] = [];
+      consumer(agenda, q, { batchSize: 10, batchingWindowMs: 1000, receiveRoundTripMs }, (records, at) => {
+        batches.push({ at: agenda.now, records });
+        return at + 10;
+      });
+      // A pair 0.2 ms apart (two targets' lanes), one 3 ms later, one 10 ms later, one just before the window closes.
+      for (const [at, payload] of [[0, 'a1'], [0.2, 'a2'], [3, 'b'], [10, 'c'], [1003, 'd']] as const) q.sendBatch(at, [{ bytes: 10, payload, delaySeconds: 0 }]);
+      agenda.runUntil();
+      return { batches, receives: q.bill.receiveCalls };
+    };
+    // 5 ms: the receive issued at a1 returns at 5 ms with a1, a2 and b; c (10 ms) needs the next one,
+    // which returns at 15 ms; the window, opened at 5 ms, closes at 1,005 ms while a receive issued
+    // for d (1,003 ms) is outstanding: it returns d into the batch at 1,008 ms.
+    expect(run(5)).toEqual({ batches: [{ at: 1008 + pickup, records: ['a1', 'a2', 'b', 'c', 'd'] }], receives: 3 });
+    // No round trip: each message its own receive, the window from a1, d after it.
+    expect(run(0)).toEqual({ batches: [{ at: 1000 + pickup, records: ['a1', 'a2', 'b', 'c'] }, { at: 2003 + pickup, records: ['d'] }], receives: 5 });
   });
 
   it('invokes at once when the next message would take the payload past 6 MB', () => {
