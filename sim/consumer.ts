@@ -13,7 +13,8 @@
  * source gathers one batch at a time with one receive outstanding: a receive returns
  * `receiveRoundTripMs` after it was issued, or after the first message it returns became
  * visible to it while it waited (a long poll), with every message visible at its return, up to
- * the batch's room ("returns all messages that are available, up to the maximum":
+ * the batch's room (a long poll "sends a response after it collects at least one available
+ * message, up to the maximum number of messages specified in the request":
  * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html),
  * so messages that become visible while a receive is outstanding are returned together by it.
  * A receive outstanding when the window closes returns into the batch before it is handed
