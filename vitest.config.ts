@@ -108,9 +108,31 @@ class LongestTiersFirst extends BaseSequencer {
   }
 }
 
-const tier = (name: string, include: string[], groupOrder: number, maxWorkers: number, exclude: string[] = []): TestProjectInlineConfiguration => ({
+/** The tiers that start the CLI get the run's bundle of it (test/support/cli-bundle.ts). */
+const CLI_BUNDLE = ['test/support/cli-bundle.ts'];
+/** The tiers that run beside the timing tier, at a lower CPU priority (test/support/background-priority.ts). */
+const BACKGROUND = ['test/support/background-priority.ts'];
+
+interface TierOptions {
+  maxWorkers: number;
+  exclude?: string[];
+  globalSetup?: string[];
+  setupFiles?: string[];
+  /** False: the tier's files share their worker's modules (pure unit tests: no servers, no process state). */
+  isolate?: boolean;
+}
+
+const tier = (name: string, include: string[], o: TierOptions): TestProjectInlineConfiguration => ({
   extends: true,
-  test: { name, include, exclude: [...configDefaults.exclude, ...exclude], maxWorkers, sequence: { groupOrder } },
+  test: {
+    name,
+    include,
+    exclude: [...configDefaults.exclude, ...(o.exclude ?? [])],
+    maxWorkers: o.maxWorkers,
+    isolate: o.isolate ?? true,
+    globalSetup: o.globalSetup ?? [],
+    setupFiles: o.setupFiles ?? [],
+  },
 });
 
 export default defineConfig({
@@ -121,15 +143,19 @@ export default defineConfig({
     // CR_CPU_LOG=<file> logs each test file's CPU seconds (its worker and the children it waited for).
     setupFiles: ['test/support/cpu-log.ts'],
     sequence: { sequencer: LongestTiersFirst },
-    // The handlers' structured logs are evidence in AWS, noise in a test run.
-    env: { POWERTOOLS_LOG_LEVEL: 'WARN' },
+    // The handlers' structured logs are evidence in AWS, noise in a test run. The stacks the
+    // tests synthesize in their own process skip aws-cdk-lib's built-in template validation
+    // (a WebAssembly rule engine, seconds of CPU in each process that synthesizes; its findings
+    // are warnings): the template a user gets is synthesized with it and checked by cfn-lint in
+    // test/infra/synth.test.ts (test/support/synth.ts offlineSynthEnv).
+    env: { POWERTOOLS_LOG_LEVEL: 'WARN', CDK_VALIDATION: 'false' },
     projects: [
-      tier('fast', ['test/unit/**/*.test.ts'], 0, SHARED_WORKERS, [...SLOW, ...TIMING]),
-      tier('slow', SLOW, 0, SHARED_WORKERS),
-      tier('integration', ['test/integration/**/*.test.ts'], 0, SHARED_WORKERS, TIMING),
-      tier('e2e', ['test/e2e/**/*.test.ts'], 0, SHARED_WORKERS, TIMING),
-      tier('infra', ['test/infra/**/*.test.ts'], 0, SHARED_WORKERS),
-      tier('timing', TIMING, 1, 1),
+      tier('fast', ['test/unit/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...SLOW, ...TIMING], isolate: false, setupFiles: BACKGROUND }),
+      tier('slow', SLOW, { maxWorkers: SHARED_WORKERS, isolate: false, setupFiles: BACKGROUND }),
+      tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: TIMING, globalSetup: CLI_BUNDLE, setupFiles: BACKGROUND }),
+      tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: TIMING, globalSetup: CLI_BUNDLE, setupFiles: BACKGROUND }),
+      tier('infra', ['test/infra/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, setupFiles: BACKGROUND }),
+      tier('timing', TIMING, { maxWorkers: 1, globalSetup: CLI_BUNDLE }),
     ],
   },
 });

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { build } from 'esbuild';
-import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { oncePerRun } from './run-shared';
+import { sourceImportMetaUrls } from './source-urls';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -18,24 +18,23 @@ export interface MockProcess {
 /** Where the run's bundles of server entries go: inside the repository, so that their packages resolve from its node_modules. */
 const BUNDLES_BASE = join(REPO_ROOT, 'node_modules', '.cache');
 
-/** The servers the tests start most: bundled once per run, when their bundle can stand for them. */
+/** The servers the tests start most: bundled once per run. */
 const BUNDLED_SERVERS = ['lambdas/mocks/mock-server.ts', 'lambdas/mocks/mock-sagemaker.ts', 'test/support/fault-server.ts', 'test/support/key-server.ts'];
 
 /**
  * The TypeScript entry of a server the tests start bundled once per run (run-shared.ts) into
  * one ES module, its packages left to node_modules: the same code, started without loading
- * tsx in every process, which costs each start more CPU than the server's own start-up. In a
- * bundle every module's `import.meta.url` is the bundle's, so a bundle holding more than one
- * module that runs as the main script (`process.argv[1]` is its file) would start them all:
- * such an entry runs through tsx instead.
+ * tsx in every process, which costs each start more CPU than the server's own start-up. Every
+ * module but the entry keeps its source's `import.meta.url` (source-urls.ts), so that only the
+ * entry starts when the bundle is the main script.
  */
 async function bundledEntry(entry: string): Promise<string> {
   const bundles = await oncePerRun(
     'cr-test-servers-',
     async (dir) => {
-      await build({ entryPoints: BUNDLED_SERVERS.map((e) => join(REPO_ROOT, e)), outdir: dir, outbase: REPO_ROOT, outExtension: { '.js': '.mjs' }, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', sourcemap: true, logLevel: 'error' });
-      const usable = BUNDLED_SERVERS.map((e) => [join(REPO_ROOT, e), join(dir, e.replace(/\.ts$/, '.mjs'))] as const).filter(([, bundle]) => readFileSync(bundle, 'utf8').split('process.argv[1]').length === 2);
-      return Object.fromEntries(usable);
+      const entries = BUNDLED_SERVERS.map((e) => join(REPO_ROOT, e));
+      await build({ entryPoints: entries, outdir: dir, outbase: REPO_ROOT, outExtension: { '.js': '.mjs' }, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', sourcemap: true, logLevel: 'error', plugins: [sourceImportMetaUrls(REPO_ROOT, entries)] });
+      return Object.fromEntries(BUNDLED_SERVERS.map((e) => [join(REPO_ROOT, e), join(dir, e.replace(/\.ts$/, '.mjs'))]));
     },
     { base: BUNDLES_BASE, timeoutMs: 60_000 },
   );
@@ -91,7 +90,7 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the CLI exactly as a user would (`bin/capture-replay.js`), without a terminal. */
+/** Runs the CLI as a user would, its own process without a terminal (startCli). */
 export async function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   return startCli(args, options).done;
 }
@@ -107,12 +106,17 @@ export interface CliProcess {
   waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<void>;
 }
 
+/** The environment variable naming the run's bundle of the CLI (cli-bundle.ts, the e2e and integration tiers' global setup). */
+export const CLI_BUNDLE_ENV = 'CR_TEST_CLI_BUNDLE';
+
 /**
  * Starts the CLI as `runCli` does and returns at once with the child, to signal it or watch
- * it. `nodeArgs` go before the script (e.g. `--import` of a probe).
+ * it. `nodeArgs` go before the script (e.g. `--import` of a probe). The CLI runs from the
+ * run's bundle of it when there is one (cli-bundle.ts), else through bin/capture-replay.js.
  */
 export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; nodeArgs?: string[] } = {}): CliProcess {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(REPO_ROOT, 'bin/capture-replay.js'), ...args], {
+  const script = process.env[CLI_BUNDLE_ENV] || join(REPO_ROOT, 'bin/capture-replay.js');
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,86 @@
+/**
+ * `npm test`: every check at once on the machine's cores, failing when any fails.
+ *
+ * - The test tiers that share the machine (vitest.config.ts: fast, slow, integration, e2e,
+ *   infra) in one vitest process, their output as it comes. Their workers lower their own CPU
+ *   priority (test/support/background-priority.ts).
+ * - The timing tier in a second vitest process, one file at a time, at the normal priority,
+ *   so that its processes get a core whenever they are ready to run. Vitest runs projects with
+ *   different worker counts one after the other within one process; two processes let the
+ *   timing tier's wall time overlap the others'.
+ * - The type check and lint, at the lowest priority.
+ *
+ * The timing tier's, the type check's and lint's output is printed when each ends (so that
+ * no two outputs interleave), then one line per check. Arguments go to both vitest runs
+ * (e.g. `npm test -- --reporter=dot`).
+ */
+import { spawn } from 'node:child_process';
+import { setPriority } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SHARED_TIERS = ['fast', 'slow', 'integration', 'e2e', 'infra'];
+const LOWEST_PRIORITY = 19;
+const passThrough = process.argv.slice(2);
+
+interface Check {
+  name: string;
+  command: string[];
+  /** Print as it comes (one check only), else when it ends. */
+  live?: boolean;
+  background?: boolean;
+}
+
+const vitest = (projects: string[]) => ['npx', 'vitest', 'run', ...projects.flatMap((p) => ['--project', p]), ...passThrough];
+
+const CHECKS: Check[] = [
+  { name: 'tests (shared tiers)', command: vitest(SHARED_TIERS), live: true },
+  { name: 'tests (timing tier)', command: vitest(['timing']) },
+  { name: 'typecheck', command: ['npm', 'run', '--silent', 'typecheck'], background: true },
+  { name: 'lint', command: ['npm', 'run', '--silent', 'lint'], background: true },
+];
+
+interface Outcome {
+  name: string;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  seconds: number;
+}
+
+function run(check: Check): Promise<Outcome> {
+  const started = Date.now();
+  const [command, ...args] = check.command as [string, ...string[]];
+  // A check whose output is kept keeps its colours when the run has a terminal.
+  const env = !check.live && process.stdout.isTTY ? { ...process.env, FORCE_COLOR: '1' } : process.env;
+  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', check.live ? 'inherit' : 'pipe', check.live ? 'inherit' : 'pipe'], env });
+  if (check.background && child.pid !== undefined) {
+    try {
+      setPriority(child.pid, LOWEST_PRIORITY);
+    } catch {
+      // Priorities refused: the check still runs.
+    }
+  }
+  const chunks: Buffer[] = [];
+  child.stdout?.on('data', (c: Buffer) => chunks.push(c));
+  child.stderr?.on('data', (c: Buffer) => chunks.push(c));
+  return new Promise((resolve) => {
+    child.once('error', (error) => {
+      chunks.push(Buffer.from(`${String(error)}\n`));
+    });
+    child.once('close', (code, signal) => {
+      const outcome = { name: check.name, code, signal, seconds: Math.round((Date.now() - started) / 1000) };
+      if (!check.live) {
+        process.stdout.write(`\n── ${check.name}: ${describe(outcome)} ──\n`);
+        process.stdout.write(Buffer.concat(chunks));
+      }
+      resolve(outcome);
+    });
+  });
+}
+
+const passed = (o: Outcome) => o.code === 0;
+const describe = (o: Outcome) => `${passed(o) ? 'passed' : o.signal ? `stopped by ${o.signal}` : `failed (exit ${o.code})`} in ${o.seconds} s`;
+
+const outcomes = await Promise.all(CHECKS.map(run));
+process.stdout.write(`\n${outcomes.map((o) => `${passed(o) ? 'ok  ' : 'FAIL'} ${o.name}: ${describe(o)}`).join('\n')}\n`);
+process.exitCode = outcomes.every(passed) ? 0 : 1;
