@@ -14,11 +14,13 @@ import { relative, sep } from 'node:path';
  * - e2e: the CLI as a user runs it, the report pages in Chromium.
  * - infra: CDK synthesis and assertions (CPU-heavy: esbuild bundles every function).
  * - timing: files whose assertions measure real time closely (TTFT and ITL within a few ms,
- *   arrival offsets, cancel windows). They run last, one file at a time, with nothing else
- *   running, as the timing tolerances in test/support/timing.ts assume.
+ *   arrival offsets, cancel windows): one file at a time, at the normal CPU priority.
  *
- * `npm test` runs them all: fast, slow, integration, e2e and infra share the machine in one
- * group, then timing alone.
+ * `npm test` (scripts/test-all.ts) runs the shared tiers (fast, slow, integration, e2e, infra)
+ * in one vitest process, three files at a time, their workers at the lowest CPU priority
+ * (test/support/background-priority.ts), and the timing tier beside them in a second one, so
+ * that its processes get a core whenever they are ready to run. A plain `vitest run` runs the
+ * timing tier after the others, one file at a time (vitest's order for a tier of one worker).
  */
 
 /** Unit files that take seconds each (measured: vitest's per-file durations), longest first. */
@@ -108,6 +110,10 @@ class LongestTiersFirst extends BaseSequencer {
   }
 }
 
+/** The tiers `npm test` runs in one vitest process at a low priority (scripts/test-all.ts), and the one it runs beside them. */
+export const SHARED_TIERS = ['fast', 'slow', 'integration', 'e2e', 'infra'];
+export const TIMING_TIER = 'timing';
+
 /** The tiers that start the CLI get the run's bundle of it (test/support/cli-bundle.ts). */
 const CLI_BUNDLE = ['test/support/cli-bundle.ts'];
 /** The tiers that run beside the timing tier, at a lower CPU priority (test/support/background-priority.ts). */
@@ -155,7 +161,7 @@ export default defineConfig({
       tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: TIMING, globalSetup: CLI_BUNDLE, setupFiles: BACKGROUND }),
       tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: TIMING, globalSetup: CLI_BUNDLE, setupFiles: BACKGROUND }),
       tier('infra', ['test/infra/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, setupFiles: BACKGROUND }),
-      tier('timing', TIMING, { maxWorkers: 1, globalSetup: CLI_BUNDLE }),
+      tier(TIMING_TIER, TIMING, { maxWorkers: 1, globalSetup: CLI_BUNDLE }),
     ],
   },
 });

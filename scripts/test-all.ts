@@ -17,9 +17,9 @@
 import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { SHARED_TIERS, TIMING_TIER } from '../vitest.config';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SHARED_TIERS = ['fast', 'slow', 'integration', 'e2e', 'infra'];
 const LOWEST_PRIORITY = 19;
 const passThrough = process.argv.slice(2);
 
@@ -35,7 +35,7 @@ const vitest = (projects: string[]) => ['npx', 'vitest', 'run', ...projects.flat
 
 const CHECKS: Check[] = [
   { name: 'tests (shared tiers)', command: vitest(SHARED_TIERS), live: true },
-  { name: 'tests (timing tier)', command: vitest(['timing']) },
+  { name: 'tests (timing tier)', command: vitest([TIMING_TIER]) },
   { name: 'typecheck', command: ['npm', 'run', '--silent', 'typecheck'], background: true },
   { name: 'lint', command: ['npm', 'run', '--silent', 'lint'], background: true },
 ];

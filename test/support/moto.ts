@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, it } from 'vitest';
 import { removeEndedRuns, runSharedPath, writeWhole } from './run-shared';
+import { matchPriority } from './priority';
 
 export const MOTO_INSTALL_HINT =
   'moto_server not found: install it with `pip install "moto[server]"` (Python moto 5) to run the emulated-AWS tests';
@@ -93,6 +94,7 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 async function startOnce(port: number, readyTimeoutMs: number, env: Record<string, string>): Promise<Moto> {
   // detached: its own process group, so stop() can take the whole tree down.
   const child = spawn(MOTO_COMMAND, ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, ...env } });
+  matchPriority(child.pid);
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-4000);

@@ -32,9 +32,15 @@ async function bundledEntry(entry: string): Promise<string> {
   const bundles = await oncePerRun(
     'cr-test-servers-',
     async (dir) => {
-      const entries = BUNDLED_SERVERS.map((e) => join(REPO_ROOT, e));
-      await build({ entryPoints: entries, outdir: dir, outbase: REPO_ROOT, outExtension: { '.js': '.mjs' }, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', sourcemap: true, logLevel: 'error', plugins: [sourceImportMetaUrls(REPO_ROOT, entries)] });
-      return Object.fromEntries(BUNDLED_SERVERS.map((e) => [join(REPO_ROOT, e), join(dir, e.replace(/\.ts$/, '.mjs'))]));
+      // One build per entry: a server that imports another entry (the fault server imports the
+      // mock server's module) must bundle it as a module with its source's URL, not as a main.
+      const bundle = async (e: string) => {
+        const entry = join(REPO_ROOT, e);
+        const outfile = join(dir, e.replace(/\.ts$/, '.mjs'));
+        await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', sourcemap: true, logLevel: 'error', plugins: [sourceImportMetaUrls(REPO_ROOT, [entry])] });
+        return [entry, outfile] as const;
+      };
+      return Object.fromEntries(await Promise.all(BUNDLED_SERVERS.map(bundle)));
     },
     { base: BUNDLES_BASE, timeoutMs: 60_000 },
   );

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { REPO_ROOT } from './processes';
 import { oncePerRun } from './run-shared';
+import { matchPriority } from './priority';
 
 interface CfnResource {
   Type: string;
@@ -136,6 +137,7 @@ export async function synthesizeApp(options: { timeoutMs?: number; outdir?: stri
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true, // its own process group, so a timeout takes npx, cdk and the app down together
     });
+    matchPriority(child.pid);
     let output = '';
     const collect = (chunk: Buffer) => {
       output += chunk.toString('utf8');

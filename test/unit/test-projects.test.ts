@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVitest, type TestSpecification, type Vitest } from 'vitest/node';
-import { LONGEST_FIRST } from '../../vitest.config';
+import { LONGEST_FIRST, SHARED_TIERS, TIMING_TIER } from '../../vitest.config';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
@@ -61,11 +61,13 @@ describe('test projects (vitest.config.ts)', () => {
     expect(LONGEST_FIRST.filter((f) => !files.has(f))).toEqual([]);
   });
 
-  it('the timing tier runs last, one file at a time, and has files', () => {
-    const timing = vitest.projects.find((p) => p.name === 'timing');
-    expect(timing?.config.maxWorkers).toBe(1);
-    const others = vitest.projects.filter((p) => p !== timing).map((p) => p.config.sequence.groupOrder);
-    expect(others.every((order) => order < timing!.config.sequence.groupOrder)).toBe(true);
-    expect(specs.some((s) => s.project.name === 'timing')).toBe(true);
+  it('npm test runs every tier once: the shared ones at a low priority, the timing tier one file at a time at the normal priority', () => {
+    expect([...SHARED_TIERS, TIMING_TIER].sort()).toEqual(vitest.projects.map((p) => p.name).sort());
+    const timing = vitest.projects.find((p) => p.name === TIMING_TIER)!;
+    expect(timing.config.maxWorkers).toBe(1);
+    const lowered = (p: (typeof vitest.projects)[number]) => p.config.setupFiles.some((f) => f.endsWith('test/support/background-priority.ts'));
+    expect(lowered(timing)).toBe(false);
+    expect(vitest.projects.filter((p) => p !== timing && !lowered(p)).map((p) => p.name)).toEqual([]);
+    expect(specs.some((s) => s.project.name === TIMING_TIER)).toBe(true);
   });
 });

@@ -1,0 +1,38 @@
+/**
+ * CPU priorities of the test processes. The tiers that share the machine with the timing tier
+ * run at the lowest priority, nice 19 (background-priority.ts, their setup file), which every
+ * process they start inherits, so that the timing tier's processes, at the normal priority,
+ * get a core as soon as they are ready to run (scripts/test-all.ts).
+ *
+ * A process started in a session of its own (`detached`: moto_server, cdk synth) is also in a
+ * scheduling group of its own when the kernel groups processes by session (autogroup,
+ * /proc/sys/kernel/sched_autogroup_enabled): the kernel shares the CPU between groups first,
+ * whatever their processes' nice values. matchPriority gives such a group the nice of the
+ * process that started it.
+ */
+import { writeFileSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
+
+/** The lowest priority a process may give itself (no privilege needed to lower it). */
+const LOWEST = 19;
+
+/** This process, and what it starts from now on, at the lowest priority. */
+export function lowerThisProcess(): void {
+  try {
+    setPriority(LOWEST);
+  } catch {
+    // A platform without priorities (or a sandbox refusing it): the tiers still run, unordered.
+  }
+}
+
+/** Gives `pid`, a process this one started in a session of its own, this process's priority, its group included. */
+export function matchPriority(pid: number | undefined): void {
+  const nice = getPriority();
+  if (pid === undefined || nice === 0) return;
+  try {
+    setPriority(pid, nice);
+    writeFileSync(`/proc/${pid}/autogroup`, String(nice));
+  } catch {
+    // No autogroup (another kernel or platform), or the process is gone: nothing to match.
+  }
+}
