@@ -14,11 +14,12 @@
  * The analysis: the run record and the manifests; when every target is final and their
  * accounting differs from the marker's, each target's results read again, the comparison and
  * the report written, and the marker. A target's `lost` requests are those of shards with no
- * results when its manifest was last written. Durations: S3 round trips only (reads 16 at a
- * time); the collector's CPU is not modelled.
+ * results when its manifest was last written. Durations: S3 round trips only (sim/aws/s3.ts;
+ * reads 16 at a time); the collector's CPU is not modelled.
  */
 import { RESULT_READ_CONCURRENCY } from '../lambdas/core/pipeline/collect';
 import { deliveryDelay } from '../lambdas/core/pipeline/sqs-delay';
+import type { S3Timing } from './aws/s3';
 import type { Effect, HandlerRun, ShardState } from './fire';
 import type { SimSettings } from './settings';
 import type { Workload } from './workload';
@@ -55,6 +56,7 @@ export class CollectHandler {
     private readonly s: SimSettings,
     private readonly workload: Workload,
     private readonly shardStates: readonly Map<number, ShardState>[],
+    private readonly s3: S3Timing,
     private readonly resend: (at: number, entries: readonly { payload: CollectPayload; delaySeconds: number }[]) => void,
   ) {
     this.lost = Array.from({ length: s.workload.targets }, () => null);
@@ -113,17 +115,16 @@ export class CollectHandler {
   /** Reads of `n` objects, RESULT_READ_CONCURRENCY at a time: their duration. */
   private reads(n: number): number {
     this.counters.s3Get += n;
-    return Math.ceil(n / RESULT_READ_CONCURRENCY) * this.s.aws.s3.requestMs;
+    return this.s3.pool(n, RESULT_READ_CONCURRENCY);
   }
 
   private list(objects: number): number {
     const pages = Math.max(1, Math.ceil(objects / LIST_PAGE));
     this.counters.s3List += pages;
-    return pages * this.s.aws.s3.requestMs;
+    return this.s3.sequence(pages);
   }
 
   private collectRun(target: number, at: number, interimAsked: boolean, effects: Effect[]): { at: number; final?: { lost: number } } {
-    const s3 = this.s.aws.s3.requestMs;
     let t = at + this.reads(1);
     const { present, missingRequests } = this.present(target, t);
     t += this.list(present + 1);
@@ -135,7 +136,7 @@ export class CollectHandler {
     }
     t += this.reads(present + 1);
     this.counters.s3Put += ARTIFACT_PUTS;
-    t += 2 * s3; // the data files together, then the manifest
+    t += this.s3.pool(ARTIFACT_PUTS - 1, ARTIFACT_PUTS - 1) + this.s3.one(); // the data files together, then the manifest
     if (interim) {
       this.counters.interims++;
       return { at: t };
@@ -161,6 +162,6 @@ export class CollectHandler {
       t += this.list(present + 1) + this.reads(present + 1);
     }
     this.counters.s3Put += (lost.length > 1 ? 2 : 1) + 1;
-    return t + 2 * this.s.aws.s3.requestMs;
+    return t + this.s3.sequence(2);
   }
 }

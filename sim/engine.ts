@@ -8,6 +8,7 @@
  */
 import { Account, FunctionModel } from './aws/lambda';
 import { EventSourceScaler, type EventSourceConfig } from './aws/event-source';
+import { S3Timing } from './aws/s3';
 import { SqsQueue } from './aws/sqs';
 import { CollectHandler, type CollectPayload } from './collect';
 import { Consumer } from './consumer';
@@ -33,7 +34,8 @@ export interface SimRun {
   endMs: number;
 }
 
-const RNG_STREAMS = ['arrivals', 'jitter', 'own', 'initFire', 'initIngest', 'initCollect'] as const;
+// New streams go last: a stream's seed is its place in the list.
+const RNG_STREAMS = ['arrivals', 'jitter', 'own', 'initFire', 'initIngest', 'initCollect', 's3'] as const;
 
 function eventSource(s: SimSettings, fn: FunctionSettings, mode: 'standard' | 'provisioned'): EventSourceConfig {
   return { mode, maxConcurrency: fn.maxConcurrency, minPollers: s.stack.minPollers, maxPollers: s.stack.maxPollers, esm: s.aws.esm, provisioned: s.aws.provisioned };
@@ -80,17 +82,18 @@ export function simulate(s: SimSettings): SimRun {
     latency: lognormalFromP50P99(s.workload.latencyP50S * 1000, s.workload.latencyP99S * 1000),
     rng: rng.own,
   };
+  const s3 = new S3Timing(s.aws.s3, rng.s3);
   let runStartMs = NaN;
   let deadlineMs = Infinity;
   // The stages refer to each other's queues: built first, wired after.
   const late: { fire?: Consumer<ShardPayload>; collect?: Consumer<CollectPayload> } = {};
   const collectBytes = 130;
-  const fire = new FireHandler(s, workload, loop, sink, {
+  const fire = new FireHandler(s, workload, loop, sink, s3, {
     sendShard: (at, payload, delaySeconds) => late.fire?.queue.sendBatch(at, [{ bytes: workload.shardMessageBytes(workload.shards[payload.shard] as SimShard, payload.leadMs !== s.stack.leadS * 1000), payload, delaySeconds }]),
     sendCollect: (at, target) => late.collect?.queue.sendBatch(at, [{ bytes: collectBytes, payload: { kind: 'collect', target, notBeforeMs: 0 }, delaySeconds: 0 }]),
   });
-  const collect = new CollectHandler(s, workload, fire.state, (at, entries) => late.collect?.queue.sendBatch(at, entries.map((e) => ({ bytes: collectBytes, ...e }))));
-  const ingest = new IngestHandler(s, workload, {
+  const collect = new CollectHandler(s, workload, fire.state, s3, (at, entries) => late.collect?.queue.sendBatch(at, entries.map((e) => ({ bytes: collectBytes, ...e }))));
+  const ingest = new IngestHandler(s, workload, s3, {
     onStart: (start, deadline) => {
       runStartMs = start;
       deadlineMs = deadline;

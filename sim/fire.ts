@@ -13,6 +13,7 @@
  */
 import { deliveryDelay, stillEarly } from '../lambdas/core/pipeline/sqs-delay';
 import { ONE_VCPU_MB } from '../lib/sizing';
+import type { S3Timing } from './aws/s3';
 import { fireShard, MinHeap, type FireLoopModel, type LatenessSink } from './fire-loop';
 import type { SimSettings } from './settings';
 import type { SimShard, Workload } from './workload';
@@ -77,6 +78,7 @@ export class FireHandler {
     private readonly workload: Workload,
     private readonly loop: FireLoopModel,
     private readonly sink: LatenessSink,
+    private readonly s3: S3Timing,
     private readonly ports: FirePorts,
   ) {
     this.state = Array.from({ length: s.workload.targets }, () => new Map());
@@ -85,7 +87,6 @@ export class FireHandler {
   /** The handler on `records`, starting at `startMs`. */
   handle(records: readonly ShardPayload[], startMs: number): HandlerRun {
     const effects: Effect[] = [];
-    const s3 = this.s.aws.s3.requestMs;
     let endMs = startMs;
     const toFire: { p: ShardPayload; shard: SimShard; claimedAt: number }[] = [];
     for (const p of records) {
@@ -99,7 +100,7 @@ export class FireHandler {
         endMs = Math.max(endMs, at);
         continue;
       }
-      const claimedAt = startMs + this.prepareMs(shard) + s3;
+      const claimedAt = startMs + this.prepareMs(shard) + this.s3.one();
       this.counters.s3Put++;
       const state = this.state[p.target] as Map<number, ShardState>;
       const prior = state.get(p.shard);
@@ -114,30 +115,29 @@ export class FireHandler {
   }
 
   /**
-   * Before the claim: the shard's parts read (16 at a time, each a round trip and its bytes at
-   * the ASSUMED `getMBps`), and its requests decoded at the MEASURED rate of the function's
+   * Before the claim: the shard's parts read (16 at a time, each a round trip and, per round of
+   * 16, its bytes at the ASSUMED `getMBps`), and its requests decoded at the MEASURED rate of the function's
    * share of a vCPU (memory / 1,769 MB).
    */
   private prepareMs(shard: SimShard): number {
     const bytes = shard.offsets.length * this.workload.wireBytesPerRequest;
     this.counters.s3Get += shard.parts;
     const rounds = Math.ceil(shard.parts / PART_READS_AT_ONCE);
-    const readMs = shard.parts > 0 ? rounds * this.s.aws.s3.requestMs + (bytes / shard.parts / (this.s.aws.s3.getMBps * 1e6)) * 1000 * rounds : 0;
+    const readMs = shard.parts > 0 ? this.s3.pool(shard.parts, PART_READS_AT_ONCE) + (bytes / shard.parts / (this.s.aws.s3.getMBps * 1e6)) * 1000 * rounds : 0;
     const vcpu = Math.min(1, this.s.stack.fire.memoryMb / ONE_VCPU_MB);
     return readMs + (bytes / (this.s.handler.fireDecodeMBpsPerVcpu * 1e6 * vcpu)) * 1000;
   }
 
   /** A shard whose claim is taken: a duplicate, or lost after a claimant that died. */
   private redelivered(prior: ShardState, p: ShardPayload, shard: SimShard, at: number, effects: Effect[]): number {
-    const s3 = this.s.aws.s3.requestMs;
     this.counters.s3Get++;
     if (prior.resultsAt <= at || at - prior.claimedAt <= this.s.stack.fire.timeoutS * 1000) {
       this.counters.duplicates++;
-      return at + s3;
+      return at + this.s3.one();
     }
     this.counters.s3Get++;
     this.counters.s3Put++;
-    const written = at + 3 * s3;
+    const written = at + this.s3.sequence(3);
     effects.push({
       at: written,
       run: () => {
@@ -183,7 +183,7 @@ export class FireHandler {
   }
 
   private writeResults(p: ShardPayload, shard: SimShard, firedUntil: number, effects: Effect[]): number {
-    const written = firedUntil + this.s.aws.s3.requestMs;
+    const written = firedUntil + this.s3.one();
     this.counters.s3Put++;
     const state = (this.state[p.target] as Map<number, ShardState>).get(p.shard) as ShardState;
     effects.push({ at: written, run: () => (state.resultsAt = Math.min(state.resultsAt, written)) });

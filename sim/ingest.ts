@@ -13,12 +13,13 @@
  *   messages for every target packed by the real `packBatches` and sent 4 batches at a time,
  *   each delay from the real `deliveryDelay` and the message's lead at the moment of sending;
  *   then the run record, and one collect message per target due at the deadline.
- * S3 and SQS round trips take the ASSUMED `s3.requestMs` and `sqs.sendBatchMs`.
+ * S3 round trips are drawn (sim/aws/s3.ts); an SQS send takes the ASSUMED `sqs.sendBatchMs`.
  */
 import { packBatches } from '../lambdas/core/pipeline/common';
 import { MAX_RANGE_BYTES } from '../lambdas/core/plan/read-back';
 import { deliveryDelay, rampLeads } from '../lambdas/core/pipeline/sqs-delay';
 import { schedulingOf } from '../lambdas/handlers/run-input';
+import type { S3Timing } from './aws/s3';
 import type { CollectPayload } from './collect';
 import type { Effect, HandlerRun, ShardPayload } from './fire';
 import type { SimSettings } from './settings';
@@ -65,6 +66,7 @@ export class IngestHandler {
   constructor(
     private readonly s: SimSettings,
     private readonly workload: Workload,
+    private readonly s3: S3Timing,
     private readonly ports: IngestPorts,
   ) {}
 
@@ -92,30 +94,28 @@ export class IngestHandler {
 
   /** Reads a slot back and writes its by-reference lanes' parts, from `at`: when it is done. */
   private writeSlot(slot: SimSlot, at: number): number {
-    const s3 = this.s.aws.s3.requestMs;
     const byRef = this.workload.shards.slice(slot.firstShard, slot.firstShard + slot.lanes).filter((sh) => sh.parts > 0).length;
     let t = at;
     for (const requests of slot.chunks) {
       const bytes = requests * this.s.workload.recordBytes;
       this.counters.s3Get += Math.ceil(bytes / MAX_RANGE_BYTES);
-      t += Math.max(s3, (bytes / (this.s.handler.ingestParseMBps * 1e6)) * 1000);
+      t += Math.max(this.s3.one(), (bytes / (this.s.handler.ingestParseMBps * 1e6)) * 1000);
       this.counters.s3Put += byRef;
-      t += Math.ceil(byRef / PUTS_AT_ONCE) * s3;
+      t += this.s3.pool(byRef, PUTS_AT_ONCE);
     }
     return t;
   }
 
   private ingestFile(at: number, effects: Effect[]): number {
-    const s3 = this.s.aws.s3.requestMs;
     const leadMs = this.s.stack.leadS * 1000;
     const targets = this.s.workload.targets;
     this.counters.s3Get++;
     let t = at + (this.workload.fileBytes / (this.s.handler.ingestParseMBps * 1e6)) * 1000;
     this.counters.s3Put++; // the ingest report
-    t += s3;
+    t += this.s3.one();
     const askedStart = t + leadMs;
     this.counters.s3Get++; // the run record, not there yet
-    t += s3;
+    t += this.s3.one();
     const shards = this.workload.shards;
     const leads = this.leads();
     // The first slot is written before the start is fixed; the later ones at its pace.
@@ -141,8 +141,8 @@ export class IngestHandler {
       this.counters.startMovedMs = startMs - askedStart;
       effects.push({ at: t, run: () => this.ports.onStart(startMs, deadlineMs) });
     }
-    this.counters.s3Put += 1 + targets; // the start, each target's ingest drops
-    t += 2 * s3;
+    this.counters.s3Put += 1 + targets; // the start, then each target's ingest drops together
+    t += this.s3.one() + this.s3.pool(targets, targets);
     for (const slot of this.workload.slots) {
       t = written.has(slot) ? t : this.writeSlot(slot, t);
       const now = t;
@@ -172,7 +172,7 @@ export class IngestHandler {
       t = now + Math.ceil(batches.length / BATCHES_AT_ONCE) * this.s.aws.sqs.sendBatchMs;
     }
     this.counters.s3Put++; // the run record
-    t += s3;
+    t += this.s3.one();
     const collect = Array.from({ length: targets }, (_, target) => ({ bytes: COLLECT_MESSAGE_BYTES, payload: { kind: 'collect', target, notBeforeMs: deadlineMs } as CollectPayload, delaySeconds: 0 }));
     const sent = t + this.s.aws.sqs.sendBatchMs;
     effects.push({ at: sent, run: () => this.ports.sendCollect(sent, collect) });

@@ -115,8 +115,12 @@ export interface AwsModelSettings {
     receiveRoundTripMs: number;
   };
   s3: {
-    /** Assumed: one S3 request, round trip. */
+    /**
+     * One S3 request's round trip, ms: the median (documented: "tens of milliseconds" for
+     * small requests), and its 99th percentile (assumed), a lognormal through both (sim/aws/s3.ts).
+     */
     requestMs: number;
+    requestP99Ms: number;
     /** Assumed: one GET's transfer rate, MB/s (a shard's parts are read 16 at a time). */
     getMBps: number;
   };
@@ -274,7 +278,7 @@ export function settingsFor(o: SimOptions): { settings: SimSettings; problems: s
       provisioned: { invokesPerPoller: 10, bytesPerPollerPerS: 1_000_000, growthPerMinute: 1000 },
       lambda: { scalePer10s: 1000, invokeOverheadMs: 5, coldPlatformMs: 100, envReclaimMinutes: 10, init: MEASURED_INIT_MS },
       sqs: { delayJitterMaxMs: 0, sendBatchMs: 30, receiveRoundTripMs: 20 },
-      s3: { requestMs: 20, getMBps: 90 },
+      s3: { requestMs: 20, requestP99Ms: 100, getMBps: 90 },
     },
     handler: { ownLatenessP50Ms: 0.15, ownLatenessP99Ms: 2.6, ingestParseMBps: 75, fireDecodeMBpsPerVcpu: 150, notifyMs: 1000 },
     idleBeforeMinutes: o.idleBeforeMinutes ?? 60,
@@ -355,5 +359,7 @@ export function validateSettings(settings: SimSettings): void {
     if (typeof node === 'number' && (!Number.isFinite(node) || (node < 0 && !path.endsWith('.mu')))) problems.push(`${path} must be a finite number >= 0 (got ${node})`);
   };
   walk(settings, '');
+  const s3 = settings.aws.s3;
+  if (s3.requestP99Ms < s3.requestMs) problems.push(`aws.s3.requestP99Ms must be >= aws.s3.requestMs (got ${s3.requestP99Ms} < ${s3.requestMs})`);
   if (problems.length > 0) throw new RangeError(problems.join('\n'));
 }

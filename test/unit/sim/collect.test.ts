@@ -7,6 +7,7 @@
  * on once, however many copies of it the batch holds.
  */
 import { describe, expect, it } from 'vitest';
+import { S3Timing } from '../../../sim/aws/s3';
 import { CollectHandler } from '../../../sim/collect';
 import type { ShardState } from '../../../sim/fire';
 import { Rng } from '../../../sim/random';
@@ -15,10 +16,11 @@ import { buildWorkload } from '../../../sim/workload';
 
 const { settings } = settingsFor({ ratePerTarget: 100, targets: 2, seconds: 10, latencyP50S: 0.01, latencyP99S: 0.01 });
 const workload = buildWorkload(settings, new Rng(1));
+const s3 = () => new S3Timing(settings.aws.s3, new Rng(2));
 
 function collector(resultsAt: (target: number, shard: number) => number) {
   const states = [0, 1].map((target) => new Map<number, ShardState>(workload.shards.map((s) => [s.index, { claimedAt: 0, resultsAt: resultsAt(target, s.index) }])));
-  const c = new CollectHandler(settings, workload, states, () => undefined);
+  const c = new CollectHandler(settings, workload, states, s3(), () => undefined);
   c.deadlineMs = 100_000;
   return c;
 }
@@ -76,7 +78,7 @@ describe('collect', () => {
   it('a message not yet due is sent on once, however many copies the batch holds, and writes interim results', () => {
     const sent: number[][] = [];
     const states = [0, 1].map(() => new Map<number, ShardState>());
-    const c = new CollectHandler(settings, workload, states, (_at, entries) => void sent.push(entries.map((e) => e.delaySeconds)));
+    const c = new CollectHandler(settings, workload, states, s3(), (_at, entries) => void sent.push(entries.map((e) => e.delaySeconds)));
     c.deadlineMs = 100_000;
     const deadline = { kind: 'collect' as const, target: 0, notBeforeMs: 100_000 };
     apply(c.handle([deadline, { kind: 'collect', target: 0, notBeforeMs: 0 }, deadline], 10_000));
