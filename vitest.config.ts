@@ -40,7 +40,8 @@ const SLOW = [
 /**
  * Files with assertions on real time that failed on a loaded machine: TTFT and ITL within
  * a few ms, arrival offsets, a verdict on a 10-20 ms TTFT difference, what is in flight at a
- * 300 ms cancel, responses read during a 60 ms stall of the event loop (catch-up).
+ * 300 ms cancel, responses read during a 60 ms stall of the event loop (catch-up), the
+ * connections a warm Lambda environment keeps for its next invocation (fire-warm-up).
  */
 const TIMING = [
   'test/unit/http/mock-capacity.test.ts',
@@ -48,6 +49,7 @@ const TIMING = [
   'test/unit/http/openai-target.test.ts',
   'test/unit/run/stop-and-write.test.ts',
   'test/integration/catch-up.test.ts',
+  'test/integration/fire-warm-up.test.ts',
   'test/integration/pipeline.test.ts',
   'test/integration/sagemaker-target.test.ts',
   'test/integration/scheduled-ab.test.ts',
@@ -60,7 +62,7 @@ const TIMING = [
 ];
 
 /** Workers for the tiers that share the machine; test files wait on servers and child processes. */
-const SHARED_WORKERS = 3;
+const SHARED_WORKERS = 5;
 
 /**
  * The order files start in within a group: the files that take longest first (LONGEST_FIRST,
@@ -79,7 +81,6 @@ export const LONGEST_FIRST = [
   'test/e2e/package.test.ts',
   'test/e2e/response-faults.test.ts',
   'test/infra/synth.test.ts',
-  'test/integration/fire-warm-up.test.ts',
   'test/e2e/cli-demo.test.ts',
   'test/unit/compare/simulation.test.ts',
   'test/e2e/cli-usage.test.ts',
