@@ -15,12 +15,14 @@ import { relative, sep } from 'node:path';
  * - infra: CDK synthesis and assertions (CPU-heavy: esbuild bundles every function).
  * - timing: files whose assertions measure real time closely (TTFT and ITL within a few ms,
  *   arrival offsets, cancel windows): one file at a time, at the normal CPU priority.
+ * - quiet: the few that need the machine to themselves.
  *
  * `npm test` (scripts/test-all.ts) runs the shared tiers (fast, slow, integration, e2e, infra)
  * in one vitest process, three files at a time, their workers at the lowest CPU priority
  * (test/support/background-priority.ts), and the timing tier beside them in a second one, so
- * that its processes get a core whenever they are ready to run. A plain `vitest run` runs the
- * timing tier after the others, one file at a time (vitest's order for a tier of one worker).
+ * that its processes get a core whenever they are ready to run; then the quiet tier alone. A
+ * plain `vitest run` runs the timing and quiet tiers after the others, one file at a time
+ * (vitest's order for tiers of one worker).
  */
 
 /** Unit files that take seconds each (measured: vitest's per-file durations), longest first. */
@@ -40,15 +42,14 @@ const SLOW = [
 /**
  * Files with assertions on real time that failed on a loaded machine: TTFT and ITL within
  * a few ms, arrival offsets, a verdict on a 10-20 ms TTFT difference, what is in flight at a
- * 300 ms cancel, responses read during a 60 ms stall of the event loop (catch-up), the
- * connections a warm Lambda environment keeps for its next invocation (fire-warm-up).
+ * 300 ms cancel, the connections a warm Lambda environment keeps for its next invocation
+ * (fire-warm-up).
  */
 const TIMING = [
   'test/unit/http/mock-capacity.test.ts',
   'test/unit/http/mock-server.test.ts',
   'test/unit/http/openai-target.test.ts',
   'test/unit/run/stop-and-write.test.ts',
-  'test/integration/catch-up.test.ts',
   'test/integration/fire-warm-up.test.ts',
   'test/integration/pipeline.test.ts',
   'test/integration/sagemaker-target.test.ts',
@@ -60,6 +61,14 @@ const TIMING = [
   'test/e2e/cross-kind-bias.test.ts',
   'test/e2e/wait-coarse.test.ts',
 ];
+
+/**
+ * Files that need the machine to themselves: responses read during a 60 ms stall of the
+ * event loop, which needs the mock process to answer within the stall (catch-up: 34-39
+ * connections opened against < 20 beside the other tiers, even at a higher priority). `npm
+ * test` runs them once everything else has ended.
+ */
+const QUIET = ['test/integration/catch-up.test.ts'];
 
 /** Workers for the tiers that share the machine; test files wait on servers and child processes. */
 const SHARED_WORKERS = 5;
@@ -114,6 +123,8 @@ class LongestTiersFirst extends BaseSequencer {
 /** The tiers `npm test` runs in one vitest process at a low priority (scripts/test-all.ts), and the one it runs beside them. */
 export const SHARED_TIERS = ['fast', 'slow', 'integration', 'e2e', 'infra'];
 export const TIMING_TIER = 'timing';
+/** The tier `npm test` runs last, alone. */
+export const QUIET_TIER = 'quiet';
 
 /** The tiers that start the CLI get the run's bundle of it (test/support/cli-bundle.ts). */
 const CLI_BUNDLE = ['test/support/cli-bundle.ts'];
@@ -159,10 +170,11 @@ export default defineConfig({
     projects: [
       tier('fast', ['test/unit/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...SLOW, ...TIMING], isolate: false, setupFiles: BACKGROUND }),
       tier('slow', SLOW, { maxWorkers: SHARED_WORKERS, isolate: false, setupFiles: BACKGROUND }),
-      tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: TIMING, globalSetup: CLI_BUNDLE, setupFiles: BACKGROUND }),
+      tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...TIMING, ...QUIET], globalSetup: CLI_BUNDLE, setupFiles: BACKGROUND }),
       tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: TIMING, globalSetup: CLI_BUNDLE, setupFiles: BACKGROUND }),
       tier('infra', ['test/infra/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, setupFiles: BACKGROUND }),
       tier(TIMING_TIER, TIMING, { maxWorkers: 1, globalSetup: CLI_BUNDLE }),
+      tier(QUIET_TIER, QUIET, { maxWorkers: 1 }),
     ],
   },
 });

@@ -9,6 +9,7 @@
  *   different worker counts one after the other within one process; two processes let the
  *   timing tier's wall time overlap the others'.
  * - The type check and lint, at the lowest priority.
+ * - Once all of those have ended, the quiet tier alone (files that need the machine to themselves).
  *
  * The timing tier's, the type check's and lint's output is printed when each ends (so that
  * no two outputs interleave), then one line per check. Arguments go to both vitest runs
@@ -17,7 +18,7 @@
 import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { SHARED_TIERS, TIMING_TIER } from '../vitest.config';
+import { QUIET_TIER, SHARED_TIERS, TIMING_TIER } from '../vitest.config';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LOWEST_PRIORITY = 19;
@@ -81,6 +82,6 @@ function run(check: Check): Promise<Outcome> {
 const passed = (o: Outcome) => o.code === 0;
 const describe = (o: Outcome) => `${passed(o) ? 'passed' : o.signal ? `stopped by ${o.signal}` : `failed (exit ${o.code})`} in ${o.seconds} s`;
 
-const outcomes = await Promise.all(CHECKS.map(run));
+const outcomes = [...(await Promise.all(CHECKS.map(run))), await run({ name: 'tests (quiet tier)', command: vitest([QUIET_TIER]) })];
 process.stdout.write(`\n${outcomes.map((o) => `${passed(o) ? 'ok  ' : 'FAIL'} ${o.name}: ${describe(o)}`).join('\n')}\n`);
 process.exitCode = outcomes.every(passed) ? 0 : 1;

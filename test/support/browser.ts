@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { matchChildSessions } from './priority';
 import { REPO_ROOT } from './processes';
 
 /** Where the browser tests save their screenshots. */
@@ -33,10 +34,13 @@ export function skipWithoutChromium(label: string): boolean {
 /** Chromium headless, with nothing of its own on the network (so a request seen is the page's). */
 export async function launchChromium(label: string): Promise<Browser> {
   if (!HAVE_CHROMIUM) throw new Error(`${label}: ${CHROMIUM_MISSING}; CI must install it (.ci/run)`);
-  return chromium.launch({
+  const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+  // Playwright starts Chromium in a session of its own: at this tier's priority, its group too.
+  matchChildSessions();
+  return browser;
 }
 
 /**

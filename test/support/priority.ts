@@ -10,7 +10,7 @@
  * whatever their processes' nice values. matchPriority gives such a group the nice of the
  * process that started it.
  */
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
 /** The lowest priority a process may give itself (no privilege needed to lower it). */
@@ -34,5 +34,29 @@ export function matchPriority(pid: number | undefined): void {
     writeFileSync(`/proc/${pid}/autogroup`, String(nice));
   } catch {
     // No autogroup (another kernel or platform), or the process is gone: nothing to match.
+  }
+}
+
+/**
+ * matchPriority for this process's children started by a library in sessions of their own
+ * (Playwright starts Chromium so): found in /proc by their parent and session.
+ */
+export function matchChildSessions(): void {
+  if (getPriority() === 0) return;
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return; // no /proc: no autogroups either
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the command name (which may hold spaces): state, ppid, pgrp, session.
+      const [, ppid, , session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) === process.pid && session === pid) matchPriority(Number(pid));
+    } catch {
+      // gone meanwhile
+    }
   }
 }

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVitest, type TestSpecification, type Vitest } from 'vitest/node';
-import { LONGEST_FIRST, SHARED_TIERS, TIMING_TIER } from '../../vitest.config';
+import { LONGEST_FIRST, QUIET_TIER, SHARED_TIERS, TIMING_TIER } from '../../vitest.config';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
@@ -61,13 +61,14 @@ describe('test projects (vitest.config.ts)', () => {
     expect(LONGEST_FIRST.filter((f) => !files.has(f))).toEqual([]);
   });
 
-  it('npm test runs every tier once: the shared ones at a low priority, the timing tier one file at a time at the normal priority', () => {
-    expect([...SHARED_TIERS, TIMING_TIER].sort()).toEqual(vitest.projects.map((p) => p.name).sort());
-    const timing = vitest.projects.find((p) => p.name === TIMING_TIER)!;
-    expect(timing.config.maxWorkers).toBe(1);
+  it('npm test runs every tier once: the shared ones at a low priority, the timing and quiet tiers one file at a time at the normal priority', () => {
+    expect([...SHARED_TIERS, TIMING_TIER, QUIET_TIER].sort()).toEqual(vitest.projects.map((p) => p.name).sort());
+    const alone = vitest.projects.filter((p) => p.name === TIMING_TIER || p.name === QUIET_TIER);
+    expect(alone.map((p) => p.config.maxWorkers)).toEqual([1, 1]);
     const lowered = (p: (typeof vitest.projects)[number]) => p.config.setupFiles.some((f) => f.endsWith('test/support/background-priority.ts'));
-    expect(lowered(timing)).toBe(false);
-    expect(vitest.projects.filter((p) => p !== timing && !lowered(p)).map((p) => p.name)).toEqual([]);
+    expect(alone.filter(lowered)).toEqual([]);
+    expect(vitest.projects.filter((p) => !alone.includes(p) && !lowered(p)).map((p) => p.name)).toEqual([]);
     expect(specs.some((s) => s.project.name === TIMING_TIER)).toBe(true);
+    expect(specs.some((s) => s.project.name === QUIET_TIER)).toBe(true);
   });
 });
