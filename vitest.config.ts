@@ -138,6 +138,8 @@ interface TierOptions {
   setupFiles?: string[];
   /** False: the tier's files share their worker's modules (pure unit tests: no servers, no process state). */
   isolate?: boolean;
+  /** A test's time limit, when the tier's differs from the default. */
+  testTimeout?: number;
 }
 
 const tier = (name: string, include: string[], o: TierOptions): TestProjectInlineConfiguration => ({
@@ -150,6 +152,7 @@ const tier = (name: string, include: string[], o: TierOptions): TestProjectInlin
     isolate: o.isolate ?? true,
     globalSetup: o.globalSetup ?? [],
     setupFiles: o.setupFiles ?? [],
+    ...(o.testTimeout ? { testTimeout: o.testTimeout } : {}),
   },
 });
 
@@ -171,7 +174,8 @@ export default defineConfig({
       tier('fast', ['test/unit/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...SLOW, ...TIMING], isolate: false, setupFiles: BACKGROUND }),
       tier('slow', SLOW, { maxWorkers: SHARED_WORKERS, isolate: false, setupFiles: BACKGROUND }),
       tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...TIMING, ...QUIET], globalSetup: CLI_BUNDLE, setupFiles: BACKGROUND }),
-      tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: TIMING, globalSetup: CLI_BUNDLE, setupFiles: BACKGROUND }),
+      // At the lowest priority beside the timing tier, a page drawn in Chromium or a CLI run can take several times its time alone.
+      tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: TIMING, globalSetup: CLI_BUNDLE, setupFiles: BACKGROUND, testTimeout: 120_000 }),
       tier('infra', ['test/infra/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, setupFiles: BACKGROUND }),
       tier(TIMING_TIER, TIMING, { maxWorkers: 1, globalSetup: CLI_BUNDLE }),
       tier(QUIET_TIER, QUIET, { maxWorkers: 1 }),
