@@ -11,9 +11,9 @@
  * - The type check and lint, at the lowest priority.
  * - Once all of those have ended, the quiet tier alone (files that need the machine to themselves).
  *
- * The timing tier's, the type check's and lint's output is printed when each ends (so that
- * no two outputs interleave), then one line per check. Arguments go to both vitest runs
- * (e.g. `npm test -- --reporter=dot`).
+ * Every output but the shared tiers' is printed when its check ends (so that no two outputs
+ * interleave), then one line per check. Arguments go to every vitest run (e.g. `npm test --
+ * --reporter=dot`).
  */
 import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
