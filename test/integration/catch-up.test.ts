@@ -14,6 +14,7 @@ import { systemClock } from '../../lambdas/adapters/system-clock';
 import { runFireLoop } from '../../lambdas/core/fire/fire-loop';
 import { scheduledRequest } from '../support/fixtures';
 import { startMockProcess, type MockProcess } from '../support/processes';
+import { retryTimingOnce } from '../support/timing';
 
 let mock: MockProcess;
 
@@ -25,38 +26,44 @@ afterAll(async () => {
   await mock?.stop();
 });
 
+/** One run of 200 requests 1 ms apart with the loop blocked for 60 ms: connections opened before the block and while catching up. */
+async function stalledRun(): Promise<{ beforeCatchUp: number; opened: number; allSucceeded: boolean; overdue: number }> {
+  const target = createOpenAITarget({ name: 'mock', baseUrl: mock.url, timeoutMs: 10_000, clock: systemClock });
+  let connected = 0;
+  const onConnected = () => connected++;
+  subscribe('undici:client:connected', onConnected);
+  try {
+    const requests = Array.from({ length: 200 }, (_, i) => scheduledRequest(i, i, { body: Buffer.from(`{"messages":[{"role":"user","content":"q${i}"}],"max_tokens":1}`) }));
+    const startNs = systemClock.nowNs() + 200_000_000n;
+    let beforeCatchUp = -1;
+    const block = setTimeout(() => {
+      const until = performance.now() + 60;
+      while (performance.now() < until);
+      beforeCatchUp = connected;
+    }, 300);
+    const outcomes = await runFireLoop(requests, { runId: 'catch-up', target, clock: systemClock, startNs, workerId: 'w' });
+    clearTimeout(block);
+    const lags = outcomes.map((o) => Number(o.result!.requestStartNs - o.scheduledNs) / 1e6);
+    const opened = connected - beforeCatchUp;
+    console.log(`connections: ${beforeCatchUp} before the block, ${opened} while catching up`);
+    return { beforeCatchUp, opened, allSucceeded: outcomes.every((o) => o.result?.error === null), overdue: lags.filter((lag) => lag > 20).length };
+  } finally {
+    unsubscribe('undici:client:connected', onConnected);
+    await target.close();
+  }
+}
+
 describe('catching up after a stall', () => {
   it('overdue requests reuse the connections whose responses came during the stall, instead of opening one each', async () => {
-    const target = createOpenAITarget({ name: 'mock', baseUrl: mock.url, timeoutMs: 10_000, clock: systemClock });
-    let connected = 0;
-    const onConnected = () => connected++;
-    subscribe('undici:client:connected', onConnected);
-    try {
-      // 200 requests 1 ms apart; the loop is blocked for 60 ms at 100 ms.
-      const requests = Array.from({ length: 200 }, (_, i) => scheduledRequest(i, i, { body: Buffer.from(`{"messages":[{"role":"user","content":"q${i}"}],"max_tokens":1}`) }));
-      const startNs = systemClock.nowNs() + 200_000_000n;
-      let beforeCatchUp = -1;
-      const block = setTimeout(() => {
-        const until = performance.now() + 60;
-        while (performance.now() < until);
-        beforeCatchUp = connected;
-      }, 300);
-      const outcomes = await runFireLoop(requests, { runId: 'catch-up', target, clock: systemClock, startNs, workerId: 'w' });
-      clearTimeout(block);
-      expect(outcomes.every((o) => o.result?.error === null)).toBe(true);
-      // The block made ~60 requests overdue at once.
-      const lags = outcomes.map((o) => Number(o.result!.requestStartNs - o.scheduledNs) / 1e6);
-      expect(lags.filter((lag) => lag > 20).length).toBeGreaterThan(30);
-      // Opened while catching up, measured on the 2-vCPU CI machine: 26-37 when each overdue
-      // request was sent at once (and 33-46 before the block, in the cold start), 4-10 with the
-      // turn (10-16 before).
-      const opened = connected - beforeCatchUp;
-      console.log(`connections: ${beforeCatchUp} before the block, ${opened} while catching up`);
-      expect(beforeCatchUp).toBeGreaterThan(0);
-      expect(opened).toBeLessThan(20);
-    } finally {
-      unsubscribe('undici:client:connected', onConnected);
-      await target.close();
-    }
+    // Opened while catching up, measured on the 2-vCPU CI machine: 26-37 when each overdue
+    // request was sent at once (and 33-46 before the block, in the cold start), 4-10 with the
+    // turn (10-16 before). The responses must come back within the stall: on a machine still
+    // busy a run may miss, and is run once more (timing.ts).
+    const { result } = await retryTimingOnce('catch-up', stalledRun, (r) => (r.opened < 20 ? [] : [`${r.opened} connections opened while catching up`]));
+    expect(result.allSucceeded).toBe(true);
+    // The block made ~60 requests overdue at once.
+    expect(result.overdue).toBeGreaterThan(30);
+    expect(result.beforeCatchUp).toBeGreaterThan(0);
+    expect(result.opened).toBeLessThan(20);
   });
 });
