@@ -64,9 +64,9 @@ const TIMING = [
 
 /**
  * Files that need the machine to themselves: responses read during a 60 ms stall of the
- * event loop, which needs the mock process to answer within the stall (catch-up: 34-39
- * connections opened against < 20 beside the other tiers, even at a higher priority). `npm
- * test` runs them once everything else has ended.
+ * event loop, which needs the mock process to answer within the stall (catch-up), and which
+ * the other tiers' load defeats even at a higher priority. `npm test` runs them once
+ * everything else has ended.
  */
 const QUIET = ['test/integration/catch-up.test.ts'];
 

@@ -107,10 +107,8 @@ export class Consumer<P> {
    * while it waits.
    */
   private gather(now: number): SimMessage<P>[] | null {
-    const roomBytes = () => INVOKE_PAYLOAD_BYTES - this.gatheredBytes;
-    const hasRoom = () => this.gathered.length < this.o.batchSize && this.queue.visibleCount > 0 && (this.gathered.length === 0 || this.queue.nextVisibleBytes <= roomBytes());
     if (this.receiving) return null;
-    const full = this.gathered.length >= this.o.batchSize || (this.queue.visibleCount > 0 && this.gathered.length > 0 && this.queue.nextVisibleBytes > roomBytes());
+    const full = this.gathered.length >= this.o.batchSize || (this.queue.visibleCount > 0 && !this.nextFits());
     if (this.gathered.length > 0 && (full || now >= this.windowClosesAt)) {
       const batch = this.gathered;
       this.gathered = [];
@@ -118,8 +116,13 @@ export class Consumer<P> {
       this.windowClosesAt = Infinity;
       return batch;
     }
-    if (hasRoom()) this.startReceive(now);
+    if (this.gathered.length < this.o.batchSize && this.nextFits()) this.startReceive(now);
     return null;
+  }
+
+  /** Whether a message is visible and fits the batch being gathered (a receive returns at least one, whatever its size). */
+  private nextFits(): boolean {
+    return this.queue.visibleCount > 0 && (this.gathered.length === 0 || this.queue.nextVisibleBytes <= INVOKE_PAYLOAD_BYTES - this.gatheredBytes);
   }
 
   /** A receive issued at `now` (messages are visible): it returns a round trip later with what is visible then. */
@@ -128,9 +131,7 @@ export class Consumer<P> {
     this.agenda.at(now + (this.o.receiveRoundTripMs ?? 0), () => {
       this.receiving = false;
       const at = this.agenda.now;
-      // A receive returns at least one message when any is visible, whatever its size.
-      const fits = this.queue.visibleCount > 0 && (this.gathered.length === 0 || this.queue.nextVisibleBytes <= INVOKE_PAYLOAD_BYTES - this.gatheredBytes);
-      const more = fits ? this.queue.receive(at, this.o.batchSize - this.gathered.length, INVOKE_PAYLOAD_BYTES - this.gatheredBytes) : [];
+      const more = this.nextFits() ? this.queue.receive(at, this.o.batchSize - this.gathered.length, INVOKE_PAYLOAD_BYTES - this.gatheredBytes) : [];
       if (more.length > 0 && this.gathered.length === 0) {
         this.windowClosesAt = at + this.o.batchingWindowMs;
         this.agenda.at(this.windowClosesAt, () => this.dispatch());

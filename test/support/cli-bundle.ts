@@ -2,8 +2,8 @@
  * Vitest global setup of the tiers that start the CLI: the CLI (bin/capture-replay.ts, every
  * module it imports and its packages) bundled once per run into one ES module with esbuild,
  * which is also what tsx uses to compile each file. startCli runs the bundle: a CLI start
- * through tsx loads and compiles ~400 modules in a loader thread, several times the CPU of the
- * command itself, and the tests start the CLI many times over. The launcher itself
+ * through tsx resolves and compiles every module in a loader thread, several times the CPU of
+ * the command itself (measured in docs/testing.md), and the tests start the CLI many times over. The launcher itself
  * (bin/capture-replay.js with tsx) is run by the tests that spawn it by path and by the package
  * test, as a user installs it.
  *

@@ -112,7 +112,7 @@ export interface CliProcess {
   waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<void>;
 }
 
-/** The environment variable naming the run's bundle of the CLI (cli-bundle.ts, the e2e and integration tiers' global setup). */
+/** The environment variable naming the run's bundle of the CLI (cli-bundle.ts, the global setup of the tiers that start the CLI). */
 export const CLI_BUNDLE_ENV = 'CR_TEST_CLI_BUNDLE';
 
 /**
