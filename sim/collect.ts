@@ -4,7 +4,7 @@
  * batch is coalesced: its messages grouped by target (the simulation has one run), one look
  * per group, the groups one after another, then the run's analysis once if a look finalised a
  * target for a due message. A look (lookAtTarget):
- * - each distinct not-yet-due time (the real `deliveryDelay` with no lead) is sent on, in one
+ * - each distinct not-yet-due time (the real `lookPlan`: `deliveryDelay` with no lead) is sent on, in one
  *   SendMessageBatch, and the look is interim (collectRun with `interim`, which still
  *   finalises a target that can be, without the analysis when no message was due);
  * - else a due message whose not-before time is still ahead (under a second) waits for it;
@@ -17,8 +17,7 @@
  * results when its manifest was last written. Durations: S3 round trips only (sim/aws/s3.ts;
  * reads 16 at a time); the collector's CPU is not modelled.
  */
-import { RESULT_READ_CONCURRENCY } from '../lambdas/core/pipeline/collect';
-import { deliveryDelay } from '../lambdas/core/pipeline/sqs-delay';
+import { lookPlan, RESULT_READ_CONCURRENCY } from '../lambdas/core/pipeline/collect';
 import type { S3Timing } from './aws/s3';
 import type { Effect, HandlerRun, ShardState } from './fire';
 import type { SimSettings } from './settings';
@@ -81,22 +80,17 @@ export class CollectHandler {
 
   /** lookAtTarget on one target's messages of the batch. */
   private look(target: number, group: readonly CollectPayload[], at: number, effects: Effect[]): { at: number; final?: { lost: number }; analyse: boolean } {
-    const hops = new Map<number, number>();
-    let dueAt: number | null = null;
-    for (const p of group) {
-      const { delaySeconds } = deliveryDelay(ns(p.notBeforeMs), ns(at), 0);
-      if (delaySeconds >= 1) hops.set(p.notBeforeMs, delaySeconds);
-      else dueAt = Math.max(dueAt ?? -Infinity, p.notBeforeMs);
-    }
+    const { hops, dueAtNs } = lookPlan(group, (p) => ns(p.notBeforeMs), ns(at));
+    const dueAt = dueAtNs === null ? null : Number(dueAtNs) / 1e6;
     let t = at;
-    if (hops.size > 0) {
+    if (hops.length > 0) {
       t += this.s.aws.sqs.sendBatchMs;
       const sentAt = t;
-      const entries = [...hops].map(([notBeforeMs, delaySeconds]) => ({ payload: { kind: 'collect' as const, target, notBeforeMs }, delaySeconds }));
+      const entries = hops.map((h) => ({ payload: { kind: 'collect' as const, target, notBeforeMs: h.message.notBeforeMs }, delaySeconds: h.delaySeconds }));
       effects.push({ at: sentAt, run: () => this.resend(sentAt, entries) });
     }
     if (dueAt !== null && dueAt >= t) t = dueAt + 1e-6;
-    const run = this.collectRun(target, t, hops.size > 0, effects);
+    const run = this.collectRun(target, t, hops.length > 0, effects);
     return { ...run, analyse: dueAt !== null && run.final !== undefined };
   }
 

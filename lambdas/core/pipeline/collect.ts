@@ -332,30 +332,41 @@ export interface CollectLookDeps {
  * run's analysis is then the caller's to run (an interim hop that finalises leaves it to the
  * completion or deadline message, as the single-message step always has).
  */
+/**
+ * What a target's messages ask of one look at `nowNs`: each distinct not-yet-due time (a
+ * second or more away) once, with the delay to send it on, and the latest due time (null: none
+ * is due). The simulator's collector (sim/collect.ts) plans its looks with it too.
+ */
+export function lookPlan<M>(messages: readonly M[], notBeforeNs: (m: M) => bigint, nowNs: bigint): { hops: { message: M; notBeforeNs: bigint; delaySeconds: number }[]; dueAtNs: bigint | null } {
+  const hops = new Map<bigint, { message: M; notBeforeNs: bigint; delaySeconds: number }>();
+  let dueAtNs: bigint | null = null;
+  for (const message of messages) {
+    const notBefore = notBeforeNs(message);
+    const { delaySeconds } = deliveryDelay(notBefore, nowNs, 0);
+    if (delaySeconds >= 1) {
+      if (!hops.has(notBefore)) hops.set(notBefore, { message, notBeforeNs: notBefore, delaySeconds });
+    } else if (dueAtNs === null || notBefore > dueAtNs) dueAtNs = notBefore;
+  }
+  return { hops: [...hops.values()], dueAtNs };
+}
+
 export async function lookAtTarget(messages: readonly CollectMessage[], deps: CollectLookDeps): Promise<{ action: CollectAction; analyse: boolean }> {
   const first = messages[0];
   if (!first) throw new RangeError('lookAtTarget: no messages');
   const { runId, target } = first;
   if (messages.some((m) => m.runId !== runId || m.target !== target)) throw new RangeError('lookAtTarget: messages of more than one run and target');
   const now = deps.clock.nowNs();
-  const hops = new Map<bigint, number>();
-  let dueAt: bigint | null = null;
-  for (const m of messages) {
-    const notBefore = BigInt(m.notBeforeNs);
-    const { delaySeconds } = deliveryDelay(notBefore, now, 0);
-    if (delaySeconds >= 1) hops.set(notBefore, delaySeconds);
-    else if (dueAt === null || notBefore > dueAt) dueAt = notBefore;
-  }
-  if (hops.size > 0) {
+  const { hops, dueAtNs: dueAt } = lookPlan(messages, (m) => BigInt(m.notBeforeNs), now);
+  if (hops.length > 0) {
     // Long runs: each hop (at most every 15 minutes) refreshes interim results under interim/.
-    await sendAll(deps.queue, [...hops].map(([notBefore, delaySeconds], i) => ({ ...collectMessage(runId, target, notBefore), ...(i > 0 ? { id: `hop${i}-${target}`.replace(/[^A-Za-z0-9_-]/g, '_') } : {}), delaySeconds })));
+    await sendAll(deps.queue, hops.map((h, i) => ({ ...collectMessage(runId, target, h.notBeforeNs), ...(i > 0 ? { id: `hop${i}-${target}`.replace(/[^A-Za-z0-9_-]/g, '_') } : {}), delaySeconds: h.delaySeconds })));
   }
   if (dueAt === null) {
     const interim = await collectRun(runId, target, deps, { interim: true });
     return { action: interim.manifest ? 'interim' : 'deferred', analyse: false };
   }
   if (dueAt >= now) await deps.clock.waitUntil(dueAt + 1n);
-  const looked = await collectRun(runId, target, deps, { interim: hops.size > 0 });
+  const looked = await collectRun(runId, target, deps, { interim: hops.length > 0 });
   const final = looked.status === 'complete' || looked.status === 'deadline';
   return { action: final ? looked.status : looked.manifest ? 'interim' : looked.status, analyse: final };
 }

@@ -12,7 +12,7 @@ import { BUNDLED_CHART_ASSETS } from '../../../lambdas/adapters/bundled-chart-as
 import { MemoryObjectStore } from '../../../lambdas/adapters/local/memory-store';
 import { MemoryQueue } from '../../../lambdas/adapters/local/memory-queue';
 import { collectBatch, type CollectOutcome } from '../../../lambdas/core/pipeline/collect-batch';
-import { collectMessage, collectRun } from '../../../lambdas/core/pipeline/collect';
+import { collectMessage, collectRun, lookPlan } from '../../../lambdas/core/pipeline/collect';
 import { resultsPrefix } from '../../../lambdas/core/pipeline/keys';
 import { analyseRunIfFinal } from '../../../lambdas/core/pipeline/run-analysis';
 import { makeCollectHandler } from '../../../lambdas/handlers/collect';
@@ -206,5 +206,22 @@ describe('the collect handler', () => {
     store.failPrefix = resultsPrefix('r1', 'B');
     const response = await handlerOn(store, clock)(event([lane('r1', 'A', 'a1'), lane('r1', 'B', 'b1'), { id: 'bad', body: '[]' }, lane('r1', 'B', 'b2')]), context);
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'b1' }, { itemIdentifier: 'b2' }] });
+  });
+});
+
+describe('lookPlan: what a target\'s messages ask of one look', () => {
+  const S = 1_000_000_000n;
+  it('sends each distinct not-yet-due time on once, and takes the latest due time', () => {
+    const now = 100n * S;
+    const plan = lookPlan([0n, now + 5n * S, now + 5n * S, now + 30n * S, now - S, now + S / 2n], (t) => t, now);
+    expect(plan.hops.map((h) => [h.notBeforeNs, h.delaySeconds])).toEqual([
+      [now + 5n * S, 5],
+      [now + 30n * S, 30],
+    ]);
+    // Under a second ahead is due (SQS delays are whole seconds): the look waits for it.
+    expect(plan.dueAtNs).toBe(now + S / 2n);
+  });
+  it('has no due time when every message is still a second or more away', () => {
+    expect(lookPlan([10n * S], (t) => t, 0n)).toEqual({ hops: [{ message: 10n * S, notBeforeNs: 10n * S, delaySeconds: 10 }], dueAtNs: null });
   });
 });
