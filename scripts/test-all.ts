@@ -12,13 +12,17 @@
  * - Once all of those have ended, the quiet tier alone (files that need the machine to themselves).
  *
  * Every output but the shared tiers' is printed when its check ends (so that no two outputs
- * interleave), then one line per check. Arguments go to every vitest run (e.g. `npm test --
- * --reporter=dot`).
+ * interleave), then one line per check, then each failed test in a line or two: a CI log that
+ * keeps only its tail still names what failed. Arguments go to every vitest run (e.g. `npm test
+ * -- --reporter=dot`).
  */
 import { spawn } from 'node:child_process';
-import { setPriority } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { setPriority, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { QUIET_TIER, SHARED_TIERS, TIMING_TIER } from '../vitest.config';
+import { failureLines } from './test-failures';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LOWEST_PRIORITY = 19;
@@ -30,13 +34,22 @@ interface Check {
   /** Print as it comes (one check only), else when it ends. */
   live?: boolean;
   background?: boolean;
+  /** Where the vitest run writes its JSON report, read for the closing list of failures. */
+  report?: string;
 }
 
-const vitest = (projects: string[]) => ['npx', 'vitest', 'run', ...projects.flatMap((p) => ['--project', p]), ...passThrough];
+const REPORTS = mkdtempSync(join(tmpdir(), 'capture-replay-test-all-'));
+// The default reporter stays unless the caller chose one; the JSON one is added beside it.
+const reporters = passThrough.some((a) => a.startsWith('--reporter')) ? [] : ['--reporter=default'];
+const vitestCheck = (name: string, projects: string[], live = false): Check => {
+  const report = join(REPORTS, `${projects.join('-')}.json`);
+  const command = ['npx', 'vitest', 'run', ...projects.flatMap((p) => ['--project', p]), ...reporters, '--reporter=json', `--outputFile.json=${report}`, ...passThrough];
+  return { name, command, live, report };
+};
 
 const CHECKS: Check[] = [
-  { name: 'tests (shared tiers)', command: vitest(SHARED_TIERS), live: true },
-  { name: 'tests (timing tier)', command: vitest([TIMING_TIER]) },
+  vitestCheck('tests (shared tiers)', SHARED_TIERS, true),
+  vitestCheck('tests (timing tier)', [TIMING_TIER]),
   { name: 'typecheck', command: ['npm', 'run', '--silent', 'typecheck'], background: true },
   { name: 'lint', command: ['npm', 'run', '--silent', 'lint'], background: true },
 ];
@@ -82,6 +95,11 @@ function run(check: Check): Promise<Outcome> {
 const passed = (o: Outcome) => o.code === 0;
 const describe = (o: Outcome) => `${passed(o) ? 'passed' : o.signal ? `stopped by ${o.signal}` : `failed (exit ${o.code})`} in ${o.seconds} s`;
 
-const outcomes = [...(await Promise.all(CHECKS.map(run))), await run({ name: 'tests (quiet tier)', command: vitest([QUIET_TIER]) })];
+const quiet = vitestCheck('tests (quiet tier)', [QUIET_TIER]);
+const checks = [...CHECKS, quiet];
+const outcomes = [...(await Promise.all(CHECKS.map(run))), await run(quiet)];
 process.stdout.write(`\n${outcomes.map((o) => `${passed(o) ? 'ok  ' : 'FAIL'} ${o.name}: ${describe(o)}`).join('\n')}\n`);
+const failures = checks.flatMap((check, i) => (passed(outcomes[i]!) || check.report === undefined ? [] : failureLines(check.report)));
+if (failures.length > 0) process.stdout.write(`\nfailed:\n${failures.join('\n')}\n`);
+rmSync(REPORTS, { recursive: true, force: true });
 process.exitCode = outcomes.every(passed) ? 0 : 1;

@@ -1,0 +1,53 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { failureLines } from '../../scripts/test-failures';
+
+const root = '/repo';
+const dir = mkdtempSync(join(tmpdir(), 'test-failures-'));
+const reportOf = (report: unknown) => {
+  const path = join(dir, `${Math.random()}.json`);
+  writeFileSync(path, JSON.stringify(report));
+  return path;
+};
+
+describe("npm test's closing list of failures", () => {
+  it('names each failed test, its first error line and the frame in the project where it failed', () => {
+    const stack = [
+      'AssertionError: expected 7 to be greater than 10',
+      '    at /repo/node_modules/@vitest/expect/dist/index.js:1:2',
+      '    at /repo/test/unit/fire/fire-loop.test.ts:88:21',
+    ].join('\n');
+    const path = reportOf({
+      testResults: [
+        {
+          name: '/repo/test/unit/fire/fire-loop.test.ts',
+          message: '',
+          assertionResults: [
+            { fullName: 'fire loop sends on time', status: 'passed', failureMessages: [] },
+            { fullName: 'fire loop opens connections', status: 'failed', failureMessages: [stack] },
+          ],
+        },
+        { name: '/repo/test/integration/broken.test.ts', message: "Cannot find module './gone'\nmore", assertionResults: [] },
+      ],
+    });
+    expect(failureLines(path, root)).toEqual([
+      '  test/unit/fire/fire-loop.test.ts > fire loop opens connections',
+      '      AssertionError: expected 7 to be greater than 10 (test/unit/fire/fire-loop.test.ts:88:21)',
+      "  test/integration/broken.test.ts: Cannot find module './gone'",
+    ]);
+  });
+
+  it('says so when nothing failed inside a test, and when the report is missing', () => {
+    expect(failureLines(reportOf({ testResults: [] }), root)[0]).toMatch(/outside the tests/);
+    expect(failureLines(join(dir, 'none.json'), dir)[0]).toMatch(/none\.json: no report/);
+  });
+
+  it('lists at most twenty and counts the rest', () => {
+    const tests = Array.from({ length: 25 }, (_, i) => ({ fullName: `t${i}`, status: 'failed', failureMessages: ['Error: x'] }));
+    const lines = failureLines(reportOf({ testResults: [{ name: '/repo/a.test.ts', assertionResults: tests }] }), root);
+    expect(lines).toHaveLength(41);
+    expect(lines.at(-1)).toBe('  ... and 5 more above');
+  });
+});
