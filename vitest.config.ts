@@ -18,7 +18,7 @@ import { relative, sep } from 'node:path';
  * - quiet: the few that need the machine to themselves.
  *
  * `npm test` (scripts/test-all.ts) runs the shared tiers (fast, slow, integration, e2e, infra)
- * in one vitest process, three files at a time, their workers at the lowest CPU priority
+ * in one vitest process, five files at a time (SHARED_WORKERS), their workers at the lowest CPU priority
  * (test/support/background-priority.ts), and the timing tier beside them in a second one, so
  * that its processes get a core whenever they are ready to run; then the quiet tier alone. A
  * plain `vitest run` runs the timing and quiet tiers after the others, one file at a time
@@ -59,6 +59,7 @@ const TIMING = [
   'test/e2e/capacity-search.test.ts',
   'test/e2e/cli-replay.test.ts',
   'test/e2e/cross-kind-bias.test.ts',
+  'test/e2e/signals.test.ts',
   'test/e2e/wait-coarse.test.ts',
 ];
 

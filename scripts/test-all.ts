@@ -2,13 +2,15 @@
  * `npm test`: every check at once on the machine's cores, failing when any fails.
  *
  * - The test tiers that share the machine (vitest.config.ts: fast, slow, integration, e2e,
- *   infra) in one vitest process, their output as it comes. Their workers lower their own CPU
- *   priority (test/support/background-priority.ts).
+ *   infra) in one vitest process, their output as it comes, at the lowest CPU priority.
  * - The timing tier in a second vitest process, one file at a time, at the normal priority,
  *   so that its processes get a core whenever they are ready to run. Vitest runs projects with
  *   different worker counts one after the other within one process; two processes let the
  *   timing tier's wall time overlap the others'.
  * - The type check and lint, at the lowest priority.
+ *
+ * Each check at the lowest priority runs in a session of its own whose scheduling group is
+ * lowered too (test/support/priority.ts says why); a stop signal is passed on to each.
  * - Once all of those have ended, the quiet tier alone (files that need the machine to themselves).
  *
  * Every output but the shared tiers' is printed when its check ends (so that no two outputs
@@ -18,14 +20,14 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { setPriority, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { QUIET_TIER, SHARED_TIERS, TIMING_TIER } from '../vitest.config';
+import { setSessionPriority } from '../test/support/priority';
 import { failureLines } from './test-failures';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const LOWEST_PRIORITY = 19;
 const passThrough = process.argv.slice(2);
 
 interface Check {
@@ -33,6 +35,7 @@ interface Check {
   command: string[];
   /** Print as it comes (one check only), else when it ends. */
   live?: boolean;
+  /** At the lowest priority, in a session of its own. */
   background?: boolean;
   /** Where the vitest run writes its JSON report, read for the closing list of failures. */
   report?: string;
@@ -41,14 +44,14 @@ interface Check {
 const REPORTS = mkdtempSync(join(tmpdir(), 'capture-replay-test-all-'));
 // The default reporter stays unless the caller chose one; the JSON one is added beside it.
 const reporters = passThrough.some((a) => a.startsWith('--reporter')) ? [] : ['--reporter=default'];
-const vitestCheck = (name: string, projects: string[], live = false): Check => {
+const vitestCheck = (name: string, projects: string[], o: { live?: boolean; background?: boolean } = {}): Check => {
   const report = join(REPORTS, `${projects.join('-')}.json`);
   const command = ['npx', 'vitest', 'run', ...projects.flatMap((p) => ['--project', p]), ...reporters, '--reporter=json', `--outputFile.json=${report}`, ...passThrough];
-  return { name, command, live, report };
+  return { name, command, report, ...o };
 };
 
 const CHECKS: Check[] = [
-  vitestCheck('tests (shared tiers)', SHARED_TIERS, true),
+  vitestCheck('tests (shared tiers)', SHARED_TIERS, { live: true, background: true }),
   vitestCheck('tests (timing tier)', [TIMING_TIER]),
   { name: 'typecheck', command: ['npm', 'run', '--silent', 'typecheck'], background: true },
   { name: 'lint', command: ['npm', 'run', '--silent', 'lint'], background: true },
@@ -61,18 +64,32 @@ interface Outcome {
   seconds: number;
 }
 
+/** The checks running, by pid: whether each leads a session of its own (then the signal goes to its whole session's group). */
+const running = new Map<number, boolean>();
+let stopped = false;
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    stopped = true;
+    for (const [pid, ownSession] of running) {
+      try {
+        process.kill(ownSession ? -pid : pid, signal);
+      } catch {
+        // ended meanwhile
+      }
+    }
+  });
+}
+
 function run(check: Check): Promise<Outcome> {
   const started = Date.now();
   const [command, ...args] = check.command as [string, ...string[]];
   // A check whose output is kept keeps its colours when the run has a terminal.
   const env = !check.live && process.stdout.isTTY ? { ...process.env, FORCE_COLOR: '1' } : process.env;
-  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', check.live ? 'inherit' : 'pipe', check.live ? 'inherit' : 'pipe'], env });
-  if (check.background && child.pid !== undefined) {
-    try {
-      setPriority(child.pid, LOWEST_PRIORITY);
-    } catch {
-      // Priorities refused: the check still runs.
-    }
+  const stdio = check.live ? 'inherit' : 'pipe';
+  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', stdio, stdio], env, detached: check.background });
+  if (child.pid !== undefined) {
+    if (check.background) setSessionPriority(child.pid);
+    running.set(child.pid, check.background === true);
   }
   const chunks: Buffer[] = [];
   child.stdout?.on('data', (c: Buffer) => chunks.push(c));
@@ -82,6 +99,7 @@ function run(check: Check): Promise<Outcome> {
       chunks.push(Buffer.from(`${String(error)}\n`));
     });
     child.once('close', (code, signal) => {
+      if (child.pid !== undefined) running.delete(child.pid);
       const outcome = { name: check.name, code, signal, seconds: Math.round((Date.now() - started) / 1000) };
       if (!check.live) {
         process.stdout.write(`\n── ${check.name}: ${describe(outcome)} ──\n`);
@@ -97,9 +115,14 @@ const describe = (o: Outcome) => `${passed(o) ? 'passed' : o.signal ? `stopped b
 
 const quiet = vitestCheck('tests (quiet tier)', [QUIET_TIER]);
 const checks = [...CHECKS, quiet];
-const outcomes = [...(await Promise.all(CHECKS.map(run))), await run(quiet)];
+const outcomes = await Promise.all(CHECKS.map(run));
+// A stopped run ends when its checks have: the quiet tier is not started.
+if (!stopped) outcomes.push(await run(quiet));
 process.stdout.write(`\n${outcomes.map((o) => `${passed(o) ? 'ok  ' : 'FAIL'} ${o.name}: ${describe(o)}`).join('\n')}\n`);
-const failures = checks.flatMap((check, i) => (passed(outcomes[i]!) || check.report === undefined ? [] : failureLines(check.report)));
+const failures = outcomes.flatMap((outcome, i) => {
+  const report = checks[i]?.report;
+  return passed(outcome) || report === undefined ? [] : failureLines(report);
+});
 if (failures.length > 0) process.stdout.write(`\nfailed:\n${failures.join('\n')}\n`);
 rmSync(REPORTS, { recursive: true, force: true });
-process.exitCode = outcomes.every(passed) ? 0 : 1;
+process.exitCode = !stopped && outcomes.every(passed) ? 0 : 1;

@@ -4,17 +4,16 @@
  * Requests not yet sent are `aborted`; those in flight get the grace (5 s) and are then
  * cancelled (was_cancelled, 499, cancellation_time_ns); a second signal cancels at once;
  * every file is written, the manifests balance, and the exit code says which signal.
- * And `kill -9` while the results are being written: the run is visibly incomplete (no
- * manifest) and no file under its final name is cut off.
+ * Timing tier: the checks are on the grace's real time (`kill -9` is in signals-kill.test.ts).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PARTIAL_FILE_PREFIX } from '../../lambdas/adapters/local/fs-artifact-store';
 import { DEFAULT_CANCEL_GRACE_MS } from '../../lambdas/local/interrupt';
-import { faultCaptureLine } from '../support/fault-server';
 import { startCli, startMockProcess, type CliProcess, type CliResult, type MockProcess } from '../support/processes';
+import { arrivals, signalCaptures } from '../support/signal-captures';
+import { until } from '../support/until';
 
 const GRACE_MS = DEFAULT_CANCEL_GRACE_MS;
 /** What a loaded 2-core machine may add to the grace: writing the files, process exit. */
@@ -41,26 +40,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** `count` chat requests, `perSecond` per captured second (spread evenly over it). */
-function captures(name: string, count: number, perSecond: number): string {
-  const folder = join(dir, name);
-  mkdirSync(folder, { recursive: true });
-  const start = Date.UTC(2026, 3, 29, 0, 0, 0);
-  const lines = Array.from({ length: count }, (_, i) => faultCaptureLine(i, 'ok', { timeMs: start + Math.floor(i / perSecond) * 1000, prompt: `request ${i}` }));
-  writeFileSync(join(folder, 'capture.jsonl'), lines.join('\n') + '\n');
-  return folder;
-}
-
-const arrivals = (log: string): number => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0);
-
-async function until(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 function read(run: string, target: string) {
   const folder = join(dir, 'out', run, target);
   const text = readFileSync(join(folder, 'profile_export.jsonl'), 'utf8');
@@ -75,14 +54,14 @@ const explain = (r: CliResult) => `exit ${r.code}\nstderr:\n${r.stderr}`;
 
 /** Starts a replay of `name` (40 requests, 4 per captured second: ~10 s) against the slow mock. */
 function startSlowRun(name: string, targets: string[]): CliProcess {
-  const folder = captures(name, 40, 4);
+  const folder = signalCaptures(dir, name, 40, 4);
   return startCli(['replay', folder, ...targets, '--out', join(dir, 'out'), '--run-id', name, '--no-progress', '--lead', '200', '--resamples', '100', '--rehearsal', '0']);
 }
 
 /** Signals the CLI once `inFlight` more requests reached the mock; returns the signal's epoch ms. */
 async function signalAfter(cli: CliProcess, inFlight: number, signal: NodeJS.Signals): Promise<number> {
   const before = arrivals(slowLog);
-  await until(() => arrivals(slowLog) >= before + inFlight, `${inFlight} requests in flight`);
+  await until(() => arrivals(slowLog) >= before + inFlight, `${inFlight} requests in flight`, 30_000);
   const at = Date.now();
   cli.child.kill(signal);
   return at;
@@ -160,9 +139,9 @@ describe('signals: the run is stopped, not lost', () => {
     const log = join(dir, 'quick.log');
     const quick = await startMockProcess(['--ttft-ms', '1500', '--itl-ms', '1', '--output-tokens', '2', '--log', log]);
     try {
-      const folder = captures('graceful', 40, 4);
+      const folder = signalCaptures(dir, 'graceful', 40, 4);
       const cli = startCli(['replay', folder, '--url', quick.url, '--out', join(dir, 'out'), '--run-id', 'graceful', '--no-progress', '--lead', '200', '--rehearsal', '0']);
-      await until(() => arrivals(log) >= 3, 'requests in flight');
+      await until(() => arrivals(log) >= 3, 'requests in flight', 30_000);
       const at = Date.now();
       cli.child.kill('SIGINT');
       const result = await cli.done;
@@ -178,68 +157,4 @@ describe('signals: the run is stopped, not lost', () => {
       await quick.stop();
     }
   }, 60_000);
-});
-
-describe('kill -9 while the results are written', () => {
-  it('leaves no manifest and no file cut off under its final name', async () => {
-    // Many long streams: a large profile_export.jsonl (inter-chunk latencies), long to write.
-    const log = join(dir, 'fast.log');
-    const fast = await startMockProcess(['--ttft-ms', '0', '--itl-ms', '0', '--output-tokens', '1500', '--no-precise-timers', '--log', log]);
-    try {
-      const folder = captures('crash', 1000, 300);
-      const runDir = join(dir, 'out', 'crash');
-      const targetDir = join(runDir, 'target');
-      const cli = startCli(['replay', folder, '--url', fast.url, '--streaming', '--out', join(dir, 'out'), '--run-id', 'crash', '--no-progress', '--lead', '200', '--timeout', '60000', '--rehearsal', '0']);
-      // The run folder appears at the start (ingest report); the target's folder once its
-      // results are being written: kill the moment the first of them has its final name (the
-      // small ones come first; the large records file is still being written then).
-      await until(() => existsSync(runDir) || cli.child.exitCode !== null, 'the run folder', 60_000);
-      await new Promise<void>((resolve, reject) => {
-        const finalFile = () => existsSync(targetDir) && readdirSync(targetDir).some((f) => !f.startsWith(PARTIAL_FILE_PREFIX));
-        const kill = () => {
-          cli.child.kill('SIGKILL');
-          resolve();
-        };
-        const runWatcher = watch(runDir, (_event, name) => {
-          if (name !== 'target') return;
-          runWatcher.close();
-          const targetWatcher = watch(targetDir, (_e, file) => {
-            if (file && !file.startsWith(PARTIAL_FILE_PREFIX)) {
-              targetWatcher.close();
-              kill();
-            }
-          });
-          if (finalFile()) {
-            targetWatcher.close();
-            kill();
-          }
-        });
-        void cli.done.then(() => reject(new Error('the CLI finished before it was killed')));
-      });
-      const seen = readdirSync(targetDir);
-      const result = await cli.done;
-      expect(result.code).toBeNull();
-      const files = readdirSync(targetDir);
-      // What the kill found: something being written, not a finished run.
-      expect(seen.some((f) => f.startsWith(PARTIAL_FILE_PREFIX)), `files when killed: ${seen.join(', ')}`).toBe(true);
-      // The run is visibly incomplete: no manifest...
-      expect(files).not.toContain('run_manifest.json');
-      // ... and a file under its final name is whole.
-      for (const name of files.filter((f) => !f.startsWith(PARTIAL_FILE_PREFIX))) {
-        const text = readFileSync(join(targetDir, name), 'utf8');
-        if (name.endsWith('.jsonl')) {
-          expect(text.endsWith('\n')).toBe(true);
-          const lines = text.trim().split('\n');
-          for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
-          // The mock writes its log of arrivals as it goes: on a busy machine it may still be
-          // writing the last lines when the killed CLI's records are read.
-          await until(() => arrivals(log) >= lines.length, `the mock's log of ${lines.length} arrivals`, 15_000);
-          expect(lines).toHaveLength(arrivals(log));
-        } else if (name.endsWith('.json')) expect(() => JSON.parse(text)).not.toThrow();
-        else expect(text.length).toBeGreaterThan(0);
-      }
-    } finally {
-      await fast.stop();
-    }
-  }, 180_000);
 });

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/processes';
-import { sharedSynthesis } from '../support/synth';
+import { SYNTH_TEST_TIMEOUT_MS, SYNTH_TIMEOUT_MS, sharedSynthesis } from '../support/synth';
 
 const out = mkdtempSync(join(tmpdir(), 'cdk-out-'));
 const env: NodeJS.ProcessEnv = { ...process.env, AWS_EC2_METADATA_DISABLED: 'true', CDK_DISABLE_VERSION_CHECK: '1' };
@@ -33,28 +33,28 @@ describe('cdk synth', () => {
     const lint = spawnSync(cfnLint, [template], { cwd: REPO_ROOT, encoding: 'utf8' });
     expect(lint.stdout + lint.stderr).toBe('');
     expect(lint.status).toBe(0);
-  }, 300_000);
+  }, SYNTH_TEST_TIMEOUT_MS);
 
   it('stops on a wrong configuration with every problem and no stack trace', () => {
     const file = join(out, 'bad-config.json');
     writeFileSync(file, JSON.stringify({ captureBucket: 'my-captures', leadSecond: 30, targets: [{ name: 'A', url: 'ftp://models.example.com', apiKeySecrt: 'k' }] }));
-    const synth = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '-c', `configFile=${file}`, '-o', join(out, 'bad')], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 120_000 });
+    const synth = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '-c', `configFile=${file}`, '-o', join(out, 'bad')], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: SYNTH_TIMEOUT_MS });
     expect(synth.status).not.toBe(0);
     expect(synth.stderr).toContain(`invalid deployment configuration in configFile ${file}:`);
     expect(synth.stderr).toContain('- targets.0.url: url must start with http:// or https:// (got "ftp:")');
     expect(synth.stderr).toContain('- targets.0.apiKeySecrt: unknown setting; did you mean `apiKeySecret`?');
     expect(synth.stderr).toContain('- leadSecond: unknown setting; did you mean `leadSeconds`?');
     expect(synth.stderr).not.toMatch(/^\s+at /m);
-  }, 120_000);
+  }, SYNTH_TEST_TIMEOUT_MS);
 
   it('names the stack after the configuration\'s stackName, so one account holds one stack per endpoint', () => {
     const file = join(out, 'named-config.json');
     writeFileSync(file, JSON.stringify({ stackName: 'Replay-llama-70b', captureBucket: 'my-captures', targets: [{ name: 'A', url: 'https://a.example.com' }] }));
     // `cdk ls` runs the app as synth does, without bundling the functions.
-    const ls = spawnSync('npx', ['cdk', 'ls', '--no-notices', '-c', `configFile=${file}`], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 240_000 });
+    const ls = spawnSync('npx', ['cdk', 'ls', '--no-notices', '-c', `configFile=${file}`], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: SYNTH_TIMEOUT_MS });
     expect(ls.status, ls.stderr.slice(-2000)).toBe(0);
     expect(ls.stdout.trim().split('\n')).toEqual(['Replay-llama-70b']);
-  }, 300_000);
+  }, SYNTH_TEST_TIMEOUT_MS);
 
   it('carries a rule that stops a deploy with placeholder settings, naming them', async () => {
     const { outdir } = await sharedSynthesis();

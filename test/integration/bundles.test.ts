@@ -32,7 +32,7 @@ import { emulatedLambdaEnv } from '../support/lambda-env';
 import { awsClientConfig, describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { REPO_ROOT } from '../support/processes';
 import { toSqsRecord } from '../support/sqs-event-source';
-import { sharedSynthesis, type SynthesizedApp, type SynthesizedFunction } from '../support/synth';
+import { SYNTH_TEST_TIMEOUT_MS, sharedSynthesis, type SynthesizedApp, type SynthesizedFunction } from '../support/synth';
 
 const RUNNER = join(REPO_ROOT, 'test/support/invoke-bundle.mjs');
 const CAPTURE_FILE = join(REPO_ROOT, 'samples/datacapture/demo-endpoint/AllTraffic/2026/04/29/00/14-03-887-0a1b2c3d.jsonl');
@@ -247,7 +247,7 @@ describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
     };
     await notifyQueueOnObjectCreated(s3, { bucket: CAPTURE_BUCKET, queueArn: queues.ingest.arn, prefix: 'datacapture/' });
     targetName = (JSON.parse(String(functions.ingest.environment.TARGETS_JSON)) as { name: string }[])[0]!.name;
-  }, 300_000);
+  }, SYNTH_TEST_TIMEOUT_MS);
 
   afterAll(async () => {
     await proxy?.close();

@@ -4,11 +4,15 @@
  * process they start inherits, so that the timing tier's processes, at the normal priority,
  * get a core as soon as they are ready to run (scripts/test-all.ts).
  *
- * A process started in a session of its own (`detached`: moto_server, cdk synth) is also in a
- * scheduling group of its own when the kernel groups processes by session (autogroup,
+ * A process started in a session of its own (`detached`: moto_server, cdk synth, Chromium) is
+ * also in a scheduling group of its own when the kernel groups processes by session (autogroup,
  * /proc/sys/kernel/sched_autogroup_enabled): the kernel shares the CPU between groups first,
- * whatever their processes' nice values. matchPriority gives such a group the nice of the
- * process that started it.
+ * whatever their processes' nice values. So `npm test` starts each background check in a
+ * session of its own with its group at nice 19, and matchPriority gives the group of a session
+ * a test starts the nice of the test's worker: every background group then weighs the same,
+ * far below the timing tier's group. (Were the background tiers in the timing tier's group,
+ * that group would weigh as much as a normal session whatever its tasks' nice, and a lowered
+ * moto_server or cdk synth, alone in its group, would get next to no CPU beside it.)
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
@@ -25,16 +29,24 @@ export function lowerThisProcess(): void {
   }
 }
 
-/** Gives `pid`, a process this one started in a session of its own, this process's priority, its group included. */
-export function matchPriority(pid: number | undefined): void {
-  const nice = getPriority();
-  if (pid === undefined || nice === 0) return;
+/**
+ * `pid`, a process in a session of its own, and its scheduling group (where the kernel groups
+ * processes by session) at `nice`. Only lowering needs no privilege.
+ */
+export function setSessionPriority(pid: number, nice = LOWEST): void {
   try {
     setPriority(pid, nice);
     writeFileSync(`/proc/${pid}/autogroup`, String(nice));
   } catch {
-    // No autogroup (another kernel or platform), or the process is gone: nothing to match.
+    // No autogroup (another kernel or platform), or the process is gone: nothing to set.
   }
+}
+
+/** Gives `pid`, a process this one started in a session of its own, this process's priority, its group included. */
+export function matchPriority(pid: number | undefined): void {
+  const nice = getPriority();
+  if (pid === undefined || nice === 0) return;
+  setSessionPriority(pid, nice);
 }
 
 /**

@@ -127,6 +127,15 @@ export function readAssembly(outdir: string): Omit<SynthesizedApp, 'cleanup'> {
  * (outside the repository, so a bundle finds no node_modules above it, as on Lambda). The
  * caller cleans up.
  */
+/**
+ * How long a `cdk synth` may take before it counts as hung. It needs about 16 CPU-seconds; in
+ * `npm test` it runs at the lowest priority beside the other tiers, so its wall time is several
+ * times that and grows with whatever else the machine runs.
+ */
+export const SYNTH_TIMEOUT_MS = 420_000;
+/** A test or hook that waits for a synthesis: the synthesis's own limit and a margin. */
+export const SYNTH_TEST_TIMEOUT_MS = SYNTH_TIMEOUT_MS + 60_000;
+
 export async function synthesizeApp(options: { timeoutMs?: number; outdir?: string } = {}): Promise<SynthesizedApp> {
   const outdir = options.outdir ?? mkdtempSync(join(tmpdir(), 'cdk-bundles-'));
   const cleanup = () => rmSync(outdir, { recursive: true, force: true });
@@ -144,7 +153,7 @@ export async function synthesizeApp(options: { timeoutMs?: number; outdir?: stri
     };
     child.stdout.on('data', collect);
     child.stderr.on('data', collect);
-    const timeoutMs = options.timeoutMs ?? 240_000;
+    const timeoutMs = options.timeoutMs ?? SYNTH_TIMEOUT_MS;
     const code = await new Promise<number | null>((done, fail) => {
       const timer = setTimeout(() => {
         try {
@@ -183,7 +192,7 @@ export async function synthesizeApp(options: { timeoutMs?: number; outdir?: stri
  * file may still read it.
  */
 export async function sharedSynthesis(options: { timeoutMs?: number } = {}): Promise<SynthesizedApp> {
-  const timeoutMs = options.timeoutMs ?? 240_000;
+  const timeoutMs = options.timeoutMs ?? SYNTH_TIMEOUT_MS;
   const outdir = await oncePerRun('cr-shared-synth-', async (dir) => (await synthesizeApp({ timeoutMs, outdir: join(dir, 'out') })).outdir, { timeoutMs: timeoutMs + 30_000 });
   return { ...readAssembly(outdir), cleanup: () => {} };
 }

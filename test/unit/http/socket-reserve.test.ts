@@ -8,6 +8,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSocketReserve, type SocketReserve } from '../../../lambdas/adapters/http/socket-reserve';
+import { until } from '../../support/until';
 
 const RESPONSE = 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok';
 
@@ -47,6 +48,9 @@ async function countingServer(holdMs = 0): Promise<CountingServer> {
   return Object.assign(state, { server, origin: new URL(`http://127.0.0.1:${port}`) });
 }
 
+/** A wait, not a check on time: long enough for a worker at the lowest priority on a busy machine. */
+const soon = (check: () => boolean, what: string) => until(check, what, 10_000, 5);
+
 function poolWith(origin: URL, reserve: SocketReserve): Pool {
   open.reserves.push(reserve);
   const pool = new Pool(origin.origin, { connections: 64, connect: reserve.connect });
@@ -54,13 +58,6 @@ function poolWith(origin: URL, reserve: SocketReserve): Pool {
   return pool;
 }
 
-async function until(check: () => boolean, what: string, ms = 3_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 const get = async (pool: Pool) => {
   const response = await pool.request({ path: '/', method: 'POST', body: 'x' });
@@ -74,7 +71,7 @@ describe('socket reserve', () => {
     const reserve = createSocketReserve(server.origin);
     const pool = poolWith(server.origin, reserve);
     reserve.warm(5);
-    await until(() => reserve.stats().spare === 5 && server.sockets.length === 5, 'five spares');
+    await soon(() => reserve.stats().spare === 5 && server.sockets.length === 5, 'five spares');
     expect(server.answeredOn).toEqual([]);
 
     // Three requests at once, each held 50 ms by the server: three connections, all spares.
@@ -87,7 +84,7 @@ describe('socket reserve', () => {
     expect(reserve.stats()).toMatchObject({ spare: 2, opening: 0, requested: 3, handed: 3, dropped: 0 });
     // Warmed again, it tops the spares up to what is asked.
     reserve.warm(4);
-    await until(() => reserve.stats().spare === 4 && server.sockets.length === 7, 'four spares');
+    await soon(() => reserve.stats().spare === 4 && server.sockets.length === 7, 'four spares');
   });
 
   it('a smaller warm closes no spare; warm after close opens nothing', async () => {
@@ -96,13 +93,13 @@ describe('socket reserve', () => {
     poolWith(server.origin, reserve);
     reserve.warm(3);
     reserve.warm(1);
-    await until(() => reserve.stats().spare === 3 && server.sockets.length === 3, 'three spares');
+    await soon(() => reserve.stats().spare === 3 && server.sockets.length === 3, 'three spares');
     reserve.close();
     expect(reserve.stats().spare).toBe(0);
     reserve.warm(4);
     await new Promise((r) => setTimeout(r, 50));
     expect(server.sockets).toHaveLength(3);
-    await until(() => server.sockets.every((s) => s.destroyed || s.readableEnded), 'the spares closed');
+    await soon(() => server.sockets.every((s) => s.destroyed || s.readableEnded), 'the spares closed');
   });
 
   it('a spare the server closed is dropped, not handed to a request: the request gets a fresh connection', async () => {
@@ -110,9 +107,9 @@ describe('socket reserve', () => {
     const reserve = createSocketReserve(server.origin);
     const pool = poolWith(server.origin, reserve);
     reserve.warm(2);
-    await until(() => reserve.stats().spare === 2 && server.sockets.length === 2, 'two spares');
+    await soon(() => reserve.stats().spare === 2 && server.sockets.length === 2, 'two spares');
     for (const socket of server.sockets) socket.end();
-    await until(() => reserve.stats().spare === 0, 'the closed spares dropped');
+    await soon(() => reserve.stats().spare === 0, 'the closed spares dropped');
     expect(reserve.stats().dropped).toBe(2);
     expect(await get(pool)).toBe(200);
     expect(server.answeredOn).toEqual([2]);
@@ -124,9 +121,9 @@ describe('socket reserve', () => {
     const reserve = createSocketReserve(server.origin);
     const pool = poolWith(server.origin, reserve);
     reserve.warm(1);
-    await until(() => reserve.stats().spare === 1 && server.sockets.length === 1, 'a spare');
+    await soon(() => reserve.stats().spare === 1 && server.sockets.length === 1, 'a spare');
     server.sockets[0]?.write('HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\n\r\n');
-    await until(() => reserve.stats().spare === 0, 'the written-to spare dropped');
+    await soon(() => reserve.stats().spare === 0, 'the written-to spare dropped');
     expect(await get(pool)).toBe(200);
     expect(server.answeredOn).toEqual([1]);
   });
@@ -137,11 +134,11 @@ describe('socket reserve', () => {
     const reserve = createSocketReserve(server.origin, { maxIdleMs: 200, nowMs: () => now });
     const pool = poolWith(server.origin, reserve);
     reserve.warm(2);
-    await until(() => reserve.stats().spare === 2 && server.sockets.length === 2, 'two spares');
+    await soon(() => reserve.stats().spare === 2 && server.sockets.length === 2, 'two spares');
     now = 500;
-    await until(() => reserve.stats().expired === 2, 'the spares expired');
+    await soon(() => reserve.stats().expired === 2, 'the spares expired');
     expect(reserve.stats()).toMatchObject({ spare: 0, opening: 0 });
-    await until(() => server.sockets.every((s) => s.destroyed || s.readableEnded), 'the expired spares closed');
+    await soon(() => server.sockets.every((s) => s.destroyed || s.readableEnded), 'the expired spares closed');
     expect(server.sockets).toHaveLength(2);
     expect(await get(pool)).toBe(200);
     expect(server.answeredOn).toEqual([2]);
@@ -155,7 +152,7 @@ describe('socket reserve', () => {
     const reserve = createSocketReserve(closedPort);
     const pool = poolWith(closedPort, reserve);
     reserve.warm(2);
-    await until(() => reserve.stats().dropped === 2 && reserve.stats().opening === 0, 'the failed warm-up counted');
+    await soon(() => reserve.stats().dropped === 2 && reserve.stats().opening === 0, 'the failed warm-up counted');
     await expect(get(pool)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
   });
 });
