@@ -41,6 +41,8 @@ import {
   sleep,
   startFunctions,
   synthesizeStack,
+  RUN_TEST_TIMEOUT_MS,
+  RUN_WAIT_MS,
   waitForObject,
   type Deployment,
   type FnName,
@@ -137,7 +139,7 @@ describeWithMoto('IAM: each function against its synthesized policy', () => {
 
     it('file mode: a capture file becomes AIPerf results, each function on its own recorded clients', async () => {
       await admin.s3.send(new PutObjectCommand({ Bucket: CAPTURE_BUCKET, Key: 'datacapture/demo-endpoint/AllTraffic/2026/04/29/00/capture file+1.jsonl', Body: readFileSync(SAMPLE) }));
-      const manifestKey = await waitForObject(admin.s3, results, 'runs/', '/A/run_manifest.json', 60_000, () => errorsOf(running));
+      const manifestKey = await waitForObject(admin.s3, results, 'runs/', '/A/run_manifest.json', RUN_WAIT_MS, () => errorsOf(running));
       const manifest = await json(admin.s3, results, manifestKey);
       expect(manifest).toMatchObject({ failed: 0, balanced: true });
       expect(manifest.succeeded).toBe(manifest.scheduled);
@@ -145,7 +147,7 @@ describeWithMoto('IAM: each function against its synthesized policy', () => {
       expect(mock.requests.length).toBeGreaterThan(0);
       expect(mock.requests.every((r) => r.headers.authorization === `Bearer ${API_KEY}`)).toBe(true);
       await settle();
-    }, 90_000);
+    }, RUN_TEST_TIMEOUT_MS);
 
     it('mirror mode: replayed at inferenceTime + lag, a large prompt by reference, rolled up per hour', async () => {
       // Mirror mode is the ingest's configuration (REPLAY_MODE), switched as pipeline.test.ts does.
@@ -161,11 +163,11 @@ describeWithMoto('IAM: each function against its synthesized policy', () => {
       const large = 'x'.repeat(DEFAULT_SHARDING.maxInlineBodyBytes + 1024);
       await admin.s3.send(new PutObjectCommand({ Bucket: CAPTURE_BUCKET, Key: 'datacapture/demo-endpoint/AllTraffic/mirror.jsonl', Body: [line('m-1', 0, 'm-1'), line('m-2', 1000, large)].join('\n') + '\n' }));
       const hour = new Date(t0).toISOString().slice(0, 13);
-      const hourly = await waitForObject(admin.s3, results, `hours/${hour}/`, '/A/run_manifest.json', 60_000, () => errorsOf(running));
+      const hourly = await waitForObject(admin.s3, results, `hours/${hour}/`, '/A/run_manifest.json', RUN_WAIT_MS, () => errorsOf(running));
       expect(await json(admin.s3, results, hourly)).toMatchObject({ scheduled: 2, succeeded: 2 });
       delete variants.ingest;
       await settle();
-    }, 90_000);
+    }, RUN_TEST_TIMEOUT_MS);
 
     it('a lane too large for its message travels by reference: parts written by the ingest under work/, read by fire', async () => {
       // Bodies just under the inline limit, so each stays in the lane; together over a message's budget.
@@ -181,12 +183,12 @@ describeWithMoto('IAM: each function against its synthesized policy', () => {
       const key = 'datacapture/demo-endpoint/AllTraffic/2026/04/29/00/by-reference.jsonl';
       const put = await admin.s3.send(new PutObjectCommand({ Bucket: CAPTURE_BUCKET, Key: key, Body: lines.join('\n') + '\n' }));
       const runId = fileRunId('file', CAPTURE_BUCKET, key, put.ETag!.replace(/"/g, ''));
-      const manifestKey = await waitForObject(admin.s3, results, runPrefix(runId), '/A/run_manifest.json', 60_000, () => errorsOf(running));
+      const manifestKey = await waitForObject(admin.s3, results, runPrefix(runId), '/A/run_manifest.json', RUN_WAIT_MS, () => errorsOf(running));
       expect(await json(admin.s3, results, manifestKey)).toMatchObject({ scheduled: count, succeeded: count, balanced: true });
       const partsRead = fn('fire').calls.filter((c) => c.operation === 'GetObject' && c.resource.includes('/_shards/'));
       expect(partsRead.length, 'fire read the lane\'s parts').toBeGreaterThan(0);
       await settle();
-    }, 90_000);
+    }, RUN_TEST_TIMEOUT_MS);
 
     it('recovery paths: a shard delivered again, a shard whose worker died before its results, a shard that arrives early', async () => {
       const shards = shardBodies.map((b) => JSON.parse(b) as { runId: string; target: string; shardId: string });
@@ -329,7 +331,7 @@ describeWithMoto('IAM: each function against its synthesized policy', () => {
       await operator.s3.send(new PutObjectCommand({ Bucket: CAPTURE_BUCKET, Key: 'datacapture/demo-endpoint/AllTraffic/2026/04/29/00/moto-tier.jsonl', Body: readFileSync(SAMPLE) }));
       const denials = () => running.flatMap((r) => r.calls.filter((c) => c.status === 403).map((c) => `${r.name}: ${show(c)} ${c.errorName}`)).join('; ');
       expect(FUNCTIONS.map((f) => f.name)).toEqual(running.map((r) => r.name));
-      const manifestKey = await waitForObject(operator.s3, results.Ref, 'runs/', '/A/run_manifest.json', 60_000, () => `denied by moto: ${denials() || 'none'}; ${errorsOf(running)}`);
+      const manifestKey = await waitForObject(operator.s3, results.Ref, 'runs/', '/A/run_manifest.json', RUN_WAIT_MS, () => `denied by moto: ${denials() || 'none'}; ${errorsOf(running)}`);
       const manifest = await json(operator.s3, results.Ref, manifestKey);
       expect(manifest).toMatchObject({ failed: 0, balanced: true });
       expect(manifest.succeeded).toBe(manifest.scheduled);
@@ -340,7 +342,7 @@ describeWithMoto('IAM: each function against its synthesized policy', () => {
         expect(r.calls.length, `${r.name} made no AWS call`).toBeGreaterThan(0);
         expect(r.recordings.flatMap((x) => x.unmapped)).toEqual([]);
       }
-    }, 180_000);
+    }, RUN_TEST_TIMEOUT_MS);
 
     it('moto and the evaluator agree on every call (moto ignores conditions, so they are dropped for the comparison)', () => {
       expect(running.map((r) => [r.name, r.calls.length > 0])).toEqual(FUNCTIONS.map((f) => [f.name, true]));

@@ -17,7 +17,7 @@ import type { TargetRequest } from '../../lambdas/ports';
 import { ENV } from '../../lambdas/runtime/config';
 import { createDeps } from '../../lambdas/runtime/deps';
 import { recordCalls, type AwsCall } from '../support/iam/aws-call-recorder';
-import { clientConfig, deployStateful, errorsOf, json, show, sleep, startFunctions, synthesizeStack, waitForObject, type Deployment, type Running } from '../support/iam/deployment';
+import { clientConfig, deployStateful, errorsOf, json, show, sleep, startFunctions, synthesizeStack, RUN_TEST_TIMEOUT_MS, RUN_WAIT_MS, waitForObject, type Deployment, type Running } from '../support/iam/deployment';
 import { UNAUTHENTICATED } from '../support/iam/moto-iam';
 import { evaluate, type PolicyStatement } from '../support/iam/policy-evaluator';
 import { functionPolicies, logicalIds } from '../support/iam/template-policies';
@@ -151,7 +151,7 @@ describeWithMoto('API key rotation: cached with a time-to-live, read again once 
     }
     await rotate('k7');
     const results = deployment.resolver.resources[logicalIds(deployment.template, 'AWS::S3::Bucket', 'StatefulResults')[0]!]!.Ref;
-    const manifest = await json(s3, results, await waitForObject(s3, results, 'runs/', '/A/run_manifest.json', 60_000, () => errorsOf(running)));
+    const manifest = await json(s3, results, await waitForObject(s3, results, 'runs/', '/A/run_manifest.json', RUN_WAIT_MS, () => errorsOf(running)));
     expect(manifest).toMatchObject({ scheduled: 8, succeeded: 8, failed: 0, balanced: true });
     // In arrival order: the old key until the rotation, one refusal, then only the new key.
     const after = (await seen()).slice(before);
@@ -162,7 +162,7 @@ describeWithMoto('API key rotation: cached with a time-to-live, read again once 
     expect(after.slice(refusal + 1).length, 'requests after the rotation').toBeGreaterThanOrEqual(2);
     expect(after).toHaveLength(9);
     calls.push(...fireCalls.filter((c) => c.service === 'secretsmanager'));
-  }, 120_000);
+  }, RUN_TEST_TIMEOUT_MS);
 
   it("every Secrets Manager call is allowed by the fire function's synthesized policy", () => {
     expect(secretReads()).toBeGreaterThan(3);

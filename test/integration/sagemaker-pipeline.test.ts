@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startMockServer, type MockServer } from '../../lambdas/mocks/mock-server';
 import { iamCallsFor, type AwsCall } from '../support/iam/aws-call-recorder';
-import { ACCOUNT, clientConfig, deployStateful, distinct, errorsOf, REGION, show, startFunctions, synthesizeStack, waitForObject, type Deployment, type FnName, type Running } from '../support/iam/deployment';
+import { ACCOUNT, clientConfig, deployStateful, distinct, errorsOf, REGION, show, startFunctions, synthesizeStack, RUN_TEST_TIMEOUT_MS, RUN_WAIT_MS, waitForObject, type Deployment, type FnName, type Running } from '../support/iam/deployment';
 import { UNAUTHENTICATED } from '../support/iam/moto-iam';
 import { evaluate, explain, unusedActions, unusedResources } from '../support/iam/policy-evaluator';
 import { logicalIds } from '../support/iam/template-policies';
@@ -112,7 +112,7 @@ describeWithMoto('a SageMaker endpoint and an HTTP target in one pipeline run (m
 
   it('replays the CSV record to the SageMaker target byte for byte and counts it as dropped for the HTTP target', async () => {
     await admin.s3.send(new PutObjectCommand({ Bucket: CAPTURE_BUCKET, Key: KEY, Body: CAPTURE }));
-    const manifestOf = async (target: string) => JSON.parse(await text(await waitForObject(admin.s3, results, 'runs/', `/${target}/run_manifest.json`, 60_000, () => errorsOf(running)))) as Manifest;
+    const manifestOf = async (target: string) => JSON.parse(await text(await waitForObject(admin.s3, results, 'runs/', `/${target}/run_manifest.json`, RUN_WAIT_MS, () => errorsOf(running)))) as Manifest;
     const [a, b] = [await manifestOf('A'), await manifestOf('B')];
     expect(a).toMatchObject({ scheduled: 3, succeeded: 2, failed: 0, dropped: 1, droppedByReason: { unsupported_content_type: 1 }, balanced: true });
     expect(b).toMatchObject({ scheduled: 3, succeeded: 3, failed: 0, dropped: 0, balanced: true });
@@ -152,7 +152,7 @@ describeWithMoto('a SageMaker endpoint and an HTTP target in one pipeline run (m
       expect(r.recordings.flatMap((x) => x.unmapped), `${r.name}: unmapped commands`).toEqual([]);
       expect(r.source.stats.handlerErrors + r.source.stats.failedRecords, `${r.name}: ${errorsOf([r])}`).toBe(0);
     }
-  }, 120_000);
+  }, RUN_TEST_TIMEOUT_MS);
 
   it('records the fire function\'s SageMaker invocations as AWS authorizes them: both actions, that endpoint\'s ARN', () => {
     const invocations = fn('fire').calls.filter((c) => c.service === 'sagemaker');

@@ -235,6 +235,15 @@ export async function startFunctions(d: Deployment, endpoint: string, credential
   return out;
 }
 
+/**
+ * How long a test waits for a run's manifest on moto: a wait for the pipeline, not a check on
+ * its time. Beside the other tiers at the lowest priority a run that takes seconds alone can
+ * take a minute.
+ */
+export const RUN_WAIT_MS = 150_000;
+/** A test that waits for one run: the wait and a margin for what comes before and after it. */
+export const RUN_TEST_TIMEOUT_MS = RUN_WAIT_MS + 60_000;
+
 export async function waitForObject(s3: S3Client, bucket: string, prefix: string, suffix: string, timeoutMs: number, diagnose: () => string): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
