@@ -84,18 +84,25 @@ const SHARED_WORKERS = 5;
  */
 const START_ORDER = ['slow', 'infra', 'e2e', 'integration', 'fast', 'timing'];
 
-/** Files of the shared tiers that take longest (measured: vitest's per-file durations), longest first. */
+/**
+ * Files of the shared tiers that take longest (measured: vitest's per-file durations in `npm
+ * test`), longest first; those whose time is mostly real time (a 60 s replay, a wait for a
+ * synthesis) ahead of their rank, since they end no sooner for having the CPU.
+ */
 export const LONGEST_FIRST = [
-  'test/integration/verify-deploy.test.ts',
-  'test/e2e/signals.test.ts',
-  'test/e2e/package.test.ts',
-  'test/e2e/response-faults.test.ts',
+  'test/integration/scale.test.ts',
   'test/infra/synth.test.ts',
-  'test/e2e/cli-demo.test.ts',
-  'test/unit/compare/simulation.test.ts',
-  'test/e2e/cli-usage.test.ts',
+  'test/integration/verify-deploy.test.ts',
   'test/integration/bundles.test.ts',
+  'test/e2e/package.test.ts',
   'test/integration/iam.test.ts',
+  'test/e2e/report-browser.test.ts',
+  'test/e2e/response-faults.test.ts',
+  'test/e2e/signals-kill.test.ts',
+  'test/e2e/replay-s3.test.ts',
+  'test/unit/compare/simulation.test.ts',
+  'test/e2e/trend-browser.test.ts',
+  'test/e2e/cli-demo.test.ts',
 ];
 const listed = (list: string[], spec: TestSpecification) => {
   const i = list.indexOf(relative(spec.project.config.root, spec.moduleId).split(sep).join('/'));

@@ -19,7 +19,7 @@
  * -- --reporter=dot`).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,7 +41,9 @@ interface Check {
   report?: string;
 }
 
-const REPORTS = mkdtempSync(join(tmpdir(), 'capture-replay-test-all-'));
+/** Each vitest run's JSON report: in CR_TEST_REPORTS when set (kept), else in a temporary folder removed at the end. */
+const KEEP_REPORTS = process.env.CR_TEST_REPORTS;
+const REPORTS = KEEP_REPORTS ? (mkdirSync(KEEP_REPORTS, { recursive: true }), KEEP_REPORTS) : mkdtempSync(join(tmpdir(), 'capture-replay-test-all-'));
 // The default reporter stays unless the caller chose one; the JSON one is added beside it.
 const reporters = passThrough.some((a) => a.startsWith('--reporter')) ? [] : ['--reporter=default'];
 const vitestCheck = (name: string, projects: string[], o: { live?: boolean; background?: boolean } = {}): Check => {
@@ -124,5 +126,5 @@ const failures = outcomes.flatMap((outcome, i) => {
   return passed(outcome) || report === undefined ? [] : failureLines(report);
 });
 if (failures.length > 0) process.stdout.write(`\nfailed:\n${failures.join('\n')}\n`);
-rmSync(REPORTS, { recursive: true, force: true });
+if (!KEEP_REPORTS) rmSync(REPORTS, { recursive: true, force: true });
 process.exitCode = !stopped && outcomes.every(passed) ? 0 : 1;
