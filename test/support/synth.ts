@@ -53,7 +53,7 @@ export interface SynthesizedApp {
 /** The environment of a user's offline `cdk synth`: no credentials, no account, no version check. */
 export function offlineSynthEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base, AWS_EC2_METADATA_DISABLED: 'true', CDK_DISABLE_VERSION_CHECK: '1' };
-  // CDK_VALIDATION: the test run turns aws-cdk-lib's built-in validation off (vitest.config.ts); a user's synth has it.
+  // CDK_VALIDATION: the test run sets it (vitest.config.ts); a user's shell does not.
   for (const k of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'CDK_DEFAULT_ACCOUNT', 'CDK_DEFAULT_REGION', 'CDK_VALIDATION']) delete env[k];
   return env;
 }
