@@ -18,6 +18,12 @@ const MOST = 20;
 const WIDTH = 240;
 
 const firstLine = (text: string) => (text.split('\n').find((l) => l.trim() !== '') ?? '').trim().slice(0, WIDTH);
+/**
+ * A time limit's error carries the stack vitest captured where the test or hook was declared,
+ * whose first line is that capture's placeholder, not the error's message.
+ */
+const TIMEOUT_STACK = 'Error: STACK_TRACE_ERROR';
+const why = (stack: string) => (firstLine(stack) === TIMEOUT_STACK ? 'timed out (its time limit)' : firstLine(stack));
 /** The stack's first frame in a test or source file of the project, not in node_modules. */
 const where = (stack: string) =>
   stack
@@ -40,7 +46,7 @@ export function failureLines(reportPath: string, root = process.cwd()): string[]
       if (test.status !== 'failed') continue;
       const stack = test.failureMessages?.[0] ?? '';
       const at = where(stack);
-      failures.push([`  ${name} > ${test.fullName}`, `      ${firstLine(stack)}${at ? ` (${relative(root, at)})` : ''}`]);
+      failures.push([`  ${name} > ${test.fullName}`, `      ${why(stack)}${at ? ` (${relative(root, at)})` : ''}`]);
     }
   }
   if (failures.length === 0) return ['  no test failed: an error outside the tests (vitest\'s "Unhandled Errors" above)'];

@@ -33,7 +33,7 @@ const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as
 const work = mkdtempSync(join(tmpdir(), 'capture-replay-pack-'));
 const env: NodeJS.ProcessEnv = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
 
-function run(command: string, args: string[], cwd: string, timeout = 120_000) {
+function run(command: string, args: string[], cwd: string, timeout = 240_000) {
   return spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout });
 }
 
@@ -64,7 +64,7 @@ beforeAll(() => {
   const [info] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
   tarball = info!.filename;
   files = info!.files.map((f) => f.path);
-}, 120_000);
+}, 300_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -119,7 +119,7 @@ describe('installed from the tarball, run outside the clone', () => {
     const [runId, tabularRunId] = readdirSync(join(cwd, 'capture-replay-out')).filter((name) => name !== 'demo-captures').sort();
     expect(tabularRunId).toBe(`${runId}-tabular`);
     expect(readdirSync(join(cwd, 'capture-replay-out', runId as string)).sort()).toEqual(['comparison.json', 'ingest_report.json', 'mock', 'report.html', 'sagemaker']);
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('linked (as `npm link` installs it), run from another folder', () => {
