@@ -8,10 +8,10 @@
  *   different worker counts one after the other within one process; two processes let the
  *   timing tier's wall time overlap the others'.
  * - The type check and lint, at the lowest priority.
+ * - Once all of those have ended, the quiet tier alone (files that need the machine to themselves).
  *
  * Each check at the lowest priority runs in a session of its own whose scheduling group is
  * lowered too (test/support/priority.ts says why); a stop signal is passed on to each.
- * - Once all of those have ended, the quiet tier alone (files that need the machine to themselves).
  *
  * Every output but the shared tiers' is printed when its check ends (so that no two outputs
  * interleave), then one line per check, then each failed test in a line or two: a CI log that
