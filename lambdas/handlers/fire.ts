@@ -26,9 +26,17 @@ import { collectMessage, handleShard, PermanentError } from '../core/pipeline/st
 import { defaultDeps, type Deps, type Target } from '../runtime/deps';
 import { createWarmUpState, InvocationWarmUp } from './fire-warm-up';
 
+/**
+ * The warm-up's state belongs to the process, not to a handler: optimised code and the heap a
+ * full collection pauses are the process's. In Lambda a process holds one handler, so nothing
+ * changes there; a process that runs several handlers at once (an event source mapping
+ * emulated in tests, one handler per concurrent invocation) rehearses once, and its full
+ * collection waits until no other invocation is under way.
+ */
+const processWarmUp = createWarmUpState();
+
 export function makeFireHandler(getDeps: () => Deps) {
   const processor = new BatchProcessor(EventType.SQS);
-  const warmUpState = createWarmUpState();
   let context: Context | null = null;
   const recordHandler = async (record: SQSRecord, warmUp: InvocationWarmUp): Promise<void> => {
     const deps = getDeps();
@@ -88,7 +96,7 @@ export function makeFireHandler(getDeps: () => Deps) {
     context = ctx;
     const deps = getDeps();
     deps.clock.resync?.();
-    const warmUp = new InvocationWarmUp(deps, warmUpState);
+    const warmUp = new InvocationWarmUp(deps, processWarmUp);
     try {
       return await processPartialResponse(event, (record: SQSRecord) => recordHandler(record, warmUp), processor, { context: ctx });
     } finally {
