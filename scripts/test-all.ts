@@ -10,8 +10,8 @@
  * - The type check and lint, at the lowest priority.
  * - Once all of those have ended, the quiet tier alone (files that need the machine to themselves).
  *
- * Each check at the lowest priority runs in a session of its own whose scheduling group is
- * lowered too (test/support/priority.ts says why); a stop signal is passed on to each.
+ * Each check runs in a session of its own; for a check at the lowest priority, its scheduling
+ * group is lowered too (test/support/priority.ts says why). A stop signal is passed on to each.
  *
  * Every output but the shared tiers' is printed when its check ends (so that no two outputs
  * interleave), then one line per check, then each failed test in a line or two: a CI log that
@@ -35,7 +35,7 @@ interface Check {
   command: string[];
   /** Print as it comes (one check only), else when it ends. */
   live?: boolean;
-  /** At the lowest priority, in a session of its own. */
+  /** At the lowest priority. */
   background?: boolean;
   /** Where the vitest run writes its JSON report, read for the closing list of failures. */
   report?: string;
@@ -66,15 +66,15 @@ interface Outcome {
   seconds: number;
 }
 
-/** The checks running, by pid: whether each leads a session of its own (then the signal goes to its whole session's group). */
-const running = new Map<number, boolean>();
+/** The checks running, each the leader of a session (and process group) of its own: a stop signal goes to each whole group. */
+const running = new Set<number>();
 let stopped = false;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => {
     stopped = true;
-    for (const [pid, ownSession] of running) {
+    for (const pid of running) {
       try {
-        process.kill(ownSession ? -pid : pid, signal);
+        process.kill(-pid, signal);
       } catch {
         // ended meanwhile
       }
@@ -88,10 +88,12 @@ function run(check: Check): Promise<Outcome> {
   // A check whose output is kept keeps its colours when the run has a terminal.
   const env = !check.live && process.stdout.isTTY ? { ...process.env, FORCE_COLOR: '1' } : process.env;
   const stdio = check.live ? 'inherit' : 'pipe';
-  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', stdio, stdio], env, detached: check.background });
+  // A session of its own: its scheduling group is its own (lowered for a background check), and
+  // a stop signal reaches what npx starts under it.
+  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', stdio, stdio], env, detached: true });
   if (child.pid !== undefined) {
     if (check.background) setSessionPriority(child.pid);
-    running.set(child.pid, check.background === true);
+    running.add(child.pid);
   }
   const chunks: Buffer[] = [];
   child.stdout?.on('data', (c: Buffer) => chunks.push(c));
@@ -122,8 +124,9 @@ const outcomes = await Promise.all(CHECKS.map(run));
 if (!stopped) outcomes.push(await run(quiet));
 process.stdout.write(`\n${outcomes.map((o) => `${passed(o) ? 'ok  ' : 'FAIL'} ${o.name}: ${describe(o)}`).join('\n')}\n`);
 const failures = outcomes.flatMap((outcome, i) => {
-  const report = checks[i]?.report;
-  return passed(outcome) || report === undefined ? [] : failureLines(report);
+  const check = checks[i]!;
+  if (passed(outcome) || check.report === undefined || outcome.signal) return [];
+  return failureLines(check.report) ?? [`  ${check.name}: no report (the run ended before writing it); its output above says why`];
 });
 if (failures.length > 0) process.stdout.write(`\nfailed:\n${failures.join('\n')}\n`);
 if (!KEEP_REPORTS) rmSync(REPORTS, { recursive: true, force: true });

@@ -31,12 +31,13 @@ const where = (stack: string) =>
     .map((l) => /\(?((?:\/[^\s():]+)+\.[cm]?[jt]s:\d+:\d+)\)?$/.exec(l.trim())?.[1])
     .find((f) => f !== undefined && !f.includes('/node_modules/'));
 
-export function failureLines(reportPath: string, root = process.cwd()): string[] {
+/** The lines for the report at `reportPath`; undefined when there is none (the run ended before writing it). */
+export function failureLines(reportPath: string, root = process.cwd()): string[] | undefined {
   let report: JsonReport;
   try {
     report = JSON.parse(readFileSync(reportPath, 'utf8')) as JsonReport;
   } catch {
-    return [`  ${relative(root, reportPath)}: no report (the run stopped before the end); its output above says why`];
+    return undefined;
   }
   const failures: string[][] = [];
   for (const file of report.testResults ?? []) {

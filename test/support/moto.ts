@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, it } from 'vitest';
 import { removeEndedRuns, runSharedPath, writeWhole } from './run-shared';
+import { killGroupOnStop } from './kill-on-stop';
 import { matchPriority } from './priority';
 
 export const MOTO_INSTALL_HINT =
@@ -101,12 +102,11 @@ async function startOnce(port: number, readyTimeoutMs: number, env: Record<strin
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.once('error', () => undefined); // surfaced through exitCode / spawn failure below
-  // If the test process dies without afterAll, do not leave moto holding a port.
-  const onExit = () => killGroup(child, 'SIGKILL');
-  process.once('exit', onExit);
+  // If the test process ends or is stopped without afterAll, do not leave moto holding a port.
+  const forget = killGroupOnStop(child.pid);
 
   const stop = async () => {
-    process.off('exit', onExit);
+    forget();
     if (child.exitCode !== null || child.signalCode !== null) return;
     killGroup(child, 'SIGTERM');
     // werkzeug can take a moment on SIGTERM; do not let a stuck server hang the suite.
@@ -119,7 +119,7 @@ async function startOnce(port: number, readyTimeoutMs: number, env: Record<strin
   const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      process.off('exit', onExit);
+      forget();
       throw new Error(`moto_server exited (code ${child.exitCode}, signal ${child.signalCode}) before answering: ${stderr.trim()}`);
     }
     try {

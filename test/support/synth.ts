@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { REPO_ROOT } from './processes';
 import { oncePerRun } from './run-shared';
+import { killGroupOnStop } from './kill-on-stop';
 import { matchPriority } from './priority';
 
 interface CfnResource {
@@ -147,6 +148,7 @@ export async function synthesizeApp(options: { timeoutMs?: number; outdir?: stri
       detached: true, // its own process group, so a timeout takes npx, cdk and the app down together
     });
     matchPriority(child.pid);
+    const forget = killGroupOnStop(child.pid);
     let output = '';
     const collect = (chunk: Buffer) => {
       output += chunk.toString('utf8');
@@ -169,6 +171,7 @@ export async function synthesizeApp(options: { timeoutMs?: number; outdir?: stri
       });
       child.once('close', (status) => {
         clearTimeout(timer);
+        forget();
         done(status);
       });
     });

@@ -42,18 +42,18 @@ describe("npm test's closing list of failures", () => {
   it('says a test timed out when its stack is the one vitest captured where the test was declared', () => {
     const stack = ['Error: STACK_TRACE_ERROR', '    at /repo/test/e2e/cli-demo.test.ts:18:3'].join('\n');
     const path = reportOf({ testResults: [{ name: '/repo/test/e2e/cli-demo.test.ts', assertionResults: [{ fullName: 'runs the demo', status: 'failed', failureMessages: [stack] }] }] });
-    expect(failureLines(path, root)[1]).toBe('      timed out (its time limit) (test/e2e/cli-demo.test.ts:18:3)');
+    expect(failureLines(path, root)?.[1]).toBe('      timed out (its time limit) (test/e2e/cli-demo.test.ts:18:3)');
   });
 
   it('says so when nothing failed inside a test, and when the report is missing', () => {
-    expect(failureLines(reportOf({ testResults: [] }), root)[0]).toMatch(/outside the tests/);
-    expect(failureLines(join(dir, 'none.json'), dir)[0]).toMatch(/none\.json: no report/);
+    expect(failureLines(reportOf({ testResults: [] }), root)?.[0]).toMatch(/outside the tests/);
+    expect(failureLines(join(dir, 'none.json'), dir)).toBeUndefined();
   });
 
   it('lists at most twenty and counts the rest', () => {
     const tests = Array.from({ length: 25 }, (_, i) => ({ fullName: `t${i}`, status: 'failed', failureMessages: ['Error: x'] }));
     const lines = failureLines(reportOf({ testResults: [{ name: '/repo/a.test.ts', assertionResults: tests }] }), root);
     expect(lines).toHaveLength(41);
-    expect(lines.at(-1)).toBe('  ... and 5 more above');
+    expect(lines?.at(-1)).toBe('  ... and 5 more above');
   });
 });
