@@ -1,12 +1,14 @@
 /**
  * moto_server (Python moto 5) as the emulated AWS for integration tests: started on a free
- * port, stopped after. Without moto the suite is skipped with one line saying how to get
- * it, except under CI=true, where its absence fails the run.
+ * port, stopped after, with S3's conditional writes made atomic as S3's are (moto-server.py).
+ * Without moto the suite is skipped with one line saying how to get it, except under
+ * CI=true, where its absence fails the run.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { describe, it } from 'vitest';
 import { removeEndedRuns, runSharedPath, writeWhole } from './run-shared';
 import { killGroupOnStop } from './kill-on-stop';
@@ -18,6 +20,29 @@ export const MOTO_INSTALL_HINT =
 const MOTO_COMMAND = 'moto_server';
 let availability: boolean | undefined;
 const PROBED = 'cr-moto-available-';
+/** moto_server with S3's conditional writes atomic, as S3's are (its header says why). */
+export const STRICT_MOTO_SCRIPT = fileURLToPath(new URL('moto-server.py', import.meta.url));
+const STRICT_PROBED = 'cr-moto-python-';
+let strictCommand: string[] | null | undefined;
+
+/**
+ * The command that starts moto_server with S3's conditional writes atomic: a Python that
+ * imports moto, running moto-server.py; null when no Python on the PATH imports moto (moto_server
+ * then runs as it is, and says so once). Probed once per `vitest run`.
+ */
+export function strictMotoCommand(): string[] | null {
+  if (strictCommand !== undefined) return strictCommand;
+  const probed = runSharedPath(STRICT_PROBED);
+  if (existsSync(probed)) {
+    const python = readFileSync(probed, 'utf8');
+    return (strictCommand = python ? [python, STRICT_MOTO_SCRIPT] : null);
+  }
+  removeEndedRuns(STRICT_PROBED);
+  const python = ['python3', 'python'].find((py) => spawnSync(py, ['-c', 'import moto.server, moto.s3.responses'], { stdio: 'ignore', timeout: 20_000 }).status === 0) ?? '';
+  writeWhole(probed, python);
+  if (!python) console.warn("[moto] no Python on the PATH imports moto: moto_server runs as it is, and its S3 conditional writes are not atomic (S3's are)");
+  return (strictCommand = python ? [python, STRICT_MOTO_SCRIPT] : null);
+}
 
 /**
  * Whether moto_server actually runs. `command -v` is not enough: a pyenv shim exists for
@@ -94,7 +119,8 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 
 async function startOnce(port: number, readyTimeoutMs: number, env: Record<string, string>): Promise<Moto> {
   // detached: its own process group, so stop() can take the whole tree down.
-  const child = spawn(MOTO_COMMAND, ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, ...env } });
+  const [command, ...args] = strictMotoCommand() ?? [MOTO_COMMAND];
+  const child = spawn(command!, [...args, '-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, ...env } });
   matchPriority(child.pid);
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
