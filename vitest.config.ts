@@ -178,13 +178,15 @@ export default defineConfig({
     // are warnings): the template a user gets is synthesized with it and checked by cfn-lint in
     // test/infra/synth.test.ts (test/support/synth.ts offlineSynthEnv).
     env: { POWERTOOLS_LOG_LEVEL: 'WARN', CDK_VALIDATION: 'false' },
+    // The time limits of the shared tiers are hang guards: at the lowest priority beside the
+    // timing tier, a simulation, a page drawn in Chromium or a CLI run can take several times
+    // its time alone (a bootstrap check of 20 s alone took 31 s).
     projects: [
-      tier('fast', ['test/unit/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...SLOW, ...TIMING], isolate: false, setupFiles: BACKGROUND }),
-      tier('slow', SLOW, { maxWorkers: SHARED_WORKERS, isolate: false, setupFiles: BACKGROUND }),
-      tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...TIMING, ...QUIET], globalSetup: CLI_BUNDLE, setupFiles: BACKGROUND }),
-      // At the lowest priority beside the timing tier, a page drawn in Chromium or a CLI run can take several times its time alone.
+      tier('fast', ['test/unit/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...SLOW, ...TIMING], isolate: false, setupFiles: BACKGROUND, testTimeout: 60_000 }),
+      tier('slow', SLOW, { maxWorkers: SHARED_WORKERS, isolate: false, setupFiles: BACKGROUND, testTimeout: 240_000 }),
+      tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...TIMING, ...QUIET], globalSetup: CLI_BUNDLE, setupFiles: BACKGROUND, testTimeout: 120_000 }),
       tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: TIMING, globalSetup: CLI_BUNDLE, setupFiles: BACKGROUND, testTimeout: 240_000 }),
-      tier('infra', ['test/infra/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, setupFiles: BACKGROUND }),
+      tier('infra', ['test/infra/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, setupFiles: BACKGROUND, testTimeout: 120_000 }),
       tier(TIMING_TIER, TIMING, { maxWorkers: 1, globalSetup: CLI_BUNDLE }),
       tier(QUIET_TIER, QUIET, { maxWorkers: 1 }),
     ],
