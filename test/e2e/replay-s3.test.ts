@@ -137,9 +137,15 @@ describeWithMoto('replay s3:// against moto: only the window is read', () => {
     expect((await received()).slice(before).sort()).toEqual([...windowIds, ...windowIds].sort());
     const whole = proxy.gets().filter((g) => g.range === null).map((g) => g.key);
     expect([...new Set(whole)].sort()).toEqual(partitionKeys([50, 51]).filter((k) => k.endsWith('.jsonl')));
-    const doc = JSON.parse(await readFile(join(dir, 'capacity', 'capacity.json'), 'utf8')) as { window: Record<string, unknown>; targets: { sustained_factor: number; steps: { requests: number }[] }[] };
+    const doc = JSON.parse(await readFile(join(dir, 'capacity', 'capacity.json'), 'utf8')) as { window: Record<string, unknown>; targets: { sustained_factor: number | null; steps: { requests: number; outcome: string }[] }[] };
     expect(doc.window).toEqual({ start_offset_ms: 0, end_offset_ms: 30 * 60_000, captured_requests: 2, capture_window: { start: iso(from), end: iso(from + 30 * 60_000) } });
-    expect(doc.targets[0]).toMatchObject({ sustained_factor: 1, steps: [{ requests: 2 }] });
+    const [target] = doc.targets;
+    expect(target?.steps.map((step) => step.requests)).toEqual([2]);
+    // The 1x step meets the objectives, unless this CLI, at the lowest priority beside the
+    // timing tier, sent late: then the step says so and sustains nothing (capacity/measure.ts).
+    const outcome = target!.steps[0]!.outcome;
+    if (outcome === 'met') expect(target!.sustained_factor).toBe(1);
+    else expect(outcome).toBe('client');
   }, 90_000);
 
   it('no such bucket, no credentials, a bad --from: one line each, exit 1 or 2', async () => {
