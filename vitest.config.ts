@@ -175,12 +175,12 @@ export default defineConfig({
     // The handlers' structured logs are evidence in AWS, noise in a test run. The stacks the
     // tests synthesize in their own process skip aws-cdk-lib's built-in template validation
     // (a WebAssembly rule engine, seconds of CPU in each process that synthesizes; its findings
-    // are warnings): the template a user gets is synthesized with it and checked by cfn-lint in
-    // test/infra/synth.test.ts (test/support/synth.ts offlineSynthEnv).
+    // are warnings), as the app itself does (bin/app.ts): cfn-lint checks the template `cdk
+    // synth` writes, in test/infra/synth.test.ts.
     env: { POWERTOOLS_LOG_LEVEL: 'WARN', CDK_VALIDATION: 'false' },
     // The time limits of the shared tiers are hang guards: at the lowest priority beside the
     // timing tier, a simulation, a page drawn in Chromium or a CLI run can take several times
-    // its time alone (a bootstrap check of 20 s alone took 31 s).
+    // its time alone.
     projects: [
       tier('fast', ['test/unit/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...SLOW, ...TIMING], isolate: false, setupFiles: BACKGROUND, testTimeout: 60_000 }),
       tier('slow', SLOW, { maxWorkers: SHARED_WORKERS, isolate: false, setupFiles: BACKGROUND, testTimeout: 240_000 }),

@@ -57,7 +57,7 @@ describe('capture-replay exit codes and the demo', () => {
     expect(run.stdout).toContain('\nDemo, tabular part: 1 text/csv request to the mock SageMaker runtime\n');
     expect(run.stdout).toContain(`capture-replay | ${tabularRunId} | tabular`);
     expect(run.stdout).toContain(`Demo reports: chat A/B  capture-replay-out/${runId}/report.html\n              tabular   capture-replay-out/${tabularRunId}/report.html\n`);
-  }, 240_000);
+  });
 
   it('exits 1 with a clear message for a missing captures path', async () => {
     const run = await runCli(['replay', join(work, 'nope'), '--url', 'http://127.0.0.1:9']);

@@ -252,7 +252,7 @@ describe('--no-response-excerpts', () => {
       expect(text.includes(CANARY), file).toBe(false);
       expect(text.includes('overloaded'), file).toBe(false);
     }
-  }, 240_000);
+  });
 });
 
 describe('--no-response-excerpts on the command line', () => {

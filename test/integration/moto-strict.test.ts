@@ -5,7 +5,7 @@
  * alone can let two succeed (it checks, then writes, on separate threads), which loses an
  * update the hour roll-up's merge relies on S3 to refuse. Python's thread switch interval
  * is shortened so that the threads interleave often enough to show it: plain moto_server
- * lets two writers through in a few rounds in a hundred (3 and 2 of 100, for ETag writers and creators).
+ * lets two writers through in a few rounds in a hundred.
  */
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, it } from 'vitest';

@@ -6,8 +6,9 @@
  * which says little on a machine shared with other work; CPU time says what a file costs.
  * Without CR_CPU_LOG it does nothing.
  */
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { afterAll } from 'vitest';
+import { procStatFields } from './proc-stat';
 
 const LOG = process.env.CR_CPU_LOG;
 /** Linux's USER_HZ: /proc reports times in clock ticks of 1/100 s. */
@@ -15,10 +16,9 @@ const TICKS_PER_SECOND = 100;
 
 /** [user, system, children's user, children's system] in seconds, from /proc/self/stat. */
 function cpuTimes(): number[] {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  // Fields after the command name (which may hold spaces) in parentheses; utime is field 14.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields.slice(11, 15).map((ticks) => Number(ticks) / TICKS_PER_SECOND);
+  return procStatFields('self')
+    .slice(11, 15)
+    .map((ticks) => Number(ticks) / TICKS_PER_SECOND);
 }
 
 if (LOG) {

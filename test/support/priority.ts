@@ -14,8 +14,9 @@
  * that group would weigh as much as a normal session whatever its tasks' nice, and a lowered
  * moto_server or cdk synth, alone in its group, would get next to no CPU beside it.)
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
+import { procStatFields } from './proc-stat';
 
 /** The lowest priority a process may give itself (no privilege needed to lower it). */
 const LOWEST = 19;
@@ -63,9 +64,7 @@ export function matchChildSessions(): void {
   }
   for (const pid of pids) {
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // Fields after the command name (which may hold spaces): state, ppid, pgrp, session.
-      const [, ppid, , session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const [, ppid, , session] = procStatFields(Number(pid));
       if (Number(ppid) === process.pid && session === pid) matchPriority(Number(pid));
     } catch {
       // gone meanwhile

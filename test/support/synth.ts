@@ -124,19 +124,19 @@ export function readAssembly(outdir: string): Omit<SynthesizedApp, 'cleanup'> {
 }
 
 /**
- * `cdk synth` of the app in this repository into a fresh temporary directory, or `outdir`
- * (outside the repository, so a bundle finds no node_modules above it, as on Lambda). The
- * caller cleans up.
- */
-/**
- * How long a `cdk synth` may take before it counts as hung. It needs about 16 CPU-seconds; in
- * `npm test` it runs at the lowest priority beside the other tiers, so its wall time is several
- * times that and grows with whatever else the machine runs.
+ * How long a `cdk synth` may take before it counts as hung: a hang guard. In `npm test` it
+ * runs at the lowest priority beside the other tiers, so its wall time is several times its
+ * CPU time and grows with whatever else the machine runs.
  */
 export const SYNTH_TIMEOUT_MS = 420_000;
 /** A test or hook that waits for a synthesis: the synthesis's own limit and a margin. */
 export const SYNTH_TEST_TIMEOUT_MS = SYNTH_TIMEOUT_MS + 60_000;
 
+/**
+ * `cdk synth` of the app in this repository into a fresh temporary directory, or `outdir`
+ * (outside the repository, so a bundle finds no node_modules above it, as on Lambda). The
+ * caller cleans up.
+ */
 export async function synthesizeApp(options: { timeoutMs?: number; outdir?: string } = {}): Promise<SynthesizedApp> {
   const outdir = options.outdir ?? mkdtempSync(join(tmpdir(), 'cdk-bundles-'));
   const cleanup = () => rmSync(outdir, { recursive: true, force: true });

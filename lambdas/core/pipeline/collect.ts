@@ -316,23 +316,6 @@ export interface CollectLookDeps {
 }
 
 /**
- * The collector's one look at a target of a run for any number of its messages (a batch's
- * records of that run and target, or one). Each message allows:
- * - not yet due (its `notBeforeNs` a second or more away: a deadline message hopping): it is
- *   sent on with the remaining delay, and the target's interim results are refreshed;
- * - due (a shard's completion, `notBeforeNs` 0, or a deadline message that has arrived): a
- *   final look, which finalises the target when every shard has reported, or, once the
- *   run's deadline has passed, with the missing shards' requests counted lost.
- * The look does what the messages together allow: each distinct not-yet-due time is sent on
- * once (copies of one deadline message are one chain), then one collectRun, interim when a
- * message asked for it (interim still finalises a target that can be), final otherwise. A
- * due message whose not-before time is still ahead (SQS delays are whole seconds, so a
- * deadline message may arrive up to a second early) waits for it, so that the deadline has
- * passed when the look runs. `analyse` is true when a due message finalised the target: the
- * run's analysis is then the caller's to run (an interim hop that finalises leaves it to the
- * completion or deadline message, as the single-message step always has).
- */
-/**
  * What a target's messages ask of one look at `nowNs`: each distinct not-yet-due time (a
  * second or more away) once, with the delay to send it on, and the latest due time (null: none
  * is due). The simulator's collector (sim/collect.ts) plans its looks with it too.
@@ -350,6 +333,23 @@ export function lookPlan<M>(messages: readonly M[], notBeforeNs: (m: M) => bigin
   return { hops: [...hops.values()], dueAtNs };
 }
 
+/**
+ * The collector's one look at a target of a run for any number of its messages (a batch's
+ * records of that run and target, or one). Each message allows:
+ * - not yet due (its `notBeforeNs` a second or more away: a deadline message hopping): it is
+ *   sent on with the remaining delay, and the target's interim results are refreshed;
+ * - due (a shard's completion, `notBeforeNs` 0, or a deadline message that has arrived): a
+ *   final look, which finalises the target when every shard has reported, or, once the
+ *   run's deadline has passed, with the missing shards' requests counted lost.
+ * The look does what the messages together allow: each distinct not-yet-due time is sent on
+ * once (copies of one deadline message are one chain), then one collectRun, interim when a
+ * message asked for it (interim still finalises a target that can be), final otherwise. A
+ * due message whose not-before time is still ahead (SQS delays are whole seconds, so a
+ * deadline message may arrive up to a second early) waits for it, so that the deadline has
+ * passed when the look runs. `analyse` is true when a due message finalised the target: the
+ * run's analysis is then the caller's to run (an interim hop that finalises leaves it to the
+ * completion or deadline message, as the single-message step always has).
+ */
 export async function lookAtTarget(messages: readonly CollectMessage[], deps: CollectLookDeps): Promise<{ action: CollectAction; analyse: boolean }> {
   const first = messages[0];
   if (!first) throw new RangeError('lookAtTarget: no messages');

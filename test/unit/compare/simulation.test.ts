@@ -42,7 +42,7 @@ function simulate(rng: Rng, n: number, shift: number): [TargetColumns, TargetCol
 }
 
 describe('simulated error rates of the verdicts', () => {
-  it('(a) A/A: 240 comparisons of a distribution with itself call better or worse at most alpha + 3 % of the time', { timeout: 240_000 }, () => {
+  it('(a) A/A: 240 comparisons of a distribution with itself call better or worse at most alpha + 3 % of the time', () => {
     // Any metric's verdict counts. With 240 trials a true rate of alpha = 5 % would exceed
     // 8 % with probability ~1 %: the margin is the binomial noise, not slack in the rule. (The
     // p50 and minimum-effect conditions make the real rate far lower: 0 here.)
@@ -61,7 +61,7 @@ describe('simulated error rates of the verdicts', () => {
     expect(significant / trials).toBeLessThanOrEqual(OPTIONS.alpha + 0.03);
   });
 
-  it('(b) a +5 % shift on 500 pairs is called worse at least 90 % of the time, never better', { timeout: 240_000 }, () => {
+  it('(b) a +5 % shift on 500 pairs is called worse at least 90 % of the time, never better', () => {
     const rng = new Rng(2026, 2);
     const trials = 120;
     let worse = 0;
@@ -74,7 +74,7 @@ describe('simulated error rates of the verdicts', () => {
     expect(worse / trials).toBeGreaterThanOrEqual(0.9);
   });
 
-  it('(c) a +1 % shift on 5,000 pairs, below the 2 % minimum effect, is not called worse even when significant', { timeout: 240_000 }, () => {
+  it('(c) a +1 % shift on 5,000 pairs, below the 2 % minimum effect, is not called worse even when significant', () => {
     const rng = new Rng(2026, 3);
     const trials = 20;
     let significant = 0;
