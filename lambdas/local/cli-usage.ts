@@ -9,9 +9,7 @@ import { didYouMean } from '../core/suggest';
 
 export const USAGE_EXIT = 2;
 
-/** `--rehearsal`'s default: requests per target and firing thread sent to an in-process sink before schedule zero (rehearsal.ts). */
-export const DEFAULT_REHEARSAL_REQUESTS = 2_000;
-/** `--rehearsal`'s largest: 50 times the default (bench/RESULTS.md: time and memory of a rehearsal); 1e9 ran V8 out of memory after ~80 s. */
+/** `--rehearsal`'s largest: 50 times auto's most (bench/RESULTS.md: time and memory of a rehearsal); 1e9 ran V8 out of memory after ~80 s. */
 export const MAX_REHEARSAL_REQUESTS = 100_000;
 /** `--resamples`' largest: 50 times the default; the bootstrap keeps each resample's statistics, and 1e9 ran out of memory. */
 export const MAX_RESAMPLES = 100_000;
@@ -111,6 +109,14 @@ export function parseGoodput(raw: string): Record<string, number> | string {
 const MAX_WORKERS = 64;
 
 /** `--workers`: `auto` or a whole number of fire threads, 1 to 64. Returns it, or what is wrong. */
+/** `--rehearsal auto` or a whole number of requests >= 0; else what is wrong. */
+export function parseRehearsal(raw: string): number | 'auto' | string {
+  if (raw.trim().toLowerCase() === 'auto') return 'auto';
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isInteger(n) || n < 0) return `--rehearsal must be auto or a whole number >= 0 (got "${raw}")`;
+  return n;
+}
+
 export function parseWorkers(raw: string): number | 'auto' | string {
   if (raw.trim().toLowerCase() === 'auto') return 'auto';
   const n = Number(raw);

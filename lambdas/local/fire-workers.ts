@@ -22,7 +22,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { WaitMode } from '../adapters/system-clock';
 import type { Clock } from '../ports';
-import { REHEARSAL_BODIES, rehearse, type RehearsalResult } from './rehearsal';
+import { autoRehearsalRequests, REHEARSAL_BODIES, rehearse, type RehearsalResult } from './rehearsal';
 import type { FireLoopOptions } from '../core/fire/fire-loop';
 import { deterministicUuid } from '../core/ids';
 import type { FireRunner } from '../core/run/replay';
@@ -307,8 +307,8 @@ export function prepareFireWorkers(
   setting: number | 'auto',
   settings: Omit<FireWorkersOptions, 'workers' | 'rehearsal'> & {
     maxInFlight?: number;
-    /** Rehearsal requests per target and thread (0: none). */
-    rehearsal: number;
+    /** Rehearsal requests per target and thread (0: none; auto: autoRehearsalRequests of the plans' busiest second). */
+    rehearsal: number | 'auto';
     /** This thread's clock (the rehearsal in this thread runs on it). */
     clock: Clock;
     started: (workers: FireWorkers, peak: number) => void;
@@ -319,11 +319,12 @@ export function prepareFireWorkers(
     const peak = peakRate(plans, dispatch);
     const n = workerCount(setting, peak, availableParallelism(), settings.maxInFlight);
     const samples = plans.map((plan) => plan.requests.slice(0, REHEARSAL_BODIES));
+    const requests = settings.rehearsal === 'auto' ? autoRehearsalRequests(peak, n) : settings.rehearsal;
     if (n <= 1) {
-      if (settings.rehearsal > 0) settings.rehearsed?.([await rehearse(settings.specs, samples, settings.rehearsal, settings.clock)], 1);
+      if (requests > 0) settings.rehearsed?.([await rehearse(settings.specs, samples, requests, settings.clock)], 1);
       return null;
     }
-    const workers = await startFireWorkers({ ...settings, workers: n, rehearsal: { requests: settings.rehearsal, samples } });
+    const workers = await startFireWorkers({ ...settings, workers: n, rehearsal: { requests, samples } });
     settings.started(workers, peak);
     const done = workers.rehearsals.filter((r): r is RehearsalResult => r !== null);
     if (done.length > 0) settings.rehearsed?.(done, n);

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_COMPARE_OPTIONS } from '../core/compare/types';
 import { buildMockSageMakerProgram, buildMockServerProgram } from '../mocks/cli';
-import { DEFAULT_REHEARSAL_REQUESTS, MAX_RESAMPLES, parseGoodput, parseWorkers, usageErrors } from './cli-usage';
+import { MAX_RESAMPLES, parseGoodput, parseRehearsal, parseWorkers, usageErrors } from './cli-usage';
 import { quietSdkNodeVersionWarning } from './sdk-warnings';
 import { parseTimeFlag } from './time-flag';
 
@@ -46,11 +46,15 @@ function durationArg(name: string) {
   };
 }
 
-function workers(raw: string): number | 'auto' {
-  const value = parseWorkers(raw);
-  if (typeof value === 'string' && value !== 'auto') throw new InvalidArgumentError(value);
-  return value;
+/** A parser of `auto` or a number: a string other than `auto` is what is wrong. */
+function autoOr(parse: (raw: string) => number | 'auto' | string) {
+  return (raw: string): number | 'auto' => {
+    const value = parse(raw);
+    if (typeof value === 'string' && value !== 'auto') throw new InvalidArgumentError(value);
+    return value;
+  };
 }
+const workers = autoOr(parseWorkers);
 
 const FAIL_ON = ['worse', 'changed', 'inconclusive'] as const;
 function failOn(raw: string): string[] {
@@ -114,10 +118,10 @@ function firingOptions(command: Command): Command {
         .default('precise'),
     )
     .option(
-      '--rehearsal <n>',
-      'requests each firing thread sends per target to an in-process sink before the first due time, so that the first requests do not run through cold code; nothing reaches the target (0: none)',
-      number('--rehearsal', (n) => Number.isInteger(n) && n >= 0, 'a whole number >= 0'),
-      DEFAULT_REHEARSAL_REQUESTS,
+      '--rehearsal <n|auto>',
+      'requests each firing thread sends per target to an in-process sink before the first due time, so that the first requests do not run through cold code; nothing reaches the target (0: none); auto = twice the thread\'s share of the busiest second of the plan, at least 64, at most 2,000',
+      autoOr(parseRehearsal),
+      'auto',
     )
     .option('--timeout <ms>', 'per-request timeout', positive('--timeout'), 600_000)
     .option('--lead <ms>', 'delay from start-up to the first request', nonNegative('--lead'), 500)

@@ -12,7 +12,7 @@ import { startMockSageMaker } from '../mocks/mock-sagemaker';
 import { startMockServer } from '../mocks/mock-server';
 import { createTargetClient, type TargetClientSpec } from './target-clients';
 
-export { REHEARSAL_BODIES, rehearsalRequests, type RehearsalResult } from '../core/fire/rehearsal';
+export { autoRehearsalRequests, REHEARSAL_BODIES, rehearsalRequests, type RehearsalResult } from '../core/fire/rehearsal';
 
 /** A sink answering at once, with the twin that sends to it: same kind, same options, the sink's address. */
 async function twinOf(spec: TargetClientSpec, clock: Clock): Promise<Twin> {

@@ -85,7 +85,8 @@ describe('capture-replay replay --workers / --rehearsal', () => {
     const one = await replay(join(dir, 'one'), 'w2', ['--workers', '1']);
     expect(one.code, one.stderr).toBe(0);
     expect(one.stderr).not.toContain('worker threads');
-    expect(one.stderr).toMatch(/Rehearsal: 2000 requests \(the target\) to an in-process sink/);
+    // --rehearsal auto: twice the busiest second (100 requests).
+    expect(one.stderr).toMatch(/Rehearsal: 200 requests \(the target\) to an in-process sink/);
     expect(results(join(dir, 'one'), 'w2').records.map(identity)).toEqual(many.records.map(identity));
     // The same ids again, each now seen twice, and nothing else: the rehearsal sent nothing to the target.
     seen = arrivals();
@@ -97,14 +98,14 @@ describe('capture-replay replay --workers / --rehearsal', () => {
     expect([...seen.values()].every((n) => n === 2)).toBe(true);
   }, 120_000);
 
-  it('--rehearsal 0 skips the rehearsal; a negative or fractional count is a usage error', async () => {
+  it('--rehearsal 0 skips the rehearsal; a negative or fractional count or another word than auto is a usage error', async () => {
     const none = await replay(join(dir, 'none'), 'none', ['--rehearsal', '0', '--limit', '5']);
     expect(none.code, none.stderr).toBe(0);
     expect(none.stderr).not.toContain('Rehearsal');
     for (const bad of ['-1', '2.5', 'many']) {
       const run = await runCli(['replay', captures, '--url', mock.url, '--rehearsal', bad]);
       expect(run.code).toBe(2);
-      expect(run.stderr).toContain(`--rehearsal must be a whole number >= 0 (got "${bad}")`);
+      expect(run.stderr).toContain(`--rehearsal must be auto or a whole number >= 0 (got "${bad}")`);
     }
   });
 

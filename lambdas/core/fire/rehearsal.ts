@@ -23,6 +23,22 @@ import { runFireLoop } from './fire-loop';
 
 /** Bodies taken from the plan (cycled): enough for their sizes and shapes, few to hold. */
 export const REHEARSAL_BODIES = 64;
+/** `auto`'s most requests per target and thread: what keeps a replay opening at 1,000-2,000/s on time (bench/RESULTS.md). */
+export const AUTO_REHEARSAL_MOST = 2_000;
+
+/**
+ * `--rehearsal auto`: requests per target for a thread that fires `threads`' share of a plan
+ * whose busiest second holds `busiestSecond` requests: twice that share, so that the code is
+ * warm before a burst like it; at least REHEARSAL_BODIES, so that every body shape has been
+ * through the code (its first run, which compiles it, the costliest); at most
+ * AUTO_REHEARSAL_MOST. A replay of a few requests a second has no burst for cold code to make
+ * late, and waits a fraction of a second instead of seconds.
+ */
+export function autoRehearsalRequests(busiestSecond: number, threads: number): number {
+  const share = Math.ceil(busiestSecond / Math.max(1, threads));
+  return Math.min(AUTO_REHEARSAL_MOST, Math.max(REHEARSAL_BODIES, 2 * share));
+}
+
 /** Requests in flight at once to the sink. */
 const REHEARSAL_IN_FLIGHT = 32;
 /** Due-time spacing of the rehearsal's requests (ms): the precise wait is rehearsed too. */

@@ -9,7 +9,7 @@ import type { WaitMode } from '../../adapters/system-clock';
 import type { CompareOptions } from '../../core/compare/types';
 import { replayInputConfig, type ExportInputConfig } from '../../core/export/input-config';
 import { validatePlanOptions, type PlanOptions } from '../../core/plan/plan';
-import { DEFAULT_REHEARSAL_REQUESTS, MAX_REHEARSAL_REQUESTS, planProblemsAsFlags } from '../cli-usage';
+import { MAX_REHEARSAL_REQUESTS, planProblemsAsFlags } from '../cli-usage';
 import { compareOptionsOf, type ComparisonFlags } from '../comparison-flags';
 import { capturesLocation, type CaptureWindow } from '../captures-source';
 import { targetsOf, type CliTarget, type TargetFlags } from './targets';
@@ -45,8 +45,8 @@ export interface ReplayCommandOptions extends TargetFlags, ComparisonFlags {
   workers?: number | 'auto';
   /** `precise` (default): sub-millisecond; `coarse`: timers only, ~1 ms, less CPU (system-clock.ts). */
   wait?: WaitMode;
-  /** Requests per target and firing thread sent to an in-process sink before schedule zero (rehearsal.ts); default DEFAULT_REHEARSAL_REQUESTS, 0: none. */
-  rehearsal?: number;
+  /** Requests per target and firing thread sent to an in-process sink before schedule zero (rehearsal.ts); default `auto` (autoRehearsalRequests), 0: none. */
+  rehearsal?: number | 'auto';
   timeout: number;
   lead: number;
   lateTolerance?: number;
@@ -97,7 +97,7 @@ export interface ReplayConfig {
     maxInFlight: number | null;
     workers: number | 'auto';
     wait: WaitMode;
-    rehearsal: number;
+    rehearsal: number | 'auto';
     late: { toleranceMs: number | null; action: 'fire' | 'drop' };
     cancelGraceMs: number | null;
   };
@@ -156,7 +156,7 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 function limitsProblem(flags: ReplayCommandOptions, env: NodeJS.ProcessEnv): string | null {
   if (flags.timeout > MAX_TIMER_MS) return `--timeout must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer Node keeps) (got ${flags.timeout})`;
   if (flags.lead > MAX_TIMER_MS) return `--lead must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer Node keeps) (got ${flags.lead})`;
-  if ((flags.rehearsal ?? 0) > MAX_REHEARSAL_REQUESTS) return `--rehearsal must be at most ${MAX_REHEARSAL_REQUESTS} (got ${flags.rehearsal})`;
+  if (typeof flags.rehearsal === 'number' && flags.rehearsal > MAX_REHEARSAL_REQUESTS) return `--rehearsal must be at most ${MAX_REHEARSAL_REQUESTS} (got ${flags.rehearsal})`;
   if (flags.apiKeyEnv && !env[flags.apiKeyEnv]) return `--api-key-env ${flags.apiKeyEnv}: that environment variable is not set (or is empty)`;
   return null;
 }
@@ -190,7 +190,7 @@ export function replayConfig(flags: ReplayCommandOptions, env: NodeJS.ProcessEnv
       maxInFlight: flags.maxInFlight ?? null,
       workers: flags.workers ?? 'auto',
       wait: flags.wait ?? 'precise',
-      rehearsal: flags.rehearsal ?? DEFAULT_REHEARSAL_REQUESTS,
+      rehearsal: flags.rehearsal ?? 'auto',
       late: { toleranceMs: flags.lateTolerance ?? null, action: flags.latePolicy },
       cancelGraceMs: flags.cancelGrace ?? null,
     },

@@ -7,7 +7,6 @@
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { capacityConfig, type CapacityCommandOptions, type CapacityConfig } from '../../../lambdas/local/capacity/config';
-import { DEFAULT_REHEARSAL_REQUESTS } from '../../../lambdas/local/cli-usage';
 import { buildProgram } from '../../../lambdas/local/program';
 
 /** The flags as commander parses them from `capture-replay capacity <argv>`, the action not run; or commander's error. */
@@ -47,7 +46,7 @@ describe('capacityConfig', () => {
       together: false,
     });
     // Every step replays with replay's own rules and defaults: the window as offsets, the SLOs as goodput.
-    expect(config.replay).toMatchObject({ plan: { startOffsetMs: 0, endOffsetMs: 180_000, timeScale: 1, intraSecond: 'spread' }, goodput: { time_to_first_token: 300 }, progress: false, preflight: true, fire: { leadMs: 500, rehearsal: DEFAULT_REHEARSAL_REQUESTS } });
+    expect(config.replay).toMatchObject({ plan: { startOffsetMs: 0, endOffsetMs: 180_000, timeScale: 1, intraSecond: 'spread' }, goodput: { time_to_first_token: 300 }, progress: false, preflight: true, fire: { leadMs: 500, rehearsal: 'auto' } });
     expect(config.replay.targets.map((t) => t.name)).toEqual(['A', 'B']);
   });
 

@@ -6,7 +6,6 @@
 import type { Command } from 'commander';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_COMPARE_OPTIONS } from '../../../lambdas/core/compare/types';
-import { DEFAULT_REHEARSAL_REQUESTS } from '../../../lambdas/local/cli-usage';
 import { buildProgram } from '../../../lambdas/local/program';
 import { inputConfigOf, replayConfig, type ReplayCommandOptions, type ReplayConfig } from '../../../lambdas/local/replay/config';
 
@@ -46,7 +45,7 @@ describe('replayConfig: defaults', () => {
       plan: { timeScale: 1, intraSecond: 'spread', forceStreaming: false },
       seed: 1,
       request: { path: '/v1/chat/completions', timeoutMs: 600_000, apiKeyEnv: null, responseExcerpts: true },
-      fire: { leadMs: 500, maxInFlight: null, workers: 'auto', wait: 'precise', rehearsal: DEFAULT_REHEARSAL_REQUESTS, late: { toleranceMs: null, action: 'fire' }, cancelGraceMs: null },
+      fire: { leadMs: 500, maxInFlight: null, workers: 'auto', wait: 'precise', rehearsal: 'auto', late: { toleranceMs: null, action: 'fire' }, cancelGraceMs: null },
       goodput: null,
       preflight: true,
       progress: true,
@@ -142,7 +141,7 @@ describe('inputConfigOf: what the results record, from the config', () => {
     const config = configOf({ url: undefined, target: ['A=http://a:8000', 'S=sagemaker:my-endpoint'], seed: 9 });
     const recorded = inputConfigOf(config, 'S').captureReplay;
     expect(recorded).toMatchObject({ target: 'S', endpoint: { url: null, path: null, streaming: 'as_captured', model_override: null }, sagemaker: { spec: 'sagemaker:my-endpoint', endpointName: 'my-endpoint' } });
-    expect(recorded).toMatchObject({ schedule: { sample: null, seed: 9 }, load: { workers: 'auto', wait: 'precise', rehearsal: DEFAULT_REHEARSAL_REQUESTS, late_tolerance_ms: null, late_policy: 'fire' } });
+    expect(recorded).toMatchObject({ schedule: { sample: null, seed: 9 }, load: { workers: 'auto', wait: 'precise', rehearsal: 'auto', late_tolerance_ms: null, late_policy: 'fire' } });
     expect(inputConfigOf(config, 'A').captureReplay).toMatchObject({ endpoint: { url: 'http://a:8000', path: '/v1/chat/completions' } });
   });
 });
