@@ -134,8 +134,11 @@ export const TIMING_TIER = 'timing';
 /** The tier `npm test` runs last, alone. */
 export const QUIET_TIER = 'quiet';
 
-/** The tiers that start the CLI get the run's bundle of it (test/support/cli-bundle.ts). */
-const CLI_BUNDLE = ['test/support/cli-bundle.ts'];
+/**
+ * The tiers that start the CLI or moto_server get the run's bundle of the CLI
+ * (test/support/cli-bundle.ts) and its moto zygote (test/support/moto-zygote.ts).
+ */
+const CLI_AND_MOTO = ['test/support/cli-bundle.ts', 'test/support/moto-zygote.ts'];
 /** The tiers that run beside the timing tier, at a lower CPU priority (test/support/background-priority.ts). */
 const BACKGROUND = ['test/support/background-priority.ts'];
 
@@ -184,10 +187,10 @@ export default defineConfig({
     projects: [
       tier('fast', ['test/unit/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...SLOW, ...TIMING], isolate: false, setupFiles: BACKGROUND, testTimeout: 60_000 }),
       tier('slow', SLOW, { maxWorkers: SHARED_WORKERS, isolate: false, setupFiles: BACKGROUND, testTimeout: 240_000 }),
-      tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...TIMING, ...QUIET], globalSetup: CLI_BUNDLE, setupFiles: BACKGROUND, testTimeout: 120_000 }),
-      tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: TIMING, globalSetup: CLI_BUNDLE, setupFiles: BACKGROUND, testTimeout: 240_000 }),
+      tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...TIMING, ...QUIET], globalSetup: CLI_AND_MOTO, setupFiles: BACKGROUND, testTimeout: 120_000 }),
+      tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: TIMING, globalSetup: CLI_AND_MOTO, setupFiles: BACKGROUND, testTimeout: 240_000 }),
       tier('infra', ['test/infra/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, setupFiles: BACKGROUND, testTimeout: 120_000 }),
-      tier(TIMING_TIER, TIMING, { maxWorkers: 1, globalSetup: CLI_BUNDLE }),
+      tier(TIMING_TIER, TIMING, { maxWorkers: 1, globalSetup: CLI_AND_MOTO }),
       tier(QUIET_TIER, QUIET, { maxWorkers: 1 }),
     ],
   },

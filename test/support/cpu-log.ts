@@ -2,7 +2,8 @@
  * A setup file of every tier (vitest.config.ts) that, when CR_CPU_LOG names a file, appends one
  * JSON line per test file: the CPU seconds its worker process used (user + system, from its start
  * or, in a worker that runs several files, since the file started) and those of the child
- * processes it waited for (a CLI, moto_server, cdk synth). Vitest's own durations are wall time,
+ * processes it waited for (a CLI, moto_server, cdk synth), the moto_servers the run's zygote
+ * forked for it included (moto.ts adds theirs, forkedCpu). Vitest's own durations are wall time,
  * which says little on a machine shared with other work; CPU time says what a file costs.
  * Without CR_CPU_LOG it does nothing.
  */
@@ -21,6 +22,24 @@ function cpuTimes(): number[] {
     .map((ticks) => Number(ticks) / TICKS_PER_SECOND);
 }
 
+/** CPU seconds of processes this file used that are not its children (forked moto_servers). */
+let adopted = 0;
+
+/** Counts `seconds` of another process's CPU as this file's children's. */
+export function adoptChildCpu(seconds: number): void {
+  adopted += seconds;
+}
+
+/** The CPU seconds (user + system) process `pid` has used so far; 0 when it is gone. */
+export function processCpuSeconds(pid: number): number {
+  try {
+    const [user, sys] = procStatFields(pid).slice(11, 13).map(Number);
+    return (user! + sys!) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
 if (LOG) {
   const state = (globalThis as { __vitest_worker__?: { filepath?: string; ctx?: { projectName?: string } } }).__vitest_worker__;
   const filesBefore = Number(process.env.CR_CPU_LOG_FILES ?? '0');
@@ -28,7 +47,8 @@ if (LOG) {
   process.env.CR_CPU_LOG_FILES = String(filesBefore + 1);
   afterAll(() => {
     const [user, sys, childUser, childSys] = cpuTimes().map((t, i) => t - atStart[i]!);
-    const line = { file: state?.filepath, project: state?.ctx?.projectName, pid: process.pid, self: +(user! + sys!).toFixed(2), children: +(childUser! + childSys!).toFixed(2) };
+    const line = { file: state?.filepath, project: state?.ctx?.projectName, pid: process.pid, self: +(user! + sys!).toFixed(2), children: +(childUser! + childSys! + adopted).toFixed(2) };
+    adopted = 0;
     appendFileSync(LOG, `${JSON.stringify(line)}\n`);
   });
 }

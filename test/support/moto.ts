@@ -4,13 +4,16 @@
  * Without moto the suite is skipped with one line saying how to get it, except under
  * CI=true, where its absence fails the run.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { describe, it } from 'vitest';
-import { removeEndedRuns, runSharedPath, writeWhole } from './run-shared';
+import { forkMotoServer, STRICT_MOTO_SCRIPT } from './moto-zygote';
+import { isAlive, removeEndedRuns, runSharedPath, writeWhole } from './run-shared';
+import { adoptChildCpu, processCpuSeconds } from './cpu-log';
 import { killGroupOnStop } from './kill-on-stop';
 import { matchPriority } from './priority';
 
@@ -20,8 +23,6 @@ export const MOTO_INSTALL_HINT =
 const MOTO_COMMAND = 'moto_server';
 let availability: boolean | undefined;
 const PROBED = 'cr-moto-available-';
-/** moto_server with S3's conditional writes atomic, as S3's are (its header says why). */
-export const STRICT_MOTO_SCRIPT = fileURLToPath(new URL('moto-server.py', import.meta.url));
 const STRICT_PROBED = 'cr-moto-python-';
 let strictCommand: string[] | null | undefined;
 
@@ -99,6 +100,8 @@ async function freePort(): Promise<number> {
 export interface Moto {
   endpoint: string;
   port: number;
+  /** moto_server's process (it leads its own process group). */
+  pid: number | undefined;
   /** Kills moto_server and anything it started; safe to call twice. */
   stop(): Promise<void>;
   /** Drops every emulated resource (buckets, queues, ...) via moto's reset API. */
@@ -107,46 +110,103 @@ export interface Moto {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+/** A moto_server process: spawned by this process, or forked by the run's zygote (moto-zygote.ts). */
+interface ServerProcess {
+  /** Leads its own process group. */
+  pid: number | undefined;
+  /** Why it ended, or null while it runs. */
+  ended(): string | null;
+  /** The end of its stderr. */
+  stderr(): string;
+  /** Resolves once it has ended. */
+  whenEnded(): Promise<void>;
+  /** Removes what it left (its stderr file); counts its CPU as this file's when it is not this process's child (cpu-log.ts). */
+  cleanUp(): void;
+  /** Before it is stopped: notes what it needs to (the CPU it used). */
+  beforeStop(): void;
+}
+
+function spawnServer(args: string[], env: Record<string, string>): ServerProcess {
+  // detached: its own process group, so stop() can take the whole tree down.
+  const [command, ...script] = strictMotoCommand() ?? [MOTO_COMMAND];
+  const child = spawn(command!, [...script, ...args], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, ...env } });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  child.once('error', () => undefined); // surfaced through ended() / spawn failure below
+  return {
+    pid: child.pid,
+    ended: () => (child.exitCode !== null || child.signalCode !== null ? `code ${child.exitCode}, signal ${child.signalCode}` : null),
+    stderr: () => stderr,
+    whenEnded: () => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()))),
+    cleanUp: () => undefined,
+    beforeStop: () => undefined,
+  };
+}
+
+async function forkedServer(args: string[], env: Record<string, string>): Promise<ServerProcess | null> {
+  if (!strictMotoCommand()) return null;
+  const dir = mkdtempSync(join(tmpdir(), 'cr-moto-'));
+  const stderrFile = join(dir, 'stderr');
+  const pid = await forkMotoServer(args, env, stderrFile);
+  if (pid === null) {
+    rmSync(dir, { recursive: true, force: true });
+    return null;
+  }
+  let cpu = 0;
+  return {
+    pid,
+    ended: () => (isAlive(pid) ? null : 'ended'),
+    stderr: () => (existsSync(stderrFile) ? readFileSync(stderrFile, 'utf8').slice(-4000) : ''),
+    whenEnded: async () => {
+      while (isAlive(pid)) await sleep(50);
+    },
+    cleanUp: () => {
+      adoptChildCpu(cpu);
+      rmSync(dir, { recursive: true, force: true });
+    },
+    beforeStop: () => (cpu = Math.max(cpu, processCpuSeconds(pid))),
+  };
+}
+
+function killGroup(server: ServerProcess, signal: NodeJS.Signals): void {
+  if (server.pid === undefined || server.ended() !== null) return;
   try {
     // Negative pid: the whole process group, so a wrapper (pyenv shim) cannot orphan Python.
-    process.kill(-child.pid, signal);
+    process.kill(-server.pid, signal);
   } catch {
     // already gone
   }
 }
 
 async function startOnce(port: number, readyTimeoutMs: number, env: Record<string, string>): Promise<Moto> {
-  // detached: its own process group, so stop() can take the whole tree down.
-  const [command, ...args] = strictMotoCommand() ?? [MOTO_COMMAND];
-  const child = spawn(command!, [...args, '-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, ...env } });
-  matchPriority(child.pid);
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr = (stderr + chunk).slice(-4000);
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.once('error', () => undefined); // surfaced through exitCode / spawn failure below
+  const args = ['-H', '127.0.0.1', '-p', String(port)];
+  const server = (await forkedServer(args, env)) ?? spawnServer(args, env);
+  matchPriority(server.pid);
   // If the test process ends or is stopped without afterAll, do not leave moto holding a port.
-  const forget = killGroupOnStop(child.pid);
+  const forget = killGroupOnStop(server.pid);
 
   const stop = async () => {
     forget();
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    killGroup(child, 'SIGTERM');
-    // werkzeug can take a moment on SIGTERM; do not let a stuck server hang the suite.
-    const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
+    if (server.ended() === null) {
+      server.beforeStop();
+      killGroup(server, 'SIGTERM');
+      // werkzeug can take a moment on SIGTERM; do not let a stuck server hang the suite.
+      const timer = setTimeout(() => killGroup(server, 'SIGKILL'), 5000);
+      await server.whenEnded();
+      clearTimeout(timer);
+    }
+    server.cleanUp();
   };
 
   const endpoint = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      forget();
-      throw new Error(`moto_server exited (code ${child.exitCode}, signal ${child.signalCode}) before answering: ${stderr.trim()}`);
+    const ended = server.ended();
+    if (ended !== null) {
+      await stop();
+      throw new Error(`moto_server exited (${ended}) before answering: ${server.stderr().trim()}`);
     }
     try {
       const res = await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(2000) });
@@ -157,7 +217,7 @@ async function startOnce(port: number, readyTimeoutMs: number, env: Record<strin
     }
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`moto_server did not answer on ${endpoint} within ${readyTimeoutMs} ms: ${stderr.trim()}`);
+      throw new Error(`moto_server did not answer on ${endpoint} within ${readyTimeoutMs} ms: ${server.stderr().trim()}`);
     }
     await sleep(150);
   }
@@ -165,6 +225,7 @@ async function startOnce(port: number, readyTimeoutMs: number, env: Record<strin
   return {
     endpoint,
     port,
+    pid: server.pid,
     stop,
     async reset() {
       const res = await fetch(`${endpoint}/moto-api/reset`, { method: 'POST' });

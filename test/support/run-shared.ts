@@ -7,7 +7,8 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const isAlive = (pid: number) => {
+/** Whether process `pid` exists. */
+export const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
     return true;
