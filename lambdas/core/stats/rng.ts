@@ -48,16 +48,20 @@ export class Rng {
   /** Uniform integer in [0, k): unbiased below 2^21 (Lemire's multiply-and-reject), 53-bit above. */
   int(k: number): number {
     if (k > 2097152) return Math.floor(this.double() * k);
+    // The 53-bit product's high and low 32 bits, exact: a floating-point % is several times
+    // slower than the division by 2^32 (a power of two: exact) and the subtraction.
     let m = this.u32() * k;
-    let l = m % 4294967296;
-    if (l < k) {
+    let high = Math.floor(m / 4294967296);
+    let low = m - high * 4294967296;
+    if (low < k) {
       const t = (4294967296 - k) % k;
-      while (l < t) {
+      while (low < t) {
         m = this.u32() * k;
-        l = m % 4294967296;
+        high = Math.floor(m / 4294967296);
+        low = m - high * 4294967296;
       }
     }
-    return Math.floor(m / 4294967296);
+    return high;
   }
 }
 
