@@ -48,7 +48,8 @@ const REPORTS = KEEP_REPORTS ? (mkdirSync(KEEP_REPORTS, { recursive: true }), KE
 const reporters = passThrough.some((a) => a.startsWith('--reporter')) ? [] : ['--reporter=default'];
 const vitestCheck = (name: string, projects: string[], o: { live?: boolean; background?: boolean } = {}): Check => {
   const report = join(REPORTS, `${projects.join('-')}.json`);
-  const command = ['npx', 'vitest', 'run', ...projects.flatMap((p) => ['--project', p]), ...reporters, '--reporter=json', `--outputFile.json=${report}`, ...passThrough];
+  // The project's vitest, the one `npx vitest` runs, without npm's start-up.
+  const command = [join('node_modules', '.bin', 'vitest'), 'run', ...projects.flatMap((p) => ['--project', p]), ...reporters, '--reporter=json', `--outputFile.json=${report}`, ...passThrough];
   return { name, command, report, ...o };
 };
 

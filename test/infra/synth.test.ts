@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/processes';
-import { SYNTH_TEST_TIMEOUT_MS, SYNTH_TIMEOUT_MS, sharedSynthesis } from '../support/synth';
+import { CDK_CLI, SYNTH_TEST_TIMEOUT_MS, SYNTH_TIMEOUT_MS, sharedSynthesis } from '../support/synth';
 
 const out = mkdtempSync(join(tmpdir(), 'cdk-out-'));
 const env: NodeJS.ProcessEnv = { ...process.env, AWS_EC2_METADATA_DISABLED: 'true', CDK_DISABLE_VERSION_CHECK: '1' };
@@ -38,7 +38,7 @@ describe('cdk synth', () => {
   it('stops on a wrong configuration with every problem and no stack trace', () => {
     const file = join(out, 'bad-config.json');
     writeFileSync(file, JSON.stringify({ captureBucket: 'my-captures', leadSecond: 30, targets: [{ name: 'A', url: 'ftp://models.example.com', apiKeySecrt: 'k' }] }));
-    const synth = spawnSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '-c', `configFile=${file}`, '-o', join(out, 'bad')], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: SYNTH_TIMEOUT_MS });
+    const synth = spawnSync(CDK_CLI, ['synth', '--quiet', '--no-notices', '-c', `configFile=${file}`, '-o', join(out, 'bad')], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: SYNTH_TIMEOUT_MS });
     expect(synth.status).not.toBe(0);
     expect(synth.stderr).toContain(`invalid deployment configuration in configFile ${file}:`);
     expect(synth.stderr).toContain('- targets.0.url: url must start with http:// or https:// (got "ftp:")');
@@ -51,7 +51,7 @@ describe('cdk synth', () => {
     const file = join(out, 'named-config.json');
     writeFileSync(file, JSON.stringify({ stackName: 'Replay-llama-70b', captureBucket: 'my-captures', targets: [{ name: 'A', url: 'https://a.example.com' }] }));
     // `cdk ls` runs the app as synth does, without bundling the functions.
-    const ls = spawnSync('npx', ['cdk', 'ls', '--no-notices', '-c', `configFile=${file}`], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: SYNTH_TIMEOUT_MS });
+    const ls = spawnSync(CDK_CLI, ['ls', '--no-notices', '-c', `configFile=${file}`], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: SYNTH_TIMEOUT_MS });
     expect(ls.status, ls.stderr.slice(-2000)).toBe(0);
     expect(ls.stdout.trim().split('\n')).toEqual(['Replay-llama-70b']);
   }, SYNTH_TEST_TIMEOUT_MS);
