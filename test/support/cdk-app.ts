@@ -18,10 +18,10 @@ export function cdkFeatureFlags(): Record<string, unknown> {
  * - no function bundled: an empty `aws:cdk:bundling-stacks` bundles no stack and leaves
  *   placeholder assets (https://github.com/aws/aws-cdk/issues/18125);
  * - no built-in CloudFormation validation (aws-cdk-lib's `builtinCloudFormationValidation`,
- *   a WebAssembly engine loaded in each process): without the
- *   `@aws-cdk/core:validateAgainstDefaultRules` flag its findings are warnings that fail no
- *   synthesis. The `cdk synth` of test/infra/synth.test.ts runs it as a user's does and requires
- *   its report to be empty; test/integration/bundles.test.ts and synth.test.ts bundle the code.
+ *   a WebAssembly engine loaded in each process), as in the app itself (bin/app.ts): without
+ *   the `@aws-cdk/core:validateAgainstDefaultRules` flag its findings are warnings that fail no
+ *   synthesis. cfn-lint checks the template `cdk synth` writes (test/infra/synth.test.ts);
+ *   test/integration/bundles.test.ts and synth.test.ts bundle the code.
  */
 export function templateApp(options: { featureFlags?: boolean } = {}): App {
   const flags = options.featureFlags ? cdkFeatureFlags() : {};
