@@ -108,8 +108,7 @@ export function parseGoodput(raw: string): Record<string, number> | string {
 /** Most fire threads `--workers` takes (fire-workers.ts MAX_WORKERS; kept here, free of its imports). */
 const MAX_WORKERS = 64;
 
-/** `--workers`: `auto` or a whole number of fire threads, 1 to 64. Returns it, or what is wrong. */
-/** `--rehearsal auto` or a whole number of requests >= 0; else what is wrong. */
+/** `--rehearsal`: `auto` or a whole number of requests >= 0. Returns it, or what is wrong. */
 export function parseRehearsal(raw: string): number | 'auto' | string {
   if (raw.trim().toLowerCase() === 'auto') return 'auto';
   const n = Number(raw);
@@ -117,6 +116,7 @@ export function parseRehearsal(raw: string): number | 'auto' | string {
   return n;
 }
 
+/** `--workers`: `auto` or a whole number of fire threads, 1 to 64. Returns it, or what is wrong. */
 export function parseWorkers(raw: string): number | 'auto' | string {
   if (raw.trim().toLowerCase() === 'auto') return 'auto';
   const n = Number(raw);
