@@ -164,6 +164,7 @@ async function forkedServer(args: string[], env: Record<string, string>): Promis
     },
     cleanUp: () => {
       adoptChildCpu(cpu);
+      cpu = 0; // stop() may run twice
       rmSync(dir, { recursive: true, force: true });
     },
     beforeStop: () => (cpu = Math.max(cpu, processCpuSeconds(pid))),
