@@ -139,6 +139,8 @@ export const QUIET_TIER = 'quiet';
  * (test/support/cli-bundle.ts) and its moto zygote (test/support/moto-zygote.ts).
  */
 const CLI_AND_MOTO = ['test/support/cli-bundle.ts', 'test/support/moto-zygote.ts'];
+/** ... and the tiers that synthesize the stack for its IAM statements, the run's stack-template server. */
+const CLI_MOTO_AND_TEMPLATES = [...CLI_AND_MOTO, 'test/support/iam/stack-template-server.ts'];
 /** The tiers that run beside the timing tier, at a lower CPU priority (test/support/background-priority.ts). */
 const BACKGROUND = ['test/support/background-priority.ts'];
 
@@ -187,10 +189,10 @@ export default defineConfig({
     projects: [
       tier('fast', ['test/unit/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...SLOW, ...TIMING], isolate: false, setupFiles: BACKGROUND, testTimeout: 60_000 }),
       tier('slow', SLOW, { maxWorkers: SHARED_WORKERS, isolate: false, setupFiles: BACKGROUND, testTimeout: 240_000 }),
-      tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...TIMING, ...QUIET], globalSetup: CLI_AND_MOTO, setupFiles: BACKGROUND, testTimeout: 120_000 }),
+      tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...TIMING, ...QUIET], globalSetup: CLI_MOTO_AND_TEMPLATES, setupFiles: BACKGROUND, testTimeout: 120_000 }),
       tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: TIMING, globalSetup: CLI_AND_MOTO, setupFiles: BACKGROUND, testTimeout: 240_000 }),
       tier('infra', ['test/infra/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, setupFiles: BACKGROUND, testTimeout: 120_000 }),
-      tier(TIMING_TIER, TIMING, { maxWorkers: 1, globalSetup: CLI_AND_MOTO }),
+      tier(TIMING_TIER, TIMING, { maxWorkers: 1, globalSetup: CLI_MOTO_AND_TEMPLATES }),
       tier(QUIET_TIER, QUIET, { maxWorkers: 1 }),
     ],
   },

@@ -38,7 +38,7 @@ describeWithMoto('autoReplay to a subset of the targets, on moto', () => {
     a = await startMockServer({ ttftMs: 10, itlMs: 2, outputTokens: 4 });
     b = await startMockServer({ ttftMs: 10, itlMs: 2, outputTokens: 4 });
     await s3.send(new CreateBucketCommand({ Bucket: CAPTURE_BUCKET }));
-    const template = synthesizeStack(
+    const template = await synthesizeStack(
       {
         captureBucket: CAPTURE_BUCKET,
         capturePrefix: 'datacapture/',

@@ -54,8 +54,8 @@ async function startResponseServer(): Promise<{ url: string; received: Received[
 }
 
 /** The stack's check for `bucket`, as synthesized: its custom resource's properties resolved for us-east-1, and the function's statements. */
-function synthesizedCheck(bucket: string): { properties: Record<string, string>; statements: PolicyStatement[] } {
-  const template: CfnTemplate = synthesizeStack({ captureBucket: bucket, capturePrefix: 'datacapture/', targets: [{ name: 'A', url: 'http://127.0.0.1:9' }] }, `Check${bucket.length}`);
+async function synthesizedCheck(bucket: string): Promise<{ properties: Record<string, string>; statements: PolicyStatement[] }> {
+  const template: CfnTemplate = await synthesizeStack({ captureBucket: bucket, capturePrefix: 'datacapture/', targets: [{ name: 'A', url: 'http://127.0.0.1:9' }] }, `Check${bucket.length}`);
   const resolver: Resolver = { partition: 'aws', region: REGION, accountId: ACCOUNT, resources: Object.fromEntries(Object.keys(template.Resources).map((id) => [id, { Ref: id, Arn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${id}` }])) };
   const [checkId] = logicalIds(template, 'Custom::CaptureBucketCheck');
   const properties = resolveIntrinsics(template.Resources[checkId!]!.Properties, template, resolver) as Record<string, string>;
@@ -66,9 +66,10 @@ describeWithMoto('the capture bucket check on moto, IAM enforced', () => {
   let moto: Moto;
   let responses: Awaited<ReturnType<typeof startResponseServer>>;
   const users = new Map<string, Credentials>();
-  const checks = { east: synthesizedCheck(EAST), west: synthesizedCheck(WEST) };
+  let checks: Record<'east' | 'west', Awaited<ReturnType<typeof synthesizedCheck>>>;
 
   beforeAll(async () => {
+    checks = { east: await synthesizedCheck(EAST), west: await synthesizedCheck(WEST) };
     moto = await startMoto({ env: { INITIAL_NO_AUTH_ACTION_COUNT: '0' } });
     responses = await startResponseServer();
     await setMotoEnforcement(moto.endpoint, false);

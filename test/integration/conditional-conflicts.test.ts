@@ -57,7 +57,7 @@ describeWithMoto('S3 409 ConditionalRequestConflict: retried, not taken as a los
     await setMotoEnforcement(moto.endpoint, false);
     const setup = clientConfig(moto.endpoint, UNAUTHENTICATED);
     await new S3Client(setup).send(new CreateBucketCommand({ Bucket: CAPTURE_BUCKET }));
-    const template = synthesizeStack({ captureBucket: CAPTURE_BUCKET, capturePrefix: 'datacapture/', targets: [{ name: 'A', url: mock.url }], leadSeconds: 5, graceSeconds: 30, requestTimeoutSeconds: 60 });
+    const template = await synthesizeStack({ captureBucket: CAPTURE_BUCKET, capturePrefix: 'datacapture/', targets: [{ name: 'A', url: mock.url }], leadSeconds: 5, graceSeconds: 30, requestTimeoutSeconds: 60 });
     const deployment = await deployStateful(template, new S3Client(setup), new SQSClient(setup));
     results = deployment.resolver.resources[logicalIds(template, 'AWS::S3::Bucket', 'StatefulResults')[0]!]!.Ref;
     const users = new Map<FnName, Credentials>();

@@ -59,7 +59,7 @@ const CAPTURE_BUCKET = 'capture-bucket';
 const SAMPLE = join(REPO_ROOT, 'samples/datacapture/demo-endpoint/AllTraffic/2026/04/29/00/14-03-887-0a1b2c3d.jsonl');
 const BASIC_EXECUTION_ROLE = 'arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole';
 
-function synthesize(targets: { name: string; url: string; apiKeySecret?: string }[]): CfnTemplate {
+function synthesize(targets: { name: string; url: string; apiKeySecret?: string }[]): Promise<CfnTemplate> {
   return synthesizeStack({ captureBucket: CAPTURE_BUCKET, capturePrefix: 'datacapture/', targets, leadSeconds: 5, graceSeconds: 30, requestTimeoutSeconds: 60 });
 }
 
@@ -119,7 +119,7 @@ describeWithMoto('IAM: each function against its synthesized policy', () => {
       await admin.s3.send(new CreateBucketCommand({ Bucket: CAPTURE_BUCKET }));
       const secret = await admin.secrets.send(new CreateSecretCommand({ Name: 'replay/key-a', SecretString: API_KEY }));
       secretArns.set('replay/key-a', secret.ARN!);
-      deployment = await deployStateful(synthesize([{ name: 'A', url: mock.url, apiKeySecret: 'replay/key-a' }]), admin.s3, admin.sqs);
+      deployment = await deployStateful(await synthesize([{ name: 'A', url: mock.url, apiKeySecret: 'replay/key-a' }]), admin.s3, admin.sqs);
       results = deployment.resolver.resources[logicalIds(deployment.template, 'AWS::S3::Bucket', 'StatefulResults')[0]!]!.Ref;
       replayQueueUrl = deployment.resolver.resources[logicalIds(deployment.template, 'AWS::SQS::Queue', 'StatefulReplayQueue')[0]!]!.Ref;
       running = await startFunctions(deployment, moto.endpoint, () => UNAUTHENTICATED, {
@@ -308,7 +308,7 @@ describeWithMoto('IAM: each function against its synthesized policy', () => {
       const setup = clientConfig(moto.endpoint, UNAUTHENTICATED);
       await new S3Client(setup).send(new CreateBucketCommand({ Bucket: CAPTURE_BUCKET }));
       // No API key secret here: moto authorizes Secrets Manager against resource "*" (moto-iam.ts).
-      deployment = await deployStateful(synthesize([{ name: 'A', url: mock.url }]), new S3Client(setup), new SQSClient(setup));
+      deployment = await deployStateful(await synthesize([{ name: 'A', url: mock.url }]), new S3Client(setup), new SQSClient(setup));
       for (const f of FUNCTIONS) {
         const { statements } = functionPolicies(deployment.template, f.prefix, deployment.resolver);
         users.set(f.name, await createUserWithPolicy(moto.endpoint, UNAUTHENTICATED, `fn-${f.name}`, withMotoBatchShim(statements)));

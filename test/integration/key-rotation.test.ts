@@ -76,7 +76,7 @@ describeWithMoto('API key rotation: cached with a time-to-live, read again once 
     // The fire function's grants, from the stack as synthesized for this secret.
     s3 = new S3Client(config);
     await s3.send(new CreateBucketCommand({ Bucket: 'capture-bucket' }));
-    const template = synthesizeStack({ captureBucket: 'capture-bucket', capturePrefix: 'datacapture/', targets: [{ name: 'A', url: 'http://target.invalid', apiKeySecret: SECRET }] });
+    const template = await synthesizeStack({ captureBucket: 'capture-bucket', capturePrefix: 'datacapture/', targets: [{ name: 'A', url: 'http://target.invalid', apiKeySecret: SECRET }] });
     deployment = await deployStateful(template, s3, new SQSClient(config));
     fireStatements = functionPolicies(template, 'StatelessFire', deployment.resolver).statements;
   }, 120_000);

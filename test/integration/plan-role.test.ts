@@ -55,7 +55,7 @@ describeWithMoto('the plan function\'s role (deployment.ts)', () => {
     const s3 = new S3Client(admin);
     await s3.send(new CreateBucketCommand({ Bucket: CAPTURE_BUCKET }));
     await s3.send(new PutObjectCommand({ Bucket: CAPTURE_BUCKET, Key: CAPTURE_KEY, Body: '{}\n' }));
-    const template = synthesizeStack({
+    const template = await synthesizeStack({
       captureBucket: CAPTURE_BUCKET,
       capturePrefix: PREFIX,
       targets: [{ name: 'A', url: 'http://127.0.0.1:9' }, { name: 'B', url: 'http://127.0.0.1:9' }],

@@ -83,7 +83,7 @@ describeWithMoto('a SageMaker endpoint and an HTTP target in one pipeline run (m
     http = await startMockServer({ ttftMs: 20, itlMs: 4, outputTokens: 6 });
     sagemaker = await startMockSageMakerProcess(['--ttft-ms', '20', '--itl-ms', '4', '--output-tokens', '6', '--endpoint', ENDPOINT, '--log', logFile]);
     await admin.s3.send(new CreateBucketCommand({ Bucket: CAPTURE_BUCKET }));
-    const template = synthesizeStack(
+    const template = await synthesizeStack(
       {
         captureBucket: CAPTURE_BUCKET,
         capturePrefix: 'datacapture/',

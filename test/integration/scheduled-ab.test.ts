@@ -215,7 +215,7 @@ describeWithMoto('scheduled A/B on moto, IAM enforced: a window run, its verdict
     const sns = new SNSClient(setup);
     await s3.send(new CreateBucketCommand({ Bucket: CAPTURE_BUCKET }));
     for (const o of objects) await s3.send(new PutObjectCommand({ Bucket: CAPTURE_BUCKET, Key: o.key, Body: o.body }));
-    const template = synthesizeStack(
+    const template = await synthesizeStack(
       {
         captureBucket: CAPTURE_BUCKET,
         capturePrefix: 'datacapture/',

@@ -73,7 +73,7 @@ describeWithMoto('a scheduled run with amplify 2 on moto, IAM enforced', () => {
     const sqs = new SQSClient(setup);
     await s3.send(new CreateBucketCommand({ Bucket: CAPTURE_BUCKET }));
     await s3.send(new PutObjectCommand({ Bucket: CAPTURE_BUCKET, Key: `${PARTITION}/00-03-887-0a1b2c3d.jsonl`, Body: IDS.map(captureLine).join('\n') + '\n' }));
-    const template = synthesizeStack(
+    const template = await synthesizeStack(
       {
         captureBucket: CAPTURE_BUCKET,
         capturePrefix: 'datacapture/',

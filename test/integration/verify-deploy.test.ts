@@ -106,7 +106,7 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
     await setMotoEnforcement(moto.endpoint, false);
     const setup = clientConfig(moto.endpoint, UNAUTHENTICATED);
     await new S3Client(setup).send(new CreateBucketCommand({ Bucket: CAPTURE_BUCKET }));
-    const template = synthesizeStack(
+    const template = await synthesizeStack(
       {
         captureBucket: CAPTURE_BUCKET,
         capturePrefix: PREFIX,

@@ -10,20 +10,18 @@ import { SageMakerRuntimeClient, type SageMakerRuntimeClientConfig } from '@aws-
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { Template } from 'aws-cdk-lib/assertions';
 import { expect } from 'vitest';
-import { CaptureReplayStack } from '../../../lib/capture-replay-stack';
-import { parseDeploymentConfig } from '../../../lib/config';
 import { makeCollectHandler } from '../../../lambdas/handlers/collect';
 import { makeFireHandler } from '../../../lambdas/handlers/fire';
 import { makeIngestHandler } from '../../../lambdas/handlers/ingest';
 import type { Clock } from '../../../lambdas/ports';
 import { ENV, type SageMakerTargetConfig } from '../../../lambdas/runtime/config';
 import { createDeps, type Deps } from '../../../lambdas/runtime/deps';
-import { templateApp } from '../cdk-app';
+import { askRunServer } from '../run-server';
 import { startSqsEventSource, type EventSource, type SqsLambdaHandler } from '../sqs-event-source';
 import { recordCalls, type AwsCall, type Recording } from './aws-call-recorder';
 import { motoCompatibleS3Signing, type Credentials } from './moto-iam';
+import { STACK_TEMPLATE_SERVER_ENV } from './stack-template-server';
 import { functionEnvironment, functionPolicies, logicalIds, resolveIntrinsics, type CfnTemplate, type FunctionPolicies, type Resolver, type ResourceValues } from './template-policies';
 
 export const ACCOUNT = '123456789012'; // moto's default account
@@ -59,13 +57,15 @@ export function clientConfig(endpoint: string, credentials: Credentials) {
 }
 
 /**
- * The stack's template as `cdk synth` writes it for this deployment configuration (the same
- * schema, cdk.json's feature flags). These tests run the handlers in process and read only the
- * template (policies, environment, event sources): nothing is bundled (templateApp).
+ * The stack's template as `cdk synth` writes it for this deployment configuration
+ * (stack-template.ts): from the run's stack-template server when there is one, else
+ * synthesized in this process.
  */
-export function synthesizeStack(config: Record<string, unknown>, id = 'IamTest'): CfnTemplate {
-  const app = templateApp({ featureFlags: true });
-  return Template.fromStack(new CaptureReplayStack(app, id, { config: parseDeploymentConfig(config) })).toJSON() as CfnTemplate;
+export async function synthesizeStack(config: Record<string, unknown>, id = 'IamTest'): Promise<CfnTemplate> {
+  const answer = await askRunServer<{ template?: CfnTemplate; error?: string }>(STACK_TEMPLATE_SERVER_ENV, { config, id });
+  if (answer === null) return (await import('./stack-template')).stackTemplate(config, id);
+  if (answer.error !== undefined || !answer.template) throw new Error(answer.error ?? 'the stack-template server answered no template');
+  return answer.template;
 }
 
 export interface Deployment {
