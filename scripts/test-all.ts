@@ -90,7 +90,7 @@ function run(check: Check): Promise<Outcome> {
   const env = !check.live && process.stdout.isTTY ? { ...process.env, FORCE_COLOR: '1' } : process.env;
   const stdio = check.live ? 'inherit' : 'pipe';
   // A session of its own: its scheduling group is its own (lowered for a background check), and
-  // a stop signal reaches what npx starts under it.
+  // a stop signal reaches every process the check starts.
   const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', stdio, stdio], env, detached: true });
   if (child.pid !== undefined) {
     if (check.background) setSessionPriority(child.pid);

@@ -120,10 +120,10 @@ interface ServerProcess {
   stderr(): string;
   /** Resolves once it has ended. */
   whenEnded(): Promise<void>;
-  /** Removes what it left (its stderr file); counts its CPU as this file's when it is not this process's child (cpu-log.ts). */
+  /** The CPU seconds it used that this process's own accounts miss (it is not this process's child), while it runs. */
+  foreignCpu(): number;
+  /** Removes what it left (its stderr file). */
   cleanUp(): void;
-  /** Before it is stopped: notes what it needs to (the CPU it used). */
-  beforeStop(): void;
 }
 
 function spawnServer(args: string[], env: Record<string, string>): ServerProcess {
@@ -140,8 +140,8 @@ function spawnServer(args: string[], env: Record<string, string>): ServerProcess
     ended: () => (child.exitCode !== null || child.signalCode !== null ? `code ${child.exitCode}, signal ${child.signalCode}` : null),
     stderr: () => stderr,
     whenEnded: () => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()))),
+    foreignCpu: () => 0, // a child: counted when it is waited for
     cleanUp: () => undefined,
-    beforeStop: () => undefined,
   };
 }
 
@@ -154,7 +154,6 @@ async function forkedServer(args: string[], env: Record<string, string>): Promis
     rmSync(dir, { recursive: true, force: true });
     return null;
   }
-  let cpu = 0;
   return {
     pid,
     ended: () => (isAlive(pid) ? null : 'ended'),
@@ -162,12 +161,8 @@ async function forkedServer(args: string[], env: Record<string, string>): Promis
     whenEnded: async () => {
       while (isAlive(pid)) await sleep(50);
     },
-    cleanUp: () => {
-      adoptChildCpu(cpu);
-      cpu = 0; // stop() may run twice
-      rmSync(dir, { recursive: true, force: true });
-    },
-    beforeStop: () => (cpu = Math.max(cpu, processCpuSeconds(pid))),
+    foreignCpu: () => processCpuSeconds(pid),
+    cleanUp: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
 
@@ -191,7 +186,8 @@ async function startOnce(port: number, readyTimeoutMs: number, env: Record<strin
   const stop = async () => {
     forget();
     if (server.ended() === null) {
-      server.beforeStop();
+      // Read before it ends: a process's CPU is gone with it (cpu-log.ts counts it as this file's).
+      adoptChildCpu(server.foreignCpu());
       killGroup(server, 'SIGTERM');
       // werkzeug can take a moment on SIGTERM; do not let a stuck server hang the suite.
       const timer = setTimeout(() => killGroup(server, 'SIGKILL'), 5000);

@@ -6,17 +6,10 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
+import { isAlive as alive } from '../../support/run-shared';
 import { until } from '../../support/until';
 
 const MODULE = fileURLToPath(new URL('../../support/kill-on-stop.ts', import.meta.url));
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 it.each(['SIGTERM', 'SIGINT'] as const)('%s to the process that started a detached group kills the group and still ends the process', async (signal) => {
   // The stand-in for a test worker: starts `sleep` in a session of its own (as moto_server is
