@@ -22,12 +22,12 @@ export default function setup(): () => void {
 
 async function serve(socket: string): Promise<void> {
   const { stackTemplate } = await import('./stack-template');
-  const server = createServer((conn) => {
+  // Half-open: the asker ends its side after its request; the answer goes back on ours.
+  const server = createServer({ allowHalfOpen: true }, (conn) => {
     let text = '';
     conn.setEncoding('utf8');
-    conn.on('data', (chunk: string) => {
-      text += chunk;
-      if (!text.includes('\n')) return;
+    conn.on('data', (chunk: string) => (text += chunk));
+    conn.on('end', () => {
       let answer: unknown;
       try {
         const { config, id } = JSON.parse(text) as { config: Record<string, unknown>; id: string };
