@@ -86,8 +86,7 @@ export async function demoCommand(options: { out: string; progress: boolean }): 
     const chat = await replayCommand({ ...common, capturesPath: captures.chatDir, target: [`mock=${server.url}`, 'sagemaker=sagemaker:demo-endpoint'], runId });
     if (chat !== 0 || Object.keys(captures.tabularByType).length === 0) return chat;
     process.stdout.write(`\nDemo, tabular part: ${describeTabular(captures.tabularByType)} to the mock SageMaker runtime\n`);
-    // No rehearsal: a handful of requests has no first second to warm up for.
-    const tabular = await replayCommand({ ...common, capturesPath: captures.tabularDir, target: ['tabular=sagemaker:demo-endpoint'], runId: `${runId}-tabular`, rehearsal: 0 });
+    const tabular = await replayCommand({ ...common, capturesPath: captures.tabularDir, target: ['tabular=sagemaker:demo-endpoint'], runId: `${runId}-tabular` });
     process.stdout.write(`\nDemo reports: chat A/B  ${shown(join(options.out, runId, 'report.html'))}\n              tabular   ${shown(join(options.out, `${runId}-tabular`, 'report.html'))}\n`);
     return tabular;
   } finally {

@@ -307,7 +307,7 @@ export function prepareFireWorkers(
   setting: number | 'auto',
   settings: Omit<FireWorkersOptions, 'workers' | 'rehearsal'> & {
     maxInFlight?: number;
-    /** Rehearsal requests per target and thread (0: none; auto: autoRehearsalRequests of the plans' busiest second). */
+    /** Rehearsal requests per target and thread (0: none; auto: autoRehearsalRequests of the plans' busiest second and size). */
     rehearsal: number | 'auto';
     /** This thread's clock (the rehearsal in this thread runs on it). */
     clock: Clock;
@@ -319,7 +319,8 @@ export function prepareFireWorkers(
     const peak = peakRate(plans, dispatch);
     const n = workerCount(setting, peak, availableParallelism(), settings.maxInFlight);
     const samples = plans.map((plan) => plan.requests.slice(0, REHEARSAL_BODIES));
-    const requests = settings.rehearsal === 'auto' ? autoRehearsalRequests(peak, n) : settings.rehearsal;
+    const largestPlan = Math.max(0, ...plans.map((plan) => plan.requests.length));
+    const requests = settings.rehearsal === 'auto' ? autoRehearsalRequests(peak, n, largestPlan) : settings.rehearsal;
     if (n <= 1) {
       if (requests > 0) settings.rehearsed?.([await rehearse(settings.specs, samples, requests, settings.clock)], 1);
       return null;

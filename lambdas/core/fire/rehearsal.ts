@@ -27,16 +27,17 @@ export const REHEARSAL_BODIES = 64;
 export const AUTO_REHEARSAL_MOST = 2_000;
 
 /**
- * `--rehearsal auto`: requests per target for a thread that fires `threads`' share of a plan
- * whose busiest second holds `busiestSecond` requests: twice that share, so that the code is
- * warm before a burst like it; at least REHEARSAL_BODIES, so that every body shape has been
- * through the code (its first run, which compiles it, the costliest); at most
- * AUTO_REHEARSAL_MOST. A replay of a few requests a second has no burst for cold code to make
+ * `--rehearsal auto`: requests per target for a thread that fires `threads`' share of plans
+ * whose busiest second holds `busiestSecond` requests and the largest of which holds
+ * `largestPlan`: twice the busiest second's share, so that the code is warm before a burst like
+ * it; at least REHEARSAL_BODIES, so that every body shape has been through the code (its first
+ * run, which compiles it, the costliest); at most AUTO_REHEARSAL_MOST, and never more than the
+ * thread sends a target. A replay of a few requests a second has no burst for cold code to make
  * late, and waits a fraction of a second instead of seconds.
  */
-export function autoRehearsalRequests(busiestSecond: number, threads: number): number {
-  const share = Math.ceil(busiestSecond / Math.max(1, threads));
-  return Math.min(AUTO_REHEARSAL_MOST, Math.max(REHEARSAL_BODIES, 2 * share));
+export function autoRehearsalRequests(busiestSecond: number, threads: number, largestPlan: number): number {
+  const share = (n: number) => Math.ceil(n / Math.max(1, threads));
+  return Math.min(AUTO_REHEARSAL_MOST, share(largestPlan), Math.max(REHEARSAL_BODIES, 2 * share(busiestSecond)));
 }
 
 /** Requests in flight at once to the sink. */

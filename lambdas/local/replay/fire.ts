@@ -150,5 +150,5 @@ export function rehearsalLine(results: readonly RehearsalResult[], threads: numb
   const seconds = Math.max(...results.map((r) => r.ms)) / 1000;
   const where = `${threads > 1 ? `${threads} threads x ` : ''}${targets > 1 ? `${targets} targets` : 'the target'}`;
   const failed = sent - answered;
-  return `Rehearsal: ${sent} requests (${where}) to an in-process sink in ${seconds.toFixed(1)} s, nothing sent to the target${failed > 0 ? `; ${failed} failed at the sink, so the code they compiled is not all the run's` : ''} (--rehearsal 0 skips it)`;
+  return `Rehearsal: ${sent} request${sent === 1 ? '' : 's'} (${where}) to an in-process sink in ${seconds.toFixed(1)} s, nothing sent to the target${failed > 0 ? `; ${failed} failed at the sink, so the code they compiled is not all the run's` : ''} (--rehearsal 0 skips it)`;
 }
