@@ -61,7 +61,7 @@ function mockCommand(text: MockCommandText): Command {
     .option('--error-rate <rate>', text.errorRateHelp, numberArg('--error-rate', 0, 1), 0)
     .option('--seed <n>', 'seed for error injection', numberArg('--seed', 0), 42)
     .option('--log <file>', text.logHelp)
-    .option('--no-precise-timers', 'plain timers (~1 ms late) instead of timer + spin: less CPU at high load');
+    .option('--no-precise-timers', 'plain timers (~1 ms late) instead of timer + short naps: less CPU at high load');
 }
 
 interface CommonMockArgs {

@@ -20,7 +20,7 @@
  *
  * Timing as mock-server.ts: token k at arrival + wait + ttft + k*itl on an absolute timeline
  * (a non-streamed chat answer at the last token's time, other answers at arrival + wait +
- * ttft), with optional precise timers (timer, then a setImmediate spin over the last 1.5 ms).
+ * ttft), with optional precise timers (timer, then naps over the last 1.5 ms: write-scheduler.ts).
  * The wait for a generation slot is 0 unless `slots` is set (the queueing model: capacity.ts;
  * a non-chat answer holds its slot for ttft).
  *
