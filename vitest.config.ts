@@ -143,13 +143,19 @@ const CLI_AND_MOTO = ['test/support/cli-bundle.ts', 'test/support/moto-zygote.ts
 const CLI_MOTO_AND_TEMPLATES = [...CLI_AND_MOTO, 'test/support/iam/stack-template-server.ts'];
 /** The tiers that run beside the timing tier, at a lower CPU priority (test/support/background-priority.ts). */
 const BACKGROUND = ['test/support/background-priority.ts'];
+/** ... and, for a tier whose files share a worker and set environment variables, the check that each puts them back. */
+const BACKGROUND_SHARED_ENV = [...BACKGROUND, 'test/support/env-unchanged.ts'];
 
 interface TierOptions {
   maxWorkers: number;
   exclude?: string[];
   globalSetup?: string[];
   setupFiles?: string[];
-  /** False: the tier's files share their worker's modules (pure unit tests: no servers, no process state). */
+  /**
+   * False: the tier's files share their worker's modules, loaded once per worker. For files
+   * that leave no process state behind: pure unit tests, and integration files (each stops
+   * the servers it starts and puts back what it changes in process.env).
+   */
   isolate?: boolean;
   /** A test's time limit, when the tier's differs from the default. */
   testTimeout?: number;
@@ -189,7 +195,7 @@ export default defineConfig({
     projects: [
       tier('fast', ['test/unit/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...SLOW, ...TIMING], isolate: false, setupFiles: BACKGROUND, testTimeout: 60_000 }),
       tier('slow', SLOW, { maxWorkers: SHARED_WORKERS, isolate: false, setupFiles: BACKGROUND, testTimeout: 240_000 }),
-      tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...TIMING, ...QUIET], globalSetup: CLI_MOTO_AND_TEMPLATES, setupFiles: BACKGROUND, testTimeout: 120_000 }),
+      tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, isolate: false, exclude: [...TIMING, ...QUIET], globalSetup: CLI_MOTO_AND_TEMPLATES, setupFiles: BACKGROUND_SHARED_ENV, testTimeout: 120_000 }),
       tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: TIMING, globalSetup: CLI_AND_MOTO, setupFiles: BACKGROUND, testTimeout: 240_000 }),
       tier('infra', ['test/infra/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, setupFiles: BACKGROUND, testTimeout: 120_000 }),
       tier(TIMING_TIER, TIMING, { maxWorkers: 1, globalSetup: CLI_MOTO_AND_TEMPLATES }),
