@@ -15,7 +15,7 @@
  * unprivileged user `nobody`), a FIFO and a dangling symlink named .jsonl, and invalid lines
  * of every kind, a truncated last line included.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../lambdas/core/random';
-import { REPO_ROOT, runCli, startMockProcess, type CliResult, type MockProcess } from '../support/processes';
+import { cliScript, REPO_ROOT, runCli, startMockProcess, type CliResult, type MockProcess } from '../support/processes';
 
 const LINE_CAP = 64 * 1024;
 const NOBODY = 65534;
@@ -44,9 +44,10 @@ interface Folder {
   locked: string[];
 }
 
-/** Whether the CLI can run as `nobody` (root test process): it must read the repository. */
+/** Whether the CLI can run as `nobody` (root test process): it must read the CLI and the repository. */
 function canRunAsNobody(): boolean {
-  const probe = spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(join(REPO_ROOT, 'bin/capture-replay.js'))}, require('fs').constants.R_OK)`], { uid: NOBODY, gid: NOBODY });
+  const readable = [cliScript(), join(REPO_ROOT, 'package.json')];
+  const probe = spawnSync(process.execPath, ['-e', `for (const f of ${JSON.stringify(readable)}) require('fs').accessSync(f, require('fs').constants.R_OK)`], { uid: NOBODY, gid: NOBODY });
   return probe.status === 0;
 }
 
@@ -56,16 +57,9 @@ const asNobody = isRoot && canRunAsNobody();
 const withEacces = !isRoot || asNobody;
 if (!withEacces) process.stdout.write('cli-fuzz.test.ts: running as root and the CLI cannot run as nobody (repository not readable by it): the EACCES sub-cases are left out\n');
 
-/** runCli, or the same as `nobody` when the test runs as root. */
-async function replay(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  if (!asNobody) return runCli(args, { env });
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/capture-replay.js'), ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], uid: NOBODY, gid: NOBODY });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
+/** runCli, as `nobody` when the test runs as root. */
+function replay(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return runCli(args, { env, ...(asNobody ? { uid: NOBODY, gid: NOBODY } : {}) });
 }
 
 /** A capture line; `data` is the request body text (JSON encoding) unless `base64`. */

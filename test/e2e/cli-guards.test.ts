@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runCli, startMockProcess, type MockProcess } from '../support/processes';
+import { cliScript, REPO_ROOT, runCli, startMockProcess, type MockProcess } from '../support/processes';
 
 const SAMPLE = join(REPO_ROOT, 'samples', 'datacapture');
 const work = mkdtempSync(join(tmpdir(), 'cr-cli-guards-'));
@@ -61,7 +61,7 @@ describe('--out on a read-only file system', () => {
     rmSync(ro, { recursive: true, force: true });
     spawnSync('mkdir', ['-p', ro]);
     const cli = (out: string) =>
-      spawnSync('unshare', ['-rm', 'sh', '-c', `mount -t tmpfs -o ro tmpfs "${ro}" && exec "${process.execPath}" "${join(REPO_ROOT, 'bin/capture-replay.js')}" replay "${SAMPLE}" --url ${mock.url} --out "${out}" --no-progress`], { encoding: 'utf8', cwd: REPO_ROOT });
+      spawnSync('unshare', ['-rm', 'sh', '-c', `mount -t tmpfs -o ro tmpfs "${ro}" && exec "${process.execPath}" "${cliScript()}" replay "${SAMPLE}" --url ${mock.url} --out "${out}" --no-progress`], { encoding: 'utf8', cwd: REPO_ROOT });
     const atRoot = cli(ro);
     expect(atRoot.status).toBe(1);
     expect(atRoot.stderr).toBe(`capture-replay: --out ${ro}: cannot write in ${ro}: read-only file system (EROFS)\n`);

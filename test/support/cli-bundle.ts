@@ -14,7 +14,7 @@
  * `CR_TEST_CLI=launcher` runs every CLI start through bin/capture-replay.js instead.
  */
 import { build } from 'esbuild';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI_BUNDLE_ENV, REPO_ROOT } from './processes';
@@ -23,6 +23,8 @@ import { sourceImportMetaUrls } from './source-urls';
 export default async function setup(): Promise<(() => void) | undefined> {
   if (process.env.CR_TEST_CLI === 'launcher') return undefined;
   const dir = mkdtempSync(join(tmpdir(), 'cr-cli-bundle-'));
+  // Readable by every user, as an installed CLI is: root's tests run it as `nobody` too (cli-fuzz.test.ts).
+  chmodSync(dir, 0o755);
   const outfile = join(dir, 'capture-replay.mjs');
   await build({
     entryPoints: [join(REPO_ROOT, 'bin/capture-replay.ts')],

@@ -96,8 +96,16 @@ export interface CliResult {
   stderr: string;
 }
 
+/** How startCli starts the CLI: the working folder, what it adds to the environment, and the user it runs as (root's tests: `nobody`, whom chmod denies). */
+export interface CliOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  uid?: number;
+  gid?: number;
+}
+
 /** Runs the CLI as a user would, its own process without a terminal (startCli). */
-export async function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+export async function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return startCli(args, options).done;
 }
 
@@ -115,17 +123,22 @@ export interface CliProcess {
 /** The environment variable naming the run's bundle of the CLI (cli-bundle.ts, the global setup of the tiers that start the CLI). */
 export const CLI_BUNDLE_ENV = 'CR_TEST_CLI_BUNDLE';
 
+/** The script startCli runs: the run's bundle of the CLI when there is one (cli-bundle.ts), else bin/capture-replay.js. */
+export function cliScript(): string {
+  return process.env[CLI_BUNDLE_ENV] || join(REPO_ROOT, 'bin/capture-replay.js');
+}
+
 /**
  * Starts the CLI as `runCli` does and returns at once with the child, to signal it or watch
- * it. `nodeArgs` go before the script (e.g. `--import` of a probe). The CLI runs from the
- * run's bundle of it when there is one (cli-bundle.ts), else through bin/capture-replay.js.
+ * it. `nodeArgs` go before the script (e.g. `--import` of a probe).
  */
-export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; nodeArgs?: string[] } = {}): CliProcess {
-  const script = process.env[CLI_BUNDLE_ENV] || join(REPO_ROOT, 'bin/capture-replay.js');
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
+export function startCli(args: string[], options: CliOptions & { nodeArgs?: string[] } = {}): CliProcess {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), cliScript(), ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.uid === undefined ? {} : { uid: options.uid }),
+    ...(options.gid === undefined ? {} : { gid: options.gid }),
   });
   let stdout = '';
   let stderr = '';
