@@ -196,8 +196,13 @@ describe('fire workers against a real server process', () => {
       const share = outcomes.filter((o) => o.request.index % 2 === parity).map((o) => o.dropReason);
       expect(share.indexOf('aborted')).toBe(share.lastIndexOf(null) + 1);
     }
+    // The server saw exactly the requests whose bytes reached the socket, once. On a loaded
+    // machine a request fired just before the stop can still be waiting for its connection
+    // when the cancel comes: fired and cancelled, never on the wire, and not seen.
+    const onWire = sent.filter((o) => o.result?.requestWireNs != null);
+    expect(onWire.length).toBeGreaterThan(0);
     const seen = await arrivals();
-    expect(new Set(seen.keys())).toEqual(new Set(sent.map((o) => o.requestId)));
+    expect(new Set(seen.keys())).toEqual(new Set(onWire.map((o) => o.requestId)));
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
   }, 120_000);
 });
