@@ -10,6 +10,13 @@
  * - The type check and lint, at the lowest priority.
  * - Once all of those have ended, the quiet tier alone (files that need the machine to themselves).
  *
+ * What the test files of both vitest processes use is made once, before they start, and named
+ * to them in the environment: the CLI's bundle (test/support/cli-bundle.ts), the moto zygote
+ * (test/support/moto-zygote.ts) and the stack-template server
+ * (test/support/iam/stack-template-server.ts), whose global setups then find them and start
+ * nothing; and CR_TEST_RUN names the run for what its files share in files
+ * (test/support/run-shared.ts: the mocks' bundles, moto's probes, the shared synthesis).
+ *
  * Each check runs in a session of its own; for a check at the lowest priority, its scheduling
  * group is lowered too (test/support/priority.ts says why). A stop signal is passed on to each.
  *
@@ -24,7 +31,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { QUIET_TIER, SHARED_TIERS, TIMING_TIER } from '../vitest.config';
+import startCliBundle from '../test/support/cli-bundle';
+import startStackTemplateServer from '../test/support/iam/stack-template-server';
+import startMotoZygote from '../test/support/moto-zygote';
 import { setSessionPriority } from '../test/support/priority';
+import { RUN_ENV } from '../test/support/run-shared';
 import { failureLines } from './test-failures';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -118,6 +129,8 @@ function run(check: Check): Promise<Outcome> {
 const passed = (o: Outcome) => o.code === 0;
 const describe = (o: Outcome) => `${passed(o) ? 'passed' : o.signal ? `stopped by ${o.signal}` : `failed (exit ${o.code})`} in ${o.seconds} s`;
 
+process.env[RUN_ENV] = String(process.pid);
+const teardowns = [await startCliBundle(), startMotoZygote(), startStackTemplateServer()];
 const quiet = vitestCheck('tests (quiet tier)', [QUIET_TIER]);
 const checks = [...CHECKS, quiet];
 const outcomes = await Promise.all(CHECKS.map(run));
@@ -131,4 +144,5 @@ const failures = outcomes.flatMap((outcome, i) => {
 });
 if (failures.length > 0) process.stdout.write(`\nfailed:\n${failures.join('\n')}\n`);
 if (!KEEP_REPORTS) rmSync(REPORTS, { recursive: true, force: true });
+for (const teardown of teardowns) teardown?.();
 process.exitCode = !stopped && outcomes.every(passed) ? 0 : 1;

@@ -21,7 +21,8 @@ import { CLI_BUNDLE_ENV, REPO_ROOT } from './processes';
 import { sourceImportMetaUrls } from './source-urls';
 
 export default async function setup(): Promise<(() => void) | undefined> {
-  if (process.env.CR_TEST_CLI === 'launcher') return undefined;
+  // The launcher asked for, or the bundle already made for the run (npm test: scripts/test-all.ts).
+  if (process.env.CR_TEST_CLI === 'launcher' || process.env[CLI_BUNDLE_ENV]) return undefined;
   const dir = mkdtempSync(join(tmpdir(), 'cr-cli-bundle-'));
   // Readable by every user, as an installed CLI is: root's tests run it as `nobody` too (cli-fuzz.test.ts).
   chmodSync(dir, 0o755);

@@ -1,9 +1,9 @@
 /**
- * A helper server that a vitest run starts once, in the global setup of the tiers that use it,
- * and its test files ask over a Unix socket: one JSON line each way per connection. The moto
+ * A helper server that a run starts once (`npm test`, or the global setup of the tiers that use
+ * it in a vitest run), and its test files ask over a Unix socket: one JSON line each way per connection. The moto
  * zygote (moto-zygote.ts) and the stack-template server (iam/stack-template-server.ts) are
  * such servers. The server makes its socket appear only once it listens (bound under another
- * name, then renamed), and exits when its parent, the vitest process, is gone.
+ * name, then renamed), and exits when its parent (`npm test`'s script or the vitest process) is gone.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -19,9 +19,12 @@ interface RunServerRef {
 
 /**
  * Starts `command` with `args(socket)` without waiting for it, and names it to the test files
- * in `envName` (their processes inherit this one's environment). Returns the teardown.
+ * in `envName` (their processes inherit this one's environment). Returns the teardown. When
+ * `envName` already names a server (started by `npm test` for all its vitest processes:
+ * scripts/test-all.ts), that one serves, and nothing is started.
  */
 export function startRunServer(envName: string, command: string, args: (socket: string) => string[]): () => void {
+  if (process.env[envName]) return () => undefined;
   const dir = mkdtempSync(join(tmpdir(), 'cr-run-server-'));
   const socket = join(dir, 'server.sock');
   const child = spawn(command, args(socket), { stdio: ['ignore', 'ignore', 'inherit'] });

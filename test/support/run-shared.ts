@@ -1,7 +1,9 @@
 /**
- * Work done once per `vitest run` and shared by its test files. Each test file runs in a
- * process of its own, forked by the one vitest process: its pid (our parent's) names what the
- * run shares. What runs that have ended left behind is removed by the next.
+ * Work done once per run and shared by its test files. A run is one `vitest run`, whose test
+ * files run in processes it forks: its pid (their parent's) names what the run shares. Under
+ * `npm test` (scripts/test-all.ts) a run is the whole of it, its vitest processes included:
+ * CR_TEST_RUN names it (test-all's pid). What runs that have ended left behind is removed by
+ * the next.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,9 +19,15 @@ export const isAlive = (pid: number): boolean => {
   }
 };
 
+/** The environment variable naming a run of several vitest processes (the pid of the process that started them). */
+export const RUN_ENV = 'CR_TEST_RUN';
+
+/** The pid that names this run: CR_TEST_RUN's, else the vitest process's (this test file's parent). */
+const runPid = (): number => Number(process.env[RUN_ENV]) || process.ppid;
+
 /** The path of `name` (a prefix such as `cr-shared-synth-`) for this run, in `base`. */
 export function runSharedPath(name: string, base = tmpdir()): string {
-  return join(base, `${name}${process.ppid}`);
+  return join(base, `${name}${runPid()}`);
 }
 
 /** Removes the `name` files and folders in `base` of runs that have ended. */
@@ -27,7 +35,7 @@ export function removeEndedRuns(name: string, base = tmpdir()): void {
   if (!existsSync(base)) return;
   for (const entry of readdirSync(base)) {
     const pid = Number(entry.startsWith(name) ? entry.slice(name.length) : NaN);
-    if (Number.isInteger(pid) && pid !== process.ppid && !isAlive(pid)) rmSync(join(base, entry), { recursive: true, force: true });
+    if (Number.isInteger(pid) && pid !== runPid() && !isAlive(pid)) rmSync(join(base, entry), { recursive: true, force: true });
   }
 }
 

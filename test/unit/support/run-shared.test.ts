@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { oncePerRun } from '../../support/run-shared';
+import { oncePerRun, RUN_ENV, runSharedPath } from '../../support/run-shared';
+import { startRunServer } from '../../support/run-server';
 
 const root = mkdtempSync(join(tmpdir(), 'cr-run-shared-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -23,4 +24,30 @@ it('produces once into a base folder it makes, and hands the same result to late
   expect(first.startsWith(base)).toBe(true);
   expect(again).toBe(first);
   expect(produced).toBe(1);
+});
+
+it('names the run by CR_TEST_RUN when `npm test` sets it (its vitest processes share), else by the vitest process', () => {
+  const saved = process.env[RUN_ENV];
+  try {
+    process.env[RUN_ENV] = '4242';
+    expect(runSharedPath('cr-x-', root)).toBe(join(root, 'cr-x-4242'));
+    delete process.env[RUN_ENV];
+    expect(runSharedPath('cr-x-', root)).toBe(join(root, `cr-x-${process.ppid}`));
+  } finally {
+    if (saved === undefined) delete process.env[RUN_ENV];
+    else process.env[RUN_ENV] = saved;
+  }
+});
+
+it('a run server already named in the environment serves: nothing is started', () => {
+  const name = 'CR_TEST_SOME_SERVER';
+  process.env[name] = JSON.stringify({ socket: join(root, 'none.sock'), pid: process.pid });
+  try {
+    // A command that starts at once: a server started would be named in place of the one there.
+    const teardown = startRunServer(name, process.execPath, () => ['-e', '0']);
+    expect(process.env[name]).toBe(JSON.stringify({ socket: join(root, 'none.sock'), pid: process.pid }));
+    teardown();
+  } finally {
+    delete process.env[name];
+  }
 });
