@@ -42,28 +42,37 @@ function cumulativeSurvival(r: ResponseTimes): Float64Array {
 
 const at = (g: Float64Array, v: number) => g[Math.min(g.length - 1, Math.max(0, Math.round(v / STEP_S)))] as number;
 
-/** The mean response time, seconds (the integral of the survival function). */
-export function meanResponseSeconds(r: ResponseTimes): number {
-  const g = cumulativeSurvival(r);
-  return g[g.length - 1] as number;
-}
-
 /**
- * How long after the end of its slot a lane's last response ends, for a lane that sent `rate`
- * requests a second, evenly, through a slot of `slotSeconds`: P(tail > tau) as a function. The
- * lane ends within tau of the slot unless a request sent u before the slot's end took longer
- * than tau + u; with requests independent, P(tail <= tau) = exp(-rate * integral over the slot
- * of P(response > tau + u) du).
+ * The response-time arithmetic of one declaration (median, p99, timeout), its survival function
+ * integrated once (a grid of timeout / STEP_S points) for each of the figures below.
  */
-export function tailSurvival(r: ResponseTimes, rate: number, slotSeconds: number): (tau: number) => number {
-  const g = cumulativeSurvival(r);
-  return (tau) => (tau < 0 ? 1 : tau >= r.timeoutSeconds ? 0 : 1 - Math.exp(-rate * (at(g, tau + slotSeconds) - at(g, tau))));
+export interface ResponseTail {
+  /** The mean response time, seconds (the integral of the survival function). */
+  meanSeconds: number;
+  /**
+   * How long after the end of its slot a lane's last response ends, for a lane that sent `rate`
+   * requests a second, evenly, through a slot of `slotSeconds`: P(tail > tau) as a function. The
+   * lane ends within tau of the slot unless a request sent u before the slot's end took longer
+   * than tau + u; with requests independent, P(tail <= tau) = exp(-rate * integral over the slot
+   * of P(response > tau + u) du).
+   */
+  tailSurvival(rate: number, slotSeconds: number): (tau: number) => number;
+  /** The expected tail: the integral of P(tail > tau) up to the timeout. */
+  expectedTailSeconds(rate: number, slotSeconds: number): number;
 }
 
-/** The expected tail: the integral of P(tail > tau) up to the timeout. */
-export function expectedTailSeconds(r: ResponseTimes, rate: number, slotSeconds: number): number {
-  const survives = tailSurvival(r, rate, slotSeconds);
-  let tail = 0;
-  for (let tau = 0; tau < r.timeoutSeconds; tau += STEP_S) tail += survives(tau + STEP_S / 2) * STEP_S;
-  return tail;
+export function responseTail(r: ResponseTimes): ResponseTail {
+  const g = cumulativeSurvival(r);
+  const tailSurvival = (rate: number, slotSeconds: number) => (tau: number) =>
+    tau < 0 ? 1 : tau >= r.timeoutSeconds ? 0 : 1 - Math.exp(-rate * (at(g, tau + slotSeconds) - at(g, tau)));
+  return {
+    meanSeconds: g[g.length - 1] as number,
+    tailSurvival,
+    expectedTailSeconds(rate, slotSeconds) {
+      const survives = tailSurvival(rate, slotSeconds);
+      let tail = 0;
+      for (let tau = 0; tau < r.timeoutSeconds; tau += STEP_S) tail += survives(tau + STEP_S / 2) * STEP_S;
+      return tail;
+    },
+  };
 }

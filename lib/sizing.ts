@@ -36,7 +36,7 @@
  */
 import { EVENT_SOURCE_SCALING, RAMP_MARGIN_MS } from '../lambdas/core/pipeline/sqs-delay';
 import { connectionsPerTarget } from '../lambdas/runtime/limits';
-import { expectedTailSeconds, meanResponseSeconds, tailSurvival } from './response-tail';
+import { responseTail } from './response-tail';
 
 export const PER_VCPU_REQUESTS_PER_SECOND = 500;
 export const ONE_VCPU_MB = 1769;
@@ -157,14 +157,15 @@ export function derivedSlotSeconds(leadSeconds: number, requestTimeoutSeconds: n
 export function deriveFireSizing(i: SizingInput): FireSizing {
   const slot = i.slotSeconds ?? derivedSlotSeconds(i.leadSeconds, i.requestTimeoutSeconds);
   const responses = { medianSeconds: Math.min(i.peakLatencyMedianSeconds, i.peakLatencySeconds), p99Seconds: i.peakLatencySeconds, timeoutSeconds: i.requestTimeoutSeconds };
-  const mean = meanResponseSeconds(responses);
+  const tail = responseTail(responses);
+  const mean = tail.meanSeconds;
   const connections = connectionsPerTarget(i.targets, undefined);
   const laneRate = Math.max(1, Math.floor(Math.min(PER_VCPU_REQUESTS_PER_SECOND, (CONNECTION_USE * connections) / mean)));
   const lanes = Math.max(1, Math.ceil(i.peakRequestsPerSecond / laneRate));
   const rate = i.peakRequestsPerSecond / lanes;
-  const slowest = expectedTailSeconds(responses, rate, slot);
+  const slowest = tail.expectedTailSeconds(rate, slot);
   const invocation = i.leadSeconds + slot + slowest + 1;
-  const maxConcurrency = Math.max(2, peakLanes(i.targets * lanes, slot, i.leadSeconds, tailSurvival(responses, rate, slot)));
+  const maxConcurrency = Math.max(2, peakLanes(i.targets * lanes, slot, i.leadSeconds, tail.tailSurvival(rate, slot)));
   const ramp = rampSecondsTo(i.targets * lanes);
   const timeoutSeconds = Math.min(LAMBDA_MAX_SECONDS, Math.ceil(i.leadSeconds + ramp + slot + i.requestTimeoutSeconds + AFTER_TIMEOUT_SECONDS));
   return {

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { concurrencyProblems, DEFAULT_ACCOUNT_CONCURRENCY } from '../../../lib/concurrency';
 import { DeploymentConfigError, parseDeploymentConfig } from '../../../lib/config';
-import { expectedTailSeconds, meanResponseSeconds } from '../../../lib/response-tail';
+import { responseTail } from '../../../lib/response-tail';
 import { CONNECTION_USE, deriveFireSizing, fireSizingOf, MIN_FIRE_MEMORY_MB, ONE_VCPU_MB, PER_VCPU_REQUESTS_PER_SECOND } from '../../../lib/sizing';
 import { Rng } from '../../../sim/random';
 
@@ -70,7 +70,7 @@ describe('response times (lib/response-tail.ts) against a Monte Carlo of the sam
     let sum = 0;
     const n = 400_000;
     for (let i = 0; i < n; i++) sum += draw();
-    expect(meanResponseSeconds(responses)).toBeCloseTo(sum / n, 1);
+    expect(responseTail(responses).meanSeconds).toBeCloseTo(sum / n, 1);
   });
 
   it.each([
@@ -85,6 +85,6 @@ describe('response times (lib/response-tail.ts) against a Monte Carlo of the sam
       sum += Math.max(0, end - slot);
     }
     const mc = sum / lanes;
-    expect(Math.abs(expectedTailSeconds(responses, rate, slot) - mc) / mc).toBeLessThan(0.08);
+    expect(Math.abs(responseTail(responses).expectedTailSeconds(rate, slot) - mc) / mc).toBeLessThan(0.08);
   });
 });
