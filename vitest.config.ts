@@ -153,8 +153,9 @@ interface TierOptions {
   setupFiles?: string[];
   /**
    * False: the tier's files share their worker's modules, loaded once per worker. For files
-   * that leave no process state behind: pure unit tests, and integration files (each stops
-   * the servers it starts and puts back what it changes in process.env).
+   * that leave no process state behind: pure unit tests, and integration and end-to-end files
+   * (each stops the servers and browsers it starts and puts back what it changes in
+   * process.env: env-unchanged.ts checks it).
    */
   isolate?: boolean;
   /** A test's time limit, when the tier's differs from the default. */
@@ -196,7 +197,7 @@ export default defineConfig({
       tier('fast', ['test/unit/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...SLOW, ...TIMING], isolate: false, setupFiles: BACKGROUND, testTimeout: 60_000 }),
       tier('slow', SLOW, { maxWorkers: SHARED_WORKERS, isolate: false, setupFiles: BACKGROUND, testTimeout: 240_000 }),
       tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, isolate: false, exclude: [...TIMING, ...QUIET], globalSetup: CLI_MOTO_AND_TEMPLATES, setupFiles: BACKGROUND_SHARED_ENV, testTimeout: 120_000 }),
-      tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: TIMING, globalSetup: CLI_AND_MOTO, setupFiles: BACKGROUND, testTimeout: 240_000 }),
+      tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, isolate: false, exclude: TIMING, globalSetup: CLI_AND_MOTO, setupFiles: BACKGROUND_SHARED_ENV, testTimeout: 240_000 }),
       tier('infra', ['test/infra/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, setupFiles: BACKGROUND, testTimeout: 120_000 }),
       tier(TIMING_TIER, TIMING, { maxWorkers: 1, globalSetup: CLI_MOTO_AND_TEMPLATES }),
       tier(QUIET_TIER, QUIET, { maxWorkers: 1 }),

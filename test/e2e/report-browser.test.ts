@@ -32,6 +32,7 @@ import {
   useChromium,
   type OpenedPage,
 } from '../support/browser';
+import { setEnv } from '../support/set-env';
 import { HUGE_ERROR_TAIL, hostileCaptureLines, startHostileTarget } from '../support/hostile-target';
 import { FIXTURE_ERROR_VERDICT, FIXTURE_VERDICTS, reportFixture, reportWithMarkupEverywhere, withEqualValues } from '../support/report-fixture';
 
@@ -282,6 +283,7 @@ describe.skipIf(SKIP)('report.html of a run with markup from the capture and the
   let dir = '';
   let html = '';
   let target: { url: string; close(): Promise<void> } | undefined;
+  let restoreEnv = () => {};
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'cr-hostile-report-'));
@@ -290,7 +292,7 @@ describe.skipIf(SKIP)('report.html of a run with markup from the capture and the
     const folder = join(dir, `"'><img src=x onerror=window.__pwned=9>`);
     mkdirSync(folder);
     writeFileSync(join(folder, 'capture.jsonl'), hostileCaptureLines(INJECTED_MARKUP, 30).join('\n') + '\n');
-    Object.assign(process.env, { ...AWS_ENV, AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: target.url });
+    restoreEnv = setEnv({ ...AWS_ENV, AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: target.url });
     const sink = () => {
       let text = '';
       return { stream: { write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WritableStream, text: () => text };
@@ -323,6 +325,7 @@ describe.skipIf(SKIP)('report.html of a run with markup from the capture and the
   }, 120_000);
 
   afterAll(async () => {
+    restoreEnv();
     await target?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });

@@ -9,9 +9,10 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { RESPONSE_LIMITS } from '../../lambdas/adapters/http/response-body';
 import { replayCommand } from '../../lambdas/local/replay/command';
+import { setEnv } from '../support/set-env';
 import { faultCaptureLine, REDIRECT_LOCATION } from '../support/fault-server';
 import { filesUnder } from '../support/output-files';
 import { REPO_ROOT, startCli, startUrlProcess, type CliResult, type MockProcess } from '../support/processes';
@@ -213,7 +214,8 @@ describe('what counts as an error, and what token counts are believed', () => {
 describe('--no-response-excerpts', () => {
   it('keeps no response text in any output, for HTTP and SageMaker targets alike', async () => {
     const faults: Fault[] = [{ fault: 'ok' }, { fault: 'redirect' }, { fault: 'error-echo' }, { fault: 'ok-error-object' }, { fault: 'ok-error-object', stream: true }, { fault: 'error-50mb' }];
-    Object.assign(process.env, { ...AWS_ENV, AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: server.url });
+    const restoreEnv = setEnv({ ...AWS_ENV, AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: server.url });
+    onTestFinished(restoreEnv);
     const sink = () => {
       let text = '';
       return { stream: { write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WritableStream, text: () => text };
