@@ -8,7 +8,8 @@
  *   different worker counts one after the other within one process; two processes let the
  *   timing tier's wall time overlap the others'.
  * - The type check and lint, at the lowest priority.
- * - Once all of those have ended, the quiet tier alone (files that need the machine to themselves).
+ * - Once all of those have ended and the machine is quiet (scripts/quiet-machine.ts), the quiet
+ *   tier alone (files that need the machine to themselves).
  *
  * What the test files of both vitest processes use is made once, before they start, and named
  * to them in the environment: the CLI's bundle (test/support/cli-bundle.ts), the moto zygote
@@ -36,6 +37,7 @@ import startStackTemplateServer from '../test/support/iam/stack-template-server'
 import startMotoZygote from '../test/support/moto-zygote';
 import { setSessionPriority } from '../test/support/priority';
 import { RUN_ENV } from '../test/support/run-shared';
+import { waitForQuietMachine } from './quiet-machine';
 import { failureLines } from './test-failures';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -135,7 +137,14 @@ const quiet = vitestCheck('tests (quiet tier)', [QUIET_TIER]);
 const checks = [...CHECKS, quiet];
 const outcomes = await Promise.all(CHECKS.map(run));
 // A stopped run ends when its checks have: the quiet tier is not started.
-if (!stopped) outcomes.push(await run(quiet));
+if (!stopped) {
+  const settled = await waitForQuietMachine();
+  if (settled) {
+    const idle = `${Math.round(settled.idle * 100)} % idle`;
+    process.stdout.write(settled.quiet ? `\nquiet tier: the machine was quiet after ${(settled.waitedMs / 1000).toFixed(1)} s (${idle})\n` : `\nquiet tier: the machine was still busy after ${Math.round(settled.waitedMs / 1000)} s (${idle}); running it anyway\n`);
+  }
+  outcomes.push(await run(quiet));
+}
 process.stdout.write(`\n${outcomes.map((o) => `${passed(o) ? 'ok  ' : 'FAIL'} ${o.name}: ${describe(o)}`).join('\n')}\n`);
 const failures = outcomes.flatMap((outcome, i) => {
   const check = checks[i]!;
