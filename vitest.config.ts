@@ -181,8 +181,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // CR_CPU_LOG=<file> logs each test file's CPU seconds (its worker and the children it waited for).
-    setupFiles: ['test/support/cpu-log.ts'],
+    // CR_CPU_LOG=<file> logs each test file's CPU seconds (its worker and the children it waited
+    // for); CR_CPU_PROFILE=<dir> writes a CPU profile of each.
+    setupFiles: ['test/support/cpu-log.ts', 'test/support/cpu-profile.ts'],
     sequence: { sequencer: LongestTiersFirst },
     // The handlers' structured logs are evidence in AWS, noise in a test run. The stacks the
     // tests synthesize in their own process skip aws-cdk-lib's built-in template validation
