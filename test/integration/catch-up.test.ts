@@ -17,6 +17,8 @@ import { startMockProcess, type MockProcess } from '../support/processes';
 import { retryTimingOnce } from '../support/timing';
 
 let mock: MockProcess;
+/** Fewer connections opened while catching up than this: well below a request each (see the figures in the test). */
+const OPENED_AT_MOST = 45;
 
 beforeAll(async () => {
   mock = await startMockProcess(['--ttft-ms', '0', '--itl-ms', '0', '--output-tokens', '1', '--no-precise-timers']);
@@ -55,15 +57,17 @@ async function stalledRun(): Promise<{ beforeCatchUp: number; opened: number; al
 
 describe('catching up after a stall', () => {
   it('overdue requests reuse the connections whose responses came during the stall, instead of opening one each', async () => {
-    // Opened while catching up, measured on the 2-vCPU CI machine: 26-37 when each overdue
-    // request was sent at once (and 33-46 before the block, in the cold start), 4-10 with the
-    // turn (10-16 before). The responses must come back within the stall: on a machine still
-    // busy a run may miss, and is run once more (timing.ts).
-    const { result } = await retryTimingOnce('catch-up', stalledRun, (r) => (r.opened < 20 ? [] : [`${r.opened} connections opened while catching up`]));
+    // Opened while catching up, measured on the 2-vCPU CI machine. When each overdue request
+    // was sent at once (the turn taken out of fire-loop.ts): 26-37 in an early measurement,
+    // 86-162 in 4 runs on 2026-11-27 (33-84 before the block, in the cold start). With the turn:
+    // 4-10 then; 0-31 in 41 runs alone on 2026-11-27 (3 above 20), and 25-33 in four attempts right after
+    // the other tiers of two fresh-clone runs. The responses must come back within the stall:
+    // a run that misses is run once more (timing.ts).
+    const { result } = await retryTimingOnce('catch-up', stalledRun, (r) => (r.opened < OPENED_AT_MOST ? [] : [`${r.opened} connections opened while catching up`]));
     expect(result.allSucceeded).toBe(true);
     // The block made ~60 requests overdue at once.
     expect(result.overdue).toBeGreaterThan(30);
     expect(result.beforeCatchUp).toBeGreaterThan(0);
-    expect(result.opened).toBeLessThan(20);
+    expect(result.opened).toBeLessThan(OPENED_AT_MOST);
   });
 });
