@@ -1,9 +1,10 @@
 /**
  * A helper server that a run starts once (`npm test`, or the global setup of the tiers that use
- * it in a vitest run), and its test files ask over a Unix socket: one JSON line each way per connection. The moto
- * zygote (moto-zygote.ts) and the stack-template server (iam/stack-template-server.ts) are
- * such servers. The server makes its socket appear only once it listens (bound under another
- * name, then renamed), and exits when its parent (`npm test`'s script or the vitest process) is gone.
+ * it in a vitest run), and its test files ask over a Unix socket: one JSON line each way per
+ * connection. The moto zygote (moto-zygote.ts) and the stack-template server
+ * (iam/stack-template-server.ts) are such servers. The server makes its socket appear only
+ * once it listens (bound under another name, then renamed), and exits when its parent (`npm
+ * test`'s script or the vitest process) is gone.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
