@@ -11,7 +11,8 @@
  * finds package.json, the samples and the fire worker's entry next to its source, and a mock
  * server module is not taken for the main script.
  *
- * `CR_TEST_CLI=launcher` runs every CLI start through bin/capture-replay.js instead.
+ * `CR_TEST_CLI=launcher` runs every CLI start through bin/capture-replay.js instead. `npm test`
+ * makes the bundle once for both its vitest processes (scripts/test-all.ts).
  */
 import { build } from 'esbuild';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';

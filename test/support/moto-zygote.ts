@@ -5,7 +5,7 @@
  * forked server is the same server, its imports already done.
  *
  * The vitest global setup of the tiers that start moto starts the zygote (a run server:
- * run-server.ts) without waiting for it; startMoto (moto.ts) asks it for a server, and spawns
+ * run-server.ts; `npm test` starts one for both its vitest processes) without waiting for it; startMoto (moto.ts) asks it for a server, and spawns
  * moto_server itself when there is no zygote (a file run on its own, no Python that imports
  * moto). Each server the zygote forks exits with the test file's process that asked for it,
  * and leads a session of its own as a spawned one does (priority.ts, kill-on-stop.ts). It is

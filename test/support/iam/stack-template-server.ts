@@ -4,8 +4,9 @@
  * { error } out). Ten integration files synthesize the stack for their IAM users; each loading
  * aws-cdk-lib for itself cost about two CPU-seconds.
  *
- * As a vitest global setup (the default export) it starts itself as a script; run as a script
- * (`node --import tsx stack-template-server.ts <socket>`), it serves.
+ * As a vitest global setup (the default export; `npm test` calls it once for both its vitest
+ * processes) it starts itself as a script; run as a script (`node --import tsx
+ * stack-template-server.ts <socket>`), it serves.
  */
 import { renameSync } from 'node:fs';
 import { createServer } from 'node:net';
