@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PARTIAL_FILE_PREFIX } from '../../lambdas/adapters/local/fs-artifact-store';
-import { startCli, startMockProcess } from '../support/processes';
-import { arrivals, signalCaptures } from '../support/signal-captures';
+import { loggedArrivals, startCli, startMockProcess } from '../support/processes';
+import { signalCaptures } from '../support/signal-captures';
 import { until } from '../support/until';
 
 let dir: string;
@@ -72,8 +72,8 @@ describe('kill -9 while the results are written', () => {
           for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
           // The mock writes its log of arrivals as it goes: on a busy machine it may still be
           // writing the last lines when the killed CLI's records are read.
-          await until(() => arrivals(log) >= lines.length, `the mock's log of ${lines.length} arrivals`, 15_000);
-          expect(lines).toHaveLength(arrivals(log));
+          await until(() => loggedArrivals(log) >= lines.length, `the mock's log of ${lines.length} arrivals`, 15_000);
+          expect(lines).toHaveLength(loggedArrivals(log));
         } else if (name.endsWith('.json')) expect(() => JSON.parse(text)).not.toThrow();
         else expect(text.length).toBeGreaterThan(0);
       }

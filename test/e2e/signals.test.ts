@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CANCEL_GRACE_MS } from '../../lambdas/local/interrupt';
-import { startCli, startMockProcess, type CliProcess, type CliResult, type MockProcess } from '../support/processes';
-import { arrivals, signalCaptures } from '../support/signal-captures';
+import { loggedArrivals, startCli, startMockProcess, type CliProcess, type CliResult, type MockProcess } from '../support/processes';
+import { signalCaptures } from '../support/signal-captures';
 import { until } from '../support/until';
 
 const GRACE_MS = DEFAULT_CANCEL_GRACE_MS;
@@ -60,8 +60,8 @@ function startSlowRun(name: string, targets: string[]): CliProcess {
 
 /** Signals the CLI once `inFlight` more requests reached the mock; returns the signal's epoch ms. */
 async function signalAfter(cli: CliProcess, inFlight: number, signal: NodeJS.Signals): Promise<number> {
-  const before = arrivals(slowLog);
-  await until(() => arrivals(slowLog) >= before + inFlight, `${inFlight} requests in flight`, 30_000);
+  const before = loggedArrivals(slowLog);
+  await until(() => loggedArrivals(slowLog) >= before + inFlight, `${inFlight} requests in flight`, 30_000);
   const at = Date.now();
   cli.child.kill(signal);
   return at;
@@ -141,7 +141,7 @@ describe('signals: the run is stopped, not lost', () => {
     try {
       const folder = signalCaptures(dir, 'graceful', 40, 4);
       const cli = startCli(['replay', folder, '--url', quick.url, '--out', join(dir, 'out'), '--run-id', 'graceful', '--no-progress', '--lead', '200', '--rehearsal', '0']);
-      await until(() => arrivals(log) >= 3, 'requests in flight', 30_000);
+      await until(() => loggedArrivals(log) >= 3, 'requests in flight', 30_000);
       const at = Date.now();
       cli.child.kill('SIGINT');
       const result = await cli.done;

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { build } from 'esbuild';
 import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,6 +85,9 @@ export async function startUrlProcess(entry: string[], args: string[], label: st
     },
   };
 }
+
+/** The arrivals a mock process started with `--log <log>` has written so far. */
+export const loggedArrivals = (log: string): number => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0);
 
 /** The bundled OpenAI-compatible mock server as its own process. */
 export function startMockProcess(args: string[]): Promise<MockProcess> {

@@ -1,9 +1,8 @@
 /**
- * What the signal tests (test/e2e/signals*.test.ts) replay and how they watch it: a capture
- * folder of `count` chat requests at `perSecond` per captured second, and the number of
- * arrivals a mock process has logged.
+ * What the signal tests (test/e2e/signals*.test.ts) replay: a capture folder of `count` chat
+ * requests at `perSecond` per captured second.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { faultCaptureLine } from './fault-server';
 
@@ -17,5 +16,3 @@ export function signalCaptures(dir: string, name: string, count: number, perSeco
   return folder;
 }
 
-/** The arrivals a mock process started with `--log <log>` has written so far. */
-export const arrivals = (log: string): number => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0);

@@ -5,7 +5,7 @@
  * `lost` and its error said; stop and cancel reach every worker with exact accounting. The
  * server's own log is the witness of what was sent.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ import type { FireOutcome, ReplayPlan, ScheduledRequest } from '../../../lambdas
 import { ONE_THREAD_RATE, peakRate, startFireWorkers, workerCount, type FireWorkers } from '../../../lambdas/local/fire-workers';
 import { createTargetClient, type TargetClientSpec } from '../../../lambdas/local/target-clients';
 import { scheduledRequest } from '../../support/fixtures';
-import { startMockProcess, type MockProcess } from '../../support/processes';
+import { loggedArrivals, startMockProcess, type MockProcess } from '../../support/processes';
 import { until } from '../../support/until';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -51,8 +51,7 @@ async function server(extra: string[] = []): Promise<{ mock: MockProcess; spec: 
      * closes those connections unread.
      */
     async arrivals(atLeast = 0) {
-      const logged = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0);
-      await until(() => logged() >= atLeast, `${atLeast} arrivals in the server's log`, 20_000).catch(() => undefined);
+      await until(() => loggedArrivals(log) >= atLeast, `${atLeast} arrivals in the server's log`, 20_000).catch(() => undefined);
       await mock.stop();
       const counts = new Map<string, number>();
       for (const line of readFileSync(log, 'utf8').split('\n')) {
