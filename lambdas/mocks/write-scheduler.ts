@@ -3,10 +3,8 @@
  * times, a single setTimeout armed for the earliest and, in precise mode, a single wait over
  * the last stretch, in turns of the event loop (setImmediate) with a short nap in each (at most
  * NAP_SLICE_MS, up to the due time), as the replay clock waits (system-clock.ts). Thousands of
- * streams then cost one timer, not thousands of timers and spin loops competing for the same
- * core; and the last stretch costs a wake-up per slice, not a core spinning through it (a pure
- * setImmediate spin held one for 1.5 ms of every inter-token gap, 30 % of a core at 5 ms
- * apart: bench/RESULTS.md). A socket read waits at most one slice.
+ * streams then cost one timer, and the last stretch a wake-up per slice rather than a core
+ * (bench/RESULTS.md, "Mock server under load"). A socket read waits at most one slice.
  */
 import { nap, NAP_SLICE_MS } from '../adapters/system-clock';
 import { MinHeap } from './min-heap';
@@ -15,10 +13,11 @@ export class WriteScheduler {
   private readonly pending = new MinHeap<() => void>();
   private timer: NodeJS.Timeout | null = null;
   private timerDue = Infinity;
-  private spinning = false;
+  private waiting = false;
   private stopped = false;
 
-  constructor(private readonly spinWindowMs: number) {}
+  /** `windowMs`: the stretch before each due time waited out in naps (0: the timer alone). */
+  constructor(private readonly windowMs: number) {}
 
   /** Runs `task` once performance.now() reaches `dueMs` (never before). */
   at(dueMs: number, task: () => void): void {
@@ -37,29 +36,29 @@ export class WriteScheduler {
   private readonly run = (): void => {
     this.timer = null;
     this.timerDue = Infinity;
-    this.spinning = false;
+    this.waiting = false;
     const now = performance.now();
     while (this.pending.size > 0 && this.pending.peekKey()! <= now) this.pending.pop()!();
     this.arm();
   };
 
-  /** A turn of the spin: a nap toward the earliest due time (I/O ran before this turn), then what is due. */
-  private readonly spinTurn = (): void => {
+  /** A turn of the wait: a nap toward the earliest due time (I/O ran before this turn), then what is due. */
+  private readonly napTurn = (): void => {
     if (this.pending.size > 0) nap(Math.min(this.pending.peekKey()! - performance.now(), NAP_SLICE_MS));
     this.run();
   };
 
   private arm(): void {
-    if (this.stopped || this.spinning || this.pending.size === 0) return;
+    if (this.stopped || this.waiting || this.pending.size === 0) return;
     const next = this.pending.peekKey()!;
-    const waitMs = next - performance.now() - this.spinWindowMs;
-    if (waitMs <= 0 && this.spinWindowMs > 0) {
+    const waitMs = next - performance.now() - this.windowMs;
+    if (waitMs <= 0 && this.windowMs > 0) {
       // Inside the window: a nap per turn of the event loop until the due time.
       if (this.timer) clearTimeout(this.timer);
       this.timer = null;
       this.timerDue = Infinity;
-      this.spinning = true;
-      setImmediate(this.spinTurn);
+      this.waiting = true;
+      setImmediate(this.napTurn);
       return;
     }
     if (this.timer && this.timerDue <= next) return;

@@ -1,8 +1,8 @@
 /**
  * The run's stack-template server (a run server: ../run-server.ts): aws-cdk-lib and the stack
  * loaded once, a template synthesized for each request ({ config, id } in, { template } or
- * { error } out). Ten integration files synthesize the stack for their IAM users; each loading
- * aws-cdk-lib for itself cost about two CPU-seconds.
+ * { error } out), for the integration files that synthesize the stack for their IAM users,
+ * which would otherwise each load aws-cdk-lib.
  *
  * As a vitest global setup (the default export; `npm test` calls it once for both its vitest
  * processes) it starts itself as a script; run as a script (`node --import tsx
