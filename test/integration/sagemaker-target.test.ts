@@ -26,6 +26,7 @@ import type { TargetResult } from '../../lambdas/core/types';
 import { encodePayloadPart } from '../../lambdas/mocks/mock-sagemaker';
 import type { TargetClient, TargetRequest } from '../../lambdas/ports';
 import { REPO_ROOT, type MockProcess } from '../support/processes';
+import { setEnv } from '../support/set-env';
 import { startMockSageMakerProcess, waitForLoggedRequests, type LoggedSageMakerRequest } from '../support/sagemaker-mock';
 import { tolerance } from '../support/timing';
 
@@ -43,34 +44,27 @@ const CLEARED = ['AWS_PROFILE', 'AWS_DEFAULT_PROFILE', 'AWS_ENDPOINT_URL', 'AWS_
 let mock: MockProcess;
 let dir: string;
 let logFile: string;
-const savedEnv: Record<string, string | undefined> = {};
+let restoreEnv = () => {};
 const targets: TargetClient[] = [];
-
-function setEnv(name: string, value: string | undefined): void {
-  if (!(name in savedEnv)) savedEnv[name] = process.env[name];
-  if (value === undefined) delete process.env[name];
-  else process.env[name] = value;
-}
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'sagemaker-target-'));
   logFile = join(dir, 'requests.jsonl');
   mock = await startMockSageMakerProcess(['--ttft-ms', '20', '--itl-ms', '5', '--output-tokens', '8', '--log', logFile, ...ENDPOINTS.flatMap((e) => ['--endpoint', e])]);
-  for (const [k, v] of Object.entries(ENV)) setEnv(k, v);
-  for (const k of CLEARED) setEnv(k, undefined);
-  // No shared config or credentials file of the machine's may take part.
-  setEnv('AWS_CONFIG_FILE', join(dir, 'no-config'));
-  setEnv('AWS_SHARED_CREDENTIALS_FILE', join(dir, 'no-credentials'));
-  setEnv('AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME', mock.url);
+  restoreEnv = setEnv({
+    ...ENV,
+    ...Object.fromEntries(CLEARED.map((k) => [k, undefined])),
+    // No shared config or credentials file of the machine's may take part.
+    AWS_CONFIG_FILE: join(dir, 'no-config'),
+    AWS_SHARED_CREDENTIALS_FILE: join(dir, 'no-credentials'),
+    AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: mock.url,
+  });
 });
 
 afterAll(async () => {
   await Promise.all(targets.map((t) => t.close()));
   await mock?.stop();
-  for (const [k, v] of Object.entries(savedEnv)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
+  restoreEnv();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -110,16 +104,14 @@ describe('endpoint resolution', () => {
   });
 
   it('falls back to AWS_ENDPOINT_URL when the service-specific variable is absent', async () => {
-    setEnv('AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME', undefined);
-    setEnv('AWS_ENDPOINT_URL', mock.url);
+    const restore = setEnv({ AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: undefined, AWS_ENDPOINT_URL: mock.url });
     try {
       const req = request(chat());
       const result = await target().send(req);
       expect(result.error).toBeNull();
       expect(await received(req.requestId)).toHaveLength(1);
     } finally {
-      setEnv('AWS_ENDPOINT_URL', undefined);
-      setEnv('AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME', mock.url);
+      restore();
     }
   });
 });
@@ -448,19 +440,15 @@ describe('errors become records', () => {
   });
 
   it('missing credentials -> CredentialsError, nothing sent', async () => {
-    setEnv('AWS_ACCESS_KEY_ID', undefined);
-    setEnv('AWS_SECRET_ACCESS_KEY', undefined);
-    setEnv('AWS_SESSION_TOKEN', undefined);
-    setEnv('AWS_EC2_METADATA_DISABLED', 'true');
-    for (const k of ['AWS_CONTAINER_CREDENTIALS_RELATIVE_URI', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_WEB_IDENTITY_TOKEN_FILE', 'AWS_ROLE_ARN']) setEnv(k, undefined);
+    const noCredentials = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_WEB_IDENTITY_TOKEN_FILE', 'AWS_ROLE_ARN'];
+    const restore = setEnv({ ...Object.fromEntries(noCredentials.map((k) => [k, undefined])), AWS_EC2_METADATA_DISABLED: 'true' });
     try {
       const req = request(chat());
       const result = await target().send(req);
       expect(result.error).toMatchObject({ code: null, type: 'CredentialsError' });
       expect(await waitForLoggedRequests(logFile, (r) => r.headers['x-amzn-sagemaker-inference-id'] === req.requestId, 0, 100, 100)).toHaveLength(0);
     } finally {
-      for (const [k, v] of Object.entries(ENV)) setEnv(k, v);
-      setEnv('AWS_EC2_METADATA_DISABLED', undefined);
+      restore();
     }
   });
 });
