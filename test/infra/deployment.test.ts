@@ -216,7 +216,7 @@ describe('alarms', () => {
     expect(t.Resources[keyId]!.Properties).toMatchObject({ EnableKeyRotation: true });
     expect(JSON.stringify(t.Resources[keyId]!.Properties?.KeyPolicy)).toContain('{"Action":["kms:Decrypt","kms:GenerateDataKey*"],"Effect":"Allow","Principal":{"Service":"cloudwatch.amazonaws.com"},"Resource":"*","Sid":"CloudWatchAlarmsPublish"}');
     const topicPolicy = ofType(t, 'AWS::SNS::TopicPolicy').find(([, p]) => JSON.stringify(p.Properties?.Topics).includes(topicId))![1];
-    expect((topicPolicy.Properties?.PolicyDocument as { Statement: unknown[] }).Statement).toContainEqual({
+    expect((topicPolicy.Properties!.PolicyDocument as { Statement: unknown[] }).Statement).toContainEqual({
       Sid: 'CloudWatchAlarmsPublish',
       Effect: 'Allow',
       Principal: { Service: 'cloudwatch.amazonaws.com' },

@@ -135,7 +135,7 @@ describe('export configuration (input-config.ts)', () => {
     expect(withoutUserinfo('http://localhost:8000/')).toBe('http://localhost:8000');
     expect(withoutUserinfo('not a url')).toBeNull();
     const built = replayInputConfig({ url: 'https://user:pw@host', model: 'm', capture: 'c', extra: { targets: [{ name: 'B', url: 'http://u:p@b:1/x' }], note: 'x@y' } });
-    expect((built.aiperf?.endpoint as { urls: string[] }).urls).toEqual(['https://host']);
+    expect((built.aiperf!.endpoint as { urls: string[] }).urls).toEqual(['https://host']);
     expect(built.captureReplay.targets).toEqual([{ name: 'B', url: 'http://b:1/x' }]);
     expect(built.captureReplay.note).toBe('x@y');
     expect(JSON.stringify(built)).not.toMatch(/pw|u:p/);

@@ -40,7 +40,7 @@ function synthesized(rate: number, targets: number) {
     };
   };
   const replay = Object.values(queues).find((q) => (q.Properties.RedrivePolicy as { maxReceiveCount?: number } | undefined)?.maxReceiveCount !== undefined && (q.Properties.VisibilityTimeout as number) === read('Fire').settings.visibilityTimeoutS);
-  return { fire: read('Fire'), ingest: read('Ingest'), collect: read('Collect'), maxReceiveCount: (replay?.Properties.RedrivePolicy as { maxReceiveCount: number }).maxReceiveCount };
+  return { fire: read('Fire'), ingest: read('Ingest'), collect: read('Collect'), maxReceiveCount: (replay!.Properties.RedrivePolicy as { maxReceiveCount: number }).maxReceiveCount };
 }
 
 describe('the simulated stack is the synthesized one', () => {
