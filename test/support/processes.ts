@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { oncePerRun } from './run-shared';
 import { sourceImportMetaUrls } from './source-urls';
 
@@ -19,11 +19,13 @@ export interface MockProcess {
 /** Where the run's bundles of server entries go: inside the repository, so that their packages resolve from its node_modules. */
 const BUNDLES_BASE = join(REPO_ROOT, 'node_modules', '.cache');
 
-/** The servers the tests start most: bundled once per run. */
-const BUNDLED_SERVERS = ['lambdas/mocks/mock-server.ts', 'lambdas/mocks/mock-sagemaker.ts', 'test/support/fault-server.ts', 'test/support/key-server.ts'];
+/** The fire worker thread's module (lambdas/local/fire-workers.ts starts it through tsx, fire-worker-entry.mjs). */
+const FIRE_WORKER = 'lambdas/local/fire-worker.ts';
+/** The servers the tests start most, and the fire worker: bundled once per run. */
+const BUNDLED_ENTRIES = ['lambdas/mocks/mock-server.ts', 'lambdas/mocks/mock-sagemaker.ts', 'test/support/fault-server.ts', 'test/support/key-server.ts', FIRE_WORKER];
 
 /**
- * The TypeScript entry of a server the tests start bundled once per run (run-shared.ts) into
+ * The TypeScript entry of a server (or the fire worker) the tests start bundled once per run (run-shared.ts) into
  * one ES module, its packages left to node_modules: the same code, started without loading
  * tsx in every process, which costs each start more CPU than the server's own start-up. Every
  * module but the entry keeps its source's `import.meta.url` (source-urls.ts), so that only the
@@ -41,11 +43,21 @@ async function bundledEntry(entry: string): Promise<string> {
         await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', sourcemap: true, logLevel: 'error', plugins: [sourceImportMetaUrls(REPO_ROOT, [entry])] });
         return [entry, outfile] as const;
       };
-      return Object.fromEntries(await Promise.all(BUNDLED_SERVERS.map(bundle)));
+      return Object.fromEntries(await Promise.all(BUNDLED_ENTRIES.map(bundle)));
     },
     { base: BUNDLES_BASE, timeoutMs: 60_000 },
   );
   return bundles[entry] ?? entry;
+}
+
+/**
+ * The fire worker's module bundled (bundledEntry), as an entry for startFireWorkers: a thread
+ * that loads it does not register tsx and compile the worker's modules, as the product's
+ * entry does in every thread (about a CPU-second each). The tests of the pool itself use it;
+ * the CLI's runs keep the product's entry.
+ */
+export async function bundledFireWorker(): Promise<URL> {
+  return pathToFileURL(await bundledEntry(join(REPO_ROOT, FIRE_WORKER)));
 }
 
 /**

@@ -16,7 +16,7 @@ import type { FireOutcome, ReplayPlan, ScheduledRequest } from '../../../lambdas
 import { ONE_THREAD_RATE, peakRate, startFireWorkers, workerCount, type FireWorkers } from '../../../lambdas/local/fire-workers';
 import { createTargetClient, type TargetClientSpec } from '../../../lambdas/local/target-clients';
 import { scheduledRequest } from '../../support/fixtures';
-import { loggedArrivals, startMockProcess, type MockProcess } from '../../support/processes';
+import { bundledFireWorker, loggedArrivals, startMockProcess, type MockProcess } from '../../support/processes';
 import { until } from '../../support/until';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -64,9 +64,14 @@ async function server(extra: string[] = []): Promise<{ mock: MockProcess; spec: 
   };
 }
 
+/**
+ * Two fire threads, each loading `entry`: by default the worker's module bundled once per run
+ * (the product's entry registers tsx and compiles the worker in every thread; the CLI's runs in
+ * test/e2e/workers.test.ts use it).
+ */
 async function workers(spec: TargetClientSpec, entry?: URL) {
   const errors: string[] = [];
-  const pool: FireWorkers = await startFireWorkers({ workers: 2, wait: 'precise', specs: [spec], onError: (m) => errors.push(m), ...(entry ? { entry } : {}) });
+  const pool: FireWorkers = await startFireWorkers({ workers: 2, wait: 'precise', specs: [spec], onError: (m) => errors.push(m), entry: entry ?? (await bundledFireWorker()) });
   cleanups.push(() => pool.close());
   return { pool, errors };
 }
