@@ -14,14 +14,13 @@
  * function's window runs (core/scheduled-runs/window-plan.ts readWindow).
  */
 import { fileRangeReader, maxLineBytesFrom, readCaptures } from '../adapters/local/capture-files';
-import { s3CaptureObjects } from '../adapters/aws/capture-listing';
 import { CaptureLocationError, readS3Captures, type CaptureSelection } from '../adapters/aws/s3-captures';
 import { DuplicateFilter, type Admission } from '../core/capture/duplicates';
 import type { IngestReportBuilder } from '../core/capture/ingest-report';
 import type { RangeReader } from '../core/plan/read-back';
+import type { CaptureObjects } from '../core/scheduled-runs/window-plan';
 import type { CaptureRecord } from '../core/types';
 import { describeAwsError } from './aws-problem';
-import { cliS3Client } from './s3-links';
 
 export type CapturesLocation = { kind: 'local'; path: string } | { kind: 's3'; bucket: string; prefix: string };
 
@@ -78,7 +77,7 @@ export function openCaptures(spec: CapturesSpec, report: IngestReportBuilder): C
   if (location.kind === 'local') return { records: readCaptures(location.path, report, duplicates), readerFor: fileRangeReader };
   const maxLineBytes = maxLineBytesFrom();
   if (typeof maxLineBytes === 'string') throw new Error(maxLineBytes);
-  const objects = s3CaptureObjects(cliS3Client(spec.region), location.bucket);
+  const objects = lazyS3CaptureObjects(location.bucket, spec.region);
   const selection: CaptureSelection = spec.window
     ? { by: 'time', startMs: spec.window.startMs, endMs: spec.window.endMs }
     : { by: 'offsets', startOffsetMs: spec.offsets.startMs, endOffsetMs: spec.offsets.endMs };
@@ -90,6 +89,23 @@ export function openCaptures(spec: CapturesSpec, report: IngestReportBuilder): C
       const reader = read.readerFor(file);
       return (start, end) => reader(start, end).catch((error: unknown) => Promise.reject(new Error(describeS3CapturesError(error, file, location.bucket), { cause: error })));
     },
+  };
+}
+
+/**
+ * The bucket's capture objects (adapters/aws/capture-listing.ts), the S3 client and the SDK
+ * loaded at the first call: a replay of local captures never loads them (a tenth of a second of
+ * every start).
+ */
+function lazyS3CaptureObjects(bucket: string, region: string | null): CaptureObjects {
+  let loaded: Promise<CaptureObjects> | undefined;
+  const objects = () =>
+    (loaded ??= Promise.all([import('../adapters/aws/capture-listing'), import('./s3-links')]).then(([listing, links]) => listing.s3CaptureObjects(links.cliS3Client(region), bucket)));
+  return {
+    describe: (key) => `s3://${bucket}/${key}`,
+    listFolders: async (prefix) => (await objects()).listFolders(prefix),
+    listObjects: async (prefix) => (await objects()).listObjects(prefix),
+    open: async (key, etag) => (await objects()).open(key, etag),
   };
 }
 
