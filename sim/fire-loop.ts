@@ -10,6 +10,7 @@
  * The shard ends with its last response. `requestFate` is the loop's rule, checked against the
  * real runFireLoop in test/unit/sim/fire-loop.test.ts.
  */
+import { sortFloat64InPlace } from '../lambdas/core/stats/sort';
 import type { Lognormal, Rng } from './random';
 
 export type RequestFate = 'fire' | 'expired' | 'late_beyond_tolerance';
@@ -58,7 +59,7 @@ export class LatenessSink {
 
   /** Sorted lateness values (sorts in place once). */
   sorted(): Float64Array {
-    return this.values.subarray(0, this.count).sort();
+    return sortFloat64InPlace(this.values.subarray(0, this.count));
   }
 }
 

@@ -12,6 +12,7 @@
  * timeout).
  */
 import { deliveryDelay, stillEarly } from '../lambdas/core/pipeline/sqs-delay';
+import { sortFloat64InPlace } from '../lambdas/core/stats/sort';
 import { ONE_VCPU_MB } from '../lib/sizing';
 import type { S3Timing } from './aws/s3';
 import { fireShard, MinHeap, type FireLoopModel, type LatenessSink } from './fire-loop';
@@ -178,7 +179,13 @@ export class FireHandler {
   }
 
   private mergedRun(group: { p: ShardPayload; shard: SimShard; claimedAt: number }[]) {
-    const offsets = Float64Array.from(group.flatMap((f) => Array.from(f.shard.offsets))).sort();
+    const offsets = new Float64Array(group.reduce((n, f) => n + f.shard.offsets.length, 0));
+    let at = 0;
+    for (const f of group) {
+      offsets.set(f.shard.offsets, at);
+      at += f.shard.offsets.length;
+    }
+    sortFloat64InPlace(offsets);
     return { members: group, offsets, base: this.runStartMs, start: Math.max(...group.map((f) => f.claimedAt)) };
   }
 
