@@ -25,18 +25,19 @@ import { relative, sep } from 'node:path';
  * (vitest's order for tiers of one worker).
  */
 
-/** Unit files that take seconds each (measured: vitest's per-file durations), longest first. */
+/** Unit files that take seconds each (measured: their CPU-seconds in `npm test`, CR_CPU_LOG), the costliest first. */
 const SLOW = [
   'test/unit/compare/simulation.test.ts',
-  'test/unit/compare/stats.test.ts',
   'test/unit/run/workers.test.ts',
+  'test/unit/sim/simulate.test.ts',
+  'test/unit/compare/stats.test.ts',
   'test/unit/pipeline/run-analysis.test.ts',
+  'test/unit/export/aiperf-schema.test.ts',
   'test/unit/plan/two-pass-local.test.ts',
-  'test/unit/pipeline/collect-scale.test.ts',
-  'test/unit/sim/stack.test.ts',
-  'test/unit/capture/parse-differential.test.ts',
   'test/unit/capture/json-check.test.ts',
-  'test/unit/capture/control-bytes.test.ts',
+  'test/unit/pipeline/collect-scale.test.ts',
+  'test/unit/capture/parse-differential.test.ts',
+  'test/unit/sim/stack.test.ts',
 ];
 
 /**
