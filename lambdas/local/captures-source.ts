@@ -94,8 +94,7 @@ export function openCaptures(spec: CapturesSpec, report: IngestReportBuilder): C
 
 /**
  * The bucket's capture objects (adapters/aws/capture-listing.ts), the S3 client and the SDK
- * loaded at the first call: a replay of local captures never loads them (a tenth of a second of
- * every start).
+ * loaded at the first call: a replay of local captures starts without loading them.
  */
 function lazyS3CaptureObjects(bucket: string, region: string | null): CaptureObjects {
   let loaded: Promise<CaptureObjects> | undefined;

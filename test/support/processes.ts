@@ -25,11 +25,11 @@ const FIRE_WORKER = 'lambdas/local/fire-worker.ts';
 const BUNDLED_ENTRIES = ['lambdas/mocks/mock-server.ts', 'lambdas/mocks/mock-sagemaker.ts', 'test/support/fault-server.ts', 'test/support/key-server.ts', FIRE_WORKER];
 
 /**
- * The TypeScript entry of a server (or the fire worker) the tests start bundled once per run (run-shared.ts) into
- * one ES module, its packages left to node_modules: the same code, started without loading
- * tsx in every process, which costs each start more CPU than the server's own start-up. Every
- * module but the entry keeps its source's `import.meta.url` (source-urls.ts), so that only the
- * entry starts when the bundle is the main script.
+ * The TypeScript entry of a server (or the fire worker) the tests start, bundled once per run
+ * (run-shared.ts) into one ES module, its packages left to node_modules: the same code,
+ * started without loading tsx in every process, which costs each start more CPU than the
+ * server's own start-up. Every module but the entry keeps its source's `import.meta.url`
+ * (source-urls.ts), so that only the entry starts when the bundle is the main script.
  */
 async function bundledEntry(entry: string): Promise<string> {
   const bundles = await oncePerRun(
@@ -53,8 +53,8 @@ async function bundledEntry(entry: string): Promise<string> {
 /**
  * The fire worker's module bundled (bundledEntry), as an entry for startFireWorkers: a thread
  * that loads it does not register tsx and compile the worker's modules, as the product's
- * entry does in every thread (about a CPU-second each). The tests of the pool itself use it;
- * the CLI's runs keep the product's entry.
+ * entry does in every thread. The tests of the pool itself use it; the CLI's runs keep the
+ * product's entry.
  */
 export async function bundledFireWorker(): Promise<URL> {
   return pathToFileURL(await bundledEntry(join(REPO_ROOT, FIRE_WORKER)));
