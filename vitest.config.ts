@@ -178,6 +178,15 @@ const tier = (name: string, include: string[], o: TierOptions): TestProjectInlin
   },
 });
 
+/**
+ * Node reads and parses the certificates NODE_EXTRA_CA_CERTS names at the start of every
+ * process, and machines of this project's kind set it. Nothing the tests start opens a TLS
+ * connection, and they start hundreds of Node processes (the CLI, the mocks, vitest's
+ * workers): the variable is dropped here, in the process that starts them all (a vitest run,
+ * and `npm test`, which reads this file first). docs/testing.md has the figures.
+ */
+delete process.env.NODE_EXTRA_CA_CERTS;
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
