@@ -104,6 +104,9 @@ export const LONGEST_FIRST = [
   'test/unit/compare/simulation.test.ts',
   'test/e2e/trend-browser.test.ts',
   'test/e2e/cli-demo.test.ts',
+  // A fast-tier file of small size that waits seconds on the processes it starts: vitest's
+  // order (the largest files first) would start it last, alone at the end of the run.
+  'test/unit/support/kill-on-stop.test.ts',
 ];
 const listed = (list: string[], spec: TestSpecification) => {
   const i = list.indexOf(relative(spec.project.config.root, spec.moduleId).split(sep).join('/'));
