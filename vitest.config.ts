@@ -147,9 +147,8 @@ const CLI_AND_MOTO = ['test/support/cli-bundle.ts', 'test/support/moto-zygote.ts
 const CLI_MOTO_AND_TEMPLATES = [...CLI_AND_MOTO, 'test/support/iam/stack-template-server.ts'];
 /** The tiers that run beside the timing tier, at a lower CPU priority (test/support/background-priority.ts). */
 const BACKGROUND = ['test/support/background-priority.ts'];
-/** For a tier whose files share a worker and set environment variables: the check that each puts them back. */
-const SHARED_ENV = ['test/support/env-unchanged.ts'];
-const BACKGROUND_SHARED_ENV = [...BACKGROUND, ...SHARED_ENV];
+/** ... and, for a tier whose files share a worker and set environment variables, the check that each puts them back. */
+const BACKGROUND_SHARED_ENV = [...BACKGROUND, 'test/support/env-unchanged.ts'];
 
 interface TierOptions {
   maxWorkers: number;
@@ -214,7 +213,7 @@ export default defineConfig({
       tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, isolate: false, exclude: [...TIMING, ...QUIET], globalSetup: CLI_MOTO_AND_TEMPLATES, setupFiles: BACKGROUND_SHARED_ENV, testTimeout: 120_000 }),
       tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, isolate: false, exclude: TIMING, globalSetup: CLI_AND_MOTO, setupFiles: BACKGROUND_SHARED_ENV, testTimeout: 240_000 }),
       tier('infra', ['test/infra/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, setupFiles: BACKGROUND, testTimeout: 120_000 }),
-      tier(TIMING_TIER, TIMING, { maxWorkers: 1, isolate: false, globalSetup: CLI_MOTO_AND_TEMPLATES, setupFiles: SHARED_ENV }),
+      tier(TIMING_TIER, TIMING, { maxWorkers: 1, globalSetup: CLI_MOTO_AND_TEMPLATES }),
       tier(QUIET_TIER, QUIET, { maxWorkers: 1 }),
     ],
   },
