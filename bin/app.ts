@@ -8,9 +8,7 @@
  * environment-agnostic and the deploy-time checks decide what synth could not.
  */
 import { App, Aspects } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
-import { DeploymentConfigError, loadDeploymentConfig } from '../lib/config';
-import { CaptureReplayStack } from '../lib/capture-replay-stack';
+import { DeploymentConfigError, loadDeploymentConfig, type DeploymentConfig } from '../lib/config';
 
 // The template's check is cfn-lint, run on it by the tests (test/infra/synth.test.ts).
 // aws-cdk-lib's built-in copy of such rules (a WebAssembly engine whose findings are warnings
@@ -18,17 +16,21 @@ import { CaptureReplayStack } from '../lib/capture-replay-stack';
 const app = new App({ builtinCloudFormationValidation: false });
 const account = process.env.CDK_DEFAULT_ACCOUNT;
 const region = process.env.CDK_DEFAULT_REGION;
+let config: DeploymentConfig;
 try {
-  const config = loadDeploymentConfig((key) => app.node.tryGetContext(key), { ...(account ? { account } : {}), ...(region ? { region } : {}) });
-  new CaptureReplayStack(app, config.stackName, {
-    config,
-    description: 'capture-replay: replays SageMaker Data Capture traffic against an inference endpoint',
-    ...(account ? { env: { account, region } } : {}),
-  });
+  config = loadDeploymentConfig((key) => app.node.tryGetContext(key), { ...(account ? { account } : {}), ...(region ? { region } : {}) });
 } catch (error) {
   // What the user wrote is wrong: say what, every problem at once, and no stack trace.
   if (!(error instanceof DeploymentConfigError)) throw error;
   process.stderr.write(`${error.message}\n`);
   process.exit(1);
 }
+// The stack's constructs and cdk-nag are loaded once the configuration is known to be good: a
+// wrong one is reported without loading them (seconds of CPU).
+const [{ CaptureReplayStack }, { AwsSolutionsChecks }] = await Promise.all([import('../lib/capture-replay-stack'), import('cdk-nag')]);
+new CaptureReplayStack(app, config.stackName, {
+  config,
+  description: 'capture-replay: replays SageMaker Data Capture traffic against an inference endpoint',
+  ...(account ? { env: { account, region } } : {}),
+});
 Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));
