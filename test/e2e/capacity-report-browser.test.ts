@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { BUNDLED_CHART_ASSETS } from '../../lambdas/adapters/bundled-chart-assets';
 import { SERIES_COLORS } from '../../lambdas/core/report/palette';
 import { renderCapacityReportHtml } from '../../lambdas/core/report/capacity-section';
-import { ARTIFACTS, expectQuietAndOffline, openHtmlFile, skipWithoutChromium, useChromium } from '../support/browser';
+import { expectQuietAndOffline, openHtmlFile, skipWithoutChromium, useChromium, saveScreenshot } from '../support/browser';
 import { capacityFixture } from '../support/capacity-fixture';
 
 const SKIP = skipWithoutChromium('capacity-report-browser');
@@ -112,7 +112,7 @@ describe.skipIf(SKIP)('report.html capacity section in Chromium', () => {
     for (const c of charts) expect(c.widestRow[2], `${c.metric}: objective drawn`).toBeGreaterThan(200);
     await expect(page.locator('.chart-error').count()).resolves.toBe(0);
 
-    await page.screenshot({ path: join(ARTIFACTS, 'report-capacity.png'), fullPage: true });
+    await saveScreenshot(page, 'report-capacity.png');
     expectQuietAndOffline(o);
   });
 });

@@ -21,13 +21,13 @@ import { renderReportHtml } from '../../lambdas/core/report/report-page';
 import type { ReportData } from '../../lambdas/core/report/types';
 import { replayCommand } from '../../lambdas/local/replay/command';
 import {
-  ARTIFACTS,
   expectNoInjection,
   expectQuietAndOffline,
   INJECTED_MARKUP,
   legendTexts,
   openHtmlFile,
   overflowing,
+  saveScreenshot,
   skipWithoutChromium,
   useChromium,
   type OpenedPage,
@@ -170,7 +170,7 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
     });
     const o = await open('ab', data, width);
     const { page } = o;
-    await page.screenshot({ path: join(ARTIFACTS, `report-ab-${width}.png`), fullPage: true });
+    await saveScreenshot(page, `report-ab-${width}.png`);
 
     const verdicts = await page.$$eval('table.verdicts tbody tr[data-metric]', (rows: BrowserElement[]) =>
       rows.map((r) => [r.getAttribute('data-metric'), r.querySelector('.badge')?.textContent, getComputedStyle(r.querySelector('.badge')).backgroundColor]),
@@ -213,7 +213,7 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
     const data = reportFixture({ names: ['llama3-8b-g5.2xlarge'], requests: 800, durationS: 300, title: 'Replay of prod-chat captures' });
     const o = await open('single', data, width);
     const { page } = o;
-    await page.screenshot({ path: join(ARTIFACTS, `report-single-${width}.png`), fullPage: true });
+    await saveScreenshot(page, `report-single-${width}.png`);
 
     await expect(page.locator('#verdicts').count()).resolves.toBe(0);
     await expect(page.locator('table.verdicts').count()).resolves.toBe(0);
@@ -235,7 +235,7 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
   it('a metric of one value: its ECDFs and its differences drawn as a single step, not an empty chart', async () => {
     const data = withEqualValues(reportFixture({ names: ['a', 'b'], requests: 600, compare: true }), 'output_sequence_length', 64);
     const o = await open('equal', data, 1440);
-    await o.page.locator('.metric[data-metric="output_sequence_length"]').screenshot({ path: join(ARTIFACTS, 'report-equal-values.png') });
+    await saveScreenshot(o.page, 'report-equal-values.png', '.metric[data-metric="output_sequence_length"]');
     const charts = (await chartStates(o.page)).filter((c) => c.metric === 'output_sequence_length' && c.kind !== 'time');
     expect(charts.map((c) => c.kind).sort()).toEqual(['diff', 'ecdf']);
     for (const c of charts) {
@@ -251,7 +251,7 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
     const data = reportWithMarkupEverywhere(INJECTED_MARKUP);
     const o = await open('injected', data, width);
     const { page } = o;
-    await page.screenshot({ path: join(ARTIFACTS, `report-injected-${width}.png`), fullPage: true });
+    await saveScreenshot(page, `report-injected-${width}.png`);
 
     await expectNoInjection(o);
     await expect(page.locator('main img, main svg, main link, main iframe').count()).resolves.toBe(0);
@@ -339,7 +339,7 @@ describe.skipIf(SKIP)('report.html of a run with markup from the capture and the
   it.each(WIDTHS)('at %i px: the markup stays text, runs nothing, requests nothing; charts drawn; no overflow', async (width) => {
     const o = await openHtmlFile(chromium.browser, join(chromium.dir, `run-${width}`, 'report.html'), html, { viewport: { width, height: 900 } });
     const { page } = o;
-    await page.screenshot({ path: join(ARTIFACTS, `report-hostile-run-${width}.png`), fullPage: true });
+    await saveScreenshot(page, `report-hostile-run-${width}.png`);
     await expectNoInjection(o);
     await expect(page.locator('main img, main svg, main link, main iframe').count()).resolves.toBe(0);
     // The targets' error types reach the page as text of at most 200 characters (the adapters may name them first).

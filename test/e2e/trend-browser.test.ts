@@ -17,13 +17,13 @@ import { scheduleIndexKey, type ScheduledRunInfo } from '../../lambdas/core/sche
 import { recordEmptyRun, recordScheduledRun, type HistoryLine } from '../../lambdas/core/scheduled-runs/history';
 import { renderTrendHtml, type TrendRun } from '../../lambdas/core/report/trend';
 import {
-  ARTIFACTS,
   expectNoInjection,
   expectQuietAndOffline,
   INJECTED_MARKUP,
   legendTexts,
   openHtmlFile,
   overflowing,
+  saveScreenshot,
   skipWithoutChromium,
   useChromium,
   type OpenedPage,
@@ -96,7 +96,7 @@ describe.skipIf(SKIP)('trend page in Chromium', () => {
     // Opened where it lives in the bucket: schedules/nightly/index.html.
     const opened = await openHtmlFile(chromium.browser, join(chromium.dir, String(width), 'schedules', 'nightly', 'index.html'), store.text(scheduleIndexKey('nightly')) as string, { viewport: { width, height: 900 } });
     const { page } = opened;
-    await page.screenshot({ path: join(ARTIFACTS, `trend-${width}.png`), fullPage: true });
+    await saveScreenshot(page, `trend-${width}.png`);
 
     const charts = await page.$$eval('.chart[data-chart="trend"]', (els: BrowserElement[]) =>
       els.map((el) => {
@@ -152,7 +152,7 @@ describe.skipIf(SKIP)('trend page in Chromium', () => {
     const html = renderTrendHtml({ schedule: INJECTED_MARKUP, generatedAt: INJECTED_MARKUP, runs, badLines: 2 }, BUNDLED_CHART_ASSETS);
     const opened = await openHtmlFile(chromium.browser, join(chromium.dir, `injected-${width}`, 'schedules', 'x', 'index.html'), html, { viewport: { width, height: 900 } });
     const { page } = opened;
-    await page.screenshot({ path: join(ARTIFACTS, `trend-injected-${width}.png`), fullPage: true });
+    await saveScreenshot(page, `trend-injected-${width}.png`);
 
     await expectNoInjection(opened);
     await expect(page.locator('main img, main svg, main link, main iframe').count()).resolves.toBe(0);

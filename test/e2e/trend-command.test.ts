@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HistoryLine } from '../../lambdas/core/scheduled-runs/history';
-import { ARTIFACTS, expectNoInjection, expectQuietAndOffline, openHtmlFile, overflowing, skipWithoutChromium, useChromium } from '../support/browser';
+import { expectNoInjection, expectQuietAndOffline, openHtmlFile, overflowing, skipWithoutChromium, useChromium, saveScreenshot } from '../support/browser';
 import { captureWeek } from '../support/capture-week';
 import { runCli, startMockProcess, type MockProcess } from '../support/processes';
 
@@ -111,7 +111,7 @@ describe.skipIf(SKIP)('trend command: the trend page from local runs and from a 
     expect(result.stdout).toBe(`Trend page of runs: ${page} (3 run(s))\n`);
 
     const opened = await openHtmlFile(chromium.browser, page, await readFile(page, 'utf8'), { viewport: { width: 1024, height: 900 } });
-    await opened.page.screenshot({ path: join(ARTIFACTS, 'trend-command-1024.png'), fullPage: true });
+    await saveScreenshot(opened.page, 'trend-command-1024.png');
     await expect(opened.page.locator('h1').textContent()).resolves.toBe('Schedule runs');
     const drawn = await charts(opened.page);
     expect(drawn.length).toBeGreaterThanOrEqual(4);

@@ -47,7 +47,7 @@ import { createUserWithPolicy, motoCompatibleS3Signing, setMotoEnforcement, UNAU
 import { evaluate, unusedActions, unusedResources, type PolicyStatement } from '../support/iam/policy-evaluator';
 import { functionPolicies, logicalIds } from '../support/iam/template-policies';
 import type { AwsCall } from '../support/iam/aws-call-recorder';
-import { ARTIFACTS, expectQuietAndOffline, launchChromium, openHtmlFile, skipWithoutChromium } from '../support/browser';
+import { expectQuietAndOffline, launchChromium, openHtmlFile, skipWithoutChromium, saveScreenshot } from '../support/browser';
 import { describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { startMockProcess, type MockProcess } from '../support/processes';
 import { machineLoad } from '../support/timing';
@@ -355,7 +355,7 @@ describeWithMoto('scheduled A/B on moto, IAM enforced: a window run, its verdict
       // Opened where it lives in the bucket, as trend-browser.test.ts does.
       const opened = await openHtmlFile(browser, join(dir, 'schedules', 'nightly', 'index.html'), await text(scheduleIndexKey('nightly')), { viewport: { width: 1280, height: 900 } });
       const { page } = opened;
-      await page.screenshot({ path: join(ARTIFACTS, 'scheduled-ab-trend.png'), fullPage: true });
+      await saveScreenshot(page, 'scheduled-ab-trend.png');
       const charts = await page.$$eval('.chart[data-chart="trend"]', (els) =>
         els.map((el) => ({ metric: (el as unknown as { dataset: Record<string, string> }).dataset.metric, points: el.getAttribute('data-points'), slots: el.getAttribute('data-slots'), canvases: el.querySelectorAll('canvas').length })),
       );

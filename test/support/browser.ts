@@ -16,6 +16,12 @@ import { REPO_ROOT } from './processes';
 
 /** Where the browser tests save their screenshots. */
 export const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
+/**
+ * Screenshots are taken when CR_SCREENSHOTS is set (e.g. `CR_SCREENSHOTS=1 npm test`): they are
+ * for a person to look at, and a full-page capture of a report page costs Chromium about a
+ * CPU-second (it lays out and rasterizes the whole page again); no assertion reads them.
+ */
+export const SCREENSHOTS = Boolean(process.env.CR_SCREENSHOTS);
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const HAVE_CHROMIUM = existsSync(CHROMIUM);
@@ -44,8 +50,8 @@ export async function launchChromium(label: string): Promise<Browser> {
 }
 
 /**
- * For a describe block: Chromium launched before its tests (a temp folder for their pages,
- * ARTIFACTS made) and closed after them (the folder deleted). The getters are valid inside
+ * For a describe block: Chromium launched before its tests (a temp folder for their pages)
+ * and closed after them (the folder deleted). The getters are valid inside
  * the tests.
  */
 export function useChromium(label: string): { readonly browser: Browser; readonly dir: string } {
@@ -54,7 +60,6 @@ export function useChromium(label: string): { readonly browser: Browser; readonl
   beforeAll(async () => {
     browser = await launchChromium(label);
     dir = mkdtempSync(join(tmpdir(), `${label}-`));
-    mkdirSync(ARTIFACTS, { recursive: true });
   });
   afterAll(async () => {
     await browser?.close();
@@ -179,6 +184,17 @@ export async function legendTexts(page: Page): Promise<{ chart: string; names: s
     const shown = (sel) => [...el.querySelectorAll('.u-legend ' + sel)].filter((c) => c.getClientRects().length > 0).map((c) => c.textContent);
     return { chart: el.dataset.chart + ' ' + (el.dataset.metric || '') + ' ' + (el.dataset.comparison || ''), names: shown('th'), values: shown('.u-value') };
   })`) as Promise<{ chart: string; names: string[]; values: string[] }[]>;
+}
+
+/**
+ * Saves `name` (a .png) under ARTIFACTS when screenshots are asked for (SCREENSHOTS): the whole
+ * page, or only the element `selector` finds.
+ */
+export async function saveScreenshot(page: Page, name: string, selector?: string): Promise<void> {
+  if (!SCREENSHOTS) return;
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const path = join(ARTIFACTS, name);
+  await (selector === undefined ? page.screenshot({ path, fullPage: true }) : page.locator(selector).screenshot({ path }));
 }
 
 /** Nothing logged as an error or warning, no request but the page's own file. */
