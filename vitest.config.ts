@@ -145,6 +145,8 @@ export const QUIET_TIER = 'quiet';
 const CLI_AND_MOTO = ['test/support/cli-bundle.ts', 'test/support/moto-zygote.ts'];
 /** ... and the tiers that synthesize the stack for its IAM statements, the run's stack-template server. */
 const CLI_MOTO_AND_TEMPLATES = [...CLI_AND_MOTO, 'test/support/iam/stack-template-server.ts'];
+/** ... and the tier whose page tests share the run's Chromium (test/support/browser-server.ts). */
+const CLI_MOTO_AND_BROWSER = [...CLI_AND_MOTO, 'test/support/browser-server.ts'];
 /** The tiers that run beside the timing tier, at a lower CPU priority (test/support/background-priority.ts). */
 const BACKGROUND = ['test/support/background-priority.ts'];
 /** ... and, for a tier whose files share a worker and set environment variables, the check that each puts them back. */
@@ -211,7 +213,7 @@ export default defineConfig({
       tier('fast', ['test/unit/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...SLOW, ...TIMING], isolate: false, setupFiles: BACKGROUND, testTimeout: 60_000 }),
       tier('slow', SLOW, { maxWorkers: SHARED_WORKERS, isolate: false, setupFiles: BACKGROUND, testTimeout: 240_000 }),
       tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, isolate: false, exclude: [...TIMING, ...QUIET], globalSetup: CLI_MOTO_AND_TEMPLATES, setupFiles: BACKGROUND_SHARED_ENV, testTimeout: 120_000 }),
-      tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, isolate: false, exclude: TIMING, globalSetup: CLI_AND_MOTO, setupFiles: BACKGROUND_SHARED_ENV, testTimeout: 240_000 }),
+      tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, isolate: false, exclude: TIMING, globalSetup: CLI_MOTO_AND_BROWSER, setupFiles: BACKGROUND_SHARED_ENV, testTimeout: 240_000 }),
       tier('infra', ['test/infra/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, isolate: false, setupFiles: BACKGROUND_SHARED_ENV, testTimeout: 120_000 }),
       tier(TIMING_TIER, TIMING, { maxWorkers: 1, globalSetup: CLI_MOTO_AND_TEMPLATES }),
       tier(QUIET_TIER, QUIET, { maxWorkers: 1 }),

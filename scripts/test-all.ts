@@ -13,9 +13,9 @@
  *
  * What the test files of both vitest processes use is made once, before they start, and named
  * to them in the environment: the CLI's bundle (test/support/cli-bundle.ts), the moto zygote
- * (test/support/moto-zygote.ts) and the stack-template server
- * (test/support/iam/stack-template-server.ts), whose global setups then find them and start
- * nothing; and CR_TEST_RUN names the run for what its files share in files
+ * (test/support/moto-zygote.ts), the stack-template server
+ * (test/support/iam/stack-template-server.ts) and the browser server
+ * (test/support/browser-server.ts), whose global setups then find them and start nothing; and CR_TEST_RUN names the run for what its files share in files
  * (test/support/run-shared.ts: the mocks' bundles, moto's probes, the shared synthesis).
  *
  * Each check runs in a session of its own; for a check at the lowest priority, its scheduling
@@ -32,6 +32,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { QUIET_TIER, SHARED_TIERS, TIMING_TIER } from '../vitest.config';
+import startBrowserServer from '../test/support/browser-server';
 import startCliBundle from '../test/support/cli-bundle';
 import startStackTemplateServer from '../test/support/iam/stack-template-server';
 import startMotoZygote from '../test/support/moto-zygote';
@@ -132,7 +133,7 @@ const passed = (o: Outcome) => o.code === 0;
 const describe = (o: Outcome) => `${passed(o) ? 'passed' : o.signal ? `stopped by ${o.signal}` : `failed (exit ${o.code})`} in ${o.seconds} s`;
 
 process.env[RUN_ENV] = String(process.pid);
-const teardowns = [await startCliBundle(), startMotoZygote(), startStackTemplateServer()];
+const teardowns = [await startCliBundle(), startMotoZygote(), startStackTemplateServer(), startBrowserServer()];
 const quiet = vitestCheck('tests (quiet tier)', [QUIET_TIER]);
 const checks = [...CHECKS, quiet];
 const outcomes = await Promise.all(CHECKS.map(run));

@@ -5,12 +5,14 @@
  * blocked and recorded, and every console error or warning and uncaught page error is kept,
  * so a test can say the page is self-contained and quiet.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { runBrowserEndpoint } from './browser-server';
+import { CHROMIUM_MISSING, connectBrowser, HAVE_CHROMIUM, launchBrowser } from './chromium';
 import { matchChildSessions } from './priority';
 import { REPO_ROOT } from './processes';
 
@@ -23,10 +25,6 @@ export const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
  */
 export const SCREENSHOTS = Boolean(process.env.CR_SCREENSHOTS);
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const HAVE_CHROMIUM = existsSync(CHROMIUM);
-export const CHROMIUM_MISSING = `no Chromium at ${CHROMIUM} (install Debian's chromium package: apt-get install chromium; or set CHROMIUM_PATH)`;
-
 /**
  * Whether `label`'s browser tests skip: locally a missing browser skips, saying so; under CI
  * it does not skip, and launchChromium fails instead.
@@ -37,28 +35,33 @@ export function skipWithoutChromium(label: string): boolean {
   return skip;
 }
 
-/** Chromium headless, with nothing of its own on the network (so a request seen is the page's). */
+/** Chromium of this process's own (chromium.ts), at this process's priority. */
 export async function launchChromium(label: string): Promise<Browser> {
   if (!HAVE_CHROMIUM) throw new Error(`${label}: ${CHROMIUM_MISSING}; CI must install it (.ci/run)`);
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchBrowser();
   // Playwright starts Chromium in a session of its own: at this tier's priority, its group too.
   matchChildSessions();
   return browser;
 }
 
+/** The run's Chromium when the run has one (browser-server.ts), else one of this process's own. */
+async function runOrOwnChromium(label: string): Promise<Browser> {
+  if (!HAVE_CHROMIUM) throw new Error(`${label}: ${CHROMIUM_MISSING}; CI must install it (.ci/run)`);
+  const endpoint = await runBrowserEndpoint();
+  return endpoint === null ? launchChromium(label) : connectBrowser(endpoint);
+}
+
 /**
- * For a describe block: Chromium launched before its tests (a temp folder for their pages)
- * and closed after them (the folder deleted). The getters are valid inside
+ * For a describe block: Chromium before its tests (the run's, or launched for them) and a temp
+ * folder for their pages; after them, the browser closed (from the run's: disconnected, the
+ * block's contexts closed) and the folder deleted. The getters are valid inside
  * the tests.
  */
 export function useChromium(label: string): { readonly browser: Browser; readonly dir: string } {
   let browser: Browser | undefined;
   let dir: string | undefined;
   beforeAll(async () => {
-    browser = await launchChromium(label);
+    browser = await runOrOwnChromium(label);
     dir = mkdtempSync(join(tmpdir(), `${label}-`));
   });
   afterAll(async () => {

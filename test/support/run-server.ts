@@ -1,14 +1,14 @@
 /**
  * A helper server that a run starts once (`npm test`, or the global setup of the tiers that use
  * it in a vitest run), and its test files ask over a Unix socket: one JSON line each way per
- * connection. The moto zygote (moto-zygote.ts) and the stack-template server
- * (iam/stack-template-server.ts) are such servers. The server makes its socket appear only
- * once it listens (bound under another name, then renamed), and exits when its parent (`npm
- * test`'s script or the vitest process) is gone.
+ * connection. The moto zygote (moto-zygote.ts), the stack-template server
+ * (iam/stack-template-server.ts) and the browser server (browser-server.ts) are such servers.
+ * The server makes its socket appear only once it listens (bound under another name, then
+ * renamed), and exits when its parent (`npm test`'s script or the vitest process) is gone.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isAlive } from './run-shared';
@@ -67,4 +67,33 @@ export async function askRunServer<T>(envName: string, request: unknown, readyTi
   });
   if (!answer.trim()) throw new Error(`the run's server (${envName}) closed without an answer`);
   return JSON.parse(answer) as T;
+}
+
+/**
+ * The server's side, run as its script: answers each request on `socket` with `answer(request)`
+ * (a thrown error answers `{ error }`), makes the socket appear once it listens, and exits when
+ * its parent is gone.
+ */
+export function serveRunServer(socket: string, answer: (request: unknown) => unknown): void {
+  // Half-open: the asker ends its side after its request; the answer goes back on ours.
+  const server = createServer({ allowHalfOpen: true }, (conn) => {
+    let text = '';
+    conn.setEncoding('utf8');
+    conn.on('data', (chunk: string) => (text += chunk));
+    conn.on('end', () => {
+      const reply = (value: unknown) => conn.end(JSON.stringify(value) + '\n');
+      const failed = (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) });
+      try {
+        Promise.resolve(answer(JSON.parse(text))).then(reply, failed);
+      } catch (error) {
+        failed(error);
+      }
+    });
+    conn.on('error', () => undefined); // a caller gone: the next one is served
+  });
+  server.listen(`${socket}.binding`, () => renameSync(`${socket}.binding`, socket));
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.exit(0);
+  }, 1000);
 }

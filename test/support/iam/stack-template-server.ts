@@ -8,10 +8,8 @@
  * processes) it starts itself as a script; run as a script (`node --import tsx
  * stack-template-server.ts <socket>`), it serves.
  */
-import { renameSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { startRunServer } from '../run-server';
+import { serveRunServer, startRunServer } from '../run-server';
 
 export const STACK_TEMPLATE_SERVER_ENV = 'CR_TEST_STACK_TEMPLATE_SERVER';
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -23,28 +21,10 @@ export default function setup(): () => void {
 
 async function serve(socket: string): Promise<void> {
   const { stackTemplate } = await import('./stack-template');
-  // Half-open: the asker ends its side after its request; the answer goes back on ours.
-  const server = createServer({ allowHalfOpen: true }, (conn) => {
-    let text = '';
-    conn.setEncoding('utf8');
-    conn.on('data', (chunk: string) => (text += chunk));
-    conn.on('end', () => {
-      let answer: unknown;
-      try {
-        const { config, id } = JSON.parse(text) as { config: Record<string, unknown>; id: string };
-        answer = { template: stackTemplate(config, id) };
-      } catch (error) {
-        answer = { error: error instanceof Error ? error.message : String(error) };
-      }
-      conn.end(JSON.stringify(answer) + '\n');
-    });
-    conn.on('error', () => undefined); // a caller gone: the next one is served
+  serveRunServer(socket, (request) => {
+    const { config, id } = request as { config: Record<string, unknown>; id: string };
+    return { template: stackTemplate(config, id) };
   });
-  server.listen(`${socket}.binding`, () => renameSync(`${socket}.binding`, socket));
-  const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) process.exit(0);
-  }, 1000);
 }
 
 if (process.argv[1] === SCRIPT) await serve(process.argv[2] as string);

@@ -1,0 +1,47 @@
+/**
+ * The run's Chromium (a run server: run-server.ts), for the page tests of the end-to-end tier:
+ * launched at the first file's request and shared by the others, each in browser contexts of
+ * its own, where each file would otherwise launch one (about 1.5 CPU-seconds a launch). It runs
+ * at the lowest priority, as the tier's own processes do (priority.ts), and ends with the
+ * server: Chromium exits when the connection to the process that launched it closes.
+ *
+ * As a vitest global setup (the default export; `npm test` calls it once for both its vitest
+ * processes) it starts itself as a script; run as a script (`node --import tsx
+ * browser-server.ts <socket>`), it serves `{}` with `{ wsEndpoint }` for chromium.connect.
+ */
+import { fileURLToPath } from 'node:url';
+import type { BrowserServer } from 'playwright-core';
+import { launchBrowserServer } from './chromium';
+import { lowerThisProcess, matchChildSessions } from './priority';
+import { askRunServer, serveRunServer, startRunServer } from './run-server';
+
+export const BROWSER_SERVER_ENV = 'CR_TEST_BROWSER_SERVER';
+const SCRIPT = fileURLToPath(import.meta.url);
+
+/** Vitest global setup: starts the server (Chromium itself only when a file asks for it). */
+export default function setup(): () => void {
+  return startRunServer(BROWSER_SERVER_ENV, process.execPath, (socket) => ['--import', 'tsx', SCRIPT, socket]);
+}
+
+/** The run's Chromium's endpoint; null when the run has no browser server. */
+export async function runBrowserEndpoint(): Promise<string | null> {
+  const answer = await askRunServer<{ wsEndpoint?: string; error?: string }>(BROWSER_SERVER_ENV, {});
+  if (answer === null) return null;
+  if (!answer.wsEndpoint) throw new Error(`the run's Chromium did not start: ${answer.error ?? 'no endpoint'}`);
+  return answer.wsEndpoint;
+}
+
+function serve(socket: string): void {
+  lowerThisProcess();
+  let launched: Promise<BrowserServer> | undefined;
+  serveRunServer(socket, async () => {
+    launched ??= launchBrowserServer().then((server) => {
+      // Playwright starts Chromium in a session of its own: its scheduling group at this process's priority.
+      matchChildSessions();
+      return server;
+    });
+    return { wsEndpoint: (await launched).wsEndpoint() };
+  });
+}
+
+if (process.argv[1] === SCRIPT) serve(process.argv[2] as string);
