@@ -5,7 +5,8 @@
  * under a seed.
  *
  * Timing: token k of a stream is written at arrival + wait + ttft + k*itl on an absolute
- * timeline, so timer jitter never accumulates across tokens; the wait for a generation slot
+ * timeline, so timer jitter never accumulates across tokens (tokens due together share a
+ * write); the wait for a generation slot
  * is 0 unless `slots` is set (the queueing model: capacity.ts). prompt_tokens is the number
  * of whitespace-separated words in all message contents (deterministic, no tokenizer).
  *
@@ -96,20 +97,28 @@ function answerStream(res: ServerResponse, g: Generation, includeUsage: boolean)
   res.write(event({ role: 'assistant' }, null));
   let closed = false;
   res.on('close', () => (closed = true));
-  const writeToken = (k: number) => {
+  // Token k and every later one already due go out in one write, as a server flushes what it
+  // has generated: with no inter-token latency a whole answer is one write, not one per token.
+  const writeTokens = (first: number) => {
     if (closed) return;
-    const last = k === n - 1;
-    let out = event({ content: (k === 0 ? '' : ' ') + MOCK_WORDS[k % MOCK_WORDS.length] }, last ? 'stop' : null);
-    if (last) {
-      if (includeUsage) out += `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model, choices: [], usage: g.usage })}\n\n`;
-      out += 'data: [DONE]\n\n';
-      res.end(out);
-      return;
+    let out = '';
+    for (let k = first; ; k++) {
+      const last = k === n - 1;
+      out += event({ content: (k === 0 ? '' : ' ') + MOCK_WORDS[k % MOCK_WORDS.length] }, last ? 'stop' : null);
+      if (last) {
+        if (includeUsage) out += `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model, choices: [], usage: g.usage })}\n\n`;
+        out += 'data: [DONE]\n\n';
+        res.end(out);
+        return;
+      }
+      if (g.dueMs(k + 1) > performance.now()) {
+        res.write(out);
+        g.at(g.dueMs(k + 1), () => writeTokens(k + 1));
+        return;
+      }
     }
-    res.write(out);
-    g.at(g.dueMs(k + 1), () => writeToken(k + 1));
   };
-  g.at(g.dueMs(0), () => writeToken(0));
+  g.at(g.dueMs(0), () => writeTokens(0));
 }
 
 export async function startMockServer(options: MockServerOptions = {}): Promise<MockServer> {
