@@ -133,6 +133,8 @@ const passed = (o: Outcome) => o.code === 0;
 const describe = (o: Outcome) => `${passed(o) ? 'passed' : o.signal ? `stopped by ${o.signal}` : `failed (exit ${o.code})`} in ${o.seconds} s`;
 
 process.env[RUN_ENV] = String(process.pid);
+/** When this process started, for the run's total (npm's own start before it, a fraction of a second, is not in it). */
+const RUN_STARTED = Date.now() - Math.round(performance.now());
 const teardowns = [await startCliBundle(), startMotoZygote(), startStackTemplateServer(), startBrowserServer()];
 const quiet = vitestCheck('tests (quiet tier)', [QUIET_TIER]);
 const checks = [...CHECKS, quiet];
@@ -147,6 +149,7 @@ if (!stopped) {
   outcomes.push(await run(quiet));
 }
 process.stdout.write(`\n${outcomes.map((o) => `${passed(o) ? 'ok  ' : 'FAIL'} ${o.name}: ${describe(o)}`).join('\n')}\n`);
+process.stdout.write(`all checks: ${Math.round((Date.now() - RUN_STARTED) / 1000)} s\n`);
 const failures = outcomes.flatMap((outcome, i) => {
   const check = checks[i]!;
   if (passed(outcome) || check.report === undefined || outcome.signal) return [];
