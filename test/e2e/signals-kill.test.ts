@@ -21,11 +21,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('kill -9 while the results are written', () => {
   it('leaves no manifest and no file cut off under its final name', async () => {
-    // Many long streams: a large profile_export.jsonl (inter-chunk latencies), long to write.
+    // Many streams: a large profile_export.jsonl (~12.7 MB: 8,000 records of 100 inter-chunk
+    // latencies each), long to write; its size is the kill's margin. Records cost the CLI less
+    // per byte than tokens: 1,000 streams of 1,500 tokens wrote 4.4 MB for more CPU.
     const log = join(dir, 'fast.log');
-    const fast = await startMockProcess(['--ttft-ms', '0', '--itl-ms', '0', '--output-tokens', '1500', '--no-precise-timers', '--log', log]);
+    const fast = await startMockProcess(['--ttft-ms', '0', '--itl-ms', '0', '--output-tokens', '100', '--no-precise-timers', '--log', log]);
     try {
-      const folder = signalCaptures(dir, 'crash', 1000, 300);
+      const folder = signalCaptures(dir, 'crash', 8000, 2000);
       const runDir = join(dir, 'out', 'crash');
       const targetDir = join(runDir, 'target');
       const cli = startCli(['replay', folder, '--url', fast.url, '--streaming', '--out', join(dir, 'out'), '--run-id', 'crash', '--no-progress', '--lead', '200', '--timeout', '60000', '--rehearsal', '0']);
