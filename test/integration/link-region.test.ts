@@ -7,7 +7,7 @@
  * CLI runs.
  */
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -77,6 +77,7 @@ describeWithMoto('link to an object in another Region', () => {
       expect(code, err.text()).toBe(0);
       expect(signedRegion(out.text().trim())).toBe('us-west-2');
     } finally {
+      rmSync(dir, { recursive: true, force: true });
       process.env = env;
     }
   });

@@ -3,9 +3,37 @@
  * (test/infra, the IAM tests' deployments, the simulator's sizing check).
  */
 import { App } from 'aws-cdk-lib';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from './processes';
+import { isAlive } from './run-shared';
+
+const ASSEMBLIES = 'cr-cdk-assemblies-';
+
+/** This process's folder of synthesized assemblies (made at first use), or undefined. */
+let assemblies: string | undefined;
+
+/**
+ * A new folder for one App's cloud assembly, in this process's folder of them
+ * (`cr-cdk-assemblies-<pid>` in the temp folder), removed when the process exits, or, for a
+ * process ended by a signal (vitest ends its workers so), by the next process that makes one.
+ * An App given no outdir makes `cdk.outXXXXXX` in the temp folder and leaves it there:
+ * hundreds a test run.
+ */
+export function assemblyOutdir(): string {
+  if (assemblies === undefined) {
+    for (const name of readdirSync(tmpdir())) {
+      const pid = Number(name.startsWith(ASSEMBLIES) ? name.slice(ASSEMBLIES.length) : NaN);
+      if (Number.isInteger(pid) && pid !== process.pid && !isAlive(pid)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    }
+    const root = join(tmpdir(), `${ASSEMBLIES}${process.pid}`);
+    mkdirSync(root, { recursive: true });
+    assemblies = root;
+    process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+  }
+  return mkdtempSync(join(assemblies, 'app-'));
+}
 
 /** The feature flags `cdk synth` runs with (cdk.json's context), so the template is the deployed one. */
 export function cdkFeatureFlags(): Record<string, unknown> {
@@ -25,5 +53,5 @@ export function cdkFeatureFlags(): Record<string, unknown> {
  */
 export function templateApp(options: { featureFlags?: boolean } = {}): App {
   const flags = options.featureFlags ? cdkFeatureFlags() : {};
-  return new App({ context: { ...flags, 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
+  return new App({ outdir: assemblyOutdir(), context: { ...flags, 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
 }

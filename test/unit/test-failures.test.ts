@@ -1,11 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { failureLines } from '../../scripts/test-failures';
 
 const root = '/repo';
 const dir = mkdtempSync(join(tmpdir(), 'test-failures-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const reportOf = (report: unknown) => {
   const path = join(dir, `${Math.random()}.json`);
   writeFileSync(path, JSON.stringify(report));

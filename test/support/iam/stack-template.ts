@@ -7,6 +7,7 @@
  * the server runs, and what a file run without it falls back to.
  */
 import { Template } from 'aws-cdk-lib/assertions';
+import { rmSync } from 'node:fs';
 import { CaptureReplayStack } from '../../../lib/capture-replay-stack';
 import { parseDeploymentConfig } from '../../../lib/config';
 import { templateApp } from '../cdk-app';
@@ -14,5 +15,10 @@ import type { CfnTemplate } from './template-policies';
 
 export function stackTemplate(config: Record<string, unknown>, id: string): CfnTemplate {
   const app = templateApp({ featureFlags: true });
-  return Template.fromStack(new CaptureReplayStack(app, id, { config: parseDeploymentConfig(config) })).toJSON() as CfnTemplate;
+  try {
+    return Template.fromStack(new CaptureReplayStack(app, id, { config: parseDeploymentConfig(config) })).toJSON() as CfnTemplate;
+  } finally {
+    // At once: the run's stack-template server ends by SIGKILL, with no exit handler run.
+    rmSync(app.outdir, { recursive: true, force: true });
+  }
 }

@@ -4,18 +4,18 @@
  * visibility timeouts, redrive, and the fire function's lead, grace, shard size and
  * connections) read back from the synthesized template (no bundling).
  */
-import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { CaptureReplayStack } from '../../../lib/capture-replay-stack';
 import { parseDeploymentConfig } from '../../../lib/config';
 import { ENV } from '../../../lambdas/runtime/config';
 import { stackFor, type FunctionSettings } from '../../../sim/settings';
+import { templateApp } from '../../support/cdk-app';
 
 type Props = Record<string, unknown>;
 
 function synthesized(rate: number, targets: number) {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = templateApp();
   const config = parseDeploymentConfig({ peakRequestsPerSecond: rate, targets: Array.from({ length: targets }, (_, i) => ({ name: `t${i}`, url: 'https://target.example.com' })) });
   const t = Template.fromStack(new CaptureReplayStack(app, 'SimStack', { config }));
   const fns = t.findResources('AWS::Lambda::Function') as Record<string, { Properties: Props }>;
