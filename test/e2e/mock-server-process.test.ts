@@ -1,6 +1,8 @@
 /**
  * The bundled mock server as its own process, standalone and through the CLI: it flushes its
- * log on SIGTERM, its help names the command as a user types it, bad arguments are refused.
+ * log on SIGTERM, its help names the command as a user types it (run by its path through tsx,
+ * as a user runs it from the clone), bad arguments are refused (the same module from the run's
+ * bundle of it, mockServerLaunch: a start without tsx's).
  * (Its HTTP behaviour and timing: test/unit/http/mock-server.test.ts.)
  */
 import { spawn } from 'node:child_process';
@@ -10,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../support/processes';
+import { mockServerLaunch, REPO_ROOT } from '../support/processes';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -30,7 +32,7 @@ describe('standalone process', () => {
   it('flushes its log on SIGTERM and exits 0', async () => {
     const dir = await tempDir();
     const logFile = join(dir, 'log.jsonl');
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'lambdas/mocks/mock-server.ts'), '--port', '0', '--ttft-ms', '0', '--itl-ms', '0', '--log', logFile], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(await mockServerLaunch()), '--port', '0', '--ttft-ms', '0', '--itl-ms', '0', '--log', logFile], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     const lines = createInterface({ input: child.stdout });
     const stdout: string[] = [];
     lines.on('line', (l) => stdout.push(l));
@@ -64,7 +66,7 @@ describe('standalone process', () => {
     [['--port', 'abc'], '--port'],
     [['--output-tokens', '0'], '--output-tokens'],
   ])('rejects bad arguments %j with a message naming %s', async (args, name) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'lambdas/mocks/mock-server.ts'), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(await mockServerLaunch()), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const [code] = (await once(child, 'exit')) as [number];

@@ -101,6 +101,13 @@ export async function startUrlProcess(entry: string[], args: string[], label: st
 /** The arrivals a mock process started with `--log <log>` has written so far. */
 export const loggedArrivals = (log: string): number => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0);
 
+/** Node's arguments that run the mock server's module as the tests run it: from the run's bundle (bundledEntry). */
+export async function mockServerLaunch(): Promise<string[]> {
+  const entry = join(REPO_ROOT, 'lambdas/mocks/mock-server.ts');
+  const bundled = await bundledEntry(entry);
+  return bundled === entry ? ['--import', 'tsx', entry] : ['--enable-source-maps', bundled];
+}
+
 /** The bundled OpenAI-compatible mock server as its own process. */
 export function startMockProcess(args: string[]): Promise<MockProcess> {
   return startUrlProcess([join(REPO_ROOT, 'lambdas/mocks/mock-server.ts')], args, 'mock server');
