@@ -22,9 +22,10 @@ interface RunServerRef {
  * Starts `command` with `args(socket)` without waiting for it, and names it to the test files
  * in `envName` (their processes inherit this one's environment). Returns the teardown. When
  * `envName` already names a server (started by `npm test` for all its vitest processes:
- * scripts/test-all.ts), that one serves, and nothing is started.
+ * scripts/test-all.ts), that one serves, and nothing is started. The teardown stops the server
+ * with SIGKILL, or `stopSignal` for a server that cleans up on it.
  */
-export function startRunServer(envName: string, command: string, args: (socket: string) => string[]): () => void {
+export function startRunServer(envName: string, command: string, args: (socket: string) => string[], options: { stopSignal?: NodeJS.Signals } = {}): () => void {
   if (process.env[envName]) return () => undefined;
   const dir = mkdtempSync(join(tmpdir(), 'cr-run-server-'));
   const socket = join(dir, 'server.sock');
@@ -32,7 +33,9 @@ export function startRunServer(envName: string, command: string, args: (socket: 
   child.once('error', () => undefined); // not startable: the files do without it
   if (child.pid !== undefined) process.env[envName] = JSON.stringify({ socket, pid: child.pid } satisfies RunServerRef);
   return () => {
-    child.kill('SIGKILL');
+    child.kill(options.stopSignal ?? 'SIGKILL');
+    // Not waited for: a server cleaning up on its signal finishes on its own.
+    child.unref();
     rmSync(dir, { recursive: true, force: true });
   };
 }
