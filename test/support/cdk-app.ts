@@ -3,11 +3,11 @@
  * (test/infra, the IAM tests' deployments, the simulator's sizing check).
  */
 import { App } from 'aws-cdk-lib';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from './processes';
-import { isAlive } from './run-shared';
+import { removeEndedRuns } from './run-shared';
 
 const ASSEMBLIES = 'cr-cdk-assemblies-';
 
@@ -18,15 +18,12 @@ let assemblies: string | undefined;
  * A new folder for one App's cloud assembly, in this process's folder of them
  * (`cr-cdk-assemblies-<pid>` in the temp folder), removed when the process exits, or, for a
  * process ended by a signal (vitest ends its workers so), by the next process that makes one.
- * An App given no outdir makes `cdk.outXXXXXX` in the temp folder and leaves it there:
- * hundreds a test run.
+ * An App given no outdir makes `cdk.outXXXXXX` in the temp folder and leaves it there, one
+ * per synthesis.
  */
 export function assemblyOutdir(): string {
   if (assemblies === undefined) {
-    for (const name of readdirSync(tmpdir())) {
-      const pid = Number(name.startsWith(ASSEMBLIES) ? name.slice(ASSEMBLIES.length) : NaN);
-      if (Number.isInteger(pid) && pid !== process.pid && !isAlive(pid)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
-    }
+    removeEndedRuns(ASSEMBLIES, tmpdir(), process.pid);
     const root = join(tmpdir(), `${ASSEMBLIES}${process.pid}`);
     mkdirSync(root, { recursive: true });
     assemblies = root;

@@ -30,12 +30,15 @@ export function runSharedPath(name: string, base = tmpdir()): string {
   return join(base, `${name}${runPid()}`);
 }
 
-/** Removes the `name` files and folders in `base` of runs that have ended. */
-export function removeEndedRuns(name: string, base = tmpdir()): void {
+/**
+ * Removes the `name<pid>` files and folders in `base` whose process has ended: by default
+ * those of runs (their pid names the run) other than this one.
+ */
+export function removeEndedRuns(name: string, base = tmpdir(), owner = runPid()): void {
   if (!existsSync(base)) return;
   for (const entry of readdirSync(base)) {
     const pid = Number(entry.startsWith(name) ? entry.slice(name.length) : NaN);
-    if (Number.isInteger(pid) && pid !== runPid() && !isAlive(pid)) rmSync(join(base, entry), { recursive: true, force: true });
+    if (Number.isInteger(pid) && pid !== owner && !isAlive(pid)) rmSync(join(base, entry), { recursive: true, force: true });
   }
 }
 

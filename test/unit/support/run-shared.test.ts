@@ -2,11 +2,11 @@
  * oncePerRun (test/support/run-shared.ts): what one `vitest run` shares is produced once, and in
  * a base folder that does not exist yet (node_modules/.cache on a fresh clone, as CI has it).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { oncePerRun, RUN_ENV, runSharedPath } from '../../support/run-shared';
+import { oncePerRun, removeEndedRuns, RUN_ENV, runSharedPath } from '../../support/run-shared';
 import { startRunServer } from '../../support/run-server';
 
 const root = mkdtempSync(join(tmpdir(), 'cr-run-shared-'));
@@ -50,4 +50,15 @@ it('a run server already named in the environment serves: nothing is started', (
   } finally {
     delete process.env[name];
   }
+});
+
+it("removes the folders of ended processes, not the owner's nor a live process's (the owner: this run, or a process given)", () => {
+  const base = mkdtempSync(join(root, 'ended-'));
+  // A pid above the kernel's maximum (4,194,304) names no process.
+  const folder = (pid: number) => join(base, `cr-x-${pid}`);
+  const pids = [99_999_999, 99_999_998, process.pid];
+  for (const pid of pids) mkdirSync(folder(pid));
+  // The owner's folder stays even when its pid is not a live process's.
+  removeEndedRuns('cr-x-', base, 99_999_998);
+  expect(pids.map((pid) => existsSync(folder(pid)))).toEqual([false, true, true]);
 });
