@@ -19,6 +19,8 @@ export interface MockProcess {
 /** Where the run's bundles of server entries go: inside the repository, so that their packages resolve from its node_modules. */
 const BUNDLES_BASE = join(REPO_ROOT, 'node_modules', '.cache');
 
+/** The OpenAI-compatible mock server's module. */
+const MOCK_SERVER = join(REPO_ROOT, 'lambdas/mocks/mock-server.ts');
 /** The fire worker thread's module (lambdas/local/fire-workers.ts starts it through tsx, fire-worker-entry.mjs). */
 const FIRE_WORKER = 'lambdas/local/fire-worker.ts';
 /** The servers the tests start most, and the fire worker: bundled once per run. */
@@ -60,16 +62,20 @@ export async function bundledFireWorker(): Promise<URL> {
   return pathToFileURL(await bundledEntry(join(REPO_ROOT, FIRE_WORKER)));
 }
 
+/** Node's arguments for `entry` (a script and its arguments): its bundle when the run bundles it, else the script through tsx. */
+async function launchArgs(entry: string[]): Promise<string[]> {
+  const [script, ...rest] = entry;
+  const bundled = script === undefined ? undefined : await bundledEntry(script);
+  return bundled !== undefined && bundled !== script ? ['--enable-source-maps', bundled, ...rest] : ['--import', 'tsx', ...entry];
+}
+
 /**
  * Starts a server entry (a bundled mock: `<entry> --port 0 <args...>`) as its own process and
  * waits for its `{"url": ...}` line. A TypeScript entry the run bundles runs from its bundle;
  * another runs through tsx.
  */
 export async function startUrlProcess(entry: string[], args: string[], label: string): Promise<MockProcess> {
-  const [script, ...rest] = entry;
-  const bundled = script === undefined ? undefined : await bundledEntry(script);
-  const launch = bundled !== undefined && bundled !== script ? ['--enable-source-maps', bundled, ...rest] : ['--import', 'tsx', ...entry];
-  const child = spawn(process.execPath, ['--no-warnings', ...launch, '--port', '0', ...args], {
+  const child = spawn(process.execPath, ['--no-warnings', ...(await launchArgs(entry)), '--port', '0', ...args], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -102,15 +108,11 @@ export async function startUrlProcess(entry: string[], args: string[], label: st
 export const loggedArrivals = (log: string): number => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0);
 
 /** Node's arguments that run the mock server's module as the tests run it: from the run's bundle (bundledEntry). */
-export async function mockServerLaunch(): Promise<string[]> {
-  const entry = join(REPO_ROOT, 'lambdas/mocks/mock-server.ts');
-  const bundled = await bundledEntry(entry);
-  return bundled === entry ? ['--import', 'tsx', entry] : ['--enable-source-maps', bundled];
-}
+export const mockServerLaunch = (): Promise<string[]> => launchArgs([MOCK_SERVER]);
 
 /** The bundled OpenAI-compatible mock server as its own process. */
 export function startMockProcess(args: string[]): Promise<MockProcess> {
-  return startUrlProcess([join(REPO_ROOT, 'lambdas/mocks/mock-server.ts')], args, 'mock server');
+  return startUrlProcess([MOCK_SERVER], args, 'mock server');
 }
 
 export interface CliResult {
