@@ -15,8 +15,9 @@
  * to them in the environment: the CLI's bundle (test/support/cli-bundle.ts), the moto zygote
  * (test/support/moto-zygote.ts), the stack-template server
  * (test/support/iam/stack-template-server.ts) and the browser server
- * (test/support/browser-server.ts), whose global setups then find them and start nothing; and CR_TEST_RUN names the run for what its files share in files
- * (test/support/run-shared.ts: the mocks' bundles, moto's probes, the shared synthesis).
+ * (test/support/browser-server.ts), whose global setups then find them and start nothing;
+ * and CR_TEST_RUN names the run for what its files share in files (test/support/run-shared.ts:
+ * the mocks' bundles, moto's probes, the shared synthesis).
  *
  * Each check runs in a session of its own; for a check at the lowest priority, its scheduling
  * group is lowered too (test/support/priority.ts says why). A stop signal is passed on to each.
@@ -133,8 +134,6 @@ const passed = (o: Outcome) => o.code === 0;
 const describe = (o: Outcome) => `${passed(o) ? 'passed' : o.signal ? `stopped by ${o.signal}` : `failed (exit ${o.code})`} in ${o.seconds} s`;
 
 process.env[RUN_ENV] = String(process.pid);
-/** When this process started, for the run's total (npm's own start before it, a fraction of a second, is not in it). */
-const RUN_STARTED = Date.now() - Math.round(performance.now());
 const teardowns = [await startCliBundle(), startMotoZygote(), startStackTemplateServer(), startBrowserServer()];
 const quiet = vitestCheck('tests (quiet tier)', [QUIET_TIER]);
 const checks = [...CHECKS, quiet];
@@ -149,7 +148,8 @@ if (!stopped) {
   outcomes.push(await run(quiet));
 }
 process.stdout.write(`\n${outcomes.map((o) => `${passed(o) ? 'ok  ' : 'FAIL'} ${o.name}: ${describe(o)}`).join('\n')}\n`);
-process.stdout.write(`all checks: ${Math.round((Date.now() - RUN_STARTED) / 1000)} s\n`);
+// performance.now(): since this process started (npm's own start before it is not counted).
+process.stdout.write(`all checks: ${Math.round(performance.now() / 1000)} s\n`);
 const failures = outcomes.flatMap((outcome, i) => {
   const check = checks[i]!;
   if (passed(outcome) || check.report === undefined || outcome.signal) return [];

@@ -85,12 +85,9 @@ export function serveRunServer(socket: string, answer: (request: unknown) => unk
     conn.on('data', (chunk: string) => (text += chunk));
     conn.on('end', () => {
       const reply = (value: unknown) => conn.end(JSON.stringify(value) + '\n');
-      const failed = (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) });
-      try {
-        Promise.resolve(answer(JSON.parse(text))).then(reply, failed);
-      } catch (error) {
-        failed(error);
-      }
+      Promise.resolve()
+        .then(() => answer(JSON.parse(text)))
+        .then(reply, (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }));
     });
     conn.on('error', () => undefined); // a caller gone: the next one is served
   });
