@@ -66,7 +66,8 @@ function namedExportsOfLazyPackages(repoRoot: string): Plugin {
         let names: string[];
         try {
           names = Object.keys(requireFromRepo(args.path) as object).filter((n) => n !== 'default' && /^[A-Za-z_$][\w$]*$/.test(n));
-        } catch {
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ERR_REQUIRE_ESM') throw error;
           return { contents: `export * from ${spec};`, resolveDir: repoRoot, loader: 'js' };
         }
         const lines = [`import * as lazy from ${spec};`, ...names.map((n) => `export const ${n} = lazy.${n};`)];
