@@ -26,7 +26,7 @@ try {
   process.exit(1);
 }
 // The stack's constructs and cdk-nag are loaded once the configuration is known to be good: a
-// wrong one is reported without loading them (seconds of CPU).
+// wrong one is reported without loading them.
 const [{ CaptureReplayStack }, { AwsSolutionsChecks }] = await Promise.all([import('../lib/capture-replay-stack'), import('cdk-nag')]);
 new CaptureReplayStack(app, config.stackName, {
   config,

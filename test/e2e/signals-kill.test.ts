@@ -21,9 +21,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('kill -9 while the results are written', () => {
   it('leaves no manifest and no file cut off under its final name', async () => {
-    // Many streams: a large profile_export.jsonl (~12.7 MB: 8,000 records of 100 inter-chunk
-    // latencies each), long to write; its size is the kill's margin. Records cost the CLI less
-    // per byte than tokens: 1,000 streams of 1,500 tokens wrote 4.4 MB for more CPU.
+    // Many streams: a large profile_export.jsonl, long to write: its size is the kill's margin.
+    // Records make it large, not tokens: the tokens the CLI reads in one chunk have inter-chunk
+    // latencies of 0, a few bytes each.
     const log = join(dir, 'fast.log');
     const fast = await startMockProcess(['--ttft-ms', '0', '--itl-ms', '0', '--output-tokens', '100', '--no-precise-timers', '--log', log]);
     try {

@@ -4,7 +4,7 @@
  * or by the next process after one ended by a signal),
  * and a template asked of stackTemplate (what the run's stack-template server runs, ended by
  * SIGKILL) is removed at once. An App given no outdir leaves a `cdk.outXXXXXX` folder in the
- * temp folder: hundreds a test run, gigabytes over a few weeks of runs.
+ * temp folder, one per synthesis.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';

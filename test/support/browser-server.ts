@@ -1,7 +1,7 @@
 /**
  * The run's Chromium (a run server: run-server.ts), for the page tests of the end-to-end tier:
  * launched at the first file's request and shared by the others, each in browser contexts of
- * its own, where each file would otherwise launch one (about 1.5 CPU-seconds a launch). It runs
+ * its own, where each file would otherwise launch one. It runs
  * at the lowest priority, as the tier's own processes do (priority.ts), and ends with the
  * server: Chromium exits when the connection to the process that launched it closes.
  *
@@ -21,7 +21,7 @@ const SCRIPT = fileURLToPath(import.meta.url);
 /** Vitest global setup: starts the server (Chromium itself only when a file asks for it). */
 export default function setup(): () => void {
   // Stopped by SIGTERM, on which Playwright closes Chromium and deletes its profile folder (a
-  // SIGKILL would leave ~6 MB in the temp folder each run).
+  // SIGKILL would leave the folder in the temp folder).
   return startRunServer(BROWSER_SERVER_ENV, process.execPath, (socket) => ['--import', 'tsx', SCRIPT, socket], { stopSignal: 'SIGTERM' });
 }
 

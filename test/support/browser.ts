@@ -20,8 +20,8 @@ import { REPO_ROOT } from './processes';
 export const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
 /**
  * Screenshots are taken when CR_SCREENSHOTS is set (e.g. `CR_SCREENSHOTS=1 npm test`): they are
- * for a person to look at, and a full-page capture of a report page costs Chromium about a
- * CPU-second (it lays out and rasterizes the whole page again); no assertion reads them.
+ * for a person to look at, no assertion reads them, and a full-page capture makes Chromium lay
+ * out and rasterize the whole page again (docs/testing.md).
  */
 export const SCREENSHOTS = Boolean(process.env.CR_SCREENSHOTS);
 
@@ -35,9 +35,14 @@ export function skipWithoutChromium(label: string): boolean {
   return skip;
 }
 
+/** Fails naming what to install when the machine has no Chromium. */
+function requireChromium(label: string): void {
+  if (!HAVE_CHROMIUM) throw new Error(`${label}: ${CHROMIUM_MISSING}; CI must install it (.ci/run)`);
+}
+
 /** Chromium of this process's own (chromium.ts), at this process's priority. */
 export async function launchChromium(label: string): Promise<Browser> {
-  if (!HAVE_CHROMIUM) throw new Error(`${label}: ${CHROMIUM_MISSING}; CI must install it (.ci/run)`);
+  requireChromium(label);
   const browser = await launchBrowser();
   // Playwright starts Chromium in a session of its own: at this tier's priority, its group too.
   matchChildSessions();
@@ -46,7 +51,7 @@ export async function launchChromium(label: string): Promise<Browser> {
 
 /** The run's Chromium when the run has one (browser-server.ts), else one of this process's own. */
 async function runOrOwnChromium(label: string): Promise<Browser> {
-  if (!HAVE_CHROMIUM) throw new Error(`${label}: ${CHROMIUM_MISSING}; CI must install it (.ci/run)`);
+  requireChromium(label);
   const endpoint = await runBrowserEndpoint();
   return endpoint === null ? launchChromium(label) : connectBrowser(endpoint);
 }

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserServer } from 'playwright-core';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const HAVE_CHROMIUM = existsSync(CHROMIUM);
 export const CHROMIUM_MISSING = `no Chromium at ${CHROMIUM} (install Debian's chromium package: apt-get install chromium; or set CHROMIUM_PATH)`;
 

@@ -1,8 +1,7 @@
 /**
  * The mock server's writes: tokens due at the same moment go out in one write (one chunk of
  * the chunked response), as a server flushes what it has generated; tokens due apart go out
- * apart. A token per write made a 1,500-token answer with no inter-token latency cost the
- * mock ~1,500 writes.
+ * apart.
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
