@@ -12,12 +12,15 @@
  * - A request reached more than `expireAfterMs` after its due time is dropped as `expired`,
  *   whatever the late policy (the fire loop does it): a shard that comes back after a
  *   failure or a visibility timeout never sends traffic into a run that may be finalised.
+ * - A refused claim is read back: when it is this attempt's own (the SDK retried a PUT whose
+ *   first try was stored, and the retry got 412), the shard fires; only another's is held.
  * - A redelivery that finds the claim taken but no results: if the claim is older than
  *   `claimLeaseMs` (the fire function's timeout), the claimant fired and died before its
  *   results were written, and its requests are recorded as `lost` now; a younger claim may
  *   belong to a worker still firing (SQS can deliver a duplicate at once), so nothing is
  *   written and the deadline covers it. Either way nothing is fired twice.
  */
+import { randomUUID } from 'node:crypto';
 import type { Clock, MessageQueue, ObjectStore } from '../../ports';
 import { computeProfileRecord } from '../metrics/record-metrics';
 import type { FireOutcome, ScheduledRequest } from '../types';
@@ -68,17 +71,12 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
   const wire = await shardRequests(message, deps.store);
   const requests = await Promise.all(wire.map((w) => fromWire(w, (key) => deps.store.get(key))));
   await deps.prepare?.(message, requests);
-  const claimed = await deps.store.putIfAbsent(
-    claimKey(message.runId, message.target, message.shardId),
-    JSON.stringify({ workerId: deps.workerId, atNs: deps.clock.nowNs().toString() }),
-    'application/json',
-  );
+  const claim = await claimShard(deps, claimKey(message.runId, message.target, message.shardId));
   const key = resultsKey(message.runId, message.target, message.shardId);
   const writeResults = (lines: ResultLine[]) => withRetries(() => deps.store.putIfAbsent(key, encodeResultLines(lines), 'application/x-ndjson'), deps.clock);
-  if (!claimed) {
+  if (claim.held) {
     if (await deps.store.get(key)) return { action: 'duplicate', message, outcomes: [] };
-    const claim = await deps.store.get(claimKey(message.runId, message.target, message.shardId));
-    const claimedAtNs = claim ? claimTimeNs(claim) : null;
+    const claimedAtNs = claim.bytes ? claimTimeNs(claim.bytes) : null;
     const leaseNs = BigInt(deps.claimLeaseMs) * 1_000_000n;
     if (claimedAtNs === null || deps.clock.nowNs() - claimedAtNs <= leaseNs) return { action: 'duplicate', message, outcomes: [] };
     const startNs = BigInt(message.startNs);
@@ -101,6 +99,21 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
   );
   await writeResults(lines);
   return { action: 'fired', message, outcomes };
+}
+
+/**
+ * Claims the shard: a conditional create of a body unique to this attempt (the nonce: one
+ * invocation can hold two deliveries of a shard). A refused create is read back and compared:
+ * the SDK retries a PUT that answered 5xx, and when the first try had in fact been stored the
+ * retry meets its own claim (412). `held`: another attempt's claim (or one that cannot be
+ * read), with its bytes when there are some.
+ */
+async function claimShard(deps: HandleShardDeps, key: string): Promise<{ held: false } | { held: true; bytes: Uint8Array | null }> {
+  const body = JSON.stringify({ workerId: deps.workerId, atNs: deps.clock.nowNs().toString(), nonce: randomUUID() });
+  if (await deps.store.putIfAbsent(key, body, 'application/json')) return { held: false };
+  const bytes = await deps.store.get(key);
+  if (bytes && new TextDecoder().decode(bytes) === body) return { held: false };
+  return { held: true, bytes };
 }
 
 const claimSchema = z.object({ atNs: z.string().regex(/^\d+$/) });
