@@ -3,6 +3,7 @@ import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { assertDeployable, placeholdersIn, type DeploymentConfig } from './config';
 import { addOutputs } from './outputs';
+import { natLimitWarnings } from './nat-limits';
 import { isCrossAccount, type DeployEnvironment } from './placement';
 import { CaptureReplayStateful } from './stateful';
 import { fireSizingOf } from './sizing';
@@ -60,6 +61,9 @@ export class CaptureReplayStack extends Stack {
       });
       new CfnRule(this, 'ConfiguredBeforeDeploy', { assertions: [{ assert: Fn.conditionEquals(state.valueAsString, 'configured'), assertDescription: message }] });
     }
+
+    // In a VPC the targets may be reached through a NAT gateway, whose limits per destination the peak can pass (lib/nat-limits.ts).
+    if (config.vpc) for (const w of natLimitWarnings(config, sizing, env.region)) Annotations.of(this).addWarningV2(w.id, w.message);
 
     NagSuppressions.addStackSuppressions(this, [
       { id: 'AwsSolutions-IAM4', reason: 'AWSLambdaBasicExecutionRole (logs only) on the functions and the CDK bucket-notification helper; nothing broader.' },
