@@ -71,6 +71,11 @@ export interface AwsModelSettings {
   unreservedMinimum: number;
   esm: {
     initialConcurrency: number;
+    /**
+     * Batches the event source adds a minute while messages wait (standard mode): AWS documents
+     * "up to 300", a ceiling; the schedulers plan for half of it (sqs-delay.ts
+     * PLANNED_RAMP_PER_MINUTE). Set it lower to see a slower source: more than 0.
+     */
     growthPerMinute: number;
     /** The most an SQS event source invokes at once without MaximumConcurrency. */
     maxConcurrency: number;
@@ -84,6 +89,7 @@ export interface AwsModelSettings {
     idlePollersWithMax: number;
     idlePollersWithoutMax: number;
   };
+  /** Provisioned mode: invokes and bytes a second per poller, and concurrency added a minute (documented "up to 1,000"; more than 0). */
   provisioned: { invokesPerPoller: number; bytesPerPollerPerS: number; growthPerMinute: number };
   lambda: {
     scalePer10s: number;
@@ -346,7 +352,10 @@ const CHOICES: Record<string, readonly string[]> = {
   'stack.eventSourceMode': ['standard', 'provisioned'],
 };
 
-/** Every problem at once: a choice outside its list, a number that is not finite or is negative (a lognormal's mu may be). */
+/** Settings that must be more than 0: the event sources' ramps (at 0 a source would never grow). */
+const POSITIVE = new Set(['aws.esm.growthPerMinute', 'aws.provisioned.growthPerMinute']);
+
+/** Every problem at once: a choice outside its list, a number that is not finite or is negative (a lognormal's mu may be), a ramp of 0. */
 export function validateSettings(settings: SimSettings): void {
   const problems: string[] = [];
   const walk = (node: unknown, path: string) => {
@@ -356,7 +365,9 @@ export function validateSettings(settings: SimSettings): void {
     }
     const choices = CHOICES[path];
     if (choices && !choices.includes(node as string)) problems.push(`${path} must be one of ${choices.join(', ')} (got ${String(node)})`);
-    if (typeof node === 'number' && (!Number.isFinite(node) || (node < 0 && !path.endsWith('.mu')))) problems.push(`${path} must be a finite number >= 0 (got ${node})`);
+    if (typeof node === 'number' && POSITIVE.has(path)) {
+      if (!(Number.isFinite(node) && node > 0)) problems.push(`${path} must be a number > 0, invocations the event source adds a minute (got ${node})`);
+    } else if (typeof node === 'number' && (!Number.isFinite(node) || (node < 0 && !path.endsWith('.mu')))) problems.push(`${path} must be a finite number >= 0 (got ${node})`);
   };
   walk(settings, '');
   const s3 = settings.aws.s3;

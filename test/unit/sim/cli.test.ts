@@ -45,6 +45,10 @@ describe('sim command', () => {
     [[...BASE, '--set', 'stack.latePolicy=sometimes'], /stack\.latePolicy must be one of fire, drop/],
     [[...BASE, '--set', 'stack.fire.batchSize=11'], /stack\.fire\.batchSize must be a whole number 1-10/],
     [[...BASE, '--latency-p50', '2', '--latency-p99', '1'], /p99 >= p50/],
+    // The event source's ramp: at 0 a source would never grow, below 0 means nothing.
+    [[...BASE, '--set', 'aws.esm.growthPerMinute=0'], /^sim: aws\.esm\.growthPerMinute must be a number > 0, invocations the event source adds a minute \(got 0\)\n$/],
+    [[...BASE, '--set', 'aws.esm.growthPerMinute=-150'], /^sim: aws\.esm\.growthPerMinute must be a number > 0.*\(got -150\)\n$/],
+    [[...BASE, '--set', 'aws.provisioned.growthPerMinute=0'], /aws\.provisioned\.growthPerMinute must be a number > 0/],
   ])('%j is refused in one line with exit code 2', (args, message) => {
     const { code, out, err } = cli(args);
     expect(code).toBe(2);
