@@ -11,7 +11,7 @@
  *   what one vCPU sends (PER_VCPU_REQUESTS_PER_SECOND, bench/RESULTS.md). One shard a batch:
  *   a second lane in the same invocation would share its connections.
  * - Slot: unless set, the longest (up to SLOT_MAX_SECONDS) that leaves the fire function's
- *   15 minutes room for the lead, the event source's ramp and the request timeout. An
+ *   15 minutes room for the lead, the ramp of the peak's lanes and the request timeout. An
  *   invocation pays the lead before its slot and its slowest response after it: the longer the
  *   slot, the more requests share them.
  * - Memory: what the lane's rate needs of a vCPU (1,769 MB is one), at least 1,024 MB.
@@ -26,15 +26,16 @@
  *   keeps it from throttling itself. The need is reported as it is, never cut to what an
  *   account or an event source allows: whether it fits is the configuration's check
  *   (lib/concurrency.ts), which refuses it by name.
- * - Ramp: the event source adds 5 batches a second while messages wait, so each slot's shards
- *   are delivered along that ramp, over `rampSeconds` before the lead (sqs-delay.ts
- *   rampLeads): a message's lead goes up to `maxLeadSeconds`.
+ * - Ramp: the event source grows while messages wait, "up to" 300 batches a minute; each
+ *   slot's shards are delivered along a ramp of half that (sqs-delay.ts
+ *   PLANNED_RAMP_PER_MINUTE, rampLeads), over `rampSeconds` before the lead: a message's lead
+ *   goes up to `maxLeadSeconds`, which the timeout holds.
  * - Timeout: the longest lead + slot + request timeout + 30 s, at most 900 s. The replay
  *   queue's visibility timeout is the timeout + 60 s, not AWS's general 6x: with maximum
  *   concurrency at or below reserved concurrency the function is not throttled (the reason for
  *   6x), and a failed shard must come back while it can still be fired, not 90 minutes later.
  */
-import { EVENT_SOURCE_SCALING, RAMP_MARGIN_MS } from '../lambdas/core/pipeline/sqs-delay';
+import { EVENT_SOURCE_SCALING, PLANNED_RAMP_PER_MINUTE, RAMP_MARGIN_MS } from '../lambdas/core/pipeline/sqs-delay';
 import { connectionsPerTarget } from '../lambdas/runtime/limits';
 import { responseTail } from './response-tail';
 
@@ -125,10 +126,10 @@ export function fireSizingOf(c: Omit<SizingInput, 'targets'> & AmplifiedRuns & {
   });
 }
 
-/** How long before the lead the first of `messages` due together is delivered on the event source's ramp, seconds (rampLeads). */
+/** How long before the lead the first of `messages` due together is delivered on the planned ramp, seconds (rampLeads). */
 export function rampSecondsTo(messages: number): number {
   if (messages <= EVENT_SOURCE_SCALING.initialBatches) return 0;
-  return Math.ceil(((messages - 1) * 60) / EVENT_SOURCE_SCALING.addedPerMinute + RAMP_MARGIN_MS / 1000);
+  return Math.ceil(((messages - 1) * 60) / PLANNED_RAMP_PER_MINUTE + RAMP_MARGIN_MS / 1000);
 }
 
 /**
@@ -148,25 +149,29 @@ function peakLanes(lanes: number, slot: number, leadSeconds: number, aliveAfter:
   return Math.ceil(mean + 3 * Math.sqrt(variance));
 }
 
-/** The slot when the user sets none: the longest that leaves room in 15 minutes for the lead, the longest ramp and the request timeout. */
-export function derivedSlotSeconds(leadSeconds: number, requestTimeoutSeconds: number): number {
-  const room = LAMBDA_MAX_SECONDS - AFTER_TIMEOUT_SECONDS - leadSeconds - rampSecondsTo(EVENT_SOURCE_MAX) - requestTimeoutSeconds;
+/**
+ * The slot when the user sets none: the longest that leaves room in 15 minutes for the lead,
+ * the ramp (the peak's lanes', or by default the longest an event source can need) and the
+ * request timeout.
+ */
+export function derivedSlotSeconds(leadSeconds: number, requestTimeoutSeconds: number, rampSeconds = rampSecondsTo(EVENT_SOURCE_MAX)): number {
+  const room = LAMBDA_MAX_SECONDS - AFTER_TIMEOUT_SECONDS - leadSeconds - rampSeconds - requestTimeoutSeconds;
   return Math.max(1, Math.min(SLOT_MAX_SECONDS, Math.floor(room)));
 }
 
 export function deriveFireSizing(i: SizingInput): FireSizing {
-  const slot = i.slotSeconds ?? derivedSlotSeconds(i.leadSeconds, i.requestTimeoutSeconds);
   const responses = { medianSeconds: Math.min(i.peakLatencyMedianSeconds, i.peakLatencySeconds), p99Seconds: i.peakLatencySeconds, timeoutSeconds: i.requestTimeoutSeconds };
   const tail = responseTail(responses);
   const mean = tail.meanSeconds;
   const connections = connectionsPerTarget(i.targets, undefined);
   const laneRate = Math.max(1, Math.floor(Math.min(PER_VCPU_REQUESTS_PER_SECOND, (CONNECTION_USE * connections) / mean)));
   const lanes = Math.max(1, Math.ceil(i.peakRequestsPerSecond / laneRate));
+  const ramp = rampSecondsTo(i.targets * lanes);
+  const slot = i.slotSeconds ?? derivedSlotSeconds(i.leadSeconds, i.requestTimeoutSeconds, ramp);
   const rate = i.peakRequestsPerSecond / lanes;
   const slowest = tail.expectedTailSeconds(rate, slot);
   const invocation = i.leadSeconds + slot + slowest + 1;
   const maxConcurrency = Math.max(2, peakLanes(i.targets * lanes, slot, i.leadSeconds, tail.tailSurvival(rate, slot)));
-  const ramp = rampSecondsTo(i.targets * lanes);
   const timeoutSeconds = Math.min(LAMBDA_MAX_SECONDS, Math.ceil(i.leadSeconds + ramp + slot + i.requestTimeoutSeconds + AFTER_TIMEOUT_SECONDS));
   return {
     slotSeconds: slot,

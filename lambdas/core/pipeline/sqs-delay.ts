@@ -30,6 +30,16 @@ export function deliveryDelay(firstDueNs: bigint, nowNs: bigint, leadMs: number)
  */
 export const EVENT_SOURCE_SCALING = { initialBatches: 5, addedPerMinute: 300 } as const;
 
+/**
+ * The ramp the schedulers plan each slot's deliveries along, batches added a minute: half of
+ * the documented rate. AWS's figure is a ceiling ("up to"), not a promise, and leads planned on
+ * it leave a slot's last lanes late whenever the event source grows slower (docs/simulator.md,
+ * "The goal", has the simulated figures). Planned at half, a source that grows at least that
+ * fast has started every lane by its due time minus the lead; a faster one only picks the early
+ * messages up sooner, and their invocations wait longer (billed).
+ */
+export const PLANNED_RAMP_PER_MINUTE = EVENT_SOURCE_SCALING.addedPerMinute / 2;
+
 /** Ramp deliveries come this much before the event source can take them, so that messages wait and it keeps scaling. */
 export const RAMP_MARGIN_MS = 2000;
 
@@ -43,22 +53,23 @@ export interface RampOptions {
 
 /**
  * How long before its first due time each message of a run should be delivered, so that the
- * replay queue's event source, adding at most 300 batches a minute, has picked up each one by
- * (due - lead). `duesMs` are the messages' first due times (ms), ascending, and `slotOf` each
- * one's slot; the result is each one's lead.
+ * replay queue's event source, adding at least PLANNED_RAMP_PER_MINUTE batches a minute (half
+ * of AWS's "up to 300"), has picked up each one by (due - lead). `duesMs` are the messages'
+ * first due times (ms), ascending, and `slotOf` each one's slot; the result is each one's lead.
  *
- * A slot's lanes are all due at its start, and the event source adds 5 batches a second only
- * while messages wait; between slots it may have scaled back (when, AWS does not say). So each
- * slot's messages are delivered along that ramp: from the slot's last message (due - lead)
- * backwards, each one 1/5 s of batches before the next, all of them RAMP_MARGIN_MS earlier
- * still, so that messages wait while the source grows. A slot of at most 5 batches needs no
- * ramp. Messages picked up early wait in their invocation (billed): the price
- * of not being late after the source scaled back, which an idle spell guarantees.
+ * A slot's lanes are all due at its start, and the event source grows only while messages
+ * wait; between slots it may have scaled back (when, AWS does not say). So each slot's
+ * messages are delivered along the planned ramp: from the slot's last message (due - lead)
+ * backwards, each batch 60 / PLANNED_RAMP_PER_MINUTE s before the next, all of them
+ * RAMP_MARGIN_MS earlier still, so that messages wait while the source grows. A slot of at most
+ * 5 batches needs no ramp. Messages picked up early wait in their invocation (billed): the
+ * price of not being late after the source scaled back, which an idle spell guarantees, or
+ * grew slower than its documented best.
  */
 export function rampLeads(duesMs: ArrayLike<number>, slotOf: ArrayLike<number>, o: RampOptions): Float64Array {
   const leads = new Float64Array(duesMs.length).fill(o.leadMs);
   const batch = Math.max(1, o.batchSize);
-  const spacingMs = 60_000 / EVENT_SOURCE_SCALING.addedPerMinute / batch;
+  const spacingMs = 60_000 / PLANNED_RAMP_PER_MINUTE / batch;
   for (let end = duesMs.length; end > 0; ) {
     let first = end - 1;
     while (first > 0 && slotOf[first - 1] === slotOf[end - 1]) first--;

@@ -49,11 +49,17 @@ describe('fire sizing from the declared peak', () => {
     expect(() => parseDeploymentConfig({ peakRequestsPerSecond: 10_000, peakLatencyMedianSeconds: 30, peakLatencySeconds: 120, targets: config.targets })).toThrow(/accountConcurrency/);
   });
 
-  it('derives the slot from what the 15 minutes leave: 120 s by default, shorter with a long request timeout; a slot set is kept', () => {
-    expect(deriveFireSizing({ ...base, peakRequestsPerSecond: 100, requestTimeoutSeconds: 600 }).slotSeconds).toBe(48);
+  it("derives the slot from what the 15 minutes leave after the lead, the ramp of the peak's lanes and the request timeout: 120 s by default, shorter when they leave less; a slot set is kept", () => {
+    // 100/s to two targets: 4 lanes, no ramp. A 600 s request timeout leaves 120 s; a 200 s lead with it 70 s.
+    expect(deriveFireSizing({ ...base, peakRequestsPerSecond: 100, requestTimeoutSeconds: 600 }).slotSeconds).toBe(120);
+    expect(deriveFireSizing({ ...base, peakRequestsPerSecond: 100, leadSeconds: 200, requestTimeoutSeconds: 600 }).slotSeconds).toBe(900 - 30 - 200 - 600);
+    // 10,000/s to two targets: 220 lanes, whose ramp comes out of the same 15 minutes, and the timeout holds it.
+    const s = deriveFireSizing({ ...base, peakRequestsPerSecond: 10_000, leadSeconds: 100, requestTimeoutSeconds: 600 });
+    expect(s.rampSeconds).toBeGreaterThan(0);
+    expect(s.slotSeconds).toBe(900 - 30 - 100 - s.rampSeconds - 600);
+    expect(s.timeoutSeconds).toBe(900);
+    expect(s.maxLeadSeconds).toBe(100 + s.rampSeconds);
     expect(deriveFireSizing({ ...base, peakRequestsPerSecond: 100, slotSeconds: 1 }).slotSeconds).toBe(1);
-    const s = deriveFireSizing({ ...base, peakRequestsPerSecond: 100, requestTimeoutSeconds: 600 });
-    expect(s.timeoutSeconds).toBeLessThanOrEqual(900);
   });
 
   it('refuses a median above the 99th percentile', () => {

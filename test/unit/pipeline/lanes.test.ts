@@ -12,7 +12,7 @@ import { runFireLoop } from '../../../lambdas/core/fire/fire-loop';
 import { shardPartsPrefix } from '../../../lambdas/core/pipeline/keys';
 import { partRequests } from '../../../lambdas/core/pipeline/shard-parts';
 import { cutShards, lanesFor, shardMessageSchema, type ShardMessage } from '../../../lambdas/core/pipeline/shards';
-import { EVENT_SOURCE_SCALING, rampLeads } from '../../../lambdas/core/pipeline/sqs-delay';
+import { EVENT_SOURCE_SCALING, PLANNED_RAMP_PER_MINUTE, rampLeads } from '../../../lambdas/core/pipeline/sqs-delay';
 import { handleShard, dispatchRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
 import type { ScheduledRequest } from '../../../lambdas/core/types';
 import { scheduledRequest } from '../../support/fixtures';
@@ -143,13 +143,13 @@ describe('shards by reference', () => {
 describe('the ramp of an event source scaling from idle', () => {
   /**
    * When each message is picked up by an event source that starts at 5 batches (idle, or scaled
-   * back to what it runs) and adds 300 a minute while messages wait, oldest first, nothing
-   * finishing meanwhile.
+   * back to what it runs) and adds `perMinute` (AWS's "up to 300" by default) while messages
+   * wait, oldest first, nothing finishing meanwhile.
    */
-  function pickups(deliveries: readonly number[]): number[] {
+  function pickups(deliveries: readonly number[], perMinute: number = EVENT_SOURCE_SCALING.addedPerMinute): number[] {
     const order = deliveries.map((_, i) => i).sort((a, b) => deliveries[a]! - deliveries[b]! || a - b);
     const out = new Array<number>(deliveries.length);
-    const perMs = EVENT_SOURCE_SCALING.addedPerMinute / 60_000;
+    const perMs = perMinute / 60_000;
     let level = EVENT_SOURCE_SCALING.initialBatches;
     let now = -Infinity;
     order.forEach((i, rank) => {
@@ -172,9 +172,12 @@ describe('the ramp of an event source scaling from idle', () => {
     const leads = rampLeads(dues, dues.map(() => 0), o);
     const picked = pickups(dues.map((d, k) => d - leads[k]!));
     dues.forEach((d, k) => expect(picked[k]).toBeLessThanOrEqual(d - 20_000));
-    // The slot's last message comes 2 s before the lead (the margin); the first (220 - 1) / 5 s earlier still.
+    // A source growing at half of AWS's ceiling, the planned ramp, is just as much on time.
+    const slow = pickups(dues.map((d, k) => d - leads[k]!), PLANNED_RAMP_PER_MINUTE);
+    dues.forEach((d, k) => expect(slow[k]).toBeLessThanOrEqual(d - 20_000));
+    // The slot's last message comes 2 s before the lead (the margin); the first 219 batches of the planned ramp earlier still.
     expect(leads.at(-1)).toBe(22_000);
-    expect(Math.abs(Math.max(...leads) - (20_000 + 219 * 200 + 2000))).toBeLessThan(50);
+    expect(Math.abs(Math.max(...leads) - (20_000 + (219 * 60_000) / PLANNED_RAMP_PER_MINUTE + 2000))).toBeLessThan(50);
     // Without the ramp, the same source picks the slot's last message ~43 s after its lead.
     const plain = pickups(dues.map((d) => d - 20_000));
     expect(plain.at(-1)! - (dues.at(-1)! - 20_000)).toBeGreaterThan(40_000);
@@ -184,9 +187,9 @@ describe('the ramp of an event source scaling from idle', () => {
     const dues = [0, 1, 2, 3].flatMap(slotDues);
     const leads = rampLeads(dues, dues.map((_, k) => Math.floor(k / 220)), o);
     for (let slot = 1; slot < 4; slot++) expect([...leads.slice(slot * 220, slot * 220 + 220)]).toEqual([...leads.slice(0, 220)]);
-    // Deliveries within a slot at most 5 a second: what the source adds while they wait.
+    // Deliveries within a slot at most as fast as the planned ramp: what the slowest source planned for adds while they wait.
     const deliveries = dues.slice(0, 220).map((d, k) => d - leads[k]!);
-    for (let k = 2; k < 219; k++) expect(deliveries[k + 1]! - deliveries[k]!).toBeGreaterThanOrEqual(199);
+    for (let k = 2; k < 219; k++) expect(deliveries[k + 1]! - deliveries[k]!).toBeGreaterThanOrEqual(60_000 / PLANNED_RAMP_PER_MINUTE - 1);
   });
 
   it('leaves the lead alone for a slot of five batches or fewer, and caps a lead at maxLeadMs', () => {
@@ -198,7 +201,7 @@ describe('the ramp of an event source scaling from idle', () => {
 
   it('dispatchRun: the ramp moves a file run\'s start so that its first messages can be sent on time; each carries its lead; the fire stage keeps a message delivered early for its own lead', async () => {
     const p = pipeline();
-    // 40 shards in one slot: 35 of them wait for the ramp (5 batches, +5 a second).
+    // 40 shards in one slot: 35 of them wait for the ramp (5 batches, then the planned ramp).
     const rs = requests(400, 1, 100);
     const result = await dispatchRun({
       runId: 'run-ramp',
@@ -219,8 +222,8 @@ describe('the ramp of an event source scaling from idle', () => {
     if (result.status !== 'scheduled') throw new Error('not scheduled');
     const sent = shardsSent(p.queue);
     expect(sent).toHaveLength(40);
-    // 39 / 5 s of ramp + 2 s of margin before the 20 s lead, and the send allowance: the start moved ~12 s later.
-    expect(Number(result.startNs - (S + 20n * SEC)) / 1e9).toBeGreaterThan(9);
+    // 39 batches of the planned ramp (15.6 s) + 2 s of margin before the 20 s lead, and the send allowance: the start moved ~20 s later.
+    expect(Number(result.startNs - (S + 20n * SEC)) / 1e9).toBeGreaterThan(17);
     for (const { sent: raw, message } of sent) {
       const lead = message.leadMs ?? 20_000;
       const visibleNs = raw.sentNs + BigInt(raw.delaySeconds) * SEC;
