@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -6,6 +6,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { STACK_METRICS } from '../lambdas/adapters/aws/emf';
 import { alarmCompatibleTopic, notifyAlarms } from './alarm-topic';
 import { HOURS_ROOT, RESULTS_ROOT, WORK_ROOT } from '../lambdas/core/pipeline/keys';
 import { SCHEDULES_ROOT } from '../lambdas/core/scheduled-runs/contract';
@@ -67,6 +68,8 @@ export class CaptureReplayStateful extends Construct {
   public readonly replay: QueuePair;
   public readonly collect: QueuePair;
   public readonly replayAgeAlarm: cloudwatch.Alarm;
+  /** A run the fire function's concurrency cannot start on time (the ingest or plan function's ExpectedLatenessSeconds above 0). */
+  public readonly undersizedRunAlarm: cloudwatch.Alarm;
   public readonly schedules?: ScheduleState;
   /** Every alarm of the stack. */
   public readonly alarms: cloudwatch.Alarm[];
@@ -119,9 +122,24 @@ export class CaptureReplayStateful extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     this.collect = this.queuePair('Collect', props.visibility.collect);
+    this.undersizedRunAlarm = new cloudwatch.Alarm(this, 'UndersizedRunAlarm', {
+      alarmDescription:
+        'capture-replay: a run needs more fire invocations at once than the fire function may run, and its requests will go out late (the ingest report\'s capacity and the ingest or plan log say by how much, and the value of peakRequestsPerSecond that fits)',
+      metric: new cloudwatch.Metric({
+        namespace: STACK_METRICS.namespace,
+        metricName: STACK_METRICS.expectedLateness,
+        dimensionsMap: { [STACK_METRICS.dimension]: Stack.of(this).stackName },
+        statistic: 'Maximum',
+        period: Duration.minutes(5),
+      }),
+      threshold: 0,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
     // The notify topic takes the alarms too unless they have their own.
     if (props.schedules) this.schedules = this.scheduleState(props.schedules, !props.alarms);
-    this.alarms = [this.ingest.alarm, this.replay.alarm, this.replayAgeAlarm, this.collect.alarm, ...(this.schedules ? [this.schedules.plan.alarm, this.schedules.schedulerDlqAlarm] : [])];
+    this.alarms = [this.ingest.alarm, this.replay.alarm, this.replayAgeAlarm, this.collect.alarm, this.undersizedRunAlarm, ...(this.schedules ? [this.schedules.plan.alarm, this.schedules.schedulerDlqAlarm] : [])];
     const alarmTopic = props.alarms ? this.alarmsTopic(props.alarms) : this.schedules?.topic;
     if (alarmTopic) {
       notifyAlarms(this.alarms, alarmTopic);

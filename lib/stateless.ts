@@ -202,7 +202,13 @@ export class CaptureReplayStateless extends Construct {
     // A subset of the targets for new captures; without it, the ingest replays to every target.
     const subset: Record<string, string> = typeof config.autoReplay === 'object' ? { [ENV.autoReplayTargets]: JSON.stringify(autoReplayTargets(config)) } : {};
     const vpc = this.vpcOf(config);
-    const ingest = new ReplayFunction(this, 'Ingest', { handlerName: 'ingest', logRetention, environment: { ...environment, ...subset }, timeout: FUNCTION_TIMEOUTS.ingest, memorySize: 3008 });
+    // The functions that dispatch runs weigh each run's lanes against the fire function's concurrency.
+    const dispatching: Record<string, string> = {
+      [ENV.fireConcurrency]: String(maxConcurrency),
+      [ENV.fireConcurrencySetting]: config.maxFireConcurrency ? 'maxFireConcurrency' : 'peakRequestsPerSecond',
+      [ENV.stackName]: Stack.of(this).stackName,
+    };
+    const ingest = new ReplayFunction(this, 'Ingest', { handlerName: 'ingest', logRetention, environment: { ...environment, ...subset, ...dispatching }, timeout: FUNCTION_TIMEOUTS.ingest, memorySize: 3008 });
     const fire = new ReplayFunction(this, 'Fire', {
       handlerName: 'fire',
       logRetention,
@@ -226,6 +232,7 @@ export class CaptureReplayStateless extends Construct {
       logRetention,
       environment: {
         ...environment,
+        ...dispatching,
         [ENV.schedules]: JSON.stringify(config.schedules),
         [ENV.captureBucket]: config.captureBucket,
         [ENV.capturePrefix]: config.capturePrefix,

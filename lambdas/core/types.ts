@@ -8,6 +8,7 @@
  *   hold epoch ns exactly, and AIPerf exports them as exact integers.
  * - Durations and offsets inside a plan are float milliseconds (suffix `Ms`).
  */
+import type { CapacityReport } from './pipeline/capacity';
 
 /** How SageMaker stored a payload's `data` string. A missing encoding means BASE64. */
 export type CaptureEncoding = 'JSON' | 'CSV' | 'BASE64';
@@ -142,6 +143,8 @@ export interface IngestReport {
   };
   /** What the intra-second policy did to the accepted records' times (added once they are planned). */
   timing?: TimingSummary;
+  /** A pipeline run's fire invocations against the fire function's concurrency (pipeline/capacity.ts). */
+  capacity?: CapacityReport;
 }
 
 /**

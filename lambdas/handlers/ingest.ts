@@ -3,6 +3,9 @@
  * capture prefix). Input: S3 event notifications (every record of each), S3 test events
  * (ignored), EventBridge Object Created events. Output: per capture file, one run: the
  * ingest report, shard messages on the replay queue, a deadline message on the collect queue.
+ * Capacity: each run's lanes are weighed against the fire function's concurrency (the ingest
+ * report's `capacity`); a run that cannot start on time is logged as a warning naming the
+ * setting to raise, and every run's expected lateness is a metric (run-input.ts logCapacity).
  * Failure: a bad message or a non-.jsonl key is logged and acknowledged; an AWS error fails
  * that SQS record alone (partial batch response) for a retry. Idempotent on (bucket, key,
  * ETag): the run id derives from them, and a scheduled run is not scheduled again.
@@ -19,9 +22,7 @@ import { CaptureSupersededError, openCaptureObject } from '../adapters/aws/s3-ca
 import { DuplicateFilter } from '../core/capture/duplicates';
 import { IngestReportBuilder } from '../core/capture/ingest-report';
 import { parseCaptureStream } from '../core/capture/stream';
-import { writeIngestReport } from '../core/export/artifacts';
 import { fileRunId } from '../core/ids';
-import { runPrefix } from '../core/pipeline/keys';
 import type { DispatchablePlan } from '../core/pipeline/dispatch';
 import { dispatchRun } from '../core/pipeline/stages';
 import { incompatibleAs, indexRecord, planIndexed, type IndexedEntry, type IndexedRecord, type PlanOptions } from '../core/plan/plan';
@@ -29,7 +30,7 @@ import { readBackRequests } from '../core/plan/read-back';
 import type { TargetKind } from '../core/types';
 import { targetKindOf, type RuntimeConfig, type TargetConfig } from '../runtime/config';
 import { defaultDeps, type Deps } from '../runtime/deps';
-import { baseInputConfig, schedulingOf, sendCollectMessages } from './run-input';
+import { baseInputConfig, fireCapacityOf, logCapacity, schedulingOf, sendCollectMessages } from './run-input';
 import { parseIngestMessage, type CaptureObjectRef } from './s3-events';
 
 
@@ -71,8 +72,6 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   const ingest = report.build();
   const plan = planIndexed(index, planOptions);
   index.length = 0;
-  // With what the intra-second policy did to the times (how many spread, by how much at most).
-  await writeIngestReport(deps.store, runPrefix(runId), { ...ingest, timing: plan.timing });
 
   // Pass 2 happens inside dispatchRun, a window of shards at a time: their lines are read
   // back by byte range and made requests just before their messages are sent.
@@ -115,6 +114,10 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     ...schedulingOf(config),
     // The ramp may start the run later than the lead; a mirror run keeps the capture's timeline.
     startMoves: !mirror,
+    // With what the intra-second policy did to the times (how many spread, by how much at most);
+    // dispatch adds the lanes against the fire function's concurrency.
+    ingestReport: { ...ingest, timing: plan.timing },
+    ...fireCapacityOf(config, config.amplify),
     inputConfig: { tool, mode: config.mode, ...(mirror ? { lag_ms: config.lagMs } : {}), ...(config.amplify !== 1 ? { amplify: config.amplify } : {}), capture: file, etag: object.etag, ...settings },
     notScheduledByReason: { ...plan.excluded, ...(duplicates ? { duplicate: duplicates } : {}) },
     store: deps.store,
@@ -122,6 +125,7 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     clock: deps.clock,
   });
   if (result.status === 'scheduled') await sendCollectMessages(deps.collectQueue, runId, targets, result);
+  if (result.status === 'scheduled') logCapacity(logger, { runId, stackName: config.stackName, capacity: result.capacity, nowMs: Number(deps.clock.nowNs() / 1_000_000n) });
   logger.info('capture file ingested', {
     runId,
     key: ref.key,

@@ -7,6 +7,8 @@
  * after the other), with the ingest report, shard messages and collect messages as ingest
  * sends them; or, when the window holds nothing to replay, an empty run in the schedule's
  * history (recordEmptyRun), not an error.
+ * Capacity: as the ingest's, the run's lanes are weighed against the fire function's
+ * concurrency, in the ingest report, a warning and a metric (run-input.ts logCapacity).
  * Failure: a malformed message, an unknown schedule, or a schedule the deployment cannot
  * run (a target or the capture bucket missing, a bad timezone) is logged and acknowledged:
  * a retry would fail the same way. An AWS error fails the record (partial batch response)
@@ -40,7 +42,7 @@ import type { IngestReport, TargetKind } from '../core/types';
 import type { Clock, MessageQueue, Notifier, ObjectStore } from '../ports';
 import { targetKindOf, type RuntimeConfig, type TargetConfig } from '../runtime/config';
 import { defaultDeps } from '../runtime/deps';
-import { baseInputConfig, schedulingOf, sendCollectMessages } from './run-input';
+import { baseInputConfig, fireCapacityOf, logCapacity, schedulingOf, sendCollectMessages } from './run-input';
 
 /** What the plan function uses of the deps (the production Deps has all of it; tests and the bench pass memory stores and captures). */
 export interface PlanDeps {
@@ -139,9 +141,9 @@ function planOptionsOf(runId: string, schedule: ScheduleConfig, config: RuntimeC
 type WindowPass = Awaited<ReturnType<typeof readWindow>>;
 
 /** A window run with requests: its shards sent, the collector told, the outcome logged. */
-async function dispatchWindow(deps: PlanDeps, w: { schedule: ScheduleConfig; info: ScheduledRunInfo; runId: string; targets: TargetConfig[]; kinds: TargetKind[]; pass: WindowPass; plans: Map<TargetKind, DispatchablePlan> }): Promise<void> {
+async function dispatchWindow(deps: PlanDeps, w: { schedule: ScheduleConfig; info: ScheduledRunInfo; runId: string; targets: TargetConfig[]; kinds: TargetKind[]; pass: WindowPass; plans: Map<TargetKind, DispatchablePlan>; report: IngestReport }): Promise<void> {
   const { config, logger } = deps;
-  const { schedule, info, runId, targets, kinds, pass, plans } = w;
+  const { schedule, info, runId, targets, kinds, pass, plans, report } = w;
   const names = targets.map((t) => t.name);
   const targetPlans = Object.fromEntries(targets.filter((t) => targetKindOf(t) !== kinds[0]).map((t) => [t.name, plans.get(targetKindOf(t)) as DispatchablePlan]));
   const sequential = schedule.dispatch === 'sequential';
@@ -160,6 +162,9 @@ async function dispatchWindow(deps: PlanDeps, w: { schedule: ScheduleConfig; inf
     graceMs: config.requestTimeoutMs + config.graceMs,
     ...schedulingOf(config),
     startMoves: true,
+    // Written by dispatch with the lanes against the fire function's concurrency.
+    ingestReport: report,
+    ...fireCapacityOf(config, schedule.amplify ?? 1),
     inputConfig: { tool, mode: 'window', captures: pass.filesRead, schedule: info, ...(schedule.amplify !== undefined ? { amplify: schedule.amplify } : {}), ...(sequential ? { start_offsets_ms: offsets } : {}), ...settings },
     notScheduledByReason: notScheduledOf(pass.plan, pass.counts),
     store: deps.store,
@@ -167,6 +172,7 @@ async function dispatchWindow(deps: PlanDeps, w: { schedule: ScheduleConfig; inf
     clock: deps.clock,
   });
   if (result.status === 'scheduled') await sendCollectMessages(deps.collectQueue, runId, names, result);
+  if (result.status === 'scheduled') logCapacity(logger, { runId, stackName: config.stackName, capacity: result.capacity, nowMs: Number(deps.clock.nowNs() / 1_000_000n) });
   logger.info('window run planned', {
     runId,
     schedule: schedule.name,
@@ -221,8 +227,7 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
   if (pass.counts.inWindow === 0) return empty('no captures in the window', report);
   if (pass.plan.entries.length === 0) return empty('no requests in the window after duplicates and sampling', report);
   if (!taken) return empty('no requests in the window that the targets take', report);
-  await writeIngestReport(store, runPrefix(runId), report);
-  await dispatchWindow(deps, { schedule, info, runId, targets, kinds, pass, plans });
+  await dispatchWindow(deps, { schedule, info, runId, targets, kinds, pass, plans, report });
 }
 
 /** The plan message of an SQS record, or why it is not one. */

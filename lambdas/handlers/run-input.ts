@@ -1,8 +1,12 @@
 /**
  * What the functions that schedule runs (ingest: a capture file; plan: a scheduled window)
- * share: how a run records its targets and settings, and the collect messages sent once a
- * run is scheduled.
+ * share: how a run records its targets and settings, the fire function's concurrency its lanes
+ * are weighed against and how that verdict is said (a log line and a metric), and the collect
+ * messages sent once a run is scheduled.
  */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { emfMembers, STACK_METRICS } from '../adapters/aws/emf';
+import type { CapacityReport } from '../core/pipeline/capacity';
 import { sendAll } from '../core/pipeline/common';
 import type { DispatchResult, DispatchRunArgs } from '../core/pipeline/dispatch';
 import { DEFAULT_SHARDING } from '../core/pipeline/shards';
@@ -52,4 +56,34 @@ export function schedulingOf(config: Pick<RuntimeConfig, 'slotMs' | 'maxShardReq
 export async function sendCollectMessages(queue: MessageQueue, runId: string, targets: readonly string[], result: Extract<DispatchResult, { status: 'scheduled' }>): Promise<void> {
   const now = targets.filter((t) => result.shardsByTarget[t] === 0);
   await sendAll(queue, [...targets.map((t) => collectMessage(runId, t, result.deadlineNs)), ...now.map((t) => ({ ...collectMessage(runId, t, 0n), id: `now-${t}`.replace(/[^A-Za-z0-9_-]/g, '_') }))]);
+}
+
+/** The fire function's concurrency as a run is weighed against it: the deployment's, at the run's amplification. */
+export function fireCapacityOf(config: Pick<RuntimeConfig, 'fireConcurrency'>, amplify: number): Pick<DispatchRunArgs, 'fireCapacity'> {
+  return config.fireConcurrency ? { fireCapacity: { ...config.fireConcurrency, amplify } } : {};
+}
+
+/**
+ * A run's capacity where an operator looks: a warning naming the setting to raise (and its
+ * value) when the fire function cannot start every lane on time, else one line at info; both
+ * carry the run's expected lateness and whether it is undersized as CloudWatch metrics (EMF,
+ * adapters/aws/emf.ts) with the stack's name as their `Stack` dimension.
+ */
+export function logCapacity(logger: Pick<Logger, 'info' | 'warn'>, o: { runId: string; stackName: string | undefined; capacity: CapacityReport | undefined; nowMs: number }): void {
+  const c = o.capacity;
+  if (!c) return;
+  const metrics = o.stackName
+    ? emfMembers({
+        namespace: STACK_METRICS.namespace,
+        dimensions: { [STACK_METRICS.dimension]: o.stackName },
+        metrics: [
+          { name: STACK_METRICS.expectedLateness, unit: 'Seconds', value: c.expectedLatenessSeconds },
+          { name: STACK_METRICS.undersizedRuns, unit: 'Count', value: c.onTime ? 0 : 1 },
+        ],
+        timestampMs: o.nowMs,
+      })
+    : {};
+  const fields = { runId: o.runId, lanesAtOnce: c.lanesAtOnce, concurrency: c.concurrency, lateLanes: c.lateLanes, lateRequests: c.lateRequests, ...(c.raise ? { raise: c.raise.setting, raiseTo: c.raise.value } : {}), reason: c.reason, ...metrics };
+  if (!c.onTime && c.raise) logger.warn(`run expected late by at least ${c.expectedLatenessSeconds} s: raise ${c.raise.setting} to ${c.raise.value}`, fields);
+  else logger.info('run capacity: every lane starts on time', fields);
 }

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ASCII, COMPONENT_NAME, CUSTOM_ATTRIBUTES_MAX, REGION, RESOURCE_NAME, SAGEMAKER_NAME_MAX } from '../adapters/sagemaker/target-spec';
+import type { CapacitySetting } from '../core/pipeline/capacity';
 import { MAX_AMPLIFY } from '../core/plan/amplify';
 import { scheduleConfigSchema, type ScheduleConfig } from '../core/scheduled-runs/contract';
 import { TARGET_NAME_PATTERN } from '../core/target-name';
@@ -47,6 +48,15 @@ export const ENV = {
   autoReplayTargets: 'AUTO_REPLAY_TARGETS',
   /** How long the fire function keeps a target's API key before reading its secret again, seconds. */
   secretsMaxAgeSeconds: 'SECRETS_MAX_AGE_SECONDS',
+  /**
+   * The fire event source's MaximumConcurrency (and reserved concurrency, when reserved), and the
+   * setting it comes from (`peakRequestsPerSecond` or `maxFireConcurrency`): the ingest and plan
+   * functions weigh each run's lanes against it (core/pipeline/capacity.ts).
+   */
+  fireConcurrency: 'FIRE_MAX_CONCURRENCY',
+  fireConcurrencySetting: 'FIRE_CONCURRENCY_SETTING',
+  /** The stack's name: the `Stack` dimension of the functions' metrics. */
+  stackName: 'STACK_NAME',
 } as const;
 
 /** A KMS key ARN; aliases are refused because grants on an alias do not cover the key. */
@@ -200,6 +210,9 @@ export const runtimeConfigSchema = z.object({
   [ENV.notifyTopicArn]: z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/, 'an SNS topic ARN').optional(),
   [ENV.autoReplayTargets]: jsonText.pipe(z.array(TARGET_NAME).min(1)).optional(),
   [ENV.secretsMaxAgeSeconds]: int(0, 3600).optional(),
+  [ENV.fireConcurrency]: int(1, 10_000).optional(),
+  [ENV.fireConcurrencySetting]: z.enum(['peakRequestsPerSecond', 'maxFireConcurrency']).default('peakRequestsPerSecond'),
+  [ENV.stackName]: z.string().min(1).optional(),
 }).superRefine((c, ctx) => {
   const names = c[ENV.targets].map((t) => t.name);
   for (const name of c[ENV.autoReplayTargets] ?? []) {
@@ -237,6 +250,9 @@ export interface RuntimeConfig {
   /** The targets new capture files replay to; undefined: every target. */
   autoReplayTargets: string[] | undefined;
   secretsMaxAgeSeconds: number | undefined;
+  /** What the fire function may run at once; undefined: not told (runs are not weighed against it). */
+  fireConcurrency: { concurrency: number; setting: CapacitySetting } | undefined;
+  stackName: string | undefined;
 }
 
 /** Parses the environment; throws one error listing every problem. */
@@ -247,6 +263,7 @@ export function parseRuntimeConfig(env: Record<string, string | undefined>): Run
     throw new Error(`invalid configuration:\n- ${problems.join('\n- ')}`);
   }
   const c = result.data;
+  const fireConcurrency = c[ENV.fireConcurrency];
   return {
     resultsBucket: c[ENV.resultsBucket],
     replayQueueUrl: c[ENV.replayQueueUrl],
@@ -275,5 +292,7 @@ export function parseRuntimeConfig(env: Record<string, string | undefined>): Run
     notifyTopicArn: c[ENV.notifyTopicArn],
     autoReplayTargets: c[ENV.autoReplayTargets],
     secretsMaxAgeSeconds: c[ENV.secretsMaxAgeSeconds],
+    fireConcurrency: fireConcurrency === undefined ? undefined : { concurrency: fireConcurrency, setting: c[ENV.fireConcurrencySetting] },
+    stackName: c[ENV.stackName],
   };
 }

@@ -209,7 +209,7 @@ describe('alarms', () => {
     const { stack, t, r, outputs } = synth({ ...base, schedules: [SCHEDULE], notify: { emails: ['ml@example.com'] } }, 'Notified');
     const topicId = onlyLogicalId(t, 'AWS::SNS::Topic', 'StatefulNotifyTopic');
     const actions = alarmActions(t);
-    expect(actions).toHaveLength(6); // ingest, replay, collect, plan DLQs; replay age; scheduler DLQ
+    expect(actions).toHaveLength(7); // ingest, replay, collect, plan DLQs; replay age; undersized run; scheduler DLQ
     for (const [id, a] of actions) expect(a, String(id)).toEqual([{ Ref: topicId }]);
     const keyId = onlyLogicalId(t, 'AWS::KMS::Key', 'StatefulNotifyTopicKey');
     expect(t.Resources[topicId]!.Properties?.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });

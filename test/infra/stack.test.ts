@@ -10,6 +10,8 @@ import { Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
+import { STACK_METRICS } from '../../lambdas/adapters/aws/emf';
+import { ENV } from '../../lambdas/runtime/config';
 import { CaptureReplayStack } from '../../lib/capture-replay-stack';
 import { DeploymentConfigError, loadDeploymentConfig, parseDeploymentConfig, placeholdersIn } from '../../lib/config';
 import { deriveFireSizing } from '../../lib/sizing';
@@ -85,9 +87,30 @@ describe('CaptureReplayStack', () => {
     // 6 x 900 s would bring a failed shard back 90 minutes later, into a finalised run.
     expect(byName('Replay').Properties.VisibilityTimeout).toBe((fn('Fire').Properties.Timeout as number) + 60);
     for (const q of resources('AWS::SQS::Queue')) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
-    expect(resources('AWS::CloudWatch::Alarm')).toHaveLength(4);
+    expect(resources('AWS::CloudWatch::Alarm')).toHaveLength(5);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 900 + sizing.timeoutSeconds + 120 });
+  });
+
+  it('tells the ingest the fire event source\'s concurrency, and alarms when a run is expected late (its ExpectedLatenessSeconds metric above 0, by stack)', () => {
+    const fireSource = resources('AWS::Lambda::EventSourceMapping').find((m) => JSON.stringify(m.Properties.EventSourceArn).includes('StatefulReplayQueue'))!;
+    const maximum = (fireSource.Properties.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency;
+    const env = (fn('Ingest').Properties.Environment as { Variables: Record<string, string> }).Variables;
+    expect(env).toMatchObject({ [ENV.fireConcurrency]: String(maximum), [ENV.fireConcurrencySetting]: 'peakRequestsPerSecond', [ENV.stackName]: stack.stackName });
+    expect(maximum).toBe(sizing.maxConcurrency);
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: STACK_METRICS.namespace,
+      MetricName: 'ExpectedLatenessSeconds',
+      Dimensions: [{ Name: 'Stack', Value: stack.stackName }],
+      Statistic: 'Maximum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+    // A concurrency set by hand is the setting to raise.
+    const capped = Template.fromStack(new CaptureReplayStack(templateApp(), 'Capped', { config: parseDeploymentConfig({ ...config, maxFireConcurrency: 7 }) }));
+    const ingest = Object.entries(capped.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith('StatelessIngest'))![1] as { Properties: { Environment: { Variables: Record<string, string> } } };
+    expect(ingest.Properties.Environment.Variables).toMatchObject({ [ENV.fireConcurrency]: '7', [ENV.fireConcurrencySetting]: 'maxFireConcurrency', [ENV.stackName]: 'Capped' });
   });
 
   it('grants each function exactly the actions its handler calls: no deletes, retention, tagging or queue reads beyond its event source', () => {

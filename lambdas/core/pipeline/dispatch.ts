@@ -24,13 +24,18 @@
  *   retried ingest reuses it, so shards sent by an earlier attempt and by this one share
  *   one timeline (their claims make the repeats harmless).
  * - Batches are packed by bytes and entries (SQS: 1 MiB and 10 per batch).
+ * - Told the fire function's concurrency (`fireCapacity`), it weighs the lanes the run needs at
+ *   once against it (capacity.ts) and writes the run's ingest report with that `capacity`
+ *   before the first message, for both triggers (the file run and the window run).
  */
 import { z } from 'zod';
 import type { Clock, MessageQueue, ObjectStore } from '../../ports';
+import { writeIngestReport } from '../export/artifacts';
 import { deterministicUuid } from '../ids';
-import type { ReplayPlan, RunManifest, ScheduledRequest } from '../types';
+import type { IngestReport, ReplayPlan, RunManifest, ScheduledRequest } from '../types';
+import { assessCapacity, busiestSecond, type CapacityReport, type FireCapacity, type LaneNeed } from './capacity';
 import { decodeJson, INGEST_SHARD, sendAll, type OutgoingMessage, type RunRecord } from './common';
-import { resultsKey, runRecordKey, runStartKey } from './keys';
+import { resultsKey, runPrefix, runRecordKey, runStartKey } from './keys';
 import { groupTargets, membershipOf, targetStartOffsets, unionOf, type Membership, type PlanItem, type DispatchablePlan } from './plan-groups';
 import { encodeResultLines, type ResultLine } from './results';
 import { cutShards, DEFAULT_SHARDING, slotsOf, type Shard, type ShardingOptions, type ShardMessage } from './shards';
@@ -75,6 +80,10 @@ export interface DispatchRunArgs {
   ramp?: { batchSize: number; maxLeadMs: number };
   /** The start may move later, for the ramp to be sent on time (file and window runs; a mirror run keeps the capture's timeline). */
   startMoves?: boolean;
+  /** The fire function's concurrency: the run's lanes are weighed against it (capacity.ts), the result in the ingest report. */
+  fireCapacity?: FireCapacity;
+  /** The run's ingest report: written under runs/<run>/ once the run is laid out (with `capacity`), before any message. */
+  ingestReport?: IngestReport;
   store: ObjectStore;
   queue: MessageQueue;
   clock: Clock;
@@ -101,6 +110,8 @@ export type DispatchResult =
       deadlineNs: bigint;
       startNs: bigint;
       emission: EmissionStats;
+      /** The run's lanes against the fire function's concurrency, when it was given. */
+      capacity?: CapacityReport;
     }
   | { status: 'duplicate'; shards: 0; messages: 0 };
 
@@ -224,6 +235,29 @@ async function fixStart(args: DispatchRunArgs, layout: RunLayout, prepared: Map<
   return stored ? BigInt(startRecordSchema.parse(decodeJson(stored)).startNs) : wanted;
 }
 
+/**
+ * The run's fire invocations (each shard for each target that takes some of it: its first and
+ * last due times from the run's start) weighed against the fire function's concurrency.
+ */
+function runCapacity(args: DispatchRunArgs, layout: RunLayout, capacity: FireCapacity): CapacityReport {
+  const lanes: LaneNeed[] = [];
+  for (const specs of layout.specsOf.values()) {
+    for (const spec of specs) {
+      const shard = layout.shards[spec.shard] as Shard<PlanItem>;
+      const { mask } = (layout.writer.membership[spec.group] as Membership[])[spec.shard] as Membership;
+      const shift = spec.dueMs - spec.offsetMs;
+      const taken = (k: number) => !mask || mask[k] === 1;
+      const last = mask ? mask.lastIndexOf(1) : shard.requests.length - 1;
+      lanes.push({
+        firstDueMs: spec.dueMs,
+        lastDueMs: (shard.requests[last] as PlanItem).offsetMs + shift,
+        dueBefore: (ms) => shard.requests.reduce((n, item, k) => n + (taken(k) && item.offsetMs + shift < ms ? 1 : 0), 0),
+      });
+    }
+  }
+  return assessCapacity(lanes, { leadMs: args.leadMs, busiestSecond: busiestSecond(layout.writer.items), capacity });
+}
+
 /** When a plan offset is due for a target, ns. */
 type DueOf = (offsetMs: number, target: string) => bigint;
 
@@ -304,6 +338,8 @@ export async function dispatchRun(args: DispatchRunArgs): Promise<DispatchResult
   const { store, runId } = args;
   if (await store.get(runRecordKey(runId))) return { status: 'duplicate', shards: 0, messages: 0 };
   const layout = layoutOf(args);
+  const capacity = args.fireCapacity ? runCapacity(args, layout, args.fireCapacity) : undefined;
+  if (args.ingestReport) await writeIngestReport(store, runPrefix(runId), { ...args.ingestReport, ...(capacity ? { capacity } : {}) });
   const prepared = new Map<SlotSpan, (LaneContent | null)[][]>();
   const startNs = await fixStart(args, layout, prepared);
   const dueOf: DueOf = (offsetMs, target) => startNs + BigInt(Math.round(offsetMs * 1e6)) + BigInt(Math.round(layout.shiftMs(target) * 1e6));
@@ -321,7 +357,7 @@ export async function dispatchRun(args: DispatchRunArgs): Promise<DispatchResult
   const record = runRecordOf(args, layout, startNs, args.clock.nowNs());
   await store.put(runRecordKey(runId), JSON.stringify(record), 'application/json');
   const shardsByTarget = Object.fromEntries(layout.groups.flatMap((g, gi) => g.targets.map((t) => [t, (layout.shardsOfGroup[gi] as unknown[]).length])));
-  return { status: 'scheduled', shards: layout.shards.length, messages: emission.messages, shardsByTarget, deadlineNs: BigInt(record.deadlineNs), startNs, emission };
+  return { status: 'scheduled', shards: layout.shards.length, messages: emission.messages, shardsByTarget, deadlineNs: BigInt(record.deadlineNs), startNs, emission, ...(capacity ? { capacity } : {}) };
 }
 
 /** The requests of union positions [first, end), each loaded (once) by the plan that owns it. */
