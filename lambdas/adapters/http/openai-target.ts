@@ -32,7 +32,7 @@ import { watchWire } from '../wire-stamps';
 import { createSocketReserve, type SocketReserve } from './socket-reserve';
 import { plausibleOpenAIUsage } from '../../core/metrics/usage';
 import type { ErrorDetails, TargetResult, TokenUsage } from '../../core/types';
-import { errorBodyText, errorMessageOf, JsonMemberScanner, notOneJsonObject, readCapped, RESPONSE_LIMITS, responseExcerpt, selectAnswerMembers, withExcerpt } from './response-body';
+import { eachChunk, errorBodyText, errorMessageOf, JsonMemberScanner, type ChunkSource, notOneJsonObject, readCapped, RESPONSE_LIMITS, responseExcerpt, selectAnswerMembers, withExcerpt } from './response-body';
 
 export interface OpenAITargetOptions {
   name: string;
@@ -209,7 +209,7 @@ async function measure(t: Target, request: TargetRequest, auth: string | undefin
       const said = location !== undefined ? `redirect to ${String(location)}` : errorBodyText(body);
       return failed(t, m, { code: status, type: 'HTTPError', message: withExcerpt(`HTTP ${status}`, said, t.excerptChars) });
     }
-    if (contentType.includes('text/event-stream')) return await readEventStream(t, m, response.body as AsyncIterable<Uint8Array>);
+    if (contentType.includes('text/event-stream')) return await readEventStream(t, m, response.body);
     return await readAnswer(t, m, response.body as AsyncIterable<Uint8Array>, contentType);
   } catch (error) {
     if (deadline.timedOut) return failed(t, m, { code: 408, type: 'TimeoutError', message: `no complete response within ${t.timeoutMs} ms` });
@@ -220,7 +220,7 @@ async function measure(t: Target, request: TargetRequest, auth: string | undefin
 }
 
 /** A 2xx SSE answer: each content-bearing event's time, usage, and how the stream ended. */
-async function readEventStream(t: Target, m: Measurement, body: AsyncIterable<Uint8Array>): Promise<TargetResult> {
+async function readEventStream(t: Target, m: Measurement, body: ChunkSource): Promise<TargetResult> {
   const { chunkTimes } = m;
   const excerptChars = t.excerptChars;
   let done = false;
@@ -264,14 +264,14 @@ async function readEventStream(t: Target, m: Measurement, body: AsyncIterable<Ui
     },
   });
   const decoder = new TextDecoder();
-  for await (const bytes of body) {
+  await eachChunk(body, (bytes) => {
     // One timestamp per network read: events parsed from the same read arrived together.
     nowNs = t.clock.nowNs();
     parser.feed(decoder.decode(bytes, { stream: true }));
     // A server that reports an error and keeps the stream open must not turn it into a
-    // timeout; leaving the loop destroys the body (and that connection).
-    if (streamError) break;
-  }
+    // timeout; stopping destroys the body (and that connection).
+    return !streamError;
+  });
   const endNs = t.clock.nowNs();
   if (streamError) return failed(t, m, streamError);
   if (!done && !finished) return failed(t, m, { code: null, type: 'StreamTruncated', message: 'stream ended without [DONE] or a finish_reason' });
