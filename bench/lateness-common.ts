@@ -26,8 +26,12 @@ function uniform(seed: number): () => number {
   };
 }
 
-/** A capture file of a Poisson process at `rate` per second for `seconds`, millisecond times (seeded by `seed`); returns its request count. */
-export function writeCaptures(path: string, rate: number, seconds: number, seed: number): number {
+/**
+ * A capture file of a Poisson process at `rate` per second for `seconds`, millisecond times
+ * (seeded by `seed`); returns its request count. Each prompt is `promptChars` long (a few
+ * characters by default).
+ */
+export function writeCaptures(path: string, rate: number, seconds: number, seed: number, promptChars = 0): number {
   const random = uniform(seed);
   const start = Date.UTC(2026, 3, 29, 0, 0, 0);
   const lines: string[] = [];
@@ -38,7 +42,8 @@ export function writeCaptures(path: string, rate: number, seconds: number, seed:
     const ms = Math.floor(t);
     // A millisecond time written with its fraction, even .000: the schedule is exact.
     const time = new Date(start + ms).toISOString();
-    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `q${i}` }], max_tokens: 1 });
+    const content = promptChars > 0 ? `q${i} `.padEnd(promptChars, 'lorem ipsum ') : `q${i}`;
+    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content }], max_tokens: promptChars > 0 ? 1024 : 1 });
     lines.push(
       JSON.stringify({
         captureData: {
@@ -68,10 +73,26 @@ export interface ArrivalServer {
   child: ChildProcess;
   /** Stops the server, which writes its arrivals, and reads them: request id -> arrival epoch ns, in order. */
   stop(): Promise<Map<string, bigint[]>>;
+  /** After stop: what it answered. */
+  counts(): ServerCounts;
 }
 
-export async function startArrivalServer(arrivalsFile: string): Promise<ArrivalServer> {
-  const child = spawn(process.execPath, [join(BENCH_ROOT, 'bench/arrival-server.mjs'), arrivalsFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+export interface ServerCounts {
+  requests: number;
+  streams: number;
+  tokens: number;
+  /** Streams a client closed before their end. */
+  cut: number;
+  unidentified: number;
+}
+
+/**
+ * Starts bench/arrival-server.mjs with its options (`args`: response times, tokens, TLS); with
+ * none, it answers every request at once. `wrap` runs it inside a command (a CPU group).
+ */
+export async function startArrivalServer(arrivalsFile: string, args: readonly string[] = ['--median-ms', '0'], wrap: (argv: string[]) => { command: string; args: string[] } = ([c, ...a]) => ({ command: c as string, args: a })): Promise<ArrivalServer> {
+  const run = wrap([process.execPath, join(BENCH_ROOT, 'bench/arrival-server.mjs'), arrivalsFile, ...args]);
+  const child = spawn(run.command, run.args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
   return {
     url: (JSON.parse(line) as { url: string }).url,
@@ -89,6 +110,7 @@ export async function startArrivalServer(arrivalsFile: string): Promise<ArrivalS
       }
       return arrivals;
     },
+    counts: () => JSON.parse(readFileSync(`${arrivalsFile}.counts.json`, 'utf8')) as ServerCounts,
   };
 }
 
