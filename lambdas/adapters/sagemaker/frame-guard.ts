@@ -1,10 +1,9 @@
 /**
- * A bound on the size of one event-stream message, checked on the raw bytes before the SDK
- * sees them. The SDK's decoder (@smithy/core event-streams `getChunkedStream`) allocates each
- * message at the size its prelude claims and fills it as the bytes come: a prelude claiming
- * 4 GiB costs memory for every byte the server sends after it, per request in flight. Here
- * the prelude's total length is read as it passes, and a message claiming more than the limit
- * ends the stream at once: nothing of it is buffered.
+ * An event stream cut into its messages, with a bound on the size of one. A message is
+ * gathered at the size its prelude claims: a prelude claiming 4 GiB would cost memory for every
+ * byte the server sends after it, per request in flight. Here the prelude's total length is
+ * read as it passes, and a message claiming more than the limit ends the stream at once:
+ * nothing of it is buffered.
  *
  * The limit: AWS's event-stream implementations refuse a message over 16 MiB
  * (`AWS_EVENT_STREAM_MAX_MESSAGE_SIZE` in aws-c-event-stream,
@@ -20,7 +19,7 @@
 import { crc32 } from 'node:zlib';
 
 
-/** The largest event-stream message let through to the SDK, bytes. */
+/** The largest event-stream message read, bytes. */
 export const MAX_EVENT_STREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /** Prelude (total length, headers length) and its CRC32; the message's CRC32 ends it. */
@@ -52,37 +51,75 @@ function preludeProblem(prelude: Buffer, limitBytes: number): FrameGuardError | 
 }
 
 /**
- * Passes `body`'s chunks through unchanged while following the message boundaries; throws a
- * FrameGuardError (after `onStop`, which should destroy the body) as soon as a prelude is
- * refused, before the chunk holding it reaches the SDK. Holds at most one prelude's 12 bytes.
+ * Cuts a raw event stream into whole messages, however its bytes are chunked, checking each
+ * prelude as soon as its 12 bytes are in: `push` throws a FrameGuardError at a refused prelude,
+ * before anything of that message is buffered. A message a chunk holds whole is returned as a
+ * view of the chunk (no copy); one cut across chunks is gathered in a buffer of the size its
+ * prelude claims (at most the limit).
  */
-export async function* guardFrames(body: AsyncIterable<Uint8Array>, onStop: (error: FrameGuardError) => void, limitBytes: number = MAX_EVENT_STREAM_MESSAGE_BYTES): AsyncGenerator<Uint8Array> {
-  /** Bytes of the current message still to pass after its prelude; 0: a prelude comes next. */
-  let rest = 0;
-  const prelude = Buffer.alloc(PRELUDE_BYTES);
-  let preludeBytes = 0;
-  for await (const chunk of body) {
+export class MessageSplitter {
+  private readonly prelude = Buffer.alloc(PRELUDE_BYTES);
+  private preludeBytes = 0;
+  /** The message being gathered across chunks, and how much of it is in. */
+  private message: Buffer | null = null;
+  private filled = 0;
+
+  constructor(private readonly limitBytes: number = MAX_EVENT_STREAM_MESSAGE_BYTES) {}
+
+  /** True when the bytes so far end inside a message. */
+  get partial(): boolean {
+    return this.preludeBytes > 0 || this.message !== null;
+  }
+
+  /** The messages `chunk` completes, in order. */
+  push(chunk: Uint8Array): Uint8Array[] {
+    const out: Uint8Array[] = [];
     let i = 0;
     while (i < chunk.length) {
-      if (rest > 0) {
-        const take = Math.min(rest, chunk.length - i);
-        rest -= take;
+      if (this.message) {
+        const take = Math.min(this.message.length - this.filled, chunk.length - i);
+        this.message.set(chunk.subarray(i, i + take), this.filled);
+        this.filled += take;
         i += take;
+        if (this.filled === this.message.length) {
+          out.push(this.message);
+          this.message = null;
+        }
         continue;
       }
-      const take = Math.min(PRELUDE_BYTES - preludeBytes, chunk.length - i);
-      prelude.set(chunk.subarray(i, i + take), preludeBytes);
-      preludeBytes += take;
-      i += take;
-      if (preludeBytes < PRELUDE_BYTES) continue;
-      const problem = preludeProblem(prelude, limitBytes);
-      if (problem) {
-        onStop(problem);
-        throw problem;
+      if (this.preludeBytes === 0 && chunk.length - i >= PRELUDE_BYTES) {
+        // The usual case: a prelude whole in this chunk, read in place.
+        const total = this.check(Buffer.from(chunk.buffer, chunk.byteOffset + i, PRELUDE_BYTES));
+        if (chunk.length - i >= total) {
+          out.push(chunk.subarray(i, i + total));
+          i += total;
+          continue;
+        }
+        this.start(total, chunk.subarray(i, i + PRELUDE_BYTES));
+        i += PRELUDE_BYTES;
+        continue;
       }
-      rest = prelude.readUInt32BE(0) - PRELUDE_BYTES;
-      preludeBytes = 0;
+      const take = Math.min(PRELUDE_BYTES - this.preludeBytes, chunk.length - i);
+      this.prelude.set(chunk.subarray(i, i + take), this.preludeBytes);
+      this.preludeBytes += take;
+      i += take;
+      if (this.preludeBytes < PRELUDE_BYTES) continue;
+      this.preludeBytes = 0;
+      this.start(this.check(this.prelude), this.prelude);
     }
-    yield chunk;
+    return out;
+  }
+
+  /** The message's total length, once its prelude passes. */
+  private check(prelude: Buffer): number {
+    const problem = preludeProblem(prelude, this.limitBytes);
+    if (problem) throw problem;
+    return prelude.readUInt32BE(0);
+  }
+
+  private start(total: number, prelude: Uint8Array): void {
+    this.message = Buffer.allocUnsafe(total);
+    this.message.set(prelude, 0);
+    this.filled = PRELUDE_BYTES;
   }
 }

@@ -57,16 +57,16 @@ import {
   type SageMakerRuntimeClientConfig,
   type InvokeEndpointCommandInput,
   type InvokeEndpointWithResponseStreamCommandInput,
-  type ResponseStream,
 } from '@aws-sdk/client-sagemaker-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { Clock, TargetClient, TargetRequest } from '../../ports';
 import { recordedError } from '../../core/metrics/error-details';
 import type { ErrorDetails, TargetResult, TokenUsage } from '../../core/types';
 import { isJsonContentType } from '../../core/capture/body-type';
-import { JsonMemberScanner, type JsonScanResult, notOneJsonObject, readCapped, RESPONSE_LIMITS, responseExcerpt, selectAnswerMembers, withExcerpt } from '../http/response-body';
-import { guardFrames, type FrameGuardError } from './frame-guard';
-import { NOT_KEPT, sageMakerErrorDetails } from './sagemaker-errors';
+import { JsonMemberScanner, type ChunkSource, type JsonScanResult, notOneJsonObject, readCapped, RESPONSE_LIMITS, selectAnswerMembers, withExcerpt } from '../http/response-body';
+import type { FrameGuardError } from './frame-guard';
+import { readResponseStream, type StreamEnd } from './response-stream';
+import { sageMakerErrorDetails } from './sagemaker-errors';
 import { createStreamDecoder, inspectChunk } from './stream-decode';
 
 
@@ -202,6 +202,8 @@ class Invocation {
   answerType: string | undefined;
   /** Set when the event stream was stopped at a prelude: too large a message, or not one (frame-guard.ts). */
   refused: FrameGuardError | null = null;
+  /** A 2xx event stream being read (response-stream.ts): how it ended. */
+  stream: Promise<StreamEnd> | null = null;
   private readonly wire: ReturnType<typeof watchWire>;
   private readonly sendNs: bigint;
 
@@ -242,13 +244,9 @@ class Invocation {
           this.answer = await whileNotAborted(this.deadline.signal, body, () => inspectAnswer(body));
           response.body = Readable.from([]);
         } else {
-          // The SDK holds each event-stream message whole, at the size its prelude claims.
-          response.body = Readable.from(
-            guardFrames(body, (error) => {
-              this.refused = error;
-              body.destroy?.();
-            }),
-          );
+          // Read here as it arrives (response-stream.ts); the SDK's deserializer gets nothing.
+          this.stream = readResponseStream(body as unknown as ChunkSource, this, { clock, excerptChars: this.t.excerptChars, signal: this.deadline.signal });
+          response.body = Readable.from([]);
         }
       }
       return out;
@@ -278,12 +276,6 @@ class Invocation {
     if (this.signal?.aborted) return this.result({ code: 499, type: 'CancelledError', message: 'request cancelled' });
     return this.result(sageMakerErrorDetails(error, phase, this.status, this.request.streaming, this.t.excerptChars));
   }
-
-  /** Stops reading an event stream early: its socket freed, its iterator ended. */
-  stop(iterator: AsyncIterator<unknown>): void {
-    this.rawBody?.destroy?.();
-    closeQuietly(iterator);
-  }
 }
 
 /** InvokeEndpoint: the whole answer, read by the middleware as it arrives. */
@@ -308,69 +300,22 @@ async function invokeWhole(t: Target, call: Invocation): Promise<TargetResult> {
   }
 }
 
-/** InvokeEndpointWithResponseStream: each PayloadPart stamped with its arrival and decoded. */
+/** InvokeEndpointWithResponseStream: the event stream read by the middleware as it arrives (response-stream.ts). */
 async function invokeStreaming(t: Target, call: Invocation): Promise<TargetResult> {
-  const { chunkTimes, deadline } = call;
-  const excerptChars = t.excerptChars;
   const command = new InvokeEndpointWithResponseStreamCommand(commonInput(t.options, call.request));
   command.middlewareStack.add(call.wireTiming, TIMING_OPTIONS);
-  let stream: AsyncIterable<ResponseStream> | undefined;
   try {
-    const out = await t.client.send(command, { abortSignal: deadline.signal });
-    stream = out.Body;
+    await t.client.send(command, { abortSignal: call.deadline.signal });
   } catch (error) {
+    // A stream being read (the SDK failed after its headers) is let go.
+    call.rawBody?.destroy?.();
+    await call.stream;
     return call.failure(error, 'request');
   }
-  const decoder = createStreamDecoder();
-  const hash = createHash('sha256');
-  const race = abortRace(deadline.signal);
-  const iterator = (stream ?? emptyStream())[Symbol.asyncIterator]();
-  try {
-    for (;;) {
-      const next = await Promise.race([iterator.next(), race.promise]);
-      if (next.done) break;
-      const nowNs = t.clock.nowNs();
-      const event = next.value;
-      if (event.PayloadPart) {
-        const bytes = event.PayloadPart.Bytes ?? new Uint8Array(0);
-        hash.update(bytes);
-        const content = decoder.push(bytes);
-        for (let i = 0; i < content && chunkTimes.length < RESPONSE_LIMITS.maxContentChunks; i++) chunkTimes.push(nowNs);
-        if (decoder.usage) call.usage = decoder.usage;
-        if (decoder.error !== null) {
-          // A model that reports an error and keeps streaming must not become a timeout.
-          call.stop(iterator);
-          return call.result({ code: null, type: 'StreamError', message: streamErrorMessage(decoder.error, excerptChars) });
-        }
-      } else if (event.ModelStreamError || event.InternalStreamFailure) {
-        // Modeled stream errors normally arrive as exception messages (thrown below); as
-        // plain events, they end the stream all the same.
-        call.stop(iterator);
-        const name = event.ModelStreamError ? 'ModelStreamError' : 'InternalStreamFailure';
-        const e = (event.ModelStreamError ?? event.InternalStreamFailure) as { Message?: string; message?: string; ErrorCode?: string };
-        return call.result(sageMakerErrorDetails({ name, message: e.message ?? e.Message, ErrorCode: e.ErrorCode }, 'stream', null, true, excerptChars));
-      }
-    }
-    const endNs = t.clock.nowNs();
-    const tail = decoder.end();
-    for (let i = 0; i < tail && chunkTimes.length < RESPONSE_LIMITS.maxContentChunks; i++) chunkTimes.push(endNs);
-    if (decoder.usage) call.usage = decoder.usage;
-    call.outputSha256 = hash.digest('hex');
-    if (decoder.error !== null) return call.result({ code: null, type: 'StreamError', message: streamErrorMessage(decoder.error, excerptChars) }, endNs);
-    return call.result(null, endNs);
-  } catch (error) {
-    call.stop(iterator);
-    return call.failure(error, 'stream');
-  } finally {
-    race.dispose();
-  }
-}
-
-async function* emptyStream(): AsyncGenerator<ResponseStream> {}
-
-/** Ends an event stream we stop reading (releases its socket); its own failure is of no interest. */
-function closeQuietly(iterator: AsyncIterator<unknown>): void {
-  iterator.return?.()?.catch(() => undefined);
+  const end: StreamEnd = (await call.stream) ?? { ok: false, thrown: new Error('no event stream in a 2xx answer'), refused: null };
+  if (end.ok) return call.result(end.error, end.endNs);
+  call.refused = end.refused;
+  return call.failure(end.thrown, 'stream');
 }
 
 /** What a non-streamed answer's record needs: its digest, its usage, the error it carries, its shape. */
@@ -483,8 +428,3 @@ async function whileNotAborted<T>(signal: AbortSignal, body: { destroy?: (error?
   }
 }
 
-/** The model's in-stream error message as an excerpt, or a note that it is not kept. */
-function streamErrorMessage(message: string, excerptChars: number): string {
-  if (excerptChars <= 0) return `error object in the stream (${NOT_KEPT})`;
-  return responseExcerpt(message, excerptChars) || 'error object in the stream';
-}

@@ -1,11 +1,12 @@
 /**
- * The event-stream size guard (adapters/sagemaker/frame-guard.ts): messages pass through
- * unchanged however the bytes are cut; a prelude claiming more than the limit, or bytes that
- * are not a prelude, stop the stream before the chunk holding them is passed on.
+ * The event-stream splitter and its size guard (adapters/sagemaker/frame-guard.ts): the
+ * messages come out whole and unchanged however the bytes are cut; a prelude claiming more
+ * than the limit, or bytes that are not a prelude, stop the stream as soon as the prelude is in,
+ * before anything of its message is buffered.
  */
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { FrameGuardError, guardFrames, MAX_EVENT_STREAM_MESSAGE_BYTES } from '../../../lambdas/adapters/sagemaker/frame-guard';
+import { FrameGuardError, MAX_EVENT_STREAM_MESSAGE_BYTES, MessageSplitter } from '../../../lambdas/adapters/sagemaker/frame-guard';
 import { encodePayloadPart } from '../../../lambdas/mocks/mock-sagemaker';
 
 function prelude(totalBytes: number): Buffer {
@@ -15,55 +16,63 @@ function prelude(totalBytes: number): Buffer {
   return out;
 }
 
-async function* chunksOf(bytes: Buffer, size: number): AsyncGenerator<Uint8Array> {
-  for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
-}
-
-/** Runs the guard; what it passed on, how it stopped, and whether onStop ran first. */
-async function guard(bytes: Buffer, size: number, limit?: number) {
-  const passed: Uint8Array[] = [];
+/** Runs the splitter over `bytes` cut every `size` bytes: the messages, how it stopped, and how many bytes it had been given when it did. */
+function split(bytes: Buffer, size: number, limit?: number) {
+  const splitter = new MessageSplitter(limit);
+  const messages: Buffer[] = [];
   let stopped: FrameGuardError | null = null;
-  let thrown: unknown = null;
+  let given = 0;
   try {
-    for await (const chunk of guardFrames(chunksOf(bytes, size), (e) => (stopped = e), limit)) passed.push(chunk);
+    for (let i = 0; i < bytes.length; i += size) {
+      const chunk = bytes.subarray(i, i + size);
+      given += chunk.length;
+      for (const m of splitter.push(chunk)) messages.push(Buffer.from(m));
+    }
   } catch (error) {
-    thrown = error;
+    if (!(error instanceof FrameGuardError)) throw error;
+    stopped = error;
   }
-  return { passed: Buffer.concat(passed), stopped: stopped as FrameGuardError | null, thrown };
+  return { messages, stopped, given, partial: splitter.partial };
 }
 
-const STREAM = Buffer.concat([encodePayloadPart(Buffer.from('data: {"a":1}\n\n')), encodePayloadPart(Buffer.alloc(70_000, 'b')), encodePayloadPart(new Uint8Array(0))]);
+const MESSAGES = [encodePayloadPart(Buffer.from('data: {"a":1}\n\n')), encodePayloadPart(Buffer.alloc(70_000, 'b')), encodePayloadPart(new Uint8Array(0))].map((m) => Buffer.from(m));
+const STREAM = Buffer.concat(MESSAGES);
 
-describe('guardFrames', () => {
-  it.each([1, 3, 7, 12, 13, 4096, 1 << 20])('passes well-formed messages through unchanged, cut every %i bytes', async (size) => {
-    const { passed, stopped, thrown } = await guard(STREAM, size);
-    expect(thrown).toBeNull();
+describe('MessageSplitter', () => {
+  it.each([1, 3, 7, 12, 13, 4096, 1 << 20])('gives each message whole and unchanged, cut every %i bytes', (size) => {
+    const { messages, stopped, partial } = split(STREAM, size);
     expect(stopped).toBeNull();
-    expect(passed.equals(STREAM)).toBe(true);
+    expect(partial).toBe(false);
+    expect(messages).toHaveLength(MESSAGES.length);
+    messages.forEach((m, i) => expect(m.equals(MESSAGES[i]!)).toBe(true));
   });
 
-  it.each([1, 5, 12, 64])('stops at a prelude claiming 4 GiB (cut every %i bytes) without passing it on', async (size) => {
+  it('says when the bytes end inside a message', () => {
+    expect(split(STREAM.subarray(0, STREAM.length - 1), 100).partial).toBe(true);
+    expect(split(STREAM.subarray(0, 5), 100).partial).toBe(true);
+  });
+
+  it.each([1, 5, 12, 64])('stops at a prelude claiming 4 GiB (cut every %i bytes) as soon as the prelude is in', (size) => {
     const bytes = Buffer.concat([STREAM, prelude(0xffff_ffff), Buffer.alloc(256, 'x')]);
-    const { passed, stopped, thrown } = await guard(bytes, size);
-    expect(thrown).toBeInstanceOf(FrameGuardError);
-    expect(stopped).toBe(thrown);
+    const { messages, stopped, given } = split(bytes, size);
     expect(stopped).toMatchObject({ kind: 'oversized', message: `an event-stream message claims 4294967295 bytes, over the ${MAX_EVENT_STREAM_MESSAGE_BYTES}-byte limit` });
-    // Only chunks before the one that completed the prelude went on.
-    expect(passed.length).toBeLessThanOrEqual(STREAM.length + 11);
-    expect(bytes.subarray(0, passed.length).equals(passed)).toBe(true);
+    expect(messages).toHaveLength(MESSAGES.length);
+    // Stopped by the chunk that completed the prelude: no later chunk was taken.
+    expect(given).toBeLessThan(STREAM.length + 12 + size);
   });
 
-  it('the limit is a limit: a message of exactly that size passes, one byte more does not', async () => {
+  it('the limit is a limit: a message of exactly that size passes, one byte more does not', () => {
     const body = (total: number) => Buffer.concat([prelude(total), Buffer.alloc(total - 12)]);
-    expect((await guard(body(64), 16, 64)).thrown).toBeNull();
-    expect((await guard(body(65), 16, 64)).stopped).toMatchObject({ kind: 'oversized' });
+    expect(split(body(64), 16, 64)).toMatchObject({ stopped: null, partial: false });
+    expect(split(body(64), 16, 64).messages).toHaveLength(1);
+    expect(split(body(65), 16, 64).stopped).toMatchObject({ kind: 'oversized' });
   });
 
-  it('bytes that are not a prelude (plain text, a broken checksum, less than the overhead) stop as malformed', async () => {
-    expect((await guard(Buffer.from('plain text, not an event stream at all'), 8)).stopped).toMatchObject({ kind: 'malformed' });
+  it('bytes that are not a prelude (plain text, a broken checksum, less than the overhead) stop as malformed', () => {
+    expect(split(Buffer.from('plain text, not an event stream at all'), 8).stopped).toMatchObject({ kind: 'malformed' });
     const broken = prelude(100);
     broken[11] = (broken[11] as number) ^ 1;
-    expect((await guard(Buffer.concat([broken, Buffer.alloc(88)]), 100)).stopped).toMatchObject({ kind: 'malformed' });
-    expect((await guard(prelude(15), 100)).stopped).toMatchObject({ kind: 'malformed' });
+    expect(split(Buffer.concat([broken, Buffer.alloc(88)]), 100).stopped).toMatchObject({ kind: 'malformed' });
+    expect(split(prelude(15), 100).stopped).toMatchObject({ kind: 'malformed' });
   });
 });
