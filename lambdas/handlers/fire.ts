@@ -21,7 +21,7 @@
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { runFireLoop } from '../core/fire/fire-loop';
+import { fireEach } from '../core/fire/fire-loop';
 import { collectMessage, handleShard, PermanentError } from '../core/pipeline/stages';
 import { defaultDeps, type Deps, type Target } from '../runtime/deps';
 import { createWarmUpState, InvocationWarmUp } from './fire-warm-up';
@@ -47,7 +47,7 @@ export function makeFireHandler(getDeps: () => Deps) {
       return resolved;
     };
     try {
-      const { action, message, outcomes } = await handleShard(record.body, {
+      const { action, message, counts } = await handleShard(record.body, {
         store: deps.store,
         queue: deps.replayQueue,
         clock: deps.clock,
@@ -59,8 +59,8 @@ export function makeFireHandler(getDeps: () => Deps) {
           if (!resolved) throw new PermanentError(`shard for unknown target ${shard.target}`);
           await warmUp.beforeClaim(shard, requests);
         },
-        fire: (requests, shard) =>
-          runFireLoop(requests, {
+        fire: (requests, shard, onOutcome) =>
+          fireEach(requests, {
             runId: shard.runId,
             target: target().client,
             clock: deps.clock,
@@ -70,6 +70,7 @@ export function makeFireHandler(getDeps: () => Deps) {
             expireAfterMs: deps.config.graceMs,
             sharedInFlight: target().inFlight,
             ...(deps.config.maxInFlight ? { maxInFlight: deps.config.maxInFlight } : {}),
+            onOutcome,
           }),
       });
       if ((action === 'fired' || action === 'lost-after-claim') && message.last) await deps.collectQueue.sendBatch([collectMessage(message.runId, message.target, 0n)]);
@@ -79,10 +80,10 @@ export function makeFireHandler(getDeps: () => Deps) {
         shardId: message.shardId,
         action,
         hops: message.hops,
-        fired: outcomes.filter((o) => o.result).length,
-        failed: outcomes.filter((o) => o.result?.error).length,
-        dropped: outcomes.filter((o) => o.dropReason).length,
-        expired: outcomes.filter((o) => o.dropReason === 'expired').length,
+        fired: counts.fired,
+        failed: counts.failed,
+        dropped: counts.dropped,
+        expired: counts.expired,
       });
     } catch (error) {
       if (error instanceof PermanentError) {

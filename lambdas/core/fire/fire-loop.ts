@@ -81,7 +81,12 @@ function clientFailure(clock: Clock, startNs: bigint, error: unknown): TargetRes
   };
 }
 
-export async function runFireLoop(requests: readonly ScheduledRequest[], options: FireLoopOptions): Promise<FireOutcome[]> {
+/**
+ * The loop: every request's outcome handed to `options.onOutcome` once, as it ends; none kept
+ * (a fire invocation writes each as it comes, so a lane's thousands of results are not held
+ * while it fires: fire-stage.ts).
+ */
+export async function fireEach(requests: readonly ScheduledRequest[], options: FireLoopOptions): Promise<void> {
   const { clock, target } = options;
   // Cancelling also stops: nothing new is sent once requests in flight are being cancelled.
   const signal = options.signal && options.cancelSignal ? AbortSignal.any([options.signal, options.cancelSignal]) : (options.signal ?? options.cancelSignal);
@@ -111,11 +116,7 @@ export async function runFireLoop(requests: readonly ScheduledRequest[], options
     return { request, requestId, wire, dueNs: options.startNs + BigInt(Math.round(request.offsetMs * 1e6)) };
   });
 
-  const outcomes = new Map<ScheduledRequest, FireOutcome>();
-  const record = (outcome: FireOutcome) => {
-    outcomes.set(outcome.request, outcome);
-    options.onOutcome?.(outcome);
-  };
+  const record = (outcome: FireOutcome) => options.onOutcome?.(outcome);
   const drop = (p: (typeof prepared)[number], reason: DropReason) =>
     record({ request: p.request, target: target.name, requestId: p.requestId, scheduledNs: p.dueNs, workerId: options.workerId, result: null, dropReason: reason });
 
@@ -163,6 +164,17 @@ export async function runFireLoop(requests: readonly ScheduledRequest[], options
     inFlight.add(sending);
   }
   await Promise.all(inFlight);
-  // Plan order, exactly one outcome per request.
+}
+
+/** The loop, its outcomes returned in plan order: exactly one per request. */
+export async function runFireLoop(requests: readonly ScheduledRequest[], options: FireLoopOptions): Promise<FireOutcome[]> {
+  const outcomes = new Map<ScheduledRequest, FireOutcome>();
+  await fireEach(requests, {
+    ...options,
+    onOutcome: (outcome) => {
+      outcomes.set(outcome.request, outcome);
+      options.onOutcome?.(outcome);
+    },
+  });
   return requests.map((r) => outcomes.get(r) as FireOutcome);
 }

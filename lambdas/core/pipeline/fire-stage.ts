@@ -23,12 +23,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock, MessageQueue, ObjectStore } from '../../ports';
 import { computeProfileRecord } from '../metrics/record-metrics';
-import type { FireOutcome, ScheduledRequest } from '../types';
+import type { DropReason, FireOutcome, ScheduledRequest } from '../types';
 import { deterministicUuid } from '../ids';
 import { z } from 'zod';
 import { decodeJson, parseMessageJson, PermanentError, sendAll, withRetries } from './common';
 import { claimKey, resultsKey } from './keys';
-import { encodeResultLines, type ResultLine } from './results';
+import { encodeResultLine, encodeResultLines, joinResultLines, type ResultLine } from './results';
 import { shardRequests } from './shard-parts';
 import { fromWire, shardMessageSchema, type ShardMessage } from './shards';
 import { deliveryDelay, stillEarly } from './sqs-delay';
@@ -47,14 +47,29 @@ export interface HandleShardDeps {
    * PermanentError to drop it).
    */
   prepare?: (message: ShardMessage, requests: ScheduledRequest[]) => Promise<void>;
-  /** Fires the shard's requests (the core fire loop with a real target, in production). */
-  fire: (requests: ScheduledRequest[], message: ShardMessage) => Promise<FireOutcome[]>;
+  /**
+   * Fires the shard's requests (the core fire loop with a real target, in production), handing
+   * each request's outcome to `onOutcome` as it ends.
+   */
+  fire: (requests: ScheduledRequest[], message: ShardMessage, onOutcome: (outcome: FireOutcome) => void) => Promise<unknown>;
 }
 
 export type ShardAction = 'deferred' | 'duplicate' | 'fired' | 'lost-after-claim';
 
+/** What a shard's requests came to (all 0 unless fired). */
+export interface ShardCounts {
+  fired: number;
+  failed: number;
+  dropped: number;
+  expired: number;
+  /** Each drop reason, and how many. */
+  dropReasons: Partial<Record<DropReason, number>>;
+}
+
+const noCounts = (): ShardCounts => ({ fired: 0, failed: 0, dropped: 0, expired: 0, dropReasons: {} });
+
 /** `raw` is the SQS message body. Throws (retryable) only on infrastructure errors; a malformed message is a permanent error. */
-export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{ action: ShardAction; message: ShardMessage; outcomes: FireOutcome[] }> {
+export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{ action: ShardAction; message: ShardMessage; counts: ShardCounts }> {
   const parsed = shardMessageSchema.safeParse(parseMessageJson(raw, 'shard'));
   if (!parsed.success) throw new PermanentError(`not a shard message: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   const message = parsed.data;
@@ -65,7 +80,7 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
     const next: ShardMessage = { ...message, hops: message.hops + 1 };
     const { delaySeconds } = deliveryDelay(firstDueNs, deps.clock.nowNs(), leadMs);
     await sendAll(deps.queue, [{ id: 'hop', body: JSON.stringify(next), delaySeconds }]);
-    return { action: 'deferred', message, outcomes: [] };
+    return { action: 'deferred', message, counts: noCounts() };
   }
   // Before the claim: a failure here leaves the shard unclaimed, so a redelivery can fire it.
   const wire = await shardRequests(message, deps.store);
@@ -75,10 +90,10 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
   const key = resultsKey(message.runId, message.target, message.shardId);
   const writeResults = (lines: ResultLine[]) => withRetries(() => deps.store.putIfAbsent(key, encodeResultLines(lines), 'application/x-ndjson'), deps.clock);
   if (claim.held) {
-    if (await deps.store.get(key)) return { action: 'duplicate', message, outcomes: [] };
+    if (await deps.store.get(key)) return { action: 'duplicate', message, counts: noCounts() };
     const claimedAtNs = claim.bytes ? claimTimeNs(claim.bytes) : null;
     const leaseNs = BigInt(deps.claimLeaseMs) * 1_000_000n;
-    if (claimedAtNs === null || deps.clock.nowNs() - claimedAtNs <= leaseNs) return { action: 'duplicate', message, outcomes: [] };
+    if (claimedAtNs === null || deps.clock.nowNs() - claimedAtNs <= leaseNs) return { action: 'duplicate', message, counts: noCounts() };
     const startNs = BigInt(message.startNs);
     await writeResults(
       wire.map((r) => ({
@@ -89,16 +104,32 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
         dropReason: 'lost',
       })),
     );
-    return { action: 'lost-after-claim', message, outcomes: [] };
+    return { action: 'lost-after-claim', message, counts: noCounts() };
   }
-  const outcomes = await deps.fire(requests, message);
-  const lines: ResultLine[] = outcomes.map((o) =>
-    o.result
+  // Each outcome is written into its line as it ends: what a lane holds while it fires is its
+  // lines' text, not every response's measurements (its chunks' arrival times).
+  const encoded: [number, string][] = [];
+  const counts = noCounts();
+  await deps.fire(requests, message, (o) => {
+    const line: ResultLine = o.result
       ? { kind: 'record', record: computeProfileRecord(o, deps.workerId) }
-      : { kind: 'drop', requestId: o.requestId, index: o.request.index, scheduledNs: o.scheduledNs, dropReason: o.dropReason ?? 'lost' },
-  );
-  await writeResults(lines);
-  return { action: 'fired', message, outcomes };
+      : { kind: 'drop', requestId: o.requestId, index: o.request.index, scheduledNs: o.scheduledNs, dropReason: o.dropReason ?? 'lost' };
+    encoded.push([o.request.index, encodeResultLine(line)]);
+    if (o.result) {
+      counts.fired++;
+      if (o.result.error) counts.failed++;
+    } else {
+      const reason = o.dropReason ?? 'lost';
+      counts.dropped++;
+      if (reason === 'expired') counts.expired++;
+      counts.dropReasons[reason] = (counts.dropReasons[reason] ?? 0) + 1;
+    }
+  });
+  if (encoded.length !== requests.length) throw new Error(`the fire loop gave ${encoded.length} outcomes for ${requests.length} requests`);
+  // Plan order, as the object always had.
+  encoded.sort((a, b) => a[0] - b[0]);
+  await withRetries(() => deps.store.putIfAbsent(key, joinResultLines(encoded.map((e) => e[1])), 'application/x-ndjson'), deps.clock);
+  return { action: 'fired', message, counts };
 }
 
 /**

@@ -67,10 +67,16 @@ function encodeJson(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
 }
 
+/** One line of a results object (without its newline). */
+export const encodeResultLine = (line: ResultLine): string => encodeJson(line);
+
 /** JSONL, one line per outcome; an empty shard is an empty object (its presence still counts). */
 export function encodeResultLines(lines: readonly ResultLine[]): string {
-  return lines.map((l) => encodeJson(l)).join('\n') + (lines.length ? '\n' : '');
+  return joinResultLines(lines.map(encodeResultLine));
 }
+
+/** Encoded lines as the object's text. */
+export const joinResultLines = (encoded: readonly string[]): string => encoded.join('\n') + (encoded.length ? '\n' : '');
 
 /**
  * Parses a results object. A corrupt line throws with the object key and line number: the

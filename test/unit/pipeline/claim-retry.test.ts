@@ -108,7 +108,7 @@ describe('fire stage: a claim refused by the retry of its own stored write (S3 s
       leadMs: 5000,
       claimLeaseMs: 900_000,
       workerId: 'fire_invocation-1',
-      fire: (reqs, message) => runFireLoop(reqs, { runId: message.runId, target, clock, startNs: BigInt(message.startNs), workerId: 'fire_invocation-1' }),
+      fire: (reqs, message, onOutcome) => runFireLoop(reqs, { runId: message.runId, target, clock, startNs: BigInt(message.startNs), workerId: 'fire_invocation-1', onOutcome }),
     };
 
     const handled = await handleShard(body!, deps);
@@ -136,7 +136,7 @@ describe('fire stage: a claim refused by the retry of its own stored write (S3 s
     standIn.objects.set(claim, Buffer.from(JSON.stringify({ workerId: 'fire_invocation-0', atNs: START_NS.toString(), nonce: 'n0' })));
     const store = new S3ObjectStore(client, BUCKET);
     const base = { store, queue: new MemoryQueue(() => clock.nowNs()), clock, leadMs: 5000, claimLeaseMs: 900_000 };
-    const fire: HandleShardDeps['fire'] = (reqs, message) => runFireLoop(reqs, { runId: message.runId, target, clock, startNs: BigInt(message.startNs), workerId: 'w' });
+    const fire: HandleShardDeps['fire'] = (reqs, message, onOutcome) => runFireLoop(reqs, { runId: message.runId, target, clock, startNs: BigInt(message.startNs), workerId: 'w', onOutcome });
 
     expect((await handleShard(body!, { ...base, workerId: 'fire_invocation-1', fire })).action).toBe('duplicate');
     // The same invocation given the shard twice (a duplicate in one batch) holds two attempts: the second is refused.

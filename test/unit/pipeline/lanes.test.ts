@@ -80,7 +80,7 @@ function pipeline() {
     leadMs: 20_000,
     claimLeaseMs: 900_000,
     workerId: 'fire-1',
-    fire: (rs, message) => runFireLoop(rs, { runId: message.runId, target, clock, startNs: BigInt(message.startNs), workerId: 'fire-1' }),
+    fire: (rs, message, onOutcome) => runFireLoop(rs, { runId: message.runId, target, clock, startNs: BigInt(message.startNs), workerId: 'fire-1', onOutcome }),
   };
   return { clock, store, queue, target, deps };
 }

@@ -29,7 +29,7 @@ function setup() {
     leadMs: 20_000,
     claimLeaseMs: 900_000,
     workerId: 'w',
-    fire: (requests, m) => runFireLoop(requests, { runId: m.runId, target, clock, startNs: BigInt(m.startNs), workerId: 'w' }),
+    fire: (requests, m, onOutcome) => runFireLoop(requests, { runId: m.runId, target, clock, startNs: BigInt(m.startNs), workerId: 'w', onOutcome }),
   };
   return { clock, store, queue, target, deps };
 }

@@ -80,8 +80,8 @@ function pipeline() {
     leadMs: 20_000,
     claimLeaseMs: 900_000,
     workerId: 'fire-1',
-    fire: (requests, message) =>
-      runFireLoop(requests, { runId: message.runId, target: targets[message.target as 'A' | 'B'], clock, startNs: BigInt(message.startNs), workerId: 'fire-1' }),
+    fire: (requests, message, onOutcome) =>
+      runFireLoop(requests, { runId: message.runId, target: targets[message.target as 'A' | 'B'], clock, startNs: BigInt(message.startNs), workerId: 'fire-1', onOutcome }),
   };
   const drain = async () => {
     for (let next = queue.nextDueNs(); next !== null; next = queue.nextDueNs()) {

@@ -10,7 +10,7 @@ import { claimKey, resultsKey } from '../../../lambdas/core/pipeline/keys';
 import { cutShards, fromWire, toWire, type ShardMessage } from '../../../lambdas/core/pipeline/shards';
 import { deliveryDelay, hopsFor, sqsRequestsPerCapturedRequest, stillEarly } from '../../../lambdas/core/pipeline/sqs-delay';
 import { collectMessage, collectRun, handleCollect, handleShard, PermanentError, dispatchRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
-import type { FireOutcome, ReplayPlan, ScheduledRequest } from '../../../lambdas/core/types';
+import type { ReplayPlan, ScheduledRequest } from '../../../lambdas/core/types';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
 import { scheduledRequest } from '../../support/fixtures';
 
@@ -88,13 +88,14 @@ function pipeline(opts: { latency?: number; lateDrop?: number } = {}) {
     leadMs: 20_000,
     claimLeaseMs: 900_000,
     workerId: 'fire-1',
-    fire: (requests, message) =>
+    fire: (requests, message, onOutcome) =>
       runFireLoop(requests, {
         runId: message.runId,
         target,
         clock,
         startNs: BigInt(message.startNs),
         workerId: 'fire-1',
+        onOutcome,
         ...(opts.lateDrop !== undefined ? { latePolicy: { toleranceMs: opts.lateDrop, action: 'drop' as const } } : {}),
       }),
   };
@@ -228,7 +229,7 @@ describe('schedule -> fire -> collect', () => {
     await schedule(p, [req(0, 0), req(1, 100)]);
     const [message] = p.queue.messages.splice(0);
     p.clock.advanceTo(S + 30n * SEC + 5n * SEC); // SQS or a cold start held it 5 s past due
-    expect((await handleShard(message!.body, p.deps)).outcomes.map((o: FireOutcome) => o.dropReason)).toEqual(['late_beyond_tolerance', 'late_beyond_tolerance']);
+    expect((await handleShard(message!.body, p.deps)).counts).toMatchObject({ fired: 0, dropped: 2, dropReasons: { late_beyond_tolerance: 2 } });
     const collected = await collectRun('run-1', 'A', p);
     expect(collected.manifest).toMatchObject({ scheduled: 2, dropped: 2, droppedByReason: { late_beyond_tolerance: 2 }, balanced: true });
   });
