@@ -42,7 +42,6 @@ describeWithMoto('replay s3:// against moto: only the window is read', () => {
     AWS_CONFIG_FILE: join(dir, 'none'),
     AWS_SHARED_CREDENTIALS_FILE: join(dir, 'none'),
     AWS_EC2_METADATA_DISABLED: 'true',
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     ...extra,
   });
   // Hours of captured traffic in well under a second.

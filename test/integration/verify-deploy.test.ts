@@ -72,8 +72,6 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
     AWS_SECRET_ACCESS_KEY: users.get(user)!.secretAccessKey,
     AWS_CONFIG_FILE: join(dir, 'none'),
     AWS_SHARED_CREDENTIALS_FILE: join(dir, 'none'),
-    // The SDK's notice that its 2027 releases need Node 22 is not this test's subject.
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   });
   const cli = (args: string[], user = 'verifier'): Promise<CliResult> => runCli(args, { env: env(user) });
   /** One request with moto's IAM check off (it cannot check presigned URLs). */
