@@ -14,7 +14,7 @@
  *   tier alone (files that need the machine to themselves).
  *
  * What the test files of both vitest processes use is made once, before they start, and named
- * to them in the environment: the CLI's bundle (test/support/cli-bundle.ts), the moto zygote
+ * to them in the environment: the built CLI (test/support/cli-bundle.ts), the moto zygote
  * (test/support/moto-zygote.ts), the stack-template server
  * (test/support/iam/stack-template-server.ts) and the browser server
  * (test/support/browser-server.ts), whose global setups then find them and start nothing;

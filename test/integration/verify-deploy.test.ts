@@ -6,7 +6,7 @@
  * handlers run, each signing as an IAM user holding its synthesized statements
  * (test/support/iam/deployment.ts). A CloudFormation stack on moto carries the synthesized
  * stack's outputs, resolved to what was made. The CLI runs as a user would run it
- * (bin/capture-replay.js, AWS_ENDPOINT_URL pointing the SDK at moto), signing as an IAM user
+ * (the built CLI, AWS_ENDPOINT_URL pointing the SDK at moto), signing as an IAM user
  * that holds exactly the policy docs/first-deploy.md gives for these commands (read from the
  * page).
  *
