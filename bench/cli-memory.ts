@@ -8,7 +8,7 @@
  *   npm run bench:cli-memory -- [--size-mb 1024] [--limit 1000] [--files 8] [--repo <checkout>] [--keep] [--runs 1]
  *   (node --import tsx bench/cli-memory.ts ...)
  *
- * --repo runs another checkout's CLI (`<checkout>/bin/capture-replay.js`) on the same folder,
+ * --repo runs another checkout's CLI (the file its package.json's bin names: bench/cli-path.ts) on the same folder,
  * e.g. an earlier commit in a worktree, to measure before and after:
  *   git worktree add --detach /tmp/wt-old <commit> && ln -s "$PWD/node_modules" /tmp/wt-old/node_modules
  *   node --import tsx bench/cli-memory.ts --repo /tmp/wt-old
@@ -22,6 +22,7 @@ import { join, resolve } from 'node:path';
 import { writeCaptureFile } from '../test/support/capture-gen';
 import { REPO_ROOT, startMockProcess } from '../test/support/processes';
 import { flag } from './args';
+import { cliOf } from './cli-path';
 
 const sizeMb = flag('--size-mb', 1024);
 const limit = flag('--limit', 1000);
@@ -30,6 +31,7 @@ const runs = flag('--runs', 1);
 const keep = process.argv.includes('--keep');
 const repoAt = process.argv.indexOf('--repo');
 const repo = repoAt === -1 ? REPO_ROOT : resolve(process.argv[repoAt + 1] ?? '');
+const cliScript = await cliOf(repo);
 const MB = 1024 * 1024;
 const START = Date.UTC(2026, 3, 29, 0, 0, 0);
 const RATE = 200;
@@ -72,7 +74,7 @@ function peakRssKb(pid: number): number | null {
 
 async function runOnce(url: string, out: string, runId: string): Promise<{ code: number | null; wallS: number; peakMb: number; stderr: string }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [join(repo, 'bin/capture-replay.js'), 'replay', folder, '--url', url, '--out', out, '--run-id', runId, '--limit', String(limit), '--streaming', '--no-progress'], {
+  const child = spawn(process.execPath, [cliScript, 'replay', folder, '--url', url, '--out', out, '--run-id', runId, '--limit', String(limit), '--streaming', '--no-progress'], {
     cwd: repo,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

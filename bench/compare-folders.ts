@@ -27,12 +27,14 @@ import { join, resolve } from 'node:path';
 import { Rng } from '../lambdas/core/stats/rng';
 import { REPO_ROOT } from '../test/support/processes';
 import { flag } from './args';
+import { cliOf } from './cli-path';
 
 const records = flag('--records', 1_000_000);
 const runs = flag('--runs', 1);
 const keep = process.argv.includes('--keep');
 const repoAt = process.argv.indexOf('--repo');
 const repo = repoAt === -1 ? REPO_ROOT : resolve(process.argv[repoAt + 1] ?? '');
+const cliScript = await cliOf(repo);
 const root = join(tmpdir(), `capture-replay-compare-folders-${records}`);
 const MB = 1024 * 1024;
 
@@ -120,7 +122,7 @@ function peakRssKb(pid: number): number | null {
 
 async function runOnce(): Promise<{ code: number | null; wallS: number; peakMb: number; stdout: string; stderr: string }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [join(repo, 'bin/capture-replay.js'), 'compare', join(root, 'run', 'A'), join(root, 'run', 'B')], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cliScript, 'compare', join(root, 'run', 'A'), join(root, 'run', 'B')], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -18,9 +18,11 @@ import { join, resolve } from 'node:path';
 import { faultCaptureLine, FAULT_BODY_BYTES } from '../test/support/fault-server';
 import { REPO_ROOT, startUrlProcess } from '../test/support/processes';
 import { flag } from './args';
+import { cliOf } from './cli-path';
 
 const at = process.argv.indexOf('--repo');
 const repo = at === -1 ? REPO_ROOT : resolve(process.argv[at + 1] as string);
+const cliScript = await cliOf(repo);
 const count = flag('--count', 40);
 const dir = mkdtempSync(join(tmpdir(), 'cr-bench-resp-'));
 const server = await startUrlProcess([join(REPO_ROOT, 'test/support/fault-server.ts')], [], 'fault server');
@@ -51,7 +53,7 @@ try {
     const started = performance.now();
     const child = spawn(
       process.execPath,
-      ['--import', join(REPO_ROOT, 'test/support/max-rss.mjs'), join(repo, 'bin/capture-replay.js'), 'replay', folder, ...c.target, '--out', join(dir, 'out'), '--run-id', `case-${i}`, '--no-progress', '--timeout', '300000', '--lead', '200'],
+      ['--import', join(REPO_ROOT, 'test/support/max-rss.mjs'), cliScript, 'replay', folder, ...c.target, '--out', join(dir, 'out'), '--run-id', `case-${i}`, '--no-progress', '--timeout', '300000', '--lead', '200'],
       { cwd: repo, env: { ...process.env, ...c.env, CAPTURE_REPLAY_TEST_MAXRSS_FILE: rssFile }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';

@@ -27,6 +27,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { flag } from './args';
+import { cliOf } from './cli-path';
 import { BENCH_ROOT as root, fixed as f, quantile, serverView, startArrivalServer, writeCaptures } from './lateness-common';
 
 const seconds = flag('--seconds', 10);
@@ -62,6 +63,7 @@ interface Row {
   load: string;
 }
 
+const cliScript = await cliOf(root);
 const rows: Row[] = [];
 for (const rate of rates) {
   const dir = join(work, `r${rate}`);
@@ -71,7 +73,7 @@ for (const rate of rates) {
   const server = await startArrivalServer(join(dir, 'arrivals.txt'));
   const load = loadavg().map((l) => l.toFixed(2)).join(' ');
   const timeFile = join(dir, 'time.txt');
-  const cli = spawn('/usr/bin/time', ['-f', '%U %S %e', '-o', timeFile, process.execPath, join(root, 'bin/capture-replay.js'), 'replay', captures, '--url', server.url, '--out', dir, '--run-id', 'run', '--no-progress', '--lead', '2000', '--timeout', '30000', '--workers', workers, '--wait', wait, ...(rehearsal !== null ? ['--rehearsal', rehearsal] : [])], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const cli = spawn('/usr/bin/time', ['-f', '%U %S %e', '-o', timeFile, process.execPath, cliScript, 'replay', captures, '--url', server.url, '--out', dir, '--run-id', 'run', '--no-progress', '--lead', '2000', '--timeout', '30000', '--workers', workers, '--wait', wait, ...(rehearsal !== null ? ['--rehearsal', rehearsal] : [])], { stdio: ['ignore', 'ignore', 'inherit'] });
   const [code] = (await once(cli, 'exit')) as [number];
   const arrivals = await server.stop();
   if (code !== 0) console.error(`rate ${rate}: the CLI exited ${code}`);

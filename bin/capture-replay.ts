@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * capture-replay CLI. Thin: parses arguments with the program lambdas/local/program.ts builds
  * (every command and option is defined there), which loads each implementation lazily.

@@ -72,7 +72,7 @@ export class CaptureReplayStack extends Stack {
         reason:
           'Wildcards are object-key scopes: read (and, for the plan function, listing) on <capture-prefix>*, read/write on work/*, runs/*, hours/* and schedules/* of the results bucket, and the s3:GetObject*/List* action groups of grantRead; the CDK bucket-notification helper needs s3:PutBucketNotification on the imported bucket.',
       },
-      { id: 'AwsSolutions-L1', reason: 'Node.js 22 is pinned on purpose: the code is tested on Node 20 and 22; moving to a newer runtime is a tested change, not an automatic one.' },
+      { id: 'AwsSolutions-L1', reason: 'Node.js 22 is pinned on purpose: it is the package\'s floor and the Node the tests and CI run on (.ci/run); moving to a newer runtime is a tested change, not an automatic one.' },
       { id: 'AwsSolutions-SQS3', reason: 'The flagged queues are the dead-letter queues themselves; each has a CloudWatch alarm.' },
     ]);
   }

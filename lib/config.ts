@@ -203,12 +203,17 @@ const checkedSchema = (env: DeployEnvironment) => deploymentConfigSchema.superRe
 
 /** A timezone EventBridge Scheduler and the plan function both take, or what is wrong with it. */
 export function timezoneProblem(zone: string): string | null {
+  const notIana = `"${zone}" is not an IANA timezone (e.g. UTC, Europe/Paris, America/New_York)`;
+  // Node 22's Intl (V8 12.4, ECMA-402's offset time zones) also takes a UTC offset, "+02:00",
+  // "-0530" or "+02", where Node 20's threw; EventBridge Scheduler takes IANA names only, and no
+  // IANA name starts with a sign.
+  if (/^[+-]/.test(zone.trim())) return notIana;
   let resolved: string;
   try {
     // Throws a RangeError on a name that is not in the IANA database (the same database the plan function's windows use).
     resolved = new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
   } catch {
-    return `"${zone}" is not an IANA timezone (e.g. UTC, Europe/Paris, America/New_York)`;
+    return notIana;
   }
   // Intl ignores case; the Scheduler's names are written as the database writes them.
   if (resolved !== zone && resolved.toLowerCase() === zone.toLowerCase()) return `"${zone}" is written "${resolved}"`;

@@ -1,6 +1,8 @@
 /**
  * `npm test`: every check at once on the machine's cores, failing when any fails.
  *
+ * - First, the Node it runs on (every check and each process a test starts run on it); below
+ *   package.json's floor (Node 22) it stops (.ci/node-env.sh puts Node 22 first on PATH).
  * - The test tiers that share the machine (vitest.config.ts: fast, slow, integration, e2e,
  *   infra) in one vitest process, their output as it comes, at the lowest CPU priority.
  * - The timing tier in a second vitest process, one file at a time, at the normal priority,
@@ -12,7 +14,7 @@
  *   tier alone (files that need the machine to themselves).
  *
  * What the test files of both vitest processes use is made once, before they start, and named
- * to them in the environment: the CLI's bundle (test/support/cli-bundle.ts), the moto zygote
+ * to them in the environment: the built CLI (test/support/cli-bundle.ts), the moto zygote
  * (test/support/moto-zygote.ts), the stack-template server
  * (test/support/iam/stack-template-server.ts) and the browser server
  * (test/support/browser-server.ts), whose global setups then find them and start nothing;
@@ -28,7 +30,7 @@
  * -- --reporter=dot`).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +46,16 @@ import { failureLines } from './test-failures';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const passThrough = process.argv.slice(2);
+
+// Which Node runs every check (vitest, its workers and every process a test starts run on
+// process.execPath): the first line. Below package.json's floor the run stops here, saying how
+// to get Node 22 (.ci/run does it the same way).
+const FLOOR = Number(/^>=\s*(\d+)/.exec((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node)?.[1]);
+process.stdout.write(`npm test on Node ${process.versions.node} (${process.execPath})\n`);
+if (Number(process.versions.node.split('.')[0]) < FLOOR) {
+  process.stderr.write(`Node ${process.versions.node} is below the package's floor (engines: Node >= ${FLOOR}): \`source .ci/node-env.sh\` puts Node ${FLOOR} first on PATH.\n`);
+  process.exit(1);
+}
 
 interface Check {
   name: string;

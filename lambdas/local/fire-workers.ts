@@ -38,7 +38,13 @@ import type { TargetClientSpec } from './target-clients';
 export const ONE_THREAD_RATE = 2500;
 export const MAX_WORKERS = 64;
 const READY_TIMEOUT_MS = 30_000;
-const DEFAULT_ENTRY = new URL('./fire-worker-entry.mjs', import.meta.url);
+/**
+ * The built CLI (scripts/build-cli.ts) names its compiled worker, relative to this module's
+ * source, by replacing CR_BUILT_FIRE_WORKER at build time; from the TypeScript sources (the
+ * tests, the benchmarks) it is not defined, and the thread's entry registers tsx first.
+ */
+declare const CR_BUILT_FIRE_WORKER: string | undefined;
+const DEFAULT_ENTRY = typeof CR_BUILT_FIRE_WORKER === 'string' ? new URL(CR_BUILT_FIRE_WORKER, import.meta.url) : new URL('./fire-worker-entry.mjs', import.meta.url);
 
 /**
  * Requests in the busiest second of the run (any 1,000 ms window of due times). Targets fired

@@ -9,7 +9,6 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_COMPARE_OPTIONS } from '../core/compare/types';
 import { buildMockSageMakerProgram, buildMockServerProgram } from '../mocks/cli';
 import { MAX_RESAMPLES, parseGoodput, parseRehearsal, parseWorkers, usageErrors } from './cli-usage';
-import { quietSdkNodeVersionWarning } from './sdk-warnings';
 import { parseTimeFlag } from './time-flag';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -311,8 +310,7 @@ export function buildProgram(): Command {
     .name('capture-replay')
     .description('Replay SageMaker Data Capture traffic against an endpoint on its original timing, with AIPerf-compatible results.')
     .version(VERSION, '-V, --version', 'print the version and exit')
-    .addHelpText('after', EXIT_CODES)
-    .hook('preAction', () => quietSdkNodeVersionWarning());
+    .addHelpText('after', EXIT_CODES);
   addReplay(program);
   addCapacity(program);
   addCompare(program);

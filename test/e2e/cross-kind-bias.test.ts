@@ -46,7 +46,6 @@ beforeAll(async () => {
     AWS_SECRET_ACCESS_KEY: 'secret',
     AWS_CONFIG_FILE: join(dir, 'none'),
     AWS_SHARED_CREDENTIALS_FILE: join(dir, 'none'),
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };
   const out = join(dir, 'out');
   const replay = async (id: string) => {

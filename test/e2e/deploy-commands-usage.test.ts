@@ -1,5 +1,5 @@
 /**
- * `verify-deploy` and `link` usage errors as a user meets them (bin/capture-replay.js): exit 2,
+ * `verify-deploy` and `link` usage errors as a user meets them (the built CLI, dist/capture-replay.mjs): exit 2,
  * one line naming the flag as typed and one pointing to --help, nothing on stdout, and no AWS
  * call (the endpoint is a closed port: any call would fail with a different message).
  */

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { mockServerLaunch, REPO_ROOT } from '../support/processes';
+import { cliScript, mockServerLaunch, REPO_ROOT } from '../support/processes';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -48,7 +48,7 @@ describe('standalone process', () => {
 
   it.each([
     ['standalone', ['--import', 'tsx', join(REPO_ROOT, 'lambdas/mocks/mock-server.ts')]],
-    ['through the CLI', [join(REPO_ROOT, 'bin/capture-replay.js'), 'mock-server']],
+    ['through the CLI', [cliScript(), 'mock-server']],
   ])('--help %s names the command as a user types it: capture-replay mock-server', async (_how, entry) => {
     const child = spawn(process.execPath, [...entry, '--help'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

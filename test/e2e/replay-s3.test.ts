@@ -1,5 +1,5 @@
 /**
- * `capture-replay replay s3://...` (and `capacity s3://...`) as a user runs it (bin/capture-replay.js, its own process)
+ * `capture-replay replay s3://...` (and `capacity s3://...`) as a user runs it (the built CLI, its own process)
  * against moto_server holding a week of Data Capture hour partitions (test/support/
  * capture-week.ts), the bundled mock server as the target (its own process, logging what it
  * receives). The CLI reaches moto through a recording proxy (test/support/s3-request-log.ts),
@@ -42,7 +42,6 @@ describeWithMoto('replay s3:// against moto: only the window is read', () => {
     AWS_CONFIG_FILE: join(dir, 'none'),
     AWS_SHARED_CREDENTIALS_FILE: join(dir, 'none'),
     AWS_EC2_METADATA_DISABLED: 'true',
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     ...extra,
   });
   // Hours of captured traffic in well under a second.

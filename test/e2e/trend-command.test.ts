@@ -1,5 +1,5 @@
 /**
- * `capture-replay trend` as a user runs it (bin/capture-replay.js): three A/B runs made with
+ * `capture-replay trend` as a user runs it (the built CLI, dist/capture-replay.mjs): three A/B runs made with
  * `replay` (two mock servers, their own processes, B slower to first token), then the trend
  * page of their folder, opened in Chromium (test/support/browser.ts) from where the command
  * wrote it: a chart per compared metric drawn with a point per run for each target's p50 and

@@ -18,9 +18,11 @@ import { startMockServer, type MockServer } from '../../lambdas/mocks/mock-serve
 import { awsClientConfig, describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { REPO_ROOT } from '../support/processes';
 import { startSqsEventSource, type EventSource } from '../support/sqs-event-source';
+import { tolerance } from '../support/timing';
 
 const CAPTURE_FILE = join(REPO_ROOT, 'samples/datacapture/demo-endpoint/AllTraffic/2026/04/29/00/14-03-887-0a1b2c3d.jsonl');
 const KEY = 'datacapture/demo-endpoint/AllTraffic/2026/04/29/00/capture file+1.jsonl';
+/** On a machine with a CPU to spare; widened with its load (test/support/timing.ts), as the other timing checks are. */
 const OFFSET_TOLERANCE_MS = 25;
 
 describeWithMoto('pipeline on emulated AWS (moto)', () => {
@@ -139,7 +141,7 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
     const firstCapture = Math.min(...records.map((r) => r.capture_replay.capture_time_ms));
     const errors = mock.requests.map((r) => Number(r.arrivalNs / 1000n) / 1000 - (byId.get(r.headers['x-request-id']!)!.capture_replay.capture_time_ms - firstCapture));
     const base = Math.min(...errors);
-    expect(Math.max(...errors.map((e) => e - base))).toBeLessThan(OFFSET_TOLERANCE_MS);
+    expect(Math.max(...errors.map((e) => e - base))).toBeLessThan(tolerance('pipeline arrival offsets', OFFSET_TOLERANCE_MS));
   }, 90_000);
 
   it('mirror mode: replays each request at its inferenceTime + lag and rolls results up per hour', async () => {
@@ -172,7 +174,7 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
     expect(sent).toHaveLength(3);
     // Each one at its inferenceTime + 6 s lag (spread: m-1 at +0, m-2 at +500 ms, m-3 at +1 s).
     const offsets = sent.map((r) => Number(r.arrivalNs / 1_000_000n) - (t0 + 6000));
-    for (const [i, want] of [0, 500, 1000].entries()) expect(Math.abs(offsets[i]! - want)).toBeLessThan(OFFSET_TOLERANCE_MS + 10);
+    for (const [i, want] of [0, 500, 1000].entries()) expect(Math.abs(offsets[i]! - want)).toBeLessThan(tolerance('pipeline arrival offsets', OFFSET_TOLERANCE_MS + 10));
     useMirror = false;
   }, 90_000);
 

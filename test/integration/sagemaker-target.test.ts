@@ -25,7 +25,7 @@ import { buildPlan } from '../../lambdas/core/plan/plan';
 import type { TargetResult } from '../../lambdas/core/types';
 import { encodePayloadPart } from '../../lambdas/mocks/mock-sagemaker';
 import type { TargetClient, TargetRequest } from '../../lambdas/ports';
-import { REPO_ROOT, type MockProcess } from '../support/processes';
+import { cliScript, REPO_ROOT, type MockProcess } from '../support/processes';
 import { setEnv } from '../support/set-env';
 import { startMockSageMakerProcess, waitForLoggedRequests, type LoggedSageMakerRequest } from '../support/sagemaker-mock';
 import { tolerance } from '../support/timing';
@@ -537,7 +537,7 @@ describe('responses that are not what SageMaker sends', () => {
 
 describe('the CLI subcommand', () => {
   it('capture-replay mock-sagemaker prints its URL, answers, and stops on SIGTERM', async () => {
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin/capture-replay.js'), 'mock-sagemaker', '--port', '0', '--ttft-ms', '0', '--no-require-auth'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [cliScript(), 'mock-sagemaker', '--port', '0', '--ttft-ms', '0', '--no-require-auth'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
     const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
     const { url } = JSON.parse(line) as { url: string };
     const response = await fetch(`${url}/endpoints/any/invocations`, { method: 'POST', headers: { 'content-type': 'text/csv' }, body: '1,2\n3,4\n' });

@@ -46,8 +46,6 @@ describeWithMoto('schedule-now against a queue (moto)', () => {
       AWS_SECRET_ACCESS_KEY: 'testing',
       AWS_CONFIG_FILE: join(dir, 'none'),
       AWS_SHARED_CREDENTIALS_FILE: join(dir, 'none'),
-      // The SDK's notice that its 2027 releases need Node 22 is not this test's subject.
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };
   }, 60_000);
 

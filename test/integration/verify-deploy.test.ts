@@ -6,7 +6,7 @@
  * handlers run, each signing as an IAM user holding its synthesized statements
  * (test/support/iam/deployment.ts). A CloudFormation stack on moto carries the synthesized
  * stack's outputs, resolved to what was made. The CLI runs as a user would run it
- * (bin/capture-replay.js, AWS_ENDPOINT_URL pointing the SDK at moto), signing as an IAM user
+ * (the built CLI, AWS_ENDPOINT_URL pointing the SDK at moto), signing as an IAM user
  * that holds exactly the policy docs/first-deploy.md gives for these commands (read from the
  * page).
  *
@@ -72,8 +72,6 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
     AWS_SECRET_ACCESS_KEY: users.get(user)!.secretAccessKey,
     AWS_CONFIG_FILE: join(dir, 'none'),
     AWS_SHARED_CREDENTIALS_FILE: join(dir, 'none'),
-    // The SDK's notice that its 2027 releases need Node 22 is not this test's subject.
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   });
   const cli = (args: string[], user = 'verifier'): Promise<CliResult> => runCli(args, { env: env(user) });
   /** One request with moto's IAM check off (it cannot check presigned URLs). */

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { oncePerRun } from './run-shared';
-import { sourceImportMetaUrls } from './source-urls';
+import { sourceImportMetaUrls } from '../../scripts/source-urls';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -21,7 +21,7 @@ const BUNDLES_BASE = join(REPO_ROOT, 'node_modules', '.cache');
 
 /** The OpenAI-compatible mock server's module. */
 const MOCK_SERVER = join(REPO_ROOT, 'lambdas/mocks/mock-server.ts');
-/** The fire worker thread's module (lambdas/local/fire-workers.ts starts it through tsx, fire-worker-entry.mjs). */
+/** The fire worker thread's module (from the sources, lambdas/local/fire-workers.ts starts it through tsx, fire-worker-entry.mjs; the built CLI from dist/fire-worker.mjs). */
 const FIRE_WORKER = 'lambdas/local/fire-worker.ts';
 /** The servers the tests start most, and the fire worker: bundled once per run. */
 const BUNDLED_ENTRIES = ['lambdas/mocks/mock-server.ts', 'lambdas/mocks/mock-sagemaker.ts', 'test/support/fault-server.ts', 'test/support/key-server.ts', FIRE_WORKER];
@@ -54,9 +54,9 @@ async function bundledEntry(entry: string): Promise<string> {
 
 /**
  * The fire worker's module bundled (bundledEntry), as an entry for startFireWorkers: a thread
- * that loads it does not register tsx and compile the worker's modules, as the product's
- * entry does in every thread. The tests of the pool itself use it; the CLI's runs keep the
- * product's entry.
+ * that loads it does not register tsx and compile the worker's modules, as the
+ * sources' entry does in every thread. The tests of the pool itself use it; the CLI's runs use
+ * the built CLI's (dist/fire-worker.mjs).
  */
 export async function bundledFireWorker(): Promise<URL> {
   return pathToFileURL(await bundledEntry(join(REPO_ROOT, FIRE_WORKER)));
@@ -145,12 +145,12 @@ export interface CliProcess {
   waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<void>;
 }
 
-/** The environment variable naming the run's bundle of the CLI (cli-bundle.ts, the global setup of the tiers that start the CLI). */
+/** The environment variable naming the run's build of the CLI (cli-bundle.ts, the global setup of the tiers that start the CLI). */
 export const CLI_BUNDLE_ENV = 'CR_TEST_CLI_BUNDLE';
 
-/** The script startCli runs: the run's bundle of the CLI when there is one (cli-bundle.ts), else bin/capture-replay.js. */
+/** The script startCli runs: the built CLI (package.json's bin, dist/capture-replay.mjs), which the run's global setup builds (cli-bundle.ts). */
 export function cliScript(): string {
-  return process.env[CLI_BUNDLE_ENV] || join(REPO_ROOT, 'bin/capture-replay.js');
+  return process.env[CLI_BUNDLE_ENV] || join(REPO_ROOT, 'dist/capture-replay.mjs');
 }
 
 /**

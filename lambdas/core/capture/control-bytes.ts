@@ -11,7 +11,7 @@
  * test/unit/capture/control-bytes.test.ts holds it to the JS loop byte for byte.
  *
  * Engines without WebAssembly or SIMD (node --jitless, for one) get null and the JS loop.
- * Node has shipped Wasm SIMD since 16.4 (V8 9.1), so Node 20 and Lambda's Node 22 both have it.
+ * Node has shipped Wasm SIMD since 16.4 (V8 9.1), so Node 22, the CLI's and Lambda's, has it.
  *
  *   (module
  *     (memory (export "memory") 1)

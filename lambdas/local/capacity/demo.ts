@@ -58,11 +58,11 @@ function intro(capturesDir: string): string {
 
 /**
  * `capture-replay mock-server --slots <slots>` as a process of its own, started as this CLI was
- * (its script, `process.argv[1]`: the launcher, or a bundle of it); its URL (its first line)
+ * (its script, `process.argv[1]`: the built CLI, dist/capture-replay.mjs); its URL (its first line)
  * and how to stop it.
  */
 async function startMock(slots: number): Promise<{ url: string; close: () => Promise<void> }> {
-  const bin = process.argv[1] ?? fileURLToPath(new URL('../../../bin/capture-replay.js', import.meta.url));
+  const bin = process.argv[1] ?? fileURLToPath(new URL('../../../dist/capture-replay.mjs', import.meta.url));
   const args = ['mock-server', '--port', '0', '--slots', String(slots), '--ttft-ms', String(TTFT_MS), '--itl-ms', String(ITL_MS), '--output-tokens', String(OUTPUT_TOKENS)];
   const child = spawn(process.execPath, ['--no-warnings', bin, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = once(child, 'exit');
