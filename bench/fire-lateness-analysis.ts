@@ -45,8 +45,15 @@ export interface FireRow {
   majorGcsFiring: number;
   longestGcFiringMs: number;
   connectionsMax: number;
+  /** Requests more than LATE_MS late at the server, and how many of them were due during a collection or within a throttled stretch (or both). */
+  lateOver: number;
+  lateInGc: number;
+  lateInThrottle: number;
   load: string;
 }
+
+/** The lateness (ms) that counts as late in the attribution columns. */
+const LATE_MS = 5;
 
 /** perf_hooks' NODE_PERFORMANCE_GC_MAJOR. */
 const MARK_COMPACT = 4;
@@ -98,6 +105,7 @@ export function analyse(a: AnalysisInput): FireRow {
     throttle.periods += inv.throttle?.periods ?? 0;
     throttle.ms += inv.throttle?.throttledMs ?? 0;
   }
+  const late = attributeLate(a, view.latenessById);
   const known = new Set(a.results.records.map((r) => r.id));
   const arrived = [...a.arrivals.keys()].filter((id) => known.has(id)).length;
   const fired = a.results.records.length;
@@ -130,16 +138,42 @@ export function analyse(a: AnalysisInput): FireRow {
     majorGcsFiring: majors,
     longestGcFiringMs: longestGc,
     connectionsMax: Math.max(0, ...a.invocations.map((i) => i.connectionsAtMs.length)),
+    lateOver: late.over,
+    lateInGc: late.inGc,
+    lateInThrottle: late.inThrottle,
     load: a.load,
   };
 }
 
+/**
+ * The requests more than LATE_MS late, and what their due time fell in: a garbage collection
+ * of the invocation (from 1 ms before its start to its end), or a stretch the quota ran out in
+ * (the 20 ms sample that saw it, and the 100 ms period before).
+ */
+function attributeLate(a: AnalysisInput, latenessById: Map<string, number>): { over: number; inGc: number; inThrottle: number } {
+  const gcs = a.invocations.flatMap((i) => i.gcs.map(([at, ms]) => [at - 1, at + ms] as const));
+  const throttled = a.invocations.flatMap((i) => i.throttledAtMs.map((at) => [at - 120, at] as const));
+  const within = (spans: readonly (readonly [number, number])[], ms: number) => spans.some(([from, to]) => ms >= from && ms <= to);
+  let over = 0;
+  let inGc = 0;
+  let inThrottle = 0;
+  for (const r of a.results.records) {
+    const lateMs = latenessById.get(r.id);
+    if (lateMs === undefined || lateMs <= LATE_MS) continue;
+    over++;
+    const dueMs = Number(r.scheduledNs / 1_000_000n);
+    if (within(gcs, dueMs)) inGc++;
+    if (within(throttled, dueMs)) inThrottle++;
+  }
+  return { over, inGc, inThrottle };
+}
+
 export const FIRE_ROW_HEADER = [
-  '| peak/s | protocol | lane/s | MB (vCPU) | requests | lost / doubled / early / dropped | p50 ms | p99 ms | p99.9 ms | max ms | CPU ms / request | CPU ms / token | vCPU while firing | throttled periods | mark-compacts firing | longest GC ms | connections | load before |',
-  '| ---: | --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+  '| peak/s | protocol | lane/s | MB (vCPU) | requests | lost / doubled / early / dropped | p50 ms | p99 ms | p99.9 ms | max ms | CPU ms / request | CPU ms / token | vCPU while firing | throttled periods | mark-compacts firing | longest GC ms | connections | over 5 ms (due in a GC / in throttling) | load before |',
+  '| ---: | --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
 ].join('\n');
 
 export function fireRowMarkdown(r: FireRow): string {
   const share = r.cpuShare === null ? 'no quota' : f(r.cpuShare);
-  return `| ${r.peak} | ${r.protocol} | ${f(r.laneRate, 1)} | ${r.memoryMb} (${share}) | ${r.scheduled} | ${r.lost} / ${r.doubled} / ${r.early} / ${r.drops} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.p999)} | ${f(r.max)} | ${f(r.cpuMsPerRequest, 3)} | ${f(r.cpuMsPerToken, 4)} | ${f(r.cpuWhileFiring, 3)} | ${r.throttledPeriods} of ${r.periods} (${f(r.throttledMs, 0)} ms) | ${r.majorGcsFiring} | ${f(r.longestGcFiringMs)} | ${r.connectionsMax} | ${r.load} |`;
+  return `| ${r.peak} | ${r.protocol} | ${f(r.laneRate, 1)} | ${r.memoryMb} (${share}) | ${r.scheduled} | ${r.lost} / ${r.doubled} / ${r.early} / ${r.drops} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.p999)} | ${f(r.max)} | ${f(r.cpuMsPerRequest, 3)} | ${f(r.cpuMsPerToken, 4)} | ${f(r.cpuWhileFiring, 3)} | ${r.throttledPeriods} of ${r.periods} (${f(r.throttledMs, 0)} ms) | ${r.majorGcsFiring} | ${f(r.longestGcFiringMs)} | ${r.connectionsMax} | ${r.lateOver} (${r.lateInGc} / ${r.lateInThrottle}) | ${r.load} |`;
 }

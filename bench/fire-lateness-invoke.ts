@@ -108,6 +108,8 @@ export interface Invocation {
   /** The process's CPU time (ms) at epoch ms, every 250 ms and at exit. */
   cpu: [number, number][];
   throttle: ThrottleStats | null;
+  /** Epoch ms at which the group's quota was seen to have run out (sampled every 20 ms: the sample after each throttled period). */
+  throttledAtMs: number[];
 }
 
 /** One cold invocation of the fire bundle: a fresh process (in `group` when given), the event on stdin, its outcome on fd 3. */
@@ -127,7 +129,17 @@ export async function invokeInGroup(o: { fn: SynthesizedFunction; env: NodeJS.Pr
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)));
   (child.stdio[3] as Readable).on('data', (c: Buffer) => (result += c.toString('utf8')));
   child.stdin!.end(JSON.stringify(o.event));
+  const throttledAtMs: number[] = [];
+  let seen = 0;
+  const sampler = o.group
+    ? setInterval(() => {
+        const now = o.group!.stats().throttled;
+        if (now > seen) throttledAtMs.push(Date.now());
+        seen = now;
+      }, 20)
+    : null;
   await once(child, 'close');
+  if (sampler) clearInterval(sampler);
   const throttle = o.group?.stats() ?? null;
   o.group?.remove();
   const shardIds = o.event.Records.map((r) => (JSON.parse(r.body) as { shardId: string }).shardId);
@@ -139,7 +151,7 @@ export async function invokeInGroup(o: { fn: SynthesizedFunction; env: NodeJS.Pr
   }
   const outcome = (result.trim() ? JSON.parse(result) : { ok: false, errorMessage: `no outcome: ${stderr}` }) as { ok: boolean; response?: SQSBatchResponse; errorMessage?: string };
   if (!outcome.ok) console.error(`invocation ${o.n} failed: ${outcome.errorMessage ?? '?'}\n${stderr}`);
-  const invocation: Invocation = { shardIds, ok: outcome.ok, error: outcome.ok ? null : (outcome.errorMessage ?? 'failed'), connectionsAtMs: probe.opened, gcs: probe.gcs, cpu: probe.cpu, throttle };
+  const invocation: Invocation = { shardIds, ok: outcome.ok, error: outcome.ok ? null : (outcome.errorMessage ?? 'failed'), connectionsAtMs: probe.opened, gcs: probe.gcs, cpu: probe.cpu, throttle, throttledAtMs };
   // A failed invocation fails its whole batch, as Lambda does.
   const response = outcome.ok && outcome.response ? outcome.response : { batchItemFailures: o.event.Records.map((r) => ({ itemIdentifier: r.messageId })) };
   return { invocation, response };

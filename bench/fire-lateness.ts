@@ -22,7 +22,7 @@
  *   npm run bench:fire-lateness -- [--peaks 50,1000,10000] [--targets 2] [--seconds 60]
  *     [--protocols sse,sagemaker] [--cpu-share lambda|none] [--memory <MB>] [--tls on|off]
  *     [--median-ms 2000] [--p99-ms 30000] [--max-ms 120000] [--tokens-per-second 30]
- *     [--lead-seconds 20] [--write <file.json>] [--cdk-out <dir>]
+ *     [--lead-seconds 20] [--write <file.json>] [--node-options '<flags>'] [--cdk-out <dir>]
  *
  * `--targets` is the number of targets the stack is sized for (the lane rate depends on it);
  * one lane of one target fires. `--memory` overrides the function's memory (its CPU share and
@@ -68,6 +68,8 @@ const tls = option('--tls', 'on') === 'on';
 const memoryOverride = process.argv.includes('--memory') ? flag('--memory', 1024) : null;
 const server = { medianMs: flag('--median-ms', 2000), p99Ms: flag('--p99-ms', 30000), maxMs: flag('--max-ms', 120000), tokensPerSecond: flag('--tokens-per-second', 30) };
 const writeTo = process.argv.includes('--write') ? option('--write', '') : null;
+/** Node flags added to each invocation's NODE_OPTIONS (a V8 setting to try, a CPU profile). */
+const nodeOptions = option('--node-options', '');
 for (const p of protocols) if (!PROTOCOLS.includes(p)) throw new Error(`--protocols: ${p} is not one of ${PROTOCOLS.join(', ')}`);
 if (!['lambda', 'none'].includes(cpuShare)) throw new Error('--cpu-share: lambda or none');
 for (const peak of peaks) if (!Number.isFinite(peak) || peak <= 0) throw new Error('--peaks: positive numbers, comma-separated');
@@ -91,6 +93,7 @@ function fireEnvironment(fn: SynthesizedFunction, d: Deployed, local: Record<str
     ...(d.protocol === 'sagemaker' ? { AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: targetUrl } : {}),
     ...(certFile ? { NODE_EXTRA_CA_CERTS: certFile } : {}),
     PROBE_PORT: new URL(targetUrl).port,
+    ...(nodeOptions ? { NODE_OPTIONS: `${d.fireEnv.NODE_OPTIONS ?? ''} ${nodeOptions}`.trim() } : {}),
     ...emulatedLambdaEnv({ awsEndpoint: moto.endpoint, region: REGION, runtime: fn.runtime, functionName: 'fire', memoryMb: d.memoryMb, taskRoot: fn.assetDir }),
   };
 }
