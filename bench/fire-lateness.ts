@@ -171,7 +171,9 @@ async function runOne(setup: RunSetup, peak: number, protocol: Protocol): Promis
   };
   await notifyQueueOnObjectCreated(s3, { bucket: 'capture-bucket', queueArn: queues.ingest.arn, prefix: 'datacapture/' });
   const serverArgs = ['--median-ms', String(server.medianMs), '--p99-ms', String(server.p99Ms), '--max-ms', String(server.maxMs), '--tokens-per-second', String(server.tokensPerSecond), '--seed', String(peak)];
-  const target = await startArrivalServer(join(dir, 'arrivals.txt'), certificate ? [...serverArgs, '--tls-cert', certificate.cert, '--tls-key', certificate.key] : serverArgs);
+  // The server stamps arrivals: in the benchmark's weighted group too, so other work on the machine does not delay its stamps.
+  const serverGroup = shares?.group(`server-${peak}-${protocol}`, null);
+  const target = await startArrivalServer(join(dir, 'arrivals.txt'), certificate ? [...serverArgs, '--tls-cert', certificate.cert, '--tls-key', certificate.key] : serverArgs, serverGroup ? (argv) => serverGroup.wrap(argv) : undefined);
   const local = { [ENV.resultsBucket]: 'results-bucket', [ENV.replayQueueUrl]: queues.replay.url, [ENV.collectQueueUrl]: queues.collect.url, [ENV.targets]: JSON.stringify([d.targetConfig(target.url)]) };
   const ingestDeps = createDeps({ env: { ...d.ingestEnv, ...local }, s3, sqs });
   const env = fireEnvironment(fireFn, d, local, moto, target.url, certificate?.cert ?? null);
