@@ -46,6 +46,9 @@ export interface FireRow {
   longestGcFiringMs: number;
   connectionsMax: number;
   /** Requests more than LATE_MS late at the server, and how many of them were due during a collection or within a throttled stretch (or both). */
+  /** Our own view: the invocation's wire lag (due -> bytes handed to the socket) p99 and p99.9, ms. */
+  wireLagP99: number;
+  wireLagP999: number;
   lateOver: number;
   lateInGc: number;
   lateInThrottle: number;
@@ -106,6 +109,7 @@ export function analyse(a: AnalysisInput): FireRow {
     throttle.ms += inv.throttle?.throttledMs ?? 0;
   }
   const late = attributeLate(a, view.latenessById);
+  const wireLags = a.results.records.map((r) => r.wireLagMs ?? r.lagMs).sort((x, y) => x - y);
   const known = new Set(a.results.records.map((r) => r.id));
   const arrived = [...a.arrivals.keys()].filter((id) => known.has(id)).length;
   const fired = a.results.records.length;
@@ -138,6 +142,8 @@ export function analyse(a: AnalysisInput): FireRow {
     majorGcsFiring: majors,
     longestGcFiringMs: longestGc,
     connectionsMax: Math.max(0, ...a.invocations.map((i) => i.connectionsAtMs.length)),
+    wireLagP99: quantile(wireLags, 0.99),
+    wireLagP999: quantile(wireLags, 0.999),
     lateOver: late.over,
     lateInGc: late.inGc,
     lateInThrottle: late.inThrottle,
@@ -169,11 +175,11 @@ function attributeLate(a: AnalysisInput, latenessById: Map<string, number>): { o
 }
 
 export const FIRE_ROW_HEADER = [
-  '| peak/s | protocol | lane/s | MB (vCPU) | requests | lost / doubled / early / dropped | p50 ms | p99 ms | p99.9 ms | max ms | CPU ms / request | CPU ms / token | vCPU while firing | throttled periods | mark-compacts firing | longest GC ms | connections | over 5 ms (due in a GC / in throttling) | load before |',
-  '| ---: | --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+  '| peak/s | protocol | lane/s | MB (vCPU) | requests | lost / doubled / early / dropped | p50 ms | p99 ms | p99.9 ms | max ms | CPU ms / request | CPU ms / token | vCPU while firing | throttled periods | mark-compacts firing | longest GC ms | connections | our wire lag p99 / p99.9 ms | over 5 ms (due in a GC / in throttling) | load before |',
+  '| ---: | --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
 ].join('\n');
 
 export function fireRowMarkdown(r: FireRow): string {
   const share = r.cpuShare === null ? 'no quota' : f(r.cpuShare);
-  return `| ${r.peak} | ${r.protocol} | ${f(r.laneRate, 1)} | ${r.memoryMb} (${share}) | ${r.scheduled} | ${r.lost} / ${r.doubled} / ${r.early} / ${r.drops} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.p999)} | ${f(r.max)} | ${f(r.cpuMsPerRequest, 3)} | ${f(r.cpuMsPerToken, 4)} | ${f(r.cpuWhileFiring, 3)} | ${r.throttledPeriods} of ${r.periods} (${f(r.throttledMs, 0)} ms) | ${r.majorGcsFiring} | ${f(r.longestGcFiringMs)} | ${r.connectionsMax} | ${r.lateOver} (${r.lateInGc} / ${r.lateInThrottle}) | ${r.load} |`;
+  return `| ${r.peak} | ${r.protocol} | ${f(r.laneRate, 1)} | ${r.memoryMb} (${share}) | ${r.scheduled} | ${r.lost} / ${r.doubled} / ${r.early} / ${r.drops} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.p999)} | ${f(r.max)} | ${f(r.cpuMsPerRequest, 3)} | ${f(r.cpuMsPerToken, 4)} | ${f(r.cpuWhileFiring, 3)} | ${r.throttledPeriods} of ${r.periods} (${f(r.throttledMs, 0)} ms) | ${r.majorGcsFiring} | ${f(r.longestGcFiringMs)} | ${r.connectionsMax} | ${f(r.wireLagP99)} / ${f(r.wireLagP999)} | ${r.lateOver} (${r.lateInGc} / ${r.lateInThrottle}) | ${r.load} |`;
 }
