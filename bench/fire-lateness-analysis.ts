@@ -52,6 +52,8 @@ export interface FireRow {
   lateOver: number;
   lateInGc: number;
   lateInThrottle: number;
+  /** ... and how many were due within 50 ms before a connection to the target finished opening (a request waiting for a connection of its own). */
+  lateInConnect: number;
   load: string;
 }
 
@@ -147,6 +149,7 @@ export function analyse(a: AnalysisInput): FireRow {
     lateOver: late.over,
     lateInGc: late.inGc,
     lateInThrottle: late.inThrottle,
+    lateInConnect: late.inConnect,
     load: a.load,
   };
 }
@@ -156,13 +159,15 @@ export function analyse(a: AnalysisInput): FireRow {
  * of the invocation (from 1 ms before its start to its end), or a stretch the quota ran out in
  * (the 20 ms sample that saw it, and the 100 ms period before).
  */
-function attributeLate(a: AnalysisInput, latenessById: Map<string, number>): { over: number; inGc: number; inThrottle: number } {
+function attributeLate(a: AnalysisInput, latenessById: Map<string, number>): { over: number; inGc: number; inThrottle: number; inConnect: number } {
   const gcs = a.invocations.flatMap((i) => i.gcs.map(([at, ms]) => [at - 1, at + ms] as const));
   const throttled = a.invocations.flatMap((i) => i.throttledAtMs.map((at) => [at - 120, at] as const));
+  const connects = a.invocations.flatMap((i) => i.connectionsAtMs.map((at) => [at - 50, at] as const));
   const within = (spans: readonly (readonly [number, number])[], ms: number) => spans.some(([from, to]) => ms >= from && ms <= to);
   let over = 0;
   let inGc = 0;
   let inThrottle = 0;
+  let inConnect = 0;
   for (const r of a.results.records) {
     const lateMs = latenessById.get(r.id);
     if (lateMs === undefined || lateMs <= LATE_MS) continue;
@@ -170,16 +175,17 @@ function attributeLate(a: AnalysisInput, latenessById: Map<string, number>): { o
     const dueMs = Number(r.scheduledNs / 1_000_000n);
     if (within(gcs, dueMs)) inGc++;
     if (within(throttled, dueMs)) inThrottle++;
+    if (within(connects, dueMs)) inConnect++;
   }
-  return { over, inGc, inThrottle };
+  return { over, inGc, inThrottle, inConnect };
 }
 
 export const FIRE_ROW_HEADER = [
-  '| peak/s | protocol | lane/s | MB (vCPU) | requests | lost / doubled / early / dropped | p50 ms | p99 ms | p99.9 ms | max ms | CPU ms / request | CPU ms / token | vCPU while firing | throttled periods | mark-compacts firing | longest GC ms | connections | our wire lag p99 / p99.9 ms | over 5 ms (due in a GC / in throttling) | load before |',
+  '| peak/s | protocol | lane/s | MB (vCPU) | requests | lost / doubled / early / dropped | p50 ms | p99 ms | p99.9 ms | max ms | CPU ms / request | CPU ms / token | vCPU while firing | throttled periods | mark-compacts firing | longest GC ms | connections | our wire lag p99 / p99.9 ms | over 5 ms (due in a GC / in throttling / before a connect) | load before |',
   '| ---: | --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
 ].join('\n');
 
 export function fireRowMarkdown(r: FireRow): string {
   const share = r.cpuShare === null ? 'no quota' : f(r.cpuShare);
-  return `| ${r.peak} | ${r.protocol} | ${f(r.laneRate, 1)} | ${r.memoryMb} (${share}) | ${r.scheduled} | ${r.lost} / ${r.doubled} / ${r.early} / ${r.drops} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.p999)} | ${f(r.max)} | ${f(r.cpuMsPerRequest, 3)} | ${f(r.cpuMsPerToken, 4)} | ${f(r.cpuWhileFiring, 3)} | ${r.throttledPeriods} of ${r.periods} (${f(r.throttledMs, 0)} ms) | ${r.majorGcsFiring} | ${f(r.longestGcFiringMs)} | ${r.connectionsMax} | ${f(r.wireLagP99)} / ${f(r.wireLagP999)} | ${r.lateOver} (${r.lateInGc} / ${r.lateInThrottle}) | ${r.load} |`;
+  return `| ${r.peak} | ${r.protocol} | ${f(r.laneRate, 1)} | ${r.memoryMb} (${share}) | ${r.scheduled} | ${r.lost} / ${r.doubled} / ${r.early} / ${r.drops} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.p999)} | ${f(r.max)} | ${f(r.cpuMsPerRequest, 3)} | ${f(r.cpuMsPerToken, 4)} | ${f(r.cpuWhileFiring, 3)} | ${r.throttledPeriods} of ${r.periods} (${f(r.throttledMs, 0)} ms) | ${r.majorGcsFiring} | ${f(r.longestGcFiringMs)} | ${r.connectionsMax} | ${f(r.wireLagP99)} / ${f(r.wireLagP999)} | ${r.lateOver} (${r.lateInGc} / ${r.lateInThrottle} / ${r.lateInConnect}) | ${r.load} |`;
 }
