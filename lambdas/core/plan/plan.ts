@@ -395,8 +395,14 @@ function toRequest(record: CaptureRecord, planned: BodyPlan, { index, offsetMs, 
 function assemble(selected: readonly (Placement & { record: CaptureRecord })[], options: PlanOptions): Pick<ReplayPlan, 'requests' | 'incompatible'> {
   const requests: ScheduledRequest[] = [];
   const incompatible: ReplayPlan['incompatible'] = [];
+  // The copies of a record (amplify) are consecutive and share its planned body: one body per
+  // record, not per copy (a body rewritten by --streaming or --model is a buffer of its own).
+  let lastRecord: CaptureRecord | null = null;
+  let lastPlanned: BodyPlan | null = null;
   for (const { record, ...placement } of selected) {
-    const planned = planBody(record, options);
+    const planned: BodyPlan = record === lastRecord && lastPlanned ? lastPlanned : planBody(record, options);
+    lastRecord = record;
+    lastPlanned = planned;
     const request = toRequest(record, planned, placement, options);
     if (planned.incompatible) incompatible.push({ request, ...planned.incompatible });
     else requests.push(request);
