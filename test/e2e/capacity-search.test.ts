@@ -101,7 +101,7 @@ describe('capture-replay capacity against mocks of known capacity', () => {
     expect(r.stdout.split('\n')[0]).toBe(`B sustains ${b!.sustained_factor}x today's traffic at 90 % goodput, A ${a!.sustained_factor}x.`);
     expect(readFileSync(join(root, 'report.html'), 'utf8')).toContain('id="capacity"');
     // The warm-up, not judged, before each target's first step.
-    expect(readdirSync(join(root, 'steps')).filter((d) => d.startsWith('warm-up-')).sort()).toEqual(['warm-up-A', 'warm-up-B']);
+    expect(readdirSync(join(root, 'steps')).filter((d) => d.endsWith('-warm-up')).sort()).toEqual(['A-warm-up', 'B-warm-up']);
     expect(doc.search.warm_up_requests).toBe(21);
   }, 240_000);
 

@@ -32,6 +32,7 @@ function modelled(capacity: number, factor: number): StepMeasure {
     error_rate: failed / requests,
     slo_metrics: { time_to_first_token: { p50: ttft * 0.6, p99: ttft }, inter_token_latency: { p50: 18 + 4 * load, p99: 25 + 8 * load } },
     client: { schedule_lag_p90_ms: 1.2, wire_lag_p90_ms: 1.6, wire_lag_p99_ms: 2.1, late_dropped: 0 },
+    errors: failed > 0 ? [{ error: 'HTTPError 503', count: failed, message: 'HTTP 503: overloaded' }] : [],
   };
 }
 

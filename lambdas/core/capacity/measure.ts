@@ -5,6 +5,9 @@
  * timing; then the step's outcome.
  *
  * Judging, in this order:
+ * 0. empty: no request was due (a factor below 1 samples the window: a few requests can
+ *    sample to none): neither met nor failed; broken: requests failed and none succeeded
+ *    (a target down, or a wrong URL or path: not a load it cannot take), whatever else;
  * 1. errors: error rate >= maxErrorRate (the target's answers, whatever the client's pace);
  * 2. client: the replayer sent late (p90 of wire lag, or of schedule lag where the wire was
  *    not stamped, above maxClientLagMs; or requests dropped as late): the target did not get
@@ -18,8 +21,8 @@
 import { meetsSlos } from '../metrics/aggregate';
 import { percentile } from '../metrics/stats';
 import type { DropReason, ProfileRecord } from '../types';
-import { shareText as pct } from './document';
-import type { CapacityObjectives, Quantiles, StepMeasure, StepOutcome } from './types';
+import { factorText, shareText as pct } from './document';
+import type { CapacityObjectives, Quantiles, StepError, StepMeasure, StepOutcome } from './types';
 
 /** Drops that are the target's plan, not the step's: requests this target kind never takes. */
 const NOT_THE_TARGETS: readonly DropReason[] = ['unsupported_content_type', 'not_chat_request'];
@@ -38,6 +41,19 @@ function quantiles(values: number[]): Quantiles {
   if (values.length === 0) return { p50: null, p99: null };
   values.sort((a, b) => a - b);
   return { p50: percentile(values, 50), p99: percentile(values, 99) };
+}
+
+/** The kinds of error the failed records carry (`HTTPError 404`), the commonest first, at most three, each with its first message. */
+export function stepErrors(records: readonly ProfileRecord[]): StepError[] {
+  const kinds = new Map<string, StepError>();
+  for (const r of records) {
+    if (r.error === null) continue;
+    const error = r.error.code !== null ? `${r.error.type} ${r.error.code}` : r.error.type;
+    const seen = kinds.get(error);
+    if (seen) seen.count++;
+    else kinds.set(error, { error, count: 1, message: r.error.message.slice(0, 160) });
+  }
+  return [...kinds.values()].sort((a, b) => b.count - a.count).slice(0, 3);
 }
 
 /** The step's numbers for one target. */
@@ -66,13 +82,18 @@ export function measureStep(factor: number, records: readonly ProfileRecord[], m
       wire_lag_p99_ms: manifest.wireLag?.p99 ?? null,
       late_dropped: manifest.droppedByReason.late_beyond_tolerance ?? 0,
     },
+    errors: stepErrors(records),
   };
 }
 
 
 /** The step's outcome and the numbers that decided it. */
 export function judgeStep(m: StepMeasure, o: CapacityObjectives): { outcome: StepOutcome; reason: string } {
-  if (m.requests === 0 || m.goodput === null || m.error_rate === null) return { outcome: 'objectives', reason: 'no request was due to this target' };
+  if (m.requests === 0 || m.goodput === null || m.error_rate === null) return { outcome: 'empty', reason: `no request at this factor: the window's requests sampled at ${factorText(m.factor)} kept none` };
+  if (m.succeeded === 0 && m.failed > 0) {
+    const seen = m.errors[0] ? `: ${m.errors.map((e) => `${e.error} ${e.count}`).join(', ')}` : '';
+    return { outcome: 'broken', reason: `no request succeeded (${m.failed} of ${m.requests} failed${seen})` };
+  }
   if (m.error_rate >= o.maxErrorRate) return { outcome: 'errors', reason: `error rate ${pct(m.error_rate)} >= ${pct(o.maxErrorRate)} (${m.failed} of ${m.requests})` };
   const lag = m.client.wire_lag_p90_ms ?? m.client.schedule_lag_p90_ms;
   if (lag !== null && lag > o.maxClientLagMs) {

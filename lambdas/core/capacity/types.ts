@@ -28,11 +28,27 @@ export interface SearchSettings {
   maxFactor: number;
 }
 
-/** Why a target's search ended where it did. */
-export type LimitedBy = 'objectives' | 'errors' | 'client' | 'cap';
+/**
+ * Why a target's search ended where it did: its objectives, its errors, this replayer (client),
+ * the cap; a target that failed every request of a step (broken); no step that held a request
+ * (empty); or the search itself: stopped by a signal, a step that could not be run, the limit
+ * of MAX_STEPS steps.
+ */
+export type LimitedBy = 'objectives' | 'errors' | 'client' | 'cap' | 'broken' | 'empty' | 'stopped' | 'step_failed' | 'step_limit';
 
-/** A step's verdict: met, or the first rule it broke (errors before goodput), or the client was late. */
-export type StepOutcome = 'met' | 'objectives' | 'errors' | 'client';
+/**
+ * A step's verdict: met, or the first rule it broke (errors before goodput), or the client was
+ * late; `broken`: requests failed and none succeeded; `empty`: the factor held no request of the
+ * window (a sample of a few requests), neither met nor failed.
+ */
+export type StepOutcome = 'met' | 'objectives' | 'errors' | 'client' | 'broken' | 'empty';
+
+/** One kind of error a step's requests failed with: `HTTPError 404`, how many, and one message. */
+export interface StepError {
+  error: string;
+  count: number;
+  message: string;
+}
 
 export interface Quantiles {
   p50: number | null;
@@ -58,6 +74,8 @@ export interface StepMeasure {
   slo_metrics: Record<string, Quantiles>;
   /** The replayer's own timing: how late requests left the loop and reached the wire (ms), and those dropped as late. */
   client: { schedule_lag_p90_ms: number | null; wire_lag_p90_ms: number | null; wire_lag_p99_ms: number | null; late_dropped: number };
+  /** The kinds of error seen, the commonest first (at most three). */
+  errors: StepError[];
 }
 
 export interface CapacityStep extends StepMeasure {
@@ -74,7 +92,10 @@ export interface TargetCapacity {
   /** The largest factor that met the objectives with the client on time; null when none did. */
   sustained_factor: number | null;
   limited_by: LimitedBy;
-  /** The step factor that ended the search (the smallest that failed, the client-limited one, the cap). */
+  /**
+   * The step factor that ended the search (the smallest that failed, the client-limited or
+   * broken one, the cap; stopped: the factor running or due next); null when none did.
+   */
   limit_factor: number | null;
   /** What the result means and, when the client or the cap limited it, how to go further. */
   note: string;
@@ -93,7 +114,7 @@ export interface CapacityDocument {
    */
   window: { start_offset_ms: number; end_offset_ms: number; captured_requests: number; capture_window?: { start: string; end: string } };
   objectives: { goodput: Record<string, number>; min_goodput: number; max_error_rate: number; max_client_lag_ms: number };
-  /** How the factors were chosen; `warm_up_requests`: replayed to each target before its first step, not judged. */
+  /** How the factors were chosen; `warm_up_requests`: the requests the warm-up sent to a target before its first step, not judged. */
   search: { start_factor: number; growth: number; resolution: number; max_factor: number; cooldown_ms: number; together: boolean; warm_up_requests: number };
   targets: TargetCapacity[];
 }

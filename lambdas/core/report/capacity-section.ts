@@ -22,7 +22,7 @@ export function capacityMetricLabel(tag: string): { name: string; unit: string }
   return { name: spec?.header ?? tag, unit: spec?.unit ?? '' };
 }
 
-const OUTCOME_LABELS: Record<CapacityStep['outcome'], string> = { met: 'met', objectives: 'missed goodput', errors: 'too many errors', client: 'client-limited' };
+const OUTCOME_LABELS: Record<CapacityStep['outcome'], string> = { met: 'met', objectives: 'missed goodput', errors: 'too many errors', client: 'client-limited', broken: 'no request succeeded', empty: 'no request' };
 
 function objectivesText(doc: CapacityDocument): string {
   const slos = Object.entries(doc.objectives.goodput)

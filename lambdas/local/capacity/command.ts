@@ -1,24 +1,28 @@
 /**
  * `capture-replay capacity`: the flags turned into one config (config.ts; a problem is a usage
- * error, exit 2), the window read once (window.ts), each target searched (core/capacity/
- * search.ts; one target at a time unless --together), each step a full replay (step.ts) with
- * a cool-down between steps, then capacity.json and report.html at the search's root and the
- * one-line summary. Exit 0 when the search ran, 1 when it could not, 130/143 when stopped
- * (what was measured is written).
+ * error, exit 2), the window read once (window.ts) and checked (every target takes some of
+ * it), each target searched (core/capacity/search.ts; one target at a time unless
+ * --together), each step a full replay (step.ts) with a cool-down between steps; then
+ * capacity.json and report.html at the search's root and the one-line summary. Exit 0 when
+ * the search ran, 1 when it could not (a step that could not be run, a target broken or
+ * never measured), 130/143 when stopped (what was measured is written).
  */
 import { join } from 'node:path';
 import { FsArtifactStore } from '../../adapters/local/fs-artifact-store';
 import { BUNDLED_CHART_ASSETS } from '../../adapters/bundled-chart-assets';
 import { buildCapacityDocument, capacitySummaryLine, factorText, shareText, sustainedText } from '../../core/capacity/document';
-import { conclude, searchCapacity } from '../../core/capacity/search';
+import { conclude, searchCapacity, type SearchCut } from '../../core/capacity/search';
 import type { CapacityDocument, CapacityStep, TargetCapacity } from '../../core/capacity/types';
+import type { ReplayPlan, TargetKind } from '../../core/types';
 import { stringifyJson } from '../../core/export/json';
+import { buildPlan } from '../../core/plan/plan';
 import { renderCapacityReportHtml } from '../../core/report/capacity-section';
 import { usageMessage, USAGE_EXIT } from '../cli-usage';
-import { installInterrupt } from '../interrupt';
+import { INTERRUPT_EXIT, INTERRUPT_SIGNALS, installInterrupt, type InterruptSignal } from '../interrupt';
 import { fail, type CommandIo } from '../replay/io';
+import { terminalLine } from '../terminal-text';
 import { capacityConfig, type CapacityCommandOptions, type CapacityConfig } from './config';
-import { runCapacityStep, SearchInterrupted, StepFailed, WARM_UP_REQUESTS, warmUp } from './step';
+import { runCapacityStep, SearchInterrupted, StepFailed, stepPlanOptions, warmUp } from './step';
 import { readWindow, type CapacityWindow } from './window';
 
 export const CAPACITY_FILES = { document: 'capacity.json', report: 'report.html' } as const;
@@ -26,17 +30,45 @@ export const CAPACITY_FILES = { document: 'capacity.json', report: 'report.html'
 export async function capacityCommand(options: CapacityCommandOptions): Promise<number> {
   const io: CommandIo = { out: options.stdout ?? process.stdout, err: options.stderr ?? process.stderr };
   const config = capacityConfig(options);
-  if (typeof config === 'string') {
-    io.err.write(usageMessage('capacity', config));
-    return USAGE_EXIT;
-  }
+  if (typeof config === 'string') return usage(io, config);
   const { apiKeyEnv } = config.replay.request;
+  // Set: replayConfig refuses an --api-key-env that is not.
   const apiKey = apiKeyEnv ? process.env[apiKeyEnv] : undefined;
-  if (apiKeyEnv && !apiKey) return fail(io, `--api-key-env ${apiKeyEnv}: that environment variable is not set`);
   const window = await readWindow(config, io);
   if (typeof window === 'number') return window;
+  const refused = checkWindow(config, window, io);
+  if (refused !== null) return refused;
   return runSearch(config, io, window, apiKey);
 }
+
+function usage(io: CommandIo, message: string): number {
+  io.err.write(usageMessage('capacity', terminalLine(message)));
+  return USAGE_EXIT;
+}
+
+/**
+ * What the window holds for the search, checked before any step: every target takes some of
+ * its requests (a chat target takes no CSV). null, or the exit code of a search refused.
+ */
+function checkWindow(config: CapacityConfig, window: CapacityWindow, io: CommandIo): number | null {
+  const n = window.records.length;
+  const plans = new Map<TargetKind, ReplayPlan>();
+  for (const target of config.replay.targets) {
+    const kind: TargetKind = target.kind === 'sagemaker' ? 'sagemaker' : 'openai-chat';
+    const plan = plans.get(kind) ?? buildPlan(window.records, { ...stepPlanOptions(config), runId: config.runId, targetKind: kind });
+    plans.set(kind, plan);
+    if (plan.requests.length === 0) {
+      const reasons = new Map<string, number>();
+      for (const r of plan.incompatible) reasons.set(r.reason, (reasons.get(r.reason) ?? 0) + 1);
+      const why = [...reasons].map(([reason, count]) => `${reason} ${count}`).join(', ');
+      const example = plan.incompatible[0]?.detail;
+      return fail(io, `none of the window's ${n} captured requests can go to ${target.name}, an OpenAI-compatible target (${why}${example ? `: ${example}` : ''}): nothing to search; give it a window of chat requests, or search a sagemaker:<endpoint> target, which takes every content type`);
+    }
+  }
+  return null;
+}
+
+const requestsText = (n: number): string => `${n.toLocaleString('en-US')} request${n === 1 ? '' : 's'}`;
 
 /** One line per step as it ends. */
 function stepLine(target: string, s: CapacityStep, objectives: CapacityConfig['objectives']): string {
@@ -45,7 +77,7 @@ function stepLine(target: string, s: CapacityStep, objectives: CapacityConfig['o
     .join(', ');
   const goodput = s.goodput === null ? '--' : shareText(s.goodput);
   const errors = s.error_rate === null ? '--' : shareText(s.error_rate);
-  return `  ${target} at ${factorText(s.factor)}: ${s.requests} requests, goodput ${goodput}, error rate ${errors}, ${metrics}: ${s.outcome === 'met' ? 'met' : s.reason}\n`;
+  return `  ${target} at ${factorText(s.factor)}: ${requestsText(s.requests)}, goodput ${goodput}, error rate ${errors}, ${metrics}: ${s.outcome === 'met' ? 'met' : terminalLine(s.reason)}\n`;
 }
 
 /** Waits `ms`, or less when a signal arrives; the signal's exit code, or null. */
@@ -63,13 +95,61 @@ async function coolDown(ms: number, io: CommandIo): Promise<number | null> {
   }
 }
 
+/** The signal an interrupted search's exit code stands for. */
+function signalOf(exitCode: number): string {
+  return Object.entries(INTERRUPT_EXIT).find(([, code]) => code === exitCode)?.[0] ?? `exit ${exitCode}`;
+}
+
+/** What a failed step's replay said last (`capture-replay: fire worker 43 did not start`), as its cause. */
+function causeOf(error: StepFailed): string {
+  const said = error.said
+    .split('\n')
+    .filter((line) => line.startsWith('capture-replay: '))
+    .at(-1);
+  return said ? terminalLine(said.slice('capture-replay: '.length)) : `its replay exited ${error.exitCode}`;
+}
+
+/**
+ * SIGINT/SIGTERM between two steps: a step's replay installs its own handlers and removes them
+ * when it ends (interrupt.ts), and a signal with none installed ends the process at once, the
+ * steps measured unwritten. The search listens for its whole length, and stops at the next
+ * step or cool-down.
+ */
+function guardSignals(): { exitCode: () => number | null; dispose: () => void } {
+  let received: InterruptSignal | null = null;
+  const handlers = INTERRUPT_SIGNALS.map((signal) => [signal, () => (received ??= signal)] as const);
+  for (const [signal, handler] of handlers) process.on(signal, handler);
+  return {
+    exitCode: () => (received ? INTERRUPT_EXIT[received] : null),
+    dispose: () => {
+      for (const [signal, handler] of handlers) process.removeListener(signal, handler);
+    },
+  };
+}
+
 /** Every target searched; the document written; the exit code. */
 async function runSearch(config: CapacityConfig, io: CommandIo, window: CapacityWindow, apiKey: string | undefined): Promise<number> {
+  const guard = guardSignals();
+  try {
+    return await searchAndWrite(config, io, window, apiKey, guard.exitCode);
+  } finally {
+    guard.dispose();
+  }
+}
+
+async function searchAndWrite(config: CapacityConfig, io: CommandIo, window: CapacityWindow, apiKey: string | undefined, signalled: () => number | null): Promise<number> {
   const names = config.replay.targets.map((t) => t.name);
   io.err.write(`Capacity search ${config.runId}: ${window.records.length} captured requests per step at 1x, ${names.length > 1 ? (config.together ? 'targets together' : 'one target at a time') : 'one target'}\n`);
   const steps = new Map<string, CapacityStep[]>(names.map((n) => [n, []]));
-  let stopped: number | null = null;
+  let warmUpSent = 0;
+  let cut: SearchCut | null = null;
+  let exitCode = 0;
+  const stopIfSignalled = () => {
+    const code = signalled();
+    if (code !== null) throw new SearchInterrupted(code);
+  };
   const runStep = async (factor: number, targets: readonly string[]) => {
+    stopIfSignalled();
     const results = await runCapacityStep(config, window, apiKey, factor, targets);
     for (const [target, step] of results) {
       (steps.get(target) as CapacityStep[]).push(step);
@@ -78,30 +158,58 @@ async function runSearch(config: CapacityConfig, io: CommandIo, window: Capacity
     return results;
   };
   const pause = async () => {
+    stopIfSignalled();
     const code = await coolDown(config.cooldownMs, io);
     if (code !== null) throw new SearchInterrupted(code);
+    stopIfSignalled();
   };
   try {
     for (const group of config.together ? [names] : names.map((n) => [n])) {
-      const runId = await warmUp(config, window, apiKey, group);
-      io.err.write(`  ${group.join(', ')}: warmed up with ${Math.min(WARM_UP_REQUESTS, window.records.length)} requests at ${factorText(config.search.startFactor)}, not judged (steps/${runId}/)\n`);
+      const { runId, sent } = await warmUp(config, window, apiKey, group);
+      warmUpSent = Math.max(warmUpSent, sent);
+      io.err.write(`  ${group.join(', ')}: warmed up with ${sent} request${sent === 1 ? '' : 's'} at ${factorText(config.search.startFactor)}, not judged (steps/${runId}/)\n`);
       await pause();
       await searchCapacity(group, config.search, runStep, pause);
     }
   } catch (error) {
     if (error instanceof StepFailed) {
       io.err.write(error.said);
-      await writeResults(config, window, names, steps, true);
-      return fail(io, `a step could not be run (above); what was measured before it is in ${join(config.out, config.runId, CAPACITY_FILES.document)}`);
-    }
-    if (!(error instanceof SearchInterrupted)) throw error;
-    stopped = error.exitCode;
+      cut = { by: 'step_failed', cause: causeOf(error) };
+      exitCode = 1;
+    } else if (error instanceof SearchInterrupted) {
+      cut = { by: 'stopped', signal: signalOf(error.exitCode) };
+      exitCode = error.exitCode;
+      io.err.write(`capture-replay: ${cut.signal}: the search stops here; the steps measured are written\n`);
+    } else throw error;
   }
-  const doc = await writeResults(config, window, names, steps, stopped !== null);
+  const doc = await writeResults(config, window, names, steps, cut, warmUpSent);
   io.out.write(`${capacitySummaryLine(doc)}.\n`);
-  for (const t of doc.targets) io.out.write(`  ${t.name}: ${sustainedText(t)}, limited by ${t.limited_by}. ${t.note}\n`);
+  for (const t of doc.targets) io.out.write(`  ${t.name}: ${sustainedText(t)}, limited by ${t.limited_by}. ${terminalLine(t.note)}\n`);
   io.out.write(`Capacity: ${join(config.out, config.runId, CAPACITY_FILES.document)}\nReport: ${join(config.out, config.runId, CAPACITY_FILES.report)}\n`);
-  return stopped ?? 0;
+  return finalExit(config, doc, cut, exitCode, io);
+}
+
+/**
+ * The exit code: a signal's (130/143), 1 for a step that could not be run, for a broken target
+ * (no request of a step succeeded: as replay's "no request to <target> succeeded") and for a
+ * target no step measured; else 0. Each said in one line, last.
+ */
+function finalExit(config: CapacityConfig, doc: CapacityDocument, cut: SearchCut | null, exitCode: number, io: CommandIo): number {
+  const where = join(config.out, config.runId, CAPACITY_FILES.document);
+  let code = exitCode;
+  for (const t of doc.targets) {
+    if (t.limited_by === 'broken') {
+      const broken = t.steps.find((st) => st.outcome === 'broken') as CapacityStep;
+      const seen = broken.errors.map((e) => `${e.error} ${e.count}`).join(', ');
+      const failed = fail(io, `no request to ${t.name} succeeded at ${factorText(broken.factor)} (${broken.failed} of ${broken.requests} failed${seen ? `: ${seen}` : ''}): the target is broken or down, not at its capacity; check that it is up, its URL and --path (the steps are in ${where})`);
+      if (code === 0) code = failed;
+    } else if (t.limited_by === 'empty') {
+      const failed = fail(io, `no step held a request for ${t.name}: the window's requests sampled at up to ${factorText(config.search.maxFactor)} kept none; a longer --window holds more`);
+      if (code === 0) code = failed;
+    }
+  }
+  if (cut?.by === 'step_failed') fail(io, `a step could not be run (${cut.cause}); what was measured before it is in ${where}`);
+  return code;
 }
 
 /** The window's times in capacity.json when --from/--to chose it. */
@@ -110,12 +218,16 @@ function captureWindowOf(config: CapacityConfig): { capture_window: { start: str
   return w?.startMs != null && w.endMs != null ? { capture_window: { start: new Date(w.startMs).toISOString(), end: new Date(w.endMs).toISOString() } } : {};
 }
 
-/** capacity.json and report.html at the search's root, from the steps measured (all of them, or those before it stopped). */
-async function writeResults(config: CapacityConfig, window: CapacityWindow, names: readonly string[], steps: ReadonlyMap<string, CapacityStep[]>, cut: boolean): Promise<CapacityDocument> {
-  const targets: TargetCapacity[] = names.map((name) => {
-    const result = conclude(name, steps.get(name) ?? [], config.search);
-    return cut ? { ...result, note: `The search was cut short: these are the steps measured. ${result.note}` } : result;
-  });
+/** capacity.json and report.html at the search's root, from the steps measured (all of them, or those before it ended early: `cut`). */
+async function writeResults(
+  config: CapacityConfig,
+  window: CapacityWindow,
+  names: readonly string[],
+  steps: ReadonlyMap<string, CapacityStep[]>,
+  cut: SearchCut | null,
+  warmUpSent: number,
+): Promise<CapacityDocument> {
+  const targets: TargetCapacity[] = names.map((name) => conclude(name, steps.get(name) ?? [], config.search, cut ?? undefined));
   const doc = buildCapacityDocument(
     {
       runId: config.runId,
@@ -123,7 +235,7 @@ async function writeResults(config: CapacityConfig, window: CapacityWindow, name
       captures: config.capturesPath,
       window: { start_offset_ms: config.window.startOffsetMs, end_offset_ms: config.window.endOffsetMs, captured_requests: window.records.length, ...captureWindowOf(config) },
       objectives: config.objectives,
-      search: { ...config.search, cooldownMs: config.cooldownMs, together: config.together, warmUpRequests: Math.min(WARM_UP_REQUESTS, window.records.length) },
+      search: { ...config.search, cooldownMs: config.cooldownMs, together: config.together, warmUpRequests: warmUpSent },
     },
     targets,
   );

@@ -4,6 +4,7 @@
  * command's own firing (replay/fire.ts: its clients, worker threads, rehearsal, interrupt
  * handling, and its results in AIPerf's formats with a report), into
  * <out>/<run-id>/steps/<step-id>/; then each target's step measured and judged (core/capacity).
+ * What a step's replay says is kept and shown only when the step fails.
  */
 import { join } from 'node:path';
 import { judgeStep, measureStep } from '../../core/capacity/measure';
@@ -18,9 +19,18 @@ import type { CapacityWindow } from './window';
 /** The folder of the steps, under the search's own. */
 export const STEPS_DIR = 'steps';
 
-/** A step's run id: `A-2.4x`, or `together-2.4x` for targets searched together. */
+/**
+ * A step's run id and folder: `A-2.4x`, or `together-2.4x` for targets searched together. The
+ * factor is on the search's grid and written exactly (digits and a point, never `-`), so the
+ * last `-` splits a name into one target and one factor: distinct steps never share a folder.
+ */
 export function stepRunId(factor: number, targets: readonly string[], together: boolean): string {
   return `${together ? 'together' : (targets[0] as string)}-${factorText(factor)}`;
+}
+
+/** The warm-up's run id and folder: `A-warm-up` (`together-warm-up`), never a step's, which ends in `x`. */
+export function warmUpRunId(targets: readonly string[], together: boolean): string {
+  return `${together ? 'together' : (targets[0] as string)}-warm-up`;
 }
 
 /** The step could not be run (its replay said why on the stream it was given). */
@@ -50,9 +60,15 @@ function bufferStream(): { stream: NodeJS.WritableStream; text: () => string } {
 /** The requests of the warm-up: the window's first, replayed before the first step and not judged. */
 export const WARM_UP_REQUESTS = 50;
 
+/** The plan's options every step starts from: the window's records are the window, so no offsets again. */
+export function stepPlanOptions(config: CapacityConfig): Omit<ReplayConfig['plan'], 'startOffsetMs' | 'endOffsetMs'> {
+  const { startOffsetMs: _start, endOffsetMs: _end, ...plan } = config.replay.plan;
+  return plan;
+}
+
 /** One replay of `records` at `factor` to `targets`, into steps/<runId>/; what the replay command's firing returned. */
 async function replayAt(config: CapacityConfig, records: CapacityWindow, apiKey: string | undefined, at: { factor: number; targets: readonly string[]; runId: string; rehearse: boolean }): Promise<Fired> {
-  const { startOffsetMs: _start, endOffsetMs: _end, ...plan } = config.replay.plan;
+  const plan = stepPlanOptions(config);
   const replay: ReplayConfig = {
     ...config.replay,
     runId: at.runId,
@@ -77,12 +93,14 @@ async function replayAt(config: CapacityConfig, records: CapacityWindow, apiKey:
 /**
  * Before the first step of `targets`: the window's first WARM_UP_REQUESTS at the start factor,
  * not judged, so that no step measures a cold replayer (its code compiled, its rehearsal
- * done) or a cold target. Its results are kept (steps/warm-up-<target>/); returns its run id.
+ * done) or a cold target. Its results are kept (steps/<target>-warm-up/); returns its run id
+ * and the requests it sent a target (the most, when several: a sample below 1x sends fewer
+ * than it takes, copies above more).
  */
-export async function warmUp(config: CapacityConfig, window: CapacityWindow, apiKey: string | undefined, targets: readonly string[]): Promise<string> {
-  const runId = `warm-up-${config.together ? 'together' : (targets[0] as string)}`;
-  await replayAt(config, { records: window.records.slice(0, WARM_UP_REQUESTS), ingest: window.ingest }, apiKey, { factor: config.search.startFactor, targets, runId, rehearse: true });
-  return runId;
+export async function warmUp(config: CapacityConfig, window: CapacityWindow, apiKey: string | undefined, targets: readonly string[]): Promise<{ runId: string; sent: number }> {
+  const runId = warmUpRunId(targets, config.together);
+  const fired = await replayAt(config, { records: window.records.slice(0, WARM_UP_REQUESTS), ingest: window.ingest }, apiKey, { factor: config.search.startFactor, targets, runId, rehearse: true });
+  return { runId, sent: Math.max(0, ...fired.result.targets.map((run) => run.manifest.fired)) };
 }
 
 /** Runs the step at `factor` for `targets` (after their warm-up: no rehearsal); one judged result per target. */

@@ -4,9 +4,9 @@
  * step), what a step measures and how it is judged, and the summary line.
  */
 import { describe, expect, it } from 'vitest';
-import { buildCapacityDocument, capacitySummaryLine } from '../../../lambdas/core/capacity/document';
-import { judgeStep, measureStep, type StepManifest } from '../../../lambdas/core/capacity/measure';
-import { conclude, nextFactor, roundTo, searchCapacity, validateSearchSettings } from '../../../lambdas/core/capacity/search';
+import { buildCapacityDocument, capacitySummaryLine, sustainedText } from '../../../lambdas/core/capacity/document';
+import { judgeStep, measureStep, stepErrors, type StepManifest } from '../../../lambdas/core/capacity/measure';
+import { conclude, MAX_STEPS, nextFactor, roundTo, searchCapacity, validateSearchSettings } from '../../../lambdas/core/capacity/search';
 import type { CapacityObjectives, CapacityStep, SearchSettings, StepOutcome } from '../../../lambdas/core/capacity/types';
 import type { ProfileRecord } from '../../../lambdas/core/types';
 
@@ -25,6 +25,7 @@ function step(factor: number, outcome: StepOutcome): CapacityStep {
     error_rate: 0,
     slo_metrics: {},
     client: { schedule_lag_p90_ms: 1, wire_lag_p90_ms: 1, wire_lag_p99_ms: 1, late_dropped: 0 },
+    errors: [],
     outcome,
     reason: outcome,
     run_id: `A-${factor}x`,
@@ -108,6 +109,107 @@ describe('the factors tried', () => {
   });
 });
 
+const info = {
+  runId: 'cap',
+  generatedAt: '2026-05-01T00:00:00Z',
+  captures: 'c/',
+  window: { start_offset_ms: 0, end_offset_ms: 180_000, captured_requests: 300 },
+  objectives,
+  search: { ...settings, cooldownMs: 2000, together: false, warmUpRequests: 50 },
+};
+
+describe('what ended the search, said as what it was (issue 32, finding 4)', () => {
+  it('the limit of MAX_STEPS steps is not the cap: said as the step limit, with what was met', async () => {
+    const { tried, result } = await factorsTried(1000, { ...settings, growth: 1.01 });
+    expect(tried).toHaveLength(MAX_STEPS);
+    expect(result).toMatchObject({ limited_by: 'step_limit', sustained_factor: tried.at(-1) });
+    expect(result.note).toMatch(/^The search reached its limit of 60 steps before it ended: the target met the objectives at 1\.79\d*x\. To need fewer steps: a larger --growth/);
+    expect(sustainedText(result)).toMatch(/^at least 1\.79\d*x \(the search's limit of 60 steps\)$/);
+    expect(result.note).not.toMatch(/cap/);
+  });
+
+  it('a signal: the targets whose search had not ended are stopped, what was measured kept; a target not started has nothing', () => {
+    const cut = { by: 'stopped', signal: 'SIGINT' } as const;
+    const a = conclude('A', [step(1, 'met')], { ...settings, maxFactor: 8 }, cut);
+    expect(a).toMatchObject({ sustained_factor: 1, limited_by: 'stopped', limit_factor: 2 });
+    expect(a.note).toBe('The search was stopped by SIGINT before it ended (the step at 2x was not measured): the target met the objectives at 1x. What was measured is kept; run the search again to finish it.');
+    const b = conclude('B', [], settings, cut);
+    expect(b).toMatchObject({ sustained_factor: null, limited_by: 'stopped', limit_factor: null });
+    expect(b.note).toMatch(/this target's first step was not run\): nothing was measured/);
+    // A target whose search had ended keeps its own verdict.
+    expect(conclude('C', [step(1, 'met'), step(2, 'met')], { ...settings, maxFactor: 2 }, cut).limited_by).toBe('cap');
+    expect(capacitySummaryLine(buildCapacityDocument(info, [a, b]))).toBe(
+      "A sustains at least 1x (the search was stopped before it ended) today's traffic at 99 % goodput, B none judged (the search was stopped before it ended)",
+    );
+  });
+
+  it('a step that could not be run: said with its cause, not as the cap', () => {
+    const t = conclude('A', [step(1, 'met'), step(2, 'objectives')], settings, { by: 'step_failed', cause: 'fire worker 43 did not start' });
+    expect(t).toMatchObject({ sustained_factor: 1, limited_by: 'step_failed', limit_factor: 1.5 });
+    expect(t.note).toBe('The search ended early: a step could not be run (fire worker 43 did not start); the step at 1.5x was not measured: the target met the objectives at 1x and failed them at 2x (objectives). What was measured is kept.');
+    expect(sustainedText(t)).toBe('at least 1x (a step could not be run)');
+    expect(sustainedText(conclude('B', [], settings, { by: 'step_failed', cause: 'x' }))).toBe('none judged (a step could not be run)');
+  });
+});
+
+describe('a broken target and an empty step (issue 32, findings 5 and 6)', () => {
+  it('a step whose requests all failed is broken: the search ends there, with the errors seen', async () => {
+    const errors = [{ error: 'HTTPError 404', count: 21, message: 'HTTP 404: no route for POST /nope' }];
+    const broken = { ...measureStep(1, [], manifest({ scheduled: 21, succeeded: 0, failed: 21 }), objectives.slos), errors };
+    expect(judgeStep(broken, objectives)).toEqual({ outcome: 'broken', reason: 'no request succeeded (21 of 21 failed: HTTPError 404 21)' });
+    const tried: number[] = [];
+    const [t] = await searchCapacity(['A'], settings, async (factor) => {
+      tried.push(factor);
+      if (factor < 4) return new Map([['A', step(factor, 'met')]]);
+      const m = { ...measureStep(factor, [], manifest({ succeeded: 0, failed: 100 }), objectives.slos), errors };
+      return new Map([['A', { ...m, ...judgeStep(m, objectives), run_id: 'r', results: 'r/' }]]);
+    }, async () => {});
+    expect(tried).toEqual([1, 2, 4]);
+    expect(t).toMatchObject({ sustained_factor: 2, limited_by: 'broken', limit_factor: 4 });
+    expect(t!.note).toMatch(/^It met the objectives at 2x, then at 4x no request succeeded: 100 of 100 failed \(HTTPError 404 21 \("HTTP 404: no route for POST \/nope"\)\)\. A target that fails every request is broken/);
+    expect(sustainedText(t!)).toBe('at least 2x (broken at 4x: no request succeeded, HTTPError 404)');
+  });
+
+  it('the errors seen, the commonest first, with a message each', () => {
+    const failed = (code: number | null, type: string) => ({ ...record(null, true), error: { code, type, message: `${type} ${code}` } });
+    expect(stepErrors([failed(500, 'HTTPError'), failed(null, 'ConnectionRefused'), failed(500, 'HTTPError'), record(1)])).toEqual([
+      { error: 'HTTPError 500', count: 2, message: 'HTTPError 500' },
+      { error: 'ConnectionRefused', count: 1, message: 'ConnectionRefused null' },
+    ]);
+  });
+
+  it('a factor that holds no request is neither met nor failed: the search grows past it and goes no lower', async () => {
+    const m = measureStep(0.5, [], manifest({ scheduled: 0, succeeded: 0 }), objectives.slos);
+    expect(judgeStep(m, objectives)).toEqual({ outcome: 'empty', reason: "no request at this factor: the window's requests sampled at 0.5x kept none" });
+    // Growing from a start that holds none.
+    expect(nextFactor([step(0.25, 'empty')], settings)).toBe(0.5);
+    // Going down from a failure: not below a factor that held none.
+    expect(nextFactor([step(1, 'objectives'), step(0.5, 'empty')], settings)).toBeNull();
+    const down = conclude('A', [step(1, 'objectives'), step(0.5, 'empty')], settings);
+    expect(down).toMatchObject({ sustained_factor: null, limited_by: 'objectives', limit_factor: 1 });
+    expect(down.note).toMatch(/0\.5x held no request \(the window's requests sampled at 0\.5x kept none\), so no smaller factor can be measured/);
+    const none = conclude('B', [step(0.25, 'empty'), step(0.5, 'empty')], { ...settings, startFactor: 0.25, maxFactor: 0.5 });
+    expect(none).toMatchObject({ sustained_factor: null, limited_by: 'empty', limit_factor: null });
+  });
+});
+
+describe('factors and their names (issue 32, finding 3)', () => {
+  it('every factor tried is on a grid of 1e-6, so no two steps are written alike', async () => {
+    const { tried, result } = await factorsTried(1.3198245, { startFactor: 0.0012345678, growth: 1.7, resolution: 0.0012345678, maxFactor: 64 });
+    expect(tried.every((f) => roundTo(f, 1e-6) === f)).toBe(true);
+    expect(new Set(tried.map((f) => `${f}x`)).size).toBe(tried.length);
+    expect(result.note).not.toMatch(/at (\S+)x;.* at \1x/);
+  });
+
+  it('refuses a start factor or a resolution below 0.001 and a growth below 1.01', () => {
+    expect(validateSearchSettings({ ...settings, startFactor: 1e-7, resolution: 1e-7, growth: 1.001 })).toEqual([
+      "startFactor must be at least 0.001, one request in a thousand of the window's (got 1e-7)",
+      'resolution must be at least 0.001, a thousandth of the traffic: no step tells finer apart (got 1e-7)',
+      'growth must be at least 1.01, each step 1 % above the last (got 1.001)',
+    ]);
+  });
+});
+
 function record(ttft: number | null, error = false): ProfileRecord {
   return {
     metadata: {} as ProfileRecord['metadata'],
@@ -148,14 +250,6 @@ describe('a step measured and judged', () => {
 });
 
 describe('capacity.json and its summary line', () => {
-  const info = {
-    runId: 'cap',
-    generatedAt: '2026-05-01T00:00:00Z',
-    captures: 'c/',
-    window: { start_offset_ms: 0, end_offset_ms: 180_000, captured_requests: 300 },
-    objectives,
-    search: { ...settings, cooldownMs: 2000, together: false, warmUpRequests: 50 },
-  };
 
   it('says in one line which target sustains how much, the best first, with the goodput objective', () => {
     const a = conclude('A', [step(1, 'met'), step(2, 'objectives'), step(1.8, 'met'), step(1.9, 'objectives')], settings);

@@ -67,6 +67,10 @@ describe('capacityConfig', () => {
     [['--max-factor', '5000'], '--max-factor must be at most 1000, the largest amplification (got 5000)'],
     [['--cooldown', '1e300'], '--cooldown must be at most 2147483 s (about 24.8 days, the longest timer Node keeps) (got 1e+300)'],
     [['--lead', '1e12'], '--lead must be at most 2147483647 ms'],
+    // Issue 32 finding 3: factors no step can tell apart, whose steps shared a folder and a name.
+    [['--start-factor', '0.0000001'], "--start-factor must be at least 0.001, one request in a thousand of the window's (got 1e-7)"],
+    [['--resolution', '0.0000001'], '--resolution must be at least 0.001, a thousandth of the traffic: no step tells finer apart (got 1e-7)'],
+    [['--growth', '1.001'], '--growth must be at least 1.01, each step 1 % above the last (got 1.001)'],
   ])('refuses %j in its own words', async (extra, message) => {
     expect(await configOf([...BASE, ...extra])).toContain(message);
   });
