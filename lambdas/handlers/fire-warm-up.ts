@@ -18,6 +18,13 @@
  *   connection of its own. A second before the first due time, well within servers' idle
  *   timeouts; the reserve closes what it opened and was not used within 4 s.
  *
+ * - While the shards fire, connections are kept ready (`keep`): every KEEP_EVERY_MS, each
+ *   target's idle keep-alive connections and spares are topped up to its requests due in the
+ *   next KEEP_AHEAD_MS. A lane's requests in flight grow for seconds (each response lasts
+ *   seconds), and a request that finds every connection busy waited for a connect and a TLS
+ *   handshake of its own: most of the fire function's requests more than 5 ms late
+ *   (bench:fire-lateness attributes them).
+ *
  * A warm-up failure is nobody's failure: it is logged, and the shards fire as they would have.
  */
 import { collectGarbage } from '../adapters/full-gc';
@@ -46,6 +53,9 @@ const COLLECT_MIN_LEAD_MS = 250;
 const OPEN_AHEAD_WINDOW_MS = 5;
 const OPEN_AHEAD_MIN = 1;
 const OPEN_AHEAD_MAX = 16;
+/** While firing: how often the connections kept ready are topped up, and how far ahead they cover. */
+const KEEP_EVERY_MS = 20;
+const KEEP_AHEAD_MS = 100;
 
 /**
  * What an execution environment has rehearsed (`<target kind>:<streaming>`), and its
@@ -60,6 +70,21 @@ export interface WarmUpState {
 
 export function createWarmUpState(): WarmUpState {
   return { rehearsed: new Set(), active: 0 };
+}
+
+/** How many of `sorted` (epoch ns, ascending) are due in [fromNs, fromNs + aheadMs). */
+export function dueWithin(sorted: readonly bigint[], fromNs: bigint, aheadMs: number): number {
+  const lower = (x: bigint) => {
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((sorted[mid] as bigint) < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  return lower(fromNs + BigInt(Math.round(aheadMs * 1e6))) - lower(fromNs);
 }
 
 /** Per target: its requests due within OPEN_AHEAD_WINDOW_MS of its first (epoch ns), clamped. */
@@ -80,6 +105,7 @@ const errorText = (error: unknown) => (error instanceof Error ? error.message : 
 export class InvocationWarmUp {
   private firstDueNs: bigint | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private keeper: NodeJS.Timeout | null = null;
   private collected = false;
   private ended = false;
   /** Rehearsals one after the other: two at once would each slow the other. */
@@ -99,7 +125,9 @@ export class InvocationWarmUp {
     const startNs = BigInt(message.startNs);
     const dues = this.dues.get(message.target) ?? [];
     for (const r of requests) dues.push(startNs + BigInt(Math.round(r.offsetMs * 1e6)));
+    dues.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     this.dues.set(message.target, dues);
+    this.keep();
     const firstDueNs = BigInt(message.firstDueNs);
     if (this.firstDueNs === null || firstDueNs < this.firstDueNs) {
       this.firstDueNs = firstDueNs;
@@ -110,12 +138,41 @@ export class InvocationWarmUp {
     await rehearsal;
   }
 
-  /** Cancels a collection not yet run (the batch is done). */
+  /** Cancels a collection not yet run, and stops keeping connections ready (the batch is done). */
   end(): void {
     if (!this.ended) this.state.active--;
     this.ended = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    if (this.keeper) clearInterval(this.keeper);
+    this.keeper = null;
+  }
+
+  /**
+   * Starts keeping connections ready for the targets' requests due soon (once per invocation):
+   * the targets are resolved once, then each tick tops up each target's connections to its
+   * requests due in the next KEEP_AHEAD_MS (none opened when none is due).
+   */
+  private keep(): void {
+    if (this.keeper || this.ended) return;
+    const tick = (targets: Map<string, { openAhead?(n: number): void }>) => {
+      const now = this.deps.clock.nowNs();
+      for (const [name, dues] of this.dues) {
+        const soon = dueWithin(dues, now, KEEP_AHEAD_MS);
+        if (soon > 0) targets.get(name)?.openAhead?.(soon);
+      }
+    };
+    this.keeper = setInterval(() => undefined, KEEP_EVERY_MS);
+    this.keeper.unref();
+    this.deps
+      .targets()
+      .then((targets) => {
+        if (this.ended || !this.keeper) return;
+        clearInterval(this.keeper);
+        this.keeper = setInterval(() => tick(targets), KEEP_EVERY_MS);
+        this.keeper.unref();
+      })
+      .catch((error: unknown) => this.deps.logger.warn('connections not kept ready', { error: errorText(error) }));
   }
 
   private scheduleCollection(): void {
