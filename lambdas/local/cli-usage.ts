@@ -105,6 +105,20 @@ export function parseGoodput(raw: string): Record<string, number> | string {
   return slos;
 }
 
+/** The goodput metrics only a streamed answer has (record-metrics.ts: from the times of its chunks). */
+export const STREAMED_GOODPUT_TAGS: readonly string[] = ['time_to_first_token', 'time_to_second_token', 'inter_token_latency', 'output_token_throughput_per_user'];
+
+/**
+ * What to say when --goodput names a metric only a streamed answer has and --streaming is not
+ * given: a request captured without `"stream": true` is answered whole, has no such metric,
+ * and never meets that objective however fast it is answered. null when there is nothing to say.
+ */
+export function unstreamedGoodputWarning(goodput: Readonly<Record<string, number>> | null | undefined, streaming: boolean): string | null {
+  const streamed = Object.keys(goodput ?? {}).filter((tag) => STREAMED_GOODPUT_TAGS.includes(tag));
+  if (streaming || streamed.length === 0) return null;
+  return `warning: --goodput ${streamed.join(', ')} is measured on streamed answers only, and --streaming is not given: every request captured without "stream": true misses that objective however fast it is answered; add --streaming`;
+}
+
 /** Most fire threads `--workers` takes (fire-workers.ts MAX_WORKERS; kept here, free of its imports). */
 const MAX_WORKERS = 64;
 

@@ -2,7 +2,8 @@
  * The folder a command writes its results to, checked before any work is done:
  * - never holding earlier results the new ones would replace or mix with (the same
  *   --run-id and --out twice overwrote one target's folder and left the other's, and the
- *   old comparison, beside a new report): refused unless --overwrite, which removes the
+ *   old comparison, beside a new report; a capacity search replaced a replay's report and
+ *   mixed its steps with an earlier search's): refused unless --overwrite, which removes the
  *   earlier run's folder first, whole, so nothing old stays beside anything new;
  * - writable: created at once, and a failure said with its real cause. Node's recursive
  *   mkdir reports ENOENT for any failure below the first missing folder (a read-only file
@@ -86,11 +87,31 @@ async function isRunFolder(dir: string, names: readonly string[]): Promise<boole
   return true;
 }
 
+/** What a capacity search writes at its root (capacity/command.ts, step.ts): capacity.json, report.html, and steps/ of run folders. */
+const CAPACITY_DOCUMENT = 'capacity.json';
+const CAPACITY_STEPS = 'steps';
+
+/** Whether `dir` holds only what a capacity search writes: its document and report, and a steps/ folder of run folders. */
+async function isCapacityFolder(dir: string, names: readonly string[]): Promise<boolean> {
+  if (!names.includes(CAPACITY_DOCUMENT) && !names.includes(CAPACITY_STEPS)) return false;
+  for (const name of names) {
+    if (name === CAPACITY_DOCUMENT || name === RUN_FILES.report) continue;
+    if (name !== CAPACITY_STEPS) return false;
+    const steps = await entries(join(dir, name)).catch(() => null);
+    if (steps === null) return false;
+    for (const step of steps) {
+      const inside = await entries(join(dir, name, step)).catch(() => null);
+      if (inside === null || !(await isRunFolder(join(dir, name, step), inside))) return false;
+    }
+  }
+  return true;
+}
+
 /**
- * A replay's run folder, `<out>/<run-id>/`, made ready: null when it did not exist or was
- * empty, or (with `overwrite`) held an earlier run's results, now removed; otherwise why
- * the run must not start, as a usage error. A folder holding anything but a run's results is
- * never removed.
+ * A replay's (or a capacity search's) run folder, `<out>/<run-id>/`, made ready: null when it
+ * did not exist or was empty, or (with `overwrite`) held an earlier run's results, now
+ * removed; otherwise why the run must not start, as a usage error. A folder holding anything
+ * but a run's (or a search's) results is never removed.
  */
 export async function claimRunFolder(runDir: string, runId: string, overwrite: boolean): Promise<string | null> {
   const info = await lstat(runDir).catch(() => null);
@@ -99,7 +120,7 @@ export async function claimRunFolder(runDir: string, runId: string, overwrite: b
   if (found.length === 0) return null;
   const listed = found.slice(0, 4).join(', ') + (found.length > 4 ? `, ... (${found.length})` : '');
   if (!overwrite) return `${runDir} already holds the results of run ${runId} (${listed}): give another --run-id or --out, or --overwrite to replace that run`;
-  if (!(await isRunFolder(runDir, found))) return `${runDir} holds files that are not a run's results (${listed}): not replacing it, even with --overwrite`;
+  if (!(await isRunFolder(runDir, found)) && !(await isCapacityFolder(runDir, found))) return `${runDir} holds files that are not a run's results (${listed}): not replacing it, even with --overwrite`;
   await rm(runDir, { recursive: true, force: true });
   return null;
 }

@@ -192,6 +192,7 @@ function addCapacity(program: Command): void {
     .argument('<captures-path>', 'a .jsonl capture file or a folder of them (searched recursively), or s3://<bucket>/<prefix> (Data Capture read in place: only the hour partitions of the window, see --from/--to)')
     .requiredOption('--target <name=url>', 'a target to search, e.g. --target A=http://a:8000 --target B=http://b:8000 (repeat; each is searched on its own)', collect)
     .option('--out <dir>', 'output folder; the search goes to <dir>/<run-id>/ (capacity.json, report.html, steps/)', 'capture-replay-out')
+    .option('--overwrite', 'replace the results of an earlier run or search with the same --run-id in --out (removed first, whole); without it such a run is refused', false)
     .requiredOption('--goodput <slos>', `the objectives: ${GOODPUT_HELP}`, goodput)
     .option('--min-goodput <share>', 'a factor is sustained when at least this share of its requests meets every SLO', fraction('--min-goodput'), 0.99)
     .option('--max-error-rate <rate>', 'and when less than this share of its requests fails', fraction('--max-error-rate'), 0.01)
@@ -207,7 +208,8 @@ function addCapacity(program: Command): void {
   capturesOptions(capacity);
   paceOptions(capacity).option('--seed <n>', 'seed for factors below 1 (a sample)', positiveInt('--seed'), 1);
   firingOptions(capacity).addOption(runIdOption());
-  checkOptions(capacity).action(async (capturesPath: string, options: Record<string, unknown>) => {
+  checkOptions(capacity).option('--no-progress', 'no progress bar even on a terminal');
+  capacity.action(async (capturesPath: string, options: Record<string, unknown>) => {
     const { capacityCommand } = await import('./capacity/command');
     process.exitCode = await capacityCommand({ capturesPath, ...options } as Parameters<typeof capacityCommand>[0]);
   });

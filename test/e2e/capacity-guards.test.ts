@@ -1,18 +1,20 @@
 /**
- * `capture-replay capacity` as a hostile user runs it (issue 32: findings 3 to 6, 12), each
- * case the CLI in its own process against a mock server in its own: target names that shared
- * a folder, a search stopped by SIGINT, a target that answers 404 or dies mid-search, a window
- * a chat target cannot take, a one-request capture, the warm-up's count and a run id with an
- * escape code. Short windows (1 s, 21 requests) and small factors: nothing here measures
- * timing.
+ * `capture-replay capacity` as a hostile user runs it (issue 32: findings 1, 3 to 7, 10 to 12),
+ * each case the CLI in its own process against a mock server in its own: an earlier run's
+ * results in the way, target names that shared a folder, a search stopped by SIGINT, a target
+ * that answers 404 or dies mid-search, a window a chat target cannot take, a one-request
+ * capture, a streamed objective without --streaming, what a step shows while it runs, a step
+ * larger than memory holds, the warm-up's count and a run id with an escape code. Short
+ * windows (1 s, 21 requests) and small factors: nothing here measures timing.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CapacityDocument } from '../../lambdas/core/capacity/types';
 import { writeCaptureFile } from '../support/capture-gen';
-import { runCli, startCli, startMockProcess, type MockProcess } from '../support/processes';
+import { cliScript, REPO_ROOT, runCli, startCli, startMockProcess, type MockProcess } from '../support/processes';
 
 const work = mkdtempSync(join(tmpdir(), 'cr-capacity-guards-'));
 // eslint-disable-next-line no-control-regex
@@ -36,6 +38,34 @@ afterAll(async () => {
 const capacity = (out: string, runId: string, extra: string[], env?: NodeJS.ProcessEnv) =>
   runCli(['capacity', captures, '--out', out, '--run-id', runId, ...QUICK, ...extra], env ? { env } : {});
 const documentOf = (out: string, runId: string) => JSON.parse(readFileSync(join(out, runId, 'capacity.json'), 'utf8')) as CapacityDocument;
+
+describe('an earlier run with the same --run-id and --out (finding 1)', () => {
+  it('is refused (exit 2, nothing changed), a replay run and an earlier search alike; --overwrite replaces the search whole', async () => {
+    const out = join(work, 'same-id');
+    const replay = await runCli(['replay', captures, '--url', mock.url, '--out', out, '--run-id', 'nightly', '--time-scale', '20', '--lead', '100', '--rehearsal', '0', '--no-progress']);
+    expect(replay.code, replay.stderr).toBe(0);
+    const report = readFileSync(join(out, 'nightly', 'report.html'), 'utf8');
+    const onReplay = await capacity(out, 'nightly', ['--target', `A=${mock.url}`, '--streaming']);
+    expect(onReplay.code).toBe(2);
+    expect(onReplay.stderr).toMatch(
+      new RegExp(`^capture-replay capacity: ${join(out, 'nightly')} already holds the results of run nightly \\([^)]+\\): give another --run-id or --out, or --overwrite to replace that run\nRun 'capture-replay capacity --help' for the options\\.\n$`),
+    );
+    expect(readFileSync(join(out, 'nightly', 'report.html'), 'utf8')).toBe(report);
+    expect(readdirSync(join(out, 'nightly')).sort()).toEqual(['ingest_report.json', 'report.html', 'target']);
+
+    const first = await capacity(out, 'search', ['--target', `A=${mock.url}`, '--streaming']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(readdirSync(join(out, 'search', 'steps')).sort()).toEqual(['A-1x', 'A-2x', 'A-warm-up']);
+    const again = await capacity(out, 'search', ['--target', `A=${mock.url}`, '--streaming', '--max-factor', '1']);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/already holds the results of run search \([^)]+\): give another --run-id or --out, or --overwrite/);
+    const replaced = await capacity(out, 'search', ['--target', `A=${mock.url}`, '--streaming', '--max-factor', '1', '--overwrite']);
+    expect(replaced.code, replaced.stderr).toBe(0);
+    // No step of the first search left beside the new one's.
+    expect(readdirSync(join(out, 'search', 'steps')).sort()).toEqual(['A-1x', 'A-warm-up']);
+    expect(documentOf(out, 'search').targets[0]!.steps.map((s) => s.factor)).toEqual([1]);
+  }, 120_000);
+});
 
 describe('step folders (finding 3)', () => {
   it('targets named warm-up and 1x each get folders of their own, none written twice', async () => {
@@ -139,6 +169,67 @@ describe('a window with nothing to search (finding 6)', () => {
     expect(empty.length).toBeGreaterThan(0);
     expect(empty.every((s) => s.outcome === 'empty')).toBe(true);
     expect(run.stderr).toContain("A at 0.001x: 0 requests, goodput --, error rate --, time_to_first_token p99 --: no request at this factor: the window's requests sampled at 0.001x kept none\n");
+  }, 60_000);
+});
+
+describe('--goodput on a streamed metric without --streaming (finding 7)', () => {
+  it('capacity: refused when no request of the window streams, in one line saying to add --streaming (exit 2)', async () => {
+    const run = await capacity(join(work, 'unstreamed'), 'unstreamed', ['--target', `A=${mock.url}`]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('capture-replay: warning: --goodput time_to_first_token is measured on streamed answers only, and --streaming is not given');
+    expect(run.stderr).toContain(
+      "capture-replay capacity: --goodput time_to_first_token: measured on streamed answers only, and none of the window's 21 requests asks to stream, so no request could meet it: add --streaming\n",
+    );
+  }, 60_000);
+
+  it('replay: warned in one line before it runs', async () => {
+    const run = await runCli(['replay', captures, '--url', mock.url, '--out', join(work, 'unstreamed-replay'), '--goodput', 'time_to_first_token:300 inter_token_latency:50', '--time-scale', '20', '--lead', '100', '--rehearsal', '0', '--no-progress']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr.split('\n')[0]).toBe(
+      'capture-replay: warning: --goodput time_to_first_token, inter_token_latency is measured on streamed answers only, and --streaming is not given: every request captured without "stream": true misses that objective however fast it is answered; add --streaming',
+    );
+  }, 60_000);
+});
+
+/** Whether util-linux's `script` can give the CLI a terminal here. */
+const hasScript = spawnSync('script', ['-qec', 'true', '/dev/null']).status === 0;
+
+describe('what a step shows while it runs (finding 10)', () => {
+  it('names its target, factor and size before it runs; --no-progress is taken', async () => {
+    const run = await capacity(join(work, 'shown'), 'shown', ['--target', `A=${mock.url}`, '--streaming', '--no-progress']);
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stderr.split('\n');
+    const started = lines.indexOf('  A at 2x: 42 requests...');
+    expect(started).toBeGreaterThan(0);
+    expect(lines[started + 1]).toMatch(/^ {2}A at 2x: 42 requests, goodput/);
+    expect(lines).toContain('  A: warming up at 1x...');
+  }, 60_000);
+
+  it.skipIf(!hasScript)('shows replay\'s progress bar on a terminal, and none with --no-progress', () => {
+    const cli = (extra: string) =>
+      spawnSync('script', ['-qec', `"${process.execPath}" "${cliScript()}" capacity "${captures}" --out "${join(work, 'tty')}" --target A=${mock.url} --streaming ${QUICK.map((a) => `'${a}'`).join(' ')} --max-factor 1 ${extra}`, '/dev/null'], { encoding: 'utf8', cwd: REPO_ROOT, timeout: 60_000 });
+    const bar = cli('');
+    expect(bar.status, bar.stdout).toBe(0);
+    expect(bar.stdout).toMatch(/replay \|=+\| 21\/21 requests \| 0 failed \| 0 dropped/);
+    const none = cli('--no-progress');
+    expect(none.status, none.stdout).toBe(0);
+    expect(none.stdout).not.toContain('replay |');
+  }, 60_000);
+});
+
+describe('a step larger than memory holds (finding 11)', () => {
+  it('the search goes no higher than the largest step that fits, says so first, and names the memory of large steps', async () => {
+    const out = join(work, 'memory');
+    const run = await capacity(out, 'memory', ['--target', `A=${mock.url}`, '--streaming', '--max-factor', '16', '--resolution', '0.25'], { CAPTURE_REPLAY_MAX_STEP_REQUESTS: '100' });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain("--max-factor 16 would plan 336 requests in one step, more than one step holds in this replayer's memory (100 requests, about 12 KB each): the search goes up to 4.75x (a shorter --window goes further)\n");
+    expect(run.stderr).toContain('  A at 4.75x: 100 requests, about 1 MB of memory until its results are written...\n');
+    const doc = documentOf(out, 'memory');
+    expect(doc.search).toMatchObject({ max_factor: 4.75, max_step_requests: 100 });
+    const [a] = doc.targets;
+    expect(a!.steps.map((s) => s.requests)).toEqual([21, 42, 84, 100]);
+    expect(a).toMatchObject({ sustained_factor: 4.75, limited_by: 'cap' });
+    expect(a!.note).toContain("the largest factor one step of this window holds in this replayer's memory (100 requests): a shorter --window to look further");
   }, 60_000);
 });
 

@@ -59,7 +59,7 @@ export async function capacityFixture(targets: Record<string, number> = { A: 1.8
       captures: 'captures/prod-chat/',
       window: { start_offset_ms: 0, end_offset_ms: 180_000, captured_requests: CAPTURED },
       objectives: FIXTURE_OBJECTIVES,
-      search: { ...SETTINGS, cooldownMs: 5000, together: false, warmUpRequests: 50 },
+      search: { ...SETTINGS, cooldownMs: 5000, together: false, warmUpRequests: 50, maxStepRequests: 265_216 },
     },
     results,
   );

@@ -11,7 +11,7 @@ export interface CapacityRunInfo {
   captures: string;
   window: CapacityDocument['window'];
   objectives: CapacityObjectives;
-  search: SearchSettings & { cooldownMs: number; together: boolean; warmUpRequests: number };
+  search: SearchSettings & { cooldownMs: number; together: boolean; warmUpRequests: number; maxStepRequests: number };
 }
 
 export function buildCapacityDocument(info: CapacityRunInfo, targets: readonly TargetCapacity[]): CapacityDocument {
@@ -23,7 +23,7 @@ export function buildCapacityDocument(info: CapacityRunInfo, targets: readonly T
     captures: info.captures,
     window: info.window,
     objectives: { goodput: o.slos, min_goodput: o.minGoodput, max_error_rate: o.maxErrorRate, max_client_lag_ms: o.maxClientLagMs },
-    search: { start_factor: s.startFactor, growth: s.growth, resolution: s.resolution, max_factor: s.maxFactor, cooldown_ms: s.cooldownMs, together: s.together, warm_up_requests: s.warmUpRequests },
+    search: { start_factor: s.startFactor, growth: s.growth, resolution: s.resolution, max_factor: s.maxFactor, cooldown_ms: s.cooldownMs, together: s.together, warm_up_requests: s.warmUpRequests, max_step_requests: s.maxStepRequests },
     targets: [...targets],
   };
 }

@@ -182,7 +182,7 @@ export function conclude(name: string, steps: readonly CapacityStep[], s: Search
   }
   if (failed === null) {
     if (met === null) return result('empty', null, `No step held a request: at every factor tried, up to ${x(s.maxFactor)}, the sample of the window's requests was empty. A longer --window holds more; a larger --max-factor goes further.`);
-    return result('cap', met, `Met the objectives at the cap, ${x(s.maxFactor)}: raise --max-factor to look further.`);
+    return result('cap', met, `Met the objectives at the cap, ${x(s.maxFactor)}: ${s.capHint ?? 'raise --max-factor to look further'}.`);
   }
   const limitedBy = failing?.outcome === 'errors' ? 'errors' : 'objectives';
   const reason = failing?.reason ?? '';

@@ -26,6 +26,8 @@ export interface SearchSettings {
   resolution: number;
   /** No factor above this is tried; meeting the objectives at it ends the search (`cap`). */
   maxFactor: number;
+  /** What the cap note says to look further (default: raise --max-factor). */
+  capHint?: string;
 }
 
 /**
@@ -114,7 +116,11 @@ export interface CapacityDocument {
    */
   window: { start_offset_ms: number; end_offset_ms: number; captured_requests: number; capture_window?: { start: string; end: string } };
   objectives: { goodput: Record<string, number>; min_goodput: number; max_error_rate: number; max_client_lag_ms: number };
-  /** How the factors were chosen; `warm_up_requests`: the requests the warm-up sent to a target before its first step, not judged. */
-  search: { start_factor: number; growth: number; resolution: number; max_factor: number; cooldown_ms: number; together: boolean; warm_up_requests: number };
+  /**
+   * How the factors were chosen; `warm_up_requests`: the requests the warm-up sent to a target
+   * before its first step, not judged; `max_step_requests`: the most requests one step may plan
+   * (what this replayer's memory holds), which can lower `max_factor` below --max-factor.
+   */
+  search: { start_factor: number; growth: number; resolution: number; max_factor: number; cooldown_ms: number; together: boolean; warm_up_requests: number; max_step_requests: number };
   targets: TargetCapacity[];
 }

@@ -1,8 +1,11 @@
 /**
  * `capture-replay capacity`: the flags turned into one config (config.ts; a problem is a usage
- * error, exit 2), the window read once (window.ts) and checked (every target takes some of
- * it), each target searched (core/capacity/search.ts; one target at a time unless
- * --together), each step a full replay (step.ts) with a cool-down between steps; then
+ * error, exit 2), the search's folder claimed as replay claims its run's (an earlier run's
+ * results refused unless --overwrite), the window read once (window.ts) and checked (every
+ * target takes some of it; a streamed objective has streamed requests; no step larger than
+ * this replayer's memory: step-size.ts), each target searched (core/capacity/search.ts; one
+ * target at a time unless --together), each step a full replay (step.ts), announced with its
+ * size and shown with replay's progress bar, with a cool-down between steps; then
  * capacity.json and report.html at the search's root and the one-line summary. Exit 0 when
  * the search ran, 1 when it could not (a step that could not be run, a target broken or
  * never measured), 130/143 when stopped (what was measured is written).
@@ -17,12 +20,14 @@ import type { ReplayPlan, TargetKind } from '../../core/types';
 import { stringifyJson } from '../../core/export/json';
 import { buildPlan } from '../../core/plan/plan';
 import { renderCapacityReportHtml } from '../../core/report/capacity-section';
-import { usageMessage, USAGE_EXIT } from '../cli-usage';
+import { STREAMED_GOODPUT_TAGS, unstreamedGoodputWarning, usageMessage, USAGE_EXIT } from '../cli-usage';
 import { INTERRUPT_EXIT, INTERRUPT_SIGNALS, installInterrupt, type InterruptSignal } from '../interrupt';
+import { claimRunFolder, createOutputFolder } from '../output-folder';
 import { fail, type CommandIo } from '../replay/io';
 import { terminalLine } from '../terminal-text';
 import { capacityConfig, type CapacityCommandOptions, type CapacityConfig } from './config';
-import { runCapacityStep, SearchInterrupted, StepFailed, stepPlanOptions, warmUp } from './step';
+import { runCapacityStep, SearchInterrupted, StepFailed, stepPlanOptions, warmUp, type StepIo } from './step';
+import { largestFactorFor, maxStepRequests, memoryText, plannedRequests, STEP_BYTES_PER_REQUEST } from './step-size';
 import { readWindow, type CapacityWindow } from './window';
 
 export const CAPACITY_FILES = { document: 'capacity.json', report: 'report.html' } as const;
@@ -31,14 +36,23 @@ export async function capacityCommand(options: CapacityCommandOptions): Promise<
   const io: CommandIo = { out: options.stdout ?? process.stdout, err: options.stderr ?? process.stderr };
   const config = capacityConfig(options);
   if (typeof config === 'string') return usage(io, config);
+  const stepLimit = maxStepRequests();
+  if (typeof stepLimit === 'string') return usage(io, stepLimit);
+  // As replay: an unwritable --out said before anything is sent, an earlier run's results never replaced silently.
+  const unwritable = await createOutputFolder(config.out);
+  if (unwritable) return fail(io, `--out ${config.out}: ${unwritable}`);
+  const claimed = await claimRunFolder(join(config.out, config.runId), config.runId, config.replay.overwrite);
+  if (claimed) return usage(io, claimed);
+  const unstreamed = unstreamedGoodputWarning(config.objectives.slos, config.replay.plan.forceStreaming === true);
+  if (unstreamed) io.err.write(`capture-replay: ${unstreamed}\n`);
   const { apiKeyEnv } = config.replay.request;
   // Set: replayConfig refuses an --api-key-env that is not.
   const apiKey = apiKeyEnv ? process.env[apiKeyEnv] : undefined;
   const window = await readWindow(config, io);
   if (typeof window === 'number') return window;
-  const refused = checkWindow(config, window, io);
-  if (refused !== null) return refused;
-  return runSearch(config, io, window, apiKey);
+  const sized = checkWindow(config, window, stepLimit, io);
+  if (typeof sized === 'number') return sized;
+  return runSearch(sized, io, window, apiKey, stepLimit);
 }
 
 function usage(io: CommandIo, message: string): number {
@@ -48,14 +62,18 @@ function usage(io: CommandIo, message: string): number {
 
 /**
  * What the window holds for the search, checked before any step: every target takes some of
- * its requests (a chat target takes no CSV). null, or the exit code of a search refused.
+ * its requests (a chat target takes no CSV); an objective on a streamed metric has a request
+ * that streams; and no step plans more requests than this replayer's memory holds (the search
+ * goes no higher, said here). The config to search with, or the exit code of a search refused.
  */
-function checkWindow(config: CapacityConfig, window: CapacityWindow, io: CommandIo): number | null {
+function checkWindow(config: CapacityConfig, window: CapacityWindow, stepLimit: number, io: CommandIo): CapacityConfig | number {
   const n = window.records.length;
+  let streamed = 0;
   const plans = new Map<TargetKind, ReplayPlan>();
   for (const target of config.replay.targets) {
     const kind: TargetKind = target.kind === 'sagemaker' ? 'sagemaker' : 'openai-chat';
     const plan = plans.get(kind) ?? buildPlan(window.records, { ...stepPlanOptions(config), runId: config.runId, targetKind: kind });
+    if (!plans.has(kind)) streamed += plan.requests.filter((r) => r.streaming).length;
     plans.set(kind, plan);
     if (plan.requests.length === 0) {
       const reasons = new Map<string, number>();
@@ -65,7 +83,25 @@ function checkWindow(config: CapacityConfig, window: CapacityWindow, io: Command
       return fail(io, `none of the window's ${n} captured requests can go to ${target.name}, an OpenAI-compatible target (${why}${example ? `: ${example}` : ''}): nothing to search; give it a window of chat requests, or search a sagemaker:<endpoint> target, which takes every content type`);
     }
   }
-  return null;
+  const streamedOnly = Object.keys(config.objectives.slos).filter((tag) => STREAMED_GOODPUT_TAGS.includes(tag));
+  if (streamed === 0 && streamedOnly.length > 0 && config.replay.plan.forceStreaming !== true) {
+    const tags = streamedOnly.join(', ');
+    return usage(io, `--goodput ${tags}: measured on streamed answers only, and none of the window's ${n} requests asks to stream, so no request could meet it: add --streaming`);
+  }
+  // Targets searched together share a step: each plans its own requests.
+  const perTarget = Math.floor(stepLimit / (config.together ? config.replay.targets.length : 1));
+  const limit = largestFactorFor(n, perTarget, config.search.resolution);
+  const held = `more than one step holds in this replayer's memory (${perTarget.toLocaleString('en-US')} requests${config.together ? ' per target' : ''}, about ${STEP_BYTES_PER_REQUEST / 1024} KB each)`;
+  const { startFactor, maxFactor } = config.search;
+  if (limit === null || startFactor > limit) {
+    return fail(io, `a step at --start-factor ${startFactor} plans ${plannedRequests(n, startFactor).toLocaleString('en-US')} requests of the window's ${n.toLocaleString('en-US')}, ${held}: a shorter --window or a lower --start-factor`);
+  }
+  if (maxFactor <= limit) return config;
+  io.err.write(`--max-factor ${maxFactor} would plan ${plannedRequests(n, maxFactor).toLocaleString('en-US')} requests in one step, ${held}: the search goes up to ${factorText(limit)} (a shorter --window goes further)\n`);
+  return {
+    ...config,
+    search: { ...config.search, maxFactor: limit, capHint: `the largest factor one step of this window holds in this replayer's memory (${perTarget.toLocaleString('en-US')} requests): a shorter --window to look further` },
+  };
 }
 
 const requestsText = (n: number): string => `${n.toLocaleString('en-US')} request${n === 1 ? '' : 's'}`;
@@ -78,6 +114,14 @@ function stepLine(target: string, s: CapacityStep, objectives: CapacityConfig['o
   const goodput = s.goodput === null ? '--' : shareText(s.goodput);
   const errors = s.error_rate === null ? '--' : shareText(s.error_rate);
   return `  ${target} at ${factorText(s.factor)}: ${requestsText(s.requests)}, goodput ${goodput}, error rate ${errors}, ${metrics}: ${s.outcome === 'met' ? 'met' : terminalLine(s.reason)}\n`;
+}
+
+/** The line before a step: which targets, which factor, how many requests; and the memory it takes when that is large. */
+function stepStartLine(targets: readonly string[], factor: number, n: number, stepLimit: number): string {
+  const planned = plannedRequests(n, factor);
+  const total = planned * targets.length;
+  const memory = total > stepLimit / 4 ? `, about ${memoryText(total * STEP_BYTES_PER_REQUEST)} of memory until its results are written` : '';
+  return `  ${targets.join(', ')} at ${factorText(factor)}: ${factor < 1 ? 'about ' : ''}${requestsText(planned)}${targets.length > 1 ? ' each' : ''}${memory}...\n`;
 }
 
 /** Waits `ms`, or less when a signal arrives; the signal's exit code, or null. */
@@ -128,19 +172,20 @@ function guardSignals(): { exitCode: () => number | null; dispose: () => void } 
 }
 
 /** Every target searched; the document written; the exit code. */
-async function runSearch(config: CapacityConfig, io: CommandIo, window: CapacityWindow, apiKey: string | undefined): Promise<number> {
+async function runSearch(config: CapacityConfig, io: CommandIo, window: CapacityWindow, apiKey: string | undefined, stepLimit: number): Promise<number> {
   const guard = guardSignals();
   try {
-    return await searchAndWrite(config, io, window, apiKey, guard.exitCode);
+    return await searchAndWrite(config, io, window, apiKey, stepLimit, guard.exitCode);
   } finally {
     guard.dispose();
   }
 }
 
-async function searchAndWrite(config: CapacityConfig, io: CommandIo, window: CapacityWindow, apiKey: string | undefined, signalled: () => number | null): Promise<number> {
+async function searchAndWrite(config: CapacityConfig, io: CommandIo, window: CapacityWindow, apiKey: string | undefined, stepLimit: number, signalled: () => number | null): Promise<number> {
   const names = config.replay.targets.map((t) => t.name);
   io.err.write(`Capacity search ${config.runId}: ${window.records.length} captured requests per step at 1x, ${names.length > 1 ? (config.together ? 'targets together' : 'one target at a time') : 'one target'}\n`);
   const steps = new Map<string, CapacityStep[]>(names.map((n) => [n, []]));
+  const stepIo: StepIo = { progress: io.err };
   let warmUpSent = 0;
   let cut: SearchCut | null = null;
   let exitCode = 0;
@@ -150,7 +195,8 @@ async function searchAndWrite(config: CapacityConfig, io: CommandIo, window: Cap
   };
   const runStep = async (factor: number, targets: readonly string[]) => {
     stopIfSignalled();
-    const results = await runCapacityStep(config, window, apiKey, factor, targets);
+    io.err.write(stepStartLine(targets, factor, window.records.length, stepLimit));
+    const results = await runCapacityStep(config, window, apiKey, factor, targets, stepIo);
     for (const [target, step] of results) {
       (steps.get(target) as CapacityStep[]).push(step);
       io.err.write(stepLine(target, step, config.objectives));
@@ -165,7 +211,8 @@ async function searchAndWrite(config: CapacityConfig, io: CommandIo, window: Cap
   };
   try {
     for (const group of config.together ? [names] : names.map((n) => [n])) {
-      const { runId, sent } = await warmUp(config, window, apiKey, group);
+      io.err.write(`  ${group.join(', ')}: warming up at ${factorText(config.search.startFactor)}...\n`);
+      const { runId, sent } = await warmUp(config, window, apiKey, group, stepIo);
       warmUpSent = Math.max(warmUpSent, sent);
       io.err.write(`  ${group.join(', ')}: warmed up with ${sent} request${sent === 1 ? '' : 's'} at ${factorText(config.search.startFactor)}, not judged (steps/${runId}/)\n`);
       await pause();
@@ -182,7 +229,7 @@ async function searchAndWrite(config: CapacityConfig, io: CommandIo, window: Cap
       io.err.write(`capture-replay: ${cut.signal}: the search stops here; the steps measured are written\n`);
     } else throw error;
   }
-  const doc = await writeResults(config, window, names, steps, cut, warmUpSent);
+  const doc = await writeResults(config, window, names, steps, cut, { warmUpSent, stepLimit });
   io.out.write(`${capacitySummaryLine(doc)}.\n`);
   for (const t of doc.targets) io.out.write(`  ${t.name}: ${sustainedText(t)}, limited by ${t.limited_by}. ${terminalLine(t.note)}\n`);
   io.out.write(`Capacity: ${join(config.out, config.runId, CAPACITY_FILES.document)}\nReport: ${join(config.out, config.runId, CAPACITY_FILES.report)}\n`);
@@ -225,9 +272,10 @@ async function writeResults(
   names: readonly string[],
   steps: ReadonlyMap<string, CapacityStep[]>,
   cut: SearchCut | null,
-  warmUpSent: number,
+  sizes: { warmUpSent: number; stepLimit: number },
 ): Promise<CapacityDocument> {
   const targets: TargetCapacity[] = names.map((name) => conclude(name, steps.get(name) ?? [], config.search, cut ?? undefined));
+  const { capHint: _hint, ...search } = config.search;
   const doc = buildCapacityDocument(
     {
       runId: config.runId,
@@ -235,7 +283,7 @@ async function writeResults(
       captures: config.capturesPath,
       window: { start_offset_ms: config.window.startOffsetMs, end_offset_ms: config.window.endOffsetMs, captured_requests: window.records.length, ...captureWindowOf(config) },
       objectives: config.objectives,
-      search: { ...config.search, cooldownMs: config.cooldownMs, together: config.together, warmUpRequests: warmUpSent },
+      search: { ...search, cooldownMs: config.cooldownMs, together: config.together, warmUpRequests: sizes.warmUpSent, maxStepRequests: sizes.stepLimit },
     },
     targets,
   );

@@ -14,7 +14,7 @@ import { MAX_TIMER_MS, replayConfig, type ReplayCommandOptions, type ReplayConfi
 /** The flags capacity shares with replay (program.ts's option groups), as replay takes them. */
 type SharedFlags = Pick<
   ReplayCommandOptions,
-  'capturesPath' | 'out' | 'path' | 'streaming' | 'model' | 'apiKeyEnv' | 'startOffset' | 'from' | 'to' | 'region' | 'timeScale' | 'intraSecond' | 'seed' | 'maxInFlight' | 'workers' | 'wait' | 'rehearsal' | 'timeout' | 'lead' | 'lateTolerance' | 'latePolicy' | 'runId' | 'preflight' | 'responseExcerpts' | 'stdout' | 'stderr'
+  'capturesPath' | 'out' | 'overwrite' | 'path' | 'streaming' | 'model' | 'apiKeyEnv' | 'startOffset' | 'from' | 'to' | 'region' | 'timeScale' | 'intraSecond' | 'seed' | 'maxInFlight' | 'workers' | 'wait' | 'rehearsal' | 'timeout' | 'lead' | 'lateTolerance' | 'latePolicy' | 'runId' | 'preflight' | 'responseExcerpts' | 'stdout' | 'stderr'
 >;
 
 /** `capture-replay capacity`'s flags, as commander hands them over. */
@@ -33,6 +33,8 @@ export interface CapacityCommandOptions extends SharedFlags {
   cooldown: number;
   maxClientLag: number;
   together: boolean;
+  /** The progress bar of each step on a terminal (--no-progress: false). Default true. */
+  progress?: boolean;
 }
 
 export interface CapacityConfig {
@@ -80,7 +82,7 @@ export function capacityConfig(flags: CapacityCommandOptions): CapacityConfig | 
   // Each step replays at its factor as `--amplify` does, bounded the same; a larger one failed mid-search.
   if (flags.maxFactor > MAX_AMPLIFY) return `--max-factor must be at most ${MAX_AMPLIFY}, the largest amplification (got ${flags.maxFactor})`;
   if (flags.cooldown * 1000 > MAX_TIMER_MS) return `--cooldown must be at most ${Math.floor(MAX_TIMER_MS / 1000)} s (about 24.8 days, the longest timer Node keeps) (got ${flags.cooldown})`;
-  const { target, goodput, minGoodput, maxErrorRate, window, startFactor: _s, growth: _g, resolution: _r, maxFactor: _m, cooldown, maxClientLag, together, from, to, ...shared } = flags;
+  const { target, goodput, minGoodput, maxErrorRate, window, startFactor: _s, growth: _g, resolution: _r, maxFactor: _m, cooldown, maxClientLag, together, from, to, progress, ...shared } = flags;
   const byTime = from !== undefined || to !== undefined ? timeWindow(from, to, window) : null;
   if (typeof byTime === 'string') return byTime;
   const startOffsetMs = byTime ? 0 : (flags.startOffset ?? 0);
@@ -92,8 +94,8 @@ export function capacityConfig(flags: CapacityCommandOptions): CapacityConfig | 
     // By time, the window is the records': replay refuses --start-offset beside --from/--to.
     ...(byTime ? { from: byTime.startMs, to: byTime.endMs, startOffset: flags.startOffset } : { startOffset: startOffsetMs, endOffset: endOffsetMs }),
     goodput,
-    // Each step's own bar would be one of dozens: the search prints a line per step instead.
-    progress: false,
+    // Each step's bar on a terminal, after the line that names its target and factor.
+    progress: progress !== false,
   });
   if (typeof replay === 'string') return replay;
   return {

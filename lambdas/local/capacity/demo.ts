@@ -76,7 +76,7 @@ async function startMock(slots: number): Promise<{ url: string; close: () => Pro
   };
 }
 
-export async function capacityDemoCommand(options: { out: string }): Promise<number> {
+export async function capacityDemoCommand(options: { out: string; progress?: boolean }): Promise<number> {
   const capturesDir = join(options.out, 'demo-captures', 'capacity');
   await mkdir(capturesDir, { recursive: true });
   await writeFile(join(capturesDir, 'capacity-demo.jsonl'), demoCaptureLines().join('\n') + '\n');
@@ -108,6 +108,7 @@ export async function capacityDemoCommand(options: { out: string }): Promise<num
       timeout: 30_000,
       lead: 300,
       latePolicy: 'fire',
+      progress: options.progress !== false,
     });
   } finally {
     await Promise.all([a.close(), b.close()]);

@@ -4,7 +4,8 @@
  * command's own firing (replay/fire.ts: its clients, worker threads, rehearsal, interrupt
  * handling, and its results in AIPerf's formats with a report), into
  * <out>/<run-id>/steps/<step-id>/; then each target's step measured and judged (core/capacity).
- * What a step's replay says is kept and shown only when the step fails.
+ * What a step's replay says is kept and shown only when the step fails; its progress bar goes
+ * to the terminal.
  */
 import { join } from 'node:path';
 import { judgeStep, measureStep } from '../../core/capacity/measure';
@@ -66,8 +67,13 @@ export function stepPlanOptions(config: CapacityConfig): Omit<ReplayConfig['plan
   return plan;
 }
 
+/** Where a step shows its progress bar (stderr, on a terminal); what it says otherwise is kept, shown when it fails. */
+export interface StepIo {
+  progress: NodeJS.WritableStream;
+}
+
 /** One replay of `records` at `factor` to `targets`, into steps/<runId>/; what the replay command's firing returned. */
-async function replayAt(config: CapacityConfig, records: CapacityWindow, apiKey: string | undefined, at: { factor: number; targets: readonly string[]; runId: string; rehearse: boolean }): Promise<Fired> {
+async function replayAt(config: CapacityConfig, records: CapacityWindow, apiKey: string | undefined, at: { factor: number; targets: readonly string[]; runId: string; rehearse: boolean }, stepIo: StepIo): Promise<Fired> {
   const plan = stepPlanOptions(config);
   const replay: ReplayConfig = {
     ...config.replay,
@@ -82,7 +88,7 @@ async function replayAt(config: CapacityConfig, records: CapacityWindow, apiKey:
   };
   const said = bufferStream();
   const io: CommandIo = { out: said.stream, err: said.stream };
-  const fired = await fireReplay(replay, io, { inMemory: records.records, ingest: records.ingest }, apiKey);
+  const fired = await fireReplay(replay, io, { inMemory: records.records, ingest: records.ingest }, apiKey, stepIo.progress);
   if (typeof fired === 'number') throw new StepFailed(fired, said.text());
   const interrupted = fired.interrupt.exitCode();
   if (interrupted !== null) throw new SearchInterrupted(interrupted);
@@ -97,16 +103,16 @@ async function replayAt(config: CapacityConfig, records: CapacityWindow, apiKey:
  * and the requests it sent a target (the most, when several: a sample below 1x sends fewer
  * than it takes, copies above more).
  */
-export async function warmUp(config: CapacityConfig, window: CapacityWindow, apiKey: string | undefined, targets: readonly string[]): Promise<{ runId: string; sent: number }> {
+export async function warmUp(config: CapacityConfig, window: CapacityWindow, apiKey: string | undefined, targets: readonly string[], stepIo: StepIo): Promise<{ runId: string; sent: number }> {
   const runId = warmUpRunId(targets, config.together);
-  const fired = await replayAt(config, { records: window.records.slice(0, WARM_UP_REQUESTS), ingest: window.ingest }, apiKey, { factor: config.search.startFactor, targets, runId, rehearse: true });
+  const fired = await replayAt(config, { records: window.records.slice(0, WARM_UP_REQUESTS), ingest: window.ingest }, apiKey, { factor: config.search.startFactor, targets, runId, rehearse: true }, stepIo);
   return { runId, sent: Math.max(0, ...fired.result.targets.map((run) => run.manifest.fired)) };
 }
 
 /** Runs the step at `factor` for `targets` (after their warm-up: no rehearsal); one judged result per target. */
-export async function runCapacityStep(config: CapacityConfig, window: CapacityWindow, apiKey: string | undefined, factor: number, targets: readonly string[]): Promise<Map<string, CapacityStep>> {
+export async function runCapacityStep(config: CapacityConfig, window: CapacityWindow, apiKey: string | undefined, factor: number, targets: readonly string[], stepIo: StepIo): Promise<Map<string, CapacityStep>> {
   const runId = stepRunId(factor, targets, config.together);
-  const fired = await replayAt(config, window, apiKey, { factor, targets, runId, rehearse: false });
+  const fired = await replayAt(config, window, apiKey, { factor, targets, runId, rehearse: false }, stepIo);
   const results = new Map<string, CapacityStep>();
   for (const run of fired.result.targets) {
     const measure = measureStep(factor, run.records, run.manifest, config.objectives.slos);

@@ -6,7 +6,7 @@
  * its exit code (outcome.ts).
  */
 import { join } from 'node:path';
-import { usageMessage, USAGE_EXIT } from '../cli-usage';
+import { unstreamedGoodputWarning, usageMessage, USAGE_EXIT } from '../cli-usage';
 import { claimRunFolder, createOutputFolder } from '../output-folder';
 import { terminalLine } from '../terminal-text';
 import { replayConfig, type ReplayCommandOptions, type ReplayConfig } from './config';
@@ -24,6 +24,8 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
   if (unwritable) return fail(io, `--out ${config.out}: ${unwritable}`);
   const claimed = await claimRunFolder(runDir, config.runId, config.overwrite);
   if (claimed) return usage(io, claimed);
+  const unstreamed = unstreamedGoodputWarning(config.goodput, config.plan.forceStreaming === true);
+  if (unstreamed) io.err.write(`capture-replay: ${unstreamed}\n`);
   return runReplayCommand(config, io);
 }
 

@@ -58,14 +58,18 @@ interface RunState {
   planned: number;
 }
 
-/** Fires the run; its results, or the exit code of a run that failed on the way (said on stderr). */
-export async function fireReplay(config: ReplayConfig, io: CommandIo, captures: PlanInput, apiKey: string | undefined): Promise<Fired | number> {
+/**
+ * Fires the run; its results, or the exit code of a run that failed on the way (said on
+ * stderr). The progress bar goes to `progressTo` (default: stderr): a capacity step keeps what
+ * its replay says, and shows its bar on the terminal.
+ */
+export async function fireReplay(config: ReplayConfig, io: CommandIo, captures: PlanInput, apiKey: string | undefined, progressTo: NodeJS.WritableStream = io.err): Promise<Fired | number> {
   const specs = clientSpecs(config, apiKey);
   const clock = config.fire.wait === 'coarse' ? createSystemClock(undefined, 'coarse') : systemClock;
   const clients = specs.map((spec) => createTargetClient(spec, clock));
   const state: RunState = { fireWorkers: null, workerFailed: false, analysis: null, planned: 0 };
   const store = new FsArtifactStore(config.out);
-  const progress = new Progress(config.progress && Boolean((io.err as NodeJS.WriteStream).isTTY), io.err);
+  const progress = new Progress(config.progress && Boolean((progressTo as NodeJS.WriteStream).isTTY), progressTo);
   // SIGINT/SIGTERM: stop scheduling, cancel what is in flight after a grace, write everything.
   const interrupt = installInterrupt({ stderr: io.err, ...(config.fire.cancelGraceMs !== null ? { graceMs: config.fire.cancelGraceMs } : {}) });
   try {

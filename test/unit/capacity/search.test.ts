@@ -115,7 +115,7 @@ const info = {
   captures: 'c/',
   window: { start_offset_ms: 0, end_offset_ms: 180_000, captured_requests: 300 },
   objectives,
-  search: { ...settings, cooldownMs: 2000, together: false, warmUpRequests: 50 },
+  search: { ...settings, cooldownMs: 2000, together: false, warmUpRequests: 50, maxStepRequests: 265_216 },
 };
 
 describe('what ended the search, said as what it was (issue 32, finding 4)', () => {

@@ -46,7 +46,7 @@ describe('capacityConfig', () => {
       together: false,
     });
     // Every step replays with replay's own rules and defaults: the window as offsets, the SLOs as goodput.
-    expect(config.replay).toMatchObject({ plan: { startOffsetMs: 0, endOffsetMs: 180_000, timeScale: 1, intraSecond: 'spread' }, goodput: { time_to_first_token: 300 }, progress: false, preflight: true, fire: { leadMs: 500, rehearsal: 'auto' } });
+    expect(config.replay).toMatchObject({ plan: { startOffsetMs: 0, endOffsetMs: 180_000, timeScale: 1, intraSecond: 'spread' }, goodput: { time_to_first_token: 300 }, progress: true, preflight: true, fire: { leadMs: 500, rehearsal: 'auto' } });
     expect(config.replay.targets.map((t) => t.name)).toEqual(['A', 'B']);
   });
 
@@ -73,6 +73,11 @@ describe('capacityConfig', () => {
     [['--growth', '1.001'], '--growth must be at least 1.01, each step 1 % above the last (got 1.001)'],
   ])('refuses %j in its own words', async (extra, message) => {
     expect(await configOf([...BASE, ...extra])).toContain(message);
+  });
+
+  it('takes --overwrite and --no-progress as replay does (issue 32, findings 1 and 10)', async () => {
+    expect(((await configOf([...BASE, '--overwrite', '--no-progress'])) as CapacityConfig).replay).toMatchObject({ overwrite: true, progress: false });
+    expect(((await configOf(BASE)) as CapacityConfig).replay).toMatchObject({ overwrite: false, progress: true });
   });
 
   it('needs --goodput and a --target', async () => {
