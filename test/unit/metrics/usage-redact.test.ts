@@ -75,6 +75,10 @@ describe('credentials in URLs', () => {
     ['HTTP 302: redirect to https://a:b@x.example/p?api_key=K123&x=1', 'HTTP 302: redirect to https://x.example/p?api_key=***&x=1'],
     ['see https://x.example/?X-Amz-Signature=abc&X-Amz-Credential=AKID%2F1', 'see https://x.example/?X-Amz-Signature=***&X-Amz-Credential=***'],
     ['token@host is not a URL; mail me at a@b.c', 'token@host is not a URL; mail me at a@b.c'],
+    // Issue 32 item 2: any parameter whose name says it is a credential.
+    ['GET http://h:1/v1?token=t1&apikey=t2&access_token=t3&sig=t4&X-Amz-Date=20261207&client_secret=t5&user_password=t6&model=m', 'GET http://h:1/v1?token=***&apikey=***&access_token=***&sig=***&X-Amz-Date=***&client_secret=***&user_password=***&model=m'],
+    ['https://h/cb#access_token=t7&state=s', 'https://h/cb#access_token=***&state=s'],
+    ['https://h/?api%5Fkey=t8&max_tokens=5', 'https://h/?api%5Fkey=***&max_tokens=5'],
     ['no url here', 'no url here'],
   ])('%s', (text, expected) => expect(stripUrlCredentials(text)).toBe(expected));
 
