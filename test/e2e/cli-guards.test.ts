@@ -2,8 +2,9 @@
  * What the CLI refuses or says before it sends anything, each case in its own process as a
  * user runs it: an earlier run's results in the way (--overwrite), an --out on a read-only file
  * system, a target whose error codes carry terminal escapes, the AWS SDK's Node-version
- * warning on a supported Node, an empty captures folder, a file that is not Data Capture and
- * offsets that select no record.
+ * warning on a supported Node, an empty captures folder, a file that is not Data Capture,
+ * offsets that select no record, and a target URL holding a password or a token, which no file
+ * or message keeps.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -142,4 +143,34 @@ describe('--start-offset past the last capture record', () => {
     expect(run.stderr).toMatch(/^capture-replay: no capture record from --start-offset 864000000 ms on \(\d+ outside it\): nothing was sent$/m);
     expect(existsSync(join(work, 'past-end', 'past', 'target', 'profile_export_aiperf.json'))).toBe(true);
   }, 60_000);
+});
+
+/** Every file under `dir`, its path and text. */
+function filesUnder(dir: string): [string, string][] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .map((path) => [path, readFileSync(path, 'utf8')]);
+}
+
+describe('a target URL holding a password or a query token (issue 32 item 2)', () => {
+  it('reaches the target, and no file or message keeps the password or the token', async () => {
+    const out = join(work, 'credentials');
+    const port = new URL(mock.url).port;
+    const run = await runCli(
+      ['replay', SAMPLE, '--target', `A=http://replay:hunter2@127.0.0.1:${port}/?token=tok-123&deployment=blue`, '--target', `B=http://127.0.0.1:${port}/?api_key=key-456`, '--out', out, '--run-id', 'creds', ...FAST],
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const files = filesUnder(out);
+    expect(files.length).toBeGreaterThan(5);
+    const leaks = [...files, ['stdout', run.stdout], ['stderr', run.stderr]].filter(([, text]) => /hunter2|tok-123|key-456/.test(text as string)).map(([path]) => path);
+    expect(leaks).toEqual([]);
+    // The URL is still said, its credentials' values replaced.
+    const aiperf = JSON.parse(readFileSync(join(out, 'creds', 'A', 'profile_export_aiperf.json'), 'utf8')) as { capture_replay: { endpoint: { url: string } } };
+    expect(aiperf.capture_replay.endpoint.url).toBe(`http://127.0.0.1:${port}/?token=***&deployment=blue`);
+    // A usage error that echoes the URL says it without them too.
+    const refused = await runCli(['replay', SAMPLE, '--url', 'ftp://replay:hunter2@models.example.com/?token=tok-123', '--out', join(work, 'creds-refused')]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.split('\n')[0]).toBe('capture-replay replay: --url must be an http:// or https:// URL or sagemaker:<endpoint-name> (got ftp://models.example.com/?token=***)');
+  }, 120_000);
 });

@@ -21,15 +21,17 @@
  * setting says: a BenchmarkConfig without `models` does not validate, so `input_config` is
  * left out (AIPerf's field is optional) and only `capture_replay` describes the run.
  *
- * Passwords never reach an export: every URL loses its userinfo (`https://user:pw@host` ->
- * `https://host`), as AIPerf's own serializer redacts it; a URL that does not parse is left
- * out rather than written as given.
+ * Passwords and tokens never reach an export: every URL loses its userinfo (`https://user:pw@host`
+ * -> `https://host`), as AIPerf's own serializer redacts it, and the values of its query
+ * parameters that carry a credential (`?token=...` -> `?token=***`, redact.ts); a URL that does
+ * not parse is left out rather than written as given.
  */
+import { redactedUrl, stripUrlCredentials } from '../redact';
 
 export interface ReplayInputSettings {
   /** Target name (`default`, `A`, ...). */
   target?: string | null;
-  /** Target base URL as configured (may carry userinfo: stripped here). */
+  /** Target base URL as configured (may carry userinfo or a token: redacted here). */
   url?: string | null;
   /** Endpoint path requests go to, e.g. `/v1/chat/completions`. */
   path?: string | null;
@@ -56,27 +58,17 @@ export interface ExportInputConfig {
   captureReplay: Record<string, unknown>;
 }
 
-/** `https://user:pw@host:8443/v1` -> `https://host:8443/v1`; null when it is not a URL. */
-export function withoutUserinfo(raw: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return null;
-  }
-  url.username = '';
-  url.password = '';
-  url.hash = '';
-  const text = url.toString();
-  // URL adds a `/` to a bare origin; AIPerf writes its URLs without it.
-  return url.pathname === '/' && url.search === '' ? text.slice(0, -1) : text;
-}
+/** `https://user:pw@host:8443/v1?token=abc` -> `https://host:8443/v1?token=***`; null when it is not a URL (redact.ts). */
+export const withoutUserinfo = redactedUrl;
 
-/** A copy of `value` in which every string that parses as a URL with userinfo has lost it. */
+/**
+ * A copy of `value` in which every URL has lost its userinfo (a string with userinfo that does
+ * not parse as a URL is left out) and its secret query values.
+ */
 function scrubUrls(value: unknown): unknown {
   if (typeof value === 'string') {
-    if (!/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(value)) return value;
-    return withoutUserinfo(value);
+    if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(value)) return withoutUserinfo(value);
+    return /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? stripUrlCredentials(value) : value;
   }
   if (Array.isArray(value)) return value.map(scrubUrls);
   if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubUrls(v)]));

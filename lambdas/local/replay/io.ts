@@ -1,3 +1,4 @@
+import { stripUrlCredentials } from '../../core/redact';
 import { terminalLine } from '../terminal-text';
 
 /** Where the replay command writes: the summary tables to stdout, everything else to stderr. */
@@ -6,9 +7,9 @@ export interface CommandIo {
   err: NodeJS.WritableStream;
 }
 
-/** Why the run cannot go on, one line on stderr (what a target or a capture put in it escaped); the exit code 1. */
+/** Why the run cannot go on, one line on stderr (what a target or a capture put in it escaped, a URL's credentials removed); the exit code 1. */
 export function fail(io: CommandIo, message: string): number {
-  io.err.write(`capture-replay: ${terminalLine(message)}\n`);
+  io.err.write(`capture-replay: ${terminalLine(stripUrlCredentials(message))}\n`);
   return 1;
 }
 

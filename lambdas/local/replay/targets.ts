@@ -1,5 +1,6 @@
 /** The replay command's targets: `--url` (one) or `--target NAME=URL` (one or more). */
 import { parseSageMakerTargetSpec, type SageMakerTargetSpec } from '../../adapters/sagemaker/target-spec';
+import { stripUrlCredentials } from '../../core/redact';
 import { targetNameProblem } from '../../core/target-name';
 
 /** The name `--url`'s target takes without `--target-name`. */
@@ -28,7 +29,7 @@ export function targetsOf(options: TargetFlags): CliTarget[] | string {
     const at = spec.indexOf('=');
     const name = at < 0 ? '' : spec.slice(0, at);
     // `--target http://host` (or a URL whose query holds the first '='): the name was left out.
-    if (at < 0 || /[:/?]/.test(name)) return `--target ${spec}: the target's name is missing: --target NAME=URL, e.g. --target A=${spec}`;
+    if (at < 0 || /[:/?]/.test(name)) return stripUrlCredentials(`--target ${spec}: the target's name is missing: --target NAME=URL, e.g. --target A=${spec}`);
     pairs.push([name, spec.slice(at + 1), `--target ${name}`]);
   }
   if (pairs.length === 0) return 'give a target: --url <base-url>, or --target NAME=URL once per target';
@@ -55,5 +56,6 @@ function targetOf(name: string, raw: string, flag: string): CliTarget | string {
   if (url && (url.protocol === 'http:' || url.protocol === 'https:')) return { name, kind: 'http', url };
   // `localhost:8000` parses with the scheme `localhost:`, `127.0.0.1:8000` not at all: both lack http://.
   const guess = !raw.includes('//') && URL.canParse(`http://${raw}`) ? `; did you mean http://${raw}?` : '';
-  return `${flag} must be an http:// or https:// URL or sagemaker:<endpoint-name> (got ${raw}${guess})`;
+  // The URL as typed may hold a password or a token: said without them.
+  return stripUrlCredentials(`${flag} must be an http:// or https:// URL or sagemaker:<endpoint-name> (got ${raw}${guess})`);
 }

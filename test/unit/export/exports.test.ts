@@ -134,6 +134,9 @@ describe('export configuration (input-config.ts)', () => {
     expect(withoutUserinfo('https://user:pw@host:8443/base/v1?x=1')).toBe('https://host:8443/base/v1?x=1');
     expect(withoutUserinfo('http://localhost:8000/')).toBe('http://localhost:8000');
     expect(withoutUserinfo('not a url')).toBeNull();
+    // A token in the query loses its value too (issue 32 item 2).
+    expect(withoutUserinfo('https://user:pw@host/v1?token=abc&deployment=blue#frag')).toBe('https://host/v1?token=***&deployment=blue');
+    expect(replayInputConfig({ url: 'http://h:1/?api_key=k9', extra: { capture: 's3://b/k?X-Amz-Signature=s9' } }).captureReplay).toMatchObject({ endpoint: { url: 'http://h:1/?api_key=***' }, capture: 's3://b/k?X-Amz-Signature=***' });
     const built = replayInputConfig({ url: 'https://user:pw@host', model: 'm', capture: 'c', extra: { targets: [{ name: 'B', url: 'http://u:p@b:1/x' }], note: 'x@y' } });
     expect((built.aiperf!.endpoint as { urls: string[] }).urls).toEqual(['https://host']);
     expect(built.captureReplay.targets).toEqual([{ name: 'B', url: 'http://b:1/x' }]);
