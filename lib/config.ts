@@ -17,6 +17,7 @@ import { httpTargetConfigSchema, KMS_KEY_ARN, sageMakerTargetConfigSchema, targe
 import { DEFAULT_ACCOUNT_CONCURRENCY } from './concurrency';
 import { deploymentProblems } from './deployment-rules';
 import { derivedSlotSeconds } from './sizing';
+import { targetCredentialProblems } from './target-credentials';
 import type { DeployEnvironment } from './placement';
 
 export const PLACEHOLDER_BUCKET = 'example-capture-bucket';
@@ -64,6 +65,43 @@ const autoReplaySchema = z.union([z.boolean(), z.strictObject({ targets: z.array
  */
 export const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
 
+/**
+ * A number setting and its range, said in one line whatever is wrong with it: not a number, a
+ * fraction where a whole number goes, or outside the range (zod's own checks would say two
+ * lines for 1e308, one of them about 9007199254740991). Whole numbers are safe integers: the
+ * functions read them back from their environment as such. Every number the sizing reads
+ * (lib/sizing.ts) is bounded here: its loops and grids grow with them.
+ */
+interface NumberRange {
+  min: number;
+  max: number;
+  /** A whole number. */
+  int?: boolean;
+  /** `min` itself excluded. */
+  above?: boolean;
+  /** Why, said after the range. */
+  why?: string;
+}
+
+function rangeText(r: NumberRange): string {
+  const low = r.above ? `above ${r.min}` : `from ${r.min}`;
+  return `${r.int ? 'a whole number' : 'a number'} ${low} ${r.above ? 'and at most' : 'to'} ${r.max}`;
+}
+
+/** The value as the user wrote it, cut short: a number setting never holds much worth echoing. */
+function shownValue(v: unknown): string {
+  const text = typeof v === 'number' ? String(v) : (JSON.stringify(v) ?? String(v));
+  return text.length > 40 ? `${text.slice(0, 40)}...` : text;
+}
+
+function ranged(r: NumberRange) {
+  const said = (v: unknown) => `must be ${rangeText(r)} (got ${shownValue(v)})${r.why ? `: ${r.why}` : ''}`;
+  return z.number({ error: (issue) => said(issue.input) }).superRefine((n, ctx) => {
+    const inRange = (r.above ? n > r.min : n >= r.min) && n <= r.max && (!r.int || Number.isSafeInteger(n));
+    if (!inRange) ctx.addIssue({ code: 'custom', message: said(n) });
+  });
+}
+
 /** The keys a window may have, for "did you mean" (the two forms of captureWindowSchema). */
 const WINDOW_KEYS = ['lastHours', 'daysAgo', 'from', 'to'] as const;
 
@@ -104,24 +142,34 @@ export const deploymentConfigSchema = z.strictObject({
    * `{name, url, path?, apiKeySecret?...}` (kind `http`, the default), or a SageMaker endpoint
    * `{name, kind: 'sagemaker', endpointName, region?, variant?, inferenceComponentName?,
    * containerHostname?, customAttributes?}`. Each target gets the records its kind can take
-   * (a CSV record goes to a SageMaker target; an HTTP target counts it as dropped).
+   * (a CSV record goes to a SageMaker target; an HTTP target counts it as dropped). A URL
+   * holding a password or a token, and an API key where its secret's name goes, are refused:
+   * the template would show them in clear.
    */
-  targets: targetListSchema.default([{ name: 'target', kind: 'http', url: PLACEHOLDER_URL, path: '/v1/chat/completions' }]),
+  targets: targetListSchema
+    .superRefine(
+      (targets, ctx) => {
+        // No password or token in the template: lib/target-credentials.ts.
+        for (const p of targetCredentialProblems(targets)) ctx.addIssue({ code: 'custom', path: p.path, message: p.message });
+      },
+      { when: () => true },
+    )
+    .default([{ name: 'target', kind: 'http', url: PLACEHOLDER_URL, path: '/v1/chat/completions' }]),
   /**
    * `file`: each new capture file is its own run, starting `leadSeconds` after it lands.
    * `mirror`: each request is replayed at its inferenceTime + `lagSeconds`; results per file
    * and rolled up per capture hour.
    */
   mode: z.enum(['file', 'mirror']).default('file'),
-  lagSeconds: z.number().int().min(60).max(86_400).default(900),
-  leadSeconds: z.number().int().min(5).max(300).default(20),
-  graceSeconds: z.number().int().min(10).max(3600).default(120),
+  lagSeconds: ranged({ min: 60, max: 86_400, int: true }).default(900),
+  leadSeconds: ranged({ min: 5, max: 300, int: true }).default(20),
+  graceSeconds: ranged({ min: 10, max: 3600, int: true }).default(120),
   /**
    * Due-time window one shard message (and one fire invocation, one lane of it) covers. Longer
    * slots put more requests behind each invocation's lead and its slowest response: cheaper.
    * Unset, the sizing derives it (lib/sizing.ts: up to 120 s).
    */
-  slotSeconds: z.number().min(0.1).max(300).optional(),
+  slotSeconds: ranged({ min: 0.1, max: 300 }).optional(),
   forceStreaming: z.boolean().default(true),
   modelOverride: z.string().min(1).optional(),
   timeScale: z.number().min(MIN_TIME_SCALE, `timeScale must be >= ${MIN_TIME_SCALE} (${1 / MIN_TIME_SCALE} times slower than captured): the plan refuses a slower one`).default(1),
@@ -130,40 +178,40 @@ export const deploymentConfigSchema = z.strictObject({
    * copies of each request spread through the gaps to the next, lambdas/core/plan/amplify.ts;
    * below 1, a sample). Schedules take their own (`schedules[].amplify`).
    */
-  amplify: z.number().gt(0).max(MAX_AMPLIFY).default(1),
+  amplify: ranged({ min: 0, above: true, max: MAX_AMPLIFY }).default(1),
   intraSecond: z.enum(['spread', 'burst']).default('spread'),
-  requestTimeoutSeconds: z.number().int().min(1).max(600).default(300),
-  maxInFlightPerShard: z.number().int().positive().optional(),
-  lateToleranceMs: z.number().int().min(0).default(5000),
+  requestTimeoutSeconds: ranged({ min: 1, max: 600, int: true }).default(300),
+  maxInFlightPerShard: ranged({ min: 1, max: 1_000_000, int: true }).optional(),
+  lateToleranceMs: ranged({ min: 0, max: 3_600_000, int: true, why: 'an hour; graceSeconds drops later requests anyway' }).default(5000),
   latePolicy: z.enum(['fire', 'drop']).default('fire'),
   /**
    * The busiest captured traffic to replay, requests per second per target (after timeScale,
    * before amplify): times the largest amplify of the deployment's runs, it sets the fire
    * function's memory, batch size, concurrency and timeout (lib/sizing.ts).
    */
-  peakRequestsPerSecond: z.number().positive().max(10_000).default(50),
+  peakRequestsPerSecond: ranged({ min: 0, above: true, max: 10_000 }).default(50),
   /** How long one request lasts at peak (an LLM stream, to its last byte): the 99th percentile, seconds. */
-  peakLatencySeconds: z.number().positive().max(600).default(30),
+  peakLatencySeconds: ranged({ min: 0, above: true, max: 600 }).default(30),
   /** The same, median: with the 99th percentile, the response times the fire function is sized for. */
-  peakLatencyMedianSeconds: z.number().positive().max(600).default(2),
+  peakLatencyMedianSeconds: ranged({ min: 0, above: true, max: 600 }).default(2),
   /** Overrides the derived maximum fire concurrency. */
-  maxFireConcurrency: z.number().int().min(2).max(1000).optional(),
+  maxFireConcurrency: ranged({ min: 2, max: 1000, int: true }).optional(),
   /**
    * Reserve the fire function's concurrency (= its maximum concurrency) so other functions
    * in the account cannot starve it. Needs that much unreserved concurrency in the account.
    */
   reserveFireConcurrency: z.boolean().default(true),
   /** The account's Lambda concurrency quota in the stack's Region (Service Quotas: "Concurrent executions"). */
-  accountConcurrency: z.number().int().min(1).default(DEFAULT_ACCOUNT_CONCURRENCY),
+  accountConcurrency: ranged({ min: 1, max: 1_000_000, int: true }).default(DEFAULT_ACCOUNT_CONCURRENCY),
   /** Replay new capture files as they land: all (true), none (false), or to some targets. */
   autoReplay: autoReplaySchema.default(true),
   /** How long the fire function keeps a target's API key before reading the secret again, seconds. */
-  secretsMaxAgeSeconds: z.number().int().min(0).max(3600).default(300),
+  secretsMaxAgeSeconds: ranged({ min: 0, max: 3600, int: true }).default(300),
   /** Working files (run records, claims, shard results, referenced bodies) expire after this many days. */
-  workingFilesExpireDays: z.number().int().min(2).max(3650).default(7),
+  workingFilesExpireDays: ranged({ min: 2, max: 3650, int: true }).default(7),
   /** Results under runs/ and hours/ expire after this many days; kept forever when unset. */
-  resultsExpireDays: z.number().int().min(1).max(36500).optional(),
-  logRetentionDays: z.number().int().positive().default(30),
+  resultsExpireDays: ranged({ min: 1, max: 36500, int: true }).optional(),
+  logRetentionDays: ranged({ min: 1, max: 3653, int: true, why: 'ten years, the longest CloudWatch Logs keeps' }).default(30),
   /** Private endpoints: run the fire function in these subnets with these security groups. */
   vpc: vpcSchema.optional(),
   /**
@@ -183,22 +231,29 @@ export const FIRE_BUDGET_SECONDS = 840;
 
 /** The schema with its cross-setting rules, for a stack deploying to `env` (what synth knows of it). */
 const checkedSchema = (env: DeployEnvironment) => deploymentConfigSchema.superRefine((c, ctx) => {
-  if (c.mode === 'mirror' && c.lagSeconds < c.leadSeconds + 60) {
-    ctx.addIssue({ code: 'custom', path: ['lagSeconds'], message: `mirror mode needs lagSeconds >= leadSeconds + 60 (files land minutes after their captures)` });
-  }
-  if (c.peakLatencyMedianSeconds > c.peakLatencySeconds) {
-    ctx.addIssue({ code: 'custom', path: ['peakLatencyMedianSeconds'], message: `the median (${c.peakLatencyMedianSeconds} s) is above the 99th percentile peakLatencySeconds (${c.peakLatencySeconds} s)` });
-  }
-  const total = c.leadSeconds + (c.slotSeconds ?? derivedSlotSeconds(c.leadSeconds, c.requestTimeoutSeconds)) + c.requestTimeoutSeconds;
-  if (total > FIRE_BUDGET_SECONDS) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['requestTimeoutSeconds'],
-      message: `leadSeconds + slotSeconds + requestTimeoutSeconds = ${total} s: at most ${FIRE_BUDGET_SECONDS} s fit in one fire invocation`,
-    });
+  // The rules that weigh numbers against each other, and the sizing (lib/sizing.ts), run on
+  // settings the schema took only: zod runs this refinement after a setting out of its range
+  // too, and on leadSeconds 1e308 or slotSeconds 1e-300 the sizing's loops would not end. They
+  // wait for the settings' own problems to be fixed.
+  const settingsValid = ctx.issues.length === 0;
+  if (settingsValid) {
+    if (c.mode === 'mirror' && c.lagSeconds < c.leadSeconds + 60) {
+      ctx.addIssue({ code: 'custom', path: ['lagSeconds'], message: `mirror mode needs lagSeconds >= leadSeconds + 60 (files land minutes after their captures)` });
+    }
+    if (c.peakLatencyMedianSeconds > c.peakLatencySeconds) {
+      ctx.addIssue({ code: 'custom', path: ['peakLatencyMedianSeconds'], message: `the median (${c.peakLatencyMedianSeconds} s) is above the 99th percentile peakLatencySeconds (${c.peakLatencySeconds} s)` });
+    }
+    const total = c.leadSeconds + (c.slotSeconds ?? derivedSlotSeconds(c.leadSeconds, c.requestTimeoutSeconds)) + c.requestTimeoutSeconds;
+    if (total > FIRE_BUDGET_SECONDS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['requestTimeoutSeconds'],
+        message: `leadSeconds + slotSeconds + requestTimeoutSeconds = ${total} s: at most ${FIRE_BUDGET_SECONDS} s fit in one fire invocation`,
+      });
+    }
   }
   scheduleProblems(c, ctx);
-  for (const p of deploymentProblems(c, env)) ctx.addIssue({ code: 'custom', path: p.path, message: p.message });
+  for (const p of deploymentProblems(c, env, { sizing: settingsValid })) ctx.addIssue({ code: 'custom', path: p.path, message: p.message });
 });
 
 /** A timezone EventBridge Scheduler and the plan function both take, or what is wrong with it. */
@@ -334,11 +389,18 @@ function windowProblems(issue: z.core.$ZodIssueInvalidUnion, raw: unknown, prefi
  * account the stack deploys to, when known, for the rules that depend on them.
  */
 export function parseDeploymentConfig(raw: unknown, source = 'captureReplay', env: DeployEnvironment = {}): DeploymentConfig {
+  const where = source === 'captureReplay' ? '' : ` in ${source}`;
+  // Absent: the defaults. Anything else that is not an object of settings (a file holding
+  // `null`, a list) is a mistake, not a request for the defaults.
+  if (raw !== undefined && !isRecord(raw)) {
+    const held = raw === null ? 'null' : Array.isArray(raw) ? 'a list' : `a ${typeof raw}`;
+    throw new DeploymentConfigError(`invalid deployment configuration${where}: it holds ${held}, not an object of settings: write them as {"captureBucket": "...", "targets": [...]} (docs/deploy.md#configuration)`);
+  }
   const result = checkedSchema(env).safeParse(raw ?? {});
   if (!result.success) {
     const prefix = source === 'captureReplay' ? 'captureReplay.' : '';
     const problems = describeConfigProblems(result.error.issues, raw, prefix);
-    throw new DeploymentConfigError(`invalid deployment configuration${source === 'captureReplay' ? '' : ` in ${source}`}:\n- ${problems.join('\n- ')}`);
+    throw new DeploymentConfigError(`invalid deployment configuration${where}:\n- ${problems.join('\n- ')}`);
   }
   return result.data;
 }

@@ -59,12 +59,16 @@ function concurrencyRuleProblems(c: DeploymentConfig): ConfigProblem[] {
   }).map((p) => ({ path: [p.path], message: p.message }));
 }
 
-/** Every cross-setting problem of a configuration whose settings are each valid. */
-export function deploymentProblems(c: DeploymentConfig, env: DeployEnvironment = {}): ConfigProblem[] {
+/**
+ * Every cross-setting problem of a configuration whose settings are each valid. `sizing: false`
+ * leaves out the rules that size the fire function (its concurrency against the account), for
+ * a configuration with settings out of their ranges: the sizing must not run on those.
+ */
+export function deploymentProblems(c: DeploymentConfig, env: DeployEnvironment = {}, { sizing = true }: { sizing?: boolean } = {}): ConfigProblem[] {
   return [
     ...autoReplayProblems(c),
     ...alarmProblems(c),
-    ...concurrencyRuleProblems(c),
+    ...(sizing ? concurrencyRuleProblems(c) : []),
     ...placementProblems(c, env).map((p) => ({ path: [p.path], message: p.message })),
   ];
 }

@@ -321,7 +321,7 @@ describe('settings of issue 18 item 9', () => {
     expect(functionEnvironment(t, 'StatelessFire', r).SECRETS_MAX_AGE_SECONDS).toBe('60');
     expect(functionEnvironment(t, 'StatelessIngest', r).SECRETS_MAX_AGE_SECONDS).toBeUndefined();
     expect(parseDeploymentConfig(base).secretsMaxAgeSeconds).toBe(300);
-    expect(refusal(() => parseDeploymentConfig({ ...base, secretsMaxAgeSeconds: 3601 }))).toEqual(['- captureReplay.secretsMaxAgeSeconds: Too big: expected number to be <=3600']);
+    expect(refusal(() => parseDeploymentConfig({ ...base, secretsMaxAgeSeconds: 3601 }))).toEqual(['- captureReplay.secretsMaxAgeSeconds: must be a whole number from 0 to 3600 (got 3601)']);
   });
 
   it('takes a CloudFormation stack name (default CaptureReplay) and refuses others', () => {
