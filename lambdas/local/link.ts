@@ -11,6 +11,9 @@
  *
  * A schedule's trend page links each run's report relatively: those links are not signed, so
  * a run's report opened from a presigned trend page needs its own link (`link --run <id>`).
+ *
+ * What an argument or the outputs hold (a URI, a bucket name) reaches the terminal through
+ * terminal-text.ts: an escape code in them is shown, never run.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import { probeBucket } from '../adapters/aws/bucket-region';
@@ -20,6 +23,7 @@ import { CommandProblem, describeAwsError } from './aws-problem';
 import { USAGE_EXIT, usageMessage } from './cli-usage';
 import { cliS3Client, lifetimeText, objectExists, parseS3Uri, presignGet, reportKey, s3Uri, scheduleKey, targetFileKeys, type S3Location } from './s3-links';
 import { missingOutputs, readStackOutputs } from './stack-outputs';
+import { terminalLine } from './terminal-text';
 
 export interface LinkOptions {
   uri?: string | undefined;
@@ -105,7 +109,7 @@ async function clientInBucketRegion(s3: S3Client, bucket: string): Promise<S3Cli
 export async function linkCommand(options: LinkOptions, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
   const request = linkRequest(options);
   if (typeof request === 'string') {
-    err.write(usageMessage('link', request));
+    err.write(usageMessage('link', terminalLine(request)));
     return USAGE_EXIT;
   }
   let s3: S3Client | undefined;
@@ -124,12 +128,13 @@ export async function linkCommand(options: LinkOptions, out: NodeJS.WritableStre
     const checked = targets[targets.length - 1] as S3Location;
     if (!(await objectExists(s3, checked))) throw new CommandProblem(notThere(request, s3Uri(checked)));
     const links = await Promise.all(targets.map((t) => presignGet(s3 as S3Client, t, options.expires)));
-    if (targets.length === 1) out.write(`${links[0]}\n`);
-    else targets.forEach((t, i) => out.write(`${t.key.slice(t.key.lastIndexOf('/') + 1)} ${links[i]}\n`));
-    err.write(`${targets.length === 1 ? s3Uri(checked) : `${s3Uri({ bucket: checked.bucket, key: checked.key.slice(0, checked.key.lastIndexOf('/') + 1) })} (${targets.length} files)`}: link valid for ${lifetimeText(options.expires)}\n`);
+    if (targets.length === 1) out.write(`${terminalLine(links[0] as string)}\n`);
+    else targets.forEach((t, i) => out.write(`${terminalLine(`${t.key.slice(t.key.lastIndexOf('/') + 1)} ${links[i]}`)}\n`));
+    const what = targets.length === 1 ? s3Uri(checked) : `${s3Uri({ bucket: checked.bucket, key: checked.key.slice(0, checked.key.lastIndexOf('/') + 1) })} (${targets.length} files)`;
+    err.write(`${terminalLine(`${what}: link valid for ${lifetimeText(options.expires)}`)}\n`);
     return 0;
   } catch (error) {
-    err.write(`capture-replay link: ${error instanceof CommandProblem ? error.message : describeAwsError(error, 'make the link')}\n`);
+    err.write(`capture-replay link: ${terminalLine(error instanceof CommandProblem ? error.message : describeAwsError(error, 'make the link'))}\n`);
     return 1;
   } finally {
     s3?.destroy();

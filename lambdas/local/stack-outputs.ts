@@ -92,6 +92,13 @@ export function outputsFromFile(text: string, path: string, stack: string | unde
   }
   const outputs = doc[chosen];
   if (!outputs) throw new CommandProblem(`${path} has no stack ${chosen} (it has ${names.join(', ')})`);
+  // An output the commands read that is there but not a string was edited, not left out by an
+  // older stack: said as what it is.
+  const notText = OUTPUT_NAMES.filter((n) => n in outputs && typeof outputs[n] !== 'string');
+  if (notText.length > 0) {
+    const shown = notText.map((n) => `${n} is ${JSON.stringify(outputs[n])?.slice(0, 40) ?? String(outputs[n])}`).join(', ');
+    throw new CommandProblem(`${path}: ${shown}, not a string: give the file \`cdk deploy --outputs-file\` wrote, unedited`);
+  }
   const values = Object.fromEntries(Object.entries(outputs).filter((e): e is [string, string] => typeof e[1] === 'string'));
   return { stack: chosen, values };
 }

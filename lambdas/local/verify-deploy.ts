@@ -12,6 +12,10 @@
  * Exit codes: 0 every target replayed the sample; 1 it could not be shown (no stack, no
  * permission, the timeout, a target that replayed nothing); 2 usage, or a stack that
  * replays only on schedule.
+ *
+ * What the outputs hold (a prefix, a bucket or stack name, from CloudFormation or a file) and
+ * what AWS answers reach the terminal through terminal-text.ts: an escape code in an outputs
+ * file is shown, never run.
  */
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
@@ -19,6 +23,7 @@ import { CommandProblem, describeAwsError } from './aws-problem';
 import { USAGE_EXIT } from './cli-usage';
 import { cliS3Client, DEFAULT_LINK_SECONDS, lifetimeText, presignGet, reportKey, s3Uri } from './s3-links';
 import { missingOutputs, readStackOutputs, relinkCommand, stackLogGroups, type StackOutputs } from './stack-outputs';
+import { terminalLine, terminalText } from './terminal-text';
 import { candidateRunIds, SAMPLE_FILE, sampleKey, stampSample } from './verify-sample';
 import { laterText, missingText, progressText, RunWatch, type TargetCounts } from './verify-watch';
 
@@ -61,8 +66,8 @@ export class StatusLine {
   private last = '';
   constructor(private readonly err: NodeJS.WritableStream & { isTTY?: boolean }) {}
   show(text: string, elapsedS: number): void {
-    if (this.err.isTTY) this.err.write(`\r\x1b[2K${text} (${elapsedS} s)`);
-    else if (text !== this.last) this.err.write(`${text}\n`);
+    if (this.err.isTTY) this.err.write(`\r\x1b[2K${terminalLine(text)} (${elapsedS} s)`);
+    else if (text !== this.last) this.err.write(`${terminalLine(text)}\n`);
     this.last = text;
   }
   end(): void {
@@ -109,14 +114,14 @@ async function uploadSample(s3: S3Client, bucket: string, capturePrefix: string)
 async function cleanSample(s3: S3Client, upload: Upload, runRead: boolean, err: NodeJS.WritableStream): Promise<void> {
   const uri = s3Uri(upload);
   if (!runRead) {
-    err.write(`kept ${uri}: the ingest has not finished with it (remove it later with: aws s3 rm ${uri})\n`);
+    err.write(`${terminalLine(`kept ${uri}: the ingest has not finished with it (remove it later with: aws s3 rm ${uri})`)}\n`);
     return;
   }
   try {
     await s3.send(new DeleteObjectCommand({ Bucket: upload.bucket, Key: upload.key }));
-    err.write(`removed ${uri}\n`);
+    err.write(`${terminalLine(`removed ${uri}`)}\n`);
   } catch (error) {
-    err.write(`${describeAwsError(error, `remove ${uri} (s3:DeleteObject)`)}\n`);
+    err.write(`${terminalLine(describeAwsError(error, `remove ${uri} (s3:DeleteObject)`))}\n`);
   }
 }
 
@@ -158,7 +163,7 @@ async function summary(watch: RunWatch, s3: S3Client, upload: Upload, expires: n
   const link = await presignGet(s3, report, expires);
   const unproven = unprovenTargets(counts);
   out.write(
-    [
+    terminalText([
       unproven.length === 0 ? 'The deploy works: the sample capture was replayed to every target.' : `The pipeline ran, but ${unproven.join(', ')} replayed nothing that succeeded.`,
       `  sample:  ${s3Uri(upload)}`,
       ...(ingest ? [`  ingest:  ${ingest.accepted} records accepted, ${ingest.rejected} rejected${ingest.rejectedByReason ? ` (${byReason(ingest.rejectedByReason)})` : ''}${ingest.blankLines ? `, ${plural(ingest.blankLines, 'blank line')}` : ''}`] : []),
@@ -169,7 +174,7 @@ async function summary(watch: RunWatch, s3: S3Client, upload: Upload, expires: n
       `Open the report (link valid for ${lifetimeText(expires)}; a new one: ${relink(runId)}):`,
       link,
       '',
-    ].join('\n'),
+    ].join('\n')),
   );
   return unproven;
 }
@@ -182,7 +187,7 @@ async function verify(outputs: StackOutputs, options: VerifyDeployOptions, io: I
   try {
     const prefix = values.CapturePrefix ?? '';
     const upload = await uploadSample(s3, values.CaptureBucketName as string, prefix);
-    io.err.write(`wrote the sample capture to ${s3Uri(upload)}\n`);
+    io.err.write(`${terminalLine(`wrote the sample capture to ${s3Uri(upload)}`)}\n`);
     const candidates = candidateRunIds(upload.bucket, upload.key, upload.etag);
     const watch = new RunWatch(s3, values.ResultsBucketName as string, candidates);
     const outcome = await follow(watch, options.timeout, options.pollMs ?? 2000, io.err);
@@ -191,12 +196,12 @@ async function verify(outputs: StackOutputs, options: VerifyDeployOptions, io: I
     if (outcome === 'done') {
       code = (await summary(watch, s3, upload, options.expires ?? DEFAULT_LINK_SECONDS, relink, io.out)).length === 0 ? 0 : 1;
     } else if (outcome === 'later') {
-      io.err.write(`capture-replay verify-deploy: ${laterText(watch.state, options.timeout, relink).join('\n')}\n`);
+      io.err.write(`capture-replay verify-deploy: ${terminalText(laterText(watch.state, options.timeout, relink).join('\n'))}\n`);
       code = 1;
     } else {
       const logGroups = outputs.fromCloudFormation ? await stackLogGroups(outputs.stack, outputs.region) : 'the stack\'s log groups: look its resources up in CloudFormation';
       const where = { results: watch.bucket, sampleUri: s3Uri(upload), capturePrefix: prefix, ingestQueueUrl: values.IngestQueueUrl, replayDlqUrl: values.ReplayDlqUrl, collectQueueUrl: values.CollectQueueUrl, logGroups, relink };
-      io.err.write(`capture-replay verify-deploy: ${missingText(watch.state, where, candidates, options.timeout).join('\n')}\n`);
+      io.err.write(`capture-replay verify-deploy: ${terminalText(missingText(watch.state, where, candidates, options.timeout).join('\n'))}\n`);
       code = 1;
     }
     if (options.clean) await cleanSample(s3, upload, runRead, io.err);
@@ -210,16 +215,16 @@ export async function verifyDeployCommand(options: VerifyDeployOptions, io: Io =
   try {
     const outputs = await readStackOutputs({ stack: options.stack, outputsFile: options.outputs, region: options.region });
     if (parseAutoReplay(outputs.values.AutoReplay).kind === 'none') {
-      io.err.write(`${scheduleOnlyText(outputs).join('\n')}\n`);
+      io.err.write(`${terminalText(scheduleOnlyText(outputs).join('\n'))}\n`);
       return USAGE_EXIT;
     }
     // No CapturePrefix output: the whole bucket is the captures.
     const missing = missingOutputs(outputs, ['CaptureBucketName', 'ResultsBucketName']);
     if (missing) throw new CommandProblem(missing);
-    io.err.write(`stack: ${outputs.source}\n`);
+    io.err.write(`stack: ${terminalLine(outputs.source)}\n`);
     return await verify(outputs, options, io);
   } catch (error) {
-    io.err.write(`capture-replay verify-deploy: ${error instanceof CommandProblem ? error.message : describeAwsError(error, 'verify the deploy')}\n`);
+    io.err.write(`capture-replay verify-deploy: ${terminalLine(error instanceof CommandProblem ? error.message : describeAwsError(error, 'verify the deploy'))}\n`);
     return 1;
   }
 }

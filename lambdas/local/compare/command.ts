@@ -99,7 +99,7 @@ export async function compareCommand(options: CompareCommandOptions): Promise<nu
   out.write(terminalText(renderComparisonTable(comparison)) + '\n');
   if (options.out !== undefined) {
     await writeRunAnalysis(new FsArtifactStore(options.out), '', comparison, renderReportHtml(analysis.report, BUNDLED_CHART_ASSETS));
-    out.write(`Comparison: ${join(options.out, RUN_FILES.comparison)}\nReport: ${join(options.out, RUN_FILES.report)}\n`);
+    out.write(`Comparison: ${terminalLine(join(options.out, RUN_FILES.comparison))}\nReport: ${terminalLine(join(options.out, RUN_FILES.report))}\n`);
   }
   const failOn = failOnMatch(comparison, options.failOn);
   if (failOn) {

@@ -13,6 +13,7 @@ import { writeIngestReport } from '../../core/export/artifacts';
 import { twoPassPlanner, type Planner, type RangeReader } from '../../core/plan/read-back';
 import type { IngestReport } from '../../core/types';
 import { inWindow, openCaptures } from '../captures-source';
+import { terminalText } from '../terminal-text';
 import { describePreflight, preflight } from '../preflight';
 import type { ReplayConfig } from './config';
 import { fail, messageOf, type CommandIo } from './io';
@@ -74,7 +75,8 @@ export async function indexCaptures(config: ReplayConfig, io: CommandIo): Promis
     if (failure) return fail(io, failure);
   }
   const ingest: IngestReport = { ...report.build(), ...(counts ? { window: counts } : {}) };
-  io.err.write(describeIngest(ingest, config.capturesPath, counts));
+  // The captures' path as typed: an escape code in it is shown, not run.
+  io.err.write(terminalText(describeIngest(ingest, config.capturesPath, counts)));
   if (ingest.totals.files === 0 || records.length === 0) return nothingToReplay(config, io, ingest, counts);
   return { records, ingest, readerFor };
 }

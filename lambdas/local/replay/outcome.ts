@@ -21,7 +21,7 @@ export function replayOutcome(config: ReplayConfig, io: CommandIo, { result, ana
   for (const run of result.targets) {
     const columns = (out as NodeJS.WriteStream).isTTY ? (out as NodeJS.WriteStream).columns : undefined; // 80 when not a terminal
     out.write(terminalText(renderSummaryTable(run.aggregates, shownManifest(run.manifest), { title: `capture-replay | ${config.runId} | ${run.target}`, ...(columns ? { width: columns } : {}) })) + '\n');
-    out.write(`Results: ${join(config.out, config.runId, run.target)}/\n`);
+    out.write(`Results: ${terminalLine(join(config.out, config.runId, run.target))}/\n`);
   }
   // Per target, what failed and what only took none of the capture (exit-policy.ts).
   const verdict = runVerdict(result.targets.map((run) => run.manifest), config.exit.maxErrorRate !== null ? { maxErrorRate: config.exit.maxErrorRate } : {});
@@ -33,9 +33,9 @@ export function replayOutcome(config: ReplayConfig, io: CommandIo, { result, ana
   if (!analysis) return fail(io, 'the run ended without its analysis: this is a bug, please report it');
   if (analysis.comparison) {
     out.write('\n' + terminalText(renderComparisonTable(analysis.comparison)) + '\n');
-    out.write(`Comparison: ${join(config.out, config.runId, RUN_FILES.comparison)}\n`);
+    out.write(`Comparison: ${terminalLine(join(config.out, config.runId, RUN_FILES.comparison))}\n`);
   }
-  out.write(`Report: ${join(config.out, config.runId, RUN_FILES.report)}\n`);
+  out.write(`Report: ${terminalLine(join(config.out, config.runId, RUN_FILES.report))}\n`);
   // A fire worker that failed: its unreported requests are in the results as dropped (lost).
   if (workerFailed && exitCode === 0) exitCode = fail(io, 'a fire worker failed (above): its requests not reported are counted as dropped, reason lost');
   exitCode = interrupt.exitCode() ?? exitCode;

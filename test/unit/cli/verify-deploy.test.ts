@@ -123,6 +123,10 @@ describe('stack outputs', () => {
     expect(() => outputsFromFile('{"A": ', 'o.json', undefined)).toThrow(/^o\.json is not JSON/);
     expect(() => outputsFromFile('[1]', 'o.json', undefined)).toThrow(/is not a `cdk deploy --outputs-file` file/);
     expect(() => outputsFromFile('{}', 'o.json', undefined)).toThrow(/is not a `cdk deploy --outputs-file` file/);
+    // An output the commands read that is not a string: said as such, not as an older stack's missing output (issue 32 item 12).
+    expect(() => outputsFromFile('{"A": {"ResultsBucketName": 123, "CapturePrefix": {"x": 1}, "Other": 5}}', 'o.json', undefined)).toThrow(
+      'o.json: ResultsBucketName is 123, CapturePrefix is {"x":1}, not a string: give the file `cdk deploy --outputs-file` wrote, unedited',
+    );
   });
 
   it("takes the stack's region from its queue URLs or topic ARNs when no region is given", () => {
