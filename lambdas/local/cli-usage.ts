@@ -14,6 +14,19 @@ export const MAX_REHEARSAL_REQUESTS = 100_000;
 /** `--resamples`' largest: 50 times the default; the bootstrap keeps each resample's statistics, and 1e9 ran out of memory. */
 export const MAX_RESAMPLES = 100_000;
 
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
+
+/**
+ * A number as typed on the command line, the one parser of every numeric flag: decimal digits,
+ * a point, an exponent (`1e-7`), a sign. NaN for anything else `Number()` would also take (`0x2`
+ * is 2 to it, `0b11` 3, `Infinity`, `''` 0), so that a typo is refused, not read as another
+ * number.
+ */
+export function decimalNumber(raw: string): number {
+  const text = raw.trim();
+  return DECIMAL.test(text) ? Number(text) : NaN;
+}
+
 /** The second line of a usage error: where to look. */
 export function usageHint(command: string): string {
   return `Run '${command ? `capture-replay ${command}` : 'capture-replay'} --help' for the options.`;
@@ -95,8 +108,8 @@ export function parseGoodput(raw: string): Record<string, number> | string {
     const at = pair.lastIndexOf(':');
     const tag = at < 0 ? pair : pair.slice(0, at);
     const text = at < 0 ? '' : pair.slice(at + 1);
-    const value = Number(text);
-    if (at < 0 || text.trim() === '' || !Number.isFinite(value)) return `--goodput: "${pair}" is not metric:value (e.g. time_to_first_token:200)`;
+    const value = decimalNumber(text);
+    if (at < 0 || !Number.isFinite(value)) return `--goodput: "${pair}" is not metric:value (e.g. time_to_first_token:200)`;
     if (!GOODPUT_TAGS.includes(tag)) return `--goodput: unknown metric "${tag}"${didYouMean(tag, GOODPUT_TAGS)} (one of ${GOODPUT_TAGS.join(', ')})`;
     if (value < 0) return `--goodput: ${tag} must be >= 0 (got ${text})`;
     if (tag in slos) return `--goodput: ${tag} is given twice`;
@@ -125,15 +138,15 @@ const MAX_WORKERS = 64;
 /** `--rehearsal`: `auto` or a whole number of requests >= 0. Returns it, or what is wrong. */
 export function parseRehearsal(raw: string): number | 'auto' | string {
   if (raw.trim().toLowerCase() === 'auto') return 'auto';
-  const n = Number(raw);
-  if (raw.trim() === '' || !Number.isInteger(n) || n < 0) return `--rehearsal must be auto or a whole number >= 0 (got "${raw}")`;
+  const n = decimalNumber(raw);
+  if (!Number.isInteger(n) || n < 0) return `--rehearsal must be auto or a whole number >= 0 (got "${raw}")`;
   return n;
 }
 
 /** `--workers`: `auto` or a whole number of fire threads, 1 to 64. Returns it, or what is wrong. */
 export function parseWorkers(raw: string): number | 'auto' | string {
   if (raw.trim().toLowerCase() === 'auto') return 'auto';
-  const n = Number(raw);
-  if (raw.trim() === '' || !Number.isInteger(n) || n < 1 || n > MAX_WORKERS) return `--workers must be auto or a whole number from 1 to ${MAX_WORKERS} (got "${raw}")`;
+  const n = decimalNumber(raw);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_WORKERS) return `--workers must be auto or a whole number from 1 to ${MAX_WORKERS} (got "${raw}")`;
   return n;
 }

@@ -8,15 +8,16 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_COMPARE_OPTIONS } from '../core/compare/types';
 import { buildMockSageMakerProgram, buildMockServerProgram } from '../mocks/cli';
-import { MAX_RESAMPLES, parseGoodput, parseRehearsal, parseWorkers, usageErrors } from './cli-usage';
+import { decimalNumber, MAX_RESAMPLES, parseGoodput, parseRehearsal, parseWorkers, usageErrors } from './cli-usage';
 import { parseTimeFlag } from './time-flag';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
+/** A numeric flag: a decimal number (decimalNumber: `0x2` is refused, not read as 2) that passes `check`. */
 function number(name: string, check: (n: number) => boolean, rule: string) {
   return (raw: string): number => {
-    const value = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(value) || !check(value)) {
+    const value = decimalNumber(raw);
+    if (!Number.isFinite(value) || !check(value)) {
       throw new InvalidArgumentError(`${name} must be ${rule} (got "${raw}")`);
     }
     return value;
@@ -77,9 +78,10 @@ Exit codes:
            chat target on CSV records, is named but does not fail a run
            another replayed)
   1        it could not be done (missing captures, a target not reachable, no
-           replayable record, no target replayed anything, every request to a
-           target failed, error rate above --max-error-rate, a cancelled or
-           unfinished run given to compare)
+           replayable record, none left by --sample or --amplify, no target
+           replayed anything, every request to a target failed, error rate
+           above --max-error-rate, a cancelled or unfinished run given to
+           compare)
   2        usage error
   3        a comparison verdict matched --fail-on
   130/143  stopped by SIGINT (Ctrl-C) / SIGTERM; what was done is written`;

@@ -6,7 +6,7 @@
  * lambdas/mocks/mock-server.ts ...`) parses the same program (runStandalone).
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { usageErrors } from '../local/cli-usage';
+import { decimalNumber, usageErrors } from '../local/cli-usage';
 import type { startMockSageMaker } from './mock-sagemaker';
 import type { startMockServer } from './mock-server';
 
@@ -20,16 +20,16 @@ export type MockStreamFormat = (typeof MOCK_STREAM_FORMATS)[number];
 
 function numberArg(name: string, min: number, max = Infinity) {
   return (raw: string): number => {
-    const v = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(v) || v < min || v > max) throw new InvalidArgumentError(`${name} must be a number in [${min}, ${max}] (got "${raw}")`);
+    const v = decimalNumber(raw);
+    if (!Number.isFinite(v) || v < min || v > max) throw new InvalidArgumentError(`${name} must be a number in [${min}, ${max}] (got "${raw}")`);
     return v;
   };
 }
 
 function wholeNumberArg(name: string, min: number) {
   return (raw: string): number => {
-    const v = Number(raw);
-    if (raw.trim() === '' || !Number.isInteger(v) || v < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min} (got "${raw}")`);
+    const v = decimalNumber(raw);
+    if (!Number.isInteger(v) || v < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min} (got "${raw}")`);
     return v;
   };
 }

@@ -2,7 +2,8 @@
  * `capture-replay replay --amplify` as a user runs it (issue 20 item 1): 3n requests for a
  * capture of n, due over the captured duration, each copy a record of its own carrying its
  * event and copy index outside AIPerf's metadata; the ingest report and input_config say so;
- * a factor that is not a number > 0 is a usage error.
+ * a factor that is not a number > 0 is a usage error, and so is one not written in decimal
+ * (`0x2`); a factor that leaves no request says so and exits 1, as an empty replay does.
  */
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,5 +65,22 @@ describe('replay --amplify', () => {
     const big = await runCli(['replay', captures, '--url', mock.url, '--amplify', '5000', '--no-preflight']);
     expect(big.code).toBe(2);
     expect(big.stderr).toContain('--amplify must be a number in (0, 1000] (got 5000)');
+  }, 60_000);
+
+  it('refuses a factor not written in decimal (0x2 is not 2), as every numeric flag does (issue 32 item 12)', async () => {
+    for (const [flag, value] of [['--amplify', '0x2'], ['--time-scale', '0x2'], ['--limit', '0b11'], ['--timeout', 'Infinity']]) {
+      const r = await runCli(['replay', captures, '--url', mock.url, flag as string, value as string, '--no-preflight']);
+      expect(r.code, `${flag} ${value}`).toBe(2);
+      expect(r.stderr.split('\n')[0], `${flag} ${value}`).toMatch(new RegExp(`^capture-replay replay: ${flag} must be .*\\(got "${value}"\\)$`));
+    }
+  }, 60_000);
+
+  it('a factor that leaves no request sends nothing, says so and exits 1 (issue 32 item 12)', async () => {
+    const out = join(dir, 'none');
+    const r = await runCli(['replay', captures, '--url', mock.url, '--out', out, '--amplify', '1e-7', '--run-id', 'none', '--rehearsal', '0', '--no-progress']);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain('capture-replay: --amplify 1e-7 kept none of the 20 request(s): nothing was sent; give a larger --amplify\n');
+    const manifest = JSON.parse(readFileSync(join(out, 'none', 'target', 'run_manifest.json'), 'utf8')) as { scheduled: number };
+    expect(manifest.scheduled).toBe(0);
   }, 60_000);
 });

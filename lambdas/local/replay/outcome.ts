@@ -30,6 +30,8 @@ export function replayOutcome(config: ReplayConfig, io: CommandIo, { result, ana
   for (const failure of verdict.failures) exitCode = fail(io, failure);
   const outside = emptyOffsetWindow(result.targets.map((run) => run.manifest));
   if (outside !== null && exitCode === 0) exitCode = fail(io, `no capture record ${describeOffsets(config)} (${outside} outside it): nothing was sent`);
+  const sampledOut = emptySample(result.targets.map((run) => run.manifest));
+  if (sampledOut !== null && exitCode === 0) exitCode = fail(io, `${describeSampling(config)} kept none of the ${sampledOut} request(s): nothing was sent; give a larger ${config.plan.amplify !== undefined && config.plan.amplify < 1 ? '--amplify' : '--sample'}`);
   if (!analysis) return fail(io, 'the run ended without its analysis: this is a bug, please report it');
   if (analysis.comparison) {
     out.write('\n' + terminalText(renderComparisonTable(analysis.comparison)) + '\n');
@@ -66,6 +68,24 @@ export function emptyOffsetWindow(manifests: readonly RunManifest[]): number | n
   if (manifests.length === 0 || manifests.some((m) => m.scheduled > 0)) return null;
   const outside = Math.max(...manifests.map((m) => m.notScheduledByReason.outside_offset_window ?? 0));
   return outside > 0 ? outside : null;
+}
+
+/**
+ * Requests the sampling took out (--sample, or --amplify below 1) when it took every one
+ * (nothing scheduled for any target): an empty replay, which exits 1 as an empty window does,
+ * not 0 for a run that sent nothing (`--amplify 1e-7`). null otherwise.
+ */
+export function emptySample(manifests: readonly RunManifest[]): number | null {
+  if (manifests.length === 0 || manifests.some((m) => m.scheduled > 0)) return null;
+  const sampled = Math.max(...manifests.map((m) => m.notScheduledByReason.sample ?? 0));
+  return sampled > 0 ? sampled : null;
+}
+
+/** The flags that sample, as given: `--amplify 1e-7`, `--sample 0.001`, or both. */
+function describeSampling(config: ReplayConfig): string {
+  const { amplify, sampleRate } = config.plan;
+  const flags = [...(sampleRate !== undefined ? [`--sample ${sampleRate}`] : []), ...(amplify !== undefined && amplify < 1 ? [`--amplify ${amplify}`] : [])];
+  return flags.length > 0 ? flags.join(' with ') : 'the sampling';
 }
 
 function describeOffsets(config: ReplayConfig): string {

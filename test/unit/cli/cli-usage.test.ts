@@ -1,7 +1,9 @@
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { closest, didYouMean, editDistance } from '../../../lambdas/core/suggest';
-import { GOODPUT_TAGS, parseGoodput, planProblemsAsFlags, usageMessage } from '../../../lambdas/local/cli-usage';
+import type { Command, Option } from 'commander';
+import { decimalNumber, GOODPUT_TAGS, parseGoodput, planProblemsAsFlags, usageMessage } from '../../../lambdas/local/cli-usage';
+import { buildProgram } from '../../../lambdas/local/program';
 import { describePreflight, preflight, probeTcp } from '../../../lambdas/local/preflight';
 import { validatePlanOptions } from '../../../lambdas/core/plan/plan';
 
@@ -83,5 +85,43 @@ describe('preflight', () => {
     expect(lines).toBe('Preflight: target A: FAILED: http://127.0.0.1:9: connection refused (nothing listens there) [ECONNREFUSED] at 127.0.0.1:9\n');
     expect(failure).toBe('target A is not reachable, nothing was sent (check the URL, or skip this check with --no-preflight)');
     expect(describePreflight([{ target: 'A', ok: true, detail: 'fine' }]).failure).toBeNull();
+  });
+});
+
+describe('numbers on the command line (issue 32 item 12)', () => {
+  it('are decimal: digits, a point, an exponent, a sign; not hex, binary, octal, Infinity or blank, which Number() takes', () => {
+    for (const [raw, value] of [['2', 2], [' 2 ', 2], ['-1.5', -1.5], ['.5', 0.5], ['5.', 5], ['1e-7', 1e-7], ['2E3', 2000], ['+3', 3]] as const) expect(decimalNumber(raw), raw).toBe(value);
+    for (const raw of ['0x2', '0X2', '0b11', '0o7', 'Infinity', '-Infinity', '', ' ', '1_000', '2 3', 'e5', '1e', '0x', 'NaN']) expect(decimalNumber(raw), raw).toBeNaN();
+  });
+
+  it('every numeric flag of every command refuses 0x2, 0b10 and 0o2 where it takes 2 (one parser)', () => {
+    const walk = (command: Command): [string, Option][] => [...command.options.map((o): [string, Option] => [command.name(), o]), ...command.commands.flatMap(walk)];
+    const numeric: string[] = [];
+    const taken: string[] = [];
+    for (const [command, option] of walk(buildProgram())) {
+      const parse = (option as Option & { parseArg?: (raw: string, previous: unknown) => unknown }).parseArg;
+      if (!parse) continue;
+      const value = (() => {
+        try {
+          return parse.call(option, '2', undefined);
+        } catch {
+          return undefined;
+        }
+      })();
+      if (typeof value !== 'number') continue;
+      numeric.push(`${command} ${option.long}`);
+      for (const raw of ['0x2', '0b10', '0o2']) {
+        try {
+          parse.call(option, raw, undefined);
+          taken.push(`${command} ${option.long} ${raw}`);
+        } catch {
+          // refused, as it should be
+        }
+      }
+    }
+    // The walk found the numeric flags (replay's, capacity's, link's, the mocks'...).
+    expect(numeric).toEqual(expect.arrayContaining(['replay --amplify', 'replay --workers', 'replay --rehearsal', 'capacity --growth', 'link --expires', 'verify-deploy --timeout', 'mock-server --port', 'mock-sagemaker --ttft-ms']));
+    expect(taken).toEqual([]);
+    expect(parseGoodput('time_to_first_token:0x10')).toBe('--goodput: "time_to_first_token:0x10" is not metric:value (e.g. time_to_first_token:200)');
   });
 });
