@@ -249,7 +249,7 @@ function addScheduleNow(program: Command): void {
     .description("run a deployed schedule's A/B comparison now (or as at --at), without waiting for its cron: sends its plan message to the stack's plan queue")
     .argument('<schedule>', 'the schedule name, as in the deployment config')
     .option('--queue-url <url>', 'the plan queue: the stack output PlanQueueUrl')
-    .option('--at <time>', 'the scheduled time to act as, ISO 8601 with a zone (default: now); the window is taken relative to it')
+    .option('--at <time>', 'the scheduled time to act as, as --from takes it: ISO 8601 with a zone (2026-11-23T02:00:00Z) or before now (-1h, -1d); not after now (default: now); the window is taken relative to it')
     .option('--region <region>', 'the stack region (default: the AWS SDK default chain)')
     .option('--print', 'print the message (and an aws CLI command to send it) instead of sending it', false)
     .action(async (schedule: string, options: { queueUrl?: string; at?: string; region?: string; print: boolean }) => {

@@ -9,16 +9,16 @@
  * elsewhere (an emulator).
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { z } from 'zod';
 import { planMessageSchema, SCHEDULE_NAME, windowRunId, type PlanMessage } from '../core/scheduled-runs/contract';
 import { usageMessage, USAGE_EXIT } from './cli-usage';
 import { terminalLine } from './terminal-text';
+import { parseTimeFlag } from './time-flag';
 import { regionConfig } from './aws-region';
 
 export interface ScheduleNowOptions {
   schedule: string;
   queueUrl?: string;
-  /** The scheduled time to act as (ISO 8601); default: now. */
+  /** The scheduled time to act as (ISO 8601 with a zone, or before now: -1h); default: now. */
   at?: string;
   region?: string;
   /** Print the message and the command that would send it; send nothing. */
@@ -26,21 +26,24 @@ export interface ScheduleNowOptions {
 }
 
 /**
- * ISO 8601 with a zone, the date checked as a calendar date: `Date.parse` takes 2026-02-30 as
- * March 2, so the run would plan another night's window without a word.
+ * Why `--at` takes no time after now: the plan function replays the window as it is captured
+ * when the message arrives, and the run's id is the schedule's and the time's, so a later time
+ * would plan a window not captured yet and take the place of that time's own run.
  */
-const ZONED_TIME = z.iso.datetime({ offset: true });
+const NOT_AFTER_NOW = "a scheduled run replays a window already captured, and that time's own run would be taken as done";
 
-/** The message, or why it cannot be made (a usage error). */
+/**
+ * The message, or why it cannot be made (a usage error). `--at` takes the forms of replay's
+ * --from (time-flag.ts): ISO 8601 with a zone, on a calendar date (2026-02-30 is refused, where
+ * `Date.parse` takes it as March 2), or a time before now (`-1h`, `now`).
+ */
 export function scheduleNowMessage(schedule: string, at: string | undefined, nowMs: number): PlanMessage | string {
   if (!SCHEDULE_NAME.test(schedule)) return `schedule names are 1-64 letters, digits, . _ - (got "${schedule}")`;
   let time = nowMs;
   if (at !== undefined) {
-    // A time without a zone would be read in the machine's zone: ask for one.
-    if (!/(Z|[+-]\d{2}:?\d{2})$/i.test(at.trim())) return `--at needs a timezone, e.g. 2026-11-23T02:00:00Z or 2026-11-23T03:00:00+01:00 (got "${at}")`;
-    if (!ZONED_TIME.safeParse(at.trim()).success) return `--at is not an ISO 8601 time on a calendar date, e.g. 2026-11-23T02:00:00Z (got "${at}")`;
-    time = Date.parse(at);
-    if (!Number.isFinite(time)) return `--at is not an ISO 8601 time (got "${at}")`;
+    const parsed = parseTimeFlag('--at', at, nowMs, { ms: nowMs, why: NOT_AFTER_NOW });
+    if (typeof parsed === 'string') return parsed;
+    time = parsed;
   }
   // Whole seconds, as the scheduler's own <aws.scheduler.scheduled-time> is.
   const scheduledTime = new Date(Math.floor(time / 1000) * 1000).toISOString().replace('.000Z', 'Z');

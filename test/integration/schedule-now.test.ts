@@ -18,12 +18,12 @@ describe('schedule-now message', () => {
 
   it('acts as the scheduler would: whole seconds in UTC, the schedule named', () => {
     expect(scheduleNowMessage('nightly', undefined, now)).toEqual({ v: 1, kind: 'window', schedule: 'nightly', scheduledTime: '2026-11-23T02:00:07Z' });
-    expect(scheduleNowMessage('nightly', '2026-11-23T03:30:00+01:00', now)).toEqual({ v: 1, kind: 'window', schedule: 'nightly', scheduledTime: '2026-11-23T02:30:00Z' });
+    expect(scheduleNowMessage('nightly', '2026-11-23T02:30:00+01:00', now)).toEqual({ v: 1, kind: 'window', schedule: 'nightly', scheduledTime: '2026-11-23T01:30:00Z' });
   });
 
   it('refuses a time without a zone, a time that is not one, and a bad schedule name', () => {
-    expect(scheduleNowMessage('nightly', '2026-11-23T02:00:00', now)).toMatch(/needs a timezone/);
-    expect(scheduleNowMessage('nightly', 'yesterdayZ', now)).toMatch(/not an ISO 8601 time/);
+    expect(scheduleNowMessage('nightly', '2026-11-23T02:00:00', now)).toMatch(/add its zone/);
+    expect(scheduleNowMessage('nightly', 'yesterdayZ', now)).toMatch(/must be an ISO 8601 time/);
     expect(scheduleNowMessage('night ly', undefined, now)).toMatch(/schedule names/);
   });
 });
