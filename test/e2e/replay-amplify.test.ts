@@ -69,7 +69,8 @@ describe('replay --amplify', () => {
 
   it('refuses a factor not written in decimal (0x2 is not 2), as every numeric flag does (issue 32 item 12)', async () => {
     for (const [flag, value] of [['--amplify', '0x2'], ['--time-scale', '0x2'], ['--limit', '0b11'], ['--timeout', 'Infinity']]) {
-      const r = await runCli(['replay', captures, '--url', mock.url, flag as string, value as string, '--no-preflight']);
+      // --out in the test's folder: a flag taken as a number would run a replay, which must not write into the clone.
+      const r = await runCli(['replay', captures, '--url', mock.url, flag as string, value as string, '--no-preflight', '--out', join(dir, 'not-decimal')]);
       expect(r.code, `${flag} ${value}`).toBe(2);
       expect(r.stderr.split('\n')[0], `${flag} ${value}`).toMatch(new RegExp(`^capture-replay replay: ${flag} must be .*\\(got "${value}"\\)$`));
     }
