@@ -55,7 +55,7 @@ const OPEN_AHEAD_MIN = 1;
 const OPEN_AHEAD_MAX = 16;
 /** While firing: how often the connections kept ready are topped up, and how far ahead they cover. */
 const KEEP_EVERY_MS = 20;
-const KEEP_AHEAD_MS = 100;
+const KEEP_AHEAD_MS = 250;
 
 /**
  * What an execution environment has rehearsed (`<target kind>:<streaming>`), and its

@@ -157,7 +157,7 @@ function createTargetDeps(config: RuntimeConfig, clock: Clock, logger: Logger, o
     }
     return createOpenAITarget({ name: t.name, baseUrl: t.url, path: t.path, timeoutMs: config.requestTimeoutMs, clock, connections, reserveConnections: true, ...(apiKeySource ? { apiKeySource } : {}) });
   };
-  const sageMakerClient = (t: SageMakerTargetConfig): TargetClient => {
+  const sageMakerClient = (t: SageMakerTargetConfig) => {
     // Region: the target's, else the SDK's default (AWS_REGION: the function's own region).
     const clientConfig = sageMakerRuntimeClientConfig({ timeoutMs: config.requestTimeoutMs, connections, ...(t.region ? { region: t.region } : {}) });
     return createSageMakerTarget({ ...sageMakerOptions(t, config, clock, connections), client: overrides.sageMakerClient ? overrides.sageMakerClient(t, clientConfig) : new SageMakerRuntimeClient(clientConfig) });
@@ -171,8 +171,10 @@ function createTargetDeps(config: RuntimeConfig, clock: Clock, logger: Logger, o
     for (const t of config.targets) {
       // Every kind gets the same per-target pool size and in-flight limit.
       const inFlight = new Semaphore(connections);
-      if (t.kind === 'sagemaker') map.set(t.name, { client: sageMakerClient(t), inFlight });
-      else {
+      if (t.kind === 'sagemaker') {
+        const client = sageMakerClient(t);
+        map.set(t.name, { client, inFlight, openAhead: (n) => client.openAhead(n) });
+      } else {
         const client = await httpClient(t, secretsProvider, apiKeys);
         map.set(t.name, { client, inFlight, openAhead: (n) => client.openAhead(n) });
       }

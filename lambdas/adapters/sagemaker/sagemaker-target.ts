@@ -49,7 +49,8 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { requestDeadline, type RequestDeadline } from '../request-deadline';
-import { watchWire, WireStampingHttpAgent, WireStampingHttpsAgent } from '../wire-stamps';
+import { watchWire } from '../wire-stamps';
+import { ReservingHttpAgent, ReservingHttpsAgent, type ReservingAgent } from '../http/agent-reserve';
 import {
   InvokeEndpointCommand,
   InvokeEndpointWithResponseStreamCommand,
@@ -120,23 +121,37 @@ function abortRace(signal: AbortSignal): { promise: Promise<never>; dispose(): v
  */
 export function sageMakerRuntimeClientConfig(options: Pick<SageMakerTargetOptions, 'region' | 'connections' | 'timeoutMs'>): SageMakerRuntimeClientConfig {
   const maxSockets = options.connections ?? 1024;
-  return {
-    ...(options.region ? { region: options.region } : {}),
-    maxAttempts: 1,
-    requestHandler: new NodeHttpHandler({
-      // Their requests are stamped right before the write (wire-stamps.ts).
-      httpAgent: new WireStampingHttpAgent({ keepAlive: true, maxSockets }),
-      httpsAgent: new WireStampingHttpsAgent({ keepAlive: true, maxSockets }),
-      // The whole-request timeout is ours (requestDeadline below, body included); these
-      // only make sure nothing waits longer than it, and fail instead of warning.
-      requestTimeout: options.timeoutMs,
-      throwOnRequestTimeout: true,
-      socketTimeout: options.timeoutMs,
-    }),
-  };
+  const agents = { http: new ReservingHttpAgent({ keepAlive: true, maxSockets }), https: new ReservingHttpsAgent({ keepAlive: true, maxSockets }) };
+  const requestHandler = new NodeHttpHandler({
+    httpAgent: agents.http,
+    httpsAgent: agents.https,
+    requestTimeout: options.timeoutMs,
+    throwOnRequestTimeout: true,
+    socketTimeout: options.timeoutMs,
+  });
+  AGENTS.set(requestHandler, agents);
+  return { ...(options.region ? { region: options.region } : {}), maxAttempts: 1, requestHandler };
 }
 
-export function createSageMakerTarget(options: SageMakerTargetOptions): TargetClient {
+/** The agents of a handler made by sageMakerRuntimeClientConfig: what `openAhead` opens spares in. */
+const AGENTS = new WeakMap<object, { http: ReservingAgent; https: ReservingAgent }>();
+
+/**
+ * The endpoint's origin as the SDK resolves it for this client: a configured endpoint (the
+ * client's `endpoint`, or AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME / AWS_ENDPOINT_URL), else the
+ * Region's endpoint from the SDK's own rules (FIPS and dual-stack included).
+ */
+async function endpointOrigin(client: SageMakerRuntimeClient): Promise<URL> {
+  const config = client.config as typeof client.config & { serviceConfiguredEndpoint?: () => Promise<string | undefined> };
+  const explicit = await config.endpoint?.();
+  if (explicit) return new URL(`${explicit.protocol}//${explicit.hostname}${explicit.port ? `:${explicit.port}` : ''}`);
+  const configured = await config.serviceConfiguredEndpoint?.();
+  if (configured) return new URL(configured);
+  const resolved = config.endpointProvider({ Region: await config.region(), UseFIPS: await config.useFipsEndpoint(), UseDualStack: await config.useDualstackEndpoint() });
+  return new URL(resolved.url.origin);
+}
+
+export function createSageMakerTarget(options: SageMakerTargetOptions): TargetClient & { openAhead(connections: number): void } {
   const client = options.client ?? new SageMakerRuntimeClient(sageMakerRuntimeClientConfig(options));
   const target: Target = { options, client, clock: options.clock, excerptChars: options.responseExcerptChars ?? RESPONSE_LIMITS.excerptChars };
 
@@ -149,9 +164,19 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
     }
   }
 
+  let origin: Promise<URL | null> | null = null;
+  /** Spares opened so that `connections` are ready for the endpoint (clients not made by sageMakerRuntimeClientConfig: none). */
+  const openAhead = (connections: number) => {
+    const agents = AGENTS.get(client.config.requestHandler as object);
+    if (!agents) return;
+    origin ??= endpointOrigin(client).catch(() => null);
+    void origin.then((url) => url && (url.protocol === 'https:' ? agents.https : agents.http).openAhead(url, connections));
+  };
+
   return {
     name: options.name,
     send,
+    openAhead,
     async close() {
       if (!options.client) client.destroy();
     },

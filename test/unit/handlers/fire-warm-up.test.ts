@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../../lambdas/adapters/system-clock';
 import type { ShardMessage } from '../../../lambdas/core/pipeline/shards';
 import type { ScheduledRequest, TargetResult } from '../../../lambdas/core/types';
-import { connectionsAhead, createWarmUpState, FIRE_REHEARSAL_REQUESTS, InvocationWarmUp, type WarmUpState } from '../../../lambdas/handlers/fire-warm-up';
+import { connectionsAhead, createWarmUpState, dueWithin, FIRE_REHEARSAL_REQUESTS, InvocationWarmUp, type WarmUpState } from '../../../lambdas/handlers/fire-warm-up';
 import type { TargetClient } from '../../../lambdas/ports';
 import type { Deps } from '../../../lambdas/runtime/deps';
 import { chatRequests } from '../../support/shard-messages';
@@ -81,7 +81,41 @@ describe('connectionsAhead', () => {
   });
 });
 
+describe('dueWithin', () => {
+  it('counts the due times in [from, from + ahead)', () => {
+    const at = (...ms: number[]) => ms.map((m) => 1_000_000_000_000n + BigInt(Math.round(m * 1e6)));
+    const dues = at(0, 10, 10, 99.999, 100, 250, 400);
+    const from = (ms: number) => 1_000_000_000_000n + BigInt(ms * 1e6);
+    expect(dueWithin(dues, from(0), 100)).toBe(4);
+    expect(dueWithin(dues, from(10), 240)).toBe(4);
+    expect(dueWithin(dues, from(-50), 50)).toBe(0);
+    expect(dueWithin(dues, from(401), 1000)).toBe(0);
+    expect(dueWithin([], from(0), 100)).toBe(0);
+  });
+});
+
 describe('InvocationWarmUp', () => {
+  it('while the shards fire, keeps connections ready for the requests due next: each tick asks for those due within 250 ms, none before, none once ended', async () => {
+    const { deps, seen } = standIn();
+    // 40 requests 10 ms apart from 1,500 ms on: too soon to rehearse; collected at 500 ms.
+    const requests = chatRequests(40, 10);
+    const warmUp = await invocation(deps, createWarmUpState(), shardDueIn(1_500, requests));
+    await sleep(300);
+    expect(seen.openAhead, 'nothing asked for yet').toEqual([]);
+    await sleep(1_400);
+    // At 1,700 ms: the opening ahead at 500 ms (one: the requests are 10 ms apart), then the
+    // ticks from 1,250 ms, each for the requests due in the next 250 ms (at most 25).
+    expect(seen.openAhead[0]).toBe(1);
+    const ticks = seen.openAhead.slice(1);
+    expect(ticks.length).toBeGreaterThan(10);
+    expect(Math.max(...ticks)).toBe(25);
+    expect(Math.min(...ticks)).toBeGreaterThan(0);
+    warmUp.end();
+    const asked = seen.openAhead.length;
+    await sleep(100);
+    expect(seen.openAhead.length, 'none once the batch is done').toBe(asked);
+  });
+
   it('rehearses once per environment and streaming mode, before the claim; a new mode is rehearsed again', async () => {
     const { deps, seen } = standIn();
     const state = createWarmUpState();
