@@ -40,7 +40,7 @@ export interface Deployed {
 const targetOf = (protocol: Protocol, name: string) => (protocol === 'sse' ? { name, url: 'https://target.example.com' } : { name, kind: 'sagemaker', endpointName: 'bench-endpoint', region: 'us-east-1' });
 
 /** The fire and ingest functions as the stack synthesizes them for this peak (the template only, no bundling). */
-export function deployedFor(o: { peak: number; protocol: Protocol; targets: number; leadSeconds: number; memoryOverride: number | null }): Deployed {
+export function deployedFor(o: { peak: number; protocol: Protocol; targets: number; leadSeconds: number; memoryOverride: number | null; tokensPerSecond: number }): Deployed {
   const outdir = mkdtempSync(join(tmpdir(), 'cdk-fire-lateness-'));
   try {
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
@@ -52,6 +52,7 @@ export function deployedFor(o: { peak: number; protocol: Protocol; targets: numb
       peakRequestsPerSecond: o.peak,
       leadSeconds: o.leadSeconds,
       forceStreaming: true,
+      streamTokensPerSecond: o.tokensPerSecond,
     });
     const sizing = fireSizingOf(config);
     const template = Template.fromStack(new CaptureReplayStack(app, 'FireLateness', { config }));

@@ -21,7 +21,7 @@
  *
  *   npm run bench:fire-lateness -- [--peaks 50,1000,10000] [--targets 2] [--seconds 60]
  *     [--protocols sse,sagemaker] [--cpu-share lambda|none] [--memory <MB>] [--tls on|off]
- *     [--median-ms 2000] [--p99-ms 30000] [--max-ms 120000] [--tokens-per-second 30]
+ *     [--median-ms 2000] [--p99-ms 30000] [--max-ms 120000] [--tokens-per-second 30 (the sizing's default)]
  *     [--lead-seconds 20] [--write <file.json>] [--node-options '<flags>'] [--cdk-out <dir>]
  *
  * `--targets` is the number of targets the stack is sized for (the lane rate depends on it);
@@ -37,6 +37,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeIngestHandler } from '../lambdas/handlers/ingest';
+import { DEFAULT_STREAM_TOKENS_PER_SECOND } from '../lib/sizing';
 import { resultsKey, runRecordKey } from '../lambdas/core/pipeline/keys';
 import { ENV } from '../lambdas/runtime/config';
 import { createDeps } from '../lambdas/runtime/deps';
@@ -66,7 +67,7 @@ const protocols = list('--protocols', 'sse,sagemaker') as Protocol[];
 const cpuShare = option('--cpu-share', 'lambda');
 const tls = option('--tls', 'on') === 'on';
 const memoryOverride = process.argv.includes('--memory') ? flag('--memory', 1024) : null;
-const server = { medianMs: flag('--median-ms', 2000), p99Ms: flag('--p99-ms', 30000), maxMs: flag('--max-ms', 120000), tokensPerSecond: flag('--tokens-per-second', 30) };
+const server = { medianMs: flag('--median-ms', 2000), p99Ms: flag('--p99-ms', 30000), maxMs: flag('--max-ms', 120000), tokensPerSecond: flag('--tokens-per-second', DEFAULT_STREAM_TOKENS_PER_SECOND) };
 const writeTo = process.argv.includes('--write') ? option('--write', '') : null;
 /** Node flags added to each invocation's NODE_OPTIONS (a V8 setting to try, a CPU profile). */
 const nodeOptions = option('--node-options', '');
@@ -155,7 +156,7 @@ interface RunSetup {
 async function runOne(setup: RunSetup, peak: number, protocol: Protocol): Promise<FireRow> {
   const { moto, fireFn, shares, certificate } = setup;
   await moto.reset();
-  const d = deployedFor({ peak, protocol, targets: sizedTargets, leadSeconds, memoryOverride });
+  const d = deployedFor({ peak, protocol, targets: sizedTargets, leadSeconds, memoryOverride, tokensPerSecond: server.tokensPerSecond });
   const dir = join(work, `p${peak}-${protocol}`);
   mkdirSync(dir, { recursive: true });
   const captures = join(dir, 'captures.jsonl');

@@ -16,7 +16,7 @@ import { didYouMean } from '../lambdas/core/suggest';
 import { httpTargetConfigSchema, KMS_KEY_ARN, sageMakerTargetConfigSchema, targetListSchema } from '../lambdas/runtime/config';
 import { DEFAULT_ACCOUNT_CONCURRENCY } from './concurrency';
 import { deploymentProblems } from './deployment-rules';
-import { derivedSlotSeconds } from './sizing';
+import { DEFAULT_STREAM_TOKENS_PER_SECOND, derivedSlotSeconds } from './sizing';
 import { targetCredentialProblems } from './target-credentials';
 import type { DeployEnvironment } from './placement';
 
@@ -194,6 +194,11 @@ export const deploymentConfigSchema = z.strictObject({
   peakLatencySeconds: ranged({ min: 0, above: true, max: 600 }).default(30),
   /** The same, median: with the 99th percentile, the response times the fire function is sized for. */
   peakLatencyMedianSeconds: ranged({ min: 0, above: true, max: 600 }).default(2),
+  /**
+   * Tokens a second one streamed answer arrives at (per request, not the endpoint's total): the
+   * fire function's CPU, hence its memory, grows with it (lib/sizing.ts FIRE_CPU_MS).
+   */
+  streamTokensPerSecond: ranged({ min: 0, above: true, max: 2000 }).default(DEFAULT_STREAM_TOKENS_PER_SECOND),
   /** Overrides the derived maximum fire concurrency. */
   maxFireConcurrency: ranged({ min: 2, max: 1000, int: true }).optional(),
   /**

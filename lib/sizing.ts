@@ -8,13 +8,18 @@
  *   whole slot. That rate is what one invocation can hold: its requests in flight (the rate x
  *   the mean response) within CONNECTION_USE of its connections to the target (one socket per
  *   HTTP/1.1 request, under Lambda's 1,024 file descriptors shared by the targets), and within
- *   what one vCPU sends (PER_VCPU_REQUESTS_PER_SECOND, bench/RESULTS.md). One shard a batch:
- *   a second lane in the same invocation would share its connections.
+ *   the CPU the largest function has (FIRE_CPU_MS, FIRE_CPU_USE). One shard a batch: a second
+ *   lane in the same invocation would share its connections.
  * - Slot: unless set, the longest (up to SLOT_MAX_SECONDS) that leaves the fire function's
  *   15 minutes room for the lead, the ramp of the peak's lanes and the request timeout. An
  *   invocation pays the lead before its slot and its slowest response after it: the longer the
  *   slot, the more requests share them.
- * - Memory: what the lane's rate needs of a vCPU (1,769 MB is one), at least 1,024 MB.
+ * - Memory: for CPU. Lambda gives a function CPU in proportion to its memory, one vCPU at
+ *   1,769 MB, as a quota: an invocation that uses its share up waits for the next period, and
+ *   its requests due meanwhile go out late. A lane's CPU is its rate x (the CPU of a request +
+ *   the CPU of a streamed token x the tokens of a mean response, FIRE_CPU_MS, by target kind,
+ *   measured inside the share); the memory gives it that divided by FIRE_CPU_USE, at least
+ *   1,024 MB.
  * - Concurrency: an invocation lives lead + slot + the wait for its lane's slowest response
  *   (lib/response-tail.ts, from the declared median and p99) + 1 s of delay rounding. Every
  *   slot starts all its lanes at once, so the most the fire function holds is when a slot's
@@ -39,9 +44,28 @@ import { EVENT_SOURCE_SCALING, PLANNED_RAMP_PER_MINUTE, RAMP_MARGIN_MS } from '.
 import { connectionsPerTarget } from '../lambdas/runtime/limits';
 import { responseTail } from './response-tail';
 
-export const PER_VCPU_REQUESTS_PER_SECOND = 500;
 export const ONE_VCPU_MB = 1769;
 export const MIN_FIRE_MEMORY_MB = 1024;
+/** Lambda's largest memory, MB: 5.79 vCPUs. */
+export const MAX_FIRE_MEMORY_MB = 10_240;
+/**
+ * CPU a fire invocation spends, ms: per request (the send, its TLS connection's share, the
+ * record and its line, the timers) and per streamed token (the read, the event's decoding), by
+ * target kind: HTTP targets over SSE, SageMaker targets over the event stream. The synthesized
+ * fire bundle at 91 requests/s over TLS at 10 and 30 tokens a second (bench/RESULTS.md, "The
+ * fire function inside Lambda's CPU share"): a line through the two.
+ */
+export const FIRE_CPU_MS = {
+  http: { perRequest: 3.6, perToken: 0.02 },
+  sagemaker: { perRequest: 3.9, perToken: 0.029 },
+} as const;
+/**
+ * The share of its CPU allowance a lane may use on average: bursts (a Poisson second, a
+ * collection's helper threads) must fit in the rest. Measured: lanes using 0.55-0.66 of one
+ * vCPU sent their requests with p99 under 5 ms at the server; using 0.95-1.1 of 0.58 vCPU, the
+ * quota ran out and p99 was 16-45 ms.
+ */
+export const FIRE_CPU_USE = 0.6;
 /** The share of a lane's connections its mean number of requests in flight may use (the rest absorbs fluctuations). */
 export const CONNECTION_USE = 0.8;
 /** The longest slot the sizing chooses. */
@@ -65,7 +89,15 @@ export interface SizingInput {
   slotSeconds?: number | undefined;
   leadSeconds: number;
   requestTimeoutSeconds: number;
+  /** The targets' kinds (their CPU per request and per token differ); default HTTP. */
+  targetKinds?: readonly TargetKind[] | undefined;
+  /** Tokens a second one streamed answer arrives at (its CPU): default DEFAULT_STREAM_TOKENS_PER_SECOND. */
+  streamTokensPerSecond?: number | undefined;
 }
+
+export type TargetKind = keyof typeof FIRE_CPU_MS;
+/** The token rate the sizing assumes when none is declared: "tens a second", as LLM endpoints stream to one request. */
+export const DEFAULT_STREAM_TOKENS_PER_SECOND = 30;
 
 export interface FireSizing {
   slotSeconds: number;
@@ -87,6 +119,9 @@ export interface FireSizing {
   slowestResponseSeconds: number;
   /** How long an invocation lives at peak, seconds. */
   invocationSeconds: number;
+  /** The CPU one request costs the lane (its mean response's tokens included), ms, and what the lane uses at its rate, vCPUs. */
+  cpuMsPerRequest: number;
+  laneVcpus: number;
   /** How long before the lead a slot's first shards are delivered (the event source's ramp), seconds. */
   rampSeconds: number;
   /** The longest lead a shard message may get (the ramp's first shards), seconds. */
@@ -114,8 +149,10 @@ export function amplifiedPeak(c: AmplifiedRuns): number {
 }
 
 /** The sizing of a deployment configuration's settings (the stack's and the configuration check's), at its amplified peak. */
-export function fireSizingOf(c: Omit<SizingInput, 'targets'> & AmplifiedRuns & { targets: readonly unknown[] }): FireSizing {
+export function fireSizingOf(c: Omit<SizingInput, 'targets' | 'targetKinds'> & AmplifiedRuns & { targets: readonly { kind?: string }[] }): FireSizing {
   return deriveFireSizing({
+    targetKinds: c.targets.map((t) => (t.kind === 'sagemaker' ? 'sagemaker' : 'http')),
+    streamTokensPerSecond: c.streamTokensPerSecond,
     peakRequestsPerSecond: amplifiedPeak(c),
     peakLatencySeconds: c.peakLatencySeconds,
     peakLatencyMedianSeconds: c.peakLatencyMedianSeconds,
@@ -124,6 +161,12 @@ export function fireSizingOf(c: Omit<SizingInput, 'targets'> & AmplifiedRuns & {
     leadSeconds: c.leadSeconds,
     requestTimeoutSeconds: c.requestTimeoutSeconds,
   });
+}
+
+/** The CPU one request costs a lane, ms: the costliest of the targets' kinds, with the tokens of a mean response streamed at `tokensPerSecond`. */
+export function fireCpuMsPerRequest(kinds: readonly TargetKind[], tokensPerSecond: number, meanResponseSeconds: number): number {
+  const tokens = tokensPerSecond * meanResponseSeconds;
+  return Math.max(...(kinds.length > 0 ? kinds : (['http'] as const)).map((k) => FIRE_CPU_MS[k].perRequest + FIRE_CPU_MS[k].perToken * tokens));
 }
 
 /** How long before the lead the first of `messages` due together is delivered on the planned ramp, seconds (rampLeads). */
@@ -164,11 +207,15 @@ export function deriveFireSizing(i: SizingInput): FireSizing {
   const tail = responseTail(responses);
   const mean = tail.meanSeconds;
   const connections = connectionsPerTarget(i.targets, undefined);
-  const laneRate = Math.max(1, Math.floor(Math.min(PER_VCPU_REQUESTS_PER_SECOND, (CONNECTION_USE * connections) / mean)));
+  const cpuMs = fireCpuMsPerRequest(i.targetKinds ?? ['http'], i.streamTokensPerSecond ?? DEFAULT_STREAM_TOKENS_PER_SECOND, mean);
+  // What the largest function holds at FIRE_CPU_USE of its CPU, and what a lane's connections hold.
+  const cpuBound = (MAX_FIRE_MEMORY_MB / ONE_VCPU_MB) * FIRE_CPU_USE * (1000 / cpuMs);
+  const laneRate = Math.max(1, Math.floor(Math.min(cpuBound, (CONNECTION_USE * connections) / mean)));
   const lanes = Math.max(1, Math.ceil(i.peakRequestsPerSecond / laneRate));
   const ramp = rampSecondsTo(i.targets * lanes);
   const slot = i.slotSeconds ?? derivedSlotSeconds(i.leadSeconds, i.requestTimeoutSeconds, ramp);
   const rate = i.peakRequestsPerSecond / lanes;
+  const laneVcpus = (Math.min(rate, laneRate) * cpuMs) / 1000;
   const slowest = tail.expectedTailSeconds(rate, slot);
   const invocation = i.leadSeconds + slot + slowest + 1;
   const maxConcurrency = Math.max(2, peakLanes(i.targets * lanes, slot, i.leadSeconds, tail.tailSurvival(rate, slot)));
@@ -179,7 +226,7 @@ export function deriveFireSizing(i: SizingInput): FireSizing {
     lanesPerSlot: lanes,
     maxShardRequests: Math.max(1, Math.ceil(laneRate * slot)),
     batchSize: 1,
-    memoryMb: Math.max(MIN_FIRE_MEMORY_MB, Math.ceil((ONE_VCPU_MB * Math.min(rate, laneRate)) / PER_VCPU_REQUESTS_PER_SECOND)),
+    memoryMb: Math.min(MAX_FIRE_MEMORY_MB, Math.max(MIN_FIRE_MEMORY_MB, Math.ceil((ONE_VCPU_MB * laneVcpus) / FIRE_CPU_USE))),
     timeoutSeconds,
     visibilityTimeoutSeconds: timeoutSeconds + 60,
     maxConcurrency,
@@ -187,6 +234,8 @@ export function deriveFireSizing(i: SizingInput): FireSizing {
     meanResponseSeconds: Math.round(mean * 100) / 100,
     slowestResponseSeconds: Math.round(slowest * 10) / 10,
     invocationSeconds: Math.round(invocation * 10) / 10,
+    cpuMsPerRequest: Math.round(cpuMs * 100) / 100,
+    laneVcpus: Math.round(laneVcpus * 1000) / 1000,
     rampSeconds: ramp,
     maxLeadSeconds: Math.max(i.leadSeconds, timeoutSeconds - slot - i.requestTimeoutSeconds - AFTER_TIMEOUT_SECONDS),
   };

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { concurrencyProblems, DEFAULT_ACCOUNT_CONCURRENCY } from '../../../lib/concurrency';
 import { DeploymentConfigError, parseDeploymentConfig } from '../../../lib/config';
 import { responseTail } from '../../../lib/response-tail';
-import { CONNECTION_USE, deriveFireSizing, fireSizingOf, MIN_FIRE_MEMORY_MB, ONE_VCPU_MB, PER_VCPU_REQUESTS_PER_SECOND } from '../../../lib/sizing';
+import { CONNECTION_USE, DEFAULT_STREAM_TOKENS_PER_SECOND, deriveFireSizing, FIRE_CPU_MS, FIRE_CPU_USE, fireCpuMsPerRequest, fireSizingOf, MAX_FIRE_MEMORY_MB, MIN_FIRE_MEMORY_MB, ONE_VCPU_MB } from '../../../lib/sizing';
 import { Rng } from '../../../sim/random';
 
 const base = { peakLatencySeconds: 30, peakLatencyMedianSeconds: 2, targets: 2, leadSeconds: 20, requestTimeoutSeconds: 300 };
@@ -24,20 +24,43 @@ describe('fire sizing from the declared peak', () => {
   ])('%i requests/s to two targets', (peak, want) => {
     const s = deriveFireSizing({ ...base, peakRequestsPerSecond: peak });
     expect(s).toMatchObject({ ...want, slotSeconds: 120, batchSize: 1, connectionsPerTarget: 450 });
-    // A lane's requests in flight (its rate x the mean response) within 80 % of its connections, its rate within a vCPU.
+    // A lane's requests in flight (its rate x the mean response) within 80 % of its connections.
     expect(s.laneRequestsPerSecond * s.meanResponseSeconds).toBeLessThanOrEqual(CONNECTION_USE * s.connectionsPerTarget);
-    expect(s.laneRequestsPerSecond).toBeLessThanOrEqual(PER_VCPU_REQUESTS_PER_SECOND);
     expect(s.lanesPerSlot * s.laneRequestsPerSecond).toBeGreaterThanOrEqual(peak);
     expect(s.maxShardRequests).toBe(s.laneRequestsPerSecond * s.slotSeconds);
-    // Memory: the lane's share of a vCPU, at least 1,024 MB.
+    // Memory: the lane's CPU (its rate x a request's: FIRE_CPU_MS with the tokens of a mean response) at FIRE_CPU_USE of the share, at least 1,024 MB.
     const rate = Math.min(peak / s.lanesPerSlot, s.laneRequestsPerSecond);
-    expect(s.memoryMb).toBe(Math.max(MIN_FIRE_MEMORY_MB, Math.ceil((ONE_VCPU_MB * rate) / PER_VCPU_REQUESTS_PER_SECOND)));
+    const cpuMs = FIRE_CPU_MS.http.perRequest + FIRE_CPU_MS.http.perToken * DEFAULT_STREAM_TOKENS_PER_SECOND * responseTail(responses).meanSeconds;
+    expect(s.memoryMb).toBe(Math.max(MIN_FIRE_MEMORY_MB, Math.ceil((ONE_VCPU_MB * rate * cpuMs) / 1000 / FIRE_CPU_USE)));
+    expect(s.laneVcpus / (s.memoryMb / ONE_VCPU_MB)).toBeLessThanOrEqual(FIRE_CPU_USE);
     // The timeout holds the longest lead (the ramp's), the slot, the request timeout and 30 s.
     expect(s.maxLeadSeconds).toBe(20 + s.rampSeconds);
     expect(s.timeoutSeconds).toBe(Math.min(900, 20 + s.rampSeconds + 120 + 300 + 30));
     expect(s.visibilityTimeoutSeconds).toBe(s.timeoutSeconds + 60);
     // The concurrency covers at least every lane of the slots an invocation lives through on average.
     expect(s.maxConcurrency).toBeGreaterThanOrEqual(Math.floor((2 * s.lanesPerSlot * s.invocationSeconds) / s.slotSeconds));
+  });
+
+  it('memory for CPU: more for SageMaker targets (their token costs more) and for faster streams; the lane always within FIRE_CPU_USE of its share', () => {
+    const at = (kinds: ('http' | 'sagemaker')[], tokens: number) => deriveFireSizing({ ...base, peakRequestsPerSecond: 10_000, targetKinds: kinds, streamTokensPerSecond: tokens });
+    const http = at(['http', 'http'], 30);
+    const sagemaker = at(['sagemaker', 'sagemaker'], 30);
+    const mixed = at(['http', 'sagemaker'], 30);
+    const fast = at(['http', 'http'], 120);
+    expect(sagemaker.memoryMb).toBeGreaterThan(http.memoryMb);
+    expect(mixed.memoryMb, 'the costliest kind sizes the function').toBe(sagemaker.memoryMb);
+    expect(fast.memoryMb).toBeGreaterThan(http.memoryMb);
+    for (const s of [http, sagemaker, fast]) expect(s.laneVcpus / (s.memoryMb / ONE_VCPU_MB)).toBeLessThanOrEqual(FIRE_CPU_USE + 1e-9);
+    // The measured case: 91 requests/s with a 3.94 s mean response at 30 tokens/s needs more than the 1,024 MB floor (0.58 vCPU).
+    expect(http.memoryMb).toBeGreaterThan(1024);
+    expect(sagemaker.cpuMsPerRequest).toBeCloseTo(fireCpuMsPerRequest(['sagemaker'], 30, sagemaker.meanResponseSeconds), 1);
+  });
+
+  it('a stream too fast for the largest function lowers the lane rate instead: more lanes, each within its CPU', () => {
+    const s = deriveFireSizing({ ...base, peakRequestsPerSecond: 10_000, streamTokensPerSecond: 2000, targetKinds: ['sagemaker'] });
+    expect(s.memoryMb).toBeLessThanOrEqual(MAX_FIRE_MEMORY_MB);
+    expect(s.laneVcpus / (s.memoryMb / ONE_VCPU_MB)).toBeLessThanOrEqual(FIRE_CPU_USE + 1e-9);
+    expect(s.lanesPerSlot).toBeGreaterThan(deriveFireSizing({ ...base, peakRequestsPerSecond: 10_000 }).lanesPerSlot);
   });
 
   it('at 10,000/s to two targets a default account takes the stack as sized, reserved and all: no clamp', () => {
