@@ -41,10 +41,11 @@
  *   6x), and a failed shard must come back while it can still be fired, not 90 minutes later.
  */
 import { EVENT_SOURCE_SCALING, PLANNED_RAMP_PER_MINUTE, RAMP_MARGIN_MS } from '../lambdas/core/pipeline/sqs-delay';
-import { connectionsPerTarget } from '../lambdas/runtime/limits';
+import { connectionsPerTarget, ONE_VCPU_MB } from '../lambdas/runtime/limits';
+
+export { ONE_VCPU_MB };
 import { responseTail } from './response-tail';
 
-export const ONE_VCPU_MB = 1769;
 export const MIN_FIRE_MEMORY_MB = 1024;
 /** Lambda's largest memory, MB: 5.79 vCPUs. */
 export const MAX_FIRE_MEMORY_MB = 10_240;

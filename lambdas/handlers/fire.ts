@@ -22,6 +22,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { fireEach } from '../core/fire/fire-loop';
+import { lambdaCpuShare, startCpuMeter, usedMostOfShare, type CpuUse } from '../adapters/cpu-use';
 import { collectMessage, handleShard, PermanentError } from '../core/pipeline/stages';
 import { defaultDeps, type Deps, type Target } from '../runtime/deps';
 import { createWarmUpState, InvocationWarmUp } from './fire-warm-up';
@@ -34,6 +35,9 @@ import { createWarmUpState, InvocationWarmUp } from './fire-warm-up';
  * collection waits until no other invocation is under way.
  */
 const processWarmUp = createWarmUpState();
+/** This environment's CPU share (vCPUs), from its memory; null outside Lambda. */
+const share = lambdaCpuShare();
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 export function makeFireHandler(getDeps: () => Deps) {
   const processor = new BatchProcessor(EventType.SQS);
@@ -46,6 +50,8 @@ export function makeFireHandler(getDeps: () => Deps) {
       if (!resolved) throw new Error('the target was not resolved before the claim');
       return resolved;
     };
+    // The fire loop's CPU, set by `fire` once it has run (a holder: a closure sets it).
+    const measured: { cpu: CpuUse | null } = { cpu: null };
     try {
       const { action, message, counts } = await handleShard(record.body, {
         store: deps.store,
@@ -59,8 +65,9 @@ export function makeFireHandler(getDeps: () => Deps) {
           if (!resolved) throw new PermanentError(`shard for unknown target ${shard.target}`);
           await warmUp.beforeClaim(shard, requests);
         },
-        fire: (requests, shard, onOutcome) =>
-          fireEach(requests, {
+        fire: async (requests, shard, onOutcome) => {
+          const meter = startCpuMeter();
+          await fireEach(requests, {
             runId: shard.runId,
             target: target().client,
             clock: deps.clock,
@@ -71,9 +78,12 @@ export function makeFireHandler(getDeps: () => Deps) {
             sharedInFlight: target().inFlight,
             ...(deps.config.maxInFlight ? { maxInFlight: deps.config.maxInFlight } : {}),
             onOutcome,
-          }),
+          });
+          measured.cpu = meter();
+        },
       });
       if ((action === 'fired' || action === 'lost-after-claim') && message.last) await deps.collectQueue.sendBatch([collectMessage(message.runId, message.target, 0n)]);
+      const cpu = measured.cpu;
       deps.logger.info('shard handled', {
         runId: message.runId,
         target: message.target,
@@ -84,7 +94,17 @@ export function makeFireHandler(getDeps: () => Deps) {
         failed: counts.failed,
         dropped: counts.dropped,
         expired: counts.expired,
+        ...(cpu ? { cpuVcpus: round3(cpu.vcpus), cpuShare: share === null ? null : round3(share) } : {}),
       });
+      if (cpu && share !== null && usedMostOfShare(cpu, share)) {
+        deps.logger.warn('the fire invocation used most of its CPU share: its requests may have gone out late', {
+          runId: message.runId,
+          shardId: message.shardId,
+          cpuVcpus: round3(cpu.vcpus),
+          cpuShare: round3(share),
+          raise: 'streamTokensPerSecond (the fire memory follows it), or set it to what the target streams',
+        });
+      }
     } catch (error) {
       if (error instanceof PermanentError) {
         deps.logger.error('shard message rejected', { messageId: record.messageId, reason: error.message });

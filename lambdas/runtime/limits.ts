@@ -10,3 +10,6 @@ export function connectionsPerTarget(targets: number, maxConnections: number | u
   const budget = Math.floor((LAMBDA_FILE_DESCRIPTORS - RESERVED_FILE_DESCRIPTORS) / Math.max(1, targets));
   return Math.max(1, Math.min(budget, maxConnections ?? budget));
 }
+
+/** Lambda gives a function CPU in proportion to its memory: one vCPU at 1,769 MB (https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html). */
+export const ONE_VCPU_MB = 1769;
