@@ -44,6 +44,9 @@ export interface FireRow {
   throttledMs: number;
   majorGcsFiring: number;
   longestGcFiringMs: number;
+  /** While firing: the longest scavenge (minor collection) and the longest mark-compact pause, ms. */
+  longestScavengeMs: number;
+  longestMarkCompactMs: number;
   connectionsMax: number;
   /** Requests more than LATE_MS late at the server, and how many of them were due during a collection or within a throttled stretch (or both). */
   /** Our own view: the invocation's wire lag (due -> bytes handed to the socket) p99 and p99.9, ms. */
@@ -60,7 +63,8 @@ export interface FireRow {
 /** The lateness (ms) that counts as late in the attribution columns. */
 const LATE_MS = 5;
 
-/** perf_hooks' NODE_PERFORMANCE_GC_MAJOR. */
+/** perf_hooks' NODE_PERFORMANCE_GC_MINOR and NODE_PERFORMANCE_GC_MAJOR. */
+const SCAVENGE = 1;
 const MARK_COMPACT = 4;
 
 /** The CPU ms an invocation used from `fromMs` to its last sample, and that span (ms). */
@@ -94,6 +98,8 @@ export function analyse(a: AnalysisInput): FireRow {
   let spanMs = 0;
   let majors = 0;
   let longestGc = 0;
+  let longestMc = 0;
+  let longestScavenge = 0;
   const throttle = { throttled: 0, periods: 0, ms: 0 };
   for (const inv of a.invocations.filter((i) => i.ok)) {
     const due = Math.min(...inv.shardIds.map((s) => firstDueMs.get(s) ?? Infinity));
@@ -103,7 +109,11 @@ export function analyse(a: AnalysisInput): FireRow {
     spanMs += used.spanMs;
     for (const [atMs, ms, kind] of inv.gcs) {
       if (atMs + ms < due) continue;
-      if (kind === MARK_COMPACT) majors++;
+      if (kind === MARK_COMPACT) {
+        majors++;
+        longestMc = Math.max(longestMc, ms);
+      }
+      if (kind === SCAVENGE) longestScavenge = Math.max(longestScavenge, ms);
       longestGc = Math.max(longestGc, ms);
     }
     throttle.throttled += inv.throttle?.throttled ?? 0;
@@ -143,6 +153,8 @@ export function analyse(a: AnalysisInput): FireRow {
     throttledMs: throttle.ms,
     majorGcsFiring: majors,
     longestGcFiringMs: longestGc,
+    longestScavengeMs: longestScavenge,
+    longestMarkCompactMs: longestMc,
     connectionsMax: Math.max(0, ...a.invocations.map((i) => i.connectionsAtMs.length)),
     wireLagP99: quantile(wireLags, 0.99),
     wireLagP999: quantile(wireLags, 0.999),
@@ -181,11 +193,11 @@ function attributeLate(a: AnalysisInput, latenessById: Map<string, number>): { o
 }
 
 export const FIRE_ROW_HEADER = [
-  '| peak/s | protocol | lane/s | MB (vCPU) | requests | lost / doubled / early / dropped | p50 ms | p99 ms | p99.9 ms | max ms | CPU ms / request | CPU ms / token | vCPU while firing | throttled periods | mark-compacts firing | longest GC ms | connections | our wire lag p99 / p99.9 ms | over 5 ms (due in a GC / in throttling / before a connect) | load before |',
+  '| peak/s | protocol | lane/s | MB (vCPU) | requests | lost / doubled / early / dropped | p50 ms | p99 ms | p99.9 ms | max ms | CPU ms / request | CPU ms / token | vCPU while firing | throttled periods | mark-compacts firing | longest GC ms (scavenge / mark-compact) | connections | our wire lag p99 / p99.9 ms | over 5 ms (due in a GC / in throttling / before a connect) | load before |',
   '| ---: | --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
 ].join('\n');
 
 export function fireRowMarkdown(r: FireRow): string {
   const share = r.cpuShare === null ? 'no quota' : f(r.cpuShare);
-  return `| ${r.peak} | ${r.protocol} | ${f(r.laneRate, 1)} | ${r.memoryMb} (${share}) | ${r.scheduled} | ${r.lost} / ${r.doubled} / ${r.early} / ${r.drops} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.p999)} | ${f(r.max)} | ${f(r.cpuMsPerRequest, 3)} | ${f(r.cpuMsPerToken, 4)} | ${f(r.cpuWhileFiring, 3)} | ${r.throttledPeriods} of ${r.periods} (${f(r.throttledMs, 0)} ms) | ${r.majorGcsFiring} | ${f(r.longestGcFiringMs)} | ${r.connectionsMax} | ${f(r.wireLagP99)} / ${f(r.wireLagP999)} | ${r.lateOver} (${r.lateInGc} / ${r.lateInThrottle} / ${r.lateInConnect}) | ${r.load} |`;
+  return `| ${r.peak} | ${r.protocol} | ${f(r.laneRate, 1)} | ${r.memoryMb} (${share}) | ${r.scheduled} | ${r.lost} / ${r.doubled} / ${r.early} / ${r.drops} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.p999)} | ${f(r.max)} | ${f(r.cpuMsPerRequest, 3)} | ${f(r.cpuMsPerToken, 4)} | ${f(r.cpuWhileFiring, 3)} | ${r.throttledPeriods} of ${r.periods} (${f(r.throttledMs, 0)} ms) | ${r.majorGcsFiring} | ${f(r.longestGcFiringMs)} (${f(r.longestScavengeMs)} / ${f(r.longestMarkCompactMs)}) | ${r.connectionsMax} | ${f(r.wireLagP99)} / ${f(r.wireLagP999)} | ${r.lateOver} (${r.lateInGc} / ${r.lateInThrottle} / ${r.lateInConnect}) | ${r.load} |`;
 }
