@@ -28,7 +28,7 @@ import { deterministicUuid } from '../ids';
 import { z } from 'zod';
 import { decodeJson, parseMessageJson, PermanentError, sendAll, withRetries } from './common';
 import { claimKey, resultsKey } from './keys';
-import { encodeResultLine, encodeResultLines, joinResultLines, type ResultLine } from './results';
+import { encodeResultLine, encodeResultLines, type ResultLine } from './results';
 import { shardRequests } from './shard-parts';
 import { fromWire, shardMessageSchema, type ShardMessage } from './shards';
 import { deliveryDelay, stillEarly } from './sqs-delay';
@@ -66,6 +66,30 @@ export interface ShardCounts {
   dropReasons: Partial<Record<DropReason, number>>;
 }
 
+const utf8 = new TextEncoder();
+const NEWLINE = 0x0a;
+
+/** The lines, each followed by a newline, as one object's bytes (none: empty, as encodeResultLines). */
+function joinLines(lines: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(lines.reduce((n, l) => n + l.byteLength + 1, 0));
+  let at = 0;
+  for (const line of lines) {
+    out.set(line, at);
+    at += line.byteLength;
+    out[at++] = NEWLINE;
+  }
+  return out;
+}
+
+/**
+ * The shard's requests, their bodies read: in a function of their own, so that the wire form
+ * (the parts' JSON, base64 bodies) is not kept alive by the stage's frame while the shard fires.
+ */
+async function loadRequests(message: ShardMessage, store: ObjectStore): Promise<ScheduledRequest[]> {
+  const wire = await shardRequests(message, store);
+  return Promise.all(wire.map((w) => fromWire(w, (key) => store.get(key))));
+}
+
 const noCounts = (): ShardCounts => ({ fired: 0, failed: 0, dropped: 0, expired: 0, dropReasons: {} });
 
 /** `raw` is the SQS message body. Throws (retryable) only on infrastructure errors; a malformed message is a permanent error. */
@@ -83,8 +107,7 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
     return { action: 'deferred', message, counts: noCounts() };
   }
   // Before the claim: a failure here leaves the shard unclaimed, so a redelivery can fire it.
-  const wire = await shardRequests(message, deps.store);
-  const requests = await Promise.all(wire.map((w) => fromWire(w, (key) => deps.store.get(key))));
+  const requests = await loadRequests(message, deps.store);
   await deps.prepare?.(message, requests);
   const claim = await claimShard(deps, claimKey(message.runId, message.target, message.shardId));
   const key = resultsKey(message.runId, message.target, message.shardId);
@@ -96,7 +119,7 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
     if (claimedAtNs === null || deps.clock.nowNs() - claimedAtNs <= leaseNs) return { action: 'duplicate', message, counts: noCounts() };
     const startNs = BigInt(message.startNs);
     await writeResults(
-      wire.map((r) => ({
+      requests.map((r) => ({
         kind: 'drop',
         requestId: deterministicUuid(message.runId, message.target, r.index),
         index: r.index,
@@ -108,13 +131,14 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
   }
   // Each outcome is written into its line as it ends: what a lane holds while it fires is its
   // lines' text, not every response's measurements (its chunks' arrival times).
-  const encoded: [number, string][] = [];
+  const encoded: [number, Uint8Array][] = [];
   const counts = noCounts();
   await deps.fire(requests, message, (o) => {
     const line: ResultLine = o.result
       ? { kind: 'record', record: computeProfileRecord(o, deps.workerId) }
       : { kind: 'drop', requestId: o.requestId, index: o.request.index, scheduledNs: o.scheduledNs, dropReason: o.dropReason ?? 'lost' };
-    encoded.push([o.request.index, encodeResultLine(line)]);
+    // As bytes: outside the JavaScript heap, which a lane's collections trace and compact.
+    encoded.push([o.request.index, utf8.encode(encodeResultLine(line))]);
     if (o.result) {
       counts.fired++;
       if (o.result.error) counts.failed++;
@@ -128,7 +152,9 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
   if (encoded.length !== requests.length) throw new Error(`the fire loop gave ${encoded.length} outcomes for ${requests.length} requests`);
   // Plan order, as the object always had.
   encoded.sort((a, b) => a[0] - b[0]);
-  await withRetries(() => deps.store.putIfAbsent(key, joinResultLines(encoded.map((e) => e[1])), 'application/x-ndjson'), deps.clock);
+  const text = joinLines(encoded.map((e) => e[1]));
+  encoded.length = 0;
+  await withRetries(() => deps.store.putIfAbsent(key, text, 'application/x-ndjson'), deps.clock);
   return { action: 'fired', message, counts };
 }
 

@@ -72,11 +72,9 @@ export const encodeResultLine = (line: ResultLine): string => encodeJson(line);
 
 /** JSONL, one line per outcome; an empty shard is an empty object (its presence still counts). */
 export function encodeResultLines(lines: readonly ResultLine[]): string {
-  return joinResultLines(lines.map(encodeResultLine));
+  const encoded = lines.map(encodeResultLine);
+  return encoded.join('\n') + (encoded.length ? '\n' : '');
 }
-
-/** Encoded lines as the object's text. */
-export const joinResultLines = (encoded: readonly string[]): string => encoded.join('\n') + (encoded.length ? '\n' : '');
 
 /**
  * Parses a results object. A corrupt line throws with the object key and line number: the
