@@ -200,12 +200,13 @@ export default defineConfig({
     // for); CR_CPU_PROFILE=<dir> writes a CPU profile of each.
     setupFiles: ['test/support/cpu-log.ts', 'test/support/cpu-profile.ts'],
     sequence: { sequencer: LongestTiersFirst },
-    // The handlers' structured logs are evidence in AWS, noise in a test run. The stacks the
+    // The handlers' structured logs and their metrics (EMF lines) are evidence in AWS, noise in
+    // a test run (the tests that read the metrics turn them on). The stacks the
     // tests synthesize in their own process skip aws-cdk-lib's built-in template validation
     // (a WebAssembly rule engine, seconds of CPU in each process that synthesizes; its findings
     // are warnings), as the app itself does (bin/app.ts): cfn-lint checks the template `cdk
     // synth` writes, in test/infra/synth.test.ts.
-    env: { POWERTOOLS_LOG_LEVEL: 'WARN', CDK_VALIDATION: 'false' },
+    env: { POWERTOOLS_LOG_LEVEL: 'WARN', POWERTOOLS_METRICS_DISABLED: 'true', CDK_VALIDATION: 'false' },
     // The time limits of the shared tiers are hang guards: at the lowest priority beside the
     // timing tier, a simulation, a page drawn in Chromium or a CLI run can take several times
     // its time alone.

@@ -41,6 +41,7 @@ export class CaptureReplayStack extends Stack {
       // Scheduled runs' resources exist only with schedules: a deployment without them is unchanged.
       ...(config.schedules.length > 0 ? { schedules: { planVisibility: sixTimes(FUNCTION_TIMEOUTS.plan), ...(config.notify ? { notify: config.notify } : {}) } } : {}),
       ...(config.alarms ? { alarms: config.alarms } : {}),
+      metricsNamespace: config.metricsNamespace,
     });
     // captureBucketAccount that synth could not compare with the stack's account: the deploy does.
     const uncheckedAccount = config.captureBucketAccount && env.account === undefined ? config.captureBucketAccount : undefined;

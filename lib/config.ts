@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { REGION } from '../lambdas/adapters/sagemaker/target-spec';
+import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE } from '../lambdas/core/metrics/cloudwatch';
 import { MAX_AMPLIFY } from '../lambdas/core/plan/amplify';
 import { MIN_TIME_SCALE } from '../lambdas/core/plan/plan';
 import { scheduleConfigSchema } from '../lambdas/core/scheduled-runs/contract';
@@ -228,6 +229,11 @@ export const deploymentConfigSchema = z.strictObject({
   notify: notifySchema.optional(),
   /** Where the alarms notify; without it, the notify topic (with schedules), else no action. */
   alarms: alarmsSchema.optional(),
+  /**
+   * The CloudWatch namespace of the runs' metrics (lambdas/core/metrics/cloudwatch.ts), which
+   * the collector, ingest and plan functions write as EMF and the dashboard and alarms read.
+   */
+  metricsNamespace: z.string().regex(METRICS_NAMESPACE, 'a CloudWatch namespace: 1-255 letters, digits and . _ - / # :, not starting with AWS/').default(DEFAULT_METRICS_NAMESPACE),
 });
 export type DeploymentConfig = z.infer<typeof deploymentConfigSchema>;
 

@@ -6,7 +6,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { STACK_METRICS } from '../lambdas/adapters/aws/emf';
+import { DIMENSION, INGEST_METRICS } from '../lambdas/core/metrics/cloudwatch';
 import { alarmCompatibleTopic, notifyAlarms } from './alarm-topic';
 import { HOURS_ROOT, RESULTS_ROOT, WORK_ROOT } from '../lambdas/core/pipeline/keys';
 import { SCHEDULES_ROOT } from '../lambdas/core/scheduled-runs/contract';
@@ -39,6 +39,8 @@ export interface StatefulProps {
    * the notify topic (scheduled runs) when there is one; else the alarms have no action.
    */
   alarms?: { topicArn?: string; emails?: string[] };
+  /** The namespace of the runs' metrics (the deployment's metricsNamespace). */
+  metricsNamespace: string;
 }
 
 /** What scheduled runs add: the plan queue, the scheduler's dead-letter queue, the summaries' topic. */
@@ -126,9 +128,9 @@ export class CaptureReplayStateful extends Construct {
       alarmDescription:
         'capture-replay: a run needs more fire invocations at once than the fire function may run, and its requests will go out late (the ingest report\'s capacity and the ingest or plan log say by how much, and the value of peakRequestsPerSecond that fits)',
       metric: new cloudwatch.Metric({
-        namespace: STACK_METRICS.namespace,
-        metricName: STACK_METRICS.expectedLateness,
-        dimensionsMap: { [STACK_METRICS.dimension]: Stack.of(this).stackName },
+        namespace: props.metricsNamespace,
+        metricName: INGEST_METRICS.expectedLateness.name,
+        dimensionsMap: { [DIMENSION.stack]: Stack.of(this).stackName },
         statistic: 'Maximum',
         period: Duration.minutes(5),
       }),

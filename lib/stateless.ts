@@ -203,10 +203,12 @@ export class CaptureReplayStateless extends Construct {
     const subset: Record<string, string> = typeof config.autoReplay === 'object' ? { [ENV.autoReplayTargets]: JSON.stringify(autoReplayTargets(config)) } : {};
     const vpc = this.vpcOf(config);
     // The functions that dispatch runs weigh each run's lanes against the fire function's concurrency.
+    // The functions that write metrics (the runs' capacity; the collector, what runs found) name the stack and the namespace.
+    const metrics: Record<string, string> = { [ENV.stackName]: Stack.of(this).stackName, [ENV.metricsNamespace]: config.metricsNamespace };
     const dispatching: Record<string, string> = {
       [ENV.fireConcurrency]: String(maxConcurrency),
       [ENV.fireConcurrencySetting]: config.maxFireConcurrency ? 'maxFireConcurrency' : 'peakRequestsPerSecond',
-      [ENV.stackName]: Stack.of(this).stackName,
+      ...metrics,
     };
     const ingest = new ReplayFunction(this, 'Ingest', { handlerName: 'ingest', logRetention, environment: { ...environment, ...subset, ...dispatching }, timeout: FUNCTION_TIMEOUTS.ingest, memorySize: 3008 });
     const fire = new ReplayFunction(this, 'Fire', {
@@ -221,7 +223,7 @@ export class CaptureReplayStateless extends Construct {
     const scheduled = stateful.schedules;
     const topic = scheduled?.topic;
     const notifyEnv: Record<string, string> = topic ? { [ENV.notifyTopicArn]: topic.topicArn } : {};
-    const collect = new ReplayFunction(this, 'Collect', { handlerName: 'collect', logRetention, environment: { ...environment, ...notifyEnv }, timeout: FUNCTION_TIMEOUTS.collect, memorySize: 2048 });
+    const collect = new ReplayFunction(this, 'Collect', { handlerName: 'collect', logRetention, environment: { ...environment, ...notifyEnv, ...metrics }, timeout: FUNCTION_TIMEOUTS.collect, memorySize: 2048 });
     if (!scheduled) return { ingest, fire, collect };
     // A one-hour window at 50 requests/s (180,000 requests, 12 files) plans in ~11 CPU-s
     // with ~150 MB of live heap (603 MB RSS with the GC left lazy; bench:window). 1,769 MB

@@ -6,7 +6,8 @@
  * `lost`); when that makes every target of the run final, the run's comparison.json and
  * report.html under `runs/<run>/`, and for a scheduled run its line in
  * `schedules/<name>/history.jsonl`, the trend page `schedules/<name>/index.html` and the
- * summary on SNS (once). A batch is coalesced (core/pipeline/collect-batch.ts): one look per
+ * summary on SNS (once); and the run's CloudWatch metrics, as EMF log lines (once per analysis:
+ * core/metrics/cloudwatch.ts, adapters/aws/cloudwatch-metrics.ts). A batch is coalesced (core/pipeline/collect-batch.ts): one look per
  * run and target, one analysis per run. Failure: a malformed message is logged and
  * acknowledged alone; an AWS error fails the records of its run and target (or, in the run's
  * analysis, of the targets that asked for it) for a retry (ReportBatchItemFailures). Writing
@@ -16,6 +17,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { BUNDLED_CHART_ASSETS } from '../adapters/bundled-chart-assets';
 import { collectBatch, type CollectOutcome } from '../core/pipeline/collect-batch';
+import { runMetricSets } from '../core/metrics/cloudwatch';
 import { analyseRunIfFinal } from '../core/pipeline/run-analysis';
 import type { ChartAssets } from '../core/report/page';
 import type { Log } from '../ports';
@@ -34,6 +36,9 @@ export function makeCollectHandler(getDeps: () => Deps, chartAssets: ChartAssets
     const analyse = async (runId: string) => {
       const analysis = await analyseRunIfFinal(runId, { store: deps.store, clock: deps.clock, notifier: deps.notifier, resultsBucket: deps.config.resultsBucket, chartAssets, log });
       deps.logger.info('run analysis', { runId, status: analysis.status, ...(analysis.history ? { history: analysis.history.outcome, published: analysis.history.published } : {}) });
+      const figures = analysis.figures;
+      const stack = deps.config.stackName;
+      if (figures && stack) deps.metrics.publish(runMetricSets(stack, figures), figures.endedAtMs ?? Number(deps.clock.nowNs() / 1_000_000n));
     };
     const outcomes = await collectBatch(
       event.Records.map((r) => ({ id: r.messageId, body: r.body })),

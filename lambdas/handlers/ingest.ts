@@ -125,7 +125,7 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     clock: deps.clock,
   });
   if (result.status === 'scheduled') await sendCollectMessages(deps.collectQueue, runId, targets, result);
-  if (result.status === 'scheduled') logCapacity(logger, { runId, stackName: config.stackName, capacity: result.capacity, nowMs: Number(deps.clock.nowNs() / 1_000_000n) });
+  if (result.status === 'scheduled') logCapacity(logger, { runId, stackName: config.stackName, capacity: result.capacity, nowMs: Number(deps.clock.nowNs() / 1_000_000n), metrics: deps.metrics });
   logger.info('capture file ingested', {
     runId,
     key: ref.key,

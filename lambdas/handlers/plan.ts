@@ -27,6 +27,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
 import { s3CaptureObjects } from '../adapters/aws/capture-listing';
+import type { CloudWatchMetrics } from '../adapters/aws/cloudwatch-metrics';
 import { BUNDLED_CHART_ASSETS } from '../adapters/bundled-chart-assets';
 import { writeIngestReport } from '../core/export/artifacts';
 import { decodeJson } from '../core/pipeline/common';
@@ -53,6 +54,8 @@ export interface PlanDeps {
   clock: Clock;
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   notifier: Notifier | null;
+  /** The run's capacity metrics (run-input.ts logCapacity); none written without it. */
+  metrics?: Pick<CloudWatchMetrics, 'publish'>;
   /** Reads the capture bucket (config.captureBucket) unless `captures` is given. */
   s3?: S3Client;
   captures?: CaptureObjects;
@@ -172,7 +175,7 @@ async function dispatchWindow(deps: PlanDeps, w: { schedule: ScheduleConfig; inf
     clock: deps.clock,
   });
   if (result.status === 'scheduled') await sendCollectMessages(deps.collectQueue, runId, names, result);
-  if (result.status === 'scheduled') logCapacity(logger, { runId, stackName: config.stackName, capacity: result.capacity, nowMs: Number(deps.clock.nowNs() / 1_000_000n) });
+  if (result.status === 'scheduled') logCapacity(logger, { runId, stackName: config.stackName, capacity: result.capacity, nowMs: Number(deps.clock.nowNs() / 1_000_000n), metrics: deps.metrics });
   logger.info('window run planned', {
     runId,
     schedule: schedule.name,

@@ -5,7 +5,8 @@
  * messages sent once a run is scheduled.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { emfMembers, STACK_METRICS } from '../adapters/aws/emf';
+import type { CloudWatchMetrics } from '../adapters/aws/cloudwatch-metrics';
+import { ingestMetricSets } from '../core/metrics/cloudwatch';
 import type { CapacityReport } from '../core/pipeline/capacity';
 import { sendAll } from '../core/pipeline/common';
 import type { DispatchResult, DispatchRunArgs } from '../core/pipeline/dispatch';
@@ -65,25 +66,19 @@ export function fireCapacityOf(config: Pick<RuntimeConfig, 'fireConcurrency'>, a
 
 /**
  * A run's capacity where an operator looks: a warning naming the setting to raise (and its
- * value) when the fire function cannot start every lane on time, else one line at info; both
- * carry the run's expected lateness and whether it is undersized as CloudWatch metrics (EMF,
- * adapters/aws/emf.ts) with the stack's name as their `Stack` dimension.
+ * value) when the fire function cannot start every lane on time, else one line at info; and,
+ * whatever the log level, the run's expected lateness and whether it is undersized as
+ * CloudWatch metrics (EMF through Powertools' Metrics, adapters/aws/cloudwatch-metrics.ts) with
+ * the stack's name as their `Stack` dimension.
  */
-export function logCapacity(logger: Pick<Logger, 'info' | 'warn'>, o: { runId: string; stackName: string | undefined; capacity: CapacityReport | undefined; nowMs: number }): void {
+export function logCapacity(
+  logger: Pick<Logger, 'info' | 'warn'>,
+  o: { runId: string; stackName: string | undefined; capacity: CapacityReport | undefined; nowMs: number; metrics?: Pick<CloudWatchMetrics, 'publish'> | undefined },
+): void {
   const c = o.capacity;
   if (!c) return;
-  const metrics = o.stackName
-    ? emfMembers({
-        namespace: STACK_METRICS.namespace,
-        dimensions: { [STACK_METRICS.dimension]: o.stackName },
-        metrics: [
-          { name: STACK_METRICS.expectedLateness, unit: 'Seconds', value: c.expectedLatenessSeconds },
-          { name: STACK_METRICS.undersizedRuns, unit: 'Count', value: c.onTime ? 0 : 1 },
-        ],
-        timestampMs: o.nowMs,
-      })
-    : {};
-  const fields = { runId: o.runId, lanesAtOnce: c.lanesAtOnce, concurrency: c.concurrency, lateLanes: c.lateLanes, lateRequests: c.lateRequests, ...(c.raise ? { raise: c.raise.setting, raiseTo: c.raise.value } : {}), reason: c.reason, ...metrics };
+  const fields = { runId: o.runId, lanesAtOnce: c.lanesAtOnce, concurrency: c.concurrency, lateLanes: c.lateLanes, lateRequests: c.lateRequests, ...(c.raise ? { raise: c.raise.setting, raiseTo: c.raise.value } : {}), reason: c.reason, expectedLatenessSeconds: c.expectedLatenessSeconds };
   if (!c.onTime && c.raise) logger.warn(`run expected late by at least ${c.expectedLatenessSeconds} s: raise ${c.raise.setting} to ${c.raise.value}`, fields);
   else logger.info('run capacity: every lane starts on time', fields);
+  if (o.stackName && o.metrics) o.metrics.publish(ingestMetricSets(o.stackName, c), o.nowMs);
 }

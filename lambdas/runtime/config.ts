@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ASCII, COMPONENT_NAME, CUSTOM_ATTRIBUTES_MAX, REGION, RESOURCE_NAME, SAGEMAKER_NAME_MAX } from '../adapters/sagemaker/target-spec';
+import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE } from '../core/metrics/cloudwatch';
 import type { CapacitySetting } from '../core/pipeline/capacity';
 import { MAX_AMPLIFY } from '../core/plan/amplify';
 import { scheduleConfigSchema, type ScheduleConfig } from '../core/scheduled-runs/contract';
@@ -57,6 +58,8 @@ export const ENV = {
   fireConcurrencySetting: 'FIRE_CONCURRENCY_SETTING',
   /** The stack's name: the `Stack` dimension of the functions' metrics. */
   stackName: 'STACK_NAME',
+  /** The CloudWatch namespace of the functions' metrics (the deployment's `metricsNamespace`). */
+  metricsNamespace: 'METRICS_NAMESPACE',
 } as const;
 
 /** A KMS key ARN; aliases are refused because grants on an alias do not cover the key. */
@@ -213,6 +216,7 @@ export const runtimeConfigSchema = z.object({
   [ENV.fireConcurrency]: int(1, 10_000).optional(),
   [ENV.fireConcurrencySetting]: z.enum(['peakRequestsPerSecond', 'maxFireConcurrency']).default('peakRequestsPerSecond'),
   [ENV.stackName]: z.string().min(1).optional(),
+  [ENV.metricsNamespace]: z.string().regex(METRICS_NAMESPACE, 'a CloudWatch namespace: 1-255 letters, digits and . _ - / # :, not AWS/').default(DEFAULT_METRICS_NAMESPACE),
 }).superRefine((c, ctx) => {
   const names = c[ENV.targets].map((t) => t.name);
   for (const name of c[ENV.autoReplayTargets] ?? []) {
@@ -253,6 +257,8 @@ export interface RuntimeConfig {
   /** What the fire function may run at once; undefined: not told (runs are not weighed against it). */
   fireConcurrency: { concurrency: number; setting: CapacitySetting } | undefined;
   stackName: string | undefined;
+  /** The namespace of the metrics the functions write (core/metrics/cloudwatch.ts). */
+  metricsNamespace: string;
 }
 
 /** Parses the environment; throws one error listing every problem. */
@@ -294,5 +300,6 @@ export function parseRuntimeConfig(env: Record<string, string | undefined>): Run
     secretsMaxAgeSeconds: c[ENV.secretsMaxAgeSeconds],
     fireConcurrency: fireConcurrency === undefined ? undefined : { concurrency: fireConcurrency, setting: c[ENV.fireConcurrencySetting] },
     stackName: c[ENV.stackName],
+    metricsNamespace: c[ENV.metricsNamespace],
   };
 }

@@ -10,6 +10,7 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import { CloudWatchMetrics } from '../adapters/aws/cloudwatch-metrics';
 import { S3ObjectStore } from '../adapters/aws/s3-object-store';
 import { SnsNotifier } from '../adapters/aws/sns-notifier';
 import { SqsQueue } from '../adapters/aws/sqs-queue';
@@ -44,6 +45,8 @@ export interface Deps {
   collectQueue: SqsQueue;
   clock: Clock;
   logger: Logger;
+  /** The runs' CloudWatch metrics, as EMF log lines (Powertools' Metrics; adapters/aws/cloudwatch-metrics.ts). */
+  metrics: CloudWatchMetrics;
   /** Scheduled runs' summaries (SNS), when the deployment names a topic. */
   notifier: Notifier | null;
   /**
@@ -101,6 +104,7 @@ export function createDeps(overrides: DepsOverrides = {}): Deps {
     collectQueue: new SqsQueue(sqs, config.collectQueueUrl),
     clock,
     logger,
+    metrics: new CloudWatchMetrics(config.metricsNamespace, logger),
     notifier: config.notifyTopicArn ? new SnsNotifier(overrides.sns ?? new SNSClient({ requestHandler: sdkHandler() }), config.notifyTopicArn) : null,
     ...createTargetDeps(config, clock, logger, overrides),
   };

@@ -10,7 +10,7 @@ import { Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
-import { STACK_METRICS } from '../../lambdas/adapters/aws/emf';
+import { DEFAULT_METRICS_NAMESPACE } from '../../lambdas/core/metrics/cloudwatch';
 import { ENV } from '../../lambdas/runtime/config';
 import { CaptureReplayStack } from '../../lib/capture-replay-stack';
 import { DeploymentConfigError, loadDeploymentConfig, parseDeploymentConfig, placeholdersIn } from '../../lib/config';
@@ -99,7 +99,7 @@ describe('CaptureReplayStack', () => {
     expect(env).toMatchObject({ [ENV.fireConcurrency]: String(maximum), [ENV.fireConcurrencySetting]: 'peakRequestsPerSecond', [ENV.stackName]: stack.stackName });
     expect(maximum).toBe(sizing.maxConcurrency);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: STACK_METRICS.namespace,
+      Namespace: DEFAULT_METRICS_NAMESPACE,
       MetricName: 'ExpectedLatenessSeconds',
       Dimensions: [{ Name: 'Stack', Value: stack.stackName }],
       Statistic: 'Maximum',

@@ -4,16 +4,17 @@
  * its real handler with its template environment. A 10 s capture at 1,000 requests/s lands in
  * the capture bucket: the ingest cuts more lanes than the fire event source may run at once,
  * and its report says how late the run will be at least, why, and the value of
- * peakRequestsPerSecond that fits; its log says it as a warning, with the metric the stack's
- * alarm watches (CloudWatch EMF). The fire and collect functions are not run: nothing here
- * needs the requests sent.
+ * peakRequestsPerSecond that fits; its log says it as a warning, and its metrics (CloudWatch EMF,
+ * written by Powertools' Metrics) carry what the stack's alarm watches. The fire and collect
+ * functions are not run: nothing here needs the requests sent.
  */
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { STACK_METRICS } from '../../lambdas/adapters/aws/emf';
+import { DEFAULT_METRICS_NAMESPACE } from '../../lambdas/core/metrics/cloudwatch';
 import type { CapacityReport } from '../../lambdas/core/pipeline/capacity';
 import { ENV } from '../../lambdas/runtime/config';
+import { setEnv } from '../support/set-env';
 import { captureBuffer } from '../support/capture-gen';
 import { clientConfig, deployStateful, errorsOf, FUNCTIONS, json, startFunctions, synthesizeStack, waitForObject, type Deployment, type Running } from '../support/iam/deployment';
 import { UNAUTHENTICATED } from '../support/iam/moto-iam';
@@ -35,8 +36,11 @@ describeWithMoto('a default stack given a 1,000 requests/s capture, on moto', ()
   let ingestEnv: Record<string, string> = {};
   const printed: string[] = [];
   const spies: { mockRestore(): void }[] = [];
+  let restoreEnv = () => {};
 
   beforeAll(async () => {
+    // The metrics are off in test runs (vitest.config.ts): on here, where they are read.
+    restoreEnv = setEnv({ POWERTOOLS_METRICS_DISABLED: 'false' });
     moto = await startMoto();
     const config = clientConfig(moto.endpoint, UNAUTHENTICATED);
     s3 = new S3Client(config);
@@ -62,6 +66,7 @@ describeWithMoto('a default stack given a 1,000 requests/s capture, on moto', ()
 
   afterAll(async () => {
     for (const spy of spies) spy.mockRestore();
+    restoreEnv();
     await Promise.all(running.map((r) => r.source.stop()));
     await moto?.stop();
   });
@@ -95,22 +100,21 @@ describeWithMoto('a default stack given a 1,000 requests/s capture, on moto', ()
     expect(c.reason).toContain(`raise peakRequestsPerSecond to ${RATE}`);
     expect(c.reason).toContain('lower bound');
 
-    // The handler's warning: the setting, its value and the run's expected lateness, with the
-    // EMF members CloudWatch reads the metric from (namespace, Stack dimension, both metrics).
-    // It is logged once the run's messages are sent, after the report.
-    const withMetrics = () => printed.flatMap((text) => text.split('\n')).filter((line) => line.includes('"_aws"'));
-    await until(() => withMetrics().length > 0, 'the ingest\'s capacity log line', 60_000, 100);
-    const [warning, ...more] = withMetrics().map((line) => JSON.parse(line) as Record<string, unknown>);
+    // The handler's warning: the setting, its value and the run's expected lateness; and the
+    // metrics CloudWatch reads from their own EMF line (namespace, Stack dimension, both metrics).
+    // Both are written once the run's messages are sent, after the report.
+    const lines = () => printed.flatMap((text) => text.split('\n')).filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    await until(() => lines().some((l) => '_aws' in l) && lines().some((l) => l.level === 'WARN'), 'the ingest\'s capacity log line and metrics', 60_000, 100);
+    const [warning, ...moreWarnings] = lines().filter((l) => l.level === 'WARN' && String(l.message).startsWith('run expected late'));
+    expect(moreWarnings).toEqual([]);
+    expect(warning).toMatchObject({ message: `run expected late by at least ${c.expectedLatenessSeconds} s: raise peakRequestsPerSecond to ${RATE}`, raise: 'peakRequestsPerSecond', raiseTo: RATE });
+    const [metrics, ...more] = lines().filter((l) => '_aws' in l);
     expect(more).toEqual([]);
-    expect(warning).toMatchObject({
-      level: 'WARN',
-      message: `run expected late by at least ${c.expectedLatenessSeconds} s: raise peakRequestsPerSecond to ${RATE}`,
-      raise: 'peakRequestsPerSecond',
-      raiseTo: RATE,
+    expect(metrics).toEqual({
+      _aws: { Timestamp: expect.any(Number), CloudWatchMetrics: [{ Namespace: DEFAULT_METRICS_NAMESPACE, Dimensions: [['Stack']], Metrics: [{ Name: 'ExpectedLatenessSeconds', Unit: 'Seconds' }, { Name: 'UndersizedRuns', Unit: 'Count' }] }] },
       Stack: STACK,
       ExpectedLatenessSeconds: c.expectedLatenessSeconds,
       UndersizedRuns: 1,
-      _aws: { CloudWatchMetrics: [{ Namespace: STACK_METRICS.namespace, Dimensions: [['Stack']], Metrics: [{ Name: 'ExpectedLatenessSeconds', Unit: 'Seconds' }, { Name: 'UndersizedRuns', Unit: 'Count' }] }] },
     });
   }, 150_000);
 });

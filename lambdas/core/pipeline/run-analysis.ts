@@ -2,7 +2,8 @@
  * The run's root: when every target of a pipeline run is final, its comparison.json (two
  * targets or more) and report.html under runs/<run>/, built by the same code as the local
  * CLI's (analyse, renderReportHtml, writeRunAnalysis); for a scheduled run, its history line,
- * trend page and summary (core/scheduled-runs/history.ts).
+ * trend page and summary (core/scheduled-runs/history.ts); and the figures of the run's
+ * CloudWatch metrics, which the collect handler writes (core/metrics/cloudwatch.ts).
  *
  * When. A target is final when its run_manifest.json is under runs/<run>/<target>/: the
  * collector writes it last (writeTargetArtifacts), after the target's other files, and
@@ -34,6 +35,7 @@ import { recordIdentity } from '../compare/columns';
 import { COMPARED_METRICS, DEFAULT_COMPARE_OPTIONS, OUTCOME, type CompareOptions, type ComparedMetricTag, type ComparisonDocument } from '../compare/types';
 import { ARTIFACT_FILES } from '../export/artifacts';
 import { writeRunAnalysis, RUN_FILES } from '../export/run-artifacts';
+import { runEndedAtMs, targetFiguresOf, type RunFigures } from '../metrics/cloudwatch';
 import { summarize } from '../metrics/stats';
 import type { ChartAssets } from '../report/page';
 import { renderReportHtml } from '../report/report-page';
@@ -71,6 +73,13 @@ export interface RunAnalysisResult {
   comparison: ComparisonDocument | null;
   /** Scheduled runs: whether this call appended the history line and published the summary. */
   history?: { outcome: 'appended' | 'present'; published: boolean; subject: string };
+  /**
+   * What the run's CloudWatch metrics say (core/metrics/cloudwatch.ts runMetricSets), once: for
+   * an analysed run, and for a scheduled one only from the call that appended its history line
+   * (two finalisers at once write its metrics once). `endedAtMs`: the latest target's end, the
+   * metrics' timestamp (the same for a second finaliser of the same run).
+   */
+  figures?: RunFigures & { endedAtMs: number | null };
 }
 
 const utf8 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
@@ -105,9 +114,9 @@ export async function analyseRunIfFinal(runId: string, deps: RunAnalysisDeps): P
   for (const target of run.targets) {
     const bytes = await deps.store.get(targetPrefix(runId, target) + ARTIFACT_FILES.manifest);
     if (!bytes) return { status: 'not-final', keys: [], comparison: null };
-    manifests.push(accountingOf(decodeJson(bytes)));
+    manifests.push(decodeJson(bytes));
   }
-  const fingerprint = createHash('sha256').update(JSON.stringify([run.targets, manifests])).digest('hex');
+  const fingerprint = createHash('sha256').update(JSON.stringify([run.targets, manifests.map(accountingOf)])).digest('hex');
   if ((await markedFingerprint(deps.store, runId)) === fingerprint) return { status: 'unchanged', keys: [], comparison: null };
 
   const targets = await gatherTargets(runId, run, deps.store);
@@ -142,8 +151,31 @@ export async function analyseRunIfFinal(runId: string, deps: RunAnalysisDeps): P
     // A run that says it is scheduled but whose info cannot be read: its report stands, the history cannot take it.
     deps.log?.warn('run record names a schedule that cannot be read: no history line', { runId, reason: scheduled.error?.issues[0]?.message ?? 'invalid' });
   }
+  // The metrics once: a scheduled run's from the finaliser that appended its history line.
+  const figures = !info || history?.outcome === 'appended' ? await runFigures(runId, run, manifests, info?.name ?? null, analysis.comparison, deps.store) : null;
   await deps.store.put(analysisMarkerKey(runId), JSON.stringify({ v: 1, fingerprint, at: generatedAt }), 'application/json');
-  return { status: 'analysed', keys, comparison: analysis.comparison, ...(history ? { history } : {}) };
+  return { status: 'analysed', keys, comparison: analysis.comparison, ...(history ? { history } : {}), ...(figures ? { figures } : {}) };
+}
+
+/**
+ * The run's figures for its CloudWatch metrics: each target's accounting (its manifest, read
+ * above) and AIPerf's aggregates the collector wrote (profile_export_aiperf.json), not
+ * computed again; the comparison just made.
+ */
+async function runFigures(runId: string, run: RunRecord, manifests: readonly unknown[], schedule: string | null, comparison: ComparisonDocument | null, store: ObjectStore): Promise<NonNullable<RunAnalysisResult['figures']>> {
+  const targets = await Promise.all(
+    run.targets.map(async (target, i) => {
+      const bytes = await store.get(targetPrefix(runId, target) + ARTIFACT_FILES.aiperfJson);
+      let aggregates: unknown = null;
+      try {
+        aggregates = bytes ? decodeJson(bytes) : null;
+      } catch {
+        aggregates = null; // its counts still stand
+      }
+      return targetFiguresOf(target, manifests[i], aggregates);
+    }),
+  );
+  return { schedule, targets, comparison, endedAtMs: runEndedAtMs(manifests) };
 }
 
 /** The fingerprint the last complete analysis recorded; null when none (or unreadable: then analysed again). */

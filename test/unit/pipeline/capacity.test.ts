@@ -2,12 +2,14 @@
  * A run's fire invocations against the fire function's concurrency (core/pipeline/capacity.ts):
  * the lanes it needs at once, how late the lanes beyond the concurrency go out at least, the
  * setting to raise and its value; dispatch writing it into the run's ingest report; and how
- * the handlers say it (a warning naming the setting, the metric as CloudWatch EMF).
+ * the handlers say it (a warning naming the setting; the metrics as CloudWatch EMF, written by
+ * Powertools' Metrics whatever the log level).
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../lambdas/adapters/local/memory-store';
 import { MemoryQueue } from '../../../lambdas/adapters/local/memory-queue';
-import { emfMembers, STACK_METRICS } from '../../../lambdas/adapters/aws/emf';
+import { emfDocuments } from '../../../lambdas/adapters/aws/cloudwatch-metrics';
+import type { MetricSet } from '../../../lambdas/core/metrics/cloudwatch';
 import { assessCapacity, busiestSecond, lanesAtOnce, type CapacityReport, type FireCapacity, type LaneNeed } from '../../../lambdas/core/pipeline/capacity';
 import { runPrefix } from '../../../lambdas/core/pipeline/keys';
 import { cutShards } from '../../../lambdas/core/pipeline/shards';
@@ -161,44 +163,45 @@ describe('dispatch writes the capacity into the ingest report', () => {
 });
 
 describe('how the handlers say it', () => {
+  const NOW = 1_800_000_000_123;
   function logged(capacity: CapacityReport, stackName: string | undefined) {
     const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
+    const published: { sets: readonly MetricSet[]; timestampMs: number }[] = [];
     const at = (level: string) => (message: string, fields: Record<string, unknown>) => void lines.push({ level, message, fields });
-    logCapacity({ info: at('info'), warn: at('warn') } as never, { runId: 'r1', stackName, capacity, nowMs: 1_800_000_000_123 });
-    return lines;
+    logCapacity({ info: at('info'), warn: at('warn') } as never, { runId: 'r1', stackName, capacity, nowMs: NOW, metrics: { publish: (sets, timestampMs) => void published.push({ sets, timestampMs }) } });
+    // The documents Powertools writes of what was published (its warning on a timestamp far from now set aside).
+    const documents = published.flatMap((p) => emfDocuments(p.sets, 'capture-replay', p.timestampMs, { debug() {}, info() {}, warn() {}, error() {} }));
+    return { lines, documents };
   }
   const late = assessCapacity(lanesOf([[0, 9_000], [5, 9_005]]), { leadMs: 100, busiestSecond: 250, capacity: peak(1) });
 
-  it('a late run: a warning naming peakRequestsPerSecond and its value, carrying the metrics as CloudWatch EMF', () => {
-    const [line, ...more] = logged(late, 'CaptureReplay');
+  it('a late run: a warning naming peakRequestsPerSecond and its value; its metrics as a CloudWatch EMF document of their own', () => {
+    const { lines, documents } = logged(late, 'CaptureReplay');
+    const [line, ...more] = lines;
     expect(more).toEqual([]);
     expect(line!.level).toBe('warn');
     expect(line!.message).toBe(`run expected late by at least ${late.expectedLatenessSeconds} s: raise peakRequestsPerSecond to 250`);
     expect(late.expectedLatenessSeconds).toBe(8.995);
-    expect(line!.fields).toMatchObject({
-      runId: 'r1',
-      raise: 'peakRequestsPerSecond',
-      raiseTo: 250,
-      Stack: 'CaptureReplay',
-      ExpectedLatenessSeconds: 8.995,
-      UndersizedRuns: 1,
-      _aws: {
-        Timestamp: 1_800_000_000_123,
-        CloudWatchMetrics: [{ Namespace: 'capture-replay', Dimensions: [['Stack']], Metrics: [{ Name: 'ExpectedLatenessSeconds', Unit: 'Seconds' }, { Name: 'UndersizedRuns', Unit: 'Count' }] }],
+    expect(line!.fields).toMatchObject({ runId: 'r1', raise: 'peakRequestsPerSecond', raiseTo: 250, expectedLatenessSeconds: 8.995 });
+    expect(line!.fields).not.toHaveProperty('_aws');
+    expect(documents).toEqual([
+      {
+        _aws: {
+          Timestamp: NOW,
+          CloudWatchMetrics: [{ Namespace: 'capture-replay', Dimensions: [['Stack']], Metrics: [{ Name: 'ExpectedLatenessSeconds', Unit: 'Seconds' }, { Name: 'UndersizedRuns', Unit: 'Count' }] }],
+        },
+        Stack: 'CaptureReplay',
+        ExpectedLatenessSeconds: 8.995,
+        UndersizedRuns: 1,
       },
-    });
+    ]);
   });
 
   it('a run on time: one info line, its metrics at 0; without the stack\'s name, no metric', () => {
     const onTime = assessCapacity(lanesOf([[0, 9]]), { leadMs: 5, busiestSecond: 1, capacity: peak(2) });
-    expect(logged(onTime, 'S').map((l) => [l.level, l.fields.ExpectedLatenessSeconds, l.fields.UndersizedRuns])).toEqual([['info', 0, 0]]);
-    expect(logged(late, undefined)[0]!.fields).not.toHaveProperty('_aws');
-  });
-
-  it('an EMF document: every metric and dimension its directive names is a member of the root (the specification\'s target members)', () => {
-    const doc = emfMembers({ namespace: STACK_METRICS.namespace, dimensions: { Stack: 'X' }, metrics: [{ name: 'A', unit: 'Count', value: 2 }], timestampMs: 1.6 });
-    const directive = (doc._aws as { CloudWatchMetrics: { Dimensions: string[][]; Metrics: { Name: string }[] }[] }).CloudWatchMetrics[0]!;
-    for (const name of [...directive.Dimensions.flat(), ...directive.Metrics.map((m) => m.Name)]) expect(doc).toHaveProperty(name);
-    expect((doc._aws as { Timestamp: number }).Timestamp).toBe(2);
+    const { lines, documents } = logged(onTime, 'S');
+    expect(lines.map((l) => l.level)).toEqual(['info']);
+    expect(documents.map((d) => [d.Stack, d.ExpectedLatenessSeconds, d.UndersizedRuns])).toEqual([['S', 0, 0]]);
+    expect(logged(late, undefined).documents).toEqual([]);
   });
 });
