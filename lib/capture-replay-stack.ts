@@ -2,10 +2,12 @@ import { Annotations, CfnParameter, CfnRule, Duration, Fn, Stack, Token, type St
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { assertDeployable, placeholdersIn, type DeploymentConfig } from './config';
+import { RunsDashboard } from './dashboard';
 import { addOutputs } from './outputs';
 import { natLimitWarnings } from './nat-limits';
 import { isCrossAccount, type DeployEnvironment } from './placement';
 import { CaptureReplayStateful } from './stateful';
+import { RunAlarms } from './run-alarms';
 import { fireSizingOf } from './sizing';
 import { CaptureReplayStateless, FUNCTION_TIMEOUTS } from './stateless';
 
@@ -19,6 +21,10 @@ export interface CaptureReplayStackProps extends StackProps {
 export class CaptureReplayStack extends Stack {
   public readonly stateful: CaptureReplayStateful;
   public readonly stateless: CaptureReplayStateless;
+  /** Alarms on what the runs found (lib/run-alarms.ts). */
+  public readonly runAlarms: RunAlarms;
+  /** The runs' dashboard (lib/dashboard.ts); none with `dashboard: false`. */
+  public readonly dashboard?: RunsDashboard;
 
   constructor(scope: Construct, id: string, props: CaptureReplayStackProps) {
     super(scope, id, props);
@@ -46,7 +52,9 @@ export class CaptureReplayStack extends Stack {
     // captureBucketAccount that synth could not compare with the stack's account: the deploy does.
     const uncheckedAccount = config.captureBucketAccount && env.account === undefined ? config.captureBucketAccount : undefined;
     this.stateless = new CaptureReplayStateless(this, 'Stateless', { config, stateful: this.stateful, sizing, crossAccount, ...(uncheckedAccount ? { uncheckedAccount } : {}) });
-    addOutputs(this, { config, stateful: this.stateful, stateless: this.stateless, sizing, captureSource: this.stateless.captureSource, crossAccount });
+    this.runAlarms = new RunAlarms(this, 'RunAlarms', { config, topic: this.stateful.alarmTopic });
+    if (config.dashboard) this.dashboard = new RunsDashboard(this, 'Dashboard', { config, stateful: this.stateful, alarms: [...this.stateful.alarms, ...this.runAlarms.alarms] });
+    addOutputs(this, { config, stateful: this.stateful, stateless: this.stateless, sizing, captureSource: this.stateless.captureSource, crossAccount, ...(this.dashboard ? { dashboardName: this.dashboard.dashboardName } : {}) });
 
     // Synth works on the defaults (offline, no credentials); a deploy must not. The CLI does
     // not tell the app which command runs, so the template carries the guard: CloudFormation

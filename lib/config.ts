@@ -234,6 +234,8 @@ export const deploymentConfigSchema = z.strictObject({
    * the collector, ingest and plan functions write as EMF and the dashboard and alarms read.
    */
   metricsNamespace: z.string().regex(METRICS_NAMESPACE, 'a CloudWatch namespace: 1-255 letters, digits and . _ - / # :, not starting with AWS/').default(DEFAULT_METRICS_NAMESPACE),
+  /** A CloudWatch dashboard of the runs' metrics beside the endpoints' own (lib/dashboard.ts); its URL is the DashboardUrl output. */
+  dashboard: z.boolean().default(true),
 });
 export type DeploymentConfig = z.infer<typeof deploymentConfigSchema>;
 

@@ -5,6 +5,7 @@
 import { CfnOutput, type Stack } from 'aws-cdk-lib';
 import type { CaptureSource } from './capture-source';
 import { ownerBucketPolicyStatements } from './capture-source';
+import { dashboardUrlOf } from './dashboard';
 import type { DeploymentConfig } from './config';
 import type { FireSizing } from './sizing';
 import type { CaptureReplayStateful } from './stateful';
@@ -18,6 +19,8 @@ export interface OutputSources {
   captureSource: CaptureSource;
   /** The capture bucket belongs to another account (known at synth): its owner's part is output. */
   crossAccount: boolean;
+  /** The runs' dashboard, when the stack has one (lib/dashboard.ts). */
+  dashboardName?: string;
 }
 
 /** `all`, `none`, or the targets' names, comma-separated: what new capture files replay to. */
@@ -53,6 +56,7 @@ export function addOutputs(stack: Stack, s: OutputSources): void {
   }
   if (stateless.planFunction) out('PlanRoleArn', stateless.planFunction.role!.roleArn, 'The plan function\'s role (lists and reads captures)');
   if (stateful.alarmTopic) out('AlarmTopicArn', stateful.alarmTopic.topicArn, 'Where every alarm of the stack notifies (SNS)');
+  if (s.dashboardName) out('DashboardUrl', dashboardUrlOf(s.dashboardName), 'The CloudWatch dashboard of the runs: latency and errors per target, verdicts of the scheduled runs, the pipeline\'s health');
   if (s.crossAccount) {
     const roles = { ingest: stateless.ingestFunction.role!, ...(stateless.planFunction ? { plan: stateless.planFunction.role! } : {}) };
     out('CaptureOwnerBucketPolicy', stack.toJsonString(ownerBucketPolicyStatements(config, roles)), 'Statements the capture bucket\'s owner adds to its bucket policy (JSON)');

@@ -209,7 +209,7 @@ describe('alarms', () => {
     const { stack, t, r, outputs } = synth({ ...base, schedules: [SCHEDULE], notify: { emails: ['ml@example.com'] } }, 'Notified');
     const topicId = onlyLogicalId(t, 'AWS::SNS::Topic', 'StatefulNotifyTopic');
     const actions = alarmActions(t);
-    expect(actions).toHaveLength(7); // ingest, replay, collect, plan DLQs; replay age; undersized run; scheduler DLQ
+    expect(actions).toHaveLength(10); // ingest, replay, collect, plan DLQs; replay age; undersized run; scheduler DLQ; the schedule's worse verdict, lost requests, late run
     for (const [id, a] of actions) expect(a, String(id)).toEqual([{ Ref: topicId }]);
     const keyId = onlyLogicalId(t, 'AWS::KMS::Key', 'StatefulNotifyTopicKey');
     expect(t.Resources[topicId]!.Properties?.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
@@ -280,6 +280,8 @@ describe('outputs', () => {
       CollectRoleArn: roleArn('StatelessCollectServiceRole'),
       PlanRoleArn: roleArn('StatelessPlanServiceRole'),
       AutoReplay: 'all',
+      // The runs' dashboard, named after the stack and its Region (dashboards are global to an account).
+      DashboardUrl: { 'Fn::Join': ['', ['https://', { Ref: 'AWS::Region' }, '.console.aws.amazon.com/cloudwatch/home?region=', { Ref: 'AWS::Region' }, '#dashboards/dashboard/Outputs-', { Ref: 'AWS::Region' }]] },
     });
     expect(JSON.parse(outputs.FireSizing!.Value as string)).toMatchObject({ maxConcurrency: expect.any(Number) });
   });

@@ -87,7 +87,8 @@ describe('CaptureReplayStack', () => {
     // 6 x 900 s would bring a failed shard back 90 minutes later, into a finalised run.
     expect(byName('Replay').Properties.VisibilityTimeout).toBe((fn('Fire').Properties.Timeout as number) + 60);
     for (const q of resources('AWS::SQS::Queue')) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
-    expect(resources('AWS::CloudWatch::Alarm')).toHaveLength(5);
+    // The plumbing's five, and the runs' two (lost requests, late runs: lib/run-alarms.ts).
+    expect(resources('AWS::CloudWatch::Alarm')).toHaveLength(7);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 900 + sizing.timeoutSeconds + 120 });
   });

@@ -13,6 +13,8 @@
  */
 import { z } from 'zod';
 import { deterministicUuid } from '../ids';
+import { VERDICT_METRICS } from '../metrics/cloudwatch';
+import { didYouMean } from '../suggest';
 import { MAX_AMPLIFY } from '../plan/amplify';
 import { MIN_TIME_SCALE } from '../plan/plan';
 import { scheduleExpressionProblems } from './schedule-expression';
@@ -33,6 +35,11 @@ const scheduleNameSchema = z
   .string()
   .regex(SCHEDULE_NAME, 'schedule names are 1-64 letters, digits, . _ -')
   .refine((name) => !/^\.+$/.test(name), 'a schedule name of dots only would be a . or .. folder in the results bucket (schedules/<name>/): use letters or digits too');
+
+/** A metric a comparison can call worse (core/metrics/cloudwatch.ts VERDICT_METRICS). */
+const alarmMetricSchema = z.string().refine((tag) => VERDICT_METRICS.includes(tag), {
+  error: (issue) => `"${String(issue.input)}" is not a metric a comparison calls worse (${VERDICT_METRICS.join(', ')})${didYouMean(String(issue.input), VERDICT_METRICS)}`,
+});
 
 const HH_MM = z.string().regex(/^([01]\d|2[0-3]):([0-5]\d)$/, 'HH:MM, 24-hour');
 
@@ -70,6 +77,12 @@ export const scheduleConfigSchema = z.strictObject({
   endpoints: z.array(z.string().min(1)).min(1).optional(),
   /** Variant folders to read; default: every one found. */
   variants: z.array(z.string().min(1)).min(1).optional(),
+  /**
+   * The compared metrics (AIPerf tags, or `error_rate`) whose `worse` verdict sets off the
+   * schedule's alarm (lib/run-alarms.ts); `[]`: no alarm. Unset: DEFAULT_ALARM_ON (the stack
+   * reads it; left out here, the plan function's environment keeps its size).
+   */
+  alarmOn: z.array(alarmMetricSchema).optional(),
 });
 export type ScheduleConfig = z.output<typeof scheduleConfigSchema>;
 
