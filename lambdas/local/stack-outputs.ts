@@ -33,6 +33,7 @@ export const OUTPUT_NAMES = [
   'CollectRoleArn',
   'PlanRoleArn',
   'AutoReplay',
+  'DashboardUrl',
 ] as const;
 export type OutputName = (typeof OUTPUT_NAMES)[number];
 

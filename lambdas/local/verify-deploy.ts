@@ -2,7 +2,8 @@
  * `capture-replay verify-deploy`: proves a deployment replays. It drops the bundled sample
  * capture where SageMaker would write one (verify-sample.ts), follows the run the stack
  * starts for it (verify-watch.ts) with a progress line, and prints where the results are,
- * each target's counts and a presigned link to the run's report.html.
+ * each target's counts, the stack's CloudWatch dashboard (its DashboardUrl output) and a
+ * presigned link to the run's report.html.
  *
  * The stack is found by its outputs (stack-outputs.ts). A stack that replays only on
  * schedule (AutoReplay `none`) starts no run for a new capture: the command says so and how
@@ -58,7 +59,14 @@ export function scheduleOnlyText(outputs: StackOutputs): string[] {
     'Start a scheduled run now instead, and open its report when it is done:',
     `  capture-replay schedule-now <schedule> --queue-url ${queue ?? '<PlanQueueUrl output>'}${outputs.region ? ` --region ${outputs.region}` : ''}`,
     `  capture-replay link --run <the runId it prints> --stack ${outputs.stack}`,
+    ...dashboardLines(outputs),
   ];
+}
+
+/** The stack's CloudWatch dashboard (its DashboardUrl output), where the runs' metrics land; none for a stack without one. */
+export function dashboardLines(outputs: Pick<StackOutputs, 'values'>): string[] {
+  const url = outputs.values.DashboardUrl;
+  return url ? [`  dashboard: ${url} (the runs' metrics in CloudWatch, a few minutes after each run)`] : [];
 }
 
 /** One status line, rewritten in place on a terminal; elsewhere a line each time it changes. */
@@ -155,7 +163,8 @@ async function follow(watch: RunWatch, timeoutS: number, pollMs: number, err: Io
   }
 }
 
-async function summary(watch: RunWatch, s3: S3Client, upload: Upload, expires: number, relink: (runId: string) => string, out: Io['out']): Promise<string[]> {
+async function summary(watch: RunWatch, s3: S3Client, upload: Upload, outputs: StackOutputs, o: { expires: number; relink: (runId: string) => string; out: Io['out'] }): Promise<string[]> {
+  const { expires, relink, out } = o;
   const runId = watch.state.runId as string;
   const counts = await watch.counts();
   const ingest = watch.state.ingest;
@@ -171,6 +180,7 @@ async function summary(watch: RunWatch, s3: S3Client, upload: Upload, expires: n
       `  results: s3://${watch.bucket}/runs/${runId}/`,
       ...[...counts].map(([name, c]) => targetLine(name, c, `s3://${watch.bucket}/runs/${runId}/${name}/`)),
       `  report:  ${s3Uri(report)}`,
+      ...dashboardLines(outputs),
       `Open the report (link valid for ${lifetimeText(expires)}; a new one: ${relink(runId)}):`,
       link,
       '',
@@ -194,7 +204,7 @@ async function verify(outputs: StackOutputs, options: VerifyDeployOptions, io: I
     const runRead = watch.state.phase !== 'ingest' && watch.state.phase !== 'schedule';
     let code: number;
     if (outcome === 'done') {
-      code = (await summary(watch, s3, upload, options.expires ?? DEFAULT_LINK_SECONDS, relink, io.out)).length === 0 ? 0 : 1;
+      code = (await summary(watch, s3, upload, outputs, { expires: options.expires ?? DEFAULT_LINK_SECONDS, relink, out: io.out })).length === 0 ? 0 : 1;
     } else if (outcome === 'later') {
       io.err.write(`capture-replay verify-deploy: ${terminalText(laterText(watch.state, options.timeout, relink).join('\n'))}\n`);
       code = 1;

@@ -124,7 +124,7 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
     const resolver = { ...deployment.resolver, resources: { ...deployment.resolver.resources, ...roles } };
     const declared = (template as { Outputs?: Record<string, { Value: unknown }> }).Outputs ?? {};
     outputs = Object.fromEntries(Object.entries(declared).map(([k, o]) => [k, String(resolveIntrinsics(o.Value, template, resolver))]));
-    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ResultsBucketName', 'CaptureBucketName', 'CapturePrefix', 'IngestQueueUrl', 'ReplayDlqUrl', 'CollectQueueUrl', 'AutoReplay']));
+    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ResultsBucketName', 'CaptureBucketName', 'CapturePrefix', 'IngestQueueUrl', 'ReplayDlqUrl', 'CollectQueueUrl', 'AutoReplay', 'DashboardUrl']));
     expect(outputs).toMatchObject({ CaptureBucketName: CAPTURE_BUCKET, CapturePrefix: PREFIX, AutoReplay: 'all' });
     await new CloudFormationClient(setup).send(
       new CreateStackCommand({
@@ -178,6 +178,8 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
     expect(run.stdout).toMatch(/^The deploy works/);
     expect(run.stdout).toContain(`  ingest:  ${SAMPLE_RECORDS} records accepted, 2 rejected (invalid_json 1, duplicate 1), 1 blank line`);
     expect(run.stdout).toContain(`  report:  s3://${results()}/runs/${verifiedRun}/report.html`);
+    // Where the run's metrics land: the stack's dashboard (its DashboardUrl output).
+    expect(run.stdout).toContain(`  dashboard: https://${REGION}.console.aws.amazon.com/cloudwatch/home?region=${REGION}#dashboards/dashboard/${STACK}-${REGION} (`);
     expect(run.stderr).toMatch(/^stack: stack ReplayVerify \(us-east-1\)\nwrote the sample capture to s3:\/\/capture-bucket\/datacapture\/capture-replay-verify\//);
     expect(run.stderr).toContain('waiting for the ingest to read the sample');
     // The link opens the report: 200, HTML, the very object.

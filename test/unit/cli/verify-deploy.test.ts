@@ -18,7 +18,7 @@ import type { CaptureRecord } from '../../../lambdas/core/types';
 import { fileRunId } from '../../../lambdas/core/ids';
 import { describeAwsError } from '../../../lambdas/local/aws-problem';
 import { outputsFromFile, regionOfOutputs, relinkCommand, stackStatusProblem, type StackOutputs } from '../../../lambdas/local/stack-outputs';
-import { parseAutoReplay, scheduleOnlyText, StatusLine, targetLine, unprovenTargets } from '../../../lambdas/local/verify-deploy';
+import { dashboardLines, parseAutoReplay, scheduleOnlyText, StatusLine, targetLine, unprovenTargets } from '../../../lambdas/local/verify-deploy';
 import { candidateRunIds, captureRoot, SAMPLE_FILE, sampleKey, stampSample } from '../../../lambdas/local/verify-sample';
 import { laterText, missingText, progressText, type RunState, type Whereabouts } from '../../../lambdas/local/verify-watch';
 import { REPO_ROOT } from '../../support/processes';
@@ -154,6 +154,16 @@ describe('stack outputs', () => {
     expect(text).toMatch(/replays captures only on its schedules/);
     expect(text).toContain('capture-replay schedule-now <schedule> --queue-url https://sqs.eu-west-1.amazonaws.com/1/plan --region eu-west-1');
     expect(text).toContain('capture-replay link --run <the runId it prints> --stack CaptureReplay');
+    expect(text).not.toContain('dashboard');
+  });
+
+  it('names the stack\'s dashboard (its DashboardUrl output), read from an outputs file as any output; none without one', () => {
+    const url = 'https://eu-west-1.console.aws.amazon.com/cloudwatch/home?region=eu-west-1#dashboards/dashboard/CaptureReplay-eu-west-1';
+    const read = outputsFromFile(JSON.stringify({ CaptureReplay: { ResultsBucketName: 'b', DashboardUrl: url } }), 'o.json', undefined);
+    expect(read.values.DashboardUrl).toBe(url);
+    expect(dashboardLines({ values: { DashboardUrl: url } })).toEqual([`  dashboard: ${url} (the runs' metrics in CloudWatch, a few minutes after each run)`]);
+    expect(dashboardLines({ values: {} })).toEqual([]);
+    expect(scheduleOnlyText(outputs({ AutoReplay: 'none', DashboardUrl: url })).join('\n')).toContain(`  dashboard: ${url}`);
   });
 });
 
