@@ -141,6 +141,14 @@ function checkOptions(command: Command): Command {
 
 const runIdOption = () => new Option('--run-id <id>', 'run id (default: UTC timestamp + random suffix)');
 
+/** The run's figures as the pipeline's CloudWatch metrics: `replay`, `compare` and `capacity` alike (cloudwatch-output.ts). */
+function cloudWatchOptions(command: Command, where: string): Command {
+  return command
+    .option('--cloudwatch <namespace>', `write the figures the pipeline writes as CloudWatch metrics (EMF documents, one a line) to cloudwatch-emf.jsonl in ${where}, in this namespace (the pipeline's default: capture-replay)`)
+    .option('--cloudwatch-stack <name>', "their Stack dimension (default: local); a deployed stack's name puts them on its dashboard")
+    .option('--cloudwatch-publish', "also send them to CloudWatch with PutMetricData (the AWS SDK's default credentials and Region; needs cloudwatch:PutMetricData)", false);
+}
+
 /** A point in time (time-flag.ts), relative forms from now, in epoch ms. */
 function timeArg(name: string) {
   return (raw: string): number => {
@@ -182,6 +190,7 @@ function addReplay(program: Command): void {
     .addOption(runIdOption())
     .option('--goodput <slos>', GOODPUT_HELP, goodput);
   checkOptions(replay).option('--no-progress', 'no progress bar even on a terminal');
+  cloudWatchOptions(replay, "the run's folder");
   comparisonOptions(replay).action(async (capturesPath: string, options: Record<string, unknown>) => {
     const { replayCommand } = await import('./replay/command');
     process.exitCode = await replayCommand({ capturesPath, ...options } as Parameters<typeof replayCommand>[0]);
@@ -211,6 +220,7 @@ function addCapacity(program: Command): void {
   paceOptions(capacity).option('--seed <n>', 'seed for factors below 1 (a sample)', positiveInt('--seed'), 1);
   firingOptions(capacity).addOption(runIdOption());
   checkOptions(capacity).option('--no-progress', 'no progress bar even on a terminal');
+  cloudWatchOptions(capacity, "the search's folder (each target's sustained factor)");
   capacity.action(async (capturesPath: string, options: Record<string, unknown>) => {
     const { capacityCommand } = await import('./capacity/command');
     process.exitCode = await capacityCommand({ capturesPath, ...options } as Parameters<typeof capacityCommand>[0]);
@@ -226,6 +236,7 @@ function addCompare(program: Command): void {
     .option('--names <list>', 'comma-separated names for the folders (default: the folder names)')
     .option('--overwrite', 'replace the comparison.json and report.html already in --out (a run folder\'s own, say); without it they are never replaced', false)
     .option('--allow-partial', 'compare a run that was cancelled or has not finished (no run_manifest.json): refused without it, its verdict being on part of the run only', false);
+  cloudWatchOptions(compare, '--out');
   comparisonOptions(compare).action(async (dirs: string[], options: Record<string, unknown>) => {
     const { compareCommand } = await import('./compare/command');
     process.exitCode = await compareCommand({ dirs, ...options } as Parameters<typeof compareCommand>[0]);

@@ -6,21 +6,25 @@
  * this replayer's memory: step-size.ts), each target searched (core/capacity/search.ts; one
  * target at a time unless --together), each step a full replay (step.ts), announced with its
  * size and shown with replay's progress bar, with a cool-down between steps; then
- * capacity.json and report.html at the search's root and the one-line summary. Exit 0 when
+ * capacity.json and report.html at the search's root and the one-line summary (with
+ * --cloudwatch, each target's sustained factor as a metric: cloudwatch-output.ts). Exit 0 when
  * the search ran, 1 when it could not (a step that could not be run, a target broken or
  * never measured), 130/143 when stopped (what was measured is written).
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FsArtifactStore } from '../../adapters/local/fs-artifact-store';
 import { BUNDLED_CHART_ASSETS } from '../../adapters/bundled-chart-assets';
 import { buildCapacityDocument, capacitySummaryLine, factorText, shareText, sustainedText } from '../../core/capacity/document';
 import { conclude, searchCapacity, type SearchCut } from '../../core/capacity/search';
 import type { CapacityDocument, CapacityStep, TargetCapacity } from '../../core/capacity/types';
+import { capacityMetricSets } from '../../core/metrics/cloudwatch';
 import type { ReplayPlan, TargetKind } from '../../core/types';
 import { stringifyJson } from '../../core/export/json';
 import { buildPlan } from '../../core/plan/plan';
 import { renderCapacityReportHtml } from '../../core/report/capacity-section';
 import { STREAMED_GOODPUT_TAGS, unstreamedGoodputWarning, usageMessage, USAGE_EXIT } from '../cli-usage';
+import { cloudWatchOutputOf, writeCloudWatch, type CloudWatchOutput } from '../cloudwatch-output';
 import { INTERRUPT_EXIT, INTERRUPT_SIGNALS, installInterrupt, type InterruptSignal } from '../interrupt';
 import { claimRunFolder, createOutputFolder } from '../output-folder';
 import { fail, type CommandIo } from '../replay/io';
@@ -36,6 +40,8 @@ export async function capacityCommand(options: CapacityCommandOptions): Promise<
   const io: CommandIo = { out: options.stdout ?? process.stdout, err: options.stderr ?? process.stderr };
   const config = capacityConfig(options);
   if (typeof config === 'string') return usage(io, config);
+  const cloudwatch = cloudWatchOutputOf(options);
+  if (typeof cloudwatch === 'string') return usage(io, cloudwatch);
   const stepLimit = maxStepRequests();
   if (typeof stepLimit === 'string') return usage(io, stepLimit);
   // As replay: an unwritable --out said before anything is sent, an earlier run's results never replaced silently.
@@ -52,7 +58,25 @@ export async function capacityCommand(options: CapacityCommandOptions): Promise<
   if (typeof window === 'number') return window;
   const sized = checkWindow(config, window, stepLimit, io);
   if (typeof sized === 'number') return sized;
-  return runSearch(sized, io, window, apiKey, stepLimit);
+  const code = await runSearch(sized, io, window, apiKey, stepLimit);
+  return cloudwatch ? capacityCloudWatch(cloudwatch, sized, io, code) : code;
+}
+
+/**
+ * Each target's sustained factor from the search's capacity.json, as a metric at the search's
+ * time; the exit code. A search stopped by a signal, or that wrote no document, gets none.
+ */
+async function capacityCloudWatch(output: CloudWatchOutput, config: CapacityConfig, io: CommandIo, code: number): Promise<number> {
+  const dir = join(config.out, config.runId);
+  const doc = await readFile(join(dir, CAPACITY_FILES.document), 'utf8').then((text) => JSON.parse(text) as CapacityDocument, () => null);
+  if (!doc || Object.values(INTERRUPT_EXIT).includes(code)) {
+    io.err.write('capture-replay: CloudWatch: no metrics for a search that was stopped or wrote no capacity.json\n');
+    return code;
+  }
+  const failed = await writeCloudWatch(output, { dir, sets: capacityMetricSets(output.stack, doc), timestampMs: Date.parse(doc.generated_at), out: io.out, err: io.err });
+  if (failed === null) return code;
+  const failure = fail(io, failed);
+  return code === 0 ? failure : code;
 }
 
 function usage(io: CommandIo, message: string): number {

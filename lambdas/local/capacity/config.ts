@@ -8,6 +8,7 @@
 import { validateSearchSettings } from '../../core/capacity/search';
 import type { CapacityObjectives, SearchSettings } from '../../core/capacity/types';
 import type { CaptureWindow } from '../captures-source';
+import type { CloudWatchFlags } from '../cloudwatch-output';
 import { MAX_AMPLIFY } from '../../core/plan/amplify';
 import { MAX_TIMER_MS, replayConfig, type ReplayCommandOptions, type ReplayConfig } from '../replay/config';
 
@@ -18,7 +19,7 @@ type SharedFlags = Pick<
 >;
 
 /** `capture-replay capacity`'s flags, as commander hands them over. */
-export interface CapacityCommandOptions extends SharedFlags {
+export interface CapacityCommandOptions extends SharedFlags, CloudWatchFlags {
   target: string[];
   goodput: Record<string, number>;
   minGoodput: number;

@@ -1,23 +1,27 @@
 /**
  * `capture-replay compare <dir-A> <dir-B> [...]`: the A/B verdict for runs made apart. The
  * folders named and found (results-folders.ts), their records compared, the table printed and
- * the comparison and report written (--out), then the exit code (--fail-on: 3).
+ * the comparison and report written (--out), with --cloudwatch the metrics of the folders and
+ * of the comparison (cloudwatch-output.ts), then the exit code (--fail-on: 3).
  */
 import { join } from 'node:path';
 import { BUNDLED_CHART_ASSETS } from '../../adapters/bundled-chart-assets';
 import { FsArtifactStore } from '../../adapters/local/fs-artifact-store';
 import { analyse } from '../../core/compare/analysis';
+import type { ComparisonDocument } from '../../core/compare/types';
 import { FAIL_ON_EXIT, renderComparisonTable } from '../../core/export/comparison-table';
 import { RUN_FILES, writeRunAnalysis } from '../../core/export/run-artifacts';
 import { renderReportHtml } from '../../core/report/report-page';
+import { runEndedAtMs, runMetricSets } from '../../core/metrics/cloudwatch';
 import { usageMessage, USAGE_EXIT } from '../cli-usage';
+import { cloudWatchOutputOf, readTargetFigures, writeCloudWatch, type CloudWatchFlags, type CloudWatchOutput } from '../cloudwatch-output';
 import { compareOptionsOf, failOnMatch, type ComparisonFlags } from '../comparison-flags';
 import { comparisonOutProblem, createOutputFolder } from '../output-folder';
 import { terminalLine, terminalText } from '../terminal-text';
-import { expand, readTarget, unfinishedRun, type TargetFolder } from './results-folders';
+import { expand, readTarget, unfinishedRun, type ReadResult, type TargetFolder } from './results-folders';
 
 /** `capture-replay compare`'s arguments and flags, as commander hands them over. */
-export interface CompareCommandOptions extends ComparisonFlags {
+export interface CompareCommandOptions extends ComparisonFlags, CloudWatchFlags {
   dirs: string[];
   out?: string;
   pairing: 'auto' | 'paired' | 'unpaired';
@@ -70,6 +74,9 @@ export async function compareCommand(options: CompareCommandOptions): Promise<nu
   };
   const outProblem = options.out === undefined ? null : await comparisonOutProblem(options.out, options.overwrite === true);
   if (outProblem) return usage(outProblem);
+  const cloudwatch = cloudWatchOutputOf(options);
+  if (typeof cloudwatch === 'string') return usage(cloudwatch);
+  if (cloudwatch && options.out === undefined) return usage('--cloudwatch writes cloudwatch-emf.jsonl beside the comparison: give --out');
   const folders = await targetFolders(options);
   if ('usage' in folders) return usage(folders.usage);
   if ('fail' in folders) return fail(folders.fail);
@@ -100,6 +107,10 @@ export async function compareCommand(options: CompareCommandOptions): Promise<nu
   if (options.out !== undefined) {
     await writeRunAnalysis(new FsArtifactStore(options.out), '', comparison, renderReportHtml(analysis.report, BUNDLED_CHART_ASSETS));
     out.write(`Comparison: ${terminalLine(join(options.out, RUN_FILES.comparison))}\nReport: ${terminalLine(join(options.out, RUN_FILES.report))}\n`);
+    if (cloudwatch) {
+      const failed = await compareCloudWatch(cloudwatch, folders, read.map((r) => r.summary), comparison, options.out, { out, err });
+      if (failed) return fail(failed);
+    }
   }
   const failOn = failOnMatch(comparison, options.failOn);
   if (failOn) {
@@ -108,6 +119,20 @@ export async function compareCommand(options: CompareCommandOptions): Promise<nu
   }
   return 0;
 }
+
+/**
+ * The folders' metrics (each named as compared: its counts as read, from its manifest or, for
+ * AIPerf's folders, its records; its statistics from its profile_export_aiperf.json) and the
+ * comparison's, at the latest run's end; null, or what failed.
+ */
+async function compareCloudWatch(output: CloudWatchOutput, folders: readonly TargetFolder[], summaries: readonly ReadResult['summary'][], comparison: ComparisonDocument, dir: string, io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream }): Promise<string | null> {
+  const read = await Promise.all(folders.map((f) => readTargetFigures(f.dir, f.name)));
+  const targets = read.map((r, i) => ({ ...r.figures, manifest: { ...r.figures.manifest, ...(summaries[i] ? countsOf(summaries[i]) : {}) } }));
+  const sets = runMetricSets(output.stack, { schedule: null, targets, comparison });
+  return writeCloudWatch(output, { dir, sets, timestampMs: runEndedAtMs(read.map((r) => r.manifest)) ?? Date.now(), ...io });
+}
+
+const countsOf = (s: ReadResult['summary']) => ({ scheduled: s.scheduled, succeeded: s.succeeded, failed: s.failed, dropped: s.dropped, droppedByReason: { ...s.droppedByReason } });
 
 /**
  * Folders whose run was cancelled or has not finished: a verdict on what such a run sent is

@@ -3,12 +3,14 @@
  * error, exit 2), the results folder claimed and created (output-folder.ts: an earlier run's
  * results are never replaced silently, an unwritable --out is said before anything is sent),
  * the captures indexed (ingest.ts), the schedule fired (fire.ts), and what it did said with
- * its exit code (outcome.ts).
+ * its exit code (outcome.ts); with --cloudwatch, the run's metrics (cloudwatch.ts).
  */
 import { join } from 'node:path';
 import { unstreamedGoodputWarning, usageMessage, USAGE_EXIT } from '../cli-usage';
+import { cloudWatchOutputOf, type CloudWatchOutput } from '../cloudwatch-output';
 import { claimRunFolder, createOutputFolder } from '../output-folder';
 import { terminalLine } from '../terminal-text';
+import { replayCloudWatch } from './cloudwatch';
 import { replayConfig, type ReplayCommandOptions, type ReplayConfig } from './config';
 import { fireReplay } from './fire';
 import { indexCaptures } from './ingest';
@@ -19,6 +21,8 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
   const io: CommandIo = { out: options.stdout ?? process.stdout, err: options.stderr ?? process.stderr };
   const config = replayConfig(options);
   if (typeof config === 'string') return usage(io, config);
+  const cloudwatch = cloudWatchOutputOf(options);
+  if (typeof cloudwatch === 'string') return usage(io, cloudwatch);
   const runDir = join(config.out, config.runId);
   const unwritable = await createOutputFolder(config.out);
   if (unwritable) return fail(io, `--out ${config.out}: ${unwritable}`);
@@ -26,7 +30,7 @@ export async function replayCommand(options: ReplayCommandOptions): Promise<numb
   if (claimed) return usage(io, claimed);
   const unstreamed = unstreamedGoodputWarning(config.goodput, config.plan.forceStreaming === true);
   if (unstreamed) io.err.write(`capture-replay: ${unstreamed}\n`);
-  return runReplayCommand(config, io);
+  return runReplayCommand(config, io, cloudwatch);
 }
 
 function usage(io: CommandIo, message: string): number {
@@ -34,8 +38,8 @@ function usage(io: CommandIo, message: string): number {
   return USAGE_EXIT;
 }
 
-/** The replay a config describes, start to exit code (its results folder made ready by the caller). */
-export async function runReplayCommand(config: ReplayConfig, io: CommandIo): Promise<number> {
+/** The replay a config describes, start to exit code (its results folder made ready by the caller); with `cloudwatch`, its metrics last. */
+export async function runReplayCommand(config: ReplayConfig, io: CommandIo, cloudwatch: CloudWatchOutput | null = null): Promise<number> {
   const captures = await indexCaptures(config, io);
   if (typeof captures === 'number') return captures;
   const { apiKeyEnv } = config.request;
@@ -43,5 +47,6 @@ export async function runReplayCommand(config: ReplayConfig, io: CommandIo): Pro
   const apiKey = apiKeyEnv ? process.env[apiKeyEnv] : undefined;
   const fired = await fireReplay(config, io, captures, apiKey);
   if (typeof fired === 'number') return fired;
-  return replayOutcome(config, io, fired);
+  const code = replayOutcome(config, io, fired);
+  return cloudwatch ? replayCloudWatch(cloudwatch, config, io, fired, code) : code;
 }

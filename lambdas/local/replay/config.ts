@@ -12,10 +12,11 @@ import { validatePlanOptions, type PlanOptions } from '../../core/plan/plan';
 import { MAX_REHEARSAL_REQUESTS, planProblemsAsFlags } from '../cli-usage';
 import { compareOptionsOf, type ComparisonFlags } from '../comparison-flags';
 import { capturesLocation, type CaptureWindow } from '../captures-source';
+import type { CloudWatchFlags } from '../cloudwatch-output';
 import { targetsOf, type CliTarget, type TargetFlags } from './targets';
 
 /** `capture-replay replay`'s flags, as commander hands them over (or a caller that runs it in-process). */
-export interface ReplayCommandOptions extends TargetFlags, ComparisonFlags {
+export interface ReplayCommandOptions extends TargetFlags, ComparisonFlags, CloudWatchFlags {
   capturesPath: string;
   dispatch?: 'parallel' | 'sequential';
   out: string;
