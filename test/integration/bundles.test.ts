@@ -28,6 +28,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runPrefix, runRecordKey, resultsKey, targetPrefix } from '../../lambdas/core/pipeline/keys';
 import { startMockServer, type MockServer } from '../../lambdas/mocks/mock-server';
 import { createBucket, createQueue, drainQueue, notifyQueueOnObjectCreated } from '../support/aws-fixtures';
+import { emfLines, emfProblems } from '../support/emf';
 import { emulatedLambdaEnv } from '../support/lambda-env';
 import { awsClientConfig, describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { REPO_ROOT } from '../support/processes';
@@ -341,6 +342,10 @@ describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
     expect(manifest, inv.logs).toMatchObject({ scheduled: accepted, succeeded: accepted, failed: 0, balanced: true });
     const records = (await text(RESULTS_BUCKET, `${targetPrefix(runId, targetName)}profile_export.jsonl`)).trim().split('\n');
     expect(records).toHaveLength(accepted);
+    // The run's CloudWatch metrics, written by the bundled Powertools Metrics on standard output as EMF (issue 34).
+    const docs = emfLines([inv.logs]);
+    expect(docs.flatMap((d) => emfProblems(d)), inv.logs).toEqual([]);
+    expect(docs.find((d) => d.Target === targetName), inv.logs).toMatchObject({ Stack: String(functions.collect.environment.STACK_NAME), RequestsScheduled: accepted, RequestsSucceeded: accepted, RequestsLost: 0 });
   }, 60_000);
 
   it('the bundles reached S3 through AWS_ENDPOINT_URL, path-style (S3_FORCE_PATH_STYLE=true), with the SDK we test', async () => {
