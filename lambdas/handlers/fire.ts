@@ -23,7 +23,9 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { fireEach } from '../core/fire/fire-loop';
 import { lambdaCpuShare, startCpuMeter, usedMostOfShare, type CpuUse } from '../adapters/cpu-use';
-import { collectMessage, handleShard, PermanentError } from '../core/pipeline/stages';
+import { collectMessage, handleShard, PermanentError, type ShardAction } from '../core/pipeline/stages';
+import type { ShardCounts } from '../core/pipeline/fire-stage';
+import type { ShardMessage } from '../core/pipeline/shards';
 import { defaultDeps, type Deps, type Target } from '../runtime/deps';
 import { createWarmUpState, InvocationWarmUp } from './fire-warm-up';
 
@@ -38,6 +40,31 @@ const processWarmUp = createWarmUpState();
 /** This environment's CPU share (vCPUs), from its memory; null outside Lambda. */
 const share = lambdaCpuShare();
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** The shard's outcome in the log, with the fire loop's CPU against the share; a warning when it used most of it. */
+function logShard(deps: Deps, message: ShardMessage, action: ShardAction, counts: ShardCounts, cpu: CpuUse | null): void {
+  deps.logger.info('shard handled', {
+    runId: message.runId,
+    target: message.target,
+    shardId: message.shardId,
+    action,
+    hops: message.hops,
+    fired: counts.fired,
+    failed: counts.failed,
+    dropped: counts.dropped,
+    expired: counts.expired,
+    ...(cpu ? { cpuVcpus: round3(cpu.vcpus), cpuShare: share === null ? null : round3(share) } : {}),
+  });
+  if (cpu && share !== null && usedMostOfShare(cpu, share)) {
+    deps.logger.warn('the fire invocation used most of its CPU share: its requests may have gone out late', {
+      runId: message.runId,
+      shardId: message.shardId,
+      cpuVcpus: round3(cpu.vcpus),
+      cpuShare: round3(share),
+      raise: 'streamTokensPerSecond (the fire memory follows it), or set it to what the target streams',
+    });
+  }
+}
 
 export function makeFireHandler(getDeps: () => Deps) {
   const processor = new BatchProcessor(EventType.SQS);
@@ -83,28 +110,7 @@ export function makeFireHandler(getDeps: () => Deps) {
         },
       });
       if ((action === 'fired' || action === 'lost-after-claim') && message.last) await deps.collectQueue.sendBatch([collectMessage(message.runId, message.target, 0n)]);
-      const cpu = measured.cpu;
-      deps.logger.info('shard handled', {
-        runId: message.runId,
-        target: message.target,
-        shardId: message.shardId,
-        action,
-        hops: message.hops,
-        fired: counts.fired,
-        failed: counts.failed,
-        dropped: counts.dropped,
-        expired: counts.expired,
-        ...(cpu ? { cpuVcpus: round3(cpu.vcpus), cpuShare: share === null ? null : round3(share) } : {}),
-      });
-      if (cpu && share !== null && usedMostOfShare(cpu, share)) {
-        deps.logger.warn('the fire invocation used most of its CPU share: its requests may have gone out late', {
-          runId: message.runId,
-          shardId: message.shardId,
-          cpuVcpus: round3(cpu.vcpus),
-          cpuShare: round3(share),
-          raise: 'streamTokensPerSecond (the fire memory follows it), or set it to what the target streams',
-        });
-      }
+      logShard(deps, message, action, counts, measured.cpu);
     } catch (error) {
       if (error instanceof PermanentError) {
         deps.logger.error('shard message rejected', { messageId: record.messageId, reason: error.message });
