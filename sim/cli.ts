@@ -1,7 +1,7 @@
 /**
  * `npm run sim -- --rate <per target> --targets <n> --seconds <n> --latency-p50 <s>
  * --latency-p99 <s> [--lead-seconds n] [--account-concurrency n] [--idle-before <minutes>]
- * [--seed n] [--set path=value ...] [--table]`: one simulated run of the pipeline's AWS side,
+ * [--seed n] [--target-kind http|sagemaker] [--set path=value ...] [--table]`: one simulated run of the pipeline's AWS side,
  * the report as JSON on stdout and as a table on stderr (or only the table on stdout with
  * `--table`). A bad flag is a one-line error and exit 2. docs/simulator.md explains the output.
  */
@@ -41,6 +41,7 @@ export function program(): Command {
     .option('--idle-before <minutes>', 'minutes the pipeline was idle before the run', nonNegative('--idle-before'), 60)
     .option('--seed <n>', 'random seed', wholeAtLeast('--seed', 0), 1)
     .addOption(new Option('--arrivals <kind>', 'requests per capture second').choices(['even', 'poisson']).default('even'))
+    .addOption(new Option('--target-kind <kind>', "the targets' kind: the fire function's memory and its measured lateness depend on it").choices(['http', 'sagemaker']).default('http'))
     .option('--set <path=value>', 'change one setting (repeatable), e.g. aws.esm.growthPerMinute=1000', (v: string, all: string[]) => [...all, v], [] as string[])
     .option('--table', 'print only the table, on stdout')
     .showHelpAfterError(false);
@@ -58,6 +59,7 @@ interface Flags {
   idleBefore: number;
   seed: number;
   arrivals: 'even' | 'poisson';
+  targetKind: 'http' | 'sagemaker';
   set: string[];
   table?: boolean;
 }
@@ -83,6 +85,7 @@ export function run(argv: readonly string[], out: (s: string) => void, err: (s: 
       idleBeforeMinutes: flags.idleBefore,
       seed: flags.seed,
       arrivals: flags.arrivals,
+      targetKind: flags.targetKind,
       ...(flags.leadSeconds !== undefined ? { leadSeconds: flags.leadSeconds } : {}),
       ...(flags.peakLatencySeconds !== undefined ? { peakLatencySeconds: flags.peakLatencySeconds } : {}),
     });

@@ -78,7 +78,7 @@ export function simulate(s: SimSettings): SimRun {
     toleranceMs: s.stack.lateToleranceMs,
     policy: s.stack.latePolicy,
     requestTimeoutMs: s.stack.requestTimeoutS * 1000,
-    own: lognormalFromP50P99(s.handler.ownLatenessP50Ms, s.handler.ownLatenessP99Ms),
+    own: s.handler.ownLateness,
     latency: lognormalFromP50P99(s.workload.latencyP50S * 1000, s.workload.latencyP99S * 1000),
     rng: rng.own,
   };

@@ -5,13 +5,14 @@
  * - reached more than `expireMs` after its due time: dropped as `expired` (whatever the policy);
  * - more than `toleranceMs` late under the `drop` policy: dropped as `late_beyond_tolerance`;
  * - else sent: it reaches the server its pick-up lateness plus the handler's own lateness
- *   later (an input distribution), and its response ends a draw of the target's response time
+ *   later (measured: sim/measured.ts), and its response ends a draw of the target's response time
  *   after that, at most the request timeout.
  * The shard ends with its last response. `requestFate` is the loop's rule, checked against the
  * real runFireLoop in test/unit/sim/fire-loop.test.ts.
  */
 import { sortFloat64InPlace } from '../lambdas/core/stats/sort';
 import type { Lognormal, Rng } from './random';
+import { drawOwnLateness, type OwnLateness } from './measured';
 
 export type RequestFate = 'fire' | 'expired' | 'late_beyond_tolerance';
 
@@ -26,7 +27,8 @@ export interface FireLoopModel {
   toleranceMs: number;
   policy: 'fire' | 'drop';
   requestTimeoutMs: number;
-  own: Lognormal;
+  /** The handler's own lateness at the server (sim/measured.ts). */
+  own: OwnLateness;
   latency: Lognormal;
   rng: Rng;
 }
@@ -81,7 +83,7 @@ export function fireShard(offsets: ArrayLike<number>, base: number, startMs: num
       else out.lateDropped++;
       continue;
     }
-    const onWire = pickup + m.rng.lognormal(m.own);
+    const onWire = pickup + drawOwnLateness(m.own, m.rng.uniform());
     sink.push(onWire - due);
     const end = onWire + Math.min(m.requestTimeoutMs, m.rng.lognormal(m.latency));
     permits?.push(end);

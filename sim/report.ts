@@ -81,6 +81,8 @@ export function report(run: SimRun, problems: readonly string[], wallMs: number)
       account_concurrency: s.aws.accountConcurrency, deployable: problems.length === 0, problems,
     },
     lateness_ms: { p50: pct(sorted, 50), p90: pct(sorted, 90), p99: pct(sorted, 99), p999: pct(sorted, 99.9), max: sorted.length ? round(sorted[sorted.length - 1] as number) : null, over_tolerance: overTolerance },
+    /** The fire handler's own lateness the run drew from (sim/measured.ts), and where it was measured. */
+    handler_lateness_ms: { ...(Object.fromEntries(Object.entries(s.handler.ownLateness).map(([k, v]) => [k, round(v)])) as unknown as typeof s.handler.ownLateness), source: s.handler.ownLatenessSource, measured_memory_matches: s.handler.ownLatenessMemoryMb === fn.memoryMb },
     fired: f.fired,
     expired: f.expired,
     late_dropped: f.lateDropped,
@@ -118,7 +120,8 @@ export function table(r: SimReport): string {
     ['traffic', `${r.workload.rate_per_target}/s x ${r.workload.targets} targets x ${r.workload.seconds} s = ${r.workload.requests} requests; response p50 ${r.workload.latency_p50_s} s, p99 ${r.workload.latency_p99_s} s; idle ${r.workload.idle_before_min} min before`],
     ['stack', `lead ${r.stack.lead_s} s, slot ${r.stack.slot_s} s, ${r.stack.shards} shards of <= ${r.stack.max_shard_requests} (${r.stack.shards_by_reference} by reference), batch ${r.stack.batch_size}, ${r.stack.memory_mb} MB, max concurrency ${r.stack.max_concurrency ?? '-'}, reserved ${r.stack.reserved_concurrency ?? '-'}, ${r.stack.event_source_mode}${r.stack.ramp ? ', ramp' : ''}`],
     ...r.stack.problems.map((p): [string, string] => ['NOT DEPLOYABLE', p]),
-    ['lateness p50 / p99 / max ms', `${r.lateness_ms.p50} / ${r.lateness_ms.p99} / ${r.lateness_ms.max}`],
+    ['lateness p50 / p99 / p99.9 / max ms', `${r.lateness_ms.p50} / ${r.lateness_ms.p99} / ${r.lateness_ms.p999} / ${r.lateness_ms.max}`],
+    ['fire handler lateness p99 / max ms', `${r.handler_lateness_ms.p99Ms} / ${r.handler_lateness_ms.maxMs}${r.handler_lateness_ms.measured_memory_matches ? '' : ' (MEASURED AT ANOTHER MEMORY SIZE)'}, ${r.handler_lateness_ms.source}`],
     [`late over tolerance`, r.lateness_ms.over_tolerance],
     ['fired', r.fired],
     ['expired', r.expired],

@@ -9,6 +9,7 @@ import { DeploymentConfigError, deploymentConfigSchema, parseDeploymentConfig, t
 import { fireSizingOf } from '../lib/sizing';
 import { DEFAULT_SHARDING } from '../lambdas/core/pipeline/shards';
 import type { Lognormal } from './random';
+import { describeRow, ownLatenessOf, readMeasured, rowFor, type OwnLateness } from './measured';
 
 export interface WorkloadSettings {
   /** Requests per second per target. */
@@ -133,9 +134,15 @@ export interface AwsModelSettings {
 }
 
 export interface HandlerSettings {
-  /** The fire handler's own lateness at the server once it is on time, ms (lognormal p50/p99). */
-  ownLatenessP50Ms: number;
-  ownLatenessP99Ms: number;
+  /**
+   * The fire handler's own lateness at the server once its invocation is on time, ms, at the
+   * quantiles bench:fire-lateness measured (sim/measured.ts: drawn by interpolating between them).
+   */
+  ownLateness: OwnLateness;
+  /** Where `ownLateness` comes from: the measurement's row, command and date. */
+  ownLatenessSource: string;
+  /** The fire function's memory it was measured at (the report says when the stack's differs). */
+  ownLatenessMemoryMb: number;
   /** Ingest pass 1 (parse and index), MB/s. */
   ingestParseMBps: number;
   /**
@@ -176,6 +183,8 @@ export interface SimOptions {
   /** lib/config.ts `requestTimeoutSeconds` and `graceSeconds` (default: the config's). */
   requestTimeoutSeconds?: number;
   graceSeconds?: number;
+  /** The targets' kind: an OpenAI-compatible HTTP endpoint (default) or a SageMaker endpoint (the sizing and the measured lateness differ). */
+  targetKind?: 'http' | 'sagemaker';
 }
 
 /**
@@ -204,7 +213,7 @@ function configFor(o: SimOptions): { config: DeploymentConfig; problems: string[
     ...(o.slotSeconds !== undefined ? { slotSeconds: o.slotSeconds } : {}),
     ...(o.requestTimeoutSeconds !== undefined ? { requestTimeoutSeconds: o.requestTimeoutSeconds } : {}),
     ...(o.graceSeconds !== undefined ? { graceSeconds: o.graceSeconds } : {}),
-    targets: Array.from({ length: o.targets }, (_, i) => ({ name: `t${i}`, url: 'https://target.example.com' })),
+    targets: Array.from({ length: o.targets }, (_, i) => (o.targetKind === 'sagemaker' ? { name: `t${i}`, kind: 'sagemaker' as const, endpointName: `endpoint-${i}` } : { name: `t${i}`, url: 'https://target.example.com' })),
   };
   const raw = { ...base, ...(o.leadSeconds !== undefined ? { leadSeconds: o.leadSeconds } : {}) };
   try {
@@ -265,6 +274,9 @@ export function stackFor(o: SimOptions): { stack: StackSettings; problems: strin
 /** The settings for these options, and the configuration's objections to the stack (empty: synth accepts it). */
 export function settingsFor(o: SimOptions): { settings: SimSettings; problems: string[] } {
   const { stack, problems } = stackFor(o);
+  const measured = readMeasured();
+  const laneMax = stack.maxShardRequests / stack.slotS;
+  const row = rowFor(measured, o.ratePerTarget / Math.max(1, Math.ceil(o.ratePerTarget / laneMax - 1e-9)), o.targetKind === 'sagemaker' ? 'sagemaker' : 'sse');
   const settings: SimSettings = {
     workload: {
       ratePerTarget: o.ratePerTarget,
@@ -286,7 +298,7 @@ export function settingsFor(o: SimOptions): { settings: SimSettings; problems: s
       sqs: { delayJitterMaxMs: 0, sendBatchMs: 30, receiveRoundTripMs: 20 },
       s3: { requestMs: 20, requestP99Ms: 100, getMBps: 90 },
     },
-    handler: { ownLatenessP50Ms: 0.15, ownLatenessP99Ms: 2.6, ingestParseMBps: 75, fireDecodeMBpsPerVcpu: 150, notifyMs: 1000 },
+    handler: { ownLateness: ownLatenessOf(row), ownLatenessSource: describeRow(measured, row), ownLatenessMemoryMb: row.memoryMb, ingestParseMBps: 75, fireDecodeMBpsPerVcpu: 150, notifyMs: 1000 },
     idleBeforeMinutes: o.idleBeforeMinutes ?? 60,
     seed: o.seed ?? 1,
   };
@@ -372,5 +384,11 @@ export function validateSettings(settings: SimSettings): void {
   walk(settings, '');
   const s3 = settings.aws.s3;
   if (s3.requestP99Ms < s3.requestMs) problems.push(`aws.s3.requestP99Ms must be >= aws.s3.requestMs (got ${s3.requestP99Ms} < ${s3.requestMs})`);
+  const own = settings.handler.ownLateness;
+  const order = ['minMs', 'p50Ms', 'p90Ms', 'p99Ms', 'p999Ms', 'maxMs'] as const;
+  for (let i = 1; i < order.length; i++) {
+    const [lo, hi] = [order[i - 1] as (typeof order)[number], order[i] as (typeof order)[number]];
+    if (own[hi] < own[lo]) problems.push(`handler.ownLateness.${hi} must be >= handler.ownLateness.${lo} (got ${own[hi]} < ${own[lo]})`);
+  }
   if (problems.length > 0) throw new RangeError(problems.join('\n'));
 }

@@ -37,7 +37,7 @@ const model = (o: Partial<FireLoopModel> = {}): FireLoopModel => ({
   toleranceMs: 5000,
   policy: 'fire',
   requestTimeoutMs: 300_000,
-  own: { mu: Math.log(0.5), sigma: 0 },
+  own: { minMs: 0.5, p50Ms: 0.5, p90Ms: 0.5, p99Ms: 0.5, p999Ms: 0.5, maxMs: 0.5 },
   latency: { mu: Math.log(2000), sigma: 0 },
   rng: new Rng(1),
   ...o,

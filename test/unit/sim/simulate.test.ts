@@ -23,8 +23,8 @@ describe('200 requests/s to two targets, fast responses', () => {
     expect(r.stack.deployable).toBe(true);
     expect(r.fired).toBe(24_000);
     expect([r.expired, r.late_dropped, r.lost, r.throttled, r.timeouts, r.duplicates]).toEqual([0, 0, 0, 0, 0, 0]);
-    // Lateness is the handler's own (p99 2.6 ms by default): the lead covers delivery and cold starts.
-    expect(r.lateness_ms.p99).toBeLessThan(5);
+    // Lateness is the handler's own (measured: bench/fire-lateness.json): the lead covers delivery and cold starts.
+    expect(r.lateness_ms.p99).toBeLessThanOrEqual(r.handler_lateness_ms.p99Ms * 1.1 + 0.5);
     expect(r.lateness_ms.over_tolerance).toBe(0);
   });
 
@@ -102,8 +102,9 @@ describe("issue 19's goal: 10,000 requests/s to two targets after an hour idle, 
     expect(r.stack.reserved_concurrency).toBeLessThanOrEqual(900);
     expect(r.fired).toBe(4_800_000);
     expect([r.expired, r.late_dropped, r.lost, r.throttled, r.timeouts, r.duplicates]).toEqual([0, 0, 0, 0, 0, 0]);
-    // Within 10 ms of the fire handler's own p99 (2.6 ms, the input), the goal's bound.
-    expect(r.lateness_ms.p99).toBeLessThan(2.6 + 10);
+    // At the fire handler's own p99 (measured: bench/fire-lateness.json), within 10 %: the lead absorbed the rest.
+    expect(r.handler_lateness_ms.measured_memory_matches).toBe(true);
+    expect(r.lateness_ms.p99).toBeLessThanOrEqual(r.handler_lateness_ms.p99Ms * 1.1 + 0.5);
     expect(r.lateness_ms.over_tolerance).toBe(0);
     expect(r.ingest.ramped_messages).toBe(440);
   });
