@@ -160,7 +160,8 @@ async function runOne(setup: RunSetup, peak: number, protocol: Protocol): Promis
   const dir = join(work, `p${peak}-${protocol}`);
   mkdirSync(dir, { recursive: true });
   const captures = join(dir, 'captures.jsonl');
-  const scheduled = writeCaptures(captures, d.laneRate, seconds, peak, 1500);
+  // Every second at the lane's most: one lane, at the rate the sizing gives it.
+  const scheduled = writeCaptures(captures, d.laneRate, seconds, peak, 1500, 'even');
   const s3 = new S3Client(awsClientConfig(moto.endpoint));
   const sqs = new SQSClient(awsClientConfig(moto.endpoint));
   await createBucket(s3, 'capture-bucket');

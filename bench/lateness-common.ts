@@ -27,34 +27,40 @@ function uniform(seed: number): () => number {
 }
 
 /**
- * A capture file of a Poisson process at `rate` per second for `seconds`, millisecond times
- * (seeded by `seed`); returns its request count. Each prompt is `promptChars` long (a few
- * characters by default).
+ * A capture file at `rate` per second for `seconds`, millisecond times (seeded by `seed`);
+ * returns its request count. `poisson` (default): a Poisson process. `even`: each second holds
+ * the rate exactly (its whole part, one more with the chance of its fraction) at uniform times
+ * within the second: a fire lane's worst case, every second at the most the sizing gives it
+ * (a Poisson second busier than that gets a lane of its own: shards.ts lanesFor). Each prompt
+ * is `promptChars` long (a few characters by default).
  */
-export function writeCaptures(path: string, rate: number, seconds: number, seed: number, promptChars = 0): number {
+export function writeCaptures(path: string, rate: number, seconds: number, seed: number, promptChars = 0, arrivals: 'poisson' | 'even' = 'poisson'): number {
   const random = uniform(seed);
+  const times: number[] = [];
+  if (arrivals === 'poisson') {
+    for (let t = (-Math.log(random()) / rate) * 1000; t < seconds * 1000; t += (-Math.log(random()) / rate) * 1000) times.push(t);
+  } else {
+    for (let second = 0; second < seconds; second++) {
+      const n = Math.floor(rate) + (random() < rate - Math.floor(rate) ? 1 : 0);
+      for (let k = 0; k < n; k++) times.push((second + random()) * 1000);
+    }
+    times.sort((a, b) => a - b);
+  }
   const start = Date.UTC(2026, 3, 29, 0, 0, 0);
-  const lines: string[] = [];
-  let t = 0;
-  for (let i = 0; ; i++) {
-    t += (-Math.log(random()) / rate) * 1000;
-    if (t >= seconds * 1000) break;
-    const ms = Math.floor(t);
+  const lines = times.map((t, i) => {
     // A millisecond time written with its fraction, even .000: the schedule is exact.
-    const time = new Date(start + ms).toISOString();
+    const time = new Date(start + Math.floor(t)).toISOString();
     const content = promptChars > 0 ? `q${i} `.padEnd(promptChars, 'lorem ipsum ') : `q${i}`;
     const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content }], max_tokens: promptChars > 0 ? 1024 : 1 });
-    lines.push(
-      JSON.stringify({
-        captureData: {
-          endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: body, encoding: 'JSON' },
-          endpointOutput: { observedContentType: 'application/json', mode: 'OUTPUT', data: '{"usage":{"prompt_tokens":1,"completion_tokens":1}}', encoding: 'JSON' },
-        },
-        eventMetadata: { eventId: `ev-${rate}-${i}`, inferenceTime: time },
-        eventVersion: '0',
-      }),
-    );
-  }
+    return JSON.stringify({
+      captureData: {
+        endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: body, encoding: 'JSON' },
+        endpointOutput: { observedContentType: 'application/json', mode: 'OUTPUT', data: '{"usage":{"prompt_tokens":1,"completion_tokens":1}}', encoding: 'JSON' },
+      },
+      eventMetadata: { eventId: `ev-${rate}-${i}`, inferenceTime: time },
+      eventVersion: '0',
+    });
+  });
   writeFileSync(path, lines.join('\n') + '\n');
   return lines.length;
 }
