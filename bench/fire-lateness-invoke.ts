@@ -94,7 +94,7 @@ const cpu = [];
 const sample = () => { const u = process.cpuUsage(); cpu.push([Date.now(), (u.user + u.system) / 1000]); };
 setInterval(sample, 250).unref();
 dc.subscribe('net.client.socket', ({ socket }) => socket.once('connect', () => { if (socket.remotePort === port) opened.push(Date.now()); }));
-new PerformanceObserver((list) => { for (const e of list.getEntries()) gcs.push([performance.timeOrigin + e.startTime, e.duration, e.detail ? e.detail.kind : 0]); }).observe({ entryTypes: ['gc'] });
+new PerformanceObserver((list) => { for (const e of list.getEntries()) gcs.push([performance.timeOrigin + e.startTime, e.duration, e.detail ? e.detail.kind : 0, e.detail ? e.detail.flags : 0]); }).observe({ entryTypes: ['gc'] });
 process.on('exit', () => { sample(); writeFileSync(process.env.PROBE_OUT, JSON.stringify({ opened, gcs, cpu })); });
 `;
 
@@ -104,8 +104,8 @@ export interface Invocation {
   error: string | null;
   /** Epoch ms at which the target's connections were opened. */
   connectionsAtMs: number[];
-  /** Garbage collections: epoch ms of the start, duration ms, V8's kind (4: mark-compact). */
-  gcs: [number, number, number][];
+  /** Garbage collections: epoch ms of the start, duration ms, V8's kind (4: mark-compact), its flags (perf_hooks' NODE_PERFORMANCE_GC_FLAGS_*). */
+  gcs: [number, number, number, number][];
   /** The process's CPU time (ms) at epoch ms, every 250 ms and at exit. */
   cpu: [number, number][];
   throttle: ThrottleStats | null;
@@ -144,7 +144,7 @@ export async function invokeInGroup(o: { fn: SynthesizedFunction; env: NodeJS.Pr
   const throttle = o.group?.stats() ?? null;
   o.group?.remove();
   const shardIds = o.event.Records.map((r) => (JSON.parse(r.body) as { shardId: string }).shardId);
-  let probe: { opened: number[]; gcs: [number, number, number][]; cpu: [number, number][] } = { opened: [], gcs: [], cpu: [] };
+  let probe: { opened: number[]; gcs: [number, number, number, number][]; cpu: [number, number][] } = { opened: [], gcs: [], cpu: [] };
   try {
     probe = JSON.parse(readFileSync(probeOut, 'utf8')) as typeof probe;
   } catch {
@@ -152,6 +152,8 @@ export async function invokeInGroup(o: { fn: SynthesizedFunction; env: NodeJS.Pr
   }
   const outcome = (result.trim() ? JSON.parse(result) : { ok: false, errorMessage: `no outcome: ${stderr}` }) as { ok: boolean; response?: SQSBatchResponse; errorMessage?: string };
   if (!outcome.ok) console.error(`invocation ${o.n} failed: ${outcome.errorMessage ?? '?'}\n${stderr}`);
+  const longest = [...probe.gcs].sort((a, b) => b[1] - a[1]).slice(0, 5);
+  console.error(`invocation ${o.n}: ${probe.gcs.length} collections; the longest (ms, kind, flags): ${longest.map(([, ms, kind, flags]) => `${ms.toFixed(1)} ${kind} ${flags}`).join('; ')}`);
   const invocation: Invocation = { shardIds, ok: outcome.ok, error: outcome.ok ? null : (outcome.errorMessage ?? 'failed'), connectionsAtMs: probe.opened, gcs: probe.gcs, cpu: probe.cpu, throttle, throttledAtMs };
   // A failed invocation fails its whole batch, as Lambda does.
   const response = outcome.ok && outcome.response ? outcome.response : { batchItemFailures: o.event.Records.map((r) => ({ itemIdentifier: r.messageId })) };
