@@ -11,7 +11,8 @@
 //
 // Requests are identified by x-request-id, or SageMaker's x-amzn-sagemaker-inference-id. On
 // SIGTERM it writes one line per request, `<id> <arrival epoch ns>`, to the arrivals file, and
-// its counts (requests, streams, tokens written, responses cut by a client) to
+// its counts (requests, streams, tokens written, responses cut by a client, connections
+// accepted, and how many had been accepted when the first request arrived, its own included) to
 // `<arrivals-file>.counts.json`.
 //
 //   node bench/arrival-server.mjs <arrivals-file> [--median-ms 2000] [--p99-ms 30000]
@@ -130,7 +131,7 @@ const HEAD = {
 
 const arrivals = [];
 let unidentified = 0;
-const counts = { requests: 0, streams: 0, tokens: 0, cut: 0 };
+const counts = { requests: 0, streams: 0, tokens: 0, cut: 0, connections: 0, connectionsAtFirstRequest: null };
 
 /** Writes one answer on the socket, then calls `done`. */
 function answer(socket, kind, done) {
@@ -168,6 +169,7 @@ function answer(socket, kind, done) {
 }
 
 function onConnection(socket) {
+  counts.connections++;
   socket.setNoDelay(true);
   let buffer = Buffer.alloc(0);
   let firstByteNs = null;
@@ -195,6 +197,7 @@ function onConnection(socket) {
       const id = (/\r\nx-request-id:\s*([^\r\n]+)/i.exec(head) ?? /\r\nx-amzn-sagemaker-inference-id:\s*([^\r\n]+)/i.exec(head))?.[1]?.trim();
       if (id) arrivals.push(`${id} ${firstByteNs}`);
       else unidentified++;
+      if (counts.requests === 0) counts.connectionsAtFirstRequest = counts.connections;
       counts.requests++;
       const path = head.slice(head.indexOf(' ') + 1, head.indexOf(' ', head.indexOf(' ') + 1));
       queue.push(path.endsWith('/invocations-response-stream') ? 'sagemaker' : /"stream"\s*:\s*true/.test(body) ? 'sse' : 'json');

@@ -90,6 +90,9 @@ export interface ServerCounts {
   /** Streams a client closed before their end. */
   cut: number;
   unidentified: number;
+  /** Connections accepted, and how many had been when the first request arrived (its own included; the preflight's too). */
+  connections: number;
+  connectionsAtFirstRequest: number | null;
 }
 
 /**

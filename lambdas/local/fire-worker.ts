@@ -14,6 +14,7 @@ import { collectGarbage } from '../adapters/full-gc';
 import { createSystemClock, type WaitMode } from '../adapters/system-clock';
 import { runFireLoop, type LatePolicy } from '../core/fire/fire-loop';
 import type { FireOutcome, ScheduledRequest } from '../core/types';
+import { beforeScheduleZero, type OpenAheadPlan } from './open-ahead';
 import { rehearse, type RehearsalResult } from './rehearsal';
 import { createTargetClient, type TargetClientSpec } from './target-clients';
 
@@ -34,6 +35,8 @@ export interface RunJob {
   maxInFlight?: number;
   latePolicy?: LatePolicy;
   expireAfterMs?: number;
+  /** Connections this worker opens to the target during the lead, before its full collection (open-ahead.ts). */
+  openAhead?: OpenAheadPlan;
 }
 
 export type ToWorker = RunJob | { type: 'stop' } | { type: 'cancel' };
@@ -66,6 +69,7 @@ async function run(job: RunJob): Promise<void> {
     batch = [];
   };
   const client = createTargetClient(job.spec, clock);
+  let cancelOpenAhead: () => void = () => undefined;
   try {
     await runFireLoop(job.requests, {
       runId: job.runId,
@@ -78,7 +82,10 @@ async function run(job: RunJob): Promise<void> {
       ...(job.expireAfterMs !== undefined ? { expireAfterMs: job.expireAfterMs } : {}),
       signal: stop.signal,
       cancelSignal: cancel.signal,
-      beforeStart: collectGarbage,
+      // Connections opened ahead, then the full collection (open-ahead.ts).
+      beforeStart: () => {
+        cancelOpenAhead = beforeScheduleZero(client, job.openAhead ?? null, job.startNs, clock, collectGarbage);
+      },
       onOutcome: ({ request, ...rest }) => {
         batch.push({ ...rest, index: request.index });
         if (!flushing) {
@@ -93,6 +100,7 @@ async function run(job: RunJob): Promise<void> {
     flush();
     post({ type: 'failed', job: job.job, message: error instanceof Error ? error.message : String(error) });
   } finally {
+    cancelOpenAhead();
     await client.close().catch(() => undefined);
   }
 }

@@ -16,14 +16,18 @@
  *   the cap (never more workers than the cap), so one worker's slow requests hold only its own
  *   share;
  * - stop and cancel reach every worker; a worker that crashes loses nothing silently: each of
- *   its requests not reported is counted dropped as `lost`, and the error is reported.
+ *   its requests not reported is counted dropped as `lost`, and the error is reported;
+ * - each thread that fires (a worker, or this one) opens connections to each target during the
+ *   lead, sized from its own share of the first second (open-ahead.ts).
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { WaitMode } from '../adapters/system-clock';
 import type { Clock } from '../ports';
 import { autoRehearsalRequests, REHEARSAL_BODIES, rehearse, type RehearsalResult } from './rehearsal';
-import type { FireLoopOptions } from '../core/fire/fire-loop';
+import { runFireLoop, type FireLoopOptions } from '../core/fire/fire-loop';
+import { beforeScheduleZero, openAheadPlan, type OpenAheadPlan } from './open-ahead';
+import type { MeasuredConnect } from './preflight';
 import { deterministicUuid } from '../core/ids';
 import type { FireRunner } from '../core/run/replay';
 import type { FireOutcome, ReplayPlan, ScheduledRequest } from '../core/types';
@@ -89,6 +93,10 @@ export interface FireWorkersOptions {
   entry?: URL;
   /** Each worker rehearses before it is ready (rehearsal.ts): requests per target, and each target's plan. */
   rehearsal?: { requests: number; samples: ScheduledRequest[][] };
+  /** Per target: the preflight's connect time (ms), null where none was measured (open-ahead.ts). */
+  connects?: readonly (MeasuredConnect | null)[];
+  /** Connections about to be opened ahead to a target: in all, by how many threads, and from how long before schedule zero at most. */
+  openingAhead?: (target: string, ahead: { connections: number; threads: number; openBeforeMs: number }) => void;
 }
 
 interface PendingJob {
@@ -245,12 +253,20 @@ async function runJob(pool: WorkerPool, requests: readonly ScheduledRequest[], l
   if (loop.signal?.aborted) onStop();
   if (loop.cancelSignal?.aborted) onCancel();
   const capped = loop.maxInFlight !== undefined && Number.isFinite(loop.maxInFlight) ? loop.maxInFlight : null;
+  const openAheads = openAheadsOf(
+    shares.map((share, w) => ({ share, maxInFlight: capped !== null ? Math.floor(capped / n) + (w < capped % n ? 1 : 0) : undefined })),
+    pool.options,
+    target,
+    loop,
+  );
   shares.forEach((share, w) => {
     if (share.length === 0) return;
     if (!pool.alive.has(w)) {
       settle(pool, job, w, 'the thread had already stopped');
       return;
     }
+    const maxInFlight = capped !== null ? Math.floor(capped / n) + (w < capped % n ? 1 : 0) : undefined;
+    const openAhead = openAheads[w] ?? null;
     const message: RunJob = {
       type: 'run',
       job,
@@ -259,7 +275,8 @@ async function runJob(pool: WorkerPool, requests: readonly ScheduledRequest[], l
       runId: loop.runId,
       startNs: loop.startNs,
       workerId: loop.workerId,
-      ...(capped !== null ? { maxInFlight: Math.floor(capped / n) + (w < capped % n ? 1 : 0) } : {}),
+      ...(maxInFlight !== undefined ? { maxInFlight } : {}),
+      ...(openAhead ? { openAhead } : {}),
       ...(loop.latePolicy !== undefined ? { latePolicy: loop.latePolicy } : {}),
       ...(loop.expireAfterMs !== undefined ? { expireAfterMs: loop.expireAfterMs } : {}),
     };
@@ -273,6 +290,47 @@ async function runJob(pool: WorkerPool, requests: readonly ScheduledRequest[], l
     loop.cancelSignal?.removeEventListener('abort', onCancel);
   }
   return inPlanOrder(pending, requests, loop, target.name);
+}
+
+/**
+ * What each thread opens ahead to a target for its share (open-ahead.ts; null: nothing),
+ * said once to `openingAhead` (from when: the plan's time before schedule zero, or what is left
+ * of the lead when that is less).
+ */
+function openAheadsOf(
+  shares: readonly { share: readonly ScheduledRequest[]; maxInFlight: number | undefined }[],
+  options: Pick<FireWorkersOptions, 'connects' | 'openingAhead'>,
+  target: { index: number; name: string },
+  loop: Pick<FireLoopOptions, 'startNs' | 'clock'>,
+): (OpenAheadPlan | null)[] {
+  const plans = shares.map(({ share, maxInFlight }) => openAheadPlan(share.map((r) => r.offsetMs), options.connects?.[target.index] ?? null, maxInFlight));
+  const opening = plans.filter((p): p is OpenAheadPlan => p !== null);
+  if (opening.length > 0) {
+    options.openingAhead?.(target.name, {
+      connections: opening.reduce((sum, p) => sum + p.connections, 0),
+      threads: opening.length,
+      openBeforeMs: Math.max(0, Math.min(Math.max(...opening.map((p) => p.openBeforeMs)), Math.round(Number(loop.startNs - loop.clock.nowNs()) / 1e6))),
+    });
+  }
+  return plans;
+}
+
+/**
+ * The fire loop in this thread, with connections opened ahead to the target for this thread's
+ * whole plan, before the loop's own `beforeStart` (the full collection): open-ahead.ts.
+ */
+async function fireHere(requests: readonly ScheduledRequest[], loop: FireLoopOptions, plan: OpenAheadPlan | null): Promise<FireOutcome[]> {
+  let cancel: () => void = () => undefined;
+  try {
+    return await runFireLoop(requests, {
+      ...loop,
+      beforeStart: () => {
+        cancel = beforeScheduleZero(loop.target, plan, loop.startNs, loop.clock, () => loop.beforeStart?.());
+      },
+    });
+  } finally {
+    cancel();
+  }
 }
 
 /** Request i in due order (the plan is sorted by offset; stable for ties) to worker i mod n. */
@@ -304,10 +362,10 @@ function inPlanOrder(pending: PendingJob, requests: readonly ScheduledRequest[],
 
 /**
  * runReplay's `prepareFire` for the CLI: worker threads when the plans' peak rate (or
- * `--workers n`) asks for more than one, else null (the fire loop in this thread). Either way
- * the threads that will fire rehearse first (`rehearsal` requests per target, rehearsal.ts),
- * before any schedule zero is taken. The workers started are handed to `started` so that the
- * caller closes them.
+ * `--workers n`) asks for more than one, else the fire loop in this thread. Either way the
+ * threads that will fire rehearse first (`rehearsal` requests per target, rehearsal.ts),
+ * before any schedule zero is taken, and open connections ahead during the lead
+ * (open-ahead.ts). The workers started are handed to `started` so that the caller closes them.
  */
 export function prepareFireWorkers(
   setting: number | 'auto',
@@ -329,7 +387,7 @@ export function prepareFireWorkers(
     const requests = settings.rehearsal === 'auto' ? autoRehearsalRequests(peak, n, largestPlan) : settings.rehearsal;
     if (n <= 1) {
       if (requests > 0) settings.rehearsed?.([await rehearse(settings.specs, samples, requests, settings.clock)], 1);
-      return null;
+      return (planned, loop, target) => fireHere(planned, loop, openAheadsOf([{ share: planned, maxInFlight: loop.maxInFlight }], settings, target, loop)[0] ?? null);
     }
     const workers = await startFireWorkers({ ...settings, workers: n, rehearsal: { requests, samples } });
     settings.started(workers, peak);

@@ -4,8 +4,10 @@
  * request at a time.
  *
  * - HTTP(S) target: a TCP connection to the URL's host and port (and the TLS handshake, with
- *   the same certificate checks the requests get, for https), then closed. No HTTP request is
- *   sent: the server sees a connection, never a replayed request.
+ *   the same certificate checks the requests get, for https), then closed; two more in turn
+ *   once it succeeds, the fastest one's time kept (`connect`: how many connections the run
+ *   opens ahead, and when, open-ahead.ts). No HTTP request is sent: the server sees
+ *   connections, never a replayed request.
  * - SageMaker target: the AWS SDK resolves the region and the credentials (the default
  *   chain: environment, profile, SSO, instance role) exactly as the requests will. The
  *   endpoint itself is not called (that would take sagemaker:DescribeEndpoint, which the
@@ -23,11 +25,19 @@ import { terminalLine } from './terminal-text';
 /** A target as the command line gives it. */
 export type PreflightTarget = CliTarget;
 
+/** A connection's time to open, the fastest of the preflight's (ms), and whether it was a TLS handshake too. */
+export interface MeasuredConnect {
+  ms: number;
+  tls: boolean;
+}
+
 export interface PreflightResult {
   target: string;
   ok: boolean;
   /** What was checked and found, or what is wrong, in a few words. */
   detail: string;
+  /** Where connections were opened: how long one took (and whether it was TLS); the run opens connections ahead by it (open-ahead.ts). */
+  connect?: MeasuredConnect;
 }
 
 export interface PreflightOptions {
@@ -86,12 +96,28 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * A connect's time as the run's own will take it: the fastest of CONNECT_PROBES connections in
+ * turn (the first also pays the name lookup and code run for the first time).
+ */
+const CONNECT_PROBES = 3;
+async function fastestConnect(url: URL, timeoutMs: number, first: number): Promise<number> {
+  let fastest = first;
+  for (let i = 1; i < CONNECT_PROBES; i++) {
+    const probe = await probeTcp(url, timeoutMs);
+    if (!probe.ok) break;
+    fastest = Math.min(fastest, probe.ms);
+  }
+  return fastest;
+}
+
 async function checkHttp(target: Extract<PreflightTarget, { kind: 'http' }>, options: Required<Pick<PreflightOptions, 'connectTimeoutMs'>>): Promise<PreflightResult> {
   const where = `${target.url.hostname}:${target.url.port || (target.url.protocol === 'https:' ? 443 : 80)}`;
   const probe = await probeTcp(target.url, options.connectTimeoutMs);
-  return probe.ok
-    ? { target: target.name, ok: true, detail: `${target.url.origin} accepts connections (${target.url.protocol === 'https:' ? 'TCP + TLS' : 'TCP'} in ${probe.ms.toFixed(1)} ms)` }
-    : { target: target.name, ok: false, detail: `${target.url.origin}: ${probe.error} at ${where}` };
+  if (!probe.ok) return { target: target.name, ok: false, detail: `${target.url.origin}: ${probe.error} at ${where}` };
+  const connectMs = await fastestConnect(target.url, options.connectTimeoutMs, probe.ms);
+  const tls = target.url.protocol === 'https:';
+  return { target: target.name, ok: true, detail: `${target.url.origin} accepts connections (${tls ? 'TCP + TLS' : 'TCP'} in ${connectMs.toFixed(1)} ms)`, connect: { ms: connectMs, tls } };
 }
 
 async function checkSageMaker(target: Extract<PreflightTarget, { kind: 'sagemaker' }>, options: Required<PreflightOptions>): Promise<PreflightResult> {
@@ -122,6 +148,8 @@ async function checkSageMaker(target: Extract<PreflightTarget, { kind: 'sagemake
       const probe = await probeTcp(url, options.connectTimeoutMs);
       if (!probe.ok) return { target: target.name, ok: false, detail: `${label}: the runtime at ${url.origin} (AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME): ${probe.error}` };
       endpoint = `, runtime ${url.origin} accepts connections`;
+      const connect = { ms: await fastestConnect(url, options.connectTimeoutMs, probe.ms), tls: url.protocol === 'https:' };
+      return { target: target.name, ok: true, detail: `${label}: region ${region}, credentials found${endpoint} (the endpoint itself is not called)`, connect };
     }
     return { target: target.name, ok: true, detail: `${label}: region ${region}, credentials found${endpoint} (the endpoint itself is not called)` };
   } finally {

@@ -3,7 +3,9 @@
  * thread, and in each fire worker (fire-workers.ts), which builds its own clients (its own
  * undici pool, its own SageMaker client) from the same spec. A spec crosses the thread
  * boundary as a structured clone, so it holds strings and numbers only (no URL object, no
- * function).
+ * function). Either kind's client opens connections ahead (`openAhead`: an HTTP target's undici
+ * pool's socket reserve, a SageMaker target's SDK agents' reserve; open-ahead.ts opens them
+ * during the lead).
  */
 import type { Clock, TargetClient } from '../ports';
 import { createOpenAITarget } from '../adapters/http/openai-target';
@@ -32,6 +34,7 @@ export function createTargetClient(spec: TargetClientSpec, clock: Clock): Target
         path: spec.path,
         timeoutMs: spec.timeoutMs,
         clock,
+        reserveConnections: true,
         ...(spec.apiKey ? { apiKey: spec.apiKey } : {}),
         ...excerpts,
       });

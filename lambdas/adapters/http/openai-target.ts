@@ -54,9 +54,10 @@ export interface OpenAITargetOptions {
 export interface OpenAITargetClient extends TargetClient {
   /**
    * Opens connections ahead, so that `connections` are ready for the requests to come (the
-   * pool's idle keep-alive connections count); a no-op unless created with `reserveConnections`.
+   * pool's idle keep-alive connections count); with `withinMs`, only as many as can be ready
+   * within it (socket-reserve.ts). A no-op unless created with `reserveConnections`.
    */
-  openAhead(connections: number): void;
+  openAhead(connections: number, withinMs?: number): void;
 }
 
 /** Our own (not the response's) text in a message, e.g. a transport error's. */
@@ -136,7 +137,7 @@ export function createOpenAITarget(options: OpenAITargetOptions): OpenAITargetCl
   return {
     name: options.name,
     send,
-    openAhead: (count) => reserve?.warm(Math.min(count, connections) - pool.stats.free),
+    openAhead: (count, withinMs) => reserve?.warm(Math.min(count, connections) - pool.stats.free, withinMs),
     close: () => {
       reserve?.close();
       return pool.close();

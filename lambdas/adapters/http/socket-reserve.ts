@@ -12,7 +12,14 @@
  * The reserve is undici's own connector (`buildConnector`, so TCP and TLS are set up exactly
  * as undici would) with a stock of sockets opened ahead of time:
  *
- * - `warm(n)`: opens sockets until n are spare (or being opened).
+ * - `warm(n)`: opens sockets until n are spare (or being opened), at most `maxOpening` at once
+ *   (the next as one is made): a burst of connects beyond a server's accept backlog (511 for
+ *   Node's servers) loses SYNs that come back only after TCP's 1 s retransmission, and spreads
+ *   the handshakes' CPU rather than paying it in one turn. `warm(n, withinMs)`: only those that
+ *   can be ready within `withinMs`: no spare is started once the connects so far say it would
+ *   complete later (their mean time, start to ready): hundreds of TLS handshakes can take a
+ *   server seconds, and a spare still being made when the requests start is a handshake both
+ *   sides pay in the schedule, queued ahead of the connections the requests open.
  * - The pool's connector takes a spare when it has one (handed over on a microtask: undici
  *   ignores a connection that completes inside its own resume loop), else opens one as undici
  *   would. A spare taken is not replaced: the reserve is for the start, the pool's keep-alive
@@ -20,7 +27,9 @@
  * - A spare is never handed over unless it is clean: a spare the peer closed, reset, or sent
  *   bytes on (a server's idle-timeout response) is destroyed. A spare unused for
  *   `maxIdleMs` (default 4 s, under the 5 s idle timeout of Node's and uvicorn's servers) is
- *   closed by us, so that a server closing it as idle cannot race a request onto it.
+ *   closed by us, so that a server closing it as idle cannot race a request onto it; a few at
+ *   a time (SWEEP_BATCH every SWEEP_PAUSE_MS), so that hundreds of spares opened together and
+ *   left unused do not stall either side's event loop in one burst.
  * - A failed warm-up connection is no request's failure: it is counted and dropped (the
  *   request that needs a connection then opens its own, and that failure is recorded).
  */
@@ -36,6 +45,8 @@ export interface SocketReserveOptions {
   maxIdleMs?: number;
   /** undici's connect timeout (ms); undici's default is 10 s. */
   connectTimeoutMs?: number;
+  /** Spares being opened at once, at most (default MAX_OPENING). */
+  maxOpening?: number;
   /** Tests: the connector that opens sockets (default undici's buildConnector). */
   base?: Connector;
   /** Tests: the clock the idle limit is measured on (ms). */
@@ -47,6 +58,8 @@ export interface SocketReserveStats {
   spare: number;
   /** Spares being opened. */
   opening: number;
+  /** Spares asked for that wait their turn to be opened (maxOpening). */
+  queued: number;
   /** Connections the pool asked for, and how many of them a spare served. */
   requested: number;
   handed: number;
@@ -58,12 +71,22 @@ export interface SocketReserveStats {
 export interface SocketReserve {
   /** undici's `connect` option. */
   readonly connect: Connector;
-  /** Opens sockets until `spares` are ready or being opened. */
-  warm(spares: number): void;
+  /** Opens sockets until `spares` are ready or being opened; with `withinMs`, only as many as can be ready within it. */
+  warm(spares: number, withinMs?: number): void;
   stats(): SocketReserveStats;
   /** Destroys every spare; no more are opened. */
   close(): void;
 }
+
+/** Spares being opened at once, by default. */
+export const MAX_OPENING = 32;
+/**
+ * Expired spares are closed SWEEP_BATCH at a time, SWEEP_PAUSE_MS apart: hundreds of TLS
+ * connections closed at once cost the server tens of ms of its event loop in one burst (the
+ * requests arriving meanwhile wait for it); 400 a second is a few ms of it every 20 ms.
+ */
+const SWEEP_BATCH = 8;
+const SWEEP_PAUSE_MS = 20;
 
 interface Spare {
   socket: Socket;
@@ -88,16 +111,25 @@ class Reserve implements SocketReserve {
   private readonly maxIdleMs: number;
   private readonly nowMs: () => number;
   private readonly target: ConnectOptions;
+  private readonly maxOpening: number;
   private readonly spares: Spare[] = [];
-  private wanted = 0;
+  /** Spares still to open (warm's ask, less those ready and being opened). */
+  private pending = 0;
   private opening = 0;
+  /** No spare is started that would be ready after this (nowMs), if set. */
+  private readyBy: number | null = null;
+  /** Spares made, and the sum of their times from start to ready (ms). */
+  private made = 0;
+  private makingMs = 0;
   private closed = false;
   private readonly counts = { requested: 0, handed: 0, dropped: 0, expired: 0 };
   private sweeper: NodeJS.Timeout | null = null;
+  private sweepPending = false;
 
   constructor(origin: URL, options: SocketReserveOptions) {
     this.base = options.base ?? buildConnector(options.connectTimeoutMs !== undefined ? { timeout: options.connectTimeoutMs } : {});
     this.maxIdleMs = options.maxIdleMs ?? 4_000;
+    this.maxOpening = Math.max(1, options.maxOpening ?? MAX_OPENING);
     this.nowMs = options.nowMs ?? (() => performance.now());
     this.target = connectOptionsOf(origin);
   }
@@ -114,19 +146,20 @@ class Reserve implements SocketReserve {
     return socket;
   };
 
-  warm(n: number): void {
+  warm(n: number, withinMs?: number): void {
     if (this.closed) return;
-    this.wanted = Math.max(0, Math.floor(n));
-    while (!this.closed && this.spares.length + this.opening < this.wanted) this.open();
+    this.pending = Math.max(0, Math.floor(n) - this.spares.length - this.opening);
+    this.readyBy = withinMs !== undefined && Number.isFinite(withinMs) ? this.nowMs() + Math.max(0, withinMs) : null;
+    this.fill();
   }
 
   stats(): SocketReserveStats {
-    return { spare: this.spares.length, opening: this.opening, ...this.counts };
+    return { spare: this.spares.length, opening: this.opening, queued: this.pending, ...this.counts };
   }
 
   close(): void {
     this.closed = true;
-    this.wanted = 0;
+    this.pending = 0;
     for (const spare of this.spares.splice(0)) {
       detach(spare);
       spare.socket.destroy();
@@ -141,10 +174,21 @@ class Reserve implements SocketReserve {
     detach(spare);
   }
 
-  private sweep(): void {
+  /** `next`: the rest of a sweep cut in batches; the interval's own sweep waits for it to end. */
+  private sweep(next = false): void {
+    if (this.sweepPending && !next) return;
+    this.sweepPending = false;
     const now = this.nowMs();
+    let closing = 0;
     for (const spare of [...this.spares]) {
       if (now - spare.since < this.maxIdleMs) continue;
+      if (closing === SWEEP_BATCH) {
+        // The rest a little later: the fire loop, and the server, get on with their work in between.
+        this.sweepPending = true;
+        setTimeout(() => this.sweep(true), SWEEP_PAUSE_MS).unref();
+        return;
+      }
+      closing++;
       this.remove(spare);
       spare.socket.destroy();
       this.counts.expired++;
@@ -155,10 +199,28 @@ class Reserve implements SocketReserve {
     }
   }
 
+  /** Opens what warm asked for, at most maxOpening at once, none that would be ready too late. */
+  private fill(): void {
+    while (!this.closed && this.pending > 0 && this.opening < this.maxOpening) {
+      if (this.readyBy !== null && this.nowMs() + (this.made > 0 ? this.makingMs / this.made : 0) >= this.readyBy) {
+        this.pending = 0;
+        return;
+      }
+      this.pending--;
+      this.open();
+    }
+  }
+
   private open(): void {
     this.opening++;
+    const started = this.nowMs();
     this.base(this.target, (error, socket) => {
       this.opening--;
+      if (!error && socket) {
+        this.made++;
+        this.makingMs += this.nowMs() - started;
+      }
+      this.fill();
       if (error || !socket) {
         this.counts.dropped++;
         return;

@@ -151,7 +151,7 @@ async function endpointOrigin(client: SageMakerRuntimeClient): Promise<URL> {
   return new URL(resolved.url.origin);
 }
 
-export function createSageMakerTarget(options: SageMakerTargetOptions): TargetClient & { openAhead(connections: number): void } {
+export function createSageMakerTarget(options: SageMakerTargetOptions): TargetClient & { openAhead(connections: number, withinMs?: number): void } {
   const client = options.client ?? new SageMakerRuntimeClient(sageMakerRuntimeClientConfig(options));
   const target: Target = { options, client, clock: options.clock, excerptChars: options.responseExcerptChars ?? RESPONSE_LIMITS.excerptChars };
 
@@ -165,12 +165,17 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
   }
 
   let origin: Promise<URL | null> | null = null;
-  /** Spares opened so that `connections` are ready for the endpoint (clients not made by sageMakerRuntimeClientConfig: none). */
-  const openAhead = (connections: number) => {
+  /**
+   * Spares opened so that `connections` are ready for the endpoint; with `withinMs`, only those
+   * that can be ready within it, counted from this call (clients not made by
+   * sageMakerRuntimeClientConfig: none).
+   */
+  const openAhead = (connections: number, withinMs?: number) => {
     const agents = AGENTS.get(client.config.requestHandler as object);
     if (!agents) return;
+    const asked = performance.now();
     origin ??= endpointOrigin(client).catch(() => null);
-    void origin.then((url) => url && (url.protocol === 'https:' ? agents.https : agents.http).openAhead(url, connections));
+    void origin.then((url) => url && (url.protocol === 'https:' ? agents.https : agents.http).openAhead(url, connections, withinMs === undefined ? undefined : withinMs - (performance.now() - asked)));
   };
 
   return {

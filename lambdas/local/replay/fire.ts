@@ -15,6 +15,7 @@ import { runReplay, type ReplayRunOptions, type ReplayRunResult } from '../../co
 import type { Clock, TargetClient } from '../../ports';
 import { prepareFireWorkers, type FireWorkers } from '../fire-workers';
 import { installInterrupt, type RunInterrupt } from '../interrupt';
+import { terminalLine } from '../terminal-text';
 import type { RehearsalResult } from '../rehearsal';
 import { createTargetClient, type TargetClientSpec } from '../target-clients';
 import { analyseRun } from './analysis';
@@ -133,8 +134,11 @@ function runSettings(config: ReplayConfig, io: CommandIo, { captures, clients, c
       rehearsal: fire.rehearsal,
       clock,
       rehearsed: (results, threads) => io.err.write(rehearsalLine(results, threads, clients.length) + '\n'),
+      ...('connects' in captures && captures.connects ? { connects: captures.connects } : {}),
+      openingAhead: (target, ahead) => io.err.write(openAheadLine(target, ahead, clients.length) + '\n'),
     }),
-    // A full collection before the first due time (the rehearsal's garbage included).
+    // A full collection before the first due time (the rehearsal's garbage included), once the
+    // connections opened ahead are made (fire-workers.ts, open-ahead.ts).
     beforeFireStart: collectGarbage,
     // The comparison and the report before the manifests: the manifests are the last files written.
     beforeManifests: async (targets) => {
@@ -145,6 +149,13 @@ function runSettings(config: ReplayConfig, io: CommandIo, { captures, clients, c
     ...(fire.maxInFlight !== null ? { maxInFlight: fire.maxInFlight } : {}),
     ...(fire.late.toleranceMs !== null ? { latePolicy: { toleranceMs: fire.late.toleranceMs, action: fire.late.action } } : {}),
   };
+}
+
+/** The connections opened ahead to one target, in one line for stderr. */
+export function openAheadLine(target: string, ahead: { connections: number; threads: number; openBeforeMs: number }, targets: number): string {
+  const to = targets > 1 ? `target ${terminalLine(target)}` : 'the target';
+  const by = ahead.threads > 1 ? ` by ${ahead.threads} threads` : '';
+  return `Connections: up to ${ahead.connections} to ${to} opened${by} from ${ahead.openBeforeMs} ms before the first request (its first second's requests, as many as are ready in time; any unused 4 s later are closed)`;
 }
 
 /** What the rehearsal did, in one line for stderr. */

@@ -14,7 +14,7 @@ import { twoPassPlanner, type Planner, type RangeReader } from '../../core/plan/
 import type { IngestReport } from '../../core/types';
 import { inWindow, openCaptures } from '../captures-source';
 import { terminalText } from '../terminal-text';
-import { describePreflight, preflight } from '../preflight';
+import { describePreflight, preflight, type MeasuredConnect } from '../preflight';
 import type { ReplayConfig } from './config';
 import { fail, messageOf, type CommandIo } from './io';
 
@@ -24,6 +24,8 @@ export interface CaptureIndex {
   ingest: IngestReport;
   /** Pass 2's reads: byte ranges of a file read in pass 1, by its name in the records. */
   readerFor: (file: string) => RangeReader;
+  /** Per target (the config's order): the preflight's connect time, null where none was measured. */
+  connects?: (MeasuredConnect | null)[];
 }
 
 /** The window's part of the ingest report (as the plan function's window runs write it). */
@@ -69,16 +71,19 @@ export async function indexCaptures(config: ReplayConfig, io: CommandIo): Promis
   } catch (error) {
     return fail(io, messageOf(error));
   }
+  let connects: (MeasuredConnect | null)[] | undefined;
   if (checked) {
-    const { lines, failure } = describePreflight(await checked);
+    const results = await checked;
+    const { lines, failure } = describePreflight(results);
     io.err.write(lines);
     if (failure) return fail(io, failure);
+    connects = results.map((r) => r.connect ?? null);
   }
   const ingest: IngestReport = { ...report.build(), ...(counts ? { window: counts } : {}) };
   // The captures' path as typed: an escape code in it is shown, not run.
   io.err.write(terminalText(describeIngest(ingest, config.capturesPath, counts)));
   if (ingest.totals.files === 0 || records.length === 0) return nothingToReplay(config, io, ingest, counts);
-  return { records, ingest, readerFor };
+  return { records, ingest, readerFor, ...(connects ? { connects } : {}) };
 }
 
 /** No file read, or no record to replay: the report says why, written although the run cannot be done. */

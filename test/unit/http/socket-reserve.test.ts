@@ -4,6 +4,7 @@
  * connections (and are not replaced); a spare that is not clean (closed or written to by the
  * peer, idle too long) is never handed to a request.
  */
+import { EventEmitter } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +12,18 @@ import { createSocketReserve, type SocketReserve } from '../../../lambdas/adapte
 import { until } from '../../support/until';
 
 const RESPONSE = 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok';
+
+/** A connected socket as far as the reserve looks at one. */
+class FakeSocket extends EventEmitter {
+  destroyed = false;
+  writable = true;
+  readableEnded = false;
+  readableLength = 0;
+  destroy() {
+    this.destroyed = true;
+    return this;
+  }
+}
 
 interface CountingServer {
   server: Server;
@@ -142,6 +155,64 @@ describe('socket reserve', () => {
     expect(server.sockets).toHaveLength(2);
     expect(await get(pool)).toBe(200);
     expect(server.answeredOn).toEqual([2]);
+  });
+
+  it('opens at most maxOpening at once, the next as one is made: a burst is not thrown at a server\'s accept backlog', async () => {
+    const server = await countingServer();
+    const reserve = createSocketReserve(server.origin, { maxOpening: 4 });
+    poolWith(server.origin, reserve);
+    reserve.warm(10);
+    expect(reserve.stats()).toMatchObject({ opening: 4, queued: 6, spare: 0 });
+    await soon(() => reserve.stats().spare === 10 && server.sockets.length === 10, 'ten spares');
+    expect(reserve.stats()).toMatchObject({ opening: 0, queued: 0 });
+  });
+
+  it('warm(n, withinMs) starts no spare that its connects so far say would be ready later than that', () => {
+    // A connector that connects when told, on a clock the test moves.
+    let now = 0;
+    const connects: (() => void)[] = [];
+    const base = ((_options: unknown, callback: (error: Error | null, socket: unknown) => void) => {
+      connects.push(() => callback(null, new FakeSocket()));
+    }) as never;
+    const reserve = createSocketReserve(new URL('http://127.0.0.1:9'), { base, maxOpening: 2, nowMs: () => now });
+    open.reserves.push(reserve);
+    reserve.warm(10, 100);
+    expect(reserve.stats()).toMatchObject({ opening: 2, queued: 8 });
+    // Each connect takes 40 ms: at 40 ms the next two start (ready by about 80), at 80 none (ready by 120 > 100).
+    now = 40;
+    connects.shift()?.();
+    connects.shift()?.();
+    expect(reserve.stats()).toMatchObject({ spare: 2, opening: 2, queued: 6 });
+    now = 80;
+    connects.shift()?.();
+    expect(reserve.stats()).toMatchObject({ spare: 3, opening: 1, queued: 0 });
+    connects.shift()?.();
+    expect(reserve.stats()).toMatchObject({ spare: 4, opening: 0, queued: 0 });
+    expect(connects).toHaveLength(0);
+    // Without a bound, warm opens what it is asked for.
+    reserve.warm(6);
+    expect(reserve.stats()).toMatchObject({ opening: 2, queued: 0 });
+  });
+
+  it('many spares expiring together are closed a few at a time, every one in the end', async () => {
+    let now = 0;
+    const made: FakeSocket[] = [];
+    const base = ((_options: unknown, callback: (error: Error | null, socket: unknown) => void) => {
+      const socket = new FakeSocket();
+      made.push(socket);
+      queueMicrotask(() => callback(null, socket));
+    }) as never;
+    const reserve = createSocketReserve(new URL('http://127.0.0.1:9'), { base, maxIdleMs: 200, nowMs: () => now });
+    open.reserves.push(reserve);
+    reserve.warm(50);
+    await soon(() => reserve.stats().spare === 50, 'fifty spares');
+    now = 1_000;
+    await soon(() => reserve.stats().expired > 0, 'the first expired');
+    // One batch, not all fifty at once; the rest follow.
+    expect(reserve.stats().expired).toBeLessThan(50);
+    await soon(() => reserve.stats().expired === 50, 'every spare expired');
+    expect(made.every((s) => s.destroyed)).toBe(true);
+    expect(reserve.stats()).toMatchObject({ spare: 0, dropped: 0 });
   });
 
   it('a warm-up connection that fails is counted, and the request that needs one still connects (and fails) on its own', async () => {
