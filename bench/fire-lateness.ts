@@ -53,6 +53,8 @@ import { deployedFor, invokeInGroup, PROTOCOLS, TARGET, type Deployed, type Invo
 import { fixed as f, startArrivalServer, writeCaptures } from './lateness-common';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+// The in-process ingest's metrics would land among the tables on stdout.
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
 const option = (name: string, fallback: string): string => {
   const at = process.argv.indexOf(name);
