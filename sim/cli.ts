@@ -7,8 +7,9 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { simulate } from './engine';
+import { checkMemory, type MemoryLimit } from './memory';
 import { report, table } from './report';
-import { applyOverrides, settingsFor, validateSettings } from './settings';
+import { applyOverrides, SettingsError, settingsFor, validateSettings } from './settings';
 import { deployable } from './stack-check';
 
 const positive = (name: string) => (v: string) => {
@@ -64,7 +65,13 @@ interface Flags {
   table?: boolean;
 }
 
-export function run(argv: readonly string[], out: (s: string) => void, err: (s: string) => void): number {
+/**
+ * The command on `argv`: 0 with the report; 2 with one line on a flag or setting it refuses (a
+ * value outside the range the simulator can run, the configuration's refusal of the traffic, a
+ * run too large for `memory`: by default this machine's free memory); 1 with one line on a
+ * failure of its own (the measured lateness file, a bug).
+ */
+export function run(argv: readonly string[], out: (s: string) => void, err: (s: string) => void, memory?: MemoryLimit): number {
   const cmd = program().exitOverride();
   cmd.configureOutput({ writeOut: out, writeErr: err });
   let flags: Flags;
@@ -92,6 +99,7 @@ export function run(argv: readonly string[], out: (s: string) => void, err: (s: 
     const settings = applyOverrides(base, flags.set);
     validateSettings(settings);
     const { settings: ran, problems } = deployable(settings, configProblems);
+    checkMemory(ran, memory);
     const t0 = performance.now();
     const result = report(simulate(ran), problems, performance.now() - t0);
     if (flags.table) out(table(result) + '\n');
@@ -102,7 +110,7 @@ export function run(argv: readonly string[], out: (s: string) => void, err: (s: 
     return 0;
   } catch (e) {
     err(`sim: ${e instanceof Error ? e.message.split('\n').join('; ') : String(e)}\n`);
-    return 2;
+    return e instanceof SettingsError ? 2 : 1;
   }
 }
 

@@ -63,7 +63,8 @@ export class Consumer<P> {
     readonly scaler: EventSourceScaler,
     readonly fn: FunctionModel,
     private readonly o: { batchSize: number; batchingWindowMs: number; timeoutS: number; tickMs: number; receiveRoundTripMs?: number },
-    private readonly handle: (records: P[], startMs: number) => HandlerRun,
+    /** The handler on a batch from `startMs`; `timeoutAtMs` is when Lambda stops it (what it would do later does not happen). */
+    private readonly handle: (records: P[], startMs: number, timeoutAtMs: number) => HandlerRun,
   ) {
     // Messages that become visible at the same moment (sent in one batch with one delay) are
     // there together when the waiting poller's receive returns: look once they all are.
@@ -154,12 +155,13 @@ export class Consumer<P> {
       return;
     }
     const begin = started.handlerStartsAt;
+    const timeoutAt = begin + this.o.timeoutS * 1000;
     const run = this.handle(
       batch.map((m) => m.payload),
       begin,
+      timeoutAt,
     );
-    const timeoutAt = begin + this.o.timeoutS * 1000;
-    const killed = run.endMs > timeoutAt;
+    const killed = run.endMs > timeoutAt || run.stopped === true;
     const end = killed ? timeoutAt : run.endMs;
     for (const e of run.effects) if (e.at <= end) this.agenda.at(e.at, e.run);
     this.agenda.at(end, () => {

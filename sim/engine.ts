@@ -34,6 +34,9 @@ export interface SimRun {
   endMs: number;
 }
 
+/** Events a run may take before it is stopped as one that would not end (sim/events.ts). */
+export const MAX_EVENTS = 50_000_000;
+
 // New streams go last: a stream's seed is its place in the list.
 const RNG_STREAMS = ['arrivals', 'jitter', 'own', 'initFire', 'initIngest', 'initCollect', 's3'] as const;
 
@@ -49,7 +52,7 @@ function stage<P>(
   name: 'ingest' | 'fire' | 'collect',
   rng: { jitter: Rng; init: Rng },
   init: Lognormal,
-  handle: (records: P[], at: number) => { endMs: number; effects: { at: number; run: () => void }[] },
+  handle: (records: P[], at: number, timeoutAt: number) => { endMs: number; effects: { at: number; run: () => void }[] },
 ): Consumer<P> {
   const fn = s.stack[name];
   const mode = name === 'fire' ? s.stack.eventSourceMode : 'standard';
@@ -70,7 +73,9 @@ function stage<P>(
 export function simulate(s: SimSettings): SimRun {
   const rng = streams(s.seed, RNG_STREAMS);
   const workload = buildWorkload(s, rng.arrivals);
-  const agenda = new Agenda();
+  // A run takes a few events per shard message and per event source tick (6,181 for 12 M
+  // requests in 550 shards): far more means it would not end.
+  const agenda = new Agenda(MAX_EVENTS);
   const account = new Account(s.aws.accountConcurrency);
   const sink = new LatenessSink(workload.requests * s.workload.targets);
   const loop = {
@@ -105,7 +110,7 @@ export function simulate(s: SimSettings): SimRun {
   });
   const consumers = {
     ingest: stage<IngestPayload>(s, agenda, account, 'ingest', { jitter: rng.jitter, init: rng.initIngest }, s.aws.lambda.init.ingest, (r, at) => ingest.handle(r, at)),
-    fire: stage<ShardPayload>(s, agenda, account, 'fire', { jitter: rng.jitter, init: rng.initFire }, s.aws.lambda.init.fire, (r, at) => fire.handle(r, at)),
+    fire: stage<ShardPayload>(s, agenda, account, 'fire', { jitter: rng.jitter, init: rng.initFire }, s.aws.lambda.init.fire, (r, at, timeoutAt) => fire.handle(r, at, timeoutAt)),
     collect: stage<CollectPayload>(s, agenda, account, 'collect', { jitter: rng.jitter, init: rng.initCollect }, s.aws.lambda.init.collect, (r, at) => collect.handle(r, at)),
   };
   late.fire = consumers.fire;

@@ -9,6 +9,12 @@ interface Entry {
 }
 
 export class Agenda {
+  /**
+   * @param maxEvents events a run may take: past them it is stopped with an error rather than
+   * left to run on (a run that never ends is a bug, not a result).
+   */
+  constructor(private readonly maxEvents = Infinity) {}
+
   private heap: Entry[] = [];
   private seq = 0;
   /** The time of the event being run. */
@@ -35,7 +41,9 @@ export class Agenda {
     while (this.heap.length > 0 && (this.heap[0] as Entry).at <= until) {
       const e = this.pop();
       this.now = e.at;
-      this.ran++;
+      if (++this.ran > this.maxEvents) {
+        throw new Error(`the simulation had not ended after ${this.maxEvents.toLocaleString('en-US')} events (${Math.round(this.now / 1000)} s of simulated time): stopped, a run the simulator cannot finish (a bug: please report it with the command)`);
+      }
       e.run();
     }
   }

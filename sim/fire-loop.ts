@@ -39,6 +39,8 @@ export interface ShardFire {
   lateDropped: number;
   /** When the last response ended (the loop's start when nothing was sent). */
   endMs: number;
+  /** Stopped at `stopAtMs` with requests still to send. */
+  stopped: boolean;
 }
 
 /** Where the lateness (ms, at the server) of every request sent goes. */
@@ -69,14 +71,19 @@ export class LatenessSink {
  * Fires one shard whose due times are `base + offsets[i]` (ms, ascending) from `startMs`, sharing
  * the target's `permits` connection slots with the invocation's other shards of that target:
  * `permits` holds the end times of requests in flight (a min-heap), or is null when the
- * invocation's requests for that target fit the permits anyway.
+ * invocation's requests for that target fit the permits anyway. Lambda stops the invocation at
+ * `stopAtMs` (its timeout): a request not picked up by then is not sent.
  */
-export function fireShard(offsets: ArrayLike<number>, base: number, startMs: number, m: FireLoopModel, sink: LatenessSink, permits: MinHeap | null, permitCount: number): ShardFire {
-  const out: ShardFire = { fired: 0, expired: 0, lateDropped: 0, endMs: startMs };
+export function fireShard(offsets: ArrayLike<number>, base: number, startMs: number, m: FireLoopModel, sink: LatenessSink, permits: MinHeap | null, permitCount: number, stopAtMs = Infinity): ShardFire {
+  const out: ShardFire = { fired: 0, expired: 0, lateDropped: 0, endMs: startMs, stopped: false };
   for (let i = 0; i < offsets.length; i++) {
     const due = base + (offsets[i] as number);
     let pickup = due > startMs ? due : startMs;
     if (permits && permits.size >= permitCount) pickup = Math.max(pickup, permits.pop());
+    if (pickup >= stopAtMs) {
+      out.stopped = true;
+      break;
+    }
     const fate = requestFate(pickup - due, m.expireMs, m.toleranceMs, m.policy);
     if (fate !== 'fire') {
       if (fate === 'expired') out.expired++;

@@ -36,6 +36,8 @@ export interface Effect {
 export interface HandlerRun {
   endMs: number;
   effects: Effect[];
+  /** The function's timeout stopped it (before `endMs`): Lambda ends it there, and its messages come back. */
+  stopped?: boolean;
 }
 
 export interface ShardState {
@@ -85,8 +87,8 @@ export class FireHandler {
     this.state = Array.from({ length: s.workload.targets }, () => new Map());
   }
 
-  /** The handler on `records`, starting at `startMs`. */
-  handle(records: readonly ShardPayload[], startMs: number): HandlerRun {
+  /** The handler on `records`, starting at `startMs`, stopped by Lambda at `timeoutAtMs` (no request is sent from then). */
+  handle(records: readonly ShardPayload[], startMs: number, timeoutAtMs = Infinity): HandlerRun {
     const effects: Effect[] = [];
     let endMs = startMs;
     const toFire: { p: ShardPayload; shard: SimShard; claimedAt: number }[] = [];
@@ -111,8 +113,8 @@ export class FireHandler {
         toFire.push({ p, shard, claimedAt });
       }
     }
-    endMs = Math.max(endMs, this.fire(toFire, effects));
-    return { endMs, effects };
+    const fired = this.fire(toFire, effects, timeoutAtMs);
+    return { endMs: Math.max(endMs, fired.endMs), effects, ...(fired.stopped ? { stopped: true } : {}) };
   }
 
   /**
@@ -156,9 +158,10 @@ export class FireHandler {
   }
 
   /** Fires the claimed shards together; a target's shards share its connection permits. */
-  private fire(toFire: { p: ShardPayload; shard: SimShard; claimedAt: number }[], effects: Effect[]): number {
+  private fire(toFire: { p: ShardPayload; shard: SimShard; claimedAt: number }[], effects: Effect[], stopAtMs: number): { endMs: number; stopped: boolean } {
     const permitCount = this.s.stack.connectionsPerTarget;
     let endMs = 0;
+    let stopped = false;
     const byTarget = new Map<number, typeof toFire>();
     for (const f of toFire) byTarget.set(f.p.target, [...(byTarget.get(f.p.target) ?? []), f]);
     for (const group of byTarget.values()) {
@@ -168,14 +171,16 @@ export class FireHandler {
       const shared = total > permitCount;
       const runs = shared ? [this.mergedRun(group)] : group.map((f) => ({ members: [f], offsets: f.shard.offsets, base: this.runStartMs, start: f.claimedAt }));
       for (const run of runs) {
-        const r = fireShard(run.offsets, run.base, run.start, this.loop, this.sink, shared ? new MinHeap() : null, permitCount);
+        const r = fireShard(run.offsets, run.base, run.start, this.loop, this.sink, shared ? new MinHeap() : null, permitCount, stopAtMs);
         this.counters.fired += r.fired;
         this.counters.expired += r.expired;
         this.counters.lateDropped += r.lateDropped;
-        for (const f of run.members) endMs = Math.max(endMs, this.writeResults(f.p, f.shard, r.endMs, effects));
+        // Stopped by the timeout before its last request, the loop never writes its results.
+        if (r.stopped) stopped = true;
+        else for (const f of run.members) endMs = Math.max(endMs, this.writeResults(f.p, f.shard, r.endMs, effects));
       }
     }
-    return endMs;
+    return { endMs, stopped };
   }
 
   private mergedRun(group: { p: ShardPayload; shard: SimShard; claimedAt: number }[]) {

@@ -179,12 +179,18 @@ export class IngestHandler {
     return sent;
   }
 
-  /** The batch sizes the real packBatches makes of messages of these sizes (memoized by sizes). */
+  /**
+   * The batch sizes the real packBatches makes of messages of these sizes (memoized by sizes).
+   * Messages of one size share one body: a slot's thousands of lanes come in a few sizes, and
+   * a body apiece would hold the slot's every message at once.
+   */
   private pack(sizes: number[]): number[] {
     const key = sizes.join(',');
     let batches = this.packed.get(key);
     if (!batches) {
-      const bodies = sizes.map((n, id) => ({ id: String(id), body: 'x'.repeat(n), delaySeconds: 0 }));
+      const body = new Map<number, string>();
+      const of = (n: number) => body.get(n) ?? (body.set(n, 'x'.repeat(n)), body.get(n) as string);
+      const bodies = sizes.map((n, id) => ({ id: String(id), body: of(n), delaySeconds: 0 }));
       batches = packBatches(bodies).map((b) => b.map((m) => Number(m.id)));
       this.packed.set(key, batches);
     }

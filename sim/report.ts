@@ -59,7 +59,41 @@ function idleMonthly(run: SimRun) {
   return { idle_polls: Math.round(polls), polls_usd: round(polls * PRICES.sqsPerRequest, 2), min_pollers_usd: round(pollers, 2), total: round(polls * PRICES.sqsPerRequest + pollers, 2) };
 }
 
+/**
+ * Why a figure has no value, for each figure that has none (the report says null, and why): a
+ * run that sent no request has no lateness and no cost per million, one that invoked no fire
+ * function no mean duration.
+ */
+function noFigure(run: SimRun, lost: number): Record<string, string> {
+  const f = run.fire.counters;
+  const planned = run.workload.requests * run.settings.workload.targets;
+  const why: Record<string, string> = {};
+  if (f.fired === 0) {
+    const w = run.settings.workload;
+    const none =
+      planned === 0
+        ? `the capture holds no request (${w.ratePerTarget}/s for ${w.seconds} s rounds down to 0)`
+        : `none of the ${planned} requests was sent: ${[f.expired > 0 ? `${f.expired} expired` : '', f.lateDropped > 0 ? `${f.lateDropped} dropped late` : '', lost > 0 ? `${lost} lost (never fired: throttled to the dead-letter queue, or stopped by the fire function's timeout)` : ''].filter(Boolean).join(', ') || 'see expired, lost and timeouts'}`;
+    why.lateness_ms = none;
+    why.cost_per_million_usd = none;
+  }
+  if (run.consumers.fire.fn.bill.invocations === 0) why.fire_invocation_mean_s = 'no fire invocation ran';
+  return why;
+}
+
+/** Every number of the report is finite (null where there is none): a NaN or an infinity is a bug in the simulator, said as one, never a figure. */
+function assertFinite(node: unknown, path: string): void {
+  if (typeof node === 'number' && !Number.isFinite(node)) throw new Error(`the report's ${path} came out ${node}: a bug in the simulator (please report it with the command)`);
+  if (node !== null && typeof node === 'object') for (const [k, v] of Object.entries(node)) assertFinite(v, path ? `${path}.${k}` : k);
+}
+
 export function report(run: SimRun, problems: readonly string[], wallMs: number) {
+  const r = build(run, problems, wallMs);
+  assertFinite(r, '');
+  return r;
+}
+
+function build(run: SimRun, problems: readonly string[], wallMs: number) {
   const s = run.settings;
   const f = run.fire.counters;
   const stats = run.consumers.fire.stats;
@@ -108,11 +142,13 @@ export function report(run: SimRun, problems: readonly string[], wallMs: number)
     cost_usd: cost,
     cost_per_million_usd: f.fired > 0 ? round((cost.total * 1e6) / f.fired, 3) : null,
     idle_monthly_usd: idleMonthly(run),
+    /** Why a figure above is null. */
+    no_figure: noFigure(run, lost),
     simulation: { seed: s.seed, events: run.events, run_start_s: finite(run.runStartMs / 1000), deadline_s: finite(run.deadlineMs / 1000), end_s: finite(run.endMs / 1000), wall_ms: Math.round(wallMs) },
   };
 }
 
-export type SimReport = ReturnType<typeof report>;
+export type SimReport = ReturnType<typeof build>;
 
 /** The report as aligned `name  value` lines, for people. */
 export function table(r: SimReport): string {
@@ -141,6 +177,7 @@ export function table(r: SimReport): string {
     ['cost per million $', r.cost_per_million_usd],
     ['idle event sources $/month', r.idle_monthly_usd.total],
   ];
+  for (const [figure, why] of Object.entries(r.no_figure)) rows.push([`why no ${figure.replace(/_/g, ' ')}`, why]);
   const width = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `${k.padEnd(width)}  ${v ?? '-'}`).join('\n');
 }

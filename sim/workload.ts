@@ -14,7 +14,7 @@
  * planning together), at the cost of a few plans for millions of requests.
  */
 import { planRows, type LineRef, type PlanOptions } from '../lambdas/core/plan/plan';
-import { shardPartsPrefix } from '../lambdas/core/pipeline/keys';
+import { bodyKey, shardPartsPrefix } from '../lambdas/core/pipeline/keys';
 import { partRequests } from '../lambdas/core/pipeline/shard-parts';
 import { DEFAULT_SHARDING, lanesFor, toWire, wireBytes, type ShardingOptions, type ShardMessage } from '../lambdas/core/pipeline/shards';
 import { MESSAGE_OVERHEAD_BYTES } from '../lambdas/core/pipeline/slot-writer';
@@ -36,7 +36,10 @@ export interface SimShard {
 }
 
 export interface SimSlot {
-  /** Its shards: `firstShard` to `firstShard + lanes - 1`. */
+  /**
+   * Its shards: `firstShard` to `firstShard + lanes - 1`, the sharder's lanes that hold requests
+   * (a slot of fewer requests than lanes leaves some empty, and the ingest sends nothing for them).
+   */
   firstShard: number;
   lanes: number;
   requests: number;
@@ -120,8 +123,11 @@ export function planOffsets(counts: Uint32Array, zeroSecond: number): Float64Arr
   return out;
 }
 
-/** The real shard message for `n` requests of this workload's shape, serialized. */
-function messageBytesFn(bodyBytes: number): (n: number) => number {
+/**
+ * The real shard message for `n` requests of this workload's shape, serialized. A body over
+ * `maxInlineBodyBytes` travels as an S3 object the request names (slot-writer.ts), not inline.
+ */
+function messageBytesFn(bodyBytes: number, sharding: ShardingOptions): (n: number) => number {
   const request: ScheduledRequest = {
     index: 1_234_567,
     offsetMs: 123_456.789,
@@ -131,14 +137,14 @@ function messageBytesFn(bodyBytes: number): (n: number) => number {
     inferenceId: null,
     source: { file: SOURCE_FILE, line: 123_456 },
     contentType: 'application/json',
-    body: new Uint8Array(bodyBytes + STREAM_OVERRIDE_BYTES),
+    body: new Uint8Array(Math.min(bodyBytes + STREAM_OVERRIDE_BYTES, sharding.maxInlineBodyBytes + 1)),
     streaming: true,
     overrides: ['stream'],
     capturedUsage: { promptTokens: 325, completionTokens: 64 },
     accept: 'application/json',
     capturedOutputSha256: 'f'.repeat(64),
   };
-  const wire = toWire(request, null);
+  const wire = toWire(request, request.body.byteLength > sharding.maxInlineBodyBytes ? bodyKey('file-0f1e2d3c-4b5a-5968-8776-a5b4c3d2e1f0', request.index) : null);
   const memo = new Map<number, number>();
   return (n) => {
     let bytes = memo.get(n);
@@ -191,8 +197,10 @@ function shardsOf(offsets: Float64Array, sharding: ShardingOptions, itemBytes: n
     const lanes = lanesFor(b - a, busiest, sharding);
     const perPart = partRequests(lanes);
     const perChunk = lanes * perPart;
-    slots.push({ firstShard: shards.length, lanes, requests: b - a, chunks: Array.from({ length: Math.ceil((b - a) / perChunk) }, (_, c) => Math.min(perChunk, b - a - c * perChunk)) });
-    for (let lane = 0; lane < lanes; lane++) {
+    // Lanes past the slot's requests hold none: the ingest writes and sends nothing for them (slot-writer.ts, dispatch.ts).
+    const filled = Math.min(lanes, b - a);
+    slots.push({ firstShard: shards.length, lanes: filled, requests: b - a, chunks: Array.from({ length: Math.ceil((b - a) / perChunk) }, (_, c) => Math.min(perChunk, b - a - c * perChunk)) });
+    for (let lane = 0; lane < filled; lane++) {
       const n = Math.ceil((b - a - lane) / lanes);
       const laneOffsets = Float64Array.from({ length: n }, (_, k) => offsets[a + lane + k * lanes] as number);
       const inline = MESSAGE_OVERHEAD_BYTES + n * itemBytes <= sharding.maxMessageBytes;
@@ -212,7 +220,7 @@ export function buildWorkload(settings: SimSettings, rng: Rng): Workload {
   const itemBytes = wireBytes(w.bodyBytes + STREAM_OVERRIDE_BYTES, SOURCE_FILE, sharding);
   const { shards, slots } = shardsOf(offsets, sharding, itemBytes);
   const requests = offsets.length;
-  const messageBytes = messageBytesFn(w.bodyBytes);
+  const messageBytes = messageBytesFn(w.bodyBytes, sharding);
   const ownLeadBytes = Buffer.byteLength(',"leadMs":123456');
   return {
     shards,

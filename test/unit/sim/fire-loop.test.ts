@@ -47,7 +47,7 @@ describe('fireShard', () => {
   it('on time: each request reaches the server its own lateness after its due time; the shard ends with the last response', () => {
     const sink = new LatenessSink(4);
     const r = fireShard([1000, 1500, 2000], 0, 0, model(), sink, null, 10);
-    expect(r).toEqual({ fired: 3, expired: 0, lateDropped: 0, endMs: 2000 + 0.5 + 2000 });
+    expect(r).toEqual({ fired: 3, expired: 0, lateDropped: 0, endMs: 2000 + 0.5 + 2000, stopped: false });
     expect(Array.from(sink.sorted())).toEqual([0.5, 0.5, 0.5]);
   });
 
@@ -62,6 +62,13 @@ describe('fireShard', () => {
   it('a request timeout cuts the response', () => {
     const r = fireShard([0], 0, 0, model({ latency: { mu: Math.log(900_000), sigma: 0 } }), new LatenessSink(1), null, 10);
     expect(r.endMs).toBe(0.5 + 300_000);
+  });
+
+  it("the function's timeout stops the loop: a request not picked up by then is not sent, and the shard says it was stopped", () => {
+    const sink = new LatenessSink(4);
+    const r = fireShard([1000, 1500, 2000], 0, 0, model(), sink, null, 10, 1500);
+    expect(r).toMatchObject({ fired: 1, expired: 0, lateDropped: 0, stopped: true });
+    expect(Array.from(sink.sorted())).toEqual([0.5]);
   });
 
   it('more requests than permits: the next waits for the earliest response', () => {
