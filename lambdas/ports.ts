@@ -27,6 +27,11 @@ export interface TargetRequest {
   streaming: boolean;
   /** Accept header to send (SageMaker: the captured output's content type); the target's default when absent. */
   accept?: string;
+  /**
+   * Handed over before its due time (TargetClient.preparesAheadMs): the client prepares the
+   * request now and writes it no earlier than this, epoch ns; its start is then this instant.
+   */
+  notBeforeNs?: bigint;
 }
 
 /**
@@ -35,6 +40,12 @@ export interface TargetRequest {
  */
 export interface TargetClient {
   readonly name: string;
+  /**
+   * For a client with work of its own before a request can be written (the AWS SDK's
+   * serializing and SigV4 signing, milliseconds): the fire loop hands each request over this
+   * long before its due time, with `notBeforeNs`, so that the work is done by then.
+   */
+  readonly preparesAheadMs?: number;
   send(request: TargetRequest, signal?: AbortSignal): Promise<TargetResult>;
   close(): Promise<void>;
 }

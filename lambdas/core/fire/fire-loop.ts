@@ -3,6 +3,8 @@
  * still streaming, and returns exactly one outcome per request.
  *
  * - Sends are started, not awaited: one slow response never delays the next due request.
+ * - A client with work of its own before a write (TargetClient.preparesAheadMs: the AWS SDK's
+ *   signing) gets each request that long ahead, with the time to write it (`notBeforeNs`).
  * - A request held back by `maxInFlight` fires as soon as a slot frees; it is then late and
  *   its schedule lag says so (no silent re-timing: coordinated omission stays visible).
  * - Lateness beyond `latePolicy.toleranceMs` when the loop reaches a request: fire it anyway
@@ -102,6 +104,9 @@ export async function fireEach(requests: readonly ScheduledRequest[], options: F
     ? requests
     : [...requests].sort((a, b) => a.offsetMs - b.offsetMs || a.index - b.index);
 
+  // A client that prepares a request ahead (TargetClient.preparesAheadMs) gets it that long
+  // before its due time, told when to write it.
+  const aheadNs = BigInt(Math.round(Math.max(0, target.preparesAheadMs ?? 0) * 1e6));
   // Everything that can be computed before the timing-critical moment is computed here.
   const prepared = ordered.map((request) => {
     const requestId = deterministicUuid(options.runId, target.name, request.index);
@@ -113,7 +118,9 @@ export async function fireEach(requests: readonly ScheduledRequest[], options: F
       streaming: request.streaming,
       ...(request.accept !== null ? { accept: request.accept } : {}),
     };
-    return { request, requestId, wire, dueNs: options.startNs + BigInt(Math.round(request.offsetMs * 1e6)) };
+    const dueNs = options.startNs + BigInt(Math.round(request.offsetMs * 1e6));
+    if (aheadNs > 0n) wire.notBeforeNs = dueNs;
+    return { request, requestId, wire, dueNs };
   });
 
   const record = (outcome: FireOutcome) => options.onOutcome?.(outcome);
@@ -130,7 +137,7 @@ export async function fireEach(requests: readonly ScheduledRequest[], options: F
   for (const p of prepared) {
     if (!aborted) {
       try {
-        await clock.waitUntil(p.dueNs, signal);
+        await clock.waitUntil(p.dueNs - aheadNs, signal);
         for (const s of permits) await s.acquire();
         if (clock.nowNs() - p.dueNs > CATCH_UP_TURN_NS) await turnOfTheLoop();
         if (signal?.aborted) release();

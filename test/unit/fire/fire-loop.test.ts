@@ -35,6 +35,20 @@ describe('runFireLoop', () => {
     expect(outcomes.every((o) => o.dropReason === null && o.result?.error === null && o.workerId === 'w')).toBe(true);
   });
 
+  it('a client that prepares ahead gets each request that long before its due time, told when to write it', async () => {
+    const { clock, options } = setup(50);
+    const target = Object.assign(new FakeTarget('A', clock, () => ({ latencyMs: 50 })), { preparesAheadMs: 20 });
+    const outcomes = await runFireLoop([req(0, 0), req(1, 100)], { ...options, target });
+    expect(target.sent.map((s) => s.atNs - START)).toEqual([ms(-20), ms(80)]);
+    expect(target.sent.map((s) => s.request.notBeforeNs)).toEqual([START, START + ms(100)]);
+    // Not late: picked up ahead, no catch-up turn, nothing dropped by a late policy.
+    expect(outcomes.every((o) => o.dropReason === null)).toBe(true);
+    // A client that does not prepare ahead gets no write time.
+    const plain = setup(50);
+    await runFireLoop([req(0, 0)], plain.options);
+    expect(plain.target.sent[0]!.request.notBeforeNs).toBeUndefined();
+  });
+
   it('does not wait for earlier responses before firing later requests', async () => {
     const { target, options } = setup(5000);
     await runFireLoop([req(0, 0), req(1, 1), req(2, 2)], options);
