@@ -61,12 +61,13 @@ export const FIRE_CPU_MS = {
   sagemaker: { perRequest: 3.9, perToken: 0.029 },
 } as const;
 /**
- * The share of its CPU allowance a lane may use on average: bursts (a Poisson second, a
- * collection's helper threads) must fit in the rest. Measured: lanes using 0.55-0.66 of one
- * vCPU sent their requests with p99 under 5 ms at the server; using 0.95-1.1 of 0.58 vCPU, the
- * quota ran out and p99 was 16-45 ms.
+ * The share of its CPU allowance a lane may use on average. The rest is for bursts: V8's
+ * collections run on helper threads beside the main one, and an invocation whose quota runs
+ * out in a period waits, its requests with it. Measured on one lane at 91 requests/s for a
+ * 120 s slot (bench/RESULTS.md): using ~0.6 of 0.9 vCPU, the quota ran out in 77-97 periods
+ * and p99.9 was 47-189 ms at the server; using ~0.27 of 2 vCPUs, never, p99.9 14 ms.
  */
-export const FIRE_CPU_USE = 0.6;
+export const FIRE_CPU_USE = 0.3;
 /** The share of a lane's connections its mean number of requests in flight may use (the rest absorbs fluctuations). */
 export const CONNECTION_USE = 0.8;
 /** The longest slot the sizing chooses. */

@@ -50,7 +50,7 @@ describe('fire sizing from the declared peak', () => {
     expect(sagemaker.memoryMb).toBeGreaterThan(http.memoryMb);
     expect(mixed.memoryMb, 'the costliest kind sizes the function').toBe(sagemaker.memoryMb);
     expect(fast.memoryMb).toBeGreaterThan(http.memoryMb);
-    for (const s of [http, sagemaker, fast]) expect(s.laneVcpus / (s.memoryMb / ONE_VCPU_MB)).toBeLessThanOrEqual(FIRE_CPU_USE + 1e-9);
+    for (const s of [http, sagemaker, fast]) expect(s.laneVcpus / (s.memoryMb / ONE_VCPU_MB)).toBeLessThanOrEqual(FIRE_CPU_USE + 1e-3);
     // The measured case: 91 requests/s with a 3.94 s mean response at 30 tokens/s needs more than the 1,024 MB floor (0.58 vCPU).
     expect(http.memoryMb).toBeGreaterThan(1024);
     expect(sagemaker.cpuMsPerRequest).toBeCloseTo(fireCpuMsPerRequest(['sagemaker'], 30, sagemaker.meanResponseSeconds), 1);
@@ -59,7 +59,7 @@ describe('fire sizing from the declared peak', () => {
   it('a stream too fast for the largest function lowers the lane rate instead: more lanes, each within its CPU', () => {
     const s = deriveFireSizing({ ...base, peakRequestsPerSecond: 10_000, streamTokensPerSecond: 2000, targetKinds: ['sagemaker'] });
     expect(s.memoryMb).toBeLessThanOrEqual(MAX_FIRE_MEMORY_MB);
-    expect(s.laneVcpus / (s.memoryMb / ONE_VCPU_MB)).toBeLessThanOrEqual(FIRE_CPU_USE + 1e-9);
+    expect(s.laneVcpus / (s.memoryMb / ONE_VCPU_MB)).toBeLessThanOrEqual(FIRE_CPU_USE + 1e-3);
     expect(s.lanesPerSlot).toBeGreaterThan(deriveFireSizing({ ...base, peakRequestsPerSecond: 10_000 }).lanesPerSlot);
   });
 
