@@ -211,11 +211,36 @@ export default defineConfig({
     // timing tier, a simulation, a page drawn in Chromium or a CLI run can take several times
     // its time alone.
     projects: [
-      tier('fast', ['test/unit/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, exclude: [...SLOW, ...TIMING], isolate: false, setupFiles: BACKGROUND, testTimeout: 60_000 }),
+      tier('fast', ['test/unit/**/*.test.ts'], {
+        maxWorkers: SHARED_WORKERS,
+        exclude: [...SLOW, ...TIMING],
+        isolate: false,
+        setupFiles: BACKGROUND,
+        testTimeout: 60_000,
+      }),
       tier('slow', SLOW, { maxWorkers: SHARED_WORKERS, isolate: false, setupFiles: BACKGROUND, testTimeout: 240_000 }),
-      tier('integration', ['test/integration/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, isolate: false, exclude: [...TIMING, ...QUIET], globalSetup: CLI_MOTO_AND_TEMPLATES, setupFiles: BACKGROUND_SHARED_ENV, testTimeout: 120_000 }),
-      tier('e2e', ['test/e2e/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, isolate: false, exclude: TIMING, globalSetup: CLI_MOTO_AND_BROWSER, setupFiles: BACKGROUND_SHARED_ENV, testTimeout: 240_000 }),
-      tier('infra', ['test/infra/**/*.test.ts'], { maxWorkers: SHARED_WORKERS, isolate: false, setupFiles: BACKGROUND_SHARED_ENV, testTimeout: 120_000 }),
+      tier('integration', ['test/integration/**/*.test.ts'], {
+        maxWorkers: SHARED_WORKERS,
+        isolate: false,
+        exclude: [...TIMING, ...QUIET],
+        globalSetup: CLI_MOTO_AND_TEMPLATES,
+        setupFiles: BACKGROUND_SHARED_ENV,
+        testTimeout: 120_000,
+      }),
+      tier('e2e', ['test/e2e/**/*.test.ts'], {
+        maxWorkers: SHARED_WORKERS,
+        isolate: false,
+        exclude: TIMING,
+        globalSetup: CLI_MOTO_AND_BROWSER,
+        setupFiles: BACKGROUND_SHARED_ENV,
+        testTimeout: 240_000,
+      }),
+      tier('infra', ['test/infra/**/*.test.ts'], {
+        maxWorkers: SHARED_WORKERS,
+        isolate: false,
+        setupFiles: BACKGROUND_SHARED_ENV,
+        testTimeout: 120_000,
+      }),
       tier(TIMING_TIER, TIMING, { maxWorkers: 1, globalSetup: CLI_MOTO_AND_TEMPLATES }),
       tier(QUIET_TIER, QUIET, { maxWorkers: 1 }),
     ],

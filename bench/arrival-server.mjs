@@ -38,7 +38,8 @@ const MAX_MS = Number(opt('--max-ms', 120000));
 const TOKENS_PER_SECOND = Number(opt('--tokens-per-second', 30));
 const tlsCert = opt('--tls-cert', null);
 const tlsKey = opt('--tls-key', null);
-for (const [k, v] of Object.entries({ MEDIAN_MS, P99_MS, MAX_MS, TOKENS_PER_SECOND })) if (!Number.isFinite(v) || v < 0) throw new Error(`${k}: not a number >= 0`);
+for (const [k, v] of Object.entries({ MEDIAN_MS, P99_MS, MAX_MS, TOKENS_PER_SECOND }))
+  if (!Number.isFinite(v) || v < 0) throw new Error(`${k}: not a number >= 0`);
 
 // Wall clock in ns with hrtime resolution, anchored on the instant Date.now() turns to a new
 // millisecond (between two hrtime reads at most 20 us apart; the tightest of up to 50 kept).
@@ -89,11 +90,31 @@ const chunked = (text) => {
 };
 const END_CHUNKED = Buffer.from('0\r\n\r\n');
 const sse = (obj) => `data: ${JSON.stringify(obj)}\n\n`;
-const TOKEN_SSE = sse({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: { content: 'tok ' }, finish_reason: null }] });
+const TOKEN_SSE = sse({
+  id: 'c',
+  object: 'chat.completion.chunk',
+  created: 0,
+  model: 'm',
+  choices: [{ index: 0, delta: { content: 'tok ' }, finish_reason: null }],
+});
 const finishSse = (tokens) =>
-  sse({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: tokens, total_tokens: 10 + tokens } }) + 'data: [DONE]\n\n';
+  sse({
+    id: 'c',
+    object: 'chat.completion.chunk',
+    created: 0,
+    model: 'm',
+    choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 10, completion_tokens: tokens, total_tokens: 10 + tokens },
+  }) + 'data: [DONE]\n\n';
 const answerJson = (tokens) =>
-  JSON.stringify({ id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'tok '.repeat(tokens) }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: tokens, total_tokens: 10 + tokens } });
+  JSON.stringify({
+    id: 'c',
+    object: 'chat.completion',
+    created: 0,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'tok '.repeat(tokens) }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 10, completion_tokens: tokens, total_tokens: 10 + tokens },
+  });
 
 // An event-stream message (the vnd.amazon.eventstream framing): prelude (total length, headers
 // length, CRC32 of those 8 bytes), string headers, payload, CRC32 of all that precedes it.
@@ -121,12 +142,18 @@ function eventMessage(headers, payload) {
   msg.writeUInt32BE(crc32(msg.subarray(0, total - 4)), total - 4);
   return msg;
 }
-const payloadPart = (text) => eventMessage({ ':event-type': 'PayloadPart', ':content-type': 'application/octet-stream', ':message-type': 'event' }, Buffer.from(text));
+const payloadPart = (text) =>
+  eventMessage(
+    { ':event-type': 'PayloadPart', ':content-type': 'application/octet-stream', ':message-type': 'event' },
+    Buffer.from(text),
+  );
 const TOKEN_FRAME = { sse: chunked(TOKEN_SSE), sagemaker: chunked(payloadPart(TOKEN_SSE)) };
-const finishFrame = (kind, tokens) => (kind === 'sse' ? chunked(finishSse(tokens)) : chunked(payloadPart(finishSse(tokens))));
+const finishFrame = (kind, tokens) =>
+  kind === 'sse' ? chunked(finishSse(tokens)) : chunked(payloadPart(finishSse(tokens)));
 const HEAD = {
   sse: 'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: keep-alive\r\n\r\n',
-  sagemaker: 'HTTP/1.1 200 OK\r\ncontent-type: application/vnd.amazon.eventstream\r\nx-amzn-sagemaker-content-type: text/event-stream\r\nx-amzn-invoked-production-variant: AllTraffic\r\nx-amzn-requestid: r\r\ntransfer-encoding: chunked\r\nconnection: keep-alive\r\n\r\n',
+  sagemaker:
+    'HTTP/1.1 200 OK\r\ncontent-type: application/vnd.amazon.eventstream\r\nx-amzn-sagemaker-content-type: text/event-stream\r\nx-amzn-invoked-production-variant: AllTraffic\r\nx-amzn-requestid: r\r\ntransfer-encoding: chunked\r\nconnection: keep-alive\r\n\r\n',
 };
 
 const arrivals = [];
@@ -140,7 +167,10 @@ function answer(socket, kind, done) {
   if (kind === 'json') {
     setTimeout(() => {
       const body = Buffer.from(answerJson(tokens));
-      if (!socket.destroyed) socket.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: keep-alive\r\n\r\n`);
+      if (!socket.destroyed)
+        socket.write(
+          `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: keep-alive\r\n\r\n`,
+        );
       if (!socket.destroyed) socket.write(body);
       done();
     }, ms);
@@ -194,13 +224,16 @@ function onConnection(socket) {
       const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
       if (buffer.length < end + 4 + length) return;
       const body = buffer.subarray(end + 4, end + 4 + length).toString('latin1');
-      const id = (/\r\nx-request-id:\s*([^\r\n]+)/i.exec(head) ?? /\r\nx-amzn-sagemaker-inference-id:\s*([^\r\n]+)/i.exec(head))?.[1]?.trim();
+      const id = (/\r\nx-request-id:\s*([^\r\n]+)/i.exec(head) ??
+        /\r\nx-amzn-sagemaker-inference-id:\s*([^\r\n]+)/i.exec(head))?.[1]?.trim();
       if (id) arrivals.push(`${id} ${firstByteNs}`);
       else unidentified++;
       if (counts.requests === 0) counts.connectionsAtFirstRequest = counts.connections;
       counts.requests++;
       const path = head.slice(head.indexOf(' ') + 1, head.indexOf(' ', head.indexOf(' ') + 1));
-      queue.push(path.endsWith('/invocations-response-stream') ? 'sagemaker' : /"stream"\s*:\s*true/.test(body) ? 'sse' : 'json');
+      queue.push(
+        path.endsWith('/invocations-response-stream') ? 'sagemaker' : /"stream"\s*:\s*true/.test(body) ? 'sse' : 'json',
+      );
       buffer = buffer.subarray(end + 4 + length);
       firstByteNs = buffer.length > 0 ? nowNs() : null;
       pump();
@@ -209,9 +242,14 @@ function onConnection(socket) {
   socket.on('error', () => {});
 }
 
-const server = tlsCert && tlsKey ? createTlsServer({ cert: readFileSync(tlsCert), key: readFileSync(tlsKey) }, onConnection) : createTcpServer(onConnection);
+const server =
+  tlsCert && tlsKey
+    ? createTlsServer({ cert: readFileSync(tlsCert), key: readFileSync(tlsKey) }, onConnection)
+    : createTcpServer(onConnection);
 server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(JSON.stringify({ url: `${tlsCert ? 'https' : 'http'}://127.0.0.1:${server.address().port}` }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ url: `${tlsCert ? 'https' : 'http'}://127.0.0.1:${server.address().port}` }) + '\n',
+  );
 });
 
 process.on('SIGTERM', () => {

@@ -47,15 +47,30 @@ async function generate(): Promise<{ records: number; bytes: number }> {
   let startMs = START;
   for (let i = 0; i < fileCount; i++) {
     const hour = new Date(startMs).toISOString();
-    const dir = join(folder, 'bench-endpoint/AllTraffic', hour.slice(0, 4), hour.slice(5, 7), hour.slice(8, 10), hour.slice(11, 13));
+    const dir = join(
+      folder,
+      'bench-endpoint/AllTraffic',
+      hour.slice(0, 4),
+      hour.slice(5, 7),
+      hour.slice(8, 10),
+      hour.slice(11, 13),
+    );
     mkdirSync(dir, { recursive: true });
     const maxBytes = Math.round((sizeMb * MB) / fileCount);
     // Long enough for maxBytes at this rate (~2.2 KB a line); the generator stops at maxBytes.
-    const written = await writeCaptureFile(join(dir, `capture-${i}.jsonl`), { ratePerSecond: RATE, durationSeconds: Math.ceil(maxBytes / 1500 / RATE), startTime: startMs, seed: i + 1, maxBytes });
+    const written = await writeCaptureFile(join(dir, `capture-${i}.jsonl`), {
+      ratePerSecond: RATE,
+      durationSeconds: Math.ceil(maxBytes / 1500 / RATE),
+      startTime: startMs,
+      seed: i + 1,
+      maxBytes,
+    });
     records += written.records;
     bytes += written.bytes;
     startMs += Math.ceil(written.records / RATE) * 1000;
-    process.stderr.write(`  generated ${join(dir, `capture-${i}.jsonl`)}: ${written.records} records, ${(written.bytes / MB).toFixed(0)} MiB\n`);
+    process.stderr.write(
+      `  generated ${join(dir, `capture-${i}.jsonl`)}: ${written.records} records, ${(written.bytes / MB).toFixed(0)} MiB\n`,
+    );
   }
   const summary = { records, bytes };
   await import('node:fs/promises').then((fs) => fs.writeFile(done, JSON.stringify(summary)));
@@ -72,12 +87,34 @@ function peakRssKb(pid: number): number | null {
   }
 }
 
-async function runOnce(url: string, out: string, runId: string): Promise<{ code: number | null; wallS: number; peakMb: number; stderr: string }> {
+async function runOnce(
+  url: string,
+  out: string,
+  runId: string,
+): Promise<{ code: number | null; wallS: number; peakMb: number; stderr: string }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [cliScript, 'replay', folder, '--url', url, '--out', out, '--run-id', runId, '--limit', String(limit), '--streaming', '--no-progress'], {
-    cwd: repo,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      cliScript,
+      'replay',
+      folder,
+      '--url',
+      url,
+      '--out',
+      out,
+      '--run-id',
+      runId,
+      '--limit',
+      String(limit),
+      '--streaming',
+      '--no-progress',
+    ],
+    {
+      cwd: repo,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   let peakKb = 0;
@@ -101,7 +138,9 @@ async function main(): Promise<void> {
     git.once('exit', () => done(text.trim() || 'unknown'));
   });
   const dirty = await new Promise<boolean>((done) => {
-    const git = spawn('git', ['-C', repo, 'status', '--porcelain', '--untracked-files=no'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const git = spawn('git', ['-C', repo, 'status', '--porcelain', '--untracked-files=no'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     let text = '';
     git.stdout.setEncoding('utf8').on('data', (c: string) => (text += c));
     git.once('exit', () => done(text.trim() !== ''));
@@ -115,9 +154,19 @@ async function main(): Promise<void> {
       results.push(result);
       if (result.code !== 0) process.stderr.write(result.stderr);
       const manifestFile = join(out, `bench-${i}`, 'target', 'run_manifest.json');
-      const manifest = existsSync(manifestFile) ? (JSON.parse(readFileSync(manifestFile, 'utf8')) as { scheduled: number; succeeded: number; balanced: boolean }) : null;
-      const accounting = manifest ? `scheduled ${manifest.scheduled}, succeeded ${manifest.succeeded}, balanced ${manifest.balanced}` : 'no run_manifest.json';
-      process.stderr.write(`  run ${i + 1}: exit ${result.code}, ${result.wallS.toFixed(1)} s, peak RSS ${result.peakMb.toFixed(0)} MB; ${accounting}\n`);
+      const manifest = existsSync(manifestFile)
+        ? (JSON.parse(readFileSync(manifestFile, 'utf8')) as {
+            scheduled: number;
+            succeeded: number;
+            balanced: boolean;
+          })
+        : null;
+      const accounting = manifest
+        ? `scheduled ${manifest.scheduled}, succeeded ${manifest.succeeded}, balanced ${manifest.balanced}`
+        : 'no run_manifest.json';
+      process.stderr.write(
+        `  run ${i + 1}: exit ${result.code}, ${result.wallS.toFixed(1)} s, peak RSS ${result.peakMb.toFixed(0)} MB; ${accounting}\n`,
+      );
     }
   } finally {
     await server.stop();
@@ -133,7 +182,11 @@ async function main(): Promise<void> {
         node: process.version,
         folder: { path: folder, files: fileCount, bytes, records },
         limit,
-        runs: results.map((r) => ({ exit: r.code, wallS: Math.round(r.wallS * 10) / 10, peakRssMb: Math.round(r.peakMb) })),
+        runs: results.map((r) => ({
+          exit: r.code,
+          wallS: Math.round(r.wallS * 10) / 10,
+          peakRssMb: Math.round(r.peakMb),
+        })),
       },
       null,
       2,

@@ -10,7 +10,9 @@ import { buildCli, ROOT } from '../scripts/build-cli';
 
 export async function cliOf(repo: string): Promise<string> {
   if (resolve(repo) === resolve(ROOT)) return (await buildCli()).cli;
-  const bin = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin['capture-replay'];
+  const bin = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin[
+    'capture-replay'
+  ];
   if (!bin) throw new Error(`${repo}/package.json names no capture-replay bin`);
   return join(repo, bin);
 }

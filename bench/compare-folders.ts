@@ -43,7 +43,8 @@ function gaussian(rng: Rng): number {
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng.double());
 }
 
-const eventId = (i: number) => `5a3c0d2e-${(i >>> 16).toString(16).padStart(4, '0')}-4c6a-9e8d-${i.toString(16).padStart(12, '0')}`;
+const eventId = (i: number) =>
+  `5a3c0d2e-${(i >>> 16).toString(16).padStart(4, '0')}-4c6a-9e8d-${i.toString(16).padStart(12, '0')}`;
 
 /** One target's folder: records, manifest and aggregate file as a finished run leaves them. */
 async function writeTarget(name: string, slower: number, seed: number): Promise<void> {
@@ -97,9 +98,26 @@ async function writeTarget(name: string, slower: number, seed: number): Promise<
   out.end();
   await once(out, 'finish');
   const scheduled = succeeded + failed + dropped;
-  const manifest = { runId: 'run', target: name, scheduled, fired: succeeded + failed, succeeded, failed, dropped, droppedByReason: { late_beyond_tolerance: dropped }, failedByType: { HTTPError: failed }, notScheduledByReason: {}, balanced: true, startedAt: '2026-11-26T00:00:00.000Z', endedAt: '2026-11-26T00:16:40.000Z' };
+  const manifest = {
+    runId: 'run',
+    target: name,
+    scheduled,
+    fired: succeeded + failed,
+    succeeded,
+    failed,
+    dropped,
+    droppedByReason: { late_beyond_tolerance: dropped },
+    failedByType: { HTTPError: failed },
+    notScheduledByReason: {},
+    balanced: true,
+    startedAt: '2026-11-26T00:00:00.000Z',
+    endedAt: '2026-11-26T00:16:40.000Z',
+  };
   writeFileSync(join(dir, 'run_manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
-  writeFileSync(join(dir, 'profile_export_aiperf.json'), JSON.stringify({ schema_version: '1.0', was_cancelled: false }, null, 2) + '\n');
+  writeFileSync(
+    join(dir, 'profile_export_aiperf.json'),
+    JSON.stringify({ schema_version: '1.0', was_cancelled: false }, null, 2) + '\n',
+  );
 }
 
 async function generate(): Promise<void> {
@@ -120,9 +138,18 @@ function peakRssKb(pid: number): number | null {
   }
 }
 
-async function runOnce(): Promise<{ code: number | null; wallS: number; peakMb: number; stdout: string; stderr: string }> {
+async function runOnce(): Promise<{
+  code: number | null;
+  wallS: number;
+  peakMb: number;
+  stdout: string;
+  stderr: string;
+}> {
   const started = performance.now();
-  const child = spawn(process.execPath, [cliScript, 'compare', join(root, 'run', 'A'), join(root, 'run', 'B')], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cliScript, 'compare', join(root, 'run', 'A'), join(root, 'run', 'B')], {
+    cwd: repo,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -158,7 +185,9 @@ async function main(): Promise<void> {
       const result = await runOnce();
       results.push(result);
       if (result.code !== 0) process.stderr.write(result.stderr);
-      process.stderr.write(`  run ${i + 1}: exit ${result.code}, ${result.wallS.toFixed(1)} s, peak RSS ${result.peakMb.toFixed(0)} MB; ${result.stdout.split('\n')[0]}\n`);
+      process.stderr.write(
+        `  run ${i + 1}: exit ${result.code}, ${result.wallS.toFixed(1)} s, peak RSS ${result.peakMb.toFixed(0)} MB; ${result.stdout.split('\n')[0]}\n`,
+      );
     }
   } finally {
     if (!keep) rmSync(root, { recursive: true, force: true });
@@ -172,7 +201,11 @@ async function main(): Promise<void> {
         node: process.version,
         records,
         recordsFileMb: Math.round(recordsFileBytes / MB),
-        runs: results.map((r) => ({ exit: r.code, wallS: Math.round(r.wallS * 10) / 10, peakRssMb: Math.round(r.peakMb) })),
+        runs: results.map((r) => ({
+          exit: r.code,
+          wallS: Math.round(r.wallS * 10) / 10,
+          peakRssMb: Math.round(r.peakMb),
+        })),
       },
       null,
       2,

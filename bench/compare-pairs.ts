@@ -15,7 +15,13 @@
  */
 import { buildComparisonDocument } from '../lambdas/core/compare/compare';
 import { Rng } from '../lambdas/core/stats/rng';
-import { COMPARED_METRICS, DEFAULT_COMPARE_OPTIONS, OUTCOME, type ComparedMetricTag, type TargetColumns } from '../lambdas/core/compare/types';
+import {
+  COMPARED_METRICS,
+  DEFAULT_COMPARE_OPTIONS,
+  OUTCOME,
+  type ComparedMetricTag,
+  type TargetColumns,
+} from '../lambdas/core/compare/types';
 import { flag } from './args';
 
 const pairs = flag('--pairs', 1_000_000);
@@ -32,7 +38,9 @@ function gaussian(rng: Rng): number {
 function generate(): [TargetColumns, TargetColumns] {
   const rng = new Rng(seed, 12345);
   const base = Float64Array.from({ length: pairs }, () => Math.exp(0.5 * gaussian(rng)));
-  const tokens = Float64Array.from({ length: pairs }, () => Math.max(2, Math.round(200 * Math.exp(0.4 * gaussian(rng)))));
+  const tokens = Float64Array.from({ length: pairs }, () =>
+    Math.max(2, Math.round(200 * Math.exp(0.4 * gaussian(rng)))),
+  );
   const keys = Array.from({ length: pairs }, (_, i) => `evt-${i.toString(36)}-${(i * 2654435761) >>> 0}#0`);
   const make = (name: string, slower: number): TargetColumns => {
     const metrics = {} as Record<ComparedMetricTag, Float64Array>;
@@ -67,12 +75,16 @@ function generate(): [TargetColumns, TargetColumns] {
   return [make('baseline', 1), make('candidate', 1.03)];
 }
 
-console.log(`node ${process.version}, ${process.arch}; ${pairs.toLocaleString('en-US')} pairs, ${resamples} resamples, seed ${seed}`);
+console.log(
+  `node ${process.version}, ${process.arch}; ${pairs.toLocaleString('en-US')} pairs, ${resamples} resamples, seed ${seed}`,
+);
 const g0 = Date.now();
 const targets = generate();
 gc?.();
 const baselineRss = process.memoryUsage().rss;
-console.log(`generated in ${((Date.now() - g0) / 1000).toFixed(1)} s; RSS before comparing ${(baselineRss / MB).toFixed(0)} MB`);
+console.log(
+  `generated in ${((Date.now() - g0) / 1000).toFixed(1)} s; RSS before comparing ${(baselineRss / MB).toFixed(0)} MB`,
+);
 
 const cpu0 = process.cpuUsage();
 const t0 = process.hrtime.bigint();
@@ -93,7 +105,12 @@ const summary = {
   rssBeforeComparingMb: Math.round(baselineRss / MB),
   goal: { wallSeconds: 30, peakRssMb: 1024 },
   met: wallSeconds <= 30 && peakRssMb <= 1024,
-  verdicts: Object.fromEntries(doc.metrics.map((m) => [m.tag, `${m.verdict} (p50 ${m.relative_pct.p50.estimate?.toFixed(2)} % [${m.relative_pct.p50.ci_low?.toFixed(2)}, ${m.relative_pct.p50.ci_high?.toFixed(2)}])`])),
+  verdicts: Object.fromEntries(
+    doc.metrics.map((m) => [
+      m.tag,
+      `${m.verdict} (p50 ${m.relative_pct.p50.estimate?.toFixed(2)} % [${m.relative_pct.p50.ci_low?.toFixed(2)}, ${m.relative_pct.p50.ci_high?.toFixed(2)}])`,
+    ]),
+  ),
   errors: doc.errors.verdict,
 };
 console.log(JSON.stringify(summary, null, 2));

@@ -60,7 +60,11 @@ export function openCpuShares(root = `cr-bench-${process.pid}`): CpuShares | str
   if (existsSync(join(V1, 'cpu.cfs_quota_us')) && writable(V1)) {
     base = join(V1, root);
     v2 = false;
-  } else if (existsSync(join(V2, 'cgroup.controllers')) && readFileSync(join(V2, 'cgroup.controllers'), 'utf8').includes('cpu') && writable(V2)) {
+  } else if (
+    existsSync(join(V2, 'cgroup.controllers')) &&
+    readFileSync(join(V2, 'cgroup.controllers'), 'utf8').includes('cpu') &&
+    writable(V2)
+  ) {
     base = join(V2, root);
     v2 = true;
     // v2 delegates the cpu controller to children only where the parent's subtree_control says so.
@@ -102,7 +106,11 @@ export function openCpuShares(root = `cr-bench-${process.pid}`): CpuShares | str
               .map((l) => l.split(' ') as [string, string])
               .map(([k, v]) => [k, Number(v)]),
           );
-          return { periods: fields.nr_periods ?? 0, throttled: fields.nr_throttled ?? 0, throttledMs: v2 ? (fields.throttled_usec ?? 0) / 1000 : (fields.throttled_time ?? 0) / 1e6 };
+          return {
+            periods: fields.nr_periods ?? 0,
+            throttled: fields.nr_throttled ?? 0,
+            throttledMs: v2 ? (fields.throttled_usec ?? 0) / 1000 : (fields.throttled_time ?? 0) / 1e6,
+          };
         },
         remove() {
           try {

@@ -93,7 +93,8 @@ export interface AnalysisInput {
 export function analyse(a: AnalysisInput): FireRow {
   const view = serverView(a.results.records, a.arrivals);
   const firstDueMs = new Map<string, number>();
-  for (const r of a.results.records) firstDueMs.set(r.shardId, Math.min(firstDueMs.get(r.shardId) ?? Infinity, Number(r.scheduledNs / 1_000_000n)));
+  for (const r of a.results.records)
+    firstDueMs.set(r.shardId, Math.min(firstDueMs.get(r.shardId) ?? Infinity, Number(r.scheduledNs / 1_000_000n)));
   let cpuMs = 0;
   let spanMs = 0;
   let majors = 0;
@@ -137,7 +138,10 @@ export function analyse(a: AnalysisInput): FireRow {
     lost: a.scheduled - arrived,
     doubled: view.doubled,
     early: view.early,
-    drops: Object.entries(a.results.drops).map(([k, v]) => `${k} ${v}`).join(', ') || '0',
+    drops:
+      Object.entries(a.results.drops)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') || '0',
     p50: quantile(view.sorted, 0.5),
     p90: quantile(view.sorted, 0.9),
     p99: quantile(view.sorted, 0.99),
@@ -171,11 +175,15 @@ export function analyse(a: AnalysisInput): FireRow {
  * of the invocation (from 1 ms before its start to its end), or a stretch the quota ran out in
  * (the 20 ms sample that saw it, and the 100 ms period before).
  */
-function attributeLate(a: AnalysisInput, latenessById: Map<string, number>): { over: number; inGc: number; inThrottle: number; inConnect: number } {
+function attributeLate(
+  a: AnalysisInput,
+  latenessById: Map<string, number>,
+): { over: number; inGc: number; inThrottle: number; inConnect: number } {
   const gcs = a.invocations.flatMap((i) => i.gcs.map(([at, ms]) => [at - 1, at + ms] as const));
   const throttled = a.invocations.flatMap((i) => i.throttledAtMs.map((at) => [at - 120, at] as const));
   const connects = a.invocations.flatMap((i) => i.connectionsAtMs.map((at) => [at - 50, at] as const));
-  const within = (spans: readonly (readonly [number, number])[], ms: number) => spans.some(([from, to]) => ms >= from && ms <= to);
+  const within = (spans: readonly (readonly [number, number])[], ms: number) =>
+    spans.some(([from, to]) => ms >= from && ms <= to);
   let over = 0;
   let inGc = 0;
   let inThrottle = 0;

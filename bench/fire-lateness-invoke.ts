@@ -37,10 +37,20 @@ export interface Deployed {
   targetConfig(url: string): Record<string, unknown>;
 }
 
-const targetOf = (protocol: Protocol, name: string) => (protocol === 'sse' ? { name, url: 'https://target.example.com' } : { name, kind: 'sagemaker', endpointName: 'bench-endpoint', region: 'us-east-1' });
+const targetOf = (protocol: Protocol, name: string) =>
+  protocol === 'sse'
+    ? { name, url: 'https://target.example.com' }
+    : { name, kind: 'sagemaker', endpointName: 'bench-endpoint', region: 'us-east-1' };
 
 /** The fire and ingest functions as the stack synthesizes them for this peak (the template only, no bundling). */
-export function deployedFor(o: { peak: number; protocol: Protocol; targets: number; leadSeconds: number; memoryOverride: number | null; tokensPerSecond: number }): Deployed {
+export function deployedFor(o: {
+  peak: number;
+  protocol: Protocol;
+  targets: number;
+  leadSeconds: number;
+  memoryOverride: number | null;
+  tokensPerSecond: number;
+}): Deployed {
   const outdir = mkdtempSync(join(tmpdir(), 'cdk-fire-lateness-'));
   try {
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
@@ -56,13 +66,22 @@ export function deployedFor(o: { peak: number; protocol: Protocol; targets: numb
     });
     const sizing = fireSizingOf(config);
     const template = Template.fromStack(new CaptureReplayStack(app, 'FireLateness', { config }));
-    type Fn = { Properties: { MemorySize?: number; Timeout?: number; Environment?: { Variables?: Record<string, unknown> } } };
+    type Fn = {
+      Properties: { MemorySize?: number; Timeout?: number; Environment?: { Variables?: Record<string, unknown> } };
+    };
     const fns = Object.entries(template.findResources('AWS::Lambda::Function') as Record<string, Fn>);
-    const literal = (fn: Fn) => Object.fromEntries(Object.entries(fn.Properties.Environment?.Variables ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'));
+    const literal = (fn: Fn) =>
+      Object.fromEntries(
+        Object.entries(fn.Properties.Environment?.Variables ?? {}).filter(
+          (e): e is [string, string] => typeof e[1] === 'string',
+        ),
+      );
     const [fireId, fire] = fns.find(([id]) => id.startsWith('StatelessFire')) ?? [];
     const ingest = fns.find(([id]) => id.startsWith('StatelessIngest'))?.[1];
     if (!fire || !ingest) throw new Error('no fire or ingest function in the template');
-    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')) as { Properties: { FunctionName?: { Ref?: string }; BatchSize?: number } }[];
+    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')) as {
+      Properties: { FunctionName?: { Ref?: string }; BatchSize?: number };
+    }[];
     const batch = mappings.find((m) => m.Properties.FunctionName?.Ref === fireId)?.Properties.BatchSize;
     return {
       protocol: o.protocol,
@@ -114,11 +133,25 @@ export interface Invocation {
 }
 
 /** One cold invocation of the fire bundle: a fresh process (in `group` when given), the event on stdin, its outcome on fd 3. */
-export async function invokeInGroup(o: { fn: SynthesizedFunction; env: NodeJS.ProcessEnv; event: SQSEvent; n: number; work: string; group: CpuGroup | null }): Promise<{ invocation: Invocation; response: SQSBatchResponse }> {
+export async function invokeInGroup(o: {
+  fn: SynthesizedFunction;
+  env: NodeJS.ProcessEnv;
+  event: SQSEvent;
+  n: number;
+  work: string;
+  group: CpuGroup | null;
+}): Promise<{ invocation: Invocation; response: SQSBatchResponse }> {
   const probeFile = join(o.work, 'probe.cjs');
   writeFileSync(probeFile, PROBE);
   const probeOut = join(o.work, `probe-${o.n}.json`);
-  const argv = [process.execPath, RUNNER, o.fn.assetDir, o.fn.handler, '--timeout-seconds', String(o.fn.timeoutSeconds ?? 900)];
+  const argv = [
+    process.execPath,
+    RUNNER,
+    o.fn.assetDir,
+    o.fn.handler,
+    '--timeout-seconds',
+    String(o.fn.timeoutSeconds ?? 900),
+  ];
   const run = o.group ? o.group.wrap(argv) : { command: argv[0] as string, args: argv.slice(1) };
   const child = spawn(run.command, run.args, {
     cwd: o.fn.assetDir,
@@ -144,18 +177,40 @@ export async function invokeInGroup(o: { fn: SynthesizedFunction; env: NodeJS.Pr
   const throttle = o.group?.stats() ?? null;
   o.group?.remove();
   const shardIds = o.event.Records.map((r) => (JSON.parse(r.body) as { shardId: string }).shardId);
-  let probe: { opened: number[]; gcs: [number, number, number, number][]; cpu: [number, number][] } = { opened: [], gcs: [], cpu: [] };
+  let probe: { opened: number[]; gcs: [number, number, number, number][]; cpu: [number, number][] } = {
+    opened: [],
+    gcs: [],
+    cpu: [],
+  };
   try {
     probe = JSON.parse(readFileSync(probeOut, 'utf8')) as typeof probe;
   } catch {
     // the process died before its exit handler: no observations
   }
-  const outcome = (result.trim() ? JSON.parse(result) : { ok: false, errorMessage: `no outcome: ${stderr}` }) as { ok: boolean; response?: SQSBatchResponse; errorMessage?: string };
+  const outcome = (result.trim() ? JSON.parse(result) : { ok: false, errorMessage: `no outcome: ${stderr}` }) as {
+    ok: boolean;
+    response?: SQSBatchResponse;
+    errorMessage?: string;
+  };
   if (!outcome.ok) console.error(`invocation ${o.n} failed: ${outcome.errorMessage ?? '?'}\n${stderr}`);
   const longest = [...probe.gcs].sort((a, b) => b[1] - a[1]).slice(0, 5);
-  console.error(`invocation ${o.n}: ${probe.gcs.length} collections; the longest (ms, kind, flags): ${longest.map(([, ms, kind, flags]) => `${ms.toFixed(1)} ${kind} ${flags}`).join('; ')}`);
-  const invocation: Invocation = { shardIds, ok: outcome.ok, error: outcome.ok ? null : (outcome.errorMessage ?? 'failed'), connectionsAtMs: probe.opened, gcs: probe.gcs, cpu: probe.cpu, throttle, throttledAtMs };
+  console.error(
+    `invocation ${o.n}: ${probe.gcs.length} collections; the longest (ms, kind, flags): ${longest.map(([, ms, kind, flags]) => `${ms.toFixed(1)} ${kind} ${flags}`).join('; ')}`,
+  );
+  const invocation: Invocation = {
+    shardIds,
+    ok: outcome.ok,
+    error: outcome.ok ? null : (outcome.errorMessage ?? 'failed'),
+    connectionsAtMs: probe.opened,
+    gcs: probe.gcs,
+    cpu: probe.cpu,
+    throttle,
+    throttledAtMs,
+  };
   // A failed invocation fails its whole batch, as Lambda does.
-  const response = outcome.ok && outcome.response ? outcome.response : { batchItemFailures: o.event.Records.map((r) => ({ itemIdentifier: r.messageId })) };
+  const response =
+    outcome.ok && outcome.response
+      ? outcome.response
+      : { batchItemFailures: o.event.Records.map((r) => ({ itemIdentifier: r.messageId })) };
   return { invocation, response };
 }

@@ -49,7 +49,15 @@ import { readAssembly, synthesizeApp, type SynthesizedFunction } from '../test/s
 import { flag } from './args';
 import { openCpuShares, type CpuShares } from './cpu-share';
 import { analyse, fireRowMarkdown, FIRE_ROW_HEADER, type FireRow, type ShardResults } from './fire-lateness-analysis';
-import { deployedFor, invokeInGroup, PROTOCOLS, TARGET, type Deployed, type Invocation, type Protocol } from './fire-lateness-invoke';
+import {
+  deployedFor,
+  invokeInGroup,
+  PROTOCOLS,
+  TARGET,
+  type Deployed,
+  type Invocation,
+  type Protocol,
+} from './fire-lateness-invoke';
 import { fixed as f, startArrivalServer, writeCaptures } from './lateness-common';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
@@ -69,13 +77,20 @@ const protocols = list('--protocols', 'sse,sagemaker') as Protocol[];
 const cpuShare = option('--cpu-share', 'lambda');
 const tls = option('--tls', 'on') === 'on';
 const memoryOverride = process.argv.includes('--memory') ? flag('--memory', 1024) : null;
-const server = { medianMs: flag('--median-ms', 2000), p99Ms: flag('--p99-ms', 30000), maxMs: flag('--max-ms', 120000), tokensPerSecond: flag('--tokens-per-second', DEFAULT_STREAM_TOKENS_PER_SECOND) };
+const server = {
+  medianMs: flag('--median-ms', 2000),
+  p99Ms: flag('--p99-ms', 30000),
+  maxMs: flag('--max-ms', 120000),
+  tokensPerSecond: flag('--tokens-per-second', DEFAULT_STREAM_TOKENS_PER_SECOND),
+};
 const writeTo = process.argv.includes('--write') ? option('--write', '') : null;
 /** Node flags added to each invocation's NODE_OPTIONS (a V8 setting to try, a CPU profile). */
 const nodeOptions = option('--node-options', '');
-for (const p of protocols) if (!PROTOCOLS.includes(p)) throw new Error(`--protocols: ${p} is not one of ${PROTOCOLS.join(', ')}`);
+for (const p of protocols)
+  if (!PROTOCOLS.includes(p)) throw new Error(`--protocols: ${p} is not one of ${PROTOCOLS.join(', ')}`);
 if (!['lambda', 'none'].includes(cpuShare)) throw new Error('--cpu-share: lambda or none');
-for (const peak of peaks) if (!Number.isFinite(peak) || peak <= 0) throw new Error('--peaks: positive numbers, comma-separated');
+for (const peak of peaks)
+  if (!Number.isFinite(peak) || peak <= 0) throw new Error('--peaks: positive numbers, comma-separated');
 
 const REGION = 'us-east-1';
 const work = mkdtempSync(join(tmpdir(), 'cr-fire-lateness-'));
@@ -84,12 +99,39 @@ const work = mkdtempSync(join(tmpdir(), 'cr-fire-lateness-'));
 function makeCertificate(): { cert: string; key: string } {
   const cert = join(work, 'cert.pem');
   const key = join(work, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   return { cert, key };
 }
 
 /** The environment of the deployed fire function, its resources pointed at moto and its target at the server. */
-function fireEnvironment(fn: SynthesizedFunction, d: Deployed, local: Record<string, string>, moto: Moto, targetUrl: string, certFile: string | null): NodeJS.ProcessEnv {
+function fireEnvironment(
+  fn: SynthesizedFunction,
+  d: Deployed,
+  local: Record<string, string>,
+  moto: Moto,
+  targetUrl: string,
+  certFile: string | null,
+): NodeJS.ProcessEnv {
   return {
     ...d.fireEnv,
     ...local,
@@ -97,7 +139,14 @@ function fireEnvironment(fn: SynthesizedFunction, d: Deployed, local: Record<str
     ...(certFile ? { NODE_EXTRA_CA_CERTS: certFile } : {}),
     PROBE_PORT: new URL(targetUrl).port,
     ...(nodeOptions ? { NODE_OPTIONS: `${d.fireEnv.NODE_OPTIONS ?? ''} ${nodeOptions}`.trim() } : {}),
-    ...emulatedLambdaEnv({ awsEndpoint: moto.endpoint, region: REGION, runtime: fn.runtime, functionName: 'fire', memoryMb: d.memoryMb, taskRoot: fn.assetDir }),
+    ...emulatedLambdaEnv({
+      awsEndpoint: moto.endpoint,
+      region: REGION,
+      runtime: fn.runtime,
+      functionName: 'fire',
+      memoryMb: d.memoryMb,
+      taskRoot: fn.assetDir,
+    }),
   };
 }
 
@@ -107,18 +156,30 @@ async function readResults(s3: S3Client, runId: string, shardIds: string[], dead
   for (const shardId of shardIds) {
     for (;;) {
       try {
-        const text = await (await s3.send(new GetObjectCommand({ Bucket: 'results-bucket', Key: resultsKey(runId, TARGET, shardId) }))).Body!.transformToString();
+        const text = await (
+          await s3.send(new GetObjectCommand({ Bucket: 'results-bucket', Key: resultsKey(runId, TARGET, shardId) }))
+        ).Body!.transformToString();
         for (const line of text.split('\n').filter(Boolean)) {
           const r = JSON.parse(line) as {
             kind: string;
             dropReason?: string;
-            record?: { metadata: { x_request_id: string }; metrics: Record<string, { value: unknown }>; capture_replay: { scheduled_ns: string; schedule_lag_ms: number; wire_lag_ms: number | null } };
+            record?: {
+              metadata: { x_request_id: string };
+              metrics: Record<string, { value: unknown }>;
+              capture_replay: { scheduled_ns: string; schedule_lag_ms: number; wire_lag_ms: number | null };
+            };
           };
           if (r.kind === 'drop') out.drops[r.dropReason ?? '?'] = (out.drops[r.dropReason ?? '?'] ?? 0) + 1;
           else if (r.record) {
             const tokens = r.record.metrics.output_sequence_length?.value;
             if (typeof tokens === 'number') out.outputTokens += tokens;
-            out.records.push({ shardId, id: r.record.metadata.x_request_id, scheduledNs: BigInt(r.record.capture_replay.scheduled_ns), lagMs: r.record.capture_replay.schedule_lag_ms, wireLagMs: r.record.capture_replay.wire_lag_ms });
+            out.records.push({
+              shardId,
+              id: r.record.metadata.x_request_id,
+              scheduledNs: BigInt(r.record.capture_replay.scheduled_ns),
+              lagMs: r.record.capture_replay.schedule_lag_ms,
+              wireLagMs: r.record.capture_replay.wire_lag_ms,
+            });
           }
         }
         break;
@@ -134,10 +195,14 @@ async function readResults(s3: S3Client, runId: string, shardIds: string[], dead
 /** The run the ingest wrote for the capture: its id and shard ids, once its record exists. */
 async function runOf(s3: S3Client, deadlineMs: number): Promise<{ runId: string; shardIds: string[] }> {
   for (;;) {
-    const keys = ((await s3.send(new ListObjectsV2Command({ Bucket: 'results-bucket', Prefix: 'runs/' }))).Contents ?? []).map((o) => o.Key!);
+    const keys = (
+      (await s3.send(new ListObjectsV2Command({ Bucket: 'results-bucket', Prefix: 'runs/' }))).Contents ?? []
+    ).map((o) => o.Key!);
     const report = keys.find((k) => k.endsWith('/ingest_report.json'));
     const runId = report?.slice('runs/'.length, -'/ingest_report.json'.length);
-    const record = runId ? await s3.send(new GetObjectCommand({ Bucket: 'results-bucket', Key: runRecordKey(runId) })).catch(() => null) : null;
+    const record = runId
+      ? await s3.send(new GetObjectCommand({ Bucket: 'results-bucket', Key: runRecordKey(runId) })).catch(() => null)
+      : null;
     if (runId && record) {
       const run = JSON.parse(await record.Body!.transformToString()) as { shards: { shardId: string }[] };
       return { runId, shardIds: run.shards.map((s) => s.shardId) };
@@ -158,7 +223,14 @@ interface RunSetup {
 async function runOne(setup: RunSetup, peak: number, protocol: Protocol): Promise<FireRow> {
   const { moto, fireFn, shares, certificate } = setup;
   await moto.reset();
-  const d = deployedFor({ peak, protocol, targets: sizedTargets, leadSeconds, memoryOverride, tokensPerSecond: server.tokensPerSecond });
+  const d = deployedFor({
+    peak,
+    protocol,
+    targets: sizedTargets,
+    leadSeconds,
+    memoryOverride,
+    tokensPerSecond: server.tokensPerSecond,
+  });
   const dir = join(work, `p${peak}-${protocol}`);
   mkdirSync(dir, { recursive: true });
   const captures = join(dir, 'captures.jsonl');
@@ -173,17 +245,46 @@ async function runOne(setup: RunSetup, peak: number, protocol: Protocol): Promis
     replay: await createQueueWithDlq(sqs, 'replay', { visibilityTimeoutSeconds: d.fireTimeoutSeconds + 60 }),
     collect: await createQueueWithDlq(sqs, 'collect', { visibilityTimeoutSeconds: 960 }),
   };
-  await notifyQueueOnObjectCreated(s3, { bucket: 'capture-bucket', queueArn: queues.ingest.arn, prefix: 'datacapture/' });
-  const serverArgs = ['--median-ms', String(server.medianMs), '--p99-ms', String(server.p99Ms), '--max-ms', String(server.maxMs), '--tokens-per-second', String(server.tokensPerSecond), '--seed', String(peak)];
+  await notifyQueueOnObjectCreated(s3, {
+    bucket: 'capture-bucket',
+    queueArn: queues.ingest.arn,
+    prefix: 'datacapture/',
+  });
+  const serverArgs = [
+    '--median-ms',
+    String(server.medianMs),
+    '--p99-ms',
+    String(server.p99Ms),
+    '--max-ms',
+    String(server.maxMs),
+    '--tokens-per-second',
+    String(server.tokensPerSecond),
+    '--seed',
+    String(peak),
+  ];
   // The server stamps arrivals: in the benchmark's weighted group too, so other work on the machine does not delay its stamps.
   const serverGroup = shares?.group(`server-${peak}-${protocol}`, null);
-  const target = await startArrivalServer(join(dir, 'arrivals.txt'), certificate ? [...serverArgs, '--tls-cert', certificate.cert, '--tls-key', certificate.key] : serverArgs, serverGroup ? (argv) => serverGroup.wrap(argv) : undefined);
-  const local = { [ENV.resultsBucket]: 'results-bucket', [ENV.replayQueueUrl]: queues.replay.url, [ENV.collectQueueUrl]: queues.collect.url, [ENV.targets]: JSON.stringify([d.targetConfig(target.url)]) };
+  const target = await startArrivalServer(
+    join(dir, 'arrivals.txt'),
+    certificate ? [...serverArgs, '--tls-cert', certificate.cert, '--tls-key', certificate.key] : serverArgs,
+    serverGroup ? (argv) => serverGroup.wrap(argv) : undefined,
+  );
+  const local = {
+    [ENV.resultsBucket]: 'results-bucket',
+    [ENV.replayQueueUrl]: queues.replay.url,
+    [ENV.collectQueueUrl]: queues.collect.url,
+    [ENV.targets]: JSON.stringify([d.targetConfig(target.url)]),
+  };
   const ingestDeps = createDeps({ env: { ...d.ingestEnv, ...local }, s3, sqs });
   const env = fireEnvironment(fireFn, d, local, moto, target.url, certificate?.cert ?? null);
   const invocations: Invocation[] = [];
   const sources: EventSource[] = [
-    await startSqsEventSource({ client: sqs, queueUrl: queues.ingest.url, handler: makeIngestHandler(() => ingestDeps), batchSize: 1 }),
+    await startSqsEventSource({
+      client: sqs,
+      queueUrl: queues.ingest.url,
+      handler: makeIngestHandler(() => ingestDeps),
+      batchSize: 1,
+    }),
     await startSqsEventSource({
       client: sqs,
       queueUrl: queues.replay.url,
@@ -192,23 +293,47 @@ async function runOne(setup: RunSetup, peak: number, protocol: Protocol): Promis
       pollIntervalMs: 50,
       handler: async (event) => {
         const n = invocations.length;
-        const group = shares?.group(`inv-${peak}-${protocol}-${n}`, cpuShare === 'lambda' ? shares.shareOf(d.memoryMb) : null) ?? null;
+        const group =
+          shares?.group(`inv-${peak}-${protocol}-${n}`, cpuShare === 'lambda' ? shares.shareOf(d.memoryMb) : null) ??
+          null;
         const { invocation, response } = await invokeInGroup({ fn: fireFn, env, event, n, work, group });
         invocations.push(invocation);
         return response;
       },
     }),
   ];
-  const load = loadavg().map((l) => l.toFixed(2)).join(' ');
-  console.error(`peak ${peak}/s (${protocol}): lane ${f(d.laneRate, 1)}/s, ${scheduled} requests, ${d.memoryMb} MB (${cpuShare === 'lambda' && shares ? `${f(shares.shareOf(d.memoryMb))} vCPU` : 'no quota'}), MAX_SHARD_REQUESTS ${d.fireEnv[ENV.maxShardRequests]}, load ${load}`);
-  await s3.send(new PutObjectCommand({ Bucket: 'capture-bucket', Key: `datacapture/bench-endpoint/AllTraffic/2026/04/29/00/lateness-${peak}.jsonl`, Body: readFileSync(captures) }));
+  const load = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+  console.error(
+    `peak ${peak}/s (${protocol}): lane ${f(d.laneRate, 1)}/s, ${scheduled} requests, ${d.memoryMb} MB (${cpuShare === 'lambda' && shares ? `${f(shares.shareOf(d.memoryMb))} vCPU` : 'no quota'}), MAX_SHARD_REQUESTS ${d.fireEnv[ENV.maxShardRequests]}, load ${load}`,
+  );
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: 'capture-bucket',
+      Key: `datacapture/bench-endpoint/AllTraffic/2026/04/29/00/lateness-${peak}.jsonl`,
+      Body: readFileSync(captures),
+    }),
+  );
   const deadline = Date.now() + (leadSeconds + seconds) * 1000 + server.maxMs + 180_000;
   try {
     const { runId, shardIds } = await runOf(s3, deadline);
     const results = await readResults(s3, runId, shardIds, deadline);
     await sources[1]!.idle(500);
     const arrivals = await target.stop();
-    return analyse({ peak, protocol, deployed: d, scheduled, shardIds, results, arrivals, invocations, load, server: target.counts(), cpuShare: cpuShare === 'lambda' && shares ? shares.shareOf(d.memoryMb) : null });
+    return analyse({
+      peak,
+      protocol,
+      deployed: d,
+      scheduled,
+      shardIds,
+      results,
+      arrivals,
+      invocations,
+      load,
+      server: target.counts(),
+      cpuShare: cpuShare === 'lambda' && shares ? shares.shareOf(d.memoryMb) : null,
+    });
   } finally {
     await Promise.all(sources.map((s) => s.stop()));
     if (target.child.exitCode === null) await target.stop().catch(() => undefined);
@@ -223,11 +348,19 @@ if (typeof shares === 'string') {
   process.exit(0);
 }
 const cdkOutAt = process.argv.indexOf('--cdk-out');
-const app = cdkOutAt === -1 ? await synthesizeApp() : { ...readAssembly(process.argv[cdkOutAt + 1] ?? ''), cleanup: () => undefined };
+const app =
+  cdkOutAt === -1
+    ? await synthesizeApp()
+    : { ...readAssembly(process.argv[cdkOutAt + 1] ?? ''), cleanup: () => undefined };
 const moto = await startMoto();
 const rows: FireRow[] = [];
 try {
-  const setup: RunSetup = { moto, fireFn: app.fn(/\/Fire\/Resource$/), shares, certificate: tls ? makeCertificate() : null };
+  const setup: RunSetup = {
+    moto,
+    fireFn: app.fn(/\/Fire\/Resource$/),
+    shares,
+    certificate: tls ? makeCertificate() : null,
+  };
   for (const peak of peaks) for (const protocol of protocols) rows.push(await runOne(setup, peak, protocol));
 } finally {
   await moto.stop();
@@ -244,6 +377,10 @@ for (const r of rows) console.log(fireRowMarkdown(r));
 if (writeTo) {
   const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
   const command = `npm run bench:fire-lateness -- ${process.argv.slice(2).join(' ')}`.trim();
-  writeFileSync(writeTo, JSON.stringify({ command, commit, date: new Date().toISOString().slice(0, 10), conditions: head, rows }, null, 2) + '\n');
+  writeFileSync(
+    writeTo,
+    JSON.stringify({ command, commit, date: new Date().toISOString().slice(0, 10), conditions: head, rows }, null, 2) +
+      '\n',
+  );
   console.error(`wrote ${writeTo}`);
 }

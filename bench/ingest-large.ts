@@ -21,7 +21,13 @@
  * and timeout, read from the synthesized stack (lib/stateless.ts), are what the peak and the
  * wall time must stay under.
  */
-import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, S3Client, UploadPartCommand, type CompletedPart } from '@aws-sdk/client-s3';
+import {
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  S3Client,
+  UploadPartCommand,
+  type CompletedPart,
+} from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { spawnSync } from 'node:child_process';
@@ -69,7 +75,14 @@ interface RequestHandlerLike {
  * Answers ranged GETs of `bucket/key` from the local file (206, Content-Range, the upload's
  * ETag), everything else through the client's own handler. See --ranges-from-file.
  */
-function serveRangesFromFile(client: S3Client, bucket: string, key: string, fh: FileHandle, size: number, etag: string): { served: () => number } {
+function serveRangesFromFile(
+  client: S3Client,
+  bucket: string,
+  key: string,
+  fh: FileHandle,
+  size: number,
+  etag: string,
+): { served: () => number } {
   const config = client.config as unknown as { requestHandler: RequestHandlerLike };
   const inner = config.requestHandler;
   const path = `/${bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
@@ -77,7 +90,8 @@ function serveRangesFromFile(client: S3Client, bucket: string, key: string, fh: 
   config.requestHandler = {
     async handle(request, options) {
       const range = /^bytes=(\d+)-(\d+)$/.exec(request.headers.range ?? request.headers.Range ?? '');
-      if (request.method !== 'GET' || !range || decodeURIComponent(request.path) !== decodeURIComponent(path)) return inner.handle(request, options);
+      if (request.method !== 'GET' || !range || decodeURIComponent(request.path) !== decodeURIComponent(path))
+        return inner.handle(request, options);
       const start = Number(range[1]);
       const end = Math.min(Number(range[2]), size - 1);
       const bytes = Buffer.alloc(end - start + 1);
@@ -86,7 +100,13 @@ function serveRangesFromFile(client: S3Client, bucket: string, key: string, fh: 
       return {
         response: {
           statusCode: 206,
-          headers: { 'content-range': `bytes ${start}-${end}/${size}`, 'content-length': String(bytes.length), etag: `"${etag}"`, 'accept-ranges': 'bytes', 'content-type': 'application/jsonl' },
+          headers: {
+            'content-range': `bytes ${start}-${end}/${size}`,
+            'content-length': String(bytes.length),
+            etag: `"${etag}"`,
+            'accept-ranges': 'bytes',
+            'content-type': 'application/jsonl',
+          },
           body: Readable.from([bytes]),
         },
       };
@@ -107,13 +127,17 @@ async function printIngestFunction(): Promise<void> {
   const outdir = mkdtempSync(join(tmpdir(), 'cdk-ingest-'));
   try {
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
-    const functions = Template.fromStack(new CaptureReplayStack(app, 'IngestBench', { config: parseDeploymentConfig({}) })).findResources('AWS::Lambda::Function') as Record<
+    const functions = Template.fromStack(
+      new CaptureReplayStack(app, 'IngestBench', { config: parseDeploymentConfig({}) }),
+    ).findResources('AWS::Lambda::Function') as Record<
       string,
       { Properties: { MemorySize?: number; Timeout?: number } }
     >;
     const hit = Object.entries(functions).find(([id]) => id.startsWith('StatelessIngest'));
     if (!hit) throw new Error('no StatelessIngest* function in the template');
-    console.log(JSON.stringify({ memoryMb: hit[1].Properties.MemorySize ?? 128, timeoutSeconds: hit[1].Properties.Timeout ?? 3 }));
+    console.log(
+      JSON.stringify({ memoryMb: hit[1].Properties.MemorySize ?? 128, timeoutSeconds: hit[1].Properties.Timeout ?? 3 }),
+    );
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
@@ -123,7 +147,11 @@ if (process.argv.includes('--print-ingest-function')) {
   process.exit(0);
 }
 function ingestFunction(): { memoryMb: number; timeoutSeconds: number } {
-  const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--print-ingest-function'], { encoding: 'utf8', timeout: 120_000 });
+  const child = spawnSync(
+    process.execPath,
+    [...process.execArgv, fileURLToPath(import.meta.url), '--print-ingest-function'],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
   if (child.status !== 0) throw new Error(`synthesizing the stack failed: ${child.stderr.slice(-2000)}`);
   return JSON.parse(child.stdout.trim().split('\n').pop() ?? '') as { memoryMb: number; timeoutSeconds: number };
 }
@@ -137,10 +165,18 @@ if (keep && existsSync(file) && statSync(file).size >= sizeMb * MB) {
 } else {
   const t0 = performance.now();
   // Long enough at this rate for the size; generation stops at the size.
-  const written = await writeCaptureFile(file, { ratePerSecond: rate, durationSeconds: 10 * 86_400, startTime: START, seed, maxBytes: sizeMb * MB });
+  const written = await writeCaptureFile(file, {
+    ratePerSecond: rate,
+    durationSeconds: 10 * 86_400,
+    startTime: START,
+    seed,
+    maxBytes: sizeMb * MB,
+  });
   generated = { ...written, seconds: round((performance.now() - t0) / 1000), reused: false };
 }
-console.error(`capture: ${file} (${round(generated.bytes / MB)} MB${generated.reused ? ', reused' : `, ${generated.records} records in ${generated.seconds} s`})`);
+console.error(
+  `capture: ${file} (${round(generated.bytes / MB)} MB${generated.reused ? ', reused' : `, ${generated.records} records in ${generated.seconds} s`})`,
+);
 
 // ---- emulated AWS ----------------------------------------------------------------------------
 
@@ -156,7 +192,9 @@ try {
 
   // Multipart upload by hand, one reused part buffer: memory stays at one part.
   const uploadStart = performance.now();
-  const upload = await setupS3.send(new CreateMultipartUploadCommand({ Bucket: 'capture-bucket', Key: KEY, ContentType: 'application/jsonl' }));
+  const upload = await setupS3.send(
+    new CreateMultipartUploadCommand({ Bucket: 'capture-bucket', Key: KEY, ContentType: 'application/jsonl' }),
+  );
   const parts: CompletedPart[] = [];
   const handle = await open(file, 'r');
   try {
@@ -165,13 +203,28 @@ try {
       const { bytesRead } = await handle.read(buffer, 0, PART_BYTES, position);
       if (bytesRead === 0) break;
       position += bytesRead;
-      const out = await setupS3.send(new UploadPartCommand({ Bucket: 'capture-bucket', Key: KEY, UploadId: upload.UploadId, PartNumber: partNumber, Body: buffer.subarray(0, bytesRead) }));
+      const out = await setupS3.send(
+        new UploadPartCommand({
+          Bucket: 'capture-bucket',
+          Key: KEY,
+          UploadId: upload.UploadId,
+          PartNumber: partNumber,
+          Body: buffer.subarray(0, bytesRead),
+        }),
+      );
       parts.push({ PartNumber: partNumber, ETag: out.ETag });
     }
   } finally {
     await handle.close();
   }
-  const done = await setupS3.send(new CompleteMultipartUploadCommand({ Bucket: 'capture-bucket', Key: KEY, UploadId: upload.UploadId, MultipartUpload: { Parts: parts } }));
+  const done = await setupS3.send(
+    new CompleteMultipartUploadCommand({
+      Bucket: 'capture-bucket',
+      Key: KEY,
+      UploadId: upload.UploadId,
+      MultipartUpload: { Parts: parts },
+    }),
+  );
   const etag = (done.ETag ?? '').replace(/"/g, '');
   const uploadSeconds = round((performance.now() - uploadStart) / 1000);
   console.error(`uploaded in ${parts.length} parts in ${uploadSeconds} s, ETag ${etag}`);
@@ -203,7 +256,15 @@ try {
         eventSource: 'aws:s3',
         awsRegion: 'us-east-1',
         eventName: 'ObjectCreated:CompleteMultipartUpload',
-        s3: { s3SchemaVersion: '1.0', bucket: { name: 'capture-bucket', arn: 'arn:aws:s3:::capture-bucket' }, object: { key: encodeURIComponent(KEY).replace(/%2F/g, '/').replace(/%20/g, '+'), size: generated.bytes, eTag: etag } },
+        s3: {
+          s3SchemaVersion: '1.0',
+          bucket: { name: 'capture-bucket', arn: 'arn:aws:s3:::capture-bucket' },
+          object: {
+            key: encodeURIComponent(KEY).replace(/%2F/g, '/').replace(/%20/g, '+'),
+            size: generated.bytes,
+            eTag: etag,
+          },
+        },
       },
     ],
   };
@@ -213,7 +274,12 @@ try {
         messageId: 'bench-1',
         receiptHandle: 'bench-1',
         body: JSON.stringify(notification),
-        attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'bench', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+        attributes: {
+          ApproximateReceiveCount: '1',
+          SentTimestamp: String(Date.now()),
+          SenderId: 'bench',
+          ApproximateFirstReceiveTimestamp: String(Date.now()),
+        },
         messageAttributes: {},
         md5OfBody: '',
         eventSource: 'aws:sqs',
@@ -247,7 +313,10 @@ try {
   let firstSendMs: number | null = null;
   const t0 = performance.now();
   const timeline: { s: number; rssMb: number; heapMb: number; s3Gets: number; shardMessages: number }[] = [];
-  const shardMessages = () => meter.operations({ service: 'SQS', resource: 'replay' }).reduce((n, c) => n + (c.operation.startsWith('Send') ? c.messages : 0), 0);
+  const shardMessages = () =>
+    meter
+      .operations({ service: 'SQS', resource: 'replay' })
+      .reduce((n, c) => n + (c.operation.startsWith('Send') ? c.messages : 0), 0);
   const sample = () => {
     const m = process.memoryUsage();
     peakRss = Math.max(peakRss, m.rss);
@@ -257,7 +326,13 @@ try {
   const sampler = setInterval(sample, 50);
   const tracer = setInterval(() => {
     const m = process.memoryUsage();
-    const point = { s: round((performance.now() - t0) / 1000), rssMb: round(m.rss / MB), heapMb: round(m.heapUsed / MB), s3Gets: meter.totals().s3.get, shardMessages: shardMessages() };
+    const point = {
+      s: round((performance.now() - t0) / 1000),
+      rssMb: round(m.rss / MB),
+      heapMb: round(m.heapUsed / MB),
+      s3Gets: meter.totals().s3.get,
+      shardMessages: shardMessages(),
+    };
     timeline.push(point);
     console.error(`progress ${JSON.stringify(point)}`);
   }, 10_000);
@@ -268,7 +343,10 @@ try {
     const response = await Promise.race([
       handler(event, context),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`benchmark timeout: the handler ran longer than ${timeoutS} s`)), timeoutS * 1000);
+        timer = setTimeout(
+          () => reject(new Error(`benchmark timeout: the handler ran longer than ${timeoutS} s`)),
+          timeoutS * 1000,
+        );
       }),
     ]);
     outcome = { ok: true, response };
@@ -285,14 +363,36 @@ try {
   sample();
   await rangeFile?.close();
 
-  const attrs = (await setupSqs.send(new GetQueueAttributesCommand({ QueueUrl: replay.url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesDelayed', 'ApproximateNumberOfMessagesNotVisible'] }))).Attributes ?? {};
-  const inQueue = Number(attrs.ApproximateNumberOfMessages ?? 0) + Number(attrs.ApproximateNumberOfMessagesDelayed ?? 0) + Number(attrs.ApproximateNumberOfMessagesNotVisible ?? 0);
+  const attrs =
+    (
+      await setupSqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: replay.url,
+          AttributeNames: [
+            'ApproximateNumberOfMessages',
+            'ApproximateNumberOfMessagesDelayed',
+            'ApproximateNumberOfMessagesNotVisible',
+          ],
+        }),
+      )
+    ).Attributes ?? {};
+  const inQueue =
+    Number(attrs.ApproximateNumberOfMessages ?? 0) +
+    Number(attrs.ApproximateNumberOfMessagesDelayed ?? 0) +
+    Number(attrs.ApproximateNumberOfMessagesNotVisible ?? 0);
   const totals = meter.totals();
   const failedItems = outcome.ok ? (outcome.response?.batchItemFailures ?? []).length : 1;
   const result = {
     benchmark: 'ingest-large',
     node: process.version,
-    capture: { file, megabytes: round(generated.bytes / MB), records: generated.records, ratePerSecond: rate, generateSeconds: generated.seconds, reused: generated.reused },
+    capture: {
+      file,
+      megabytes: round(generated.bytes / MB),
+      records: generated.records,
+      ratePerSecond: rate,
+      generateSeconds: generated.seconds,
+      reused: generated.reused,
+    },
     upload: { parts: parts.length, partMb: PART_BYTES / MB, seconds: uploadSeconds },
     rangedGetsFromLocalFile: local ? local.served() : 0,
     ingest: {
@@ -314,7 +414,17 @@ try {
       sqsPayloadMb: round(totals.sqs.payloadBytes / MB),
       s3PutClass: totals.s3.put,
       s3GetClass: totals.s3.get,
-      operations: meter.operations().map(({ service, operation, resource, calls, errors, billed, messages }) => ({ service, operation, resource, calls, errors, billed, messages })),
+      operations: meter
+        .operations()
+        .map(({ service, operation, resource, calls, errors, billed, messages }) => ({
+          service,
+          operation,
+          resource,
+          calls,
+          errors,
+          billed,
+          messages,
+        })),
     },
     timeline,
   };

@@ -58,7 +58,8 @@ function loadOnce(assetDir: string, handler: string): Promise<LoadOutcome> {
   });
 }
 
-const quantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+const quantile = (sorted: readonly number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
 const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
 
 function summary(values: number[]) {
@@ -66,7 +67,13 @@ function summary(values: number[]) {
   const logs = values.map(Math.log);
   const mu = logs.reduce((a, b) => a + b, 0) / logs.length;
   const sigma = Math.sqrt(logs.reduce((a, b) => a + (b - mu) ** 2, 0) / Math.max(1, logs.length - 1));
-  return { n: values.length, medianMs: round(quantile(sorted, 0.5)), p90Ms: round(quantile(sorted, 0.9)), maxMs: round(sorted.at(-1) ?? 0), lognormal: { mu: round(mu, 4), sigma: round(sigma, 4) } };
+  return {
+    n: values.length,
+    medianMs: round(quantile(sorted, 0.5)),
+    p90Ms: round(quantile(sorted, 0.9)),
+    maxMs: round(sorted.at(-1) ?? 0),
+    lognormal: { mu: round(mu, 4), sigma: round(sigma, 4) },
+  };
 }
 
 const app = await synthesizeApp();

@@ -34,11 +34,19 @@ function uniform(seed: number): () => number {
  * (a Poisson second busier than that gets a lane of its own: shards.ts lanesFor). Each prompt
  * is `promptChars` long (a few characters by default).
  */
-export function writeCaptures(path: string, rate: number, seconds: number, seed: number, promptChars = 0, arrivals: 'poisson' | 'even' = 'poisson'): number {
+export function writeCaptures(
+  path: string,
+  rate: number,
+  seconds: number,
+  seed: number,
+  promptChars = 0,
+  arrivals: 'poisson' | 'even' = 'poisson',
+): number {
   const random = uniform(seed);
   const times: number[] = [];
   if (arrivals === 'poisson') {
-    for (let t = (-Math.log(random()) / rate) * 1000; t < seconds * 1000; t += (-Math.log(random()) / rate) * 1000) times.push(t);
+    for (let t = (-Math.log(random()) / rate) * 1000; t < seconds * 1000; t += (-Math.log(random()) / rate) * 1000)
+      times.push(t);
   } else {
     for (let second = 0; second < seconds; second++) {
       const n = Math.floor(rate) + (random() < rate - Math.floor(rate) ? 1 : 0);
@@ -51,11 +59,20 @@ export function writeCaptures(path: string, rate: number, seconds: number, seed:
     // A millisecond time written with its fraction, even .000: the schedule is exact.
     const time = new Date(start + Math.floor(t)).toISOString();
     const content = promptChars > 0 ? `q${i} `.padEnd(promptChars, 'lorem ipsum ') : `q${i}`;
-    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content }], max_tokens: promptChars > 0 ? 1024 : 1 });
+    const body = JSON.stringify({
+      model: 'm',
+      messages: [{ role: 'user', content }],
+      max_tokens: promptChars > 0 ? 1024 : 1,
+    });
     return JSON.stringify({
       captureData: {
         endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: body, encoding: 'JSON' },
-        endpointOutput: { observedContentType: 'application/json', mode: 'OUTPUT', data: '{"usage":{"prompt_tokens":1,"completion_tokens":1}}', encoding: 'JSON' },
+        endpointOutput: {
+          observedContentType: 'application/json',
+          mode: 'OUTPUT',
+          data: '{"usage":{"prompt_tokens":1,"completion_tokens":1}}',
+          encoding: 'JSON',
+        },
       },
       eventMetadata: { eventId: `ev-${rate}-${i}`, inferenceTime: time },
       eventVersion: '0',
@@ -99,7 +116,11 @@ export interface ServerCounts {
  * Starts bench/arrival-server.mjs with its options (`args`: response times, tokens, TLS); with
  * none, it answers every request at once. `wrap` runs it inside a command (a CPU group).
  */
-export async function startArrivalServer(arrivalsFile: string, args: readonly string[] = ['--median-ms', '0'], wrap: (argv: string[]) => { command: string; args: string[] } = ([c, ...a]) => ({ command: c as string, args: a })): Promise<ArrivalServer> {
+export async function startArrivalServer(
+  arrivalsFile: string,
+  args: readonly string[] = ['--median-ms', '0'],
+  wrap: (argv: string[]) => { command: string; args: string[] } = ([c, ...a]) => ({ command: c as string, args: a }),
+): Promise<ArrivalServer> {
   const run = wrap([process.execPath, join(BENCH_ROOT, 'bench/arrival-server.mjs'), arrivalsFile, ...args]);
   const child = spawn(run.command, run.args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
@@ -151,7 +172,10 @@ export interface ServerView {
 }
 
 /** Our records joined with the server's arrivals on X-Request-ID. */
-export function serverView(records: readonly SentRecord[], arrivals: ReadonlyMap<string, readonly bigint[]>): ServerView {
+export function serverView(
+  records: readonly SentRecord[],
+  arrivals: ReadonlyMap<string, readonly bigint[]>,
+): ServerView {
   const raw = new Map<string, number>();
   const ours = new Map<string, number>();
   let doubled = 0;

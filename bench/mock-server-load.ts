@@ -23,7 +23,8 @@ import type { TargetRequest } from '../lambdas/ports';
 import type { TargetResult } from '../lambdas/core/types';
 
 const args = process.argv.slice(2);
-const arg = (name: string, fallback: string) => (args.includes(name) ? (args[args.indexOf(name) + 1] as string) : fallback);
+const arg = (name: string, fallback: string) =>
+  args.includes(name) ? (args[args.indexOf(name) + 1] as string) : fallback;
 const rates = arg('--rates', '500,1000,2000').split(',').map(Number);
 const seconds = Number(arg('--seconds', '10'));
 const tokens = Number(arg('--tokens', '8'));
@@ -43,7 +44,20 @@ function cpuSeconds(pid: number): number {
 async function startServer(precise: boolean) {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(root, 'lambdas/mocks/mock-server.ts'), '--port', '0', '--ttft-ms', String(TTFT_MS), '--itl-ms', String(ITL_MS), '--output-tokens', String(tokens), ...(precise ? [] : ['--no-precise-timers'])],
+    [
+      '--import',
+      'tsx',
+      join(root, 'lambdas/mocks/mock-server.ts'),
+      '--port',
+      '0',
+      '--ttft-ms',
+      String(TTFT_MS),
+      '--itl-ms',
+      String(ITL_MS),
+      '--output-tokens',
+      String(tokens),
+      ...(precise ? [] : ['--no-precise-timers']),
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
@@ -51,18 +65,38 @@ async function startServer(precise: boolean) {
 }
 
 function body(i: number): Buffer {
-  return Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `question ${i}` }], stream: true, stream_options: { include_usage: true } }));
+  return Buffer.from(
+    JSON.stringify({
+      model: 'm',
+      messages: [{ role: 'user', content: `question ${i}` }],
+      stream: true,
+      stream_options: { include_usage: true },
+    }),
+  );
 }
 
 /** Sends `count` requests evenly spaced at `rate`; a 1 ms tick fires whatever is due. */
-async function drive(send: (r: TargetRequest) => Promise<TargetResult>, rate: number, count: number): Promise<TargetResult[]> {
+async function drive(
+  send: (r: TargetRequest) => Promise<TargetResult>,
+  rate: number,
+  count: number,
+): Promise<TargetResult[]> {
   const pending: Promise<TargetResult>[] = [];
   const start = performance.now();
   let next = 0;
   await new Promise<void>((done) => {
     const tick = () => {
       const due = Math.min(count, Math.floor(((performance.now() - start) * rate) / 1000) + 1);
-      for (; next < due; next++) pending.push(send({ requestId: `r${next}`, correlationId: `c${next}`, contentType: 'application/json', body: body(next), streaming: true }));
+      for (; next < due; next++)
+        pending.push(
+          send({
+            requestId: `r${next}`,
+            correlationId: `c${next}`,
+            contentType: 'application/json',
+            body: body(next),
+            streaming: true,
+          }),
+        );
       if (next < count) setTimeout(tick, 1);
       else done();
     };
@@ -75,7 +109,13 @@ const rows: string[] = [];
 for (const precise of [true, false]) {
   const { child, url } = await startServer(precise);
   for (const rate of rates) {
-    const target = createOpenAITarget({ name: 'mock', baseUrl: url, timeoutMs: 30_000, clock: systemClock, connections: 4096 });
+    const target = createOpenAITarget({
+      name: 'mock',
+      baseUrl: url,
+      timeoutMs: 30_000,
+      clock: systemClock,
+      connections: 4096,
+    });
     await drive((r) => target.send(r), rate, rate); // warm-up: open the connections
     const cpu0 = cpuSeconds(child.pid!);
     const t0 = performance.now();
@@ -85,7 +125,8 @@ for (const precise of [true, false]) {
     await target.close();
     const ok = results.filter((r) => !r.error && r.contentChunkNs.length === tokens);
     const late: number[] = [];
-    for (const r of ok) r.contentChunkNs.forEach((t, k) => late.push(Number(t - r.requestStartNs) / 1e6 - (TTFT_MS + k * ITL_MS)));
+    for (const r of ok)
+      r.contentChunkNs.forEach((t, k) => late.push(Number(t - r.requestStartNs) / 1e6 - (TTFT_MS + k * ITL_MS)));
     const s = summarize(late)!;
     rows.push(
       `| ${precise ? 'precise' : 'plain'} | ${rate} | ${results.length} | ${results.length - ok.length} | ${((results.length / wallS) | 0).toLocaleString('en')} | ${((cpu / wallS) * 100).toFixed(0)} % | ${s.p50.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.max.toFixed(1)} |`,
@@ -97,6 +138,8 @@ for (const precise of [true, false]) {
   await exited;
 }
 console.log(`\nnode ${process.version}; ${seconds} s per rate; ${tokens} tokens, TTFT ${TTFT_MS} ms, ITL ${ITL_MS} ms`);
-console.log('| timers | rate (req/s) | requests | failed | achieved (req/s) | server CPU | token late p50 (ms) | p99 (ms) | max (ms) |');
+console.log(
+  '| timers | rate (req/s) | requests | failed | achieved (req/s) | server CPU | token late p50 (ms) | p99 (ms) | max (ms) |',
+);
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const row of rows) console.log(row);

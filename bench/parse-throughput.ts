@@ -57,12 +57,20 @@ function captureLine(i: number): string {
   // One record in ten has non-ASCII text (V8 then parses two-byte strings, which is slower).
   vocabulary = rand() < 0.1 ? MIXED_WORDS : ASCII_WORDS;
   const turns = 1 + Math.floor(rand() * 3);
-  const messages: { role: string; content: string }[] = [{ role: 'system', content: words(5 + Math.floor(rand() * 40)) }];
+  const messages: { role: string; content: string }[] = [
+    { role: 'system', content: words(5 + Math.floor(rand() * 40)) },
+  ];
   for (let t = 0; t < turns; t++) {
     messages.push({ role: 'user', content: words(messageWords()) });
     if (t < turns - 1) messages.push({ role: 'assistant', content: words(10 + Math.floor(rand() * 100)) });
   }
-  const body = JSON.stringify({ model: 'llama-3-8b-instruct', messages, max_tokens: 256, temperature: 0.7, ...(rand() < 0.3 ? { stream: false, top_p: 0.9 } : {}) });
+  const body = JSON.stringify({
+    model: 'llama-3-8b-instruct',
+    messages,
+    max_tokens: 256,
+    temperature: 0.7,
+    ...(rand() < 0.3 ? { stream: false, top_p: 0.9 } : {}),
+  });
   const base64 = i % 8 === 0;
   const answer = words(10 + Math.floor(rand() * 200));
   const output =
@@ -75,13 +83,22 @@ function captureLine(i: number): string {
             id: `chatcmpl-${i}`,
             object: 'chat.completion',
             choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }],
-            usage: { prompt_tokens: Math.round(body.length / 4), completion_tokens: Math.round(answer.length / 4), total_tokens: 0 },
+            usage: {
+              prompt_tokens: Math.round(body.length / 4),
+              completion_tokens: Math.round(answer.length / 4),
+              total_tokens: 0,
+            },
           }),
         }
       : undefined;
   return JSON.stringify({
     captureData: {
-      endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: base64 ? Buffer.from(body).toString('base64') : body, encoding: base64 ? 'BASE64' : 'JSON' },
+      endpointInput: {
+        observedContentType: 'application/json',
+        mode: 'INPUT',
+        data: base64 ? Buffer.from(body).toString('base64') : body,
+        encoding: base64 ? 'BASE64' : 'JSON',
+      },
       ...(output ? { endpointOutput: output } : {}),
     },
     eventMetadata: {
@@ -142,7 +159,8 @@ const floor = () => eachLine((line) => JSON.parse(line));
 
 const floorWithInner = () =>
   eachLine((line) => {
-    const input = (JSON.parse(line) as { captureData: { endpointInput: { data: string; encoding: string } } }).captureData.endpointInput;
+    const input = (JSON.parse(line) as { captureData: { endpointInput: { data: string; encoding: string } } })
+      .captureData.endpointInput;
     JSON.parse(input.encoding === 'JSON' ? input.data : Buffer.from(input.data, 'base64').toString('utf8'));
   });
 
@@ -154,7 +172,8 @@ async function parser(duplicates?: DuplicateFilter): Promise<number> {
   }
   const { totals } = report.build();
   // A benchmark that silently rejected lines would measure the wrong thing.
-  if (totals.rejected > 0 || totals.accepted !== records) throw new Error(`unexpected ingest result: ${JSON.stringify(totals)}`);
+  if (totals.rejected > 0 || totals.accepted !== records)
+    throw new Error(`unexpected ingest result: ${JSON.stringify(totals)}`);
   return records;
 }
 
@@ -194,14 +213,26 @@ async function measure(name: string, run: () => Promise<number>, fileBytes: numb
   const wallSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
   clearInterval(timer);
   sample();
-  return { name, wallSeconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, lines, peakRssMb: peakRss / MB, peakHeapMb: peakHeap / MB, heapByQuarterMb: quarters };
+  return {
+    name,
+    wallSeconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    lines,
+    peakRssMb: peakRss / MB,
+    peakHeapMb: peakHeap / MB,
+    heapByQuarterMb: quarters,
+  };
 }
 
-console.log(`node ${process.version}, ${process.arch}; ${given ? 'reading' : `generating ${sizeMb} MB of`} captures at ${file} ...`);
+console.log(
+  `node ${process.version}, ${process.arch}; ${given ? 'reading' : `generating ${sizeMb} MB of`} captures at ${file} ...`,
+);
 const generateStart = Date.now();
 const generated = given ? await eachLine(() => undefined) : await generate();
 const fileBytes = statSync(file).size;
-console.log(`${generated.toLocaleString()} lines, ${(fileBytes / MB).toFixed(0)} MB, ${given ? 'counted' : 'generated'} in ${((Date.now() - generateStart) / 1000).toFixed(0)} s; ${rounds} interleaved rounds`);
+console.log(
+  `${generated.toLocaleString()} lines, ${(fileBytes / MB).toFixed(0)} MB, ${given ? 'counted' : 'generated'} in ${((Date.now() - generateStart) / 1000).toFixed(0)} s; ${rounds} interleaved rounds`,
+);
 
 const passes: Pass[] = [];
 // Parser / floor within each round (the two passes minutes apart at most, under the same
@@ -218,17 +249,25 @@ try {
     const [rf, , rp, rd] = last as [Pass, Pass, Pass, Pass];
     roundRatios.push(rf.cpuSeconds / rp.cpuSeconds);
     roundDedupRatios.push(rf.cpuSeconds / rd.cpuSeconds);
-    console.log(`round ${round}: ` + last.map((p) => `${p.name.split(':')[0]} ${(fileBytes / MB / p.cpuSeconds).toFixed(0)} MB/cpu-s`).join(', ') + `; parser/floor ${(rf.cpuSeconds / rp.cpuSeconds).toFixed(2)}`);
+    console.log(
+      `round ${round}: ` +
+        last.map((p) => `${p.name.split(':')[0]} ${(fileBytes / MB / p.cpuSeconds).toFixed(0)} MB/cpu-s`).join(', ') +
+        `; parser/floor ${(rf.cpuSeconds / rp.cpuSeconds).toFixed(2)}`,
+    );
   }
 } finally {
   if (!keep) rmSync(file, { force: true });
 }
-for (const p of passes) if (p.lines !== generated) throw new Error(`${p.name} saw ${p.lines} lines, expected ${generated}`);
+for (const p of passes)
+  if (p.lines !== generated) throw new Error(`${p.name} saw ${p.lines} lines, expected ${generated}`);
 
 const names = [...new Set(passes.map((p) => p.name))];
-const best = (name: string) => passes.filter((p) => p.name === name).sort((a, b) => a.cpuSeconds - b.cpuSeconds)[0] as Pass;
+const best = (name: string) =>
+  passes.filter((p) => p.name === name).sort((a, b) => a.cpuSeconds - b.cpuSeconds)[0] as Pass;
 const rows = names.map(best);
-console.log('\n| pass | MB/s (wall) | MB/s (CPU) | lines/s (CPU) | peak RSS MB | peak heap MB | heap at 1/4, 2/4, 3/4, end MB |');
+console.log(
+  '\n| pass | MB/s (wall) | MB/s (CPU) | lines/s (CPU) | peak RSS MB | peak heap MB | heap at 1/4, 2/4, 3/4, end MB |',
+);
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | --- |');
 for (const p of rows) {
   const quarters = p.heapByQuarterMb.map((v) => v.toFixed(0)).join(', ');
@@ -245,5 +284,9 @@ const spread = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   return `median ${(sorted[sorted.length >> 1] as number).toFixed(2)}, range ${(sorted[0] as number).toFixed(2)}-${(sorted[sorted.length - 1] as number).toFixed(2)}`;
 };
-console.log(`per round, parser / floor (CPU): ${spread(roundRatios)}; parser+dedup / floor: ${spread(roundDedupRatios)}`);
-console.log(`ratio floor+inner / floor (CPU): ${ratio(fi, f)}   (the ceiling for any parser that rejects bad_inner_json by parsing the body)`);
+console.log(
+  `per round, parser / floor (CPU): ${spread(roundRatios)}; parser+dedup / floor: ${spread(roundDedupRatios)}`,
+);
+console.log(
+  `ratio floor+inner / floor (CPU): ${ratio(fi, f)}   (the ceiling for any parser that rejects bad_inner_json by parsing the body)`,
+);

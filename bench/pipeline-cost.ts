@@ -75,30 +75,53 @@ const PRICES = {
   sqsStandardPerMillionRequests: {
     usd: 0.4,
     note: 'standard queue, first 100 billion requests/month; each 64 KB chunk of a payload is billed as one request',
-    sources: ['https://aws.amazon.com/sqs/pricing/', 'https://unanswered.io/guide/aws-sqs-pricing-and-cost-optimization', 'https://www.almeta.io/en/blog/aws-lambda-and-sqs-payload-limitation/'],
+    sources: [
+      'https://aws.amazon.com/sqs/pricing/',
+      'https://unanswered.io/guide/aws-sqs-pricing-and-cost-optimization',
+      'https://www.almeta.io/en/blog/aws-lambda-and-sqs-payload-limitation/',
+    ],
   },
   s3StandardPutCopyPostListPerThousand: {
     usd: 0.005,
-    sources: ['https://aws.amazon.com/s3/pricing/', 'https://c3x.dev/blog/s3-request-fees-explained', 'https://awsi.click/en/articles/s3-request-pricing-get-put-difference/'],
+    sources: [
+      'https://aws.amazon.com/s3/pricing/',
+      'https://c3x.dev/blog/s3-request-fees-explained',
+      'https://awsi.click/en/articles/s3-request-pricing-get-put-difference/',
+    ],
   },
   s3StandardGetAndOtherPerThousand: {
     usd: 0.0004,
-    sources: ['https://aws.amazon.com/s3/pricing/', 'https://c3x.dev/blog/s3-request-fees-explained', 'https://awsi.click/en/articles/s3-request-pricing-get-put-difference/'],
+    sources: [
+      'https://aws.amazon.com/s3/pricing/',
+      'https://c3x.dev/blog/s3-request-fees-explained',
+      'https://awsi.click/en/articles/s3-request-pricing-get-put-difference/',
+    ],
   },
   lambdaArmPerGbSecond: {
     usd: 0.0000133334,
     note: 'arm64, first 7.5 billion GB-seconds/month',
-    sources: ['https://aws.amazon.com/lambda/pricing/', 'https://git.mcrn.ar/mariano/lambda_local_runner/src/branch/main/docs/lambdas-md/lambda-13-cost.md', 'https://app.unpkg.com/artillery@2.0.28/files/lib/platform/aws-lambda/prices.js'],
+    sources: [
+      'https://aws.amazon.com/lambda/pricing/',
+      'https://git.mcrn.ar/mariano/lambda_local_runner/src/branch/main/docs/lambdas-md/lambda-13-cost.md',
+      'https://app.unpkg.com/artillery@2.0.28/files/lib/platform/aws-lambda/prices.js',
+    ],
   },
   lambdaPerMillionRequests: {
     usd: 0.2,
-    sources: ['https://aws.amazon.com/lambda/pricing/', 'https://git.mcrn.ar/mariano/lambda_local_runner/src/branch/main/docs/lambdas-md/lambda-13-cost.md'],
+    sources: [
+      'https://aws.amazon.com/lambda/pricing/',
+      'https://git.mcrn.ar/mariano/lambda_local_runner/src/branch/main/docs/lambdas-md/lambda-13-cost.md',
+    ],
   },
 } as const;
 
 type FunctionName = 'ingest' | 'fire' | 'collect';
 const FUNCTIONS: readonly FunctionName[] = ['ingest', 'fire', 'collect'];
-const LOGICAL_ID_PREFIX: Record<FunctionName, string> = { ingest: 'StatelessIngest', fire: 'StatelessFire', collect: 'StatelessCollect' };
+const LOGICAL_ID_PREFIX: Record<FunctionName, string> = {
+  ingest: 'StatelessIngest',
+  fire: 'StatelessFire',
+  collect: 'StatelessCollect',
+};
 
 interface DeployedFunction {
   memoryMb: number;
@@ -128,9 +151,17 @@ function deployedShape(): { functions: Record<FunctionName, DeployedFunction>; s
       targets: TARGETS.map((name) => ({ name, url: 'https://target.example.com' })),
     });
     const template = Template.fromStack(new CaptureReplayStack(app, 'CostBench', { config }));
-    const lambdas = template.findResources('AWS::Lambda::Function') as Record<string, { Properties: { MemorySize?: number; Environment?: { Variables?: Record<string, unknown> } } }>;
+    const lambdas = template.findResources('AWS::Lambda::Function') as Record<
+      string,
+      { Properties: { MemorySize?: number; Environment?: { Variables?: Record<string, unknown> } } }
+    >;
     const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')) as {
-      Properties: { FunctionName?: { Ref?: string }; BatchSize?: number; MaximumBatchingWindowInSeconds?: number; ScalingConfig?: { MaximumConcurrency?: number } };
+      Properties: {
+        FunctionName?: { Ref?: string };
+        BatchSize?: number;
+        MaximumBatchingWindowInSeconds?: number;
+        ScalingConfig?: { MaximumConcurrency?: number };
+      };
     }[];
     const functions = {} as Record<FunctionName, DeployedFunction>;
     for (const name of FUNCTIONS) {
@@ -139,7 +170,11 @@ function deployedShape(): { functions: Record<FunctionName, DeployedFunction>; s
       const [logicalId, fn] = hit;
       const mapping = mappings.find((m) => m.Properties.FunctionName?.Ref === logicalId);
       if (!mapping) throw new Error(`no event source mapping for ${logicalId}`);
-      const env = Object.fromEntries(Object.entries(fn.Properties.Environment?.Variables ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'));
+      const env = Object.fromEntries(
+        Object.entries(fn.Properties.Environment?.Variables ?? {}).filter(
+          (e): e is [string, string] => typeof e[1] === 'string',
+        ),
+      );
       functions[name] = {
         memoryMb: fn.Properties.MemorySize ?? 128, // CloudFormation's default
         batchSize: mapping.Properties.BatchSize ?? 10,
@@ -148,7 +183,10 @@ function deployedShape(): { functions: Record<FunctionName, DeployedFunction>; s
         env,
       };
     }
-    return { functions, source: `synthesized CDK template (CaptureReplayStack, peakRequestsPerSecond ${rate}, leadSeconds ${Math.round(leadMs / 1000)})` };
+    return {
+      functions,
+      source: `synthesized CDK template (CaptureReplayStack, peakRequestsPerSecond ${rate}, leadSeconds ${Math.round(leadMs / 1000)})`,
+    };
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
@@ -160,9 +198,12 @@ type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse |
 async function drainTestEvent(sqsClient: SQSClient, queueUrl: string): Promise<void> {
   const until = Date.now() + 5000;
   while (Date.now() < until) {
-    const { Messages = [] } = await sqsClient.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const { Messages = [] } = await sqsClient.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
     for (const m of Messages) {
-      if (!(m.Body ?? '').includes('"s3:TestEvent"')) throw new Error(`unexpected message on the ingest queue before the run: ${(m.Body ?? '').slice(0, 200)}`);
+      if (!(m.Body ?? '').includes('"s3:TestEvent"'))
+        throw new Error(`unexpected message on the ingest queue before the run: ${(m.Body ?? '').slice(0, 200)}`);
       await sqsClient.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
       return;
     }
@@ -175,7 +216,13 @@ console.error(
   `as deployed (${memorySource}): ${FUNCTIONS.map((f) => `${f} ${deployed[f].memoryMb} MB, batch ${deployed[f].batchSize}, window ${deployed[f].batchingWindowS} s, concurrency ${deployed[f].maxConcurrency}`).join('; ')}`,
 );
 
-const capture = captureBuffer({ ratePerSecond: rate, durationSeconds: seconds, startTime: Date.UTC(2026, 3, 29, 0, 3, 18), seed, bodyBytes });
+const capture = captureBuffer({
+  ratePerSecond: rate,
+  durationSeconds: seconds,
+  startTime: Date.UTC(2026, 3, 29, 0, 3, 18),
+  seed,
+  bodyBytes,
+});
 const expected = Math.floor(rate * seconds);
 console.error(`capture: ${expected} requests, ${round(capture.length / MB, 1)} MB`);
 
@@ -194,7 +241,11 @@ try {
     fire: await createQueueWithDlq(setupSqs, 'replay', { visibilityTimeoutSeconds: 5400 }),
     collect: await createQueueWithDlq(setupSqs, 'collect', { visibilityTimeoutSeconds: 1800 }),
   };
-  await notifyQueueOnObjectCreated(setupS3, { bucket: 'capture-bucket', queueArn: queues.ingest.arn, prefix: 'datacapture/' });
+  await notifyQueueOnObjectCreated(setupS3, {
+    bucket: 'capture-bucket',
+    queueArn: queues.ingest.arn,
+    prefix: 'datacapture/',
+  });
   // S3 answers the notification's configuration with an s3:TestEvent: once per deployment in
   // AWS, not per run, so it is taken off the queue before anything is metered.
   await drainTestEvent(setupSqs, queues.ingest.url);
@@ -228,7 +279,11 @@ try {
     collect: () => makeCollectHandler(() => collectDeps),
   };
   // Batch sizes, batching windows and concurrency as deployed; --fire-concurrency caps the fire function's on this machine.
-  const asDeployed = (f: FunctionName, maxConcurrency = deployed[f].maxConcurrency) => ({ batchSize: deployed[f].batchSize, batchingWindowMs: deployed[f].batchingWindowS * 1000, maxConcurrency });
+  const asDeployed = (f: FunctionName, maxConcurrency = deployed[f].maxConcurrency) => ({
+    batchSize: deployed[f].batchSize,
+    batchingWindowMs: deployed[f].batchingWindowS * 1000,
+    maxConcurrency,
+  });
   const sourceOptions: Record<FunctionName, { batchSize: number; batchingWindowMs: number; maxConcurrency: number }> = {
     ingest: asDeployed('ingest'),
     fire: asDeployed('fire', Math.min(deployed.fire.maxConcurrency, fireConcurrency)),
@@ -255,16 +310,39 @@ try {
   const pending = async () => {
     let n = 0;
     for (const q of Object.values(queues)) {
-      const a = (await setupSqs.send(new GetQueueAttributesCommand({ QueueUrl: q.url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesDelayed', 'ApproximateNumberOfMessagesNotVisible'] }))).Attributes ?? {};
-      n += Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
+      const a =
+        (
+          await setupSqs.send(
+            new GetQueueAttributesCommand({
+              QueueUrl: q.url,
+              AttributeNames: [
+                'ApproximateNumberOfMessages',
+                'ApproximateNumberOfMessagesDelayed',
+                'ApproximateNumberOfMessagesNotVisible',
+              ],
+            }),
+          )
+        ).Attributes ?? {};
+      n +=
+        Number(a.ApproximateNumberOfMessages ?? 0) +
+        Number(a.ApproximateNumberOfMessagesDelayed ?? 0) +
+        Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
     }
     return n;
   };
   for (;;) {
-    if (Date.now() > deadline) throw new Error(`pipeline not done in time: manifest ${manifestKey ?? 'missing'}, mock saw ${mock.requests.length}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `pipeline not done in time: manifest ${manifestKey ?? 'missing'}, mock saw ${mock.requests.length}`,
+      );
     const failed = sources.find((s) => s.stats.failedRecords > 0);
-    if (failed) throw new Error(`a handler failed: ${failed.stats.errors.map((e) => (e instanceof Error ? e.message : String(e))).join('; ')}`);
-    const keys = ((await setupS3.send(new ListObjectsV2Command({ Bucket: 'results-bucket', Prefix: 'runs/' }))).Contents ?? []).map((o) => o.Key!);
+    if (failed)
+      throw new Error(
+        `a handler failed: ${failed.stats.errors.map((e) => (e instanceof Error ? e.message : String(e))).join('; ')}`,
+      );
+    const keys = (
+      (await setupS3.send(new ListObjectsV2Command({ Bucket: 'results-bucket', Prefix: 'runs/' }))).Contents ?? []
+    ).map((o) => o.Key!);
     manifestKey ??= keys.find((k) => k.endsWith('/A/run_manifest.json')) ?? null;
     const finalTargets = TARGETS.filter((t) => keys.some((k) => k.endsWith(`/${t}/run_manifest.json`))).length;
     if (manifestKey && finalTargets === TARGETS.length && (await pending()) === 0) break;
@@ -274,7 +352,11 @@ try {
   const wallSeconds = (performance.now() - t0) / 1000;
   await Promise.all(sources.splice(0).map((s) => s.stop()));
 
-  const manifest = JSON.parse(await (await setupS3.send(new GetObjectCommand({ Bucket: 'results-bucket', Key: manifestKey }))).Body!.transformToString()) as {
+  const manifest = JSON.parse(
+    await (
+      await setupS3.send(new GetObjectCommand({ Bucket: 'results-bucket', Key: manifestKey }))
+    ).Body!.transformToString(),
+  ) as {
     scheduled: number;
     succeeded: number;
     failed: number;
@@ -295,7 +377,8 @@ try {
   const pollerReceivesWithMessages = receives.reduce((n, c) => n + c.calls - c.emptyReceives, 0);
   const pollerEmptyReceives = receives.reduce((n, c) => n + c.emptyReceives, 0);
   const pollerBilled =
-    receives.reduce((n, c) => n + c.billed - c.emptyReceives, 0) + meter.operations({ label: pollerLabels, operation: 'DeleteMessageBatch' }).reduce((n, c) => n + c.billed, 0);
+    receives.reduce((n, c) => n + c.billed - c.emptyReceives, 0) +
+    meter.operations({ label: pollerLabels, operation: 'DeleteMessageBatch' }).reduce((n, c) => n + c.billed, 0);
   const pollerPayload = meter.totals({ label: pollerLabels }).sqs.payloadBytes;
   const sqsBilled = handlers.sqs.billed + pollerBilled;
   const lambdaStats = lambdas.stats();
@@ -321,9 +404,41 @@ try {
   const result = {
     benchmark: 'pipeline-cost',
     node: process.version,
-    workload: { ratePerSecond: rate, seconds, targets: TARGETS.length, requests: expected, captureMb: round(capture.length / MB, 1), bodyBytes, leadMs, requestTimeoutMs: REQUEST_TIMEOUT_MS, graceMs: GRACE_MS },
-    deployed: Object.fromEntries(FUNCTIONS.map((f) => [f, { memoryMb: deployed[f].memoryMb, batchSize: deployed[f].batchSize, batchingWindowS: deployed[f].batchingWindowS, maxConcurrency: deployed[f].maxConcurrency, localConcurrency: sourceOptions[f].maxConcurrency }])),
-    outcome: { wallSeconds: round(wallSeconds, 1), replayed, uniqueRequestIds: unique, manifest: { scheduled: manifest.scheduled, succeeded: manifest.succeeded, failed: manifest.failed, dropped: manifest.dropped, balanced: manifest.balanced } },
+    workload: {
+      ratePerSecond: rate,
+      seconds,
+      targets: TARGETS.length,
+      requests: expected,
+      captureMb: round(capture.length / MB, 1),
+      bodyBytes,
+      leadMs,
+      requestTimeoutMs: REQUEST_TIMEOUT_MS,
+      graceMs: GRACE_MS,
+    },
+    deployed: Object.fromEntries(
+      FUNCTIONS.map((f) => [
+        f,
+        {
+          memoryMb: deployed[f].memoryMb,
+          batchSize: deployed[f].batchSize,
+          batchingWindowS: deployed[f].batchingWindowS,
+          maxConcurrency: deployed[f].maxConcurrency,
+          localConcurrency: sourceOptions[f].maxConcurrency,
+        },
+      ]),
+    ),
+    outcome: {
+      wallSeconds: round(wallSeconds, 1),
+      replayed,
+      uniqueRequestIds: unique,
+      manifest: {
+        scheduled: manifest.scheduled,
+        succeeded: manifest.succeeded,
+        failed: manifest.failed,
+        dropped: manifest.dropped,
+        balanced: manifest.balanced,
+      },
+    },
     measured: {
       sqs: {
         billedRequests: sqsBilled,
@@ -333,14 +448,39 @@ try {
         emptyReceivesExcluded: pollerEmptyReceives,
         payloadMbSentAndReceived: round((handlers.sqs.payloadBytes + pollerPayload) / MB, 1),
       },
-      s3: { putClass: handlers.s3.put, getClass: handlers.s3.get, free: handlers.s3.free, byFunction: Object.fromEntries(FUNCTIONS.map((f) => [f, meter.totals({ label: f }).s3])) },
+      s3: {
+        putClass: handlers.s3.put,
+        getClass: handlers.s3.get,
+        free: handlers.s3.free,
+        byFunction: Object.fromEntries(FUNCTIONS.map((f) => [f, meter.totals({ label: f }).s3])),
+      },
       lambda: {
         memorySource,
-        functions: lambdaStats.map((s) => ({ name: s.name, memoryMb: s.memoryMb, invocations: s.invocations, errors: s.errors, billedSeconds: round(s.billedMs / 1000, 1), gbSeconds: round(s.gbSeconds, 1), peakConcurrency: s.instances })),
+        functions: lambdaStats.map((s) => ({
+          name: s.name,
+          memoryMb: s.memoryMb,
+          invocations: s.invocations,
+          errors: s.errors,
+          billedSeconds: round(s.billedMs / 1000, 1),
+          gbSeconds: round(s.gbSeconds, 1),
+          peakConcurrency: s.instances,
+        })),
         invocations,
         gbSeconds: round(gbSeconds, 1),
       },
-      operations: meter.operations().map(({ label, service, operation, resource, calls, errors, billed, messages, emptyReceives }) => ({ label, service, operation, resource, calls, errors, billed, messages, emptyReceives })),
+      operations: meter
+        .operations()
+        .map(({ label, service, operation, resource, calls, errors, billed, messages, emptyReceives }) => ({
+          label,
+          service,
+          operation,
+          resource,
+          calls,
+          errors,
+          billed,
+          messages,
+          emptyReceives,
+        })),
     },
     perMillionReplayedRequests: {
       ...per,
@@ -351,7 +491,9 @@ try {
   };
   console.log(JSON.stringify(result, null, 2));
   if (unique !== expected * TARGETS.length || !manifest.balanced) {
-    console.error(`WARNING: replayed ${unique} unique of ${expected * TARGETS.length} requests; manifest balanced=${manifest.balanced}`);
+    console.error(
+      `WARNING: replayed ${unique} unique of ${expected * TARGETS.length} requests; manifest balanced=${manifest.balanced}`,
+    );
     exitCode = 1;
   }
 } catch (error) {

@@ -33,6 +33,10 @@ const released = await heapAfter((cancel) => requestDeadline(TIMEOUT_MS, cancel)
 const platform = await heapAfter((cancel) => void AbortSignal.any([cancel, AbortSignal.timeout(TIMEOUT_MS)]));
 const mb = (n: number) => (n / 1e6).toFixed(1);
 console.log(`${requests} requests ended, ${TIMEOUT_MS / 1000} s timeout, heap still held after GC:`);
-console.log(`  requestDeadline, released:               ${mb(released)} MB (${(released / requests).toFixed(1)} bytes a request)`);
-console.log(`  AbortSignal.timeout + AbortSignal.any:   ${mb(platform)} MB (${(platform / requests).toFixed(1)} bytes a request)`);
+console.log(
+  `  requestDeadline, released:               ${mb(released)} MB (${(released / requests).toFixed(1)} bytes a request)`,
+);
+console.log(
+  `  AbortSignal.timeout + AbortSignal.any:   ${mb(platform)} MB (${(platform / requests).toFixed(1)} bytes a request)`,
+);
 process.exit(0);

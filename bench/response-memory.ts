@@ -33,12 +33,29 @@ interface Case {
   target: string[];
   env?: NodeJS.ProcessEnv;
 }
-const sagemaker = { AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: server.url, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'AKIDBENCH', AWS_SECRET_ACCESS_KEY: 'bench', AWS_PROFILE: '', AWS_SESSION_TOKEN: '' };
+const sagemaker = {
+  AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: server.url,
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'AKIDBENCH',
+  AWS_SECRET_ACCESS_KEY: 'bench',
+  AWS_PROFILE: '',
+  AWS_SESSION_TOKEN: '',
+};
 const cases: Case[] = [
   { name: 'HTTP, 500 + 50 MB body', fault: 'error-50mb', target: ['--url', server.url] },
   { name: 'HTTP, 200 + 50 MB answer', fault: 'ok-50mb', target: ['--url', server.url] },
-  { name: 'SageMaker, 502 + 50 MB body', fault: 'error-50mb', target: ['--target', 'S=sagemaker:bench'], env: sagemaker },
-  { name: 'SageMaker, 200 + 50 MB answer', fault: 'ok-50mb', target: ['--target', 'S=sagemaker:bench'], env: sagemaker },
+  {
+    name: 'SageMaker, 502 + 50 MB body',
+    fault: 'error-50mb',
+    target: ['--target', 'S=sagemaker:bench'],
+    env: sagemaker,
+  },
+  {
+    name: 'SageMaker, 200 + 50 MB answer',
+    fault: 'ok-50mb',
+    target: ['--target', 'S=sagemaker:bench'],
+    env: sagemaker,
+  },
 ];
 
 console.log(`CLI of ${repo}; ${count} responses of ${FAULT_BODY_BYTES / 2 ** 20} MB per case, all in flight together`);
@@ -48,13 +65,36 @@ try {
   for (const [i, c] of cases.entries()) {
     const folder = join(dir, `cap-${i}`);
     mkdirSync(folder, { recursive: true });
-    writeFileSync(join(folder, 'c.jsonl'), Array.from({ length: count }, (_, k) => faultCaptureLine(k, c.fault)).join('\n') + '\n');
+    writeFileSync(
+      join(folder, 'c.jsonl'),
+      Array.from({ length: count }, (_, k) => faultCaptureLine(k, c.fault)).join('\n') + '\n',
+    );
     const rssFile = join(dir, `rss-${i}`);
     const started = performance.now();
     const child = spawn(
       process.execPath,
-      ['--import', join(REPO_ROOT, 'test/support/max-rss.mjs'), cliScript, 'replay', folder, ...c.target, '--out', join(dir, 'out'), '--run-id', `case-${i}`, '--no-progress', '--timeout', '300000', '--lead', '200'],
-      { cwd: repo, env: { ...process.env, ...c.env, CAPTURE_REPLAY_TEST_MAXRSS_FILE: rssFile }, stdio: ['ignore', 'ignore', 'pipe'] },
+      [
+        '--import',
+        join(REPO_ROOT, 'test/support/max-rss.mjs'),
+        cliScript,
+        'replay',
+        folder,
+        ...c.target,
+        '--out',
+        join(dir, 'out'),
+        '--run-id',
+        `case-${i}`,
+        '--no-progress',
+        '--timeout',
+        '300000',
+        '--lead',
+        '200',
+      ],
+      {
+        cwd: repo,
+        env: { ...process.env, ...c.env, CAPTURE_REPLAY_TEST_MAXRSS_FILE: rssFile },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
     );
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
@@ -64,9 +104,14 @@ try {
     let outcome = '';
     try {
       const targetDir = join(dir, 'out', `case-${i}`, c.target[0] === '--url' ? 'target' : 'S');
-      const records = readFileSync(join(targetDir, 'profile_export.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { error: { code: number | null; type: string } | null });
+      const records = readFileSync(join(targetDir, 'profile_export.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { error: { code: number | null; type: string } | null });
       const errors = new Map<string, number>();
-      for (const r of records) if (r.error) errors.set(`${r.error.type} ${r.error.code}`, (errors.get(`${r.error.type} ${r.error.code}`) ?? 0) + 1);
+      for (const r of records)
+        if (r.error)
+          errors.set(`${r.error.type} ${r.error.code}`, (errors.get(`${r.error.type} ${r.error.code}`) ?? 0) + 1);
       outcome = `${records.filter((r) => !r.error).length} / ${[...errors].map(([k, n]) => `${n} ${k}`).join(', ') || '0'}`;
     } catch (error) {
       outcome = `no records (${String(error).slice(0, 60)}; ${stderr.trim().split('\n').pop()?.slice(0, 80)})`;

@@ -74,19 +74,38 @@ if (mode === 'write' && dir) {
 } else if (mode === 'analyse' && dir) {
   const store = new DirStore(dir);
   const t0 = performance.now();
-  const result = await analyseRunIfFinal('bench', { store, clock, notifier: null, resultsBucket: 'bench', chartAssets: BUNDLED_CHART_ASSETS });
+  const result = await analyseRunIfFinal('bench', {
+    store,
+    clock,
+    notifier: null,
+    resultsBucket: 'bench',
+    chartAssets: BUNDLED_CHART_ASSETS,
+  });
   const seconds = (performance.now() - t0) / 1000;
   const doc = result.comparison;
-  console.log(JSON.stringify({ status: result.status, seconds: Number(seconds.toFixed(1)), peakRssMb: Math.round(peakRssMb()), pairsUsed: doc?.pairs.used, excluded: doc?.pairs.excluded, history: result.history?.outcome }));
+  console.log(
+    JSON.stringify({
+      status: result.status,
+      seconds: Number(seconds.toFixed(1)),
+      peakRssMb: Math.round(peakRssMb()),
+      pairsUsed: doc?.pairs.used,
+      excluded: doc?.pairs.excluded,
+      history: result.history?.outcome,
+    }),
+  );
 } else {
   const root = mkdtempSync(join(tmpdir(), 'run-analysis-bench-'));
   try {
     const self = fileURLToPath(import.meta.url);
     const requests = arg('requests', '180000');
     const w0 = performance.now();
-    const write = spawnSync(process.execPath, ['--import', 'tsx', self, 'write', root, '--requests', requests], { stdio: 'inherit' });
+    const write = spawnSync(process.execPath, ['--import', 'tsx', self, 'write', root, '--requests', requests], {
+      stdio: 'inherit',
+    });
     if (write.status !== 0) throw new Error('writing the run failed');
-    console.log(`run written: ${requests} requests per target, 2 targets, ${((performance.now() - w0) / 1000).toFixed(0)} s`);
+    console.log(
+      `run written: ${requests} requests per target, 2 targets, ${((performance.now() - w0) / 1000).toFixed(0)} s`,
+    );
     const run = spawnSync(process.execPath, ['--import', 'tsx', self, 'analyse', root], { stdio: 'inherit' });
     if (run.status !== 0) throw new Error('the analysis failed');
   } finally {

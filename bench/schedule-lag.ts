@@ -20,14 +20,28 @@ import { summarize } from '../lambdas/core/metrics/stats';
 import type { ScheduledRequest } from '../lambdas/core/types';
 
 const args = process.argv.slice(2);
-const arg = (name: string, fallback: string) => (args.includes(name) ? (args[args.indexOf(name) + 1] as string) : fallback);
+const arg = (name: string, fallback: string) =>
+  args.includes(name) ? (args[args.indexOf(name) + 1] as string) : fallback;
 const rates = arg('--rates', '200,1000,2000').split(',').map(Number);
 const seconds = Number(arg('--seconds', '10'));
 const root = join(fileURLToPath(import.meta.url), '..', '..');
 
 const server = spawn(
   process.execPath,
-  ['--import', 'tsx', join(root, 'lambdas/mocks/mock-server.ts'), '--port', '0', '--ttft-ms', '20', '--itl-ms', '5', '--output-tokens', '8', '--no-precise-timers'],
+  [
+    '--import',
+    'tsx',
+    join(root, 'lambdas/mocks/mock-server.ts'),
+    '--port',
+    '0',
+    '--ttft-ms',
+    '20',
+    '--itl-ms',
+    '5',
+    '--output-tokens',
+    '8',
+    '--no-precise-timers',
+  ],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
 const [line] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
@@ -44,7 +58,14 @@ function plan(rate: number, count: number): ScheduledRequest[] {
     inferenceId: null,
     source: { file: 'bench', line: i + 1 },
     contentType: 'application/json',
-    body: Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `question ${i}` }], stream: true, stream_options: { include_usage: true } })),
+    body: Buffer.from(
+      JSON.stringify({
+        model: 'm',
+        messages: [{ role: 'user', content: `question ${i}` }],
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    ),
     streaming: true,
     overrides: [],
     capturedUsage: null,
@@ -55,13 +76,31 @@ function plan(rate: number, count: number): ScheduledRequest[] {
 
 const rows: string[] = [];
 for (const rate of rates) {
-  const target = createOpenAITarget({ name: 'mock', baseUrl: url, timeoutMs: 30_000, clock: systemClock, connections: 4096 });
+  const target = createOpenAITarget({
+    name: 'mock',
+    baseUrl: url,
+    timeoutMs: 30_000,
+    clock: systemClock,
+    connections: 4096,
+  });
   // Warm-up: open connections at the rate so connection set-up is not what is measured.
-  await runFireLoop(plan(rate, rate), { runId: 'warm', target, clock: systemClock, startNs: systemClock.nowNs() + 200_000_000n, workerId: 'w' });
+  await runFireLoop(plan(rate, rate), {
+    runId: 'warm',
+    target,
+    clock: systemClock,
+    startNs: systemClock.nowNs() + 200_000_000n,
+    workerId: 'w',
+  });
   const requests = plan(rate, rate * seconds);
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
-  const outcomes = await runFireLoop(requests, { runId: `bench-${rate}`, target, clock: systemClock, startNs: systemClock.nowNs() + 300_000_000n, workerId: 'w' });
+  const outcomes = await runFireLoop(requests, {
+    runId: `bench-${rate}`,
+    target,
+    clock: systemClock,
+    startNs: systemClock.nowNs() + 300_000_000n,
+    workerId: 'w',
+  });
   const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = process.cpuUsage(cpu0);
   await target.close();
@@ -69,13 +108,19 @@ for (const rate of rates) {
   const errors = outcomes.filter((o) => o.result?.error).length;
   const dropped = outcomes.filter((o) => o.dropReason).length;
   const s = summarize(lags)!;
-  const ttft = summarize(outcomes.filter((o) => o.result && !o.result.error && o.result.contentChunkNs[0]).map((o) => Number(o.result!.contentChunkNs[0]! - o.result!.requestStartNs) / 1e6));
+  const ttft = summarize(
+    outcomes
+      .filter((o) => o.result && !o.result.error && o.result.contentChunkNs[0])
+      .map((o) => Number(o.result!.contentChunkNs[0]! - o.result!.requestStartNs) / 1e6),
+  );
   rows.push(
     `| ${rate} | ${requests.length} | ${outcomes.length - dropped} | ${dropped} | ${errors} | ${s.p50.toFixed(3)} | ${s.p99.toFixed(3)} | ${s.max.toFixed(3)} | ${ttft ? ttft.p50.toFixed(2) : 'n/a'} | ${(((cpu.user + cpu.system) / 1e6 / wallS) * 100).toFixed(0)}% |`,
   );
   console.log(rows.at(-1));
 }
-console.log('\n| rate (req/s) | scheduled | fired | dropped | errors | lag p50 (ms) | lag p99 (ms) | lag max (ms) | TTFT p50 (ms) | client CPU |');
+console.log(
+  '\n| rate (req/s) | scheduled | fired | dropped | errors | lag p50 (ms) | lag p99 (ms) | lag max (ms) | TTFT p50 (ms) | client CPU |',
+);
 console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const row of rows) console.log(row);
 server.kill('SIGTERM');

@@ -42,7 +42,14 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { flag } from './args';
 import { cliOf } from './cli-path';
-import { BENCH_ROOT as root, fixed as f, quantile, serverView, startArrivalServer, writeCaptures } from './lateness-common';
+import {
+  BENCH_ROOT as root,
+  fixed as f,
+  quantile,
+  serverView,
+  startArrivalServer,
+  writeCaptures,
+} from './lateness-common';
 
 const seconds = flag('--seconds', 10);
 const ratesAt = process.argv.indexOf('--rates');
@@ -58,7 +65,9 @@ const rehearsal = process.argv.includes('--rehearsal') ? passThrough('--rehearsa
 const lead = passThrough('--lead', '2000');
 const streaming = process.argv.includes('--streaming');
 /** The server's response times and tokens, when given (arrival-server.mjs's options). */
-const given = ['--median-ms', '--p99-ms', '--tokens-per-second'].flatMap((name) => (process.argv.includes(name) ? [name, passThrough(name, '')] : []));
+const given = ['--median-ms', '--p99-ms', '--tokens-per-second'].flatMap((name) =>
+  process.argv.includes(name) ? [name, passThrough(name, '')] : [],
+);
 const answers = given.length > 0 ? given.join(' ') : '--median-ms 0 (at once)';
 const serverArgs = given.length > 0 ? given : ['--median-ms', '0'];
 /** Requests due before this offset are the first second's. */
@@ -67,7 +76,27 @@ const work = mkdtempSync(join(tmpdir(), 'cr-lateness-'));
 const tls = process.argv.includes('--tls');
 const certificate = tls ? { cert: join(work, 'cert.pem'), key: join(work, 'key.pem') } : null;
 if (certificate) {
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', certificate.key, '-out', certificate.cert, '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      certificate.key,
+      '-out',
+      certificate.cert,
+      '-days',
+      '2',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   serverArgs.push('--tls-cert', certificate.cert, '--tls-key', certificate.key);
 }
 
@@ -106,13 +135,52 @@ for (const [run, rate] of rates.entries()) {
   mkdirSync(dir, { recursive: true });
   const scheduledCount = writeCaptures(captures, rate, seconds, rate);
   const server = await startArrivalServer(join(dir, 'arrivals.txt'), serverArgs);
-  const load = loadavg().map((l) => l.toFixed(2)).join(' ');
+  const load = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
   const timeFile = join(dir, 'time.txt');
-  const cli = spawn('/usr/bin/time', ['-f', '%U %S %e', '-o', timeFile, process.execPath, cliScript, 'replay', captures, '--url', server.url, '--out', dir, '--run-id', 'run', '--no-progress', '--timeout', '30000', '--workers', workers, '--wait', wait, '--lead', lead, ...(streaming ? ['--streaming'] : []), ...(rehearsal !== null ? ['--rehearsal', rehearsal] : [])], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...(certificate ? { NODE_EXTRA_CA_CERTS: certificate.cert } : {}) } });
+  const cli = spawn(
+    '/usr/bin/time',
+    [
+      '-f',
+      '%U %S %e',
+      '-o',
+      timeFile,
+      process.execPath,
+      cliScript,
+      'replay',
+      captures,
+      '--url',
+      server.url,
+      '--out',
+      dir,
+      '--run-id',
+      'run',
+      '--no-progress',
+      '--timeout',
+      '30000',
+      '--workers',
+      workers,
+      '--wait',
+      wait,
+      '--lead',
+      lead,
+      ...(streaming ? ['--streaming'] : []),
+      ...(rehearsal !== null ? ['--rehearsal', rehearsal] : []),
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, ...(certificate ? { NODE_EXTRA_CA_CERTS: certificate.cert } : {}) },
+    },
+  );
   const [code] = (await once(cli, 'exit')) as [number];
   const arrivals = await server.stop();
   if (code !== 0) console.error(`rate ${rate}: the CLI exited ${code}`);
-  const [user, system, wall] = readFileSync(timeFile, 'utf8').trim().split(/\s+/).map(Number) as [number, number, number];
+  const [user, system, wall] = readFileSync(timeFile, 'utf8').trim().split(/\s+/).map(Number) as [
+    number,
+    number,
+    number,
+  ];
 
   const records = readFileSync(join(dir, 'run', 'target', 'profile_export.jsonl'), 'utf8')
     .trim()
@@ -120,16 +188,30 @@ for (const [run, rate] of rates.entries()) {
     .filter(Boolean)
     .map((l) => {
       const wire = /"wire_lag_ms":([-\d.e]+)/.exec(l)?.[1];
-      return { id: /"x_request_id":"([^"]+)"/.exec(l)?.[1] as string, scheduledNs: BigInt(/"scheduled_ns":(\d+)/.exec(l)?.[1] ?? '0'), lagMs: Number(/"schedule_lag_ms":([-\d.e]+)/.exec(l)?.[1]), wireLagMs: wire !== undefined ? Number(wire) : null };
+      return {
+        id: /"x_request_id":"([^"]+)"/.exec(l)?.[1] as string,
+        scheduledNs: BigInt(/"scheduled_ns":(\d+)/.exec(l)?.[1] ?? '0'),
+        lagMs: Number(/"schedule_lag_ms":([-\d.e]+)/.exec(l)?.[1]),
+        wireLagMs: wire !== undefined ? Number(wire) : null,
+      };
     });
   const view = serverView(records, arrivals);
   const ourLags = records.map((r) => r.lagMs).sort((a, b) => a - b);
-  const wires = records.filter((r) => r.wireLagMs !== null).map((r) => r.wireLagMs as number).sort((a, b) => a - b);
+  const wires = records
+    .filter((r) => r.wireLagMs !== null)
+    .map((r) => r.wireLagMs as number)
+    .sort((a, b) => a - b);
   // Schedule zero is the first request's due time; the first second, the rest.
   const zeroNs = records.reduce((min, r) => (r.scheduledNs < min ? r.scheduledNs : min), records[0]?.scheduledNs ?? 0n);
   const inFirst = new Set(records.filter((r) => Number(r.scheduledNs - zeroNs) / 1e6 < FIRST_MS).map((r) => r.id));
-  const firstLate = [...view.latenessById].filter(([id]) => inFirst.has(id)).map(([, late]) => late).sort((a, b) => a - b);
-  const restLate = [...view.latenessById].filter(([id]) => !inFirst.has(id)).map(([, late]) => late).sort((a, b) => a - b);
+  const firstLate = [...view.latenessById]
+    .filter(([id]) => inFirst.has(id))
+    .map(([, late]) => late)
+    .sort((a, b) => a - b);
+  const restLate = [...view.latenessById]
+    .filter(([id]) => !inFirst.has(id))
+    .map(([, late]) => late)
+    .sort((a, b) => a - b);
   const counts = server.counts();
   if (process.argv.includes('--first-detail')) {
     // The first second by 100 ms of due time: where the lateness builds up.
@@ -146,7 +228,10 @@ for (const [run, rate] of rates.entries()) {
       const late = view.latenessById.get(r.id);
       if (late !== undefined) bySecond[Math.floor(Number(r.scheduledNs - zeroNs) / 1e9)]?.push(late);
     }
-    const show = (l: number[]) => (l.sort((a, b) => a - b), `${l.length} ${f(quantile(l, 0.5), 1)}/${f(quantile(l, 0.99), 1)}/${f(l[l.length - 1] ?? NaN, 1)}`);
+    const show = (l: number[]) => (
+      l.sort((a, b) => a - b),
+      `${l.length} ${f(quantile(l, 0.5), 1)}/${f(quantile(l, 0.99), 1)}/${f(l[l.length - 1] ?? NaN, 1)}`
+    );
     console.error(`rate ${rate}, first second by 100 ms (requests p50/p99/max ms): ${slices.map(show).join(' | ')}`);
     console.error(`rate ${rate}, the same by our wire lag: ${ourSlices.map(show).join(' | ')}`);
     console.error(`rate ${rate}, by second (requests p50/p99/max ms): ${bySecond.map(show).join(' | ')}`);
@@ -180,9 +265,15 @@ for (const [run, rate] of rates.entries()) {
   console.error(`rate ${rate}: done (${scheduledCount} requests)`);
 }
 
-console.log(`server-side lateness, ${cliScript}, ${seconds} s per rate, --workers ${workers} --wait ${wait} --rehearsal ${rehearsal ?? 'default'} --lead ${lead}${streaming ? ' --streaming' : ''}, server ${answers}${tls ? ' over TLS' : ''}, node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'})\n`);
-console.log('| rate/s | requests | lost | doubled | early | p50 ms | p99 ms | max ms | first s p99 (max) | rest p99 (max) | shift ms | our lag p99 | our wire lag p99 | |ours - server| p99 | connections (at 1st request) | client CPU s (wall s) | load before |');
-console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+console.log(
+  `server-side lateness, ${cliScript}, ${seconds} s per rate, --workers ${workers} --wait ${wait} --rehearsal ${rehearsal ?? 'default'} --lead ${lead}${streaming ? ' --streaming' : ''}, server ${answers}${tls ? ' over TLS' : ''}, node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'})\n`,
+);
+console.log(
+  '| rate/s | requests | lost | doubled | early | p50 ms | p99 ms | max ms | first s p99 (max) | rest p99 (max) | shift ms | our lag p99 | our wire lag p99 | |ours - server| p99 | connections (at 1st request) | client CPU s (wall s) | load before |',
+);
+console.log(
+  '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+);
 for (const r of rows) {
   console.log(
     `| ${r.rate} | ${r.scheduled} | ${r.lost} | ${r.doubled} | ${r.early} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.max)} | ${f(r.firstP99)} (${f(r.firstMax)}) | ${f(r.restP99)} (${f(r.restMax)}) | ${f(r.shiftMs)} | ${f(r.ourLagP99)} | ${f(r.ourWireLagP99)} | ${f(r.viewGapP99)} | ${r.connections} (${r.connectionsAtFirst ?? 'n/a'}) | ${f(r.cpuSeconds, 1)} (${f(r.wallSeconds, 1)}) | ${r.load} |`,

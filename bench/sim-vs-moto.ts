@@ -17,14 +17,27 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { awsClientConfig, startMoto } from '../test/support/moto';
 import { simulate, type SimRun } from '../sim/engine';
 import { applyOverrides, settingsFor } from '../sim/settings';
 import { deployable } from '../sim/stack-check';
 
 interface MotoRun {
-  workload: { ratePerSecond: number; seconds: number; targets?: number; leadMs: number; requestTimeoutMs: number; graceMs: number };
+  workload: {
+    ratePerSecond: number;
+    seconds: number;
+    targets?: number;
+    leadMs: number;
+    requestTimeoutMs: number;
+    graceMs: number;
+  };
   deployed: Record<'ingest' | 'fire' | 'collect', { localConcurrency: number; batchingWindowS?: number }>;
   measured: {
     sqs: { billedRequests: number; handlerBilled: number; pollerBilled: number };
@@ -47,11 +60,25 @@ async function motoReceiveRoundTripMs(samples = 200): Promise<number> {
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: 'receive-round-trip' }));
     const times: number[] = [];
     for (let i = 0; i < samples; i++) {
-      await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: '{"v":1,"kind":"collect","runId":"r","target":"A","notBeforeNs":"0"}' }));
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl,
+          MessageBody: '{"v":1,"kind":"collect","runId":"r","target":"A","notBeforeNs":"0"}',
+        }),
+      );
       const t0 = performance.now();
-      const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['All'], MessageAttributeNames: ['All'] }));
+      const out = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+          MessageSystemAttributeNames: ['All'],
+          MessageAttributeNames: ['All'],
+        }),
+      );
       times.push(performance.now() - t0);
-      for (const m of out.Messages ?? []) await sqs.send(new DeleteMessageCommand({ QueueUrl, ReceiptHandle: m.ReceiptHandle }));
+      for (const m of out.Messages ?? [])
+        await sqs.send(new DeleteMessageCommand({ QueueUrl, ReceiptHandle: m.ReceiptHandle }));
     }
     times.sort((a, b) => a - b);
     return Math.round((times[Math.floor(times.length / 2)] as number) * 10) / 10;
@@ -62,7 +89,8 @@ async function motoReceiveRoundTripMs(samples = 200): Promise<number> {
 
 const given = args.values['moto-receive-ms'];
 const motoReceiveMs = given !== undefined ? Number(given) : await motoReceiveRoundTripMs();
-if (!Number.isFinite(motoReceiveMs) || motoReceiveMs < 0) throw new Error(`--moto-receive-ms must be a number >= 0 (got ${given})`);
+if (!Number.isFinite(motoReceiveMs) || motoReceiveMs < 0)
+  throw new Error(`--moto-receive-ms must be a number >= 0 (got ${given})`);
 
 function simulated(asMoto: boolean): SimRun {
   const { settings, problems } = settingsFor({
@@ -76,12 +104,21 @@ function simulated(asMoto: boolean): SimRun {
     graceSeconds: w.graceMs / 1000,
     idleBeforeMinutes: asMoto ? 0 : 60,
   });
-  const overrides = asMoto ? ['aws.sqs.delayJitterMaxMs=0', `aws.sqs.receiveRoundTripMs=${motoReceiveMs}`, `stack.fire.maxConcurrency=${Math.min(settings.stack.fire.maxConcurrency ?? 1000, moto.deployed.fire.localConcurrency)}`] : [];
+  const overrides = asMoto
+    ? [
+        'aws.sqs.delayJitterMaxMs=0',
+        `aws.sqs.receiveRoundTripMs=${motoReceiveMs}`,
+        `stack.fire.maxConcurrency=${Math.min(settings.stack.fire.maxConcurrency ?? 1000, moto.deployed.fire.localConcurrency)}`,
+      ]
+    : [];
   const d = deployable(applyOverrides(settings, overrides), problems);
   if (d.problems.length > 0) throw new Error(`the stack is not deployable: ${d.problems.join('; ')}`);
   const windowS = (f: 'ingest' | 'fire' | 'collect') => moto.deployed[f].batchingWindowS ?? 0;
   for (const f of ['ingest', 'fire', 'collect'] as const) {
-    if (windowS(f) !== d.settings.stack[f].batchingWindowS) throw new Error(`${f}: moto ran a batching window of ${windowS(f)} s, the simulated stack has ${d.settings.stack[f].batchingWindowS} s`);
+    if (windowS(f) !== d.settings.stack[f].batchingWindowS)
+      throw new Error(
+        `${f}: moto ran a batching window of ${windowS(f)} s, the simulated stack has ${d.settings.stack[f].batchingWindowS} s`,
+      );
   }
   return simulate(d.settings);
 }
@@ -127,6 +164,16 @@ const rows = Object.keys(measured).map((k) => {
   const diff = typeof m === 'number' && typeof s === 'number' && m > 0 ? `${(((s - m) / m) * 100).toFixed(1)} %` : '';
   return { count: k.trim(), moto: m, simAsMoto: s, diff, simAsAws: asAws[k as keyof typeof asAws] };
 });
-console.log(JSON.stringify({ benchmark: 'sim-vs-moto', workload: w, motoReceiveRoundTripMs: motoReceiveMs, rows }, null, 2));
-console.error(`moto's receive round trip: ${motoReceiveMs} ms (the "as moto" simulation's); AWS's assumed: ${settingsFor({ ratePerTarget: 1, targets: 1, seconds: 1, latencyP50S: 1, latencyP99S: 1 }).settings.aws.sqs.receiveRoundTripMs} ms`);
-console.error(['| count | moto | sim, as moto | difference | sim, as AWS |', '| --- | ---: | ---: | ---: | ---: |', ...rows.map((r) => `| ${r.count} | ${r.moto} | ${r.simAsMoto} | ${r.diff} | ${r.simAsAws} |`)].join('\n'));
+console.log(
+  JSON.stringify({ benchmark: 'sim-vs-moto', workload: w, motoReceiveRoundTripMs: motoReceiveMs, rows }, null, 2),
+);
+console.error(
+  `moto's receive round trip: ${motoReceiveMs} ms (the "as moto" simulation's); AWS's assumed: ${settingsFor({ ratePerTarget: 1, targets: 1, seconds: 1, latencyP50S: 1, latencyP99S: 1 }).settings.aws.sqs.receiveRoundTripMs} ms`,
+);
+console.error(
+  [
+    '| count | moto | sim, as moto | difference | sim, as AWS |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    ...rows.map((r) => `| ${r.count} | ${r.moto} | ${r.simAsMoto} | ${r.diff} | ${r.simAsAws} |`),
+  ].join('\n'),
+);

@@ -72,7 +72,11 @@ function folderCaptures(dir: string): CaptureObjects {
       if (!existsSync(path)) return [];
       return readdirSync(path, { withFileTypes: true })
         .filter((e) => e.isFile())
-        .map((e) => ({ key: `${prefix}${e.name}`, etag: etagOf(join(path, e.name)), size: statSync(join(path, e.name)).size }))
+        .map((e) => ({
+          key: `${prefix}${e.name}`,
+          etag: etagOf(join(path, e.name)),
+          size: statSync(join(path, e.name)).size,
+        }))
         .sort((a, b) => (a.key < b.key ? -1 : 1));
     },
     async open(key, etag) {
@@ -123,7 +127,14 @@ async function writeCaptures(): Promise<{ records: number; bytes: number }> {
     const start = WINDOW_START + i * minutes * 60_000;
     const name = `${String(i * minutes).padStart(2, '0')}-00-000-bench.jsonl`;
     const path = join(hourDir, name);
-    if (!existsSync(path)) await writeCaptureFile(path, { ratePerSecond: rate, durationSeconds: minutes * 60, startTime: start, seed: 1000 + i, bodyBytes });
+    if (!existsSync(path))
+      await writeCaptureFile(path, {
+        ratePerSecond: rate,
+        durationSeconds: minutes * 60,
+        startTime: start,
+        seed: 1000 + i,
+        bodyBytes,
+      });
     records += Math.floor(rate * minutes * 60);
     bytes += statSync(path).size;
   }
@@ -132,23 +143,41 @@ async function writeCaptures(): Promise<{ records: number; bytes: number }> {
 }
 
 /** The plan handler's dependencies: in-memory store and counting queues, the captures read from the folder. */
-function benchDeps(): { deps: PlanDeps; store: MemoryObjectStore; replay: CountingQueue; collect: CountingQueue; logs: string[] } {
+function benchDeps(): {
+  deps: PlanDeps;
+  store: MemoryObjectStore;
+  replay: CountingQueue;
+  collect: CountingQueue;
+  logs: string[];
+} {
   const clock = new VirtualClock(BigInt(Date.parse(FIRED)) * 1_000_000n + 60_000_000_000n);
   const store = new MemoryObjectStore();
   const replay = new CountingQueue();
   const collect = new CountingQueue();
-  const targets = Array.from({ length: targetCount }, (_, i) => ({ name: String.fromCharCode(65 + i), url: `http://${String.fromCharCode(97 + i)}.example` }));
+  const targets = Array.from({ length: targetCount }, (_, i) => ({
+    name: String.fromCharCode(65 + i),
+    url: `http://${String.fromCharCode(97 + i)}.example`,
+  }));
   const config = parseRuntimeConfig({
     [ENV.resultsBucket]: 'results',
     [ENV.replayQueueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/replay',
     [ENV.collectQueueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/collect',
     [ENV.targets]: JSON.stringify(targets),
-    [ENV.schedules]: JSON.stringify([{ name: 'bench', expression: 'cron(0 1 * * ? *)', window: { lastHours: 1 }, targets: targets.map((t) => t.name), dispatch: sequential ? 'sequential' : 'parallel' }]),
+    [ENV.schedules]: JSON.stringify([
+      {
+        name: 'bench',
+        expression: 'cron(0 1 * * ? *)',
+        window: { lastHours: 1 },
+        targets: targets.map((t) => t.name),
+        dispatch: sequential ? 'sequential' : 'parallel',
+      },
+    ]),
     [ENV.captureBucket]: 'bench-captures',
     [ENV.capturePrefix]: PREFIX,
   });
   const logs: string[] = [];
-  const log = (level: string) => (message: unknown, fields?: unknown) => void logs.push(`${level} ${String(message)} ${JSON.stringify(fields ?? {})}`);
+  const log = (level: string) => (message: unknown, fields?: unknown) =>
+    void logs.push(`${level} ${String(message)} ${JSON.stringify(fields ?? {})}`);
   const deps: PlanDeps = {
     config,
     store,
@@ -181,12 +210,20 @@ async function main(): Promise<void> {
   }, 50);
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const out = (await handler({ Records: [{ messageId: 'm0', body: JSON.stringify({ v: 1, kind: 'window', schedule: 'bench', scheduledTime: FIRED }) }] } as never, {} as Context)) as SQSBatchResponse;
+  const out = (await handler(
+    {
+      Records: [
+        { messageId: 'm0', body: JSON.stringify({ v: 1, kind: 'window', schedule: 'bench', scheduledTime: FIRED }) },
+      ],
+    } as never,
+    {} as Context,
+  )) as SQSBatchResponse;
   const wallS = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   clearInterval(sampler);
   const record = store.text(runRecordKey(windowRunId('bench', FIRED)));
-  if (out.batchItemFailures.length > 0 || !record) throw new Error(`the invocation failed: ${JSON.stringify(out)}\n${logs.join('\n')}`);
+  if (out.batchItemFailures.length > 0 || !record)
+    throw new Error(`the invocation failed: ${JSON.stringify(out)}\n${logs.join('\n')}`);
   const planned = logs.find((l) => l.includes('window run planned')) ?? '';
   const scheduled = Number(/"scheduled":(\d+)/.exec(planned)?.[1]);
   const loadavg = readFileSync('/proc/loadavg', 'utf8').trim();

@@ -18,7 +18,10 @@ const account = process.env.CDK_DEFAULT_ACCOUNT;
 const region = process.env.CDK_DEFAULT_REGION;
 let config: DeploymentConfig;
 try {
-  config = loadDeploymentConfig((key) => app.node.tryGetContext(key), { ...(account ? { account } : {}), ...(region ? { region } : {}) });
+  config = loadDeploymentConfig((key) => app.node.tryGetContext(key), {
+    ...(account ? { account } : {}),
+    ...(region ? { region } : {}),
+  });
 } catch (error) {
   // What the user wrote is wrong: say what, every problem at once, and no stack trace.
   if (!(error instanceof DeploymentConfigError)) throw error;
@@ -27,7 +30,10 @@ try {
 }
 // The stack's constructs and cdk-nag are loaded once the configuration is known to be good: a
 // wrong one is reported without loading them.
-const [{ CaptureReplayStack }, { AwsSolutionsChecks }] = await Promise.all([import('../lib/capture-replay-stack'), import('cdk-nag')]);
+const [{ CaptureReplayStack }, { AwsSolutionsChecks }] = await Promise.all([
+  import('../lib/capture-replay-stack'),
+  import('cdk-nag'),
+]);
 new CaptureReplayStack(app, config.stackName, {
   config,
   description: 'capture-replay: replays SageMaker Data Capture traffic against an inference endpoint',

@@ -24,7 +24,7 @@ if (process.argv.length <= 2) {
       '  compare <results-dir-A> <results-dir-B>   compare the results of two runs',
       '  schedule-now <schedule> --queue-url <url> run a deployed scheduled A/B now',
       '  verify-deploy                             prove a deployed stack replays (sample in, report link out)',
-      '  link --run <run-id>                       a presigned link to a deployed run\'s report.html',
+      "  link --run <run-id>                       a presigned link to a deployed run's report.html",
       '  demo                                      the bundled sample against bundled mocks',
       '',
       "Run 'capture-replay --help' for every command, 'capture-replay <command> --help' for its options.",

@@ -30,7 +30,11 @@ const CLOUDWATCH = 'cloudwatch.amazonaws.com';
  * A topic under its own customer managed key (rotated yearly), TLS only, that this account's
  * CloudWatch alarms may publish to, the emails subscribed (each confirms by SNS's link).
  */
-export function alarmCompatibleTopic(scope: Construct, id: string, props: { displayName: string; emails: readonly string[] }): AlarmCompatibleTopic {
+export function alarmCompatibleTopic(
+  scope: Construct,
+  id: string,
+  props: { displayName: string; emails: readonly string[] },
+): AlarmCompatibleTopic {
   const key = new kms.Key(scope, `${id}Key`, {
     description: `capture-replay: encrypts the ${props.displayName} topic; CloudWatch alarms may use it`,
     enableKeyRotation: true,

@@ -32,11 +32,18 @@ export class CaptureBucketCheck extends Construct {
 
   constructor(scope: Construct, id: string, props: CaptureBucketCheckProps) {
     super(scope, id);
-    this.fn = new ReplayFunction(this, 'Function', { handlerName: 'bucket-region-check', logRetention: props.logRetention, timeout: Duration.seconds(60), memorySize: 256 });
+    this.fn = new ReplayFunction(this, 'Function', {
+      handlerName: 'bucket-region-check',
+      logRetention: props.logRetention,
+      timeout: Duration.seconds(60),
+      memorySize: 256,
+    });
     // HeadBucket is authorized as s3:ListBucket on the bucket; S3 sends the Region header even
     // when it refuses (another account's bucket), so this is the whole grant:
     // https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html
-    this.fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [`arn:${Aws.PARTITION}:s3:::${props.bucket}`] }));
+    this.fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [`arn:${Aws.PARTITION}:s3:::${props.bucket}`] }),
+    );
     this.resource = new CustomResource(this, 'Resource', {
       serviceToken: this.fn.functionArn,
       resourceType: 'Custom::CaptureBucketCheck',

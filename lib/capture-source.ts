@@ -33,7 +33,10 @@ class QueueDestination implements s3.IBucketNotificationDestination {
         principals: [new iam.ServicePrincipal('s3.amazonaws.com')],
         actions: ['sqs:SendMessage'],
         resources: [this.queue.queueArn],
-        conditions: { ArnLike: { 'aws:SourceArn': bucket.bucketArn }, StringEquals: { 'aws:SourceAccount': this.sourceAccount } },
+        conditions: {
+          ArnLike: { 'aws:SourceArn': bucket.bucketArn },
+          StringEquals: { 'aws:SourceAccount': this.sourceAccount },
+        },
       }),
     );
     return { arn: this.queue.queueArn, type: s3.BucketNotificationDestinationType.QUEUE, dependencies: [this.queue] };
@@ -106,13 +109,19 @@ export function wireCaptureSource(scope: Construct, props: CaptureSourceProps): 
 function receivingBus(scope: Construct, owner: string): events.EventBus {
   // Named after the stack, so its policy can name it without referring to the bus it is part of.
   const name = `${Stack.of(scope).stackName}-capture-events`;
-  const bus = new events.EventBus(scope, 'CaptureEvents', { eventBusName: name, description: `capture-replay: S3 Object Created events forwarded by account ${owner}` });
+  const bus = new events.EventBus(scope, 'CaptureEvents', {
+    eventBusName: name,
+    description: `capture-replay: S3 Object Created events forwarded by account ${owner}`,
+  });
   const statement = new iam.PolicyStatement({
     sid: 'CaptureBucketOwnerForwards',
     principals: [new iam.AccountPrincipal(owner)],
     actions: ['events:PutEvents'],
     resources: [`arn:${Aws.PARTITION}:events:${Aws.REGION}:${Aws.ACCOUNT_ID}:event-bus/${name}`],
-    conditions: { 'ForAllValues:StringEquals': { 'events:source': ['aws.s3'] }, StringEquals: { 'events:detail-type': 'Object Created' } },
+    conditions: {
+      'ForAllValues:StringEquals': { 'events:source': ['aws.s3'] },
+      StringEquals: { 'events:detail-type': 'Object Created' },
+    },
   });
   // The bus's own Policy property (not a separate AWS::Events::EventBusPolicy): removed with the bus.
   (bus.node.defaultChild as events.CfnEventBus).policy = new iam.PolicyDocument({ statements: [statement] }).toJSON();
@@ -131,11 +140,17 @@ function ownerRule(config: CaptureSourceProps['config'], bus: events.EventBus): 
     eventPattern: {
       source: ['aws.s3'],
       'detail-type': ['Object Created'],
-      detail: objectCreatedDetail(config.captureBucket, config.capturePrefix ? [{ prefix: config.capturePrefix }] : undefined),
+      detail: objectCreatedDetail(
+        config.captureBucket,
+        config.capturePrefix ? [{ prefix: config.capturePrefix }] : undefined,
+      ),
     },
     targetArn: bus.eventBusArn,
     roleTrustedService: 'events.amazonaws.com',
-    rolePolicy: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'events:PutEvents', Resource: bus.eventBusArn }] },
+    rolePolicy: {
+      Version: '2012-10-17',
+      Statement: [{ Effect: 'Allow', Action: 'events:PutEvents', Resource: bus.eventBusArn }],
+    },
   };
 }
 
@@ -146,11 +161,20 @@ function ownerRule(config: CaptureSourceProps['config'], bus: events.EventBus): 
  * Cross-account access needs both the role's policy and the bucket's:
  * https://docs.aws.amazon.com/AmazonS3/latest/userguide/example-walkthroughs-managing-access-example2.html
  */
-export function ownerBucketPolicyStatements(config: Pick<DeploymentConfig, 'captureBucket' | 'capturePrefix'>, roles: { ingest: iam.IRole; plan?: iam.IRole }): Record<string, unknown>[] {
+export function ownerBucketPolicyStatements(
+  config: Pick<DeploymentConfig, 'captureBucket' | 'capturePrefix'>,
+  roles: { ingest: iam.IRole; plan?: iam.IRole },
+): Record<string, unknown>[] {
   const bucketArn = `arn:${Aws.PARTITION}:s3:::${config.captureBucket}`;
   const readers = [roles.ingest, ...(roles.plan ? [roles.plan] : [])].map((r) => r.roleArn);
   const statements: Record<string, unknown>[] = [
-    { Sid: 'CaptureReplayReadCaptures', Effect: 'Allow', Principal: { AWS: readers }, Action: 's3:GetObject', Resource: `${bucketArn}/${config.capturePrefix}*` },
+    {
+      Sid: 'CaptureReplayReadCaptures',
+      Effect: 'Allow',
+      Principal: { AWS: readers },
+      Action: 's3:GetObject',
+      Resource: `${bucketArn}/${config.capturePrefix}*`,
+    },
   ];
   if (roles.plan) {
     statements.push({

@@ -54,7 +54,11 @@ export interface ConcurrencyProblem {
 
 /** The other functions' event sources together, at their maximum. */
 export function otherEventSourcesConcurrency(i: Pick<ConcurrencyInput, 'ingest' | 'plan'>): number {
-  return (i.ingest ? EVENT_SOURCE_CONCURRENCY.ingest : 0) + EVENT_SOURCE_CONCURRENCY.collect + (i.plan ? EVENT_SOURCE_CONCURRENCY.plan : 0);
+  return (
+    (i.ingest ? EVENT_SOURCE_CONCURRENCY.ingest : 0) +
+    EVENT_SOURCE_CONCURRENCY.collect +
+    (i.plan ? EVENT_SOURCE_CONCURRENCY.plan : 0)
+  );
 }
 
 /**
@@ -71,7 +75,10 @@ export function neededAccountConcurrency(i: ConcurrencyInput): number {
 export function concurrencyProblems(i: ConcurrencyInput): ConcurrencyProblem[] {
   const problems: ConcurrencyProblem[] = [];
   const peak = `${i.peak.requestsPerSecond} requests/s to ${i.peak.targets} target${i.peak.targets === 1 ? '' : 's'}`;
-  const what = i.fireSource === 'peakRequestsPerSecond' ? `the fire function needs ${i.fireConcurrency} concurrent executions for ${peak}` : `maxFireConcurrency is ${i.fireConcurrency}`;
+  const what =
+    i.fireSource === 'peakRequestsPerSecond'
+      ? `the fire function needs ${i.fireConcurrency} concurrent executions for ${peak}`
+      : `maxFireConcurrency is ${i.fireConcurrency}`;
   if (i.fireConcurrency > SQS_EVENT_SOURCE_MAX_CONCURRENCY) {
     problems.push({
       path: i.fireSource,

@@ -14,7 +14,12 @@ import { MAX_AMPLIFY } from '../lambdas/core/plan/amplify';
 import { MIN_TIME_SCALE } from '../lambdas/core/plan/plan';
 import { scheduleConfigSchema } from '../lambdas/core/scheduled-runs/contract';
 import { didYouMean } from '../lambdas/core/suggest';
-import { httpTargetConfigSchema, KMS_KEY_ARN, sageMakerTargetConfigSchema, targetListSchema } from '../lambdas/runtime/config';
+import {
+  httpTargetConfigSchema,
+  KMS_KEY_ARN,
+  sageMakerTargetConfigSchema,
+  targetListSchema,
+} from '../lambdas/runtime/config';
 import { DEFAULT_ACCOUNT_CONCURRENCY } from './concurrency';
 import { deploymentProblems } from './deployment-rules';
 import { DEFAULT_STREAM_TOKENS_PER_SECOND, derivedSlotSeconds } from './sizing';
@@ -24,7 +29,12 @@ import type { DeployEnvironment } from './placement';
 export const PLACEHOLDER_BUCKET = 'example-capture-bucket';
 export const PLACEHOLDER_URL = 'https://inference.example.com';
 
-const vpcSchema = z.strictObject({ vpcId: z.string(), subnetIds: z.array(z.string()).min(1), securityGroupIds: z.array(z.string()).min(1), availabilityZones: z.array(z.string()).min(1) });
+const vpcSchema = z.strictObject({
+  vpcId: z.string(),
+  subnetIds: z.array(z.string()).min(1),
+  securityGroupIds: z.array(z.string()).min(1),
+  availabilityZones: z.array(z.string()).min(1),
+});
 
 /**
  * A standard SNS topic's ARN (the runtime's NOTIFY_TOPIC_ARN rule, lambdas/runtime/config.ts):
@@ -39,7 +49,10 @@ const SNS_TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/;
  * address confirms by the link SNS sends).
  */
 const notifySchema = z.strictObject({
-  topicArn: z.string().regex(SNS_TOPIC_ARN, 'an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), not a FIFO topic').optional(),
+  topicArn: z
+    .string()
+    .regex(SNS_TOPIC_ARN, 'an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), not a FIFO topic')
+    .optional(),
   emails: z.array(z.email('an email address')).min(1).optional(),
 });
 
@@ -49,7 +62,10 @@ const notifySchema = z.strictObject({
  * lets CloudWatch use it), or emails subscribed to a topic the stack creates.
  */
 const alarmsSchema = z.strictObject({
-  topicArn: z.string().regex(SNS_TOPIC_ARN, 'an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), not a FIFO topic').optional(),
+  topicArn: z
+    .string()
+    .regex(SNS_TOPIC_ARN, 'an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), not a FIFO topic')
+    .optional(),
   emails: z.array(z.email('an email address')).min(1).optional(),
 });
 
@@ -58,7 +74,10 @@ const alarmsSchema = z.strictObject({
  * `false`, none (no notification, no ingest trigger: scheduled runs only);
  * `{ "targets": [...] }`, every one to those targets only (schedules keep theirs).
  */
-const autoReplaySchema = z.union([z.boolean(), z.strictObject({ targets: z.array(z.string()).min(1, 'name at least one target') })]);
+const autoReplaySchema = z.union([
+  z.boolean(),
+  z.strictObject({ targets: z.array(z.string()).min(1, 'name at least one target') }),
+]);
 
 /**
  * A CloudFormation stack name: letters, digits and hyphens, starting with a letter, at most 128.
@@ -108,16 +127,25 @@ const WINDOW_KEYS = ['lastHours', 'daysAgo', 'from', 'to'] as const;
 
 export const deploymentConfigSchema = z.strictObject({
   /** The CloudFormation stack's name: one stack per endpoint in an account and Region. */
-  stackName: z.string().regex(STACK_NAME, 'a CloudFormation stack name: letters, digits and hyphens, starting with a letter, at most 128').default('CaptureReplay'),
+  stackName: z
+    .string()
+    .regex(STACK_NAME, 'a CloudFormation stack name: letters, digits and hyphens, starting with a letter, at most 128')
+    .default('CaptureReplay'),
   /** Existing bucket where SageMaker Data Capture writes (imported by name, read-only). */
-  captureBucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name').default(PLACEHOLDER_BUCKET),
+  captureBucket: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name')
+    .default(PLACEHOLDER_BUCKET),
   /** Prefix of the captures, e.g. `datacapture/my-endpoint/` (empty: the whole bucket). */
   capturePrefix: z.string().default('datacapture/'),
   /**
    * KMS key of the capture bucket, when it is encrypted with a customer key: a key ARN, not
    * an alias (grants name keys; an alias grant does not cover the key).
    */
-  captureKmsKeyArn: z.string().regex(KMS_KEY_ARN, 'a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), not an alias').optional(),
+  captureKmsKeyArn: z
+    .string()
+    .regex(KMS_KEY_ARN, 'a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), not an alias')
+    .optional(),
   /**
    * The capture bucket's Region, when known: synth refuses a stack in another Region (the
    * deploy checks the bucket's actual Region in any case).
@@ -128,7 +156,10 @@ export const deploymentConfigSchema = z.strictObject({
    * stack's. Another account needs EventBridge notifications and the owner's part of the setup
    * (the stack outputs it).
    */
-  captureBucketAccount: z.string().regex(/^\d{12}$/, 'a 12-digit AWS account id').optional(),
+  captureBucketAccount: z
+    .string()
+    .regex(/^\d{12}$/, 'a 12-digit AWS account id')
+    .optional(),
   /**
    * How new capture files reach the ingest queue. `s3`: an S3 event notification on the
    * bucket (the stack manages the bucket's notification configuration for that prefix).
@@ -151,7 +182,8 @@ export const deploymentConfigSchema = z.strictObject({
     .superRefine(
       (targets, ctx) => {
         // No password or token in the template: lib/target-credentials.ts.
-        for (const p of targetCredentialProblems(targets)) ctx.addIssue({ code: 'custom', path: p.path, message: p.message });
+        for (const p of targetCredentialProblems(targets))
+          ctx.addIssue({ code: 'custom', path: p.path, message: p.message });
       },
       { when: () => true },
     )
@@ -173,7 +205,13 @@ export const deploymentConfigSchema = z.strictObject({
   slotSeconds: ranged({ min: 0.1, max: 300 }).optional(),
   forceStreaming: z.boolean().default(true),
   modelOverride: z.string().min(1).optional(),
-  timeScale: z.number().min(MIN_TIME_SCALE, `timeScale must be >= ${MIN_TIME_SCALE} (${1 / MIN_TIME_SCALE} times slower than captured): the plan refuses a slower one`).default(1),
+  timeScale: z
+    .number()
+    .min(
+      MIN_TIME_SCALE,
+      `timeScale must be >= ${MIN_TIME_SCALE} (${1 / MIN_TIME_SCALE} times slower than captured): the plan refuses a slower one`,
+    )
+    .default(1),
   /**
    * File and mirror modes: each capture file replayed at this factor of its traffic (above 1,
    * copies of each request spread through the gaps to the next, lambdas/core/plan/amplify.ts;
@@ -183,7 +221,12 @@ export const deploymentConfigSchema = z.strictObject({
   intraSecond: z.enum(['spread', 'burst']).default('spread'),
   requestTimeoutSeconds: ranged({ min: 1, max: 600, int: true }).default(300),
   maxInFlightPerShard: ranged({ min: 1, max: 1_000_000, int: true }).optional(),
-  lateToleranceMs: ranged({ min: 0, max: 3_600_000, int: true, why: 'an hour; graceSeconds drops later requests anyway' }).default(5000),
+  lateToleranceMs: ranged({
+    min: 0,
+    max: 3_600_000,
+    int: true,
+    why: 'an hour; graceSeconds drops later requests anyway',
+  }).default(5000),
   latePolicy: z.enum(['fire', 'drop']).default('fire'),
   /**
    * The busiest captured traffic to replay, requests per second per target (after timeScale,
@@ -217,7 +260,12 @@ export const deploymentConfigSchema = z.strictObject({
   workingFilesExpireDays: ranged({ min: 2, max: 3650, int: true }).default(7),
   /** Results under runs/ and hours/ expire after this many days; kept forever when unset. */
   resultsExpireDays: ranged({ min: 1, max: 36500, int: true }).optional(),
-  logRetentionDays: ranged({ min: 1, max: 3653, int: true, why: 'ten years, the longest CloudWatch Logs keeps' }).default(30),
+  logRetentionDays: ranged({
+    min: 1,
+    max: 3653,
+    int: true,
+    why: 'ten years, the longest CloudWatch Logs keeps',
+  }).default(30),
   /** Private endpoints: run the fire function in these subnets with these security groups. */
   vpc: vpcSchema.optional(),
   /**
@@ -233,7 +281,10 @@ export const deploymentConfigSchema = z.strictObject({
    * The CloudWatch namespace of the runs' metrics (lambdas/core/metrics/cloudwatch.ts), which
    * the collector, ingest and plan functions write as EMF and the dashboard and alarms read.
    */
-  metricsNamespace: z.string().regex(METRICS_NAMESPACE, 'a CloudWatch namespace: 1-255 letters, digits and . _ - / # :, not starting with AWS/').default(DEFAULT_METRICS_NAMESPACE),
+  metricsNamespace: z
+    .string()
+    .regex(METRICS_NAMESPACE, 'a CloudWatch namespace: 1-255 letters, digits and . _ - / # :, not starting with AWS/')
+    .default(DEFAULT_METRICS_NAMESPACE),
   /** A CloudWatch dashboard of the runs' metrics beside the endpoints' own (lib/dashboard.ts); its URL is the DashboardUrl output. */
   dashboard: z.boolean().default(true),
 });
@@ -243,31 +294,44 @@ export type DeploymentConfig = z.infer<typeof deploymentConfigSchema>;
 export const FIRE_BUDGET_SECONDS = 840;
 
 /** The schema with its cross-setting rules, for a stack deploying to `env` (what synth knows of it). */
-const checkedSchema = (env: DeployEnvironment) => deploymentConfigSchema.superRefine((c, ctx) => {
-  // The rules that weigh numbers against each other, and the sizing (lib/sizing.ts), run on
-  // settings the schema took only: zod runs this refinement after a setting out of its range
-  // too, and on leadSeconds 1e308 or slotSeconds 1e-300 the sizing's loops would not end. They
-  // wait for the settings' own problems to be fixed.
-  const settingsValid = ctx.issues.length === 0;
-  if (settingsValid) {
-    if (c.mode === 'mirror' && c.lagSeconds < c.leadSeconds + 60) {
-      ctx.addIssue({ code: 'custom', path: ['lagSeconds'], message: `mirror mode needs lagSeconds >= leadSeconds + 60 (files land minutes after their captures)` });
+const checkedSchema = (env: DeployEnvironment) =>
+  deploymentConfigSchema.superRefine((c, ctx) => {
+    // The rules that weigh numbers against each other, and the sizing (lib/sizing.ts), run on
+    // settings the schema took only: zod runs this refinement after a setting out of its range
+    // too, and on leadSeconds 1e308 or slotSeconds 1e-300 the sizing's loops would not end. They
+    // wait for the settings' own problems to be fixed.
+    const settingsValid = ctx.issues.length === 0;
+    if (settingsValid) {
+      if (c.mode === 'mirror' && c.lagSeconds < c.leadSeconds + 60) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['lagSeconds'],
+          message: `mirror mode needs lagSeconds >= leadSeconds + 60 (files land minutes after their captures)`,
+        });
+      }
+      if (c.peakLatencyMedianSeconds > c.peakLatencySeconds) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['peakLatencyMedianSeconds'],
+          message: `the median (${c.peakLatencyMedianSeconds} s) is above the 99th percentile peakLatencySeconds (${c.peakLatencySeconds} s)`,
+        });
+      }
+      const total =
+        c.leadSeconds +
+        (c.slotSeconds ?? derivedSlotSeconds(c.leadSeconds, c.requestTimeoutSeconds)) +
+        c.requestTimeoutSeconds;
+      if (total > FIRE_BUDGET_SECONDS) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['requestTimeoutSeconds'],
+          message: `leadSeconds + slotSeconds + requestTimeoutSeconds = ${total} s: at most ${FIRE_BUDGET_SECONDS} s fit in one fire invocation`,
+        });
+      }
     }
-    if (c.peakLatencyMedianSeconds > c.peakLatencySeconds) {
-      ctx.addIssue({ code: 'custom', path: ['peakLatencyMedianSeconds'], message: `the median (${c.peakLatencyMedianSeconds} s) is above the 99th percentile peakLatencySeconds (${c.peakLatencySeconds} s)` });
-    }
-    const total = c.leadSeconds + (c.slotSeconds ?? derivedSlotSeconds(c.leadSeconds, c.requestTimeoutSeconds)) + c.requestTimeoutSeconds;
-    if (total > FIRE_BUDGET_SECONDS) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['requestTimeoutSeconds'],
-        message: `leadSeconds + slotSeconds + requestTimeoutSeconds = ${total} s: at most ${FIRE_BUDGET_SECONDS} s fit in one fire invocation`,
-      });
-    }
-  }
-  scheduleProblems(c, ctx);
-  for (const p of deploymentProblems(c, env, { sizing: settingsValid })) ctx.addIssue({ code: 'custom', path: p.path, message: p.message });
-});
+    scheduleProblems(c, ctx);
+    for (const p of deploymentProblems(c, env, { sizing: settingsValid }))
+      ctx.addIssue({ code: 'custom', path: p.path, message: p.message });
+  });
 
 /** A timezone EventBridge Scheduler and the plan function both take, or what is wrong with it. */
 export function timezoneProblem(zone: string): string | null {
@@ -296,7 +360,12 @@ function scheduleProblems(c: z.output<typeof deploymentConfigSchema>, ctx: z.Ref
   const targetNames = c.targets.map((t) => t.name);
   const seen = new Set<string>();
   c.schedules.forEach((s, i) => {
-    if (seen.has(s.name)) ctx.addIssue({ code: 'custom', path: ['schedules', i, 'name'], message: `schedule name "${s.name}" is used twice` });
+    if (seen.has(s.name))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['schedules', i, 'name'],
+        message: `schedule name "${s.name}" is used twice`,
+      });
     seen.add(s.name);
     // An empty one is the schedule schema's own problem (contract.ts): said once.
     const zone = s.timezone === '' ? null : timezoneProblem(s.timezone);
@@ -304,9 +373,17 @@ function scheduleProblems(c: z.output<typeof deploymentConfigSchema>, ctx: z.Ref
     const named = new Set<string>();
     s.targets.forEach((t, j) => {
       if (!targetNames.includes(t)) {
-        ctx.addIssue({ code: 'custom', path: ['schedules', i, 'targets', j], message: `"${t}" is not a configured target (${targetNames.map((n) => `"${n}"`).join(', ')})${didYouMean(t, targetNames)}` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['schedules', i, 'targets', j],
+          message: `"${t}" is not a configured target (${targetNames.map((n) => `"${n}"`).join(', ')})${didYouMean(t, targetNames)}`,
+        });
       } else if (named.has(t)) {
-        ctx.addIssue({ code: 'custom', path: ['schedules', i, 'targets', j], message: `target "${t}" is named twice: a comparison needs two different targets` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['schedules', i, 'targets', j],
+          message: `target "${t}" is named twice: a comparison needs two different targets`,
+        });
       }
       named.add(t);
     });
@@ -316,13 +393,26 @@ function scheduleProblems(c: z.output<typeof deploymentConfigSchema>, ctx: z.Ref
   // queue URLs, bucket), so a deploy would fail past this with an error far from its cause.
   const envBytes = Buffer.byteLength(JSON.stringify(c.schedules)) + Buffer.byteLength(JSON.stringify(c.targets));
   if (c.schedules.length > 0 && envBytes > PLAN_ENV_BUDGET_BYTES) {
-    ctx.addIssue({ code: 'custom', path: ['schedules'], message: `the schedules and targets take ${envBytes} bytes of the plan function's environment, at most ${PLAN_ENV_BUDGET_BYTES} fit in Lambda's 4 KB: fewer or shorter schedules` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['schedules'],
+      message: `the schedules and targets take ${envBytes} bytes of the plan function's environment, at most ${PLAN_ENV_BUDGET_BYTES} fit in Lambda's 4 KB: fewer or shorter schedules`,
+    });
   }
   if (c.notify && c.schedules.length === 0) {
-    ctx.addIssue({ code: 'custom', path: ['notify'], message: 'notify is for scheduled runs: declare schedules, or remove notify' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['notify'],
+      message: 'notify is for scheduled runs: declare schedules, or remove notify',
+    });
   }
   if (c.notify?.topicArn && c.notify.emails) {
-    ctx.addIssue({ code: 'custom', path: ['notify', 'emails'], message: 'emails are subscribed to the topic the stack creates; with topicArn, subscribe them to that topic yourself' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['notify', 'emails'],
+      message:
+        'emails are subscribed to the topic the stack creates; with topicArn, subscribe them to that topic yourself',
+    });
   }
 }
 
@@ -346,14 +436,17 @@ function knownKeysAt(path: readonly PropertyKey[], raw: unknown): readonly strin
   if (path.length === 2 && path[0] === 'schedules') return Object.keys(scheduleConfigSchema.shape);
   if (path.length === 2 && path[0] === 'targets' && isRecord(raw) && Array.isArray(raw.targets)) {
     const target: unknown = raw.targets[path[1] as number];
-    return isRecord(target) && target.kind === 'sagemaker' ? Object.keys(sageMakerTargetConfigSchema.shape) : Object.keys(httpTargetConfigSchema.shape);
+    return isRecord(target) && target.kind === 'sagemaker'
+      ? Object.keys(sageMakerTargetConfigSchema.shape)
+      : Object.keys(httpTargetConfigSchema.shape);
   }
   return [];
 }
 
 function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
   let value = raw;
-  for (const key of path) value = typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  for (const key of path)
+    value = typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined;
   return value;
 }
 
@@ -363,15 +456,29 @@ function pathText(path: readonly PropertyKey[]): string {
 }
 
 /** One line per problem; an unknown key gets the known key it probably is. */
-export function describeConfigProblems(issues: readonly z.core.$ZodIssue[], raw: unknown, prefix = 'captureReplay.'): string[] {
+export function describeConfigProblems(
+  issues: readonly z.core.$ZodIssue[],
+  raw: unknown,
+  prefix = 'captureReplay.',
+): string[] {
   return issues.flatMap((issue) => {
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => `${prefix}${pathText([...issue.path, key])}: unknown setting${didYouMean(key, knownKeysAt(issue.path, raw))}`);
+      return issue.keys.map(
+        (key) =>
+          `${prefix}${pathText([...issue.path, key])}: unknown setting${didYouMean(key, knownKeysAt(issue.path, raw))}`,
+      );
     }
-    if (issue.code === 'invalid_union' && issue.path.length === 3 && issue.path[0] === 'schedules' && issue.path[2] === 'window') return windowProblems(issue, raw, prefix);
+    if (
+      issue.code === 'invalid_union' &&
+      issue.path.length === 3 &&
+      issue.path[0] === 'schedules' &&
+      issue.path[2] === 'window'
+    )
+      return windowProblems(issue, raw, prefix);
     if (issue.code === 'invalid_union' && (issue as { discriminator?: string }).discriminator === 'kind') {
       const kind = valueAt(raw, issue.path);
-      const got = kind === undefined ? '' : ` (got ${JSON.stringify(kind)}${didYouMean(String(kind), ['http', 'sagemaker'])})`;
+      const got =
+        kind === undefined ? '' : ` (got ${JSON.stringify(kind)}${didYouMean(String(kind), ['http', 'sagemaker'])})`;
       return [`${prefix}${pathText(issue.path)}: must be "http" (the default) or "sagemaker"${got}`];
     }
     return [`${prefix}${pathText(issue.path)}: ${issue.message}`];
@@ -385,14 +492,26 @@ export function describeConfigProblems(issues: readonly z.core.$ZodIssue[], raw:
 function windowProblems(issue: z.core.$ZodIssueInvalidUnion, raw: unknown, prefix: string): string[] {
   const at = `${prefix}${pathText(issue.path)}`;
   const value = valueAt(raw, issue.path);
-  if (!isRecord(value)) return [`${at}: either { "lastHours": 1-168 } or { "daysAgo": 0-31, "from": "HH:MM", "to": "HH:MM" }`];
+  if (!isRecord(value))
+    return [`${at}: either { "lastHours": 1-168 } or { "daysAgo": 0-31, "from": "HH:MM", "to": "HH:MM" }`];
   const lines = Object.keys(value)
     .filter((k) => !(WINDOW_KEYS as readonly string[]).includes(k))
     .map((k) => `${at}.${k}: unknown setting${didYouMean(k, WINDOW_KEYS)}`);
-  const branch = 'lastHours' in value ? issue.errors[0] : 'daysAgo' in value || 'from' in value || 'to' in value ? issue.errors[1] : undefined;
-  const within = (branch ?? []).filter((i) => i.code !== 'unrecognized_keys').map((i) => `${at}${i.path.length ? `.${pathText(i.path)}` : ''}: ${i.message}`);
+  const branch =
+    'lastHours' in value
+      ? issue.errors[0]
+      : 'daysAgo' in value || 'from' in value || 'to' in value
+        ? issue.errors[1]
+        : undefined;
+  const within = (branch ?? [])
+    .filter((i) => i.code !== 'unrecognized_keys')
+    .map((i) => `${at}${i.path.length ? `.${pathText(i.path)}` : ''}: ${i.message}`);
   if (within.length > 0 || branch === undefined || lines.length === 0) {
-    lines.push(...(within.length > 0 ? within : [`${at}: either { "lastHours": 1-168 } or { "daysAgo": 0-31, "from": "HH:MM", "to": "HH:MM" }`]));
+    lines.push(
+      ...(within.length > 0
+        ? within
+        : [`${at}: either { "lastHours": 1-168 } or { "daysAgo": 0-31, "from": "HH:MM", "to": "HH:MM" }`]),
+    );
   }
   return lines;
 }
@@ -401,13 +520,19 @@ function windowProblems(issue: z.core.$ZodIssueInvalidUnion, raw: unknown, prefi
  * The configuration, or a DeploymentConfigError listing every problem. `env`: the Region and
  * account the stack deploys to, when known, for the rules that depend on them.
  */
-export function parseDeploymentConfig(raw: unknown, source = 'captureReplay', env: DeployEnvironment = {}): DeploymentConfig {
+export function parseDeploymentConfig(
+  raw: unknown,
+  source = 'captureReplay',
+  env: DeployEnvironment = {},
+): DeploymentConfig {
   const where = source === 'captureReplay' ? '' : ` in ${source}`;
   // Absent: the defaults. Anything else that is not an object of settings (a file holding
   // `null`, a list) is a mistake, not a request for the defaults.
   if (raw !== undefined && !isRecord(raw)) {
     const held = raw === null ? 'null' : Array.isArray(raw) ? 'a list' : `a ${typeof raw}`;
-    throw new DeploymentConfigError(`invalid deployment configuration${where}: it holds ${held}, not an object of settings: write them as {"captureBucket": "...", "targets": [...]} (docs/deploy.md#configuration)`);
+    throw new DeploymentConfigError(
+      `invalid deployment configuration${where}: it holds ${held}, not an object of settings: write them as {"captureBucket": "...", "targets": [...]} (docs/deploy.md#configuration)`,
+    );
   }
   const result = checkedSchema(env).safeParse(raw ?? {});
   if (!result.success) {
@@ -425,7 +550,9 @@ export function parseDeploymentConfig(raw: unknown, source = 'captureReplay', en
 export function assertDeployable(config: DeploymentConfig, env: DeployEnvironment): void {
   const problems = deploymentProblems(config, env);
   if (problems.length === 0) return;
-  throw new DeploymentConfigError(`invalid deployment configuration:\n- ${problems.map((p) => `captureReplay.${p.path.join('.')}: ${p.message}`).join('\n- ')}`);
+  throw new DeploymentConfigError(
+    `invalid deployment configuration:\n- ${problems.map((p) => `captureReplay.${p.path.join('.')}: ${p.message}`).join('\n- ')}`,
+  );
 }
 
 function parseJson(text: string, what: string): unknown {
@@ -449,7 +576,11 @@ export function loadDeploymentConfig(context: (key: string) => unknown, env: Dep
     return parseDeploymentConfig(parseJson(text, `configFile ${file}`), `configFile ${file}`, env);
   }
   const inline = context('captureReplay');
-  return parseDeploymentConfig(typeof inline === 'string' ? parseJson(inline, 'the captureReplay context value') : inline, 'captureReplay', env);
+  return parseDeploymentConfig(
+    typeof inline === 'string' ? parseJson(inline, 'the captureReplay context value') : inline,
+    'captureReplay',
+    env,
+  );
 }
 
 /** Settings still at their placeholders: `cdk deploy` must not go out with these. */

@@ -13,7 +13,14 @@ import { Aws, Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { COMPARED_METRICS } from '../lambdas/core/compare/types';
-import { COMPARISON_METRICS, DIMENSION, INGEST_METRICS, RUN_METRICS, TARGET_METRICS, VERDICT_METRICS } from '../lambdas/core/metrics/cloudwatch';
+import {
+  COMPARISON_METRICS,
+  DIMENSION,
+  INGEST_METRICS,
+  RUN_METRICS,
+  TARGET_METRICS,
+  VERDICT_METRICS,
+} from '../lambdas/core/metrics/cloudwatch';
 import type { SageMakerTargetConfig } from '../lambdas/runtime/config';
 import type { DeploymentConfig } from './config';
 import type { CaptureReplayStateful } from './stateful';
@@ -53,18 +60,29 @@ export class RunsDashboard extends Construct {
     this.namespace = config.metricsNamespace;
     this.stackName = Stack.of(this).stackName;
     this.dashboardName = dashboardNameOf(this.stackName);
-    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: this.dashboardName, defaultInterval: Duration.days(7) });
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: this.dashboardName,
+      defaultInterval: Duration.days(7),
+    });
     this.dashboard.addWidgets(this.header(config));
     for (const t of config.targets) this.dashboard.addWidgets(...this.targetRow(t));
     for (const s of config.schedules) {
-      for (const candidate of s.targets.slice(1)) this.dashboard.addWidgets(...this.verdictRow(s.name, s.targets[0] as string, candidate));
+      for (const candidate of s.targets.slice(1))
+        this.dashboard.addWidgets(...this.verdictRow(s.name, s.targets[0] as string, candidate));
     }
     this.dashboard.addWidgets(...this.healthRow(config, props.stateful));
-    this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 24, height: 4 }));
+    this.dashboard.addWidgets(
+      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 24, height: 4 }),
+    );
   }
 
   /** A metric of the runs, with the stack's dimension and these others. */
-  private runMetric(name: string, dimensions: Record<string, string>, statistic: string, label?: string): cloudwatch.Metric {
+  private runMetric(
+    name: string,
+    dimensions: Record<string, string>,
+    statistic: string,
+    label?: string,
+  ): cloudwatch.Metric {
     return new cloudwatch.Metric({
       namespace: this.namespace,
       metricName: name,
@@ -76,7 +94,10 @@ export class RunsDashboard extends Construct {
   }
 
   private header(config: DeploymentConfig): cloudwatch.TextWidget {
-    const schedules = config.schedules.length > 0 ? ` Scheduled comparisons: ${config.schedules.map((s) => `\`${s.name}\``).join(', ')}: a Verdict of +1 is better, 0 the same or inconclusive, -1 worse, from the candidate's side.` : '';
+    const schedules =
+      config.schedules.length > 0
+        ? ` Scheduled comparisons: ${config.schedules.map((s) => `\`${s.name}\``).join(', ')}: a Verdict of +1 is better, 0 the same or inconclusive, -1 worse, from the candidate's side.`
+        : '';
     return new cloudwatch.TextWidget({
       markdown: [
         `# capture-replay: ${this.stackName}`,
@@ -130,7 +151,15 @@ export class RunsDashboard extends Construct {
     const region = t.region ? { region: t.region } : {};
     const of = (metricName: string, statistic: string, label: string): cloudwatch.IMetric =>
       t.variant
-        ? new cloudwatch.Metric({ namespace: 'AWS/SageMaker', metricName, dimensionsMap: { EndpointName: t.endpointName, VariantName: t.variant }, statistic, period: RUN_PERIOD, label, ...region })
+        ? new cloudwatch.Metric({
+            namespace: 'AWS/SageMaker',
+            metricName,
+            dimensionsMap: { EndpointName: t.endpointName, VariantName: t.variant },
+            statistic,
+            period: RUN_PERIOD,
+            label,
+            ...region,
+          })
         : new cloudwatch.MathExpression({
             expression: `SEARCH('{AWS/SageMaker,EndpointName,VariantName} MetricName="${metricName}" EndpointName="${t.endpointName}"', '${statistic}', ${RUN_PERIOD.toSeconds()})`,
             label,
@@ -149,7 +178,11 @@ export class RunsDashboard extends Construct {
 
   /** A schedule's comparison of one candidate: each metric's verdict, and the latencies' shifts. */
   private verdictRow(schedule: string, baseline: string, candidate: string): cloudwatch.IWidget[] {
-    const dims = (metric: string) => ({ [DIMENSION.schedule]: schedule, [DIMENSION.target]: candidate, [DIMENSION.metric]: metric });
+    const dims = (metric: string) => ({
+      [DIMENSION.schedule]: schedule,
+      [DIMENSION.target]: candidate,
+      [DIMENSION.metric]: metric,
+    });
     const verdicts = new cloudwatch.GraphWidget({
       title: `${schedule}: ${candidate} vs ${baseline}, verdict (+1 better, -1 worse)`,
       width: 12,
@@ -187,14 +220,22 @@ export class RunsDashboard extends Construct {
     const age = new cloudwatch.GraphWidget({
       title: 'Queue age, oldest message (s)',
       width: 8,
-      left: queues.map(([name, pair]) => pair.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: QUEUE_PERIOD, label: name })),
+      left: queues.map(([name, pair]) =>
+        pair.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: QUEUE_PERIOD, label: name }),
+      ),
       leftYAxis: { min: 0, showUnits: false },
     });
     const lost = new cloudwatch.GraphWidget({
       title: 'Lost requests and dead letters',
       width: 8,
       left: [this.runMetric(RUN_METRICS.lost.name, {}, 'Sum', 'requests lost')],
-      right: queues.map(([name, pair]) => pair.dlq.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: QUEUE_PERIOD, label: `${name} dead letters` })),
+      right: queues.map(([name, pair]) =>
+        pair.dlq.metricApproximateNumberOfMessagesVisible({
+          statistic: 'Maximum',
+          period: QUEUE_PERIOD,
+          label: `${name} dead letters`,
+        }),
+      ),
       leftYAxis: { min: 0, showUnits: false },
       rightYAxis: { min: 0, showUnits: false },
     });

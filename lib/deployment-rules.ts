@@ -25,14 +25,27 @@ export function autoReplayTargets(c: Pick<DeploymentConfig, 'autoReplay' | 'targ
 
 function autoReplayProblems(c: DeploymentConfig): ConfigProblem[] {
   if (c.autoReplay === false) {
-    return c.schedules.length > 0 ? [] : [{ path: ['autoReplay'], message: 'autoReplay false replays nothing without schedules: declare schedules, or set autoReplay to true' }];
+    return c.schedules.length > 0
+      ? []
+      : [
+          {
+            path: ['autoReplay'],
+            message: 'autoReplay false replays nothing without schedules: declare schedules, or set autoReplay to true',
+          },
+        ];
   }
   if (c.autoReplay === true) return [];
   const names = c.targets.map((t) => t.name);
   const seen = new Set<string>();
   return c.autoReplay.targets.flatMap((t, i): ConfigProblem[] => {
     const path = ['autoReplay', 'targets', i];
-    if (!names.includes(t)) return [{ path, message: `"${t}" is not a configured target (${names.map((n) => `"${n}"`).join(', ')})${didYouMean(t, names)}` }];
+    if (!names.includes(t))
+      return [
+        {
+          path,
+          message: `"${t}" is not a configured target (${names.map((n) => `"${n}"`).join(', ')})${didYouMean(t, names)}`,
+        },
+      ];
     if (seen.has(t)) return [{ path, message: `target "${t}" is named twice` }];
     seen.add(t);
     return [];
@@ -41,7 +54,13 @@ function autoReplayProblems(c: DeploymentConfig): ConfigProblem[] {
 
 function alarmProblems(c: DeploymentConfig): ConfigProblem[] {
   if (c.alarms?.topicArn && c.alarms.emails) {
-    return [{ path: ['alarms', 'emails'], message: 'emails are subscribed to the topic the stack creates; with topicArn, subscribe them to that topic yourself' }];
+    return [
+      {
+        path: ['alarms', 'emails'],
+        message:
+          'emails are subscribed to the topic the stack creates; with topicArn, subscribe them to that topic yourself',
+      },
+    ];
   }
   return [];
 }
@@ -64,7 +83,11 @@ function concurrencyRuleProblems(c: DeploymentConfig): ConfigProblem[] {
  * leaves out the rules that size the fire function (its concurrency against the account), for
  * a configuration with settings out of their ranges: the sizing must not run on those.
  */
-export function deploymentProblems(c: DeploymentConfig, env: DeployEnvironment = {}, { sizing = true }: { sizing?: boolean } = {}): ConfigProblem[] {
+export function deploymentProblems(
+  c: DeploymentConfig,
+  env: DeployEnvironment = {},
+  { sizing = true }: { sizing?: boolean } = {},
+): ConfigProblem[] {
   return [
     ...autoReplayProblems(c),
     ...alarmProblems(c),

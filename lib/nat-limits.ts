@@ -97,12 +97,20 @@ export function destinationLoads(config: NatLimitsInput, sizing: FireSizing, reg
 }
 
 const count = (n: number) => Math.round(n).toLocaleString('en-US');
-const names = (targets: string[]) => (targets.length === 1 ? `target ${targets[0]}` : `targets ${targets.slice(0, -1).join(', ')} and ${targets.at(-1)}`);
+const names = (targets: string[]) =>
+  targets.length === 1 ? `target ${targets[0]}` : `targets ${targets.slice(0, -1).join(', ')} and ${targets.at(-1)}`;
 
 /** A warning (its id and text) for each destination whose estimate passes a NAT gateway's limits. */
-export function natLimitWarnings(config: NatLimitsInput, sizing: FireSizing, region?: string): { id: string; message: string }[] {
+export function natLimitWarnings(
+  config: NatLimitsInput,
+  sizing: FireSizing,
+  region?: string,
+): { id: string; message: string }[] {
   return destinationLoads(config, sizing, region)
-    .filter((d) => d.connections > NAT_CONNECTIONS_PER_DESTINATION || d.newConnectionsPerSecond > NAT_NEW_CONNECTIONS_PER_SECOND)
+    .filter(
+      (d) =>
+        d.connections > NAT_CONNECTIONS_PER_DESTINATION || d.newConnectionsPerSecond > NAT_NEW_CONNECTIONS_PER_SECOND,
+    )
     .map((d) => {
       const over = (value: number, limit: number) => (value > limit ? 'over' : 'within');
       const message =
@@ -112,7 +120,9 @@ export function natLimitWarnings(config: NatLimitsInput, sizing: FireSizing, reg
         `about ${count(d.newConnectionsPerSecond)} new connections a second (a slot's lanes open theirs at its start; ${count(d.newConnectionsPerSecondWithoutReuse)} if the target closes each connection), ` +
         `${over(d.newConnectionsPerSecond, NAT_NEW_CONNECTIONS_PER_SECOND)} the ${count(NAT_NEW_CONNECTIONS_PER_SECOND)} or so it opens a second. ` +
         `Give the NAT gateway more addresses (each holds another ${count(NAT_CONNECTIONS_PER_DESTINATION)}) or the fire function's subnets more NAT gateways, ` +
-        (d.destination.startsWith('runtime.sagemaker.') ? 'reach the SageMaker runtime through an interface VPC endpoint (no NAT gateway), ' : '') +
+        (d.destination.startsWith('runtime.sagemaker.')
+          ? 'reach the SageMaker runtime through an interface VPC endpoint (no NAT gateway), '
+          : '') +
         `or lower peakRequestsPerSecond (docs/deploy.md#vpc, ${NAT_GATEWAY_DOC}).`;
       return { id: `capture-replay:nat-limits:${d.destination}`, message };
     });

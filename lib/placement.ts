@@ -29,7 +29,10 @@ export interface PlacementProblem {
   message: string;
 }
 
-type Placed = Pick<DeploymentConfig, 'captureBucket' | 'captureBucketRegion' | 'captureBucketAccount' | 'notifications' | 'autoReplay'>;
+type Placed = Pick<
+  DeploymentConfig,
+  'captureBucket' | 'captureBucketRegion' | 'captureBucketAccount' | 'notifications' | 'autoReplay'
+>;
 
 /** The capture bucket belongs to another account than the stack's (known at synth). */
 export function isCrossAccount(c: Pick<DeploymentConfig, 'captureBucketAccount'>, env: DeployEnvironment): boolean {

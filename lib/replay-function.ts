@@ -7,7 +7,8 @@ import { join } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..');
 
-export interface ReplayFunctionProps extends Omit<NodejsFunctionProps, 'entry' | 'runtime' | 'architecture' | 'logGroup'> {
+export interface ReplayFunctionProps
+  extends Omit<NodejsFunctionProps, 'entry' | 'runtime' | 'architecture' | 'logGroup'> {
   /** Handler file under lambdas/handlers/, without extension. */
   handlerName: 'ingest' | 'fire' | 'collect' | 'plan' | 'bucket-region-check';
   logRetention: logs.RetentionDays;
@@ -35,10 +36,21 @@ export class ReplayFunction extends NodejsFunction {
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: lambda.Architecture.ARM_64,
       memorySize: 1024,
-      logGroup: new logs.LogGroup(scope, `${id}Logs`, { retention: logRetention, removalPolicy: RemovalPolicy.DESTROY }),
+      logGroup: new logs.LogGroup(scope, `${id}Logs`, {
+        retention: logRetention,
+        removalPolicy: RemovalPolicy.DESTROY,
+      }),
       loggingFormat: lambda.LoggingFormat.JSON,
       environment: { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: 'capture-replay', ...environment },
-      bundling: { minify: true, sourceMap: true, sourcesContent: false, target: 'node22', format: OutputFormat.CJS, bundleAwsSDK: true, ...bundling },
+      bundling: {
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+        target: 'node22',
+        format: OutputFormat.CJS,
+        bundleAwsSDK: true,
+        ...bundling,
+      },
       timeout: Duration.minutes(5),
       ...rest,
     });

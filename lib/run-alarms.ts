@@ -30,7 +30,8 @@ export interface RunAlarmsProps {
 
 export class RunAlarms extends Construct {
   /** Per schedule and candidate target: its worse-verdict alarm. */
-  public readonly verdictAlarms: { schedule: string; candidate: string; metrics: string[]; alarm: cloudwatch.Alarm }[] = [];
+  public readonly verdictAlarms: { schedule: string; candidate: string; metrics: string[]; alarm: cloudwatch.Alarm }[] =
+    [];
   public readonly lostRequestsAlarm: cloudwatch.Alarm;
   public readonly lateRunAlarm: cloudwatch.Alarm;
   public readonly alarms: cloudwatch.Alarm[];
@@ -40,17 +41,37 @@ export class RunAlarms extends Construct {
     const { config } = props;
     const stack = Stack.of(this).stackName;
     const metric = (name: string, dimensions: Record<string, string>, statistic: string) =>
-      new cloudwatch.Metric({ namespace: config.metricsNamespace, metricName: name, dimensionsMap: { [DIMENSION.stack]: stack, ...dimensions }, statistic, period: PERIOD });
+      new cloudwatch.Metric({
+        namespace: config.metricsNamespace,
+        metricName: name,
+        dimensionsMap: { [DIMENSION.stack]: stack, ...dimensions },
+        statistic,
+        period: PERIOD,
+      });
 
     for (const s of config.schedules) {
       const names = s.alarmOn ?? [...DEFAULT_ALARM_ON];
       if (names.length === 0) continue;
       const baseline = s.targets[0] as string;
       for (const candidate of s.targets.slice(1)) {
-        const usingMetrics = Object.fromEntries(names.map((m, i) => [`v${i}`, metric(COMPARISON_METRICS.verdict.name, { [DIMENSION.schedule]: s.name, [DIMENSION.target]: candidate, [DIMENSION.metric]: m }, 'Minimum')]));
+        const usingMetrics = Object.fromEntries(
+          names.map((m, i) => [
+            `v${i}`,
+            metric(
+              COMPARISON_METRICS.verdict.name,
+              { [DIMENSION.schedule]: s.name, [DIMENSION.target]: candidate, [DIMENSION.metric]: m },
+              'Minimum',
+            ),
+          ]),
+        );
         const alarm = new cloudwatch.Alarm(this, `WorseVerdict-${s.name}-${candidate}`, {
           alarmDescription: `capture-replay: schedule ${s.name}: ${candidate} is worse than ${baseline} on ${names.join(', ')} (a Verdict of -1); the run's report.html and the schedule's trend page say by how much`,
-          metric: new cloudwatch.MathExpression({ expression: `MIN([${Object.keys(usingMetrics).join(', ')}])`, usingMetrics, period: PERIOD, label: 'least verdict' }),
+          metric: new cloudwatch.MathExpression({
+            expression: `MIN([${Object.keys(usingMetrics).join(', ')}])`,
+            usingMetrics,
+            period: PERIOD,
+            label: 'least verdict',
+          }),
           threshold: -1,
           evaluationPeriods: 1,
           comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -60,7 +81,8 @@ export class RunAlarms extends Construct {
       }
     }
     this.lostRequestsAlarm = new cloudwatch.Alarm(this, 'LostRequestsAlarm', {
-      alarmDescription: 'capture-replay: a run lost requests (scheduled, never reported: a fire invocation died or timed out); its results are incomplete and not to be trusted (its run_manifest.json counts them under dropped, lost)',
+      alarmDescription:
+        'capture-replay: a run lost requests (scheduled, never reported: a fire invocation died or timed out); its results are incomplete and not to be trusted (its run_manifest.json counts them under dropped, lost)',
       metric: metric(RUN_METRICS.lost.name, {}, 'Maximum'),
       threshold: 0,
       evaluationPeriods: 1,

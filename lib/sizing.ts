@@ -146,12 +146,17 @@ export interface AmplifiedRuns {
  * each schedule's. A deployment whose every run samples (factor < 1) carries less.
  */
 export function amplifiedPeak(c: AmplifiedRuns): number {
-  const factors = [...(c.autoReplay !== false ? [c.amplify ?? 1] : []), ...(c.schedules ?? []).map((s) => s.amplify ?? 1)];
+  const factors = [
+    ...(c.autoReplay !== false ? [c.amplify ?? 1] : []),
+    ...(c.schedules ?? []).map((s) => s.amplify ?? 1),
+  ];
   return c.peakRequestsPerSecond * (factors.length > 0 ? Math.max(...factors) : 1);
 }
 
 /** The sizing of a deployment configuration's settings (the stack's and the configuration check's), at its amplified peak. */
-export function fireSizingOf(c: Omit<SizingInput, 'targets' | 'targetKinds'> & AmplifiedRuns & { targets: readonly { kind?: string }[] }): FireSizing {
+export function fireSizingOf(
+  c: Omit<SizingInput, 'targets' | 'targetKinds'> & AmplifiedRuns & { targets: readonly { kind?: string }[] },
+): FireSizing {
   return deriveFireSizing({
     targetKinds: c.targets.map((t) => (t.kind === 'sagemaker' ? 'sagemaker' : 'http')),
     streamTokensPerSecond: c.streamTokensPerSecond,
@@ -166,9 +171,17 @@ export function fireSizingOf(c: Omit<SizingInput, 'targets' | 'targetKinds'> & A
 }
 
 /** The CPU one request costs a lane, ms: the costliest of the targets' kinds, with the tokens of a mean response streamed at `tokensPerSecond`. */
-export function fireCpuMsPerRequest(kinds: readonly TargetKind[], tokensPerSecond: number, meanResponseSeconds: number): number {
+export function fireCpuMsPerRequest(
+  kinds: readonly TargetKind[],
+  tokensPerSecond: number,
+  meanResponseSeconds: number,
+): number {
   const tokens = tokensPerSecond * meanResponseSeconds;
-  return Math.max(...(kinds.length > 0 ? kinds : (['http'] as const)).map((k) => FIRE_CPU_MS[k].perRequest + FIRE_CPU_MS[k].perToken * tokens));
+  return Math.max(
+    ...(kinds.length > 0 ? kinds : (['http'] as const)).map(
+      (k) => FIRE_CPU_MS[k].perRequest + FIRE_CPU_MS[k].perToken * tokens,
+    ),
+  );
 }
 
 /** How long before the lead the first of `messages` due together is delivered on the planned ramp, seconds (rampLeads). */
@@ -199,17 +212,29 @@ function peakLanes(lanes: number, slot: number, leadSeconds: number, aliveAfter:
  * the ramp (the peak's lanes', or by default the longest an event source can need) and the
  * request timeout.
  */
-export function derivedSlotSeconds(leadSeconds: number, requestTimeoutSeconds: number, rampSeconds = rampSecondsTo(EVENT_SOURCE_MAX)): number {
+export function derivedSlotSeconds(
+  leadSeconds: number,
+  requestTimeoutSeconds: number,
+  rampSeconds = rampSecondsTo(EVENT_SOURCE_MAX),
+): number {
   const room = LAMBDA_MAX_SECONDS - AFTER_TIMEOUT_SECONDS - leadSeconds - rampSeconds - requestTimeoutSeconds;
   return Math.max(1, Math.min(SLOT_MAX_SECONDS, Math.floor(room)));
 }
 
 export function deriveFireSizing(i: SizingInput): FireSizing {
-  const responses = { medianSeconds: Math.min(i.peakLatencyMedianSeconds, i.peakLatencySeconds), p99Seconds: i.peakLatencySeconds, timeoutSeconds: i.requestTimeoutSeconds };
+  const responses = {
+    medianSeconds: Math.min(i.peakLatencyMedianSeconds, i.peakLatencySeconds),
+    p99Seconds: i.peakLatencySeconds,
+    timeoutSeconds: i.requestTimeoutSeconds,
+  };
   const tail = responseTail(responses);
   const mean = tail.meanSeconds;
   const connections = connectionsPerTarget(i.targets, undefined);
-  const cpuMs = fireCpuMsPerRequest(i.targetKinds ?? ['http'], i.streamTokensPerSecond ?? DEFAULT_STREAM_TOKENS_PER_SECOND, mean);
+  const cpuMs = fireCpuMsPerRequest(
+    i.targetKinds ?? ['http'],
+    i.streamTokensPerSecond ?? DEFAULT_STREAM_TOKENS_PER_SECOND,
+    mean,
+  );
   // What the largest function holds at FIRE_CPU_USE of its CPU, and what a lane's connections hold.
   const cpuBound = (MAX_FIRE_MEMORY_MB / ONE_VCPU_MB) * FIRE_CPU_USE * (1000 / cpuMs);
   const laneRate = Math.max(1, Math.floor(Math.min(cpuBound, (CONNECTION_USE * connections) / mean)));
@@ -221,14 +246,20 @@ export function deriveFireSizing(i: SizingInput): FireSizing {
   const slowest = tail.expectedTailSeconds(rate, slot);
   const invocation = i.leadSeconds + slot + slowest + 1;
   const maxConcurrency = Math.max(2, peakLanes(i.targets * lanes, slot, i.leadSeconds, tail.tailSurvival(rate, slot)));
-  const timeoutSeconds = Math.min(LAMBDA_MAX_SECONDS, Math.ceil(i.leadSeconds + ramp + slot + i.requestTimeoutSeconds + AFTER_TIMEOUT_SECONDS));
+  const timeoutSeconds = Math.min(
+    LAMBDA_MAX_SECONDS,
+    Math.ceil(i.leadSeconds + ramp + slot + i.requestTimeoutSeconds + AFTER_TIMEOUT_SECONDS),
+  );
   return {
     slotSeconds: slot,
     laneRequestsPerSecond: laneRate,
     lanesPerSlot: lanes,
     maxShardRequests: Math.max(1, Math.ceil(laneRate * slot)),
     batchSize: 1,
-    memoryMb: Math.min(MAX_FIRE_MEMORY_MB, Math.max(MIN_FIRE_MEMORY_MB, Math.ceil((ONE_VCPU_MB * laneVcpus) / FIRE_CPU_USE))),
+    memoryMb: Math.min(
+      MAX_FIRE_MEMORY_MB,
+      Math.max(MIN_FIRE_MEMORY_MB, Math.ceil((ONE_VCPU_MB * laneVcpus) / FIRE_CPU_USE)),
+    ),
     timeoutSeconds,
     visibilityTimeoutSeconds: timeoutSeconds + 60,
     maxConcurrency,

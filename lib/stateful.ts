@@ -97,7 +97,12 @@ export class CaptureReplayStateful extends Construct {
       // Run records, claims, shard results and referenced bodies (prompts) are working
       // state under work/: they expire. Results are the user's: kept unless asked.
       lifecycleRules: [
-        { id: 'WorkingFiles', prefix: WORK_ROOT, expiration: Duration.days(props.workingFilesExpireDays), abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        {
+          id: 'WorkingFiles',
+          prefix: WORK_ROOT,
+          expiration: Duration.days(props.workingFilesExpireDays),
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
         ...[RESULTS_ROOT, HOURS_ROOT].map((prefix) => ({
           id: `Results-${prefix.replace('/', '')}`,
           prefix,
@@ -109,15 +114,23 @@ export class CaptureReplayStateful extends Construct {
         // runs they link to under runs/ do expire with resultsExpireDays (expiry counts from an
         // object's last write, so expiring history.jsonl, rewritten at every run, would only
         // ever delete a schedule that stopped running: a surprise, not a saving).
-        { id: `Results-${SCHEDULES_ROOT.replace('/', '')}`, prefix: SCHEDULES_ROOT, abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        {
+          id: `Results-${SCHEDULES_ROOT.replace('/', '')}`,
+          prefix: SCHEDULES_ROOT,
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
       ],
       removalPolicy: RemovalPolicy.RETAIN,
     });
     this.ingest = this.queuePair('Ingest', props.visibility.ingest);
     this.replay = this.queuePair('Replay', props.visibility.replay);
     this.replayAgeAlarm = new cloudwatch.Alarm(this, 'ReplayQueueAgeAlarm', {
-      alarmDescription: 'capture-replay: shard messages are waiting longer than any healthy delay: the fire function is not keeping up (throttled, failing or at its concurrency limit)',
-      metric: this.replay.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      alarmDescription:
+        'capture-replay: shard messages are waiting longer than any healthy delay: the fire function is not keeping up (throttled, failing or at its concurrency limit)',
+      metric: this.replay.queue.metricApproximateAgeOfOldestMessage({
+        period: Duration.minutes(1),
+        statistic: 'Maximum',
+      }),
       threshold: props.replayMaxHealthyAge.toSeconds(),
       evaluationPeriods: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -126,7 +139,7 @@ export class CaptureReplayStateful extends Construct {
     this.collect = this.queuePair('Collect', props.visibility.collect);
     this.undersizedRunAlarm = new cloudwatch.Alarm(this, 'UndersizedRunAlarm', {
       alarmDescription:
-        'capture-replay: a run needs more fire invocations at once than the fire function may run, and its requests will go out late (the ingest report\'s capacity and the ingest or plan log say by how much, and the value of peakRequestsPerSecond that fits)',
+        "capture-replay: a run needs more fire invocations at once than the fire function may run, and its requests will go out late (the ingest report's capacity and the ingest or plan log say by how much, and the value of peakRequestsPerSecond that fits)",
       metric: new cloudwatch.Metric({
         namespace: props.metricsNamespace,
         metricName: INGEST_METRICS.expectedLateness.name,
@@ -141,7 +154,14 @@ export class CaptureReplayStateful extends Construct {
     });
     // The notify topic takes the alarms too unless they have their own.
     if (props.schedules) this.schedules = this.scheduleState(props.schedules, !props.alarms);
-    this.alarms = [this.ingest.alarm, this.replay.alarm, this.replayAgeAlarm, this.collect.alarm, this.undersizedRunAlarm, ...(this.schedules ? [this.schedules.plan.alarm, this.schedules.schedulerDlqAlarm] : [])];
+    this.alarms = [
+      this.ingest.alarm,
+      this.replay.alarm,
+      this.replayAgeAlarm,
+      this.collect.alarm,
+      this.undersizedRunAlarm,
+      ...(this.schedules ? [this.schedules.plan.alarm, this.schedules.schedulerDlqAlarm] : []),
+    ];
     const alarmTopic = props.alarms ? this.alarmsTopic(props.alarms) : this.schedules?.topic;
     if (alarmTopic) {
       notifyAlarms(this.alarms, alarmTopic);
@@ -151,7 +171,10 @@ export class CaptureReplayStateful extends Construct {
 
   private alarmsTopic(alarms: NonNullable<StatefulProps['alarms']>): sns.ITopic {
     if (alarms.topicArn) return sns.Topic.fromTopicArn(this, 'AlarmTopic', alarms.topicArn);
-    return alarmCompatibleTopic(this, 'AlarmTopic', { displayName: 'capture-replay alarms', emails: alarms.emails ?? [] }).topic;
+    return alarmCompatibleTopic(this, 'AlarmTopic', {
+      displayName: 'capture-replay alarms',
+      emails: alarms.emails ?? [],
+    }).topic;
   }
 
   private scheduleState(props: NonNullable<StatefulProps['schedules']>, takesAlarms: boolean): ScheduleState {
@@ -165,7 +188,8 @@ export class CaptureReplayStateful extends Construct {
       retentionPeriod: Duration.days(14),
     });
     const schedulerDlqAlarm = new cloudwatch.Alarm(this, 'SchedulerDlqAlarm', {
-      alarmDescription: 'capture-replay: EventBridge Scheduler could not send a plan message (a scheduled run did not start); the message in the scheduler dead-letter queue says why',
+      alarmDescription:
+        'capture-replay: EventBridge Scheduler could not send a plan message (a scheduled run did not start); the message in the scheduler dead-letter queue says why',
       metric: schedulerDlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
       threshold: 1,
       evaluationPeriods: 1,
@@ -179,7 +203,10 @@ export class CaptureReplayStateful extends Construct {
       topic = sns.Topic.fromTopicArn(this, 'NotifyTopic', notify.topicArn);
     } else if (notify && takesAlarms) {
       // CloudWatch cannot use the AWS managed key: a key of the stack's own (lib/alarm-topic.ts).
-      ({ topic, key: topicKey } = alarmCompatibleTopic(this, 'NotifyTopic', { displayName: 'capture-replay scheduled runs', emails: notify.emails ?? [] }));
+      ({ topic, key: topicKey } = alarmCompatibleTopic(this, 'NotifyTopic', {
+        displayName: 'capture-replay scheduled runs',
+        emails: notify.emails ?? [],
+      }));
     } else if (notify) {
       // The AWS managed key for SNS: its key policy lets principals of this account use it
       // through SNS, so the publishing functions need no KMS grant and the stack no key.

@@ -27,7 +27,10 @@ import type { CaptureReplayStateful } from './stateful';
  * Authorization Reference; its API reference also names sagemaker:InvokeEndpoint).
  * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsagemaker.html
  */
-export const SAGEMAKER_INVOKE_ACTIONS = ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'] as const;
+export const SAGEMAKER_INVOKE_ACTIONS = [
+  'sagemaker:InvokeEndpoint',
+  'sagemaker:InvokeEndpointWithResponseStream',
+] as const;
 
 /**
  * The ARNs a SageMaker target invokes: `arn:<partition>:sagemaker:<region>:<account>:endpoint/<name>`,
@@ -36,11 +39,16 @@ export const SAGEMAKER_INVOKE_ACTIONS = ['sagemaker:InvokeEndpoint', 'sagemaker:
  * (`inference-component/<name>`), lower-cased and as written when they differ: the reference
  * does not say how its case is kept, and both name the same component.
  */
-export function sageMakerTargetArns(t: Pick<SageMakerTargetConfig, 'endpointName' | 'inferenceComponentName'>, region: string): string[] {
-  const arn = (type: string, name: string) => `arn:${Aws.PARTITION}:sagemaker:${region}:${Aws.ACCOUNT_ID}:${type}/${name}`;
+export function sageMakerTargetArns(
+  t: Pick<SageMakerTargetConfig, 'endpointName' | 'inferenceComponentName'>,
+  region: string,
+): string[] {
+  const arn = (type: string, name: string) =>
+    `arn:${Aws.PARTITION}:sagemaker:${region}:${Aws.ACCOUNT_ID}:${type}/${name}`;
   const arns = [arn('endpoint', t.endpointName.toLowerCase())];
   const component = t.inferenceComponentName;
-  if (component) arns.push(...[...new Set([component.toLowerCase(), component])].map((name) => arn('inference-component', name)));
+  if (component)
+    arns.push(...[...new Set([component.toLowerCase(), component])].map((name) => arn('inference-component', name)));
   return arns;
 }
 
@@ -116,7 +124,11 @@ export interface StatelessProps {
 }
 
 /** What every function is told of the deployment: its buckets, queues, targets and timing. */
-function functionEnvironment(config: DeploymentConfig, stateful: CaptureReplayStateful, sizing: FireSizing): Record<string, string> {
+function functionEnvironment(
+  config: DeploymentConfig,
+  stateful: CaptureReplayStateful,
+  sizing: FireSizing,
+): Record<string, string> {
   return {
     [ENV.resultsBucket]: stateful.resultsBucket.bucketName,
     [ENV.replayQueueUrl]: stateful.replay.queue.queueUrl,
@@ -173,18 +185,55 @@ export class CaptureReplayStateless extends Construct {
     this.grantCapturesAndTargets(config);
 
     // ---- How new capture files reach the ingest queue, once the bucket is known to be in this Region ----
-    this.bucketCheck = new CaptureBucketCheck(this, 'CaptureBucketCheck', { bucket: config.captureBucket, logRetention: retention(config.logRetentionDays), ...(props.uncheckedAccount ? { declaredAccount: props.uncheckedAccount } : {}) });
+    this.bucketCheck = new CaptureBucketCheck(this, 'CaptureBucketCheck', {
+      bucket: config.captureBucket,
+      logRetention: retention(config.logRetentionDays),
+      ...(props.uncheckedAccount ? { declaredAccount: props.uncheckedAccount } : {}),
+    });
     const autoReplay = replaysNewCaptures(config);
-    this.captureSource = autoReplay ? wireCaptureSource(this, { config, ingest: stateful.ingest, crossAccount: props.crossAccount, check: this.bucketCheck.resource }) : {};
+    this.captureSource = autoReplay
+      ? wireCaptureSource(this, {
+          config,
+          ingest: stateful.ingest,
+          crossAccount: props.crossAccount,
+          check: this.bucketCheck.resource,
+        })
+      : {};
     if (this.captureSource.rule) this.captureRule = this.captureSource.rule;
 
-    if (autoReplay) this.ingestFunction.addEventSource(new SqsEventSource(stateful.ingest.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: EVENT_SOURCE_CONCURRENCY.ingest }));
-    this.fireFunction.addEventSource(new SqsEventSource(stateful.replay.queue, { batchSize: sizing.batchSize, reportBatchItemFailures: true, maxConcurrency: config.maxFireConcurrency ?? sizing.maxConcurrency }));
-    this.collectFunction.addEventSource(new SqsEventSource(stateful.collect.queue, { batchSize: 10, maxBatchingWindow: COLLECT_BATCHING_WINDOW, reportBatchItemFailures: true, maxConcurrency: EVENT_SOURCE_CONCURRENCY.collect }));
+    if (autoReplay)
+      this.ingestFunction.addEventSource(
+        new SqsEventSource(stateful.ingest.queue, {
+          batchSize: 1,
+          reportBatchItemFailures: true,
+          maxConcurrency: EVENT_SOURCE_CONCURRENCY.ingest,
+        }),
+      );
+    this.fireFunction.addEventSource(
+      new SqsEventSource(stateful.replay.queue, {
+        batchSize: sizing.batchSize,
+        reportBatchItemFailures: true,
+        maxConcurrency: config.maxFireConcurrency ?? sizing.maxConcurrency,
+      }),
+    );
+    this.collectFunction.addEventSource(
+      new SqsEventSource(stateful.collect.queue, {
+        batchSize: 10,
+        maxBatchingWindow: COLLECT_BATCHING_WINDOW,
+        reportBatchItemFailures: true,
+        maxConcurrency: EVENT_SOURCE_CONCURRENCY.collect,
+      }),
+    );
     const scheduled = stateful.schedules;
     if (scheduled && this.planFunction) {
       // One window per invocation (each may take minutes); two at once at most (Lambda's floor).
-      this.planFunction.addEventSource(new SqsEventSource(scheduled.plan.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: EVENT_SOURCE_CONCURRENCY.plan }));
+      this.planFunction.addEventSource(
+        new SqsEventSource(scheduled.plan.queue, {
+          batchSize: 1,
+          reportBatchItemFailures: true,
+          maxConcurrency: EVENT_SOURCE_CONCURRENCY.plan,
+        }),
+      );
       this.schedulerRole = this.scheduleRuns(config, scheduled.plan.queue, scheduled.schedulerDlq);
       // A scheduled run reads the captures from this Region too: none is scheduled before the check.
       for (const schedule of this.schedules) schedule.node.addDependency(this.bucketCheck.resource);
@@ -192,7 +241,12 @@ export class CaptureReplayStateless extends Construct {
   }
 
   /** The functions, their environment, memory and timeouts (the fire function's from the sizing). */
-  private createFunctions(props: StatelessProps): { ingest: ReplayFunction; fire: ReplayFunction; collect: ReplayFunction; plan?: ReplayFunction } {
+  private createFunctions(props: StatelessProps): {
+    ingest: ReplayFunction;
+    fire: ReplayFunction;
+    collect: ReplayFunction;
+    plan?: ReplayFunction;
+  } {
     const { config, stateful, sizing } = props;
     const logRetention = retention(config.logRetentionDays);
     const environment = functionEnvironment(config, stateful, sizing);
@@ -200,17 +254,29 @@ export class CaptureReplayStateless extends Construct {
     // A 1 GB capture file is read twice (index, then ranges) inside 15 minutes; the index of
     // 500,000 records is ~250 MB (bench/RESULTS.md).
     // A subset of the targets for new captures; without it, the ingest replays to every target.
-    const subset: Record<string, string> = typeof config.autoReplay === 'object' ? { [ENV.autoReplayTargets]: JSON.stringify(autoReplayTargets(config)) } : {};
+    const subset: Record<string, string> =
+      typeof config.autoReplay === 'object'
+        ? { [ENV.autoReplayTargets]: JSON.stringify(autoReplayTargets(config)) }
+        : {};
     const vpc = this.vpcOf(config);
     // The functions that dispatch runs weigh each run's lanes against the fire function's concurrency.
     // The functions that write metrics (the runs' capacity; the collector, what runs found) name the stack and the namespace.
-    const metrics: Record<string, string> = { [ENV.stackName]: Stack.of(this).stackName, [ENV.metricsNamespace]: config.metricsNamespace };
+    const metrics: Record<string, string> = {
+      [ENV.stackName]: Stack.of(this).stackName,
+      [ENV.metricsNamespace]: config.metricsNamespace,
+    };
     const dispatching: Record<string, string> = {
       [ENV.fireConcurrency]: String(maxConcurrency),
       [ENV.fireConcurrencySetting]: config.maxFireConcurrency ? 'maxFireConcurrency' : 'peakRequestsPerSecond',
       ...metrics,
     };
-    const ingest = new ReplayFunction(this, 'Ingest', { handlerName: 'ingest', logRetention, environment: { ...environment, ...subset, ...dispatching }, timeout: FUNCTION_TIMEOUTS.ingest, memorySize: 3008 });
+    const ingest = new ReplayFunction(this, 'Ingest', {
+      handlerName: 'ingest',
+      logRetention,
+      environment: { ...environment, ...subset, ...dispatching },
+      timeout: FUNCTION_TIMEOUTS.ingest,
+      memorySize: 3008,
+    });
     const fire = new ReplayFunction(this, 'Fire', {
       handlerName: 'fire',
       logRetention,
@@ -223,7 +289,13 @@ export class CaptureReplayStateless extends Construct {
     const scheduled = stateful.schedules;
     const topic = scheduled?.topic;
     const notifyEnv: Record<string, string> = topic ? { [ENV.notifyTopicArn]: topic.topicArn } : {};
-    const collect = new ReplayFunction(this, 'Collect', { handlerName: 'collect', logRetention, environment: { ...environment, ...notifyEnv, ...metrics }, timeout: FUNCTION_TIMEOUTS.collect, memorySize: 2048 });
+    const collect = new ReplayFunction(this, 'Collect', {
+      handlerName: 'collect',
+      logRetention,
+      environment: { ...environment, ...notifyEnv, ...metrics },
+      timeout: FUNCTION_TIMEOUTS.collect,
+      memorySize: 2048,
+    });
     if (!scheduled) return { ingest, fire, collect };
     // A one-hour window at 50 requests/s (180,000 requests, 12 files) plans in ~11 CPU-s
     // with ~150 MB of live heap (603 MB RSS with the GC left lazy; bench:window). 1,769 MB
@@ -247,16 +319,28 @@ export class CaptureReplayStateless extends Construct {
   }
 
   /** The fire function in the configured VPC, when there is one. */
-  private vpcOf(config: DeploymentConfig): Pick<ConstructorParameters<typeof ReplayFunction>[2], 'vpc' | 'vpcSubnets' | 'securityGroups'> {
+  private vpcOf(
+    config: DeploymentConfig,
+  ): Pick<ConstructorParameters<typeof ReplayFunction>[2], 'vpc' | 'vpcSubnets' | 'securityGroups'> {
     if (!config.vpc) return {};
     return {
-      vpc: ec2.Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: config.vpc.vpcId, availabilityZones: config.vpc.availabilityZones }),
+      vpc: ec2.Vpc.fromVpcAttributes(this, 'Vpc', {
+        vpcId: config.vpc.vpcId,
+        availabilityZones: config.vpc.availabilityZones,
+      }),
       vpcSubnets: { subnets: config.vpc.subnetIds.map((s, i) => ec2.Subnet.fromSubnetId(this, `Subnet${i}`, s)) },
-      securityGroups: config.vpc.securityGroupIds.map((g, i) => ec2.SecurityGroup.fromSecurityGroupId(this, `Sg${i}`, g)),
+      securityGroups: config.vpc.securityGroupIds.map((g, i) =>
+        ec2.SecurityGroup.fromSecurityGroupId(this, `Sg${i}`, g),
+      ),
     };
   }
 
-  private allow(fn: ReplayFunction, actions: string[], resources: string[], conditions?: Record<string, unknown>): void {
+  private allow(
+    fn: ReplayFunction,
+    actions: string[],
+    resources: string[],
+    conditions?: Record<string, unknown>,
+  ): void {
     fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources, ...(conditions ? { conditions } : {}) }));
   }
 
@@ -268,7 +352,8 @@ export class CaptureReplayStateless extends Construct {
     // Without s3:ListBucket, S3 answers a GET of a missing key with 403, not 404: every
     // existence check (run record, start, claims' results, roll-up state) needs it. It is
     // not conditioned on s3:prefix: S3's implicit check for the 404 has no prefix to match.
-    for (const fn of [this.ingestFunction, this.fireFunction, this.collectFunction]) allow(fn, ['s3:ListBucket'], [bucketArn]);
+    for (const fn of [this.ingestFunction, this.fireFunction, this.collectFunction])
+      allow(fn, ['s3:ListBucket'], [bucketArn]);
     // ingest: the ingest report under runs/; run record, start, bodies, incompatible drops under work/.
     allow(this.ingestFunction, ['s3:GetObject', 's3:PutObject'], objects(WORK_ROOT, RESULTS_ROOT));
     // fire: reads run state and bodies, writes claims and shard results: work/ only.
@@ -295,13 +380,15 @@ export class CaptureReplayStateless extends Construct {
     }
     const scheduled = stateful.schedules;
     const topic = scheduled?.topic;
-    if (topic) for (const fn of [this.planFunction, this.collectFunction]) if (fn) allow(fn, ['sns:Publish'], [topic.topicArn]);
+    if (topic)
+      for (const fn of [this.planFunction, this.collectFunction]) if (fn) allow(fn, ['sns:Publish'], [topic.topicArn]);
     const topicKey = scheduled?.topicKey;
     if (topicKey) {
       // A topic under a customer managed key: its publishers need GenerateDataKey and Decrypt on the key
       // (https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html), through SNS only.
       const viaSns = { StringEquals: { 'kms:ViaService': `sns.${Stack.of(this).region}.amazonaws.com` } };
-      for (const fn of [this.planFunction, this.collectFunction]) if (fn) allow(fn, ['kms:GenerateDataKey', 'kms:Decrypt'], [topicKey.keyArn], viaSns);
+      for (const fn of [this.planFunction, this.collectFunction])
+        if (fn) allow(fn, ['kms:GenerateDataKey', 'kms:Decrypt'], [topicKey.keyArn], viaSns);
     }
   }
 
@@ -318,7 +405,9 @@ export class CaptureReplayStateless extends Construct {
       // https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_examples_s3_home-directory-console.html).
       // With no prefix, the whole bucket is the captures (a listing without a prefix has no
       // s3:prefix to match). A missing capture key answers 403, not 404: the plan reads only keys it has listed.
-      const listCondition = config.capturePrefix ? { StringLike: { 's3:prefix': `${config.capturePrefix}*` } } : undefined;
+      const listCondition = config.capturePrefix
+        ? { StringLike: { 's3:prefix': `${config.capturePrefix}*` } }
+        : undefined;
       allow(this.planFunction, ['s3:ListBucket'], [captureBucketArn], listCondition);
       allow(this.planFunction, ['s3:GetObject'], [`${captureBucketArn}/${config.capturePrefix}*`]);
     }
@@ -326,7 +415,10 @@ export class CaptureReplayStateless extends Construct {
     if (config.captureKmsKeyArn) {
       // SSE-KMS captures: S3 decrypts with the caller's permission on the key, through S3 only.
       for (const fn of [this.ingestFunction, this.planFunction]) {
-        if (fn) allow(fn, ['kms:Decrypt'], [config.captureKmsKeyArn], { StringEquals: { 'kms:ViaService': `s3.${region}.amazonaws.com` } });
+        if (fn)
+          allow(fn, ['kms:Decrypt'], [config.captureKmsKeyArn], {
+            StringEquals: { 'kms:ViaService': `s3.${region}.amazonaws.com` },
+          });
       }
     }
     config.targets.forEach((t) => {
@@ -339,10 +431,14 @@ export class CaptureReplayStateless extends Construct {
       }
       if (!t.apiKeySecret) return;
       // A name gets the 6-character suffix Secrets Manager appends to every secret's ARN.
-      const secretArn = t.apiKeySecret.startsWith('arn:') ? t.apiKeySecret : `arn:${Aws.PARTITION}:secretsmanager:${region}:${Aws.ACCOUNT_ID}:secret:${t.apiKeySecret}-??????`;
+      const secretArn = t.apiKeySecret.startsWith('arn:')
+        ? t.apiKeySecret
+        : `arn:${Aws.PARTITION}:secretsmanager:${region}:${Aws.ACCOUNT_ID}:secret:${t.apiKeySecret}-??????`;
       allow(this.fireFunction, ['secretsmanager:GetSecretValue'], [secretArn]);
       if (t.apiKeySecretKmsKeyArn) {
-        allow(this.fireFunction, ['kms:Decrypt'], [t.apiKeySecretKmsKeyArn], { StringEquals: { 'kms:ViaService': `secretsmanager.${region}.amazonaws.com` } });
+        allow(this.fireFunction, ['kms:Decrypt'], [t.apiKeySecretKmsKeyArn], {
+          StringEquals: { 'kms:ViaService': `secretsmanager.${region}.amazonaws.com` },
+        });
       }
     });
   }
@@ -363,11 +459,15 @@ export class CaptureReplayStateless extends Construct {
       assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
         conditions: {
           StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
-          ArnEquals: { 'aws:SourceArn': `arn:${Aws.PARTITION}:scheduler:${Aws.REGION}:${Aws.ACCOUNT_ID}:schedule-group/default` },
+          ArnEquals: {
+            'aws:SourceArn': `arn:${Aws.PARTITION}:scheduler:${Aws.REGION}:${Aws.ACCOUNT_ID}:schedule-group/default`,
+          },
         },
       }),
     });
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [planQueue.queueArn, dlq.queueArn] }));
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [planQueue.queueArn, dlq.queueArn] }),
+    );
     for (const s of config.schedules) {
       const schedule = new scheduler.CfnSchedule(this, `Schedule-${s.name}`, {
         name: scheduleResourceName(stack.stackName, s.name),
@@ -380,7 +480,10 @@ export class CaptureReplayStateless extends Construct {
           arn: planQueue.queueArn,
           roleArn: role.roleArn,
           input: planMessageInput(s.name),
-          retryPolicy: { maximumRetryAttempts: SCHEDULE_RETRY.MaximumRetryAttempts, maximumEventAgeInSeconds: SCHEDULE_RETRY.MaximumEventAgeInSeconds },
+          retryPolicy: {
+            maximumRetryAttempts: SCHEDULE_RETRY.MaximumRetryAttempts,
+            maximumEventAgeInSeconds: SCHEDULE_RETRY.MaximumEventAgeInSeconds,
+          },
           deadLetterConfig: { arn: dlq.queueArn },
         },
       });
@@ -393,6 +496,8 @@ export class CaptureReplayStateless extends Construct {
 }
 
 function retention(days: number): logs.RetentionDays {
-  const allowed = Object.values(logs.RetentionDays).filter((v): v is number => typeof v === 'number' && v > 0).sort((a, b) => a - b);
+  const allowed = Object.values(logs.RetentionDays)
+    .filter((v): v is number => typeof v === 'number' && v > 0)
+    .sort((a, b) => a - b);
   return (allowed.find((d) => d >= days) ?? logs.RetentionDays.TEN_YEARS) as logs.RetentionDays;
 }

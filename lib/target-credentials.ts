@@ -73,9 +73,11 @@ export function targetUrlCredentialProblem(raw: string): string | null {
   }
   // Not http(s): refused by the schema already, which says what to write instead.
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
-  if (url.username !== '' || url.password !== '') return `holds a user name or password (user:password@), which the template would show in clear: remove it; ${USE_A_SECRET}`;
+  if (url.username !== '' || url.password !== '')
+    return `holds a user name or password (user:password@), which the template would show in clear: remove it; ${USE_A_SECRET}`;
   const params = secretQueryParams(url);
-  if (params.length > 0) return `holds a credential in its query (${params.map((p) => `${p}=...`).join(', ')}), which the template would show in clear: remove it; ${USE_A_SECRET}`;
+  if (params.length > 0)
+    return `holds a credential in its query (${params.map((p) => `${p}=...`).join(', ')}), which the template would show in clear: remove it; ${USE_A_SECRET}`;
   return null;
 }
 

@@ -53,7 +53,11 @@ function captureLine(opts: {
     id: `chatcmpl-${opts.n}`,
     object: 'chat.completion',
     choices: [{ index: 0, message: { role: 'assistant', content: 'captured answer' }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 12 + opts.n, completion_tokens: opts.completionTokens, total_tokens: 12 + opts.n + opts.completionTokens },
+    usage: {
+      prompt_tokens: 12 + opts.n,
+      completion_tokens: opts.completionTokens,
+      total_tokens: 12 + opts.n + opts.completionTokens,
+    },
   });
   const record = {
     captureData: {
@@ -90,7 +94,8 @@ const hourB: Line[] = [];
 let n = 0;
 for (let s = 0; s < 10; s++) {
   const second = 55 + s;
-  const time = second < 60 ? `2026-04-29T00:59:${String(second).padStart(2, '0')}Z` : `2026-04-29T01:00:0${second - 60}Z`;
+  const time =
+    second < 60 ? `2026-04-29T00:59:${String(second).padStart(2, '0')}Z` : `2026-04-29T01:00:0${second - 60}Z`;
   const perSecond = 1 + Math.floor(rand() * 4);
   for (let k = 0; k < perSecond; k++) {
     n++;
@@ -102,7 +107,13 @@ for (let s = 0; s < 10; s++) {
     } else if (variant === 2) {
       // Already streaming, with include_usage: replayed byte for byte even under --streaming.
       target.push(
-        captureLine({ n, time, body: chatBody(n, { stream: true, stream_options: { include_usage: true } }), completionTokens: 18, inferenceId: `caller-${n}` }),
+        captureLine({
+          n,
+          time,
+          body: chatBody(n, { stream: true, stream_options: { include_usage: true } }),
+          completionTokens: 18,
+          inferenceId: `caller-${n}`,
+        }),
       );
     } else {
       target.push(captureLine({ n, time, body: chatBody(n), completionTokens: 16 + (n % 7) }));
@@ -113,7 +124,16 @@ for (let s = 0; s < 10; s++) {
 n++;
 hourB.push(captureLine({ n, time: '2026-04-29T03:00:02.250+02:00', body: chatBody(n), completionTokens: 12 }));
 n++;
-hourB.push(captureLine({ n, time: '2026-04-29T01:00:03Z', body: '5.1,3.5,1.4,0.2\n6.2,2.9,4.3,1.3', contentType: 'text/csv', encoding: 'CSV', completionTokens: 0 }));
+hourB.push(
+  captureLine({
+    n,
+    time: '2026-04-29T01:00:03Z',
+    body: '5.1,3.5,1.4,0.2\n6.2,2.9,4.3,1.3',
+    contentType: 'text/csv',
+    encoding: 'CSV',
+    completionTokens: 0,
+  }),
+);
 
 const fileA = [hourA[0], hourA[1], { text: '' }, ...hourA.slice(2), { text: 'this line is not JSON' }, hourA[3]]
   .filter((line): line is Line => line !== undefined)

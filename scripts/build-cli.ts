@@ -62,16 +62,32 @@ export async function buildCli(outdir = DIST): Promise<BuiltCli> {
     write: false,
     metafile: true,
     // The packages' CommonJS code calls require(): given one, as Node gives a module.
-    banner: { js: "import { createRequire as __crCreateRequire } from 'node:module'; const require = __crCreateRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __crCreateRequire } from 'node:module'; const require = __crCreateRequire(import.meta.url);",
+    },
     // fire-workers.ts starts its threads on the compiled worker, named relative to its own source.
-    define: { CR_BUILT_FIRE_WORKER: JSON.stringify(relative(FIRE_WORKERS_DIR, join(out, 'fire-worker.mjs')).split(sep).join('/')) },
-    plugins: [namedExportsOfLazyPackages(ROOT), sourceImportMetaUrls(ROOT, Object.values(ENTRIES).map((f) => join(ROOT, f)), { relativeTo: out })],
+    define: {
+      CR_BUILT_FIRE_WORKER: JSON.stringify(
+        relative(FIRE_WORKERS_DIR, join(out, 'fire-worker.mjs')).split(sep).join('/'),
+      ),
+    },
+    plugins: [
+      namedExportsOfLazyPackages(ROOT),
+      sourceImportMetaUrls(
+        ROOT,
+        Object.values(ENTRIES).map((f) => join(ROOT, f)),
+        { relativeTo: out },
+      ),
+    ],
     logLevel: 'error',
   });
   mkdirSync(out, { recursive: true });
   // Readable by every user, as an installed CLI is: root's tests run it as `nobody` too (cli-fuzz.test.ts).
   chmodSync(out, 0o755);
-  const files = [...result.outputFiles.map((f) => ({ path: f.path, contents: f.contents })), { path: join(out, NOTICES_FILE), contents: Buffer.from(thirdPartyNotices(Object.keys(result.metafile.inputs))) }];
+  const files = [
+    ...result.outputFiles.map((f) => ({ path: f.path, contents: f.contents })),
+    { path: join(out, NOTICES_FILE), contents: Buffer.from(thirdPartyNotices(Object.keys(result.metafile.inputs))) },
+  ];
   const written = files.filter((file) => writeIfChanged(file.path, file.contents)).map((file) => basename(file.path));
   const current = new Set(files.map((file) => basename(file.path)));
   chmodSync(join(out, CLI_FILE), 0o755);
@@ -109,10 +125,16 @@ export function thirdPartyNotices(inputs: readonly string[]): string {
   const unlicensed: string[] = [];
   const names: string[] = [];
   for (const dir of [...packageDirs].sort()) {
-    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; version: string; license?: string };
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+      name: string;
+      version: string;
+      license?: string;
+    };
     const label = `${pkg.name} ${pkg.version} (${pkg.license ?? 'no license declared'})`;
     names.push(label);
-    const texts = readdirSync(dir).filter((f) => /^(licen[cs]e|notice|copying)/i.test(f)).sort();
+    const texts = readdirSync(dir)
+      .filter((f) => /^(licen[cs]e|notice|copying)/i.test(f))
+      .sort();
     if (texts.length === 0) unlicensed.push(label);
     for (const file of texts) {
       const text = readFileSync(join(dir, file), 'utf8').trim();
@@ -124,7 +146,13 @@ export function thirdPartyNotices(inputs: readonly string[]): string {
     'The built capture-replay CLI (dist/*.mjs) bundles code of the packages below. Their license and notice texts follow, each text once with the packages whose files carry it.',
     '',
     ...names.map((n) => `  ${n}`),
-    ...(unlicensed.length > 0 ? ['', 'Packages without a license file of their own (their declared license applies):', ...unlicensed.map((n) => `  ${n}`)] : []),
+    ...(unlicensed.length > 0
+      ? [
+          '',
+          'Packages without a license file of their own (their declared license applies):',
+          ...unlicensed.map((n) => `  ${n}`),
+        ]
+      : []),
     '',
     ...sections,
   ].join('\n');
@@ -141,15 +169,22 @@ function namedExportsOfLazyPackages(repoRoot: string): Plugin {
   return {
     name: 'named-exports-of-lazy-packages',
     setup(b) {
-      b.onResolve({ filter: /^[^./]/ }, (args) => (args.kind === 'dynamic-import' && !args.path.startsWith('node:') ? { path: args.path, namespace: 'lazy-package' } : undefined));
+      b.onResolve({ filter: /^[^./]/ }, (args) =>
+        args.kind === 'dynamic-import' && !args.path.startsWith('node:')
+          ? { path: args.path, namespace: 'lazy-package' }
+          : undefined,
+      );
       b.onLoad({ filter: /.*/, namespace: 'lazy-package' }, (args) => {
         const spec = JSON.stringify(args.path);
         let names: string[];
         try {
-          names = Object.keys(requireFromRepo(args.path) as object).filter((n) => n !== 'default' && /^[A-Za-z_$][\w$]*$/.test(n));
+          names = Object.keys(requireFromRepo(args.path) as object).filter(
+            (n) => n !== 'default' && /^[A-Za-z_$][\w$]*$/.test(n),
+          );
         } catch (error) {
           // An ES module package Node cannot require (before Node 22.12, or one with top-level await).
-          if (!['ERR_REQUIRE_ESM', 'ERR_REQUIRE_ASYNC_MODULE'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+          if (!['ERR_REQUIRE_ESM', 'ERR_REQUIRE_ASYNC_MODULE'].includes((error as NodeJS.ErrnoException).code ?? ''))
+            throw error;
           return { contents: `export * from ${spec};`, resolveDir: repoRoot, loader: 'js' };
         }
         const lines = [`import * as lazy from ${spec};`, ...names.map((n) => `export const ${n} = lazy.${n};`)];
@@ -164,5 +199,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const built = await buildCli(process.argv[2] ?? DIST);
   const changed = built.written.length === 0 ? 'unchanged' : `${built.written.length} file(s) written`;
   // On stderr: `npm pack --json` (whose prepare runs this) keeps stdout for its JSON.
-  process.stderr.write(`built ${relative(process.cwd(), built.cli) || built.cli} (${changed}) in ${Math.round(performance.now() - started)} ms\n`);
+  process.stderr.write(
+    `built ${relative(process.cwd(), built.cli) || built.cli} (${changed}) in ${Math.round(performance.now() - started)} ms\n`,
+  );
 }

@@ -52,7 +52,10 @@ function optionsTable(help: Help, command: Command): string[] {
   return [
     '| option | description | default |',
     '| --- | --- | --- |',
-    ...options.map((o) => `| ${code(o.flags).replace(/\|/g, '\\|')} | ${cell(o.description)}${choicesOf(o.argChoices)}${o.mandatory ? ' (required)' : ''} | ${defaultOf(o)} |`),
+    ...options.map(
+      (o) =>
+        `| ${code(o.flags).replace(/\|/g, '\\|')} | ${cell(o.description)}${choicesOf(o.argChoices)}${o.mandatory ? ' (required)' : ''} | ${defaultOf(o)} |`,
+    ),
     '',
   ];
 }
@@ -68,7 +71,10 @@ function argumentsTable(help: Help, command: Command): string[] {
   return [
     '| argument | description | default |',
     '| --- | --- | --- |',
-    ...args.map((a) => `| ${code(argumentTerm(a))} | ${cell(a.description)}${choicesOf(a.argChoices)} | ${a.defaultValue === undefined ? '' : code(JSON.stringify(a.defaultValue))} |`),
+    ...args.map(
+      (a) =>
+        `| ${code(argumentTerm(a))} | ${cell(a.description)}${choicesOf(a.argChoices)} | ${a.defaultValue === undefined ? '' : code(JSON.stringify(a.defaultValue))} |`,
+    ),
     '',
   ];
 }
@@ -107,7 +113,7 @@ export function renderCliDocs(program: Command = buildProgram()): string {
   const lines = [
     '# CLI reference',
     '',
-    '<!-- Generated from the commands\' definitions (lambdas/local/program.ts) by scripts/gen-cli-docs.ts. Do not edit: run `npm run docs:cli`. -->',
+    "<!-- Generated from the commands' definitions (lambdas/local/program.ts) by scripts/gen-cli-docs.ts. Do not edit: run `npm run docs:cli`. -->",
     '',
     cell(program.description()),
     '',

@@ -17,18 +17,28 @@ import { readFileSync } from 'node:fs';
 import { relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-export function sourceImportMetaUrls(repoRoot: string, entries: readonly string[], options: { relativeTo?: string } = {}): Plugin {
+export function sourceImportMetaUrls(
+  repoRoot: string,
+  entries: readonly string[],
+  options: { relativeTo?: string } = {},
+): Plugin {
   const keep = new Set(entries.map((e) => resolve(e)));
   const urlOf = (path: string) =>
-    options.relativeTo === undefined ? JSON.stringify(pathToFileURL(path).href) : `new URL(${JSON.stringify(relative(options.relativeTo, path).split(sep).join('/'))}, import.meta.url).href`;
+    options.relativeTo === undefined
+      ? JSON.stringify(pathToFileURL(path).href)
+      : `new URL(${JSON.stringify(relative(options.relativeTo, path).split(sep).join('/'))}, import.meta.url).href`;
   return {
     name: 'source-import-meta-url',
     setup(build) {
       build.onLoad({ filter: /\.[cm]?[jt]s$/ }, (args) => {
-        if (!args.path.startsWith(repoRoot) || args.path.includes('/node_modules/') || keep.has(args.path)) return undefined;
+        if (!args.path.startsWith(repoRoot) || args.path.includes('/node_modules/') || keep.has(args.path))
+          return undefined;
         const text = readFileSync(args.path, 'utf8');
         if (!text.includes('import.meta.url')) return undefined;
-        return { contents: text.replaceAll('import.meta.url', urlOf(args.path)), loader: /\.[cm]?ts$/.test(args.path) ? 'ts' : 'js' };
+        return {
+          contents: text.replaceAll('import.meta.url', urlOf(args.path)),
+          loader: /\.[cm]?ts$/.test(args.path) ? 'ts' : 'js',
+        };
       });
     },
   };

@@ -50,10 +50,16 @@ const passThrough = process.argv.slice(2);
 // Which Node runs every check (vitest, its workers and every process a test starts run on
 // process.execPath): the first line. Below package.json's floor the run stops here, saying how
 // to get Node 22 (.ci/run does it the same way).
-const FLOOR = Number(/^>=\s*(\d+)/.exec((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node)?.[1]);
+const FLOOR = Number(
+  /^>=\s*(\d+)/.exec(
+    (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node,
+  )?.[1],
+);
 process.stdout.write(`npm test on Node ${process.versions.node} (${process.execPath})\n`);
 if (Number(process.versions.node.split('.')[0]) < FLOOR) {
-  process.stderr.write(`Node ${process.versions.node} is below the package's floor (engines: Node >= ${FLOOR}): \`source .ci/node-env.sh\` puts Node ${FLOOR} first on PATH.\n`);
+  process.stderr.write(
+    `Node ${process.versions.node} is below the package's floor (engines: Node >= ${FLOOR}): \`source .ci/node-env.sh\` puts Node ${FLOOR} first on PATH.\n`,
+  );
   process.exit(1);
 }
 
@@ -70,13 +76,23 @@ interface Check {
 
 /** Each vitest run's JSON report: in CR_TEST_REPORTS when set (kept), else in a temporary folder removed at the end. */
 const KEEP_REPORTS = process.env.CR_TEST_REPORTS;
-const REPORTS = KEEP_REPORTS ? (mkdirSync(KEEP_REPORTS, { recursive: true }), KEEP_REPORTS) : mkdtempSync(join(tmpdir(), 'capture-replay-test-all-'));
+const REPORTS = KEEP_REPORTS
+  ? (mkdirSync(KEEP_REPORTS, { recursive: true }), KEEP_REPORTS)
+  : mkdtempSync(join(tmpdir(), 'capture-replay-test-all-'));
 // The default reporter stays unless the caller chose one; the JSON one is added beside it.
 const reporters = passThrough.some((a) => a.startsWith('--reporter')) ? [] : ['--reporter=default'];
 const vitestCheck = (name: string, projects: string[], o: { live?: boolean; background?: boolean } = {}): Check => {
   const report = join(REPORTS, `${projects.join('-')}.json`);
   // The project's vitest, the one `npx vitest` runs, without npm's start-up.
-  const command = [join('node_modules', '.bin', 'vitest'), 'run', ...projects.flatMap((p) => ['--project', p]), ...reporters, '--reporter=json', `--outputFile.json=${report}`, ...passThrough];
+  const command = [
+    join('node_modules', '.bin', 'vitest'),
+    'run',
+    ...projects.flatMap((p) => ['--project', p]),
+    ...reporters,
+    '--reporter=json',
+    `--outputFile.json=${report}`,
+    ...passThrough,
+  ];
   return { name, command, report, ...o };
 };
 
@@ -143,7 +159,8 @@ function run(check: Check): Promise<Outcome> {
 }
 
 const passed = (o: Outcome) => o.code === 0;
-const describe = (o: Outcome) => `${passed(o) ? 'passed' : o.signal ? `stopped by ${o.signal}` : `failed (exit ${o.code})`} in ${o.seconds} s`;
+const describe = (o: Outcome) =>
+  `${passed(o) ? 'passed' : o.signal ? `stopped by ${o.signal}` : `failed (exit ${o.code})`} in ${o.seconds} s`;
 
 process.env[RUN_ENV] = String(process.pid);
 const teardowns = [await startCliBundle(), startMotoZygote(), startStackTemplateServer(), startBrowserServer()];
@@ -155,17 +172,27 @@ if (!stopped) {
   const settled = await waitForQuietMachine();
   if (settled) {
     const idle = `${Math.round(settled.idle * 100)} % idle`;
-    process.stdout.write(settled.quiet ? `\nquiet tier: the machine was quiet after ${(settled.waitedMs / 1000).toFixed(1)} s (${idle})\n` : `\nquiet tier: the machine was still busy after ${Math.round(settled.waitedMs / 1000)} s (${idle}); running it anyway\n`);
+    process.stdout.write(
+      settled.quiet
+        ? `\nquiet tier: the machine was quiet after ${(settled.waitedMs / 1000).toFixed(1)} s (${idle})\n`
+        : `\nquiet tier: the machine was still busy after ${Math.round(settled.waitedMs / 1000)} s (${idle}); running it anyway\n`,
+    );
   }
   outcomes.push(await run(quiet));
 }
-process.stdout.write(`\n${outcomes.map((o) => `${passed(o) ? 'ok  ' : 'FAIL'} ${o.name}: ${describe(o)}`).join('\n')}\n`);
+process.stdout.write(
+  `\n${outcomes.map((o) => `${passed(o) ? 'ok  ' : 'FAIL'} ${o.name}: ${describe(o)}`).join('\n')}\n`,
+);
 // performance.now(): since this process started (npm's own start before it is not counted).
 process.stdout.write(`all checks: ${Math.round(performance.now() / 1000)} s\n`);
 const failures = outcomes.flatMap((outcome, i) => {
   const check = checks[i]!;
   if (passed(outcome) || check.report === undefined || outcome.signal) return [];
-  return failureLines(check.report) ?? [`  ${check.name}: no report (the run ended before writing it); its output above says why`];
+  return (
+    failureLines(check.report) ?? [
+      `  ${check.name}: no report (the run ended before writing it); its output above says why`,
+    ]
+  );
 });
 if (failures.length > 0) process.stdout.write(`\nfailed:\n${failures.join('\n')}\n`);
 if (!KEEP_REPORTS) rmSync(REPORTS, { recursive: true, force: true });

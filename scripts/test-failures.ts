@@ -50,7 +50,8 @@ export function failureLines(reportPath: string, root = process.cwd()): string[]
       failures.push([`  ${name} > ${test.fullName}`, `      ${why(stack)}${at ? ` (${relative(root, at)})` : ''}`]);
     }
   }
-  if (failures.length === 0) return ['  no test failed: an error outside the tests (vitest\'s "Unhandled Errors" above)'];
+  if (failures.length === 0)
+    return ['  no test failed: an error outside the tests (vitest\'s "Unhandled Errors" above)'];
   const more = failures.length > MOST ? [`  ... and ${failures.length - MOST} more above`] : [];
   return [...failures.slice(0, MOST).flat(), ...more];
 }

@@ -30,20 +30,49 @@ const nonNegative = (name: string) => (v: string) => {
 
 export function program(): Command {
   return new Command('sim')
-    .description("Simulates the pipeline's AWS side for a traffic: lateness at the server, expired, lost, throttled, concurrency and cost")
+    .description(
+      "Simulates the pipeline's AWS side for a traffic: lateness at the server, expired, lost, throttled, concurrency and cost",
+    )
     .requiredOption('--rate <n>', 'requests per second per target', positive('--rate'))
     .requiredOption('--targets <n>', 'targets', wholeAtLeast('--targets', 1))
     .requiredOption('--seconds <n>', 'length of the capture, seconds', positive('--seconds'))
     .requiredOption('--latency-p50 <s>', "the target's median response time, seconds", positive('--latency-p50'))
-    .requiredOption('--latency-p99 <s>', "the target's 99th percentile response time, seconds", positive('--latency-p99'))
-    .option('--lead-seconds <n>', 'the stack\'s leadSeconds (default: the config\'s)', wholeAtLeast('--lead-seconds', 1))
-    .option('--peak-latency-seconds <n>', "the stack's peakLatencySeconds (default: the config's)", positive('--peak-latency-seconds'))
-    .option('--account-concurrency <n>', "the account's Lambda concurrency quota", wholeAtLeast('--account-concurrency', 1), 1000)
+    .requiredOption(
+      '--latency-p99 <s>',
+      "the target's 99th percentile response time, seconds",
+      positive('--latency-p99'),
+    )
+    .option('--lead-seconds <n>', "the stack's leadSeconds (default: the config's)", wholeAtLeast('--lead-seconds', 1))
+    .option(
+      '--peak-latency-seconds <n>',
+      "the stack's peakLatencySeconds (default: the config's)",
+      positive('--peak-latency-seconds'),
+    )
+    .option(
+      '--account-concurrency <n>',
+      "the account's Lambda concurrency quota",
+      wholeAtLeast('--account-concurrency', 1),
+      1000,
+    )
     .option('--idle-before <minutes>', 'minutes the pipeline was idle before the run', nonNegative('--idle-before'), 60)
     .option('--seed <n>', 'random seed', wholeAtLeast('--seed', 0), 1)
-    .addOption(new Option('--arrivals <kind>', 'requests per capture second').choices(['even', 'poisson']).default('even'))
-    .addOption(new Option('--target-kind <kind>', "the targets' kind: the fire function's memory and its measured lateness depend on it").choices(['http', 'sagemaker']).default('http'))
-    .option('--set <path=value>', 'change one setting (repeatable), e.g. aws.esm.growthPerMinute=1000', (v: string, all: string[]) => [...all, v], [] as string[])
+    .addOption(
+      new Option('--arrivals <kind>', 'requests per capture second').choices(['even', 'poisson']).default('even'),
+    )
+    .addOption(
+      new Option(
+        '--target-kind <kind>',
+        "the targets' kind: the fire function's memory and its measured lateness depend on it",
+      )
+        .choices(['http', 'sagemaker'])
+        .default('http'),
+    )
+    .option(
+      '--set <path=value>',
+      'change one setting (repeatable), e.g. aws.esm.growthPerMinute=1000',
+      (v: string, all: string[]) => [...all, v],
+      [] as string[],
+    )
     .option('--table', 'print only the table, on stdout')
     .showHelpAfterError(false);
 }
@@ -71,7 +100,12 @@ interface Flags {
  * run too large for `memory`: by default this machine's free memory); 1 with one line on a
  * failure of its own (the measured lateness file, a bug).
  */
-export function run(argv: readonly string[], out: (s: string) => void, err: (s: string) => void, memory?: MemoryLimit): number {
+export function run(
+  argv: readonly string[],
+  out: (s: string) => void,
+  err: (s: string) => void,
+  memory?: MemoryLimit,
+): number {
   const cmd = program().exitOverride();
   cmd.configureOutput({ writeOut: out, writeErr: err });
   let flags: Flags;
@@ -115,5 +149,9 @@ export function run(argv: readonly string[], out: (s: string) => void, err: (s: 
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  process.exitCode = run(process.argv.slice(2), (s) => process.stdout.write(s), (s) => process.stderr.write(s));
+  process.exitCode = run(
+    process.argv.slice(2),
+    (s) => process.stdout.write(s),
+    (s) => process.stderr.write(s),
+  );
 }

@@ -45,7 +45,15 @@ const ARTIFACT_PUTS = 4;
 const ns = (ms: number) => BigInt(Math.round(ms * 1e6));
 
 export class CollectHandler {
-  readonly counters: CollectCounters = { s3Get: 0, s3Put: 0, s3List: 0, finals: 0, pendings: 0, interims: 0, analyses: 0 };
+  readonly counters: CollectCounters = {
+    s3Get: 0,
+    s3Put: 0,
+    s3List: 0,
+    finals: 0,
+    pendings: 0,
+    interims: 0,
+    analyses: 0,
+  };
   /** Per target: requests counted lost by its latest manifest (null: no manifest yet). */
   readonly lost: (number | null)[];
   private analysedFingerprint: string | null = null;
@@ -56,7 +64,10 @@ export class CollectHandler {
     private readonly workload: Workload,
     private readonly shardStates: readonly Map<number, ShardState>[],
     private readonly s3: S3Timing,
-    private readonly resend: (at: number, entries: readonly { payload: CollectPayload; delaySeconds: number }[]) => void,
+    private readonly resend: (
+      at: number,
+      entries: readonly { payload: CollectPayload; delaySeconds: number }[],
+    ) => void,
   ) {
     this.lost = Array.from({ length: s.workload.targets }, () => null);
   }
@@ -79,14 +90,22 @@ export class CollectHandler {
   }
 
   /** lookAtTarget on one target's messages of the batch. */
-  private look(target: number, group: readonly CollectPayload[], at: number, effects: Effect[]): { at: number; final?: { lost: number }; analyse: boolean } {
+  private look(
+    target: number,
+    group: readonly CollectPayload[],
+    at: number,
+    effects: Effect[],
+  ): { at: number; final?: { lost: number }; analyse: boolean } {
     const { hops, dueAtNs } = lookPlan(group, (p) => ns(p.notBeforeMs), ns(at));
     const dueAt = dueAtNs === null ? null : Number(dueAtNs) / 1e6;
     let t = at;
     if (hops.length > 0) {
       t += this.s.aws.sqs.sendBatchMs;
       const sentAt = t;
-      const entries = hops.map((h) => ({ payload: { kind: 'collect' as const, target, notBeforeMs: h.message.notBeforeMs }, delaySeconds: h.delaySeconds }));
+      const entries = hops.map((h) => ({
+        payload: { kind: 'collect' as const, target, notBeforeMs: h.message.notBeforeMs },
+        delaySeconds: h.delaySeconds,
+      }));
       effects.push({ at: sentAt, run: () => this.resend(sentAt, entries) });
     }
     if (dueAt !== null && dueAt >= t) t = dueAt + 1e-6;
@@ -118,7 +137,12 @@ export class CollectHandler {
     return this.s3.sequence(pages);
   }
 
-  private collectRun(target: number, at: number, interimAsked: boolean, effects: Effect[]): { at: number; final?: { lost: number } } {
+  private collectRun(
+    target: number,
+    at: number,
+    interimAsked: boolean,
+    effects: Effect[],
+  ): { at: number; final?: { lost: number } } {
     let t = at + this.reads(1);
     const { present, missingRequests } = this.present(target, t);
     t += this.list(present + 1);

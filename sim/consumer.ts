@@ -55,14 +55,25 @@ export class Consumer<P> {
   private windowClosesAt = Infinity;
   /** With a batching window: a receive is outstanding (it returns into `gathered`). */
   private receiving = false;
-  readonly stats: ConsumerStats = { throttledInvocations: 0, throttledMessages: 0, timeouts: 0, peakBatchesInFlight: 0 };
+  readonly stats: ConsumerStats = {
+    throttledInvocations: 0,
+    throttledMessages: 0,
+    timeouts: 0,
+    peakBatchesInFlight: 0,
+  };
 
   constructor(
     private readonly agenda: Agenda,
     readonly queue: SqsQueue<P>,
     readonly scaler: EventSourceScaler,
     readonly fn: FunctionModel,
-    private readonly o: { batchSize: number; batchingWindowMs: number; timeoutS: number; tickMs: number; receiveRoundTripMs?: number },
+    private readonly o: {
+      batchSize: number;
+      batchingWindowMs: number;
+      timeoutS: number;
+      tickMs: number;
+      receiveRoundTripMs?: number;
+    },
     /** The handler on a batch from `startMs`; `timeoutAtMs` is when Lambda stops it (what it would do later does not happen). */
     private readonly handle: (records: P[], startMs: number, timeoutAtMs: number) => HandlerRun,
   ) {
@@ -83,7 +94,12 @@ export class Consumer<P> {
     const now = this.agenda.now;
     this.scaler.advance(now, this.queue.visibleCount > 0 || this.gathered.length > 0, this.inFlight);
     while (this.inFlight < this.scaler.concurrency) {
-      const batch = this.o.batchingWindowMs > 0 ? this.gather(now) : this.queue.visibleCount > 0 ? this.queue.receive(now, this.o.batchSize, INVOKE_PAYLOAD_BYTES) : null;
+      const batch =
+        this.o.batchingWindowMs > 0
+          ? this.gather(now)
+          : this.queue.visibleCount > 0
+            ? this.queue.receive(now, this.o.batchSize, INVOKE_PAYLOAD_BYTES)
+            : null;
       if (batch === null) break;
       if (batch.length === 0) continue;
       this.inFlight++;
@@ -123,7 +139,10 @@ export class Consumer<P> {
 
   /** Whether a message is visible and fits the batch being gathered (a receive returns at least one, whatever its size). */
   private nextFits(): boolean {
-    return this.queue.visibleCount > 0 && (this.gathered.length === 0 || this.queue.nextVisibleBytes <= INVOKE_PAYLOAD_BYTES - this.gatheredBytes);
+    return (
+      this.queue.visibleCount > 0 &&
+      (this.gathered.length === 0 || this.queue.nextVisibleBytes <= INVOKE_PAYLOAD_BYTES - this.gatheredBytes)
+    );
   }
 
   /** A receive issued at `now` (messages are visible): it returns a round trip later with what is visible then. */
@@ -132,7 +151,9 @@ export class Consumer<P> {
     this.agenda.at(now + (this.o.receiveRoundTripMs ?? 0), () => {
       this.receiving = false;
       const at = this.agenda.now;
-      const more = this.nextFits() ? this.queue.receive(at, this.o.batchSize - this.gathered.length, INVOKE_PAYLOAD_BYTES - this.gatheredBytes) : [];
+      const more = this.nextFits()
+        ? this.queue.receive(at, this.o.batchSize - this.gathered.length, INVOKE_PAYLOAD_BYTES - this.gatheredBytes)
+        : [];
       if (more.length > 0 && this.gathered.length === 0) {
         this.windowClosesAt = at + this.o.batchingWindowMs;
         this.agenda.at(this.windowClosesAt, () => this.dispatch());

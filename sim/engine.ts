@@ -41,7 +41,14 @@ export const MAX_EVENTS = 50_000_000;
 const RNG_STREAMS = ['arrivals', 'jitter', 'own', 'initFire', 'initIngest', 'initCollect', 's3'] as const;
 
 function eventSource(s: SimSettings, fn: FunctionSettings, mode: 'standard' | 'provisioned'): EventSourceConfig {
-  return { mode, maxConcurrency: fn.maxConcurrency, minPollers: s.stack.minPollers, maxPollers: s.stack.maxPollers, esm: s.aws.esm, provisioned: s.aws.provisioned };
+  return {
+    mode,
+    maxConcurrency: fn.maxConcurrency,
+    minPollers: s.stack.minPollers,
+    maxPollers: s.stack.maxPollers,
+    esm: s.aws.esm,
+    provisioned: s.aws.provisioned,
+  };
 }
 
 /** A queue, event source and function for one stage. */
@@ -52,22 +59,57 @@ function stage<P>(
   name: 'ingest' | 'fire' | 'collect',
   rng: { jitter: Rng; init: Rng },
   init: Lognormal,
-  handle: (records: P[], at: number, timeoutAt: number) => { endMs: number; effects: { at: number; run: () => void }[] },
+  handle: (
+    records: P[],
+    at: number,
+    timeoutAt: number,
+  ) => { endMs: number; effects: { at: number; run: () => void }[] },
 ): Consumer<P> {
   const fn = s.stack[name];
   const mode = name === 'fire' ? s.stack.eventSourceMode : 'standard';
   const idleMs = s.idleBeforeMinutes * 60_000;
   const scaler = new EventSourceScaler(eventSource(s, fn, mode), idleMs < s.aws.esm.scaleDownAfterS * 1000);
-  const queue = new SqsQueue<P>({ name, visibilityTimeoutS: fn.visibilityTimeoutS, maxReceiveCount: name === 'fire' ? s.stack.maxReceiveCount : 3, delayJitterMaxMs: s.aws.sqs.delayJitterMaxMs }, agenda, rng.jitter);
+  const queue = new SqsQueue<P>(
+    {
+      name,
+      visibilityTimeoutS: fn.visibilityTimeoutS,
+      maxReceiveCount: name === 'fire' ? s.stack.maxReceiveCount : 3,
+      delayJitterMaxMs: s.aws.sqs.delayJitterMaxMs,
+    },
+    agenda,
+    rng.jitter,
+  );
   const warm = idleMs < s.aws.lambda.envReclaimMinutes * 60_000 ? scaler.ceiling : 0;
   const model = new FunctionModel(
-    { name, memoryMb: fn.memoryMb, reservedConcurrency: fn.reservedConcurrency, init, scalePer10s: s.aws.lambda.scalePer10s, invokeOverheadMs: s.aws.lambda.invokeOverheadMs, coldPlatformMs: s.aws.lambda.coldPlatformMs, envReclaimMinutes: s.aws.lambda.envReclaimMinutes },
+    {
+      name,
+      memoryMb: fn.memoryMb,
+      reservedConcurrency: fn.reservedConcurrency,
+      init,
+      scalePer10s: s.aws.lambda.scalePer10s,
+      invokeOverheadMs: s.aws.lambda.invokeOverheadMs,
+      coldPlatformMs: s.aws.lambda.coldPlatformMs,
+      envReclaimMinutes: s.aws.lambda.envReclaimMinutes,
+    },
     account,
     rng.init,
     warm,
   );
   const growth = mode === 'provisioned' ? s.aws.provisioned.growthPerMinute : s.aws.esm.growthPerMinute;
-  return new Consumer<P>(agenda, queue, scaler, model, { batchSize: fn.batchSize, batchingWindowMs: fn.batchingWindowS * 1000, timeoutS: fn.timeoutS, tickMs: Math.max(10, 60_000 / growth), receiveRoundTripMs: s.aws.sqs.receiveRoundTripMs }, handle);
+  return new Consumer<P>(
+    agenda,
+    queue,
+    scaler,
+    model,
+    {
+      batchSize: fn.batchSize,
+      batchingWindowMs: fn.batchingWindowS * 1000,
+      timeoutS: fn.timeoutS,
+      tickMs: Math.max(10, 60_000 / growth),
+      receiveRoundTripMs: s.aws.sqs.receiveRoundTripMs,
+    },
+    handle,
+  );
 }
 
 export function simulate(s: SimSettings): SimRun {
@@ -94,10 +136,28 @@ export function simulate(s: SimSettings): SimRun {
   const late: { fire?: Consumer<ShardPayload>; collect?: Consumer<CollectPayload> } = {};
   const collectBytes = 130;
   const fire = new FireHandler(s, workload, loop, sink, s3, {
-    sendShard: (at, payload, delaySeconds) => late.fire?.queue.sendBatch(at, [{ bytes: workload.shardMessageBytes(workload.shards[payload.shard] as SimShard, payload.leadMs !== s.stack.leadS * 1000), payload, delaySeconds }]),
-    sendCollect: (at, target) => late.collect?.queue.sendBatch(at, [{ bytes: collectBytes, payload: { kind: 'collect', target, notBeforeMs: 0 }, delaySeconds: 0 }]),
+    sendShard: (at, payload, delaySeconds) =>
+      late.fire?.queue.sendBatch(at, [
+        {
+          bytes: workload.shardMessageBytes(
+            workload.shards[payload.shard] as SimShard,
+            payload.leadMs !== s.stack.leadS * 1000,
+          ),
+          payload,
+          delaySeconds,
+        },
+      ]),
+    sendCollect: (at, target) =>
+      late.collect?.queue.sendBatch(at, [
+        { bytes: collectBytes, payload: { kind: 'collect', target, notBeforeMs: 0 }, delaySeconds: 0 },
+      ]),
   });
-  const collect = new CollectHandler(s, workload, fire.state, s3, (at, entries) => late.collect?.queue.sendBatch(at, entries.map((e) => ({ bytes: collectBytes, ...e }))));
+  const collect = new CollectHandler(s, workload, fire.state, s3, (at, entries) =>
+    late.collect?.queue.sendBatch(
+      at,
+      entries.map((e) => ({ bytes: collectBytes, ...e })),
+    ),
+  );
   const ingest = new IngestHandler(s, workload, s3, {
     onStart: (start, deadline) => {
       runStartMs = start;
@@ -109,14 +169,50 @@ export function simulate(s: SimSettings): SimRun {
     sendCollect: (at, entries) => late.collect?.queue.sendBatch(at, entries),
   });
   const consumers = {
-    ingest: stage<IngestPayload>(s, agenda, account, 'ingest', { jitter: rng.jitter, init: rng.initIngest }, s.aws.lambda.init.ingest, (r, at) => ingest.handle(r, at)),
-    fire: stage<ShardPayload>(s, agenda, account, 'fire', { jitter: rng.jitter, init: rng.initFire }, s.aws.lambda.init.fire, (r, at, timeoutAt) => fire.handle(r, at, timeoutAt)),
-    collect: stage<CollectPayload>(s, agenda, account, 'collect', { jitter: rng.jitter, init: rng.initCollect }, s.aws.lambda.init.collect, (r, at) => collect.handle(r, at)),
+    ingest: stage<IngestPayload>(
+      s,
+      agenda,
+      account,
+      'ingest',
+      { jitter: rng.jitter, init: rng.initIngest },
+      s.aws.lambda.init.ingest,
+      (r, at) => ingest.handle(r, at),
+    ),
+    fire: stage<ShardPayload>(
+      s,
+      agenda,
+      account,
+      'fire',
+      { jitter: rng.jitter, init: rng.initFire },
+      s.aws.lambda.init.fire,
+      (r, at, timeoutAt) => fire.handle(r, at, timeoutAt),
+    ),
+    collect: stage<CollectPayload>(
+      s,
+      agenda,
+      account,
+      'collect',
+      { jitter: rng.jitter, init: rng.initCollect },
+      s.aws.lambda.init.collect,
+      (r, at) => collect.handle(r, at),
+    ),
   };
   late.fire = consumers.fire;
   late.collect = consumers.collect;
   // The S3 notification (not billed to the pipeline's SQS: S3 sends it) reaches the ingest queue.
   agenda.at(s.handler.notifyMs, () => consumers.ingest.queue.inject({ kind: 'notify' }, 1500));
   agenda.runUntil();
-  return { settings: s, workload, runStartMs, deadlineMs, lateness: sink.sorted(), fire, ingest, collect, consumers, events: agenda.ran, endMs: agenda.now };
+  return {
+    settings: s,
+    workload,
+    runStartMs,
+    deadlineMs,
+    lateness: sink.sorted(),
+    fire,
+    ingest,
+    collect,
+    consumers,
+    events: agenda.ran,
+    endMs: agenda.now,
+  };
 }

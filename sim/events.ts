@@ -42,7 +42,9 @@ export class Agenda {
       const e = this.pop();
       this.now = e.at;
       if (++this.ran > this.maxEvents) {
-        throw new Error(`the simulation had not ended after ${this.maxEvents.toLocaleString('en-US')} events (${Math.round(this.now / 1000)} s of simulated time): stopped, a run the simulator cannot finish (a bug: please report it with the command)`);
+        throw new Error(
+          `the simulation had not ended after ${this.maxEvents.toLocaleString('en-US')} events (${Math.round(this.now / 1000)} s of simulated time): stopped, a run the simulator cannot finish (a bug: please report it with the command)`,
+        );
       }
       e.run();
     }

@@ -16,7 +16,12 @@ import { drawOwnLateness, type OwnLateness } from './measured';
 
 export type RequestFate = 'fire' | 'expired' | 'late_beyond_tolerance';
 
-export function requestFate(lateMs: number, expireMs: number, toleranceMs: number, policy: 'fire' | 'drop'): RequestFate {
+export function requestFate(
+  lateMs: number,
+  expireMs: number,
+  toleranceMs: number,
+  policy: 'fire' | 'drop',
+): RequestFate {
   if (lateMs > expireMs) return 'expired';
   if (policy === 'drop' && lateMs > toleranceMs) return 'late_beyond_tolerance';
   return 'fire';
@@ -74,7 +79,16 @@ export class LatenessSink {
  * invocation's requests for that target fit the permits anyway. Lambda stops the invocation at
  * `stopAtMs` (its timeout): a request not picked up by then is not sent.
  */
-export function fireShard(offsets: ArrayLike<number>, base: number, startMs: number, m: FireLoopModel, sink: LatenessSink, permits: MinHeap | null, permitCount: number, stopAtMs = Infinity): ShardFire {
+export function fireShard(
+  offsets: ArrayLike<number>,
+  base: number,
+  startMs: number,
+  m: FireLoopModel,
+  sink: LatenessSink,
+  permits: MinHeap | null,
+  permitCount: number,
+  stopAtMs = Infinity,
+): ShardFire {
   const out: ShardFire = { fired: 0, expired: 0, lateDropped: 0, endMs: startMs, stopped: false };
   for (let i = 0; i < offsets.length; i++) {
     const due = base + (offsets[i] as number);

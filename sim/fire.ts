@@ -72,7 +72,16 @@ const PART_READS_AT_ONCE = 16;
 export class FireHandler {
   /** Per target, per shard index. */
   readonly state: Map<number, ShardState>[];
-  readonly counters: FireCounters = { fired: 0, expired: 0, lateDropped: 0, lostAfterClaim: 0, duplicates: 0, hops: 0, s3Put: 0, s3Get: 0 };
+  readonly counters: FireCounters = {
+    fired: 0,
+    expired: 0,
+    lateDropped: 0,
+    lostAfterClaim: 0,
+    duplicates: 0,
+    hops: 0,
+    s3Put: 0,
+    s3Get: 0,
+  };
   /** The run's start (epoch of offset 0), ms: fixed by the ingest. */
   runStartMs = 0;
 
@@ -126,7 +135,11 @@ export class FireHandler {
     const bytes = shard.offsets.length * this.workload.wireBytesPerRequest;
     this.counters.s3Get += shard.parts;
     const rounds = Math.ceil(shard.parts / PART_READS_AT_ONCE);
-    const readMs = shard.parts > 0 ? this.s3.pool(shard.parts, PART_READS_AT_ONCE) + (bytes / shard.parts / (this.s.aws.s3.getMBps * 1e6)) * 1000 * rounds : 0;
+    const readMs =
+      shard.parts > 0
+        ? this.s3.pool(shard.parts, PART_READS_AT_ONCE) +
+          (bytes / shard.parts / (this.s.aws.s3.getMBps * 1e6)) * 1000 * rounds
+        : 0;
     const vcpu = Math.min(1, this.s.stack.fire.memoryMb / ONE_VCPU_MB);
     return readMs + (bytes / (this.s.handler.fireDecodeMBpsPerVcpu * 1e6 * vcpu)) * 1000;
   }
@@ -158,7 +171,11 @@ export class FireHandler {
   }
 
   /** Fires the claimed shards together; a target's shards share its connection permits. */
-  private fire(toFire: { p: ShardPayload; shard: SimShard; claimedAt: number }[], effects: Effect[], stopAtMs: number): { endMs: number; stopped: boolean } {
+  private fire(
+    toFire: { p: ShardPayload; shard: SimShard; claimedAt: number }[],
+    effects: Effect[],
+    stopAtMs: number,
+  ): { endMs: number; stopped: boolean } {
     const permitCount = this.s.stack.connectionsPerTarget;
     let endMs = 0;
     let stopped = false;
@@ -169,9 +186,20 @@ export class FireHandler {
       // Within the permits, each shard's loop runs alone; beyond them, the target's shards
       // queue for the same permits, in due order (their ends are then the group's).
       const shared = total > permitCount;
-      const runs = shared ? [this.mergedRun(group)] : group.map((f) => ({ members: [f], offsets: f.shard.offsets, base: this.runStartMs, start: f.claimedAt }));
+      const runs = shared
+        ? [this.mergedRun(group)]
+        : group.map((f) => ({ members: [f], offsets: f.shard.offsets, base: this.runStartMs, start: f.claimedAt }));
       for (const run of runs) {
-        const r = fireShard(run.offsets, run.base, run.start, this.loop, this.sink, shared ? new MinHeap() : null, permitCount, stopAtMs);
+        const r = fireShard(
+          run.offsets,
+          run.base,
+          run.start,
+          this.loop,
+          this.sink,
+          shared ? new MinHeap() : null,
+          permitCount,
+          stopAtMs,
+        );
         this.counters.fired += r.fired;
         this.counters.expired += r.expired;
         this.counters.lateDropped += r.lateDropped;

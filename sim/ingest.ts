@@ -59,7 +59,16 @@ const COLLECT_MESSAGE_BYTES = 130;
 const ns = (ms: number) => BigInt(Math.round(ms * 1e6));
 
 export class IngestHandler {
-  readonly counters: IngestCounters = { s3Get: 0, s3Put: 0, shardMessages: 0, lateShards: 0, maxLateMs: 0, rampedMessages: 0, maxLeadMs: 0, startMovedMs: 0 };
+  readonly counters: IngestCounters = {
+    s3Get: 0,
+    s3Put: 0,
+    shardMessages: 0,
+    lateShards: 0,
+    maxLateMs: 0,
+    rampedMessages: 0,
+    maxLeadMs: 0,
+    startMovedMs: 0,
+  };
   private startMs: number | null = null;
   private readonly packed = new Map<string, number[][]>();
 
@@ -81,20 +90,32 @@ export class IngestHandler {
   private leads(): Float64Array {
     const st = this.s.stack;
     const leadMs = st.leadS * 1000;
-    const { ramp } = schedulingOf({ slotMs: Math.round(st.slotS * 1000), maxShardRequests: st.maxShardRequests, fireTimeoutMs: st.fire.timeoutS * 1000, requestTimeoutMs: st.requestTimeoutS * 1000, leadMs });
+    const { ramp } = schedulingOf({
+      slotMs: Math.round(st.slotS * 1000),
+      maxShardRequests: st.maxShardRequests,
+      fireTimeoutMs: st.fire.timeoutS * 1000,
+      requestTimeoutMs: st.requestTimeoutS * 1000,
+      leadMs,
+    });
     const shards = this.workload.shards;
     const targets = this.s.workload.targets;
     if (!ramp || !st.ramp) return new Float64Array(shards.length).fill(leadMs);
     // Messages in due order: shards are (slot by slot, lanes in order of their first request), every target's together.
     const shardOf = (k: number) => shards[Math.floor(k / targets)] as SimShard;
     const dues = Float64Array.from({ length: shards.length * targets }, (_, k) => shardOf(k).offsets[0] as number);
-    const perMessage = rampLeads(dues, Int32Array.from({ length: dues.length }, (_, k) => shardOf(k).slot), { leadMs, ...ramp });
+    const perMessage = rampLeads(
+      dues,
+      Int32Array.from({ length: dues.length }, (_, k) => shardOf(k).slot),
+      { leadMs, ...ramp },
+    );
     return Float64Array.from(shards, (_, i) => perMessage[i * targets] as number);
   }
 
   /** Reads a slot back and writes its by-reference lanes' parts, from `at`: when it is done. */
   private writeSlot(slot: SimSlot, at: number): number {
-    const byRef = this.workload.shards.slice(slot.firstShard, slot.firstShard + slot.lanes).filter((sh) => sh.parts > 0).length;
+    const byRef = this.workload.shards
+      .slice(slot.firstShard, slot.firstShard + slot.lanes)
+      .filter((sh) => sh.parts > 0).length;
     let t = at;
     for (const requests of slot.chunks) {
       const bytes = requests * this.s.workload.recordBytes;
@@ -131,10 +152,12 @@ export class IngestHandler {
       let after = 0;
       slots.forEach((slot, m) => {
         if (m > 0) after += slot.requests * perRequest;
-        for (let i = slot.firstShard; i < slot.firstShard + slot.lanes; i++) ahead = Math.max(ahead, after + (leads[i] as number) - ((shards[i] as SimShard).offsets[0] as number));
+        for (let i = slot.firstShard; i < slot.firstShard + slot.lanes; i++)
+          ahead = Math.max(ahead, after + (leads[i] as number) - ((shards[i] as SimShard).offsets[0] as number));
       });
     }
-    const startMs = this.startMs ?? Math.max(askedStart, first ? t + ahead + (ahead > leadMs ? SEND_ALLOWANCE_MS : 0) : askedStart);
+    const startMs =
+      this.startMs ?? Math.max(askedStart, first ? t + ahead + (ahead > leadMs ? SEND_ALLOWANCE_MS : 0) : askedStart);
     const deadlineMs = startMs + this.workload.durationMs + (this.s.stack.requestTimeoutS + this.s.stack.graceS) * 1000;
     if (this.startMs === null) {
       this.startMs = startMs;
@@ -158,7 +181,11 @@ export class IngestHandler {
         this.counters.maxLeadMs = Math.max(this.counters.maxLeadMs, lead);
         const { delaySeconds } = deliveryDelay(ns(firstDue), ns(now), lead);
         const bytes = this.workload.shardMessageBytes(shard, lead !== leadMs);
-        return Array.from({ length: targets }, (_, target) => ({ bytes, payload: { kind: 'shard', target, shard: shard.index, hops: 0, leadMs: lead } as ShardPayload, delaySeconds }));
+        return Array.from({ length: targets }, (_, target) => ({
+          bytes,
+          payload: { kind: 'shard', target, shard: shard.index, hops: 0, leadMs: lead } as ShardPayload,
+          delaySeconds,
+        }));
       });
       const batches = this.pack(entries.map((e) => e.bytes));
       let k = 0;
@@ -173,7 +200,11 @@ export class IngestHandler {
     }
     this.counters.s3Put++; // the run record
     t += this.s3.one();
-    const collect = Array.from({ length: targets }, (_, target) => ({ bytes: COLLECT_MESSAGE_BYTES, payload: { kind: 'collect', target, notBeforeMs: deadlineMs } as CollectPayload, delaySeconds: 0 }));
+    const collect = Array.from({ length: targets }, (_, target) => ({
+      bytes: COLLECT_MESSAGE_BYTES,
+      payload: { kind: 'collect', target, notBeforeMs: deadlineMs } as CollectPayload,
+      delaySeconds: 0,
+    }));
     const sent = t + this.s.aws.sqs.sendBatchMs;
     effects.push({ at: sent, run: () => this.ports.sendCollect(sent, collect) });
     return sent;

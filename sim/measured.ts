@@ -27,7 +27,13 @@ const rowSchema = z.object({
   p999: z.number().nonnegative(),
   max: z.number().nonnegative(),
 });
-const fileSchema = z.object({ command: z.string(), commit: z.string(), date: z.string(), conditions: z.string(), rows: z.array(rowSchema).min(1) });
+const fileSchema = z.object({
+  command: z.string(),
+  commit: z.string(),
+  date: z.string(),
+  conditions: z.string(),
+  rows: z.array(rowSchema).min(1),
+});
 
 export type MeasuredRow = z.infer<typeof rowSchema>;
 export type MeasuredFile = z.infer<typeof fileSchema>;
@@ -48,10 +54,15 @@ export function readMeasured(path: string = MEASURED_FILE): MeasuredFile {
   try {
     json = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new Error(`the fire handler's measured lateness (${path}) cannot be read: ${error instanceof Error ? error.message : String(error)}; run npm run bench:fire-lateness -- --write ${path}`);
+    throw new Error(
+      `the fire handler's measured lateness (${path}) cannot be read: ${error instanceof Error ? error.message : String(error)}; run npm run bench:fire-lateness -- --write ${path}`,
+    );
   }
   const parsed = fileSchema.safeParse(json);
-  if (!parsed.success) throw new Error(`${path}: ${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  if (!parsed.success)
+    throw new Error(
+      `${path}: ${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+    );
   return parsed.data;
 }
 
@@ -70,7 +81,14 @@ export function rowFor(file: MeasuredFile, laneRate: number, protocol: string): 
   return candidates.reduce((worst, r) => (r.p99 > worst.p99 || (r.p99 === worst.p99 && r.max > worst.max) ? r : worst));
 }
 
-export const ownLatenessOf = (row: MeasuredRow): OwnLateness => ({ minMs: 0, p50Ms: row.p50, p90Ms: row.p90, p99Ms: row.p99, p999Ms: row.p999, maxMs: row.max });
+export const ownLatenessOf = (row: MeasuredRow): OwnLateness => ({
+  minMs: 0,
+  p50Ms: row.p50,
+  p90Ms: row.p90,
+  p99Ms: row.p99,
+  p999Ms: row.p999,
+  maxMs: row.max,
+});
 
 /** What the row is, for the report: where the figures come from. */
 export function describeRow(file: MeasuredFile, row: MeasuredRow): string {

@@ -59,7 +59,12 @@ export function memoryEstimate(s: SimSettings): MemoryEstimate {
   const shards = Math.min(requests, slots * lanes);
   const t = w.targets;
   const heapBytes = HEAP_START_BYTES + shards * (PER_SHARD + PER_SHARD_TARGET * t);
-  const bytes = START_BYTES + PER_SECOND * Math.ceil(w.seconds) + requests * (PER_REQUEST + PER_REQUEST_TARGET * t) + heapBytes - HEAP_START_BYTES;
+  const bytes =
+    START_BYTES +
+    PER_SECOND * Math.ceil(w.seconds) +
+    requests * (PER_REQUEST + PER_REQUEST_TARGET * t) +
+    heapBytes -
+    HEAP_START_BYTES;
   return { requests, shards, bytes, heapBytes };
 }
 
@@ -74,8 +79,15 @@ const gb = (n: number) => `${(n / 1e9).toFixed(n < 1e10 ? 2 : 1)} GB`;
 export function checkMemory(s: SimSettings, limit: MemoryLimit = memoryLimit()): MemoryEstimate {
   const e = memoryEstimate(s);
   const size = `${e.requests.toLocaleString('en-US')} requests x ${s.workload.targets} target${s.workload.targets > 1 ? 's' : ''} in ${e.shards.toLocaleString('en-US')} shards`;
-  const what = 'shorten --seconds, lower --rate, or cut fewer shards (a run is held whole in memory: every request is kept for the exact percentiles)';
-  if (e.bytes > limit.bytes) throw new SettingsError(`this run would hold about ${gb(e.bytes)} (${size}), more than the ${gb(limit.bytes)} free on this machine: ${what}`);
-  if (e.heapBytes > limit.heapBytes) throw new SettingsError(`this run's shards would take about ${gb(e.heapBytes)} of the JavaScript heap (${size}), more than its ${gb(limit.heapBytes)} limit: ${what}, or raise the limit (NODE_OPTIONS=--max-old-space-size=<MB>)`);
+  const what =
+    'shorten --seconds, lower --rate, or cut fewer shards (a run is held whole in memory: every request is kept for the exact percentiles)';
+  if (e.bytes > limit.bytes)
+    throw new SettingsError(
+      `this run would hold about ${gb(e.bytes)} (${size}), more than the ${gb(limit.bytes)} free on this machine: ${what}`,
+    );
+  if (e.heapBytes > limit.heapBytes)
+    throw new SettingsError(
+      `this run's shards would take about ${gb(e.heapBytes)} of the JavaScript heap (${size}), more than its ${gb(limit.heapBytes)} limit: ${what}, or raise the limit (NODE_OPTIONS=--max-old-space-size=<MB>)`,
+    );
   return e;
 }

@@ -18,7 +18,8 @@ export interface Lognormal {
 /** The lognormal with this median and 99th percentile (p99 >= p50 > 0). */
 export function lognormalFromP50P99(p50: number, p99: number): Lognormal {
   if (!(Number.isFinite(p50) && p50 > 0)) throw new RangeError(`a lognormal needs a median > 0 (got ${p50})`);
-  if (!(Number.isFinite(p99) && p99 >= p50)) throw new RangeError(`a lognormal needs p99 >= p50 (got p50 ${p50}, p99 ${p99})`);
+  if (!(Number.isFinite(p99) && p99 >= p50))
+    throw new RangeError(`a lognormal needs p99 >= p50 (got p50 ${p50}, p99 ${p99})`);
   return { mu: Math.log(p50), sigma: Math.log(p99 / p50) / Z99 };
 }
 
@@ -72,5 +73,7 @@ export class Rng {
 
 /** Independent streams derived from one seed, one per named concern. */
 export function streams<const K extends string>(seed: number, names: readonly K[]): Record<K, Rng> {
-  return Object.fromEntries(names.map((name, i) => [name, new Rng((seed * 0x9e3779b1 + (i + 1) * 0x85ebca6b) >>> 0)])) as Record<K, Rng>;
+  return Object.fromEntries(
+    names.map((name, i) => [name, new Rng((seed * 0x9e3779b1 + (i + 1) * 0x85ebca6b) >>> 0)]),
+  ) as Record<K, Rng>;
 }

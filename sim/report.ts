@@ -11,20 +11,32 @@ const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
 const finite = (n: number, d = 3): number | null => (Number.isFinite(n) ? round(n, d) : null);
 
 /** numpy's linear percentile of a sorted typed array (stats.ts's, which only indexes it). */
-const pct = (sorted: Float64Array, q: number): number | null => (sorted.length === 0 ? null : round(percentile(sorted as unknown as number[], q)));
+const pct = (sorted: Float64Array, q: number): number | null =>
+  sorted.length === 0 ? null : round(percentile(sorted as unknown as number[], q));
 
 function calls(run: SimRun) {
   const { ingest, fire, collect } = run.consumers;
   const sqs = ingest.queue.bill.requests + fire.queue.bill.requests + collect.queue.bill.requests;
-  const s3Put = run.ingest.counters.s3Put + run.fire.counters.s3Put + run.collect.counters.s3Put + run.collect.counters.s3List;
+  const s3Put =
+    run.ingest.counters.s3Put + run.fire.counters.s3Put + run.collect.counters.s3Put + run.collect.counters.s3List;
   const s3Get = run.ingest.counters.s3Get + run.fire.counters.s3Get + run.collect.counters.s3Get;
   const fns = { ingest: ingest.fn.bill, fire: fire.fn.bill, collect: collect.fn.bill };
-  const invocations = Object.fromEntries(Object.entries(fns).map(([k, b]) => [k, b.invocations])) as Record<keyof typeof fns, number>;
-  const gbSeconds = Object.fromEntries(Object.entries(fns).map(([k, b]) => [k, round(b.gbSeconds, 1)])) as Record<keyof typeof fns, number>;
+  const invocations = Object.fromEntries(Object.entries(fns).map(([k, b]) => [k, b.invocations])) as Record<
+    keyof typeof fns,
+    number
+  >;
+  const gbSeconds = Object.fromEntries(Object.entries(fns).map(([k, b]) => [k, round(b.gbSeconds, 1)])) as Record<
+    keyof typeof fns,
+    number
+  >;
   const initGbSeconds = Object.values(fns).reduce((n, b) => n + b.initGbSeconds, 0);
   return {
     sqs_requests: sqs,
-    sqs_by_queue: { ingest: ingest.queue.bill.requests, replay: fire.queue.bill.requests, collect: collect.queue.bill.requests },
+    sqs_by_queue: {
+      ingest: ingest.queue.bill.requests,
+      replay: fire.queue.bill.requests,
+      collect: collect.queue.bill.requests,
+    },
     sqs_shard_messages_sent: fire.queue.bill.messagesSent,
     s3_put: s3Put,
     s3_get: s3Get,
@@ -55,8 +67,14 @@ function idleMonthly(run: SimRun) {
   const { ingest, fire, collect } = run.consumers;
   const polls = [ingest, fire, collect].reduce((n, c) => n + c.scaler.idlePollsPerMonth(), 0);
   const s = run.settings.stack;
-  const pollers = s.eventSourceMode === 'provisioned' ? s.minPollers * (SECONDS_PER_MONTH / 3600) * PRICES.sqsEventPollerUnitHour : 0;
-  return { idle_polls: Math.round(polls), polls_usd: round(polls * PRICES.sqsPerRequest, 2), min_pollers_usd: round(pollers, 2), total: round(polls * PRICES.sqsPerRequest + pollers, 2) };
+  const pollers =
+    s.eventSourceMode === 'provisioned' ? s.minPollers * (SECONDS_PER_MONTH / 3600) * PRICES.sqsEventPollerUnitHour : 0;
+  return {
+    idle_polls: Math.round(polls),
+    polls_usd: round(polls * PRICES.sqsPerRequest, 2),
+    min_pollers_usd: round(pollers, 2),
+    total: round(polls * PRICES.sqsPerRequest + pollers, 2),
+  };
 }
 
 /**
@@ -83,8 +101,12 @@ function noFigure(run: SimRun, lost: number): Record<string, string> {
 
 /** Every number of the report is finite (null where there is none): a NaN or an infinity is a bug in the simulator, said as one, never a figure. */
 function assertFinite(node: unknown, path: string): void {
-  if (typeof node === 'number' && !Number.isFinite(node)) throw new Error(`the report's ${path} came out ${node}: a bug in the simulator (please report it with the command)`);
-  if (node !== null && typeof node === 'object') for (const [k, v] of Object.entries(node)) assertFinite(v, path ? `${path}.${k}` : k);
+  if (typeof node === 'number' && !Number.isFinite(node))
+    throw new Error(
+      `the report's ${path} came out ${node}: a bug in the simulator (please report it with the command)`,
+    );
+  if (node !== null && typeof node === 'object')
+    for (const [k, v] of Object.entries(node)) assertFinite(v, path ? `${path}.${k}` : k);
 }
 
 export function report(run: SimRun, problems: readonly string[], wallMs: number) {
@@ -106,22 +128,62 @@ function build(run: SimRun, problems: readonly string[], wallMs: number) {
   const fn = s.stack.fire;
   const fireBill = run.consumers.fire.fn.bill;
   return {
-    workload: { rate_per_target: s.workload.ratePerTarget, targets: s.workload.targets, seconds: s.workload.seconds, arrivals: s.workload.arrivals, requests: run.workload.requests * s.workload.targets, latency_p50_s: s.workload.latencyP50S, latency_p99_s: s.workload.latencyP99S, idle_before_min: s.idleBeforeMinutes },
-    stack: {
-      lead_s: s.stack.leadS, slot_s: s.stack.slotS, grace_s: s.stack.graceS, max_shard_requests: s.stack.maxShardRequests, shards: run.workload.shards.length, shards_by_reference: run.workload.shards.filter((x) => x.parts > 0).length, ramp: s.stack.ramp,
-      batch_size: fn.batchSize, memory_mb: fn.memoryMb, timeout_s: fn.timeoutS, visibility_timeout_s: fn.visibilityTimeoutS,
-      max_concurrency: fn.maxConcurrency, reserved_concurrency: fn.reservedConcurrency, event_source_mode: s.stack.eventSourceMode,
-      ...(s.stack.eventSourceMode === 'provisioned' ? { pollers: { min: s.stack.minPollers, max: s.stack.maxPollers, peak: run.consumers.fire.scaler.peakPollers } } : {}),
-      account_concurrency: s.aws.accountConcurrency, deployable: problems.length === 0, problems,
+    workload: {
+      rate_per_target: s.workload.ratePerTarget,
+      targets: s.workload.targets,
+      seconds: s.workload.seconds,
+      arrivals: s.workload.arrivals,
+      requests: run.workload.requests * s.workload.targets,
+      latency_p50_s: s.workload.latencyP50S,
+      latency_p99_s: s.workload.latencyP99S,
+      idle_before_min: s.idleBeforeMinutes,
     },
-    lateness_ms: { p50: pct(sorted, 50), p90: pct(sorted, 90), p99: pct(sorted, 99), p999: pct(sorted, 99.9), max: sorted.length ? round(sorted[sorted.length - 1] as number) : null, over_tolerance: overTolerance },
+    stack: {
+      lead_s: s.stack.leadS,
+      slot_s: s.stack.slotS,
+      grace_s: s.stack.graceS,
+      max_shard_requests: s.stack.maxShardRequests,
+      shards: run.workload.shards.length,
+      shards_by_reference: run.workload.shards.filter((x) => x.parts > 0).length,
+      ramp: s.stack.ramp,
+      batch_size: fn.batchSize,
+      memory_mb: fn.memoryMb,
+      timeout_s: fn.timeoutS,
+      visibility_timeout_s: fn.visibilityTimeoutS,
+      max_concurrency: fn.maxConcurrency,
+      reserved_concurrency: fn.reservedConcurrency,
+      event_source_mode: s.stack.eventSourceMode,
+      ...(s.stack.eventSourceMode === 'provisioned'
+        ? { pollers: { min: s.stack.minPollers, max: s.stack.maxPollers, peak: run.consumers.fire.scaler.peakPollers } }
+        : {}),
+      account_concurrency: s.aws.accountConcurrency,
+      deployable: problems.length === 0,
+      problems,
+    },
+    lateness_ms: {
+      p50: pct(sorted, 50),
+      p90: pct(sorted, 90),
+      p99: pct(sorted, 99),
+      p999: pct(sorted, 99.9),
+      max: sorted.length ? round(sorted[sorted.length - 1] as number) : null,
+      over_tolerance: overTolerance,
+    },
     /** The fire handler's own lateness the run drew from (sim/measured.ts), and where it was measured. */
-    handler_lateness_ms: { ...(Object.fromEntries(Object.entries(s.handler.ownLateness).map(([k, v]) => [k, round(v)])) as unknown as typeof s.handler.ownLateness), source: s.handler.ownLatenessSource, measured_memory_matches: s.handler.ownLatenessMemoryMb === fn.memoryMb },
+    handler_lateness_ms: {
+      ...(Object.fromEntries(
+        Object.entries(s.handler.ownLateness).map(([k, v]) => [k, round(v)]),
+      ) as unknown as typeof s.handler.ownLateness),
+      source: s.handler.ownLatenessSource,
+      measured_memory_matches: s.handler.ownLatenessMemoryMb === fn.memoryMb,
+    },
     fired: f.fired,
     expired: f.expired,
     late_dropped: f.lateDropped,
     lost,
-    throttled: run.consumers.ingest.stats.throttledInvocations + stats.throttledInvocations + run.consumers.collect.stats.throttledInvocations,
+    throttled:
+      run.consumers.ingest.stats.throttledInvocations +
+      stats.throttledInvocations +
+      run.consumers.collect.stats.throttledInvocations,
     throttled_shard_messages: stats.throttledMessages,
     dead_lettered_shard_messages: run.consumers.fire.queue.bill.deadLettered,
     timeouts: stats.timeouts,
@@ -144,7 +206,14 @@ function build(run: SimRun, problems: readonly string[], wallMs: number) {
     idle_monthly_usd: idleMonthly(run),
     /** Why a figure above is null. */
     no_figure: noFigure(run, lost),
-    simulation: { seed: s.seed, events: run.events, run_start_s: finite(run.runStartMs / 1000), deadline_s: finite(run.deadlineMs / 1000), end_s: finite(run.endMs / 1000), wall_ms: Math.round(wallMs) },
+    simulation: {
+      seed: s.seed,
+      events: run.events,
+      run_start_s: finite(run.runStartMs / 1000),
+      deadline_s: finite(run.deadlineMs / 1000),
+      end_s: finite(run.endMs / 1000),
+      wall_ms: Math.round(wallMs),
+    },
   };
 }
 
@@ -153,11 +222,23 @@ export type SimReport = ReturnType<typeof build>;
 /** The report as aligned `name  value` lines, for people. */
 export function table(r: SimReport): string {
   const rows: [string, string | number | null][] = [
-    ['traffic', `${r.workload.rate_per_target}/s x ${r.workload.targets} targets x ${r.workload.seconds} s = ${r.workload.requests} requests; response p50 ${r.workload.latency_p50_s} s, p99 ${r.workload.latency_p99_s} s; idle ${r.workload.idle_before_min} min before`],
-    ['stack', `lead ${r.stack.lead_s} s, slot ${r.stack.slot_s} s, ${r.stack.shards} shards of <= ${r.stack.max_shard_requests} (${r.stack.shards_by_reference} by reference), batch ${r.stack.batch_size}, ${r.stack.memory_mb} MB, max concurrency ${r.stack.max_concurrency ?? '-'}, reserved ${r.stack.reserved_concurrency ?? '-'}, ${r.stack.event_source_mode}${r.stack.ramp ? ', ramp' : ''}`],
+    [
+      'traffic',
+      `${r.workload.rate_per_target}/s x ${r.workload.targets} targets x ${r.workload.seconds} s = ${r.workload.requests} requests; response p50 ${r.workload.latency_p50_s} s, p99 ${r.workload.latency_p99_s} s; idle ${r.workload.idle_before_min} min before`,
+    ],
+    [
+      'stack',
+      `lead ${r.stack.lead_s} s, slot ${r.stack.slot_s} s, ${r.stack.shards} shards of <= ${r.stack.max_shard_requests} (${r.stack.shards_by_reference} by reference), batch ${r.stack.batch_size}, ${r.stack.memory_mb} MB, max concurrency ${r.stack.max_concurrency ?? '-'}, reserved ${r.stack.reserved_concurrency ?? '-'}, ${r.stack.event_source_mode}${r.stack.ramp ? ', ramp' : ''}`,
+    ],
     ...r.stack.problems.map((p): [string, string] => ['NOT DEPLOYABLE', p]),
-    ['lateness p50 / p99 / p99.9 / max ms', `${r.lateness_ms.p50} / ${r.lateness_ms.p99} / ${r.lateness_ms.p999} / ${r.lateness_ms.max}`],
-    ['fire handler lateness p99 / max ms', `${r.handler_lateness_ms.p99Ms} / ${r.handler_lateness_ms.maxMs}${r.handler_lateness_ms.measured_memory_matches ? '' : ' (MEASURED AT ANOTHER MEMORY SIZE)'}, ${r.handler_lateness_ms.source}`],
+    [
+      'lateness p50 / p99 / p99.9 / max ms',
+      `${r.lateness_ms.p50} / ${r.lateness_ms.p99} / ${r.lateness_ms.p999} / ${r.lateness_ms.max}`,
+    ],
+    [
+      'fire handler lateness p99 / max ms',
+      `${r.handler_lateness_ms.p99Ms} / ${r.handler_lateness_ms.maxMs}${r.handler_lateness_ms.measured_memory_matches ? '' : ' (MEASURED AT ANOTHER MEMORY SIZE)'}, ${r.handler_lateness_ms.source}`,
+    ],
     [`late over tolerance`, r.lateness_ms.over_tolerance],
     ['fired', r.fired],
     ['expired', r.expired],

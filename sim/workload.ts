@@ -16,7 +16,14 @@
 import { planRows, type LineRef, type PlanOptions } from '../lambdas/core/plan/plan';
 import { bodyKey, shardPartsPrefix } from '../lambdas/core/pipeline/keys';
 import { partRequests } from '../lambdas/core/pipeline/shard-parts';
-import { DEFAULT_SHARDING, lanesFor, toWire, wireBytes, type ShardingOptions, type ShardMessage } from '../lambdas/core/pipeline/shards';
+import {
+  DEFAULT_SHARDING,
+  lanesFor,
+  toWire,
+  wireBytes,
+  type ShardingOptions,
+  type ShardMessage,
+} from '../lambdas/core/pipeline/shards';
 import { MESSAGE_OVERHEAD_BYTES } from '../lambdas/core/pipeline/slot-writer';
 import type { ScheduledRequest } from '../lambdas/core/types';
 import type { Rng } from './random';
@@ -78,7 +85,10 @@ function secondCounts(s: SimSettings['workload'], rng: Rng): Uint32Array {
   const counts = new Uint32Array(Math.ceil(s.seconds));
   const total = Math.floor(s.ratePerTarget * s.seconds);
   for (let i = 0; i < counts.length; i++) {
-    counts[i] = s.arrivals === 'poisson' ? rng.poisson(s.ratePerTarget * Math.min(1, s.seconds - i)) : Math.min(total, Math.floor((i + 1) * s.ratePerTarget)) - Math.min(total, Math.floor(i * s.ratePerTarget));
+    counts[i] =
+      s.arrivals === 'poisson'
+        ? rng.poisson(s.ratePerTarget * Math.min(1, s.seconds - i))
+        : Math.min(total, Math.floor((i + 1) * s.ratePerTarget)) - Math.min(total, Math.floor(i * s.ratePerTarget));
   }
   return counts;
 }
@@ -88,7 +98,12 @@ export function planSeconds(counts: Uint32Array, from: number, to: number, zeroS
   const seconds: number[] = [];
   for (let s = from; s < to; s++) for (let k = 0; k < (counts[s] as number); k++) seconds.push(s);
   if (seconds.length === 0) return [];
-  const ref = { inferenceTimeMs: 0, hasSubSecondTime: false, source: { file: SOURCE_FILE, line: 0 }, span: { start: 0, end: 0 } } as LineRef;
+  const ref = {
+    inferenceTimeMs: 0,
+    hasSubSecondTime: false,
+    source: { file: SOURCE_FILE, line: 0 },
+    span: { start: 0, end: 0 },
+  } as LineRef;
   const plan = planRows(
     seconds.length,
     (row) => CAPTURE_EPOCH_MS + (seconds[row] as number) * 1000,
@@ -144,12 +159,28 @@ function messageBytesFn(bodyBytes: number, sharding: ShardingOptions): (n: numbe
     accept: 'application/json',
     capturedOutputSha256: 'f'.repeat(64),
   };
-  const wire = toWire(request, request.body.byteLength > sharding.maxInlineBodyBytes ? bodyKey('file-0f1e2d3c-4b5a-5968-8776-a5b4c3d2e1f0', request.index) : null);
+  const wire = toWire(
+    request,
+    request.body.byteLength > sharding.maxInlineBodyBytes
+      ? bodyKey('file-0f1e2d3c-4b5a-5968-8776-a5b4c3d2e1f0', request.index)
+      : null,
+  );
   const memo = new Map<number, number>();
   return (n) => {
     let bytes = memo.get(n);
     if (bytes === undefined) {
-      const message: ShardMessage = { v: 1, kind: 'shard', runId: 'file-0f1e2d3c-4b5a-5968-8776-a5b4c3d2e1f0', target: 'target-a', shardId: '123-4', startNs: '1777421000000000000', firstDueNs: '1777421123456789000', hops: 0, last: false, requests: Array.from({ length: n }, () => wire) };
+      const message: ShardMessage = {
+        v: 1,
+        kind: 'shard',
+        runId: 'file-0f1e2d3c-4b5a-5968-8776-a5b4c3d2e1f0',
+        target: 'target-a',
+        shardId: '123-4',
+        startNs: '1777421000000000000',
+        firstDueNs: '1777421123456789000',
+        hops: 0,
+        last: false,
+        requests: Array.from({ length: n }, () => wire),
+      };
       bytes = Buffer.byteLength(JSON.stringify(message));
       memo.set(n, bytes);
     }
@@ -170,7 +201,11 @@ function refMessageBytes(shardId: string, n: number, parts: number, ownLead: boo
     hops: 0,
     last: false,
     requests: [],
-    requestsRef: { prefix: shardPartsPrefix('file-0f1e2d3c-4b5a-5968-8776-a5b4c3d2e1f0', 0, shardId), parts, requests: n },
+    requestsRef: {
+      prefix: shardPartsPrefix('file-0f1e2d3c-4b5a-5968-8776-a5b4c3d2e1f0', 0, shardId),
+      parts,
+      requests: n,
+    },
     ...(ownLead ? { leadMs: 123_456 } : {}),
   };
   return Buffer.byteLength(JSON.stringify(message));
@@ -181,14 +216,22 @@ function refMessageBytes(shardId: string, n: number, parts: number, ownLead: boo
  * to lane i mod n, cutShards' rule), each lane inline when it fits the message budget
  * (slot-writer.ts's rule), else in parts of `partRequests(n)`.
  */
-function shardsOf(offsets: Float64Array, sharding: ShardingOptions, itemBytes: number): { shards: SimShard[]; slots: SimSlot[] } {
+function shardsOf(
+  offsets: Float64Array,
+  sharding: ShardingOptions,
+  itemBytes: number,
+): { shards: SimShard[]; slots: SimSlot[] } {
   const shards: SimShard[] = [];
   const slots: SimSlot[] = [];
   for (let a = 0; a < offsets.length; ) {
     const slotIndex = Math.floor((offsets[a] as number) / sharding.slotMs);
     let b = a;
     let busiest = 0;
-    for (let second = NaN, inSecond = 0; b < offsets.length && Math.floor((offsets[b] as number) / sharding.slotMs) === slotIndex; b++) {
+    for (
+      let second = NaN, inSecond = 0;
+      b < offsets.length && Math.floor((offsets[b] as number) / sharding.slotMs) === slotIndex;
+      b++
+    ) {
       const s = Math.floor((offsets[b] as number) / 1000);
       inSecond = s === second ? inSecond + 1 : 1;
       second = s;
@@ -199,12 +242,24 @@ function shardsOf(offsets: Float64Array, sharding: ShardingOptions, itemBytes: n
     const perChunk = lanes * perPart;
     // Lanes past the slot's requests hold none: the ingest writes and sends nothing for them (slot-writer.ts, dispatch.ts).
     const filled = Math.min(lanes, b - a);
-    slots.push({ firstShard: shards.length, lanes: filled, requests: b - a, chunks: Array.from({ length: Math.ceil((b - a) / perChunk) }, (_, c) => Math.min(perChunk, b - a - c * perChunk)) });
+    slots.push({
+      firstShard: shards.length,
+      lanes: filled,
+      requests: b - a,
+      chunks: Array.from({ length: Math.ceil((b - a) / perChunk) }, (_, c) => Math.min(perChunk, b - a - c * perChunk)),
+    });
     for (let lane = 0; lane < filled; lane++) {
       const n = Math.ceil((b - a - lane) / lanes);
       const laneOffsets = Float64Array.from({ length: n }, (_, k) => offsets[a + lane + k * lanes] as number);
       const inline = MESSAGE_OVERHEAD_BYTES + n * itemBytes <= sharding.maxMessageBytes;
-      shards.push({ index: shards.length, shardId: `${slotIndex}-${lane}`, slot: slots.length - 1, lane, offsets: laneOffsets, parts: inline ? 0 : Math.ceil(n / perPart) });
+      shards.push({
+        index: shards.length,
+        shardId: `${slotIndex}-${lane}`,
+        slot: slots.length - 1,
+        lane,
+        offsets: laneOffsets,
+        parts: inline ? 0 : Math.ceil(n / perPart),
+      });
     }
     a = b;
   }
@@ -215,7 +270,12 @@ export function buildWorkload(settings: SimSettings, rng: Rng): Workload {
   const w = settings.workload;
   const counts = secondCounts(w, rng);
   const zeroSecond = counts.findIndex((c) => c > 0);
-  const sharding: ShardingOptions = { ...DEFAULT_SHARDING, slotMs: Math.round(settings.stack.slotS * 1000), maxShardRequests: settings.stack.maxShardRequests, maxMessageBytes: settings.stack.maxMessageBytes };
+  const sharding: ShardingOptions = {
+    ...DEFAULT_SHARDING,
+    slotMs: Math.round(settings.stack.slotS * 1000),
+    maxShardRequests: settings.stack.maxShardRequests,
+    maxMessageBytes: settings.stack.maxMessageBytes,
+  };
   const offsets = zeroSecond >= 0 ? planOffsets(counts, zeroSecond) : new Float64Array(0);
   const itemBytes = wireBytes(w.bodyBytes + STREAM_OVERRIDE_BYTES, SOURCE_FILE, sharding);
   const { shards, slots } = shardsOf(offsets, sharding, itemBytes);
@@ -230,6 +290,9 @@ export function buildWorkload(settings: SimSettings, rng: Rng): Workload {
     fileBytes: requests * w.recordBytes,
     wireBytesPerRequest: itemBytes,
     messageBytes,
-    shardMessageBytes: (shard, ownLead) => (shard.parts > 0 ? refMessageBytes(shard.shardId, shard.offsets.length, shard.parts, ownLead) : messageBytes(shard.offsets.length) + (ownLead ? ownLeadBytes : 0)),
+    shardMessageBytes: (shard, ownLead) =>
+      shard.parts > 0
+        ? refMessageBytes(shard.shardId, shard.offsets.length, shard.parts, ownLead)
+        : messageBytes(shard.offsets.length) + (ownLead ? ownLeadBytes : 0),
   };
 }

@@ -34,4 +34,5 @@ export function lambdaCpuShare(env: NodeJS.ProcessEnv = process.env): number | n
 }
 
 /** True when `use` took more than CPU_WARN_SHARE of `share` (never outside Lambda, where there is no share). */
-export const usedMostOfShare = (use: CpuUse, share: number | null): boolean => share !== null && use.vcpus > CPU_WARN_SHARE * share;
+export const usedMostOfShare = (use: CpuUse, share: number | null): boolean =>
+  share !== null && use.vcpus > CPU_WARN_SHARE * share;

@@ -37,7 +37,11 @@ export function secretQueryParams(url: URL): string[] {
 /** `text` with every URL's userinfo removed and secret query values replaced by `***`. */
 export function stripUrlCredentials(text: string): string {
   if (!text.includes('://') && !text.includes('=')) return text;
-  return text.replace(USERINFO, '$1').replace(QUERY_PARAM, (whole, lead: string, name: string) => (isSecretParamName(name) ? `${lead}${name}=***` : whole));
+  return text
+    .replace(USERINFO, '$1')
+    .replace(QUERY_PARAM, (whole, lead: string, name: string) =>
+      isSecretParamName(name) ? `${lead}${name}=***` : whole,
+    );
 }
 
 /**

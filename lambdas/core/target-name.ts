@@ -26,6 +26,7 @@ export function targetNameProblem(name: string): string | null {
   if (isTargetName(name)) return null;
   if (name === '') return 'is missing';
   const extension = RESULT_FILE_EXTENSION.exec(name);
-  if (extension && SEGMENT.test(name)) return `ends in ${extension[0]}, like the run folder's own files (report.html, comparison.json...) beside the target folders`;
+  if (extension && SEGMENT.test(name))
+    return `ends in ${extension[0]}, like the run folder's own files (report.html, comparison.json...) beside the target folders`;
   return "must be 1-63 letters, digits, '.', '_' or '-', starting with a letter or digit";
 }

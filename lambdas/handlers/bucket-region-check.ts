@@ -51,22 +51,37 @@ function inputOf(event: CloudFormationCustomResourceEvent): BucketCheckInput {
   if (!bucket || !stackRegion) throw new Error('the custom resource needs BucketName and StackRegion');
   const declaredAccount = text('DeclaredAccount');
   const stackAccount = text('StackAccount');
-  return { bucket, stackRegion, ...(declaredAccount ? { declaredAccount } : {}), ...(stackAccount ? { stackAccount } : {}) };
+  return {
+    bucket,
+    stackRegion,
+    ...(declaredAccount ? { declaredAccount } : {}),
+    ...(stackAccount ? { stackAccount } : {}),
+  };
 }
 
 /** The response to one request: what the check found, in CloudFormation's terms. */
-export async function checkResponse(event: CloudFormationCustomResourceEvent, s3: S3Client): Promise<CloudFormationCustomResourceResponse> {
+export async function checkResponse(
+  event: CloudFormationCustomResourceEvent,
+  s3: S3Client,
+): Promise<CloudFormationCustomResourceResponse> {
   const common = { StackId: event.StackId, RequestId: event.RequestId, LogicalResourceId: event.LogicalResourceId };
   const fallbackId = `capture-bucket-check-${event.LogicalResourceId}`;
-  if (event.RequestType === 'Delete') return { ...common, Status: 'SUCCESS', PhysicalResourceId: event.PhysicalResourceId };
+  if (event.RequestType === 'Delete')
+    return { ...common, Status: 'SUCCESS', PhysicalResourceId: event.PhysicalResourceId };
   const physicalId = event.RequestType === 'Update' ? event.PhysicalResourceId : fallbackId;
   try {
     const input = inputOf(event);
     const verdict = bucketCheckVerdict(input, await probeBucket(s3, input.bucket));
-    if (verdict.ok) return { ...common, Status: 'SUCCESS', PhysicalResourceId: physicalId, Data: { Region: verdict.region } };
+    if (verdict.ok)
+      return { ...common, Status: 'SUCCESS', PhysicalResourceId: physicalId, Data: { Region: verdict.region } };
     return { ...common, Status: 'FAILED', PhysicalResourceId: physicalId, Reason: verdict.reason };
   } catch (error) {
-    return { ...common, Status: 'FAILED', PhysicalResourceId: physicalId, Reason: oneLine(`the capture bucket check failed: ${(error as Error).message}`) };
+    return {
+      ...common,
+      Status: 'FAILED',
+      PhysicalResourceId: physicalId,
+      Reason: oneLine(`the capture bucket check failed: ${(error as Error).message}`),
+    };
   }
 }
 
@@ -75,11 +90,18 @@ export function makeBucketCheckHandler(getDeps: () => BucketCheckDeps) {
     const deps = getDeps();
     const response = await checkResponse(event, deps.s3);
     // No bucket contents and no secrets here: the verdict is safe to log.
-    deps.logger.info('capture bucket check', { requestType: event.RequestType, status: response.Status, ...(response.Status === 'FAILED' ? { reason: response.Reason } : {}) });
+    deps.logger.info('capture bucket check', {
+      requestType: event.RequestType,
+      status: response.Status,
+      ...(response.Status === 'FAILED' ? { reason: response.Reason } : {}),
+    });
     await deps.respond(event.ResponseURL, JSON.stringify(response));
   };
 }
 
 // The function's own Region (AWS_REGION): HeadBucket answers with the bucket's Region from any.
 let deps: BucketCheckDeps | undefined;
-export const handler = makeBucketCheckHandler(() => (deps ??= { s3: new S3Client({}), logger: new Logger({ serviceName: 'capture-replay' }), respond: putResponse }));
+export const handler = makeBucketCheckHandler(
+  () =>
+    (deps ??= { s3: new S3Client({}), logger: new Logger({ serviceName: 'capture-replay' }), respond: putResponse }),
+);

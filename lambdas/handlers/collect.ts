@@ -34,11 +34,26 @@ export function makeCollectHandler(getDeps: () => Deps, chartAssets: ChartAssets
       error: (m, f) => deps.logger.error(m, f ?? {}),
     };
     const analyse = async (runId: string) => {
-      const analysis = await analyseRunIfFinal(runId, { store: deps.store, clock: deps.clock, notifier: deps.notifier, resultsBucket: deps.config.resultsBucket, chartAssets, log });
-      deps.logger.info('run analysis', { runId, status: analysis.status, ...(analysis.history ? { history: analysis.history.outcome, published: analysis.history.published } : {}) });
+      const analysis = await analyseRunIfFinal(runId, {
+        store: deps.store,
+        clock: deps.clock,
+        notifier: deps.notifier,
+        resultsBucket: deps.config.resultsBucket,
+        chartAssets,
+        log,
+      });
+      deps.logger.info('run analysis', {
+        runId,
+        status: analysis.status,
+        ...(analysis.history ? { history: analysis.history.outcome, published: analysis.history.published } : {}),
+      });
       const figures = analysis.figures;
       const stack = deps.config.stackName;
-      if (figures && stack) deps.metrics.publish(runMetricSets(stack, figures), figures.endedAtMs ?? Number(deps.clock.nowNs() / 1_000_000n));
+      if (figures && stack)
+        deps.metrics.publish(
+          runMetricSets(stack, figures),
+          figures.endedAtMs ?? Number(deps.clock.nowNs() / 1_000_000n),
+        );
     };
     const outcomes = await collectBatch(
       event.Records.map((r) => ({ id: r.messageId, body: r.body })),

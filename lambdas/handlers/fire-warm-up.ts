@@ -210,13 +210,28 @@ export class InvocationWarmUp {
     const stop = AbortSignal.timeout(Math.floor(stopInMs));
     let result: RehearsalResult;
     try {
-      result = await rehearseTwins([() => this.deps.rehearsalTwin(target)], [requests], FIRE_REHEARSAL_REQUESTS, this.deps.clock, stop);
+      result = await rehearseTwins(
+        [() => this.deps.rehearsalTwin(target)],
+        [requests],
+        FIRE_REHEARSAL_REQUESTS,
+        this.deps.clock,
+        stop,
+      );
     } catch (error) {
-      this.deps.logger.warn('rehearsal failed: the shards fire without it', { target: targetName, error: errorText(error) });
+      this.deps.logger.warn('rehearsal failed: the shards fire without it', {
+        target: targetName,
+        error: errorText(error),
+      });
       return;
     }
     // Only a rehearsal that ran its course counts: one cut short is tried again by the next invocation.
     if (!stop.aborted) for (const key of keys) this.state.rehearsed.add(key);
-    this.deps.logger.info('rehearsed', { target: targetName, requests: result.requests, succeeded: result.succeeded, ms: Math.round(result.ms), complete: !stop.aborted });
+    this.deps.logger.info('rehearsed', {
+      target: targetName,
+      requests: result.requests,
+      succeeded: result.succeeded,
+      ms: Math.round(result.ms),
+      complete: !stop.aborted,
+    });
   }
 }

@@ -42,7 +42,13 @@ const share = lambdaCpuShare();
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** The shard's outcome in the log, with the fire loop's CPU against the share; a warning when it used most of it. */
-function logShard(deps: Deps, message: ShardMessage, action: ShardAction, counts: ShardCounts, cpu: CpuUse | null): void {
+function logShard(
+  deps: Deps,
+  message: ShardMessage,
+  action: ShardAction,
+  counts: ShardCounts,
+  cpu: CpuUse | null,
+): void {
   deps.logger.info('shard handled', {
     runId: message.runId,
     target: message.target,
@@ -109,7 +115,8 @@ export function makeFireHandler(getDeps: () => Deps) {
           measured.cpu = meter();
         },
       });
-      if ((action === 'fired' || action === 'lost-after-claim') && message.last) await deps.collectQueue.sendBatch([collectMessage(message.runId, message.target, 0n)]);
+      if ((action === 'fired' || action === 'lost-after-claim') && message.last)
+        await deps.collectQueue.sendBatch([collectMessage(message.runId, message.target, 0n)]);
       logShard(deps, message, action, counts, measured.cpu);
     } catch (error) {
       if (error instanceof PermanentError) {
@@ -125,7 +132,9 @@ export function makeFireHandler(getDeps: () => Deps) {
     deps.clock.resync?.();
     const warmUp = new InvocationWarmUp(deps, processWarmUp);
     try {
-      return await processPartialResponse(event, (record: SQSRecord) => recordHandler(record, warmUp), processor, { context: ctx });
+      return await processPartialResponse(event, (record: SQSRecord) => recordHandler(record, warmUp), processor, {
+        context: ctx,
+      });
     } finally {
       warmUp.end();
     }

@@ -25,14 +25,20 @@ import { parseCaptureStream } from '../core/capture/stream';
 import { fileRunId } from '../core/ids';
 import type { DispatchablePlan } from '../core/pipeline/dispatch';
 import { dispatchRun } from '../core/pipeline/stages';
-import { incompatibleAs, indexRecord, planIndexed, type IndexedEntry, type IndexedRecord, type PlanOptions } from '../core/plan/plan';
+import {
+  incompatibleAs,
+  indexRecord,
+  planIndexed,
+  type IndexedEntry,
+  type IndexedRecord,
+  type PlanOptions,
+} from '../core/plan/plan';
 import { readBackRequests } from '../core/plan/read-back';
 import type { TargetKind } from '../core/types';
 import { targetKindOf, type RuntimeConfig, type TargetConfig } from '../runtime/config';
 import { defaultDeps, type Deps } from '../runtime/deps';
 import { baseInputConfig, fireCapacityOf, logCapacity, schedulingOf, sendCollectMessages } from './run-input';
 import { parseIngestMessage, type CaptureObjectRef } from './s3-events';
-
 
 /** The targets a new capture file replays to: the autoReplay subset, in the configured order, or every target. */
 export function ingestTargets(config: Pick<RuntimeConfig, 'targets' | 'autoReplayTargets'>): TargetConfig[] {
@@ -68,7 +74,8 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
   const report = new IngestReportBuilder();
   const index: IndexedRecord[] = [];
   const indexKinds = kinds.length > 1 ? kinds : undefined;
-  for await (const record of parseCaptureStream(object.chunks, file, report, new DuplicateFilter())) index.push(indexRecord(record, planOptions, indexKinds));
+  for await (const record of parseCaptureStream(object.chunks, file, report, new DuplicateFilter()))
+    index.push(indexRecord(record, planOptions, indexKinds));
   const ingest = report.build();
   const plan = planIndexed(index, planOptions);
   index.length = 0;
@@ -80,34 +87,50 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     const options: PlanOptions = { ...planOptions, targetKind: kind };
     const verdicts = plan.entries.map((e) => incompatibleAs(e.record, kind));
     return {
-      items: plan.entries.flatMap((e, i) => (verdicts[i] ? [] : [{ index: e.index, offsetMs: e.offsetMs, bodyBytes: e.record.bodyBytes, sourceFile: file }])),
+      items: plan.entries.flatMap((e, i) =>
+        verdicts[i] ? [] : [{ index: e.index, offsetMs: e.offsetMs, bodyBytes: e.record.bodyBytes, sourceFile: file }],
+      ),
       incompatible: plan.entries.flatMap((e, i) => {
         const verdict = verdicts[i];
         return verdict ? [{ index: e.index, offsetMs: e.offsetMs, reason: verdict.reason }] : [];
       }),
       durationMs: plan.durationMs,
-      load: (items) => readBackRequests(items.map((i) => entries.get(i.index) as IndexedEntry), (start, end) => object.readRange(start, end), options),
+      load: (items) =>
+        readBackRequests(
+          items.map((i) => entries.get(i.index) as IndexedEntry),
+          (start, end) => object.readRange(start, end),
+          options,
+        ),
     };
   };
   const plans = new Map(kinds.map((kind) => [kind, planFor(kind)]));
   const duplicates = ingest.totals.rejectedByReason.duplicate ?? 0;
   const targets = replayTargets.map((t) => t.name);
   // The first target's kind is the run's plan; a target of another kind gets its kind's.
-  const targetPlans = Object.fromEntries(replayTargets.filter((t) => targetKindOf(t) !== kinds[0]).map((t) => [t.name, plans.get(targetKindOf(t)) as DispatchablePlan]));
+  const targetPlans = Object.fromEntries(
+    replayTargets
+      .filter((t) => targetKindOf(t) !== kinds[0])
+      .map((t) => [t.name, plans.get(targetKindOf(t)) as DispatchablePlan]),
+  );
   // file: the run starts `lead` after planning, fixed now that the slow part (pass 1) is
   // done; shards are then sent in due order, ahead of their due times. mirror: every
   // request at inferenceTime + lag (late ones, when the file arrived after that, follow the
   // late policy and are counted).
   // What the results' AIPerf input_config is made of (collect.ts pipelineInputConfig).
   const { tool, ...settings } = baseInputConfig(config, replayTargets);
-  const startNs = mirror && plan.scheduleZeroMs !== null ? BigInt(Math.round((plan.scheduleZeroMs + config.lagMs) * 1e6)) : deps.clock.nowNs() + BigInt(config.leadMs) * 1_000_000n;
+  const startNs =
+    mirror && plan.scheduleZeroMs !== null
+      ? BigInt(Math.round((plan.scheduleZeroMs + config.lagMs) * 1e6))
+      : deps.clock.nowNs() + BigInt(config.leadMs) * 1_000_000n;
   const result = await dispatchRun({
     runId,
     plan: plans.get(kinds[0] as TargetKind) as DispatchablePlan,
     targets,
     ...(Object.keys(targetPlans).length > 0 ? { targetPlans } : {}),
     startNs,
-    ...(mirror && plan.scheduleZeroMs !== null ? { hour: new Date(plan.scheduleZeroMs).toISOString().slice(0, 13) } : {}),
+    ...(mirror && plan.scheduleZeroMs !== null
+      ? { hour: new Date(plan.scheduleZeroMs).toISOString().slice(0, 13) }
+      : {}),
     leadMs: config.leadMs,
     // A shard due last may stream for up to the request timeout: only then can it be lost.
     graceMs: config.requestTimeoutMs + config.graceMs,
@@ -118,14 +141,29 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     // dispatch adds the lanes against the fire function's concurrency.
     ingestReport: { ...ingest, timing: plan.timing },
     ...fireCapacityOf(config, config.amplify),
-    inputConfig: { tool, mode: config.mode, ...(mirror ? { lag_ms: config.lagMs } : {}), ...(config.amplify !== 1 ? { amplify: config.amplify } : {}), capture: file, etag: object.etag, ...settings },
+    inputConfig: {
+      tool,
+      mode: config.mode,
+      ...(mirror ? { lag_ms: config.lagMs } : {}),
+      ...(config.amplify !== 1 ? { amplify: config.amplify } : {}),
+      capture: file,
+      etag: object.etag,
+      ...settings,
+    },
     notScheduledByReason: { ...plan.excluded, ...(duplicates ? { duplicate: duplicates } : {}) },
     store: deps.store,
     queue: deps.replayQueue,
     clock: deps.clock,
   });
   if (result.status === 'scheduled') await sendCollectMessages(deps.collectQueue, runId, targets, result);
-  if (result.status === 'scheduled') logCapacity(logger, { runId, stackName: config.stackName, capacity: result.capacity, nowMs: Number(deps.clock.nowNs() / 1_000_000n), metrics: deps.metrics });
+  if (result.status === 'scheduled')
+    logCapacity(logger, {
+      runId,
+      stackName: config.stackName,
+      capacity: result.capacity,
+      nowMs: Number(deps.clock.nowNs() / 1_000_000n),
+      metrics: deps.metrics,
+    });
   logger.info('capture file ingested', {
     runId,
     key: ref.key,
@@ -136,7 +174,9 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     scheduled: plan.entries.length,
     shards: result.shards,
     messages: result.messages,
-    ...(result.status === 'scheduled' ? { lateShards: result.emission.lateShards, maxEmissionLateMs: Math.round(result.emission.maxLateMs) } : {}),
+    ...(result.status === 'scheduled'
+      ? { lateShards: result.emission.lateShards, maxEmissionLateMs: Math.round(result.emission.maxLateMs) }
+      : {}),
   });
 }
 
@@ -146,7 +186,8 @@ export function makeIngestHandler(getDeps: () => Deps) {
     const deps = getDeps();
     const message = parseIngestMessage(record.body);
     if (message.kind === 'test') return deps.logger.info('S3 test event ignored', { messageId: record.messageId });
-    if (message.kind === 'invalid') return deps.logger.warn('ingest message ignored', { messageId: record.messageId, reason: message.reason });
+    if (message.kind === 'invalid')
+      return deps.logger.warn('ingest message ignored', { messageId: record.messageId, reason: message.reason });
     for (const ref of message.objects) {
       if (!ref.key.endsWith('.jsonl')) {
         deps.logger.info('not a capture file, ignored', { key: ref.key });

@@ -35,10 +35,26 @@ import { runPrefix, runRecordKey, WORK_ROOT } from '../core/pipeline/keys';
 import type { DispatchablePlan } from '../core/pipeline/dispatch';
 import { dispatchRun } from '../core/pipeline/stages';
 import type { PlanOptions } from '../core/plan/plan';
-import { planMessageSchema, scheduledRunInfoSchema, windowRunId, type PlanMessage, type ScheduleConfig, type ScheduledRunInfo } from '../core/scheduled-runs/contract';
+import {
+  planMessageSchema,
+  scheduledRunInfoSchema,
+  windowRunId,
+  type PlanMessage,
+  type ScheduleConfig,
+  type ScheduledRunInfo,
+} from '../core/scheduled-runs/contract';
 import { recordEmptyRun } from '../core/scheduled-runs/history';
 import { hourPartitions, windowRange, type WindowRange } from '../core/scheduled-runs/window';
-import { discoverCaptureFolders, dispatchOffsetsMs, listWindowFiles, notScheduledOf, readWindow, windowPlans, type CaptureObjectInfo, type CaptureObjects } from '../core/scheduled-runs/window-plan';
+import {
+  discoverCaptureFolders,
+  dispatchOffsetsMs,
+  listWindowFiles,
+  notScheduledOf,
+  readWindow,
+  windowPlans,
+  type CaptureObjectInfo,
+  type CaptureObjects,
+} from '../core/scheduled-runs/window-plan';
 import type { IngestReport, TargetKind } from '../core/types';
 import type { Clock, MessageQueue, Notifier, ObjectStore } from '../ports';
 import { targetKindOf, type RuntimeConfig, type TargetConfig } from '../runtime/config';
@@ -80,7 +96,10 @@ class NotRunnable extends Error {}
 function targetsOf(schedule: ScheduleConfig, config: RuntimeConfig): TargetConfig[] {
   return schedule.targets.map((name) => {
     const target = config.targets.find((t) => t.name === name);
-    if (!target) throw new NotRunnable(`schedule ${schedule.name} names target ${name}, which is not one of the deployment's (${config.targets.map((t) => t.name).join(', ')})`);
+    if (!target)
+      throw new NotRunnable(
+        `schedule ${schedule.name} names target ${name}, which is not one of the deployment's (${config.targets.map((t) => t.name).join(', ')})`,
+      );
     return target;
   });
 }
@@ -95,12 +114,26 @@ function rangeOf(schedule: ScheduleConfig, scheduledTime: string): WindowRange {
 }
 
 /** The files of the window: those a previous attempt pinned, else listed now and pinned. */
-async function windowFiles(deps: PlanDeps, captures: CaptureObjects, schedule: ScheduleConfig, runId: string, range: WindowRange): Promise<WindowFiles> {
+async function windowFiles(
+  deps: PlanDeps,
+  captures: CaptureObjects,
+  schedule: ScheduleConfig,
+  runId: string,
+  range: WindowRange,
+): Promise<WindowFiles> {
   const key = windowFilesKey(runId);
   const pinned = await deps.store.get(key);
   if (pinned) return windowFilesSchema.parse(decodeJson(pinned));
-  const { folders, ignored } = await discoverCaptureFolders(captures, deps.config.capturePrefix, { ...(schedule.endpoints ? { endpoints: schedule.endpoints } : {}), ...(schedule.variants ? { variants: schedule.variants } : {}) });
-  if (ignored.length > 0) deps.logger.info('capture folders not read', { schedule: schedule.name, ignored: ignored.slice(0, 20), count: ignored.length });
+  const { folders, ignored } = await discoverCaptureFolders(captures, deps.config.capturePrefix, {
+    ...(schedule.endpoints ? { endpoints: schedule.endpoints } : {}),
+    ...(schedule.variants ? { variants: schedule.variants } : {}),
+  });
+  if (ignored.length > 0)
+    deps.logger.info('capture folders not read', {
+      schedule: schedule.name,
+      ignored: ignored.slice(0, 20),
+      count: ignored.length,
+    });
   const { files, skipped } = await listWindowFiles(captures, folders, hourPartitions(range));
   const listed: WindowFiles = { v: 1, files, skipped, folders: folders.map((f) => f.prefix) };
   if (await deps.store.putIfAbsent(key, JSON.stringify(listed), 'application/json')) return listed;
@@ -111,7 +144,8 @@ async function windowFiles(deps: PlanDeps, captures: CaptureObjects, schedule: S
 /** Where the window's captures are read: the deps' own, else the configured capture bucket. */
 function captureObjectsOf(deps: PlanDeps): CaptureObjects {
   if (deps.captures) return deps.captures;
-  if (!deps.config.captureBucket) throw new NotRunnable('no capture bucket configured (CAPTURE_BUCKET): scheduled runs cannot read captures');
+  if (!deps.config.captureBucket)
+    throw new NotRunnable('no capture bucket configured (CAPTURE_BUCKET): scheduled runs cannot read captures');
   if (!deps.s3) throw new Error('plan deps: neither captures nor an S3 client');
   return s3CaptureObjects(deps.s3, deps.config.captureBucket);
 }
@@ -144,11 +178,27 @@ function planOptionsOf(runId: string, schedule: ScheduleConfig, config: RuntimeC
 type WindowPass = Awaited<ReturnType<typeof readWindow>>;
 
 /** A window run with requests: its shards sent, the collector told, the outcome logged. */
-async function dispatchWindow(deps: PlanDeps, w: { schedule: ScheduleConfig; info: ScheduledRunInfo; runId: string; targets: TargetConfig[]; kinds: TargetKind[]; pass: WindowPass; plans: Map<TargetKind, DispatchablePlan>; report: IngestReport }): Promise<void> {
+async function dispatchWindow(
+  deps: PlanDeps,
+  w: {
+    schedule: ScheduleConfig;
+    info: ScheduledRunInfo;
+    runId: string;
+    targets: TargetConfig[];
+    kinds: TargetKind[];
+    pass: WindowPass;
+    plans: Map<TargetKind, DispatchablePlan>;
+    report: IngestReport;
+  },
+): Promise<void> {
   const { config, logger } = deps;
   const { schedule, info, runId, targets, kinds, pass, plans, report } = w;
   const names = targets.map((t) => t.name);
-  const targetPlans = Object.fromEntries(targets.filter((t) => targetKindOf(t) !== kinds[0]).map((t) => [t.name, plans.get(targetKindOf(t)) as DispatchablePlan]));
+  const targetPlans = Object.fromEntries(
+    targets
+      .filter((t) => targetKindOf(t) !== kinds[0])
+      .map((t) => [t.name, plans.get(targetKindOf(t)) as DispatchablePlan]),
+  );
   const sequential = schedule.dispatch === 'sequential';
   const offsets = dispatchOffsetsMs(names, schedule.dispatch, pass.plan.durationMs, config.requestTimeoutMs);
   const { tool, ...settings } = baseInputConfig(config, targets);
@@ -168,14 +218,29 @@ async function dispatchWindow(deps: PlanDeps, w: { schedule: ScheduleConfig; inf
     // Written by dispatch with the lanes against the fire function's concurrency.
     ingestReport: report,
     ...fireCapacityOf(config, schedule.amplify ?? 1),
-    inputConfig: { tool, mode: 'window', captures: pass.filesRead, schedule: info, ...(schedule.amplify !== undefined ? { amplify: schedule.amplify } : {}), ...(sequential ? { start_offsets_ms: offsets } : {}), ...settings },
+    inputConfig: {
+      tool,
+      mode: 'window',
+      captures: pass.filesRead,
+      schedule: info,
+      ...(schedule.amplify !== undefined ? { amplify: schedule.amplify } : {}),
+      ...(sequential ? { start_offsets_ms: offsets } : {}),
+      ...settings,
+    },
     notScheduledByReason: notScheduledOf(pass.plan, pass.counts),
     store: deps.store,
     queue: deps.replayQueue,
     clock: deps.clock,
   });
   if (result.status === 'scheduled') await sendCollectMessages(deps.collectQueue, runId, names, result);
-  if (result.status === 'scheduled') logCapacity(logger, { runId, stackName: config.stackName, capacity: result.capacity, nowMs: Number(deps.clock.nowNs() / 1_000_000n), metrics: deps.metrics });
+  if (result.status === 'scheduled')
+    logCapacity(logger, {
+      runId,
+      stackName: config.stackName,
+      capacity: result.capacity,
+      nowMs: Number(deps.clock.nowNs() / 1_000_000n),
+      metrics: deps.metrics,
+    });
   logger.info('window run planned', {
     runId,
     schedule: schedule.name,
@@ -189,14 +254,19 @@ async function dispatchWindow(deps: PlanDeps, w: { schedule: ScheduleConfig; inf
     dispatch: schedule.dispatch,
     shards: result.shards,
     messages: result.messages,
-    ...(result.status === 'scheduled' ? { lateShards: result.emission.lateShards, maxEmissionLateMs: Math.round(result.emission.maxLateMs) } : {}),
+    ...(result.status === 'scheduled'
+      ? { lateShards: result.emission.lateShards, maxEmissionLateMs: Math.round(result.emission.maxLateMs) }
+      : {}),
   });
 }
 
 async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void> {
   const { config, logger, store } = deps;
   const schedule = config.schedules.find((s) => s.name === message.schedule);
-  if (!schedule) throw new NotRunnable(`no schedule named ${message.schedule} in this deployment (${config.schedules.map((s) => s.name).join(', ') || 'none'})`);
+  if (!schedule)
+    throw new NotRunnable(
+      `no schedule named ${message.schedule} in this deployment (${config.schedules.map((s) => s.name).join(', ') || 'none'})`,
+    );
   const targets = targetsOf(schedule, config);
   const range = rangeOf(schedule, message.scheduledTime);
   const runId = windowRunId(schedule.name, message.scheduledTime);
@@ -209,22 +279,52 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
   const empty = async (reason: string, report: IngestReport): Promise<void> => {
     await writeIngestReport(store, runPrefix(runId), report);
     // The trend page gets its charts from the bundled uPlot text, as the collector's does.
-    await (deps.recordEmptyRun ?? recordEmptyRun)({ store, notifier: deps.notifier, clock: deps.clock, runId, info, reason, resultsBucket: config.resultsBucket, chartAssets: BUNDLED_CHART_ASSETS });
+    await (deps.recordEmptyRun ?? recordEmptyRun)({
+      store,
+      notifier: deps.notifier,
+      clock: deps.clock,
+      runId,
+      info,
+      reason,
+      resultsBucket: config.resultsBucket,
+      chartAssets: BUNDLED_CHART_ASSETS,
+    });
     logger.info('window run empty', { runId, schedule: schedule.name, window: info.window, reason });
   };
 
   const listed = await windowFiles(deps, captures, schedule, runId, range);
   const listingSkipped = listed.skipped.map((s) => ({ file: captures.describe(s.key), reason: s.reason }));
   if (listed.files.length === 0) {
-    return empty('no captures in the window', { files: [], skippedFiles: listingSkipped, totals: { files: 0, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, contentTypeInferred: 0, rejectedByReason: {} } });
+    return empty('no captures in the window', {
+      files: [],
+      skippedFiles: listingSkipped,
+      totals: {
+        files: 0,
+        linesRead: 0,
+        blankLines: 0,
+        accepted: 0,
+        rejected: 0,
+        contentTypeInferred: 0,
+        rejectedByReason: {},
+      },
+    });
   }
 
   // Targets of different kinds take different records (plan.ts rule 6): each kind gets its
   // own plan of the same entries, as in ingest.
   const kinds = [...new Set(targets.map(targetKindOf))];
   const planOptions = planOptionsOf(runId, schedule, config, kinds[0] as TargetKind);
-  const pass = await readWindow(captures, listed.files as CaptureObjectInfo[], range, { ...planOptions, kinds, nowMs: Number(deps.clock.nowNs() / 1_000_000n) });
-  const report = { ...pass.report, skippedFiles: [...listingSkipped, ...pass.report.skippedFiles], window: pass.counts, captures: pass.filesRead };
+  const pass = await readWindow(captures, listed.files as CaptureObjectInfo[], range, {
+    ...planOptions,
+    kinds,
+    nowMs: Number(deps.clock.nowNs() / 1_000_000n),
+  });
+  const report = {
+    ...pass.report,
+    skippedFiles: [...listingSkipped, ...pass.report.skippedFiles],
+    window: pass.counts,
+    captures: pass.filesRead,
+  };
   const plans = windowPlans(pass, kinds, planOptions);
   const taken = [...plans.values()].some((p) => p.items.length > 0);
   if (pass.counts.inWindow === 0) return empty('no captures in the window', report);
@@ -242,7 +342,11 @@ function parsePlanMessage(body: string): { ok: true; message: PlanMessage } | { 
     return { ok: false, reason: 'not JSON' };
   }
   const parsed = planMessageSchema.safeParse(json);
-  if (!parsed.success) return { ok: false, reason: parsed.error.issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; ') };
+  if (!parsed.success)
+    return {
+      ok: false,
+      reason: parsed.error.issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.message}`).join('; '),
+    };
   return { ok: true, message: parsed.data };
 }
 
@@ -251,12 +355,18 @@ export function makePlanHandler(getDeps: () => PlanDeps) {
   const recordHandler = async (record: SQSRecord): Promise<void> => {
     const deps = getDeps();
     const parsed = parsePlanMessage(record.body);
-    if (!parsed.ok) return deps.logger.warn('plan message ignored', { messageId: record.messageId, reason: parsed.reason });
+    if (!parsed.ok)
+      return deps.logger.warn('plan message ignored', { messageId: record.messageId, reason: parsed.reason });
     try {
       await planWindowRun(parsed.message, deps);
     } catch (error) {
       if (!(error instanceof NotRunnable)) throw error;
-      deps.logger.error('scheduled run not planned', { messageId: record.messageId, schedule: parsed.message.schedule, scheduledTime: parsed.message.scheduledTime, reason: error.message });
+      deps.logger.error('scheduled run not planned', {
+        messageId: record.messageId,
+        schedule: parsed.message.schedule,
+        scheduledTime: parsed.message.scheduledTime,
+        reason: error.message,
+      });
     }
   };
   return (event: SQSEvent, context: Context) => processPartialResponse(event, recordHandler, processor, { context });

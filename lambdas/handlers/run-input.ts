@@ -19,11 +19,22 @@ import type { RuntimeConfig, TargetConfig } from '../runtime/config';
 export function describeTarget(t: TargetConfig): Record<string, unknown> {
   if (t.kind !== 'sagemaker') return { name: t.name, url: t.url, path: t.path };
   const { name, kind, endpointName, region, variant, inferenceComponentName, containerHostname } = t;
-  return { name, kind, endpoint_name: endpointName, ...(region ? { region } : {}), ...(variant ? { variant } : {}), ...(inferenceComponentName ? { inference_component_name: inferenceComponentName } : {}), ...(containerHostname ? { container_hostname: containerHostname } : {}) };
+  return {
+    name,
+    kind,
+    endpoint_name: endpointName,
+    ...(region ? { region } : {}),
+    ...(variant ? { variant } : {}),
+    ...(inferenceComponentName ? { inference_component_name: inferenceComponentName } : {}),
+    ...(containerHostname ? { container_hostname: containerHostname } : {}),
+  };
 }
 
 /** The run record's inputConfig fields every pipeline run carries (collect.ts pipelineInputConfig reads them). */
-export function baseInputConfig(config: Pick<RuntimeConfig, 'modelOverride' | 'forceStreaming' | 'requestTimeoutMs'>, targets: readonly TargetConfig[]): Record<string, unknown> {
+export function baseInputConfig(
+  config: Pick<RuntimeConfig, 'modelOverride' | 'forceStreaming' | 'requestTimeoutMs'>,
+  targets: readonly TargetConfig[],
+): Record<string, unknown> {
   return {
     tool: 'capture-replay',
     targets: targets.map(describeTarget),
@@ -44,9 +55,18 @@ const FIRE_BATCH_SIZE = 1;
  * each slot's shards are delivered along (each message's lead at most what the fire function's
  * timeout leaves after the slot and the request timeout).
  */
-export function schedulingOf(config: Pick<RuntimeConfig, 'slotMs' | 'maxShardRequests' | 'fireTimeoutMs' | 'requestTimeoutMs' | 'leadMs'>): Pick<DispatchRunArgs, 'sharding' | 'ramp'> {
-  const sharding = { ...DEFAULT_SHARDING, slotMs: config.slotMs, ...(config.maxShardRequests ? { maxShardRequests: config.maxShardRequests } : {}) };
-  const maxLeadMs = Math.max(config.leadMs, config.fireTimeoutMs - config.slotMs - config.requestTimeoutMs - AFTER_TIMEOUT_MS);
+export function schedulingOf(
+  config: Pick<RuntimeConfig, 'slotMs' | 'maxShardRequests' | 'fireTimeoutMs' | 'requestTimeoutMs' | 'leadMs'>,
+): Pick<DispatchRunArgs, 'sharding' | 'ramp'> {
+  const sharding = {
+    ...DEFAULT_SHARDING,
+    slotMs: config.slotMs,
+    ...(config.maxShardRequests ? { maxShardRequests: config.maxShardRequests } : {}),
+  };
+  const maxLeadMs = Math.max(
+    config.leadMs,
+    config.fireTimeoutMs - config.slotMs - config.requestTimeoutMs - AFTER_TIMEOUT_MS,
+  );
   return { sharding, ramp: { batchSize: FIRE_BATCH_SIZE, maxLeadMs } };
 }
 
@@ -54,13 +74,24 @@ export function schedulingOf(config: Pick<RuntimeConfig, 'slotMs' | 'maxShardReq
  * The deadline check finalises the run even if a worker dies with its shard. A target that
  * takes none of the records has nothing to wait for: it is collected now.
  */
-export async function sendCollectMessages(queue: MessageQueue, runId: string, targets: readonly string[], result: Extract<DispatchResult, { status: 'scheduled' }>): Promise<void> {
+export async function sendCollectMessages(
+  queue: MessageQueue,
+  runId: string,
+  targets: readonly string[],
+  result: Extract<DispatchResult, { status: 'scheduled' }>,
+): Promise<void> {
   const now = targets.filter((t) => result.shardsByTarget[t] === 0);
-  await sendAll(queue, [...targets.map((t) => collectMessage(runId, t, result.deadlineNs)), ...now.map((t) => ({ ...collectMessage(runId, t, 0n), id: `now-${t}`.replace(/[^A-Za-z0-9_-]/g, '_') }))]);
+  await sendAll(queue, [
+    ...targets.map((t) => collectMessage(runId, t, result.deadlineNs)),
+    ...now.map((t) => ({ ...collectMessage(runId, t, 0n), id: `now-${t}`.replace(/[^A-Za-z0-9_-]/g, '_') })),
+  ]);
 }
 
 /** The fire function's concurrency as a run is weighed against it: the deployment's, at the run's amplification. */
-export function fireCapacityOf(config: Pick<RuntimeConfig, 'fireConcurrency'>, amplify: number): Pick<DispatchRunArgs, 'fireCapacity'> {
+export function fireCapacityOf(
+  config: Pick<RuntimeConfig, 'fireConcurrency'>,
+  amplify: number,
+): Pick<DispatchRunArgs, 'fireCapacity'> {
   return config.fireConcurrency ? { fireCapacity: { ...config.fireConcurrency, amplify } } : {};
 }
 
@@ -73,12 +104,31 @@ export function fireCapacityOf(config: Pick<RuntimeConfig, 'fireConcurrency'>, a
  */
 export function logCapacity(
   logger: Pick<Logger, 'info' | 'warn'>,
-  o: { runId: string; stackName: string | undefined; capacity: CapacityReport | undefined; nowMs: number; metrics?: Pick<CloudWatchMetrics, 'publish'> | undefined },
+  o: {
+    runId: string;
+    stackName: string | undefined;
+    capacity: CapacityReport | undefined;
+    nowMs: number;
+    metrics?: Pick<CloudWatchMetrics, 'publish'> | undefined;
+  },
 ): void {
   const c = o.capacity;
   if (!c) return;
-  const fields = { runId: o.runId, lanesAtOnce: c.lanesAtOnce, concurrency: c.concurrency, lateLanes: c.lateLanes, lateRequests: c.lateRequests, ...(c.raise ? { raise: c.raise.setting, raiseTo: c.raise.value } : {}), reason: c.reason, expectedLatenessSeconds: c.expectedLatenessSeconds };
-  if (!c.onTime && c.raise) logger.warn(`run expected late by at least ${c.expectedLatenessSeconds} s: raise ${c.raise.setting} to ${c.raise.value}`, fields);
+  const fields = {
+    runId: o.runId,
+    lanesAtOnce: c.lanesAtOnce,
+    concurrency: c.concurrency,
+    lateLanes: c.lateLanes,
+    lateRequests: c.lateRequests,
+    ...(c.raise ? { raise: c.raise.setting, raiseTo: c.raise.value } : {}),
+    reason: c.reason,
+    expectedLatenessSeconds: c.expectedLatenessSeconds,
+  };
+  if (!c.onTime && c.raise)
+    logger.warn(
+      `run expected late by at least ${c.expectedLatenessSeconds} s: raise ${c.raise.setting} to ${c.raise.value}`,
+      fields,
+    );
   else logger.info('run capacity: every lane starts on time', fields);
   if (o.stackName && o.metrics) o.metrics.publish(ingestMetricSets(o.stackName, c), o.nowMs);
 }

@@ -15,17 +15,26 @@ const s3Notification = z.object({
   Records: z.array(
     z.object({
       eventName: z.string(),
-      s3: z.object({ bucket: z.object({ name: z.string() }), object: z.object({ key: z.string(), eTag: z.string().optional() }) }),
+      s3: z.object({
+        bucket: z.object({ name: z.string() }),
+        object: z.object({ key: z.string(), eTag: z.string().optional() }),
+      }),
     }),
   ),
 });
 const testEvent = z.object({ Event: z.literal('s3:TestEvent') });
 const eventBridge = z.object({
   'detail-type': z.literal('Object Created'),
-  detail: z.object({ bucket: z.object({ name: z.string() }), object: z.object({ key: z.string(), etag: z.string().optional() }) }),
+  detail: z.object({
+    bucket: z.object({ name: z.string() }),
+    object: z.object({ key: z.string(), etag: z.string().optional() }),
+  }),
 });
 
-export type ParsedIngestMessage = { kind: 'test' } | { kind: 'objects'; objects: CaptureObjectRef[]; ignored: number } | { kind: 'invalid'; reason: string };
+export type ParsedIngestMessage =
+  | { kind: 'test' }
+  | { kind: 'objects'; objects: CaptureObjectRef[]; ignored: number }
+  | { kind: 'invalid'; reason: string };
 
 export function decodeS3Key(key: string): string {
   return decodeURIComponent(key.replace(/\+/g, ' '));
@@ -42,14 +51,26 @@ export function parseIngestMessage(body: string): ParsedIngestMessage {
   const bridge = eventBridge.safeParse(value);
   if (bridge.success) {
     const { bucket, object } = bridge.data.detail;
-    return { kind: 'objects', objects: [{ bucket: bucket.name, key: object.key, etag: object.etag ?? null }], ignored: 0 };
+    return {
+      kind: 'objects',
+      objects: [{ bucket: bucket.name, key: object.key, etag: object.etag ?? null }],
+      ignored: 0,
+    };
   }
   const notification = s3Notification.safeParse(value);
-  if (!notification.success) return { kind: 'invalid', reason: 'neither an S3 notification, an S3 test event nor an EventBridge Object Created event' };
+  if (!notification.success)
+    return {
+      kind: 'invalid',
+      reason: 'neither an S3 notification, an S3 test event nor an EventBridge Object Created event',
+    };
   const created = notification.data.Records.filter((r) => r.eventName.startsWith('ObjectCreated'));
   return {
     kind: 'objects',
-    objects: created.map((r) => ({ bucket: r.s3.bucket.name, key: decodeS3Key(r.s3.object.key), etag: r.s3.object.eTag ?? null })),
+    objects: created.map((r) => ({
+      bucket: r.s3.bucket.name,
+      key: decodeS3Key(r.s3.object.key),
+      etag: r.s3.object.eTag ?? null,
+    })),
     ignored: notification.data.Records.length - created.length,
   };
 }

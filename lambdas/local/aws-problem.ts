@@ -17,24 +17,41 @@ interface SdkError {
 }
 
 const CREDENTIALS_HINT = 'configure the AWS CLI (aws configure, aws sso login) or set AWS_PROFILE / AWS_ACCESS_KEY_ID';
-const BAD_KEYS = new Set(['InvalidAccessKeyId', 'InvalidClientTokenId', 'UnrecognizedClientException', 'SignatureDoesNotMatch']);
+const BAD_KEYS = new Set([
+  'InvalidAccessKeyId',
+  'InvalidClientTokenId',
+  'UnrecognizedClientException',
+  'SignatureDoesNotMatch',
+]);
 const EXPIRED = new Set(['ExpiredToken', 'ExpiredTokenException', 'TokenRefreshRequired']);
-const NETWORK = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH']);
+const NETWORK = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 /** The hint for an error, or null when the message says enough. */
 function hintFor(e: SdkError): string | null {
   const name = e.name ?? '';
   const message = e.message ?? '';
-  if (name === 'CredentialsProviderError' || /Could not load credentials/i.test(message)) return `no AWS credentials found: ${CREDENTIALS_HINT}`;
-  if (/Region is missing/i.test(message)) return 'no AWS region: pass --region or set AWS_REGION (or a region in your AWS CLI profile)';
+  if (name === 'CredentialsProviderError' || /Could not load credentials/i.test(message))
+    return `no AWS credentials found: ${CREDENTIALS_HINT}`;
+  if (/Region is missing/i.test(message))
+    return 'no AWS region: pass --region or set AWS_REGION (or a region in your AWS CLI profile)';
   if (EXPIRED.has(name)) return 'the credentials have expired: renew them (aws sso login, or new session keys)';
   if (BAD_KEYS.has(name)) return `the credentials are not valid: ${CREDENTIALS_HINT}`;
   if (name === 'PermanentRedirect' || name === 'AuthorizationHeaderMalformed' || e.$metadata?.httpStatusCode === 301) {
     return "the bucket is in another region: pass --region with the stack's region";
   }
   if (name === 'NoSuchBucket') return 'the bucket does not exist (was the stack deleted?)';
-  if (/AccessDenied|Forbidden/i.test(name) || e.$metadata?.httpStatusCode === 403) return 'your identity lacks the permission (docs/first-deploy.md lists what these commands need)';
-  if (NETWORK.has(e.code ?? '') || NETWORK.has(name)) return 'AWS could not be reached (network, proxy, or AWS_ENDPOINT_URL)';
+  if (/AccessDenied|Forbidden/i.test(name) || e.$metadata?.httpStatusCode === 403)
+    return 'your identity lacks the permission (docs/first-deploy.md lists what these commands need)';
+  if (NETWORK.has(e.code ?? '') || NETWORK.has(name))
+    return 'AWS could not be reached (network, proxy, or AWS_ENDPOINT_URL)';
   return null;
 }
 

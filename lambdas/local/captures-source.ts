@@ -38,7 +38,8 @@ export interface CaptureWindow {
   endMs: number | null;
 }
 
-export const inWindow = (window: CaptureWindow, timeMs: number) => (window.startMs === null || timeMs >= window.startMs) && (window.endMs === null || timeMs < window.endMs);
+export const inWindow = (window: CaptureWindow, timeMs: number) =>
+  (window.startMs === null || timeMs >= window.startMs) && (window.endMs === null || timeMs < window.endMs);
 
 /** The duplicate rule over the window's records only: one outside it is neither kept nor a copy. */
 class WindowDuplicateFilter extends DuplicateFilter {
@@ -74,20 +75,29 @@ export function openCaptures(spec: CapturesSpec, report: IngestReportBuilder): C
   const duplicates = spec.window ? new WindowDuplicateFilter(spec.window) : new DuplicateFilter();
   const location = capturesLocation(spec.capturesPath);
   if (typeof location === 'string') throw new Error(location);
-  if (location.kind === 'local') return { records: readCaptures(location.path, report, duplicates), readerFor: fileRangeReader };
+  if (location.kind === 'local')
+    return { records: readCaptures(location.path, report, duplicates), readerFor: fileRangeReader };
   const maxLineBytes = maxLineBytesFrom();
   if (typeof maxLineBytes === 'string') throw new Error(maxLineBytes);
   const objects = lazyS3CaptureObjects(location.bucket, spec.region);
   const selection: CaptureSelection = spec.window
     ? { by: 'time', startMs: spec.window.startMs, endMs: spec.window.endMs }
     : { by: 'offsets', startOffsetMs: spec.offsets.startMs, endOffsetMs: spec.offsets.endMs };
-  const read = readS3Captures(objects, location.prefix, selection, { report, duplicates, maxLineBytes, nowMs: Date.now() });
+  const read = readS3Captures(objects, location.prefix, selection, {
+    report,
+    duplicates,
+    maxLineBytes,
+    nowMs: Date.now(),
+  });
   const uri = `s3://${location.bucket}/${location.prefix}`;
   return {
     records: saidInOneLine(read.records, uri, location.bucket),
     readerFor: (file) => {
       const reader = read.readerFor(file);
-      return (start, end) => reader(start, end).catch((error: unknown) => Promise.reject(new Error(describeS3CapturesError(error, file, location.bucket), { cause: error })));
+      return (start, end) =>
+        reader(start, end).catch((error: unknown) =>
+          Promise.reject(new Error(describeS3CapturesError(error, file, location.bucket), { cause: error })),
+        );
     },
   };
 }
@@ -99,7 +109,9 @@ export function openCaptures(spec: CapturesSpec, report: IngestReportBuilder): C
 function lazyS3CaptureObjects(bucket: string, region: string | null): CaptureObjects {
   let loaded: Promise<CaptureObjects> | undefined;
   const objects = () =>
-    (loaded ??= Promise.all([import('../adapters/aws/capture-listing'), import('./s3-links')]).then(([listing, links]) => listing.s3CaptureObjects(links.cliS3Client(region), bucket)));
+    (loaded ??= Promise.all([import('../adapters/aws/capture-listing'), import('./s3-links')]).then(
+      ([listing, links]) => listing.s3CaptureObjects(links.cliS3Client(region), bucket),
+    ));
   return {
     describe: (key) => `s3://${bucket}/${key}`,
     listFolders: async (prefix) => (await objects()).listFolders(prefix),
@@ -112,14 +124,19 @@ function lazyS3CaptureObjects(bucket: string, region: string | null): CaptureObj
 export function describeS3CapturesError(error: unknown, uri: string, bucket: string): string {
   if (error instanceof CaptureLocationError) return error.message;
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } } | null;
-  if (e?.name === 'NoSuchBucket') return `could not read ${uri}: NoSuchBucket: there is no bucket named ${bucket} (or not in this account)`;
+  if (e?.name === 'NoSuchBucket')
+    return `could not read ${uri}: NoSuchBucket: there is no bucket named ${bucket} (or not in this account)`;
   if (e?.name === 'AccessDenied' || e?.$metadata?.httpStatusCode === 403) {
     return `could not read ${uri}: AccessDenied: your identity may not read it (reading captures takes s3:ListBucket on the bucket and s3:GetObject on the objects under the prefix)`;
   }
   return describeAwsError(error, `read ${uri}`);
 }
 
-async function* saidInOneLine(records: AsyncIterable<CaptureRecord>, uri: string, bucket: string): AsyncGenerator<CaptureRecord> {
+async function* saidInOneLine(
+  records: AsyncIterable<CaptureRecord>,
+  uri: string,
+  bucket: string,
+): AsyncGenerator<CaptureRecord> {
   try {
     yield* records;
   } catch (error) {

@@ -58,8 +58,12 @@ export function oneLine(text: string, path: string, commands?: () => string[]): 
     .replace(/\s*\n\(Did you mean (.+)\?\)$/, '; did you mean $1?');
   // "option '--x <v>' argument 'v' is invalid. <why>": our parsers' <why> names the flag already.
   const invalid = /^option '(--[\w-]+)[^']*' argument '(.*)' is invalid\. (.*)$/s.exec(message);
-  if (invalid) message = invalid[3]?.startsWith(invalid[1] as string) ? (invalid[3] as string) : `${invalid[1]} "${invalid[2]}": ${invalid[3]}`;
-  if (commands && /^unknown command /.test(message) && !message.includes('did you mean')) message += ` (the commands are ${commands().join(', ')})`;
+  if (invalid)
+    message = invalid[3]?.startsWith(invalid[1] as string)
+      ? (invalid[3] as string)
+      : `${invalid[1]} "${invalid[2]}": ${invalid[3]}`;
+  if (commands && /^unknown command /.test(message) && !message.includes('did you mean'))
+    message += ` (the commands are ${commands().join(', ')})`;
   return `capture-replay${path ? ` ${path}` : ''}: ${message}\n`;
 }
 
@@ -84,14 +88,18 @@ const LEADING_FIELD = /^(limit|seed|amplify)\b/;
  * `--end-offset (1) is before --start-offset (5)`. One line, problems separated by `; `.
  */
 export function planProblemsAsFlags(problems: readonly string[]): string {
-  return problems.map((p) => p.replace(CAMEL_FIELDS, (m) => PLAN_FLAGS[m] ?? m).replace(LEADING_FIELD, (m) => PLAN_FLAGS[m] ?? m)).join('; ');
+  return problems
+    .map((p) => p.replace(CAMEL_FIELDS, (m) => PLAN_FLAGS[m] ?? m).replace(LEADING_FIELD, (m) => PLAN_FLAGS[m] ?? m))
+    .join('; ');
 }
 
 /**
  * Metrics a goodput SLO can name: the per-request metrics with one value per request
  * (inter_chunk_latency is a list; schedule_lag is the client's, not the server's).
  */
-export const GOODPUT_TAGS: readonly string[] = METRICS.filter((m) => m.kind === 'record' && m.tag !== 'inter_chunk_latency' && m.tag !== 'schedule_lag').map((m) => m.tag);
+export const GOODPUT_TAGS: readonly string[] = METRICS.filter(
+  (m) => m.kind === 'record' && m.tag !== 'inter_chunk_latency' && m.tag !== 'schedule_lag',
+).map((m) => m.tag);
 
 /**
  * `--goodput` as AIPerf spells it: space-separated `metric_tag:value` pairs, each value in the
@@ -102,15 +110,18 @@ export const GOODPUT_TAGS: readonly string[] = METRICS.filter((m) => m.kind === 
  */
 export function parseGoodput(raw: string): Record<string, number> | string {
   const pairs = raw.split(/[\s,]+/).filter(Boolean);
-  if (pairs.length === 0) return `--goodput takes metric:value pairs, e.g. "time_to_first_token:200 inter_token_latency:50" (got "${raw}")`;
+  if (pairs.length === 0)
+    return `--goodput takes metric:value pairs, e.g. "time_to_first_token:200 inter_token_latency:50" (got "${raw}")`;
   const slos: Record<string, number> = {};
   for (const pair of pairs) {
     const at = pair.lastIndexOf(':');
     const tag = at < 0 ? pair : pair.slice(0, at);
     const text = at < 0 ? '' : pair.slice(at + 1);
     const value = decimalNumber(text);
-    if (at < 0 || !Number.isFinite(value)) return `--goodput: "${pair}" is not metric:value (e.g. time_to_first_token:200)`;
-    if (!GOODPUT_TAGS.includes(tag)) return `--goodput: unknown metric "${tag}"${didYouMean(tag, GOODPUT_TAGS)} (one of ${GOODPUT_TAGS.join(', ')})`;
+    if (at < 0 || !Number.isFinite(value))
+      return `--goodput: "${pair}" is not metric:value (e.g. time_to_first_token:200)`;
+    if (!GOODPUT_TAGS.includes(tag))
+      return `--goodput: unknown metric "${tag}"${didYouMean(tag, GOODPUT_TAGS)} (one of ${GOODPUT_TAGS.join(', ')})`;
     if (value < 0) return `--goodput: ${tag} must be >= 0 (got ${text})`;
     if (tag in slos) return `--goodput: ${tag} is given twice`;
     slos[tag] = value;
@@ -119,14 +130,22 @@ export function parseGoodput(raw: string): Record<string, number> | string {
 }
 
 /** The goodput metrics only a streamed answer has (record-metrics.ts: from the times of its chunks). */
-export const STREAMED_GOODPUT_TAGS: readonly string[] = ['time_to_first_token', 'time_to_second_token', 'inter_token_latency', 'output_token_throughput_per_user'];
+export const STREAMED_GOODPUT_TAGS: readonly string[] = [
+  'time_to_first_token',
+  'time_to_second_token',
+  'inter_token_latency',
+  'output_token_throughput_per_user',
+];
 
 /**
  * What to say when --goodput names a metric only a streamed answer has and --streaming is not
  * given: a request captured without `"stream": true` is answered whole, has no such metric,
  * and never meets that objective however fast it is answered. null when there is nothing to say.
  */
-export function unstreamedGoodputWarning(goodput: Readonly<Record<string, number>> | null | undefined, streaming: boolean): string | null {
+export function unstreamedGoodputWarning(
+  goodput: Readonly<Record<string, number>> | null | undefined,
+  streaming: boolean,
+): string | null {
   const streamed = Object.keys(goodput ?? {}).filter((tag) => STREAMED_GOODPUT_TAGS.includes(tag));
   if (streaming || streamed.length === 0) return null;
   return `warning: --goodput ${streamed.join(', ')} is measured on streamed answers only, and --streaming is not given: every request captured without "stream": true misses that objective however fast it is answered; add --streaming`;
@@ -147,6 +166,7 @@ export function parseRehearsal(raw: string): number | 'auto' | string {
 export function parseWorkers(raw: string): number | 'auto' | string {
   if (raw.trim().toLowerCase() === 'auto') return 'auto';
   const n = decimalNumber(raw);
-  if (!Number.isInteger(n) || n < 1 || n > MAX_WORKERS) return `--workers must be auto or a whole number from 1 to ${MAX_WORKERS} (got "${raw}")`;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_WORKERS)
+    return `--workers must be auto or a whole number from 1 to ${MAX_WORKERS} (got "${raw}")`;
   return n;
 }

@@ -21,7 +21,13 @@ import type { MetricDatum, StandardUnit } from '@aws-sdk/client-cloudwatch';
 import { emfDocuments } from '../adapters/aws/cloudwatch-metrics';
 import { FsArtifactStore } from '../adapters/local/fs-artifact-store';
 import { ARTIFACT_FILES } from '../core/export/artifacts';
-import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE, targetFiguresOf, type MetricSet, type TargetFigures } from '../core/metrics/cloudwatch';
+import {
+  DEFAULT_METRICS_NAMESPACE,
+  METRICS_NAMESPACE,
+  targetFiguresOf,
+  type MetricSet,
+  type TargetFigures,
+} from '../core/metrics/cloudwatch';
 import { describeAwsError } from './aws-problem';
 import { regionConfig } from './aws-region';
 import { terminalLine } from './terminal-text';
@@ -51,12 +57,19 @@ export interface CloudWatchOutput {
 /** What the flags ask: null for nothing, or a usage error in the flags' words. */
 export function cloudWatchOutputOf(flags: CloudWatchFlags): CloudWatchOutput | null | string {
   if (flags.cloudwatch === undefined) {
-    const given = [flags.cloudwatchStack !== undefined ? '--cloudwatch-stack' : null, flags.cloudwatchPublish ? '--cloudwatch-publish' : null].filter(Boolean);
-    return given.length > 0 ? `${given.join(' and ')} ${given.length > 1 ? 'go' : 'goes'} with --cloudwatch <namespace> (e.g. --cloudwatch ${DEFAULT_METRICS_NAMESPACE})` : null;
+    const given = [
+      flags.cloudwatchStack !== undefined ? '--cloudwatch-stack' : null,
+      flags.cloudwatchPublish ? '--cloudwatch-publish' : null,
+    ].filter(Boolean);
+    return given.length > 0
+      ? `${given.join(' and ')} ${given.length > 1 ? 'go' : 'goes'} with --cloudwatch <namespace> (e.g. --cloudwatch ${DEFAULT_METRICS_NAMESPACE})`
+      : null;
   }
-  if (!METRICS_NAMESPACE.test(flags.cloudwatch)) return `--cloudwatch must be a CloudWatch namespace: 1-255 letters, digits and . _ - / # :, not starting with AWS/ (got "${flags.cloudwatch}")`;
+  if (!METRICS_NAMESPACE.test(flags.cloudwatch))
+    return `--cloudwatch must be a CloudWatch namespace: 1-255 letters, digits and . _ - / # :, not starting with AWS/ (got "${flags.cloudwatch}")`;
   const stack = flags.cloudwatchStack ?? DEFAULT_CLI_STACK;
-  if (!STACK_VALUE.test(stack)) return `--cloudwatch-stack must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit (got "${stack}")`;
+  if (!STACK_VALUE.test(stack))
+    return `--cloudwatch-stack must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit (got "${stack}")`;
   return { namespace: flags.cloudwatch, stack, publish: flags.cloudwatchPublish === true };
 }
 
@@ -71,8 +84,14 @@ async function readJson(path: string): Promise<unknown> {
 }
 
 /** A target's figures from its results folder: its run_manifest.json and profile_export_aiperf.json, as the collector reads them. */
-export async function readTargetFigures(dir: string, name: string): Promise<{ figures: TargetFigures; manifest: unknown }> {
-  const [manifest, aggregates] = await Promise.all([readJson(join(dir, ARTIFACT_FILES.manifest)), readJson(join(dir, ARTIFACT_FILES.aiperfJson))]);
+export async function readTargetFigures(
+  dir: string,
+  name: string,
+): Promise<{ figures: TargetFigures; manifest: unknown }> {
+  const [manifest, aggregates] = await Promise.all([
+    readJson(join(dir, ARTIFACT_FILES.manifest)),
+    readJson(join(dir, ARTIFACT_FILES.aiperfJson)),
+  ]);
   return { figures: targetFiguresOf(name, manifest, aggregates), manifest };
 }
 
@@ -112,7 +131,9 @@ export async function publishMetricData(namespace: string, data: readonly Metric
   const client = new CloudWatchClient(regionConfig(undefined));
   try {
     for (let i = 0; i < data.length; i += PUT_METRIC_DATA_MAX) {
-      await client.send(new PutMetricDataCommand({ Namespace: namespace, MetricData: data.slice(i, i + PUT_METRIC_DATA_MAX) }));
+      await client.send(
+        new PutMetricDataCommand({ Namespace: namespace, MetricData: data.slice(i, i + PUT_METRIC_DATA_MAX) }),
+      );
     }
     return data.length;
   } finally {
@@ -138,10 +159,16 @@ export interface CloudWatchWrite {
  * file is written first, so a failed publish leaves it to send again).
  */
 export async function writeCloudWatch(output: CloudWatchOutput, w: CloudWatchWrite): Promise<string | null> {
-  const warn = (...args: unknown[]) => w.err.write(`capture-replay: CloudWatch: ${terminalLine(args.map(String).join(' '))}\n`);
+  const warn = (...args: unknown[]) =>
+    w.err.write(`capture-replay: CloudWatch: ${terminalLine(args.map(String).join(' '))}\n`);
   const docs = emfDocuments(w.sets, output.namespace, w.timestampMs, { debug() {}, info() {}, warn, error: warn });
-  await new FsArtifactStore(w.dir).put(CLOUDWATCH_FILE, docs.map((d) => JSON.stringify(d)).join('\n') + (docs.length > 0 ? '\n' : ''));
-  w.out.write(`CloudWatch: ${terminalLine(join(w.dir, CLOUDWATCH_FILE))} (${docs.length} EMF documents, namespace ${output.namespace}, Stack ${output.stack})\n`);
+  await new FsArtifactStore(w.dir).put(
+    CLOUDWATCH_FILE,
+    docs.map((d) => JSON.stringify(d)).join('\n') + (docs.length > 0 ? '\n' : ''),
+  );
+  w.out.write(
+    `CloudWatch: ${terminalLine(join(w.dir, CLOUDWATCH_FILE))} (${docs.length} EMF documents, namespace ${output.namespace}, Stack ${output.stack})\n`,
+  );
   if (!output.publish) return null;
   const data = metricDataOf(docs);
   try {
@@ -149,6 +176,9 @@ export async function writeCloudWatch(output: CloudWatchOutput, w: CloudWatchWri
     w.out.write(`CloudWatch: ${sent} data points published to namespace ${output.namespace}\n`);
     return null;
   } catch (error) {
-    return describeAwsError(error, `publish the metrics to CloudWatch (cloudwatch:PutMetricData on namespace ${output.namespace}); they are in ${join(w.dir, CLOUDWATCH_FILE)}`);
+    return describeAwsError(
+      error,
+      `publish the metrics to CloudWatch (cloudwatch:PutMetricData on namespace ${output.namespace}); they are in ${join(w.dir, CLOUDWATCH_FILE)}`,
+    );
   }
 }

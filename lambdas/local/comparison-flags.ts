@@ -22,6 +22,9 @@ export function compareOptionsOf(flags: ComparisonFlags, command: Partial<Compar
 }
 
 /** Why --fail-on stops the command (exit 3, FAIL_ON_EXIT), or null when no verdict matches it. */
-export function failOnMatch(comparison: ComparisonDocument, failOn: readonly string[] | null | undefined): string | null {
+export function failOnMatch(
+  comparison: ComparisonDocument,
+  failOn: readonly string[] | null | undefined,
+): string | null {
   return failOn && hasVerdict(comparison, failOn) ? `a verdict is ${failOn.join(' or ')} (--fail-on)` : null;
 }

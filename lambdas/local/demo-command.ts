@@ -37,7 +37,7 @@ export function demoIntro(capturesDir: string, tabularByType: Record<string, num
     'Demo: the bundled capture sample against the bundled mocks (no network, no AWS).',
     `The sample (${shown(SAMPLE_DIR)}) is split by content type into`,
     `${shown(capturesDir)}/, each part replayed as its own run:`,
-    '  chat/     the chat requests (and the sample\'s bad lines, which the ingest',
+    "  chat/     the chat requests (and the sample's bad lines, which the ingest",
     '            report counts), as an A/B run to two targets:',
     '              mock       the mock OpenAI-compatible server (the baseline)',
     '              sagemaker  the mock SageMaker runtime, through the AWS SDK',
@@ -54,9 +54,15 @@ export function demoIntro(capturesDir: string, tabularByType: Record<string, num
 export async function demoCommand(options: { out: string; progress: boolean }): Promise<number> {
   const captures = await splitSample(join(options.out, 'demo-captures'));
   // The mocks are loaded only when the demo runs.
-  const [{ startMockServer }, { startMockSageMaker }] = await Promise.all([import('../mocks/mock-server'), import('../mocks/mock-sagemaker')]);
+  const [{ startMockServer }, { startMockSageMaker }] = await Promise.all([
+    import('../mocks/mock-server'),
+    import('../mocks/mock-sagemaker'),
+  ]);
   const mock = { itlMs: ITL_MS, outputTokens: OUTPUT_TOKENS, seed: 42, recordRequests: false };
-  const [server, runtime] = await Promise.all([startMockServer({ ...mock, ttftMs: HTTP_TTFT_MS }), startMockSageMaker({ ...mock, ttftMs: HTTP_TTFT_MS + SAGEMAKER_EXTRA_TTFT_MS })]);
+  const [server, runtime] = await Promise.all([
+    startMockServer({ ...mock, ttftMs: HTTP_TTFT_MS }),
+    startMockSageMaker({ ...mock, ttftMs: HTTP_TTFT_MS + SAGEMAKER_EXTRA_TTFT_MS }),
+  ]);
   // The SDK finds the local runtime through its own setting; the demo signs with a dummy key
   // (never the user's credentials: nothing of theirs should go even to a local mock).
   Object.assign(process.env, {
@@ -83,11 +89,25 @@ export async function demoCommand(options: { out: string; progress: boolean }): 
     progress: options.progress,
   };
   try {
-    const chat = await replayCommand({ ...common, capturesPath: captures.chatDir, target: [`mock=${server.url}`, 'sagemaker=sagemaker:demo-endpoint'], runId });
+    const chat = await replayCommand({
+      ...common,
+      capturesPath: captures.chatDir,
+      target: [`mock=${server.url}`, 'sagemaker=sagemaker:demo-endpoint'],
+      runId,
+    });
     if (chat !== 0 || Object.keys(captures.tabularByType).length === 0) return chat;
-    process.stdout.write(`\nDemo, tabular part: ${describeTabular(captures.tabularByType)} to the mock SageMaker runtime\n`);
-    const tabular = await replayCommand({ ...common, capturesPath: captures.tabularDir, target: ['tabular=sagemaker:demo-endpoint'], runId: `${runId}-tabular` });
-    process.stdout.write(`\nDemo reports: chat A/B  ${shown(join(options.out, runId, 'report.html'))}\n              tabular   ${shown(join(options.out, `${runId}-tabular`, 'report.html'))}\n`);
+    process.stdout.write(
+      `\nDemo, tabular part: ${describeTabular(captures.tabularByType)} to the mock SageMaker runtime\n`,
+    );
+    const tabular = await replayCommand({
+      ...common,
+      capturesPath: captures.tabularDir,
+      target: ['tabular=sagemaker:demo-endpoint'],
+      runId: `${runId}-tabular`,
+    });
+    process.stdout.write(
+      `\nDemo reports: chat A/B  ${shown(join(options.out, runId, 'report.html'))}\n              tabular   ${shown(join(options.out, `${runId}-tabular`, 'report.html'))}\n`,
+    );
     return tabular;
   } finally {
     await Promise.all([server.close(), runtime.close()]);

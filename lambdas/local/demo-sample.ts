@@ -29,7 +29,8 @@ function nonJsonInputType(line: string): string | null {
   } catch {
     return null;
   }
-  const type = (record as { captureData?: { endpointInput?: { observedContentType?: unknown } } } | null)?.captureData?.endpointInput?.observedContentType;
+  const type = (record as { captureData?: { endpointInput?: { observedContentType?: unknown } } } | null)?.captureData
+    ?.endpointInput?.observedContentType;
   return typeof type === 'string' && !isJsonContentType(type) ? type : null;
 }
 

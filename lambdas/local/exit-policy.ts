@@ -32,7 +32,11 @@ function reasons(byReason: RunManifest['droppedByReason']): string {
 }
 
 function tookNone(m: RunManifest): boolean {
-  return m.scheduled > 0 && m.fired === 0 && Object.keys(m.droppedByReason).every((r) => INCOMPATIBLE_DROPS.includes(r as DropReason));
+  return (
+    m.scheduled > 0 &&
+    m.fired === 0 &&
+    Object.keys(m.droppedByReason).every((r) => INCOMPATIBLE_DROPS.includes(r as DropReason))
+  );
 }
 
 export function runVerdict(manifests: readonly RunManifest[], options: { maxErrorRate?: number } = {}): RunVerdict {
@@ -40,12 +44,19 @@ export function runVerdict(manifests: readonly RunManifest[], options: { maxErro
   const notes: string[] = [];
   for (const m of manifests) {
     if (!m.balanced) failures.push(`accounting does not balance for ${m.target}: this is a bug, please report it`);
-    else if (tookNone(m)) notes.push(`${m.target} took none of this capture (${m.dropped} dropped: ${reasons(m.droppedByReason)})`);
-    else if (m.scheduled > 0 && m.succeeded === 0) failures.push(`no request to ${m.target} succeeded${m.fired === 0 ? ` (${m.dropped} dropped: ${reasons(m.droppedByReason)})` : ''}`);
+    else if (tookNone(m))
+      notes.push(`${m.target} took none of this capture (${m.dropped} dropped: ${reasons(m.droppedByReason)})`);
+    else if (m.scheduled > 0 && m.succeeded === 0)
+      failures.push(
+        `no request to ${m.target} succeeded${m.fired === 0 ? ` (${m.dropped} dropped: ${reasons(m.droppedByReason)})` : ''}`,
+      );
     else if (options.maxErrorRate !== undefined && m.fired > 0 && m.failed / m.fired > options.maxErrorRate) {
-      failures.push(`error rate ${(m.failed / m.fired).toFixed(3)} of ${m.target} is above --max-error-rate ${options.maxErrorRate}`);
+      failures.push(
+        `error rate ${(m.failed / m.fired).toFixed(3)} of ${m.target} is above --max-error-rate ${options.maxErrorRate}`,
+      );
     }
   }
-  if (notes.length > 0 && manifests.every((m) => m.succeeded === 0)) failures.push('no target replayed any of this capture');
+  if (notes.length > 0 && manifests.every((m) => m.succeeded === 0))
+    failures.push('no target replayed any of this capture');
   return { failures, notes };
 }

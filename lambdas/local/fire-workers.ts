@@ -48,7 +48,10 @@ const READY_TIMEOUT_MS = 30_000;
  * tests, the benchmarks) it is not defined, and the thread's entry registers tsx first.
  */
 declare const CR_BUILT_FIRE_WORKER: string | undefined;
-const DEFAULT_ENTRY = typeof CR_BUILT_FIRE_WORKER === 'string' ? new URL(CR_BUILT_FIRE_WORKER, import.meta.url) : new URL('./fire-worker-entry.mjs', import.meta.url);
+const DEFAULT_ENTRY =
+  typeof CR_BUILT_FIRE_WORKER === 'string'
+    ? new URL(CR_BUILT_FIRE_WORKER, import.meta.url)
+    : new URL('./fire-worker-entry.mjs', import.meta.url);
 
 /**
  * Requests in the busiest second of the run (any 1,000 ms window of due times). Targets fired
@@ -64,8 +67,11 @@ export function peakRate(plans: readonly ReplayPlan[], dispatch: 'parallel' | 's
     }
     return most;
   };
-  const offsetsOf = (list: readonly ReplayPlan[]) => Float64Array.from(list.flatMap((plan) => plan.requests.map((r) => r.offsetMs)));
-  return dispatch === 'parallel' ? busiest(offsetsOf(plans)) : Math.max(0, ...plans.map((plan) => busiest(offsetsOf([plan]))));
+  const offsetsOf = (list: readonly ReplayPlan[]) =>
+    Float64Array.from(list.flatMap((plan) => plan.requests.map((r) => r.offsetMs)));
+  return dispatch === 'parallel'
+    ? busiest(offsetsOf(plans))
+    : Math.max(0, ...plans.map((plan) => busiest(offsetsOf([plan]))));
 }
 
 /**
@@ -77,8 +83,18 @@ export function peakRate(plans: readonly ReplayPlan[], dispatch: 'parallel' | 's
  * two cores is one thread. A number is taken as given. Never more than `--max-in-flight`
  * (each worker needs a share of it).
  */
-export function workerCount(setting: number | 'auto', peak: number, cores = availableParallelism(), maxInFlight?: number): number {
-  const wanted = setting === 'auto' ? (peak < ONE_THREAD_RATE ? 1 : Math.max(1, Math.min(cores - 1, Math.ceil(peak / ONE_THREAD_RATE)))) : setting;
+export function workerCount(
+  setting: number | 'auto',
+  peak: number,
+  cores = availableParallelism(),
+  maxInFlight?: number,
+): number {
+  const wanted =
+    setting === 'auto'
+      ? peak < ONE_THREAD_RATE
+        ? 1
+        : Math.max(1, Math.min(cores - 1, Math.ceil(peak / ONE_THREAD_RATE)))
+      : setting;
   return Math.max(1, Math.min(wanted, MAX_WORKERS, maxInFlight ?? Infinity));
 }
 
@@ -135,8 +151,14 @@ interface WorkerPool {
 export async function startFireWorkers(options: FireWorkersOptions): Promise<FireWorkers> {
   const pool: WorkerPool = { options, workers: [], jobs: new Map(), nextJob: 0, closing: false, alive: new Set() };
   pool.workers = Array.from({ length: options.workers }, (_, w) => {
-    const rehearsal = options.rehearsal && options.rehearsal.requests > 0 ? { ...options.rehearsal, specs: [...options.specs] } : undefined;
-    const worker = new Worker(options.entry ?? DEFAULT_ENTRY, { workerData: { wait: options.wait, ...(rehearsal ? { rehearsal } : {}) } satisfies WorkerData, execArgv: [] });
+    const rehearsal =
+      options.rehearsal && options.rehearsal.requests > 0
+        ? { ...options.rehearsal, specs: [...options.specs] }
+        : undefined;
+    const worker = new Worker(options.entry ?? DEFAULT_ENTRY, {
+      workerData: { wait: options.wait, ...(rehearsal ? { rehearsal } : {}) } satisfies WorkerData,
+      execArgv: [],
+    });
     pool.alive.add(w);
     return worker;
   });
@@ -159,7 +181,10 @@ async function whenReady(pool: WorkerPool): Promise<(RehearsalResult | null)[]> 
     pool.workers.map(
       (worker, w) =>
         new Promise<void>((resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error(`fire worker ${w + 1} did not start within ${READY_TIMEOUT_MS / 1000} s`)), READY_TIMEOUT_MS);
+          const timer = setTimeout(
+            () => reject(new Error(`fire worker ${w + 1} did not start within ${READY_TIMEOUT_MS / 1000} s`)),
+            READY_TIMEOUT_MS,
+          );
           worker.on('message', (message: FromWorker) => {
             if (message.type === 'ready') {
               clearTimeout(timer);
@@ -190,7 +215,10 @@ async function whenReady(pool: WorkerPool): Promise<(RehearsalResult | null)[]> 
 function settle(pool: WorkerPool, job: number, w: number, failure: string | null): void {
   const pending = pool.jobs.get(job);
   if (!pending || !pending.open.delete(w)) return;
-  if (failure !== null) pool.options.onError(`fire worker ${w + 1} of ${pool.workers.length} failed (${pending.name}): ${failure}; its requests not reported are counted as dropped (lost)`);
+  if (failure !== null)
+    pool.options.onError(
+      `fire worker ${w + 1} of ${pool.workers.length} failed (${pending.name}): ${failure}; its requests not reported are counted as dropped (lost)`,
+    );
   if (pending.open.size === 0) pending.finish();
 }
 
@@ -201,7 +229,9 @@ function receive(pool: WorkerPool, w: number, message: FromWorker): void {
     for (const { index, ...rest } of message.outcomes) {
       const request = pending.requestsByIndex.get(index);
       if (!request || pending.outcomes.has(index)) {
-        pool.options.onError(`fire worker ${w + 1} reported request ${index} of ${pending.name} ${request ? 'twice' : 'which it was not given'}: ignored (this is a bug, please report it)`);
+        pool.options.onError(
+          `fire worker ${w + 1} reported request ${index} of ${pending.name} ${request ? 'twice' : 'which it was not given'}: ignored (this is a bug, please report it)`,
+        );
         continue;
       }
       const outcome: FireOutcome = { request, ...rest };
@@ -227,7 +257,12 @@ function broadcast(pool: WorkerPool, message: ToWorker): void {
 }
 
 /** runReplay's FireRunner: one target's plan dealt over every worker, its outcomes in plan order. */
-async function runJob(pool: WorkerPool, requests: readonly ScheduledRequest[], loop: FireLoopOptions, target: { index: number; name: string }): Promise<FireOutcome[]> {
+async function runJob(
+  pool: WorkerPool,
+  requests: readonly ScheduledRequest[],
+  loop: FireLoopOptions,
+  target: { index: number; name: string },
+): Promise<FireOutcome[]> {
   const spec = pool.options.specs[target.index];
   if (!spec) throw new Error(`no client spec for target ${target.name}`);
   const job = pool.nextJob++;
@@ -254,7 +289,10 @@ async function runJob(pool: WorkerPool, requests: readonly ScheduledRequest[], l
   if (loop.cancelSignal?.aborted) onCancel();
   const capped = loop.maxInFlight !== undefined && Number.isFinite(loop.maxInFlight) ? loop.maxInFlight : null;
   const openAheads = openAheadsOf(
-    shares.map((share, w) => ({ share, maxInFlight: capped !== null ? Math.floor(capped / n) + (w < capped % n ? 1 : 0) : undefined })),
+    shares.map((share, w) => ({
+      share,
+      maxInFlight: capped !== null ? Math.floor(capped / n) + (w < capped % n ? 1 : 0) : undefined,
+    })),
     pool.options,
     target,
     loop,
@@ -303,13 +341,25 @@ function openAheadsOf(
   target: { index: number; name: string },
   loop: Pick<FireLoopOptions, 'startNs' | 'clock'>,
 ): (OpenAheadPlan | null)[] {
-  const plans = shares.map(({ share, maxInFlight }) => openAheadPlan(share.map((r) => r.offsetMs), options.connects?.[target.index] ?? null, maxInFlight));
+  const plans = shares.map(({ share, maxInFlight }) =>
+    openAheadPlan(
+      share.map((r) => r.offsetMs),
+      options.connects?.[target.index] ?? null,
+      maxInFlight,
+    ),
+  );
   const opening = plans.filter((p): p is OpenAheadPlan => p !== null);
   if (opening.length > 0) {
     options.openingAhead?.(target.name, {
       connections: opening.reduce((sum, p) => sum + p.connections, 0),
       threads: opening.length,
-      openBeforeMs: Math.max(0, Math.min(Math.max(...opening.map((p) => p.openBeforeMs)), Math.round(Number(loop.startNs - loop.clock.nowNs()) / 1e6))),
+      openBeforeMs: Math.max(
+        0,
+        Math.min(
+          Math.max(...opening.map((p) => p.openBeforeMs)),
+          Math.round(Number(loop.startNs - loop.clock.nowNs()) / 1e6),
+        ),
+      ),
     });
   }
   return plans;
@@ -319,7 +369,11 @@ function openAheadsOf(
  * The fire loop in this thread, with connections opened ahead to the target for this thread's
  * whole plan, before the loop's own `beforeStart` (the full collection): open-ahead.ts.
  */
-async function fireHere(requests: readonly ScheduledRequest[], loop: FireLoopOptions, plan: OpenAheadPlan | null): Promise<FireOutcome[]> {
+async function fireHere(
+  requests: readonly ScheduledRequest[],
+  loop: FireLoopOptions,
+  plan: OpenAheadPlan | null,
+): Promise<FireOutcome[]> {
   let cancel: () => void = () => undefined;
   try {
     return await runFireLoop(requests, {
@@ -336,13 +390,20 @@ async function fireHere(requests: readonly ScheduledRequest[], loop: FireLoopOpt
 /** Request i in due order (the plan is sorted by offset; stable for ties) to worker i mod n. */
 function dealShares(requests: readonly ScheduledRequest[], n: number): ScheduledRequest[][] {
   const shares: ScheduledRequest[][] = Array.from({ length: n }, () => []);
-  const ordered = requests.every((r, i) => i === 0 || (requests[i - 1] as ScheduledRequest).offsetMs <= r.offsetMs) ? requests : [...requests].sort((a, b) => a.offsetMs - b.offsetMs || a.index - b.index);
+  const ordered = requests.every((r, i) => i === 0 || (requests[i - 1] as ScheduledRequest).offsetMs <= r.offsetMs)
+    ? requests
+    : [...requests].sort((a, b) => a.offsetMs - b.offsetMs || a.index - b.index);
   ordered.forEach((request, i) => shares[i % n]?.push(request));
   return shares;
 }
 
 /** The job's outcomes in plan order; a request no worker reported is accounted as lost, never left out. */
-function inPlanOrder(pending: PendingJob, requests: readonly ScheduledRequest[], loop: FireLoopOptions, name: string): FireOutcome[] {
+function inPlanOrder(
+  pending: PendingJob,
+  requests: readonly ScheduledRequest[],
+  loop: FireLoopOptions,
+  name: string,
+): FireOutcome[] {
   return requests.map((request) => {
     const outcome = pending.outcomes.get(request.index);
     if (outcome) return outcome;
@@ -387,7 +448,12 @@ export function prepareFireWorkers(
     const requests = settings.rehearsal === 'auto' ? autoRehearsalRequests(peak, n, largestPlan) : settings.rehearsal;
     if (n <= 1) {
       if (requests > 0) settings.rehearsed?.([await rehearse(settings.specs, samples, requests, settings.clock)], 1);
-      return (planned, loop, target) => fireHere(planned, loop, openAheadsOf([{ share: planned, maxInFlight: loop.maxInFlight }], settings, target, loop)[0] ?? null);
+      return (planned, loop, target) =>
+        fireHere(
+          planned,
+          loop,
+          openAheadsOf([{ share: planned, maxInFlight: loop.maxInFlight }], settings, target, loop)[0] ?? null,
+        );
     }
     const workers = await startFireWorkers({ ...settings, workers: n, rehearsal: { requests, samples } });
     settings.started(workers, peak);

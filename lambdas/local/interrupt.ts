@@ -77,10 +77,14 @@ export function installInterrupt(options: InterruptOptions): RunInterrupt {
         timer.unref();
       }
     } else if (count === 2) {
-      say(`${signal} again: cancelling the requests in flight; writing the results (a third signal quits without writing)`);
+      say(
+        `${signal} again: cancelling the requests in flight; writing the results (a third signal quits without writing)`,
+      );
       cancelNow();
     } else {
-      say(`${signal} a third time: quitting now; the results are not written (a target folder without run_manifest.json did not finish)`);
+      say(
+        `${signal} a third time: quitting now; the results are not written (a target folder without run_manifest.json did not finish)`,
+      );
       exit(INTERRUPT_EXIT[received ?? signal]);
     }
   };

@@ -21,7 +21,18 @@ import { SCHEDULE_NAME } from '../core/scheduled-runs/contract';
 import { isTargetName } from '../core/target-name';
 import { CommandProblem, describeAwsError } from './aws-problem';
 import { USAGE_EXIT, usageMessage } from './cli-usage';
-import { cliS3Client, lifetimeText, objectExists, parseS3Uri, presignGet, reportKey, s3Uri, scheduleKey, targetFileKeys, type S3Location } from './s3-links';
+import {
+  cliS3Client,
+  lifetimeText,
+  objectExists,
+  parseS3Uri,
+  presignGet,
+  reportKey,
+  s3Uri,
+  scheduleKey,
+  targetFileKeys,
+  type S3Location,
+} from './s3-links';
 import { missingOutputs, readStackOutputs } from './stack-outputs';
 import { terminalLine } from './terminal-text';
 
@@ -37,7 +48,10 @@ export interface LinkOptions {
   expires: number;
 }
 
-export type LinkRequest = { kind: 'uri'; location: S3Location } | { kind: 'run'; runId: string; target?: string } | { kind: 'schedule'; name: string };
+export type LinkRequest =
+  | { kind: 'uri'; location: S3Location }
+  | { kind: 'run'; runId: string; target?: string }
+  | { kind: 'schedule'; name: string };
 
 /** Run ids the pipeline and the CLI make: `file-<uuid>`, `window-<uuid>`, a UTC time with a suffix... no `/`. */
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -45,7 +59,8 @@ const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 /** What the arguments ask for, or what is wrong with them (a usage error). */
 export function linkRequest(o: Pick<LinkOptions, 'uri' | 'run' | 'target' | 'schedule'>): LinkRequest | string {
   const given = [o.uri !== undefined, o.run !== undefined, o.schedule !== undefined].filter(Boolean).length;
-  if (given !== 1) return `give one of <s3-uri>, --run <run-id> or --schedule <name>${given > 1 ? ', not several' : ''}`;
+  if (given !== 1)
+    return `give one of <s3-uri>, --run <run-id> or --schedule <name>${given > 1 ? ', not several' : ''}`;
   if (o.target !== undefined && o.run === undefined) return '--target goes with --run (a target of that run)';
   if (o.uri !== undefined) {
     const location = parseS3Uri(o.uri);
@@ -53,7 +68,8 @@ export function linkRequest(o: Pick<LinkOptions, 'uri' | 'run' | 'target' | 'sch
   }
   if (o.run !== undefined) {
     if (!RUN_ID.test(o.run)) return `--run takes a run id such as file-<uuid> or window-<uuid> (got "${o.run}")`;
-    if (o.target !== undefined && !isTargetName(o.target)) return `--target takes a target name: letters, digits, . _ - (got "${o.target}")`;
+    if (o.target !== undefined && !isTargetName(o.target))
+      return `--target takes a target name: letters, digits, . _ - (got "${o.target}")`;
     return { kind: 'run', runId: o.run, ...(o.target !== undefined ? { target: o.target } : {}) };
   }
   const name = o.schedule as string;
@@ -84,13 +100,25 @@ async function resolveFolder(s3: S3Client, loc: S3Location): Promise<S3Location 
   return null;
 }
 
-async function locations(request: LinkRequest, options: LinkOptions): Promise<{ region: string | undefined; objects: S3Location[] }> {
+async function locations(
+  request: LinkRequest,
+  options: LinkOptions,
+): Promise<{ region: string | undefined; objects: S3Location[] }> {
   if (request.kind === 'uri') return { region: options.region, objects: [request.location] };
-  const outputs = await readStackOutputs({ stack: options.stack, outputsFile: options.outputs, region: options.region });
+  const outputs = await readStackOutputs({
+    stack: options.stack,
+    outputsFile: options.outputs,
+    region: options.region,
+  });
   const missing = missingOutputs(outputs, ['ResultsBucketName']);
   if (missing) throw new CommandProblem(missing);
   const bucket = outputs.values.ResultsBucketName as string;
-  const keys = request.kind === 'schedule' ? [scheduleKey(request.name)] : request.target ? targetFileKeys(request.runId, request.target) : [reportKey(request.runId)];
+  const keys =
+    request.kind === 'schedule'
+      ? [scheduleKey(request.name)]
+      : request.target
+        ? targetFileKeys(request.runId, request.target)
+        : [reportKey(request.runId)];
   return { region: outputs.region, objects: keys.map((key) => ({ bucket, key })) };
 }
 
@@ -106,7 +134,11 @@ async function clientInBucketRegion(s3: S3Client, bucket: string): Promise<S3Cli
   return cliS3Client(region);
 }
 
-export async function linkCommand(options: LinkOptions, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+export async function linkCommand(
+  options: LinkOptions,
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   const request = linkRequest(options);
   if (typeof request === 'string') {
     err.write(usageMessage('link', terminalLine(request)));
@@ -121,7 +153,10 @@ export async function linkCommand(options: LinkOptions, out: NodeJS.WritableStre
     let targets = objects;
     if (request.kind === 'uri' && (request.location.key === '' || request.location.key.endsWith('/'))) {
       const page = await resolveFolder(s3, request.location);
-      if (!page) throw new CommandProblem(`${s3Uri(request.location)} is a folder with no report.html or index.html: give an object's URI`);
+      if (!page)
+        throw new CommandProblem(
+          `${s3Uri(request.location)} is a folder with no report.html or index.html: give an object's URI`,
+        );
       targets = [page];
     }
     // The manifest (last of a target's files) or the one page: its presence means the rest is there.
@@ -129,12 +164,20 @@ export async function linkCommand(options: LinkOptions, out: NodeJS.WritableStre
     if (!(await objectExists(s3, checked))) throw new CommandProblem(notThere(request, s3Uri(checked)));
     const links = await Promise.all(targets.map((t) => presignGet(s3 as S3Client, t, options.expires)));
     if (targets.length === 1) out.write(`${terminalLine(links[0] as string)}\n`);
-    else targets.forEach((t, i) => out.write(`${terminalLine(`${t.key.slice(t.key.lastIndexOf('/') + 1)} ${links[i]}`)}\n`));
-    const what = targets.length === 1 ? s3Uri(checked) : `${s3Uri({ bucket: checked.bucket, key: checked.key.slice(0, checked.key.lastIndexOf('/') + 1) })} (${targets.length} files)`;
+    else
+      targets.forEach((t, i) =>
+        out.write(`${terminalLine(`${t.key.slice(t.key.lastIndexOf('/') + 1)} ${links[i]}`)}\n`),
+      );
+    const what =
+      targets.length === 1
+        ? s3Uri(checked)
+        : `${s3Uri({ bucket: checked.bucket, key: checked.key.slice(0, checked.key.lastIndexOf('/') + 1) })} (${targets.length} files)`;
     err.write(`${terminalLine(`${what}: link valid for ${lifetimeText(options.expires)}`)}\n`);
     return 0;
   } catch (error) {
-    err.write(`capture-replay link: ${terminalLine(error instanceof CommandProblem ? error.message : describeAwsError(error, 'make the link'))}\n`);
+    err.write(
+      `capture-replay link: ${terminalLine(error instanceof CommandProblem ? error.message : describeAwsError(error, 'make the link'))}\n`,
+    );
     return 1;
   } finally {
     s3?.destroy();

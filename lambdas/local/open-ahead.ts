@@ -69,7 +69,11 @@ interface OpensAhead {
 }
 
 /** Connections to open ahead for these due offsets (one thread's share of a target's plan, ms), given the preflight's connect (null: not measured). */
-export function connectionsAhead(offsetsMs: readonly number[], connect: MeasuredConnect | null, maxInFlight?: number): number {
+export function connectionsAhead(
+  offsetsMs: readonly number[],
+  connect: MeasuredConnect | null,
+  maxInFlight?: number,
+): number {
   if (offsetsMs.length === 0) return 0;
   const cheap = connect !== null && !connect.tls && connect.ms < CHEAP_CONNECT_MS;
   const windowMs = cheap ? CHEAP_CONNECT_WINDOW_MS : RESPONSE_ESTIMATE_MS;
@@ -77,18 +81,27 @@ export function connectionsAhead(offsetsMs: readonly number[], connect: Measured
   for (const offset of offsetsMs) first = Math.min(first, offset);
   let soon = 0;
   for (const offset of offsetsMs) if (offset - first < windowMs) soon++;
-  return Math.min(soon, OPEN_AHEAD_MAX, maxInFlight !== undefined && Number.isFinite(maxInFlight) ? Math.max(0, Math.floor(maxInFlight)) : Infinity);
+  return Math.min(
+    soon,
+    OPEN_AHEAD_MAX,
+    maxInFlight !== undefined && Number.isFinite(maxInFlight) ? Math.max(0, Math.floor(maxInFlight)) : Infinity,
+  );
 }
 
 /** How long before schedule zero to start opening them: two connect times, and one per wave of MAX_OPENING. */
 export function openBeforeMs(connections: number, connectMs: number | null): number {
-  const connect = connectMs !== null && Number.isFinite(connectMs) && connectMs >= 0 ? connectMs : UNMEASURED_CONNECT_MS;
+  const connect =
+    connectMs !== null && Number.isFinite(connectMs) && connectMs >= 0 ? connectMs : UNMEASURED_CONNECT_MS;
   const needed = 2 * connect + Math.ceil(connections / MAX_OPENING) * connect;
   return Math.min(OPEN_BEFORE_MAX_MS, Math.max(OPEN_BEFORE_MIN_MS, Math.ceil(needed)));
 }
 
 /** What one thread opens ahead for one target; null: nothing. */
-export function openAheadPlan(offsetsMs: readonly number[], connect: MeasuredConnect | null, maxInFlight?: number): OpenAheadPlan | null {
+export function openAheadPlan(
+  offsetsMs: readonly number[],
+  connect: MeasuredConnect | null,
+  maxInFlight?: number,
+): OpenAheadPlan | null {
   const connections = connectionsAhead(offsetsMs, connect, maxInFlight);
   return connections > 0 ? { connections, openBeforeMs: openBeforeMs(connections, connect?.ms ?? null) } : null;
 }
@@ -104,7 +117,13 @@ export function openAheadPlan(offsetsMs: readonly number[], connect: MeasuredCon
  * nothing is opened when no time is left for it). The function returned cancels what has not
  * run yet.
  */
-export function beforeScheduleZero(client: TargetClient, plan: OpenAheadPlan | null, startNs: bigint, clock: Clock, collect: () => void): () => void {
+export function beforeScheduleZero(
+  client: TargetClient,
+  plan: OpenAheadPlan | null,
+  startNs: bigint,
+  clock: Clock,
+  collect: () => void,
+): () => void {
   const open = (client as Partial<OpensAhead>).openAhead;
   const untilZero = () => Number(startNs - clock.nowNs()) / 1e6;
   if (!plan || typeof open !== 'function' || untilZero() <= READY_BEFORE_MS) {

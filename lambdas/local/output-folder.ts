@@ -115,12 +115,15 @@ async function isCapacityFolder(dir: string, names: readonly string[]): Promise<
  */
 export async function claimRunFolder(runDir: string, runId: string, overwrite: boolean): Promise<string | null> {
   const info = await lstat(runDir).catch(() => null);
-  if (info && !info.isDirectory()) return `${runDir} is a file, where the run's results folder would go: give another --run-id or --out`;
+  if (info && !info.isDirectory())
+    return `${runDir} is a file, where the run's results folder would go: give another --run-id or --out`;
   const found = await entries(runDir);
   if (found.length === 0) return null;
   const listed = found.slice(0, 4).join(', ') + (found.length > 4 ? `, ... (${found.length})` : '');
-  if (!overwrite) return `${runDir} already holds the results of run ${runId} (${listed}): give another --run-id or --out, or --overwrite to replace that run`;
-  if (!(await isRunFolder(runDir, found)) && !(await isCapacityFolder(runDir, found))) return `${runDir} holds files that are not a run's results (${listed}): not replacing it, even with --overwrite`;
+  if (!overwrite)
+    return `${runDir} already holds the results of run ${runId} (${listed}): give another --run-id or --out, or --overwrite to replace that run`;
+  if (!(await isRunFolder(runDir, found)) && !(await isCapacityFolder(runDir, found)))
+    return `${runDir} holds files that are not a run's results (${listed}): not replacing it, even with --overwrite`;
   await rm(runDir, { recursive: true, force: true });
   return null;
 }

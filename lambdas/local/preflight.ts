@@ -67,7 +67,10 @@ function describeConnectError(error: NodeJS.ErrnoException): string {
 }
 
 /** Opens a TCP (and TLS for https) connection to the URL's origin and closes it. */
-export async function probeTcp(url: URL, timeoutMs: number): Promise<{ ok: true; ms: number } | { ok: false; error: string }> {
+export async function probeTcp(
+  url: URL,
+  timeoutMs: number,
+): Promise<{ ok: true; ms: number } | { ok: false; error: string }> {
   const tls = url.protocol === 'https:';
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = url.port ? Number(url.port) : tls ? 443 : 80;
@@ -82,9 +85,14 @@ export async function probeTcp(url: URL, timeoutMs: number): Promise<{ ok: true;
       resolve(result);
     }
     const connected = () => finish({ ok: true, ms: Number(process.hrtime.bigint() - started) / 1e6 });
-    const socket: Socket = tls ? tlsConnect({ host, port, ...(isIP(host) ? {} : { servername: host }) }, connected) : tcpConnect({ host, port }, connected);
+    const socket: Socket = tls
+      ? tlsConnect({ host, port, ...(isIP(host) ? {} : { servername: host }) }, connected)
+      : tcpConnect({ host, port }, connected);
     socket.once('error', (error: NodeJS.ErrnoException) => finish({ ok: false, error: describeConnectError(error) }));
-    const timer = setTimeout(() => finish({ ok: false, error: `no connection within ${timeoutMs / 1000} s` }), timeoutMs);
+    const timer = setTimeout(
+      () => finish({ ok: false, error: `no connection within ${timeoutMs / 1000} s` }),
+      timeoutMs,
+    );
   });
 }
 
@@ -111,16 +119,27 @@ async function fastestConnect(url: URL, timeoutMs: number, first: number): Promi
   return fastest;
 }
 
-async function checkHttp(target: Extract<PreflightTarget, { kind: 'http' }>, options: Required<Pick<PreflightOptions, 'connectTimeoutMs'>>): Promise<PreflightResult> {
+async function checkHttp(
+  target: Extract<PreflightTarget, { kind: 'http' }>,
+  options: Required<Pick<PreflightOptions, 'connectTimeoutMs'>>,
+): Promise<PreflightResult> {
   const where = `${target.url.hostname}:${target.url.port || (target.url.protocol === 'https:' ? 443 : 80)}`;
   const probe = await probeTcp(target.url, options.connectTimeoutMs);
   if (!probe.ok) return { target: target.name, ok: false, detail: `${target.url.origin}: ${probe.error} at ${where}` };
   const connectMs = await fastestConnect(target.url, options.connectTimeoutMs, probe.ms);
   const tls = target.url.protocol === 'https:';
-  return { target: target.name, ok: true, detail: `${target.url.origin} accepts connections (${tls ? 'TCP + TLS' : 'TCP'} in ${connectMs.toFixed(1)} ms)`, connect: { ms: connectMs, tls } };
+  return {
+    target: target.name,
+    ok: true,
+    detail: `${target.url.origin} accepts connections (${tls ? 'TCP + TLS' : 'TCP'} in ${connectMs.toFixed(1)} ms)`,
+    connect: { ms: connectMs, tls },
+  };
 }
 
-async function checkSageMaker(target: Extract<PreflightTarget, { kind: 'sagemaker' }>, options: Required<PreflightOptions>): Promise<PreflightResult> {
+async function checkSageMaker(
+  target: Extract<PreflightTarget, { kind: 'sagemaker' }>,
+  options: Required<PreflightOptions>,
+): Promise<PreflightResult> {
   const { SageMakerRuntimeClient } = await import('@aws-sdk/client-sagemaker-runtime');
   const client = new SageMakerRuntimeClient({ ...regionConfig(target.sagemaker.region), maxAttempts: 1 });
   const label = target.spec;
@@ -129,12 +148,20 @@ async function checkSageMaker(target: Extract<PreflightTarget, { kind: 'sagemake
     try {
       region = await client.config.region();
     } catch {
-      return { target: target.name, ok: false, detail: `${label}: no AWS region (set AWS_REGION or AWS_DEFAULT_REGION, a profile's region, or ?region= in the target)` };
+      return {
+        target: target.name,
+        ok: false,
+        detail: `${label}: no AWS region (set AWS_REGION or AWS_DEFAULT_REGION, a profile's region, or ?region= in the target)`,
+      };
     }
     try {
       await withTimeout(client.config.credentials(), options.credentialsTimeoutMs, 'looking for credentials');
     } catch (error) {
-      return { target: target.name, ok: false, detail: `${label}: no AWS credentials found (${(error as Error).message}); the SDK's default chain looks at the environment, the profile, SSO and the instance role` };
+      return {
+        target: target.name,
+        ok: false,
+        detail: `${label}: no AWS credentials found (${(error as Error).message}); the SDK's default chain looks at the environment, the profile, SSO and the instance role`,
+      };
     }
     const override = options.env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME ?? options.env.AWS_ENDPOINT_URL;
     let endpoint = '';
@@ -143,22 +170,46 @@ async function checkSageMaker(target: Extract<PreflightTarget, { kind: 'sagemake
       try {
         url = new URL(override);
       } catch {
-        return { target: target.name, ok: false, detail: `${label}: AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME is not a URL: ${override}` };
+        return {
+          target: target.name,
+          ok: false,
+          detail: `${label}: AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME is not a URL: ${override}`,
+        };
       }
       const probe = await probeTcp(url, options.connectTimeoutMs);
-      if (!probe.ok) return { target: target.name, ok: false, detail: `${label}: the runtime at ${url.origin} (AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME): ${probe.error}` };
+      if (!probe.ok)
+        return {
+          target: target.name,
+          ok: false,
+          detail: `${label}: the runtime at ${url.origin} (AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME): ${probe.error}`,
+        };
       endpoint = `, runtime ${url.origin} accepts connections`;
-      const connect = { ms: await fastestConnect(url, options.connectTimeoutMs, probe.ms), tls: url.protocol === 'https:' };
-      return { target: target.name, ok: true, detail: `${label}: region ${region}, credentials found${endpoint} (the endpoint itself is not called)`, connect };
+      const connect = {
+        ms: await fastestConnect(url, options.connectTimeoutMs, probe.ms),
+        tls: url.protocol === 'https:',
+      };
+      return {
+        target: target.name,
+        ok: true,
+        detail: `${label}: region ${region}, credentials found${endpoint} (the endpoint itself is not called)`,
+        connect,
+      };
     }
-    return { target: target.name, ok: true, detail: `${label}: region ${region}, credentials found${endpoint} (the endpoint itself is not called)` };
+    return {
+      target: target.name,
+      ok: true,
+      detail: `${label}: region ${region}, credentials found${endpoint} (the endpoint itself is not called)`,
+    };
   } finally {
     client.destroy();
   }
 }
 
 /** Every target checked at once; one result each, in the targets' order. */
-export async function preflight(targets: readonly PreflightTarget[], options: PreflightOptions = {}): Promise<PreflightResult[]> {
+export async function preflight(
+  targets: readonly PreflightTarget[],
+  options: PreflightOptions = {},
+): Promise<PreflightResult[]> {
   const settings: Required<PreflightOptions> = {
     connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
     credentialsTimeoutMs: options.credentialsTimeoutMs ?? 10_000,
@@ -181,7 +232,11 @@ export function describePreflight(results: readonly PreflightResult[]): { lines:
   const unnamed = results.length === 1 && results[0]?.target === DEFAULT_TARGET_NAME;
   const label = (r: PreflightResult) => (unnamed ? 'the target' : `target ${r.target}`);
   // A TLS error or the SDK's may quote what the server sent.
-  const lines = results.map((r) => `Preflight: ${unnamed ? '' : `${label(r)}: `}${terminalLine(r.ok ? r.detail : `FAILED: ${r.detail}`)}\n`).join('');
+  const lines = results
+    .map(
+      (r) => `Preflight: ${unnamed ? '' : `${label(r)}: `}${terminalLine(r.ok ? r.detail : `FAILED: ${r.detail}`)}\n`,
+    )
+    .join('');
   const failed = results.filter((r) => !r.ok);
   const failure =
     failed.length === 0

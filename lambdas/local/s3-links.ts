@@ -42,7 +42,9 @@ export const reportKey = (runId: string) => runPrefix(runId) + RUN_FILES.report;
 export const scheduleKey = (schedule: string) => scheduleIndexKey(schedule);
 /** A target's result files, the manifest last (written last: its presence means the target is final). */
 export const targetFileKeys = (runId: string, target: string) =>
-  [ARTIFACT_FILES.records, ARTIFACT_FILES.aiperfJson, ARTIFACT_FILES.aiperfCsv, ARTIFACT_FILES.manifest].map((f) => targetPrefix(runId, target) + f);
+  [ARTIFACT_FILES.records, ARTIFACT_FILES.aiperfJson, ARTIFACT_FILES.aiperfCsv, ARTIFACT_FILES.manifest].map(
+    (f) => targetPrefix(runId, target) + f,
+  );
 
 /**
  * An S3 client for the command line: the SDK's default chain for credentials and region,

@@ -30,7 +30,8 @@ export interface ScheduleNowOptions {
  * when the message arrives, and the run's id is the schedule's and the time's, so a later time
  * would plan a window not captured yet and take the place of that time's own run.
  */
-const NOT_AFTER_NOW = "a scheduled run replays a window already captured, and that time's own run would be taken as done";
+const NOT_AFTER_NOW =
+  "a scheduled run replays a window already captured, and that time's own run would be taken as done";
 
 /**
  * The message, or why it cannot be made (a usage error). `--at` takes the forms of replay's
@@ -69,7 +70,11 @@ function regionOfQueue(raw: string): string | undefined {
   return /^sqs\.([a-z]{2}(?:-[a-z]+)+-\d+)\.amazonaws\.com(?:\.cn)?$/.exec(new URL(raw).hostname)?.[1];
 }
 
-export async function scheduleNowCommand(options: ScheduleNowOptions, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+export async function scheduleNowCommand(
+  options: ScheduleNowOptions,
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   const usage = (message: string): number => {
     err.write(usageMessage('schedule-now', terminalLine(message)));
     return USAGE_EXIT;
@@ -84,7 +89,8 @@ export async function scheduleNowCommand(options: ScheduleNowOptions, out: NodeJ
     out.write(`# run id: ${runId}\n`);
     return 0;
   }
-  if (!options.queueUrl) return usage('--queue-url is required (the stack output PlanQueueUrl), or --print to only print the message');
+  if (!options.queueUrl)
+    return usage('--queue-url is required (the stack output PlanQueueUrl), or --print to only print the message');
   const badUrl = queueUrlProblem(options.queueUrl);
   if (badUrl) return usage(badUrl);
   const region = options.region ?? regionOfQueue(options.queueUrl);
@@ -97,7 +103,9 @@ export async function scheduleNowCommand(options: ScheduleNowOptions, out: NodeJ
     return 0;
   } catch (error) {
     const e = error as { name?: string; message?: string };
-    err.write(`capture-replay schedule-now: ${terminalLine(`could not send to ${options.queueUrl}: ${e.name ?? 'Error'}: ${e.message ?? String(error)}`)}\n`);
+    err.write(
+      `capture-replay schedule-now: ${terminalLine(`could not send to ${options.queueUrl}: ${e.name ?? 'Error'}: ${e.message ?? String(error)}`)}\n`,
+    );
     return 1;
   } finally {
     sqs.destroy();

@@ -7,7 +7,11 @@
  * Credentials and region come from the AWS SDK's default chain, as the AWS CLI finds them
  * (AWS_PROFILE, AWS_REGION, ~/.aws/config, SSO, instance roles); `--region` overrides.
  */
-import { CloudFormationClient, DescribeStacksCommand, paginateListStackResources } from '@aws-sdk/client-cloudformation';
+import {
+  CloudFormationClient,
+  DescribeStacksCommand,
+  paginateListStackResources,
+} from '@aws-sdk/client-cloudformation';
 import { readFile } from 'node:fs/promises';
 import { CommandProblem, describeAwsError } from './aws-problem';
 import { regionConfig } from './aws-region';
@@ -56,14 +60,22 @@ export interface OutputsSource {
 }
 
 const pick = (all: Record<string, string>): Partial<Record<OutputName, string>> =>
-  Object.fromEntries(Object.entries(all).filter(([k]) => (OUTPUT_NAMES as readonly string[]).includes(k))) as Partial<Record<OutputName, string>>;
+  Object.fromEntries(Object.entries(all).filter(([k]) => (OUTPUT_NAMES as readonly string[]).includes(k))) as Partial<
+    Record<OutputName, string>
+  >;
 
 /**
  * The region a stack's outputs name: a queue URL's (`https://sqs.<region>.amazonaws.com/...`)
  * or a topic ARN's. Null when none does (an emulator's URLs).
  */
 export function regionOfOutputs(values: Partial<Record<OutputName, string>>): string | null {
-  for (const url of [values.IngestQueueUrl, values.ReplayQueueUrl, values.CollectQueueUrl, values.ReplayDlqUrl, values.PlanQueueUrl]) {
+  for (const url of [
+    values.IngestQueueUrl,
+    values.ReplayQueueUrl,
+    values.CollectQueueUrl,
+    values.ReplayDlqUrl,
+    values.PlanQueueUrl,
+  ]) {
     const m = url ? /^https:\/\/sqs\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\//.exec(url) : null;
     if (m) return m[1] as string;
   }
@@ -75,20 +87,33 @@ export function regionOfOutputs(values: Partial<Record<OutputName, string>>): st
 }
 
 /** The stack's outputs in a `cdk deploy --outputs-file` document, or what is wrong with it. */
-export function outputsFromFile(text: string, path: string, stack: string | undefined): { stack: string; values: Record<string, string> } {
+export function outputsFromFile(
+  text: string,
+  path: string,
+  stack: string | undefined,
+): { stack: string; values: Record<string, string> } {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch (error) {
-    throw new CommandProblem(`${path} is not JSON (${(error as Error).message}): give the file \`cdk deploy --outputs-file\` wrote`);
+    throw new CommandProblem(
+      `${path} is not JSON (${(error as Error).message}): give the file \`cdk deploy --outputs-file\` wrote`,
+    );
   }
   const isStacks = (v: unknown): v is Record<string, Record<string, unknown>> =>
-    typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((s) => typeof s === 'object' && s !== null && !Array.isArray(s));
-  if (!isStacks(doc) || Object.keys(doc).length === 0) throw new CommandProblem(`${path} is not a \`cdk deploy --outputs-file\` file ({"<stack>": {"<output>": "<value>"}})`);
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    Object.values(v).every((s) => typeof s === 'object' && s !== null && !Array.isArray(s));
+  if (!isStacks(doc) || Object.keys(doc).length === 0)
+    throw new CommandProblem(
+      `${path} is not a \`cdk deploy --outputs-file\` file ({"<stack>": {"<output>": "<value>"}})`,
+    );
   const names = Object.keys(doc);
   let chosen = stack;
   if (chosen === undefined) {
-    if (names.length > 1) throw new CommandProblem(`${path} holds several stacks (${names.join(', ')}): name one with --stack`);
+    if (names.length > 1)
+      throw new CommandProblem(`${path} holds several stacks (${names.join(', ')}): name one with --stack`);
     chosen = names[0] as string;
   }
   const outputs = doc[chosen];
@@ -97,15 +122,27 @@ export function outputsFromFile(text: string, path: string, stack: string | unde
   // older stack: said as what it is.
   const notText = OUTPUT_NAMES.filter((n) => n in outputs && typeof outputs[n] !== 'string');
   if (notText.length > 0) {
-    const shown = notText.map((n) => `${n} is ${JSON.stringify(outputs[n])?.slice(0, 40) ?? String(outputs[n])}`).join(', ');
-    throw new CommandProblem(`${path}: ${shown}, not a string: give the file \`cdk deploy --outputs-file\` wrote, unedited`);
+    const shown = notText
+      .map((n) => `${n} is ${JSON.stringify(outputs[n])?.slice(0, 40) ?? String(outputs[n])}`)
+      .join(', ');
+    throw new CommandProblem(
+      `${path}: ${shown}, not a string: give the file \`cdk deploy --outputs-file\` wrote, unedited`,
+    );
   }
-  const values = Object.fromEntries(Object.entries(outputs).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  const values = Object.fromEntries(
+    Object.entries(outputs).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
   return { stack: chosen, values };
 }
 
 /** Statuses in which the stack's resources are those of a finished deploy. */
-const USABLE_STATUSES = new Set(['CREATE_COMPLETE', 'UPDATE_COMPLETE', 'UPDATE_ROLLBACK_COMPLETE', 'IMPORT_COMPLETE', 'IMPORT_ROLLBACK_COMPLETE']);
+const USABLE_STATUSES = new Set([
+  'CREATE_COMPLETE',
+  'UPDATE_COMPLETE',
+  'UPDATE_ROLLBACK_COMPLETE',
+  'IMPORT_COMPLETE',
+  'IMPORT_ROLLBACK_COMPLETE',
+]);
 
 /** Why a stack in this status cannot be used yet (or any more); null when it can. */
 export function stackStatusProblem(stack: string, status: string | undefined): string | null {
@@ -125,8 +162,15 @@ async function fromCloudFormation(stack: string, region: string | undefined): Pr
     const status = stackStatusProblem(stack, found.StackStatus);
     if (status) throw new CommandProblem(status);
     const values: Record<string, string> = {};
-    for (const o of found.Outputs ?? []) if (o.OutputKey && o.OutputValue !== undefined) values[o.OutputKey] = o.OutputValue;
-    return { stack, source: `stack ${stack} (${asked ?? 'default region'})`, region: asked, fromCloudFormation: true, values: pick(values) };
+    for (const o of found.Outputs ?? [])
+      if (o.OutputKey && o.OutputValue !== undefined) values[o.OutputKey] = o.OutputValue;
+    return {
+      stack,
+      source: `stack ${stack} (${asked ?? 'default region'})`,
+      region: asked,
+      fromCloudFormation: true,
+      values: pick(values),
+    };
   } catch (error) {
     if (error instanceof CommandProblem) throw error;
     const e = error as { name?: string; message?: string };
@@ -137,7 +181,9 @@ async function fromCloudFormation(stack: string, region: string | undefined): Pr
         `no stack ${stack} in ${where}: give the stack's name (--stack; the deployment config's stackName, default ${DEFAULT_STACK}) and region (--region or AWS_REGION), or --outputs <file cdk deploy --outputs-file wrote>`,
       );
     }
-    throw new CommandProblem(describeAwsError(error, `read the outputs of stack ${stack} (cloudformation:DescribeStacks)`));
+    throw new CommandProblem(
+      describeAwsError(error, `read the outputs of stack ${stack} (cloudformation:DescribeStacks)`),
+    );
   } finally {
     cfn.destroy();
   }
@@ -154,7 +200,13 @@ export async function readStackOutputs(source: OutputsSource): Promise<StackOutp
     }
     const { stack, values } = outputsFromFile(text, source.outputsFile, source.stack);
     const picked = pick(values);
-    return { stack, source: source.outputsFile, region: source.region ?? regionOfOutputs(picked) ?? undefined, fromCloudFormation: false, values: picked };
+    return {
+      stack,
+      source: source.outputsFile,
+      region: source.region ?? regionOfOutputs(picked) ?? undefined,
+      fromCloudFormation: false,
+      values: picked,
+    };
   }
   return fromCloudFormation(source.stack ?? DEFAULT_STACK, source.region);
 }
@@ -163,7 +215,10 @@ export async function readStackOutputs(source: OutputsSource): Promise<StackOutp
  * The `link` command that opens a run's report later, pointed at the same stack as this one
  * was: the outputs file it read, or the stack's name and region when they are not the defaults.
  */
-export function relinkCommand(outputs: Pick<StackOutputs, 'stack' | 'source' | 'region' | 'fromCloudFormation'>, runId: string): string {
+export function relinkCommand(
+  outputs: Pick<StackOutputs, 'stack' | 'source' | 'region' | 'fromCloudFormation'>,
+  runId: string,
+): string {
   const quote = (v: string) => (/^[\w./:@-]+$/.test(v) ? v : `'${v.replaceAll("'", "'\\''")}'`);
   const where = outputs.fromCloudFormation
     ? `${outputs.stack === DEFAULT_STACK ? '' : ` --stack ${quote(outputs.stack)}`}${outputs.region ? ` --region ${quote(outputs.region)}` : ''}`
@@ -187,13 +242,20 @@ export const logGroupsCommand = (stack: string) =>
  * logical ids lib/replay-function.ts gives them (`Stateless<Function>Logs...`). Needs
  * cloudformation:ListStackResources; without it, the command that lists them.
  */
-export async function stackLogGroups(stack: string, region: string | undefined): Promise<Partial<Record<'ingest' | 'fire' | 'collect', string>> | string> {
+export async function stackLogGroups(
+  stack: string,
+  region: string | undefined,
+): Promise<Partial<Record<'ingest' | 'fire' | 'collect', string>> | string> {
   const cfn = new CloudFormationClient(regionConfig(region));
   try {
     const found: Partial<Record<'ingest' | 'fire' | 'collect', string>> = {};
     for await (const page of paginateListStackResources({ client: cfn }, { StackName: stack })) {
       for (const r of page.StackResourceSummaries ?? []) {
-        const fn = /(Ingest|Fire|Collect)Logs/.exec(r.LogicalResourceId ?? '')?.[1]?.toLowerCase() as 'ingest' | 'fire' | 'collect' | undefined;
+        const fn = /(Ingest|Fire|Collect)Logs/.exec(r.LogicalResourceId ?? '')?.[1]?.toLowerCase() as
+          | 'ingest'
+          | 'fire'
+          | 'collect'
+          | undefined;
         if (r.ResourceType === 'AWS::Logs::LogGroup' && fn && r.PhysicalResourceId) found[fn] = r.PhysicalResourceId;
       }
     }

@@ -27,7 +27,14 @@ export type TargetClientSpec =
 export function createTargetClient(spec: TargetClientSpec, clock: Clock): TargetClient {
   const excerpts = spec.responseExcerptChars !== undefined ? { responseExcerptChars: spec.responseExcerptChars } : {};
   return spec.kind === 'sagemaker'
-    ? createSageMakerTarget({ name: spec.name, ...spec.sagemaker, ...regionConfig(spec.sagemaker.region), timeoutMs: spec.timeoutMs, clock, ...excerpts })
+    ? createSageMakerTarget({
+        name: spec.name,
+        ...spec.sagemaker,
+        ...regionConfig(spec.sagemaker.region),
+        timeoutMs: spec.timeoutMs,
+        clock,
+        ...excerpts,
+      })
     : createOpenAITarget({
         name: spec.name,
         baseUrl: spec.baseUrl,

@@ -8,8 +8,9 @@
  */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-// eslint-disable-next-line no-control-regex -- as above
-const CONTROLS_AND_LINE_BREAKS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+const CONTROLS_AND_LINE_BREAKS =
+  // eslint-disable-next-line no-control-regex -- as above
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
 
 function escaped(char: string): string {
   const code = char.charCodeAt(0);

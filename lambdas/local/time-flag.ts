@@ -18,7 +18,8 @@ const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 /** `THH:MM` followed by the zone: seconds left out. */
 const NO_SECONDS = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(Z|[+-].*)$/;
 
-export const TIME_FLAG_FORMS = 'an ISO 8601 time with a zone (2026-04-29T10:00:00Z, 2026-04-29T12:00+02:00) or a time before now (now, -2h, -90m, -1d)';
+export const TIME_FLAG_FORMS =
+  'an ISO 8601 time with a zone (2026-04-29T10:00:00Z, 2026-04-29T12:00+02:00) or a time before now (now, -2h, -90m, -1d)';
 
 /** How far after now a captures window may reach (--from/--to): a day, for clocks that disagree. */
 export const FUTURE_SLACK_MS = 86_400_000;
@@ -39,7 +40,12 @@ function aheadText(ms: number): string {
  * Epoch ms of `raw`, relative forms taken from `nowMs`; or what is wrong with it, naming the
  * flag. A time after `latestMs` (default: a day after now) is refused: `why` says why.
  */
-export function parseTimeFlag(flag: string, raw: string, nowMs: number, latest: { ms: number; why: string } = { ms: nowMs + FUTURE_SLACK_MS, why: 'no capture is from the future' }): number | string {
+export function parseTimeFlag(
+  flag: string,
+  raw: string,
+  nowMs: number,
+  latest: { ms: number; why: string } = { ms: nowMs + FUTURE_SLACK_MS, why: 'no capture is from the future' },
+): number | string {
   const text = raw.trim();
   if (text === 'now') return nowMs;
   const relative = RELATIVE.exec(text);

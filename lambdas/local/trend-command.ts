@@ -28,7 +28,9 @@ export interface TrendCommandOptions {
 
 /** What a page's `../../<key>` link must say to reach `target` from a page written in `pageDir`. */
 export function linkKeyFrom(pageDir: string, target: string): string {
-  return relative(resolve(pageDir, '..', '..'), resolve(target)).split(sep).join('/');
+  return relative(resolve(pageDir, '..', '..'), resolve(target))
+    .split(sep)
+    .join('/');
 }
 
 interface Lines {
@@ -45,20 +47,26 @@ async function fromHistory(file: string, pageDir: string, schedule: string | und
   const names = [...new Set(lines.map((l) => l.schedule))];
   const name = schedule ?? (names.length === 1 ? names[0] : undefined);
   if (name === undefined) {
-    return names.length === 0 ? `${file}: no history line could be read (${badLines} line(s) are not history lines)` : `${file} holds the lines of several schedules (${names.join(', ')}): pick one with --schedule`;
+    return names.length === 0
+      ? `${file}: no history line could be read (${badLines} line(s) are not history lines)`
+      : `${file} holds the lines of several schedules (${names.join(', ')}): pick one with --schedule`;
   }
   const own = lines.filter((l) => l.schedule === name);
   if (own.length === 0) return `${file} has no line of schedule ${name} (it holds: ${names.join(', ') || 'none'})`;
   // The bucket's keys, from the results root (two folders up from schedules/<name>/history.jsonl).
   const root = resolve(dirname(file), '..', '..');
-  const placed = own.map((l) => ({ ...l, report: l.report === null ? null : linkKeyFrom(pageDir, join(root, l.report)) }));
+  const placed = own.map((l) => ({
+    ...l,
+    report: l.report === null ? null : linkKeyFrom(pageDir, join(root, l.report)),
+  }));
   return { schedule: name, lines: placed, unreadable: badLines, skipped: [] };
 }
 
 export async function trendCommand(options: TrendCommandOptions): Promise<number> {
   const io: CommandIo = { out: options.stdout ?? process.stdout, err: options.stderr ?? process.stderr };
   const info = await stat(options.source).catch(() => null);
-  if (!info) return fail(io, `${options.source}: no such file or folder (give a schedule's history.jsonl or a folder of runs)`);
+  if (!info)
+    return fail(io, `${options.source}: no such file or folder (give a schedule's history.jsonl or a folder of runs)`);
   const folder = info.isDirectory();
   const out = resolve(options.out ?? join(folder ? options.source : dirname(options.source), 'index.html'));
   const pageDir = dirname(out);
@@ -74,8 +82,15 @@ export async function trendCommand(options: TrendCommandOptions): Promise<number
   }
   if (typeof read === 'string') return fail(io, read);
   for (const s of read.skipped) io.err.write(`Skipped ${terminalLine(s.folder)}: ${terminalLine(s.reason)}\n`);
-  if (folder && read.lines.length === 0) return fail(io, `no finished run under ${options.source}${read.skipped.length > 0 ? ` (${read.skipped.length} folder(s) skipped, said above)` : ' (a run folder holds <target>/run_manifest.json)'}`);
-  const html = renderTrendHtml({ schedule: read.schedule, generatedAt: new Date().toISOString(), runs: read.lines, badLines: read.unreadable }, BUNDLED_CHART_ASSETS);
+  if (folder && read.lines.length === 0)
+    return fail(
+      io,
+      `no finished run under ${options.source}${read.skipped.length > 0 ? ` (${read.skipped.length} folder(s) skipped, said above)` : ' (a run folder holds <target>/run_manifest.json)'}`,
+    );
+  const html = renderTrendHtml(
+    { schedule: read.schedule, generatedAt: new Date().toISOString(), runs: read.lines, badLines: read.unreadable },
+    BUNDLED_CHART_ASSETS,
+  );
   try {
     await mkdir(pageDir, { recursive: true });
     await writeFile(out, html);
@@ -83,6 +98,8 @@ export async function trendCommand(options: TrendCommandOptions): Promise<number
     return fail(io, `could not write ${out}: ${messageOf(error)}`);
   }
   const not = read.unreadable > 0 ? `, ${read.unreadable} ${folder ? 'folder(s)' : 'line(s)'} not shown` : '';
-  io.out.write(`Trend page of ${terminalLine(read.schedule)}: ${terminalLine(out)} (${read.lines.length} run(s)${not})\n`);
+  io.out.write(
+    `Trend page of ${terminalLine(read.schedule)}: ${terminalLine(out)} (${read.lines.length} run(s)${not})\n`,
+  );
   return 0;
 }

@@ -50,7 +50,8 @@ async function targetFolders(runDir: string): Promise<string[]> {
   for (const e of entries) {
     if (!e.isDirectory()) continue;
     const dir = join(runDir, e.name);
-    if ((await isFile(join(dir, ARTIFACT_FILES.manifest))) || (await isFile(join(dir, ARTIFACT_FILES.records)))) out.push(e.name);
+    if ((await isFile(join(dir, ARTIFACT_FILES.manifest))) || (await isFile(join(dir, ARTIFACT_FILES.records))))
+      out.push(e.name);
   }
   return out.sort();
 }
@@ -66,7 +67,8 @@ function metricsOf(aggregate: Json | null): TargetOutcome['metrics'] {
   for (const { tag } of COMPARED_METRICS) {
     const m = aggregate?.[tag] as Json | undefined;
     const num = (k: string) => (typeof m?.[k] === 'number' && Number.isFinite(m[k]) ? (m[k] as number) : null);
-    if (m && typeof m === 'object' && num('p50') !== null) out[tag] = { p50: num('p50'), p90: num('p90'), p99: num('p99'), mean: num('avg') };
+    if (m && typeof m === 'object' && num('p50') !== null)
+      out[tag] = { p50: num('p50'), p90: num('p90'), p99: num('p99'), mean: num('avg') };
   }
   return out;
 }
@@ -104,7 +106,8 @@ async function readTarget(runDir: string, name: string): Promise<TargetRead | st
   const succeeded = count(manifest.succeeded);
   const failed = count(manifest.failed);
   const dropped = count(manifest.dropped);
-  if (scheduled === null || succeeded === null || failed === null || dropped === null) return `${name}/${ARTIFACT_FILES.manifest} has no request counts`;
+  if (scheduled === null || succeeded === null || failed === null || dropped === null)
+    return `${name}/${ARTIFACT_FILES.manifest} has no request counts`;
   const aggregate = await readJson(join(dir, ARTIFACT_FILES.aiperfJson));
   const inputConfig = aggregate?.capture_replay;
   return {
@@ -124,12 +127,16 @@ function pipelineInfo(inputConfig: Json | null): ScheduledRunInfo | null {
 /** --from/--to as recorded (replay/config.ts capture_window). */
 function localWindow(inputConfig: Json | null): { start: string | null; end: string | null } | null {
   const w = (inputConfig?.schedule as Json | undefined)?.capture_window as Json | undefined;
-  return w && typeof w === 'object' ? { start: typeof w.start === 'string' ? w.start : null, end: typeof w.end === 'string' ? w.end : null } : null;
+  return w && typeof w === 'object'
+    ? { start: typeof w.start === 'string' ? w.start : null, end: typeof w.end === 'string' ? w.end : null }
+    : null;
 }
 
 /** Targets in the comparison's order (the baseline first), then any other. */
 function ordered(names: string[], comparison: Json | null): string[] {
-  const listed = Array.isArray(comparison?.targets) ? (comparison.targets as unknown[]).filter((t): t is string => typeof t === 'string' && names.includes(t)) : [];
+  const listed = Array.isArray(comparison?.targets)
+    ? (comparison.targets as unknown[]).filter((t): t is string => typeof t === 'string' && names.includes(t))
+    : [];
   return [...listed, ...names.filter((n) => !listed.includes(n))];
 }
 
@@ -137,7 +144,11 @@ function ordered(names: string[], comparison: Json | null): string[] {
  * The history line of one run folder, or why there is none. `reportKey` places the run's
  * report.html for the page's link (null: no link).
  */
-export async function runHistoryLine(runDir: string, schedule: string, reportKey: (reportPath: string) => string | null): Promise<HistoryLine | string> {
+export async function runHistoryLine(
+  runDir: string,
+  schedule: string,
+  reportKey: (reportPath: string) => string | null,
+): Promise<HistoryLine | string> {
   const comparisonJson = await readJson(join(runDir, RUN_FILES.comparison));
   const names = ordered(await targetFolders(runDir), comparisonJson);
   if (names.length === 0) return 'no target folders (<target>/run_manifest.json)';
@@ -148,11 +159,20 @@ export async function runHistoryLine(runDir: string, schedule: string, reportKey
     targets.push(t);
   }
   const recorded = pipelineInfo(targets[0]?.inputConfig ?? null);
-  const starts = targets.map((t) => t.startedAt).filter((s): s is string => s !== null && Number.isFinite(Date.parse(s)));
+  const starts = targets
+    .map((t) => t.startedAt)
+    .filter((s): s is string => s !== null && Number.isFinite(Date.parse(s)));
   const scheduledTime = recorded?.scheduledTime ?? [...starts].sort()[0] ?? '';
   const window = recorded?.window ?? (await windowOf(runDir, names[0] as string, targets[0]?.inputConfig ?? null));
   const aborted = targets.reduce((n, t) => n + t.aborted, 0);
-  const info: ScheduledRunInfo = { name: schedule, scheduledTime, timezone: recorded?.timezone ?? 'UTC', window, targets: names, dispatch: recorded?.dispatch ?? 'parallel' };
+  const info: ScheduledRunInfo = {
+    name: schedule,
+    scheduledTime,
+    timezone: recorded?.timezone ?? 'UTC',
+    window,
+    targets: names,
+    dispatch: recorded?.dispatch ?? 'parallel',
+  };
   const reportPath = join(runDir, RUN_FILES.report);
   let line: HistoryLine;
   try {
@@ -169,11 +189,16 @@ export async function runHistoryLine(runDir: string, schedule: string, reportKey
     return `${RUN_FILES.comparison} is not a comparison this version reads (${error instanceof Error ? error.message : String(error)})`;
   }
   const valid = historyLineSchema.safeParse(line);
-  if (!valid.success) return `its results do not make a history line (${valid.error.issues[0]?.path.join('.') ?? ''}: ${valid.error.issues[0]?.message ?? 'invalid'})`;
+  if (!valid.success)
+    return `its results do not make a history line (${valid.error.issues[0]?.path.join('.') ?? ''}: ${valid.error.issues[0]?.message ?? 'invalid'})`;
   return valid.data;
 }
 
-async function windowOf(runDir: string, baseline: string, inputConfig: Json | null): Promise<{ start: string; end: string }> {
+async function windowOf(
+  runDir: string,
+  baseline: string,
+  inputConfig: Json | null,
+): Promise<{ start: string; end: string }> {
   const local = localWindow(inputConfig);
   const span = local?.start && local.end ? null : await capturedSpan(join(runDir, baseline));
   return { start: local?.start ?? span?.start ?? '', end: local?.end ?? span?.end ?? '' };
@@ -183,7 +208,11 @@ async function windowOf(runDir: string, baseline: string, inputConfig: Json | nu
  * A line per run under `dir` (or for `dir` itself when it is a run folder), sorted by
  * scheduled time (runs without one first, as the page sorts them), and the folders skipped.
  */
-export async function runsFolderLines(dir: string, schedule: string, reportKey: (reportPath: string) => string | null): Promise<{ lines: HistoryLine[]; skipped: SkippedRun[] }> {
+export async function runsFolderLines(
+  dir: string,
+  schedule: string,
+  reportKey: (reportPath: string) => string | null,
+): Promise<{ lines: HistoryLine[]; skipped: SkippedRun[] }> {
   const folders = (await isRunFolder(dir)) ? [dir] : await childFolders(dir);
   const lines: HistoryLine[] = [];
   const skipped: SkippedRun[] = [];
@@ -208,7 +237,12 @@ async function childFolders(dir: string): Promise<string[]> {
     if (!e.isDirectory()) continue;
     const path = join(dir, e.name);
     // A folder with none of a run's files (e.g. demo-captures/) is not a run: not worth a line.
-    if ((await isRunFolder(path)) || (await isFile(join(path, RUN_FILES.report))) || (await isFile(join(path, ARTIFACT_FILES.ingestReport)))) out.push(path);
+    if (
+      (await isRunFolder(path)) ||
+      (await isFile(join(path, RUN_FILES.report))) ||
+      (await isFile(join(path, ARTIFACT_FILES.ingestReport)))
+    )
+      out.push(path);
   }
   return out;
 }

@@ -48,7 +48,13 @@ export function parseAutoReplay(value: string | undefined): AutoReplay {
   const v = (value ?? 'all').trim();
   if (v === 'all' || v === '') return { kind: 'all' };
   if (v === 'none') return { kind: 'none' };
-  return { kind: 'targets', targets: v.split(',').map((t) => t.trim()).filter(Boolean) };
+  return {
+    kind: 'targets',
+    targets: v
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
+  };
 }
 
 /** What a stack that replays only on schedule tells the user, with its own plan queue filled in. */
@@ -85,11 +91,19 @@ export class StatusLine {
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-const byReason = (r: Record<string, number> | undefined) => Object.entries(r ?? {}).map(([k, v]) => `${k} ${v}`).join(', ');
+const byReason = (r: Record<string, number> | undefined) =>
+  Object.entries(r ?? {})
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
 
 /** A target's line: its counts, and why it did not replay everything. */
 export function targetLine(name: string, c: TargetCounts, folder: string): string {
-  const why = [c.failed > 0 ? `failed: ${byReason(c.failedByType)}` : '', c.dropped > 0 ? `dropped: ${byReason(c.droppedByReason)}` : ''].filter(Boolean).join('; ');
+  const why = [
+    c.failed > 0 ? `failed: ${byReason(c.failedByType)}` : '',
+    c.dropped > 0 ? `dropped: ${byReason(c.droppedByReason)}` : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
   return `  ${name}: ${c.scheduled} scheduled, ${c.succeeded} succeeded, ${c.failed} failed, ${c.dropped} dropped${why ? ` (${why})` : ''}  ${folder}`;
 }
 
@@ -109,12 +123,17 @@ async function uploadSample(s3: S3Client, bucket: string, capturePrefix: string)
   const key = sampleKey(capturePrefix, new Date(now));
   const body = stampSample(await readFile(SAMPLE_FILE, 'utf8'), now);
   try {
-    const put = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: 'application/jsonl' }));
-    if (!put.ETag) throw new CommandProblem(`S3 returned no ETag for ${s3Uri({ bucket, key })}: the run cannot be identified`);
+    const put = await s3.send(
+      new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: 'application/jsonl' }),
+    );
+    if (!put.ETag)
+      throw new CommandProblem(`S3 returned no ETag for ${s3Uri({ bucket, key })}: the run cannot be identified`);
     return { bucket, key, etag: put.ETag };
   } catch (error) {
     if (error instanceof CommandProblem) throw error;
-    throw new CommandProblem(describeAwsError(error, `write the sample capture to ${s3Uri({ bucket, key })} (s3:PutObject)`));
+    throw new CommandProblem(
+      describeAwsError(error, `write the sample capture to ${s3Uri({ bucket, key })} (s3:PutObject)`),
+    );
   }
 }
 
@@ -122,7 +141,9 @@ async function uploadSample(s3: S3Client, bucket: string, capturePrefix: string)
 async function cleanSample(s3: S3Client, upload: Upload, runRead: boolean, err: NodeJS.WritableStream): Promise<void> {
   const uri = s3Uri(upload);
   if (!runRead) {
-    err.write(`${terminalLine(`kept ${uri}: the ingest has not finished with it (remove it later with: aws s3 rm ${uri})`)}\n`);
+    err.write(
+      `${terminalLine(`kept ${uri}: the ingest has not finished with it (remove it later with: aws s3 rm ${uri})`)}\n`,
+    );
     return;
   }
   try {
@@ -149,7 +170,9 @@ async function follow(watch: RunWatch, timeoutS: number, pollMs: number, err: Io
   try {
     for (;;) {
       const done = await watch.poll().catch((error: unknown) => {
-        throw new CommandProblem(describeAwsError(error, `read the run's progress in s3://${watch.bucket}/ (s3:GetObject, s3:ListBucket)`));
+        throw new CommandProblem(
+          describeAwsError(error, `read the run's progress in s3://${watch.bucket}/ (s3:GetObject, s3:ListBucket)`),
+        );
       });
       line.show(progressText(watch.state), Math.round((Date.now() - started) / 1000));
       if (done) return 'done';
@@ -163,7 +186,13 @@ async function follow(watch: RunWatch, timeoutS: number, pollMs: number, err: Io
   }
 }
 
-async function summary(watch: RunWatch, s3: S3Client, upload: Upload, outputs: StackOutputs, o: { expires: number; relink: (runId: string) => string; out: Io['out'] }): Promise<string[]> {
+async function summary(
+  watch: RunWatch,
+  s3: S3Client,
+  upload: Upload,
+  outputs: StackOutputs,
+  o: { expires: number; relink: (runId: string) => string; out: Io['out'] },
+): Promise<string[]> {
   const { expires, relink, out } = o;
   const runId = watch.state.runId as string;
   const counts = await watch.counts();
@@ -172,19 +201,27 @@ async function summary(watch: RunWatch, s3: S3Client, upload: Upload, outputs: S
   const link = await presignGet(s3, report, expires);
   const unproven = unprovenTargets(counts);
   out.write(
-    terminalText([
-      unproven.length === 0 ? 'The deploy works: the sample capture was replayed to every target.' : `The pipeline ran, but ${unproven.join(', ')} replayed nothing that succeeded.`,
-      `  sample:  ${s3Uri(upload)}`,
-      ...(ingest ? [`  ingest:  ${ingest.accepted} records accepted, ${ingest.rejected} rejected${ingest.rejectedByReason ? ` (${byReason(ingest.rejectedByReason)})` : ''}${ingest.blankLines ? `, ${plural(ingest.blankLines, 'blank line')}` : ''}`] : []),
-      `  run:     ${runId}`,
-      `  results: s3://${watch.bucket}/runs/${runId}/`,
-      ...[...counts].map(([name, c]) => targetLine(name, c, `s3://${watch.bucket}/runs/${runId}/${name}/`)),
-      `  report:  ${s3Uri(report)}`,
-      ...dashboardLines(outputs),
-      `Open the report (link valid for ${lifetimeText(expires)}; a new one: ${relink(runId)}):`,
-      link,
-      '',
-    ].join('\n')),
+    terminalText(
+      [
+        unproven.length === 0
+          ? 'The deploy works: the sample capture was replayed to every target.'
+          : `The pipeline ran, but ${unproven.join(', ')} replayed nothing that succeeded.`,
+        `  sample:  ${s3Uri(upload)}`,
+        ...(ingest
+          ? [
+              `  ingest:  ${ingest.accepted} records accepted, ${ingest.rejected} rejected${ingest.rejectedByReason ? ` (${byReason(ingest.rejectedByReason)})` : ''}${ingest.blankLines ? `, ${plural(ingest.blankLines, 'blank line')}` : ''}`,
+            ]
+          : []),
+        `  run:     ${runId}`,
+        `  results: s3://${watch.bucket}/runs/${runId}/`,
+        ...[...counts].map(([name, c]) => targetLine(name, c, `s3://${watch.bucket}/runs/${runId}/${name}/`)),
+        `  report:  ${s3Uri(report)}`,
+        ...dashboardLines(outputs),
+        `Open the report (link valid for ${lifetimeText(expires)}; a new one: ${relink(runId)}):`,
+        link,
+        '',
+      ].join('\n'),
+    ),
   );
   return unproven;
 }
@@ -204,14 +241,38 @@ async function verify(outputs: StackOutputs, options: VerifyDeployOptions, io: I
     const runRead = watch.state.phase !== 'ingest' && watch.state.phase !== 'schedule';
     let code: number;
     if (outcome === 'done') {
-      code = (await summary(watch, s3, upload, outputs, { expires: options.expires ?? DEFAULT_LINK_SECONDS, relink, out: io.out })).length === 0 ? 0 : 1;
+      code =
+        (
+          await summary(watch, s3, upload, outputs, {
+            expires: options.expires ?? DEFAULT_LINK_SECONDS,
+            relink,
+            out: io.out,
+          })
+        ).length === 0
+          ? 0
+          : 1;
     } else if (outcome === 'later') {
-      io.err.write(`capture-replay verify-deploy: ${terminalText(laterText(watch.state, options.timeout, relink).join('\n'))}\n`);
+      io.err.write(
+        `capture-replay verify-deploy: ${terminalText(laterText(watch.state, options.timeout, relink).join('\n'))}\n`,
+      );
       code = 1;
     } else {
-      const logGroups = outputs.fromCloudFormation ? await stackLogGroups(outputs.stack, outputs.region) : 'the stack\'s log groups: look its resources up in CloudFormation';
-      const where = { results: watch.bucket, sampleUri: s3Uri(upload), capturePrefix: prefix, ingestQueueUrl: values.IngestQueueUrl, replayDlqUrl: values.ReplayDlqUrl, collectQueueUrl: values.CollectQueueUrl, logGroups, relink };
-      io.err.write(`capture-replay verify-deploy: ${terminalText(missingText(watch.state, where, candidates, options.timeout).join('\n'))}\n`);
+      const logGroups = outputs.fromCloudFormation
+        ? await stackLogGroups(outputs.stack, outputs.region)
+        : "the stack's log groups: look its resources up in CloudFormation";
+      const where = {
+        results: watch.bucket,
+        sampleUri: s3Uri(upload),
+        capturePrefix: prefix,
+        ingestQueueUrl: values.IngestQueueUrl,
+        replayDlqUrl: values.ReplayDlqUrl,
+        collectQueueUrl: values.CollectQueueUrl,
+        logGroups,
+        relink,
+      };
+      io.err.write(
+        `capture-replay verify-deploy: ${terminalText(missingText(watch.state, where, candidates, options.timeout).join('\n'))}\n`,
+      );
       code = 1;
     }
     if (options.clean) await cleanSample(s3, upload, runRead, io.err);
@@ -221,9 +282,16 @@ async function verify(outputs: StackOutputs, options: VerifyDeployOptions, io: I
   }
 }
 
-export async function verifyDeployCommand(options: VerifyDeployOptions, io: Io = { out: process.stdout, err: process.stderr }): Promise<number> {
+export async function verifyDeployCommand(
+  options: VerifyDeployOptions,
+  io: Io = { out: process.stdout, err: process.stderr },
+): Promise<number> {
   try {
-    const outputs = await readStackOutputs({ stack: options.stack, outputsFile: options.outputs, region: options.region });
+    const outputs = await readStackOutputs({
+      stack: options.stack,
+      outputsFile: options.outputs,
+      region: options.region,
+    });
     if (parseAutoReplay(outputs.values.AutoReplay).kind === 'none') {
       io.err.write(`${terminalText(scheduleOnlyText(outputs).join('\n'))}\n`);
       return USAGE_EXIT;
@@ -234,7 +302,9 @@ export async function verifyDeployCommand(options: VerifyDeployOptions, io: Io =
     io.err.write(`stack: ${terminalLine(outputs.source)}\n`);
     return await verify(outputs, options, io);
   } catch (error) {
-    io.err.write(`capture-replay verify-deploy: ${terminalLine(error instanceof CommandProblem ? error.message : describeAwsError(error, 'verify the deploy'))}\n`);
+    io.err.write(
+      `capture-replay verify-deploy: ${terminalLine(error instanceof CommandProblem ? error.message : describeAwsError(error, 'verify the deploy'))}\n`,
+    );
     return 1;
   }
 }

@@ -20,7 +20,9 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { fileRunId } from '../core/ids';
 
-export const SAMPLE_FILE = fileURLToPath(new URL('../../samples/datacapture/demo-endpoint/AllTraffic/2026/04/29/00/14-03-887-0a1b2c3d.jsonl', import.meta.url));
+export const SAMPLE_FILE = fileURLToPath(
+  new URL('../../samples/datacapture/demo-endpoint/AllTraffic/2026/04/29/00/14-03-887-0a1b2c3d.jsonl', import.meta.url),
+);
 export const VERIFY_ENDPOINT = 'capture-replay-verify';
 export const VERIFY_VARIANT = 'AllTraffic';
 
@@ -35,7 +37,8 @@ export function captureRoot(capturePrefix: string): string {
 }
 
 /** ISO 8601 in UTC, whole seconds written as SageMaker writes them (`...T17:05:09Z`). */
-const isoTime = (ms: number) => (ms % 1000 === 0 ? new Date(ms).toISOString().replace('.000Z', 'Z') : new Date(ms).toISOString());
+const isoTime = (ms: number) =>
+  ms % 1000 === 0 ? new Date(ms).toISOString().replace('.000Z', 'Z') : new Date(ms).toISOString();
 
 /**
  * The sample as captured at `nowMs`: every record's inferenceTime moved by the same whole
@@ -47,7 +50,8 @@ export function stampSample(text: string, nowMs: number): string {
   const records = lines.map((line) => {
     try {
       const value = JSON.parse(line) as { eventMetadata?: { inferenceTime?: unknown } } | null;
-      const at = typeof value?.eventMetadata?.inferenceTime === 'string' ? Date.parse(value.eventMetadata.inferenceTime) : NaN;
+      const at =
+        typeof value?.eventMetadata?.inferenceTime === 'string' ? Date.parse(value.eventMetadata.inferenceTime) : NaN;
       return Number.isFinite(at) ? { value: value as { eventMetadata: { inferenceTime: string } }, at } : null;
     } catch {
       return null;

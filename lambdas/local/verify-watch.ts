@@ -19,7 +19,12 @@ import { objectExists, reportKey, s3Uri } from './s3-links';
 export type Phase = 'ingest' | 'schedule' | 'targets' | 'report' | 'done';
 
 const ingestTotalsSchema = z.object({
-  totals: z.object({ accepted: z.number(), rejected: z.number(), blankLines: z.number().optional(), rejectedByReason: z.record(z.string(), z.number()).optional() }),
+  totals: z.object({
+    accepted: z.number(),
+    rejected: z.number(),
+    blankLines: z.number().optional(),
+    rejectedByReason: z.record(z.string(), z.number()).optional(),
+  }),
 });
 export type IngestTotals = z.infer<typeof ingestTotalsSchema>['totals'];
 
@@ -58,7 +63,17 @@ async function getJson(s3: S3Client, bucket: string, key: string): Promise<unkno
 
 /** The run's progress, one look at a time. */
 export class RunWatch {
-  readonly state: RunState = { phase: 'ingest', runId: null, ingest: null, targets: [], finished: [], deadlineMs: null, firstDueMs: null, mode: null, lagMs: null };
+  readonly state: RunState = {
+    phase: 'ingest',
+    runId: null,
+    ingest: null,
+    targets: [],
+    finished: [],
+    deadlineMs: null,
+    firstDueMs: null,
+    mode: null,
+    lagMs: null,
+  };
 
   constructor(
     private readonly s3: S3Client,
@@ -74,7 +89,10 @@ export class RunWatch {
       for (const id of this.candidates) {
         if (await objectExists(this.s3, { bucket: this.bucket, key: runPrefix(id) + ARTIFACT_FILES.ingestReport })) {
           s.runId = id;
-          s.ingest = ingestTotalsSchema.safeParse(await getJson(this.s3, this.bucket, runPrefix(id) + ARTIFACT_FILES.ingestReport)).data?.totals ?? null;
+          s.ingest =
+            ingestTotalsSchema.safeParse(
+              await getJson(this.s3, this.bucket, runPrefix(id) + ARTIFACT_FILES.ingestReport),
+            ).data?.totals ?? null;
           s.phase = 'schedule';
           break;
         }
@@ -96,11 +114,13 @@ export class RunWatch {
     }
     if (s.phase === 'targets') {
       for (const t of s.targets.filter((t) => !s.finished.includes(t))) {
-        if (await objectExists(this.s3, { bucket: this.bucket, key: targetPrefix(runId, t) + ARTIFACT_FILES.manifest })) s.finished.push(t);
+        if (await objectExists(this.s3, { bucket: this.bucket, key: targetPrefix(runId, t) + ARTIFACT_FILES.manifest }))
+          s.finished.push(t);
       }
       if (s.finished.length === s.targets.length) s.phase = 'report';
     }
-    if (s.phase === 'report' && (await objectExists(this.s3, { bucket: this.bucket, key: reportKey(runId) }))) s.phase = 'done';
+    if (s.phase === 'report' && (await objectExists(this.s3, { bucket: this.bucket, key: reportKey(runId) })))
+      s.phase = 'done';
     return s.phase === 'done';
   }
 
@@ -117,7 +137,11 @@ export class RunWatch {
   async counts(): Promise<Map<string, TargetCounts>> {
     const runId = this.state.runId as string;
     const out = new Map<string, TargetCounts>();
-    for (const t of this.state.targets) out.set(t, manifestSchema.parse(await getJson(this.s3, this.bucket, targetPrefix(runId, t) + ARTIFACT_FILES.manifest)));
+    for (const t of this.state.targets)
+      out.set(
+        t,
+        manifestSchema.parse(await getJson(this.s3, this.bucket, targetPrefix(runId, t) + ARTIFACT_FILES.manifest)),
+      );
     return out;
   }
 }
@@ -133,7 +157,8 @@ export function progressText(s: RunState): string {
       return `ingested (${s.ingest ? `${s.ingest.accepted} records accepted` : 'report read'}), scheduling run ${s.runId}`;
     case 'targets': {
       const pending = s.targets.filter((t) => !s.finished.includes(t));
-      const first = s.firstDueMs !== null && s.firstDueMs > Date.now() ? `; first request due ${clock(s.firstDueMs)} UTC` : '';
+      const first =
+        s.firstDueMs !== null && s.firstDueMs > Date.now() ? `; first request due ${clock(s.firstDueMs)} UTC` : '';
       const due = s.deadlineMs !== null ? `${first}; finalised by ${clock(s.deadlineMs)} UTC at the latest` : first;
       return `run ${s.runId} replaying: ${s.finished.length}/${s.targets.length} targets done (waiting for ${pending.join(', ')})${due}`;
     }
@@ -161,7 +186,10 @@ export interface Whereabouts {
 
 /** The functions' log groups by name, or, when they could not be looked up, the command that lists them (once). */
 function logs(w: Whereabouts, fns: readonly Fn[]): string {
-  const whose = fns.length === 1 ? `the ${fns[0]} function's log group` : `the ${fns.slice(0, -1).join(', ')} and ${fns[fns.length - 1]} functions' log groups`;
+  const whose =
+    fns.length === 1
+      ? `the ${fns[0]} function's log group`
+      : `the ${fns.slice(0, -1).join(', ')} and ${fns[fns.length - 1]} functions' log groups`;
   if (typeof w.logGroups === 'string') return `${whose} (list them with: ${w.logGroups})`;
   const groups = w.logGroups;
   const named = fns.map((fn) => groups[fn]).filter((g): g is string => g !== undefined);
@@ -186,7 +214,10 @@ export function missingText(s: RunState, w: Whereabouts, candidates: readonly st
       ];
     case 'targets': {
       const pending = s.targets.filter((t) => !s.finished.includes(t));
-      const late = s.deadlineMs !== null && s.deadlineMs > Date.now() ? ` The run may still finish: it is finalised by ${new Date(s.deadlineMs).toISOString()} at the latest${s.mode === 'mirror' ? ' (mirror mode: each request is due at its inferenceTime + lag)' : ''}.` : '';
+      const late =
+        s.deadlineMs !== null && s.deadlineMs > Date.now()
+          ? ` The run may still finish: it is finalised by ${new Date(s.deadlineMs).toISOString()} at the latest${s.mode === 'mirror' ? ' (mirror mode: each request is due at its inferenceTime + lag)' : ''}.`
+          : '';
       return [
         `run ${s.runId} was scheduled (targets ${s.targets.join(', ')}) but ${pending.map((t) => at(targetPrefix(s.runId as string, t) + ARTIFACT_FILES.manifest)).join(', ')} ${pending.length === 1 ? 'is' : 'are'} not there after ${waitedS} s.${late}`,
         `  Where to look: shard messages that failed three times are in the replay dead-letter queue${w.replayDlqUrl ? ` ${w.replayDlqUrl}` : ''}; ${logs(w, ['fire', 'collect'])}.`,
@@ -205,7 +236,10 @@ export function missingText(s: RunState, w: Whereabouts, candidates: readonly st
 /** Lines saying that the run cannot start before the timeout ends (a mirror run's lag), and what to do. */
 export function laterText(s: RunState, timeoutS: number, relink: (runId: string) => string): string[] {
   const first = s.firstDueMs as number;
-  const why = s.mode === 'mirror' ? ` (mirror mode: each request is due at its inferenceTime + ${s.lagMs !== null ? `${Math.round(s.lagMs / 1000)} s` : 'the lag'})` : '';
+  const why =
+    s.mode === 'mirror'
+      ? ` (mirror mode: each request is due at its inferenceTime + ${s.lagMs !== null ? `${Math.round(s.lagMs / 1000)} s` : 'the lag'})`
+      : '';
   const enough = Math.ceil((first - Date.now()) / 1000) + 120;
   return [
     `run ${s.runId} is scheduled, but its first request is due at ${new Date(first).toISOString()}${why}, after --timeout ${timeoutS} s: it cannot finish in time.`,

@@ -78,7 +78,8 @@ export class GenerationSlots {
 
   /** `slots`: a whole number >= 1, or Infinity for unlimited (every request starts on arrival). */
   constructor(readonly slots: number = Infinity) {
-    if (slots !== Infinity && !(Number.isInteger(slots) && slots >= 1)) throw new RangeError(`slots must be a whole number >= 1 or Infinity (got ${slots})`);
+    if (slots !== Infinity && !(Number.isInteger(slots) && slots >= 1))
+      throw new RangeError(`slots must be a whole number >= 1 or Infinity (got ${slots})`);
     if (Number.isFinite(slots)) for (let i = 0; i < slots; i++) this.freeAt.push(-Infinity, null);
   }
 

@@ -11,7 +11,17 @@ import type { startMockSageMaker } from './mock-sagemaker';
 import type { startMockServer } from './mock-server';
 
 /** The mock SageMaker runtime's vocabulary, kept here so that building the command loads no server. */
-export const MOCK_ERROR_TYPES = ['model', 'throttling', 'validation', 'unavailable', 'internal', 'not-ready', 'dependency', 'stream', 'stream-internal'] as const;
+export const MOCK_ERROR_TYPES = [
+  'model',
+  'throttling',
+  'validation',
+  'unavailable',
+  'internal',
+  'not-ready',
+  'dependency',
+  'stream',
+  'stream-internal',
+] as const;
 export type MockSageMakerErrorType = (typeof MOCK_ERROR_TYPES)[number];
 export const MOCK_MODELS = ['auto', 'chat', 'tabular'] as const;
 export type MockSageMakerModel = (typeof MOCK_MODELS)[number];
@@ -21,7 +31,8 @@ export type MockStreamFormat = (typeof MOCK_STREAM_FORMATS)[number];
 function numberArg(name: string, min: number, max = Infinity) {
   return (raw: string): number => {
     const v = decimalNumber(raw);
-    if (!Number.isFinite(v) || v < min || v > max) throw new InvalidArgumentError(`${name} must be a number in [${min}, ${max}] (got "${raw}")`);
+    if (!Number.isFinite(v) || v < min || v > max)
+      throw new InvalidArgumentError(`${name} must be a number in [${min}, ${max}] (got "${raw}")`);
     return v;
   };
 }
@@ -29,7 +40,8 @@ function numberArg(name: string, min: number, max = Infinity) {
 function wholeNumberArg(name: string, min: number) {
   return (raw: string): number => {
     const v = decimalNumber(raw);
-    if (!Number.isInteger(v) || v < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min} (got "${raw}")`);
+    if (!Number.isInteger(v) || v < min)
+      throw new InvalidArgumentError(`${name} must be a whole number >= ${min} (got "${raw}")`);
     return v;
   };
 }
@@ -52,9 +64,17 @@ function mockCommand(text: MockCommandText): Command {
     .option('--port <port>', 'port (0 = any free port)', numberArg('--port', 0, 65535), text.port)
     .option('--ttft-ms <ms>', text.ttftHelp, numberArg('--ttft-ms', 0), 20)
     .option('--itl-ms <ms>', 'inter-token latency', numberArg('--itl-ms', 0), 5)
-    .option('--output-tokens <n>', 'output length (capped by the request max_tokens)', numberArg('--output-tokens', 1), 16)
+    .option(
+      '--output-tokens <n>',
+      'output length (capped by the request max_tokens)',
+      numberArg('--output-tokens', 1),
+      16,
+    )
     .addOption(
-      new Option('--slots <n>', 'concurrent generations, each holding its slot from its start to its last token: requests beyond them wait in a FIFO queue, their time to first token longer by the wait')
+      new Option(
+        '--slots <n>',
+        'concurrent generations, each holding its slot from its start to its last token: requests beyond them wait in a FIFO queue, their time to first token longer by the wait',
+      )
         .argParser(wholeNumberArg('--slots', 1))
         .default(Infinity, 'unlimited'),
     )
@@ -108,7 +128,9 @@ async function serve(start: Promise<{ url: string; close(): Promise<void> }>): P
 type Load<T> = () => Promise<T>;
 
 /** `capture-replay mock-server`: the OpenAI-compatible mock (mock-server.ts). */
-export function buildMockServerProgram(load: Load<{ startMockServer: typeof startMockServer }> = () => import('./mock-server')): Command {
+export function buildMockServerProgram(
+  load: Load<{ startMockServer: typeof startMockServer }> = () => import('./mock-server'),
+): Command {
   return mockCommand({
     name: 'mock-server',
     description: 'run the bundled OpenAI-compatible mock server (prints {"url": ...} when listening)',
@@ -136,22 +158,46 @@ interface MockSageMakerArgs extends CommonMockArgs {
 }
 
 /** `capture-replay mock-sagemaker`: the SageMaker runtime mock (mock-sagemaker.ts). */
-export function buildMockSageMakerProgram(load: Load<{ startMockSageMaker: typeof startMockSageMaker }> = () => import('./mock-sagemaker')): Command {
+export function buildMockSageMakerProgram(
+  load: Load<{ startMockSageMaker: typeof startMockSageMaker }> = () => import('./mock-sagemaker'),
+): Command {
   return mockCommand({
     name: 'mock-sagemaker',
-    description: 'run the bundled mock SageMaker runtime: InvokeEndpoint and InvokeEndpointWithResponseStream (prints {"url": ...} when listening; point the AWS SDK at it with AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME)',
+    description:
+      'run the bundled mock SageMaker runtime: InvokeEndpoint and InvokeEndpointWithResponseStream (prints {"url": ...} when listening; point the AWS SDK at it with AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME)',
     port: 8080,
     ttftHelp: 'time to first token (first answer byte for non-chat models)',
     errorRateHelp: 'fraction of requests answered with --error-type',
     logHelp: 'append one JSON line per received request (arrival time, path, headers, body)',
   })
     .addOption(new Option('--error-type <type>', 'injected error').choices([...MOCK_ERROR_TYPES]).default('model'))
-    .option('--model-error-status <status>', "the model's status inside a ModelError", numberArg('--model-error-status', 100, 599), 500)
-    .option('--stream-error-after <n>', 'tokens streamed before a stream error (default: half)', numberArg('--stream-error-after', 0))
-    .addOption(new Option('--model <kind>', 'the model behind every endpoint (auto: by content type)').choices([...MOCK_MODELS]).default('auto'))
-    .addOption(new Option('--stream-format <format>', 'how the chat model streams').choices([...MOCK_STREAM_FORMATS]).default('openai'))
+    .option(
+      '--model-error-status <status>',
+      "the model's status inside a ModelError",
+      numberArg('--model-error-status', 100, 599),
+      500,
+    )
+    .option(
+      '--stream-error-after <n>',
+      'tokens streamed before a stream error (default: half)',
+      numberArg('--stream-error-after', 0),
+    )
+    .addOption(
+      new Option('--model <kind>', 'the model behind every endpoint (auto: by content type)')
+        .choices([...MOCK_MODELS])
+        .default('auto'),
+    )
+    .addOption(
+      new Option('--stream-format <format>', 'how the chat model streams')
+        .choices([...MOCK_STREAM_FORMATS])
+        .default('openai'),
+    )
     .option('--split-parts', 'split every streamed event across two PayloadParts', false)
-    .option('--endpoint <name>', 'an endpoint that exists (repeat; default: any name)', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
+    .option(
+      '--endpoint <name>',
+      'an endpoint that exists (repeat; default: any name)',
+      (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+    )
     .option('--no-require-auth', 'accept requests without a SigV4 Authorization header')
     .action(async (o: MockSageMakerArgs) => {
       const { startMockSageMaker } = await load();

@@ -12,7 +12,10 @@ import { GenerationSlots } from './capacity';
 import { WriteScheduler } from './write-scheduler';
 
 /** Listens on `port` (0: any free one) and `host` (default loopback); the URL it answers on. */
-export async function listen(server: Server, options: { host?: string; port?: number }): Promise<{ url: string; port: number }> {
+export async function listen(
+  server: Server,
+  options: { host?: string; port?: number },
+): Promise<{ url: string; port: number }> {
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolveListen());
@@ -30,7 +33,12 @@ export function countWords(messages: unknown): number {
   let words = 0;
   for (const m of messages) {
     const content = (m as { content?: unknown })?.content;
-    const texts = typeof content === 'string' ? [content] : Array.isArray(content) ? content.map((p) => (p as { text?: unknown })?.text).filter((t): t is string => typeof t === 'string') : [];
+    const texts =
+      typeof content === 'string'
+        ? [content]
+        : Array.isArray(content)
+          ? content.map((p) => (p as { text?: unknown })?.text).filter((t): t is string => typeof t === 'string')
+          : [];
     for (const text of texts) words += text.split(/\s+/).filter(Boolean).length;
   }
   return words;
@@ -58,7 +66,11 @@ export interface MockRuntime {
    * instant the scheduler runs on), records it (in memory unless `recordRequests: false`; in
    * the log as `logLine` makes it), then hands it on.
    */
-  receive(req: IncomingMessage, logLine: (r: ReceivedRequest) => Record<string, unknown>, then: (r: ReceivedRequest, arrivalMs: number) => void): void;
+  receive(
+    req: IncomingMessage,
+    logLine: (r: ReceivedRequest) => Record<string, unknown>,
+    then: (r: ReceivedRequest, arrivalMs: number) => void,
+  ): void;
 }
 
 /** The settings both mocks take for serving, beside their own. */
@@ -116,7 +128,13 @@ export function mockRuntime(options: MockRuntimeOptions): MockRuntime {
       req.on('end', () => {
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
-        const received: ReceivedRequest = { arrivalNs, method: req.method ?? '', path: req.url ?? '', headers, body: Buffer.concat(parts) };
+        const received: ReceivedRequest = {
+          arrivalNs,
+          method: req.method ?? '',
+          path: req.url ?? '',
+          headers,
+          body: Buffer.concat(parts),
+        };
         if (recordRequests) requests.push(received);
         log?.write(JSON.stringify(logLine(received)) + '\n');
         then(received, arrivalMs);

@@ -43,10 +43,34 @@ import { fileURLToPath } from 'node:url';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { seededRandom } from '../core/random';
-import { buildMockSageMakerProgram, MOCK_ERROR_TYPES, MOCK_STREAM_FORMATS, runStandalone, type MockSageMakerErrorType, type MockSageMakerModel, type MockStreamFormat } from './cli';
-import { countWords, mockRuntime, MOCK_WORDS, serveMock, type MockGenerationOptions, type MockHandle, type MockRuntime, type ReceivedRequest } from './common';
+import {
+  buildMockSageMakerProgram,
+  MOCK_ERROR_TYPES,
+  MOCK_STREAM_FORMATS,
+  runStandalone,
+  type MockSageMakerErrorType,
+  type MockSageMakerModel,
+  type MockStreamFormat,
+} from './cli';
+import {
+  countWords,
+  mockRuntime,
+  MOCK_WORDS,
+  serveMock,
+  type MockGenerationOptions,
+  type MockHandle,
+  type MockRuntime,
+  type ReceivedRequest,
+} from './common';
 
-export { MOCK_ERROR_TYPES, MOCK_MODELS, MOCK_STREAM_FORMATS, type MockSageMakerErrorType, type MockSageMakerModel, type MockStreamFormat } from './cli';
+export {
+  MOCK_ERROR_TYPES,
+  MOCK_MODELS,
+  MOCK_STREAM_FORMATS,
+  type MockSageMakerErrorType,
+  type MockSageMakerModel,
+  type MockStreamFormat,
+} from './cli';
 
 export interface MockSageMakerOptions extends MockGenerationOptions {
   /** What `errorRate` of the requests are answered with. Default `model`. */
@@ -105,7 +129,12 @@ interface ServiceError {
   body: Record<string, unknown>;
 }
 
-function serviceError(status: number, type: string, message: string, extra: Record<string, unknown> = {}): ServiceError {
+function serviceError(
+  status: number,
+  type: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+): ServiceError {
   return { status, type, body: { __type: type, message, ...extra } };
 }
 
@@ -168,7 +197,6 @@ export function rowScore(bytes: Uint8Array | string): number {
 
 const score6 = (bytes: Uint8Array | string) => Number(rowScore(bytes).toFixed(6));
 
-
 const baseType = (contentType: string | undefined) => (contentType ?? '').split(';')[0]!.trim().toLowerCase();
 const isJsonType = (type: string) => type === 'application/json' || type.endsWith('+json');
 
@@ -185,7 +213,10 @@ function tabularAnswer(body: Buffer, inputType: string, accept: string, parsed: 
     if (rows.length > 0 && rows[rows.length - 1] === '') rows.pop();
     scores = rows.map((row) => score6(row));
   } else {
-    const instances = parsed && typeof parsed === 'object' && Array.isArray((parsed as { instances?: unknown }).instances) ? ((parsed as { instances: unknown[] }).instances) : null;
+    const instances =
+      parsed && typeof parsed === 'object' && Array.isArray((parsed as { instances?: unknown }).instances)
+        ? (parsed as { instances: unknown[] }).instances
+        : null;
     scores = instances ? instances.map((instance) => score6(JSON.stringify(instance))) : [score6(body)];
   }
   const wantCsv = accept === 'text/csv' || (accept !== 'application/json' && inputType === 'text/csv');
@@ -194,25 +225,48 @@ function tabularAnswer(body: Buffer, inputType: string, accept: string, parsed: 
 }
 
 function binaryAnswer(body: Buffer): ModelAnswer {
-  return { contentType: 'application/json', body: Buffer.from(JSON.stringify({ sha256: createHash('sha256').update(body).digest('hex'), bytes: body.length })) };
+  return {
+    contentType: 'application/json',
+    body: Buffer.from(JSON.stringify({ sha256: createHash('sha256').update(body).digest('hex'), bytes: body.length })),
+  };
 }
 
 function streamErrorMessage(type: 'stream' | 'stream-internal'): Uint8Array {
   return type === 'stream'
-    ? encodeStreamException('ModelStreamError', { Message: 'injected model stream error', ErrorCode: 'ModelStreamError' })
+    ? encodeStreamException('ModelStreamError', {
+        Message: 'injected model stream error',
+        ErrorCode: 'ModelStreamError',
+      })
     : encodeStreamException('InternalStreamFailure', { Message: 'injected internal stream failure' });
 }
 
-const SIGV4_AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=\S+\/\d{8}\/[a-z0-9-]+\/sagemaker\/aws4_request, SignedHeaders=\S+, Signature=[0-9a-f]{64}$/;
+const SIGV4_AUTHORIZATION =
+  /^AWS4-HMAC-SHA256 Credential=\S+\/\d{8}\/[a-z0-9-]+\/sagemaker\/aws4_request, SignedHeaders=\S+, Signature=[0-9a-f]{64}$/;
 
 /** The endpoint and operation a request calls, or the service's refusal (no such operation, no signature, no such endpoint). */
-function route(req: IncomingMessage, headers: Record<string, string>, requireAuth: boolean, endpoints: Set<string> | null): { endpoint: string; streaming: boolean } | ServiceError {
+function route(
+  req: IncomingMessage,
+  headers: Record<string, string>,
+  requireAuth: boolean,
+  endpoints: Set<string> | null,
+): { endpoint: string; streaming: boolean } | ServiceError {
   const path = (req.url ?? '').split('?')[0] ?? '';
   const match = ROUTE.exec(path);
-  if (req.method !== 'POST' || !match) return { status: 404, type: 'UnknownOperationException', body: { __type: 'UnknownOperationException', message: `no operation for ${req.method} ${path}` } };
+  if (req.method !== 'POST' || !match)
+    return {
+      status: 404,
+      type: 'UnknownOperationException',
+      body: { __type: 'UnknownOperationException', message: `no operation for ${req.method} ${path}` },
+    };
   const endpoint = decodeURIComponent(match[1]!);
-  if (requireAuth && !SIGV4_AUTHORIZATION.test(headers.authorization ?? '')) return { status: 403, type: 'MissingAuthenticationTokenException', body: { __type: 'MissingAuthenticationTokenException', message: 'Missing Authentication Token' } };
-  if (endpoints && !endpoints.has(endpoint)) return serviceError(400, 'ValidationError', `Endpoint ${endpoint} of account ${ACCOUNT} not found.`);
+  if (requireAuth && !SIGV4_AUTHORIZATION.test(headers.authorization ?? ''))
+    return {
+      status: 403,
+      type: 'MissingAuthenticationTokenException',
+      body: { __type: 'MissingAuthenticationTokenException', message: 'Missing Authentication Token' },
+    };
+  if (endpoints && !endpoints.has(endpoint))
+    return serviceError(400, 'ValidationError', `Endpoint ${endpoint} of account ${ACCOUNT} not found.`);
   return { endpoint, streaming: match[2] === 'invocations-response-stream' };
 }
 
@@ -241,15 +295,31 @@ interface Reply {
   at: (due: number, fn: () => void) => void;
 }
 
-function answerNonChat(reply: Reply, answer: ModelAnswer, streaming: boolean, streamError: 'stream' | 'stream-internal' | null, dueMs: number): void {
+function answerNonChat(
+  reply: Reply,
+  answer: ModelAnswer,
+  streaming: boolean,
+  streamError: 'stream' | 'stream-internal' | null,
+  dueMs: number,
+): void {
   const { res, requestId, variant } = reply;
   reply.at(dueMs, () => {
     if (!streaming) {
-      res.writeHead(200, { 'content-type': answer.contentType, 'content-length': answer.body.length, 'x-amzn-invoked-production-variant': variant, 'x-amzn-requestid': requestId });
+      res.writeHead(200, {
+        'content-type': answer.contentType,
+        'content-length': answer.body.length,
+        'x-amzn-invoked-production-variant': variant,
+        'x-amzn-requestid': requestId,
+      });
       res.end(answer.body);
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-sagemaker-content-type': answer.contentType, 'x-amzn-invoked-production-variant': variant, 'x-amzn-requestid': requestId });
+    res.writeHead(200, {
+      'content-type': 'application/vnd.amazon.eventstream',
+      'x-amzn-sagemaker-content-type': answer.contentType,
+      'x-amzn-invoked-production-variant': variant,
+      'x-amzn-requestid': requestId,
+    });
     if (streamError) res.end(streamErrorMessage(streamError));
     else res.end(encodePayloadPart(answer.body));
   });
@@ -258,8 +328,19 @@ function answerNonChat(reply: Reply, answer: ModelAnswer, streaming: boolean, st
 function answerChatWhole(reply: Reply, g: ChatGeneration): void {
   const { res, requestId, variant } = reply;
   reply.at(g.dueMs(g.n - 1), () => {
-    const text = JSON.stringify({ id: g.id, object: 'chat.completion', model: g.model, choices: [{ index: 0, message: { role: 'assistant', content: g.fullText }, finish_reason: 'stop' }], usage: g.usage });
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-amzn-invoked-production-variant': variant, 'x-amzn-requestid': requestId });
+    const text = JSON.stringify({
+      id: g.id,
+      object: 'chat.completion',
+      model: g.model,
+      choices: [{ index: 0, message: { role: 'assistant', content: g.fullText }, finish_reason: 'stop' }],
+      usage: g.usage,
+    });
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text),
+      'x-amzn-invoked-production-variant': variant,
+      'x-amzn-requestid': requestId,
+    });
     res.end(text);
   });
 }
@@ -269,11 +350,16 @@ function tokenEvent(g: ChatGeneration, format: MockStreamFormat, k: number): str
   const last = k === g.n - 1;
   if (format === 'openai') {
     let out = openAiChunk(g, { content: g.word(k) }, last ? 'stop' : null);
-    if (last) out += `data: ${JSON.stringify({ id: g.id, object: 'chat.completion.chunk', model: g.model, choices: [], usage: g.usage })}\n\ndata: [DONE]\n\n`;
+    if (last)
+      out += `data: ${JSON.stringify({ id: g.id, object: 'chat.completion.chunk', model: g.model, choices: [], usage: g.usage })}\n\ndata: [DONE]\n\n`;
     return out;
   }
   const token = { id: 1000 + (k % MOCK_WORDS.length), text: g.word(k), logprob: -0.25, special: false };
-  const event = { token, generated_text: last ? g.fullText : null, details: last ? { finish_reason: 'length', generated_tokens: g.n, seed: null } : null };
+  const event = {
+    token,
+    generated_text: last ? g.fullText : null,
+    details: last ? { finish_reason: 'length', generated_tokens: g.n, seed: null } : null,
+  };
   return format === 'tgi' ? `data:${JSON.stringify(event)}\n\n` : `${JSON.stringify(event)}\n`;
 }
 
@@ -300,7 +386,12 @@ interface StreamSettings {
 function answerChatStream(reply: Reply, g: ChatGeneration, s: StreamSettings): void {
   const { res, requestId, variant } = reply;
   const modelContentType = s.format === 'jsonlines' ? 'application/jsonlines' : 'text/event-stream';
-  res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-sagemaker-content-type': modelContentType, 'x-amzn-invoked-production-variant': variant, 'x-amzn-requestid': requestId });
+  res.writeHead(200, {
+    'content-type': 'application/vnd.amazon.eventstream',
+    'x-amzn-sagemaker-content-type': modelContentType,
+    'x-amzn-invoked-production-variant': variant,
+    'x-amzn-requestid': requestId,
+  });
   // Headers leave now, as a container's do when it starts streaming (not with the first token).
   res.flushHeaders();
   let closed = false;
@@ -374,8 +465,15 @@ interface ChatPayload {
 }
 
 /** The chat model's generation for `payload`; `timeline` gives a generation of n tokens its slot and its tokens' due times. */
-function chatGeneration(payload: ChatPayload, outputTokens: number, sequence: number, timeline: (n: number) => (k: number) => number): ChatGeneration {
-  const cap = [payload.max_tokens, payload.max_completion_tokens].find((v): v is number => typeof v === 'number' && v >= 1);
+function chatGeneration(
+  payload: ChatPayload,
+  outputTokens: number,
+  sequence: number,
+  timeline: (n: number) => (k: number) => number,
+): ChatGeneration {
+  const cap = [payload.max_tokens, payload.max_completion_tokens].find(
+    (v): v is number => typeof v === 'number' && v >= 1,
+  );
   const n = Math.max(1, Math.min(outputTokens, cap ?? outputTokens));
   const promptTokens = countWords(payload.messages);
   const word = (k: number) => (k === 0 ? '' : ' ') + MOCK_WORDS[k % MOCK_WORDS.length];
@@ -400,7 +498,8 @@ export async function startMockSageMaker(options: MockSageMakerOptions = {}): Pr
     options,
     runtime,
     ({ headers, body }) => ({ headers, body_bytes: body.length }),
-    (req, res, { headers, body }, arrivalMs) => respond({ req, res, headers, body, arrivalMs, settings, runtime, draw: random, sequence: () => ++sequence }),
+    (req, res, { headers, body }, arrivalMs) =>
+      respond({ req, res, headers, body, arrivalMs, settings, runtime, draw: random, sequence: () => ++sequence }),
   );
 }
 
@@ -428,33 +527,51 @@ function respond(x: Exchange): void {
   const { endpoint, streaming } = routed;
   const attributes = parseMockAttributes(headers['x-amzn-sagemaker-custom-attributes']);
   let injected: MockSageMakerErrorType | null = null;
-  if (attributes['mock-error'] && (MOCK_ERROR_TYPES as readonly string[]).includes(attributes['mock-error'])) injected = attributes['mock-error'] as MockSageMakerErrorType;
+  if (attributes['mock-error'] && (MOCK_ERROR_TYPES as readonly string[]).includes(attributes['mock-error']))
+    injected = attributes['mock-error'] as MockSageMakerErrorType;
   else if (settings.errorRate > 0 && x.draw() < settings.errorRate) injected = settings.errorType;
-  const requestError = injected ? injectedError(injected, endpoint, numberAttribute(attributes, 'mock-status', settings.modelErrorStatus)) : null;
+  const requestError = injected
+    ? injectedError(injected, endpoint, numberAttribute(attributes, 'mock-status', settings.modelErrorStatus))
+    : null;
   if (requestError) return fail(requestError);
   const streamError = streaming && (injected === 'stream' || injected === 'stream-internal') ? injected : null;
 
   const inputType = baseType(headers['content-type']);
   const read = readBody(x.body, inputType, endpoint);
   if ('status' in read) return fail(read);
-  const messages = read.parsed && typeof read.parsed === 'object' ? (read.parsed as { messages?: unknown }).messages : undefined;
+  const messages =
+    read.parsed && typeof read.parsed === 'object' ? (read.parsed as { messages?: unknown }).messages : undefined;
   const isChat = Array.isArray(messages) && settings.modelKind !== 'tabular';
-  if (settings.modelKind === 'chat' && !isChat) return fail(modelError(endpoint, 400, 'expected a JSON body with messages'));
+  if (settings.modelKind === 'chat' && !isChat)
+    return fail(modelError(endpoint, 400, 'expected a JSON body with messages'));
 
   const ttftMs = numberAttribute(attributes, 'mock-ttft-ms', settings.ttftMs);
   const itlMs = numberAttribute(attributes, 'mock-itl-ms', settings.itlMs);
   const outputTokens = Math.max(1, Math.round(numberAttribute(attributes, 'mock-tokens', settings.outputTokens)));
-  const reply: Reply = { res, requestId, variant: headers['x-amzn-sagemaker-target-variant'] ?? 'AllTraffic', at: (due, fn) => x.runtime.scheduler.at(due, fn) };
+  const reply: Reply = {
+    res,
+    requestId,
+    variant: headers['x-amzn-sagemaker-target-variant'] ?? 'AllTraffic',
+    at: (due, fn) => x.runtime.scheduler.at(due, fn),
+  };
   const timeline = (n: number) => x.runtime.slots.timeline(x.arrivalMs, ttftMs, itlMs, n);
   if (!isChat) {
     const accept = baseType(streaming ? headers['x-amzn-sagemaker-accept'] : headers.accept);
-    const answer = isJsonType(inputType) || inputType === 'text/csv' ? tabularAnswer(x.body, inputType, accept, read.parsed) : binaryAnswer(x.body);
+    const answer =
+      isJsonType(inputType) || inputType === 'text/csv'
+        ? tabularAnswer(x.body, inputType, accept, read.parsed)
+        : binaryAnswer(x.body);
     return answerNonChat(reply, answer, streaming, streamError, timeline(1)(0));
   }
   const generation = chatGeneration(read.parsed as ChatPayload, outputTokens, x.sequence(), timeline);
   if (!streaming) return answerChatWhole(reply, generation);
-  const format = (MOCK_STREAM_FORMATS as readonly string[]).includes(attributes['mock-stream-format'] ?? '') ? (attributes['mock-stream-format'] as MockStreamFormat) : settings.streamFormat;
-  const splitParts = attributes['mock-split-parts'] !== undefined ? attributes['mock-split-parts'] === '1' || attributes['mock-split-parts'] === 'true' : settings.splitParts;
+  const format = (MOCK_STREAM_FORMATS as readonly string[]).includes(attributes['mock-stream-format'] ?? '')
+    ? (attributes['mock-stream-format'] as MockStreamFormat)
+    : settings.streamFormat;
+  const splitParts =
+    attributes['mock-split-parts'] !== undefined
+      ? attributes['mock-split-parts'] === '1' || attributes['mock-split-parts'] === 'true'
+      : settings.splitParts;
   const errorAfter = Math.min(generation.n, Math.max(0, settings.streamErrorAfter ?? Math.floor(generation.n / 2)));
   answerChatStream(reply, generation, { format, splitParts, streamError, errorAfter });
 }
@@ -471,5 +588,8 @@ function sendError(res: ServerResponse, error: ServiceError, requestId: string):
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  await runStandalone(buildMockSageMakerProgram(async () => ({ startMockSageMaker })), process.argv.slice(2));
+  await runStandalone(
+    buildMockSageMakerProgram(async () => ({ startMockSageMaker })),
+    process.argv.slice(2),
+  );
 }

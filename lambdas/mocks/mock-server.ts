@@ -54,16 +54,23 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 }
 
 /** The chat request's payload, or why it is refused before generation (no route, wrong key, not JSON). */
-function chatPayload(req: IncomingMessage, body: Buffer, apiKey: string | undefined): { chat: ChatPayload } | { refusal: Refusal } {
-  if (req.method !== 'POST' || !CHAT_PATH.test((req.url ?? '').split('?')[0] ?? '')) return { refusal: { status: 404, message: `no route for ${req.method} ${req.url}`, type: 'not_found' } };
-  if (apiKey && req.headers.authorization !== `Bearer ${apiKey}`) return { refusal: { status: 401, message: 'invalid or missing API key', type: 'authentication_error' } };
+function chatPayload(
+  req: IncomingMessage,
+  body: Buffer,
+  apiKey: string | undefined,
+): { chat: ChatPayload } | { refusal: Refusal } {
+  if (req.method !== 'POST' || !CHAT_PATH.test((req.url ?? '').split('?')[0] ?? ''))
+    return { refusal: { status: 404, message: `no route for ${req.method} ${req.url}`, type: 'not_found' } };
+  if (apiKey && req.headers.authorization !== `Bearer ${apiKey}`)
+    return { refusal: { status: 401, message: 'invalid or missing API key', type: 'authentication_error' } };
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
   } catch {
     return { refusal: { status: 400, message: 'request body is not JSON', type: 'invalid_request_error' } };
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { refusal: { status: 400, message: 'request body is not a JSON object', type: 'invalid_request_error' } };
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    return { refusal: { status: 400, message: 'request body is not a JSON object', type: 'invalid_request_error' } };
   return { chat: parsed as ChatPayload };
 }
 
@@ -84,7 +91,16 @@ function answerWhole(res: ServerResponse, g: Generation): void {
       id: g.id,
       object: 'chat.completion',
       model: g.model,
-      choices: [{ index: 0, message: { role: 'assistant', content: Array.from({ length: g.n }, (_, k) => MOCK_WORDS[k % MOCK_WORDS.length]).join(' ') }, finish_reason: 'stop' }],
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: Array.from({ length: g.n }, (_, k) => MOCK_WORDS[k % MOCK_WORDS.length]).join(' '),
+          },
+          finish_reason: 'stop',
+        },
+      ],
       usage: g.usage,
     }),
   );
@@ -93,7 +109,8 @@ function answerWhole(res: ServerResponse, g: Generation): void {
 function answerStream(res: ServerResponse, g: Generation, includeUsage: boolean): void {
   const { id, model, n } = g;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  const event = (delta: object, finish: string | null) => `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const event = (delta: object, finish: string | null) =>
+    `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
   res.write(event({ role: 'assistant' }, null));
   let closed = false;
   res.on('close', () => (closed = true));
@@ -106,7 +123,8 @@ function answerStream(res: ServerResponse, g: Generation, includeUsage: boolean)
       const last = k === n - 1;
       out += event({ content: (k === 0 ? '' : ' ') + MOCK_WORDS[k % MOCK_WORDS.length] }, last ? 'stop' : null);
       if (last) {
-        if (includeUsage) out += `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model, choices: [], usage: g.usage })}\n\n`;
+        if (includeUsage)
+          out += `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model, choices: [], usage: g.usage })}\n\n`;
         out += 'data: [DONE]\n\n';
         res.end(out);
         return;
@@ -178,5 +196,8 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  await runStandalone(buildMockServerProgram(async () => ({ startMockServer })), process.argv.slice(2));
+  await runStandalone(
+    buildMockServerProgram(async () => ({ startMockServer })),
+    process.argv.slice(2),
+  );
 }

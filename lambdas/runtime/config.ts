@@ -4,7 +4,14 @@
  * the CDK construct that sets them, so the two cannot drift apart.
  */
 import { z } from 'zod';
-import { ASCII, COMPONENT_NAME, CUSTOM_ATTRIBUTES_MAX, REGION, RESOURCE_NAME, SAGEMAKER_NAME_MAX } from '../adapters/sagemaker/target-spec';
+import {
+  ASCII,
+  COMPONENT_NAME,
+  CUSTOM_ATTRIBUTES_MAX,
+  REGION,
+  RESOURCE_NAME,
+  SAGEMAKER_NAME_MAX,
+} from '../adapters/sagemaker/target-spec';
 import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE } from '../core/metrics/cloudwatch';
 import type { CapacitySetting } from '../core/pipeline/capacity';
 import { MAX_AMPLIFY } from '../core/plan/amplify';
@@ -69,7 +76,8 @@ const TARGET_NAME = z.string().regex(TARGET_NAME_PATTERN, 'target names are lett
 
 /** Why a target URL is refused: absent, not a URL, or not http(s). The URL itself is not echoed (it may hold a password). */
 function targetUrlProblem(input: unknown): string | undefined {
-  if (input === undefined) return 'an HTTP target needs url (a SageMaker endpoint needs kind: "sagemaker" and endpointName)';
+  if (input === undefined)
+    return 'an HTTP target needs url (a SageMaker endpoint needs kind: "sagemaker" and endpointName)';
   if (typeof input !== 'string') return undefined;
   let url: URL;
   try {
@@ -100,7 +108,10 @@ export const httpTargetConfigSchema = z.strictObject({
    * The customer-managed KMS key the secret is encrypted with (a key ARN, not an alias: IAM
    * grants and key policies name keys), so the fire function gets kms:Decrypt on it.
    */
-  apiKeySecretKmsKeyArn: z.string().regex(KMS_KEY_ARN, 'a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), not an alias').optional(),
+  apiKeySecretKmsKeyArn: z
+    .string()
+    .regex(KMS_KEY_ARN, 'a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), not an alias')
+    .optional(),
 });
 
 /** SageMaker's own name rule (CreateEndpoint's EndpointName, TargetVariant, TargetContainerHostname). */
@@ -127,7 +138,10 @@ export const sageMakerTargetConfigSchema = z.strictObject({
   inferenceComponentName: z
     .string()
     .max(SAGEMAKER_NAME_MAX, `inferenceComponentName is at most ${SAGEMAKER_NAME_MAX} characters`)
-    .regex(COMPONENT_NAME, 'inferenceComponentName: letters, digits and hyphens, starting and ending with a letter or digit')
+    .regex(
+      COMPONENT_NAME,
+      'inferenceComponentName: letters, digits and hyphens, starting and ending with a letter or digit',
+    )
     .optional(),
   /** TargetContainerHostname: one container of a multi-container endpoint. */
   containerHostname: sageMakerName('containerHostname').optional(),
@@ -135,7 +149,8 @@ export const sageMakerTargetConfigSchema = z.strictObject({
   customAttributes: z.string().max(CUSTOM_ATTRIBUTES_MAX).regex(ASCII, 'customAttributes must be ASCII').optional(),
 });
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A replay target: `kind` is `http` (the default, when absent) or `sagemaker`. */
 export const targetConfigSchema = z.preprocess(
@@ -166,8 +181,10 @@ export function duplicateTargetNames(targets: readonly { name: string }[]): stri
 export const targetListSchema = z.array(targetConfigSchema).superRefine(
   (targets, ctx) => {
     if (targets.length === 0) ctx.addIssue({ code: 'custom', message: 'give one target, or two for A/B' });
-    if (targets.length > 2) ctx.addIssue({ code: 'custom', message: `at most two targets (one, or two for A/B), got ${targets.length}` });
-    for (const name of duplicateTargetNames(targets.filter(isPlainObject) as { name: string }[])) ctx.addIssue({ code: 'custom', message: `target name "${name}" is used twice` });
+    if (targets.length > 2)
+      ctx.addIssue({ code: 'custom', message: `at most two targets (one, or two for A/B), got ${targets.length}` });
+    for (const name of duplicateTargetNames(targets.filter(isPlainObject) as { name: string }[]))
+      ctx.addIssue({ code: 'custom', message: `target name "${name}" is used twice` });
   },
   { when: () => true },
 );
@@ -184,45 +201,66 @@ const jsonText = z.string().transform((text, ctx) => {
   }
 });
 
-export const runtimeConfigSchema = z.object({
-  [ENV.resultsBucket]: z.string().min(3),
-  [ENV.replayQueueUrl]: z.url(),
-  [ENV.collectQueueUrl]: z.url(),
-  [ENV.targets]: jsonText.pipe(targetListSchema),
-  [ENV.mode]: z.enum(['file', 'mirror']).default('file'),
-  [ENV.lagMs]: int(0).default(900_000),
-  [ENV.leadMs]: int(0, 600_000).default(20_000),
-  [ENV.graceMs]: int(0).default(120_000),
-  [ENV.slotMs]: int(100, 300_000).default(1000),
-  [ENV.maxShardRequests]: int(1, 1_000_000).optional(),
-  [ENV.timeScale]: z.coerce.number().positive().default(1),
-  [ENV.amplify]: z.coerce.number().gt(0).max(MAX_AMPLIFY).default(1),
-  [ENV.intraSecond]: z.enum(['spread', 'burst']).default('spread'),
-  [ENV.forceStreaming]: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
-  [ENV.modelOverride]: z.string().min(1).optional(),
-  [ENV.requestTimeoutMs]: int(1).default(600_000),
-  [ENV.maxInFlight]: int(1).optional(),
-  [ENV.maxConnectionsPerTarget]: int(1, 1000).optional(),
-  [ENV.fireTimeoutMs]: int(1000, 900_000).default(900_000),
-  [ENV.lateToleranceMs]: int(0).default(5_000),
-  [ENV.latePolicy]: z.enum(['fire', 'drop']).default('fire'),
-  [ENV.s3ForcePathStyle]: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
-  [ENV.schedules]: z.string().default('[]').pipe(jsonText).pipe(z.array(scheduleConfigSchema)),
-  [ENV.captureBucket]: z.string().min(3).optional(),
-  [ENV.capturePrefix]: z.string().default(''),
-  [ENV.notifyTopicArn]: z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/, 'an SNS topic ARN').optional(),
-  [ENV.autoReplayTargets]: jsonText.pipe(z.array(TARGET_NAME).min(1)).optional(),
-  [ENV.secretsMaxAgeSeconds]: int(0, 3600).optional(),
-  [ENV.fireConcurrency]: int(1, 10_000).optional(),
-  [ENV.fireConcurrencySetting]: z.enum(['peakRequestsPerSecond', 'maxFireConcurrency']).default('peakRequestsPerSecond'),
-  [ENV.stackName]: z.string().min(1).optional(),
-  [ENV.metricsNamespace]: z.string().regex(METRICS_NAMESPACE, 'a CloudWatch namespace: 1-255 letters, digits and . _ - / # :, not AWS/').default(DEFAULT_METRICS_NAMESPACE),
-}).superRefine((c, ctx) => {
-  const names = c[ENV.targets].map((t) => t.name);
-  for (const name of c[ENV.autoReplayTargets] ?? []) {
-    if (!names.includes(name)) ctx.addIssue({ code: 'custom', path: [ENV.autoReplayTargets], message: `"${name}" is not one of the targets (${names.join(', ')})` });
-  }
-});
+export const runtimeConfigSchema = z
+  .object({
+    [ENV.resultsBucket]: z.string().min(3),
+    [ENV.replayQueueUrl]: z.url(),
+    [ENV.collectQueueUrl]: z.url(),
+    [ENV.targets]: jsonText.pipe(targetListSchema),
+    [ENV.mode]: z.enum(['file', 'mirror']).default('file'),
+    [ENV.lagMs]: int(0).default(900_000),
+    [ENV.leadMs]: int(0, 600_000).default(20_000),
+    [ENV.graceMs]: int(0).default(120_000),
+    [ENV.slotMs]: int(100, 300_000).default(1000),
+    [ENV.maxShardRequests]: int(1, 1_000_000).optional(),
+    [ENV.timeScale]: z.coerce.number().positive().default(1),
+    [ENV.amplify]: z.coerce.number().gt(0).max(MAX_AMPLIFY).default(1),
+    [ENV.intraSecond]: z.enum(['spread', 'burst']).default('spread'),
+    [ENV.forceStreaming]: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
+    [ENV.modelOverride]: z.string().min(1).optional(),
+    [ENV.requestTimeoutMs]: int(1).default(600_000),
+    [ENV.maxInFlight]: int(1).optional(),
+    [ENV.maxConnectionsPerTarget]: int(1, 1000).optional(),
+    [ENV.fireTimeoutMs]: int(1000, 900_000).default(900_000),
+    [ENV.lateToleranceMs]: int(0).default(5_000),
+    [ENV.latePolicy]: z.enum(['fire', 'drop']).default('fire'),
+    [ENV.s3ForcePathStyle]: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
+    [ENV.schedules]: z.string().default('[]').pipe(jsonText).pipe(z.array(scheduleConfigSchema)),
+    [ENV.captureBucket]: z.string().min(3).optional(),
+    [ENV.capturePrefix]: z.string().default(''),
+    [ENV.notifyTopicArn]: z
+      .string()
+      .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}$/, 'an SNS topic ARN')
+      .optional(),
+    [ENV.autoReplayTargets]: jsonText.pipe(z.array(TARGET_NAME).min(1)).optional(),
+    [ENV.secretsMaxAgeSeconds]: int(0, 3600).optional(),
+    [ENV.fireConcurrency]: int(1, 10_000).optional(),
+    [ENV.fireConcurrencySetting]: z
+      .enum(['peakRequestsPerSecond', 'maxFireConcurrency'])
+      .default('peakRequestsPerSecond'),
+    [ENV.stackName]: z.string().min(1).optional(),
+    [ENV.metricsNamespace]: z
+      .string()
+      .regex(METRICS_NAMESPACE, 'a CloudWatch namespace: 1-255 letters, digits and . _ - / # :, not AWS/')
+      .default(DEFAULT_METRICS_NAMESPACE),
+  })
+  .superRefine((c, ctx) => {
+    const names = c[ENV.targets].map((t) => t.name);
+    for (const name of c[ENV.autoReplayTargets] ?? []) {
+      if (!names.includes(name))
+        ctx.addIssue({
+          code: 'custom',
+          path: [ENV.autoReplayTargets],
+          message: `"${name}" is not one of the targets (${names.join(', ')})`,
+        });
+    }
+  });
 
 export interface RuntimeConfig {
   resultsBucket: string;
@@ -298,7 +336,10 @@ export function parseRuntimeConfig(env: Record<string, string | undefined>): Run
     notifyTopicArn: c[ENV.notifyTopicArn],
     autoReplayTargets: c[ENV.autoReplayTargets],
     secretsMaxAgeSeconds: c[ENV.secretsMaxAgeSeconds],
-    fireConcurrency: fireConcurrency === undefined ? undefined : { concurrency: fireConcurrency, setting: c[ENV.fireConcurrencySetting] },
+    fireConcurrency:
+      fireConcurrency === undefined
+        ? undefined
+        : { concurrency: fireConcurrency, setting: c[ENV.fireConcurrencySetting] },
     stackName: c[ENV.stackName],
     metricsNamespace: c[ENV.metricsNamespace],
   };

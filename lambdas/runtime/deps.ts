@@ -17,12 +17,22 @@ import { SqsQueue } from '../adapters/aws/sqs-queue';
 import { createOpenAITarget, type OpenAITargetClient } from '../adapters/http/openai-target';
 import { startOpenAISink } from '../adapters/http/rehearsal-sink';
 import { rehearsalSageMakerClient, startSageMakerSink } from '../adapters/sagemaker/rehearsal-sink';
-import { createSageMakerTarget, sageMakerRuntimeClientConfig, type SageMakerTargetOptions } from '../adapters/sagemaker/sagemaker-target';
+import {
+  createSageMakerTarget,
+  sageMakerRuntimeClientConfig,
+  type SageMakerTargetOptions,
+} from '../adapters/sagemaker/sagemaker-target';
 import { systemClock } from '../adapters/system-clock';
 import type { Twin } from '../core/fire/rehearsal';
 import { Semaphore } from '../core/fire/semaphore';
 import type { Clock, Notifier, TargetClient } from '../ports';
-import { parseRuntimeConfig, type HttpTargetConfig, type RuntimeConfig, type SageMakerTargetConfig, type TargetConfig } from './config';
+import {
+  parseRuntimeConfig,
+  type HttpTargetConfig,
+  type RuntimeConfig,
+  type SageMakerTargetConfig,
+  type TargetConfig,
+} from './config';
 import { connectionsPerTarget } from './limits';
 import { SecretApiKey } from './secrets';
 
@@ -92,7 +102,9 @@ function sdkHandler(): { connectionTimeout: number; requestTimeout: number } {
 
 export function createDeps(overrides: DepsOverrides = {}): Deps {
   const config = parseRuntimeConfig(overrides.env ?? process.env);
-  const s3 = overrides.s3 ?? new S3Client({ requestHandler: sdkHandler(), ...(config.s3ForcePathStyle ? { forcePathStyle: true } : {}) });
+  const s3 =
+    overrides.s3 ??
+    new S3Client({ requestHandler: sdkHandler(), ...(config.s3ForcePathStyle ? { forcePathStyle: true } : {}) });
   const sqs = overrides.sqs ?? new SQSClient({ requestHandler: sdkHandler() });
   const clock = overrides.clock ?? systemClock;
   const logger = new Logger({ serviceName: 'capture-replay' });
@@ -105,13 +117,20 @@ export function createDeps(overrides: DepsOverrides = {}): Deps {
     clock,
     logger,
     metrics: new CloudWatchMetrics(config.metricsNamespace, logger),
-    notifier: config.notifyTopicArn ? new SnsNotifier(overrides.sns ?? new SNSClient({ requestHandler: sdkHandler() }), config.notifyTopicArn) : null,
+    notifier: config.notifyTopicArn
+      ? new SnsNotifier(overrides.sns ?? new SNSClient({ requestHandler: sdkHandler() }), config.notifyTopicArn)
+      : null,
     ...createTargetDeps(config, clock, logger, overrides),
   };
 }
 
 /** A SageMaker target's settings as configured (the client aside). */
-function sageMakerOptions(t: SageMakerTargetConfig, config: RuntimeConfig, clock: Clock, connections: number): Omit<SageMakerTargetOptions, 'client'> {
+function sageMakerOptions(
+  t: SageMakerTargetConfig,
+  config: RuntimeConfig,
+  clock: Clock,
+  connections: number,
+): Omit<SageMakerTargetOptions, 'client'> {
   return {
     name: t.name,
     endpointName: t.endpointName,
@@ -132,20 +151,41 @@ async function rehearsalTwin(t: TargetConfig, config: RuntimeConfig, clock: Cloc
   if (t.kind === 'sagemaker') {
     const sink = await startSageMakerSink();
     const client = rehearsalSageMakerClient(sink.url, config.requestTimeoutMs);
-    const twin = createSageMakerTarget({ ...sageMakerOptions(t, config, clock, connections), name, region: 'us-east-1', client });
+    const twin = createSageMakerTarget({
+      ...sageMakerOptions(t, config, clock, connections),
+      name,
+      region: 'us-east-1',
+      client,
+    });
     return { twin, close: async () => (await twin.close(), client.destroy(), await sink.close()) };
   }
   const sink = await startOpenAISink();
-  const twin = createOpenAITarget({ name, baseUrl: sink.url, path: '/v1/chat/completions', timeoutMs: config.requestTimeoutMs, clock, connections });
+  const twin = createOpenAITarget({
+    name,
+    baseUrl: sink.url,
+    path: '/v1/chat/completions',
+    timeoutMs: config.requestTimeoutMs,
+    clock,
+    connections,
+  });
   return { twin, close: async () => (await twin.close(), await sink.close()) };
 }
 
 /** The targets' clients (one pool per target for the execution environment) and their rehearsal twins. */
-function createTargetDeps(config: RuntimeConfig, clock: Clock, logger: Logger, overrides: DepsOverrides): Pick<Deps, 'targets' | 'rehearsalTwin'> {
+function createTargetDeps(
+  config: RuntimeConfig,
+  clock: Clock,
+  logger: Logger,
+  overrides: DepsOverrides,
+): Pick<Deps, 'targets' | 'rehearsalTwin'> {
   let targets: Promise<{ map: Map<string, Target>; apiKeys: SecretApiKey[] }> | null = null;
   const connections = connectionsPerTarget(config.targets.length, config.maxConnectionsPerTarget);
   const maxAgeSeconds = config.secretsMaxAgeSeconds ?? DEFAULT_SECRETS_MAX_AGE_SECONDS;
-  const httpClient = async (t: HttpTargetConfig, secrets: () => SecretsProvider, apiKeys: SecretApiKey[]): Promise<OpenAITargetClient> => {
+  const httpClient = async (
+    t: HttpTargetConfig,
+    secrets: () => SecretsProvider,
+    apiKeys: SecretApiKey[],
+  ): Promise<OpenAITargetClient> => {
     let apiKeySource: SecretApiKey | undefined;
     if (t.apiKeySecret) {
       const secretId = t.apiKeySecret;
@@ -154,22 +194,48 @@ function createTargetDeps(config: RuntimeConfig, clock: Clock, logger: Logger, o
         secretId,
         field: t.apiKeySecretField,
         maxAgeSeconds,
-        onStaleKey: (error) => logger.warn('API key secret not read: the key read before stays in use', { target: t.name, secretId, error: error instanceof Error ? error.message : String(error) }),
+        onStaleKey: (error) =>
+          logger.warn('API key secret not read: the key read before stays in use', {
+            target: t.name,
+            secretId,
+            error: error instanceof Error ? error.message : String(error),
+          }),
       });
       await apiKeySource.update();
       apiKeys.push(apiKeySource);
     }
-    return createOpenAITarget({ name: t.name, baseUrl: t.url, path: t.path, timeoutMs: config.requestTimeoutMs, clock, connections, reserveConnections: true, ...(apiKeySource ? { apiKeySource } : {}) });
+    return createOpenAITarget({
+      name: t.name,
+      baseUrl: t.url,
+      path: t.path,
+      timeoutMs: config.requestTimeoutMs,
+      clock,
+      connections,
+      reserveConnections: true,
+      ...(apiKeySource ? { apiKeySource } : {}),
+    });
   };
   const sageMakerClient = (t: SageMakerTargetConfig) => {
     // Region: the target's, else the SDK's default (AWS_REGION: the function's own region).
-    const clientConfig = sageMakerRuntimeClientConfig({ timeoutMs: config.requestTimeoutMs, connections, ...(t.region ? { region: t.region } : {}) });
-    return createSageMakerTarget({ ...sageMakerOptions(t, config, clock, connections), client: overrides.sageMakerClient ? overrides.sageMakerClient(t, clientConfig) : new SageMakerRuntimeClient(clientConfig) });
+    const clientConfig = sageMakerRuntimeClientConfig({
+      timeoutMs: config.requestTimeoutMs,
+      connections,
+      ...(t.region ? { region: t.region } : {}),
+    });
+    return createSageMakerTarget({
+      ...sageMakerOptions(t, config, clock, connections),
+      client: overrides.sageMakerClient
+        ? overrides.sageMakerClient(t, clientConfig)
+        : new SageMakerRuntimeClient(clientConfig),
+    });
   };
   const build = async (): Promise<{ map: Map<string, Target>; apiKeys: SecretApiKey[] }> => {
     let secrets: SecretsProvider | undefined;
     // Powertools' provider holds the keys' cache; its client is ours (timeouts, or the test's).
-    const secretsProvider = () => (secrets ??= new SecretsProvider({ awsSdkV3Client: overrides.secrets ?? new SecretsManagerClient({ requestHandler: sdkHandler() }) }));
+    const secretsProvider = () =>
+      (secrets ??= new SecretsProvider({
+        awsSdkV3Client: overrides.secrets ?? new SecretsManagerClient({ requestHandler: sdkHandler() }),
+      }));
     const map = new Map<string, Target>();
     const apiKeys: SecretApiKey[] = [];
     for (const t of config.targets) {

@@ -94,7 +94,8 @@ export class EventSourceScaler {
     if (this.c.mode === 'provisioned') this.pollerSeconds += (this.pollers * dt) / 1000;
     if (this.waiting) this.level = Math.min(this.ceiling, this.level + dt * this.growthPerMs);
     if (waiting || this.waiting) this.idleSince = now;
-    else if (now - this.idleSince >= this.c.esm.scaleDownAfterS * 1000) this.level = Math.max(this.floor, Math.min(this.level, inFlight));
+    else if (now - this.idleSince >= this.c.esm.scaleDownAfterS * 1000)
+      this.level = Math.max(this.floor, Math.min(this.level, inFlight));
     this.waiting = waiting;
     this.lastAt = now;
     this.peakPollers = Math.max(this.peakPollers, this.pollers);
@@ -111,7 +112,12 @@ export class EventSourceScaler {
 
   /** ReceiveMessage calls a month while idle (billed as SQS requests). */
   idlePollsPerMonth(): number {
-    const pollers = this.c.mode === 'provisioned' ? this.c.minPollers : this.c.maxConcurrency === null ? this.c.esm.idlePollersWithoutMax : this.c.esm.idlePollersWithMax;
+    const pollers =
+      this.c.mode === 'provisioned'
+        ? this.c.minPollers
+        : this.c.maxConcurrency === null
+          ? this.c.esm.idlePollersWithoutMax
+          : this.c.esm.idlePollersWithMax;
     return (pollers * SECONDS_PER_MONTH) / this.c.esm.idleLongPollS;
   }
 }

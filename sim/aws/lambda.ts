@@ -47,7 +47,9 @@ export interface FunctionModelOptions {
   envReclaimMinutes: number;
 }
 
-export type StartResult = { ok: true; handlerStartsAt: number; initMs: number } | { ok: false; reason: 'concurrency' | 'scaling-rate' };
+export type StartResult =
+  | { ok: true; handlerStartsAt: number; initMs: number }
+  | { ok: false; reason: 'concurrency' | 'scaling-rate' };
 
 export interface LambdaBill {
   invocations: number;
@@ -68,7 +70,16 @@ export class FunctionModel {
   private readonly idle: number[] = [];
   private tokens: number;
   private tokensAt = 0;
-  readonly bill: LambdaBill = { invocations: 0, throttles: 0, coldStarts: 0, billedMs: 0, initMs: 0, gbSeconds: 0, initGbSeconds: 0, peakConcurrency: 0 };
+  readonly bill: LambdaBill = {
+    invocations: 0,
+    throttles: 0,
+    coldStarts: 0,
+    billedMs: 0,
+    initMs: 0,
+    gbSeconds: 0,
+    initGbSeconds: 0,
+    peakConcurrency: 0,
+  };
 
   constructor(
     readonly o: FunctionModelOptions,

@@ -34,7 +34,8 @@ export class S3Timing {
     private readonly rng: Rng,
   ) {
     // Without a spread (or with S3 taking no time) every request takes the median exactly, without a draw.
-    this.d = s.requestMs > 0 && s.requestP99Ms !== s.requestMs ? lognormalFromP50P99(s.requestMs, s.requestP99Ms) : null;
+    this.d =
+      s.requestMs > 0 && s.requestP99Ms !== s.requestMs ? lognormalFromP50P99(s.requestMs, s.requestP99Ms) : null;
     this.constantMs = s.requestMs;
   }
 

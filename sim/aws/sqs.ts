@@ -53,7 +53,15 @@ export class SqsQueue<P = unknown> {
   private nextId = 0;
   /** Sent and not yet visible (delayed or in flight). */
   private hidden = 0;
-  readonly bill: SqsBill = { requests: 0, sendCalls: 0, receiveCalls: 0, deleteCalls: 0, messagesSent: 0, payloadBytes: 0, deadLettered: 0 };
+  readonly bill: SqsBill = {
+    requests: 0,
+    sendCalls: 0,
+    receiveCalls: 0,
+    deleteCalls: 0,
+    messagesSent: 0,
+    payloadBytes: 0,
+    deadLettered: 0,
+  };
   /** Called whenever a message becomes visible. */
   onVisible: () => void = () => undefined;
   /** Called with each message moved to the dead-letter queue. */
@@ -87,7 +95,13 @@ export class SqsQueue<P = unknown> {
     this.bill.payloadBytes += bytes;
     this.bill.messagesSent += entries.length;
     for (const e of entries) {
-      const m: SimMessage<P> = { id: this.nextId++, bytes: e.bytes, payload: e.payload, receiveCount: 0, receivedAt: -1 };
+      const m: SimMessage<P> = {
+        id: this.nextId++,
+        bytes: e.bytes,
+        payload: e.payload,
+        receiveCount: 0,
+        receivedAt: -1,
+      };
       this.hidden++;
       const jitterMs = this.options.delayJitterMaxMs > 0 ? this.jitter.uniform() * this.options.delayJitterMaxMs : 0;
       this.agenda.at(at + e.delaySeconds * 1000 + jitterMs, () => this.show(m));

@@ -46,7 +46,13 @@ beforeAll(async () => {
   captures = join(dir, 'captures.jsonl');
   out = join(dir, 'out');
   // 40 requests/s for 5 s of capture time, replayed at 2x: 2.5 s of firing.
-  await writeCaptureFile(captures, { ratePerSecond: 40, durationSeconds: REQUESTS / 40, startTime: Date.UTC(2026, 3, 29), seed: 7, bodyBytes: 600 });
+  await writeCaptureFile(captures, {
+    ratePerSecond: 40,
+    durationSeconds: REQUESTS / 40,
+    startTime: Date.UTC(2026, 3, 29),
+    seed: 7,
+    bodyBytes: 600,
+  });
   [a, b] = await Promise.all([
     startMockProcess(['--ttft-ms', String(TTFT_A_MS), '--itl-ms', String(ITL_MS), '--output-tokens', '10']),
     startMockProcess(['--ttft-ms', String(TTFT_B_MS), '--itl-ms', String(ITL_MS), '--output-tokens', '10']),
@@ -58,12 +64,39 @@ beforeAll(async () => {
     minEffect = (0.02 * loadFactor()).toFixed(3);
     if (minEffect !== '0.020') console.warn(`[timing] A/B replay ${id}: --min-effect ${minEffect} (${machineLoad()})`);
     const result = await runCli([
-      'replay', captures, '--target', `A=${a.url}`, '--target', `B=${b.url}`, '--streaming', '--time-scale', '2',
-      '--out', out, '--run-id', id, '--no-progress', '--resamples', '1000', '--min-effect', minEffect,
+      'replay',
+      captures,
+      '--target',
+      `A=${a.url}`,
+      '--target',
+      `B=${b.url}`,
+      '--streaming',
+      '--time-scale',
+      '2',
+      '--out',
+      out,
+      '--run-id',
+      id,
+      '--no-progress',
+      '--resamples',
+      '1000',
+      '--min-effect',
+      minEffect,
     ]);
-    return { id, result, doc: result.code === 0 ? (JSON.parse(readFileSync(join(out, id, 'comparison.json'), 'utf8')) as ComparisonDocument) : null };
+    return {
+      id,
+      result,
+      doc:
+        result.code === 0
+          ? (JSON.parse(readFileSync(join(out, id, 'comparison.json'), 'utf8')) as ComparisonDocument)
+          : null,
+    };
   };
-  const { result } = await retryTimingOnce('A/B replay', (n) => replay(n === 1 ? 'ab' : `ab-${n}`), (r) => (r.doc ? timingProblems(r.doc) : []));
+  const { result } = await retryTimingOnce(
+    'A/B replay',
+    (n) => replay(n === 1 ? 'ab' : `ab-${n}`),
+    (r) => (r.doc ? timingProblems(r.doc) : []),
+  );
   ({ id: runId, result: run } = result);
   doc = result.doc ?? (JSON.parse(readFileSync(join(out, runId, 'comparison.json'), 'utf8')) as ComparisonDocument);
 }, 240_000);
@@ -78,11 +111,19 @@ function timingProblems(d: ComparisonDocument): string[] {
   const itlPct = Number(minEffect) * 100; // % of ITL: what the verdict allows
   return [
     ...(ttft.verdict === 'worse' ? [] : [`TTFT verdict ${ttft.verdict}`]),
-    ...(Math.abs(shift - (TTFT_B_MS - TTFT_A_MS)) < slack ? [] : [`TTFT p50 difference ${shift.toFixed(2)} ms (10 +- ${slack.toFixed(1)})`]),
-    ...(Math.abs(pairedShift - (TTFT_B_MS - TTFT_A_MS)) < slack ? [] : [`TTFT paired shift ${pairedShift.toFixed(2)} ms (10 +- ${slack.toFixed(1)})`]),
+    ...(Math.abs(shift - (TTFT_B_MS - TTFT_A_MS)) < slack
+      ? []
+      : [`TTFT p50 difference ${shift.toFixed(2)} ms (10 +- ${slack.toFixed(1)})`]),
+    ...(Math.abs(pairedShift - (TTFT_B_MS - TTFT_A_MS)) < slack
+      ? []
+      : [`TTFT paired shift ${pairedShift.toFixed(2)} ms (10 +- ${slack.toFixed(1)})`]),
     ...(itl.verdict === 'no_difference' ? [] : [`ITL verdict ${itl.verdict}`]),
-    ...(Math.abs(itl.relative_pct.p50.estimate ?? NaN) < itlPct ? [] : [`ITL p50 change ${itl.relative_pct.p50.estimate?.toFixed(2)} % (< ${itlPct.toFixed(1)})`]),
-    ...(Math.abs(itl.paired_shift?.relative_pct.estimate ?? NaN) < itlPct ? [] : [`ITL paired shift ${itl.paired_shift?.relative_pct.estimate?.toFixed(2)} % (< ${itlPct.toFixed(1)})`]),
+    ...(Math.abs(itl.relative_pct.p50.estimate ?? NaN) < itlPct
+      ? []
+      : [`ITL p50 change ${itl.relative_pct.p50.estimate?.toFixed(2)} % (< ${itlPct.toFixed(1)})`]),
+    ...(Math.abs(itl.paired_shift?.relative_pct.estimate ?? NaN) < itlPct
+      ? []
+      : [`ITL paired shift ${itl.paired_shift?.relative_pct.estimate?.toFixed(2)} % (< ${itlPct.toFixed(1)})`]),
   ];
 }
 
@@ -148,7 +189,19 @@ describe('replay --target A=... --target B=...', () => {
 
   it('compare on the two folders reaches the same verdicts and gates with exit 3', async () => {
     const cmp = join(dir, 'cmp');
-    const result = await runCli(['compare', join(out, runId, 'A'), join(out, runId, 'B'), '--out', cmp, '--fail-on', 'worse', '--resamples', '1000', '--min-effect', minEffect]);
+    const result = await runCli([
+      'compare',
+      join(out, runId, 'A'),
+      join(out, runId, 'B'),
+      '--out',
+      cmp,
+      '--fail-on',
+      'worse',
+      '--resamples',
+      '1000',
+      '--min-effect',
+      minEffect,
+    ]);
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/--fail-on/);
     const again = JSON.parse(readFileSync(join(cmp, 'comparison.json'), 'utf8')) as ComparisonDocument;

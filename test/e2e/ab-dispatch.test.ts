@@ -19,7 +19,13 @@ let captures: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cr-ab-dispatch-'));
   captures = join(dir, 'captures.jsonl');
-  await writeCaptureFile(captures, { ratePerSecond: 40, durationSeconds: 5, startTime: Date.UTC(2026, 3, 29), seed: 7, bodyBytes: 600 });
+  await writeCaptureFile(captures, {
+    ratePerSecond: 40,
+    durationSeconds: 5,
+    startTime: Date.UTC(2026, 3, 29),
+    seed: 7,
+    bodyBytes: 600,
+  });
 });
 
 afterAll(() => {
@@ -36,12 +42,38 @@ describe('--dispatch sequential', () => {
       startMockProcess(['--ttft-ms', '300', '--itl-ms', '1', '--output-tokens', '3', '--log', logB]),
     ]);
     try {
-      const result = await runCli(['replay', captures, '--target', `A=${la.url}`, '--target', `B=${lb.url}`, '--dispatch', 'sequential', '--limit', '40', '--time-scale', '4', '--out', seqOut, '--run-id', 'seq', '--no-progress', '--resamples', '200', '--rehearsal', '0']);
+      const result = await runCli([
+        'replay',
+        captures,
+        '--target',
+        `A=${la.url}`,
+        '--target',
+        `B=${lb.url}`,
+        '--dispatch',
+        'sequential',
+        '--limit',
+        '40',
+        '--time-scale',
+        '4',
+        '--out',
+        seqOut,
+        '--run-id',
+        'seq',
+        '--no-progress',
+        '--resamples',
+        '200',
+        '--rehearsal',
+        '0',
+      ]);
       expect(result.code).toBe(0);
     } finally {
       await Promise.all([la.stop(), lb.stop()]);
     }
-    const arrivals = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => BigInt((JSON.parse(l) as { arrival_ns: string }).arrival_ns));
+    const arrivals = (file: string) =>
+      readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => BigInt((JSON.parse(l) as { arrival_ns: string }).arrival_ns));
     const [ta, tb] = [arrivals(logA), arrivals(logB)];
     expect([ta.length, tb.length]).toEqual([40, 40]);
     const lastA = ta.reduce((m, t) => (t > m ? t : m));
@@ -52,7 +84,13 @@ describe('--dispatch sequential', () => {
   });
 
   it('compare without a gate exits 0; a run folder stands for its targets', async () => {
-    const result = await runCli(['compare', join(dir, 'seq', 'seq', 'A'), join(dir, 'seq', 'seq', 'B'), '--resamples', '200']);
+    const result = await runCli([
+      'compare',
+      join(dir, 'seq', 'seq', 'A'),
+      join(dir, 'seq', 'seq', 'B'),
+      '--resamples',
+      '200',
+    ]);
     expect(result.code).toBe(0);
     const swapped = await runCli(['compare', join(dir, 'seq', 'seq'), '--fail-on', 'worse', '--resamples', '200']);
     expect(swapped.code).toBe(3);
@@ -62,12 +100,28 @@ describe('--dispatch sequential', () => {
 
 describe('target arguments', () => {
   it('usage errors are clear and exit non-zero before any request', async () => {
-    const both = await runCli(['replay', captures, '--url', 'http://127.0.0.1:9', '--target', 'B=http://127.0.0.1:9', '--no-progress']);
+    const both = await runCli([
+      'replay',
+      captures,
+      '--url',
+      'http://127.0.0.1:9',
+      '--target',
+      'B=http://127.0.0.1:9',
+      '--no-progress',
+    ]);
     expect(both.code).not.toBe(0);
     expect(both.stderr).toMatch(/either --url .* or --target/);
     const unnamed = await runCli(['replay', captures, '--target', 'http://127.0.0.1:9', '--no-progress']);
     expect(unnamed.stderr).toMatch(/NAME=URL/);
-    const twice = await runCli(['replay', captures, '--target', 'A=http://127.0.0.1:9', '--target', 'A=http://127.0.0.1:8', '--no-progress']);
+    const twice = await runCli([
+      'replay',
+      captures,
+      '--target',
+      'A=http://127.0.0.1:9',
+      '--target',
+      'A=http://127.0.0.1:8',
+      '--no-progress',
+    ]);
     expect(twice.stderr).toMatch(/given twice/);
   });
 });

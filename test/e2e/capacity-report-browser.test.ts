@@ -11,7 +11,13 @@ import { describe, expect, it } from 'vitest';
 import { BUNDLED_CHART_ASSETS } from '../../lambdas/adapters/bundled-chart-assets';
 import { SERIES_COLORS } from '../../lambdas/core/report/palette';
 import { renderCapacityReportHtml } from '../../lambdas/core/report/capacity-section';
-import { expectQuietAndOffline, openHtmlFile, skipWithoutChromium, useChromium, saveScreenshot } from '../support/browser';
+import {
+  expectQuietAndOffline,
+  openHtmlFile,
+  skipWithoutChromium,
+  useChromium,
+  saveScreenshot,
+} from '../support/browser';
 import { capacityFixture } from '../support/capacity-fixture';
 
 const SKIP = skipWithoutChromium('capacity-report-browser');
@@ -20,7 +26,9 @@ const OBJECTIVE_GREY = '#6b7280';
 interface BrowserCanvas {
   width: number;
   height: number;
-  getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } } | null;
+  getContext(
+    kind: '2d',
+  ): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } } | null;
 }
 interface BrowserElement {
   dataset: Record<string, string | undefined>;
@@ -50,13 +58,23 @@ async function capacityCharts(page: Page, colors: string[]): Promise<CapacityCha
         const tallestColumn = wanted.map(() => 0);
         const widestRow = wanted.map(() => 0);
         if (c && c.width > 0) {
-          const px = (c.getContext('2d') as NonNullable<ReturnType<BrowserCanvas['getContext']>>).getImageData(0, 0, c.width, c.height).data;
+          const px = (c.getContext('2d') as NonNullable<ReturnType<BrowserCanvas['getContext']>>).getImageData(
+            0,
+            0,
+            c.width,
+            c.height,
+          ).data;
           const columns = wanted.map(() => new Array<number>(c.width).fill(0));
           const rows = wanted.map(() => new Array<number>(c.height).fill(0));
           for (let i = 0; i < px.length; i += 4) {
             if ((px[i + 3] as number) < 200) continue;
             wanted.forEach(([R, G, B], k) => {
-              if (Math.abs((px[i] as number) - (R as number)) + Math.abs((px[i + 1] as number) - (G as number)) + Math.abs((px[i + 2] as number) - (B as number)) < 40) {
+              if (
+                Math.abs((px[i] as number) - (R as number)) +
+                  Math.abs((px[i + 1] as number) - (G as number)) +
+                  Math.abs((px[i + 2] as number) - (B as number)) <
+                40
+              ) {
                 pixels[k]! += 1;
                 columns[k]![(i / 4) % c.width]! += 1;
                 rows[k]![Math.floor(i / 4 / c.width)]! += 1;
@@ -79,12 +97,19 @@ describe.skipIf(SKIP)('report.html capacity section in Chromium', () => {
 
   it('summary, sustained factors, a chart per objective with the objective and the sustained factors drawn, steps linked', async () => {
     const capacity = await capacityFixture();
-    const html = renderCapacityReportHtml({ title: 'Capacity of prod-chat traffic: g5 vs g6e', capacity }, BUNDLED_CHART_ASSETS);
+    const html = renderCapacityReportHtml(
+      { title: 'Capacity of prod-chat traffic: g5 vs g6e', capacity },
+      BUNDLED_CHART_ASSETS,
+    );
     const o = await openHtmlFile(chromium.browser, join(chromium.dir, 'capacity', 'report.html'), html);
     const { page } = o;
 
-    await expect(page.locator('.capacity-summary').textContent()).resolves.toBe("B sustains 2.4x today's traffic at 99 % goodput, A 1.8x.");
-    const rows = await page.$$eval('table.capacity tbody tr', (trs: BrowserElement[]) => trs.map((r) => [r.dataset.target, r.dataset.sustained, r.dataset.limitedBy]));
+    await expect(page.locator('.capacity-summary').textContent()).resolves.toBe(
+      "B sustains 2.4x today's traffic at 99 % goodput, A 1.8x.",
+    );
+    const rows = await page.$$eval('table.capacity tbody tr', (trs: BrowserElement[]) =>
+      trs.map((r) => [r.dataset.target, r.dataset.sustained, r.dataset.limitedBy]),
+    );
     expect(rows).toEqual([
       ['A', '1.8', 'objectives'],
       ['B', '2.4', 'objectives'],
@@ -96,10 +121,17 @@ describe.skipIf(SKIP)('report.html capacity section in Chromium', () => {
     const steps = capacity.targets.flatMap((t) => t.steps);
     await expect(page.locator('table.capacity-steps tbody tr').count()).resolves.toBe(steps.length);
     await expect(page.locator('table.capacity-steps a[href="steps/B-2.4x/report.html"]').count()).resolves.toBe(1);
-    await expect(page.locator('table.capacity-steps[data-target="A"] tr.sustained').getAttribute('data-factor')).resolves.toBe('1.8');
+    await expect(
+      page.locator('table.capacity-steps[data-target="A"] tr.sustained').getAttribute('data-factor'),
+    ).resolves.toBe('1.8');
 
     const charts = await capacityCharts(page, [SERIES_COLORS[0], SERIES_COLORS[1], OBJECTIVE_GREY]);
-    expect(charts.map((c) => c.metric)).toEqual(['goodput', 'error_rate', 'time_to_first_token', 'inter_token_latency']);
+    expect(charts.map((c) => c.metric)).toEqual([
+      'goodput',
+      'error_rate',
+      'time_to_first_token',
+      'inter_token_latency',
+    ]);
     for (const c of charts) {
       expect(c.canvases, c.metric).toBe(1);
       expect(c.pixels[0], `${c.metric}: A drawn`).toBeGreaterThan(60);

@@ -29,7 +29,25 @@ import { runCli, startMockProcess, type MockProcess } from '../support/processes
 import { retryTimingOnce } from '../support/timing';
 
 const SERVICE = ['--ttft-ms', '20', '--itl-ms', '5', '--output-tokens', '5'];
-const SEARCH = ['--window', '1s', '--start-factor', '1', '--growth', '2', '--resolution', '0.25', '--max-factor', '16', '--cooldown', '0', '--rehearsal', '100', '--lead', '300', '--streaming'];
+const SEARCH = [
+  '--window',
+  '1s',
+  '--start-factor',
+  '1',
+  '--growth',
+  '2',
+  '--resolution',
+  '0.25',
+  '--max-factor',
+  '16',
+  '--cooldown',
+  '0',
+  '--rehearsal',
+  '100',
+  '--lead',
+  '300',
+  '--streaming',
+];
 const OBJECTIVES = ['--goodput', 'time_to_first_token:100', '--min-goodput', '0.9'];
 
 /** How far each target's sustained factor is from the model's, as problems (none: within one step). */
@@ -56,8 +74,17 @@ describe('capture-replay capacity against mocks of known capacity', () => {
     dir = mkdtempSync(join(tmpdir(), 'capacity-'));
     captures = join(dir, 'captures');
     mkdirSync(captures);
-    await writeCaptureFile(join(captures, 'c.jsonl'), { ratePerSecond: 20, durationSeconds: 3, startTime: Date.UTC(2026, 3, 29), bodyBytes: 300 });
-    mocks = await Promise.all([startMockProcess([...SERVICE, '--slots', '1']), startMockProcess([...SERVICE, '--slots', '2']), startMockProcess(SERVICE)]);
+    await writeCaptureFile(join(captures, 'c.jsonl'), {
+      ratePerSecond: 20,
+      durationSeconds: 3,
+      startTime: Date.UTC(2026, 3, 29),
+      bodyBytes: 300,
+    });
+    mocks = await Promise.all([
+      startMockProcess([...SERVICE, '--slots', '1']),
+      startMockProcess([...SERVICE, '--slots', '2']),
+      startMockProcess(SERVICE),
+    ]);
   }, 60_000);
 
   afterAll(async () => {
@@ -69,16 +96,35 @@ describe('capture-replay capacity against mocks of known capacity', () => {
     // A step is a replay in real time: on a loaded machine a search that misses the model is run once more (timing.ts).
     const search = async (n: number) => {
       const out = join(dir, `out-${n}`);
-      const r = await runCli(['capacity', captures, '--target', `A=${mocks[0]!.url}`, '--target', `B=${mocks[1]!.url}`, '--out', out, ...SEARCH, ...OBJECTIVES]);
+      const r = await runCli([
+        'capacity',
+        captures,
+        '--target',
+        `A=${mocks[0]!.url}`,
+        '--target',
+        `B=${mocks[1]!.url}`,
+        '--out',
+        out,
+        ...SEARCH,
+        ...OBJECTIVES,
+      ]);
       return { r, ...(r.code === 0 ? capacityOf(out) : { doc: undefined, root: '' }) };
     };
-    const { r, doc: found0, root } = (await retryTimingOnce('capacity search', search, ({ doc }) => (doc ? modelProblems(doc) : []))).result;
+    const {
+      r,
+      doc: found0,
+      root,
+    } = (await retryTimingOnce('capacity search', search, ({ doc }) => (doc ? modelProblems(doc) : []))).result;
     expect(r.code, r.stderr).toBe(0);
     const doc = found0!;
     const [a, b] = doc.targets;
     const found = `A ${a!.sustained_factor}x (${a!.steps.map((s) => `${s.factor}:${s.outcome}`).join(' ')}), B ${b!.sustained_factor}x (${b!.steps.map((s) => `${s.factor}:${s.outcome}`).join(' ')})`;
     console.info(`[capacity] ${found}`);
-    expect(doc).toMatchObject({ schema_version: 1, window: { start_offset_ms: 0, end_offset_ms: 1000, captured_requests: 21 }, objectives: { goodput: { time_to_first_token: 100 }, min_goodput: 0.9, max_error_rate: 0.01 } });
+    expect(doc).toMatchObject({
+      schema_version: 1,
+      window: { start_offset_ms: 0, end_offset_ms: 1000, captured_requests: 21 },
+      objectives: { goodput: { time_to_first_token: 100 }, min_goodput: 0.9, max_error_rate: 0.01 },
+    });
     expect(a!.name).toBe('A');
     expect(b!.name).toBe('B');
     expect(Math.abs(a!.sustained_factor! - 1.25), found).toBeLessThanOrEqual(0.25);
@@ -90,18 +136,35 @@ describe('capture-replay capacity against mocks of known capacity', () => {
       for (const s of t.steps) {
         // k times the window's 21 requests (ceil for fractional k), each a result of its own.
         expect(s.requests, `${t.name} at ${s.factor}x`).toBe(Math.ceil(21 * s.factor - 1e-9));
-        expect(Object.keys(s)).toEqual(expect.arrayContaining(['factor', 'requests', 'goodput', 'error_rate', 'slo_metrics']));
+        expect(Object.keys(s)).toEqual(
+          expect.arrayContaining(['factor', 'requests', 'goodput', 'error_rate', 'slo_metrics']),
+        );
         expect(s.slo_metrics.time_to_first_token).toEqual({ p50: expect.any(Number), p99: expect.any(Number) });
         const files = readdirSync(join(root, s.results, t.name)).sort();
-        expect(files).toEqual(expect.arrayContaining(['profile_export.jsonl', 'profile_export_aiperf.csv', 'profile_export_aiperf.json', 'run_manifest.json']));
-        const records = readFileSync(join(root, s.results, t.name, 'profile_export.jsonl'), 'utf8').trim().split('\n');
+        expect(files).toEqual(
+          expect.arrayContaining([
+            'profile_export.jsonl',
+            'profile_export_aiperf.csv',
+            'profile_export_aiperf.json',
+            'run_manifest.json',
+          ]),
+        );
+        const records = readFileSync(join(root, s.results, t.name, 'profile_export.jsonl'), 'utf8')
+          .trim()
+          .split('\n');
         expect(records).toHaveLength(s.requests);
       }
     }
-    expect(r.stdout.split('\n')[0]).toBe(`B sustains ${b!.sustained_factor}x today's traffic at 90 % goodput, A ${a!.sustained_factor}x.`);
+    expect(r.stdout.split('\n')[0]).toBe(
+      `B sustains ${b!.sustained_factor}x today's traffic at 90 % goodput, A ${a!.sustained_factor}x.`,
+    );
     expect(readFileSync(join(root, 'report.html'), 'utf8')).toContain('id="capacity"');
     // The warm-up, not judged, before each target's first step.
-    expect(readdirSync(join(root, 'steps')).filter((d) => d.endsWith('-warm-up')).sort()).toEqual(['A-warm-up', 'B-warm-up']);
+    expect(
+      readdirSync(join(root, 'steps'))
+        .filter((d) => d.endsWith('-warm-up'))
+        .sort(),
+    ).toEqual(['A-warm-up', 'B-warm-up']);
     expect(doc.search.warm_up_requests).toBe(21);
   }, 240_000);
 
@@ -110,10 +173,17 @@ describe('capture-replay capacity against mocks of known capacity', () => {
       const out = join(dir, `demo-${n}`);
       const r = await runCli(['demo', '--capacity', '--out', out]);
       const runs = r.code === 0 ? readdirSync(out).filter((d) => d.endsWith('-capacity')) : [];
-      const doc = runs.length === 1 ? (JSON.parse(readFileSync(join(out, runs[0]!, 'capacity.json'), 'utf8')) as CapacityDocument) : undefined;
+      const doc =
+        runs.length === 1
+          ? (JSON.parse(readFileSync(join(out, runs[0]!, 'capacity.json'), 'utf8')) as CapacityDocument)
+          : undefined;
       return { r, runs, doc };
     };
-    const { r, runs, doc: found0 } = (await retryTimingOnce('demo --capacity', demo, ({ doc }) => (doc ? modelProblems(doc) : []))).result;
+    const {
+      r,
+      runs,
+      doc: found0,
+    } = (await retryTimingOnce('demo --capacity', demo, ({ doc }) => (doc ? modelProblems(doc) : []))).result;
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/A keeps up to 1\.25x and B to 2\.50x/);
     expect(runs).toHaveLength(1);
@@ -124,13 +194,26 @@ describe('capture-replay capacity against mocks of known capacity', () => {
     expect(doc.search.together).toBe(true);
     expect(Math.abs(a!.sustained_factor! - 1.25), found).toBeLessThanOrEqual(0.25);
     expect(Math.abs(b!.sustained_factor! - 2.5), found).toBeLessThanOrEqual(0.25);
-    expect(r.stdout).toContain(`B sustains ${b!.sustained_factor}x today's traffic at 90 % goodput, A ${a!.sustained_factor}x.`);
+    expect(r.stdout).toContain(
+      `B sustains ${b!.sustained_factor}x today's traffic at 90 % goodput, A ${a!.sustained_factor}x.`,
+    );
   }, 240_000);
 
   it('a client that cannot keep up (one request in flight at a time) ends the search as client-limited: at least the last factor met, and how to go further', async () => {
     const out = join(dir, 'client');
     // Unlimited slots: the target keeps up; --max-in-flight 1 lets this replayer send 25 requests a second (one per 40 ms service).
-    const r = await runCli(['capacity', captures, '--target', `C=${mocks[2]!.url}`, '--out', out, '--max-in-flight', '1', ...SEARCH, ...OBJECTIVES]);
+    const r = await runCli([
+      'capacity',
+      captures,
+      '--target',
+      `C=${mocks[2]!.url}`,
+      '--out',
+      out,
+      '--max-in-flight',
+      '1',
+      ...SEARCH,
+      ...OBJECTIVES,
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const { doc } = capacityOf(out);
     const [c] = doc.targets;

@@ -21,13 +21,17 @@ describe('capture-replay exit codes and the demo', () => {
     // What it set up, before anything runs, in 80 columns.
     const intro = run.stdout.slice(0, run.stdout.indexOf('\n\n'));
     expect(intro).toContain('Demo: the bundled capture sample against the bundled mocks (no network, no AWS).');
-    expect(intro).toContain("Set up on purpose: the mock SageMaker runtime's time to first token is 45 ms,\nthe mock server's 40 ms");
+    expect(intro).toContain(
+      "Set up on purpose: the mock SageMaker runtime's time to first token is 45 ms,\nthe mock server's 40 ms",
+    );
     expect(intro).toContain('Expect\nsagemaker `worse` on time to first token (about +5 ms)');
     expect(intro).toContain('  tabular/  1 text/csv request, a run of its own to the mock SageMaker');
     for (const line of intro.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
 
     const out = join(work, 'capture-replay-out');
-    const runs = readdirSync(out).filter((name) => name !== 'demo-captures').sort();
+    const runs = readdirSync(out)
+      .filter((name) => name !== 'demo-captures')
+      .sort();
     expect(runs).toHaveLength(2);
     const [runId, tabularRunId] = runs as [string, string];
     expect(tabularRunId).toBe(`${runId}-tabular`);
@@ -35,18 +39,34 @@ describe('capture-replay exit codes and the demo', () => {
 
     // The chat A/B: both targets took every chat request, and nothing else.
     const runDir = join(out, runId);
-    expect(readdirSync(runDir).sort()).toEqual(['comparison.json', 'ingest_report.json', 'mock', 'report.html', 'sagemaker']);
+    expect(readdirSync(runDir).sort()).toEqual([
+      'comparison.json',
+      'ingest_report.json',
+      'mock',
+      'report.html',
+      'sagemaker',
+    ]);
     for (const target of ['mock', 'sagemaker']) {
-      expect(readdirSync(join(runDir, target)).sort()).toEqual(['profile_export.jsonl', 'profile_export_aiperf.csv', 'profile_export_aiperf.json', 'run_manifest.json']);
+      expect(readdirSync(join(runDir, target)).sort()).toEqual([
+        'profile_export.jsonl',
+        'profile_export_aiperf.csv',
+        'profile_export_aiperf.json',
+        'run_manifest.json',
+      ]);
     }
     const mock = JSON.parse(readFileSync(join(runDir, 'mock', 'run_manifest.json'), 'utf8'));
     const sagemaker = JSON.parse(readFileSync(join(runDir, 'sagemaker', 'run_manifest.json'), 'utf8'));
     expect(mock).toMatchObject({ dropped: 0, succeeded: mock.scheduled, balanced: true });
     expect(sagemaker).toMatchObject({ scheduled: mock.scheduled, succeeded: mock.scheduled, balanced: true });
-    const sagemakerRecords = readFileSync(join(runDir, 'sagemaker', 'profile_export.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { metrics: Record<string, { value: unknown }> });
+    const sagemakerRecords = readFileSync(join(runDir, 'sagemaker', 'profile_export.jsonl'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { metrics: Record<string, { value: unknown }> });
     expect(sagemakerRecords).toHaveLength(mock.scheduled);
     // Every answer a chat completion (24 tokens): no tabular answer in the chat figures.
-    expect(sagemakerRecords.map((r) => r.metrics.output_sequence_length?.value)).toEqual(sagemakerRecords.map(() => 24));
+    expect(sagemakerRecords.map((r) => r.metrics.output_sequence_length?.value)).toEqual(
+      sagemakerRecords.map(() => 24),
+    );
     const comparison = JSON.parse(readFileSync(join(runDir, 'comparison.json'), 'utf8'));
     expect(comparison.method.resamples).toBe(2000); // the documented default
     expect(run.stdout).toMatch(/sagemaker vs mock: paired, \d+ pairs compared\n/);
@@ -56,7 +76,9 @@ describe('capture-replay exit codes and the demo', () => {
     expect(tabular).toMatchObject({ scheduled: 1, succeeded: 1, failed: 0, balanced: true });
     expect(run.stdout).toContain('\nDemo, tabular part: 1 text/csv request to the mock SageMaker runtime\n');
     expect(run.stdout).toContain(`capture-replay | ${tabularRunId} | tabular`);
-    expect(run.stdout).toContain(`Demo reports: chat A/B  capture-replay-out/${runId}/report.html\n              tabular   capture-replay-out/${tabularRunId}/report.html\n`);
+    expect(run.stdout).toContain(
+      `Demo reports: chat A/B  capture-replay-out/${runId}/report.html\n              tabular   capture-replay-out/${tabularRunId}/report.html\n`,
+    );
   });
 
   it('exits 1 with a clear message for a missing captures path', async () => {
@@ -73,10 +95,29 @@ describe('capture-replay exit codes and the demo', () => {
 
   it('exits 1 when no request succeeds, with every failure recorded', async () => {
     // --no-preflight: past the reachability check, every request fails and is accounted for.
-    const run = await runCli(['replay', SAMPLE, '--url', 'http://127.0.0.1:9', '--out', work, '--run-id', 'down', '--time-scale', '20', '--no-progress', '--no-preflight', '--rehearsal', '0']);
+    const run = await runCli([
+      'replay',
+      SAMPLE,
+      '--url',
+      'http://127.0.0.1:9',
+      '--out',
+      work,
+      '--run-id',
+      'down',
+      '--time-scale',
+      '20',
+      '--no-progress',
+      '--no-preflight',
+      '--rehearsal',
+      '0',
+    ]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('no request to target succeeded');
-    const manifest = JSON.parse(readFileSync(join(work, 'down/target/run_manifest.json'), 'utf8')) as { failed: number; scheduled: number; balanced: boolean };
+    const manifest = JSON.parse(readFileSync(join(work, 'down/target/run_manifest.json'), 'utf8')) as {
+      failed: number;
+      scheduled: number;
+      balanced: boolean;
+    };
     expect(manifest.balanced).toBe(true);
     expect(manifest.failed).toBeGreaterThan(0);
   }, 60_000);

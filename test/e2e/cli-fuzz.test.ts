@@ -17,7 +17,16 @@
  */
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  createWriteStream,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -47,7 +56,11 @@ interface Folder {
 /** Whether the CLI can run as `nobody` (root test process): it must read the CLI and the repository. */
 function canRunAsNobody(): boolean {
   const readable = [cliScript(), join(REPO_ROOT, 'package.json')];
-  const probe = spawnSync(process.execPath, ['-e', `for (const f of ${JSON.stringify(readable)}) require('fs').accessSync(f, require('fs').constants.R_OK)`], { uid: NOBODY, gid: NOBODY });
+  const probe = spawnSync(
+    process.execPath,
+    ['-e', `for (const f of ${JSON.stringify(readable)}) require('fs').accessSync(f, require('fs').constants.R_OK)`],
+    { uid: NOBODY, gid: NOBODY },
+  );
   return probe.status === 0;
 }
 
@@ -55,7 +68,10 @@ const isRoot = process.getuid?.() === 0;
 const asNobody = isRoot && canRunAsNobody();
 /** EACCES cases: chmod denies a normal user, and root's CLI runs as nobody when it can. */
 const withEacces = !isRoot || asNobody;
-if (!withEacces) process.stdout.write('cli-fuzz.test.ts: running as root and the CLI cannot run as nobody (repository not readable by it): the EACCES sub-cases are left out\n');
+if (!withEacces)
+  process.stdout.write(
+    'cli-fuzz.test.ts: running as root and the CLI cannot run as nobody (repository not readable by it): the EACCES sub-cases are left out\n',
+  );
 
 /** runCli, as `nobody` when the test runs as root. */
 function replay(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
@@ -63,11 +79,26 @@ function replay(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
 }
 
 /** A capture line; `data` is the request body text (JSON encoding) unless `base64`. */
-function line(eventId: string, inferenceTime: string, data: string, extra: { base64?: boolean; contentType?: string } = {}): string {
+function line(
+  eventId: string,
+  inferenceTime: string,
+  data: string,
+  extra: { base64?: boolean; contentType?: string } = {},
+): string {
   return JSON.stringify({
     captureData: {
-      endpointInput: { observedContentType: extra.contentType ?? 'application/json', mode: 'INPUT', data: extra.base64 ? Buffer.from(data).toString('base64') : data, encoding: extra.base64 ? 'BASE64' : 'JSON' },
-      endpointOutput: { observedContentType: 'application/json', mode: 'OUTPUT', data: '{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}', encoding: 'JSON' },
+      endpointInput: {
+        observedContentType: extra.contentType ?? 'application/json',
+        mode: 'INPUT',
+        data: extra.base64 ? Buffer.from(data).toString('base64') : data,
+        encoding: extra.base64 ? 'BASE64' : 'JSON',
+      },
+      endpointOutput: {
+        observedContentType: 'application/json',
+        mode: 'OUTPUT',
+        data: '{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}',
+        encoding: 'JSON',
+      },
     },
     eventMetadata: { eventId, inferenceTime },
     eventVersion: '0',
@@ -99,8 +130,14 @@ async function generateFolder(base: string, seed: number, replayable: boolean): 
   const folder: Folder = { root, files: new Map(), skipped: new Map(), locked: [] };
   let ids = 0;
   const nextId = () => `ev-${seed}-${++ids}`;
-  const time = () => `2026-04-29T00:00:0${int(0, 4)}${pick(['Z', 'Z', '.000Z', `.${String(int(0, 999)).padStart(3, '0')}Z`])}`;
-  const chat = (id: string) => JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: `hello ${id} ${'word '.repeat(int(0, 30))}` }], max_tokens: int(4, 16) });
+  const time = () =>
+    `2026-04-29T00:00:0${int(0, 4)}${pick(['Z', 'Z', '.000Z', `.${String(int(0, 999)).padStart(3, '0')}Z`])}`;
+  const chat = (id: string) =>
+    JSON.stringify({
+      model: 'm1',
+      messages: [{ role: 'user', content: `hello ${id} ${'word '.repeat(int(0, 30))}` }],
+      max_tokens: int(4, 16),
+    });
 
   // Each generated line: its text and what it must be counted as.
   type Line = { text: string; as: 'accepted' | 'blank' | string };
@@ -120,25 +157,60 @@ async function generateFolder(base: string, seed: number, replayable: boolean): 
       case 2:
         return { text: JSON.stringify({ captureData: {}, eventMetadata: { eventId: id } }), as: 'missing_field' };
       case 3:
-        return { text: line(id, pick(['yesterday', '2026-02-30T00:00:00Z', '2026-04-29 00:00:00Z']), chat(id)), as: 'bad_inference_time' };
+        return {
+          text: line(id, pick(['yesterday', '2026-02-30T00:00:00Z', '2026-04-29 00:00:00Z']), chat(id)),
+          as: 'bad_inference_time',
+        };
       case 4:
-        return { text: line(id, pick(['9999-12-31T23:59:59Z', `00${int(0, 9)}${int(0, 9)}-06-01T00:00:00Z`, '1999-01-01T00:00:00Z', '2017-11-28T23:59:59Z']), chat(id)), as: 'implausible_time' };
+        return {
+          text: line(
+            id,
+            pick([
+              '9999-12-31T23:59:59Z',
+              `00${int(0, 9)}${int(0, 9)}-06-01T00:00:00Z`,
+              '1999-01-01T00:00:00Z',
+              '2017-11-28T23:59:59Z',
+            ]),
+            chat(id),
+          ),
+          as: 'implausible_time',
+        };
       case 5:
-        return { text: line(id, time(), chat(id)).replace('"encoding":"JSON"', '"encoding":"BASE64"'), as: 'bad_base64' };
+        return {
+          text: line(id, time(), chat(id)).replace('"encoding":"JSON"', '"encoding":"BASE64"'),
+          as: 'bad_base64',
+        };
       case 6:
         return { text: line(id, time(), '{"messages":[{"role":'), as: 'bad_inner_json' };
       case 7:
-        return { text: line(id, time(), '{"messages":'.concat('['.repeat(depth), ']'.repeat(depth), '}')).replace('"encoding":"JSON"', '"encoding":"UTF-7"'), as: 'bad_encoding' };
+        return {
+          text: line(id, time(), '{"messages":'.concat('['.repeat(depth), ']'.repeat(depth), '}')).replace(
+            '"encoding":"JSON"',
+            '"encoding":"UTF-7"',
+          ),
+          as: 'bad_encoding',
+        };
       case 8:
         // A deep chat body: accepted and rewritten by --streaming and --model (V8's stringify
         // overflows past ~4,500 levels); in a folder with nothing replayable, one bracket short.
-        return { text: line(id, time(), `{"messages":[{"role":"user","content":"deep ${id}"}],"deep":${'['.repeat(depth)}${']'.repeat(replayable ? depth : depth - 1)}}`), as: replayable ? 'accepted' : 'bad_inner_json' };
+        return {
+          text: line(
+            id,
+            time(),
+            `{"messages":[{"role":"user","content":"deep ${id}"}],"deep":${'['.repeat(depth)}${']'.repeat(replayable ? depth : depth - 1)}}`,
+          ),
+          as: replayable ? 'accepted' : 'bad_inner_json',
+        };
       default:
         return { text: '   \t', as: 'blank' };
     }
   };
 
-  const writeLines = async (name: string, lines: Line[], options: { bom?: boolean; crlf?: boolean; hugeAt?: number; hugeLast?: boolean; truncatedLast?: boolean } = {}) => {
+  const writeLines = async (
+    name: string,
+    lines: Line[],
+    options: { bom?: boolean; crlf?: boolean; hugeAt?: number; hugeLast?: boolean; truncatedLast?: boolean } = {},
+  ) => {
     const path = join(hour, name);
     const out = createWriteStream(path);
     const eol = options.crlf ? '\r\n' : '\n';
@@ -194,13 +266,17 @@ async function generateFolder(base: string, seed: number, replayable: boolean): 
   folder.skipped.set(join(hour, '07-notes.txt'), /^not a \.jsonl file$/);
   symlinkSync(join(hour, 'nowhere.jsonl'), join(hour, '08-dangling.jsonl'));
   folder.skipped.set(join(hour, '08-dangling.jsonl'), /^a symbolic link \(not followed\)$/);
-  if (spawnSync('mkfifo', [join(hour, '09-fifo.jsonl')]).status === 0) folder.skipped.set(join(hour, '09-fifo.jsonl'), /^not a regular file$/);
+  if (spawnSync('mkfifo', [join(hour, '09-fifo.jsonl')]).status === 0)
+    folder.skipped.set(join(hour, '09-fifo.jsonl'), /^not a regular file$/);
   if (withEacces) {
     writeFileSync(join(hour, '10-locked.jsonl'), line(nextId(), time(), chat('locked')) + '\n');
     folder.locked.push(join(hour, '10-locked.jsonl'));
     folder.skipped.set(join(hour, '10-locked.jsonl'), /^not read: EACCES/);
     mkdirSync(join(root, 'ep/AllTraffic/2026/04/29/01'));
-    writeFileSync(join(root, 'ep/AllTraffic/2026/04/29/01/inside.jsonl'), line(nextId(), time(), chat('inside')) + '\n');
+    writeFileSync(
+      join(root, 'ep/AllTraffic/2026/04/29/01/inside.jsonl'),
+      line(nextId(), time(), chat('inside')) + '\n',
+    );
     folder.locked.push(join(root, 'ep/AllTraffic/2026/04/29/01'));
     folder.skipped.set(join(root, 'ep/AllTraffic/2026/04/29/01'), /^folder not read: EACCES/);
   }
@@ -213,7 +289,14 @@ async function generateFolder(base: string, seed: number, replayable: boolean): 
 interface IngestReport {
   files: (ExpectedFile & { file: string; rejected: number })[];
   skippedFiles: { file: string; reason: string }[];
-  totals: { files: number; linesRead: number; blankLines: number; accepted: number; rejected: number; rejectedByReason: Record<string, number> };
+  totals: {
+    files: number;
+    linesRead: number;
+    blankLines: number;
+    accepted: number;
+    rejected: number;
+    rejectedByReason: Record<string, number>;
+  };
   timing?: { wholeSecondRecords: number; exactTimeRecords: number; spreadRecords: number; maxSpreadMs: number };
 }
 
@@ -222,7 +305,13 @@ function expectAccounted(report: IngestReport, folder: Folder): void {
   expect(new Set(report.files.map((f) => f.file))).toEqual(new Set(folder.files.keys()));
   for (const f of report.files) {
     const want = folder.files.get(f.file) as ExpectedFile;
-    expect({ file: f.file, linesRead: f.linesRead, blankLines: f.blankLines, accepted: f.accepted, rejectedByReason: f.rejectedByReason }).toEqual({ file: f.file, ...want });
+    expect({
+      file: f.file,
+      linesRead: f.linesRead,
+      blankLines: f.blankLines,
+      accepted: f.accepted,
+      rejectedByReason: f.rejectedByReason,
+    }).toEqual({ file: f.file, ...want });
     expect(f.linesRead).toBe(f.blankLines + f.accepted + f.rejected);
   }
   // Every other entry skipped, each with its reason.
@@ -233,7 +322,9 @@ function expectAccounted(report: IngestReport, folder: Folder): void {
 
 function expectNoCrash(run: CliResult): void {
   expect(run.stderr).not.toMatch(/^\s+at .+\d+:\d+\)?$/m);
-  expect(run.stderr).not.toMatch(/RangeError|TypeError|TimeoutOverflowWarning|Maximum call stack|Cannot create a string/);
+  expect(run.stderr).not.toMatch(
+    /RangeError|TypeError|TimeoutOverflowWarning|Maximum call stack|Cannot create a string/,
+  );
 }
 
 describe('capture-replay replay on hostile capture folders (seeded)', () => {
@@ -261,23 +352,74 @@ describe('capture-replay replay on hostile capture folders (seeded)', () => {
     it(`seed ${seed}: exits 0, every line accounted for, every manifest balanced`, async () => {
       const folder = folders.get(`replayable-${seed}`) as Folder;
       const runId = `fuzz-${seed}`;
-      const run = await replay(['replay', folder.root, '--url', server.url, '--out', join(work, 'out'), '--run-id', runId, '--streaming', '--model', 'fuzz-model', '--time-scale', '4', '--no-progress', '--rehearsal', '0'], env);
+      const run = await replay(
+        [
+          'replay',
+          folder.root,
+          '--url',
+          server.url,
+          '--out',
+          join(work, 'out'),
+          '--run-id',
+          runId,
+          '--streaming',
+          '--model',
+          'fuzz-model',
+          '--time-scale',
+          '4',
+          '--no-progress',
+          '--rehearsal',
+          '0',
+        ],
+        env,
+      );
       expectNoCrash(run);
       expect(run.code, run.stderr).toBe(0);
       const report = JSON.parse(readFileSync(join(work, 'out', runId, 'ingest_report.json'), 'utf8')) as IngestReport;
       expectAccounted(report, folder);
       const accepted = [...folder.files.values()].reduce((n, f) => n + f.accepted, 0);
       expect(report.totals.accepted).toBe(accepted);
-      expect(report.timing).toMatchObject({ wholeSecondRecords: expect.any(Number), spreadRecords: expect.any(Number) });
+      expect(report.timing).toMatchObject({
+        wholeSecondRecords: expect.any(Number),
+        spreadRecords: expect.any(Number),
+      });
       expect(report.timing!.wholeSecondRecords + report.timing!.exactTimeRecords).toBe(accepted);
-      const manifest = JSON.parse(readFileSync(join(work, 'out', runId, 'target', 'run_manifest.json'), 'utf8')) as { scheduled: number; succeeded: number; failed: number; dropped: number; balanced: boolean };
-      expect(manifest).toMatchObject({ scheduled: accepted, succeeded: accepted, failed: 0, dropped: 0, balanced: true });
+      const manifest = JSON.parse(readFileSync(join(work, 'out', runId, 'target', 'run_manifest.json'), 'utf8')) as {
+        scheduled: number;
+        succeeded: number;
+        failed: number;
+        dropped: number;
+        balanced: boolean;
+      };
+      expect(manifest).toMatchObject({
+        scheduled: accepted,
+        succeeded: accepted,
+        failed: 0,
+        dropped: 0,
+        balanced: true,
+      });
     }, 60_000);
   }
 
   it('a folder with nothing replayable: exits 1 naming the ingest report, which is written and exact', async () => {
     const folder = folders.get('nothing-replayable') as Folder;
-    const run = await replay(['replay', folder.root, '--url', server.url, '--out', join(work, 'out'), '--run-id', 'fuzz-none', '--streaming', '--no-progress', '--rehearsal', '0'], env);
+    const run = await replay(
+      [
+        'replay',
+        folder.root,
+        '--url',
+        server.url,
+        '--out',
+        join(work, 'out'),
+        '--run-id',
+        'fuzz-none',
+        '--streaming',
+        '--no-progress',
+        '--rehearsal',
+        '0',
+      ],
+      env,
+    );
     expectNoCrash(run);
     expect(run.code).toBe(1);
     const reportPath = join(work, 'out', 'fuzz-none', 'ingest_report.json');
@@ -293,7 +435,22 @@ describe('capture-replay replay on hostile capture folders (seeded)', () => {
     writeFileSync(join(root, 'a.jsonl'), gzipSync('{}\n'));
     writeFileSync(join(root, 'b.jsonl.gz'), gzipSync('{}\n'));
     spawnSync('chmod', ['-R', 'a+rX', root]);
-    const run = await replay(['replay', root, '--url', server.url, '--out', join(work, 'out'), '--run-id', 'fuzz-unreadable', '--no-progress', '--rehearsal', '0'], env);
+    const run = await replay(
+      [
+        'replay',
+        root,
+        '--url',
+        server.url,
+        '--out',
+        join(work, 'out'),
+        '--run-id',
+        'fuzz-unreadable',
+        '--no-progress',
+        '--rehearsal',
+        '0',
+      ],
+      env,
+    );
     expectNoCrash(run);
     expect(run.code).toBe(1);
     const reportPath = join(work, 'out', 'fuzz-unreadable', 'ingest_report.json');

@@ -67,7 +67,10 @@ function readRawCaptures(dir: string): Map<string, RawCapture & { expectedOffset
         continue;
       }
       const input = parsed.captureData.endpointInput;
-      const body = input.encoding === 'JSON' || input.encoding === 'CSV' ? Buffer.from(input.data, 'utf8') : Buffer.from(input.data, 'base64');
+      const body =
+        input.encoding === 'JSON' || input.encoding === 'CSV'
+          ? Buffer.from(input.data, 'utf8')
+          : Buffer.from(input.data, 'base64');
       const key = `${parsed.eventMetadata.eventId}/${body.toString('base64')}`;
       if (seen.has(key)) continue;
       seen.add(key);
@@ -105,7 +108,12 @@ interface ServerLogLine {
 
 interface ProfileLine {
   metadata: { x_request_id: string };
-  capture_replay: { capture_event_id: string; overrides: string[]; schedule_lag_ms: number; scheduled_ns: string | number };
+  capture_replay: {
+    capture_event_id: string;
+    overrides: string[];
+    schedule_lag_ms: number;
+    scheduled_ns: string | number;
+  };
   metrics: Record<string, { value: number | number[]; unit: string }>;
   error: unknown;
 }
@@ -134,37 +142,88 @@ describe('capture-replay replay (CLI and mock server in separate processes)', ()
   /** Server arrival (its clock) vs the expected offset / `scale`, with the client's recorded lag. */
   function offsets(id: string, scale = 1): OffsetCheck {
     const log = readJsonl<ServerLogLine>(logOf(id));
-    const records = new Map(readJsonl<ProfileLine>(join(work, 'out', id, 'target/profile_export.jsonl')).map((r) => [r.metadata.x_request_id, r]));
+    const records = new Map(
+      readJsonl<ProfileLine>(join(work, 'out', id, 'target/profile_export.jsonl')).map((r) => [
+        r.metadata.x_request_id,
+        r,
+      ]),
+    );
     const rows = log.map((line) => {
       const record = records.get(line.headers['x-request-id'] as string);
       const capture = record === undefined ? undefined : expected.get(record.capture_replay.capture_event_id);
-      return { arrival: Number(BigInt(line.arrival_ns) / 1000n) / 1000, expected: (capture?.expectedOffsetMs ?? NaN) / scale, lag: record?.capture_replay.schedule_lag_ms ?? NaN };
+      return {
+        arrival: Number(BigInt(line.arrival_ns) / 1000n) / 1000,
+        expected: (capture?.expectedOffsetMs ?? NaN) / scale,
+        lag: record?.capture_replay.schedule_lag_ms ?? NaN,
+      };
     });
-    return checkOffsets(rows.map((r) => r.arrival), rows.map((r) => r.expected), rows.map((r) => r.lag));
+    return checkOffsets(
+      rows.map((r) => r.arrival),
+      rows.map((r) => r.expected),
+      rows.map((r) => r.lag),
+    );
   }
   const offsetProblems = (check: OffsetCheck): string[] => {
-    const [median, max, lateness] = [OFFSET_MEDIAN_TOLERANCE_MS, OFFSET_TOLERANCE_MS, OFFSET_MEDIAN_LATENESS_MS].map((ms) => tolerance('arrival offsets', ms)) as [number, number, number];
+    const [median, max, lateness] = [OFFSET_MEDIAN_TOLERANCE_MS, OFFSET_TOLERANCE_MS, OFFSET_MEDIAN_LATENESS_MS].map(
+      (ms) => tolerance('arrival offsets', ms),
+    ) as [number, number, number];
     return [
-      ...(check.medianUnexplainedMs < median ? [] : [`median offset deviation ${check.medianUnexplainedMs.toFixed(2)} ms beyond the recorded lag (< ${median.toFixed(1)})`]),
-      ...(check.maxUnexplainedMs < max ? [] : [`an offset ${check.maxUnexplainedMs.toFixed(2)} ms off beyond its recorded lag (< ${max.toFixed(1)})`]),
-      ...(check.medianDeviationMs < lateness ? [] : [`median offset deviation ${check.medianDeviationMs.toFixed(2)} ms (< ${lateness.toFixed(1)})`]),
+      ...(check.medianUnexplainedMs < median
+        ? []
+        : [
+            `median offset deviation ${check.medianUnexplainedMs.toFixed(2)} ms beyond the recorded lag (< ${median.toFixed(1)})`,
+          ]),
+      ...(check.maxUnexplainedMs < max
+        ? []
+        : [`an offset ${check.maxUnexplainedMs.toFixed(2)} ms off beyond its recorded lag (< ${max.toFixed(1)})`]),
+      ...(check.medianDeviationMs < lateness
+        ? []
+        : [`median offset deviation ${check.medianDeviationMs.toFixed(2)} ms (< ${lateness.toFixed(1)})`]),
     ];
   };
-  const aggregateOf = (id: string) => JSON.parse(readFileSync(join(work, 'out', id, 'target/profile_export_aiperf.json'), 'utf8')) as Aggregate;
+  const aggregateOf = (id: string) =>
+    JSON.parse(readFileSync(join(work, 'out', id, 'target/profile_export_aiperf.json'), 'utf8')) as Aggregate;
   const latencyProblems = (aggregate: Aggregate): string[] => {
     const within = tolerance('TTFT and ITL', LATENCY_TOLERANCE_MS);
     return [
-      ...(aggregate.time_to_first_token!.p25 - TTFT_MS < within ? [] : [`TTFT p25 ${aggregate.time_to_first_token!.p25.toFixed(2)} ms (mock: ${TTFT_MS}, within ${within.toFixed(1)})`]),
-      ...(Math.abs(aggregate.inter_token_latency!.p50 - ITL_MS) < within ? [] : [`ITL p50 ${aggregate.inter_token_latency!.p50.toFixed(2)} ms (mock: ${ITL_MS}, within ${within.toFixed(1)})`]),
+      ...(aggregate.time_to_first_token!.p25 - TTFT_MS < within
+        ? []
+        : [
+            `TTFT p25 ${aggregate.time_to_first_token!.p25.toFixed(2)} ms (mock: ${TTFT_MS}, within ${within.toFixed(1)})`,
+          ]),
+      ...(Math.abs(aggregate.inter_token_latency!.p50 - ITL_MS) < within
+        ? []
+        : [
+            `ITL p50 ${aggregate.inter_token_latency!.p50.toFixed(2)} ms (mock: ${ITL_MS}, within ${within.toFixed(1)})`,
+          ]),
     ];
   };
 
   /** One replay against a fresh mock process logging what it receives. */
   async function replay(id: string, extra: string[]): Promise<CliResult> {
-    const args = ['--ttft-ms', String(TTFT_MS), '--itl-ms', String(ITL_MS), '--output-tokens', String(OUTPUT_TOKENS), '--seed', '42'];
+    const args = [
+      '--ttft-ms',
+      String(TTFT_MS),
+      '--itl-ms',
+      String(ITL_MS),
+      '--output-tokens',
+      String(OUTPUT_TOKENS),
+      '--seed',
+      '42',
+    ];
     server = await startMockProcess([...args, '--log', logOf(id)]);
     try {
-      return await runCli(['replay', SAMPLE, '--url', server.url, '--out', join(work, 'out'), '--run-id', id, ...extra]);
+      return await runCli([
+        'replay',
+        SAMPLE,
+        '--url',
+        server.url,
+        '--out',
+        join(work, 'out'),
+        '--run-id',
+        id,
+        ...extra,
+      ]);
     } finally {
       await server.stop();
     }
@@ -214,12 +273,19 @@ describe('capture-replay replay (CLI and mock server in separate processes)', ()
     const eventOf = new Map(records.map((r) => [r.metadata.x_request_id, r.capture_replay.capture_event_id]));
     for (const line of log) {
       const eventId = eventOf.get(line.headers['x-request-id'] as string);
-      expect(eventId === undefined ? undefined : expected.get(eventId), `request ${line.headers['x-request-id']} matches a captured event`).toBeDefined();
+      expect(
+        eventId === undefined ? undefined : expected.get(eventId),
+        `request ${line.headers['x-request-id']} matches a captured event`,
+      ).toBeDefined();
     }
     // The schedule the client computed is the oracle's, exactly (no clock involved).
-    const scheduled = records.map((r) => ({ event: r.capture_replay.capture_event_id, ns: BigInt(r.capture_replay.scheduled_ns) }));
+    const scheduled = records.map((r) => ({
+      event: r.capture_replay.capture_event_id,
+      ns: BigInt(r.capture_replay.scheduled_ns),
+    }));
     const zero = scheduled.reduce((min, s) => (s.ns < min ? s.ns : min), scheduled[0]!.ns);
-    for (const s of scheduled) expect(Number(s.ns - zero) / 1e6, s.event).toBeCloseTo(expected.get(s.event)!.expectedOffsetMs, 2);
+    for (const s of scheduled)
+      expect(Number(s.ns - zero) / 1e6, s.event).toBeCloseTo(expected.get(s.event)!.expectedOffsetMs, 2);
     // A constant (lead time + transport) is expected; what must be small is the deviation from
     // it beyond what the client itself recorded as lag (typically and at worst), and the
     // typical lateness itself.
@@ -252,12 +318,19 @@ describe('capture-replay replay (CLI and mock server in separate processes)', ()
       const capture = expected.get(record.capture_replay.capture_event_id)!;
       const sent = Buffer.from(line.body_base64, 'base64');
       const captured = JSON.parse(capture.body.toString('utf8')) as Record<string, unknown>;
-      if (captured.stream === true && (captured.stream_options as { include_usage?: boolean })?.include_usage === true) {
+      if (
+        captured.stream === true &&
+        (captured.stream_options as { include_usage?: boolean })?.include_usage === true
+      ) {
         expect(sent.equals(capture.body)).toBe(true);
         expect(record.capture_replay.overrides).toEqual([]);
         untouched++;
       } else {
-        const want = { ...captured, stream: true, stream_options: { ...(captured.stream_options as object), include_usage: true } };
+        const want = {
+          ...captured,
+          stream: true,
+          stream_options: { ...(captured.stream_options as object), include_usage: true },
+        };
         expect(JSON.parse(sent.toString('utf8'))).toEqual(want);
         expect(record.capture_replay.overrides).toContain('stream');
       }
@@ -280,7 +353,13 @@ describe('capture-replay replay (CLI and mock server in separate processes)', ()
 
   it('accounts for every captured line and every scheduled request', () => {
     const ingest = JSON.parse(readFileSync(join(work, 'out', streamingId, 'ingest_report.json'), 'utf8')) as {
-      totals: { accepted: number; rejected: number; blankLines: number; linesRead: number; rejectedByReason: Record<string, number> };
+      totals: {
+        accepted: number;
+        rejected: number;
+        blankLines: number;
+        linesRead: number;
+        rejectedByReason: Record<string, number>;
+      };
       skippedFiles: { file: string }[];
     };
     expect(ingest.totals.rejectedByReason).toEqual({ invalid_json: 1, truncated_line: 1, duplicate: 1 });

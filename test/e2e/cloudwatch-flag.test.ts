@@ -26,9 +26,10 @@ const docsIn = (file: string) =>
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Record<string, unknown>);
-const json = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Record<string, Record<string, number> & Record<string, unknown>>;
+const json = (file: string) =>
+  JSON.parse(readFileSync(file, 'utf8')) as Record<string, Record<string, number> & Record<string, unknown>>;
 
-describeWithMoto('--cloudwatch: the pipeline\'s metrics from a run made here', () => {
+describeWithMoto("--cloudwatch: the pipeline's metrics from a run made here", () => {
   let moto: Moto;
   let mock: MockProcess;
   const env = (): NodeJS.ProcessEnv => ({
@@ -44,8 +45,16 @@ describeWithMoto('--cloudwatch: the pipeline\'s metrics from a run made here', (
   beforeAll(async () => {
     mkdirSync(captures);
     // 20 requests a second for 2 s, streamed: first token, inter-token latency and throughput measured.
-    await writeCaptureFile(join(captures, 'c.jsonl'), { ratePerSecond: 20, durationSeconds: 2, startTime: Date.UTC(2026, 3, 29), bodyBytes: 200 });
-    [moto, mock] = await Promise.all([startMoto(), startMockProcess(['--ttft-ms', '3', '--itl-ms', '1', '--output-tokens', '4'])]);
+    await writeCaptureFile(join(captures, 'c.jsonl'), {
+      ratePerSecond: 20,
+      durationSeconds: 2,
+      startTime: Date.UTC(2026, 3, 29),
+      bodyBytes: 200,
+    });
+    [moto, mock] = await Promise.all([
+      startMoto(),
+      startMockProcess(['--ttft-ms', '3', '--itl-ms', '1', '--output-tokens', '4']),
+    ]);
   }, 120_000);
 
   afterAll(async () => {
@@ -53,13 +62,38 @@ describeWithMoto('--cloudwatch: the pipeline\'s metrics from a run made here', (
     rmSync(work, { recursive: true, force: true });
   });
 
-  it('replay: cloudwatch-emf.jsonl in the run\'s folder, its figures the files\', and with --cloudwatch-publish the same in CloudWatch', async () => {
-    const run = await runCli(['replay', captures, '--target', `A=${mock.url}`, '--target', `B=${mock.url}`, '--streaming', '--out', out, '--run-id', 'r1', '--rehearsal', '0', '--no-progress', '--cloudwatch', 'capture-replay', '--cloudwatch-stack', 'CaptureReplay', '--cloudwatch-publish'], { env: env() });
+  it("replay: cloudwatch-emf.jsonl in the run's folder, its figures the files', and with --cloudwatch-publish the same in CloudWatch", async () => {
+    const run = await runCli(
+      [
+        'replay',
+        captures,
+        '--target',
+        `A=${mock.url}`,
+        '--target',
+        `B=${mock.url}`,
+        '--streaming',
+        '--out',
+        out,
+        '--run-id',
+        'r1',
+        '--rehearsal',
+        '0',
+        '--no-progress',
+        '--cloudwatch',
+        'capture-replay',
+        '--cloudwatch-stack',
+        'CaptureReplay',
+        '--cloudwatch-publish',
+      ],
+      { env: env() },
+    );
     expect(run.code, run.stderr).toBe(0);
     const file = join(out, 'r1', 'cloudwatch-emf.jsonl');
     const docs = docsIn(file);
     // Per target, per compared metric of B, and the run's own: one document each.
-    expect(run.stdout).toContain(`CloudWatch: ${file} (${docs.length} EMF documents, namespace capture-replay, Stack CaptureReplay)\n`);
+    expect(run.stdout).toContain(
+      `CloudWatch: ${file} (${docs.length} EMF documents, namespace capture-replay, Stack CaptureReplay)\n`,
+    );
     expect(run.stdout).not.toContain('"_aws"');
     for (const doc of docs) expect(emfProblems(doc)).toEqual([]);
     for (const target of ['A', 'B']) {
@@ -78,23 +112,49 @@ describeWithMoto('--cloudwatch: the pipeline\'s metrics from a run made here', (
       ]);
     }
     const comparison = json(join(out, 'r1', 'comparison.json')) as unknown as ComparisonDocument;
-    for (const m of comparison.metrics) expect(docs.find((d) => d.Metric === m.tag), m.tag).toMatchObject({ Target: 'B', Verdict: verdictScore(m.verdict) });
+    for (const m of comparison.metrics)
+      expect(
+        docs.find((d) => d.Metric === m.tag),
+        m.tag,
+      ).toMatchObject({ Target: 'B', Verdict: verdictScore(m.verdict) });
     expect(docs.find((d) => d.Target === undefined)).toMatchObject({ Stack: 'CaptureReplay', RequestsLost: 0 });
 
     // Published: every metric of every document under its dimensions, at the run's end.
-    const datapoints = docs.reduce((n, d) => n + (d._aws as { CloudWatchMetrics: { Metrics: unknown[] }[] }).CloudWatchMetrics[0]!.Metrics.length, 0);
+    const datapoints = docs.reduce(
+      (n, d) => n + (d._aws as { CloudWatchMetrics: { Metrics: unknown[] }[] }).CloudWatchMetrics[0]!.Metrics.length,
+      0,
+    );
     expect(run.stdout).toContain(`CloudWatch: ${datapoints} data points published to namespace capture-replay\n`);
     const cw = new CloudWatchClient(awsClientConfig(moto.endpoint));
     try {
       const listed = (await cw.send(new ListMetricsCommand({ Namespace: 'capture-replay' }))).Metrics ?? [];
-      const ids = new Set(listed.map((m) => `${m.MetricName}|${(m.Dimensions ?? []).map((d) => `${d.Name}=${d.Value}`).sort().join(',')}`));
+      const ids = new Set(
+        listed.map(
+          (m) =>
+            `${m.MetricName}|${(m.Dimensions ?? [])
+              .map((d) => `${d.Name}=${d.Value}`)
+              .sort()
+              .join(',')}`,
+        ),
+      );
       expect(ids).toContain('TimeToFirstTokenP99|Stack=CaptureReplay,Target=A');
       expect(ids).toContain('Verdict|Metric=time_to_first_token,Stack=CaptureReplay,Target=B');
       expect(ids).toContain('RequestsLost|Stack=CaptureReplay');
       const a = docs.find((d) => d.Target === 'A' && d.Metric === undefined)!;
       const at = (a._aws as { Timestamp: number }).Timestamp;
       const stats = await cw.send(
-        new GetMetricStatisticsCommand({ Namespace: 'capture-replay', MetricName: 'TimeToFirstTokenP99', Dimensions: [{ Name: 'Stack', Value: 'CaptureReplay' }, { Name: 'Target', Value: 'A' }], StartTime: new Date(at - 3_600_000), EndTime: new Date(at + 3_600_000), Period: 7200, Statistics: ['Maximum'] }),
+        new GetMetricStatisticsCommand({
+          Namespace: 'capture-replay',
+          MetricName: 'TimeToFirstTokenP99',
+          Dimensions: [
+            { Name: 'Stack', Value: 'CaptureReplay' },
+            { Name: 'Target', Value: 'A' },
+          ],
+          StartTime: new Date(at - 3_600_000),
+          EndTime: new Date(at + 3_600_000),
+          Period: 7200,
+          Statistics: ['Maximum'],
+        }),
       );
       expect(stats.Datapoints?.map((p) => p.Maximum)).toEqual([a.TimeToFirstTokenP99]);
     } finally {
@@ -102,28 +162,79 @@ describeWithMoto('--cloudwatch: the pipeline\'s metrics from a run made here', (
     }
   }, 120_000);
 
-  it('compare: the folders\' figures and the comparison\'s, beside it in --out (which it needs)', async () => {
+  it("compare: the folders' figures and the comparison's, beside it in --out (which it needs)", async () => {
     const cmp = join(work, 'cmp');
-    const compared = await runCli(['compare', join(out, 'r1', 'A'), join(out, 'r1', 'B'), '--names', 'old,new', '--out', cmp, '--cloudwatch', 'team/replay'], { env: env() });
+    const compared = await runCli(
+      [
+        'compare',
+        join(out, 'r1', 'A'),
+        join(out, 'r1', 'B'),
+        '--names',
+        'old,new',
+        '--out',
+        cmp,
+        '--cloudwatch',
+        'team/replay',
+      ],
+      { env: env() },
+    );
     expect(compared.code, compared.stderr).toBe(0);
     const docs = docsIn(join(cmp, 'cloudwatch-emf.jsonl'));
     for (const doc of docs) expect(emfProblems(doc)).toEqual([]);
     expect(new Set(docs.map((d) => d.Target))).toEqual(new Set(['old', 'new', undefined]));
-    expect(docs.every((d) => d.Stack === 'local' && (d._aws as { CloudWatchMetrics: { Namespace: string }[] }).CloudWatchMetrics[0]!.Namespace === 'team/replay')).toBe(true);
+    expect(
+      docs.every(
+        (d) =>
+          d.Stack === 'local' &&
+          (d._aws as { CloudWatchMetrics: { Namespace: string }[] }).CloudWatchMetrics[0]!.Namespace === 'team/replay',
+      ),
+    ).toBe(true);
     expect(docs.filter((d) => d.Metric !== undefined).every((d) => d.Target === 'new')).toBe(true);
-    const noOut = await runCli(['compare', join(out, 'r1', 'A'), join(out, 'r1', 'B'), '--cloudwatch', 'x'], { env: env() });
+    const noOut = await runCli(['compare', join(out, 'r1', 'A'), join(out, 'r1', 'B'), '--cloudwatch', 'x'], {
+      env: env(),
+    });
     expect(noOut.code).toBe(2);
     expect(noOut.stderr).toContain('--cloudwatch writes cloudwatch-emf.jsonl beside the comparison: give --out');
   }, 60_000);
 
-  it('capacity: each target\'s sustained factor; a flag without --cloudwatch is a usage error', async () => {
+  it("capacity: each target's sustained factor; a flag without --cloudwatch is a usage error", async () => {
     const search = await runCli(
-      ['capacity', captures, '--target', `A=${mock.url}`, '--out', out, '--run-id', 'cap', '--window', '1s', '--cooldown', '0', '--rehearsal', '0', '--lead', '100', '--max-factor', '2', '--goodput', 'request_latency:5000', '--no-progress', '--cloudwatch', 'capture-replay'],
+      [
+        'capacity',
+        captures,
+        '--target',
+        `A=${mock.url}`,
+        '--out',
+        out,
+        '--run-id',
+        'cap',
+        '--window',
+        '1s',
+        '--cooldown',
+        '0',
+        '--rehearsal',
+        '0',
+        '--lead',
+        '100',
+        '--max-factor',
+        '2',
+        '--goodput',
+        'request_latency:5000',
+        '--no-progress',
+        '--cloudwatch',
+        'capture-replay',
+      ],
       { env: env() },
     );
     expect(search.code, search.stderr).toBe(0);
     const doc = json(join(out, 'cap', 'capacity.json')) as unknown as { targets: { sustained_factor: number }[] };
-    expect(docsIn(join(out, 'cap', 'cloudwatch-emf.jsonl'))).toEqual([expect.objectContaining({ Stack: 'local', Target: 'A', CapacityFactorSustained: doc.targets[0]!.sustained_factor })]);
+    expect(docsIn(join(out, 'cap', 'cloudwatch-emf.jsonl'))).toEqual([
+      expect.objectContaining({
+        Stack: 'local',
+        Target: 'A',
+        CapacityFactorSustained: doc.targets[0]!.sustained_factor,
+      }),
+    ]);
     const alone = await runCli(['replay', captures, '--url', mock.url, '--cloudwatch-stack', 'S'], { env: env() });
     expect(alone.code).toBe(2);
     expect(alone.stderr).toContain('--cloudwatch-stack goes with --cloudwatch <namespace>');

@@ -31,13 +31,23 @@ const MAX_SHIFT_MS = 0.5;
 const CEILING_MS = 0.8;
 const shiftLimit = () => Math.min(tolerance('cross-kind shift', MAX_SHIFT_MS), CEILING_MS);
 
-const shiftOf = (d: ComparisonDocument, tag: string) => d.metrics.find((m) => m.tag === tag)?.paired_shift?.difference.estimate ?? NaN;
+const shiftOf = (d: ComparisonDocument, tag: string) =>
+  d.metrics.find((m) => m.tag === tag)?.paired_shift?.difference.estimate ?? NaN;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cr-kinds-'));
   const captures = join(dir, 'captures.jsonl');
-  await writeCaptureFile(captures, { ratePerSecond: 30, durationSeconds: 10, startTime: Date.UTC(2026, 10, 20), seed: 11, bodyBytes: 600 });
-  [http, sagemaker] = await Promise.all([startMockProcess(MOCK), startMockSageMakerProcess([...MOCK, '--endpoint', 'ep'])]);
+  await writeCaptureFile(captures, {
+    ratePerSecond: 30,
+    durationSeconds: 10,
+    startTime: Date.UTC(2026, 10, 20),
+    seed: 11,
+    bodyBytes: 600,
+  });
+  [http, sagemaker] = await Promise.all([
+    startMockProcess(MOCK),
+    startMockSageMakerProcess([...MOCK, '--endpoint', 'ep']),
+  ]);
   const env = {
     ...process.env,
     AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: sagemaker.url,
@@ -49,7 +59,25 @@ beforeAll(async () => {
   };
   const out = join(dir, 'out');
   const replay = async (id: string) => {
-    const run = await runCli(['replay', captures, '--target', `http=${http.url}`, '--target', 'sm=sagemaker:ep', '--streaming', '--out', out, '--run-id', id, '--no-progress', '--resamples', '500'], { env });
+    const run = await runCli(
+      [
+        'replay',
+        captures,
+        '--target',
+        `http=${http.url}`,
+        '--target',
+        'sm=sagemaker:ep',
+        '--streaming',
+        '--out',
+        out,
+        '--run-id',
+        id,
+        '--no-progress',
+        '--resamples',
+        '500',
+      ],
+      { env },
+    );
     if (run.code !== 0) throw new Error(`replay exited ${run.code}: ${run.stderr}`);
     return JSON.parse(readFileSync(join(out, id, 'comparison.json'), 'utf8')) as ComparisonDocument;
   };
@@ -57,7 +85,12 @@ beforeAll(async () => {
   ({ result: doc } = await retryTimingOnce(
     'HTTP vs SageMaker on identical mocks',
     (n) => replay(`kinds-${n}`),
-    (d) => ['time_to_first_token', 'request_latency'].flatMap((tag) => (Math.abs(shiftOf(d, tag)) <= limit ? [] : [`${tag} shift ${shiftOf(d, tag).toFixed(2)} ms > ${limit.toFixed(2)}`])),
+    (d) =>
+      ['time_to_first_token', 'request_latency'].flatMap((tag) =>
+        Math.abs(shiftOf(d, tag)) <= limit
+          ? []
+          : [`${tag} shift ${shiftOf(d, tag).toFixed(2)} ms > ${limit.toFixed(2)}`],
+      ),
   ));
 }, 180_000);
 

@@ -7,11 +7,22 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/processes';
 
 describe('usage errors on the command line (exit 2, before any AWS call)', () => {
-  const env = { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x', AWS_ENDPOINT_URL: 'http://127.0.0.1:9' };
+  const env = {
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'x',
+    AWS_SECRET_ACCESS_KEY: 'x',
+    AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+  };
   const cases: [string[], string][] = [
     [['link'], 'capture-replay link: give one of <s3-uri>, --run <run-id> or --schedule <name>'],
-    [['link', '--run', 'file-1', '--expires', '604801'], 'capture-replay link: --expires must be a whole number of seconds from 1 to 604800 (got "604801")'],
-    [['verify-deploy', '--timeout', 'soon'], 'capture-replay verify-deploy: --timeout must be a number > 0 (got "soon")'],
+    [
+      ['link', '--run', 'file-1', '--expires', '604801'],
+      'capture-replay link: --expires must be a whole number of seconds from 1 to 604800 (got "604801")',
+    ],
+    [
+      ['verify-deploy', '--timeout', 'soon'],
+      'capture-replay verify-deploy: --timeout must be a number > 0 (got "soon")',
+    ],
     [['verify-deploy', '--stak', 'X'], "capture-replay verify-deploy: unknown option '--stak'; did you mean --stack?"],
   ];
   it.each(cases)('%j', async (args, line) => {

@@ -25,14 +25,19 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
-const post = (url: string, body: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+const post = (url: string, body: string) =>
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
 const chat = () => JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi there' }] });
 
 describe('standalone process', () => {
   it('flushes its log on SIGTERM and exits 0', async () => {
     const dir = await tempDir();
     const logFile = join(dir, 'log.jsonl');
-    const child = spawn(process.execPath, [...(await mockServerLaunch()), '--port', '0', '--ttft-ms', '0', '--itl-ms', '0', '--log', logFile], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [...(await mockServerLaunch()), '--port', '0', '--ttft-ms', '0', '--itl-ms', '0', '--log', logFile],
+      { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const lines = createInterface({ input: child.stdout });
     const stdout: string[] = [];
     lines.on('line', (l) => stdout.push(l));
@@ -66,7 +71,10 @@ describe('standalone process', () => {
     [['--port', 'abc'], '--port'],
     [['--output-tokens', '0'], '--output-tokens'],
   ])('rejects bad arguments %j with a message naming %s', async (args, name) => {
-    const child = spawn(process.execPath, [...(await mockServerLaunch()), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(await mockServerLaunch()), ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const [code] = (await once(child, 'exit')) as [number];

@@ -29,7 +29,13 @@ interface PackageJson {
 
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as PackageJson;
 const work = mkdtempSync(join(tmpdir(), 'capture-replay-pack-'));
-const env: NodeJS.ProcessEnv = { ...process.env, npm_config_cache: join(work, 'npm-cache'), npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  npm_config_cache: join(work, 'npm-cache'),
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+};
 
 function run(command: string, args: string[], cwd: string, timeout = 240_000) {
   return spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout });
@@ -53,23 +59,53 @@ const elsewhere = () => mkdtempSync(join(work, 'cwd-'));
 
 describe('npm pack', () => {
   it('packs the compiled CLI (prepack builds it) and the sample: no TypeScript, tests, benchmarks or CDK app', () => {
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/capture-replay.mjs', 'dist/fire-worker.mjs', 'dist/THIRD-PARTY-NOTICES.txt']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'LICENSE',
+        'dist/capture-replay.mjs',
+        'dist/fire-worker.mjs',
+        'dist/THIRD-PARTY-NOTICES.txt',
+      ]),
+    );
     expect(files.some((f) => f.startsWith('samples/datacapture/') && f.endsWith('.jsonl'))).toBe(true);
     // Every file of the build, as prepack left it in dist/.
-    expect(files.filter((f) => f.startsWith('dist/')).sort()).toEqual(readdirSync(join(REPO_ROOT, 'dist')).map((f) => `dist/${f}`).sort());
+    expect(files.filter((f) => f.startsWith('dist/')).sort()).toEqual(
+      readdirSync(join(REPO_ROOT, 'dist'))
+        .map((f) => `dist/${f}`)
+        .sort(),
+    );
     expect(files.filter((f) => /\.[cm]?ts$/.test(f))).toEqual([]);
-    for (const prefix of ['lambdas/', 'bin/', 'test/', 'bench/', 'lib/', 'scripts/', 'node_modules/', 'cdk.json', 'tsconfig.json']) {
-      expect(files.filter((f) => f.startsWith(prefix)), prefix).toEqual([]);
+    for (const prefix of [
+      'lambdas/',
+      'bin/',
+      'test/',
+      'bench/',
+      'lib/',
+      'scripts/',
+      'node_modules/',
+      'cdk.json',
+      'tsconfig.json',
+    ]) {
+      expect(
+        files.filter((f) => f.startsWith(prefix)),
+        prefix,
+      ).toEqual([]);
     }
   });
 
   it('declares no run-time dependency (the bundle holds its packages; tsx, esbuild and the CDK are devDependencies) and no install script', () => {
     expect(pkg.bin).toEqual({ 'capture-replay': 'dist/capture-replay.mjs' });
     expect(pkg.dependencies).toBeUndefined();
-    expect(Object.keys(pkg.devDependencies)).toEqual(expect.arrayContaining(['tsx', 'esbuild', 'aws-cdk-lib', 'commander', 'undici']));
+    expect(Object.keys(pkg.devDependencies)).toEqual(
+      expect.arrayContaining(['tsx', 'esbuild', 'aws-cdk-lib', 'commander', 'undici']),
+    );
     expect(pkg.scripts.prepack).toMatch(/\bbuild\b/);
     // An install of the tarball runs nothing, and npm 11 has no install script to ask about.
-    expect(Object.keys(pkg.scripts).filter((s) => ['preinstall', 'install', 'postinstall', 'prepare'].includes(s))).toEqual([]);
+    expect(
+      Object.keys(pkg.scripts).filter((s) => ['preinstall', 'install', 'postinstall', 'prepare'].includes(s)),
+    ).toEqual([]);
   });
 });
 
@@ -80,7 +116,14 @@ describe('installed from the tarball, run outside the clone', () => {
     const dir = join(work, 'install');
     const name = tarball.slice(tarball.lastIndexOf('/') + 1);
     const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'pack-test', version: '1.0.0', private: true, dependencies: { [pkg.name]: `file:${name}` } }, null, 2));
+    writeFileSync(
+      join(dir, 'package.json'),
+      JSON.stringify(
+        { name: 'pack-test', version: '1.0.0', private: true, dependencies: { [pkg.name]: `file:${name}` } },
+        null,
+        2,
+      ),
+    );
     const lock = {
       name: 'pack-test',
       version: '1.0.0',
@@ -88,7 +131,14 @@ describe('installed from the tarball, run outside the clone', () => {
       requires: true,
       packages: {
         '': { name: 'pack-test', version: '1.0.0', dependencies: { [pkg.name]: `file:${name}` } },
-        [`node_modules/${pkg.name}`]: { version: pkg.version, resolved: `file:${name}`, integrity, license: pkg.license, bin: pkg.bin, engines: pkg.engines },
+        [`node_modules/${pkg.name}`]: {
+          version: pkg.version,
+          resolved: `file:${name}`,
+          integrity,
+          license: pkg.license,
+          bin: pkg.bin,
+          engines: pkg.engines,
+        },
       },
     };
     writeFileSync(join(dir, 'package-lock.json'), JSON.stringify(lock, null, 2));
@@ -113,9 +163,17 @@ describe('installed from the tarball, run outside the clone', () => {
     expect(demo.stdout).toMatch(/sagemaker vs mock: paired/);
     // No warning from Node or the SDK (a process warning starts `(node:<pid>)`).
     expect(demo.stderr).not.toMatch(/\(node:\d+\)|NodeVersionSupportWarning/);
-    const [runId, tabularRunId] = readdirSync(join(cwd, 'capture-replay-out')).filter((name) => name !== 'demo-captures').sort();
+    const [runId, tabularRunId] = readdirSync(join(cwd, 'capture-replay-out'))
+      .filter((name) => name !== 'demo-captures')
+      .sort();
     expect(tabularRunId).toBe(`${runId}-tabular`);
-    expect(readdirSync(join(cwd, 'capture-replay-out', runId as string)).sort()).toEqual(['comparison.json', 'ingest_report.json', 'mock', 'report.html', 'sagemaker']);
+    expect(readdirSync(join(cwd, 'capture-replay-out', runId as string)).sort()).toEqual([
+      'comparison.json',
+      'ingest_report.json',
+      'mock',
+      'report.html',
+      'sagemaker',
+    ]);
   }, 300_000);
 
   it('npm install -g <tarball>, then capture-replay from any folder', () => {
@@ -140,7 +198,10 @@ describe('linked (as `npm link` installs it), run from another folder', () => {
     const prefix = join(work, 'linked');
     mkdirSync(join(prefix, 'node_modules', '.bin'), { recursive: true });
     symlinkSync(REPO_ROOT, join(prefix, 'node_modules', pkg.name), 'dir');
-    symlinkSync(join('..', pkg.name, pkg.bin['capture-replay'] as string), join(prefix, 'node_modules', '.bin', 'capture-replay'));
+    symlinkSync(
+      join('..', pkg.name, pkg.bin['capture-replay'] as string),
+      join(prefix, 'node_modules', '.bin', 'capture-replay'),
+    );
     const cwd = elsewhere();
     const bin = join(prefix, 'node_modules', '.bin', 'capture-replay');
     const version = run(bin, ['--version'], cwd);

@@ -22,7 +22,12 @@ describe('replay --amplify', () => {
     captures = join(dir, 'captures');
     mkdirSync(captures);
     // 20 requests over 2 s (10 a second, 100 ms apart once spread over each second).
-    await writeCaptureFile(join(captures, 'c.jsonl'), { ratePerSecond: 10, durationSeconds: 2, startTime: Date.UTC(2026, 3, 29), bodyBytes: 200 });
+    await writeCaptureFile(join(captures, 'c.jsonl'), {
+      ratePerSecond: 10,
+      durationSeconds: 2,
+      startTime: Date.UTC(2026, 3, 29),
+      bodyBytes: 200,
+    });
     mock = await startMockProcess(['--ttft-ms', '2', '--itl-ms', '1', '--output-tokens', '3']);
   }, 60_000);
 
@@ -33,14 +38,37 @@ describe('replay --amplify', () => {
 
   it('sends 3n requests over the captured duration, each a record with its event and copy index', async () => {
     const out = join(dir, 'out');
-    const r = await runCli(['replay', captures, '--url', mock.url, '--out', out, '--amplify', '3', '--run-id', 'amp', '--rehearsal', '0', '--no-progress']);
+    const r = await runCli([
+      'replay',
+      captures,
+      '--url',
+      mock.url,
+      '--out',
+      out,
+      '--amplify',
+      '3',
+      '--run-id',
+      'amp',
+      '--rehearsal',
+      '0',
+      '--no-progress',
+    ]);
     expect(r.code, r.stderr).toBe(0);
-    const manifest = JSON.parse(readFileSync(join(out, 'amp', 'target', 'run_manifest.json'), 'utf8')) as { scheduled: number; succeeded: number };
+    const manifest = JSON.parse(readFileSync(join(out, 'amp', 'target', 'run_manifest.json'), 'utf8')) as {
+      scheduled: number;
+      succeeded: number;
+    };
     expect(manifest).toMatchObject({ scheduled: 60, succeeded: 60 });
     const records = readFileSync(join(out, 'amp', 'target', 'profile_export.jsonl'), 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { metadata: Record<string, unknown>; capture_replay: { capture_event_id: string; capture_copy: number; scheduled_ns: number } });
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            metadata: Record<string, unknown>;
+            capture_replay: { capture_event_id: string; capture_copy: number; scheduled_ns: number };
+          },
+      );
     const keys = new Set(records.map((x) => `${x.capture_replay.capture_event_id}#${x.capture_replay.capture_copy}`));
     expect(keys.size).toBe(60);
     expect(new Set(records.map((x) => x.capture_replay.capture_event_id)).size).toBe(20);
@@ -51,9 +79,13 @@ describe('replay --amplify', () => {
     const spanMs = (due.at(-1)! - due[0]!) / 1e6;
     expect(spanMs).toBeGreaterThanOrEqual(1900 - 1);
     expect(spanMs).toBeLessThanOrEqual(2000 + 1);
-    const ingest = JSON.parse(readFileSync(join(out, 'amp', 'ingest_report.json'), 'utf8')) as { timing: { amplification: unknown } };
+    const ingest = JSON.parse(readFileSync(join(out, 'amp', 'ingest_report.json'), 'utf8')) as {
+      timing: { amplification: unknown };
+    };
     expect(ingest.timing.amplification).toEqual({ factor: 3, capturedRequests: 20, scheduledRequests: 60 });
-    const aiperf = JSON.parse(readFileSync(join(out, 'amp', 'target', 'profile_export_aiperf.json'), 'utf8')) as { capture_replay: { schedule: { amplify?: number } } };
+    const aiperf = JSON.parse(readFileSync(join(out, 'amp', 'target', 'profile_export_aiperf.json'), 'utf8')) as {
+      capture_replay: { schedule: { amplify?: number } };
+    };
     expect(aiperf.capture_replay.schedule.amplify).toBe(3);
     expect(readdirSync(join(out, 'amp'))).toContain('report.html');
   }, 120_000);
@@ -68,20 +100,55 @@ describe('replay --amplify', () => {
   }, 60_000);
 
   it('refuses a factor not written in decimal (0x2 is not 2), as every numeric flag does (issue 32 item 12)', async () => {
-    for (const [flag, value] of [['--amplify', '0x2'], ['--time-scale', '0x2'], ['--limit', '0b11'], ['--timeout', 'Infinity']]) {
+    for (const [flag, value] of [
+      ['--amplify', '0x2'],
+      ['--time-scale', '0x2'],
+      ['--limit', '0b11'],
+      ['--timeout', 'Infinity'],
+    ]) {
       // --out in the test's folder: a flag taken as a number would run a replay, which must not write into the clone.
-      const r = await runCli(['replay', captures, '--url', mock.url, flag as string, value as string, '--no-preflight', '--out', join(dir, 'not-decimal')]);
+      const r = await runCli([
+        'replay',
+        captures,
+        '--url',
+        mock.url,
+        flag as string,
+        value as string,
+        '--no-preflight',
+        '--out',
+        join(dir, 'not-decimal'),
+      ]);
       expect(r.code, `${flag} ${value}`).toBe(2);
-      expect(r.stderr.split('\n')[0], `${flag} ${value}`).toMatch(new RegExp(`^capture-replay replay: ${flag} must be .*\\(got "${value}"\\)$`));
+      expect(r.stderr.split('\n')[0], `${flag} ${value}`).toMatch(
+        new RegExp(`^capture-replay replay: ${flag} must be .*\\(got "${value}"\\)$`),
+      );
     }
   }, 60_000);
 
   it('a factor that leaves no request sends nothing, says so and exits 1 (issue 32 item 12)', async () => {
     const out = join(dir, 'none');
-    const r = await runCli(['replay', captures, '--url', mock.url, '--out', out, '--amplify', '1e-7', '--run-id', 'none', '--rehearsal', '0', '--no-progress']);
+    const r = await runCli([
+      'replay',
+      captures,
+      '--url',
+      mock.url,
+      '--out',
+      out,
+      '--amplify',
+      '1e-7',
+      '--run-id',
+      'none',
+      '--rehearsal',
+      '0',
+      '--no-progress',
+    ]);
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toContain('capture-replay: --amplify 1e-7 kept none of the 20 request(s): nothing was sent; give a larger --amplify\n');
-    const manifest = JSON.parse(readFileSync(join(out, 'none', 'target', 'run_manifest.json'), 'utf8')) as { scheduled: number };
+    expect(r.stderr).toContain(
+      'capture-replay: --amplify 1e-7 kept none of the 20 request(s): nothing was sent; give a larger --amplify\n',
+    );
+    const manifest = JSON.parse(readFileSync(join(out, 'none', 'target', 'run_manifest.json'), 'utf8')) as {
+      scheduled: number;
+    };
     expect(manifest.scheduled).toBe(0);
   }, 60_000);
 });

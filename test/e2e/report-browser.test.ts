@@ -34,7 +34,13 @@ import {
 } from '../support/browser';
 import { setEnv } from '../support/set-env';
 import { HUGE_ERROR_TAIL, hostileCaptureLines, startHostileTarget } from '../support/hostile-target';
-import { FIXTURE_ERROR_VERDICT, FIXTURE_VERDICTS, reportFixture, reportWithMarkupEverywhere, withEqualValues } from '../support/report-fixture';
+import {
+  FIXTURE_ERROR_VERDICT,
+  FIXTURE_VERDICTS,
+  reportFixture,
+  reportWithMarkupEverywhere,
+  withEqualValues,
+} from '../support/report-fixture';
 
 const SKIP = skipWithoutChromium('report-browser');
 const WIDTHS = [1024, 1440] as const;
@@ -43,7 +49,9 @@ const WIDTHS = [1024, 1440] as const;
 interface BrowserCanvas {
   width: number;
   height: number;
-  getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } } | null;
+  getContext(
+    kind: '2d',
+  ): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } } | null;
   getBoundingClientRect(): { width: number; height: number };
 }
 interface BrowserElement {
@@ -82,7 +90,12 @@ async function chartStates(page: Page): Promise<ChartState[]> {
         const byColor = targetColors.map(() => 0);
         const columns: number[] = [];
         if (c && c.width > 0 && c.height > 0) {
-          const px = (c.getContext('2d') as NonNullable<ReturnType<BrowserCanvas['getContext']>>).getImageData(0, 0, c.width, c.height).data;
+          const px = (c.getContext('2d') as NonNullable<ReturnType<BrowserCanvas['getContext']>>).getImageData(
+            0,
+            0,
+            c.width,
+            c.height,
+          ).data;
           for (let i = 0; i < px.length; i += 4) {
             const r = px[i] as number;
             const g = px[i + 1] as number;
@@ -94,7 +107,11 @@ async function chartStates(page: Page): Promise<ChartState[]> {
               columns[x] = (columns[x] ?? 0) + 1;
             }
             targetColors.forEach(([R, G, B], k) => {
-              if (a > 200 && Math.abs(r - (R as number)) + Math.abs(g - (G as number)) + Math.abs(b - (B as number)) < 60) byColor[k]! += 1;
+              if (
+                a > 200 &&
+                Math.abs(r - (R as number)) + Math.abs(g - (G as number)) + Math.abs(b - (B as number)) < 60
+              )
+                byColor[k]! += 1;
             });
           }
         }
@@ -115,7 +132,9 @@ async function chartStates(page: Page): Promise<ChartState[]> {
 }
 
 /** Each verdict table: whether it fits its box, and whether its p and n headers and every explanation are within the window. */
-async function verdictTables(page: Page): Promise<{ fits: boolean; pnVisible: boolean; whys: number; whysVisible: boolean }[]> {
+async function verdictTables(
+  page: Page,
+): Promise<{ fits: boolean; pnVisible: boolean; whys: number; whysVisible: boolean }[]> {
   return page.evaluate(`[...document.querySelectorAll('table.verdicts')].map((t) => {
     const wrap = t.parentElement.getBoundingClientRect();
     const within = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 && r.left >= wrap.left - 1 && r.right <= Math.min(wrap.right, window.innerWidth) + 1; };
@@ -157,86 +176,122 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
   const assets = BUNDLED_CHART_ASSETS;
 
   function open(name: string, data: ReportData, width: number): Promise<OpenedPage> {
-    return openHtmlFile(chromium.browser, join(chromium.dir, `${name}-${width}`, 'report.html'), renderReportHtml(data, assets), { viewport: { width, height: 900 } });
+    return openHtmlFile(
+      chromium.browser,
+      join(chromium.dir, `${name}-${width}`, 'report.html'),
+      renderReportHtml(data, assets),
+      { viewport: { width, height: 900 } },
+    );
   }
 
-  it.each(WIDTHS)('A/B comparison at %i px: verdicts, the table fits with p, n and why, every chart drawn, quiet legends, no overflow, offline', async (width) => {
-    const data = reportFixture({
-      names: ['llama3-8b-g5.2xlarge', 'llama3-8b-g6e.2xlarge'],
-      requests: 3000,
-      durationS: 900,
-      compare: true,
-      title: 'Replay of prod-chat captures: g5 vs g6e',
-    });
-    const o = await open('ab', data, width);
-    const { page } = o;
-    await saveScreenshot(page, `report-ab-${width}.png`);
+  it.each(WIDTHS)(
+    'A/B comparison at %i px: verdicts, the table fits with p, n and why, every chart drawn, quiet legends, no overflow, offline',
+    async (width) => {
+      const data = reportFixture({
+        names: ['llama3-8b-g5.2xlarge', 'llama3-8b-g6e.2xlarge'],
+        requests: 3000,
+        durationS: 900,
+        compare: true,
+        title: 'Replay of prod-chat captures: g5 vs g6e',
+      });
+      const o = await open('ab', data, width);
+      const { page } = o;
+      await saveScreenshot(page, `report-ab-${width}.png`);
 
-    const verdicts = await page.$$eval('table.verdicts tbody tr[data-metric]', (rows: BrowserElement[]) =>
-      rows.map((r) => [r.getAttribute('data-metric'), r.querySelector('.badge')?.textContent, getComputedStyle(r.querySelector('.badge')).backgroundColor]),
-    );
-    const expected = COMPARED_METRICS.map((m) => [m.tag, FIXTURE_VERDICTS[m.tag].replace('_', ' ')]);
-    expect(verdicts.map(([tag, label]) => [tag, label])).toEqual([...expected, ['error_rate', FIXTURE_ERROR_VERDICT]]);
-    const colour = Object.fromEntries(verdicts.map(([, label, bg]) => [label, bg]));
-    expect(colour['worse']).toBe('rgb(220, 38, 38)');
-    expect(colour['better']).toBe('rgb(22, 163, 74)');
-    expect(colour['no difference']).toBe('rgb(107, 114, 128)');
-    expect(colour['inconclusive']).toBe('rgb(245, 158, 11)');
-    expect(colour['changed']).toBe('rgb(37, 99, 235)');
-    expect(await verdictTables(page)).toEqual([{ fits: true, pnVisible: true, whys: 7, whysVisible: true }]);
-    expect(await overflowing(page)).toEqual([]);
+      const verdicts = await page.$$eval('table.verdicts tbody tr[data-metric]', (rows: BrowserElement[]) =>
+        rows.map((r) => [
+          r.getAttribute('data-metric'),
+          r.querySelector('.badge')?.textContent,
+          getComputedStyle(r.querySelector('.badge')).backgroundColor,
+        ]),
+      );
+      const expected = COMPARED_METRICS.map((m) => [m.tag, FIXTURE_VERDICTS[m.tag].replace('_', ' ')]);
+      expect(verdicts.map(([tag, label]) => [tag, label])).toEqual([
+        ...expected,
+        ['error_rate', FIXTURE_ERROR_VERDICT],
+      ]);
+      const colour = Object.fromEntries(verdicts.map(([, label, bg]) => [label, bg]));
+      expect(colour['worse']).toBe('rgb(220, 38, 38)');
+      expect(colour['better']).toBe('rgb(22, 163, 74)');
+      expect(colour['no difference']).toBe('rgb(107, 114, 128)');
+      expect(colour['inconclusive']).toBe('rgb(245, 158, 11)');
+      expect(colour['changed']).toBe('rgb(37, 99, 235)');
+      expect(await verdictTables(page)).toEqual([{ fits: true, pnVisible: true, whys: 7, whysVisible: true }]);
+      expect(await overflowing(page)).toEqual([]);
 
-    const charts = await chartStates(page);
-    // Per metric: ECDF, paired differences, over time; then the schedule lag.
-    expect(charts.map((c) => c.kind).sort()).toEqual(
-      [...Array<string>(6).fill('ecdf'), ...Array<string>(6).fill('diff'), ...Array<string>(6).fill('time'), 'lag'].sort(),
-    );
-    for (const c of charts) {
-      expect(c.canvases, `${c.kind} ${c.metric}`).toBe(1);
-      expect(c.width, `${c.kind} ${c.metric}`).toBeGreaterThan(200);
-      expect(c.height, `${c.kind} ${c.metric}`).toBeGreaterThan(100);
-      expect(c.inked, `${c.kind} ${c.metric} has drawn series`).toBeGreaterThan(400);
-      // ECDFs and time series show both targets; the differences are drawn in the candidate's colour.
-      if (c.kind !== 'diff') expect(c.byColor[0], `${c.kind} ${c.metric}: baseline drawn`).toBeGreaterThan(30);
-      expect(c.byColor[1], `${c.kind} ${c.metric}: candidate drawn`).toBeGreaterThan(30);
-    }
-    await expect(page.locator('.chart-error').count()).resolves.toBe(0);
-    await expect(page.locator('#errors tr[data-error-type]').count()).resolves.toBe(3);
-    await expect(page.locator('table.agreement tbody tr').count()).resolves.toBe(2);
+      const charts = await chartStates(page);
+      // Per metric: ECDF, paired differences, over time; then the schedule lag.
+      expect(charts.map((c) => c.kind).sort()).toEqual(
+        [
+          ...Array<string>(6).fill('ecdf'),
+          ...Array<string>(6).fill('diff'),
+          ...Array<string>(6).fill('time'),
+          'lag',
+        ].sort(),
+      );
+      for (const c of charts) {
+        expect(c.canvases, `${c.kind} ${c.metric}`).toBe(1);
+        expect(c.width, `${c.kind} ${c.metric}`).toBeGreaterThan(200);
+        expect(c.height, `${c.kind} ${c.metric}`).toBeGreaterThan(100);
+        expect(c.inked, `${c.kind} ${c.metric} has drawn series`).toBeGreaterThan(400);
+        // ECDFs and time series show both targets; the differences are drawn in the candidate's colour.
+        if (c.kind !== 'diff') expect(c.byColor[0], `${c.kind} ${c.metric}: baseline drawn`).toBeGreaterThan(30);
+        expect(c.byColor[1], `${c.kind} ${c.metric}: candidate drawn`).toBeGreaterThan(30);
+      }
+      await expect(page.locator('.chart-error').count()).resolves.toBe(0);
+      await expect(page.locator('#errors tr[data-error-type]').count()).resolves.toBe(3);
+      await expect(page.locator('table.agreement tbody tr').count()).resolves.toBe(2);
 
-    await expectQuietLegends(page);
-    await expectHoverValues(page, 2);
-    expectQuietAndOffline(o);
-  });
+      await expectQuietLegends(page);
+      await expectHoverValues(page, 2);
+      expectQuietAndOffline(o);
+    },
+  );
 
-  it.each(WIDTHS)('single target at %i px: no comparison sections, every chart drawn, quiet legends, no overflow, offline', async (width) => {
-    const data = reportFixture({ names: ['llama3-8b-g5.2xlarge'], requests: 800, durationS: 300, title: 'Replay of prod-chat captures' });
-    const o = await open('single', data, width);
-    const { page } = o;
-    await saveScreenshot(page, `report-single-${width}.png`);
+  it.each(WIDTHS)(
+    'single target at %i px: no comparison sections, every chart drawn, quiet legends, no overflow, offline',
+    async (width) => {
+      const data = reportFixture({
+        names: ['llama3-8b-g5.2xlarge'],
+        requests: 800,
+        durationS: 300,
+        title: 'Replay of prod-chat captures',
+      });
+      const o = await open('single', data, width);
+      const { page } = o;
+      await saveScreenshot(page, `report-single-${width}.png`);
 
-    await expect(page.locator('#verdicts').count()).resolves.toBe(0);
-    await expect(page.locator('table.verdicts').count()).resolves.toBe(0);
-    const charts = await chartStates(page);
-    expect(charts.map((c) => c.kind).sort()).toEqual([...Array<string>(6).fill('ecdf'), ...Array<string>(6).fill('time'), 'lag'].sort());
-    for (const c of charts) {
-      expect(c.canvases, `${c.kind} ${c.metric}`).toBe(1);
-      expect(c.width).toBeGreaterThan(200);
-      expect(c.height).toBeGreaterThan(100);
-      expect(c.inked, `${c.kind} ${c.metric} has drawn series`).toBeGreaterThan(400);
-      expect(c.byColor[0], `${c.kind} ${c.metric}: target drawn`).toBeGreaterThan(100);
-    }
-    expect(await overflowing(page)).toEqual([]);
-    await expectQuietLegends(page);
-    await expectHoverValues(page, 1);
-    expectQuietAndOffline(o);
-  });
+      await expect(page.locator('#verdicts').count()).resolves.toBe(0);
+      await expect(page.locator('table.verdicts').count()).resolves.toBe(0);
+      const charts = await chartStates(page);
+      expect(charts.map((c) => c.kind).sort()).toEqual(
+        [...Array<string>(6).fill('ecdf'), ...Array<string>(6).fill('time'), 'lag'].sort(),
+      );
+      for (const c of charts) {
+        expect(c.canvases, `${c.kind} ${c.metric}`).toBe(1);
+        expect(c.width).toBeGreaterThan(200);
+        expect(c.height).toBeGreaterThan(100);
+        expect(c.inked, `${c.kind} ${c.metric} has drawn series`).toBeGreaterThan(400);
+        expect(c.byColor[0], `${c.kind} ${c.metric}: target drawn`).toBeGreaterThan(100);
+      }
+      expect(await overflowing(page)).toEqual([]);
+      await expectQuietLegends(page);
+      await expectHoverValues(page, 1);
+      expectQuietAndOffline(o);
+    },
+  );
 
   it('a metric of one value: its ECDFs and its differences drawn as a single step, not an empty chart', async () => {
-    const data = withEqualValues(reportFixture({ names: ['a', 'b'], requests: 600, compare: true }), 'output_sequence_length', 64);
+    const data = withEqualValues(
+      reportFixture({ names: ['a', 'b'], requests: 600, compare: true }),
+      'output_sequence_length',
+      64,
+    );
     const o = await open('equal', data, 1440);
     await saveScreenshot(o.page, 'report-equal-values.png', '.metric[data-metric="output_sequence_length"]');
-    const charts = (await chartStates(o.page)).filter((c) => c.metric === 'output_sequence_length' && c.kind !== 'time');
+    const charts = (await chartStates(o.page)).filter(
+      (c) => c.metric === 'output_sequence_length' && c.kind !== 'time',
+    );
     expect(charts.map((c) => c.kind).sort()).toEqual(['diff', 'ecdf']);
     for (const c of charts) {
       // The step's rise: one column inked over most of the plot's height (the chart is 260 px).
@@ -247,28 +302,38 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
     expectQuietAndOffline(o);
   });
 
-  it.each(WIDTHS)('injected markup in every field at %i px: stays text, runs nothing, requests nothing, charts drawn', async (width) => {
-    const data = reportWithMarkupEverywhere(INJECTED_MARKUP);
-    const o = await open('injected', data, width);
-    const { page } = o;
-    await saveScreenshot(page, `report-injected-${width}.png`);
+  it.each(WIDTHS)(
+    'injected markup in every field at %i px: stays text, runs nothing, requests nothing, charts drawn',
+    async (width) => {
+      const data = reportWithMarkupEverywhere(INJECTED_MARKUP);
+      const o = await open('injected', data, width);
+      const { page } = o;
+      await saveScreenshot(page, `report-injected-${width}.png`);
 
-    await expectNoInjection(o);
-    await expect(page.locator('main img, main svg, main link, main iframe').count()).resolves.toBe(0);
-    await expect(page.locator('h1').textContent()).resolves.toBe(INJECTED_MARKUP);
-    await expect(page.locator('header code').textContent()).resolves.toBe(INJECTED_MARKUP);
-    await expect(page.locator('table.accounting td.l').first().textContent()).resolves.toBe(`${INJECTED_MARKUP}A`);
-    await expect(page.locator('table.verdicts').getAttribute('data-candidate')).resolves.toBe(`${INJECTED_MARKUP}B`);
-    await expect(page.locator('#errors td.error-type').filter({ hasText: 'window.__pwned=1' }).count()).resolves.toBe(1);
-    // The legends carry the names as text too (uPlot sets textContent).
-    await expect(page.locator('.u-legend th').filter({ hasText: `${INJECTED_MARKUP}A` }).count()).resolves.toBeGreaterThan(0);
-    const charts = await chartStates(page);
-    expect(charts).toHaveLength(19);
-    for (const c of charts) expect(c.inked, `${c.kind} ${c.metric} drawn`).toBeGreaterThan(400);
-    await expect(page.locator('.chart-error').count()).resolves.toBe(0);
-    expect(await overflowing(page)).toEqual([]);
-    expectQuietAndOffline(o);
-  });
+      await expectNoInjection(o);
+      await expect(page.locator('main img, main svg, main link, main iframe').count()).resolves.toBe(0);
+      await expect(page.locator('h1').textContent()).resolves.toBe(INJECTED_MARKUP);
+      await expect(page.locator('header code').textContent()).resolves.toBe(INJECTED_MARKUP);
+      await expect(page.locator('table.accounting td.l').first().textContent()).resolves.toBe(`${INJECTED_MARKUP}A`);
+      await expect(page.locator('table.verdicts').getAttribute('data-candidate')).resolves.toBe(`${INJECTED_MARKUP}B`);
+      await expect(page.locator('#errors td.error-type').filter({ hasText: 'window.__pwned=1' }).count()).resolves.toBe(
+        1,
+      );
+      // The legends carry the names as text too (uPlot sets textContent).
+      await expect(
+        page
+          .locator('.u-legend th')
+          .filter({ hasText: `${INJECTED_MARKUP}A` })
+          .count(),
+      ).resolves.toBeGreaterThan(0);
+      const charts = await chartStates(page);
+      expect(charts).toHaveLength(19);
+      for (const c of charts) expect(c.inked, `${c.kind} ${c.metric} drawn`).toBeGreaterThan(400);
+      await expect(page.locator('.chart-error').count()).resolves.toBe(0);
+      expect(await overflowing(page)).toEqual([]);
+      expectQuietAndOffline(o);
+    },
+  );
 });
 
 /**
@@ -279,7 +344,13 @@ describe.skipIf(SKIP)('report.html in Chromium', () => {
  */
 describe.skipIf(SKIP)('report.html of a run with markup from the capture and the targets', () => {
   const chromium = useChromium('report-hostile-run');
-  const AWS_ENV = { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'AKIDTEST', AWS_SECRET_ACCESS_KEY: 'test-secret', AWS_PROFILE: '', AWS_SESSION_TOKEN: '' };
+  const AWS_ENV = {
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'AKIDTEST',
+    AWS_SECRET_ACCESS_KEY: 'test-secret',
+    AWS_PROFILE: '',
+    AWS_SESSION_TOKEN: '',
+  };
   let dir = '';
   let html = '';
   let target: { url: string; close(): Promise<void> } | undefined;
@@ -295,7 +366,10 @@ describe.skipIf(SKIP)('report.html of a run with markup from the capture and the
     restoreEnv = setEnv({ ...AWS_ENV, AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: target.url });
     const sink = () => {
       let text = '';
-      return { stream: { write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WritableStream, text: () => text };
+      return {
+        stream: { write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WritableStream,
+        text: () => text,
+      };
     };
     const [stdout, stderr] = [sink(), sink()];
     const code = await replayCommand({
@@ -336,23 +410,28 @@ describe.skipIf(SKIP)('report.html of a run with markup from the capture and the
     expect(html.length).toBeLessThan(400_000);
   });
 
-  it.each(WIDTHS)('at %i px: the markup stays text, runs nothing, requests nothing; charts drawn; no overflow', async (width) => {
-    const o = await openHtmlFile(chromium.browser, join(chromium.dir, `run-${width}`, 'report.html'), html, { viewport: { width, height: 900 } });
-    const { page } = o;
-    await saveScreenshot(page, `report-hostile-run-${width}.png`);
-    await expectNoInjection(o);
-    await expect(page.locator('main img, main svg, main link, main iframe').count()).resolves.toBe(0);
-    // The targets' error types reach the page as text of at most 200 characters (the adapters may name them first).
-    const types = await page.locator('#errors td.error-type').allTextContents();
-    expect(types.length).toBeGreaterThan(0);
-    for (const t of types) expect(Array.from(t).length).toBeLessThanOrEqual(200);
-    await expect(page.locator('table.verdicts').count()).resolves.toBe(1);
-    const charts = await chartStates(page);
-    expect(charts.length).toBeGreaterThan(0);
-    for (const c of charts) expect(c.inked, `${c.kind} ${c.metric} drawn`).toBeGreaterThan(100);
-    await expect(page.locator('.chart-error').count()).resolves.toBe(0);
-    expect(await overflowing(page)).toEqual([]);
-    await expectQuietLegends(page);
-    expectQuietAndOffline(o);
-  });
+  it.each(WIDTHS)(
+    'at %i px: the markup stays text, runs nothing, requests nothing; charts drawn; no overflow',
+    async (width) => {
+      const o = await openHtmlFile(chromium.browser, join(chromium.dir, `run-${width}`, 'report.html'), html, {
+        viewport: { width, height: 900 },
+      });
+      const { page } = o;
+      await saveScreenshot(page, `report-hostile-run-${width}.png`);
+      await expectNoInjection(o);
+      await expect(page.locator('main img, main svg, main link, main iframe').count()).resolves.toBe(0);
+      // The targets' error types reach the page as text of at most 200 characters (the adapters may name them first).
+      const types = await page.locator('#errors td.error-type').allTextContents();
+      expect(types.length).toBeGreaterThan(0);
+      for (const t of types) expect(Array.from(t).length).toBeLessThanOrEqual(200);
+      await expect(page.locator('table.verdicts').count()).resolves.toBe(1);
+      const charts = await chartStates(page);
+      expect(charts.length).toBeGreaterThan(0);
+      for (const c of charts) expect(c.inked, `${c.kind} ${c.metric} drawn`).toBeGreaterThan(100);
+      await expect(page.locator('.chart-error').count()).resolves.toBe(0);
+      expect(await overflowing(page)).toEqual([]);
+      await expectQuietLegends(page);
+      expectQuietAndOffline(o);
+    },
+  );
 });

@@ -36,7 +36,13 @@ interface RecordLine {
 
 let dir: string;
 let server: MockProcess;
-const AWS_ENV = { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'AKIDTEST', AWS_SECRET_ACCESS_KEY: 'test-secret', AWS_PROFILE: '', AWS_SESSION_TOKEN: '' };
+const AWS_ENV = {
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'AKIDTEST',
+  AWS_SECRET_ACCESS_KEY: 'test-secret',
+  AWS_PROFILE: '',
+  AWS_SESSION_TOKEN: '',
+};
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cr-faults-'));
@@ -52,25 +58,49 @@ afterAll(async () => {
 function captures(name: string, faults: Fault[]): string {
   const folder = join(dir, name);
   mkdirSync(folder, { recursive: true });
-  writeFileSync(join(folder, 'capture.jsonl'), faults.map((f, i) => faultCaptureLine(i, f.fault, { stream: f.stream ?? false })).join('\n') + '\n');
+  writeFileSync(
+    join(folder, 'capture.jsonl'),
+    faults.map((f, i) => faultCaptureLine(i, f.fault, { stream: f.stream ?? false })).join('\n') + '\n',
+  );
   return folder;
 }
 
 /** Runs the CLI with the peak-RSS probe; its result, records by capture line, and peak RSS. */
 async function replay(name: string, faults: Fault[], args: string[], env: NodeJS.ProcessEnv = {}) {
   const rssFile = join(dir, `${name}.maxrss`);
-  const cli = startCli(['replay', captures(name, faults), '--out', join(dir, 'out'), '--run-id', name, '--no-progress', '--lead', '200', '--rehearsal', '0', ...args], {
-    nodeArgs: ['--import', join(REPO_ROOT, 'test/support/max-rss.mjs')],
-    env: { CAPTURE_REPLAY_TEST_MAXRSS_FILE: rssFile, ...env },
-  });
+  const cli = startCli(
+    [
+      'replay',
+      captures(name, faults),
+      '--out',
+      join(dir, 'out'),
+      '--run-id',
+      name,
+      '--no-progress',
+      '--lead',
+      '200',
+      '--rehearsal',
+      '0',
+      ...args,
+    ],
+    {
+      nodeArgs: ['--import', join(REPO_ROOT, 'test/support/max-rss.mjs')],
+      env: { CAPTURE_REPLAY_TEST_MAXRSS_FILE: rssFile, ...env },
+    },
+  );
   const result = await cli.done;
   return { result, peakRss: Number(readFileSync(rssFile, 'utf8')) };
 }
 
 function records(run: string, target: string): Map<string, RecordLine[]> {
-  const lines = readFileSync(join(dir, 'out', run, target, 'profile_export.jsonl'), 'utf8').trim().split('\n');
+  const lines = readFileSync(join(dir, 'out', run, target, 'profile_export.jsonl'), 'utf8')
+    .trim()
+    .split('\n');
   const byFault = new Map<string, RecordLine[]>();
-  const faults = readFileSync(join(dir, run, 'capture.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(JSON.parse(l).captureData.endpointInput.data) as { fault: string; stream: boolean });
+  const faults = readFileSync(join(dir, run, 'capture.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(JSON.parse(l).captureData.endpointInput.data) as { fault: string; stream: boolean });
   for (const line of lines) {
     const record = JSON.parse(line) as RecordLine;
     const f = faults[record.capture_replay.capture_line - 1]!;
@@ -118,8 +148,16 @@ describe('50 MB bodies: the record they should give, in bounded memory', () => {
   }, 180_000);
 
   it('SageMaker target: 502 pages of 50 MB, 200s with 50 MB answers', async () => {
-    const faults: Fault[] = [...Array.from({ length: 5 }, () => ({ fault: 'error-50mb' })), ...Array.from({ length: 5 }, () => ({ fault: 'ok-50mb' }))];
-    const { result, peakRss } = await replay('big-sm', faults, ['--target', 'S=sagemaker:faults', '--timeout', '120000'], { ...AWS_ENV, AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: server.url });
+    const faults: Fault[] = [
+      ...Array.from({ length: 5 }, () => ({ fault: 'error-50mb' })),
+      ...Array.from({ length: 5 }, () => ({ fault: 'ok-50mb' })),
+    ];
+    const { result, peakRss } = await replay(
+      'big-sm',
+      faults,
+      ['--target', 'S=sagemaker:faults', '--timeout', '120000'],
+      { ...AWS_ENV, AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: server.url },
+    );
     expect(result.code, explain(result)).toBe(0);
     const byFault = records('big-sm', 'S');
     for (const r of byFault.get('error-50mb')!) expect(r.error).toMatchObject({ code: 502, type: 'HTTPError' });
@@ -149,7 +187,12 @@ describe('what counts as an error, and what token counts are believed', () => {
   let run: { result: CliResult; peakRss: number };
   let byFault: Map<string, RecordLine[]>;
   beforeAll(async () => {
-    run = await replay('semantics', faults, ['--url', server.url.replace('http://', 'http://cli-user:cli-secret@'), '--timeout', '3000']);
+    run = await replay('semantics', faults, [
+      '--url',
+      server.url.replace('http://', 'http://cli-user:cli-secret@'),
+      '--timeout',
+      '3000',
+    ]);
     byFault = records('semantics', 'target');
   }, 60_000);
 
@@ -168,8 +211,16 @@ describe('what counts as an error, and what token counts are believed', () => {
   });
 
   it('a 200 carrying an error object is an error, streamed or not', () => {
-    expect(one(byFault, 'ok-error-object').error).toMatchObject({ code: 200, type: 'ResponseError', message: expect.stringContaining('overloaded; you said') });
-    expect(one(byFault, 'ok-error-object:stream').error).toMatchObject({ code: null, type: 'StreamError', message: expect.stringContaining('overloaded; you said') });
+    expect(one(byFault, 'ok-error-object').error).toMatchObject({
+      code: 200,
+      type: 'ResponseError',
+      message: expect.stringContaining('overloaded; you said'),
+    });
+    expect(one(byFault, 'ok-error-object:stream').error).toMatchObject({
+      code: null,
+      type: 'StreamError',
+      message: expect.stringContaining('overloaded; you said'),
+    });
   });
 
   it('implausible token counts (1e308, 0.5, -1) count as missing; aggregates stay numbers', () => {
@@ -179,7 +230,9 @@ describe('what counts as an error, and what token counts are believed', () => {
       expect(r.metrics.output_sequence_length, key).toBeUndefined();
       expect(r.metrics.input_sequence_length, key).toBeUndefined();
     }
-    const aggregates = JSON.parse(readFileSync(join(dir, 'out', 'semantics', 'target', 'profile_export_aiperf.json'), 'utf8'));
+    const aggregates = JSON.parse(
+      readFileSync(join(dir, 'out', 'semantics', 'target', 'profile_export_aiperf.json'), 'utf8'),
+    );
     expect(aggregates.output_sequence_length).toMatchObject({ avg: 5, sum: 10, max: 5 });
     expect(aggregates.total_output_tokens.avg).toBe(10);
     expect(Number.isFinite(aggregates.output_token_throughput.avg)).toBe(true);
@@ -200,7 +253,9 @@ describe('what counts as an error, and what token counts are believed', () => {
     expect(echo.error).toMatchObject({ code: 400, type: 'HTTPError' });
     expect(echo.error!.message.startsWith('HTTP 400: invalid request: PROMPT-ECHO-CANARY')).toBe(true);
     expect(echo.error!.message.length).toBeLessThanOrEqual('HTTP 400: '.length + EXCERPT);
-    const summary = JSON.parse(readFileSync(join(dir, 'out', 'semantics', 'target', 'profile_export_aiperf.json'), 'utf8')).error_summary as { error_details: { message: string } }[];
+    const summary = JSON.parse(
+      readFileSync(join(dir, 'out', 'semantics', 'target', 'profile_export_aiperf.json'), 'utf8'),
+    ).error_summary as { error_details: { message: string } }[];
     expect(summary.length).toBeGreaterThan(3);
     for (const entry of summary) expect(entry.error_details.message.length).toBeLessThanOrEqual(40 + EXCERPT);
     for (const { file, text } of allOutput('semantics')) {
@@ -213,12 +268,22 @@ describe('what counts as an error, and what token counts are believed', () => {
 
 describe('--no-response-excerpts', () => {
   it('keeps no response text in any output, for HTTP and SageMaker targets alike', async () => {
-    const faults: Fault[] = [{ fault: 'ok' }, { fault: 'redirect' }, { fault: 'error-echo' }, { fault: 'ok-error-object' }, { fault: 'ok-error-object', stream: true }, { fault: 'error-50mb' }];
+    const faults: Fault[] = [
+      { fault: 'ok' },
+      { fault: 'redirect' },
+      { fault: 'error-echo' },
+      { fault: 'ok-error-object' },
+      { fault: 'ok-error-object', stream: true },
+      { fault: 'error-50mb' },
+    ];
     const restoreEnv = setEnv({ ...AWS_ENV, AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: server.url });
     onTestFinished(restoreEnv);
     const sink = () => {
       let text = '';
-      return { stream: { write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WritableStream, text: () => text };
+      return {
+        stream: { write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WritableStream,
+        text: () => text,
+      };
     };
     const [stdout, stderr] = [sink(), sink()];
     const code = await replayCommand({
@@ -243,12 +308,26 @@ describe('--no-response-excerpts', () => {
     });
     expect(code, stderr.text()).toBe(0);
     const h = records('no-excerpts', 'H');
-    expect(one(h, 'error-echo').error).toMatchObject({ code: 400, type: 'HTTPError', message: 'HTTP 400 (response text not kept)' });
+    expect(one(h, 'error-echo').error).toMatchObject({
+      code: 400,
+      type: 'HTTPError',
+      message: 'HTTP 400 (response text not kept)',
+    });
     expect(one(h, 'redirect').error).toMatchObject({ code: 302, message: 'HTTP 302 (response text not kept)' });
-    expect(one(h, 'ok-error-object').error).toMatchObject({ type: 'ResponseError', message: 'HTTP 200 with an error object (response text not kept)' });
-    expect(one(h, 'ok-error-object:stream').error).toMatchObject({ type: 'StreamError', message: 'error object in the stream (response text not kept)' });
+    expect(one(h, 'ok-error-object').error).toMatchObject({
+      type: 'ResponseError',
+      message: 'HTTP 200 with an error object (response text not kept)',
+    });
+    expect(one(h, 'ok-error-object:stream').error).toMatchObject({
+      type: 'StreamError',
+      message: 'error object in the stream (response text not kept)',
+    });
     const s = records('no-excerpts', 'S');
-    expect(one(s, 'error-echo').error).toMatchObject({ code: 400, type: 'ModelError', message: 'response text not kept' });
+    expect(one(s, 'error-echo').error).toMatchObject({
+      code: 400,
+      type: 'ModelError',
+      message: 'response text not kept',
+    });
     expect(one(s, 'ok-error-object').error).toMatchObject({ code: 200, type: 'ResponseError' });
     for (const { file, text } of allOutput('no-excerpts')) {
       expect(text.includes(CANARY), file).toBe(false);
@@ -259,7 +338,11 @@ describe('--no-response-excerpts', () => {
 
 describe('--no-response-excerpts on the command line', () => {
   it('reaches the target: no response text in any output file', async () => {
-    const { result } = await replay('no-excerpts-cli', [{ fault: 'error-echo' }, { fault: 'ok-error-object' }], ['--url', server.url, '--no-response-excerpts', '--no-preflight']);
+    const { result } = await replay(
+      'no-excerpts-cli',
+      [{ fault: 'error-echo' }, { fault: 'ok-error-object' }],
+      ['--url', server.url, '--no-response-excerpts', '--no-preflight'],
+    );
     // Every request failed, by design: exit 1 says so; the records are what this checks.
     expect(result.stderr).not.toMatch(/unknown option/);
     const h = records('no-excerpts-cli', 'target');

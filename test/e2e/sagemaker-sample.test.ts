@@ -19,17 +19,55 @@ let dir: string;
 let http: MockProcess;
 let runtime: MockProcess;
 let run: CliResult;
-const manifest = (target: string) => JSON.parse(readFileSync(join(dir, 'out', 'sm', target, 'run_manifest.json'), 'utf8'));
+const manifest = (target: string) =>
+  JSON.parse(readFileSync(join(dir, 'out', 'sm', target, 'run_manifest.json'), 'utf8'));
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cr-sm-'));
   [http, runtime] = await Promise.all([
     startMockProcess(['--ttft-ms', '20', '--itl-ms', '5', '--output-tokens', '8']),
-    startMockSageMakerProcess(['--ttft-ms', '20', '--itl-ms', '5', '--output-tokens', '8', '--log', join(dir, 'sm.log')]),
+    startMockSageMakerProcess([
+      '--ttft-ms',
+      '20',
+      '--itl-ms',
+      '5',
+      '--output-tokens',
+      '8',
+      '--log',
+      join(dir, 'sm.log'),
+    ]),
   ]);
   run = await runCli(
-    ['replay', SAMPLE, '--target', `A=${http.url}`, '--target', 'B=sagemaker:demo-endpoint?variant=AllTraffic', '--streaming', '--time-scale', '4', '--out', join(dir, 'out'), '--run-id', 'sm', '--no-progress', '--resamples', '200', '--rehearsal', '0'],
-    { env: { AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: runtime.url, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDTEST', AWS_SECRET_ACCESS_KEY: 'test-secret', AWS_PROFILE: '', AWS_SESSION_TOKEN: '' } },
+    [
+      'replay',
+      SAMPLE,
+      '--target',
+      `A=${http.url}`,
+      '--target',
+      'B=sagemaker:demo-endpoint?variant=AllTraffic',
+      '--streaming',
+      '--time-scale',
+      '4',
+      '--out',
+      join(dir, 'out'),
+      '--run-id',
+      'sm',
+      '--no-progress',
+      '--resamples',
+      '200',
+      '--rehearsal',
+      '0',
+    ],
+    {
+      env: {
+        AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: runtime.url,
+        AWS_REGION: 'eu-west-1',
+        AWS_ACCESS_KEY_ID: 'AKIDTEST',
+        AWS_SECRET_ACCESS_KEY: 'test-secret',
+        AWS_PROFILE: '',
+        AWS_SESSION_TOKEN: '',
+      },
+    },
   );
 }, 120_000);
 
@@ -45,7 +83,11 @@ describe('one run, an HTTP target and a SageMaker target', () => {
     expect(a.balanced && b.balanced).toBe(true);
     expect(a.scheduled).toBe(b.scheduled);
     expect(b).toMatchObject({ succeeded: b.scheduled, failed: 0, dropped: 0 });
-    expect(a).toMatchObject({ dropped: 1, droppedByReason: { unsupported_content_type: 1 }, succeeded: a.scheduled - 1 });
+    expect(a).toMatchObject({
+      dropped: 1,
+      droppedByReason: { unsupported_content_type: 1 },
+      succeeded: a.scheduled - 1,
+    });
   });
 
   it('sends the CSV record to the SageMaker endpoint as captured, signed for sagemaker in the region', async () => {
@@ -58,7 +100,10 @@ describe('one run, an HTTP target and a SageMaker target', () => {
     expect(csv[0]!.headers['x-amzn-sagemaker-target-variant']).toBe('AllTraffic');
     expect(csv[0]!.headers.authorization).toMatch(/Credential=AKIDTEST\/\d{8}\/eu-west-1\/sagemaker\/aws4_request/);
     // Our request id is the InferenceId: the endpoint's own Data Capture joins back to the records.
-    const records = readFileSync(join(dir, 'out', 'sm', 'B', 'profile_export.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const records = readFileSync(join(dir, 'out', 'sm', 'B', 'profile_export.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const ids = new Set(records.map((r: { metadata: { x_request_id: string } }) => r.metadata.x_request_id));
     expect(log.every((r) => ids.has(r.headers['x-amzn-sagemaker-inference-id']!))).toBe(true);
   });
@@ -67,6 +112,12 @@ describe('one run, an HTTP target and a SageMaker target', () => {
     const doc = JSON.parse(readFileSync(join(dir, 'out', 'sm', 'comparison.json'), 'utf8'));
     expect(doc.pairs.excluded.baseline_dropped).toBe(1);
     expect(doc.pairs.used).toBe(manifest('A').succeeded);
-    expect(readdirSync(join(dir, 'out', 'sm')).sort()).toEqual(['A', 'B', 'comparison.json', 'ingest_report.json', 'report.html']);
+    expect(readdirSync(join(dir, 'out', 'sm')).sort()).toEqual([
+      'A',
+      'B',
+      'comparison.json',
+      'ingest_report.json',
+      'report.html',
+    ]);
   });
 });

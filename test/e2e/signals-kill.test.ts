@@ -25,18 +25,46 @@ describe('kill -9 while the results are written', () => {
     // Records make it large, not tokens: the tokens the CLI reads in one chunk have inter-chunk
     // latencies of 0, a few bytes each.
     const log = join(dir, 'fast.log');
-    const fast = await startMockProcess(['--ttft-ms', '0', '--itl-ms', '0', '--output-tokens', '100', '--no-precise-timers', '--log', log]);
+    const fast = await startMockProcess([
+      '--ttft-ms',
+      '0',
+      '--itl-ms',
+      '0',
+      '--output-tokens',
+      '100',
+      '--no-precise-timers',
+      '--log',
+      log,
+    ]);
     try {
       const folder = signalCaptures(dir, 'crash', 8000, 2000);
       const runDir = join(dir, 'out', 'crash');
       const targetDir = join(runDir, 'target');
-      const cli = startCli(['replay', folder, '--url', fast.url, '--streaming', '--out', join(dir, 'out'), '--run-id', 'crash', '--no-progress', '--lead', '200', '--timeout', '60000', '--rehearsal', '0']);
+      const cli = startCli([
+        'replay',
+        folder,
+        '--url',
+        fast.url,
+        '--streaming',
+        '--out',
+        join(dir, 'out'),
+        '--run-id',
+        'crash',
+        '--no-progress',
+        '--lead',
+        '200',
+        '--timeout',
+        '60000',
+        '--rehearsal',
+        '0',
+      ]);
       // The run folder appears at the start (ingest report); the target's folder once its
       // results are being written: kill the moment the first of them has its final name (the
       // small ones come first; the large records file is still being written then).
       await until(() => existsSync(runDir) || cli.child.exitCode !== null, 'the run folder', 60_000);
       await new Promise<void>((resolve, reject) => {
-        const finalFile = () => existsSync(targetDir) && readdirSync(targetDir).some((f) => !f.startsWith(PARTIAL_FILE_PREFIX));
+        const finalFile = () =>
+          existsSync(targetDir) && readdirSync(targetDir).some((f) => !f.startsWith(PARTIAL_FILE_PREFIX));
         const kill = () => {
           cli.child.kill('SIGKILL');
           resolve();
@@ -62,7 +90,10 @@ describe('kill -9 while the results are written', () => {
       expect(result.code).toBeNull();
       const files = readdirSync(targetDir);
       // What the kill found: something being written, not a finished run.
-      expect(seen.some((f) => f.startsWith(PARTIAL_FILE_PREFIX)), `files when killed: ${seen.join(', ')}`).toBe(true);
+      expect(
+        seen.some((f) => f.startsWith(PARTIAL_FILE_PREFIX)),
+        `files when killed: ${seen.join(', ')}`,
+      ).toBe(true);
       // The run is visibly incomplete: no manifest...
       expect(files).not.toContain('run_manifest.json');
       // ... and a file under its final name is whole.

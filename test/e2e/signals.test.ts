@@ -11,7 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CANCEL_GRACE_MS } from '../../lambdas/local/interrupt';
-import { loggedArrivals, startCli, startMockProcess, type CliProcess, type CliResult, type MockProcess } from '../support/processes';
+import {
+  loggedArrivals,
+  startCli,
+  startMockProcess,
+  type CliProcess,
+  type CliResult,
+  type MockProcess,
+} from '../support/processes';
 import { signalCaptures } from '../support/signal-captures';
 import { until } from '../support/until';
 
@@ -20,7 +27,12 @@ const GRACE_MS = DEFAULT_CANCEL_GRACE_MS;
 const SLACK_MS = 4_000;
 
 interface RecordLine {
-  metadata: { request_start_ns: number; request_end_ns: number; was_cancelled: boolean; cancellation_time_ns: number | null };
+  metadata: {
+    request_start_ns: number;
+    request_end_ns: number;
+    was_cancelled: boolean;
+    cancellation_time_ns: number | null;
+  };
   error: { code: number | null; type: string } | null;
 }
 
@@ -46,7 +58,12 @@ function read(run: string, target: string) {
   return {
     manifest: JSON.parse(readFileSync(join(folder, 'run_manifest.json'), 'utf8')),
     aiperf: JSON.parse(readFileSync(join(folder, 'profile_export_aiperf.json'), 'utf8')),
-    records: text.trim() ? text.trim().split('\n').map((l) => JSON.parse(l) as RecordLine) : [],
+    records: text.trim()
+      ? text
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as RecordLine)
+      : [],
   };
 }
 
@@ -55,7 +72,22 @@ const explain = (r: CliResult) => `exit ${r.code}\nstderr:\n${r.stderr}`;
 /** Starts a replay of `name` (40 requests, 4 per captured second: ~10 s) against the slow mock. */
 function startSlowRun(name: string, targets: string[]): CliProcess {
   const folder = signalCaptures(dir, name, 40, 4);
-  return startCli(['replay', folder, ...targets, '--out', join(dir, 'out'), '--run-id', name, '--no-progress', '--lead', '200', '--resamples', '100', '--rehearsal', '0']);
+  return startCli([
+    'replay',
+    folder,
+    ...targets,
+    '--out',
+    join(dir, 'out'),
+    '--run-id',
+    name,
+    '--no-progress',
+    '--lead',
+    '200',
+    '--resamples',
+    '100',
+    '--rehearsal',
+    '0',
+  ]);
 }
 
 /** Signals the CLI once `inFlight` more requests reached the mock; returns the signal's epoch ms. */
@@ -140,7 +172,21 @@ describe('signals: the run is stopped, not lost', () => {
     const quick = await startMockProcess(['--ttft-ms', '1500', '--itl-ms', '1', '--output-tokens', '2', '--log', log]);
     try {
       const folder = signalCaptures(dir, 'graceful', 40, 4);
-      const cli = startCli(['replay', folder, '--url', quick.url, '--out', join(dir, 'out'), '--run-id', 'graceful', '--no-progress', '--lead', '200', '--rehearsal', '0']);
+      const cli = startCli([
+        'replay',
+        folder,
+        '--url',
+        quick.url,
+        '--out',
+        join(dir, 'out'),
+        '--run-id',
+        'graceful',
+        '--no-progress',
+        '--lead',
+        '200',
+        '--rehearsal',
+        '0',
+      ]);
       await until(() => loggedArrivals(log) >= 3, 'requests in flight', 30_000);
       const at = Date.now();
       cli.child.kill('SIGINT');

@@ -38,7 +38,15 @@ interface BrowserElement {
   dataset: Record<string, string | undefined>;
   textContent: string | null;
   getAttribute(name: string): string | null;
-  querySelectorAll(selector: string): ArrayLike<{ width: number; height: number; getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } } | null }>;
+  querySelectorAll(
+    selector: string,
+  ): ArrayLike<{
+    width: number;
+    height: number;
+    getContext(
+      kind: '2d',
+    ): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } } | null;
+  }>;
 }
 
 const iv = (estimate: number, half: number) => ({ estimate, ci_low: estimate - half, ci_high: estimate + half });
@@ -55,8 +63,20 @@ function run(runId: string, scheduledTime: string, ttftB: number, verdict: 'wors
     status: 'complete',
     report: `runs/${runId}/report.html`,
     targets: {
-      A: { requests: 1000, succeeded: 995, errors: 3, dropped: 2, metrics: { request_latency: stats(800), time_to_first_token: stats(100) } },
-      [HOSTILE]: { requests: 1000, succeeded: 990, errors: 6, dropped: 4, metrics: { request_latency: stats(810), time_to_first_token: stats(ttftB) } },
+      A: {
+        requests: 1000,
+        succeeded: 995,
+        errors: 3,
+        dropped: 2,
+        metrics: { request_latency: stats(800), time_to_first_token: stats(100) },
+      },
+      [HOSTILE]: {
+        requests: 1000,
+        succeeded: 990,
+        errors: 6,
+        dropped: 4,
+        metrics: { request_latency: stats(810), time_to_first_token: stats(ttftB) },
+      },
     },
     comparisons: [
       {
@@ -84,102 +104,154 @@ function run(runId: string, scheduledTime: string, ttftB: number, verdict: 'wors
 describe.skipIf(SKIP)('trend page in Chromium', () => {
   const chromium = useChromium('trend-browser');
 
-  it.each(WIDTHS)('three runs (one empty) at %i px: one point per run per series, verdicts, the table, no overflow, quiet legends, no errors, no network', async (width) => {
-    const store = new MemoryObjectStore();
-    const clock = new VirtualClock();
-    const deps = { store, clock, notifier: null, resultsBucket: 'b', chartAssets: BUNDLED_CHART_ASSETS };
-    await recordScheduledRun(deps, run('window-1', '2026-11-21T02:00:00.000Z', 101, 'no_difference'));
-    const info: ScheduledRunInfo = { name: 'nightly', scheduledTime: '2026-11-22T02:00:00.000Z', timezone: 'UTC', window: { start: '2026-11-21T14:00:00.000Z', end: '2026-11-21T15:00:00.000Z' }, targets: ['A', 'B'], dispatch: 'parallel' };
-    await recordEmptyRun({ ...deps, runId: 'window-2', info, reason: 'no capture files in the window' });
-    await recordScheduledRun(deps, run('window-3', '2026-11-23T02:00:00.000Z', 118, 'worse'));
+  it.each(WIDTHS)(
+    'three runs (one empty) at %i px: one point per run per series, verdicts, the table, no overflow, quiet legends, no errors, no network',
+    async (width) => {
+      const store = new MemoryObjectStore();
+      const clock = new VirtualClock();
+      const deps = { store, clock, notifier: null, resultsBucket: 'b', chartAssets: BUNDLED_CHART_ASSETS };
+      await recordScheduledRun(deps, run('window-1', '2026-11-21T02:00:00.000Z', 101, 'no_difference'));
+      const info: ScheduledRunInfo = {
+        name: 'nightly',
+        scheduledTime: '2026-11-22T02:00:00.000Z',
+        timezone: 'UTC',
+        window: { start: '2026-11-21T14:00:00.000Z', end: '2026-11-21T15:00:00.000Z' },
+        targets: ['A', 'B'],
+        dispatch: 'parallel',
+      };
+      await recordEmptyRun({ ...deps, runId: 'window-2', info, reason: 'no capture files in the window' });
+      await recordScheduledRun(deps, run('window-3', '2026-11-23T02:00:00.000Z', 118, 'worse'));
 
-    // Opened where it lives in the bucket: schedules/nightly/index.html.
-    const opened = await openHtmlFile(chromium.browser, join(chromium.dir, String(width), 'schedules', 'nightly', 'index.html'), store.text(scheduleIndexKey('nightly')) as string, { viewport: { width, height: 900 } });
-    const { page } = opened;
-    await saveScreenshot(page, `trend-${width}.png`);
+      // Opened where it lives in the bucket: schedules/nightly/index.html.
+      const opened = await openHtmlFile(
+        chromium.browser,
+        join(chromium.dir, String(width), 'schedules', 'nightly', 'index.html'),
+        store.text(scheduleIndexKey('nightly')) as string,
+        { viewport: { width, height: 900 } },
+      );
+      const { page } = opened;
+      await saveScreenshot(page, `trend-${width}.png`);
 
-    const charts = await page.$$eval('.chart[data-chart="trend"]', (els: BrowserElement[]) =>
-      els.map((el) => {
-        const c = el.querySelectorAll('canvas')[0];
-        let red = 0;
-        let inked = 0;
-        if (c && c.width > 0) {
-          const px = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
-          for (let i = 0; i < px.length; i += 4) {
-            const [r, g, b, a] = [px[i] as number, px[i + 1] as number, px[i + 2] as number, px[i + 3] as number];
-            if (a > 128 && Math.max(r, g, b) - Math.min(r, g, b) > 60) inked++;
-            if (a > 200 && Math.abs(r - 220) + Math.abs(g - 38) + Math.abs(b - 38) < 40) red++;
+      const charts = await page.$$eval('.chart[data-chart="trend"]', (els: BrowserElement[]) =>
+        els.map((el) => {
+          const c = el.querySelectorAll('canvas')[0];
+          let red = 0;
+          let inked = 0;
+          if (c && c.width > 0) {
+            const px = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+            for (let i = 0; i < px.length; i += 4) {
+              const [r, g, b, a] = [px[i] as number, px[i + 1] as number, px[i + 2] as number, px[i + 3] as number];
+              if (a > 128 && Math.max(r, g, b) - Math.min(r, g, b) > 60) inked++;
+              if (a > 200 && Math.abs(r - 220) + Math.abs(g - 38) + Math.abs(b - 38) < 40) red++;
+            }
           }
-        }
-        return { metric: el.dataset.metric, points: JSON.parse(el.getAttribute('data-points') ?? 'null') as number[] | null, slots: el.getAttribute('data-slots'), inked, red };
-      }),
-    );
-    expect(charts.map((c) => c.metric)).toEqual([...TAGS]);
-    for (const c of charts) {
-      // A p50, A p90, B p50, B p90: a point for each of the two runs with results; three x slots, the empty run a gap.
-      expect(c.points, c.metric).toEqual([2, 2, 2, 2]);
-      expect(c.slots).toBe('3');
-      expect(c.inked, `${c.metric} drawn`).toBeGreaterThan(150);
-    }
-    // The worse verdict marker (red) on the TTFT chart only.
-    expect(charts.find((c) => c.metric === 'time_to_first_token')!.red).toBeGreaterThan(10);
-    expect(charts.find((c) => c.metric === 'request_latency')!.red).toBe(0);
+          return {
+            metric: el.dataset.metric,
+            points: JSON.parse(el.getAttribute('data-points') ?? 'null') as number[] | null,
+            slots: el.getAttribute('data-slots'),
+            inked,
+            red,
+          };
+        }),
+      );
+      expect(charts.map((c) => c.metric)).toEqual([...TAGS]);
+      for (const c of charts) {
+        // A p50, A p90, B p50, B p90: a point for each of the two runs with results; three x slots, the empty run a gap.
+        expect(c.points, c.metric).toEqual([2, 2, 2, 2]);
+        expect(c.slots).toBe('3');
+        expect(c.inked, `${c.metric} drawn`).toBeGreaterThan(150);
+      }
+      // The worse verdict marker (red) on the TTFT chart only.
+      expect(charts.find((c) => c.metric === 'time_to_first_token')!.red).toBeGreaterThan(10);
+      expect(charts.find((c) => c.metric === 'request_latency')!.red).toBe(0);
 
-    const rows = await page.$$eval('table.runs tbody tr', (trs: BrowserElement[]) => trs.map((tr) => [tr.getAttribute('data-run'), tr.getAttribute('data-status'), tr.textContent ?? '']));
-    expect(rows.map(([id, status]) => [id, status])).toEqual([
-      ['window-3', 'complete'],
-      ['window-2', 'empty'],
-      ['window-1', 'complete'],
-    ]);
-    expect(rows[1]![2]).toContain('no capture files in the window');
-    await expect(page.locator('tr[data-run="window-3"] [data-metric="time_to_first_token"] .badge').textContent()).resolves.toBe('worse');
-    await expect(page.locator('tr[data-run="window-1"] [data-metric="time_to_first_token"] .badge').textContent()).resolves.toBe('no difference');
-    // The effect with the decimals its interval supports (18 % within [17, 19]: one decimal), as report.html's table.
-    await expect(page.locator('tr[data-run="window-3"] [data-metric="time_to_first_token"]').textContent()).resolves.toBe('Time to first token: worse +18.0 %');
-    const links = await page.$$eval('table.runs a', (as: BrowserElement[]) => as.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['../../runs/window-3/report.html', '../../runs/window-1/report.html']);
-    await expect(page.locator('.chart-error').count()).resolves.toBe(0);
-    await expectNoInjection(opened);
-    await expect(page.locator('img').count()).resolves.toBe(0);
-    expect(await overflowing(page)).toEqual([]);
-    await expectQuietLegends(opened);
+      const rows = await page.$$eval('table.runs tbody tr', (trs: BrowserElement[]) =>
+        trs.map((tr) => [tr.getAttribute('data-run'), tr.getAttribute('data-status'), tr.textContent ?? '']),
+      );
+      expect(rows.map(([id, status]) => [id, status])).toEqual([
+        ['window-3', 'complete'],
+        ['window-2', 'empty'],
+        ['window-1', 'complete'],
+      ]);
+      expect(rows[1]![2]).toContain('no capture files in the window');
+      await expect(
+        page.locator('tr[data-run="window-3"] [data-metric="time_to_first_token"] .badge').textContent(),
+      ).resolves.toBe('worse');
+      await expect(
+        page.locator('tr[data-run="window-1"] [data-metric="time_to_first_token"] .badge').textContent(),
+      ).resolves.toBe('no difference');
+      // The effect with the decimals its interval supports (18 % within [17, 19]: one decimal), as report.html's table.
+      await expect(
+        page.locator('tr[data-run="window-3"] [data-metric="time_to_first_token"]').textContent(),
+      ).resolves.toBe('Time to first token: worse +18.0 %');
+      const links = await page.$$eval('table.runs a', (as: BrowserElement[]) => as.map((a) => a.getAttribute('href')));
+      expect(links).toEqual(['../../runs/window-3/report.html', '../../runs/window-1/report.html']);
+      await expect(page.locator('.chart-error').count()).resolves.toBe(0);
+      await expectNoInjection(opened);
+      await expect(page.locator('img').count()).resolves.toBe(0);
+      expect(await overflowing(page)).toEqual([]);
+      await expectQuietLegends(opened);
 
-    expectQuietAndOffline(opened);
-  });
+      expectQuietAndOffline(opened);
+    },
+  );
 
-  it.each(WIDTHS)('injected markup in every history field at %i px: stays text, runs nothing, requests nothing, charts drawn', async (width) => {
-    const runs = [markedRun('2026-11-21T02:00:00.000Z', 'complete'), markedRun(INJECTED_MARKUP, 'deadline'), markedRun('2026-11-23T02:00:00.000Z', 'empty'), markedRun('2026-11-24T02:00:00.000Z', 'complete')];
-    const html = renderTrendHtml({ schedule: INJECTED_MARKUP, generatedAt: INJECTED_MARKUP, runs, badLines: 2 }, BUNDLED_CHART_ASSETS);
-    const opened = await openHtmlFile(chromium.browser, join(chromium.dir, `injected-${width}`, 'schedules', 'x', 'index.html'), html, { viewport: { width, height: 900 } });
-    const { page } = opened;
-    await saveScreenshot(page, `trend-injected-${width}.png`);
+  it.each(WIDTHS)(
+    'injected markup in every history field at %i px: stays text, runs nothing, requests nothing, charts drawn',
+    async (width) => {
+      const runs = [
+        markedRun('2026-11-21T02:00:00.000Z', 'complete'),
+        markedRun(INJECTED_MARKUP, 'deadline'),
+        markedRun('2026-11-23T02:00:00.000Z', 'empty'),
+        markedRun('2026-11-24T02:00:00.000Z', 'complete'),
+      ];
+      const html = renderTrendHtml(
+        { schedule: INJECTED_MARKUP, generatedAt: INJECTED_MARKUP, runs, badLines: 2 },
+        BUNDLED_CHART_ASSETS,
+      );
+      const opened = await openHtmlFile(
+        chromium.browser,
+        join(chromium.dir, `injected-${width}`, 'schedules', 'x', 'index.html'),
+        html,
+        { viewport: { width, height: 900 } },
+      );
+      const { page } = opened;
+      await saveScreenshot(page, `trend-injected-${width}.png`);
 
-    await expectNoInjection(opened);
-    await expect(page.locator('main img, main svg, main link, main iframe').count()).resolves.toBe(0);
-    await expect(page.locator('h1').textContent()).resolves.toBe(`Schedule ${INJECTED_MARKUP}`);
-    const rows = await page.$$eval('table.runs tbody tr', (trs: BrowserElement[]) => trs.map((tr) => [tr.getAttribute('data-run'), tr.textContent ?? '']));
-    expect(rows).toHaveLength(4);
-    for (const [id, text] of rows) {
-      expect(id).toBe(INJECTED_MARKUP);
-      expect(text).toContain(INJECTED_MARKUP);
-    }
-    // A report key is a path under the bucket: the link stays relative, whatever the key says.
-    const links = await page.$$eval('table.runs a', (as: BrowserElement[]) => as.map((a) => a.getAttribute('href')));
-    expect(links.length).toBeGreaterThan(0);
-    for (const href of links) expect(href).toBe(`../../${INJECTED_MARKUP}`);
-    // Both metrics drawn from the runs with a time (the one whose time is not one has no place on the x axis).
-    const charts = await page.$$eval('.chart[data-chart="trend"]', (els: BrowserElement[]) => els.map((el) => ({ metric: el.dataset.metric, points: JSON.parse(el.getAttribute('data-points') ?? 'null') as number[] | null })));
-    expect(charts.map((c) => c.metric)).toEqual([...TAGS]);
-    for (const c of charts) expect(c.points, c.metric).toEqual([2, 2, 2, 2]);
-    await expect(page.locator('.chart .chart-error').count()).resolves.toBe(0);
-    await expect(page.locator('main > p.chart-error').allTextContents()).resolves.toEqual([
-      '2 history line(s) could not be read and are not shown.',
-      '1 run(s) have no readable scheduled time: in the table, not in the charts.',
-    ]);
-    expect(await overflowing(page)).toEqual([]);
-    await expectQuietLegends(opened);
-    expectQuietAndOffline(opened);
-  });
+      await expectNoInjection(opened);
+      await expect(page.locator('main img, main svg, main link, main iframe').count()).resolves.toBe(0);
+      await expect(page.locator('h1').textContent()).resolves.toBe(`Schedule ${INJECTED_MARKUP}`);
+      const rows = await page.$$eval('table.runs tbody tr', (trs: BrowserElement[]) =>
+        trs.map((tr) => [tr.getAttribute('data-run'), tr.textContent ?? '']),
+      );
+      expect(rows).toHaveLength(4);
+      for (const [id, text] of rows) {
+        expect(id).toBe(INJECTED_MARKUP);
+        expect(text).toContain(INJECTED_MARKUP);
+      }
+      // A report key is a path under the bucket: the link stays relative, whatever the key says.
+      const links = await page.$$eval('table.runs a', (as: BrowserElement[]) => as.map((a) => a.getAttribute('href')));
+      expect(links.length).toBeGreaterThan(0);
+      for (const href of links) expect(href).toBe(`../../${INJECTED_MARKUP}`);
+      // Both metrics drawn from the runs with a time (the one whose time is not one has no place on the x axis).
+      const charts = await page.$$eval('.chart[data-chart="trend"]', (els: BrowserElement[]) =>
+        els.map((el) => ({
+          metric: el.dataset.metric,
+          points: JSON.parse(el.getAttribute('data-points') ?? 'null') as number[] | null,
+        })),
+      );
+      expect(charts.map((c) => c.metric)).toEqual([...TAGS]);
+      for (const c of charts) expect(c.points, c.metric).toEqual([2, 2, 2, 2]);
+      await expect(page.locator('.chart .chart-error').count()).resolves.toBe(0);
+      await expect(page.locator('main > p.chart-error').allTextContents()).resolves.toEqual([
+        '2 history line(s) could not be read and are not shown.',
+        '1 run(s) have no readable scheduled time: in the table, not in the charts.',
+      ]);
+      expect(await overflowing(page)).toEqual([]);
+      await expectQuietLegends(opened);
+      expectQuietAndOffline(opened);
+    },
+  );
 });
 
 /** Legends name their series and show no value until a point is hovered. */
@@ -209,7 +281,12 @@ function markedRun(scheduledTime: string, status: TrendRun['status']): TrendRun 
     status,
     reason: m,
     report: empty ? null : m,
-    targets: empty ? {} : { [`${m}A`]: { requests: 10, succeeded: 9, errors: 1, dropped: 0, metrics }, [`${m}B`]: { requests: 10, succeeded: 8, errors: 2, dropped: 0, metrics } },
+    targets: empty
+      ? {}
+      : {
+          [`${m}A`]: { requests: 10, succeeded: 9, errors: 1, dropped: 0, metrics },
+          [`${m}B`]: { requests: 10, succeeded: 8, errors: 2, dropped: 0, metrics },
+        },
     comparisons: empty
       ? []
       : [
@@ -217,14 +294,24 @@ function markedRun(scheduledTime: string, status: TrendRun['status']): TrendRun 
             baseline: `${m}A`,
             candidate: `${m}B`,
             mode: m,
-            metrics: [...TAGS, m].map((tag) => ({ tag, verdict: (tag === m ? m : 'worse') as 'worse', verdict_reason: m, relative_pct: { estimate: 3 } })),
+            metrics: [...TAGS, m].map((tag) => ({
+              tag,
+              verdict: (tag === m ? m : 'worse') as 'worse',
+              verdict_reason: m,
+              relative_pct: { estimate: 3 },
+            })),
             errors: { verdict: m as 'worse' },
           },
           {
             baseline: `${m}A`,
             candidate: m,
             mode: 'paired',
-            metrics: TAGS.map((tag) => ({ tag, verdict: 'inconclusive' as const, verdict_reason: m, relative_pct: { estimate: null } })),
+            metrics: TAGS.map((tag) => ({
+              tag,
+              verdict: 'inconclusive' as const,
+              verdict_reason: m,
+              relative_pct: { estimate: null },
+            })),
             errors: { verdict: 'no_difference' as const },
           },
         ],

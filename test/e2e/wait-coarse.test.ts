@@ -19,7 +19,12 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cr-e2e-coarse-'));
   captures = join(dir, 'captures.jsonl');
   // 100 requests a second for 3 s, spread within each second.
-  await writeCaptureFile(captures, { ratePerSecond: 100, durationSeconds: 3, startTime: Date.UTC(2026, 3, 29), bodyBytes: 200 });
+  await writeCaptureFile(captures, {
+    ratePerSecond: 100,
+    durationSeconds: 3,
+    startTime: Date.UTC(2026, 3, 29),
+    bodyBytes: 200,
+  });
   mock = await startMockProcess(['--ttft-ms', '5', '--itl-ms', '1', '--output-tokens', '2', '--no-precise-timers']);
 }, 60_000);
 
@@ -30,13 +35,34 @@ afterAll(async () => {
 
 function results(out: string, runId: string) {
   const folder = join(out, runId, 'target');
-  const records = readFileSync(join(folder, 'profile_export.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { capture_replay: { schedule_lag_ms: number } });
-  const manifest = JSON.parse(readFileSync(join(folder, 'run_manifest.json'), 'utf8')) as { scheduled: number; succeeded: number; balanced: boolean };
+  const records = readFileSync(join(folder, 'profile_export.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { capture_replay: { schedule_lag_ms: number } });
+  const manifest = JSON.parse(readFileSync(join(folder, 'run_manifest.json'), 'utf8')) as {
+    scheduled: number;
+    succeeded: number;
+    balanced: boolean;
+  };
   return { records, manifest };
 }
 
 it('--wait coarse: every request fired, none before its due time, typically within a few ms', async () => {
-  const run = await runCli(['replay', captures, '--url', mock.url, '--out', join(dir, 'coarse'), '--run-id', 'coarse', '--no-progress', '--lead', '1000', '--wait', 'coarse']);
+  const run = await runCli([
+    'replay',
+    captures,
+    '--url',
+    mock.url,
+    '--out',
+    join(dir, 'coarse'),
+    '--run-id',
+    'coarse',
+    '--no-progress',
+    '--lead',
+    '1000',
+    '--wait',
+    'coarse',
+  ]);
   expect(run.code, run.stderr).toBe(0);
   const { records, manifest } = results(join(dir, 'coarse'), 'coarse');
   expect(manifest).toMatchObject({ scheduled: RECORDS, succeeded: RECORDS, balanced: true });

@@ -23,8 +23,23 @@ beforeAll(async () => {
   captures = join(dir, 'captures.jsonl');
   mockLog = join(dir, 'mock.log');
   // 100 requests a second for 3 s, spread within each second.
-  await writeCaptureFile(captures, { ratePerSecond: 100, durationSeconds: 3, startTime: Date.UTC(2026, 3, 29), bodyBytes: 200 });
-  mock = await startMockProcess(['--ttft-ms', '5', '--itl-ms', '1', '--output-tokens', '2', '--no-precise-timers', '--log', mockLog]);
+  await writeCaptureFile(captures, {
+    ratePerSecond: 100,
+    durationSeconds: 3,
+    startTime: Date.UTC(2026, 3, 29),
+    bodyBytes: 200,
+  });
+  mock = await startMockProcess([
+    '--ttft-ms',
+    '5',
+    '--itl-ms',
+    '1',
+    '--output-tokens',
+    '2',
+    '--no-precise-timers',
+    '--log',
+    mockLog,
+  ]);
 }, 60_000);
 
 afterAll(async () => {
@@ -33,20 +48,41 @@ afterAll(async () => {
 });
 
 interface RecordLine {
-  metadata: { session_num: number; x_request_id: string; x_correlation_id: string; worker_id: string; conversation_id: string };
+  metadata: {
+    session_num: number;
+    x_request_id: string;
+    x_correlation_id: string;
+    worker_id: string;
+    conversation_id: string;
+  };
   error: unknown;
   capture_replay: { schedule_lag_ms: number };
 }
 
 function results(out: string, runId: string) {
   const folder = join(out, runId, 'target');
-  const records = readFileSync(join(folder, 'profile_export.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as RecordLine);
-  const manifest = JSON.parse(readFileSync(join(folder, 'run_manifest.json'), 'utf8')) as { scheduled: number; succeeded: number; failed: number; dropped: number; balanced: boolean };
+  const records = readFileSync(join(folder, 'profile_export.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as RecordLine);
+  const manifest = JSON.parse(readFileSync(join(folder, 'run_manifest.json'), 'utf8')) as {
+    scheduled: number;
+    succeeded: number;
+    failed: number;
+    dropped: number;
+    balanced: boolean;
+  };
   return { records, manifest };
 }
 
 /** What must not depend on the thread that fired a request. */
-const identity = ({ metadata: m }: RecordLine) => [m.session_num, m.x_request_id, m.x_correlation_id, m.worker_id, m.conversation_id];
+const identity = ({ metadata: m }: RecordLine) => [
+  m.session_num,
+  m.x_request_id,
+  m.x_correlation_id,
+  m.worker_id,
+  m.conversation_id,
+];
 
 const arrivals = () => {
   const counts = new Map<string, number>();
@@ -58,7 +94,20 @@ const arrivals = () => {
 };
 
 const replay = (out: string, runId: string, extra: string[]) =>
-  runCli(['replay', captures, '--url', mock.url, '--out', out, '--run-id', runId, '--no-progress', '--lead', '1000', ...extra]);
+  runCli([
+    'replay',
+    captures,
+    '--url',
+    mock.url,
+    '--out',
+    out,
+    '--run-id',
+    runId,
+    '--no-progress',
+    '--lead',
+    '1000',
+    ...extra,
+  ]);
 
 describe('capture-replay replay --workers / --rehearsal', () => {
   it('--workers 2: every request once, the records the manifest counts, the same ids and order as one thread', async () => {
@@ -66,10 +115,18 @@ describe('capture-replay replay --workers / --rehearsal', () => {
     expect(two.stderr).toContain('Firing from 2 worker threads');
     // Each worker rehearses its own code before it is ready; none of it reaches the target
     // (the mock's log below holds exactly the run's requests).
-    expect(two.stderr).toMatch(/Rehearsal: 1000 requests \(2 threads x the target\) to an in-process sink in [\d.]+ s, nothing sent to the target \(--rehearsal 0 skips it\)/);
+    expect(two.stderr).toMatch(
+      /Rehearsal: 1000 requests \(2 threads x the target\) to an in-process sink in [\d.]+ s, nothing sent to the target \(--rehearsal 0 skips it\)/,
+    );
     expect(two.code, two.stderr).toBe(0);
     const many = results(join(dir, 'two'), 'w2');
-    expect(many.manifest).toMatchObject({ scheduled: RECORDS, succeeded: RECORDS, failed: 0, dropped: 0, balanced: true });
+    expect(many.manifest).toMatchObject({
+      scheduled: RECORDS,
+      succeeded: RECORDS,
+      failed: 0,
+      dropped: 0,
+      balanced: true,
+    });
     expect(many.records).toHaveLength(RECORDS);
     expect(many.records.map((r) => r.metadata.session_num)).toEqual(Array.from({ length: RECORDS }, (_, i) => i));
     // The mock appends its log asynchronously: give its last lines a moment to land.

@@ -22,7 +22,10 @@ it("an App of templateApp writes its assembly in this process's folder of assemb
 it('stackTemplate leaves no assembly behind', () => {
   const root = dirname(assemblyOutdir());
   const before = readdirSync(root).length;
-  const template = stackTemplate({ captureBucket: 'my-captures', targets: [{ name: 'A', url: 'https://a.example.com' }] }, 'NoLeftovers');
+  const template = stackTemplate(
+    { captureBucket: 'my-captures', targets: [{ name: 'A', url: 'https://a.example.com' }] },
+    'NoLeftovers',
+  );
   expect(Object.keys(template.Resources).length).toBeGreaterThan(0);
   expect(readdirSync(root)).toHaveLength(before);
   expect(existsSync(root)).toBe(true);

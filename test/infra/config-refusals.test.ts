@@ -47,31 +47,59 @@ describe('credentials in the deployment configuration (issue 32 item 2)', () => 
       `- captureReplay.targets.0.url: holds a user name or password (user:password@), which the template would show in clear: remove it; ${USE_A_SECRET}`,
       `- captureReplay.targets.1.url: holds a credential in its query (token=..., X-Amz-Signature=...), which the template would show in clear: remove it; ${USE_A_SECRET}`,
     ]);
-    for (const url of ['https://a.example.com/?api_key=k', 'https://a.example.com/?apikey=k', 'https://a.example.com/?access_token=k', 'https://a.example.com/?sig=k', 'https://a.example.com/?password=k', 'https://a.example.com/?client_secret=k']) {
+    for (const url of [
+      'https://a.example.com/?api_key=k',
+      'https://a.example.com/?apikey=k',
+      'https://a.example.com/?access_token=k',
+      'https://a.example.com/?sig=k',
+      'https://a.example.com/?password=k',
+      'https://a.example.com/?client_secret=k',
+    ]) {
       expect(refusal({ ...base, targets: [{ name: 'A', url }] }), url).toHaveLength(1);
     }
     // A query without a credential is a URL like any other.
-    expect(() => parseDeploymentConfig({ ...base, targets: [{ name: 'A', url: 'https://a.example.com/base?region=eu&deployment=blue' }] })).not.toThrow();
+    expect(() =>
+      parseDeploymentConfig({
+        ...base,
+        targets: [{ name: 'A', url: 'https://a.example.com/base?region=eu&deployment=blue' }],
+      }),
+    ).not.toThrow();
   });
 
   it('refuses an API key pasted as apiKeySecret, and what no secret name or ARN can be; takes names and ARNs', () => {
-    const secret = (apiKeySecret: string) => ({ ...base, targets: [{ name: 'A', url: 'https://a.example.com', apiKeySecret }] });
+    const secret = (apiKeySecret: string) => ({
+      ...base,
+      targets: [{ name: 'A', url: 'https://a.example.com', apiKeySecret }],
+    });
     const keyLike = (why: string) =>
       `- captureReplay.targets.0.apiKeySecret: looks like an API key (${why}), not a Secrets Manager secret's name or ARN; its value is not shown: put the key in a secret (aws secretsmanager create-secret --name replay/my-key --secret-string ...) and give the secret's name here`;
     expect(refusal(secret('sk-live-4f9a8b7c6d5e4f3a'))).toEqual([keyLike('it starts with sk-')]);
     expect(refusal(secret('hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345'))).toEqual([keyLike('it starts with hf_')]);
-    expect(refusal(secret('9f86d081884c7d659a2feaa0c55ad015a3bf4f1b'))).toEqual([keyLike('a random run of 32 letters and digits or more')]);
+    expect(refusal(secret('9f86d081884c7d659a2feaa0c55ad015a3bf4f1b'))).toEqual([
+      keyLike('a random run of 32 letters and digits or more'),
+    ]);
     expect(refusal(secret('Bearer abc def'))).toEqual([
       "- captureReplay.targets.0.apiKeySecret: is not a Secrets Manager secret's name (1-512 ASCII letters, digits and / _ + = . @ -) or ARN; its value is not shown: put the API key in a secret and give the secret's name or ARN here",
     ]);
     expect(refusal(secret('arn:aws:secretsmanager:us-east-1:123:secret:x'))).toEqual([
       "- captureReplay.targets.0.apiKeySecret: is not a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>); its value is not shown: give the secret's ARN or name",
     ]);
-    for (const good of ['replay/candidate-key', 'prod/openai_key+v2=a.b@c', 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:replay/key-AbCdEf', 'rds!cluster-1a96bebc-86c1']) {
+    for (const good of [
+      'replay/candidate-key',
+      'prod/openai_key+v2=a.b@c',
+      'arn:aws:secretsmanager:eu-west-1:123456789012:secret:replay/key-AbCdEf',
+      'rds!cluster-1a96bebc-86c1',
+    ]) {
       expect(() => parseDeploymentConfig(secret(good)), good).not.toThrow();
     }
     // Never echoed, whatever else is wrong.
-    const all = refusal({ ...base, leadSeconds: 1, targets: [{ name: 'A', url: 'https://u:hunter2@a.example.com/?token=tok-123', apiKeySecret: 'sk-live-4f9a8b7c6d5e4f3a' }] }).join('\n');
+    const all = refusal({
+      ...base,
+      leadSeconds: 1,
+      targets: [
+        { name: 'A', url: 'https://u:hunter2@a.example.com/?token=tok-123', apiKeySecret: 'sk-live-4f9a8b7c6d5e4f3a' },
+      ],
+    }).join('\n');
     expect(all).not.toMatch(/hunter2|tok-123|4f9a8b7c6d5e4f3a/);
   });
 });
@@ -91,14 +119,22 @@ describe('numbers out of their ranges (issue 32 item 8)', () => {
     ['peakLatencySeconds', 1e308, 'must be a number above 0 and at most 600 (got 1e+308)'],
     ['peakLatencyMedianSeconds', 601, 'must be a number above 0 and at most 600 (got 601)'],
     ['amplify', 1001, 'must be a number above 0 and at most 1000 (got 1001)'],
-    ['lateToleranceMs', 1e308, 'must be a whole number from 0 to 3600000 (got 1e+308): an hour; graceSeconds drops later requests anyway'],
+    [
+      'lateToleranceMs',
+      1e308,
+      'must be a whole number from 0 to 3600000 (got 1e+308): an hour; graceSeconds drops later requests anyway',
+    ],
     ['maxInFlightPerShard', 1e308, 'must be a whole number from 1 to 1000000 (got 1e+308)'],
     ['accountConcurrency', 1e308, 'must be a whole number from 1 to 1000000 (got 1e+308)'],
     ['maxFireConcurrency', 1e9, 'must be a whole number from 2 to 1000 (got 1000000000)'],
     ['secretsMaxAgeSeconds', 3601, 'must be a whole number from 0 to 3600 (got 3601)'],
     ['workingFilesExpireDays', 1e308, 'must be a whole number from 2 to 3650 (got 1e+308)'],
     ['resultsExpireDays', 1e308, 'must be a whole number from 1 to 36500 (got 1e+308)'],
-    ['logRetentionDays', 1e308, "must be a whole number from 1 to 3653 (got 1e+308): ten years, the longest CloudWatch Logs keeps"],
+    [
+      'logRetentionDays',
+      1e308,
+      'must be a whole number from 1 to 3653 (got 1e+308): ten years, the longest CloudWatch Logs keeps',
+    ],
   ])('%s: %s is refused in one line naming the range', (key, value, message) => {
     const started = performance.now();
     expect(refusal({ ...base, [key]: value })).toEqual([`- captureReplay.${key}: ${message}`]);
@@ -107,20 +143,30 @@ describe('numbers out of their ranges (issue 32 item 8)', () => {
   });
 
   it('the rules across settings wait for the settings themselves: no second line from a value already refused', () => {
-    expect(refusal({ ...base, mode: 'mirror', lagSeconds: 60, leadSeconds: 301, peakLatencyMedianSeconds: 1e9 })).toEqual([
+    expect(
+      refusal({ ...base, mode: 'mirror', lagSeconds: 60, leadSeconds: 301, peakLatencyMedianSeconds: 1e9 }),
+    ).toEqual([
       '- captureReplay.leadSeconds: must be a whole number from 5 to 300 (got 301)',
       '- captureReplay.peakLatencyMedianSeconds: must be a number above 0 and at most 600 (got 1000000000)',
     ]);
     // Each setting valid on its own: the cross-setting rules still speak.
-    expect(refusal({ ...base, leadSeconds: 240, slotSeconds: 60, requestTimeoutSeconds: 600 })).toEqual(['- captureReplay.requestTimeoutSeconds: leadSeconds + slotSeconds + requestTimeoutSeconds = 900 s: at most 840 s fit in one fire invocation']);
+    expect(refusal({ ...base, leadSeconds: 240, slotSeconds: 60, requestTimeoutSeconds: 600 })).toEqual([
+      '- captureReplay.requestTimeoutSeconds: leadSeconds + slotSeconds + requestTimeoutSeconds = 900 s: at most 840 s fit in one fire invocation',
+    ]);
   });
 
   it('a configFile holding null, a list or a number is refused, not taken for the defaults', () => {
-    for (const [text, held] of [['null', 'null'], ['[]', 'a list'], ['42', 'a number']] as const) {
+    for (const [text, held] of [
+      ['null', 'null'],
+      ['[]', 'a list'],
+      ['42', 'a number'],
+    ] as const) {
       const file = join(work, `held-${held.replace(' ', '-')}.json`);
       writeFileSync(file, text);
       expect(() => loadDeploymentConfig((key) => (key === 'configFile' ? file : undefined))).toThrow(
-        new DeploymentConfigError(`invalid deployment configuration in configFile ${file}: it holds ${held}, not an object of settings: write them as {"captureBucket": "...", "targets": [...]} (docs/deploy.md#configuration)`),
+        new DeploymentConfigError(
+          `invalid deployment configuration in configFile ${file}: it holds ${held}, not an object of settings: write them as {"captureBucket": "...", "targets": [...]} (docs/deploy.md#configuration)`,
+        ),
       );
     }
     // No configuration at all is the defaults, as before.
@@ -134,13 +180,21 @@ describe('cdk synth on such a configuration', () => {
     const file = join(work, `${name}.json`);
     writeFileSync(file, config);
     // A minute: a refusal takes about 2 CPU-seconds; before, leadSeconds 1e308 ran for more than 200 s.
-    const run = spawnSync(CDK_CLI, ['synth', '--quiet', '--no-notices', '-c', `configFile=${file}`, '-o', join(work, `${name}-out`)], { cwd: REPO_ROOT, env: offlineSynthEnv(), encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(
+      CDK_CLI,
+      ['synth', '--quiet', '--no-notices', '-c', `configFile=${file}`, '-o', join(work, `${name}-out`)],
+      { cwd: REPO_ROOT, env: offlineSynthEnv(), encoding: 'utf8', timeout: 60_000 },
+    );
     return { status: run.status, stderr: run.stderr, stdout: run.stdout };
   }
-  const problems = (stderr: string) => stderr.split('\n').filter((l) => l.startsWith('- ') || l.startsWith('invalid deployment configuration'));
+  const problems = (stderr: string) =>
+    stderr.split('\n').filter((l) => l.startsWith('- ') || l.startsWith('invalid deployment configuration'));
 
   it('refuses extreme numbers at once, one line each, with no stack trace', () => {
-    const hang = synth('extreme', JSON.stringify({ leadSeconds: 1e308, slotSeconds: 1e-300, requestTimeoutSeconds: 1e9, amplify: 1e308 }));
+    const hang = synth(
+      'extreme',
+      JSON.stringify({ leadSeconds: 1e308, slotSeconds: 1e-300, requestTimeoutSeconds: 1e9, amplify: 1e308 }),
+    );
     expect(hang.status, hang.stderr.slice(-1000)).toBe(1);
     expect(problems(hang.stderr)).toEqual([
       `invalid deployment configuration in configFile ${join(work, 'extreme.json')}:`,
@@ -150,7 +204,10 @@ describe('cdk synth on such a configuration', () => {
       '- requestTimeoutSeconds: must be a whole number from 1 to 600 (got 1000000000)',
     ]);
     // Without requestTimeoutSeconds 1e9, whose RangeError came first: the loops that did not end.
-    const loops = synth('loops', JSON.stringify({ leadSeconds: 1e308, slotSeconds: 1e-300, peakLatencyMedianSeconds: -1 }));
+    const loops = synth(
+      'loops',
+      JSON.stringify({ leadSeconds: 1e308, slotSeconds: 1e-300, peakLatencyMedianSeconds: -1 }),
+    );
     expect(loops.status, loops.stderr.slice(-1000)).toBe(1);
     expect(problems(loops.stderr).slice(1)).toEqual([
       '- leadSeconds: must be a whole number from 5 to 300 (got 1e+308)',
@@ -166,9 +223,25 @@ describe('cdk synth on such a configuration', () => {
   }, 240_000);
 
   it('refuses credentials without printing them, and writes no template', () => {
-    const run = synth('credentials', JSON.stringify({ ...base, targets: [{ name: 'A', url: 'https://replay:hunter2@a.example.com/?token=tok-123', apiKeySecret: 'sk-live-4f9a8b7c6d5e4f3a' }] }));
+    const run = synth(
+      'credentials',
+      JSON.stringify({
+        ...base,
+        targets: [
+          {
+            name: 'A',
+            url: 'https://replay:hunter2@a.example.com/?token=tok-123',
+            apiKeySecret: 'sk-live-4f9a8b7c6d5e4f3a',
+          },
+        ],
+      }),
+    );
     expect(run.status).toBe(1);
-    expect(problems(run.stderr).map((l) => l.split(':')[0])).toEqual(['invalid deployment configuration in configFile ' + join(work, 'credentials.json'), '- targets.0.url', '- targets.0.apiKeySecret']);
+    expect(problems(run.stderr).map((l) => l.split(':')[0])).toEqual([
+      'invalid deployment configuration in configFile ' + join(work, 'credentials.json'),
+      '- targets.0.url',
+      '- targets.0.apiKeySecret',
+    ]);
     expect(run.stdout + run.stderr).not.toMatch(/hunter2|tok-123|4f9a8b7c6d5e4f3a/);
   }, 120_000);
 });

@@ -57,8 +57,13 @@ function synthesize(): CfnTemplate {
 
 describe('10,000 requests/s to two targets on the defaults', () => {
   const t = synthesize();
-  const functions = Object.entries(t.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function') as unknown as [string, { Properties: FunctionProps }][];
-  const mappings = Object.values(t.Resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping') as unknown as { Properties: MappingProps }[];
+  const functions = Object.entries(t.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function') as unknown as [
+    string,
+    { Properties: FunctionProps },
+  ][];
+  const mappings = Object.values(t.Resources).filter(
+    (r) => r.Type === 'AWS::Lambda::EventSourceMapping',
+  ) as unknown as { Properties: MappingProps }[];
   const fireIds = functions.map(([id]) => id).filter((id) => id.startsWith('StatelessFire'));
 
   it('has one fire function fed by one SQS event source', () => {
@@ -76,7 +81,8 @@ describe('10,000 requests/s to two targets on the defaults', () => {
 
   it('gives the fire event source a MaximumConcurrency of 2-1,000, within what the function has reserved', () => {
     const fire = functions.find(([id]) => id === fireIds[0])![1].Properties;
-    const max = mappings.find((m) => m.Properties.FunctionName.Ref === fireIds[0])!.Properties.ScalingConfig?.MaximumConcurrency;
+    const max = mappings.find((m) => m.Properties.FunctionName.Ref === fireIds[0])!.Properties.ScalingConfig
+      ?.MaximumConcurrency;
     expect(max).toBeGreaterThanOrEqual(MIN_EVENT_SOURCE_CONCURRENCY);
     expect(max).toBeLessThanOrEqual(MAX_EVENT_SOURCE_CONCURRENCY);
     // More than the reserved concurrency would have Lambda throttle the event source's invokes.
@@ -84,12 +90,13 @@ describe('10,000 requests/s to two targets on the defaults', () => {
     // Every event source's maximum within AWS's range too.
     for (const m of mappings) {
       const c = m.Properties.ScalingConfig?.MaximumConcurrency;
-      if (c !== undefined) expect(c, m.Properties.FunctionName.Ref).toBeGreaterThanOrEqual(MIN_EVENT_SOURCE_CONCURRENCY);
+      if (c !== undefined)
+        expect(c, m.Properties.FunctionName.Ref).toBeGreaterThanOrEqual(MIN_EVENT_SOURCE_CONCURRENCY);
       if (c !== undefined) expect(c, m.Properties.FunctionName.Ref).toBeLessThanOrEqual(MAX_EVENT_SOURCE_CONCURRENCY);
     }
   });
 
-  it('keeps every function within Lambda\'s timeout and memory limits', () => {
+  it("keeps every function within Lambda's timeout and memory limits", () => {
     for (const [id, f] of functions) {
       expect(f.Properties.Timeout ?? 3, id).toBeLessThanOrEqual(MAX_TIMEOUT_S);
       expect(f.Properties.MemorySize ?? 128, id).toBeGreaterThanOrEqual(MEMORY_MB.min);

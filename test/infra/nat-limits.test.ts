@@ -10,7 +10,12 @@ import { CaptureReplayStack } from '../../lib/capture-replay-stack';
 import { parseDeploymentConfig } from '../../lib/config';
 import { templateApp } from '../support/cdk-app';
 
-const VPC = { vpcId: 'vpc-1', subnetIds: ['subnet-1', 'subnet-2'], securityGroupIds: ['sg-1'], availabilityZones: ['us-east-1a', 'us-east-1b'] };
+const VPC = {
+  vpcId: 'vpc-1',
+  subnetIds: ['subnet-1', 'subnet-2'],
+  securityGroupIds: ['sg-1'],
+  availabilityZones: ['us-east-1a', 'us-east-1b'],
+};
 const targets = [
   { name: 'A', url: 'https://llm.example.com' },
   { name: 'B', url: 'https://llm.example.com' },
@@ -18,7 +23,9 @@ const targets = [
 
 /** The NAT warnings of a stack synthesized from `raw` (templateApp: no code bundled). */
 function natWarnings(id: string, raw: Record<string, unknown>): string[] {
-  const stack = new CaptureReplayStack(templateApp(), id, { config: parseDeploymentConfig({ captureBucket: 'my-capture-bucket', targets, ...raw }) });
+  const stack = new CaptureReplayStack(templateApp(), id, {
+    config: parseDeploymentConfig({ captureBucket: 'my-capture-bucket', targets, ...raw }),
+  });
   return Annotations.fromStack(stack)
     .findWarning('*', Match.stringLikeRegexp('NAT gateway'))
     .map((w) => String(w.entry.data));
@@ -28,7 +35,9 @@ describe('NAT gateway limits at synth', () => {
   it('a VPC at 10,000 requests/s to two targets on one host: one warning for the host, with the estimate, the limits and what to do', () => {
     const warnings = natWarnings('NatPeak', { vpc: VPC, peakRequestsPerSecond: 10_000 });
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^capture-replay: llm\.example\.com:443 \(targets A and B\), if the fire function reaches it through a NAT gateway: at the peak about 91,300 simultaneous connections/);
+    expect(warnings[0]).toMatch(
+      /^capture-replay: llm\.example\.com:443 \(targets A and B\), if the fire function reaches it through a NAT gateway: at the peak about 91,300 simultaneous connections/,
+    );
     expect(warnings[0]).toContain('over the 55,000 a NAT gateway address holds to one destination');
     expect(warnings[0]).toContain('about 1,522 new connections a second');
     expect(warnings[0]).toContain('lower peakRequestsPerSecond');

@@ -15,7 +15,14 @@ import { CaptureReplayStack } from '../../lib/capture-replay-stack';
 import { DeploymentConfigError, parseDeploymentConfig } from '../../lib/config';
 import { scheduleResourceName } from '../../lib/stateless';
 import { evaluate, type PolicyStatement } from '../support/iam/policy-evaluator';
-import { functionEnvironment, functionPolicies, onlyLogicalId, resolveIntrinsics, type CfnTemplate, type Resolver } from '../support/iam/template-policies';
+import {
+  functionEnvironment,
+  functionPolicies,
+  onlyLogicalId,
+  resolveIntrinsics,
+  type CfnTemplate,
+  type Resolver,
+} from '../support/iam/template-policies';
 import { templateApp } from '../support/cdk-app';
 
 const ACCOUNT = '123456789012';
@@ -34,31 +41,48 @@ function synth(raw: unknown, id: string): { stack: CaptureReplayStack; t: CfnTem
 
 /** Every logical id resolves to a recognisable ARN (Ref is the ARN too: an SNS topic's Ref is). */
 function resolverFor(t: CfnTemplate): Resolver {
-  const resources = Object.fromEntries(Object.keys(t.Resources).map((id) => [id, { Ref: `arn:aws:test:${REGION}:${ACCOUNT}:${id}`, Arn: `arn:aws:test:${REGION}:${ACCOUNT}:${id}` }]));
+  const resources = Object.fromEntries(
+    Object.keys(t.Resources).map((id) => [
+      id,
+      { Ref: `arn:aws:test:${REGION}:${ACCOUNT}:${id}`, Arn: `arn:aws:test:${REGION}:${ACCOUNT}:${id}` },
+    ]),
+  );
   return { partition: 'aws', region: REGION, accountId: ACCOUNT, resources };
 }
 
-const arnOf = (t: CfnTemplate, type: string, prefix: string) => `arn:aws:test:${REGION}:${ACCOUNT}:${onlyLogicalId(t, type, prefix)}`;
+const arnOf = (t: CfnTemplate, type: string, prefix: string) =>
+  `arn:aws:test:${REGION}:${ACCOUNT}:${onlyLogicalId(t, type, prefix)}`;
 const resourcesOf = (t: CfnTemplate, type: string) => Object.entries(t.Resources).filter(([, r]) => r.Type === type);
-const call = (action: string, resource: string, context: Record<string, string> = {}) => ({ action, resource, context });
+const call = (action: string, resource: string, context: Record<string, string> = {}) => ({
+  action,
+  resource,
+  context,
+});
 const nagFindings = (stack: CaptureReplayStack) =>
-  [...Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')), ...Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*'))].map(
-    (f) => `${f.id}: ${String(f.entry.data).slice(0, 160)}`,
-  );
+  [
+    ...Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+    ...Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+  ].map((f) => `${f.id}: ${String(f.entry.data).slice(0, 160)}`);
 
 /** The statements of a role that is not a function's (the scheduler's), resolved. */
 function roleStatements(t: CfnTemplate, roleId: string, r: Resolver): PolicyStatement[] {
   return resourcesOf(t, 'AWS::IAM::Policy')
     .filter(([, p]) => JSON.stringify(p.Properties?.Roles) === JSON.stringify([{ Ref: roleId }]))
-    .flatMap(([, p]) => (p.Properties!.PolicyDocument as { Statement: unknown[] }).Statement.map((s) => resolveIntrinsics(s, t, r) as PolicyStatement));
+    .flatMap(([, p]) =>
+      (p.Properties!.PolicyDocument as { Statement: unknown[] }).Statement.map(
+        (s) => resolveIntrinsics(s, t, r) as PolicyStatement,
+      ),
+    );
 }
 
-describe('the issue\'s example configuration', () => {
+describe("the issue's example configuration", () => {
   const { stack, t } = synth(JSON.parse(ISSUE_CONFIG), 'Sched');
   const r = resolverFor(t);
   const planQueue = arnOf(t, 'AWS::SQS::Queue', 'StatefulPlanQueue');
   const schedulerDlq = arnOf(t, 'AWS::SQS::Queue', 'StatefulSchedulerDlq');
-  const [[, schedule]] = resourcesOf(t, 'AWS::Scheduler::Schedule') as unknown as [[string, { Properties: Record<string, unknown> }]];
+  const [[, schedule]] = resourcesOf(t, 'AWS::Scheduler::Schedule') as unknown as [
+    [string, { Properties: Record<string, unknown> }],
+  ];
 
   // cdk-nag's first run over a stack takes tens of seconds on a busy machine.
   it('synthesizes as written, cdk-nag clean', () => {
@@ -85,10 +109,15 @@ describe('the issue\'s example configuration', () => {
       RetryPolicy: { MaximumRetryAttempts: 20, MaximumEventAgeInSeconds: 3600 },
       DeadLetterConfig: { Arn: schedulerDlq },
     });
-    expect(JSON.parse(target.Input as string)).toEqual({ v: 1, kind: 'window', schedule: 'nightly', scheduledTime: '<aws.scheduler.scheduled-time>' });
+    expect(JSON.parse(target.Input as string)).toEqual({
+      v: 1,
+      kind: 'window',
+      schedule: 'nightly',
+      scheduledTime: '<aws.scheduler.scheduled-time>',
+    });
   });
 
-  it('runs the schedule under a role trusted by the Scheduler for this account\'s default group only, allowed sqs:SendMessage on the plan queue and its DLQ, nothing else', () => {
+  it("runs the schedule under a role trusted by the Scheduler for this account's default group only, allowed sqs:SendMessage on the plan queue and its DLQ, nothing else", () => {
     const roleId = onlyLogicalId(t, 'AWS::IAM::Role', 'StatelessSchedulerRole');
     const role = t.Resources[roleId]!.Properties!;
     expect(resolveIntrinsics(role.AssumeRolePolicyDocument, t, r)).toEqual({
@@ -98,7 +127,10 @@ describe('the issue\'s example configuration', () => {
           Effect: 'Allow',
           Principal: { Service: 'scheduler.amazonaws.com' },
           Action: 'sts:AssumeRole',
-          Condition: { StringEquals: { 'aws:SourceAccount': ACCOUNT }, ArnEquals: { 'aws:SourceArn': `arn:aws:scheduler:${REGION}:${ACCOUNT}:schedule-group/default` } },
+          Condition: {
+            StringEquals: { 'aws:SourceAccount': ACCOUNT },
+            ArnEquals: { 'aws:SourceArn': `arn:aws:scheduler:${REGION}:${ACCOUNT}:schedule-group/default` },
+          },
         },
       ],
     });
@@ -106,32 +138,57 @@ describe('the issue\'s example configuration', () => {
     expect(role.Policies).toBeUndefined();
     const statements = roleStatements(t, roleId, r);
     expect(statements).toEqual([{ Effect: 'Allow', Action: 'sqs:SendMessage', Resource: [planQueue, schedulerDlq] }]);
-    expect(evaluate(statements, call('sqs:SendMessage', arnOf(t, 'AWS::SQS::Queue', 'StatefulReplayQueue')))).toBe('implicit-deny');
+    expect(evaluate(statements, call('sqs:SendMessage', arnOf(t, 'AWS::SQS::Queue', 'StatefulReplayQueue')))).toBe(
+      'implicit-deny',
+    );
   });
 
   it('the plan queue has a DLQ (3 receives) and outlasts six plan invocations; the scheduler DLQ is encrypted, TLS-only, alarmed', () => {
     const queue = t.Resources[onlyLogicalId(t, 'AWS::SQS::Queue', 'StatefulPlanQueue')]!.Properties!;
     const plan = t.Resources[onlyLogicalId(t, 'AWS::Lambda::Function', 'StatelessPlan')]!.Properties!;
     expect(plan).toMatchObject({ Timeout: 900, MemorySize: 3008, Runtime: 'nodejs22.x', Architectures: ['arm64'] });
-    expect(queue).toMatchObject({ VisibilityTimeout: 6 * 900, SqsManagedSseEnabled: true, RedrivePolicy: { maxReceiveCount: 3 } });
+    expect(queue).toMatchObject({
+      VisibilityTimeout: 6 * 900,
+      SqsManagedSseEnabled: true,
+      RedrivePolicy: { maxReceiveCount: 3 },
+    });
     const dlqId = onlyLogicalId(t, 'AWS::SQS::Queue', 'StatefulSchedulerDlq');
-    expect(t.Resources[dlqId]!.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
-    const dlqPolicy = resourcesOf(t, 'AWS::SQS::QueuePolicy').find(([, p]) => JSON.stringify(p.Properties?.Queues) === JSON.stringify([{ Ref: dlqId }]));
+    expect(t.Resources[dlqId]!.Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 14 * 86_400,
+    });
+    const dlqPolicy = resourcesOf(t, 'AWS::SQS::QueuePolicy').find(
+      ([, p]) => JSON.stringify(p.Properties?.Queues) === JSON.stringify([{ Ref: dlqId }]),
+    );
     expect(JSON.stringify(dlqPolicy?.[1].Properties?.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
     const alarmed = resourcesOf(t, 'AWS::CloudWatch::Alarm').map(([, a]) => JSON.stringify(a.Properties?.Dimensions));
-    for (const q of ['StatefulSchedulerDlq', 'StatefulPlanDlq']) expect(alarmed.some((d) => d.includes(onlyLogicalId(t, 'AWS::SQS::Queue', q)))).toBe(true);
+    for (const q of ['StatefulSchedulerDlq', 'StatefulPlanDlq'])
+      expect(alarmed.some((d) => d.includes(onlyLogicalId(t, 'AWS::SQS::Queue', q)))).toBe(true);
   });
 
   it('feeds the plan function one message at a time, two at most at once, with partial batch responses', () => {
-    const [[, mapping]] = resourcesOf(t, 'AWS::Lambda::EventSourceMapping').filter(([, m]) => JSON.stringify(m.Properties?.EventSourceArn).includes('StatefulPlanQueue')) as unknown as [[string, { Properties: Record<string, unknown> }]];
-    expect(mapping.Properties).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'], ScalingConfig: { MaximumConcurrency: 2 }, FunctionName: { Ref: onlyLogicalId(t, 'AWS::Lambda::Function', 'StatelessPlan') } });
+    const [[, mapping]] = resourcesOf(t, 'AWS::Lambda::EventSourceMapping').filter(([, m]) =>
+      JSON.stringify(m.Properties?.EventSourceArn).includes('StatefulPlanQueue'),
+    ) as unknown as [[string, { Properties: Record<string, unknown> }]];
+    expect(mapping.Properties).toMatchObject({
+      BatchSize: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 2 },
+      FunctionName: { Ref: onlyLogicalId(t, 'AWS::Lambda::Function', 'StatelessPlan') },
+    });
   });
 
   it('gives the plan function the shared environment, the schedules as configured, and where the captures are; no topic without notify', () => {
     const env = functionEnvironment(t, 'StatelessPlan', r);
     const collect = functionEnvironment(t, 'StatelessCollect', r);
     expect(JSON.parse(env.SCHEDULES_JSON!)).toEqual(parseDeploymentConfig(JSON.parse(ISSUE_CONFIG)).schedules);
-    expect(env).toMatchObject({ CAPTURE_BUCKET: 'my-capture-bucket', CAPTURE_PREFIX: 'datacapture/', TARGETS_JSON: collect.TARGETS_JSON, RESULTS_BUCKET: collect.RESULTS_BUCKET, REPLAY_QUEUE_URL: collect.REPLAY_QUEUE_URL });
+    expect(env).toMatchObject({
+      CAPTURE_BUCKET: 'my-capture-bucket',
+      CAPTURE_PREFIX: 'datacapture/',
+      TARGETS_JSON: collect.TARGETS_JSON,
+      RESULTS_BUCKET: collect.RESULTS_BUCKET,
+      REPLAY_QUEUE_URL: collect.REPLAY_QUEUE_URL,
+    });
     expect(env.NOTIFY_TOPIC_ARN).toBeUndefined();
     expect(collect.NOTIFY_TOPIC_ARN).toBeUndefined();
     expect(resourcesOf(t, 'AWS::SNS::Topic')).toEqual([]);
@@ -142,20 +199,39 @@ describe('the issue\'s example configuration', () => {
     const { statements } = functionPolicies(t, 'StatelessPlan', r);
     const bucket = 'arn:aws:s3:::my-capture-bucket';
     expect(statements.filter((s) => JSON.stringify(s.Resource).includes('my-capture-bucket'))).toEqual([
-      { Effect: 'Allow', Action: 's3:ListBucket', Resource: bucket, Condition: { StringLike: { 's3:prefix': 'datacapture/*' } } },
+      {
+        Effect: 'Allow',
+        Action: 's3:ListBucket',
+        Resource: bucket,
+        Condition: { StringLike: { 's3:prefix': 'datacapture/*' } },
+      },
       { Effect: 'Allow', Action: 's3:GetObject', Resource: `${bucket}/datacapture/*` },
     ]);
-    for (const prefix of ['datacapture/', 'datacapture/my-endpoint/AllTraffic/2025/06/01/13/']) expect(evaluate(statements, call('s3:ListBucket', bucket, { 's3:prefix': prefix })), prefix).toBe('allowed');
-    for (const prefix of ['', 'other/', 'datacaptur']) expect(evaluate(statements, call('s3:ListBucket', bucket, { 's3:prefix': prefix })), prefix).toBe('implicit-deny');
+    for (const prefix of ['datacapture/', 'datacapture/my-endpoint/AllTraffic/2025/06/01/13/'])
+      expect(evaluate(statements, call('s3:ListBucket', bucket, { 's3:prefix': prefix })), prefix).toBe('allowed');
+    for (const prefix of ['', 'other/', 'datacaptur'])
+      expect(evaluate(statements, call('s3:ListBucket', bucket, { 's3:prefix': prefix })), prefix).toBe(
+        'implicit-deny',
+      );
     expect(evaluate(statements, call('s3:ListBucket', bucket))).toBe('implicit-deny'); // a listing of the whole bucket
-    expect(evaluate(statements, call('s3:GetObject', `${bucket}/datacapture/ep/AllTraffic/2025/06/01/13/f.jsonl`))).toBe('allowed');
+    expect(
+      evaluate(statements, call('s3:GetObject', `${bucket}/datacapture/ep/AllTraffic/2025/06/01/13/f.jsonl`)),
+    ).toBe('allowed');
     expect(evaluate(statements, call('s3:GetObject', `${bucket}/private/f.jsonl`))).toBe('implicit-deny');
-    for (const action of ['s3:PutObject', 's3:DeleteObject', 's3:PutObjectAcl', 's3:PutObjectTagging']) expect(evaluate(statements, call(action, `${bucket}/datacapture/f.jsonl`)), action).toBe('implicit-deny');
+    for (const action of ['s3:PutObject', 's3:DeleteObject', 's3:PutObjectAcl', 's3:PutObjectTagging'])
+      expect(evaluate(statements, call(action, `${bucket}/datacapture/f.jsonl`)), action).toBe('implicit-deny');
     // No role of the stack may write or delete anything in the capture bucket.
     for (const [id, p] of resourcesOf(t, 'AWS::IAM::Policy')) {
-      for (const s of (p.Properties!.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement) {
+      for (const s of (
+        p.Properties!.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }
+      ).Statement) {
         if (!JSON.stringify(s.Resource).includes('my-capture-bucket')) continue;
-        expect(([] as string[]).concat(s.Action).filter((a) => /Put|Delete|Abort|Restore|\*/.test(a) && !a.includes('BucketNotification')), id).toEqual([]);
+        expect(
+          ([] as string[])
+            .concat(s.Action)
+            .filter((a) => /Put|Delete|Abort|Restore|\*/.test(a) && !a.includes('BucketNotification')),
+          id,
+        ).toEqual([]);
       }
     }
   });
@@ -164,41 +240,72 @@ describe('the issue\'s example configuration', () => {
     const { statements } = functionPolicies(t, 'StatelessPlan', r);
     const results = arnOf(t, 'AWS::S3::Bucket', 'StatefulResults');
     for (const prefix of ['work/run/_run.json', 'runs/run/ingest_report.json', 'schedules/nightly/history.jsonl']) {
-      for (const action of ['s3:GetObject', 's3:PutObject']) expect(evaluate(statements, call(action, `${results}/${prefix}`)), `${action} ${prefix}`).toBe('allowed');
+      for (const action of ['s3:GetObject', 's3:PutObject'])
+        expect(evaluate(statements, call(action, `${results}/${prefix}`)), `${action} ${prefix}`).toBe('allowed');
     }
     expect(evaluate(statements, call('s3:PutObject', `${results}/hours/2025/x`))).toBe('implicit-deny');
     expect(evaluate(statements, call('s3:DeleteObject', `${results}/work/run/_run.json`))).toBe('implicit-deny');
-    for (const q of ['StatefulReplayQueue', 'StatefulCollectQueue']) expect(evaluate(statements, call('sqs:SendMessage', arnOf(t, 'AWS::SQS::Queue', q))), q).toBe('allowed');
+    for (const q of ['StatefulReplayQueue', 'StatefulCollectQueue'])
+      expect(evaluate(statements, call('sqs:SendMessage', arnOf(t, 'AWS::SQS::Queue', q))), q).toBe('allowed');
     expect(evaluate(statements, call('sqs:SendMessage', planQueue))).toBe('implicit-deny');
     const actions = new Set(statements.flatMap((s) => ([] as string[]).concat(s.Action as string | string[])));
-    const eventSource = ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'];
-    expect([...actions].sort()).toEqual(['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:SendMessage', ...eventSource].sort());
+    const eventSource = [
+      'sqs:ReceiveMessage',
+      'sqs:ChangeMessageVisibility',
+      'sqs:GetQueueUrl',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+    ];
+    expect([...actions].sort()).toEqual(
+      ['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:SendMessage', ...eventSource].sort(),
+    );
   });
 
   it('the collector reads runs/ and schedules/ and writes the history and trend page under schedules/', () => {
     const { statements } = functionPolicies(t, 'StatelessCollect', r);
     const results = arnOf(t, 'AWS::S3::Bucket', 'StatefulResults');
-    for (const key of ['runs/window-1/comparison.json', 'schedules/nightly/history.jsonl']) expect(evaluate(statements, call('s3:GetObject', `${results}/${key}`)), key).toBe('allowed');
-    for (const key of ['schedules/nightly/history.jsonl', 'schedules/nightly/index.html']) expect(evaluate(statements, call('s3:PutObject', `${results}/${key}`)), key).toBe('allowed');
-    expect(evaluate(statements, call('s3:DeleteObject', `${results}/schedules/nightly/history.jsonl`))).toBe('implicit-deny');
+    for (const key of ['runs/window-1/comparison.json', 'schedules/nightly/history.jsonl'])
+      expect(evaluate(statements, call('s3:GetObject', `${results}/${key}`)), key).toBe('allowed');
+    for (const key of ['schedules/nightly/history.jsonl', 'schedules/nightly/index.html'])
+      expect(evaluate(statements, call('s3:PutObject', `${results}/${key}`)), key).toBe('allowed');
+    expect(evaluate(statements, call('s3:DeleteObject', `${results}/schedules/nightly/history.jsonl`))).toBe(
+      'implicit-deny',
+    );
   });
 
   it('outputs the plan queue (to run one now) and the scheduler DLQ', () => {
     const outputs = (t as unknown as { Outputs: Record<string, { Value: unknown }> }).Outputs;
     expect(outputs.PlanQueueUrl?.Value).toEqual({ Ref: onlyLogicalId(t, 'AWS::SQS::Queue', 'StatefulPlanQueue') });
-    expect(outputs.SchedulerDlqUrl?.Value).toEqual({ Ref: onlyLogicalId(t, 'AWS::SQS::Queue', 'StatefulSchedulerDlq') });
+    expect(outputs.SchedulerDlqUrl?.Value).toEqual({
+      Ref: onlyLogicalId(t, 'AWS::SQS::Queue', 'StatefulSchedulerDlq'),
+    });
     expect(outputs.NotifyTopicArn).toBeUndefined();
   });
 });
 
 describe('notify', () => {
   it('creates a topic under a key of its own (the alarms notify it too: test/infra/deployment.test.ts), TLS only, emails subscribed; plan and collect alone publish to it', () => {
-    const { stack, t } = synth({ ...base, notify: { emails: ['ml-team@example.com', 'oncall@example.com'] } }, 'Notified');
+    const { stack, t } = synth(
+      { ...base, notify: { emails: ['ml-team@example.com', 'oncall@example.com'] } },
+      'Notified',
+    );
     const r = resolverFor(t);
     const topicId = onlyLogicalId(t, 'AWS::SNS::Topic', 'StatefulNotifyTopic');
-    expect(resolveIntrinsics(t.Resources[topicId]!.Properties!.KmsMasterKeyId, t, r)).toBe(arnOf(t, 'AWS::KMS::Key', 'StatefulNotifyTopicKey'));
-    const topicPolicy = resourcesOf(t, 'AWS::SNS::TopicPolicy').find(([, p]) => JSON.stringify(p.Properties?.Topics).includes(topicId));
-    expect(topicPolicy?.[1].Properties?.PolicyDocument).toMatchObject({ Statement: expect.arrayContaining([expect.objectContaining({ Effect: 'Deny', Action: 'sns:Publish', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) });
+    expect(resolveIntrinsics(t.Resources[topicId]!.Properties!.KmsMasterKeyId, t, r)).toBe(
+      arnOf(t, 'AWS::KMS::Key', 'StatefulNotifyTopicKey'),
+    );
+    const topicPolicy = resourcesOf(t, 'AWS::SNS::TopicPolicy').find(([, p]) =>
+      JSON.stringify(p.Properties?.Topics).includes(topicId),
+    );
+    expect(topicPolicy?.[1].Properties?.PolicyDocument).toMatchObject({
+      Statement: expect.arrayContaining([
+        expect.objectContaining({
+          Effect: 'Deny',
+          Action: 'sns:Publish',
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      ]),
+    });
     expect(resourcesOf(t, 'AWS::SNS::Subscription').map(([, s]) => s.Properties)).toEqual([
       { Protocol: 'email', Endpoint: 'ml-team@example.com', TopicArn: { Ref: topicId } },
       { Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: { Ref: topicId } },
@@ -208,8 +315,11 @@ describe('notify', () => {
       expect(evaluate(functionPolicies(t, fn, r).statements, call('sns:Publish', topic)), fn).toBe('allowed');
       expect(functionEnvironment(t, fn, r).NOTIFY_TOPIC_ARN, fn).toBe(topic);
     }
-    for (const fn of ['StatelessIngest', 'StatelessFire']) expect(evaluate(functionPolicies(t, fn, r).statements, call('sns:Publish', topic)), fn).toBe('implicit-deny');
-    expect((t as unknown as { Outputs: Record<string, { Value: unknown }> }).Outputs.NotifyTopicArn?.Value).toEqual({ Ref: topicId });
+    for (const fn of ['StatelessIngest', 'StatelessFire'])
+      expect(evaluate(functionPolicies(t, fn, r).statements, call('sns:Publish', topic)), fn).toBe('implicit-deny');
+    expect((t as unknown as { Outputs: Record<string, { Value: unknown }> }).Outputs.NotifyTopicArn?.Value).toEqual({
+      Ref: topicId,
+    });
     expect(nagFindings(stack)).toEqual([]);
   }, 120_000);
 
@@ -220,7 +330,9 @@ describe('notify', () => {
     expect(resourcesOf(t, 'AWS::SNS::Topic')).toEqual([]);
     for (const fn of ['StatelessPlan', 'StatelessCollect']) {
       const statements = functionPolicies(t, fn, r).statements;
-      expect(statements.filter((s) => JSON.stringify(s.Action).includes('sns:'))).toEqual([{ Effect: 'Allow', Action: 'sns:Publish', Resource: arn }]);
+      expect(statements.filter((s) => JSON.stringify(s.Action).includes('sns:'))).toEqual([
+        { Effect: 'Allow', Action: 'sns:Publish', Resource: arn },
+      ]);
       expect(evaluate(statements, call('sns:Publish', `arn:aws:sns:${REGION}:${ACCOUNT}:other`))).toBe('implicit-deny');
       expect(functionEnvironment(t, fn, r).NOTIFY_TOPIC_ARN).toBe(arn);
     }
@@ -235,14 +347,26 @@ describe('variants', () => {
     const { t } = synth(unscheduled, 'Unscheduled');
     for (const type of ['AWS::Scheduler::Schedule', 'AWS::SNS::Topic']) expect(resourcesOf(t, type), type).toEqual([]);
     expect(Object.keys(t.Resources).filter((id) => /Plan|Scheduler/.test(id))).toEqual([]);
-    expect(JSON.stringify(functionPolicies(t, 'StatelessCollect', resolverFor(t)).statements)).not.toContain('/schedules/');
+    expect(JSON.stringify(functionPolicies(t, 'StatelessCollect', resolverFor(t)).statements)).not.toContain(
+      '/schedules/',
+    );
     expect(Object.keys((t as unknown as { Outputs: Record<string, unknown> }).Outputs)).not.toContain('PlanQueueUrl');
   });
 
   it('several schedules, an empty capture prefix and a capture key: one schedule each, the whole bucket listed, the key used through S3 only', () => {
     const key = `arn:aws:kms:${REGION}:${ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab`;
-    const second = { name: 'weekday-peak', expression: 'cron(30 6 ? * MON-FRI *)', timezone: 'Europe/Paris', window: { daysAgo: 1, from: '14:00', to: '15:00' }, targets: ['B', 'A'], sample: 0.25 };
-    const { t } = synth({ ...base, capturePrefix: '', captureKmsKeyArn: key, schedules: [...base.schedules, second] }, 'Multi');
+    const second = {
+      name: 'weekday-peak',
+      expression: 'cron(30 6 ? * MON-FRI *)',
+      timezone: 'Europe/Paris',
+      window: { daysAgo: 1, from: '14:00', to: '15:00' },
+      targets: ['B', 'A'],
+      sample: 0.25,
+    };
+    const { t } = synth(
+      { ...base, capturePrefix: '', captureKmsKeyArn: key, schedules: [...base.schedules, second] },
+      'Multi',
+    );
     const r = resolverFor(t);
     const schedules = resourcesOf(t, 'AWS::Scheduler::Schedule').map(([, s]) => s.Properties!);
     expect(schedules.map((s) => [s.Name, s.ScheduleExpression, s.ScheduleExpressionTimezone])).toEqual([
@@ -253,14 +377,23 @@ describe('variants', () => {
     const { statements } = functionPolicies(t, 'StatelessPlan', r);
     expect(evaluate(statements, call('s3:ListBucket', 'arn:aws:s3:::my-capture-bucket'))).toBe('allowed');
     expect(statements.filter((s) => JSON.stringify(s.Action).includes('kms:'))).toEqual([
-      { Effect: 'Allow', Action: 'kms:Decrypt', Resource: key, Condition: { StringEquals: { 'kms:ViaService': `s3.${REGION}.amazonaws.com` } } },
+      {
+        Effect: 'Allow',
+        Action: 'kms:Decrypt',
+        Resource: key,
+        Condition: { StringEquals: { 'kms:ViaService': `s3.${REGION}.amazonaws.com` } },
+      },
     ]);
   });
 
-  it('keeps a schedule\'s history when results expire: schedules/ has no expiration, runs/ has', () => {
+  it("keeps a schedule's history when results expire: schedules/ has no expiration, runs/ has", () => {
     const { t } = synth({ ...base, resultsExpireDays: 30 }, 'Expiring');
     const bucketId = onlyLogicalId(t, 'AWS::S3::Bucket', 'StatefulResults');
-    const rules = (t.Resources[bucketId]!.Properties!.LifecycleConfiguration as { Rules: { Prefix: string; ExpirationInDays?: number; AbortIncompleteMultipartUpload?: unknown }[] }).Rules;
+    const rules = (
+      t.Resources[bucketId]!.Properties!.LifecycleConfiguration as {
+        Rules: { Prefix: string; ExpirationInDays?: number; AbortIncompleteMultipartUpload?: unknown }[];
+      }
+    ).Rules;
     expect(rules.find((x) => x.Prefix === 'runs/')?.ExpirationInDays).toBe(30);
     const history = rules.find((x) => x.Prefix === 'schedules/');
     expect(history).toBeDefined();
@@ -294,84 +427,141 @@ describe('schedule configuration', () => {
   const withSchedules = (...schedules: unknown[]) => ({ ...base, schedules });
 
   it('names a schedule target that is not configured, with the one probably meant', () => {
-    expect(problems(withSchedules({ ...schedule, targets: ['A', 'b'] }))).toEqual(['- captureReplay.schedules.0.targets.1: "b" is not a configured target ("A", "B"); did you mean `B`?']);
-    expect(problems(withSchedules({ ...schedule, targets: ['A', 'candidate'] }))).toEqual(['- captureReplay.schedules.0.targets.1: "candidate" is not a configured target ("A", "B")']);
-    expect(problems(withSchedules({ ...schedule, targets: ['A', 'A'] }))).toEqual(['- captureReplay.schedules.0.targets.1: target "A" is named twice: a comparison needs two different targets']);
-    expect(problems(withSchedules({ ...schedule, targets: ['A'] }))).toEqual(['- captureReplay.schedules.0.targets: a scheduled comparison needs two targets or more, the first the baseline']);
+    expect(problems(withSchedules({ ...schedule, targets: ['A', 'b'] }))).toEqual([
+      '- captureReplay.schedules.0.targets.1: "b" is not a configured target ("A", "B"); did you mean `B`?',
+    ]);
+    expect(problems(withSchedules({ ...schedule, targets: ['A', 'candidate'] }))).toEqual([
+      '- captureReplay.schedules.0.targets.1: "candidate" is not a configured target ("A", "B")',
+    ]);
+    expect(problems(withSchedules({ ...schedule, targets: ['A', 'A'] }))).toEqual([
+      '- captureReplay.schedules.0.targets.1: target "A" is named twice: a comparison needs two different targets',
+    ]);
+    expect(problems(withSchedules({ ...schedule, targets: ['A'] }))).toEqual([
+      '- captureReplay.schedules.0.targets: a scheduled comparison needs two targets or more, the first the baseline',
+    ]);
   });
 
   it('refuses two schedules of one name', () => {
-    expect(problems(withSchedules(schedule, { ...schedule, expression: 'rate(6 hours)' }))).toEqual(['- captureReplay.schedules.1.name: schedule name "nightly" is used twice']);
+    expect(problems(withSchedules(schedule, { ...schedule, expression: 'rate(6 hours)' }))).toEqual([
+      '- captureReplay.schedules.1.name: schedule name "nightly" is used twice',
+    ]);
   });
 
-  it('refuses a timezone that is not IANA\'s, and one written in the wrong case', () => {
-    expect(problems(withSchedules({ ...schedule, timezone: 'Europe/Pari' }))).toEqual(['- captureReplay.schedules.0.timezone: "Europe/Pari" is not an IANA timezone (e.g. UTC, Europe/Paris, America/New_York)']);
+  it("refuses a timezone that is not IANA's, and one written in the wrong case", () => {
+    expect(problems(withSchedules({ ...schedule, timezone: 'Europe/Pari' }))).toEqual([
+      '- captureReplay.schedules.0.timezone: "Europe/Pari" is not an IANA timezone (e.g. UTC, Europe/Paris, America/New_York)',
+    ]);
     // A UTC offset, which Node 22's Intl takes as a time zone and EventBridge Scheduler does not.
     for (const offset of ['+02:00', '-0530', '+02']) {
-      expect(problems(withSchedules({ ...schedule, timezone: offset })), offset).toEqual([`- captureReplay.schedules.0.timezone: "${offset}" is not an IANA timezone (e.g. UTC, Europe/Paris, America/New_York)`]);
+      expect(problems(withSchedules({ ...schedule, timezone: offset })), offset).toEqual([
+        `- captureReplay.schedules.0.timezone: "${offset}" is not an IANA timezone (e.g. UTC, Europe/Paris, America/New_York)`,
+      ]);
     }
     expect(() => parseDeploymentConfig(withSchedules({ ...schedule, timezone: 'Etc/GMT+2' }))).not.toThrow();
-    expect(problems(withSchedules({ ...schedule, timezone: 'america/new_york' }))).toEqual(['- captureReplay.schedules.0.timezone: "america/new_york" is written "America/New_York"']);
+    expect(problems(withSchedules({ ...schedule, timezone: 'america/new_york' }))).toEqual([
+      '- captureReplay.schedules.0.timezone: "america/new_york" is written "America/New_York"',
+    ]);
     expect(() => parseDeploymentConfig(withSchedules({ ...schedule, timezone: 'Asia/Kolkata' }))).not.toThrow();
   });
 
   it('refuses an expression EventBridge Scheduler would not take or never run, naming the field and the rule', () => {
     const refused: [string, string][] = [
-      ['cron(0 2 * * *)', 'cron(0 2 * * *): a cron takes six fields (minutes hours day-of-month month day-of-week year), got 5'],
-      ['at(2025-06-01T02:00:00)', '"at(2025-06-01T02:00:00)" is not cron(minutes hours day-of-month month day-of-week year) or rate(<n> minute(s)|hour(s)|day(s)), as EventBridge Scheduler takes them'],
+      [
+        'cron(0 2 * * *)',
+        'cron(0 2 * * *): a cron takes six fields (minutes hours day-of-month month day-of-week year), got 5',
+      ],
+      [
+        'at(2025-06-01T02:00:00)',
+        '"at(2025-06-01T02:00:00)" is not cron(minutes hours day-of-month month day-of-week year) or rate(<n> minute(s)|hour(s)|day(s)), as EventBridge Scheduler takes them',
+      ],
       ['rate(1 week)', 'rate(1 week): rate(<n> <unit>) with a whole number n and minute(s), hour(s) or day(s)'],
-      ['0 2 * * ? *', '"0 2 * * ? *" is not cron(minutes hours day-of-month month day-of-week year) or rate(<n> minute(s)|hour(s)|day(s)), as EventBridge Scheduler takes them'],
+      [
+        '0 2 * * ? *',
+        '"0 2 * * ? *" is not cron(minutes hours day-of-month month day-of-week year) or rate(<n> minute(s)|hour(s)|day(s)), as EventBridge Scheduler takes them',
+      ],
       // Issue 22 item 8: these synthesized as written.
       ['rate(0 minutes)', 'rate(0 minutes): the value must be 1 or more'],
       ['rate(1 minutes)', 'rate(1 minutes): write rate(1 minute) (the unit is singular for 1)'],
       ['rate(5 minute)', 'rate(5 minute): write rate(5 minutes) (the unit is plural above 1)'],
-      ['cron(0 2 * * * *)', 'cron(0 2 * * * *): exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) every day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)'],
+      [
+        'cron(0 2 * * * *)',
+        'cron(0 2 * * * *): exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) every day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)',
+      ],
     ];
     for (const [expression, message] of refused) {
-      expect(problems(withSchedules({ ...schedule, expression })), expression).toEqual([`- captureReplay.schedules.0.expression: ${message}`]);
+      expect(problems(withSchedules({ ...schedule, expression })), expression).toEqual([
+        `- captureReplay.schedules.0.expression: ${message}`,
+      ]);
     }
     expect(problems(withSchedules({ ...schedule, expression: 'cron(99 99 99 99 ? 99999)' }))).toHaveLength(5);
   });
 
   it('refuses a timeScale the plan would refuse at every run (issue 22 item 7), in a schedule and in the deployment', () => {
     const message = 'timeScale must be >= 0.001 (1000 times slower than captured): the plan refuses a slower one';
-    expect(problems(withSchedules({ ...schedule, timeScale: 1e-9 }))).toEqual([`- captureReplay.schedules.0.timeScale: ${message}`]);
+    expect(problems(withSchedules({ ...schedule, timeScale: 1e-9 }))).toEqual([
+      `- captureReplay.schedules.0.timeScale: ${message}`,
+    ]);
     expect(problems({ ...base, timeScale: 1e-9 })).toEqual([`- captureReplay.timeScale: ${message}`]);
     expect(() => parseDeploymentConfig(withSchedules({ ...schedule, timeScale: 0.001, limit: 1e15 }))).not.toThrow();
   });
 
   it('refuses the schedule names . and .. (they would be folders of the results bucket\'s keys), and timezone "" in one line', () => {
     for (const name of ['.', '..']) {
-      expect(problems(withSchedules({ ...schedule, name }))).toEqual(['- captureReplay.schedules.0.name: a schedule name of dots only would be a . or .. folder in the results bucket (schedules/<name>/): use letters or digits too']);
+      expect(problems(withSchedules({ ...schedule, name }))).toEqual([
+        '- captureReplay.schedules.0.name: a schedule name of dots only would be a . or .. folder in the results bucket (schedules/<name>/): use letters or digits too',
+      ]);
     }
-    expect(problems(withSchedules({ ...schedule, timezone: '' }))).toEqual(['- captureReplay.schedules.0.timezone: an IANA timezone, e.g. UTC, Europe/Paris, America/New_York (or leave timezone out: UTC)']);
+    expect(problems(withSchedules({ ...schedule, timezone: '' }))).toEqual([
+      '- captureReplay.schedules.0.timezone: an IANA timezone, e.g. UTC, Europe/Paris, America/New_York (or leave timezone out: UTC)',
+    ]);
   });
 
   it('names misspelled keys in a schedule, its window and notify, and says what a window is', () => {
-    expect(problems({ ...withSchedules({ ...schedule, timezon: 'UTC', window: { lastHour: 1 } }), notify: { email: ['a@example.com'] } })).toEqual([
+    expect(
+      problems({
+        ...withSchedules({ ...schedule, timezon: 'UTC', window: { lastHour: 1 } }),
+        notify: { email: ['a@example.com'] },
+      }),
+    ).toEqual([
       '- captureReplay.schedules.0.window.lastHour: unknown setting; did you mean `lastHours`?',
       '- captureReplay.schedules.0.window: either { "lastHours": 1-168 } or { "daysAgo": 0-31, "from": "HH:MM", "to": "HH:MM" }',
       '- captureReplay.schedules.0.timezon: unknown setting; did you mean `timezone`?',
       '- captureReplay.notify.email: unknown setting; did you mean `emails`?',
     ]);
-    expect(problems(withSchedules({ ...schedule, window: { daysAgo: 1, from: '25:00', to: '15:00' } }))).toEqual(['- captureReplay.schedules.0.window.from: HH:MM, 24-hour']);
+    expect(problems(withSchedules({ ...schedule, window: { daysAgo: 1, from: '25:00', to: '15:00' } }))).toEqual([
+      '- captureReplay.schedules.0.window.from: HH:MM, 24-hour',
+    ]);
   });
 
-  it('refuses more schedules than the plan function\'s 4 KB environment holds, before a deploy fails on it', () => {
+  it("refuses more schedules than the plan function's 4 KB environment holds, before a deploy fails on it", () => {
     const many = Array.from({ length: 30 }, (_, i) => ({ ...schedule, name: `nightly-${i}` }));
     const found = problems(withSchedules(...many));
     expect(found).toHaveLength(1);
-    expect(found[0]).toMatch(/^- captureReplay\.schedules: the schedules and targets take \d+ bytes of the plan function's environment, at most 3000 fit in Lambda's 4 KB: fewer or shorter schedules$/);
+    expect(found[0]).toMatch(
+      /^- captureReplay\.schedules: the schedules and targets take \d+ bytes of the plan function's environment, at most 3000 fit in Lambda's 4 KB: fewer or shorter schedules$/,
+    );
     expect(() => parseDeploymentConfig(withSchedules(...many.slice(0, 10)))).not.toThrow();
   });
 
   it("a configuration just inside the budget deploys: the plan function's whole environment stays under Lambda's 4 KB with every value at its longest", () => {
     // Schedules grown until the next one would cross the budget, with the settings that add
     // variables (notify, a model override) on, and the longest names the values can take.
-    const extras = { notify: { emails: ['ml-team@example.com'] }, modelOverride: 'meta-llama/Llama-3.1-70B-Instruct', maxInFlightPerShard: 1000 };
+    const extras = {
+      notify: { emails: ['ml-team@example.com'] },
+      modelOverride: 'meta-llama/Llama-3.1-70B-Instruct',
+      maxInFlightPerShard: 1000,
+    };
     const fill: Record<string, unknown>[] = [];
     for (let i = 0; ; i++) {
-      const next = [...fill, { ...schedule, name: `nightly-schedule-${String(i).padStart(2, '0')}`, timezone: 'America/Argentina/ComodRivadavia', endpoints: ['my-endpoint'] }];
+      const next = [
+        ...fill,
+        {
+          ...schedule,
+          name: `nightly-schedule-${String(i).padStart(2, '0')}`,
+          timezone: 'America/Argentina/ComodRivadavia',
+          endpoints: ['my-endpoint'],
+        },
+      ];
       try {
         parseDeploymentConfig({ ...base, ...extras, schedules: next });
       } catch {
@@ -387,11 +577,21 @@ describe('schedule configuration', () => {
     const long = (prefix: string) => prefix + 'x'.repeat(80);
     const resources = Object.fromEntries(
       Object.entries(t.Resources).map(([id, r]) => {
-        const ref = r.Type === 'AWS::S3::Bucket' ? 'b'.repeat(63) : r.Type === 'AWS::SQS::Queue' ? long('https://sqs.ap-southeast-4.amazonaws.com/123456789012/') : long('arn:aws:sns:ap-southeast-4:123456789012:');
+        const ref =
+          r.Type === 'AWS::S3::Bucket'
+            ? 'b'.repeat(63)
+            : r.Type === 'AWS::SQS::Queue'
+              ? long('https://sqs.ap-southeast-4.amazonaws.com/123456789012/')
+              : long('arn:aws:sns:ap-southeast-4:123456789012:');
         return [id, { Ref: ref, Arn: ref }];
       }),
     );
-    const env = functionEnvironment(t, 'StatelessPlan', { partition: 'aws', region: 'ap-southeast-4', accountId: ACCOUNT, resources });
+    const env = functionEnvironment(t, 'StatelessPlan', {
+      partition: 'aws',
+      region: 'ap-southeast-4',
+      accountId: ACCOUNT,
+      resources,
+    });
     expect(env.NOTIFY_TOPIC_ARN).toBeDefined();
     const bytes = Object.entries(env).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
     // 4 KB; some tools count it as 4,000 bytes: this stays under the smaller.
@@ -401,13 +601,22 @@ describe('schedule configuration', () => {
 
   it('refuses notify without schedules, a topic ARN that is not one, and emails beside an existing topic', () => {
     const { schedules: _, ...unscheduled } = base;
-    expect(problems({ ...unscheduled, notify: { emails: ['a@example.com'] } })).toEqual(['- captureReplay.notify: notify is for scheduled runs: declare schedules, or remove notify']);
+    expect(problems({ ...unscheduled, notify: { emails: ['a@example.com'] } })).toEqual([
+      '- captureReplay.notify: notify is for scheduled runs: declare schedules, or remove notify',
+    ]);
     expect(problems({ ...base, notify: { topicArn: 'arn:aws:sns:us-east-1:123456789012:alerts.fifo' } })).toEqual([
       '- captureReplay.notify.topicArn: an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), not a FIFO topic',
     ]);
-    expect(problems({ ...base, notify: { topicArn: 'arn:aws:sns:us-east-1:123456789012:alerts', emails: ['a@example.com'] } })).toEqual([
+    expect(
+      problems({
+        ...base,
+        notify: { topicArn: 'arn:aws:sns:us-east-1:123456789012:alerts', emails: ['a@example.com'] },
+      }),
+    ).toEqual([
       '- captureReplay.notify.emails: emails are subscribed to the topic the stack creates; with topicArn, subscribe them to that topic yourself',
     ]);
-    expect(problems({ ...base, notify: { emails: ['not an address'] } })).toEqual(['- captureReplay.notify.emails.0: an email address']);
+    expect(problems({ ...base, notify: { emails: ['not an address'] } })).toEqual([
+      '- captureReplay.notify.emails.0: an email address',
+    ]);
   });
 });

@@ -34,10 +34,20 @@ const app = templateApp();
 const stack = new CaptureReplayStack(app, 'Test', { config });
 Aspects.of(app).add(new AwsSolutionsChecks());
 const template = Template.fromStack(stack);
-const sizing = deriveFireSizing({ peakRequestsPerSecond: 50, peakLatencySeconds: 30, peakLatencyMedianSeconds: 2, targets: 2, leadSeconds: 20, requestTimeoutSeconds: 300 });
+const sizing = deriveFireSizing({
+  peakRequestsPerSecond: 50,
+  peakLatencySeconds: 30,
+  peakLatencyMedianSeconds: 2,
+  targets: 2,
+  leadSeconds: 20,
+  requestTimeoutSeconds: 300,
+});
 const fn = (name: string) =>
-  Object.entries(template.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith(`Stateless${name}`) && !id.includes('Role'))![1] as { Properties: Record<string, unknown> };
-const resources = (type: string) => Object.values(template.findResources(type)) as { Properties: Record<string, unknown> }[];
+  Object.entries(template.findResources('AWS::Lambda::Function')).find(
+    ([id]) => id.startsWith(`Stateless${name}`) && !id.includes('Role'),
+  )![1] as { Properties: Record<string, unknown> };
+const resources = (type: string) =>
+  Object.values(template.findResources(type)) as { Properties: Record<string, unknown> }[];
 
 describe('CaptureReplayStack', () => {
   it('notifies the ingest queue of .jsonl objects under the capture prefix only', () => {
@@ -48,7 +58,14 @@ describe('CaptureReplayStack', () => {
           {
             Events: ['s3:ObjectCreated:*'],
             QueueArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('StatefulIngestQueue'), 'Arn'] },
-            Filter: { Key: { FilterRules: Match.arrayWith([{ Name: 'suffix', Value: '.jsonl' }, { Name: 'prefix', Value: 'datacapture/llm/' }]) } },
+            Filter: {
+              Key: {
+                FilterRules: Match.arrayWith([
+                  { Name: 'suffix', Value: '.jsonl' },
+                  { Name: 'prefix', Value: 'datacapture/llm/' },
+                ]),
+              },
+            },
           },
         ],
       },
@@ -66,38 +83,68 @@ describe('CaptureReplayStack', () => {
       ScalingConfig: { MaximumConcurrency: sizing.maxConcurrency },
     });
     const fire = fn('Fire');
-    expect(fire.Properties).toMatchObject({ MemorySize: sizing.memoryMb, Timeout: sizing.timeoutSeconds, ReservedConcurrentExecutions: sizing.maxConcurrency });
+    expect(fire.Properties).toMatchObject({
+      MemorySize: sizing.memoryMb,
+      Timeout: sizing.timeoutSeconds,
+      ReservedConcurrentExecutions: sizing.maxConcurrency,
+    });
   });
 
-  it('the collect event source gathers a run\'s end for 5 s (a batching window); the others invoke as soon as a message is there', () => {
+  it("the collect event source gathers a run's end for 5 s (a batching window); the others invoke as soon as a message is there", () => {
     const windowOf = (queue: string) =>
-      resources('AWS::Lambda::EventSourceMapping').find((m) => JSON.stringify(m.Properties.EventSourceArn).includes(`Stateful${queue}Queue`))?.Properties.MaximumBatchingWindowInSeconds;
+      resources('AWS::Lambda::EventSourceMapping').find((m) =>
+        JSON.stringify(m.Properties.EventSourceArn).includes(`Stateful${queue}Queue`),
+      )?.Properties.MaximumBatchingWindowInSeconds;
     expect(windowOf('Collect')).toBe(5);
     expect(windowOf('Replay')).toBeUndefined();
     expect(windowOf('Ingest')).toBeUndefined();
   });
 
-  it('every work queue has a DLQ (3 receives) and SSE; visibility outlasts each function, and the replay queue\'s is its timeout + 60 s', () => {
+  it("every work queue has a DLQ (3 receives) and SSE; visibility outlasts each function, and the replay queue's is its timeout + 60 s", () => {
     const queues = template.findResources('AWS::SQS::Queue');
-    const byName = (name: string) => Object.entries(queues).find(([id]) => id.startsWith(`Stateful${name}Queue`))?.[1] as { Properties: { VisibilityTimeout: number; RedrivePolicy: { maxReceiveCount: number }; SqsManagedSseEnabled: boolean } };
-    for (const [queue, name, factor] of [['Ingest', 'Ingest', 6], ['Collect', 'Collect', 6]] as const) {
+    const byName = (name: string) =>
+      Object.entries(queues).find(([id]) => id.startsWith(`Stateful${name}Queue`))?.[1] as {
+        Properties: {
+          VisibilityTimeout: number;
+          RedrivePolicy: { maxReceiveCount: number };
+          SqsManagedSseEnabled: boolean;
+        };
+      };
+    for (const [queue, name, factor] of [
+      ['Ingest', 'Ingest', 6],
+      ['Collect', 'Collect', 6],
+    ] as const) {
       expect(byName(queue).Properties.RedrivePolicy.maxReceiveCount).toBe(3);
-      expect(byName(queue).Properties.VisibilityTimeout).toBeGreaterThanOrEqual(Math.min(43_200, factor * (fn(name).Properties.Timeout as number)));
+      expect(byName(queue).Properties.VisibilityTimeout).toBeGreaterThanOrEqual(
+        Math.min(43_200, factor * (fn(name).Properties.Timeout as number)),
+      );
     }
     // 6 x 900 s would bring a failed shard back 90 minutes later, into a finalised run.
     expect(byName('Replay').Properties.VisibilityTimeout).toBe((fn('Fire').Properties.Timeout as number) + 60);
     for (const q of resources('AWS::SQS::Queue')) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
     // The plumbing's five, and the runs' two (lost requests, late runs: lib/run-alarms.ts).
     expect(resources('AWS::CloudWatch::Alarm')).toHaveLength(7);
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 });
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 900 + sizing.timeoutSeconds + 120 });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 1,
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Threshold: 900 + sizing.timeoutSeconds + 120,
+    });
   });
 
-  it('tells the ingest the fire event source\'s concurrency, and alarms when a run is expected late (its ExpectedLatenessSeconds metric above 0, by stack)', () => {
-    const fireSource = resources('AWS::Lambda::EventSourceMapping').find((m) => JSON.stringify(m.Properties.EventSourceArn).includes('StatefulReplayQueue'))!;
+  it("tells the ingest the fire event source's concurrency, and alarms when a run is expected late (its ExpectedLatenessSeconds metric above 0, by stack)", () => {
+    const fireSource = resources('AWS::Lambda::EventSourceMapping').find((m) =>
+      JSON.stringify(m.Properties.EventSourceArn).includes('StatefulReplayQueue'),
+    )!;
     const maximum = (fireSource.Properties.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency;
     const env = (fn('Ingest').Properties.Environment as { Variables: Record<string, string> }).Variables;
-    expect(env).toMatchObject({ [ENV.fireConcurrency]: String(maximum), [ENV.fireConcurrencySetting]: 'peakRequestsPerSecond', [ENV.stackName]: stack.stackName });
+    expect(env).toMatchObject({
+      [ENV.fireConcurrency]: String(maximum),
+      [ENV.fireConcurrencySetting]: 'peakRequestsPerSecond',
+      [ENV.stackName]: stack.stackName,
+    });
     expect(maximum).toBe(sizing.maxConcurrency);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: DEFAULT_METRICS_NAMESPACE,
@@ -109,21 +156,57 @@ describe('CaptureReplayStack', () => {
       TreatMissingData: 'notBreaching',
     });
     // A concurrency set by hand is the setting to raise.
-    const capped = Template.fromStack(new CaptureReplayStack(templateApp(), 'Capped', { config: parseDeploymentConfig({ ...config, maxFireConcurrency: 7 }) }));
-    const ingest = Object.entries(capped.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith('StatelessIngest'))![1] as { Properties: { Environment: { Variables: Record<string, string> } } };
-    expect(ingest.Properties.Environment.Variables).toMatchObject({ [ENV.fireConcurrency]: '7', [ENV.fireConcurrencySetting]: 'maxFireConcurrency', [ENV.stackName]: 'Capped' });
+    const capped = Template.fromStack(
+      new CaptureReplayStack(templateApp(), 'Capped', {
+        config: parseDeploymentConfig({ ...config, maxFireConcurrency: 7 }),
+      }),
+    );
+    const ingest = Object.entries(capped.findResources('AWS::Lambda::Function')).find(([id]) =>
+      id.startsWith('StatelessIngest'),
+    )![1] as { Properties: { Environment: { Variables: Record<string, string> } } };
+    expect(ingest.Properties.Environment.Variables).toMatchObject({
+      [ENV.fireConcurrency]: '7',
+      [ENV.fireConcurrencySetting]: 'maxFireConcurrency',
+      [ENV.stackName]: 'Capped',
+    });
   });
 
   it('grants each function exactly the actions its handler calls: no deletes, retention, tagging or queue reads beyond its event source', () => {
     const byFn = (name: string) =>
       resources('AWS::IAM::Policy')
         .filter((p) => JSON.stringify(p.Properties.Roles).includes(`Stateless${name}ServiceRole`))
-        .flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown; Condition?: unknown }[] }).Statement);
+        .flatMap(
+          (p) =>
+            (
+              p.Properties.PolicyDocument as {
+                Statement: { Action: string | string[]; Resource: unknown; Condition?: unknown }[];
+              }
+            ).Statement,
+        );
     const actions = (name: string) => new Set(byFn(name).flatMap((st) => ([] as string[]).concat(st.Action)));
-    const eventSource = ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueUrl', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'];
-    expect([...actions('Ingest')].sort()).toEqual(['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:SendMessage', ...eventSource].sort());
-    expect([...actions('Fire')].sort()).toEqual(['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'secretsmanager:GetSecretValue', 'sqs:SendMessage', ...eventSource].sort());
-    expect([...actions('Collect')].sort()).toEqual(['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:SendMessage', ...eventSource].sort());
+    const eventSource = [
+      'sqs:ReceiveMessage',
+      'sqs:ChangeMessageVisibility',
+      'sqs:GetQueueUrl',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+    ];
+    expect([...actions('Ingest')].sort()).toEqual(
+      ['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:SendMessage', ...eventSource].sort(),
+    );
+    expect([...actions('Fire')].sort()).toEqual(
+      [
+        's3:GetObject',
+        's3:ListBucket',
+        's3:PutObject',
+        'secretsmanager:GetSecretValue',
+        'sqs:SendMessage',
+        ...eventSource,
+      ].sort(),
+    );
+    expect([...actions('Collect')].sort()).toEqual(
+      ['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:SendMessage', ...eventSource].sort(),
+    );
     // The fire function writes only working files; results are the collector's.
     const firePuts = byFn('Fire').filter((st) => ([] as string[]).concat(st.Action).includes('s3:PutObject'));
     expect(JSON.stringify(firePuts)).toContain('/work/*');
@@ -132,33 +215,55 @@ describe('CaptureReplayStack', () => {
     expect(JSON.stringify(byFn('Fire'))).toContain(':secret:replay/key-a-??????');
   });
 
-  it('lets only the capture bucket, in its owner\'s account, send to the ingest queue', () => {
+  it("lets only the capture bucket, in its owner's account, send to the ingest queue", () => {
     template.hasResourceProperties('AWS::SQS::QueuePolicy', {
       PolicyDocument: {
         Statement: Match.arrayWith([
-          Match.objectLike({ Principal: { Service: 's3.amazonaws.com' }, Action: 'sqs:SendMessage', Condition: { ArnLike: { 'aws:SourceArn': Match.anyValue() }, StringEquals: { 'aws:SourceAccount': Match.anyValue() } } }),
+          Match.objectLike({
+            Principal: { Service: 's3.amazonaws.com' },
+            Action: 'sqs:SendMessage',
+            Condition: {
+              ArnLike: { 'aws:SourceArn': Match.anyValue() },
+              StringEquals: { 'aws:SourceAccount': Match.anyValue() },
+            },
+          }),
         ]),
       },
     });
   });
 
   it('expires working files (claims, shard results, bodies with prompts) and keeps results by default', () => {
-    const bucket = resources('AWS::S3::Bucket').find((b) => JSON.stringify(b.Properties.LifecycleConfiguration ?? '').includes('WorkingFiles'))!;
-    const rules = (bucket.Properties.LifecycleConfiguration as { Rules: { Id: string; Prefix: string; ExpirationInDays?: number }[] }).Rules;
+    const bucket = resources('AWS::S3::Bucket').find((b) =>
+      JSON.stringify(b.Properties.LifecycleConfiguration ?? '').includes('WorkingFiles'),
+    )!;
+    const rules = (
+      bucket.Properties.LifecycleConfiguration as { Rules: { Id: string; Prefix: string; ExpirationInDays?: number }[] }
+    ).Rules;
     expect(rules.find((r) => r.Id === 'WorkingFiles')).toMatchObject({ Prefix: 'work/', ExpirationInDays: 7 });
-    expect(rules.filter((r) => r.Prefix === 'runs/' || r.Prefix === 'hours/').every((r) => r.ExpirationInDays === undefined)).toBe(true);
+    expect(
+      rules.filter((r) => r.Prefix === 'runs/' || r.Prefix === 'hours/').every((r) => r.ExpirationInDays === undefined),
+    ).toBe(true);
   });
 
   it('denies non-TLS access to every queue and bucket it owns, and blocks public access', () => {
     const denyInsecure = Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } });
     expect(resources('AWS::SQS::QueuePolicy').length).toBeGreaterThanOrEqual(6);
-    for (const p of resources('AWS::SQS::QueuePolicy')) expect(JSON.stringify(p.Properties.PolicyDocument)).toContain('aws:SecureTransport');
-    template.hasResourceProperties('AWS::SQS::QueuePolicy', { PolicyDocument: { Statement: Match.arrayWith([denyInsecure]) } });
+    for (const p of resources('AWS::SQS::QueuePolicy'))
+      expect(JSON.stringify(p.Properties.PolicyDocument)).toContain('aws:SecureTransport');
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([denyInsecure]) },
+    });
     for (const b of resources('AWS::S3::Bucket')) {
-      expect(b.Properties.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+      expect(b.Properties.PublicAccessBlockConfiguration).toEqual({
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      });
       expect(b.Properties.BucketEncryption).toBeDefined();
     }
-    for (const p of resources('AWS::S3::BucketPolicy')) expect(JSON.stringify(p.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
+    for (const p of resources('AWS::S3::BucketPolicy'))
+      expect(JSON.stringify(p.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
   });
 
   it('reads captures only, and only under the prefix', () => {
@@ -169,7 +274,9 @@ describe('CaptureReplayStack', () => {
     expect(ingest).toBeDefined();
     // No write or delete action anywhere on the capture bucket.
     for (const policy of resources('AWS::IAM::Policy')) {
-      for (const st of (policy.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement) {
+      for (const st of (
+        policy.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }
+      ).Statement) {
         if (!JSON.stringify(st.Resource).includes('my-capture-bucket')) continue;
         const actions = ([] as string[]).concat(st.Action);
         expect(actions.filter((a) => /Put|Delete|Abort/.test(a) && !a.includes('BucketNotification'))).toEqual([]);
@@ -178,11 +285,19 @@ describe('CaptureReplayStack', () => {
   });
 
   it('runs Node.js 22 on arm64, with log retention, and grants the API key secret to the fire function only', () => {
-    const fns = resources('AWS::Lambda::Function').filter((f) => f.Properties.Runtime !== undefined && String(f.Properties.Runtime).startsWith('nodejs'));
+    const fns = resources('AWS::Lambda::Function').filter(
+      (f) => f.Properties.Runtime !== undefined && String(f.Properties.Runtime).startsWith('nodejs'),
+    );
     // ingest, fire, collect and the capture bucket check.
-    expect(fns.filter((f) => f.Properties.Runtime === 'nodejs22.x' && JSON.stringify(f.Properties.Architectures) === '["arm64"]')).toHaveLength(4);
+    expect(
+      fns.filter(
+        (f) => f.Properties.Runtime === 'nodejs22.x' && JSON.stringify(f.Properties.Architectures) === '["arm64"]',
+      ),
+    ).toHaveLength(4);
     for (const g of resources('AWS::Logs::LogGroup')) expect(g.Properties.RetentionInDays).toBe(30);
-    const secretReaders = resources('AWS::IAM::Policy').filter((p) => JSON.stringify(p.Properties.PolicyDocument).includes('secretsmanager:GetSecretValue'));
+    const secretReaders = resources('AWS::IAM::Policy').filter((p) =>
+      JSON.stringify(p.Properties.PolicyDocument).includes('secretsmanager:GetSecretValue'),
+    );
     expect(secretReaders).toHaveLength(1);
     expect(JSON.stringify(secretReaders[0]!.Properties.Roles)).toContain('StatelessFire');
   });
@@ -194,14 +309,19 @@ describe('CaptureReplayStack', () => {
   });
 
   it('passes cdk-nag AwsSolutions with no unsuppressed error or warning', () => {
-    const findings = [...Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')), ...Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*'))];
+    const findings = [
+      ...Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+      ...Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+    ];
     expect(findings.map((f) => `${f.id}: ${String(f.entry.data).slice(0, 120)}`)).toEqual([]);
   }, 120_000); // cdk-nag's first pass over a stack: tens of seconds on a busy machine
 });
 
 describe('deployment configuration', () => {
   it('reports every problem at once', () => {
-    expect(() => parseDeploymentConfig({ captureBucket: 'Not_A_Bucket', targets: [], leadSeconds: 1 })).toThrow(/captureBucket[\s\S]*targets[\s\S]*leadSeconds/);
+    expect(() => parseDeploymentConfig({ captureBucket: 'Not_A_Bucket', targets: [], leadSeconds: 1 })).toThrow(
+      /captureBucket[\s\S]*targets[\s\S]*leadSeconds/,
+    );
   });
 
   const problems = (raw: unknown): string[] => {
@@ -220,7 +340,10 @@ describe('deployment configuration', () => {
         ...config,
         leadSecond: 30,
         capturebucket: 'b',
-        targets: [{ name: 'A', url: 'https://a.example.com', apiKeySecrt: 'k' }, { name: 'B', kind: 'sagemaker', endpointName: 'ep', regoin: 'us-east-1' }],
+        targets: [
+          { name: 'A', url: 'https://a.example.com', apiKeySecrt: 'k' },
+          { name: 'B', kind: 'sagemaker', endpointName: 'ep', regoin: 'us-east-1' },
+        ],
         vpc: { vpcId: 'vpc-1', subnetId: ['s'], subnetIds: ['s'], securityGroupIds: ['g'], availabilityZones: ['a'] },
         colour: 'blue',
       }),
@@ -235,31 +358,64 @@ describe('deployment configuration', () => {
   });
 
   it('takes only http(s) target URLs, without echoing them', () => {
-    expect(problems({ ...config, targets: [{ name: 'A', url: 'ftp://user:secret@models.example.com/' }] })).toEqual(['- captureReplay.targets.0.url: url must start with http:// or https:// (got "ftp:")']);
-    expect(problems({ ...config, targets: [{ name: 'A', url: 'localhost:8000' }] })).toEqual(['- captureReplay.targets.0.url: url must start with http:// or https:// (got "localhost:") (a host:port needs http:// in front)']);
-    expect(problems({ ...config, targets: [{ name: 'A', url: 'not a url' }] })).toEqual(['- captureReplay.targets.0.url: url is not a URL (expected http://host:port or https://host/...)']);
-    for (const url of ['http://10.0.0.5:8000', 'https://inference.example.com/base']) expect(() => parseDeploymentConfig({ ...config, targets: [{ name: 'A', url }] })).not.toThrow();
+    expect(problems({ ...config, targets: [{ name: 'A', url: 'ftp://user:secret@models.example.com/' }] })).toEqual([
+      '- captureReplay.targets.0.url: url must start with http:// or https:// (got "ftp:")',
+    ]);
+    expect(problems({ ...config, targets: [{ name: 'A', url: 'localhost:8000' }] })).toEqual([
+      '- captureReplay.targets.0.url: url must start with http:// or https:// (got "localhost:") (a host:port needs http:// in front)',
+    ]);
+    expect(problems({ ...config, targets: [{ name: 'A', url: 'not a url' }] })).toEqual([
+      '- captureReplay.targets.0.url: url is not a URL (expected http://host:port or https://host/...)',
+    ]);
+    for (const url of ['http://10.0.0.5:8000', 'https://inference.example.com/base'])
+      expect(() => parseDeploymentConfig({ ...config, targets: [{ name: 'A', url }] })).not.toThrow();
   });
 
   it('a third target does not hide what is wrong with the others', () => {
-    expect(problems({ ...config, targets: [{ name: 'A', url: 'https://a' }, { name: 'B', url: 'file:///etc/passwd' }, { name: 'C', url: 'https://c' }] })).toEqual([
+    expect(
+      problems({
+        ...config,
+        targets: [
+          { name: 'A', url: 'https://a' },
+          { name: 'B', url: 'file:///etc/passwd' },
+          { name: 'C', url: 'https://c' },
+        ],
+      }),
+    ).toEqual([
       '- captureReplay.targets.1.url: url must start with http:// or https:// (got "file:")',
       '- captureReplay.targets: at most two targets (one, or two for A/B), got 3',
     ]);
   });
 
-  it('keeps the configurations written before kinds and strictness valid (cdk.json, the README\'s examples)', () => {
-    const cdkJson = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: { captureReplay: unknown } };
+  it("keeps the configurations written before kinds and strictness valid (cdk.json, the README's examples)", () => {
+    const cdkJson = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as {
+      context: { captureReplay: unknown };
+    };
     expect(() => parseDeploymentConfig(cdkJson.context.captureReplay)).not.toThrow();
     // The deployment example, in the README or the deploy page of docs/ it moved to.
-    const pages = ['README.md', 'docs/deploy.md'].filter((f) => existsSync(join(REPO_ROOT, f))).map((f) => readFileSync(join(REPO_ROOT, f), 'utf8'));
-    const readmeExample = pages.map((text) => /```json\n("captureReplay": \{[\s\S]*?\n\})\n```/.exec(text)?.[1]).find((e) => e !== undefined);
+    const pages = ['README.md', 'docs/deploy.md']
+      .filter((f) => existsSync(join(REPO_ROOT, f)))
+      .map((f) => readFileSync(join(REPO_ROOT, f), 'utf8'));
+    const readmeExample = pages
+      .map((text) => /```json\n("captureReplay": \{[\s\S]*?\n\})\n```/.exec(text)?.[1])
+      .find((e) => e !== undefined);
     expect(readmeExample).toBeDefined();
-    expect(() => parseDeploymentConfig((JSON.parse(`{${readmeExample}}`) as { captureReplay: unknown }).captureReplay)).not.toThrow();
+    expect(() =>
+      parseDeploymentConfig((JSON.parse(`{${readmeExample}}`) as { captureReplay: unknown }).captureReplay),
+    ).not.toThrow();
     expect(() =>
       parseDeploymentConfig({
         captureBucket: 'my-captures',
-        targets: [{ name: 'A', url: 'https://a.example.com', path: '/v1/chat/completions', apiKeySecret: 'replay/key', apiKeySecretField: 'api_key' }, { name: 'B', kind: 'sagemaker', endpointName: 'llm-g6e', variant: 'AllTraffic' }],
+        targets: [
+          {
+            name: 'A',
+            url: 'https://a.example.com',
+            path: '/v1/chat/completions',
+            apiKeySecret: 'replay/key',
+            apiKeySecretField: 'api_key',
+          },
+          { name: 'B', kind: 'sagemaker', endpointName: 'llm-g6e', variant: 'AllTraffic' },
+        ],
         mode: 'mirror',
         lagSeconds: 900,
         vpc: { vpcId: 'vpc-1', subnetIds: ['s'], securityGroupIds: ['g'], availabilityZones: ['a'] },
@@ -268,13 +424,21 @@ describe('deployment configuration', () => {
   });
 
   it('says when a context value or config file is not JSON', () => {
-    expect(() => loadDeploymentConfig((key) => (key === 'captureReplay' ? '{"captureBucket": ' : undefined))).toThrow(DeploymentConfigError);
-    expect(() => loadDeploymentConfig((key) => (key === 'captureReplay' ? '{"captureBucket": ' : undefined))).toThrow(/^the captureReplay context value is not valid JSON: /);
+    expect(() => loadDeploymentConfig((key) => (key === 'captureReplay' ? '{"captureBucket": ' : undefined))).toThrow(
+      DeploymentConfigError,
+    );
+    expect(() => loadDeploymentConfig((key) => (key === 'captureReplay' ? '{"captureBucket": ' : undefined))).toThrow(
+      /^the captureReplay context value is not valid JSON: /,
+    );
   });
 
-  it('keeps a fire invocation within Lambda\'s 15 minutes', () => {
-    expect(() => parseDeploymentConfig({ leadSeconds: 240, slotSeconds: 60, requestTimeoutSeconds: 600 })).toThrow(/900 s: at most 840 s/);
-    expect(() => parseDeploymentConfig({ leadSeconds: 180, slotSeconds: 60, requestTimeoutSeconds: 600 })).not.toThrow();
+  it("keeps a fire invocation within Lambda's 15 minutes", () => {
+    expect(() => parseDeploymentConfig({ leadSeconds: 240, slotSeconds: 60, requestTimeoutSeconds: 600 })).toThrow(
+      /900 s: at most 840 s/,
+    );
+    expect(() =>
+      parseDeploymentConfig({ leadSeconds: 180, slotSeconds: 60, requestTimeoutSeconds: 600 }),
+    ).not.toThrow();
   });
 
   it('defaults synthesize, and deploy-blocking placeholders are named', () => {
@@ -285,13 +449,19 @@ describe('deployment configuration', () => {
 });
 
 describe('notifications by EventBridge', () => {
-  const bridged = new CaptureReplayStack(templateApp(), 'Bridged', { config: parseDeploymentConfig({ ...config, notifications: 'eventbridge' }) });
+  const bridged = new CaptureReplayStack(templateApp(), 'Bridged', {
+    config: parseDeploymentConfig({ ...config, notifications: 'eventbridge' }),
+  });
   const t = Template.fromStack(bridged);
 
-  it('routes Object Created events for .jsonl under the prefix to the ingest queue, and leaves the bucket\'s notifications alone', () => {
+  it("routes Object Created events for .jsonl under the prefix to the ingest queue, and leaves the bucket's notifications alone", () => {
     expect(Object.keys(t.findResources('Custom::S3BucketNotifications'))).toEqual([]);
     t.hasResourceProperties('AWS::Events::Rule', {
-      EventPattern: { source: ['aws.s3'], 'detail-type': ['Object Created'], detail: { bucket: { name: ['my-capture-bucket'] }, object: { key: [{ wildcard: 'datacapture/llm/*.jsonl' }] } } },
+      EventPattern: {
+        source: ['aws.s3'],
+        'detail-type': ['Object Created'],
+        detail: { bucket: { name: ['my-capture-bucket'] }, object: { key: [{ wildcard: 'datacapture/llm/*.jsonl' }] } },
+      },
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('StatefulIngestQueue'), 'Arn'] } })],
     });
   });
@@ -301,21 +471,42 @@ describe('KMS keys', () => {
   const arn = 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
 
   it('refuses an alias where a key ARN is needed', () => {
-    expect(() => parseDeploymentConfig({ ...config, captureKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:alias/captures' })).toThrow(/captureKmsKeyArn: a KMS key ARN/);
-    expect(() => parseDeploymentConfig({ ...config, targets: [{ name: 'A', url: 'https://a.example.com', apiKeySecret: 's', apiKeySecretKmsKeyArn: 'alias/k' }] })).toThrow(/apiKeySecretKmsKeyArn/);
+    expect(() =>
+      parseDeploymentConfig({ ...config, captureKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:alias/captures' }),
+    ).toThrow(/captureKmsKeyArn: a KMS key ARN/);
+    expect(() =>
+      parseDeploymentConfig({
+        ...config,
+        targets: [{ name: 'A', url: 'https://a.example.com', apiKeySecret: 's', apiKeySecretKmsKeyArn: 'alias/k' }],
+      }),
+    ).toThrow(/apiKeySecretKmsKeyArn/);
   });
 
   it('grants kms:Decrypt on the capture key to ingest through S3, and on the secret key to fire through Secrets Manager', () => {
     const keyed = Template.fromStack(
       new CaptureReplayStack(templateApp(), 'Keyed', {
-        config: parseDeploymentConfig({ ...config, captureKmsKeyArn: arn, targets: [{ name: 'A', url: 'https://a.example.com', apiKeySecret: 'replay/key-a', apiKeySecretField: 'api_key', apiKeySecretKmsKeyArn: arn }] }),
+        config: parseDeploymentConfig({
+          ...config,
+          captureKmsKeyArn: arn,
+          targets: [
+            {
+              name: 'A',
+              url: 'https://a.example.com',
+              apiKeySecret: 'replay/key-a',
+              apiKeySecretField: 'api_key',
+              apiKeySecretKmsKeyArn: arn,
+            },
+          ],
+        }),
       }),
     );
     const statements = Object.values(keyed.findResources('AWS::IAM::Policy')).map((p) => JSON.stringify(p));
     const ingest = statements.find((s) => s.includes('StatelessIngestServiceRole'))!;
     const fire = statements.find((s) => s.includes('StatelessFireServiceRole'))!;
     expect(ingest).toMatch(/"Action":"kms:Decrypt","Condition":\{"StringEquals":\{"kms:ViaService":\{[^}]*s3\./);
-    expect(fire).toMatch(/"Action":"kms:Decrypt","Condition":\{"StringEquals":\{"kms:ViaService":\{[^}]*secretsmanager\./);
+    expect(fire).toMatch(
+      /"Action":"kms:Decrypt","Condition":\{"StringEquals":\{"kms:ViaService":\{[^}]*secretsmanager\./,
+    );
   });
 });
 
@@ -326,11 +517,21 @@ describe('SageMaker targets', () => {
   const ENDPOINT = (region: string, name: string) => `arn:aws:sagemaker:${region}:${ACCOUNT}:endpoint/${name}`;
   /** The fire function's statements with every intrinsic resolved (partition aws, us-east-1). */
   function fireStatements(targets: unknown[]): PolicyStatement[] {
-    const t = Template.fromStack(new CaptureReplayStack(templateApp(), 'Sm', { config: parseDeploymentConfig({ ...config, targets }) })).toJSON() as CfnTemplate;
-    const resources = Object.fromEntries(Object.keys(t.Resources).map((id) => [id, { Ref: id, Arn: `arn:aws:test:us-east-1:${ACCOUNT}:${id}` }]));
-    return functionPolicies(t, 'StatelessFire', { partition: 'aws', region: 'us-east-1', accountId: ACCOUNT, resources }).statements;
+    const t = Template.fromStack(
+      new CaptureReplayStack(templateApp(), 'Sm', { config: parseDeploymentConfig({ ...config, targets }) }),
+    ).toJSON() as CfnTemplate;
+    const resources = Object.fromEntries(
+      Object.keys(t.Resources).map((id) => [id, { Ref: id, Arn: `arn:aws:test:us-east-1:${ACCOUNT}:${id}` }]),
+    );
+    return functionPolicies(t, 'StatelessFire', {
+      partition: 'aws',
+      region: 'us-east-1',
+      accountId: ACCOUNT,
+      resources,
+    }).statements;
   }
-  const invokeStatements = (statements: PolicyStatement[]) => statements.filter((s) => JSON.stringify(s.Action).includes('sagemaker:'));
+  const invokeStatements = (statements: PolicyStatement[]) =>
+    statements.filter((s) => JSON.stringify(s.Action).includes('sagemaker:'));
   const call = (action: string, resource: string) => ({ action, resource, context: {} });
 
   it('grants the fire function InvokeEndpoint and InvokeEndpointWithResponseStream on exactly the configured endpoint, its name lower-cased as in ARNs', () => {
@@ -338,54 +539,103 @@ describe('SageMaker targets', () => {
       { name: 'A', url: 'https://a.example.com' },
       { name: 'B', kind: 'sagemaker', endpointName: 'My-LLM-Endpoint' },
     ]);
-    expect(invokeStatements(statements)).toEqual([{ Effect: 'Allow', Action: ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'], Resource: ENDPOINT('us-east-1', 'my-llm-endpoint') }]);
+    expect(invokeStatements(statements)).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'],
+        Resource: ENDPOINT('us-east-1', 'my-llm-endpoint'),
+      },
+    ]);
     for (const action of ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream']) {
       expect(evaluate(statements, call(action, ENDPOINT('us-east-1', 'my-llm-endpoint')))).toBe('allowed');
       // Another endpoint, another region, another account: denied.
       expect(evaluate(statements, call(action, ENDPOINT('us-east-1', 'other-endpoint')))).toBe('implicit-deny');
       expect(evaluate(statements, call(action, ENDPOINT('us-west-2', 'my-llm-endpoint')))).toBe('implicit-deny');
-      expect(evaluate(statements, call(action, `arn:aws:sagemaker:us-east-1:210987654321:endpoint/my-llm-endpoint`))).toBe('implicit-deny');
+      expect(
+        evaluate(statements, call(action, `arn:aws:sagemaker:us-east-1:210987654321:endpoint/my-llm-endpoint`)),
+      ).toBe('implicit-deny');
     }
     // Nothing else of SageMaker's: no management actions, no async invocation.
-    for (const action of ['sagemaker:InvokeEndpointAsync', 'sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpoint']) expect(evaluate(statements, call(action, ENDPOINT('us-east-1', 'my-llm-endpoint')))).toBe('implicit-deny');
+    for (const action of ['sagemaker:InvokeEndpointAsync', 'sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpoint'])
+      expect(evaluate(statements, call(action, ENDPOINT('us-east-1', 'my-llm-endpoint')))).toBe('implicit-deny');
   });
 
-  it('uses the target\'s region when it names one, and adds the inference component it invokes', () => {
-    const statements = fireStatements([{ name: 'B', kind: 'sagemaker', endpointName: 'ep', region: 'eu-west-3', inferenceComponentName: 'Llama-IC' }]);
+  it("uses the target's region when it names one, and adds the inference component it invokes", () => {
+    const statements = fireStatements([
+      { name: 'B', kind: 'sagemaker', endpointName: 'ep', region: 'eu-west-3', inferenceComponentName: 'Llama-IC' },
+    ]);
     expect(invokeStatements(statements)).toEqual([
       {
         Effect: 'Allow',
         Action: ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'],
-        Resource: [ENDPOINT('eu-west-3', 'ep'), `arn:aws:sagemaker:eu-west-3:${ACCOUNT}:inference-component/llama-ic`, `arn:aws:sagemaker:eu-west-3:${ACCOUNT}:inference-component/Llama-IC`],
+        Resource: [
+          ENDPOINT('eu-west-3', 'ep'),
+          `arn:aws:sagemaker:eu-west-3:${ACCOUNT}:inference-component/llama-ic`,
+          `arn:aws:sagemaker:eu-west-3:${ACCOUNT}:inference-component/Llama-IC`,
+        ],
       },
     ]);
   });
 
   it('has no SageMaker statement without a SageMaker target, and never a wildcard', () => {
     expect(invokeStatements(fireStatements([{ name: 'A', url: 'https://a.example.com' }]))).toEqual([]);
-    const statements = invokeStatements(fireStatements([{ name: 'B', kind: 'sagemaker', endpointName: 'ep', inferenceComponentName: 'ic' }]));
+    const statements = invokeStatements(
+      fireStatements([{ name: 'B', kind: 'sagemaker', endpointName: 'ep', inferenceComponentName: 'ic' }]),
+    );
     expect(statements).toHaveLength(1);
     expect(JSON.stringify(statements)).not.toMatch(/\*|\?/);
     // Only the fire function invokes.
-    const template = Template.fromStack(new CaptureReplayStack(templateApp(), 'Sm2', { config: parseDeploymentConfig({ ...config, targets: [{ name: 'B', kind: 'sagemaker', endpointName: 'ep' }] }) }));
-    const holders = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p).includes('sagemaker:'));
+    const template = Template.fromStack(
+      new CaptureReplayStack(templateApp(), 'Sm2', {
+        config: parseDeploymentConfig({ ...config, targets: [{ name: 'B', kind: 'sagemaker', endpointName: 'ep' }] }),
+      }),
+    );
+    const holders = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
+      JSON.stringify(p).includes('sagemaker:'),
+    );
     expect(holders).toHaveLength(1);
-    expect(JSON.stringify((holders[0] as { Properties: { Roles: unknown } }).Properties.Roles)).toContain('StatelessFire');
+    expect(JSON.stringify((holders[0] as { Properties: { Roles: unknown } }).Properties.Roles)).toContain(
+      'StatelessFire',
+    );
   });
 
   it('passes cdk-nag with a SageMaker target', () => {
     const app = templateApp();
-    const s = new CaptureReplayStack(app, 'SmNag', { config: parseDeploymentConfig({ ...config, targets: [{ name: 'A', url: 'https://a.example.com' }, { name: 'B', kind: 'sagemaker', endpointName: 'ep' }] }) });
+    const s = new CaptureReplayStack(app, 'SmNag', {
+      config: parseDeploymentConfig({
+        ...config,
+        targets: [
+          { name: 'A', url: 'https://a.example.com' },
+          { name: 'B', kind: 'sagemaker', endpointName: 'ep' },
+        ],
+      }),
+    });
     Aspects.of(app).add(new AwsSolutionsChecks());
     app.synth();
-    const findings = [...Annotations.fromStack(s).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')), ...Annotations.fromStack(s).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*'))];
+    const findings = [
+      ...Annotations.fromStack(s).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+      ...Annotations.fromStack(s).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+    ];
     expect(findings.map((f) => `${f.id}: ${String(f.entry.data).slice(0, 120)}`)).toEqual([]);
   });
 
   it('the functions get the target as configured (kind defaulted for HTTP targets)', () => {
-    const template = Template.fromStack(new CaptureReplayStack(templateApp(), 'SmEnv', { config: parseDeploymentConfig({ ...config, targets: [{ name: 'A', url: 'https://a.example.com' }, { name: 'B', kind: 'sagemaker', endpointName: 'ep', variant: 'AllTraffic' }] }) }));
-    const env = (fn2: { Properties: { Environment: { Variables: Record<string, string> } } }) => JSON.parse(fn2.Properties.Environment.Variables.TARGETS_JSON!);
-    const fire = Object.entries(template.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith('StatelessFire'))![1] as never;
+    const template = Template.fromStack(
+      new CaptureReplayStack(templateApp(), 'SmEnv', {
+        config: parseDeploymentConfig({
+          ...config,
+          targets: [
+            { name: 'A', url: 'https://a.example.com' },
+            { name: 'B', kind: 'sagemaker', endpointName: 'ep', variant: 'AllTraffic' },
+          ],
+        }),
+      }),
+    );
+    const env = (fn2: { Properties: { Environment: { Variables: Record<string, string> } } }) =>
+      JSON.parse(fn2.Properties.Environment.Variables.TARGETS_JSON!);
+    const fire = Object.entries(template.findResources('AWS::Lambda::Function')).find(([id]) =>
+      id.startsWith('StatelessFire'),
+    )![1] as never;
     expect(env(fire)).toEqual([
       { name: 'A', kind: 'http', url: 'https://a.example.com', path: '/v1/chat/completions' },
       { name: 'B', kind: 'sagemaker', endpointName: 'ep', variant: 'AllTraffic' },
@@ -396,25 +646,70 @@ describe('SageMaker targets', () => {
 describe('SageMaker target configuration', () => {
   const parse = (target: unknown) => () => parseDeploymentConfig({ ...config, targets: [target] });
 
-  it('takes SageMaker\'s names: letters, digits and hyphens, at most 63', () => {
-    expect(parse({ name: 'B', kind: 'sagemaker', endpointName: 'a'.repeat(63), variant: 'AllTraffic', containerHostname: 'c1', inferenceComponentName: 'ic-1', region: 'us-gov-west-1', customAttributes: 'k=v' })).not.toThrow();
-    expect(parse({ name: 'B', kind: 'sagemaker', endpointName: 'a'.repeat(64) })).toThrow(/targets\.0\.endpointName: endpointName is at most 63 characters/);
-    for (const bad of ['my_endpoint', '-ep', 'ep-', 'ep.1', '']) expect(parse({ name: 'B', kind: 'sagemaker', endpointName: bad }), bad).toThrow(/targets\.0\.endpointName: endpointName: letters, digits and hyphens/);
-    expect(parse({ name: 'B', kind: 'sagemaker', endpointName: 'ep', variant: 'All_Traffic' })).toThrow(/targets\.0\.variant/);
-    expect(parse({ name: 'B', kind: 'sagemaker', endpointName: 'ep', region: 'Frankfurt' })).toThrow(/targets\.0\.region: an AWS region name/);
-    expect(parse({ name: 'B', kind: 'sagemaker', endpointName: 'ep', customAttributes: 'é' })).toThrow(/customAttributes must be ASCII/);
+  it("takes SageMaker's names: letters, digits and hyphens, at most 63", () => {
+    expect(
+      parse({
+        name: 'B',
+        kind: 'sagemaker',
+        endpointName: 'a'.repeat(63),
+        variant: 'AllTraffic',
+        containerHostname: 'c1',
+        inferenceComponentName: 'ic-1',
+        region: 'us-gov-west-1',
+        customAttributes: 'k=v',
+      }),
+    ).not.toThrow();
+    expect(parse({ name: 'B', kind: 'sagemaker', endpointName: 'a'.repeat(64) })).toThrow(
+      /targets\.0\.endpointName: endpointName is at most 63 characters/,
+    );
+    for (const bad of ['my_endpoint', '-ep', 'ep-', 'ep.1', ''])
+      expect(parse({ name: 'B', kind: 'sagemaker', endpointName: bad }), bad).toThrow(
+        /targets\.0\.endpointName: endpointName: letters, digits and hyphens/,
+      );
+    expect(parse({ name: 'B', kind: 'sagemaker', endpointName: 'ep', variant: 'All_Traffic' })).toThrow(
+      /targets\.0\.variant/,
+    );
+    expect(parse({ name: 'B', kind: 'sagemaker', endpointName: 'ep', region: 'Frankfurt' })).toThrow(
+      /targets\.0\.region: an AWS region name/,
+    );
+    expect(parse({ name: 'B', kind: 'sagemaker', endpointName: 'ep', customAttributes: 'é' })).toThrow(
+      /customAttributes must be ASCII/,
+    );
   });
 
   it('reports a misspelled key of a SageMaker target, an unknown kind, and a missing endpoint or URL clearly', () => {
-    expect(parse({ name: 'B', kind: 'sagemaker', endpointName: 'ep', varient: 'AllTraffic' })).toThrow(/targets\.0\.varient: unknown setting; did you mean `variant`\?/);
-    expect(parse({ name: 'B', kind: 'bedrock', endpointName: 'ep' })).toThrow(/targets\.0\.kind: must be "http" \(the default\) or "sagemaker" \(got "bedrock"\)/);
-    expect(parse({ name: 'B', kind: 'sagemkr', endpointName: 'ep' })).toThrow(/targets\.0\.kind: .*\(got "sagemkr"; did you mean `sagemaker`\?\)/);
+    expect(parse({ name: 'B', kind: 'sagemaker', endpointName: 'ep', varient: 'AllTraffic' })).toThrow(
+      /targets\.0\.varient: unknown setting; did you mean `variant`\?/,
+    );
+    expect(parse({ name: 'B', kind: 'bedrock', endpointName: 'ep' })).toThrow(
+      /targets\.0\.kind: must be "http" \(the default\) or "sagemaker" \(got "bedrock"\)/,
+    );
+    expect(parse({ name: 'B', kind: 'sagemkr', endpointName: 'ep' })).toThrow(
+      /targets\.0\.kind: .*\(got "sagemkr"; did you mean `sagemaker`\?\)/,
+    );
     expect(parse({ name: 'B', kind: 'sagemaker' })).toThrow(/targets\.0\.endpointName/);
-    expect(parse({ name: 'B', endpointName: 'ep' })).toThrow(/targets\.0\.url: an HTTP target needs url \(a SageMaker endpoint needs kind: "sagemaker" and endpointName\)/);
+    expect(parse({ name: 'B', endpointName: 'ep' })).toThrow(
+      /targets\.0\.url: an HTTP target needs url \(a SageMaker endpoint needs kind: "sagemaker" and endpointName\)/,
+    );
   });
 
   it('refuses two targets of one name; a SageMaker target is no placeholder', () => {
-    expect(() => parseDeploymentConfig({ ...config, targets: [{ name: 'A', url: 'https://a.example.com' }, { name: 'A', kind: 'sagemaker', endpointName: 'ep' }] })).toThrow(/target name "A" is used twice/);
-    expect(placeholdersIn(parseDeploymentConfig({ captureBucket: 'b-1', targets: [{ name: 'B', kind: 'sagemaker', endpointName: 'ep' }] }))).toEqual([]);
+    expect(() =>
+      parseDeploymentConfig({
+        ...config,
+        targets: [
+          { name: 'A', url: 'https://a.example.com' },
+          { name: 'A', kind: 'sagemaker', endpointName: 'ep' },
+        ],
+      }),
+    ).toThrow(/target name "A" is used twice/);
+    expect(
+      placeholdersIn(
+        parseDeploymentConfig({
+          captureBucket: 'b-1',
+          targets: [{ name: 'B', kind: 'sagemaker', endpointName: 'ep' }],
+        }),
+      ),
+    ).toEqual([]);
   });
 });

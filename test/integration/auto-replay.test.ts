@@ -12,7 +12,19 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startMockServer, type MockServer } from '../../lambdas/mocks/mock-server';
-import { clientConfig, deployStateful, distinct, errorsOf, json, show, startFunctions, synthesizeStack, waitForObject, type Deployment, type Running } from '../support/iam/deployment';
+import {
+  clientConfig,
+  deployStateful,
+  distinct,
+  errorsOf,
+  json,
+  show,
+  startFunctions,
+  synthesizeStack,
+  waitForObject,
+  type Deployment,
+  type Running,
+} from '../support/iam/deployment';
 import { UNAUTHENTICATED } from '../support/iam/moto-iam';
 import { evaluate } from '../support/iam/policy-evaluator';
 import { logicalIds } from '../support/iam/template-policies';
@@ -66,8 +78,16 @@ describeWithMoto('autoReplay to a subset of the targets, on moto', () => {
   });
 
   it('a new capture file is planned, fired and collected for A alone; B gets nothing', async () => {
-    await s3.send(new PutObjectCommand({ Bucket: CAPTURE_BUCKET, Key: 'datacapture/demo-endpoint/AllTraffic/2026/04/29/00/subset.jsonl', Body: readFileSync(SAMPLE) }));
-    const manifestKey = await waitForObject(s3, results, 'runs/', '/A/run_manifest.json', 60_000, () => errorsOf(running));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: CAPTURE_BUCKET,
+        Key: 'datacapture/demo-endpoint/AllTraffic/2026/04/29/00/subset.jsonl',
+        Body: readFileSync(SAMPLE),
+      }),
+    );
+    const manifestKey = await waitForObject(s3, results, 'runs/', '/A/run_manifest.json', 60_000, () =>
+      errorsOf(running),
+    );
     const manifest = await json(s3, results, manifestKey);
     expect(manifest).toMatchObject({ failed: 0, balanced: true });
     expect(manifest.succeeded).toBe(manifest.scheduled);
@@ -84,7 +104,9 @@ describeWithMoto('autoReplay to a subset of the targets, on moto', () => {
   it('every call each function made is allowed by its synthesized statements', () => {
     for (const r of running) {
       expect(r.calls.length, `${r.name} made no AWS call`).toBeGreaterThan(0);
-      const denied = distinct(r.calls.filter((c) => !c.impliedBy)).filter((c) => evaluate(r.policies.statements, c) !== 'allowed');
+      const denied = distinct(r.calls.filter((c) => !c.impliedBy)).filter(
+        (c) => evaluate(r.policies.statements, c) !== 'allowed',
+      );
       expect(denied.map(show), r.name).toEqual([]);
     }
   });

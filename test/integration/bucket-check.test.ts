@@ -21,9 +21,22 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { makeBucketCheckHandler, putResponse } from '../../lambdas/handlers/bucket-region-check';
 import { recordCalls, type AwsCall } from '../support/iam/aws-call-recorder';
 import { ACCOUNT, REGION, synthesizeStack } from '../support/iam/deployment';
-import { createUserWithPolicy, motoCompatibleS3Signing, setMotoEnforcement, UNAUTHENTICATED, withMotoBatchShim, type Credentials } from '../support/iam/moto-iam';
+import {
+  createUserWithPolicy,
+  motoCompatibleS3Signing,
+  setMotoEnforcement,
+  UNAUTHENTICATED,
+  withMotoBatchShim,
+  type Credentials,
+} from '../support/iam/moto-iam';
 import { evaluate, type PolicyStatement } from '../support/iam/policy-evaluator';
-import { functionPolicies, logicalIds, resolveIntrinsics, type CfnTemplate, type Resolver } from '../support/iam/template-policies';
+import {
+  functionPolicies,
+  logicalIds,
+  resolveIntrinsics,
+  type CfnTemplate,
+  type Resolver,
+} from '../support/iam/template-policies';
 import { describeWithMoto, startMoto, type Moto } from '../support/moto';
 
 const EAST = 'captures-east';
@@ -44,21 +57,47 @@ async function startResponseServer(): Promise<{ url: string; received: Received[
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ method: req.method ?? '', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> });
+      received.push({
+        method: req.method ?? '',
+        headers: req.headers,
+        body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
+      });
       res.end();
     });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/response?X-Amz-Signature=x`, received, server };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/response?X-Amz-Signature=x`,
+    received,
+    server,
+  };
 }
 
 /** The stack's check for `bucket`, as synthesized: its custom resource's properties resolved for us-east-1, and the function's statements. */
-async function synthesizedCheck(bucket: string): Promise<{ properties: Record<string, string>; statements: PolicyStatement[] }> {
-  const template: CfnTemplate = await synthesizeStack({ captureBucket: bucket, capturePrefix: 'datacapture/', targets: [{ name: 'A', url: 'http://127.0.0.1:9' }] }, `Check${bucket.length}`);
-  const resolver: Resolver = { partition: 'aws', region: REGION, accountId: ACCOUNT, resources: Object.fromEntries(Object.keys(template.Resources).map((id) => [id, { Ref: id, Arn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${id}` }])) };
+async function synthesizedCheck(
+  bucket: string,
+): Promise<{ properties: Record<string, string>; statements: PolicyStatement[] }> {
+  const template: CfnTemplate = await synthesizeStack(
+    { captureBucket: bucket, capturePrefix: 'datacapture/', targets: [{ name: 'A', url: 'http://127.0.0.1:9' }] },
+    `Check${bucket.length}`,
+  );
+  const resolver: Resolver = {
+    partition: 'aws',
+    region: REGION,
+    accountId: ACCOUNT,
+    resources: Object.fromEntries(
+      Object.keys(template.Resources).map((id) => [
+        id,
+        { Ref: id, Arn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${id}` },
+      ]),
+    ),
+  };
   const [checkId] = logicalIds(template, 'Custom::CaptureBucketCheck');
-  const properties = resolveIntrinsics(template.Resources[checkId!]!.Properties, template, resolver) as Record<string, string>;
+  const properties = resolveIntrinsics(template.Resources[checkId!]!.Properties, template, resolver) as Record<
+    string,
+    string
+  >;
   return { properties, statements: functionPolicies(template, CHECK_FUNCTION, resolver).statements };
 }
 
@@ -73,15 +112,47 @@ describeWithMoto('the capture bucket check on moto, IAM enforced', () => {
     moto = await startMoto({ env: { INITIAL_NO_AUTH_ACTION_COUNT: '0' } });
     responses = await startResponseServer();
     await setMotoEnforcement(moto.endpoint, false);
-    const admin = (region: string) => new S3Client({ region, endpoint: moto.endpoint, forcePathStyle: true, credentials: UNAUTHENTICATED });
+    const admin = (region: string) =>
+      new S3Client({ region, endpoint: moto.endpoint, forcePathStyle: true, credentials: UNAUTHENTICATED });
     await admin('us-east-1').send(new CreateBucketCommand({ Bucket: EAST }));
-    await admin('us-west-2').send(new CreateBucketCommand({ Bucket: WEST, CreateBucketConfiguration: { LocationConstraint: 'us-west-2' } }));
+    await admin('us-west-2').send(
+      new CreateBucketCommand({ Bucket: WEST, CreateBucketConfiguration: { LocationConstraint: 'us-west-2' } }),
+    );
     // The statements as moto needs them to mean what they mean in AWS (moto-iam.ts: HeadBucket).
-    users.set(EAST, await createUserWithPolicy(moto.endpoint, UNAUTHENTICATED, 'check-east', withMotoBatchShim(checks.east.statements)));
-    users.set(WEST, await createUserWithPolicy(moto.endpoint, UNAUTHENTICATED, 'check-west', withMotoBatchShim(checks.west.statements)));
-    users.set('nothing', await createUserWithPolicy(moto.endpoint, UNAUTHENTICATED, 'check-nothing', [{ Effect: 'Allow', Action: 'sqs:GetQueueUrl', Resource: '*' }]));
+    users.set(
+      EAST,
+      await createUserWithPolicy(
+        moto.endpoint,
+        UNAUTHENTICATED,
+        'check-east',
+        withMotoBatchShim(checks.east.statements),
+      ),
+    );
+    users.set(
+      WEST,
+      await createUserWithPolicy(
+        moto.endpoint,
+        UNAUTHENTICATED,
+        'check-west',
+        withMotoBatchShim(checks.west.statements),
+      ),
+    );
+    users.set(
+      'nothing',
+      await createUserWithPolicy(moto.endpoint, UNAUTHENTICATED, 'check-nothing', [
+        { Effect: 'Allow', Action: 'sqs:GetQueueUrl', Resource: '*' },
+      ]),
+    );
     // As the stack would grant it for a bucket that does not exist.
-    users.set(MISSING, await createUserWithPolicy(moto.endpoint, UNAUTHENTICATED, 'check-missing', withMotoBatchShim([{ Effect: 'Allow', Action: 's3:ListBucket', Resource: `arn:aws:s3:::${MISSING}` }])));
+    users.set(
+      MISSING,
+      await createUserWithPolicy(
+        moto.endpoint,
+        UNAUTHENTICATED,
+        'check-missing',
+        withMotoBatchShim([{ Effect: 'Allow', Action: 's3:ListBucket', Resource: `arn:aws:s3:::${MISSING}` }]),
+      ),
+    );
     await setMotoEnforcement(moto.endpoint, true);
   }, 120_000);
 
@@ -91,9 +162,19 @@ describeWithMoto('the capture bucket check on moto, IAM enforced', () => {
   });
 
   /** One request through the real handler, the S3 client in the stack's Region signing as `user`; the PUT CloudFormation got, and the calls made. */
-  async function run(user: string, requestType: 'Create' | 'Delete', properties: Record<string, string>): Promise<{ response: Received; calls: AwsCall[] }> {
+  async function run(
+    user: string,
+    requestType: 'Create' | 'Delete',
+    properties: Record<string, string>,
+  ): Promise<{ response: Received; calls: AwsCall[] }> {
     const creds = users.get(user)!;
-    const s3 = new S3Client({ region: REGION, endpoint: moto.endpoint, forcePathStyle: true, credentials: creds, maxAttempts: 1 });
+    const s3 = new S3Client({
+      region: REGION,
+      endpoint: moto.endpoint,
+      forcePathStyle: true,
+      credentials: creds,
+      maxAttempts: 1,
+    });
     motoCompatibleS3Signing(s3, creds);
     const calls: AwsCall[] = [];
     recordCalls(s3, calls);
@@ -109,7 +190,11 @@ describeWithMoto('the capture bucket check on moto, IAM enforced', () => {
       ResourceProperties: properties,
       ...(requestType === 'Delete' ? { PhysicalResourceId: 'capture-bucket-check-StatelessCaptureBucketCheck' } : {}),
     } as unknown as CloudFormationCustomResourceEvent;
-    await makeBucketCheckHandler(() => ({ s3, logger: new Logger({ serviceName: 'capture-replay' }), respond: putResponse }))(event);
+    await makeBucketCheckHandler(() => ({
+      s3,
+      logger: new Logger({ serviceName: 'capture-replay' }),
+      respond: putResponse,
+    }))(event);
     expect(responses.received.length).toBe(before + 1);
     return { response: responses.received[before]!, calls };
   }
@@ -121,7 +206,8 @@ describeWithMoto('the capture bucket check on moto, IAM enforced', () => {
     expect(response.headers['content-type']).toBeUndefined();
     expect(response.body).toEqual({
       Status: 'FAILED',
-      Reason: 'capture bucket captures-west is in us-west-2 and the stack in us-east-1: deploy the stack to us-west-2, the Region of the bucket',
+      Reason:
+        'capture bucket captures-west is in us-west-2 and the stack in us-east-1: deploy the stack to us-west-2, the Region of the bucket',
       PhysicalResourceId: 'capture-bucket-check-StatelessCaptureBucketCheck',
       StackId: `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/CaptureReplay/1`,
       RequestId: expect.any(String),
@@ -129,28 +215,42 @@ describeWithMoto('the capture bucket check on moto, IAM enforced', () => {
     });
     expect(String(response.body.Reason)).not.toContain('\n');
     // HeadBucket answered by moto under the synthesized grant, which AWS's rules allow too.
-    expect(calls.map((c) => [c.operation, c.status, evaluate(checks.west.statements, c)])).toEqual([['HeadBucket', 200, 'allowed']]);
+    expect(calls.map((c) => [c.operation, c.status, evaluate(checks.west.statements, c)])).toEqual([
+      ['HeadBucket', 200, 'allowed'],
+    ]);
   });
 
   it('passes a bucket in us-east-1, with its Region', async () => {
     const { response, calls } = await run(EAST, 'Create', checks.east.properties);
     expect(response.body).toMatchObject({ Status: 'SUCCESS', Data: { Region: 'us-east-1' } });
-    expect(calls.map((c) => [c.action, c.resource, evaluate(checks.east.statements, c)])).toEqual([['s3:ListBucket', `arn:aws:s3:::${EAST}`, 'allowed']]);
+    expect(calls.map((c) => [c.action, c.resource, evaluate(checks.east.statements, c)])).toEqual([
+      ['s3:ListBucket', `arn:aws:s3:::${EAST}`, 'allowed'],
+    ]);
   });
 
-  it('the grant is on the configured bucket only: the east check\'s user is refused the west bucket, and moto, unlike S3, says no Region then', async () => {
+  it("the grant is on the configured bucket only: the east check's user is refused the west bucket, and moto, unlike S3, says no Region then", async () => {
     const { response, calls } = await run(EAST, 'Create', checks.west.properties);
     expect(calls.map((c) => [c.status, evaluate(checks.east.statements, c)])).toEqual([[403, 'implicit-deny']]);
-    expect(response.body).toMatchObject({ Status: 'FAILED', Reason: 'the Region of capture bucket captures-west is unknown: HeadBucket answered 403 without an x-amz-bucket-region header' });
+    expect(response.body).toMatchObject({
+      Status: 'FAILED',
+      Reason:
+        'the Region of capture bucket captures-west is unknown: HeadBucket answered 403 without an x-amz-bucket-region header',
+    });
     const denied = await run('nothing', 'Create', checks.east.properties);
     expect(denied.response.body).toMatchObject({ Status: 'FAILED' });
   });
 
   it('a bucket that does not exist fails in one line; Delete succeeds without asking S3', async () => {
     const missing = await run(MISSING, 'Create', { ...checks.west.properties, BucketName: MISSING });
-    expect(missing.response.body).toMatchObject({ Status: 'FAILED', Reason: 'capture bucket captures-missing does not exist (HeadBucket answered 404): check captureBucket' });
+    expect(missing.response.body).toMatchObject({
+      Status: 'FAILED',
+      Reason: 'capture bucket captures-missing does not exist (HeadBucket answered 404): check captureBucket',
+    });
     const deleted = await run(WEST, 'Delete', checks.west.properties);
-    expect(deleted.response.body).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: 'capture-bucket-check-StatelessCaptureBucketCheck' });
+    expect(deleted.response.body).toMatchObject({
+      Status: 'SUCCESS',
+      PhysicalResourceId: 'capture-bucket-check-StatelessCaptureBucketCheck',
+    });
     expect(deleted.calls).toEqual([]);
   });
 });

@@ -14,7 +14,13 @@
  * (first shard alone, then the rest as one batch) -> the mock target and the shards' results
  * -> the collect message fire sent -> collect bundle -> run_manifest.json.
  */
-import { GetObjectCommand, ListBucketsCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  ListBucketsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { spawn } from 'node:child_process';
@@ -33,10 +39,18 @@ import { emulatedLambdaEnv } from '../support/lambda-env';
 import { awsClientConfig, describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { REPO_ROOT } from '../support/processes';
 import { toSqsRecord } from '../support/sqs-event-source';
-import { SYNTH_TEST_TIMEOUT_MS, sharedSynthesis, type SynthesizedApp, type SynthesizedFunction } from '../support/synth';
+import {
+  SYNTH_TEST_TIMEOUT_MS,
+  sharedSynthesis,
+  type SynthesizedApp,
+  type SynthesizedFunction,
+} from '../support/synth';
 
 const RUNNER = join(REPO_ROOT, 'test/support/invoke-bundle.mjs');
-const CAPTURE_FILE = join(REPO_ROOT, 'samples/datacapture/demo-endpoint/AllTraffic/2026/04/29/00/14-03-887-0a1b2c3d.jsonl');
+const CAPTURE_FILE = join(
+  REPO_ROOT,
+  'samples/datacapture/demo-endpoint/AllTraffic/2026/04/29/00/14-03-887-0a1b2c3d.jsonl',
+);
 const CAPTURE_KEY = 'datacapture/demo-endpoint/AllTraffic/2026/04/29/00/14-03-887-0a1b2c3d.jsonl';
 const CAPTURE_BUCKET = 'capture-bucket';
 const RESULTS_BUCKET = 'results-bucket';
@@ -53,7 +67,12 @@ const INVOKE_TIMEOUT_MS = 90_000;
  * User-Agent (the version built into the SDK, which can differ from its package.json).
  */
 async function installedSdkUserAgent(): Promise<string> {
-  const client = new S3Client({ region: REGION, endpoint: 'http://127.0.0.1:9', credentials: { accessKeyId: 'x', secretAccessKey: 'x' }, maxAttempts: 1 });
+  const client = new S3Client({
+    region: REGION,
+    endpoint: 'http://127.0.0.1:9',
+    credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+    maxAttempts: 1,
+  });
   let userAgent = '';
   client.middlewareStack.add(
     () => async (args) => {
@@ -88,13 +107,21 @@ interface RecordingProxy {
 async function startRecordingProxy(upstreamPort: number): Promise<RecordingProxy> {
   const seen: SeenRequest[] = [];
   const server = createServer((req, res) => {
-    seen.push({ host: req.headers.host ?? '', method: req.method ?? '', path: req.url ?? '', userAgent: String(req.headers['user-agent'] ?? '') });
+    seen.push({
+      host: req.headers.host ?? '',
+      method: req.method ?? '',
+      path: req.url ?? '',
+      userAgent: String(req.headers['user-agent'] ?? ''),
+    });
     const headers: IncomingHttpHeaders = { ...req.headers };
     delete headers.expect; // this server has already answered 100-continue
-    const upstream = httpRequest({ host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
+    const upstream = httpRequest(
+      { host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
     upstream.on('error', (error) => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
       res.end(String(error));
@@ -136,11 +163,15 @@ interface Invocation {
 
 /** One cold invocation: a fresh `node` loads the bundle and invokes its handler once. */
 async function invokeBundle(fn: SynthesizedFunction, env: NodeJS.ProcessEnv, event: unknown): Promise<Invocation> {
-  const child = spawn(process.execPath, [RUNNER, fn.assetDir, fn.handler, '--timeout-seconds', String(fn.timeoutSeconds ?? 900)], {
-    cwd: fn.assetDir, // /var/task on Lambda
-    env,
-    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [RUNNER, fn.assetDir, fn.handler, '--timeout-seconds', String(fn.timeoutSeconds ?? 900)],
+    {
+      cwd: fn.assetDir, // /var/task on Lambda
+      env,
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+    },
+  );
   let logs = '';
   let result = '';
   const keep = (chunk: Buffer) => {
@@ -153,16 +184,21 @@ async function invokeBundle(fn: SynthesizedFunction, env: NodeJS.ProcessEnv, eve
   const timer = setTimeout(() => child.kill('SIGKILL'), INVOKE_TIMEOUT_MS);
   const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
   clearTimeout(timer);
-  if (!result.trim()) throw new Error(`${fn.path}: the runner reported nothing (exit ${code}, signal ${signal}):\n${logs}`);
+  if (!result.trim())
+    throw new Error(`${fn.path}: the runner reported nothing (exit ${code}, signal ${signal}):\n${logs}`);
   return { outcome: JSON.parse(result) as Outcome, logs };
 }
 
 /** The invocation succeeded, loaded nothing but the bundle itself, and failed no record. */
 function expectCleanInvocation(fn: SynthesizedFunction, inv: Invocation): void {
   if (!inv.outcome.ok) {
-    throw new Error(`${fn.path} failed in ${inv.outcome.phase}: ${inv.outcome.errorType}: ${inv.outcome.errorMessage}\n${inv.outcome.stack ?? ''}\n--- function output ---\n${inv.logs}`);
+    throw new Error(
+      `${fn.path} failed in ${inv.outcome.phase}: ${inv.outcome.errorType}: ${inv.outcome.errorMessage}\n${inv.outcome.stack ?? ''}\n--- function output ---\n${inv.logs}`,
+    );
   }
-  expect(inv.outcome.modules, 'files loaded besides the bundle (resolved outside it)').toEqual([join(fn.assetDir, 'index.js')]);
+  expect(inv.outcome.modules, 'files loaded besides the bundle (resolved outside it)').toEqual([
+    join(fn.assetDir, 'index.js'),
+  ]);
   expect(inv.outcome.response, inv.logs).toEqual({ batchItemFailures: [] });
   // On Node 22, the functions' runtime, the bundled SDK has no Node-version notice to give.
   expect(inv.logs).not.toContain('NodeVersionSupportWarning');
@@ -209,13 +245,23 @@ describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
     const synthesized: Record<string, string> = {};
     for (const [name, value] of Object.entries(fn.environment)) {
       if (typeof value === 'string') synthesized[name] = value;
-      else if (!(name in rewritten)) throw new Error(`${fn.path}: ${name} is a CloudFormation expression (${JSON.stringify(value)}) this test does not point at an emulator yet`);
+      else if (!(name in rewritten))
+        throw new Error(
+          `${fn.path}: ${name} is a CloudFormation expression (${JSON.stringify(value)}) this test does not point at an emulator yet`,
+        );
     }
     return {
       ...synthesized,
       ...rewritten,
       LEAD_MS: TEST_LEAD_MS,
-      ...emulatedLambdaEnv({ awsEndpoint: proxy!.endpoint, region: REGION, runtime: fn.runtime, functionName: fn.logicalId, memoryMb: fn.memorySize ?? 128, taskRoot: fn.assetDir }),
+      ...emulatedLambdaEnv({
+        awsEndpoint: proxy!.endpoint,
+        region: REGION,
+        runtime: fn.runtime,
+        functionName: fn.logicalId,
+        memoryMb: fn.memorySize ?? 128,
+        taskRoot: fn.assetDir,
+      }),
     };
   }
 
@@ -224,7 +270,9 @@ describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
   }
 
   async function keys(prefix: string): Promise<string[]> {
-    return ((await s3.send(new ListObjectsV2Command({ Bucket: RESULTS_BUCKET, Prefix: prefix }))).Contents ?? []).map((o) => o.Key!);
+    return ((await s3.send(new ListObjectsV2Command({ Bucket: RESULTS_BUCKET, Prefix: prefix }))).Contents ?? []).map(
+      (o) => o.Key!,
+    );
   }
 
   beforeAll(async () => {
@@ -235,7 +283,11 @@ describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
     if (synth.status === 'rejected') throw synth.reason;
     if (emulator.status === 'rejected') throw emulator.reason;
     const a = app!;
-    functions = { ingest: a.fn(/\/Ingest\/Resource$/), fire: a.fn(/\/Fire\/Resource$/), collect: a.fn(/\/Collect\/Resource$/) };
+    functions = {
+      ingest: a.fn(/\/Ingest\/Resource$/),
+      fire: a.fn(/\/Fire\/Resource$/),
+      collect: a.fn(/\/Collect\/Resource$/),
+    };
 
     s3 = new S3Client(awsClientConfig(moto!.endpoint));
     sqs = new SQSClient(awsClientConfig(moto!.endpoint));
@@ -248,7 +300,11 @@ describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
       replay: await createQueue(sqs, 'replay', { visibilityTimeoutSeconds: 120 }),
       collect: await createQueue(sqs, 'collect', { visibilityTimeoutSeconds: 60 }),
     };
-    await notifyQueueOnObjectCreated(s3, { bucket: CAPTURE_BUCKET, queueArn: queues.ingest.arn, prefix: 'datacapture/' });
+    await notifyQueueOnObjectCreated(s3, {
+      bucket: CAPTURE_BUCKET,
+      queueArn: queues.ingest.arn,
+      prefix: 'datacapture/',
+    });
     targetName = (JSON.parse(String(functions.ingest.environment.TARGETS_JSON)) as { name: string }[])[0]!.name;
   }, SYNTH_TEST_TIMEOUT_MS);
 
@@ -267,8 +323,11 @@ describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
       expect(code).toMatch(/\/\/# sourceMappingURL=index\.js\.map\s*$/);
       expect(JSON.parse(readFileSync(join(fn.assetDir, 'index.js.map'), 'utf8'))).toHaveProperty('mappings');
       // The AWS SDK is inside (bundleAwsSDK), not left to the Lambda runtime's copy.
-      expect(code, `${fn.path} requires the AWS SDK from outside the bundle`).not.toMatch(/require\("@aws-sdk\/client-/);
-      for (const name of ['RESULTS_BUCKET', 'REPLAY_QUEUE_URL', 'COLLECT_QUEUE_URL', 'TARGETS_JSON']) expect(fn.environment, fn.path).toHaveProperty(name);
+      expect(code, `${fn.path} requires the AWS SDK from outside the bundle`).not.toMatch(
+        /require\("@aws-sdk\/client-/,
+      );
+      for (const name of ['RESULTS_BUCKET', 'REPLAY_QUEUE_URL', 'COLLECT_QUEUE_URL', 'TARGETS_JSON'])
+        expect(fn.environment, fn.path).toHaveProperty(name);
     }
   });
 
@@ -278,7 +337,11 @@ describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
     const delivered = await drainQueue(sqs, queues.ingest.url, { count: 2, timeoutMs: 15_000 });
     expect(delivered.map((m) => m.Body).join('\n')).toContain(CAPTURE_KEY.split('/').pop()!);
 
-    const inv = await invokeBundle(functions.ingest, environmentOf(functions.ingest), sqsEvent(delivered, queues.ingest.arn));
+    const inv = await invokeBundle(
+      functions.ingest,
+      environmentOf(functions.ingest),
+      sqsEvent(delivered, queues.ingest.arn),
+    );
     expectCleanInvocation(functions.ingest, inv);
 
     // The run, by its ingest report (what users read); then its record (the pipeline's state).
@@ -286,9 +349,16 @@ describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
     expect(reports, inv.logs).toHaveLength(1);
     runId = reports[0]!.slice('runs/'.length, -'/ingest_report.json'.length);
     expect(reports[0]).toBe(`${runPrefix(runId)}ingest_report.json`);
-    const run = JSON.parse(await text(RESULTS_BUCKET, runRecordKey(runId))) as { runId: string; shards: { shardId: string; requests: number }[]; targets: string[] };
+    const run = JSON.parse(await text(RESULTS_BUCKET, runRecordKey(runId))) as {
+      runId: string;
+      shards: { shardId: string; requests: number }[];
+      targets: string[];
+    };
     expect(run).toMatchObject({ runId, targets: [targetName] });
-    const report = JSON.parse(await text(RESULTS_BUCKET, reports[0]!)) as { files: { file: string }[]; totals: { accepted: number } };
+    const report = JSON.parse(await text(RESULTS_BUCKET, reports[0]!)) as {
+      files: { file: string }[];
+      totals: { accepted: number };
+    };
     expect(report.files[0]!.file).toBe(`s3://${CAPTURE_BUCKET}/${CAPTURE_KEY}`);
     accepted = report.totals.accepted;
     expect(accepted).toBeGreaterThan(0);
@@ -303,7 +373,11 @@ describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
 
   it('fire bundle: shard messages from the queue reach the mock target, and each shard leaves its results', async () => {
     expect(shardMessages.length, 'needs the shard messages of the ingest step').toBeGreaterThan(0);
-    const byDue = [...shardMessages].sort((a, b) => (BigInt((JSON.parse(a.Body!) as ShardBody).firstDueNs) < BigInt((JSON.parse(b.Body!) as ShardBody).firstDueNs) ? -1 : 1));
+    const byDue = [...shardMessages].sort((a, b) =>
+      BigInt((JSON.parse(a.Body!) as ShardBody).firstDueNs) < BigInt((JSON.parse(b.Body!) as ShardBody).firstDueNs)
+        ? -1
+        : 1,
+    );
     const [first, ...rest] = byDue as [Message, ...Message[]];
     const firstBody = JSON.parse(first.Body!) as ShardBody;
 
@@ -316,13 +390,18 @@ describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
 
     // The rest as one batch, as the event source mapping would deliver them.
     if (rest.length > 0) {
-      const batch = await invokeBundle(functions.fire, environmentOf(functions.fire), sqsEvent(rest, queues.replay.arn));
+      const batch = await invokeBundle(
+        functions.fire,
+        environmentOf(functions.fire),
+        sqsEvent(rest, queues.replay.arn),
+      );
       expectCleanInvocation(functions.fire, batch);
     }
     expect(mock!.requests).toHaveLength(accepted);
     expect(new Set(mock!.requests.map((r) => r.headers['x-request-id'])).size).toBe(accepted);
     const written = await keys('');
-    for (const m of shardMessages) expect(written).toContain(resultsKey(runId, targetName, (JSON.parse(m.Body!) as ShardBody).shardId));
+    for (const m of shardMessages)
+      expect(written).toContain(resultsKey(runId, targetName, (JSON.parse(m.Body!) as ShardBody).shardId));
   }, 90_000);
 
   it('collect bundle: the collect message fire sent finalises the run into run_manifest.json', async () => {
@@ -330,26 +409,53 @@ describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
     // On the collect queue: the ingest's deadline message (it re-delays itself when received
     // early) and the one the last shard's worker sent, asking for collection now.
     const delivered = await drainQueue(sqs, queues.collect.url, { count: 2, timeoutMs: 15_000 });
-    const bodies = delivered.map((m) => JSON.parse(m.Body!) as { kind: string; runId: string; target: string; notBeforeNs: string });
-    expect(bodies.every((b) => b.kind === 'collect' && b.runId === runId && b.target === targetName), JSON.stringify(bodies)).toBe(true);
-    expect(bodies.filter((b) => BigInt(b.notBeforeNs) > BigInt(Date.now()) * 1_000_000n), 'the deadline message').toHaveLength(1);
+    const bodies = delivered.map(
+      (m) => JSON.parse(m.Body!) as { kind: string; runId: string; target: string; notBeforeNs: string },
+    );
+    expect(
+      bodies.every((b) => b.kind === 'collect' && b.runId === runId && b.target === targetName),
+      JSON.stringify(bodies),
+    ).toBe(true);
+    expect(
+      bodies.filter((b) => BigInt(b.notBeforeNs) > BigInt(Date.now()) * 1_000_000n),
+      'the deadline message',
+    ).toHaveLength(1);
     const message = delivered[bodies.findIndex((b) => b.notBeforeNs === '0')];
     expect(message, `no collect-now message from the fire bundle: ${JSON.stringify(bodies)}`).toBeDefined();
 
-    const inv = await invokeBundle(functions.collect, environmentOf(functions.collect), sqsEvent([message!], queues.collect.arn));
+    const inv = await invokeBundle(
+      functions.collect,
+      environmentOf(functions.collect),
+      sqsEvent([message!], queues.collect.arn),
+    );
     expectCleanInvocation(functions.collect, inv);
     const manifest = JSON.parse(await text(RESULTS_BUCKET, `${targetPrefix(runId, targetName)}run_manifest.json`));
     expect(manifest, inv.logs).toMatchObject({ scheduled: accepted, succeeded: accepted, failed: 0, balanced: true });
-    const records = (await text(RESULTS_BUCKET, `${targetPrefix(runId, targetName)}profile_export.jsonl`)).trim().split('\n');
+    const records = (await text(RESULTS_BUCKET, `${targetPrefix(runId, targetName)}profile_export.jsonl`))
+      .trim()
+      .split('\n');
     expect(records).toHaveLength(accepted);
     // The run's CloudWatch metrics, written by the bundled Powertools Metrics on standard output as EMF (issue 34).
     const docs = emfLines([inv.logs]);
-    expect(docs.flatMap((d) => emfProblems(d)), inv.logs).toEqual([]);
-    expect(docs.find((d) => d.Target === targetName), inv.logs).toMatchObject({ Stack: String(functions.collect.environment.STACK_NAME), RequestsScheduled: accepted, RequestsSucceeded: accepted, RequestsLost: 0 });
+    expect(
+      docs.flatMap((d) => emfProblems(d)),
+      inv.logs,
+    ).toEqual([]);
+    expect(
+      docs.find((d) => d.Target === targetName),
+      inv.logs,
+    ).toMatchObject({
+      Stack: String(functions.collect.environment.STACK_NAME),
+      RequestsScheduled: accepted,
+      RequestsSucceeded: accepted,
+      RequestsLost: 0,
+    });
   }, 60_000);
 
   it('the bundles reached S3 through AWS_ENDPOINT_URL, path-style (S3_FORCE_PATH_STYLE=true), with the SDK we test', async () => {
-    const s3Requests = proxy!.seen.filter((r) => r.path.startsWith(`/${RESULTS_BUCKET}`) || r.path.startsWith(`/${CAPTURE_BUCKET}`));
+    const s3Requests = proxy!.seen.filter(
+      (r) => r.path.startsWith(`/${RESULTS_BUCKET}`) || r.path.startsWith(`/${CAPTURE_BUCKET}`),
+    );
     expect(s3Requests.length).toBeGreaterThan(0);
     // Virtual-hosted addressing would have sent Host: results-bucket.localhost:<port> (or failed to resolve it).
     expect(new Set(proxy!.seen.map((r) => r.host))).toEqual(new Set([proxy!.host]));

@@ -29,13 +29,20 @@ afterAll(async () => {
 });
 
 /** One run of 200 requests 1 ms apart with the loop blocked for 60 ms: connections opened before the block and while catching up. */
-async function stalledRun(): Promise<{ beforeCatchUp: number; opened: number; allSucceeded: boolean; overdue: number }> {
+async function stalledRun(): Promise<{
+  beforeCatchUp: number;
+  opened: number;
+  allSucceeded: boolean;
+  overdue: number;
+}> {
   const target = createOpenAITarget({ name: 'mock', baseUrl: mock.url, timeoutMs: 10_000, clock: systemClock });
   let connected = 0;
   const onConnected = () => connected++;
   subscribe('undici:client:connected', onConnected);
   try {
-    const requests = Array.from({ length: 200 }, (_, i) => scheduledRequest(i, i, { body: Buffer.from(`{"messages":[{"role":"user","content":"q${i}"}],"max_tokens":1}`) }));
+    const requests = Array.from({ length: 200 }, (_, i) =>
+      scheduledRequest(i, i, { body: Buffer.from(`{"messages":[{"role":"user","content":"q${i}"}],"max_tokens":1}`) }),
+    );
     const startNs = systemClock.nowNs() + 200_000_000n;
     let beforeCatchUp = -1;
     const block = setTimeout(() => {
@@ -43,12 +50,23 @@ async function stalledRun(): Promise<{ beforeCatchUp: number; opened: number; al
       while (performance.now() < until);
       beforeCatchUp = connected;
     }, 300);
-    const outcomes = await runFireLoop(requests, { runId: 'catch-up', target, clock: systemClock, startNs, workerId: 'w' });
+    const outcomes = await runFireLoop(requests, {
+      runId: 'catch-up',
+      target,
+      clock: systemClock,
+      startNs,
+      workerId: 'w',
+    });
     clearTimeout(block);
     const lags = outcomes.map((o) => Number(o.result!.requestStartNs - o.scheduledNs) / 1e6);
     const opened = connected - beforeCatchUp;
     console.log(`connections: ${beforeCatchUp} before the block, ${opened} while catching up`);
-    return { beforeCatchUp, opened, allSucceeded: outcomes.every((o) => o.result?.error === null), overdue: lags.filter((lag) => lag > 20).length };
+    return {
+      beforeCatchUp,
+      opened,
+      allSucceeded: outcomes.every((o) => o.result?.error === null),
+      overdue: lags.filter((lag) => lag > 20).length,
+    };
   } finally {
     unsubscribe('undici:client:connected', onConnected);
     await target.close();
@@ -63,7 +81,9 @@ describe('catching up after a stall', () => {
     // 4-10 then; 0-31 in 41 runs alone on 2026-11-27 (3 above 20), and 25-33 in four attempts right after
     // the other tiers of two fresh-clone runs. The responses must come back within the stall:
     // a run that misses is run once more (timing.ts).
-    const { result } = await retryTimingOnce('catch-up', stalledRun, (r) => (r.opened < OPENED_AT_MOST ? [] : [`${r.opened} connections opened while catching up`]));
+    const { result } = await retryTimingOnce('catch-up', stalledRun, (r) =>
+      r.opened < OPENED_AT_MOST ? [] : [`${r.opened} connections opened while catching up`],
+    );
     expect(result.allSucceeded).toBe(true);
     // The block made ~60 requests overdue at once.
     expect(result.overdue).toBeGreaterThan(30);

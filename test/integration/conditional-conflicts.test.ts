@@ -6,15 +6,41 @@
  * (test/support/s3-conflicts.ts): a 409 is no verdict, so the shard must still be claimed,
  * fired once and its results written; in mirror mode the hour's roll-up must still merge.
  */
-import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ENV } from '../../lambdas/runtime/config';
-import { clientConfig, deployStateful, errorsOf, FUNCTIONS, json, show, startFunctions, synthesizeStack, waitForObject, type FnName, type Running, type Variant } from '../support/iam/deployment';
-import { createUserWithPolicy, motoCompatibleS3Signing, setMotoEnforcement, UNAUTHENTICATED, withMotoBatchShim, type Credentials } from '../support/iam/moto-iam';
+import {
+  clientConfig,
+  deployStateful,
+  errorsOf,
+  FUNCTIONS,
+  json,
+  show,
+  startFunctions,
+  synthesizeStack,
+  waitForObject,
+  type FnName,
+  type Running,
+  type Variant,
+} from '../support/iam/deployment';
+import {
+  createUserWithPolicy,
+  motoCompatibleS3Signing,
+  setMotoEnforcement,
+  UNAUTHENTICATED,
+  withMotoBatchShim,
+  type Credentials,
+} from '../support/iam/moto-iam';
 import { functionPolicies, logicalIds } from '../support/iam/template-policies';
 import { faultCaptureLine } from '../support/fault-server';
 import { describeWithMoto, startMoto, type Moto } from '../support/moto';
@@ -38,7 +64,8 @@ describeWithMoto('S3 409 ConditionalRequestConflict: retried, not taken as a los
     readFileSync(join(logDir, 'mock.jsonl'), 'utf8')
       .split('\n')
       .filter((l) => l !== '');
-  const denials = () => running.flatMap((r) => r.calls.filter((c) => c.status === 403).map((c) => `${r.name}: ${show(c)} ${c.errorName}`));
+  const denials = () =>
+    running.flatMap((r) => r.calls.filter((c) => c.status === 403).map((c) => `${r.name}: ${show(c)} ${c.errorName}`));
   const exists = async (key: string) => {
     try {
       await (await operator.send(new GetObjectCommand({ Bucket: results, Key: key }))).Body!.transformToByteArray();
@@ -47,22 +74,52 @@ describeWithMoto('S3 409 ConditionalRequestConflict: retried, not taken as a los
       return false;
     }
   };
-  const keysUnder = async (prefix: string) => ((await operator.send(new ListObjectsV2Command({ Bucket: results, Prefix: prefix }))).Contents ?? []).map((o) => o.Key!);
+  const keysUnder = async (prefix: string) =>
+    ((await operator.send(new ListObjectsV2Command({ Bucket: results, Prefix: prefix }))).Contents ?? []).map(
+      (o) => o.Key!,
+    );
 
   beforeAll(async () => {
     moto = await startMoto({ env: { INITIAL_NO_AUTH_ACTION_COUNT: '0' } });
     logDir = mkdtempSync(join(tmpdir(), 'conflicts-'));
-    mock = await startMockProcess(['--ttft-ms', '5', '--itl-ms', '2', '--output-tokens', '4', '--log', join(logDir, 'mock.jsonl')]);
+    mock = await startMockProcess([
+      '--ttft-ms',
+      '5',
+      '--itl-ms',
+      '2',
+      '--output-tokens',
+      '4',
+      '--log',
+      join(logDir, 'mock.jsonl'),
+    ]);
     // Setup window: enforcement off while the users and the stateful resources are created.
     await setMotoEnforcement(moto.endpoint, false);
     const setup = clientConfig(moto.endpoint, UNAUTHENTICATED);
     await new S3Client(setup).send(new CreateBucketCommand({ Bucket: CAPTURE_BUCKET }));
-    const template = await synthesizeStack({ captureBucket: CAPTURE_BUCKET, capturePrefix: 'datacapture/', targets: [{ name: 'A', url: mock.url }], leadSeconds: 5, graceSeconds: 30, requestTimeoutSeconds: 60 });
+    const template = await synthesizeStack({
+      captureBucket: CAPTURE_BUCKET,
+      capturePrefix: 'datacapture/',
+      targets: [{ name: 'A', url: mock.url }],
+      leadSeconds: 5,
+      graceSeconds: 30,
+      requestTimeoutSeconds: 60,
+    });
     const deployment = await deployStateful(template, new S3Client(setup), new SQSClient(setup));
     results = deployment.resolver.resources[logicalIds(template, 'AWS::S3::Bucket', 'StatefulResults')[0]!]!.Ref;
     const users = new Map<FnName, Credentials>();
-    for (const f of FUNCTIONS) users.set(f.name, await createUserWithPolicy(moto.endpoint, UNAUTHENTICATED, `fn-${f.name}`, withMotoBatchShim(functionPolicies(template, f.prefix, deployment.resolver).statements)));
-    const operatorCreds = await createUserWithPolicy(moto.endpoint, UNAUTHENTICATED, 'operator', [{ Effect: 'Allow', Action: '*', Resource: '*' }]);
+    for (const f of FUNCTIONS)
+      users.set(
+        f.name,
+        await createUserWithPolicy(
+          moto.endpoint,
+          UNAUTHENTICATED,
+          `fn-${f.name}`,
+          withMotoBatchShim(functionPolicies(template, f.prefix, deployment.resolver).statements),
+        ),
+      );
+    const operatorCreds = await createUserWithPolicy(moto.endpoint, UNAUTHENTICATED, 'operator', [
+      { Effect: 'Allow', Action: '*', Resource: '*' },
+    ]);
     await setMotoEnforcement(moto.endpoint, true);
     operator = new S3Client(clientConfig(moto.endpoint, operatorCreds));
     motoCompatibleS3Signing(operator, operatorCreds);
@@ -83,8 +140,22 @@ describeWithMoto('S3 409 ConditionalRequestConflict: retried, not taken as a los
   });
 
   it('file mode: every shard claim and results write first answered 409 is retried: each shard fired once, its results written', async () => {
-    await operator.send(new PutObjectCommand({ Bucket: CAPTURE_BUCKET, Key: 'datacapture/demo-endpoint/AllTraffic/2026/04/29/00/conflicts.jsonl', Body: readFileSync(SAMPLE) }));
-    const manifestKey = await waitForObject(operator, results, 'runs/', '/A/run_manifest.json', 60_000, () => `denied: ${denials().join('; ') || 'none'}; 409s: ${injected.get('fire')?.keys.join(', ')}; ${errorsOf(running)}`);
+    await operator.send(
+      new PutObjectCommand({
+        Bucket: CAPTURE_BUCKET,
+        Key: 'datacapture/demo-endpoint/AllTraffic/2026/04/29/00/conflicts.jsonl',
+        Body: readFileSync(SAMPLE),
+      }),
+    );
+    const manifestKey = await waitForObject(
+      operator,
+      results,
+      'runs/',
+      '/A/run_manifest.json',
+      60_000,
+      () =>
+        `denied: ${denials().join('; ') || 'none'}; 409s: ${injected.get('fire')?.keys.join(', ')}; ${errorsOf(running)}`,
+    );
     const runId = manifestKey.split('/')[1]!;
     const manifest = await json(operator, results, manifestKey);
     expect(manifest).toMatchObject({ failed: 0, balanced: true });
@@ -98,13 +169,23 @@ describeWithMoto('S3 409 ConditionalRequestConflict: retried, not taken as a los
     const claims = fire.filter((k) => k.includes('/_claims/'));
     const written = fire.filter((k) => k.includes('/_results/'));
     expect(claims.length).toBeGreaterThan(0);
-    expect(written.map((k) => k.split('/').pop()!.replace(/\.jsonl$/, '')).sort()).toEqual(claims.map((k) => k.split('/').pop()!).sort());
+    expect(
+      written
+        .map((k) =>
+          k
+            .split('/')
+            .pop()!
+            .replace(/\.jsonl$/, ''),
+        )
+        .sort(),
+    ).toEqual(claims.map((k) => k.split('/').pop()!).sort());
     expect((await keysUnder(`work/${runId}/A/_claims/`)).sort()).toEqual([...claims].sort());
     for (const key of written) expect(await exists(key), key).toBe(true);
 
     await Promise.all(running.map((r) => r.source.idle(2500)));
     expect(denials()).toEqual([]);
-    for (const r of running) expect(r.source.stats.handlerErrors + r.source.stats.failedRecords, `${r.name}: ${errorsOf([r])}`).toBe(0);
+    for (const r of running)
+      expect(r.source.stats.handlerErrors + r.source.stats.failedRecords, `${r.name}: ${errorsOf([r])}`).toBe(0);
   }, 120_000);
 
   it("mirror mode: the hour roll-up's conditional writes first answered 409 are retried and the run is in the hour", async () => {
@@ -112,17 +193,37 @@ describeWithMoto('S3 409 ConditionalRequestConflict: retried, not taken as a los
     variants.ingest = { env: { [ENV.mode]: 'mirror', [ENV.lagMs]: '6000' } };
     const t0 = Math.floor(Date.now() / 1000) * 1000 - 1000;
     const before = mockRequests().length;
-    const lines = [faultCaptureLine(1, 'ok', { timeMs: t0, prompt: 'c-1' }), faultCaptureLine(2, 'ok', { timeMs: t0 + 1000, prompt: 'c-2' })];
-    await operator.send(new PutObjectCommand({ Bucket: CAPTURE_BUCKET, Key: 'datacapture/demo-endpoint/AllTraffic/mirror-conflicts.jsonl', Body: lines.join('\n') + '\n' }));
+    const lines = [
+      faultCaptureLine(1, 'ok', { timeMs: t0, prompt: 'c-1' }),
+      faultCaptureLine(2, 'ok', { timeMs: t0 + 1000, prompt: 'c-2' }),
+    ];
+    await operator.send(
+      new PutObjectCommand({
+        Bucket: CAPTURE_BUCKET,
+        Key: 'datacapture/demo-endpoint/AllTraffic/mirror-conflicts.jsonl',
+        Body: lines.join('\n') + '\n',
+      }),
+    );
     const hour = new Date(t0).toISOString().slice(0, 13);
-    const hourly = await waitForObject(operator, results, `hours/${hour}/`, '/A/run_manifest.json', 60_000, () => `409s: ${injected.get('collect')?.keys.join(', ')}; ${errorsOf(running)}`);
+    const hourly = await waitForObject(
+      operator,
+      results,
+      `hours/${hour}/`,
+      '/A/run_manifest.json',
+      60_000,
+      () => `409s: ${injected.get('collect')?.keys.join(', ')}; ${errorsOf(running)}`,
+    );
     expect(await json(operator, results, hourly)).toMatchObject({ scheduled: 2, succeeded: 2, balanced: true });
     expect(mockRequests().length - before).toBe(2);
     const state = `hours/${hour}/A/`;
-    expect(injected.get('collect')!.keys.filter((k) => k.startsWith(state)).length, 'the roll-up state met a 409').toBeGreaterThan(0);
+    expect(
+      injected.get('collect')!.keys.filter((k) => k.startsWith(state)).length,
+      'the roll-up state met a 409',
+    ).toBeGreaterThan(0);
     delete variants.ingest;
     await Promise.all(running.map((r) => r.source.idle(2500)));
     expect(denials()).toEqual([]);
-    for (const r of running) expect(r.source.stats.handlerErrors + r.source.stats.failedRecords, `${r.name}: ${errorsOf([r])}`).toBe(0);
+    for (const r of running)
+      expect(r.source.stats.handlerErrors + r.source.stats.failedRecords, `${r.name}: ${errorsOf([r])}`).toBe(0);
   }, 120_000);
 });

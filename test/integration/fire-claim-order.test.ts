@@ -61,19 +61,34 @@ describeWithMoto('fire: the target and its key resolved before the claim (moto, 
     });
     const handler = makeFireHandler(() => deps);
     // Due in 1.5 s: too soon for the warm-up's rehearsal, so the test waits for nothing else.
-    const [body] = await shardBodies({ runId: 'run-claim', target: 'A', requests: chatRequests(5, 20), startNs: BigInt(Date.now() + 1_500) * 1_000_000n, leadMs: 5000, store: deps.store });
+    const [body] = await shardBodies({
+      runId: 'run-claim',
+      target: 'A',
+      requests: chatRequests(5, 20),
+      startNs: BigInt(Date.now() + 1_500) * 1_000_000n,
+      leadMs: 5000,
+      store: deps.store,
+    });
     const event = sqsEventOf([body!]);
     const { shardId } = JSON.parse(body!) as { shardId: string };
 
     // Every record of the batch failed: Powertools fails the invocation, and SQS delivers the batch again.
     await expect(handler(event, context)).rejects.toThrow(/All records failed/);
-    expect(await deps.store.get(claimKey('run-claim', 'A', shardId)), 'a claim taken although the shard could not fire').toBeNull();
+    expect(
+      await deps.store.get(claimKey('run-claim', 'A', shardId)),
+      'a claim taken although the shard could not fire',
+    ).toBeNull();
 
     await secrets.send(new CreateSecretCommand({ Name: SECRET, SecretString: 'k1' }));
     expect(await handler(event, context)).toEqual({ batchItemFailures: [] });
     const seen = (await (await fetch(`${server.url}/_seen`)).json()) as SeenRequest[];
     expect(seen).toEqual(Array.from({ length: 5 }, () => ({ key: 'k1', status: 200 })));
-    const lines = new TextDecoder().decode((await deps.store.get(resultsKey('run-claim', 'A', shardId)))!).trim().split('\n');
-    expect(lines.map((l) => (JSON.parse(l) as { kind: string }).kind)).toEqual(Array.from({ length: 5 }, () => 'record'));
+    const lines = new TextDecoder()
+      .decode((await deps.store.get(resultsKey('run-claim', 'A', shardId)))!)
+      .trim()
+      .split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { kind: string }).kind)).toEqual(
+      Array.from({ length: 5 }, () => 'record'),
+    );
   }, 60_000);
 });

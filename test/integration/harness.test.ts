@@ -5,13 +5,25 @@
  * failures and whole-batch retries, its batching window, and redrive to the dead-letter queue.
  */
 import { GetObjectCommand, ListBucketsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { ListQueuesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ListQueuesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { S3Event, SQSRecord } from 'aws-lambda';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { S3ObjectStore } from '../../lambdas/adapters/aws/s3-object-store';
 import { SqsQueue } from '../../lambdas/adapters/aws/sqs-queue';
-import { createBucket, createQueue, createQueueWithDlq, drainQueue, notifyQueueOnObjectCreated } from '../support/aws-fixtures';
+import {
+  createBucket,
+  createQueue,
+  createQueueWithDlq,
+  drainQueue,
+  notifyQueueOnObjectCreated,
+} from '../support/aws-fixtures';
 import { awsClientConfig, describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { startSqsEventSource } from '../support/sqs-event-source';
 
@@ -80,13 +92,17 @@ describeWithMoto('emulated AWS behaves as the pipeline needs', () => {
   it('S3 conditional create (If-None-Match: *): the first put wins, the second gets 412 PreconditionFailed', async () => {
     const bucket = await createBucket(s3, 'claims-raw');
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'claim', Body: 'worker-1', IfNoneMatch: '*' }));
-    const second = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'claim', Body: 'worker-2', IfNoneMatch: '*' })).then(
-      () => undefined,
-      (error: unknown) => error as { name: string; $metadata?: { httpStatusCode?: number } },
-    );
+    const second = await s3
+      .send(new PutObjectCommand({ Bucket: bucket, Key: 'claim', Body: 'worker-2', IfNoneMatch: '*' }))
+      .then(
+        () => undefined,
+        (error: unknown) => error as { name: string; $metadata?: { httpStatusCode?: number } },
+      );
     expect(second?.name).toBe('PreconditionFailed');
     expect(second?.$metadata?.httpStatusCode).toBe(412);
-    const body = await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'claim' }))).Body!.transformToString();
+    const body = await (
+      await s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'claim' }))
+    ).Body!.transformToString();
     expect(body).toBe('worker-1');
   });
 
@@ -132,7 +148,11 @@ describeWithMoto('emulated AWS behaves as the pipeline needs', () => {
       visibilityTimeoutSeconds: 1,
       handler: async (event) => {
         seen.push(...event.Records);
-        return { batchItemFailures: event.Records.filter((r) => r.body === 'poison').map((r) => ({ itemIdentifier: r.messageId })) };
+        return {
+          batchItemFailures: event.Records.filter((r) => r.body === 'poison').map((r) => ({
+            itemIdentifier: r.messageId,
+          })),
+        };
       },
     });
     try {
@@ -142,7 +162,10 @@ describeWithMoto('emulated AWS behaves as the pipeline needs', () => {
           Entries: ['good-1', 'poison', 'good-2'].map((body, i) => ({
             Id: String(i),
             MessageBody: body,
-            MessageAttributes: { kind: { DataType: 'String', StringValue: body }, raw: { DataType: 'Binary', BinaryValue: Uint8Array.of(0, 255) } },
+            MessageAttributes: {
+              kind: { DataType: 'String', StringValue: body },
+              raw: { DataType: 'Binary', BinaryValue: Uint8Array.of(0, 255) },
+            },
           })),
         }),
       );
@@ -165,19 +188,41 @@ describeWithMoto('emulated AWS behaves as the pipeline needs', () => {
     expect(bodies.filter((b) => b === 'good-2')).toHaveLength(1);
     const poison = seen.filter((r) => r.body === 'poison');
     expect(poison.map((r) => r.attributes.ApproximateReceiveCount)).toEqual(['1', '2']);
-    expect(source.stats).toMatchObject({ records: 4, succeededRecords: 2, failedRecords: 2, handlerErrors: 0, invalidResponses: 0, deleteErrors: 0 });
+    expect(source.stats).toMatchObject({
+      records: 4,
+      succeededRecords: 2,
+      failedRecords: 2,
+      handlerErrors: 0,
+      invalidResponses: 0,
+      deleteErrors: 0,
+    });
 
     const first = seen[0]!;
     expect(first).toMatchObject({ eventSource: 'aws:sqs', eventSourceARN: q.arn, awsRegion: 'us-east-1' });
     expect(first.md5OfBody).toBe(createHash('md5').update(first.body).digest('hex'));
     expect(Number(first.attributes.SentTimestamp)).toBeGreaterThan(1_700_000_000_000);
-    expect(first.messageAttributes.kind).toEqual({ dataType: 'String', stringValue: first.body, stringListValues: [], binaryListValues: [] });
-    expect(first.messageAttributes.raw).toEqual({ dataType: 'Binary', binaryValue: 'AP8=', stringListValues: [], binaryListValues: [] });
+    expect(first.messageAttributes.kind).toEqual({
+      dataType: 'String',
+      stringValue: first.body,
+      stringListValues: [],
+      binaryListValues: [],
+    });
+    expect(first.messageAttributes.raw).toEqual({
+      dataType: 'Binary',
+      binaryValue: 'AP8=',
+      stringListValues: [],
+      binaryListValues: [],
+    });
   });
 
   it('event source: a handler that throws leaves the whole batch for redelivery', async () => {
     const { url } = await createQueue(sqs, 'throws');
-    await sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: ['a', 'b'].map((body) => ({ Id: body, MessageBody: body })) }));
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: url,
+        Entries: ['a', 'b'].map((body) => ({ Id: body, MessageBody: body })),
+      }),
+    );
     const calls: string[][] = [];
     const source = await startSqsEventSource({
       client: sqs,
@@ -210,7 +255,8 @@ describeWithMoto('emulated AWS behaves as the pipeline needs', () => {
       queueUrl: url,
       batchSize: 1,
       visibilityTimeoutSeconds: 1,
-      handler: async () => (++calls === 1 ? { batchItemFailures: [{ itemIdentifier: 'not-a-message-id' }] } : undefined),
+      handler: async () =>
+        ++calls === 1 ? { batchItemFailures: [{ itemIdentifier: 'not-a-message-id' }] } : undefined,
     });
     try {
       await until(async () => (source.stats.succeededRecords >= 1 ? true : undefined), 15_000, 'the retried message');
@@ -224,7 +270,9 @@ describeWithMoto('emulated AWS behaves as the pipeline needs', () => {
   it('event source: rejects a batch size Lambda would not accept', async () => {
     const { url } = await createQueue(sqs, 'sizes');
     for (const batchSize of [0, 11, 2.5]) {
-      await expect(startSqsEventSource({ client: sqs, queueUrl: url, batchSize, handler: async () => undefined })).rejects.toThrow(/batchSize must be an integer from 1 to 10/);
+      await expect(
+        startSqsEventSource({ client: sqs, queueUrl: url, batchSize, handler: async () => undefined }),
+      ).rejects.toThrow(/batchSize must be an integer from 1 to 10/);
     }
   });
 
@@ -242,15 +290,24 @@ describeWithMoto('emulated AWS behaves as the pipeline needs', () => {
     });
     const send = async (...bodies: string[]) => {
       const at = Date.now();
-      await sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: bodies.map((body) => ({ Id: body, MessageBody: body })) }));
+      await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: url,
+          Entries: bodies.map((body) => ({ Id: body, MessageBody: body })),
+        }),
+      );
       return at;
     };
-    const handled = (n: number) => until(async () => (source.stats.succeededRecords >= n ? true : undefined), 30_000, `${n} records handled`);
+    const handled = (n: number) =>
+      until(async () => (source.stats.succeededRecords >= n ? true : undefined), 30_000, `${n} records handled`);
     return { source, calls, send, handled };
   }
 
   it('event source with a batching window: messages arriving within the window are one invocation, after the window', async () => {
-    const { source, calls, send, handled } = await windowed('window-gathers', { batchSize: 10, batchingWindowMs: 3000 });
+    const { source, calls, send, handled } = await windowed('window-gathers', {
+      batchSize: 10,
+      batchingWindowMs: 3000,
+    });
     try {
       const first = await send('a');
       await sleep(400);
@@ -305,7 +362,9 @@ describeWithMoto('emulated AWS behaves as the pipeline needs', () => {
   it('event source: rejects a batching window Lambda would not accept', async () => {
     const { url } = await createQueue(sqs, 'windows');
     for (const batchingWindowMs of [-1, 300_001, Number.NaN]) {
-      await expect(startSqsEventSource({ client: sqs, queueUrl: url, batchingWindowMs, handler: async () => undefined })).rejects.toThrow(/batchingWindowMs must be from 0 to 300000/);
+      await expect(
+        startSqsEventSource({ client: sqs, queueUrl: url, batchingWindowMs, handler: async () => undefined }),
+      ).rejects.toThrow(/batchingWindowMs must be from 0 to 300000/);
     }
   });
 

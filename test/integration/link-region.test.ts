@@ -34,9 +34,16 @@ describeWithMoto('link to an object in another Region', () => {
 
   beforeAll(async () => {
     moto = await startMoto();
-    Object.assign(process.env, { AWS_ENDPOINT_URL: moto.endpoint, AWS_ACCESS_KEY_ID: 'testing', AWS_SECRET_ACCESS_KEY: 'testing', AWS_REGION: 'us-east-1' });
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL: moto.endpoint,
+      AWS_ACCESS_KEY_ID: 'testing',
+      AWS_SECRET_ACCESS_KEY: 'testing',
+      AWS_REGION: 'us-east-1',
+    });
     const west = new S3Client({ region: 'us-west-2', endpoint: moto.endpoint, forcePathStyle: true });
-    await west.send(new CreateBucketCommand({ Bucket: BUCKET, CreateBucketConfiguration: { LocationConstraint: 'us-west-2' } }));
+    await west.send(
+      new CreateBucketCommand({ Bucket: BUCKET, CreateBucketConfiguration: { LocationConstraint: 'us-west-2' } }),
+    );
     await west.send(new PutObjectCommand({ Bucket: BUCKET, Key: KEY, Body: '<!doctype html>' }));
     west.destroy();
   });
@@ -46,7 +53,7 @@ describeWithMoto('link to an object in another Region', () => {
     await moto?.stop();
   });
 
-  it('signs the link for the bucket\'s Region, not the one the command runs in', async () => {
+  it("signs the link for the bucket's Region, not the one the command runs in", async () => {
     for (const region of [undefined, 'us-east-1']) {
       const out = sink();
       const err = sink();
@@ -69,7 +76,11 @@ describeWithMoto('link to an object in another Region', () => {
     const env = { ...process.env };
     delete process.env.AWS_REGION;
     // No profile's region and no instance metadata: the environment alone says where.
-    Object.assign(process.env, { AWS_DEFAULT_REGION: 'us-west-2', AWS_CONFIG_FILE: join(dir, 'no-config'), AWS_EC2_METADATA_DISABLED: 'true' });
+    Object.assign(process.env, {
+      AWS_DEFAULT_REGION: 'us-west-2',
+      AWS_CONFIG_FILE: join(dir, 'no-config'),
+      AWS_EC2_METADATA_DISABLED: 'true',
+    });
     try {
       const out = sink();
       const err = sink();

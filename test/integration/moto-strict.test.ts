@@ -22,7 +22,10 @@ describeWithMoto('moto as strict as S3 on conditional writes', () => {
   let store: S3ObjectStore;
 
   beforeAll(async () => {
-    if (strictMotoCommand() === null && process.env.CI === 'true') throw new Error('no Python on the PATH imports moto: the tests would run on a moto whose conditional writes are not atomic');
+    if (strictMotoCommand() === null && process.env.CI === 'true')
+      throw new Error(
+        'no Python on the PATH imports moto: the tests would run on a moto whose conditional writes are not atomic',
+      );
     moto = await startMoto({ env: { CR_MOTO_SWITCH_INTERVAL: '0.000001' } });
     s3 = new S3Client({ ...awsClientConfig(moto.endpoint), maxAttempts: 1 });
     await createBucket(s3, 'strict-bucket');
@@ -38,10 +41,16 @@ describeWithMoto('moto as strict as S3 on conditional writes', () => {
     const winners: number[] = [];
     const creators: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const { ETag } = await s3.send(new PutObjectCommand({ Bucket: 'strict-bucket', Key: 'cas', Body: `base ${round}` }));
-      const writes = await Promise.all(Array.from({ length: WRITERS }, (_, i) => store.putIfMatch('cas', `round ${round} writer ${i}`, ETag!)));
+      const { ETag } = await s3.send(
+        new PutObjectCommand({ Bucket: 'strict-bucket', Key: 'cas', Body: `base ${round}` }),
+      );
+      const writes = await Promise.all(
+        Array.from({ length: WRITERS }, (_, i) => store.putIfMatch('cas', `round ${round} writer ${i}`, ETag!)),
+      );
       winners.push(writes.filter(Boolean).length);
-      const creates = await Promise.all(Array.from({ length: WRITERS }, (_, i) => store.putIfAbsent(`new-${round}`, `creator ${i}`)));
+      const creates = await Promise.all(
+        Array.from({ length: WRITERS }, (_, i) => store.putIfAbsent(`new-${round}`, `creator ${i}`)),
+      );
       creators.push(creates.filter(Boolean).length);
     }
     expect(winners.filter((n) => n !== 1)).toEqual([]);

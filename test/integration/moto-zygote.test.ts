@@ -34,8 +34,8 @@ async function listBuckets(endpoint: string): Promise<string> {
   }
 }
 
-describeWithMoto('moto_server forked by the run\'s zygote', () => {
-  it('is the zygote\'s child in a session of its own, and takes the environment it is given, not the one before', async () => {
+describeWithMoto("moto_server forked by the run's zygote", () => {
+  it("is the zygote's child in a session of its own, and takes the environment it is given, not the one before", async () => {
     if (!strictMotoCommand()) return; // no Python that imports moto: no zygote (moto-strict.test.ts fails that under CI)
     expect(zygotePid(), `${MOTO_ZYGOTE_ENV} is set by the tier's global setup`).toBeTypeOf('number');
     const enforced = await startMoto({ env: { INITIAL_NO_AUTH_ACTION_COUNT: '0' } });
@@ -59,12 +59,15 @@ describeWithMoto('moto_server forked by the run\'s zygote', () => {
   it('exits with the process that asked for it', async () => {
     if (!strictMotoCommand()) return;
     const script = join(dir, 'ask.mts'); // an ES module outside the package: top-level await
-    writeFileSync(script, `import { forkMotoServer } from ${JSON.stringify(join(import.meta.dirname, '../support/moto-zygote.ts'))};\nconsole.log(await forkMotoServer(['-H', '127.0.0.1', '-p', '0'], {}, ${JSON.stringify(join(dir, 'stderr'))}));\nsetInterval(() => undefined, 1000);\n`);
+    writeFileSync(
+      script,
+      `import { forkMotoServer } from ${JSON.stringify(join(import.meta.dirname, '../support/moto-zygote.ts'))};\nconsole.log(await forkMotoServer(['-H', '127.0.0.1', '-p', '0'], {}, ${JSON.stringify(join(dir, 'stderr'))}));\nsetInterval(() => undefined, 1000);\n`,
+    );
     const asker = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       let out = '';
       asker.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-      await until(() => out.includes('\n'), 'the forked server\'s pid', 60_000);
+      await until(() => out.includes('\n'), "the forked server's pid", 60_000);
       const pid = Number(out.trim());
       expect(Number.isInteger(pid) && isAlive(pid), `the asker printed ${out.trim()}`).toBe(true);
       asker.kill('SIGKILL');

@@ -4,7 +4,14 @@
  * target over real HTTP. A capture file put into the capture bucket must come out as
  * AIPerf artifacts in the results bucket, each replayable request sent once, on time.
  */
-import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutBucketNotificationConfigurationCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutBucketNotificationConfigurationCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,7 +27,10 @@ import { REPO_ROOT } from '../support/processes';
 import { startSqsEventSource, type EventSource } from '../support/sqs-event-source';
 import { tolerance } from '../support/timing';
 
-const CAPTURE_FILE = join(REPO_ROOT, 'samples/datacapture/demo-endpoint/AllTraffic/2026/04/29/00/14-03-887-0a1b2c3d.jsonl');
+const CAPTURE_FILE = join(
+  REPO_ROOT,
+  'samples/datacapture/demo-endpoint/AllTraffic/2026/04/29/00/14-03-887-0a1b2c3d.jsonl',
+);
 const KEY = 'datacapture/demo-endpoint/AllTraffic/2026/04/29/00/capture file+1.jsonl';
 /** On a machine with a CPU to spare; widened with its load (test/support/timing.ts), as the other timing checks are. */
 const OFFSET_TOLERANCE_MS = 25;
@@ -37,12 +47,16 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
 
   async function queueWithDlq(name: string, visibility: number): Promise<string> {
     const dlq = (await sqs.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }))).QueueUrl!;
-    const dlqArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+    const dlqArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ['QueueArn'] })))
+      .Attributes!.QueueArn!;
     return (
       await sqs.send(
         new CreateQueueCommand({
           QueueName: name,
-          Attributes: { VisibilityTimeout: String(visibility), RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 3 }) },
+          Attributes: {
+            VisibilityTimeout: String(visibility),
+            RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 3 }),
+          },
         }),
       )
     ).QueueUrl!;
@@ -56,10 +70,13 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
   async function waitForKey(bucket: string, suffix: string, timeoutMs: number): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const keys = ((await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: 'runs/' }))).Contents ?? []).map((o) => o.Key!);
+      const keys = ((await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: 'runs/' }))).Contents ?? []).map(
+        (o) => o.Key!,
+      );
       const hit = keys.find((k) => k.endsWith(suffix));
       if (hit) return hit;
-      if (Date.now() > deadline) throw new Error(`no ${suffix} in ${bucket} after ${timeoutMs} ms; have: ${keys.join(', ')}`);
+      if (Date.now() > deadline)
+        throw new Error(`no ${suffix} in ${bucket} after ${timeoutMs} ms; have: ${keys.join(', ')}`);
       await new Promise((r) => setTimeout(r, 250));
     }
   }
@@ -74,13 +91,26 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
     ingestQueueUrl = await queueWithDlq('ingest', 60);
     const replayQueueUrl = await queueWithDlq('replay', 120);
     const collectQueueUrl = await queueWithDlq('collect', 60);
-    const ingestArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: ingestQueueUrl, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+    const ingestArn = (
+      await sqs.send(new GetQueueAttributesCommand({ QueueUrl: ingestQueueUrl, AttributeNames: ['QueueArn'] }))
+    ).Attributes!.QueueArn!;
     await s3.send(
       new PutBucketNotificationConfigurationCommand({
         Bucket: 'capture-bucket',
         NotificationConfiguration: {
           QueueConfigurations: [
-            { QueueArn: ingestArn, Events: ['s3:ObjectCreated:*'], Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: 'datacapture/' }, { Name: 'suffix', Value: '.jsonl' }] } } },
+            {
+              QueueArn: ingestArn,
+              Events: ['s3:ObjectCreated:*'],
+              Filter: {
+                Key: {
+                  FilterRules: [
+                    { Name: 'prefix', Value: 'datacapture/' },
+                    { Name: 'suffix', Value: '.jsonl' },
+                  ],
+                },
+              },
+            },
           ],
         },
       }),
@@ -100,9 +130,26 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
     mirrorDeps = createDeps({ env: { ...env, [ENV.mode]: 'mirror', [ENV.lagMs]: '6000' }, s3, sqs });
     useMirror = false;
     sources = [
-      await startSqsEventSource({ client: sqs, queueUrl: ingestQueueUrl, handler: makeIngestHandler(() => (useMirror ? mirrorDeps : deps)), batchSize: 10 }),
-      await startSqsEventSource({ client: sqs, queueUrl: replayQueueUrl, handler: makeFireHandler(() => deps), batchSize: 10, maxConcurrency: 10, visibilityTimeoutSeconds: 120 }),
-      await startSqsEventSource({ client: sqs, queueUrl: collectQueueUrl, handler: makeCollectHandler(() => deps), batchSize: 10 }),
+      await startSqsEventSource({
+        client: sqs,
+        queueUrl: ingestQueueUrl,
+        handler: makeIngestHandler(() => (useMirror ? mirrorDeps : deps)),
+        batchSize: 10,
+      }),
+      await startSqsEventSource({
+        client: sqs,
+        queueUrl: replayQueueUrl,
+        handler: makeFireHandler(() => deps),
+        batchSize: 10,
+        maxConcurrency: 10,
+        visibilityTimeoutSeconds: 120,
+      }),
+      await startSqsEventSource({
+        client: sqs,
+        queueUrl: collectQueueUrl,
+        handler: makeCollectHandler(() => deps),
+        batchSize: 10,
+      }),
     ];
   }, 60_000);
 
@@ -113,7 +160,9 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
   });
 
   it('turns a capture file into AIPerf results, each request sent once at its captured offset', async () => {
-    await s3.send(new PutObjectCommand({ Bucket: 'capture-bucket', Key: 'datacapture/notes.txt', Body: 'not a capture' }));
+    await s3.send(
+      new PutObjectCommand({ Bucket: 'capture-bucket', Key: 'datacapture/notes.txt', Body: 'not a capture' }),
+    );
     await s3.send(new PutObjectCommand({ Bucket: 'capture-bucket', Key: KEY, Body: readFileSync(CAPTURE_FILE) }));
     const manifestKey = await waitForKey('results-bucket', '/A/run_manifest.json', 60_000);
     const runDir = manifestKey.slice(0, -'A/run_manifest.json'.length);
@@ -124,24 +173,43 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
     const accepted = ingest.totals.accepted as number;
 
     const manifest = JSON.parse(await text('results-bucket', manifestKey));
-    expect(manifest).toMatchObject({ scheduled: accepted, succeeded: accepted, failed: 0, dropped: 0, balanced: true, notScheduledByReason: { duplicate: 1 } });
+    expect(manifest).toMatchObject({
+      scheduled: accepted,
+      succeeded: accepted,
+      failed: 0,
+      dropped: 0,
+      balanced: true,
+      notScheduledByReason: { duplicate: 1 },
+    });
 
-    const records = (await text('results-bucket', `${runDir}A/profile_export.jsonl`)).trim().split('\n').map((l) => JSON.parse(l));
+    const records = (await text('results-bucket', `${runDir}A/profile_export.jsonl`))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(records).toHaveLength(accepted);
     const aggregates = JSON.parse(await text('results-bucket', `${runDir}A/profile_export_aiperf.json`));
     expect(aggregates.request_count.avg).toBe(accepted);
     expect(aggregates.time_to_first_token.count).toBe(accepted);
     // The run's settings reach AIPerf's input_config: model, endpoint, streaming, timeout.
-    expect(aggregates.input_config).toMatchObject({ models: { items: [{ name: 'replay-model' }] }, endpoint: { type: 'chat', streaming: true, timeout: 600 } });
+    expect(aggregates.input_config).toMatchObject({
+      models: { items: [{ name: 'replay-model' }] },
+      endpoint: { type: 'chat', streaming: true, timeout: 600 },
+    });
 
     // The target's view: each request once, at its planned offset.
     expect(mock.requests).toHaveLength(accepted);
     expect(new Set(mock.requests.map((r) => r.headers['x-request-id'])).size).toBe(accepted);
     const byId = new Map(records.map((r) => [r.metadata.x_request_id, r]));
     const firstCapture = Math.min(...records.map((r) => r.capture_replay.capture_time_ms));
-    const errors = mock.requests.map((r) => Number(r.arrivalNs / 1000n) / 1000 - (byId.get(r.headers['x-request-id']!)!.capture_replay.capture_time_ms - firstCapture));
+    const errors = mock.requests.map(
+      (r) =>
+        Number(r.arrivalNs / 1000n) / 1000 -
+        (byId.get(r.headers['x-request-id']!)!.capture_replay.capture_time_ms - firstCapture),
+    );
     const base = Math.min(...errors);
-    expect(Math.max(...errors.map((e) => e - base))).toBeLessThan(tolerance('pipeline arrival offsets', OFFSET_TOLERANCE_MS));
+    expect(Math.max(...errors.map((e) => e - base))).toBeLessThan(
+      tolerance('pipeline arrival offsets', OFFSET_TOLERANCE_MS),
+    );
   }, 90_000);
 
   it('mirror mode: replays each request at its inferenceTime + lag and rolls results up per hour', async () => {
@@ -151,12 +219,25 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
     const t0 = Math.floor(Date.now() / 1000) * 1000 - 1000;
     const line = (id: string, ms: number) =>
       JSON.stringify({
-        captureData: { endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: JSON.stringify({ messages: [{ role: 'user', content: id }] }), encoding: 'JSON' } },
+        captureData: {
+          endpointInput: {
+            observedContentType: 'application/json',
+            mode: 'INPUT',
+            data: JSON.stringify({ messages: [{ role: 'user', content: id }] }),
+            encoding: 'JSON',
+          },
+        },
         eventMetadata: { eventId: id, inferenceTime: new Date(t0 + ms).toISOString().replace('.000Z', 'Z') },
         eventVersion: '0',
       });
     const body = [line('m-1', 0), line('m-2', 0), line('m-3', 1000)].join('\n') + '\n';
-    await s3.send(new PutObjectCommand({ Bucket: 'capture-bucket', Key: 'datacapture/demo-endpoint/AllTraffic/mirror.jsonl', Body: body }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: 'capture-bucket',
+        Key: 'datacapture/demo-endpoint/AllTraffic/mirror.jsonl',
+        Body: body,
+      }),
+    );
     const hour = new Date(t0).toISOString().slice(0, 13);
     await waitForKey('results-bucket', '/A/run_manifest.json', 60_000); // the earlier run's
     const deadline = Date.now() + 60_000;
@@ -174,16 +255,34 @@ describeWithMoto('pipeline on emulated AWS (moto)', () => {
     expect(sent).toHaveLength(3);
     // Each one at its inferenceTime + 6 s lag (spread: m-1 at +0, m-2 at +500 ms, m-3 at +1 s).
     const offsets = sent.map((r) => Number(r.arrivalNs / 1_000_000n) - (t0 + 6000));
-    for (const [i, want] of [0, 500, 1000].entries()) expect(Math.abs(offsets[i]! - want)).toBeLessThan(tolerance('pipeline arrival offsets', OFFSET_TOLERANCE_MS + 10));
+    for (const [i, want] of [0, 500, 1000].entries())
+      expect(Math.abs(offsets[i]! - want)).toBeLessThan(
+        tolerance('pipeline arrival offsets', OFFSET_TOLERANCE_MS + 10),
+      );
     useMirror = false;
   }, 90_000);
 
   it('schedules nothing again when the same S3 event is delivered twice', async () => {
     const before = mock.requests.length;
     const etag = (await s3.send(new GetObjectCommand({ Bucket: 'capture-bucket', Key: KEY }))).ETag!.replace(/"/g, '');
-    const event = { Records: [{ eventName: 'ObjectCreated:Put', s3: { bucket: { name: 'capture-bucket' }, object: { key: encodeURIComponent(KEY).replace(/%20/g, '+'), eTag: etag } } }] };
+    const event = {
+      Records: [
+        {
+          eventName: 'ObjectCreated:Put',
+          s3: {
+            bucket: { name: 'capture-bucket' },
+            object: { key: encodeURIComponent(KEY).replace(/%20/g, '+'), eTag: etag },
+          },
+        },
+      ],
+    };
     await sqs.send(new SendMessageCommand({ QueueUrl: ingestQueueUrl, MessageBody: JSON.stringify(event) }));
-    await sqs.send(new SendMessageCommand({ QueueUrl: ingestQueueUrl, MessageBody: JSON.stringify({ Service: 'Amazon S3', Event: 's3:TestEvent', Bucket: 'capture-bucket' }) }));
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: ingestQueueUrl,
+        MessageBody: JSON.stringify({ Service: 'Amazon S3', Event: 's3:TestEvent', Bucket: 'capture-bucket' }),
+      }),
+    );
     await new Promise((r) => setTimeout(r, 1000));
     await Promise.all(sources.map((s) => s.idle(4000)));
     expect(mock.requests.length).toBe(before);

@@ -8,14 +8,30 @@
  * and a write to the capture bucket are not. The handler here is a probe of those calls; the
  * real plan handler runs the same way with planFunction(makePlanHandler).
  */
-import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { planMessageSchema } from '../../lambdas/core/scheduled-runs/contract';
 import type { Deps } from '../../lambdas/runtime/deps';
-import { clientConfig, deployStateful, planFunction, show, sleep, startFunctions, synthesizeStack, type Deployment, type Running } from '../support/iam/deployment';
+import {
+  clientConfig,
+  deployStateful,
+  planFunction,
+  show,
+  sleep,
+  startFunctions,
+  synthesizeStack,
+  type Deployment,
+  type Running,
+} from '../support/iam/deployment';
 import { UNAUTHENTICATED } from '../support/iam/moto-iam';
 import { evaluate } from '../support/iam/policy-evaluator';
 import { logicalIds } from '../support/iam/template-policies';
@@ -26,25 +42,41 @@ const PREFIX = 'datacapture/';
 const CAPTURE_KEY = `${PREFIX}ep/AllTraffic/2026/04/29/01/a.jsonl`;
 
 /** What a plan does at the AWS level, once per plan message, with the deps its environment builds. */
-const probePlan = (getDeps: () => Deps) => async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  const deps = getDeps();
-  const c = deps.config;
-  for (const record of event.Records) {
-    const message = planMessageSchema.parse(JSON.parse(record.body));
-    const listed = await deps.s3.send(new ListObjectsV2Command({ Bucket: c.captureBucket!, Prefix: `${c.capturePrefix}ep/AllTraffic/2026/04/29/01/` }));
-    for (const o of listed.Contents ?? []) await (await deps.s3.send(new GetObjectCommand({ Bucket: c.captureBucket!, Key: o.Key! }))).Body!.transformToString();
-    // Outside the prefix: denied in AWS (the evaluator says so below); moto here does not enforce.
-    await deps.s3.send(new ListObjectsV2Command({ Bucket: c.captureBucket!, Prefix: 'private/' }));
-    for (const key of ['work/w/_run.json', 'runs/w/ingest_report.json', `schedules/${message.schedule}/history.jsonl`]) {
-      await deps.s3.send(new PutObjectCommand({ Bucket: c.resultsBucket, Key: key, Body: '{}' }));
+const probePlan =
+  (getDeps: () => Deps) =>
+  async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    const deps = getDeps();
+    const c = deps.config;
+    for (const record of event.Records) {
+      const message = planMessageSchema.parse(JSON.parse(record.body));
+      const listed = await deps.s3.send(
+        new ListObjectsV2Command({
+          Bucket: c.captureBucket!,
+          Prefix: `${c.capturePrefix}ep/AllTraffic/2026/04/29/01/`,
+        }),
+      );
+      for (const o of listed.Contents ?? [])
+        await (
+          await deps.s3.send(new GetObjectCommand({ Bucket: c.captureBucket!, Key: o.Key! }))
+        ).Body!.transformToString();
+      // Outside the prefix: denied in AWS (the evaluator says so below); moto here does not enforce.
+      await deps.s3.send(new ListObjectsV2Command({ Bucket: c.captureBucket!, Prefix: 'private/' }));
+      for (const key of [
+        'work/w/_run.json',
+        'runs/w/ingest_report.json',
+        `schedules/${message.schedule}/history.jsonl`,
+      ]) {
+        await deps.s3.send(new PutObjectCommand({ Bucket: c.resultsBucket, Key: key, Body: '{}' }));
+      }
+      await deps.s3
+        .send(new PutObjectCommand({ Bucket: c.captureBucket!, Key: `${c.capturePrefix}overwrite.jsonl`, Body: 'x' }))
+        .catch(() => undefined);
+      await deps.notifier!.publish(`capture-replay: ${message.schedule}`, `scheduled ${message.scheduledTime}`);
     }
-    await deps.s3.send(new PutObjectCommand({ Bucket: c.captureBucket!, Key: `${c.capturePrefix}overwrite.jsonl`, Body: 'x' })).catch(() => undefined);
-    await deps.notifier!.publish(`capture-replay: ${message.schedule}`, `scheduled ${message.scheduledTime}`);
-  }
-  return { batchItemFailures: [] };
-};
+    return { batchItemFailures: [] };
+  };
 
-describeWithMoto('the plan function\'s role (deployment.ts)', () => {
+describeWithMoto("the plan function's role (deployment.ts)", () => {
   let moto: Moto;
   let deployment: Deployment;
   let running: Running[] = [];
@@ -55,15 +87,26 @@ describeWithMoto('the plan function\'s role (deployment.ts)', () => {
     const s3 = new S3Client(admin);
     await s3.send(new CreateBucketCommand({ Bucket: CAPTURE_BUCKET }));
     await s3.send(new PutObjectCommand({ Bucket: CAPTURE_BUCKET, Key: CAPTURE_KEY, Body: '{}\n' }));
-    const template = await synthesizeStack({
-      captureBucket: CAPTURE_BUCKET,
-      capturePrefix: PREFIX,
-      targets: [{ name: 'A', url: 'http://127.0.0.1:9' }, { name: 'B', url: 'http://127.0.0.1:9' }],
-      schedules: [{ name: 'nightly', expression: 'cron(0 2 * * ? *)', window: { lastHours: 1 }, targets: ['A', 'B'] }],
-      notify: { emails: ['ml@example.com'] },
-    }, 'PlanRole');
+    const template = await synthesizeStack(
+      {
+        captureBucket: CAPTURE_BUCKET,
+        capturePrefix: PREFIX,
+        targets: [
+          { name: 'A', url: 'http://127.0.0.1:9' },
+          { name: 'B', url: 'http://127.0.0.1:9' },
+        ],
+        schedules: [
+          { name: 'nightly', expression: 'cron(0 2 * * ? *)', window: { lastHours: 1 }, targets: ['A', 'B'] },
+        ],
+        notify: { emails: ['ml@example.com'] },
+      },
+      'PlanRole',
+    );
     deployment = await deployStateful(template, s3, new SQSClient(admin), new SNSClient(admin));
-    running = await startFunctions(deployment, moto.endpoint, () => UNAUTHENTICATED, { motoSigning: false, functions: [planFunction(probePlan)] });
+    running = await startFunctions(deployment, moto.endpoint, () => UNAUTHENTICATED, {
+      motoSigning: false,
+      functions: [planFunction(probePlan)],
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -74,16 +117,28 @@ describeWithMoto('the plan function\'s role (deployment.ts)', () => {
   it('runs from the plan queue under the plan role: every call it needs is allowed, a listing outside the prefix and a capture write are not', async () => {
     const [plan] = running;
     expect(running.map((r) => r.name)).toEqual(['plan']);
-    const planQueue = deployment.resolver.resources[logicalIds(deployment.template, 'AWS::SQS::Queue', 'StatefulPlanQueue')[0]!]!.Ref;
-    const topic = deployment.resolver.resources[logicalIds(deployment.template, 'AWS::SNS::Topic', 'StatefulNotifyTopic')[0]!]!.Ref;
+    const planQueue =
+      deployment.resolver.resources[logicalIds(deployment.template, 'AWS::SQS::Queue', 'StatefulPlanQueue')[0]!]!.Ref;
+    const topic =
+      deployment.resolver.resources[logicalIds(deployment.template, 'AWS::SNS::Topic', 'StatefulNotifyTopic')[0]!]!.Ref;
     await new SQSClient(clientConfig(moto.endpoint, UNAUTHENTICATED)).send(
-      new SendMessageCommand({ QueueUrl: planQueue, MessageBody: JSON.stringify({ v: 1, kind: 'window', schedule: 'nightly', scheduledTime: '2026-04-29T02:00:00Z' }) }),
+      new SendMessageCommand({
+        QueueUrl: planQueue,
+        MessageBody: JSON.stringify({
+          v: 1,
+          kind: 'window',
+          schedule: 'nightly',
+          scheduledTime: '2026-04-29T02:00:00Z',
+        }),
+      }),
     );
     for (const deadline = Date.now() + 30_000; plan!.source.stats.succeededRecords === 0; await sleep(100)) {
       if (Date.now() > deadline) throw new Error(`the plan probe did not run: ${JSON.stringify(plan!.source.stats)}`);
     }
     expect(plan!.recordings.flatMap((x) => x.unmapped)).toEqual([]);
-    const verdicts = plan!.calls.filter((c) => !c.impliedBy).map((c) => `${show(c)}: ${evaluate(plan!.policies.statements, c)}`);
+    const verdicts = plan!.calls
+      .filter((c) => !c.impliedBy)
+      .map((c) => `${show(c)}: ${evaluate(plan!.policies.statements, c)}`);
     const capture = `arn:aws:s3:::${CAPTURE_BUCKET}`;
     expect(verdicts).toEqual(
       expect.arrayContaining([

@@ -34,17 +34,29 @@ afterEach(() => {
 });
 
 const chat = (i: number, streaming = false) =>
-  scheduledRequest(i, i * 10, { body: Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `question ${i}` }], stream: streaming, max_tokens: 2 })), streaming });
+  scheduledRequest(i, i * 10, {
+    body: Buffer.from(
+      JSON.stringify({
+        model: 'm',
+        messages: [{ role: 'user', content: `question ${i}` }],
+        stream: streaming,
+        max_tokens: 2,
+      }),
+    ),
+    streaming,
+  });
 
 describe('rehearsalRequests', () => {
-  it('cycles the plan\'s first bodies, renumbered, due 0.1 ms apart', () => {
+  it("cycles the plan's first bodies, renumbered, due 0.1 ms apart", () => {
     const plan = Array.from({ length: REHEARSAL_BODIES + 10 }, (_, i) => chat(i));
     const batch = rehearsalRequests(plan, 150);
     expect(batch).toHaveLength(150);
     expect(batch.map((r) => r.index)).toEqual(Array.from({ length: 150 }, (_, i) => i));
     expect(batch[149]?.offsetMs).toBeCloseTo(14.9, 9);
     // Only the first REHEARSAL_BODIES bodies are used, in turn.
-    expect(Buffer.from(batch[REHEARSAL_BODIES]?.body ?? []).toString()).toBe(Buffer.from(plan[0]?.body ?? []).toString());
+    expect(Buffer.from(batch[REHEARSAL_BODIES]?.body ?? []).toString()).toBe(
+      Buffer.from(plan[0]?.body ?? []).toString(),
+    );
     expect(Buffer.from(batch[5]?.body ?? []).toString()).toBe(Buffer.from(plan[5]?.body ?? []).toString());
     expect(rehearsalRequests([], 100)).toEqual([]);
   });
@@ -54,7 +66,12 @@ describe('rehearse', () => {
   it('an HTTP target: every rehearsal request answered by the sink, none sent to the target', async () => {
     const before = target.requests.length;
     const plan = [chat(0), chat(1, true), chat(2)];
-    const result = await rehearse([{ kind: 'http', name: 'A', baseUrl: target.url, path: '/v1/chat/completions', timeoutMs: 5_000 }], [plan], 300, clock);
+    const result = await rehearse(
+      [{ kind: 'http', name: 'A', baseUrl: target.url, path: '/v1/chat/completions', timeoutMs: 5_000 }],
+      [plan],
+      300,
+      clock,
+    );
     expect(result).toMatchObject({ requests: 300, succeeded: 300 });
     expect(result.ms).toBeGreaterThan(0);
     expect(target.requests.length).toBe(before);
@@ -62,7 +79,7 @@ describe('rehearse', () => {
     expect(watchedWires()).toBe(0);
   });
 
-  it('a SageMaker target: the SDK\'s own stack against a sink, nothing sent to the endpoint the SDK is configured for, no credentials needed', async () => {
+  it("a SageMaker target: the SDK's own stack against a sink, nothing sent to the endpoint the SDK is configured for, no credentials needed", async () => {
     process.env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME = sagemaker.url;
     process.env.AWS_REGION = 'eu-west-1';
     delete process.env.AWS_ACCESS_KEY_ID;
@@ -70,23 +87,54 @@ describe('rehearse', () => {
     process.env.AWS_SHARED_CREDENTIALS_FILE = '/nonexistent';
     process.env.AWS_CONFIG_FILE = '/nonexistent';
     const before = sagemaker.requests.length;
-    const plan = [chat(0), chat(1, true), scheduledRequest(2, 20, { contentType: 'text/csv', body: Buffer.from('1,2,3\n'), accept: 'text/csv' })];
-    const result = await rehearse([{ kind: 'sagemaker', name: 'B', sagemaker: { endpointName: 'prod-endpoint', region: 'eu-west-1' }, timeoutMs: 5_000 }], [plan], 150, clock);
+    const plan = [
+      chat(0),
+      chat(1, true),
+      scheduledRequest(2, 20, { contentType: 'text/csv', body: Buffer.from('1,2,3\n'), accept: 'text/csv' }),
+    ];
+    const result = await rehearse(
+      [
+        {
+          kind: 'sagemaker',
+          name: 'B',
+          sagemaker: { endpointName: 'prod-endpoint', region: 'eu-west-1' },
+          timeoutMs: 5_000,
+        },
+      ],
+      [plan],
+      150,
+      clock,
+    );
     expect(result).toMatchObject({ requests: 150, succeeded: 150 });
     expect(sagemaker.requests.length).toBe(before);
   });
 
-  it('the target\'s API key is not sent, not even to the sink', async () => {
+  it("the target's API key is not sent, not even to the sink", async () => {
     const authorizations: unknown[] = [];
     let requests = 0;
     const onHeaders = (message: unknown) => {
       requests++;
       const headers = (message as { request: { headers: unknown[] } }).request.headers;
-      for (let i = 0; i + 1 < headers.length; i += 2) if (String(headers[i]).toLowerCase() === 'authorization') authorizations.push(headers[i + 1]);
+      for (let i = 0; i + 1 < headers.length; i += 2)
+        if (String(headers[i]).toLowerCase() === 'authorization') authorizations.push(headers[i + 1]);
     };
     subscribe('undici:client:sendHeaders', onHeaders);
     try {
-      const result = await rehearse([{ kind: 'http', name: 'A', baseUrl: target.url, path: '/v1/chat/completions', timeoutMs: 5_000, apiKey: 'sk-secret' }], [[chat(0)]], 50, clock);
+      const result = await rehearse(
+        [
+          {
+            kind: 'http',
+            name: 'A',
+            baseUrl: target.url,
+            path: '/v1/chat/completions',
+            timeoutMs: 5_000,
+            apiKey: 'sk-secret',
+          },
+        ],
+        [[chat(0)]],
+        50,
+        clock,
+      );
       expect(result).toMatchObject({ requests: 50, succeeded: 50 });
     } finally {
       unsubscribe('undici:client:sendHeaders', onHeaders);
@@ -109,7 +157,12 @@ describe('rehearse', () => {
 
   it('counts what the sink did not answer: a body the sink rejects is a failed rehearsal request, not an error of the run', async () => {
     const notJson = scheduledRequest(0, 0, { body: Buffer.from('not json') });
-    const result = await rehearse([{ kind: 'http', name: 'A', baseUrl: target.url, path: '/v1/chat/completions', timeoutMs: 5_000 }], [[notJson, chat(1)]], 100, clock);
+    const result = await rehearse(
+      [{ kind: 'http', name: 'A', baseUrl: target.url, path: '/v1/chat/completions', timeoutMs: 5_000 }],
+      [[notJson, chat(1)]],
+      100,
+      clock,
+    );
     expect(result).toMatchObject({ requests: 100, succeeded: 50 });
   });
 });

@@ -38,7 +38,15 @@ function recordLine(runId: string, index: number, offsetMs: number): ResultLine 
       requestId: `${runId}-req-${index}`,
       scheduledNs,
       workerId: 'w',
-      result: { requestStartNs: scheduledNs + MS, requestAckNs: scheduledNs + 5n * MS, requestEndNs: scheduledNs + 9n * MS, contentChunkNs: [], httpStatus: 200, usage: null, error: null },
+      result: {
+        requestStartNs: scheduledNs + MS,
+        requestAckNs: scheduledNs + 5n * MS,
+        requestEndNs: scheduledNs + 9n * MS,
+        contentChunkNs: [],
+        httpStatus: 200,
+        usage: null,
+        error: null,
+      },
       dropReason: null,
     },
     'w',
@@ -106,11 +114,19 @@ describeWithMoto('hourly roll-up on emulated S3 (moto)', () => {
   it('two runs of one hour finalised at once both end up in the hour', async () => {
     const hour = '2027-01-15T08';
     await writeMirrorRun(store, 'race-a', hour, [[recordLine('race-a', 0, 0), recordLine('race-a', 1, 100)]]);
-    await writeMirrorRun(store, 'race-b', hour, [[recordLine('race-b', 0, 50)], [recordLine('race-b', 1, 2000), recordLine('race-b', 2, 2100)]]);
+    await writeMirrorRun(store, 'race-b', hour, [
+      [recordLine('race-b', 0, 50)],
+      [recordLine('race-b', 1, 2000), recordLine('race-b', 2, 2100)],
+    ]);
     const clock = new VirtualClock(S);
-    const results = await Promise.all([collectRun('race-a', 'A', { store, clock }), collectRun('race-b', 'A', { store, clock })]);
+    const results = await Promise.all([
+      collectRun('race-a', 'A', { store, clock }),
+      collectRun('race-b', 'A', { store, clock }),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['complete', 'complete']);
-    const manifest = await json<{ scheduled: number; succeeded: number; balanced: boolean; runs: string[] }>(`hours/${hour}/A/run_manifest.json`);
+    const manifest = await json<{ scheduled: number; succeeded: number; balanced: boolean; runs: string[] }>(
+      `hours/${hour}/A/run_manifest.json`,
+    );
     expect(manifest).toMatchObject({ scheduled: 5, succeeded: 5, balanced: true, runs: ['race-a', 'race-b'] });
   }, 30_000);
 
@@ -136,10 +152,13 @@ describeWithMoto('hourly roll-up on emulated S3 (moto)', () => {
   it('eight runs of one hour finalised at once all end up in the hour', async () => {
     const hour = '2027-01-15T10';
     const runIds = Array.from({ length: 8 }, (_, i) => `many-${i}`);
-    for (const [i, id] of runIds.entries()) await writeMirrorRun(store, id, hour, [[recordLine(id, 0, i), recordLine(id, 1, 100 + i)]]);
+    for (const [i, id] of runIds.entries())
+      await writeMirrorRun(store, id, hour, [[recordLine(id, 0, i), recordLine(id, 1, 100 + i)]]);
     const clock = new VirtualClock(S);
     await Promise.all(runIds.map((id) => collectRun(id, 'A', { store, clock }, { rollUp: { attempts: 20 } })));
-    const manifest = await json<{ scheduled: number; succeeded: number; balanced: boolean; runs: string[] }>(`hours/${hour}/A/run_manifest.json`);
+    const manifest = await json<{ scheduled: number; succeeded: number; balanced: boolean; runs: string[] }>(
+      `hours/${hour}/A/run_manifest.json`,
+    );
     expect(manifest).toMatchObject({ scheduled: 16, succeeded: 16, balanced: true, runs: runIds });
   }, 60_000);
 });

@@ -27,7 +27,11 @@ import { encodePayloadPart } from '../../lambdas/mocks/mock-sagemaker';
 import type { TargetClient, TargetRequest } from '../../lambdas/ports';
 import { cliScript, REPO_ROOT, type MockProcess } from '../support/processes';
 import { setEnv } from '../support/set-env';
-import { startMockSageMakerProcess, waitForLoggedRequests, type LoggedSageMakerRequest } from '../support/sagemaker-mock';
+import {
+  startMockSageMakerProcess,
+  waitForLoggedRequests,
+  type LoggedSageMakerRequest,
+} from '../support/sagemaker-mock';
 import { tolerance } from '../support/timing';
 
 const ENDPOINTS = ['ep-chat', 'ep-tabular', 'ep-other'];
@@ -39,7 +43,15 @@ const ENV = {
   AWS_SESSION_TOKEN: 'fake-session-token',
   AWS_REGION: REGION,
 };
-const CLEARED = ['AWS_PROFILE', 'AWS_DEFAULT_PROFILE', 'AWS_ENDPOINT_URL', 'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS', 'AWS_DEFAULT_REGION', 'AWS_MAX_ATTEMPTS', 'AWS_RETRY_MODE'];
+const CLEARED = [
+  'AWS_PROFILE',
+  'AWS_DEFAULT_PROFILE',
+  'AWS_ENDPOINT_URL',
+  'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS',
+  'AWS_DEFAULT_REGION',
+  'AWS_MAX_ATTEMPTS',
+  'AWS_RETRY_MODE',
+];
 
 let mock: MockProcess;
 let dir: string;
@@ -50,7 +62,17 @@ const targets: TargetClient[] = [];
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'sagemaker-target-'));
   logFile = join(dir, 'requests.jsonl');
-  mock = await startMockSageMakerProcess(['--ttft-ms', '20', '--itl-ms', '5', '--output-tokens', '8', '--log', logFile, ...ENDPOINTS.flatMap((e) => ['--endpoint', e])]);
+  mock = await startMockSageMakerProcess([
+    '--ttft-ms',
+    '20',
+    '--itl-ms',
+    '5',
+    '--output-tokens',
+    '8',
+    '--log',
+    logFile,
+    ...ENDPOINTS.flatMap((e) => ['--endpoint', e]),
+  ]);
   restoreEnv = setEnv({
     ...ENV,
     ...Object.fromEntries(CLEARED.map((k) => [k, undefined])),
@@ -69,15 +91,29 @@ afterAll(async () => {
 });
 
 function target(extra: Partial<SageMakerTargetOptions> = {}): TargetClient {
-  const t = createSageMakerTarget({ name: 'B', endpointName: 'ep-chat', timeoutMs: 10_000, clock: systemClock, ...extra });
+  const t = createSageMakerTarget({
+    name: 'B',
+    endpointName: 'ep-chat',
+    timeoutMs: 10_000,
+    clock: systemClock,
+    ...extra,
+  });
   targets.push(t);
   return t;
 }
 
-const chat = (extra: object = {}) => Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'hi there' }], ...extra }));
+const chat = (extra: object = {}) =>
+  Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'hi there' }], ...extra }));
 
 function request(body: Uint8Array, extra: Partial<TargetRequest> = {}): TargetRequest {
-  return { requestId: randomUUID(), correlationId: 'corr', contentType: 'application/json', body, streaming: false, ...extra };
+  return {
+    requestId: randomUUID(),
+    correlationId: 'corr',
+    contentType: 'application/json',
+    body,
+    streaming: false,
+    ...extra,
+  };
 }
 
 /** What the mock logged for one request id (its InferenceId), once it is there. */
@@ -127,21 +163,26 @@ describe('what arrives', () => {
     ['JSON', 'ep-tabular', Buffer.from(json), 'application/json', 'application/json'],
     ['CSV', 'ep-tabular', Buffer.from(csv), 'text/csv', 'text/csv'],
     ['binary', 'ep-other', binary, 'application/x-image', 'application/json'],
-  ])('%s body: byte-identical, with its content type and Accept (both APIs)', async (_name, endpointName, body, contentType, accept) => {
-    for (const streaming of [false, true]) {
-      const req = request(body, { contentType, accept, streaming });
-      const result = await target({ endpointName }).send(req);
-      expect(result.error).toBeNull();
-      const [got] = await received(req.requestId);
-      expect(got!.path).toBe(`/endpoints/${endpointName}/${streaming ? 'invocations-response-stream' : 'invocations'}`);
-      expect(Buffer.from(got!.body_base64, 'base64').equals(body)).toBe(true);
-      expect(got!.body_sha256).toBe(sha256(body));
-      expect(got!.headers['content-type']).toBe(contentType);
-      // InvokeEndpoint sends Accept; the streaming API its own header.
-      expect(got!.headers[streaming ? 'x-amzn-sagemaker-accept' : 'accept']).toBe(accept);
-      expect(result.outputSha256).toMatch(/^[0-9a-f]{64}$/);
-    }
-  });
+  ])(
+    '%s body: byte-identical, with its content type and Accept (both APIs)',
+    async (_name, endpointName, body, contentType, accept) => {
+      for (const streaming of [false, true]) {
+        const req = request(body, { contentType, accept, streaming });
+        const result = await target({ endpointName }).send(req);
+        expect(result.error).toBeNull();
+        const [got] = await received(req.requestId);
+        expect(got!.path).toBe(
+          `/endpoints/${endpointName}/${streaming ? 'invocations-response-stream' : 'invocations'}`,
+        );
+        expect(Buffer.from(got!.body_base64, 'base64').equals(body)).toBe(true);
+        expect(got!.body_sha256).toBe(sha256(body));
+        expect(got!.headers['content-type']).toBe(contentType);
+        // InvokeEndpoint sends Accept; the streaming API its own header.
+        expect(got!.headers[streaming ? 'x-amzn-sagemaker-accept' : 'accept']).toBe(accept);
+        expect(result.outputSha256).toMatch(/^[0-9a-f]{64}$/);
+      }
+    },
+  );
 
   it('outputSha256 is the digest of the response body; the same input gives the same output', async () => {
     // The mock answers a binary body with {"sha256": <of the body>, "bytes": n}.
@@ -175,12 +216,22 @@ describe('what arrives', () => {
     const [a] = await received(fromEnv.requestId);
     const [b] = await received(fromOption.requestId);
     const shape = (region: string) =>
-      new RegExp(`^AWS4-HMAC-SHA256 Credential=${ACCESS_KEY}/\\d{8}/${region}/sagemaker/aws4_request, SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$`);
+      new RegExp(
+        `^AWS4-HMAC-SHA256 Credential=${ACCESS_KEY}/\\d{8}/${region}/sagemaker/aws4_request, SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$`,
+      );
     expect(a!.headers.authorization).toMatch(shape(REGION));
     expect(b!.headers.authorization).toMatch(shape('us-east-2'));
     for (const got of [a!, b!]) {
       const signed = /SignedHeaders=([^,]+)/.exec(got.headers.authorization!)![1]!.split(';');
-      expect(signed).toEqual(expect.arrayContaining(['host', 'x-amz-date', 'content-type', 'x-amzn-sagemaker-inference-id', 'x-amz-security-token']));
+      expect(signed).toEqual(
+        expect.arrayContaining([
+          'host',
+          'x-amz-date',
+          'content-type',
+          'x-amzn-sagemaker-inference-id',
+          'x-amz-security-token',
+        ]),
+      );
       expect(got.headers['x-amz-security-token']).toBe(ENV.AWS_SESSION_TOKEN);
     }
   });
@@ -190,10 +241,20 @@ describe('what arrives', () => {
     await target().send(plain);
     const [p] = await received(plain.requestId);
     expect(p!.headers['x-amzn-sagemaker-inference-id']).toBe(plain.requestId);
-    for (const h of ['x-amzn-sagemaker-target-variant', 'x-amzn-sagemaker-inference-component', 'x-amzn-sagemaker-target-container-hostname', 'x-amzn-sagemaker-custom-attributes']) {
+    for (const h of [
+      'x-amzn-sagemaker-target-variant',
+      'x-amzn-sagemaker-inference-component',
+      'x-amzn-sagemaker-target-container-hostname',
+      'x-amzn-sagemaker-custom-attributes',
+    ]) {
       expect(p!.headers[h]).toBeUndefined();
     }
-    const t = target({ targetVariant: 'Variant-B', inferenceComponentName: 'comp-1', targetContainerHostname: 'container-2', customAttributes: 'trace=abc;x=1' });
+    const t = target({
+      targetVariant: 'Variant-B',
+      inferenceComponentName: 'comp-1',
+      targetContainerHostname: 'container-2',
+      customAttributes: 'trace=abc;x=1',
+    });
     for (const streaming of [false, true]) {
       const req = request(chat(), { streaming });
       const result = await t.send(req);
@@ -213,18 +274,34 @@ describe('what arrives', () => {
     const long = 'x'.repeat(65);
     const result = await target().send(request(chat({ marker: long }), { requestId: long }));
     expect(result.error).toBeNull();
-    const got = await waitForLoggedRequests(logFile, (r) => Buffer.from(r.body_base64, 'base64').toString().includes(long), 1);
+    const got = await waitForLoggedRequests(
+      logFile,
+      (r) => Buffer.from(r.body_base64, 'base64').toString().includes(long),
+      1,
+    );
     expect(got).toHaveLength(1);
     expect(got[0]!.headers['x-amzn-sagemaker-inference-id']).toBeUndefined();
   });
 });
 
 /** A capture line: its input (declared type or none) and its output's declared type (undefined: the key absent). */
-function captureLine(eventId: string, input: { data: string; encoding: string; type?: string }, outputType: string | null | undefined): string {
+function captureLine(
+  eventId: string,
+  input: { data: string; encoding: string; type?: string },
+  outputType: string | null | undefined,
+): string {
   const output: Record<string, unknown> = { mode: 'OUTPUT', data: '{"predictions": [0.5]}', encoding: 'JSON' };
   if (outputType !== undefined) output.observedContentType = outputType;
   return JSON.stringify({
-    captureData: { endpointInput: { mode: 'INPUT', data: input.data, encoding: input.encoding, ...(input.type ? { observedContentType: input.type } : {}) }, endpointOutput: output },
+    captureData: {
+      endpointInput: {
+        mode: 'INPUT',
+        data: input.data,
+        encoding: input.encoding,
+        ...(input.type ? { observedContentType: input.type } : {}),
+      },
+      endpointOutput: output,
+    },
     eventMetadata: { eventId, inferenceTime: '2026-04-29T00:03:18Z' },
     eventVersion: '0',
   });
@@ -237,18 +314,60 @@ describe('from the capture: Content-Type and Accept as captured, none asked for 
   // and text/libsvm only (https://docs.aws.amazon.com/sagemaker/latest/dg/cdf-inference.html).
   const tabular = '{"instances": [[1.5, 16.0, 14, 23.0]]}';
   it.each([
-    ['output type absent', { data: tabular, encoding: 'JSON', type: 'application/json' }, undefined, 'application/json', undefined],
-    ['output type null', { data: tabular, encoding: 'JSON', type: 'application/json' }, null, 'application/json', undefined],
-    ['output type declared', { data: tabular, encoding: 'JSON', type: 'application/json' }, 'application/json', 'application/json', 'application/json'],
-    ['CSV, output declared CSV', { data: '1.5,16.0,14,23.0', encoding: 'CSV', type: 'text/csv' }, 'text/csv; charset=utf-8', 'text/csv', 'text/csv; charset=utf-8'],
-    ['no input type, encoding JSON (inferred), no output type', { data: tabular, encoding: 'JSON' }, undefined, 'application/json', undefined],
-    ['streaming, output type null', { data: '{"instances": [[1, 2]], "stream": true}', encoding: 'JSON', type: 'application/json' }, null, 'application/json', undefined],
+    [
+      'output type absent',
+      { data: tabular, encoding: 'JSON', type: 'application/json' },
+      undefined,
+      'application/json',
+      undefined,
+    ],
+    [
+      'output type null',
+      { data: tabular, encoding: 'JSON', type: 'application/json' },
+      null,
+      'application/json',
+      undefined,
+    ],
+    [
+      'output type declared',
+      { data: tabular, encoding: 'JSON', type: 'application/json' },
+      'application/json',
+      'application/json',
+      'application/json',
+    ],
+    [
+      'CSV, output declared CSV',
+      { data: '1.5,16.0,14,23.0', encoding: 'CSV', type: 'text/csv' },
+      'text/csv; charset=utf-8',
+      'text/csv',
+      'text/csv; charset=utf-8',
+    ],
+    [
+      'no input type, encoding JSON (inferred), no output type',
+      { data: tabular, encoding: 'JSON' },
+      undefined,
+      'application/json',
+      undefined,
+    ],
+    [
+      'streaming, output type null',
+      { data: '{"instances": [[1, 2]], "stream": true}', encoding: 'JSON', type: 'application/json' },
+      null,
+      'application/json',
+      undefined,
+    ],
   ] as const)('%s', async (name, input, outputType, contentType, accept) => {
     const verdict = parseCaptureLine(captureLine(`ev-${name}`, input, outputType), { file: 'f.jsonl', line: 1 });
     if (!verdict.ok) throw new Error(`${verdict.reason}: ${verdict.detail}`);
     const runId = `accept-${randomUUID()}`; // request ids derive from it: one per case
     const plan = buildPlan([verdict.record], { runId, targetKind: 'sagemaker', timeScale: 1, intraSecond: 'spread' });
-    const [outcome] = await runFireLoop(plan.requests, { runId, target: target({ endpointName: 'ep-tabular' }), clock: systemClock, startNs: systemClock.nowNs(), workerId: 'w' });
+    const [outcome] = await runFireLoop(plan.requests, {
+      runId,
+      target: target({ endpointName: 'ep-tabular' }),
+      clock: systemClock,
+      startNs: systemClock.nowNs(),
+      workerId: 'w',
+    });
     expect(outcome!.result?.error).toBeNull();
     const [got] = await received(outcome!.requestId);
     const streaming = plan.requests[0]!.streaming;
@@ -263,22 +382,32 @@ describe('from the capture: Content-Type and Accept as captured, none asked for 
 describe('results', () => {
   it('non-streaming chat: usage from the JSON body, ack and end after the answer, no chunks', async () => {
     const result = await target().send(request(chat()));
-    expect(result).toMatchObject({ error: null, httpStatus: 200, contentChunkNs: [], usage: { promptTokens: 2, completionTokens: 8 } });
+    expect(result).toMatchObject({
+      error: null,
+      httpStatus: 200,
+      contentChunkNs: [],
+      usage: { promptTokens: 2, completionTokens: 8 },
+    });
     // The answer leaves at ttft + 7 * itl = 55 ms after arrival.
     expect(ms(result.requestAckNs! - result.requestStartNs)).toBeGreaterThanOrEqual(54);
     expect(result.requestEndNs >= result.requestAckNs!).toBe(true);
   });
 
-  it.each(['openai', 'tgi', 'jsonlines'])('streaming (%s, every event split across two parts): one chunk per token, usage from the last', async (format) => {
-    const t = target({ customAttributes: `mock-stream-format=${format};mock-split-parts=1;mock-tokens=6` });
-    const result = await t.send(request(chat(), { streaming: true }));
-    expect(result.error).toBeNull();
-    expect(result.httpStatus).toBe(200);
-    expect(result.contentChunkNs).toHaveLength(6);
-    expect(result.usage).toEqual(format === 'openai' ? { promptTokens: 2, completionTokens: 6 } : { promptTokens: null, completionTokens: 6 });
-    expect(result.requestAckNs! <= result.contentChunkNs[0]!).toBe(true);
-    expect(result.contentChunkNs[5]! <= result.requestEndNs).toBe(true);
-  });
+  it.each(['openai', 'tgi', 'jsonlines'])(
+    'streaming (%s, every event split across two parts): one chunk per token, usage from the last',
+    async (format) => {
+      const t = target({ customAttributes: `mock-stream-format=${format};mock-split-parts=1;mock-tokens=6` });
+      const result = await t.send(request(chat(), { streaming: true }));
+      expect(result.error).toBeNull();
+      expect(result.httpStatus).toBe(200);
+      expect(result.contentChunkNs).toHaveLength(6);
+      expect(result.usage).toEqual(
+        format === 'openai' ? { promptTokens: 2, completionTokens: 6 } : { promptTokens: null, completionTokens: 6 },
+      );
+      expect(result.requestAckNs! <= result.contentChunkNs[0]!).toBe(true);
+      expect(result.contentChunkNs[5]! <= result.requestEndNs).toBe(true);
+    },
+  );
 });
 
 describe('timing against the mock', () => {
@@ -292,7 +421,9 @@ describe('timing against the mock', () => {
     ['openai', 25, 8],
     ['tgi', 15, 4],
   ])('%s stream: median TTFT and ITL within 2 ms of ttft=%i ms, itl=%i ms', async (format, ttftMs, itlMs) => {
-    const t = target({ customAttributes: `mock-stream-format=${format};mock-ttft-ms=${ttftMs};mock-itl-ms=${itlMs};mock-tokens=10` });
+    const t = target({
+      customAttributes: `mock-stream-format=${format};mock-ttft-ms=${ttftMs};mock-itl-ms=${itlMs};mock-tokens=10`,
+    });
     for (let i = 0; i < 3; i++) await t.send(request(chat(), { streaming: true })); // warm connection and code paths
     let best: { ttft: number; itl: number } | null = null;
     let minTtft = Infinity;
@@ -309,11 +440,14 @@ describe('timing against the mock', () => {
         // ~2.5 ms here) is the request's wire lag, not the endpoint's time to first token.
         expect(result.requestWireNs).toBeTypeOf('bigint');
         ttfts.push(ms(result.contentChunkNs[0]! - result.requestWireNs!));
-        for (let k = 1; k < result.contentChunkNs.length; k++) itls.push(ms(result.contentChunkNs[k]! - result.contentChunkNs[k - 1]!));
+        for (let k = 1; k < result.contentChunkNs.length; k++)
+          itls.push(ms(result.contentChunkNs[k]! - result.contentChunkNs[k - 1]!));
       }
       const measured = { ttft: median(ttfts), itl: median(itls) };
       minTtft = Math.min(minTtft, ...ttfts);
-      console.log(`sagemaker ${format} batch ${batch + 1}: median TTFT ${measured.ttft.toFixed(3)} ms (set ${ttftMs}, min ${Math.min(...ttfts).toFixed(3)}), median ITL ${measured.itl.toFixed(3)} ms (set ${itlMs})`);
+      console.log(
+        `sagemaker ${format} batch ${batch + 1}: median TTFT ${measured.ttft.toFixed(3)} ms (set ${ttftMs}, min ${Math.min(...ttfts).toFixed(3)}), median ITL ${measured.itl.toFixed(3)} ms (set ${itlMs})`,
+      );
       if (best === null || off(measured) < off(best)) best = measured;
     }
     expect(Math.abs(best!.ttft - ttftMs)).toBeLessThanOrEqual(within);
@@ -329,8 +463,18 @@ describe('timing against the mock', () => {
 
 describe('errors become records', () => {
   const requestLevel: [string, string, { code: number | null; type: string }, number][] = [
-    ['model error (the model answered 503)', 'mock-error=model;mock-status=503', { code: 503, type: 'ModelError' }, 424],
-    ['model error (the model answered 404)', 'mock-error=model;mock-status=404', { code: 404, type: 'ModelError' }, 424],
+    [
+      'model error (the model answered 503)',
+      'mock-error=model;mock-status=503',
+      { code: 503, type: 'ModelError' },
+      424,
+    ],
+    [
+      'model error (the model answered 404)',
+      'mock-error=model;mock-status=404',
+      { code: 404, type: 'ModelError' },
+      424,
+    ],
     ['throttling', 'mock-error=throttling', { code: 429, type: 'ThrottlingException' }, 400],
     ['validation', 'mock-error=validation', { code: 400, type: 'ValidationError' }, 400],
     ['service unavailable', 'mock-error=unavailable', { code: 503, type: 'ServiceUnavailable' }, 503],
@@ -339,24 +483,31 @@ describe('errors become records', () => {
     ['internal dependency', 'mock-error=dependency', { code: 530, type: 'InternalDependencyException' }, 530],
   ];
 
-  it.each(requestLevel)('%s -> code and type, on both APIs, sent once', async (_name, attributes, expected, httpStatus) => {
-    const secret = `prompt-${randomUUID()}`;
-    const t = target({ customAttributes: attributes });
-    for (const streaming of [false, true]) {
-      const req = request(chat({ secret }), { streaming });
-      const result: TargetResult = await t.send(req);
-      expect(result.error).toMatchObject(expected);
-      expect(result.httpStatus).toBe(httpStatus);
-      expect(result.error!.message.length).toBeLessThanOrEqual(300);
-      expect(result.error!.message).not.toContain(secret);
-      expect(result.requestAckNs).not.toBeNull();
-      expect(await received(req.requestId)).toHaveLength(1);
-    }
-  });
+  it.each(requestLevel)(
+    '%s -> code and type, on both APIs, sent once',
+    async (_name, attributes, expected, httpStatus) => {
+      const secret = `prompt-${randomUUID()}`;
+      const t = target({ customAttributes: attributes });
+      for (const streaming of [false, true]) {
+        const req = request(chat({ secret }), { streaming });
+        const result: TargetResult = await t.send(req);
+        expect(result.error).toMatchObject(expected);
+        expect(result.httpStatus).toBe(httpStatus);
+        expect(result.error!.message.length).toBeLessThanOrEqual(300);
+        expect(result.error!.message).not.toContain(secret);
+        expect(result.requestAckNs).not.toBeNull();
+        expect(await received(req.requestId)).toHaveLength(1);
+      }
+    },
+  );
 
   it('an unknown endpoint is a ValidationError', async () => {
     const result = await target({ endpointName: 'no-such-endpoint' }).send(request(chat()));
-    expect(result.error).toMatchObject({ code: 400, type: 'ValidationError', message: expect.stringContaining('no-such-endpoint') });
+    expect(result.error).toMatchObject({
+      code: 400,
+      type: 'ValidationError',
+      message: expect.stringContaining('no-such-endpoint'),
+    });
   });
 
   it.each([
@@ -385,7 +536,12 @@ describe('errors become records', () => {
       }
     }
     const idSet = new Set(ids);
-    const got = await waitForLoggedRequests(logFile, (r) => idSet.has(r.headers['x-amzn-sagemaker-inference-id'] ?? ''), ids.length, 300);
+    const got = await waitForLoggedRequests(
+      logFile,
+      (r) => idSet.has(r.headers['x-amzn-sagemaker-inference-id'] ?? ''),
+      ids.length,
+      300,
+    );
     expect(got).toHaveLength(ids.length);
     expect(new Set(got.map((r) => r.headers['x-amzn-sagemaker-inference-id'])).size).toBe(ids.length);
     for (const r of got) expect(r.headers['amz-sdk-request']).toBe('attempt=1; max=1');
@@ -402,7 +558,10 @@ describe('errors become records', () => {
   });
 
   it('a timeout mid-stream -> TimeoutError 408, the chunks before it kept', async () => {
-    const result = await target({ timeoutMs: 300, customAttributes: 'mock-ttft-ms=10;mock-itl-ms=100;mock-tokens=20' }).send(request(chat(), { streaming: true }));
+    const result = await target({
+      timeoutMs: 300,
+      customAttributes: 'mock-ttft-ms=10;mock-itl-ms=100;mock-tokens=20',
+    }).send(request(chat(), { streaming: true }));
     expect(result.error).toMatchObject({ code: 408, type: 'TimeoutError' });
     expect(result.contentChunkNs.length).toBeGreaterThanOrEqual(1);
     expect(result.contentChunkNs.length).toBeLessThan(20);
@@ -412,7 +571,10 @@ describe('errors become records', () => {
   it.each([false, true])('the caller aborting -> CancelledError 499 (streaming %s)', async (streaming) => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 80);
-    const result = await target({ customAttributes: 'mock-ttft-ms=30;mock-itl-ms=50;mock-tokens=20' }).send(request(chat(), { streaming }), controller.signal);
+    const result = await target({ customAttributes: 'mock-ttft-ms=30;mock-itl-ms=50;mock-tokens=20' }).send(
+      request(chat(), { streaming }),
+      controller.signal,
+    );
     expect(result.error).toMatchObject({ code: 499, type: 'CancelledError' });
     const took = ms(result.requestEndNs - result.requestStartNs);
     expect(took).toBeGreaterThanOrEqual(60);
@@ -435,18 +597,41 @@ describe('errors become records', () => {
     const client = new SageMakerRuntimeClient({ endpoint: `http://127.0.0.1:${port}`, region: REGION, maxAttempts: 1 });
     const t = target({ client });
     const result = await t.send(request(chat()));
-    expect(result.error).toMatchObject({ code: null, type: 'ConnectionError', message: expect.stringContaining('ECONNREFUSED') });
+    expect(result.error).toMatchObject({
+      code: null,
+      type: 'ConnectionError',
+      message: expect.stringContaining('ECONNREFUSED'),
+    });
     client.destroy();
   });
 
   it('missing credentials -> CredentialsError, nothing sent', async () => {
-    const noCredentials = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_WEB_IDENTITY_TOKEN_FILE', 'AWS_ROLE_ARN'];
-    const restore = setEnv({ ...Object.fromEntries(noCredentials.map((k) => [k, undefined])), AWS_EC2_METADATA_DISABLED: 'true' });
+    const noCredentials = [
+      'AWS_ACCESS_KEY_ID',
+      'AWS_SECRET_ACCESS_KEY',
+      'AWS_SESSION_TOKEN',
+      'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+      'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+      'AWS_WEB_IDENTITY_TOKEN_FILE',
+      'AWS_ROLE_ARN',
+    ];
+    const restore = setEnv({
+      ...Object.fromEntries(noCredentials.map((k) => [k, undefined])),
+      AWS_EC2_METADATA_DISABLED: 'true',
+    });
     try {
       const req = request(chat());
       const result = await target().send(req);
       expect(result.error).toMatchObject({ code: null, type: 'CredentialsError' });
-      expect(await waitForLoggedRequests(logFile, (r) => r.headers['x-amzn-sagemaker-inference-id'] === req.requestId, 0, 100, 100)).toHaveLength(0);
+      expect(
+        await waitForLoggedRequests(
+          logFile,
+          (r) => r.headers['x-amzn-sagemaker-inference-id'] === req.requestId,
+          0,
+          100,
+          100,
+        ),
+      ).toHaveLength(0);
     } finally {
       restore();
     }
@@ -455,10 +640,17 @@ describe('errors become records', () => {
 
 describe('responses that are not what SageMaker sends', () => {
   /** A raw HTTP server in place of the service, and a target (with its own client) aimed at it. */
-  async function rawTarget(handler: (req: IncomingMessage, res: ServerResponse) => void, extra: Partial<SageMakerTargetOptions> = {}) {
+  async function rawTarget(
+    handler: (req: IncomingMessage, res: ServerResponse) => void,
+    extra: Partial<SageMakerTargetOptions> = {},
+  ) {
     const server = createHttpServer(handler);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const client = new SageMakerRuntimeClient({ endpoint: `http://127.0.0.1:${(server.address() as { port: number }).port}`, region: REGION, maxAttempts: 1 });
+    const client = new SageMakerRuntimeClient({
+      endpoint: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+      region: REGION,
+      maxAttempts: 1,
+    });
     const t = target({ client, ...extra });
     return {
       t,
@@ -501,16 +693,26 @@ describe('responses that are not what SageMaker sends', () => {
     const raw = await rawTarget((req, res) => {
       req.resume();
       res.on('close', () => closed());
-      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-sagemaker-content-type': 'text/event-stream' });
-      res.write(encodePayloadPart(Buffer.from(`data: ${JSON.stringify({ choices: [{ delta: { content: 'a' } }] })}\n\n`)));
-      res.write(encodePayloadPart(Buffer.from(`data: ${JSON.stringify({ error: { message: 'CUDA out of memory' } })}\n\n`)));
+      res.writeHead(200, {
+        'content-type': 'application/vnd.amazon.eventstream',
+        'x-amzn-sagemaker-content-type': 'text/event-stream',
+      });
+      res.write(
+        encodePayloadPart(Buffer.from(`data: ${JSON.stringify({ choices: [{ delta: { content: 'a' } }] })}\n\n`)),
+      );
+      res.write(
+        encodePayloadPart(Buffer.from(`data: ${JSON.stringify({ error: { message: 'CUDA out of memory' } })}\n\n`)),
+      );
       // ...and keeps the stream open: the target must not wait for its end.
     });
     const result = await raw.t.send(request(chat(), { streaming: true }));
     expect(result.error).toMatchObject({ code: null, type: 'StreamError', message: 'CUDA out of memory' });
     expect(result.contentChunkNs).toHaveLength(1);
     // Let go at once (the response destroyed), not when the socket times out 10 s later.
-    const closedWithin = await Promise.race([connectionClosed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 1000))]);
+    const closedWithin = await Promise.race([
+      connectionClosed.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 1000)),
+    ]);
     expect(closedWithin).toBe(true);
     await raw.close();
   });
@@ -522,7 +724,9 @@ describe('responses that are not what SageMaker sends', () => {
       (req, res) => {
         req.resume();
         res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
-        res.write(encodePayloadPart(Buffer.from(`data: ${JSON.stringify({ choices: [{ delta: { content: 'a' } }] })}\n\n`)));
+        res.write(
+          encodePayloadPart(Buffer.from(`data: ${JSON.stringify({ choices: [{ delta: { content: 'a' } }] })}\n\n`)),
+        );
         res.on('close', () => closed());
       },
       { timeoutMs: 200 },
@@ -537,10 +741,18 @@ describe('responses that are not what SageMaker sends', () => {
 
 describe('the CLI subcommand', () => {
   it('capture-replay mock-sagemaker prints its URL, answers, and stops on SIGTERM', async () => {
-    const child = spawn(process.execPath, [cliScript(), 'mock-sagemaker', '--port', '0', '--ttft-ms', '0', '--no-require-auth'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [cliScript(), 'mock-sagemaker', '--port', '0', '--ttft-ms', '0', '--no-require-auth'],
+      { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
     const { url } = JSON.parse(line) as { url: string };
-    const response = await fetch(`${url}/endpoints/any/invocations`, { method: 'POST', headers: { 'content-type': 'text/csv' }, body: '1,2\n3,4\n' });
+    const response = await fetch(`${url}/endpoints/any/invocations`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/csv' },
+      body: '1,2\n3,4\n',
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/csv');
     expect((await response.text()).trim().split('\n')).toHaveLength(2);

@@ -65,7 +65,11 @@ describeWithMoto('scale: 60 s of captures at 200 requests/s through the pipeline
     const ingestQueue = await createQueueWithDlq(sqs, 'ingest', { visibilityTimeoutSeconds: 300 });
     const replayQueue = await createQueueWithDlq(sqs, 'replay', { visibilityTimeoutSeconds: 300 });
     const collectQueue = await createQueueWithDlq(sqs, 'collect', { visibilityTimeoutSeconds: 60 });
-    await notifyQueueOnObjectCreated(s3, { bucket: 'capture-bucket', queueArn: ingestQueue.arn, prefix: 'datacapture/' });
+    await notifyQueueOnObjectCreated(s3, {
+      bucket: 'capture-bucket',
+      queueArn: ingestQueue.arn,
+      prefix: 'datacapture/',
+    });
     const deps = createDeps({
       env: {
         [ENV.resultsBucket]: 'results-bucket',
@@ -83,7 +87,13 @@ describeWithMoto('scale: 60 s of captures at 200 requests/s through the pipeline
     // One event per handler instance at a time, as in Lambda's execution environments.
     const lambdas = new LambdaMeter();
     const fn = (name: string, make: () => Handler) => lambdas.wrap(name, 1024, make);
-    ingest = await startSqsEventSource({ client: sqs, queueUrl: ingestQueue.url, handler: fn('ingest', () => makeIngestHandler(() => deps)), batchSize: 5, functionName: 'ingest' });
+    ingest = await startSqsEventSource({
+      client: sqs,
+      queueUrl: ingestQueue.url,
+      handler: fn('ingest', () => makeIngestHandler(() => deps)),
+      batchSize: 5,
+      functionName: 'ingest',
+    });
     fire = await startSqsEventSource({
       client: sqs,
       queueUrl: replayQueue.url,
@@ -93,7 +103,13 @@ describeWithMoto('scale: 60 s of captures at 200 requests/s through the pipeline
       visibilityTimeoutSeconds: 300,
       functionName: 'fire',
     });
-    collect = await startSqsEventSource({ client: sqs, queueUrl: collectQueue.url, handler: fn('collect', () => makeCollectHandler(() => deps)), batchSize: 10, functionName: 'collect' });
+    collect = await startSqsEventSource({
+      client: sqs,
+      queueUrl: collectQueue.url,
+      handler: fn('collect', () => makeCollectHandler(() => deps)),
+      batchSize: 10,
+      functionName: 'collect',
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -110,8 +126,13 @@ describeWithMoto('scale: 60 s of captures at 200 requests/s through the pipeline
   async function waitForManifest(): Promise<string> {
     const deadline = Date.now() + MANIFEST_TIMEOUT_MS;
     for (;;) {
-      if (ingest.stats.failedRecords > 0) throw new Error(`ingest failed (${ingest.stats.failedRecords} record(s)):\n${describeErrors(ingest.stats.errors)}`);
-      const keys = ((await s3.send(new ListObjectsV2Command({ Bucket: 'results-bucket', Prefix: 'runs/' }))).Contents ?? []).map((o) => o.Key!);
+      if (ingest.stats.failedRecords > 0)
+        throw new Error(
+          `ingest failed (${ingest.stats.failedRecords} record(s)):\n${describeErrors(ingest.stats.errors)}`,
+        );
+      const keys = (
+        (await s3.send(new ListObjectsV2Command({ Bucket: 'results-bucket', Prefix: 'runs/' }))).Contents ?? []
+      ).map((o) => o.Key!);
       const hit = keys.find((k) => k.endsWith('/A/run_manifest.json'));
       if (hit) return hit;
       if (Date.now() > deadline) {
@@ -125,7 +146,12 @@ describeWithMoto('scale: 60 s of captures at 200 requests/s through the pipeline
   }
 
   it(`replays all ${EXPECTED} requests, each exactly once, and the manifest balances`, async () => {
-    const body = captureBuffer({ ratePerSecond: RATE, durationSeconds: SECONDS, startTime: Date.UTC(2026, 3, 29, 0, 3, 18), seed: 7 });
+    const body = captureBuffer({
+      ratePerSecond: RATE,
+      durationSeconds: SECONDS,
+      startTime: Date.UTC(2026, 3, 29, 0, 3, 18),
+      seed: 7,
+    });
     expect(body.length).toBeGreaterThan(15 * 1024 * 1024);
     await s3.send(new PutObjectCommand({ Bucket: 'capture-bucket', Key: KEY, Body: body }));
 
@@ -139,7 +165,9 @@ describeWithMoto('scale: 60 s of captures at 200 requests/s through the pipeline
     expect(manifest).toMatchObject({ scheduled: EXPECTED, fired: EXPECTED, dropped: 0, balanced: true });
     // The pipeline's part is exact; the target's is a mock sharing 2 cores with moto and the
     // whole pipeline, which on a loaded machine fails a few requests (named here, by type).
-    expect(manifest.failed, `failed by type: ${JSON.stringify(manifest.failedByType)}`).toBeLessThanOrEqual(EXPECTED * 0.01);
+    expect(manifest.failed, `failed by type: ${JSON.stringify(manifest.failedByType)}`).toBeLessThanOrEqual(
+      EXPECTED * 0.01,
+    );
 
     // The target's view: no request twice, and every request that succeeded was seen there.
     const ids = mock.requests.map((r) => r.headers['x-request-id']);
@@ -150,7 +178,9 @@ describeWithMoto('scale: 60 s of captures at 200 requests/s through the pipeline
 
     const records = (await text('results-bucket', `${runDir}A/profile_export.jsonl`)).trim().split('\n');
     expect(records).toHaveLength(EXPECTED);
-    const recorded = new Set(records.map((l) => (JSON.parse(l) as { metadata: { x_request_id: string } }).metadata.x_request_id));
+    const recorded = new Set(
+      records.map((l) => (JSON.parse(l) as { metadata: { x_request_id: string } }).metadata.x_request_id),
+    );
     expect(recorded.size).toBe(EXPECTED);
     for (const id of ids) expect(recorded.has(id as string)).toBe(true);
     expect(fire.stats.handlerErrors).toBe(0);

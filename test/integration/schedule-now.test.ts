@@ -17,8 +17,18 @@ describe('schedule-now message', () => {
   const now = Date.parse('2026-11-23T02:00:07.250Z');
 
   it('acts as the scheduler would: whole seconds in UTC, the schedule named', () => {
-    expect(scheduleNowMessage('nightly', undefined, now)).toEqual({ v: 1, kind: 'window', schedule: 'nightly', scheduledTime: '2026-11-23T02:00:07Z' });
-    expect(scheduleNowMessage('nightly', '2026-11-23T02:30:00+01:00', now)).toEqual({ v: 1, kind: 'window', schedule: 'nightly', scheduledTime: '2026-11-23T01:30:00Z' });
+    expect(scheduleNowMessage('nightly', undefined, now)).toEqual({
+      v: 1,
+      kind: 'window',
+      schedule: 'nightly',
+      scheduledTime: '2026-11-23T02:00:07Z',
+    });
+    expect(scheduleNowMessage('nightly', '2026-11-23T02:30:00+01:00', now)).toEqual({
+      v: 1,
+      kind: 'window',
+      schedule: 'nightly',
+      scheduledTime: '2026-11-23T01:30:00Z',
+    });
   });
 
   it('refuses a time without a zone, a time that is not one, and a bad schedule name', () => {
@@ -57,19 +67,30 @@ describeWithMoto('schedule-now against a queue (moto)', () => {
 
   it('sends one plan message and prints the run id it will make', async () => {
     const queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'plan' }))).QueueUrl!;
-    const run = await runCli(['schedule-now', 'nightly', '--queue-url', queueUrl, '--at', '2026-11-23T02:00:00Z'], { env });
+    const run = await runCli(['schedule-now', 'nightly', '--queue-url', queueUrl, '--at', '2026-11-23T02:00:00Z'], {
+      env,
+    });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const printed = JSON.parse(run.stdout) as { runId: string; results: string };
     expect(printed.runId).toBe(windowRunId('nightly', '2026-11-23T02:00:00Z'));
     expect(printed.results).toBe(`runs/${printed.runId}/`);
-    const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const got = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
     expect(got.Messages).toHaveLength(1);
-    expect(planMessageSchema.parse(JSON.parse(got.Messages![0]!.Body!))).toEqual({ v: 1, kind: 'window', schedule: 'nightly', scheduledTime: '2026-11-23T02:00:00Z' });
+    expect(planMessageSchema.parse(JSON.parse(got.Messages![0]!.Body!))).toEqual({
+      v: 1,
+      kind: 'window',
+      schedule: 'nightly',
+      scheduledTime: '2026-11-23T02:00:00Z',
+    });
   });
 
   it('a queue that does not exist: exit 1 with the reason, nothing thrown at the user', async () => {
-    const run = await runCli(['schedule-now', 'nightly', '--queue-url', `${moto.endpoint}/123456789012/missing`], { env });
+    const run = await runCli(['schedule-now', 'nightly', '--queue-url', `${moto.endpoint}/123456789012/missing`], {
+      env,
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^capture-replay schedule-now: could not send to .*missing: /);
     expect(run.stderr).not.toMatch(/\n\s+at /);

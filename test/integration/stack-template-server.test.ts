@@ -9,18 +9,28 @@ import { synthesizeStack } from '../support/iam/deployment';
 import { stackTemplate } from '../support/iam/stack-template';
 import { STACK_TEMPLATE_SERVER_ENV } from '../support/iam/stack-template-server';
 
-const CONFIG = { captureBucket: 'capture-bucket', capturePrefix: 'datacapture/', targets: [{ name: 'A', url: 'http://127.0.0.1:9', apiKeySecret: 'replay/key-a' }], leadSeconds: 5 };
+const CONFIG = {
+  captureBucket: 'capture-bucket',
+  capturePrefix: 'datacapture/',
+  targets: [{ name: 'A', url: 'http://127.0.0.1:9', apiKeySecret: 'replay/key-a' }],
+  leadSeconds: 5,
+};
 
 describe('the stack-template server', () => {
   it('is set up for this tier, and answers the template this process synthesizes', async () => {
-    expect(process.env[STACK_TEMPLATE_SERVER_ENV], `${STACK_TEMPLATE_SERVER_ENV} is set by the tier's global setup`).toBeTruthy();
+    expect(
+      process.env[STACK_TEMPLATE_SERVER_ENV],
+      `${STACK_TEMPLATE_SERVER_ENV} is set by the tier's global setup`,
+    ).toBeTruthy();
     const served = await synthesizeStack(CONFIG, 'Served');
     expect(served).toEqual(stackTemplate(CONFIG, 'Served'));
     expect(Object.keys(served.Resources).length).toBeGreaterThan(10);
   });
 
   it('says what is wrong with a configuration the stack refuses', async () => {
-    await expect(synthesizeStack({ ...CONFIG, leadSecond: 5 }, 'Refused')).rejects.toThrow(/leadSecond: unknown setting; did you mean `leadSeconds`\?/);
+    await expect(synthesizeStack({ ...CONFIG, leadSecond: 5 }, 'Refused')).rejects.toThrow(
+      /leadSecond: unknown setting; did you mean `leadSeconds`\?/,
+    );
   });
 
   it('without the server: the template synthesized in this process', async () => {

@@ -17,14 +17,39 @@
  * CloudFormation statement is given on "*" here.
  */
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
-import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ACCOUNT, clientConfig, deployStateful, errorsOf, FUNCTIONS, REGION, startFunctions, synthesizeStack, type FnName, type Running } from '../support/iam/deployment';
-import { createUserWithPolicy, motoCompatibleS3Signing, setMotoEnforcement, UNAUTHENTICATED, withMotoBatchShim, type Credentials } from '../support/iam/moto-iam';
+import {
+  ACCOUNT,
+  clientConfig,
+  deployStateful,
+  errorsOf,
+  FUNCTIONS,
+  REGION,
+  startFunctions,
+  synthesizeStack,
+  type FnName,
+  type Running,
+} from '../support/iam/deployment';
+import {
+  createUserWithPolicy,
+  motoCompatibleS3Signing,
+  setMotoEnforcement,
+  UNAUTHENTICATED,
+  withMotoBatchShim,
+  type Credentials,
+} from '../support/iam/moto-iam';
 import type { PolicyStatement } from '../support/iam/policy-evaluator';
 import { ENV } from '../../lambdas/runtime/config';
 import { functionPolicies, logicalIds, resolveIntrinsics } from '../support/iam/template-policies';
@@ -84,8 +109,16 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
       await setMotoEnforcement(moto.endpoint, true);
     }
   };
-  const text = async (bucket: string, key: string) => (await operator.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
-  const sampleKeys = async () => ((await operator.send(new ListObjectsV2Command({ Bucket: CAPTURE_BUCKET, Prefix: `${PREFIX}capture-replay-verify/` }))).Contents ?? []).map((o) => o.Key!);
+  const text = async (bucket: string, key: string) =>
+    (await operator.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString();
+  const sampleKeys = async () =>
+    (
+      (
+        await operator.send(
+          new ListObjectsV2Command({ Bucket: CAPTURE_BUCKET, Prefix: `${PREFIX}capture-replay-verify/` }),
+        )
+      ).Contents ?? []
+    ).map((o) => o.Key!);
   const exists = async (bucket: string, key: string) =>
     operator.send(new HeadObjectCommand({ Bucket: bucket, Key: key })).then(
       () => true,
@@ -120,11 +153,26 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
     );
     const deployment = await deployStateful(template, new S3Client(setup), new SQSClient(setup));
     // The stack's outputs as CloudFormation would show them once deployed (its roles are not made on moto: ARNs as IAM writes them).
-    const roles = Object.fromEntries(logicalIds(template, 'AWS::IAM::Role').map((id) => [id, { Ref: id, Arn: `arn:aws:iam::${ACCOUNT}:role/${id}` }]));
+    const roles = Object.fromEntries(
+      logicalIds(template, 'AWS::IAM::Role').map((id) => [id, { Ref: id, Arn: `arn:aws:iam::${ACCOUNT}:role/${id}` }]),
+    );
     const resolver = { ...deployment.resolver, resources: { ...deployment.resolver.resources, ...roles } };
     const declared = (template as { Outputs?: Record<string, { Value: unknown }> }).Outputs ?? {};
-    outputs = Object.fromEntries(Object.entries(declared).map(([k, o]) => [k, String(resolveIntrinsics(o.Value, template, resolver))]));
-    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ResultsBucketName', 'CaptureBucketName', 'CapturePrefix', 'IngestQueueUrl', 'ReplayDlqUrl', 'CollectQueueUrl', 'AutoReplay', 'DashboardUrl']));
+    outputs = Object.fromEntries(
+      Object.entries(declared).map(([k, o]) => [k, String(resolveIntrinsics(o.Value, template, resolver))]),
+    );
+    expect(Object.keys(outputs)).toEqual(
+      expect.arrayContaining([
+        'ResultsBucketName',
+        'CaptureBucketName',
+        'CapturePrefix',
+        'IngestQueueUrl',
+        'ReplayDlqUrl',
+        'CollectQueueUrl',
+        'AutoReplay',
+        'DashboardUrl',
+      ]),
+    );
     expect(outputs).toMatchObject({ CaptureBucketName: CAPTURE_BUCKET, CapturePrefix: PREFIX, AutoReplay: 'all' });
     await new CloudFormationClient(setup).send(
       new CreateStackCommand({
@@ -136,18 +184,47 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
       }),
     );
     const fnUsers = new Map<FnName, Credentials>();
-    for (const f of FUNCTIONS) fnUsers.set(f.name, await createUserWithPolicy(moto.endpoint, UNAUTHENTICATED, `fn-${f.name}`, withMotoBatchShim(functionPolicies(template, f.prefix, deployment.resolver).statements)));
-    const policy = await documentedPolicy({ region: REGION, account: ACCOUNT, 'stack-name': STACK, 'capture-bucket': CAPTURE_BUCKET, 'capture-prefix': PREFIX, 'results-bucket': outputs.ResultsBucketName! });
+    for (const f of FUNCTIONS)
+      fnUsers.set(
+        f.name,
+        await createUserWithPolicy(
+          moto.endpoint,
+          UNAUTHENTICATED,
+          `fn-${f.name}`,
+          withMotoBatchShim(functionPolicies(template, f.prefix, deployment.resolver).statements),
+        ),
+      );
+    const policy = await documentedPolicy({
+      region: REGION,
+      account: ACCOUNT,
+      'stack-name': STACK,
+      'capture-bucket': CAPTURE_BUCKET,
+      'capture-prefix': PREFIX,
+      'results-bucket': outputs.ResultsBucketName!,
+    });
     users.set('verifier', await createUserWithPolicy(moto.endpoint, UNAUTHENTICATED, 'verifier', policy));
-    users.set('no-write', await createUserWithPolicy(moto.endpoint, UNAUTHENTICATED, 'no-write', policy.filter((s) => (s as { Sid?: string }).Sid !== 'WriteTheSample')));
-    const operatorCreds = await createUserWithPolicy(moto.endpoint, UNAUTHENTICATED, 'operator', [{ Effect: 'Allow', Action: '*', Resource: '*' }]);
+    users.set(
+      'no-write',
+      await createUserWithPolicy(
+        moto.endpoint,
+        UNAUTHENTICATED,
+        'no-write',
+        policy.filter((s) => (s as { Sid?: string }).Sid !== 'WriteTheSample'),
+      ),
+    );
+    const operatorCreds = await createUserWithPolicy(moto.endpoint, UNAUTHENTICATED, 'operator', [
+      { Effect: 'Allow', Action: '*', Resource: '*' },
+    ]);
     await setMotoEnforcement(moto.endpoint, true);
     operator = new S3Client(clientConfig(moto.endpoint, operatorCreds));
     motoCompatibleS3Signing(operator, operatorCreds);
     running = await startFunctions(deployment, moto.endpoint, (name) => fnUsers.get(name)!, {
       motoSigning: true,
       sageMakerEndpoint: sagemaker.url,
-      variant: (name) => (name === 'ingest' && mirrorLagMs !== null ? { env: { [ENV.mode]: 'mirror', [ENV.lagMs]: String(mirrorLagMs) } } : undefined),
+      variant: (name) =>
+        name === 'ingest' && mirrorLagMs !== null
+          ? { env: { [ENV.mode]: 'mirror', [ENV.lagMs]: String(mirrorLagMs) } }
+          : undefined,
     });
   }, 180_000);
 
@@ -167,20 +244,33 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
     // Where SageMaker would write a capture of endpoint capture-replay-verify this hour.
     const sample = /^ {2}sample: +s3:\/\/capture-bucket\/(\S+)$/m.exec(run.stdout)?.[1] ?? '';
     const hour = (d: Date) => d.toISOString().slice(0, 13).replace(/-/g, '/').replace('T', '/');
-    expect([hour(started), hour(new Date())]).toContain(/^datacapture\/capture-replay-verify\/AllTraffic\/(\d{4}\/\d{2}\/\d{2}\/\d{2})\//.exec(sample)?.[1]);
+    expect([hour(started), hour(new Date())]).toContain(
+      /^datacapture\/capture-replay-verify\/AllTraffic\/(\d{4}\/\d{2}\/\d{2}\/\d{2})\//.exec(sample)?.[1],
+    );
     expect(await exists(CAPTURE_BUCKET, sample), 'the sample stays without --clean').toBe(true);
     // Each target's line says what its manifest says: every record replayed, to both kinds.
     for (const target of ['A', 'B']) {
-      const manifest = JSON.parse(await text(results(), `runs/${verifiedRun}/${target}/run_manifest.json`)) as Record<string, number>;
+      const manifest = JSON.parse(await text(results(), `runs/${verifiedRun}/${target}/run_manifest.json`)) as Record<
+        string,
+        number
+      >;
       expect(manifest).toMatchObject({ scheduled: SAMPLE_RECORDS, succeeded: SAMPLE_RECORDS, failed: 0, dropped: 0 });
-      expect(run.stdout).toContain(`  ${target}: ${SAMPLE_RECORDS} scheduled, ${SAMPLE_RECORDS} succeeded, 0 failed, 0 dropped  s3://${results()}/runs/${verifiedRun}/${target}/`);
+      expect(run.stdout).toContain(
+        `  ${target}: ${SAMPLE_RECORDS} scheduled, ${SAMPLE_RECORDS} succeeded, 0 failed, 0 dropped  s3://${results()}/runs/${verifiedRun}/${target}/`,
+      );
     }
     expect(run.stdout).toMatch(/^The deploy works/);
-    expect(run.stdout).toContain(`  ingest:  ${SAMPLE_RECORDS} records accepted, 2 rejected (invalid_json 1, duplicate 1), 1 blank line`);
+    expect(run.stdout).toContain(
+      `  ingest:  ${SAMPLE_RECORDS} records accepted, 2 rejected (invalid_json 1, duplicate 1), 1 blank line`,
+    );
     expect(run.stdout).toContain(`  report:  s3://${results()}/runs/${verifiedRun}/report.html`);
     // Where the run's metrics land: the stack's dashboard (its DashboardUrl output).
-    expect(run.stdout).toContain(`  dashboard: https://${REGION}.console.aws.amazon.com/cloudwatch/home?region=${REGION}#dashboards/dashboard/${STACK}-${REGION} (`);
-    expect(run.stderr).toMatch(/^stack: stack ReplayVerify \(us-east-1\)\nwrote the sample capture to s3:\/\/capture-bucket\/datacapture\/capture-replay-verify\//);
+    expect(run.stdout).toContain(
+      `  dashboard: https://${REGION}.console.aws.amazon.com/cloudwatch/home?region=${REGION}#dashboards/dashboard/${STACK}-${REGION} (`,
+    );
+    expect(run.stderr).toMatch(
+      /^stack: stack ReplayVerify \(us-east-1\)\nwrote the sample capture to s3:\/\/capture-bucket\/datacapture\/capture-replay-verify\//,
+    );
     expect(run.stderr).toContain('waiting for the ingest to read the sample');
     // The link opens the report: 200, HTML, the very object.
     const link = linkOf(run.stdout);
@@ -190,27 +280,52 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
     expect(page.body).toBe(await text(results(), `runs/${verifiedRun}/report.html`));
   }, 180_000);
 
-  it("link --run, --run --target, --schedule and an s3:// folder give links that fetch; a missing one says why (exit 1)", async () => {
+  it('link --run, --run --target, --schedule and an s3:// folder give links that fetch; a missing one says why (exit 1)', async () => {
     expect(verifiedRun, 'the run of the first test').not.toBe('');
     const report = await cli(['link', '--run', verifiedRun, '--stack', STACK, '--expires', '600']);
     expect(report.code, report.stderr).toBe(0);
     expect(report.stdout.trim().split('\n')).toHaveLength(1);
     expect(report.stdout).toMatch(/X-Amz-Expires=600/);
     expect(report.stderr).toBe(`s3://${results()}/runs/${verifiedRun}/report.html: link valid for 10 minutes\n`);
-    expect(await fetchLink(report.stdout.trim())).toMatchObject({ status: 200, type: expect.stringMatching(/^text\/html/) });
+    expect(await fetchLink(report.stdout.trim())).toMatchObject({
+      status: 200,
+      type: expect.stringMatching(/^text\/html/),
+    });
 
     const files = await cli(['link', '--run', verifiedRun, '--target', 'B', '--stack', STACK]);
     expect(files.code, files.stderr).toBe(0);
-    const byFile = new Map(files.stdout.trim().split('\n').map((l) => l.split(' ') as [string, string]));
-    expect([...byFile.keys()]).toEqual(['profile_export.jsonl', 'profile_export_aiperf.json', 'profile_export_aiperf.csv', 'run_manifest.json']);
+    const byFile = new Map(
+      files.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' ') as [string, string]),
+    );
+    expect([...byFile.keys()]).toEqual([
+      'profile_export.jsonl',
+      'profile_export_aiperf.json',
+      'profile_export_aiperf.csv',
+      'run_manifest.json',
+    ]);
     const manifest = await fetchLink(byFile.get('run_manifest.json')!);
     expect(manifest.status).toBe(200);
-    expect(JSON.parse(manifest.body)).toEqual(JSON.parse(await text(results(), `runs/${verifiedRun}/B/run_manifest.json`)));
+    expect(JSON.parse(manifest.body)).toEqual(
+      JSON.parse(await text(results(), `runs/${verifiedRun}/B/run_manifest.json`)),
+    );
 
-    await operator.send(new PutObjectCommand({ Bucket: results(), Key: 'schedules/nightly/index.html', Body: '<!doctype html><title>nightly</title>', ContentType: 'text/html; charset=utf-8' }));
+    await operator.send(
+      new PutObjectCommand({
+        Bucket: results(),
+        Key: 'schedules/nightly/index.html',
+        Body: '<!doctype html><title>nightly</title>',
+        ContentType: 'text/html; charset=utf-8',
+      }),
+    );
     const trend = await cli(['link', '--schedule', 'nightly', '--stack', STACK]);
     expect(trend.code, trend.stderr).toBe(0);
-    expect(await fetchLink(trend.stdout.trim())).toMatchObject({ status: 200, body: '<!doctype html><title>nightly</title>' });
+    expect(await fetchLink(trend.stdout.trim())).toMatchObject({
+      status: 200,
+      body: '<!doctype html><title>nightly</title>',
+    });
 
     const folder = await cli(['link', `s3://${results()}/runs/${verifiedRun}/`]);
     expect(folder.code, folder.stderr).toBe(0);
@@ -219,10 +334,14 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
     const unknown = await cli(['link', '--run', 'file-00000000-0000-8000-8000-000000000000', '--stack', STACK]);
     expect(unknown.code).toBe(1);
     expect(unknown.stdout).toBe('');
-    expect(unknown.stderr).toMatch(/^capture-replay link: no s3:\/\/\S+\/runs\/file-00000000-0000-8000-8000-000000000000\/report\.html: run \S+ has not finished/);
+    expect(unknown.stderr).toMatch(
+      /^capture-replay link: no s3:\/\/\S+\/runs\/file-00000000-0000-8000-8000-000000000000\/report\.html: run \S+ has not finished/,
+    );
     const noTrend = await cli(['link', '--schedule', 'weekly', '--stack', STACK]);
     expect(noTrend.code).toBe(1);
-    expect(noTrend.stderr).toMatch(/the trend page appears after the schedule's first run \(start one now with: capture-replay schedule-now weekly\)/);
+    expect(noTrend.stderr).toMatch(
+      /the trend page appears after the schedule's first run \(start one now with: capture-replay schedule-now weekly\)/,
+    );
   }, 120_000);
 
   it('from the --outputs-file file, with --clean: verifies, then removes the sample it wrote', async () => {
@@ -245,7 +364,9 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
     const run = await cli(['verify-deploy', '--outputs', file]);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(/^capture-replay verify-deploy: stack ReplayVerify replays captures only on its schedules \(autoReplay: false\)/);
+    expect(run.stderr).toMatch(
+      /^capture-replay verify-deploy: stack ReplayVerify replays captures only on its schedules \(autoReplay: false\)/,
+    );
     expect(run.stderr).toContain(`capture-replay schedule-now <schedule> --queue-url ${plan}`);
     expect(await sampleKeys()).toEqual(before);
   });
@@ -253,7 +374,9 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
   it('without s3:PutObject on the capture prefix: exit 1, one line naming the object and the permission', async () => {
     const run = await cli(['verify-deploy', '--stack', STACK, '--timeout', '5'], 'no-write');
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/\ncapture-replay verify-deploy: could not write the sample capture to s3:\/\/capture-bucket\/datacapture\/capture-replay-verify\/\S+ \(s3:PutObject\): AccessDenied: .* \(your identity lacks the permission/);
+    expect(run.stderr).toMatch(
+      /\ncapture-replay verify-deploy: could not write the sample capture to s3:\/\/capture-bucket\/datacapture\/capture-replay-verify\/\S+ \(s3:PutObject\): AccessDenied: .* \(your identity lacks the permission/,
+    );
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 
@@ -263,7 +386,10 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
       const run = await cli(['verify-deploy', '--stack', STACK, '--timeout', '120']);
       expect(run.code, `${run.stdout}\n${run.stderr}\n${errorsOf(running)}`).toBe(0);
       expect(run.stdout).toMatch(/^ {2}run: +mirror-[0-9a-f-]{36}$/m);
-      for (const target of ['A', 'B']) expect(run.stdout).toContain(`  ${target}: ${SAMPLE_RECORDS} scheduled, ${SAMPLE_RECORDS} succeeded, 0 failed, 0 dropped`);
+      for (const target of ['A', 'B'])
+        expect(run.stdout).toContain(
+          `  ${target}: ${SAMPLE_RECORDS} scheduled, ${SAMPLE_RECORDS} succeeded, 0 failed, 0 dropped`,
+        );
     } finally {
       mirrorLagMs = null;
     }
@@ -276,7 +402,10 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
       const run = await cli(['verify-deploy', '--stack', STACK, '--timeout', '60']);
       expect(run.code).toBe(1);
       expect(Date.now() - started, 'it does not wait out the timeout').toBeLessThan(55_000);
-      const runId = /run (mirror-[0-9a-f-]{36}) is scheduled, but its first request is due at \S+ \(mirror mode: each request is due at its inferenceTime \+ 600 s\), after --timeout 60 s: it cannot finish in time\./.exec(run.stderr)?.[1];
+      const runId =
+        /run (mirror-[0-9a-f-]{36}) is scheduled, but its first request is due at \S+ \(mirror mode: each request is due at its inferenceTime \+ 600 s\), after --timeout 60 s: it cannot finish in time\./.exec(
+          run.stderr,
+        )?.[1];
       expect(runId, run.stderr).toBeDefined();
       expect(run.stderr).toContain(`capture-replay link --run ${runId}`);
     } finally {
@@ -292,7 +421,9 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
     expect(run.stdout).toBe('');
     const runId = /run (file-[0-9a-f-]{36}) was scheduled \(targets A, B\)/.exec(run.stderr)?.[1];
     expect(runId, run.stderr).toBeDefined();
-    expect(run.stderr).toContain(`s3://${results()}/runs/${runId}/A/run_manifest.json, s3://${results()}/runs/${runId}/B/run_manifest.json are not there after 15 s.`);
+    expect(run.stderr).toContain(
+      `s3://${results()}/runs/${runId}/A/run_manifest.json, s3://${results()}/runs/${runId}/B/run_manifest.json are not there after 15 s.`,
+    );
     expect(run.stderr).toContain(`the replay dead-letter queue ${outputs.ReplayDlqUrl}`);
     // The stack on moto has no log groups: the command that lists them instead.
     expect(run.stderr).toContain(`aws cloudformation describe-stack-resources --stack-name ${STACK}`);

@@ -67,7 +67,12 @@ subscribe('http.client.request.start', () => {
 
 /** The product's client (sagemaker-target.ts's config), pointed at the mock. */
 function sageMakerClient(url: string): SageMakerRuntimeClient {
-  return new SageMakerRuntimeClient({ ...sageMakerRuntimeClientConfig({ timeoutMs: 10_000 }), endpoint: url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' } });
+  return new SageMakerRuntimeClient({
+    ...sageMakerRuntimeClientConfig({ timeoutMs: 10_000 }),
+    endpoint: url,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
+  });
 }
 
 /** The target, with the event loop held right after each send starts: after pick-up, before the write. */
@@ -83,7 +88,9 @@ function blocking(inner: TargetClient): TargetClient {
   };
 }
 
-const body = Buffer.from(JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi there' }] }));
+const body = Buffer.from(
+  JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi there' }] }),
+);
 
 function request(index: number): ScheduledRequest {
   return {
@@ -110,7 +117,13 @@ const ms = (ns: bigint) => Number(ns) / 1e6;
 async function checkBlockCounted(target: TargetClient) {
   const requests = [0, 1, 2].map(request);
   const startNs = systemClock.nowNs() + 50_000_000n;
-  const outcomes = await runFireLoop(requests, { runId: 'wire', target: blocking(target), clock: systemClock, startNs, workerId: 'w0' });
+  const outcomes = await runFireLoop(requests, {
+    runId: 'wire',
+    target: blocking(target),
+    clock: systemClock,
+    startNs,
+    workerId: 'w0',
+  });
   for (const outcome of outcomes) {
     const result = outcome.result!;
     expect(result.error).toBeNull();
@@ -147,7 +160,18 @@ describe('wire stamp: an event loop blocked before the write is lateness, not la
     logFile = join(dir, 'requests.jsonl');
     [http, sagemaker] = await Promise.all([
       startMockProcess(['--ttft-ms', '5', '--itl-ms', '1', '--output-tokens', '4']),
-      startMockSageMakerProcess(['--ttft-ms', '5', '--itl-ms', '1', '--output-tokens', '4', '--log', logFile, '--endpoint', 'ep-chat']),
+      startMockSageMakerProcess([
+        '--ttft-ms',
+        '5',
+        '--itl-ms',
+        '1',
+        '--output-tokens',
+        '4',
+        '--log',
+        logFile,
+        '--endpoint',
+        'ep-chat',
+      ]),
     ]);
   });
 
@@ -167,7 +191,13 @@ describe('wire stamp: an event loop blocked before the write is lateness, not la
 
   it('SageMaker target (AWS SDK over node:http): the same, and the wire stamp precedes the server arrival', async () => {
     const client = sageMakerClient(sagemaker.url);
-    const target = createSageMakerTarget({ name: 'B', endpointName: 'ep-chat', timeoutMs: 10_000, clock: systemClock, client });
+    const target = createSageMakerTarget({
+      name: 'B',
+      endpointName: 'ep-chat',
+      timeoutMs: 10_000,
+      clock: systemClock,
+      client,
+    });
     try {
       const outcomes = await checkBlockCounted(target);
       const log = await readMockSageMakerLog(logFile);
@@ -179,7 +209,9 @@ describe('wire stamp: an event loop blocked before the write is lateness, not la
         // the block (which happened before the write) is not between them.
         const gapMs = ms(BigInt(seen!.arrival_ns) - outcome.result!.requestWireNs!);
         expect(gapMs, `${outcome.requestId}: arrival after the wire stamp`).toBeGreaterThan(-ANCHOR_MS);
-        expect(gapMs, `${outcome.requestId}: the block not between the wire stamp and the arrival`).toBeLessThan(BLOCK_MS - 1);
+        expect(gapMs, `${outcome.requestId}: the block not between the wire stamp and the arrival`).toBeLessThan(
+          BLOCK_MS - 1,
+        );
       }
     } finally {
       await target.close();
@@ -189,21 +221,37 @@ describe('wire stamp: an event loop blocked before the write is lateness, not la
 
   it('SageMaker target: a pause right after the write is in the TTFT; the wire stamp precedes the arrival', async () => {
     const client = sageMakerClient(sagemaker.url);
-    const target = createSageMakerTarget({ name: 'B', endpointName: 'ep-chat', timeoutMs: 10_000, clock: systemClock, client });
+    const target = createSageMakerTarget({
+      name: 'B',
+      endpointName: 'ep-chat',
+      timeoutMs: 10_000,
+      clock: systemClock,
+      client,
+    });
     pauseAfterWrite = true;
     try {
       // The first on a new connection (its bytes leave once it is connected, a later turn of
       // the event loop), the others on the kept-alive socket (written in the same run).
       for (let i = 0; i < 4; i++) {
         const requestId = `pause-${i}`;
-        const result = await target.send({ requestId, correlationId: requestId, contentType: 'application/json', body, streaming: true });
+        const result = await target.send({
+          requestId,
+          correlationId: requestId,
+          contentType: 'application/json',
+          body,
+          streaming: true,
+        });
         expect(result.error).toBeNull();
         const wireNs = result.requestWireNs!;
-        const [seen] = (await readMockSageMakerLog(logFile)).filter((r) => r.headers['x-amzn-sagemaker-inference-id'] === requestId);
+        const [seen] = (await readMockSageMakerLog(logFile)).filter(
+          (r) => r.headers['x-amzn-sagemaker-inference-id'] === requestId,
+        );
         expect(seen, `the mock logged ${requestId}`).toBeDefined();
         // The mock had the request no sooner than the stamp (its clock agrees with ours to
         // within ANCHOR_MS); a stamp after the pause would follow it by ~BLOCK_MS.
-        expect(ms(BigInt(seen!.arrival_ns) - wireNs), `request ${i}: arrival after the wire stamp`).toBeGreaterThan(-ANCHOR_MS);
+        expect(ms(BigInt(seen!.arrival_ns) - wireNs), `request ${i}: arrival after the wire stamp`).toBeGreaterThan(
+          -ANCHOR_MS,
+        );
         // Never early: the mock's first token leaves 5 ms after its arrival. On the kept-alive
         // socket the pause came after the bytes left: the TTFT holds it (the token is read
         // once it is over); on the new connection the bytes left after it.

@@ -2,7 +2,12 @@
  * The AWS resources the serverless pipeline is wired from, made on moto with the real SDK:
  * buckets, queues with a dead-letter queue, and the S3 -> SQS ObjectCreated notification.
  */
-import { CreateBucketCommand, PutBucketNotificationConfigurationCommand, type Event as S3EventName, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  PutBucketNotificationConfigurationCommand,
+  type Event as S3EventName,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
@@ -18,7 +23,8 @@ export async function createBucket(s3: S3Client, name: string): Promise<string> 
 }
 
 export async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
-  const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
+  const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] })))
+    .Attributes?.QueueArn;
   if (!arn) throw new Error(`queue ${queueUrl} reported no QueueArn`);
   return arn;
 }
@@ -29,11 +35,17 @@ export interface QueueOptions {
   receiveWaitTimeSeconds?: number;
 }
 
-export async function createQueue(sqs: SQSClient, name: string, options: QueueOptions & { attributes?: Record<string, string> } = {}): Promise<{ url: string; arn: string }> {
+export async function createQueue(
+  sqs: SQSClient,
+  name: string,
+  options: QueueOptions & { attributes?: Record<string, string> } = {},
+): Promise<{ url: string; arn: string }> {
   const attributes: Record<string, string> = { ...options.attributes };
-  if (options.visibilityTimeoutSeconds !== undefined) attributes.VisibilityTimeout = String(options.visibilityTimeoutSeconds);
+  if (options.visibilityTimeoutSeconds !== undefined)
+    attributes.VisibilityTimeout = String(options.visibilityTimeoutSeconds);
   if (options.delaySeconds !== undefined) attributes.DelaySeconds = String(options.delaySeconds);
-  if (options.receiveWaitTimeSeconds !== undefined) attributes.ReceiveMessageWaitTimeSeconds = String(options.receiveWaitTimeSeconds);
+  if (options.receiveWaitTimeSeconds !== undefined)
+    attributes.ReceiveMessageWaitTimeSeconds = String(options.receiveWaitTimeSeconds);
   const url = (await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl;
   if (!url) throw new Error(`CreateQueue ${name} returned no QueueUrl`);
   return { url, arn: await queueArn(sqs, url) };
@@ -47,7 +59,11 @@ export interface QueueWithDlq {
 }
 
 /** A work queue whose messages move to `<name>-dlq` after `maxReceiveCount` receives (default 3). */
-export async function createQueueWithDlq(sqs: SQSClient, name: string, options: QueueOptions & { maxReceiveCount?: number } = {}): Promise<QueueWithDlq> {
+export async function createQueueWithDlq(
+  sqs: SQSClient,
+  name: string,
+  options: QueueOptions & { maxReceiveCount?: number } = {},
+): Promise<QueueWithDlq> {
   const dlq = await createQueue(sqs, `${name}-dlq`);
   const { maxReceiveCount = 3, ...queueOptions } = options;
   const queue = await createQueue(sqs, name, {
@@ -79,7 +95,14 @@ export async function notifyQueueOnObjectCreated(s3: S3Client, n: ObjectCreatedN
           {
             QueueArn: n.queueArn,
             Events: n.events ?? ['s3:ObjectCreated:*'],
-            Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: n.prefix }, { Name: 'suffix', Value: n.suffix ?? '.jsonl' }] } },
+            Filter: {
+              Key: {
+                FilterRules: [
+                  { Name: 'prefix', Value: n.prefix },
+                  { Name: 'suffix', Value: n.suffix ?? '.jsonl' },
+                ],
+              },
+            },
           },
         ],
       },
@@ -92,7 +115,11 @@ export async function notifyQueueOnObjectCreated(s3: S3Client, n: ObjectCreatedN
  * `timeoutMs` has passed; with no count, until one long poll comes back empty. For
  * assertions about what a queue got, not as a consumer.
  */
-export async function drainQueue(sqs: SQSClient, queueUrl: string, options: { count?: number; timeoutMs?: number; waitTimeSeconds?: number } = {}): Promise<Message[]> {
+export async function drainQueue(
+  sqs: SQSClient,
+  queueUrl: string,
+  options: { count?: number; timeoutMs?: number; waitTimeSeconds?: number } = {},
+): Promise<Message[]> {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
   const got: Message[] = [];
   while (Date.now() < deadline && (options.count === undefined || got.length < options.count)) {
@@ -111,7 +138,12 @@ export async function drainQueue(sqs: SQSClient, queueUrl: string, options: { co
       continue;
     }
     got.push(...messages);
-    await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+      }),
+    );
   }
   return got;
 }

@@ -49,7 +49,11 @@ interface SqsMessageLike {
 function attributeBytes(attributes: Record<string, SqsAttribute> | undefined): number {
   let n = 0;
   for (const [name, a] of Object.entries(attributes ?? {})) {
-    n += Buffer.byteLength(name) + Buffer.byteLength(a.DataType ?? '') + (a.StringValue !== undefined ? Buffer.byteLength(a.StringValue) : 0) + (a.BinaryValue?.byteLength ?? 0);
+    n +=
+      Buffer.byteLength(name) +
+      Buffer.byteLength(a.DataType ?? '') +
+      (a.StringValue !== undefined ? Buffer.byteLength(a.StringValue) : 0) +
+      (a.BinaryValue?.byteLength ?? 0);
   }
   return n;
 }
@@ -59,7 +63,11 @@ function messageBytes(m: SqsMessageLike): number {
 }
 
 /** The payload an SQS call carries (what billing sizes) and how many messages are in it. */
-export function sqsPayload(operation: string, input: Record<string, unknown>, output: Record<string, unknown> | undefined): { bytes: number; messages: number } {
+export function sqsPayload(
+  operation: string,
+  input: Record<string, unknown>,
+  output: Record<string, unknown> | undefined,
+): { bytes: number; messages: number } {
   switch (operation) {
     case 'SendMessage':
       return { bytes: messageBytes(input as SqsMessageLike), messages: 1 };
@@ -166,7 +174,14 @@ export class AwsMeter {
         throw error;
       }
     };
-    (client.middlewareStack as { add(m: DeserializeMiddleware, o: { step: 'deserialize'; name: string; priority: 'high'; override: boolean }): void }).add(middleware, {
+    (
+      client.middlewareStack as {
+        add(
+          m: DeserializeMiddleware,
+          o: { step: 'deserialize'; name: string; priority: 'high'; override: boolean },
+        ): void;
+      }
+    ).add(middleware, {
       step: 'deserialize',
       name: 'awsMeterMiddleware',
       priority: 'high',
@@ -175,12 +190,32 @@ export class AwsMeter {
     return client;
   }
 
-  private record(label: string, service: string, operation: string, input: Record<string, unknown>, output: Record<string, unknown> | undefined, outcome: 'ok' | 'error' | 'unsent'): void {
+  private record(
+    label: string,
+    service: string,
+    operation: string,
+    input: Record<string, unknown>,
+    output: Record<string, unknown> | undefined,
+    outcome: 'ok' | 'error' | 'unsent',
+  ): void {
     const resource = resourceOf(service, input);
     const key = `${label}\u0000${service}\u0000${operation}\u0000${resource}`;
     let c = this.counts.get(key);
     if (!c) {
-      c = { label, service, operation, resource, calls: 0, errors: 0, unsent: 0, billed: 0, payloadBytes: 0, messages: 0, emptyReceives: 0, ...(service === 'S3' ? { s3Class: s3RequestClass(operation) } : {}) };
+      c = {
+        label,
+        service,
+        operation,
+        resource,
+        calls: 0,
+        errors: 0,
+        unsent: 0,
+        billed: 0,
+        payloadBytes: 0,
+        messages: 0,
+        emptyReceives: 0,
+        ...(service === 'S3' ? { s3Class: s3RequestClass(operation) } : {}),
+      };
       this.counts.set(key, c);
     }
     if (outcome === 'unsent') {
@@ -208,11 +243,21 @@ export class AwsMeter {
     return [...this.counts.values()]
       .filter((c) => matches(c, filter))
       .map((c) => ({ ...c }))
-      .sort((a, b) => `${a.label} ${a.service} ${a.operation} ${a.resource}`.localeCompare(`${b.label} ${b.service} ${b.operation} ${b.resource}`));
+      .sort((a, b) =>
+        `${a.label} ${a.service} ${a.operation} ${a.resource}`.localeCompare(
+          `${b.label} ${b.service} ${b.operation} ${b.resource}`,
+        ),
+      );
   }
 
   totals(filter: MeterFilter = {}): MeterTotals {
-    const t: MeterTotals = { calls: 0, errors: 0, sqs: { calls: 0, billed: 0, payloadBytes: 0, emptyReceives: 0, emptyReceiveBilled: 0 }, s3: { put: 0, get: 0, free: 0 }, other: 0 };
+    const t: MeterTotals = {
+      calls: 0,
+      errors: 0,
+      sqs: { calls: 0, billed: 0, payloadBytes: 0, emptyReceives: 0, emptyReceiveBilled: 0 },
+      s3: { put: 0, get: 0, free: 0 },
+      other: 0,
+    };
     for (const c of this.counts.values()) {
       if (!matches(c, filter)) continue;
       t.calls += c.calls;
@@ -259,9 +304,21 @@ export interface LambdaFunctionStats {
 export class LambdaMeter {
   private readonly fns = new Map<string, LambdaFunctionStats>();
 
-  wrap<E, C, R>(name: string, memoryMb: number, makeHandler: () => (event: E, context: C) => Promise<R>): (event: E, context: C) => Promise<R> {
+  wrap<E, C, R>(
+    name: string,
+    memoryMb: number,
+    makeHandler: () => (event: E, context: C) => Promise<R>,
+  ): (event: E, context: C) => Promise<R> {
     if (this.fns.has(name)) throw new Error(`function ${name} is already metered`);
-    const stats: LambdaFunctionStats = { name, memoryMb, invocations: 0, errors: 0, billedMs: 0, gbSeconds: 0, instances: 0 };
+    const stats: LambdaFunctionStats = {
+      name,
+      memoryMb,
+      invocations: 0,
+      errors: 0,
+      billedMs: 0,
+      gbSeconds: 0,
+      instances: 0,
+    };
     this.fns.set(name, stats);
     const idle: ((event: E, context: C) => Promise<R>)[] = [];
     return async (event, context) => {

@@ -22,7 +22,9 @@ const SCRIPT = fileURLToPath(import.meta.url);
 export default function setup(): () => void {
   // Stopped by SIGTERM, on which Playwright closes Chromium and deletes its profile folder (a
   // SIGKILL would leave the folder in the temp folder).
-  return startRunServer(BROWSER_SERVER_ENV, process.execPath, (socket) => ['--import', 'tsx', SCRIPT, socket], { stopSignal: 'SIGTERM' });
+  return startRunServer(BROWSER_SERVER_ENV, process.execPath, (socket) => ['--import', 'tsx', SCRIPT, socket], {
+    stopSignal: 'SIGTERM',
+  });
 }
 
 /** The run's Chromium's endpoint; null when the run has no browser server. */

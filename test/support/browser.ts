@@ -74,7 +74,8 @@ export function useChromium(label: string): { readonly browser: Browser; readonl
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
   const ready = <T>(value: T | undefined, what: string): T => {
-    if (value === undefined) throw new Error(`${label}: no ${what} outside the tests (useChromium's beforeAll has not run)`);
+    if (value === undefined)
+      throw new Error(`${label}: no ${what} outside the tests (useChromium's beforeAll has not run)`);
     return value;
   };
   return {
@@ -111,13 +112,23 @@ export interface OpenOptions {
  * every request but the file's own blocked and recorded. Waits for load, then for the
  * page's `readyAttribute` (default data-charts-drawn, which both pages' scripts set).
  */
-export async function openHtmlFile(browser: Browser, file: string, html: string, options: OpenOptions = {}): Promise<OpenedPage> {
+export async function openHtmlFile(
+  browser: Browser,
+  file: string,
+  html: string,
+  options: OpenOptions = {},
+): Promise<OpenedPage> {
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, html);
   const url = pathToFileURL(file).href;
-  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1440, height: 900 }, deviceScaleFactor: 1 });
+  const context = await browser.newContext({
+    viewport: options.viewport ?? { width: 1440, height: 900 },
+    deviceScaleFactor: 1,
+  });
   // Before any script of the page: what an injected script would set, and every CSP refusal.
-  await context.addInitScript(`window.__cspViolations = []; document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + (e.blockedURI || e.sample || '')));`);
+  await context.addInitScript(
+    `window.__cspViolations = []; document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + (e.blockedURI || e.sample || '')));`,
+  );
   const page = await context.newPage();
   const opened: OpenedPage = { page, context, url, requests: [], blocked: [], problems: [] };
   page.on('request', (r) => opened.requests.push(r.url()));
@@ -151,7 +162,10 @@ export const INJECTED_MARKUP =
 
 /** What injected markup would leave: the sentinel an injected script sets, the policy's refusals. */
 export async function injectionTraces(o: OpenedPage): Promise<{ pwned: unknown; violations: string[] }> {
-  return o.page.evaluate(`({ pwned: window.__pwned, violations: window.__cspViolations })`) as Promise<{ pwned: unknown; violations: string[] }>;
+  return o.page.evaluate(`({ pwned: window.__pwned, violations: window.__cspViolations })`) as Promise<{
+    pwned: unknown;
+    violations: string[];
+  }>;
 }
 
 /** No injected script ran nor was refused by the policy: the markup stayed text. */
@@ -202,7 +216,9 @@ export async function saveScreenshot(page: Page, name: string, selector?: string
   if (!SCREENSHOTS) return;
   mkdirSync(ARTIFACTS, { recursive: true });
   const path = join(ARTIFACTS, name);
-  await (selector === undefined ? page.screenshot({ path, fullPage: true }) : page.locator(selector).screenshot({ path }));
+  await (selector === undefined
+    ? page.screenshot({ path, fullPage: true })
+    : page.locator(selector).screenshot({ path }));
 }
 
 /** Nothing logged as an error or warning, no request but the page's own file. */

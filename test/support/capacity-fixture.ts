@@ -7,9 +7,20 @@
 import { buildCapacityDocument } from '../../lambdas/core/capacity/document';
 import { judgeStep } from '../../lambdas/core/capacity/measure';
 import { searchCapacity } from '../../lambdas/core/capacity/search';
-import type { CapacityDocument, CapacityObjectives, CapacityStep, SearchSettings, StepMeasure } from '../../lambdas/core/capacity/types';
+import type {
+  CapacityDocument,
+  CapacityObjectives,
+  CapacityStep,
+  SearchSettings,
+  StepMeasure,
+} from '../../lambdas/core/capacity/types';
 
-export const FIXTURE_OBJECTIVES: CapacityObjectives = { slos: { time_to_first_token: 200, inter_token_latency: 40 }, minGoodput: 0.99, maxErrorRate: 0.01, maxClientLagMs: 100 };
+export const FIXTURE_OBJECTIVES: CapacityObjectives = {
+  slos: { time_to_first_token: 200, inter_token_latency: 40 },
+  minGoodput: 0.99,
+  maxErrorRate: 0.01,
+  maxClientLagMs: 100,
+};
 const SETTINGS: SearchSettings = { startFactor: 1, growth: 2, resolution: 0.1, maxFactor: 64 };
 const CAPTURED = 240;
 
@@ -30,13 +41,18 @@ function modelled(capacity: number, factor: number): StepMeasure {
     good: Math.round(goodput * requests),
     goodput,
     error_rate: failed / requests,
-    slo_metrics: { time_to_first_token: { p50: ttft * 0.6, p99: ttft }, inter_token_latency: { p50: 18 + 4 * load, p99: 25 + 8 * load } },
+    slo_metrics: {
+      time_to_first_token: { p50: ttft * 0.6, p99: ttft },
+      inter_token_latency: { p50: 18 + 4 * load, p99: 25 + 8 * load },
+    },
     client: { schedule_lag_p90_ms: 1.2, wire_lag_p90_ms: 1.6, wire_lag_p99_ms: 2.1, late_dropped: 0 },
     errors: failed > 0 ? [{ error: 'HTTPError 503', count: failed, message: 'HTTP 503: overloaded' }] : [],
   };
 }
 
-export async function capacityFixture(targets: Record<string, number> = { A: 1.85, B: 2.45 }): Promise<CapacityDocument> {
+export async function capacityFixture(
+  targets: Record<string, number> = { A: 1.85, B: 2.45 },
+): Promise<CapacityDocument> {
   const results = [];
   for (const [name, capacity] of Object.entries(targets)) {
     const [result] = await searchCapacity(
@@ -45,7 +61,12 @@ export async function capacityFixture(targets: Record<string, number> = { A: 1.8
       async (factor) => {
         const measure = modelled(capacity, factor);
         const run = `${name}-${factor}x`;
-        const step: CapacityStep = { ...measure, ...judgeStep(measure, FIXTURE_OBJECTIVES), run_id: run, results: `steps/${run}/` };
+        const step: CapacityStep = {
+          ...measure,
+          ...judgeStep(measure, FIXTURE_OBJECTIVES),
+          run_id: run,
+          results: `steps/${run}/`,
+        };
         return new Map([[name, step]]);
       },
       async () => {},

@@ -102,7 +102,10 @@ export function wholeSecondIso(epochMs: number): string {
 }
 
 /** The number of records in each second of the capture, in order. */
-export function* secondCounts(o: Pick<CaptureGenOptions, 'ratePerSecond' | 'durationSeconds' | 'arrivals'>, random: () => number): Generator<number> {
+export function* secondCounts(
+  o: Pick<CaptureGenOptions, 'ratePerSecond' | 'durationSeconds' | 'arrivals'>,
+  random: () => number,
+): Generator<number> {
   const seconds = Math.ceil(o.durationSeconds);
   const total = Math.floor(o.ratePerSecond * o.durationSeconds);
   for (let s = 0; s < seconds; s++) {
@@ -122,7 +125,8 @@ export function* captureLines(options: CaptureGenOptions): Generator<string> {
   positive('ratePerSecond', options.ratePerSecond);
   positive('durationSeconds', options.durationSeconds);
   const bodyBytes = positive('bodyBytes', options.bodyBytes ?? 1300);
-  const start = Math.floor((options.startTime instanceof Date ? options.startTime.getTime() : options.startTime) / 1000) * 1000;
+  const start =
+    Math.floor((options.startTime instanceof Date ? options.startTime.getTime() : options.startTime) / 1000) * 1000;
   if (!Number.isFinite(start)) throw new RangeError('startTime must be a valid time');
   const random = seededRandom(options.seed ?? 1);
   // Arrival counts on their own stream, so changing a body never moves the timing.
@@ -155,7 +159,13 @@ export function* captureLines(options: CaptureGenOptions): Generator<string> {
       }
       messages.push({ role: 'user', content: text(userChars) });
       const maxTokens = pick([128, 256, 512, 1024]);
-      const body = JSON.stringify({ model, messages, max_tokens: maxTokens, temperature: Math.round(random() * 10) / 10, top_p: 0.95 });
+      const body = JSON.stringify({
+        model,
+        messages,
+        max_tokens: maxTokens,
+        temperature: Math.round(random() * 10) / 10,
+        top_p: 0.95,
+      });
       const answer = text(40 + Math.floor(random() * 400));
       const promptTokens = Math.round(body.length / 4);
       const completionTokens = Math.min(maxTokens, Math.round(answer.length / 4));
@@ -165,7 +175,11 @@ export function* captureLines(options: CaptureGenOptions): Generator<string> {
         created: Math.floor(start / 1000) + second - 1,
         model,
         choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+        usage: {
+          prompt_tokens: promptTokens,
+          completion_tokens: completionTokens,
+          total_tokens: promptTokens + completionTokens,
+        },
       });
       const line =
         JSON.stringify({
@@ -225,7 +239,11 @@ export function captureBuffer(options: CaptureGenOptions): Buffer {
 }
 
 /** Writes the capture to `path` with backpressure, in memory bounded by one chunk. */
-export async function writeCaptureFile(path: string, options: CaptureGenOptions, chunkBytes = 4 * MB): Promise<{ records: number; bytes: number }> {
+export async function writeCaptureFile(
+  path: string,
+  options: CaptureGenOptions,
+  chunkBytes = 4 * MB,
+): Promise<{ records: number; bytes: number }> {
   const out = createWriteStream(path);
   let bytes = 0;
   let records = 0;

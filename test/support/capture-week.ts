@@ -42,7 +42,10 @@ const inferenceTime = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3
 
 export function captureLine(eventId: string, timeMs: number): string {
   const body = JSON.stringify({ model: 'week-model', messages: [{ role: 'user', content: eventId }], max_tokens: 4 });
-  const output = JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'ok' } }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } });
+  const output = JSON.stringify({
+    choices: [{ message: { role: 'assistant', content: 'ok' } }],
+    usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+  });
   return JSON.stringify({
     captureData: {
       endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: body, encoding: 'JSON' },
@@ -53,7 +56,16 @@ export function captureLine(eventId: string, timeMs: number): string {
   });
 }
 
-export function captureWeek(options: { prefix?: string; endpoint?: string; variant?: string; hours?: number; daysAgo?: number; nowMs?: number } = {}): CaptureWeek {
+export function captureWeek(
+  options: {
+    prefix?: string;
+    endpoint?: string;
+    variant?: string;
+    hours?: number;
+    daysAgo?: number;
+    nowMs?: number;
+  } = {},
+): CaptureWeek {
   const hours = options.hours ?? 168;
   const now = options.nowMs ?? Date.now();
   const startMs = Math.floor(now / HOUR_MS) * HOUR_MS - (options.daysAgo ?? 2) * 24 * HOUR_MS - hours * HOUR_MS;

@@ -34,7 +34,9 @@ export function assemblyOutdir(): string {
 
 /** The feature flags `cdk synth` runs with (cdk.json's context), so the template is the deployed one. */
 export function cdkFeatureFlags(): Record<string, unknown> {
-  const context = (JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
+  const context = (
+    JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }
+  ).context;
   return Object.fromEntries(Object.entries(context).filter(([k]) => k.startsWith('@aws-cdk/')));
 }
 
@@ -50,5 +52,9 @@ export function cdkFeatureFlags(): Record<string, unknown> {
  */
 export function templateApp(options: { featureFlags?: boolean } = {}): App {
   const flags = options.featureFlags ? cdkFeatureFlags() : {};
-  return new App({ outdir: assemblyOutdir(), context: { ...flags, 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
+  return new App({
+    outdir: assemblyOutdir(),
+    context: { ...flags, 'aws:cdk:bundling-stacks': [] },
+    builtinCloudFormationValidation: false,
+  });
 }

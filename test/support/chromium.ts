@@ -12,7 +12,15 @@ export const CHROMIUM_MISSING = `no Chromium at ${CHROMIUM} (install Debian's ch
 
 const OPTIONS = {
   executablePath: CHROMIUM,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 };
 
 export const launchBrowser = (): Promise<Browser> => chromium.launch(OPTIONS);

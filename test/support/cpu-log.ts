@@ -41,13 +41,20 @@ export function processCpuSeconds(pid: number): number {
 }
 
 if (LOG) {
-  const state = (globalThis as { __vitest_worker__?: { filepath?: string; ctx?: { projectName?: string } } }).__vitest_worker__;
+  const state = (globalThis as { __vitest_worker__?: { filepath?: string; ctx?: { projectName?: string } } })
+    .__vitest_worker__;
   const filesBefore = Number(process.env.CR_CPU_LOG_FILES ?? '0');
   const atStart = filesBefore > 0 ? cpuTimes('self') : [0, 0, 0, 0];
   process.env.CR_CPU_LOG_FILES = String(filesBefore + 1);
   afterAll(() => {
     const [user, sys, childUser, childSys] = cpuTimes('self').map((t, i) => t - atStart[i]!);
-    const line = { file: state?.filepath, project: state?.ctx?.projectName, pid: process.pid, self: +(user! + sys!).toFixed(2), children: +(childUser! + childSys! + adopted).toFixed(2) };
+    const line = {
+      file: state?.filepath,
+      project: state?.ctx?.projectName,
+      pid: process.pid,
+      self: +(user! + sys!).toFixed(2),
+      children: +(childUser! + childSys! + adopted).toFixed(2),
+    };
     adopted = 0;
     appendFileSync(LOG, `${JSON.stringify(line)}\n`);
   });

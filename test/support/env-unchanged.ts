@@ -21,5 +21,8 @@ export function changedVariables(before: NodeJS.ProcessEnv, after: NodeJS.Proces
 
 afterAll(() => {
   const changed = changedVariables(before, process.env);
-  if (changed.length > 0) throw new Error(`this file left process.env changed (${changed.join(', ')}); the next file in its worker would run with it: put it back in afterAll/afterEach`);
+  if (changed.length > 0)
+    throw new Error(
+      `this file left process.env changed (${changed.join(', ')}); the next file in its worker would run with it: put it back in afterAll/afterEach`,
+    );
 });

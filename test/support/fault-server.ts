@@ -31,7 +31,8 @@ import { respondSageMakerFault } from './sagemaker-faults';
 import { writeLarge } from './write-large';
 
 export const FAULT_BODY_BYTES = 50 * 1024 * 1024;
-export const REDIRECT_LOCATION = 'http://replay-user:hunter2@elsewhere.invalid/v1/chat/completions?api_key=SECRETKEY123';
+export const REDIRECT_LOCATION =
+  'http://replay-user:hunter2@elsewhere.invalid/v1/chat/completions?api_key=SECRETKEY123';
 
 /** `head`, then `event` `count` times, then `tail`, respecting backpressure. */
 function writeEvents(res: ServerResponse, head: string, event: string, count: number, tail: string): void {
@@ -53,8 +54,14 @@ function writeEvents(res: ServerResponse, head: string, event: string, count: nu
 }
 
 const answer = (usage: unknown, content = 'fine') =>
-  JSON.stringify({ id: 'chatcmpl-fault', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }], usage });
-const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  JSON.stringify({
+    id: 'chatcmpl-fault',
+    object: 'chat.completion',
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    usage,
+  });
+const chunk = (delta: object, finish: string | null = null) =>
+  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 const USAGE = { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 };
 
 function promptOf(payload: { messages?: { content?: unknown }[] }): string {
@@ -73,7 +80,8 @@ function respond(req: IncomingMessage, res: ServerResponse, body: Buffer): void 
   const fault = payload.fault ?? 'ok';
   const stream = payload.stream === true && !sagemaker;
   const prompt = promptOf(payload);
-  if (sagemaker && respondSageMakerFault(fault, (req.url ?? '').includes('/invocations-response-stream'), prompt, res)) return;
+  if (sagemaker && respondSageMakerFault(fault, (req.url ?? '').includes('/invocations-response-stream'), prompt, res))
+    return;
   respondFault({ res, sagemaker, stream, prompt }, fault);
 }
 
@@ -88,7 +96,13 @@ interface FaultReply {
 }
 
 function json(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers }).end(text);
+  res
+    .writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(text)),
+      ...headers,
+    })
+    .end(text);
 }
 
 function sse(res: ServerResponse): void {
@@ -99,7 +113,13 @@ function sse(res: ServerResponse): void {
 function usageAnswer({ res, stream }: FaultReply, usage: unknown): void {
   if (stream) {
     sse(res);
-    res.end(chunk({ role: 'assistant' }) + chunk({ content: 'a' }) + chunk({ content: 'b' }, 'stop') + `data: ${JSON.stringify({ choices: [], usage })}\n\n` + 'data: [DONE]\n\n');
+    res.end(
+      chunk({ role: 'assistant' }) +
+        chunk({ content: 'a' }) +
+        chunk({ content: 'b' }, 'stop') +
+        `data: ${JSON.stringify({ choices: [], usage })}\n\n` +
+        'data: [DONE]\n\n',
+    );
   } else json(res, 200, answer(usage));
 }
 
@@ -110,7 +130,9 @@ function respondFault(reply: FaultReply, fault: string): void {
     case 'ok-stream':
       return usageAnswer(reply, USAGE);
     case 'redirect':
-      res.writeHead(302, { location: REDIRECT_LOCATION, 'content-type': 'text/html' }).end(`<a href="${REDIRECT_LOCATION}">Found</a>`);
+      res
+        .writeHead(302, { location: REDIRECT_LOCATION, 'content-type': 'text/html' })
+        .end(`<a href="${REDIRECT_LOCATION}">Found</a>`);
       return;
     case 'error-50mb':
       if (sagemaker) {
@@ -124,16 +146,39 @@ function respondFault(reply: FaultReply, fault: string): void {
     case 'error-echo':
       if (sagemaker) {
         const message = `Received client error (400) from primary with message "invalid request: ${prompt}"`;
-        return json(res, 424, JSON.stringify({ __type: 'ModelError', message, OriginalStatusCode: 400, OriginalMessage: `invalid request: ${prompt}` }), { 'x-amzn-errortype': 'ModelError' });
+        return json(
+          res,
+          424,
+          JSON.stringify({
+            __type: 'ModelError',
+            message,
+            OriginalStatusCode: 400,
+            OriginalMessage: `invalid request: ${prompt}`,
+          }),
+          { 'x-amzn-errortype': 'ModelError' },
+        );
       }
-      return json(res, 400, JSON.stringify({ error: { message: `invalid request: ${prompt}`, type: 'invalid_request_error' } }));
+      return json(
+        res,
+        400,
+        JSON.stringify({ error: { message: `invalid request: ${prompt}`, type: 'invalid_request_error' } }),
+      );
     case 'ok-error-object':
       if (stream) {
         sse(res);
-        res.end(chunk({ role: 'assistant' }) + chunk({ content: 'a' }) + `data: ${JSON.stringify({ error: { message: `overloaded; you said: ${prompt}`, type: 'server_error' } })}\n\n` + 'data: [DONE]\n\n');
+        res.end(
+          chunk({ role: 'assistant' }) +
+            chunk({ content: 'a' }) +
+            `data: ${JSON.stringify({ error: { message: `overloaded; you said: ${prompt}`, type: 'server_error' } })}\n\n` +
+            'data: [DONE]\n\n',
+        );
         return;
       }
-      return json(res, 200, JSON.stringify({ error: { message: `overloaded; you said: ${prompt}`, type: 'server_error', code: 503 } }));
+      return json(
+        res,
+        200,
+        JSON.stringify({ error: { message: `overloaded; you said: ${prompt}`, type: 'server_error', code: 503 } }),
+      );
     case 'ok-50mb':
       return largeAnswer(reply);
     case 'usage-huge':
@@ -170,11 +215,22 @@ function largeAnswer({ res, stream }: FaultReply): void {
   if (stream) {
     // 50 MB of content in 64 KiB chunks (each a normal-sized SSE event).
     sse(res);
-    writeEvents(res, chunk({ role: 'assistant' }), chunk({ content: 'x'.repeat(65536) }), Math.ceil(FAULT_BODY_BYTES / 65536), chunk({}, 'stop') + `data: ${JSON.stringify({ choices: [], usage: USAGE })}\n\ndata: [DONE]\n\n`);
+    writeEvents(
+      res,
+      chunk({ role: 'assistant' }),
+      chunk({ content: 'x'.repeat(65536) }),
+      Math.ceil(FAULT_BODY_BYTES / 65536),
+      chunk({}, 'stop') + `data: ${JSON.stringify({ choices: [], usage: USAGE })}\n\ndata: [DONE]\n\n`,
+    );
     return;
   }
   res.writeHead(200, { 'content-type': 'application/json' });
-  writeLarge(res, '{"id":"chatcmpl-fault","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"', FAULT_BODY_BYTES, `"},"finish_reason":"stop"}],"usage":${JSON.stringify(USAGE)}}`);
+  writeLarge(
+    res,
+    '{"id":"chatcmpl-fault","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"',
+    FAULT_BODY_BYTES,
+    `"},"finish_reason":"stop"}],"usage":${JSON.stringify(USAGE)}}`,
+  );
 }
 
 export async function startFaultServer(port = 0): Promise<{ url: string; close(): Promise<void> }> {
@@ -204,13 +260,27 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
 export const SECRET_PROMPT = 'PROMPT-ECHO-CANARY ' + 'confidential words of the customer '.repeat(30);
 
 /** One SageMaker Data Capture line whose request asks the fault server for `fault`. */
-export function faultCaptureLine(index: number, fault: string, options: { stream?: boolean; timeMs?: number; prompt?: string } = {}): string {
-  const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: options.prompt ?? SECRET_PROMPT }], stream: options.stream ?? false, fault });
+export function faultCaptureLine(
+  index: number,
+  fault: string,
+  options: { stream?: boolean; timeMs?: number; prompt?: string } = {},
+): string {
+  const body = JSON.stringify({
+    model: 'm',
+    messages: [{ role: 'user', content: options.prompt ?? SECRET_PROMPT }],
+    stream: options.stream ?? false,
+    fault,
+  });
   const time = new Date(options.timeMs ?? Date.UTC(2026, 3, 29, 0, 0, 0)).toISOString().replace(/\.\d+Z$/, 'Z');
   return JSON.stringify({
     captureData: {
       endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: body, encoding: 'JSON' },
-      endpointOutput: { observedContentType: 'application/json', mode: 'OUTPUT', data: '{"usage":{"prompt_tokens":3,"completion_tokens":5}}', encoding: 'JSON' },
+      endpointOutput: {
+        observedContentType: 'application/json',
+        mode: 'OUTPUT',
+        data: '{"usage":{"prompt_tokens":3,"completion_tokens":5}}',
+        encoding: 'JSON',
+      },
     },
     eventMetadata: { eventId: `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`, inferenceTime: time },
     eventVersion: '0',

@@ -1,7 +1,11 @@
 import type { ScheduledRequest } from '../../lambdas/core/types';
 
 /** A scheduled chat request for tests: ids derive from the index (`corr-N`, `ev-N`). */
-export function scheduledRequest(index: number, offsetMs: number, overrides: Partial<ScheduledRequest> = {}): ScheduledRequest {
+export function scheduledRequest(
+  index: number,
+  offsetMs: number,
+  overrides: Partial<ScheduledRequest> = {},
+): ScheduledRequest {
   return {
     index,
     offsetMs,

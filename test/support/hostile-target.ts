@@ -24,18 +24,37 @@ function respond(markup: string, req: IncomingMessage, res: ServerResponse, body
   const prompt = (payload.messages ?? []).map((m) => m.content ?? '').join(' ');
   const json = (status: number, value: unknown, headers: Record<string, string> = {}) => {
     const text = JSON.stringify(value);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers }).end(text);
+    res
+      .writeHead(status, {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(text)),
+        ...headers,
+      })
+      .end(text);
   };
   const usage = { prompt_tokens: 7, completion_tokens: 5, total_tokens: 12 };
-  const answer = { id: markup, object: 'chat.completion', model: markup, choices: [{ index: 0, message: { role: 'assistant', content: `${markup} ${prompt}` }, finish_reason: 'stop' }], usage };
+  const answer = {
+    id: markup,
+    object: 'chat.completion',
+    model: markup,
+    choices: [{ index: 0, message: { role: 'assistant', content: `${markup} ${prompt}` }, finish_reason: 'stop' }],
+    usage,
+  };
   switch ((payload.i ?? 0) % 3) {
     case 1:
-      if (sagemaker) return json(400, { code: `${markup}${'x'.repeat(HUGE_ERROR_TAIL)}`, message: `${markup} ${prompt}` });
-      return json(400, { error: { message: `${markup} ${prompt}`, type: `${markup}${'x'.repeat(HUGE_ERROR_TAIL)}`, code: markup } });
+      if (sagemaker)
+        return json(400, { code: `${markup}${'x'.repeat(HUGE_ERROR_TAIL)}`, message: `${markup} ${prompt}` });
+      return json(400, {
+        error: { message: `${markup} ${prompt}`, type: `${markup}${'x'.repeat(HUGE_ERROR_TAIL)}`, code: markup },
+      });
     case 2:
       if (sagemaker) {
         const message = `Received client error (400) from primary with message "${markup} ${prompt}"`;
-        return json(424, { __type: 'ModelError', message, OriginalStatusCode: 400, OriginalMessage: `${markup} ${prompt}` }, { 'x-amzn-errortype': 'ModelError' });
+        return json(
+          424,
+          { __type: 'ModelError', message, OriginalStatusCode: 400, OriginalMessage: `${markup} ${prompt}` },
+          { 'x-amzn-errortype': 'ModelError' },
+        );
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       res.end(
@@ -74,11 +93,21 @@ export async function startHostileTarget(markup: string): Promise<{ url: string;
  */
 export function hostileCaptureLines(markup: string, n: number): string[] {
   return Array.from({ length: n }, (_, i) => {
-    const body = JSON.stringify({ model: markup, messages: [{ role: 'user', content: markup }], stream: i % 3 === 2, i });
+    const body = JSON.stringify({
+      model: markup,
+      messages: [{ role: 'user', content: markup }],
+      stream: i % 3 === 2,
+      i,
+    });
     return JSON.stringify({
       captureData: {
         endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: body, encoding: 'JSON' },
-        endpointOutput: { observedContentType: 'application/json', mode: 'OUTPUT', data: JSON.stringify({ model: markup, usage: { prompt_tokens: 7, completion_tokens: 5 } }), encoding: 'JSON' },
+        endpointOutput: {
+          observedContentType: 'application/json',
+          mode: 'OUTPUT',
+          data: JSON.stringify({ model: markup, usage: { prompt_tokens: 7, completion_tokens: 5 } }),
+          encoding: 'JSON',
+        },
       },
       eventMetadata: { eventId: `${markup}-${i}`, inferenceId: markup, inferenceTime: '2026-04-29T00:00:00Z' },
       eventVersion: '0',

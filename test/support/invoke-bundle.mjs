@@ -48,7 +48,12 @@ function failure(phase, error, extra = {}) {
 }
 
 if (!assetDir || !handlerSetting || !/^[^.]+(\/[^.]+)*\.[A-Za-z_$][\w$]*$/.test(handlerSetting)) {
-  report(failure('usage', new Error('usage: invoke-bundle.mjs <assetDir> <module.export> [--timeout-seconds N] [--load-only]')));
+  report(
+    failure(
+      'usage',
+      new Error('usage: invoke-bundle.mjs <assetDir> <module.export> [--timeout-seconds N] [--load-only]'),
+    ),
+  );
 }
 
 // As Lambda's runtime: "<module>.<export>", the module file .js, .mjs or .cjs under the task root.
@@ -100,7 +105,14 @@ process.on('unhandledRejection', (error) => report(failure('invoke', error, { un
 const invokeStart = performance.now();
 try {
   const response = await handler(JSON.parse(eventText), context);
-  report({ ok: true, response: response ?? null, bootMs, loadMs, invokeMs: performance.now() - invokeStart, modules: loadedModules() });
+  report({
+    ok: true,
+    response: response ?? null,
+    bootMs,
+    loadMs,
+    invokeMs: performance.now() - invokeStart,
+    modules: loadedModules(),
+  });
 } catch (error) {
   report(failure('invoke', error, { invokeMs: performance.now() - invokeStart }));
 }

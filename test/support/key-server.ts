@@ -40,8 +40,15 @@ export async function startKeyServer(initialKey: string, port = 0): Promise<{ ur
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(
         status === 200
-          ? JSON.stringify({ id: 'c', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1 } })
-          : JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } }),
+          ? JSON.stringify({
+              id: 'c',
+              object: 'chat.completion',
+              choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+              usage: { prompt_tokens: 1, completion_tokens: 1 },
+            })
+          : JSON.stringify({
+              error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' },
+            }),
       );
     });
   });

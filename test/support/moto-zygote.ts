@@ -21,7 +21,11 @@ export const STRICT_MOTO_SCRIPT = fileURLToPath(new URL('moto-server.py', import
 
 /** Vitest global setup: starts the zygote (its imports run while the first files start). */
 export default function setup(): () => void {
-  return startRunServer(MOTO_ZYGOTE_ENV, process.env.CR_TEST_PYTHON || 'python3', (socket) => [STRICT_MOTO_SCRIPT, '--zygote', socket]);
+  return startRunServer(MOTO_ZYGOTE_ENV, process.env.CR_TEST_PYTHON || 'python3', (socket) => [
+    STRICT_MOTO_SCRIPT,
+    '--zygote',
+    socket,
+  ]);
 }
 
 /**
@@ -29,9 +33,19 @@ export default function setup(): () => void {
  * environment and its stderr appended to `stderrFile`: its pid (it leads its own session and
  * exits when this process does), or null when the run has no zygote.
  */
-export async function forkMotoServer(args: string[], env: Record<string, string>, stderrFile: string): Promise<number | null> {
-  const answer = await askRunServer<{ pid?: number } | null>(MOTO_ZYGOTE_ENV, { args, env, stderr: stderrFile, watch: process.pid });
+export async function forkMotoServer(
+  args: string[],
+  env: Record<string, string>,
+  stderrFile: string,
+): Promise<number | null> {
+  const answer = await askRunServer<{ pid?: number } | null>(MOTO_ZYGOTE_ENV, {
+    args,
+    env,
+    stderr: stderrFile,
+    watch: process.pid,
+  });
   if (answer === null) return null;
-  if (typeof answer?.pid !== 'number') throw new Error(`the moto zygote did not fork a server (answered ${JSON.stringify(answer)})`);
+  if (typeof answer?.pid !== 'number')
+    throw new Error(`the moto zygote did not fork a server (answered ${JSON.stringify(answer)})`);
   return answer.pid;
 }

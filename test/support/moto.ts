@@ -39,9 +39,17 @@ export function strictMotoCommand(): string[] | null {
     return (strictCommand = python ? [python, STRICT_MOTO_SCRIPT] : null);
   }
   removeEndedRuns(STRICT_PROBED);
-  const python = ['python3', 'python'].find((py) => spawnSync(py, ['-c', 'import moto.server, moto.s3.responses'], { stdio: 'ignore', timeout: 20_000 }).status === 0) ?? '';
+  const python =
+    ['python3', 'python'].find(
+      (py) =>
+        spawnSync(py, ['-c', 'import moto.server, moto.s3.responses'], { stdio: 'ignore', timeout: 20_000 }).status ===
+        0,
+    ) ?? '';
   writeWhole(probed, python);
-  if (!python) console.warn("[moto] no Python on the PATH imports moto: moto_server runs as it is, and its S3 conditional writes are not atomic (S3's are)");
+  if (!python)
+    console.warn(
+      "[moto] no Python on the PATH imports moto: moto_server runs as it is, and its S3 conditional writes are not atomic (S3's are)",
+    );
   return (strictCommand = python ? [python, STRICT_MOTO_SCRIPT] : null);
 }
 
@@ -129,7 +137,11 @@ interface ServerProcess {
 function spawnServer(args: string[], env: Record<string, string>): ServerProcess {
   // detached: its own process group, so stop() can take the whole tree down.
   const [command, ...script] = strictMotoCommand() ?? [MOTO_COMMAND];
-  const child = spawn(command!, [...script, ...args], { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, ...env } });
+  const child = spawn(command!, [...script, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+    env: { ...process.env, ...env },
+  });
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-4000);
@@ -137,9 +149,15 @@ function spawnServer(args: string[], env: Record<string, string>): ServerProcess
   child.once('error', () => undefined); // surfaced through ended() / spawn failure below
   return {
     pid: child.pid,
-    ended: () => (child.exitCode !== null || child.signalCode !== null ? `code ${child.exitCode}, signal ${child.signalCode}` : null),
+    ended: () =>
+      child.exitCode !== null || child.signalCode !== null
+        ? `code ${child.exitCode}, signal ${child.signalCode}`
+        : null,
     stderr: () => stderr,
-    whenEnded: () => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()))),
+    whenEnded: () =>
+      child.exitCode !== null || child.signalCode !== null
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => child.once('exit', () => resolve())),
     foreignCpu: () => 0, // a child: counted when it is waited for
     cleanUp: () => undefined,
   };
@@ -214,7 +232,9 @@ async function startOnce(port: number, readyTimeoutMs: number, env: Record<strin
     }
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`moto_server did not answer on ${endpoint} within ${readyTimeoutMs} ms: ${server.stderr().trim()}`);
+      throw new Error(
+        `moto_server did not answer on ${endpoint} within ${readyTimeoutMs} ms: ${server.stderr().trim()}`,
+      );
     }
     await sleep(150);
   }
@@ -238,7 +258,9 @@ async function startOnce(port: number, readyTimeoutMs: number, env: Record<strin
  * on a fresh port. `env` adds to the server's environment (e.g. moto's
  * INITIAL_NO_AUTH_ACTION_COUNT, which turns on its IAM enforcement).
  */
-export async function startMoto(options: { readyTimeoutMs?: number; env?: Record<string, string> } = {}): Promise<Moto> {
+export async function startMoto(
+  options: { readyTimeoutMs?: number; env?: Record<string, string> } = {},
+): Promise<Moto> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {

@@ -24,7 +24,13 @@ const MOCK_SERVER = join(REPO_ROOT, 'lambdas/mocks/mock-server.ts');
 /** The fire worker thread's module (from the sources, lambdas/local/fire-workers.ts starts it through tsx, fire-worker-entry.mjs; the built CLI from dist/fire-worker.mjs). */
 const FIRE_WORKER = 'lambdas/local/fire-worker.ts';
 /** The servers the tests start most, and the fire worker: bundled once per run. */
-const BUNDLED_ENTRIES = ['lambdas/mocks/mock-server.ts', 'lambdas/mocks/mock-sagemaker.ts', 'test/support/fault-server.ts', 'test/support/key-server.ts', FIRE_WORKER];
+const BUNDLED_ENTRIES = [
+  'lambdas/mocks/mock-server.ts',
+  'lambdas/mocks/mock-sagemaker.ts',
+  'test/support/fault-server.ts',
+  'test/support/key-server.ts',
+  FIRE_WORKER,
+];
 
 /**
  * The TypeScript entry of a server (or the fire worker) the tests start, bundled once per run
@@ -42,7 +48,18 @@ async function bundledEntry(entry: string): Promise<string> {
       const bundle = async (e: string) => {
         const entry = join(REPO_ROOT, e);
         const outfile = join(dir, e.replace(/\.ts$/, '.mjs'));
-        await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', sourcemap: true, logLevel: 'error', plugins: [sourceImportMetaUrls(REPO_ROOT, [entry])] });
+        await build({
+          entryPoints: [entry],
+          outfile,
+          bundle: true,
+          platform: 'node',
+          format: 'esm',
+          target: 'node20',
+          packages: 'external',
+          sourcemap: true,
+          logLevel: 'error',
+          plugins: [sourceImportMetaUrls(REPO_ROOT, [entry])],
+        });
         return [entry, outfile] as const;
       };
       return Object.fromEntries(await Promise.all(BUNDLED_ENTRIES.map(bundle)));
@@ -66,7 +83,9 @@ export async function bundledFireWorker(): Promise<URL> {
 async function launchArgs(entry: string[]): Promise<string[]> {
   const [script, ...rest] = entry;
   const bundled = script === undefined ? undefined : await bundledEntry(script);
-  return bundled !== undefined && bundled !== script ? ['--enable-source-maps', bundled, ...rest] : ['--import', 'tsx', ...entry];
+  return bundled !== undefined && bundled !== script
+    ? ['--enable-source-maps', bundled, ...rest]
+    : ['--import', 'tsx', ...entry];
 }
 
 /**
@@ -105,7 +124,8 @@ export async function startUrlProcess(entry: string[], args: string[], label: st
 }
 
 /** The arrivals a mock process started with `--log <log>` has written so far. */
-export const loggedArrivals = (log: string): number => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0);
+export const loggedArrivals = (log: string): number =>
+  existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).length : 0;
 
 /** Node's arguments that run the mock server's module as the tests run it: from the run's bundle (bundledEntry). */
 export const mockServerLaunch = (): Promise<string[]> => launchArgs([MOCK_SERVER]);
@@ -186,7 +206,10 @@ export function startCli(args: string[], options: CliOptions & { nodeArgs?: stri
     waitForStderr(pattern, timeoutMs = 30_000) {
       if (pattern.test(stderr)) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${pattern} on stderr within ${timeoutMs} ms; stderr so far:\n${stderr}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no ${pattern} on stderr within ${timeoutMs} ms; stderr so far:\n${stderr}`)),
+          timeoutMs,
+        );
         const watcher = {
           pattern,
           resolve: () => {
@@ -198,7 +221,8 @@ export function startCli(args: string[], options: CliOptions & { nodeArgs?: stri
         watchers.push(watcher);
         void done.then(() => {
           clearTimeout(timer);
-          if (watchers.includes(watcher)) reject(new Error(`the CLI exited before ${pattern} appeared on stderr; stderr:\n${stderr}`));
+          if (watchers.includes(watcher))
+            reject(new Error(`the CLI exited before ${pattern} appeared on stderr; stderr:\n${stderr}`));
         });
       });
     },

@@ -21,7 +21,14 @@ import { buildReportSeries, type ReportSeriesRow } from '../../lambdas/core/repo
 import type { ReportData, ReportTarget } from '../../lambdas/core/report/types';
 import { percentile, quantiles101 } from '../../lambdas/core/metrics/stats';
 
-type Row = { t: number; outcome: 'succeeded' | 'failed' | 'dropped'; errorType?: string; dropReason?: string; lagMs: number | null; metrics: Partial<Record<ComparedMetricTag, number>> };
+type Row = {
+  t: number;
+  outcome: 'succeeded' | 'failed' | 'dropped';
+  errorType?: string;
+  dropReason?: string;
+  lagMs: number | null;
+  metrics: Partial<Record<ComparedMetricTag, number>>;
+};
 
 /** How target k differs from the baseline (k = 0). */
 const PROFILES = [
@@ -59,12 +66,24 @@ function generate(names: readonly string[], n: number, durationS: number, seed: 
       const p = PROFILES[k % PROFILES.length] as (typeof PROFILES)[number];
       const lagMs = Math.abs(1.2 + 0.8 * normal()) + (rnd() < 0.01 ? 40 * rnd() : 0);
       if (drop < 0.004) {
-        out[k]?.push({ t, outcome: 'dropped', dropReason: DROP_REASONS[drop < 0.003 ? 0 : 1], lagMs: null, metrics: {} });
+        out[k]?.push({
+          t,
+          outcome: 'dropped',
+          dropReason: DROP_REASONS[drop < 0.003 ? 0 : 1],
+          lagMs: null,
+          metrics: {},
+        });
         return;
       }
       if (rnd() < p.failRate) {
         const e = rnd();
-        out[k]?.push({ t, outcome: 'failed', errorType: ERROR_TYPES[e < 0.6 ? 0 : e < 0.9 ? 1 : 2], lagMs, metrics: {} });
+        out[k]?.push({
+          t,
+          outcome: 'failed',
+          errorType: ERROR_TYPES[e < 0.6 ? 0 : e < 0.9 ? 1 : 2],
+          lagMs,
+          metrics: {},
+        });
         return;
       }
       const osl = Math.max(1, Math.round(baseOsl * p.osl * (1 + 0.04 * normal())));
@@ -159,7 +178,11 @@ function compare(baseline: string, candidate: string, a: Row[], b: Row[]): Targe
       const est = (sb[s] as number) - (sa[s] as number);
       difference[s] = { estimate: est, ci_low: est - width[s], ci_high: est + width[s] };
       const base = sa[s] as number;
-      relative[s] = { estimate: (100 * est) / base, ci_low: (100 * (est - width[s])) / base, ci_high: (100 * (est + width[s])) / base };
+      relative[s] = {
+        estimate: (100 * est) / base,
+        ci_low: (100 * (est - width[s])) / base,
+        ci_high: (100 * (est + width[s])) / base,
+      };
     }
     const verdict = FIXTURE_VERDICTS[tag];
     return {
@@ -172,7 +195,12 @@ function compare(baseline: string, candidate: string, a: Row[], b: Row[]): Targe
       difference,
       relative_pct: relative,
       paired_shift: { difference: difference.p50, relative_pct: relative.p50 },
-      statistic_verdicts: { mean: verdict, p50: verdict, p90: verdict, p99: verdict === 'inconclusive' ? 'inconclusive' : 'no_difference' },
+      statistic_verdicts: {
+        mean: verdict,
+        p50: verdict,
+        p90: verdict,
+        p99: verdict === 'inconclusive' ? 'inconclusive' : 'no_difference',
+      },
       test: 'wilcoxon_signed_rank',
       p_value: verdict === 'no_difference' ? 0.41 : verdict === 'inconclusive' ? 0.08 : 3e-7,
       p_value_adjusted: verdict === 'no_difference' ? 0.82 : verdict === 'inconclusive' ? 0.24 : 1.8e-6,
@@ -237,7 +265,15 @@ export function reportFixture(o: FixtureOptions): ReportData {
       schema_version: COMPARISON_SCHEMA_VERSION,
       producer: 'capture-replay',
       generated_at: '2025-11-23T15:00:00.000Z',
-      method: { interval: 'percentile bootstrap', resamples: 2000, seed: 1, confidence: 0.95, alpha: 0.05, correction: 'holm', min_effect: 0.02 },
+      method: {
+        interval: 'percentile bootstrap',
+        resamples: 2000,
+        seed: 1,
+        confidence: 0.95,
+        alpha: 0.05,
+        correction: 'holm',
+        min_effect: 0.02,
+      },
       targets: [...o.names],
       output_length_agreement: o.names.map((name, k) => ({
         target: name,
@@ -285,7 +321,11 @@ export function withEqualValues(data: ReportData, tag: ComparedMetricTag, value:
       p_value_adjusted: null,
       verdict: 'no_difference',
       verdict_reason: "No test possible: every pair's difference is 0 (paired shift +0.0 % [0.0, 0.0]).",
-      distribution: { baseline: Array<number>(101).fill(value), candidate: Array<number>(101).fill(value), difference: Array<number>(101).fill(0) },
+      distribution: {
+        baseline: Array<number>(101).fill(value),
+        candidate: Array<number>(101).fill(value),
+        difference: Array<number>(101).fill(0),
+      },
     });
   }
   return data;
@@ -321,6 +361,12 @@ export function reportWithMarkupEverywhere(markup: string, requests = 600): Repo
       m.test = markup as 'mann_whitney_u';
     }
   }
-  doc.output_length_agreement.push({ target: markup, compared: 10, exact_match_rate: 0.5, difference: { mean: 1, p50: 1, p90: 2 }, mean_abs_relative_pct: 3 });
+  doc.output_length_agreement.push({
+    target: markup,
+    compared: 10,
+    exact_match_rate: 0.5,
+    difference: { mean: 1, p50: 1, p90: 2 },
+    mean_abs_relative_pct: 3,
+  });
   return data;
 }

@@ -25,7 +25,12 @@ interface RunServerRef {
  * scripts/test-all.ts), that one serves, and nothing is started. The teardown stops the server
  * with SIGKILL, or `stopSignal` for a server that cleans up on it.
  */
-export function startRunServer(envName: string, command: string, args: (socket: string) => string[], options: { stopSignal?: NodeJS.Signals } = {}): () => void {
+export function startRunServer(
+  envName: string,
+  command: string,
+  args: (socket: string) => string[],
+  options: { stopSignal?: NodeJS.Signals } = {},
+): () => void {
   if (process.env[envName]) return () => undefined;
   const dir = mkdtempSync(join(tmpdir(), 'cr-run-server-'));
   const socket = join(dir, 'server.sock');

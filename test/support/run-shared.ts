@@ -38,7 +38,8 @@ export function removeEndedRuns(name: string, base = tmpdir(), owner = runPid())
   if (!existsSync(base)) return;
   for (const entry of readdirSync(base)) {
     const pid = Number(entry.startsWith(name) ? entry.slice(name.length) : NaN);
-    if (Number.isInteger(pid) && pid !== owner && !isAlive(pid)) rmSync(join(base, entry), { recursive: true, force: true });
+    if (Number.isInteger(pid) && pid !== owner && !isAlive(pid))
+      rmSync(join(base, entry), { recursive: true, force: true });
   }
 }
 
@@ -53,7 +54,11 @@ export function writeWhole(file: string, text: string): void {
  * atomically, it is the lock) and produces into it; the others wait for its result, success or
  * failure alike. The folder stays until the run has ended.
  */
-export async function oncePerRun<T>(name: string, produce: (dir: string) => Promise<T>, options: { base?: string; timeoutMs: number }): Promise<T> {
+export async function oncePerRun<T>(
+  name: string,
+  produce: (dir: string) => Promise<T>,
+  options: { base?: string; timeoutMs: number },
+): Promise<T> {
   removeEndedRuns(name, options.base);
   // The base may not exist yet (node_modules/.cache on a fresh clone): made first, not the lock.
   if (options.base !== undefined) mkdirSync(options.base, { recursive: true });
@@ -78,7 +83,8 @@ export async function oncePerRun<T>(name: string, produce: (dir: string) => Prom
   }
   const deadline = Date.now() + options.timeoutMs;
   while (!existsSync(resultFile)) {
-    if (Date.now() > deadline) throw new Error(`${dir}: no result from the test file producing it within ${options.timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`${dir}: no result from the test file producing it within ${options.timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
   const result = JSON.parse(readFileSync(resultFile, 'utf8')) as { value: T } | { error: string };

@@ -18,7 +18,10 @@ const conflictBody = (key: string) =>
   '<?xml version="1.0" encoding="UTF-8"?>\n' +
   `<Error><Code>ConditionalRequestConflict</Code><Message>A conflicting conditional operation is currently in progress against this resource. Please try again.</Message><Key>${key}</Key><RequestId>INJECTED409</RequestId></Error>`;
 
-export function injectConditionalConflicts(client: S3Client, select: (key: string) => boolean = () => true): InjectedConflicts {
+export function injectConditionalConflicts(
+  client: S3Client,
+  select: (key: string) => boolean = () => true,
+): InjectedConflicts {
   const keys: string[] = [];
   const answered = new Set<string>();
   client.middlewareStack.add(
@@ -26,10 +29,16 @@ export function injectConditionalConflicts(client: S3Client, select: (key: strin
       const input = args.input as { Key?: string; IfNoneMatch?: string; IfMatch?: string };
       const conditional = input.IfNoneMatch !== undefined || input.IfMatch !== undefined;
       const key = input.Key ?? '';
-      if (context.commandName !== 'PutObjectCommand' || !conditional || answered.has(key) || !select(key)) return next(args);
+      if (context.commandName !== 'PutObjectCommand' || !conditional || answered.has(key) || !select(key))
+        return next(args);
       answered.add(key);
       keys.push(key);
-      const response = { statusCode: 409, reason: 'Conflict', headers: { 'content-type': 'application/xml', 'x-amz-request-id': 'INJECTED409' }, body: new TextEncoder().encode(conflictBody(key)) };
+      const response = {
+        statusCode: 409,
+        reason: 'Conflict',
+        headers: { 'content-type': 'application/xml', 'x-amz-request-id': 'INJECTED409' },
+        body: new TextEncoder().encode(conflictBody(key)),
+      };
       return { response, output: undefined as never };
     },
     // Innermost: after the signer and the deserializer, in place of the HTTP handler.

@@ -33,11 +33,20 @@ export async function startS3RequestLog(target: string): Promise<S3RequestLog> {
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://proxy');
     const [, bucket = '', ...rest] = url.pathname.split('/');
-    requests.push({ method: req.method ?? 'GET', bucket: decodeURIComponent(bucket), key: decodeURIComponent(rest.join('/')), query: url.searchParams, range: (req.headers.range as string | undefined) ?? null });
-    const forward = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
+    requests.push({
+      method: req.method ?? 'GET',
+      bucket: decodeURIComponent(bucket),
+      key: decodeURIComponent(rest.join('/')),
+      query: url.searchParams,
+      range: (req.headers.range as string | undefined) ?? null,
     });
+    const forward = request(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     forward.on('error', (error) => {
       res.writeHead(502);
       res.end(String(error));
@@ -50,7 +59,10 @@ export async function startS3RequestLog(target: string): Promise<S3RequestLog> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    lists: () => requests.filter((r) => r.method === 'GET' && r.key === '' && r.query.get('list-type') === '2').map((r) => ({ prefix: r.query.get('prefix') ?? '', delimiter: r.query.get('delimiter') })),
+    lists: () =>
+      requests
+        .filter((r) => r.method === 'GET' && r.key === '' && r.query.get('list-type') === '2')
+        .map((r) => ({ prefix: r.query.get('prefix') ?? '', delimiter: r.query.get('delimiter') })),
     gets: () => requests.filter((r) => r.method === 'GET' && r.key !== '').map((r) => ({ key: r.key, range: r.range })),
     async close() {
       server.closeAllConnections();

@@ -32,7 +32,9 @@ export const OVERSIZED_FILL_BYTES = 256 * 1024 * 1024;
 export const OVERSIZED_CLAIM_BYTES = 0xffff_ffff;
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
-const CONTENT = encodePayloadPart(Buffer.from(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'a' } }] })}\n\n`));
+const CONTENT = encodePayloadPart(
+  Buffer.from(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'a' } }] })}\n\n`),
+);
 
 /** A message prelude (total length, headers length 0) with its correct CRC32: a parser believes it. */
 function prelude(totalBytes: number): Buffer {
@@ -55,11 +57,22 @@ function errorFrame(code: string, message: string): Uint8Array {
 }
 
 /** Answers `fault` on a SageMaker path; false when `fault` is not one of these modes. */
-export function respondSageMakerFault(fault: string, streamPath: boolean, prompt: string, res: ServerResponse): boolean {
-  const eventStream = () => res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-sagemaker-content-type': 'text/event-stream' });
+export function respondSageMakerFault(
+  fault: string,
+  streamPath: boolean,
+  prompt: string,
+  res: ServerResponse,
+): boolean {
+  const eventStream = () =>
+    res.writeHead(200, {
+      'content-type': 'application/vnd.amazon.eventstream',
+      'x-amzn-sagemaker-content-type': 'text/event-stream',
+    });
   const json = (status: number, body: unknown) => {
     const text = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }).end(text);
+    res
+      .writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) })
+      .end(text);
   };
   switch (fault) {
     case 'sm-error-frame':
@@ -74,7 +87,12 @@ export function respondSageMakerFault(fault: string, streamPath: boolean, prompt
     case 'sm-model-stream-error':
       eventStream();
       res.write(CONTENT);
-      res.end(encodeStreamException('ModelStreamError', { Message: `model failed on: ${prompt}${TERMINAL_ESCAPES}`, ErrorCode: `E${TERMINAL_ESCAPES}` }));
+      res.end(
+        encodeStreamException('ModelStreamError', {
+          Message: `model failed on: ${prompt}${TERMINAL_ESCAPES}`,
+          ErrorCode: `E${TERMINAL_ESCAPES}`,
+        }),
+      );
       return true;
     case 'sm-code-echo':
       json(400, { code: `${prompt}${'y'.repeat(50_000)}`, message: `invalid request: ${prompt}` });

@@ -9,7 +9,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { REPO_ROOT, startUrlProcess, type MockProcess } from './processes';
 
 /** Starts `lambdas/mocks/mock-sagemaker.ts --port 0 ...args` and waits for its `{"url": ...}` line. */
-export function startMockSageMakerProcess(args: string[], entry: string[] = [join(REPO_ROOT, 'lambdas/mocks/mock-sagemaker.ts')]): Promise<MockProcess> {
+export function startMockSageMakerProcess(
+  args: string[],
+  entry: string[] = [join(REPO_ROOT, 'lambdas/mocks/mock-sagemaker.ts')],
+): Promise<MockProcess> {
   return startUrlProcess(entry, args, 'mock SageMaker');
 }
 
@@ -41,7 +44,13 @@ export async function readMockSageMakerLog(file: string): Promise<LoggedSageMake
  * The logged requests that match, once at least `min` of them are there (the log is written
  * asynchronously), then after a settle time with no change, so a late duplicate would show.
  */
-export async function waitForLoggedRequests(file: string, match: (r: LoggedSageMakerRequest) => boolean, min: number, settleMs = 100, timeoutMs = 5000): Promise<LoggedSageMakerRequest[]> {
+export async function waitForLoggedRequests(
+  file: string,
+  match: (r: LoggedSageMakerRequest) => boolean,
+  min: number,
+  settleMs = 100,
+  timeoutMs = 5000,
+): Promise<LoggedSageMakerRequest[]> {
   const deadline = Date.now() + timeoutMs;
   let found = (await readMockSageMakerLog(file)).filter(match);
   while (found.length < min && Date.now() < deadline) {

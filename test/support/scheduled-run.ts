@@ -50,7 +50,10 @@ export function resultLine(runId: string, target: string, index: number): Result
   const failed = target === 'B' && index % 50 === 49;
   const record = computeProfileRecord(
     {
-      request: scheduledRequest(index, offsetMs, { body: Buffer.from(`{"messages":[{"role":"user","content":"${SECRET}"}]}`), streaming: true }),
+      request: scheduledRequest(index, offsetMs, {
+        body: Buffer.from(`{"messages":[{"role":"user","content":"${SECRET}"}]}`),
+        streaming: true,
+      }),
       target,
       requestId,
       scheduledNs,
@@ -59,7 +62,13 @@ export function resultLine(runId: string, target: string, index: number): Result
         requestStartNs: start,
         requestAckNs: start + 2n * MS,
         requestEndNs: start + BigInt(Math.round((ttftMs + 200) * 1e6)),
-        contentChunkNs: failed ? [] : [start + BigInt(Math.round(ttftMs * 1e6)), start + BigInt(Math.round((ttftMs + 100) * 1e6)), start + BigInt(Math.round((ttftMs + 200) * 1e6))],
+        contentChunkNs: failed
+          ? []
+          : [
+              start + BigInt(Math.round(ttftMs * 1e6)),
+              start + BigInt(Math.round((ttftMs + 100) * 1e6)),
+              start + BigInt(Math.round((ttftMs + 200) * 1e6)),
+            ],
         httpStatus: failed ? 500 : 200,
         usage: failed ? null : { promptTokens: 10, completionTokens: 3 },
         error: failed ? { code: 500, type: 'HTTPError', message: `upstream said: ${SECRET}` } : null,
@@ -72,10 +81,20 @@ export function resultLine(runId: string, target: string, index: number): Result
 }
 
 /** Writes a run as the ingest and fire stages leave it: run record, ingest results, every shard's results (except `unreported`). */
-export async function writeRun(store: ObjectStore, runId: string, opts: { requests: number; shardSize?: number; scheduled?: boolean; unreported?: { target: string; shardId: string }[] }): Promise<RunRecord> {
+export async function writeRun(
+  store: ObjectStore,
+  runId: string,
+  opts: {
+    requests: number;
+    shardSize?: number;
+    scheduled?: boolean;
+    unreported?: { target: string; shardId: string }[];
+  },
+): Promise<RunRecord> {
   const shardSize = opts.shardSize ?? 50;
   const shards: { shardId: string; requests: number; first: number }[] = [];
-  for (let first = 0, k = 0; first < opts.requests; first += shardSize, k++) shards.push({ shardId: `${k}-0`, requests: Math.min(shardSize, opts.requests - first), first });
+  for (let first = 0, k = 0; first < opts.requests; first += shardSize, k++)
+    shards.push({ shardId: `${k}-0`, requests: Math.min(shardSize, opts.requests - first), first });
   const record: RunRecord = {
     v: 1,
     runId,
@@ -98,4 +117,3 @@ export async function writeRun(store: ObjectStore, runId: string, opts: { reques
   await store.put(runRecordKey(runId), JSON.stringify(record));
   return record;
 }
-

@@ -11,8 +11,9 @@ export function signalCaptures(dir: string, name: string, count: number, perSeco
   const folder = join(dir, name);
   mkdirSync(folder, { recursive: true });
   const start = Date.UTC(2026, 3, 29, 0, 0, 0);
-  const lines = Array.from({ length: count }, (_, i) => faultCaptureLine(i, 'ok', { timeMs: start + Math.floor(i / perSecond) * 1000, prompt: `request ${i}` }));
+  const lines = Array.from({ length: count }, (_, i) =>
+    faultCaptureLine(i, 'ok', { timeMs: start + Math.floor(i / perSecond) * 1000, prompt: `request ${i}` }),
+  );
   writeFileSync(join(folder, 'capture.jsonl'), lines.join('\n') + '\n');
   return folder;
 }
-

@@ -14,7 +14,14 @@ import {
   type MessageSystemAttributeName,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
+import type {
+  Context,
+  SQSBatchResponse,
+  SQSEvent,
+  SQSMessageAttributes,
+  SQSRecord,
+  SQSRecordAttributes,
+} from 'aws-lambda';
 
 export type SqsLambdaHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
@@ -129,7 +136,13 @@ function recordAttributes(m: Message): SQSRecordAttributes {
     SenderId: a.SenderId ?? '',
     ApproximateFirstReceiveTimestamp: a.ApproximateFirstReceiveTimestamp ?? '',
   };
-  for (const key of ['AWSTraceHeader', 'SequenceNumber', 'MessageGroupId', 'MessageDeduplicationId', 'DeadLetterQueueSourceArn'] as const) {
+  for (const key of [
+    'AWSTraceHeader',
+    'SequenceNumber',
+    'MessageGroupId',
+    'MessageDeduplicationId',
+    'DeadLetterQueueSourceArn',
+  ] as const) {
     const v = a[key];
     if (v !== undefined) out[key] = v;
   }
@@ -156,7 +169,10 @@ export function toSqsRecord(m: Message, eventSourceARN: string, awsRegion = 'us-
  * an empty list means all succeeded; an itemIdentifier that is empty or not a message of
  * this batch makes the whole batch a failure.
  */
-export function failedMessageIds(records: SQSRecord[], response: SQSBatchResponse | void): { failed: Set<string>; invalid: boolean } {
+export function failedMessageIds(
+  records: SQSRecord[],
+  response: SQSBatchResponse | void,
+): { failed: Set<string>; invalid: boolean } {
   const ids = new Set(records.map((r) => r.messageId));
   const items = response?.batchItemFailures ?? [];
   const invalid = items.some((f) => typeof f?.itemIdentifier !== 'string' || !ids.has(f.itemIdentifier));
@@ -165,7 +181,8 @@ export function failedMessageIds(records: SQSRecord[], response: SQSBatchRespons
 }
 
 function positiveInt(name: string, value: number, min: number, max: number): number {
-  if (!Number.isInteger(value) || value < min || value > max) throw new RangeError(`${name} must be an integer from ${min} to ${max}, got ${value}`);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new RangeError(`${name} must be an integer from ${min} to ${max}, got ${value}`);
   return value;
 }
 
@@ -176,12 +193,16 @@ export async function startSqsEventSource(o: EventSourceOptions): Promise<EventS
   const pollIntervalMs = o.pollIntervalMs ?? 100;
   const batchingWindowMs = o.batchingWindowMs ?? 0;
   // Lambda's range: 0-300 s (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html); finer here, for tests.
-  if (!Number.isFinite(batchingWindowMs) || batchingWindowMs < 0 || batchingWindowMs > 300_000) throw new RangeError(`batchingWindowMs must be from 0 to 300000, got ${batchingWindowMs}`);
+  if (!Number.isFinite(batchingWindowMs) || batchingWindowMs < 0 || batchingWindowMs > 300_000)
+    throw new RangeError(`batchingWindowMs must be from 0 to 300000, got ${batchingWindowMs}`);
   const functionName = o.functionName ?? 'local-fn';
   const functionTimeoutSeconds = o.functionTimeoutSeconds ?? 900;
-  if (o.visibilityTimeoutSeconds !== undefined) positiveInt('visibilityTimeoutSeconds', o.visibilityTimeoutSeconds, 0, 43_200);
+  if (o.visibilityTimeoutSeconds !== undefined)
+    positiveInt('visibilityTimeoutSeconds', o.visibilityTimeoutSeconds, 0, 43_200);
 
-  const arn = (await o.client.send(new GetQueueAttributesCommand({ QueueUrl: o.queueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
+  const arn = (
+    await o.client.send(new GetQueueAttributesCommand({ QueueUrl: o.queueUrl, AttributeNames: ['QueueArn'] }))
+  ).Attributes?.QueueArn;
   if (!arn) throw new Error(`queue ${o.queueUrl} reported no QueueArn`);
 
   const m: Mapping = {
@@ -223,7 +244,8 @@ export async function startSqsEventSource(o: EventSourceOptions): Promise<EventS
       await Promise.all(m.inFlight);
     },
     async idle(quietMs = 1500) {
-      while (m.running && (m.inFlight.size > 0 || !m.emptySinceActivity || Date.now() - m.lastActivity < quietMs)) await sleep(50);
+      while (m.running && (m.inFlight.size > 0 || !m.emptySinceActivity || Date.now() - m.lastActivity < quietMs))
+        await sleep(50);
     },
   };
 }
@@ -345,7 +367,10 @@ async function runBatch(m: Mapping, messages: Message[]): Promise<void> {
   stats.records += records.length;
   let failed: Set<string>;
   try {
-    const response = await m.o.handler({ Records: records }, lambdaContext(m.functionName, `${m.functionName}-${stats.batches}`, m.functionTimeoutSeconds));
+    const response = await m.o.handler(
+      { Records: records },
+      lambdaContext(m.functionName, `${m.functionName}-${stats.batches}`, m.functionTimeoutSeconds),
+    );
     const verdict = failedMessageIds(records, response);
     if (verdict.invalid) stats.invalidResponses++;
     failed = verdict.failed;
@@ -364,12 +389,20 @@ async function runBatch(m: Mapping, messages: Message[]): Promise<void> {
 async function deleteSucceeded(m: Mapping, done: SQSRecord[]): Promise<void> {
   try {
     const out = await m.o.client.send(
-      new DeleteMessageBatchCommand({ QueueUrl: m.o.queueUrl, Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })) }),
+      new DeleteMessageBatchCommand({
+        QueueUrl: m.o.queueUrl,
+        Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })),
+      }),
     );
     // A failed delete means the message comes back: as in Lambda, the handler must be idempotent.
     if (out.Failed?.length) {
       m.stats.deleteErrors += out.Failed.length;
-      remember(m, new Error(`DeleteMessageBatch failed for ${out.Failed.length}: ${out.Failed.map((f) => f.Message ?? f.Code).join('; ')}`));
+      remember(
+        m,
+        new Error(
+          `DeleteMessageBatch failed for ${out.Failed.length}: ${out.Failed.map((f) => f.Message ?? f.Code).join('; ')}`,
+        ),
+      );
     }
   } catch (error) {
     m.stats.deleteErrors += done.length;

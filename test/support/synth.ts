@@ -55,7 +55,16 @@ export interface SynthesizedApp {
 export function offlineSynthEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base, AWS_EC2_METADATA_DISABLED: 'true', CDK_DISABLE_VERSION_CHECK: '1' };
   // CDK_VALIDATION: the test run sets it (vitest.config.ts); a user's shell does not.
-  for (const k of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'CDK_DEFAULT_ACCOUNT', 'CDK_DEFAULT_REGION', 'CDK_VALIDATION']) delete env[k];
+  for (const k of [
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'AWS_SESSION_TOKEN',
+    'AWS_PROFILE',
+    'CDK_DEFAULT_ACCOUNT',
+    'CDK_DEFAULT_REGION',
+    'CDK_VALIDATION',
+  ])
+    delete env[k];
   return env;
 }
 
@@ -64,7 +73,10 @@ interface CloudAssemblyManifest {
 }
 
 interface AssetManifest {
-  files?: Record<string, { source: { path?: string; packaging?: string }; destinations: Record<string, { objectKey: string }> }>;
+  files?: Record<
+    string,
+    { source: { path?: string; packaging?: string }; destinations: Record<string, { objectKey: string }> }
+  >;
 }
 
 const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
@@ -78,10 +90,13 @@ export function readAssembly(outdir: string): Omit<SynthesizedApp, 'cleanup'> {
   const manifest = readJson<CloudAssemblyManifest>(join(outdir, 'manifest.json'));
   const artifacts = Object.entries(manifest.artifacts ?? {});
   const stacks = artifacts.filter(([, a]) => a.type === 'aws:cloudformation:stack');
-  if (stacks.length !== 1) throw new Error(`expected one stack in ${outdir}, found ${stacks.map(([id]) => id).join(', ') || 'none'}`);
+  if (stacks.length !== 1)
+    throw new Error(`expected one stack in ${outdir}, found ${stacks.map(([id]) => id).join(', ') || 'none'}`);
   const [stackId, stack] = stacks[0]!;
-  const assetsFile = artifacts.find(([id, a]) => a.type === 'cdk:asset-manifest' && id === `${stackId}.assets`)?.[1].properties?.file;
-  if (!stack.properties?.templateFile || !assetsFile) throw new Error(`stack ${stackId}: template or asset manifest missing from manifest.json`);
+  const assetsFile = artifacts.find(([id, a]) => a.type === 'cdk:asset-manifest' && id === `${stackId}.assets`)?.[1]
+    .properties?.file;
+  if (!stack.properties?.templateFile || !assetsFile)
+    throw new Error(`stack ${stackId}: template or asset manifest missing from manifest.json`);
   const template = readJson<CfnTemplate>(join(outdir, stack.properties.templateFile));
   const assets = readJson<AssetManifest>(join(outdir, assetsFile)).files ?? {};
 
@@ -91,14 +106,22 @@ export function readAssembly(outdir: string): Omit<SynthesizedApp, 'cleanup'> {
     const props = resource.Properties ?? {};
     const s3Key = (props.Code as { S3Key?: unknown } | undefined)?.S3Key;
     if (typeof s3Key !== 'string') continue; // inline code (e.g. CDK's own notification handler): not an asset of ours
-    const uploaded = Object.values(assets).filter((f) => Object.values(f.destinations).some((d) => d.objectKey === s3Key));
+    const uploaded = Object.values(assets).filter((f) =>
+      Object.values(f.destinations).some((d) => d.objectKey === s3Key),
+    );
     const source = uploaded.length === 1 ? uploaded[0]!.source : undefined;
-    if (!source?.path) throw new Error(`${logicalId}: S3Key ${s3Key} matches ${uploaded.length} file assets in ${assetsFile}`);
-    if (source.packaging !== 'zip') throw new Error(`${logicalId}: asset ${source.path} is packaged as ${source.packaging}, not a zipped directory`);
+    if (!source?.path)
+      throw new Error(`${logicalId}: S3Key ${s3Key} matches ${uploaded.length} file assets in ${assetsFile}`);
+    if (source.packaging !== 'zip')
+      throw new Error(`${logicalId}: asset ${source.path} is packaged as ${source.packaging}, not a zipped directory`);
     const metadataPath = resource.Metadata?.['aws:asset:path'];
-    if (metadataPath !== source.path) throw new Error(`${logicalId}: aws:asset:path ${String(metadataPath)} disagrees with the uploaded asset ${source.path}`);
+    if (metadataPath !== source.path)
+      throw new Error(
+        `${logicalId}: aws:asset:path ${String(metadataPath)} disagrees with the uploaded asset ${source.path}`,
+      );
     const assetDir = resolve(outdir, source.path);
-    if (!existsSync(assetDir) || !statSync(assetDir).isDirectory()) throw new Error(`${logicalId}: asset directory ${assetDir} is missing`);
+    if (!existsSync(assetDir) || !statSync(assetDir).isDirectory())
+      throw new Error(`${logicalId}: asset directory ${assetDir} is missing`);
     functions.push({
       logicalId,
       path: String(resource.Metadata?.['aws:cdk:path'] ?? logicalId),
@@ -117,7 +140,8 @@ export function readAssembly(outdir: string): Omit<SynthesizedApp, 'cleanup'> {
     functions,
     fn(pattern) {
       const hits = functions.filter((f) => pattern.test(f.path));
-      if (hits.length !== 1) throw new Error(`${hits.length} functions match ${pattern}; have: ${functions.map((f) => f.path).join(', ')}`);
+      if (hits.length !== 1)
+        throw new Error(`${hits.length} functions match ${pattern}; have: ${functions.map((f) => f.path).join(', ')}`);
       return hits[0]!;
     },
   };
@@ -181,7 +205,8 @@ export async function synthesizeApp(options: { timeoutMs?: number; outdir?: stri
     // Without a runnable esbuild, NodejsFunction quietly bundles in Docker instead: not what
     // deploys from this repository, and not offline. (esbuild's postinstall is not needed: its
     // bin/esbuild then is a Node shim that runs the platform package's binary.)
-    if (/Switching to Docker bundling/.test(output)) throw new Error(`esbuild did not run locally; cdk synth fell back to Docker bundling:\n${output.slice(-8000)}`);
+    if (/Switching to Docker bundling/.test(output))
+      throw new Error(`esbuild did not run locally; cdk synth fell back to Docker bundling:\n${output.slice(-8000)}`);
     return { ...readAssembly(outdir), cleanup };
   } catch (error) {
     cleanup();
@@ -198,6 +223,10 @@ export async function synthesizeApp(options: { timeoutMs?: number; outdir?: stri
  */
 export async function sharedSynthesis(options: { timeoutMs?: number } = {}): Promise<SynthesizedApp> {
   const timeoutMs = options.timeoutMs ?? SYNTH_TIMEOUT_MS;
-  const outdir = await oncePerRun('cr-shared-synth-', async (dir) => (await synthesizeApp({ timeoutMs, outdir: join(dir, 'out') })).outdir, { timeoutMs: timeoutMs + 30_000 });
+  const outdir = await oncePerRun(
+    'cr-shared-synth-',
+    async (dir) => (await synthesizeApp({ timeoutMs, outdir: join(dir, 'out') })).outdir,
+    { timeoutMs: timeoutMs + 30_000 },
+  );
   return { ...readAssembly(outdir), cleanup: () => {} };
 }

@@ -47,7 +47,11 @@ const widened = new Set<string>();
  * Runs `attempt`; when `problems` finds any in its result, runs it once more and returns the
  * second result (the caller's assertions then judge that one). Each retry is printed.
  */
-export async function retryTimingOnce<T>(label: string, attempt: (n: number) => Promise<T>, problems: (result: T) => string[]): Promise<{ result: T; retried: boolean }> {
+export async function retryTimingOnce<T>(
+  label: string,
+  attempt: (n: number) => Promise<T>,
+  problems: (result: T) => string[],
+): Promise<{ result: T; retried: boolean }> {
   const first = await attempt(1);
   const found = problems(first);
   if (found.length === 0) return { result: first, retried: false };
@@ -78,7 +82,11 @@ export interface OffsetCheck {
  * that request. A constant (lead time + transport) is removed by the median; what is left is
  * each request's deviation, and the part of it the client's lag does not explain.
  */
-export function checkOffsets(arrivalMs: readonly number[], expectedMs: readonly number[], lagMs: readonly number[]): OffsetCheck {
+export function checkOffsets(
+  arrivalMs: readonly number[],
+  expectedMs: readonly number[],
+  lagMs: readonly number[],
+): OffsetCheck {
   const errors = arrivalMs.map((a, i) => a - (expectedMs[i] as number));
   const constant = median(errors);
   const lagBase = median(lagMs);

@@ -42,7 +42,8 @@ export class VirtualClock implements Clock {
   advanceTo(ns: bigint): void {
     if (ns > this.now) this.now = ns;
     this.waiters.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-    while (this.waiters.length > 0 && (this.waiters[0] as { at: bigint }).at <= this.now) (this.waiters.shift() as { resolve: () => void }).resolve();
+    while (this.waiters.length > 0 && (this.waiters[0] as { at: bigint }).at <= this.now)
+      (this.waiters.shift() as { resolve: () => void }).resolve();
   }
 
   /** Milliseconds since `from`. */
@@ -59,7 +60,8 @@ export class VirtualClock implements Clock {
       this.waiters.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
       const next = (this.waiters[0] as { at: bigint }).at;
       if (next > this.now) this.now = next;
-      while (this.waiters.length > 0 && (this.waiters[0] as { at: bigint }).at <= this.now) (this.waiters.shift() as { resolve: () => void }).resolve();
+      while (this.waiters.length > 0 && (this.waiters[0] as { at: bigint }).at <= this.now)
+        (this.waiters.shift() as { resolve: () => void }).resolve();
       if (this.waiters.length > 0) this.schedule();
     });
   }

@@ -12,7 +12,11 @@ const DOCS = join(ROOT, 'docs');
 
 /** The markdown files whose links are checked. */
 function markdownFiles(): string[] {
-  const docs = existsSync(DOCS) ? readdirSync(DOCS).filter((f) => f.endsWith('.md')).map((f) => join(DOCS, f)) : [];
+  const docs = existsSync(DOCS)
+    ? readdirSync(DOCS)
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => join(DOCS, f))
+    : [];
   return [join(ROOT, 'README.md'), ...docs.sort()];
 }
 
@@ -64,7 +68,8 @@ function brokenLinks(file: string, markdown: string, read: (path: string) => str
     }
     if (fragment === undefined) continue;
     if (!path.endsWith('.md')) problems.push(`${where}: an anchor into a file that is not markdown`);
-    else if (!anchorsOf(text).has(decodeURIComponent(fragment))) problems.push(`${where}: no heading with anchor #${fragment} in ${relative(ROOT, path)}`);
+    else if (!anchorsOf(text).has(decodeURIComponent(fragment)))
+      problems.push(`${where}: no heading with anchor #${fragment} in ${relative(ROOT, path)}`);
   }
   return problems;
 }
@@ -100,20 +105,30 @@ describe('the link checker', () => {
   const file = join(ROOT, 'docs', 'page.md');
   const files: Record<string, string> = {
     [join(ROOT, 'docs', 'page.md')]: '# Page\n\n## Same\n\n## Same\n',
-    [join(ROOT, 'docs', 'other.md')]: '# Other\n\n### `--wait coarse` against `--wait precise`, idle\n\n## A/B: is B better?\n',
+    [join(ROOT, 'docs', 'other.md')]:
+      '# Other\n\n### `--wait coarse` against `--wait precise`, idle\n\n## A/B: is B better?\n',
   };
   const read = (path: string) => files[path] ?? null;
 
   it('makes anchors as GitHub does', () => {
-    expect(githubSlug('`--wait coarse` against `--wait precise`, idle')).toBe('--wait-coarse-against---wait-precise-idle');
-    expect(githubSlug("What a finished request's deadline still holds")).toBe('what-a-finished-requests-deadline-still-holds');
-    expect(githubSlug('Plan function: a one-hour window at 50 requests/s (bench:window)')).toBe('plan-function-a-one-hour-window-at-50-requestss-benchwindow');
-    expect(githubSlug('A/B: is B better or worse than A, on the same requests?')).toBe('ab-is-b-better-or-worse-than-a-on-the-same-requests');
+    expect(githubSlug('`--wait coarse` against `--wait precise`, idle')).toBe(
+      '--wait-coarse-against---wait-precise-idle',
+    );
+    expect(githubSlug("What a finished request's deadline still holds")).toBe(
+      'what-a-finished-requests-deadline-still-holds',
+    );
+    expect(githubSlug('Plan function: a one-hour window at 50 requests/s (bench:window)')).toBe(
+      'plan-function-a-one-hour-window-at-50-requestss-benchwindow',
+    );
+    expect(githubSlug('A/B: is B better or worse than A, on the same requests?')).toBe(
+      'ab-is-b-better-or-worse-than-a-on-the-same-requests',
+    );
     expect([...anchorsOf('## Same\n## Same\n## Same\n')]).toEqual(['same', 'same-1', 'same-2']);
   });
 
   it('accepts links that resolve, and ignores external links and code', () => {
-    const page = '[a](other.md) [b](other.md#ab-is-b-better) [c](#same-1) [d](https://example.com/x.md) `[e](missing.md)`\n```\n[f](missing.md)\n```\n';
+    const page =
+      '[a](other.md) [b](other.md#ab-is-b-better) [c](#same-1) [d](https://example.com/x.md) `[e](missing.md)`\n```\n[f](missing.md)\n```\n';
     expect(brokenLinks(file, page, read)).toEqual([]);
   });
 

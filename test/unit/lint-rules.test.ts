@@ -2,7 +2,7 @@
  * The project's own lint rules (.oxlintrc.json), run by oxlint on probe files laid out as the
  * repository is, in a folder of their own (the rules' globs are relative to the config file):
  * the core stays free of the filesystem, transports, AWS and the outer layers, and reads no
- * environment; the size guard holds at exactly 600 lines a file and 80 a function, blank lines
+ * environment; the size guard holds at exactly 600 lines a file and 120 a function, blank lines
  * and comments not counted, generated files and the parser oracle exempt; a `no-control-regex`
  * disabled on its line stays disabled.
  */
@@ -28,7 +28,8 @@ function functionOf(name: string, lines: number): string {
   return [`export function ${name}(): number {`, '  let x = 0;', ...body, '  return x;', '}', ''].join('\n');
 }
 /** A file of `lines` counted lines, with blank and comment lines between them. */
-const fileOf = (lines: number) => Array.from({ length: lines }, (_, i) => `export const v${i} = ${i};\n\n/* not counted */`).join('\n') + '\n';
+const fileOf = (lines: number) =>
+  Array.from({ length: lines }, (_, i) => `export const v${i} = ${i};\n\n/* not counted */`).join('\n') + '\n';
 
 const PROBES: Record<string, string> = {
   'lambdas/core/probe/impure.ts': [
@@ -40,9 +41,14 @@ const PROBES: Record<string, string> = {
     '',
   ].join('\n'),
   // The same imports outside the core are allowed.
-  'lambdas/adapters/probe/io.ts': ["import { readFileSync } from 'node:fs';", "import { request } from 'undici';", 'export const all = () => [readFileSync, request, process.env.HOME];', ''].join('\n'),
-  'lib/probe/at-limit.ts': functionOf('atLimit', 80),
-  'lib/probe/over-limit.ts': functionOf('overLimit', 81),
+  'lambdas/adapters/probe/io.ts': [
+    "import { readFileSync } from 'node:fs';",
+    "import { request } from 'undici';",
+    'export const all = () => [readFileSync, request, process.env.HOME];',
+    '',
+  ].join('\n'),
+  'lib/probe/at-limit.ts': functionOf('atLimit', 120),
+  'lib/probe/over-limit.ts': functionOf('overLimit', 121),
   'scripts/probe/file-at-limit.ts': fileOf(600),
   'scripts/probe/file-over-limit.ts': fileOf(601),
   'lambdas/core/probe/big.generated.ts': fileOf(700),
@@ -50,7 +56,12 @@ const PROBES: Record<string, string> = {
   // Tests: a long describe callback is fine, a long file is not.
   'test/unit/probe/long-describe.test.ts': functionOf('describeLike', 200),
   'test/unit/probe/long-file.test.ts': fileOf(601),
-  'lambdas/local/probe/control.ts': ['// eslint-disable-next-line no-control-regex -- the point', 'export const CONTROL = /[\\x00-\\x1f]/;', 'export const BARE = /[\\x00-\\x1f]/;', ''].join('\n'),
+  'lambdas/local/probe/control.ts': [
+    '// eslint-disable-next-line no-control-regex -- the point',
+    'export const CONTROL = /[\\x00-\\x1f]/;',
+    'export const BARE = /[\\x00-\\x1f]/;',
+    '',
+  ].join('\n'),
 };
 
 describe('lint rules (.oxlintrc.json)', () => {
@@ -64,18 +75,34 @@ describe('lint rules (.oxlintrc.json)', () => {
       writeFileSync(join(dir, file), text);
     }
     // Exit 1 with findings: the report is on stdout either way.
-    const out = await promisify(execFile)(OXLINT, ['-c', '.oxlintrc.json', '-f', 'json', '.'], { cwd: dir }).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
+    const out = await promisify(execFile)(OXLINT, ['-c', '.oxlintrc.json', '-f', 'json', '.'], { cwd: dir }).catch(
+      (e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }),
+    );
     const report = JSON.parse(out.stdout) as { diagnostics: { code: string; filename: string; help?: string }[] };
-    findings = report.diagnostics.map((d) => ({ rule: d.code.replace(/^eslint\((.*)\)$/, '$1'), file: d.filename, help: d.help ?? '' }));
+    findings = report.diagnostics.map((d) => ({
+      rule: d.code.replace(/^eslint\((.*)\)$/, '$1'),
+      file: d.filename,
+      help: d.help ?? '',
+    }));
   });
   afterAll(() => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
-  const rulesIn = (file: string) => findings.filter((f) => f.file === file).map((f) => f.rule).sort();
+  const rulesIn = (file: string) =>
+    findings
+      .filter((f) => f.file === file)
+      .map((f) => f.rule)
+      .sort();
 
   it('the core: no filesystem, transport, AWS SDK or outer layer, and no process.env, each with its reason', () => {
     const core = findings.filter((f) => f.file === 'lambdas/core/probe/impure.ts');
-    expect(core.map((f) => f.rule).sort()).toEqual(['no-restricted-imports', 'no-restricted-imports', 'no-restricted-imports', 'no-restricted-imports', 'no-restricted-properties']);
+    expect(core.map((f) => f.rule).sort()).toEqual([
+      'no-restricted-imports',
+      'no-restricted-imports',
+      'no-restricted-imports',
+      'no-restricted-imports',
+      'no-restricted-properties',
+    ]);
     expect(core.map((f) => f.help).sort()).toEqual([
       'core must not depend on transports or AWS',
       'core must not depend on transports or AWS',
@@ -86,7 +113,7 @@ describe('lint rules (.oxlintrc.json)', () => {
     expect(rulesIn('lambdas/adapters/probe/io.ts')).toEqual([]);
   });
 
-  it('the size guard: 80 counted lines a function and 600 a file pass, one more fails', () => {
+  it('the size guard: 120 counted lines a function and 600 a file pass, one more fails', () => {
     expect(rulesIn('lib/probe/at-limit.ts')).toEqual([]);
     expect(rulesIn('lib/probe/over-limit.ts')).toEqual(['max-lines-per-function']);
     expect(rulesIn('scripts/probe/file-at-limit.ts')).toEqual([]);

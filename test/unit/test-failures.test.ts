@@ -30,7 +30,11 @@ describe("npm test's closing list of failures", () => {
             { fullName: 'fire loop opens connections', status: 'failed', failureMessages: [stack] },
           ],
         },
-        { name: '/repo/test/integration/broken.test.ts', message: "Cannot find module './gone'\nmore", assertionResults: [] },
+        {
+          name: '/repo/test/integration/broken.test.ts',
+          message: "Cannot find module './gone'\nmore",
+          assertionResults: [],
+        },
       ],
     });
     expect(failureLines(path, root)).toEqual([
@@ -42,7 +46,14 @@ describe("npm test's closing list of failures", () => {
 
   it('says a test timed out when its stack is the one vitest captured where the test was declared', () => {
     const stack = ['Error: STACK_TRACE_ERROR', '    at /repo/test/e2e/cli-demo.test.ts:18:3'].join('\n');
-    const path = reportOf({ testResults: [{ name: '/repo/test/e2e/cli-demo.test.ts', assertionResults: [{ fullName: 'runs the demo', status: 'failed', failureMessages: [stack] }] }] });
+    const path = reportOf({
+      testResults: [
+        {
+          name: '/repo/test/e2e/cli-demo.test.ts',
+          assertionResults: [{ fullName: 'runs the demo', status: 'failed', failureMessages: [stack] }],
+        },
+      ],
+    });
     expect(failureLines(path, root)?.[1]).toBe('      timed out (its time limit) (test/e2e/cli-demo.test.ts:18:3)');
   });
 
@@ -52,7 +63,11 @@ describe("npm test's closing list of failures", () => {
   });
 
   it('lists at most twenty and counts the rest', () => {
-    const tests = Array.from({ length: 25 }, (_, i) => ({ fullName: `t${i}`, status: 'failed', failureMessages: ['Error: x'] }));
+    const tests = Array.from({ length: 25 }, (_, i) => ({
+      fullName: `t${i}`,
+      status: 'failed',
+      failureMessages: ['Error: x'],
+    }));
     const lines = failureLines(reportOf({ testResults: [{ name: '/repo/a.test.ts', assertionResults: tests }] }), root);
     expect(lines).toHaveLength(41);
     expect(lines?.at(-1)).toBe('  ... and 5 more above');

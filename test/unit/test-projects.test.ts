@@ -45,27 +45,38 @@ describe('test projects (vitest.config.ts)', () => {
     const byFile = projectsOf();
     const files = testFilesOnDisk();
     expect(files.length).toBeGreaterThan(50);
-    const wrong = files.filter((f) => byFile.get(f)?.length !== 1).map((f) => `${f}: ${byFile.get(f)?.join(' + ') ?? 'no project'}`);
+    const wrong = files
+      .filter((f) => byFile.get(f)?.length !== 1)
+      .map((f) => `${f}: ${byFile.get(f)?.join(' + ') ?? 'no project'}`);
     expect(wrong).toEqual([]);
     expect([...byFile.keys()].sort()).toEqual(files);
   });
 
   it('every file a project names exists', () => {
     const files = new Set(testFilesOnDisk());
-    const stale = vitest.projects.flatMap((p) => p.config.include.filter((pattern) => !/[*?{[]/.test(pattern) && !files.has(pattern)).map((pattern) => `${p.name}: ${pattern}`));
+    const stale = vitest.projects.flatMap((p) =>
+      p.config.include
+        .filter((pattern) => !/[*?{[]/.test(pattern) && !files.has(pattern))
+        .map((pattern) => `${p.name}: ${pattern}`),
+    );
     expect(stale).toEqual([]);
   });
 
   it('every file named to start first exists, in a shared tier (elsewhere the name orders nothing)', () => {
     const byFile = projectsOf();
-    expect(LONGEST_FIRST.filter((f) => !SHARED_TIERS.includes(byFile.get(f)?.[0] ?? '')).map((f) => `${f}: ${byFile.get(f)?.join(' + ') ?? 'no file'}`)).toEqual([]);
+    expect(
+      LONGEST_FIRST.filter((f) => !SHARED_TIERS.includes(byFile.get(f)?.[0] ?? '')).map(
+        (f) => `${f}: ${byFile.get(f)?.join(' + ') ?? 'no file'}`,
+      ),
+    ).toEqual([]);
   });
 
   it('npm test runs every tier once: the shared ones at a low priority, the timing and quiet tiers one file at a time at the normal priority', () => {
     expect([...SHARED_TIERS, TIMING_TIER, QUIET_TIER].sort()).toEqual(vitest.projects.map((p) => p.name).sort());
     const alone = vitest.projects.filter((p) => p.name === TIMING_TIER || p.name === QUIET_TIER);
     expect(alone.map((p) => p.config.maxWorkers)).toEqual([1, 1]);
-    const lowered = (p: (typeof vitest.projects)[number]) => p.config.setupFiles.some((f) => f.endsWith('test/support/background-priority.ts'));
+    const lowered = (p: (typeof vitest.projects)[number]) =>
+      p.config.setupFiles.some((f) => f.endsWith('test/support/background-priority.ts'));
     expect(alone.filter(lowered)).toEqual([]);
     expect(vitest.projects.filter((p) => !alone.includes(p) && !lowered(p)).map((p) => p.name)).toEqual([]);
     expect(specs.some((s) => s.project.name === TIMING_TIER)).toBe(true);

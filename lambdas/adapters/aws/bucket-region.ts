@@ -13,7 +13,10 @@ export async function probeBucket(s3: S3Client, bucket: string): Promise<BucketP
     const out = await s3.send(new HeadBucketCommand({ Bucket: bucket }));
     return { status: out.$metadata.httpStatusCode, region: out.BucketRegion };
   } catch (error) {
-    const e = error as { $metadata?: { httpStatusCode?: number }; $response?: { statusCode?: number; headers?: Record<string, string | undefined> } };
+    const e = error as {
+      $metadata?: { httpStatusCode?: number };
+      $response?: { statusCode?: number; headers?: Record<string, string | undefined> };
+    };
     const status = e.$metadata?.httpStatusCode ?? e.$response?.statusCode;
     if (status === undefined) throw error; // no answer from S3 at all (network): not a verdict
     return { status, region: e.$response?.headers?.['x-amz-bucket-region'] };

@@ -35,15 +35,22 @@ function newMetrics(namespace: string, logger: MetricsLogger | undefined): Metri
 }
 
 /** Each document's worth of the sets: a set's metrics under one of its dimension sets. */
-function* documents(sets: readonly MetricSet[]): Generator<{ dimensions: Record<string, string>; metrics: MetricSet['metrics'] }> {
+function* documents(
+  sets: readonly MetricSet[],
+): Generator<{ dimensions: Record<string, string>; metrics: MetricSet['metrics'] }> {
   for (const set of sets) {
     if (set.metrics.length === 0) continue;
-    for (const keys of set.dimensionSets) yield { dimensions: Object.fromEntries(keys.map((k) => [k, set.dimensions[k] as string])), metrics: set.metrics };
+    for (const keys of set.dimensionSets)
+      yield { dimensions: Object.fromEntries(keys.map((k) => [k, set.dimensions[k] as string])), metrics: set.metrics };
   }
 }
 
 /** Puts one document's worth in the utility's buffer. */
-function load(metrics: Metrics, doc: { dimensions: Record<string, string>; metrics: MetricSet['metrics'] }, timestampMs: number): void {
+function load(
+  metrics: Metrics,
+  doc: { dimensions: Record<string, string>; metrics: MetricSet['metrics'] },
+  timestampMs: number,
+): void {
   metrics.addDimensions(doc.dimensions);
   for (const m of doc.metrics) metrics.addMetric(m.name, UNITS[m.unit], m.value);
   metrics.setTimestamp(Math.round(timestampMs));
@@ -56,7 +63,10 @@ function load(metrics: Metrics, doc: { dimensions: Record<string, string>; metri
 export class CloudWatchMetrics {
   private readonly metrics: Metrics;
 
-  constructor(readonly namespace: string, logger?: MetricsLogger) {
+  constructor(
+    readonly namespace: string,
+    logger?: MetricsLogger,
+  ) {
     this.metrics = newMetrics(namespace, logger);
   }
 
@@ -69,7 +79,12 @@ export class CloudWatchMetrics {
 }
 
 /** The same documents as objects (the CLI writes them to cloudwatch-emf.jsonl), by the same code. */
-export function emfDocuments(sets: readonly MetricSet[], namespace: string, timestampMs: number, logger?: MetricsLogger): Record<string, unknown>[] {
+export function emfDocuments(
+  sets: readonly MetricSet[],
+  namespace: string,
+  timestampMs: number,
+  logger?: MetricsLogger,
+): Record<string, unknown>[] {
   const metrics = newMetrics(namespace, logger);
   const docs: Record<string, unknown>[] = [];
   for (const doc of documents(sets)) {

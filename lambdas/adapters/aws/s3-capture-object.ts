@@ -28,8 +28,15 @@ export interface CaptureObject {
   readRange(start: number, end: number): Promise<Uint8Array>;
 }
 
-export async function openCaptureObject(client: S3Client, bucket: string, key: string, etag: string | null): Promise<CaptureObject> {
-  const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key, ...(etag ? { IfMatch: quoted(etag) } : {}) })).catch((e: unknown) => superseded(e, bucket, key, etag));
+export async function openCaptureObject(
+  client: S3Client,
+  bucket: string,
+  key: string,
+  etag: string | null,
+): Promise<CaptureObject> {
+  const out = await client
+    .send(new GetObjectCommand({ Bucket: bucket, Key: key, ...(etag ? { IfMatch: quoted(etag) } : {}) }))
+    .catch((e: unknown) => superseded(e, bucket, key, etag));
   if (!out.Body) throw new Error(`s3://${bucket}/${key} has no body`);
   const version = etag ?? (out.ETag ?? '').replace(/"/g, '');
   return {
@@ -39,7 +46,14 @@ export async function openCaptureObject(client: S3Client, bucket: string, key: s
     async readRange(start, end) {
       if (end <= start) return new Uint8Array();
       const part = await client
-        .send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${start}-${end - 1}`, IfMatch: quoted(version) }))
+        .send(
+          new GetObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            Range: `bytes=${start}-${end - 1}`,
+            IfMatch: quoted(version),
+          }),
+        )
         .catch((e: unknown) => superseded(e, bucket, key, version));
       if (!part.Body) throw new Error(`s3://${bucket}/${key} range ${start}-${end - 1} has no body`);
       return part.Body.transformToByteArray();

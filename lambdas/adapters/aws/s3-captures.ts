@@ -26,13 +26,21 @@ import type { IngestReportBuilder } from '../../core/capture/ingest-report';
 import { parseCaptureStream, type StreamOptions } from '../../core/capture/stream';
 import type { RangeReader } from '../../core/plan/read-back';
 import { hourPartitions } from '../../core/scheduled-runs/window';
-import { discoverCaptureFolders, listWindowFiles, type CaptureFolder, type CaptureObjectInfo, type CaptureObjects } from '../../core/scheduled-runs/window-plan';
+import {
+  discoverCaptureFolders,
+  listWindowFiles,
+  type CaptureFolder,
+  type CaptureObjectInfo,
+  type CaptureObjects,
+} from '../../core/scheduled-runs/window-plan';
 import type { CaptureRecord } from '../../core/types';
 
 const HOUR_MS = 3_600_000;
 
 /** Which captures a run reads: a time range (epoch ms, end exclusive; null: open), or offsets from the first record (ms, end inclusive). */
-export type CaptureSelection = { by: 'time'; startMs: number | null; endMs: number | null } | { by: 'offsets'; startOffsetMs: number; endOffsetMs: number | null };
+export type CaptureSelection =
+  | { by: 'time'; startMs: number | null; endMs: number | null }
+  | { by: 'offsets'; startOffsetMs: number; endOffsetMs: number | null };
 
 /** The prefix holds no Data Capture partitions, or names no object: a problem with the location, said as such. */
 export class CaptureLocationError extends Error {
@@ -58,9 +66,16 @@ const PARTITION_LEVEL = [/^\d{4}$/, /^\d{2}$/, /^\d{2}$/, /^\d{2}$/];
  * null: open), ascending: its year, month, day and hour folders listed (ListObjectsV2 with a
  * delimiter), descending only into those that can hold a partition in range.
  */
-export async function* partitionsIn(objects: Pick<CaptureObjects, 'listFolders'>, folder: CaptureFolder, lo: string | null, hi: string | null, path = ''): AsyncGenerator<string> {
+export async function* partitionsIn(
+  objects: Pick<CaptureObjects, 'listFolders'>,
+  folder: CaptureFolder,
+  lo: string | null,
+  hi: string | null,
+  path = '',
+): AsyncGenerator<string> {
   const depth = path === '' ? 0 : path.split('/').length;
-  const inRange = (p: string) => (lo === null || p >= lo.slice(0, p.length)) && (hi === null || p <= hi.slice(0, p.length));
+  const inRange = (p: string) =>
+    (lo === null || p >= lo.slice(0, p.length)) && (hi === null || p <= hi.slice(0, p.length));
   for (const child of await objects.listFolders(folder.prefix + (path ? `${path}/` : ''))) {
     const name = child.slice(0, -1).split('/').pop() ?? '';
     const next = path ? `${path}/${name}` : name;
@@ -71,14 +86,23 @@ export async function* partitionsIn(objects: Pick<CaptureObjects, 'listFolders'>
 }
 
 /** The partitions in range of every folder, sorted, each once. */
-async function existingPartitions(objects: Pick<CaptureObjects, 'listFolders'>, folders: readonly CaptureFolder[], lo: string | null, hi: string | null): Promise<string[]> {
+async function existingPartitions(
+  objects: Pick<CaptureObjects, 'listFolders'>,
+  folders: readonly CaptureFolder[],
+  lo: string | null,
+  hi: string | null,
+): Promise<string[]> {
   const found = new Set<string>();
   for (const folder of folders) for await (const p of partitionsIn(objects, folder, lo, hi)) found.add(p);
   return [...found].sort();
 }
 
 /** The earliest partition from `lo` on in any folder, or null. */
-async function firstPartition(objects: Pick<CaptureObjects, 'listFolders'>, folders: readonly CaptureFolder[], lo: string | null): Promise<string | null> {
+async function firstPartition(
+  objects: Pick<CaptureObjects, 'listFolders'>,
+  folders: readonly CaptureFolder[],
+  lo: string | null,
+): Promise<string | null> {
   let first: string | null = null;
   for (const folder of folders) {
     const next = await partitionsIn(objects, folder, lo, first).next();
@@ -100,7 +124,12 @@ export interface S3CaptureOptions extends Pick<StreamOptions, 'maxLineBytes' | '
 }
 
 /** Reads the capture objects of a selection under `prefix` (a Data Capture prefix, an endpoint's or a variant's folder, or one `.jsonl` object). */
-export function readS3Captures(objects: CaptureObjects, prefix: string, selection: CaptureSelection, options: S3CaptureOptions): S3CaptureRead {
+export function readS3Captures(
+  objects: CaptureObjects,
+  prefix: string,
+  selection: CaptureSelection,
+  options: S3CaptureOptions,
+): S3CaptureRead {
   const readers = new Map<string, RangeReader>();
   const reader = new ObjectReader(objects, options, readers);
   return {
@@ -113,20 +142,38 @@ export function readS3Captures(objects: CaptureObjects, prefix: string, selectio
   };
 }
 
-async function* selected(objects: CaptureObjects, prefix: string, selection: CaptureSelection, reader: ObjectReader): AsyncGenerator<CaptureRecord> {
+async function* selected(
+  objects: CaptureObjects,
+  prefix: string,
+  selection: CaptureSelection,
+  reader: ObjectReader,
+): AsyncGenerator<CaptureRecord> {
   const { folders, ignored } = await discoverCaptureFolders(objects, prefix, {});
   if (folders.length === 0) {
     throw new CaptureLocationError(
-      `no Data Capture hour folders (yyyy/mm/dd/hh/) under ${objects.describe(prefix)}: give the endpoints' capture prefix, an endpoint's folder or a variant's${ignored.length > 0 ? ` (found ${ignored.slice(0, 3).map((f) => objects.describe(f)).join(', ')}${ignored.length > 3 ? ', ...' : ''}, with no year folders)` : ''}`,
+      `no Data Capture hour folders (yyyy/mm/dd/hh/) under ${objects.describe(prefix)}: give the endpoints' capture prefix, an endpoint's folder or a variant's${
+        ignored.length > 0
+          ? ` (found ${ignored
+              .slice(0, 3)
+              .map((f) => objects.describe(f))
+              .join(', ')}${ignored.length > 3 ? ', ...' : ''}, with no year folders)`
+          : ''
+      }`,
     );
   }
-  for (const f of ignored) reader.report.skipFile(objects.describe(f), 'a folder without Data Capture year folders (yyyy/): not read');
+  for (const f of ignored)
+    reader.report.skipFile(objects.describe(f), 'a folder without Data Capture year folders (yyyy/): not read');
   if (selection.by === 'time') {
     const { startMs, endMs } = selection;
     const partitions =
       startMs !== null && endMs !== null
         ? hourPartitions({ startMs, endMs })
-        : await existingPartitions(objects, folders, startMs === null ? null : partitionOf(startMs), endMs === null ? null : nextHour(partitionOf(endMs - 1)));
+        : await existingPartitions(
+            objects,
+            folders,
+            startMs === null ? null : partitionOf(startMs),
+            endMs === null ? null : nextHour(partitionOf(endMs - 1)),
+          );
     yield* reader.partitions(folders, partitions);
     return;
   }
@@ -206,13 +253,20 @@ class ObjectReader {
     };
     const { maxLineBytes, nowMs } = this.options;
     try {
-      for await (const record of parseCaptureStream(chunks(), name, this.report, this.options.duplicates, { ...(maxLineBytes !== undefined ? { maxLineBytes } : {}), ...(nowMs !== undefined ? { nowMs } : {}) })) {
-        if (this.earliestMs === null || record.inferenceTimeMs < this.earliestMs) this.earliestMs = record.inferenceTimeMs;
+      for await (const record of parseCaptureStream(chunks(), name, this.report, this.options.duplicates, {
+        ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
+        ...(nowMs !== undefined ? { nowMs } : {}),
+      })) {
+        if (this.earliestMs === null || record.inferenceTimeMs < this.earliestMs)
+          this.earliestMs = record.inferenceTimeMs;
         yield record;
       }
     } catch (error) {
       if (!failed) throw error;
-      this.report.skipFile(name, `reading failed after ${bytes} bytes (${error instanceof Error ? error.message : String(error)}); the lines before are counted`);
+      this.report.skipFile(
+        name,
+        `reading failed after ${bytes} bytes (${error instanceof Error ? error.message : String(error)}); the lines before are counted`,
+      );
     }
   }
 }

@@ -1,4 +1,11 @@
-import { GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  ListObjectsV2Command,
+  NoSuchKey,
+  PutObjectCommand,
+  S3ServiceException,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fullJitterDelayMs } from '../../core/pipeline/common';
 import type { ObjectStore } from '../../ports';
@@ -71,7 +78,14 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async put(key: string, body: string | Uint8Array, contentType?: string): Promise<void> {
-    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, ...sized(body), ...(contentType ? { ContentType: contentType } : {}) }));
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        ...sized(body),
+        ...(contentType ? { ContentType: contentType } : {}),
+      }),
+    );
   }
 
   async putIfAbsent(key: string, body: string | Uint8Array, contentType?: string): Promise<boolean> {
@@ -91,7 +105,12 @@ export class S3ObjectStore implements ObjectStore {
    * retried here, with backoff, and throws once the tries run out. An If-Match retry keeps
    * its ETag: if the object changed meanwhile the answer is 412, and the caller re-reads.
    */
-  async putIfMatch(key: string, body: string | Uint8Array, etag: string | null, contentType?: string): Promise<boolean> {
+  async putIfMatch(
+    key: string,
+    body: string | Uint8Array,
+    etag: string | null,
+    contentType?: string,
+  ): Promise<boolean> {
     const input = {
       Bucket: this.bucket,
       Key: key,
@@ -109,7 +128,10 @@ export class S3ObjectStore implements ObjectStore {
         if (status === 412 || (etag !== null && (status === 404 || error instanceof NoSuchKey))) return false;
         if (status !== 409) throw error;
         if (n >= this.attempts) {
-          throw new Error(`s3://${this.bucket}/${key}: conditional PutObject answered 409 (ConditionalRequestConflict) ${n} times: retry later`, { cause: error });
+          throw new Error(
+            `s3://${this.bucket}/${key}: conditional PutObject answered 409 (ConditionalRequestConflict) ${n} times: retry later`,
+            { cause: error },
+          );
         }
         await this.sleep(fullJitterDelayMs(n, this.baseDelayMs, CONFLICT_MAX_DELAY_MS));
       }
@@ -120,7 +142,13 @@ export class S3ObjectStore implements ObjectStore {
     const keys: string[] = [];
     let token: string | undefined;
     do {
-      const out = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
+      const out = await this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: prefix,
+          ...(token ? { ContinuationToken: token } : {}),
+        }),
+      );
       for (const o of out.Contents ?? []) if (o.Key) keys.push(o.Key);
       token = out.IsTruncated ? out.NextContinuationToken : undefined;
     } while (token);
@@ -133,7 +161,10 @@ export class S3ObjectStore implements ObjectStore {
  * warns that it may be a stream of unknown length; empty objects are normal here (a shard
  * with nothing to report), so say the length.
  */
-const sized = (body: string | Uint8Array) => ({ Body: body, ContentLength: typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength });
+const sized = (body: string | Uint8Array) => ({
+  Body: body,
+  ContentLength: typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength,
+});
 
 function statusOf(error: unknown): number | undefined {
   return error instanceof S3ServiceException ? error.$metadata.httpStatusCode : undefined;

@@ -18,6 +18,8 @@ export class SnsNotifier implements Notifier {
   ) {}
 
   async publish(subject: string, message: string): Promise<void> {
-    await this.sns.send(new PublishCommand({ TopicArn: this.topicArn, Subject: snsSubject(subject), Message: message }));
+    await this.sns.send(
+      new PublishCommand({ TopicArn: this.topicArn, Subject: snsSubject(subject), Message: message }),
+    );
   }
 }

@@ -12,9 +12,15 @@ export class SqsQueue implements MessageQueue {
     const out = await this.client.send(
       new SendMessageBatchCommand({
         QueueUrl: this.queueUrl,
-        Entries: entries.map((e, i) => ({ Id: `${i}-${e.id}`.slice(0, 80), MessageBody: e.body, DelaySeconds: e.delaySeconds })),
+        Entries: entries.map((e, i) => ({
+          Id: `${i}-${e.id}`.slice(0, 80),
+          MessageBody: e.body,
+          DelaySeconds: e.delaySeconds,
+        })),
       }),
     );
-    return { failedIds: (out.Failed ?? []).map((f) => entries[Number((f.Id ?? '').split('-')[0])]?.id ?? '').filter(Boolean) };
+    return {
+      failedIds: (out.Failed ?? []).map((f) => entries[Number((f.Id ?? '').split('-')[0])]?.id ?? '').filter(Boolean),
+    };
   }
 }

@@ -38,7 +38,9 @@ function opener(tls: boolean, agentOptions: object) {
     const host = (opts.hostname || opts.host || 'localhost').replace(/^\[(.*)\]$/, '$1');
     const port = Number(opts.port) || (tls ? 443 : 80);
     const servername = opts.servername || (isIP(host) ? undefined : host);
-    const socket = tls ? tlsConnect({ ...agentOptions, host, port, ...(servername ? { servername } : {}) }) : netConnect({ host, port });
+    const socket = tls
+      ? tlsConnect({ ...agentOptions, host, port, ...(servername ? { servername } : {}) })
+      : netConnect({ host, port });
     const ready = tls ? 'secureConnect' : 'connect';
     const onError = (error: Error) => callback(error, null);
     socket.once('error', onError);
@@ -84,7 +86,8 @@ class AgentReserve {
 /** Idle keep-alive sockets an agent holds for `host:port` (its freeSockets' names start with it). */
 function idleSockets(agent: { freeSockets: NodeJS.ReadOnlyDict<unknown[]> }, key: string): number {
   let n = 0;
-  for (const [name, list] of Object.entries(agent.freeSockets)) if (name.startsWith(`${key}:`) || name === key) n += list?.length ?? 0;
+  for (const [name, list] of Object.entries(agent.freeSockets))
+    if (name.startsWith(`${key}:`) || name === key) n += list?.length ?? 0;
   return n;
 }
 
@@ -97,7 +100,12 @@ function reserving<B extends AgentClass>(Base: B, tls: boolean) {
     readonly spares = new AgentReserve(tls, () => (this as unknown as { options: object }).options);
 
     openAhead(origin: URL, connections: number, withinMs?: number): void {
-      this.spares.openAhead(origin, connections, (key) => idleSockets(this as unknown as { freeSockets: NodeJS.ReadOnlyDict<unknown[]> }, key), withinMs);
+      this.spares.openAhead(
+        origin,
+        connections,
+        (key) => idleSockets(this as unknown as { freeSockets: NodeJS.ReadOnlyDict<unknown[]> }, key),
+        withinMs,
+      );
     }
 
     reserveStats() {

@@ -32,7 +32,19 @@ import { watchWire } from '../wire-stamps';
 import { createSocketReserve, type SocketReserve } from './socket-reserve';
 import { plausibleOpenAIUsage } from '../../core/metrics/usage';
 import type { ErrorDetails, TargetResult, TokenUsage } from '../../core/types';
-import { eachChunk, errorBodyText, errorMessageOf, JsonMemberScanner, type ChunkSource, notOneJsonObject, readCapped, RESPONSE_LIMITS, responseExcerpt, selectAnswerMembers, withExcerpt } from './response-body';
+import {
+  eachChunk,
+  errorBodyText,
+  errorMessageOf,
+  JsonMemberScanner,
+  type ChunkSource,
+  notOneJsonObject,
+  readCapped,
+  RESPONSE_LIMITS,
+  responseExcerpt,
+  selectAnswerMembers,
+  withExcerpt,
+} from './response-body';
 
 export interface OpenAITargetOptions {
   name: string;
@@ -64,7 +76,10 @@ export interface OpenAITargetClient extends TargetClient {
 const MAX_OWN_MESSAGE = 300;
 
 interface StreamChunk {
-  choices?: { delta?: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown; tool_calls?: unknown }; finish_reason?: unknown }[];
+  choices?: {
+    delta?: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown; tool_calls?: unknown };
+    finish_reason?: unknown;
+  }[];
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
   error?: { message?: unknown } | unknown;
   object?: unknown;
@@ -91,11 +106,15 @@ function hasContent(chunk: StreamChunk): boolean {
 }
 
 function hasFinish(chunk: StreamChunk): boolean {
-  return Array.isArray(chunk.choices) && chunk.choices.some((c) => c?.finish_reason !== undefined && c?.finish_reason !== null);
+  return (
+    Array.isArray(chunk.choices) &&
+    chunk.choices.some((c) => c?.finish_reason !== undefined && c?.finish_reason !== null)
+  );
 }
 
 /** The target refused the credentials: what a rotated key looks like from here. */
-const refused = (result: TargetResult) => result.error?.type === 'HTTPError' && (result.error.code === 401 || result.error.code === 403);
+const refused = (result: TargetResult) =>
+  result.error?.type === 'HTTPError' && (result.error.code === 401 || result.error.code === 403);
 
 function joinPath(basePath: string, path: string): string {
   return basePath.replace(/\/+$/, '') + '/' + path.replace(/^\/+/, '');
@@ -176,7 +195,12 @@ function failed(t: Target, m: Measurement, error: ErrorDetails): TargetResult {
 }
 
 /** The measured send, with the time its bytes were handed to the socket (wire-stamps.ts). */
-async function sendWith(t: Target, request: TargetRequest, key: string | undefined, signal?: AbortSignal): Promise<TargetResult> {
+async function sendWith(
+  t: Target,
+  request: TargetRequest,
+  key: string | undefined,
+  signal?: AbortSignal,
+): Promise<TargetResult> {
   const wire = watchWire(request.requestId, t.clock);
   const deadline = requestDeadline(t.timeoutMs, signal);
   try {
@@ -187,7 +211,13 @@ async function sendWith(t: Target, request: TargetRequest, key: string | undefin
   }
 }
 
-async function measure(t: Target, request: TargetRequest, auth: string | undefined, deadline: RequestDeadline, signal?: AbortSignal): Promise<TargetResult> {
+async function measure(
+  t: Target,
+  request: TargetRequest,
+  auth: string | undefined,
+  deadline: RequestDeadline,
+  signal?: AbortSignal,
+): Promise<TargetResult> {
   const headers: Record<string, string> = {
     'content-type': request.contentType,
     'x-request-id': request.requestId,
@@ -198,7 +228,13 @@ async function measure(t: Target, request: TargetRequest, auth: string | undefin
 
   const m: Measurement = { startNs: t.clock.nowNs(), ackNs: null, status: null, usage: null, chunkTimes: [] };
   try {
-    const response = await t.pool.request({ path: t.path, method: 'POST', headers, body: request.body, signal: deadline.signal });
+    const response = await t.pool.request({
+      path: t.path,
+      method: 'POST',
+      headers,
+      body: request.body,
+      signal: deadline.signal,
+    });
     m.ackNs = t.clock.nowNs();
     const status = response.statusCode;
     m.status = status;
@@ -208,15 +244,28 @@ async function measure(t: Target, request: TargetRequest, auth: string | undefin
       const body = await readCapped(response.body as AsyncIterable<Uint8Array>);
       const location = status >= 300 && status < 400 ? response.headers.location : undefined;
       const said = location !== undefined ? `redirect to ${String(location)}` : errorBodyText(body);
-      return failed(t, m, { code: status, type: 'HTTPError', message: withExcerpt(`HTTP ${status}`, said, t.excerptChars) });
+      return failed(t, m, {
+        code: status,
+        type: 'HTTPError',
+        message: withExcerpt(`HTTP ${status}`, said, t.excerptChars),
+      });
     }
     if (contentType.includes('text/event-stream')) return await readEventStream(t, m, response.body);
     return await readAnswer(t, m, response.body as AsyncIterable<Uint8Array>, contentType);
   } catch (error) {
-    if (deadline.timedOut) return failed(t, m, { code: 408, type: 'TimeoutError', message: `no complete response within ${t.timeoutMs} ms` });
+    if (deadline.timedOut)
+      return failed(t, m, {
+        code: 408,
+        type: 'TimeoutError',
+        message: `no complete response within ${t.timeoutMs} ms`,
+      });
     if (signal?.aborted) return failed(t, m, { code: 499, type: 'CancelledError', message: 'request cancelled' });
     const err = error as { code?: string; message?: string; name?: string };
-    return failed(t, m, { code: null, type: 'ConnectionError', message: `${err.code ?? err.name ?? 'error'}: ${(err.message ?? String(error)).slice(0, MAX_OWN_MESSAGE)}` });
+    return failed(t, m, {
+      code: null,
+      type: 'ConnectionError',
+      message: `${err.code ?? err.name ?? 'error'}: ${(err.message ?? String(error)).slice(0, MAX_OWN_MESSAGE)}`,
+    });
   }
 }
 
@@ -232,7 +281,11 @@ async function readEventStream(t: Target, m: Measurement, body: ChunkSource): Pr
     maxBufferSize: RESPONSE_LIMITS.sseEventMaxChars,
     onError(error: ParseError) {
       if (error.type === 'max-buffer-size-exceeded' && !streamError) {
-        streamError = { code: null, type: 'MalformedStream', message: `an SSE event exceeds ${RESPONSE_LIMITS.sseEventMaxChars} characters` };
+        streamError = {
+          code: null,
+          type: 'MalformedStream',
+          message: `an SSE event exceeds ${RESPONSE_LIMITS.sseEventMaxChars} characters`,
+        };
       }
     },
     onEvent(event: EventSourceMessage) {
@@ -245,7 +298,11 @@ async function readEventStream(t: Target, m: Measurement, body: ChunkSource): Pr
       try {
         chunk = JSON.parse(event.data) as StreamChunk;
       } catch {
-        streamError = { code: null, type: 'MalformedStream', message: `SSE data is not JSON (${event.data.length} chars)` };
+        streamError = {
+          code: null,
+          type: 'MalformedStream',
+          message: `SSE data is not JSON (${event.data.length} chars)`,
+        };
         return;
       }
       if (chunk === null || typeof chunk !== 'object') {
@@ -255,7 +312,11 @@ async function readEventStream(t: Target, m: Measurement, body: ChunkSource): Pr
       if (carriesError(chunk)) {
         // The server's message itself (as SageMaker's stream errors), or what it was.
         const said = responseExcerpt(errorMessageOf(chunk) ?? '', excerptChars);
-        streamError = { code: null, type: 'StreamError', message: said || withExcerpt('error object in the stream', '', excerptChars) };
+        streamError = {
+          code: null,
+          type: 'StreamError',
+          message: said || withExcerpt('error object in the stream', '', excerptChars),
+        };
         return;
       }
       if (hasContent(chunk) && chunkTimes.length < RESPONSE_LIMITS.maxContentChunks) chunkTimes.push(nowNs);
@@ -275,12 +336,30 @@ async function readEventStream(t: Target, m: Measurement, body: ChunkSource): Pr
   });
   const endNs = t.clock.nowNs();
   if (streamError) return failed(t, m, streamError);
-  if (!done && !finished) return failed(t, m, { code: null, type: 'StreamTruncated', message: 'stream ended without [DONE] or a finish_reason' });
-  return { requestStartNs: m.startNs, requestAckNs: m.ackNs, requestEndNs: endNs, contentChunkNs: chunkTimes, httpStatus: m.status, usage: m.usage, error: null };
+  if (!done && !finished)
+    return failed(t, m, {
+      code: null,
+      type: 'StreamTruncated',
+      message: 'stream ended without [DONE] or a finish_reason',
+    });
+  return {
+    requestStartNs: m.startNs,
+    requestAckNs: m.ackNs,
+    requestEndNs: endNs,
+    contentChunkNs: chunkTimes,
+    httpStatus: m.status,
+    usage: m.usage,
+    error: null,
+  };
 }
 
 /** A whole 2xx answer: scanned as it arrives, only `usage` and `error` kept. */
-async function readAnswer(t: Target, m: Measurement, body: AsyncIterable<Uint8Array>, contentType: string): Promise<TargetResult> {
+async function readAnswer(
+  t: Target,
+  m: Measurement,
+  body: AsyncIterable<Uint8Array>,
+  contentType: string,
+): Promise<TargetResult> {
   const scanner = new JsonMemberScanner(selectAnswerMembers, 2);
   let bytes = 0;
   for await (const chunk of body) {
@@ -293,8 +372,20 @@ async function readAnswer(t: Target, m: Measurement, body: AsyncIterable<Uint8Ar
   if (malformed !== null) return failed(t, m, { code: m.status, type: 'MalformedResponse', message: malformed });
   const answer = (scan.skeletons[0] ?? {}) as StreamChunk;
   if (carriesError(answer)) {
-    return failed(t, m, { code: m.status, type: 'ResponseError', message: withExcerpt(`HTTP ${m.status} with an error object`, errorMessageOf(answer) ?? '', t.excerptChars) });
+    return failed(t, m, {
+      code: m.status,
+      type: 'ResponseError',
+      message: withExcerpt(`HTTP ${m.status} with an error object`, errorMessageOf(answer) ?? '', t.excerptChars),
+    });
   }
   m.usage = plausibleOpenAIUsage(answer.usage);
-  return { requestStartNs: m.startNs, requestAckNs: m.ackNs, requestEndNs: endNs, contentChunkNs: [], httpStatus: m.status, usage: m.usage, error: null };
+  return {
+    requestStartNs: m.startNs,
+    requestAckNs: m.ackNs,
+    requestEndNs: endNs,
+    contentChunkNs: [],
+    httpStatus: m.status,
+    usage: m.usage,
+    error: null,
+  };
 }

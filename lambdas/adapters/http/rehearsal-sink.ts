@@ -35,23 +35,35 @@ function answer(res: ServerResponse, body: string): void {
     request = null;
   }
   if (!request) {
-    res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"the body is not a JSON object"}}');
+    res
+      .writeHead(400, { 'content-type': 'application/json' })
+      .end('{"error":{"message":"the body is not a JSON object"}}');
     return;
   }
   if (request.stream === true) {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     for (let i = 0; i < CONTENT_CHUNKS; i++) res.write(chunk({ content: 'ok ' }, null));
     res.write(chunk({}, 'stop'));
-    if (request.stream_options?.include_usage === true) res.write(`data: ${JSON.stringify({ id: 'rehearsal', object: 'chat.completion.chunk', choices: [], usage: USAGE })}\n\n`);
+    if (request.stream_options?.include_usage === true)
+      res.write(
+        `data: ${JSON.stringify({ id: 'rehearsal', object: 'chat.completion.chunk', choices: [], usage: USAGE })}\n\n`,
+      );
     res.end('data: [DONE]\n\n');
     return;
   }
-  const text = JSON.stringify({ id: 'rehearsal', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: USAGE });
+  const text = JSON.stringify({
+    id: 'rehearsal',
+    object: 'chat.completion',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+    usage: USAGE,
+  });
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
 }
 
 /** Starts a sink on a free loopback port; `handle` answers one request's body. */
-export async function startSink(handle: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void): Promise<RehearsalSink> {
+export async function startSink(
+  handle: (req: IncomingMessage, res: ServerResponse, body: Buffer) => void,
+): Promise<RehearsalSink> {
   const server = createServer({ noDelay: true, keepAliveTimeout: 60_000 }, (req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (part: Buffer) => parts.push(part));

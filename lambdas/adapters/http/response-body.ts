@@ -119,7 +119,10 @@ export interface CappedBody {
 }
 
 /** Reads a body to its end, keeping its first `keepBytes` (copied) and counting the rest. */
-export async function readCapped(body: AsyncIterable<Uint8Array>, keepBytes: number = RESPONSE_LIMITS.errorBodyKeepBytes): Promise<CappedBody> {
+export async function readCapped(
+  body: AsyncIterable<Uint8Array>,
+  keepBytes: number = RESPONSE_LIMITS.errorBodyKeepBytes,
+): Promise<CappedBody> {
   const parts: Buffer[] = [];
   let kept = 0;
   let total = 0;
@@ -221,7 +224,14 @@ export class JsonMemberScanner {
   private firstIsObject = false;
   private readonly skeletons: unknown[] = [];
   /** The member being kept: its path, the depth its value started at, its bytes so far. */
-  private capture: { path: (string | number)[]; depth: number; parts: Buffer[]; bytes: number; oversized: boolean; start: number } | null = null;
+  private capture: {
+    path: (string | number)[];
+    depth: number;
+    parts: Buffer[];
+    bytes: number;
+    oversized: boolean;
+    start: number;
+  } | null = null;
 
   constructor(
     private readonly select: (path: JsonPath) => boolean,
@@ -331,7 +341,11 @@ export class JsonMemberScanner {
     if (!valueAllowed) return this.failAt();
     if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       this.startValue(chunk, i);
-      this.stack.push({ array: c === 0x5b, key: c === 0x5b && this.stack.length < this.maxDepth ? 0 : null, expect: 'F' });
+      this.stack.push({
+        array: c === 0x5b,
+        key: c === 0x5b && this.stack.length < this.maxDepth ? 0 : null,
+        expect: 'F',
+      });
       return i + 1;
     }
     if (SCALAR[c]) {
@@ -469,7 +483,8 @@ export class JsonMemberScanner {
     for (let i = 0; i < path.length - 1; i++) {
       const key = path[i] as string | number;
       const next = path[i + 1] as string | number;
-      if (node[key] === undefined || node[key] === null || typeof node[key] !== 'object') node[key] = typeof next === 'number' ? [] : {};
+      if (node[key] === undefined || node[key] === null || typeof node[key] !== 'object')
+        node[key] = typeof next === 'number' ? [] : {};
       node = node[key] as Record<string | number, unknown>;
     }
     node[path[path.length - 1] as string | number] = value;
@@ -479,6 +494,9 @@ export class JsonMemberScanner {
 /** Members of a chat/LLM answer that a record needs; `[i, ...]` for answers that are arrays (`[{"generated_text": ...}]`). */
 export function selectAnswerMembers(path: JsonPath): boolean {
   const rest = typeof path[0] === 'number' ? path.slice(1) : path;
-  if (rest.length === 1) return rest[0] === 'usage' || rest[0] === 'error' || rest[0] === 'object' || (rest[0] === 'message' && path.length === 1);
+  if (rest.length === 1)
+    return (
+      rest[0] === 'usage' || rest[0] === 'error' || rest[0] === 'object' || (rest[0] === 'message' && path.length === 1)
+    );
   return rest.length === 2 && rest[0] === 'details' && rest[1] === 'generated_tokens';
 }

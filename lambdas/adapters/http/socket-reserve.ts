@@ -99,7 +99,14 @@ function connectOptionsOf(origin: URL): ConnectOptions {
   let hostname = origin.hostname;
   // undici strips an IPv6 literal's brackets before connecting.
   if (hostname.startsWith('[') && hostname.endsWith(']')) hostname = hostname.slice(1, -1);
-  return { hostname, host: origin.host, protocol: origin.protocol, port: origin.port, servername: null, localAddress: null } as unknown as ConnectOptions;
+  return {
+    hostname,
+    host: origin.host,
+    protocol: origin.protocol,
+    port: origin.port,
+    servername: null,
+    localAddress: null,
+  } as unknown as ConnectOptions;
 }
 
 export function createSocketReserve(origin: URL, options: SocketReserveOptions = {}): SocketReserve {
@@ -127,7 +134,9 @@ class Reserve implements SocketReserve {
   private sweepPending = false;
 
   constructor(origin: URL, options: SocketReserveOptions) {
-    this.base = options.base ?? buildConnector(options.connectTimeoutMs !== undefined ? { timeout: options.connectTimeoutMs } : {});
+    this.base =
+      options.base ??
+      buildConnector(options.connectTimeoutMs !== undefined ? { timeout: options.connectTimeoutMs } : {});
     this.maxIdleMs = options.maxIdleMs ?? 4_000;
     this.maxOpening = Math.max(1, options.maxOpening ?? MAX_OPENING);
     this.nowMs = options.nowMs ?? (() => performance.now());
@@ -256,7 +265,14 @@ class Reserve implements SocketReserve {
       const spare = this.spares.pop() as Spare;
       detach(spare);
       const s = spare.socket;
-      if (!s.destroyed && s.writable && !s.readableEnded && s.readableLength === 0 && this.nowMs() - spare.since < this.maxIdleMs) return s;
+      if (
+        !s.destroyed &&
+        s.writable &&
+        !s.readableEnded &&
+        s.readableLength === 0 &&
+        this.nowMs() - spare.since < this.maxIdleMs
+      )
+        return s;
       s.destroy();
       this.counts.dropped++;
     }

@@ -41,7 +41,10 @@ function why(error: unknown): string {
 
 /** A system error (the file system's), as opposed to a bug: only those become a skipped file. */
 function isSystemError(error: unknown): error is NodeJS.ErrnoException {
-  return typeof (error as NodeJS.ErrnoException)?.code === 'string' && typeof (error as NodeJS.ErrnoException)?.syscall === 'string';
+  return (
+    typeof (error as NodeJS.ErrnoException)?.code === 'string' &&
+    typeof (error as NodeJS.ErrnoException)?.syscall === 'string'
+  );
 }
 
 /**
@@ -50,13 +53,18 @@ function isSystemError(error: unknown): error is NodeJS.ErrnoException {
  * partition order; anything else is reported as skipped, never silently ignored, and so is a
  * folder that cannot be listed (`EACCES`...). A missing path is an error.
  */
-export async function listCaptureFiles(path: string): Promise<{ files: string[]; skipped: { file: string; reason: string }[] }> {
+export async function listCaptureFiles(
+  path: string,
+): Promise<{ files: string[]; skipped: { file: string; reason: string }[] }> {
   const root = resolve(path);
   const info = await stat(root).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT' || error.code === 'ENOTDIR') throw new Error(`captures path not found: ${path}`);
     throw new Error(`cannot read captures path ${path}: ${why(error)}`);
   });
-  if (info.isFile()) return root.endsWith('.jsonl') ? { files: [root], skipped: [] } : { files: [], skipped: [{ file: root, reason: NOT_JSONL }] };
+  if (info.isFile())
+    return root.endsWith('.jsonl')
+      ? { files: [root], skipped: [] }
+      : { files: [], skipped: [{ file: root, reason: NOT_JSONL }] };
   if (!info.isDirectory()) return { files: [], skipped: [{ file: root, reason: 'not a regular file or folder' }] };
   const files: string[] = [];
   const skipped: { file: string; reason: string }[] = [];
@@ -72,7 +80,11 @@ export async function listCaptureFiles(path: string): Promise<{ files: string[];
     for (const entry of entries) {
       const full = join(dir, entry.name);
       if (entry.isDirectory()) await walk(full);
-      else if (!entry.isFile()) skipped.push({ file: full, reason: entry.isSymbolicLink() ? 'a symbolic link (not followed)' : 'not a regular file' });
+      else if (!entry.isFile())
+        skipped.push({
+          file: full,
+          reason: entry.isSymbolicLink() ? 'a symbolic link (not followed)' : 'not a regular file',
+        });
       else if (entry.name.endsWith('.jsonl')) files.push(full);
       else skipped.push({ file: full, reason: NOT_JSONL });
     }
@@ -101,7 +113,12 @@ export interface ReadCapturesOptions {
  * part-way keeps the lines read before (counted) and is listed as skipped from there.
  * Throws only for a missing captures path or an invalid CAPTURE_REPLAY_MAX_LINE_BYTES.
  */
-export async function* readCaptures(path: string, report: IngestReportBuilder, duplicates: DuplicateFilter, options: ReadCapturesOptions = {}): AsyncGenerator<CaptureRecord> {
+export async function* readCaptures(
+  path: string,
+  report: IngestReportBuilder,
+  duplicates: DuplicateFilter,
+  options: ReadCapturesOptions = {},
+): AsyncGenerator<CaptureRecord> {
   const maxLineBytes = options.maxLineBytes ?? maxLineBytesFrom();
   if (typeof maxLineBytes === 'string') throw new Error(maxLineBytes);
   const { files, skipped } = await listCaptureFiles(path);
@@ -119,7 +136,10 @@ export async function* readCaptures(path: string, report: IngestReportBuilder, d
     }
     let bytes = 0;
     const chunks = async function* (): AsyncGenerator<Uint8Array> {
-      for await (const chunk of handle.createReadStream({ highWaterMark: 1 << 20, autoClose: false }) as AsyncIterable<Buffer>) {
+      for await (const chunk of handle.createReadStream({
+        highWaterMark: 1 << 20,
+        autoClose: false,
+      }) as AsyncIterable<Buffer>) {
         bytes += chunk.length;
         yield chunk;
       }

@@ -30,7 +30,10 @@ export class FsArtifactStore implements ArtifactStore {
     }
     const folder = dirname(path);
     await mkdir(folder, { recursive: true });
-    const temporary = join(folder, `${PARTIAL_FILE_PREFIX}${basename(path)}-${process.pid}-${randomBytes(4).toString('hex')}`);
+    const temporary = join(
+      folder,
+      `${PARTIAL_FILE_PREFIX}${basename(path)}-${process.pid}-${randomBytes(4).toString('hex')}`,
+    );
     try {
       const file = await open(temporary, 'wx');
       try {

@@ -28,7 +28,8 @@ export class MemoryQueue implements MessageQueue {
     if (bytes.some((b) => b > MAX_BYTES)) throw new Error(`MessageTooLong: a message is over ${MAX_BYTES} bytes`);
     if (total > MAX_BYTES) throw new Error(`BatchRequestTooLong: the batch is ${total} bytes, over ${MAX_BYTES}`);
     for (const e of entries) {
-      if (!Number.isInteger(e.delaySeconds) || e.delaySeconds < 0 || e.delaySeconds > 900) throw new Error(`DelaySeconds must be 0-900 (got ${e.delaySeconds})`);
+      if (!Number.isInteger(e.delaySeconds) || e.delaySeconds < 0 || e.delaySeconds > 900)
+        throw new Error(`DelaySeconds must be 0-900 (got ${e.delaySeconds})`);
       this.messages.push({ ...e, sentNs: this.now() });
     }
     return { failedIds: [] };

@@ -32,7 +32,12 @@ export class MemoryObjectStore implements ObjectStore {
     return this.putIfMatch(key, body, null);
   }
 
-  async putIfMatch(key: string, body: string | Uint8Array, etag: string | null, _contentType?: string): Promise<boolean> {
+  async putIfMatch(
+    key: string,
+    body: string | Uint8Array,
+    etag: string | null,
+    _contentType?: string,
+  ): Promise<boolean> {
     const current = this.objects.get(key);
     if (etag === null ? current !== undefined : current === undefined || !sameEtag(etagOf(current), etag)) return false;
     this.objects.set(key, typeof body === 'string' ? Buffer.from(body) : body);

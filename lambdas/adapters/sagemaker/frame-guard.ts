@@ -18,7 +18,6 @@
  */
 import { crc32 } from 'node:zlib';
 
-
 /** The largest event-stream message read, bytes. */
 export const MAX_EVENT_STREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
 
@@ -43,10 +42,19 @@ export class FrameGuardError extends Error {
 
 /** The reason to stop at this prelude, or null when it is a plausible message's. */
 function preludeProblem(prelude: Buffer, limitBytes: number): FrameGuardError | null {
-  if (crc32(prelude.subarray(0, 8)) !== prelude.readUInt32BE(8)) return new FrameGuardError('malformed', 'not an event stream: a message prelude fails its checksum');
+  if (crc32(prelude.subarray(0, 8)) !== prelude.readUInt32BE(8))
+    return new FrameGuardError('malformed', 'not an event stream: a message prelude fails its checksum');
   const total = prelude.readUInt32BE(0);
-  if (total < MIN_MESSAGE_BYTES) return new FrameGuardError('malformed', `an event-stream message claims ${total} bytes, less than its own overhead`);
-  if (total > limitBytes) return new FrameGuardError('oversized', `an event-stream message claims ${total} bytes, over the ${limitBytes}-byte limit`);
+  if (total < MIN_MESSAGE_BYTES)
+    return new FrameGuardError(
+      'malformed',
+      `an event-stream message claims ${total} bytes, less than its own overhead`,
+    );
+  if (total > limitBytes)
+    return new FrameGuardError(
+      'oversized',
+      `an event-stream message claims ${total} bytes, over the ${limitBytes}-byte limit`,
+    );
   return null;
 }
 

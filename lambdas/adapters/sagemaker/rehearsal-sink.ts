@@ -45,9 +45,31 @@ function isChat(body: Buffer): boolean {
 }
 
 function stream(res: ServerResponse): void {
-  res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-sagemaker-content-type': 'text/event-stream', 'x-amzn-requestid': 'rehearsal' });
-  for (let i = 0; i < CONTENT_CHUNKS; i++) res.write(payloadPart(sse({ id: 'rehearsal', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'ok ' }, finish_reason: null }] })));
-  res.write(payloadPart(sse({ id: 'rehearsal', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: USAGE })));
+  res.writeHead(200, {
+    'content-type': 'application/vnd.amazon.eventstream',
+    'x-amzn-sagemaker-content-type': 'text/event-stream',
+    'x-amzn-requestid': 'rehearsal',
+  });
+  for (let i = 0; i < CONTENT_CHUNKS; i++)
+    res.write(
+      payloadPart(
+        sse({
+          id: 'rehearsal',
+          object: 'chat.completion.chunk',
+          choices: [{ index: 0, delta: { content: 'ok ' }, finish_reason: null }],
+        }),
+      ),
+    );
+  res.write(
+    payloadPart(
+      sse({
+        id: 'rehearsal',
+        object: 'chat.completion.chunk',
+        choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+        usage: USAGE,
+      }),
+    ),
+  );
   res.end(payloadPart('data: [DONE]\n\n'));
 }
 
@@ -60,9 +82,27 @@ export function startSageMakerSink(): Promise<RehearsalSink> {
     }
     if (route[1] === 'invocations-response-stream') return stream(res);
     const chat = isChat(body);
-    const answer = chat ? Buffer.from(JSON.stringify({ id: 'rehearsal', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: USAGE })) : body;
-    const contentType = chat ? 'application/json' : String(req.headers.accept ?? req.headers['content-type'] ?? 'application/octet-stream');
-    res.writeHead(200, { 'content-type': contentType, 'content-length': answer.length, 'x-amzn-invoked-production-variant': 'AllTraffic', 'x-amzn-requestid': 'rehearsal' }).end(answer);
+    const answer = chat
+      ? Buffer.from(
+          JSON.stringify({
+            id: 'rehearsal',
+            object: 'chat.completion',
+            choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+            usage: USAGE,
+          }),
+        )
+      : body;
+    const contentType = chat
+      ? 'application/json'
+      : String(req.headers.accept ?? req.headers['content-type'] ?? 'application/octet-stream');
+    res
+      .writeHead(200, {
+        'content-type': contentType,
+        'content-length': answer.length,
+        'x-amzn-invoked-production-variant': 'AllTraffic',
+        'x-amzn-requestid': 'rehearsal',
+      })
+      .end(answer);
   });
 }
 

@@ -39,7 +39,9 @@ export interface StreamedAnswer {
  * answer), or not (`thrown`: the transport, the decoding or a refused prelude, for the caller to
  * name).
  */
-export type StreamEnd = { ok: true; endNs: bigint; error: ErrorDetails | null } | { ok: false; thrown: unknown; refused: FrameGuardError | null };
+export type StreamEnd =
+  | { ok: true; endNs: bigint; error: ErrorDetails | null }
+  | { ok: false; thrown: unknown; refused: FrameGuardError | null };
 
 export interface StreamReading {
   clock: Clock;
@@ -71,11 +73,21 @@ function members(body: Uint8Array): { Message?: unknown; message?: unknown; Erro
 
 /** A stream error as the SDK raises it, as a record's error. */
 function namedError(name: string, message: unknown, errorCode: unknown, excerptChars: number): ErrorDetails {
-  return sageMakerErrorDetails({ name, message: typeof message === 'string' ? message : '', ErrorCode: errorCode }, 'stream', null, true, excerptChars);
+  return sageMakerErrorDetails(
+    { name, message: typeof message === 'string' ? message : '', ErrorCode: errorCode },
+    'stream',
+    null,
+    true,
+    excerptChars,
+  );
 }
 
 /** Reads the raw event stream of a 2xx answer into `answer`; never rejects. */
-export async function readResponseStream(body: ChunkSource, answer: StreamedAnswer, o: StreamReading): Promise<StreamEnd> {
+export async function readResponseStream(
+  body: ChunkSource,
+  answer: StreamedAnswer,
+  o: StreamReading,
+): Promise<StreamEnd> {
   const splitter = new MessageSplitter();
   const decoder = createStreamDecoder();
   const hash = createHash('sha256');
@@ -90,9 +102,12 @@ export async function readResponseStream(body: ChunkSource, answer: StreamedAnsw
       if (event === 'PayloadPart') {
         hash.update(message.body);
         const content = decoder.push(message.body);
-        for (let i = 0; i < content && chunkTimes.length < RESPONSE_LIMITS.maxContentChunks; i++) chunkTimes.push(nowNs);
+        for (let i = 0; i < content && chunkTimes.length < RESPONSE_LIMITS.maxContentChunks; i++)
+          chunkTimes.push(nowNs);
         if (decoder.usage) answer.usage = decoder.usage;
-        return decoder.error === null ? null : { code: null, type: 'StreamError', message: streamErrorMessage(decoder.error, o.excerptChars) };
+        return decoder.error === null
+          ? null
+          : { code: null, type: 'StreamError', message: streamErrorMessage(decoder.error, o.excerptChars) };
       }
       if (MODELED_STREAM_ERRORS.has(event)) {
         const m = members(message.body);
@@ -106,7 +121,13 @@ export async function readResponseStream(body: ChunkSource, answer: StreamedAnsw
       const m = members(message.body);
       return namedError(name, m.Message ?? m.message, m.ErrorCode, o.excerptChars);
     }
-    if (type === 'error') return namedError(header(message, ':error-code') ?? 'UnknownError', header(message, ':error-message') || 'UnknownError', undefined, o.excerptChars);
+    if (type === 'error')
+      return namedError(
+        header(message, ':error-code') ?? 'UnknownError',
+        header(message, ':error-message') || 'UnknownError',
+        undefined,
+        o.excerptChars,
+      );
     throw new Error(`Unrecognizable event type: ${header(message, ':event-type') ?? String(type)}`);
   };
 
@@ -130,7 +151,14 @@ export async function readResponseStream(body: ChunkSource, answer: StreamedAnsw
     for (let i = 0; i < tail && chunkTimes.length < RESPONSE_LIMITS.maxContentChunks; i++) chunkTimes.push(endNs);
     if (decoder.usage) answer.usage = decoder.usage;
     answer.outputSha256 = hash.digest('hex');
-    return { ok: true, endNs, error: decoder.error === null ? null : { code: null, type: 'StreamError', message: streamErrorMessage(decoder.error, o.excerptChars) } };
+    return {
+      ok: true,
+      endNs,
+      error:
+        decoder.error === null
+          ? null
+          : { code: null, type: 'StreamError', message: streamErrorMessage(decoder.error, o.excerptChars) },
+    };
   } catch (thrown) {
     return { ok: false, thrown, refused: thrown instanceof FrameGuardError ? thrown : null };
   } finally {

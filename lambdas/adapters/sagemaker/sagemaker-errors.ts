@@ -34,7 +34,17 @@ const MODELED_STATUS: Record<string, number> = {
 const STREAM_ERRORS = new Set(['ModelStreamError', 'InternalStreamFailure']);
 const UNNAMED = new Set(['Unknown', 'UnknownError', 'SageMakerRuntimeServiceException']);
 /** JavaScript's own error classes: an error of one of these was raised here (SDK, Node), not named by the response. */
-const OWN_ERRORS = new Set(['Error', 'TypeError', 'RangeError', 'SyntaxError', 'ReferenceError', 'EvalError', 'URIError', 'AggregateError', 'AbortError']);
+const OWN_ERRORS = new Set([
+  'Error',
+  'TypeError',
+  'RangeError',
+  'SyntaxError',
+  'ReferenceError',
+  'EvalError',
+  'URIError',
+  'AggregateError',
+  'AbortError',
+]);
 
 interface SdkError {
   name?: unknown;
@@ -60,7 +70,8 @@ export function sageMakerErrorDetails(
   streaming = phase === 'stream',
   excerptChars: number = RESPONSE_LIMITS.excerptChars,
 ): ErrorDetails {
-  const said = (value: string): string => (excerptChars <= 0 ? (value.trim() ? NOT_KEPT : '') : responseExcerpt(value, excerptChars));
+  const said = (value: string): string =>
+    excerptChars <= 0 ? (value.trim() ? NOT_KEPT : '') : responseExcerpt(value, excerptChars);
   const err = (error ?? {}) as SdkError;
   const name = typeof err.name === 'string' ? err.name : 'Error';
   const message = text(err.message);
@@ -73,21 +84,29 @@ export function sageMakerErrorDetails(
       const original = typeof err.OriginalStatusCode === 'number' ? err.OriginalStatusCode : null;
       return { code: original ?? err.$metadata?.httpStatusCode ?? 424, type: name, message: said(message) };
     }
-    const status = name === 'ThrottlingException' ? 429 : (err.$metadata?.httpStatusCode ?? MODELED_STATUS[name] ?? null);
+    const status =
+      name === 'ThrottlingException' ? 429 : (err.$metadata?.httpStatusCode ?? MODELED_STATUS[name] ?? null);
     // A response the SDK cannot name (not the service's JSON: a proxy, a load balancer page),
     // or whose error code is not a name (a prompt, 50,000 characters, terminal escapes).
-    if (UNNAMED.has(name) || !isErrorTypeName(name)) return { code: status, type: 'HTTPError', message: withExcerpt(`HTTP ${status ?? '?'}`, message, excerptChars) };
+    if (UNNAMED.has(name) || !isErrorTypeName(name))
+      return { code: status, type: 'HTTPError', message: withExcerpt(`HTTP ${status ?? '?'}`, message, excerptChars) };
     return { code: status, type: name, message: said(message) };
   }
   // An error status whose body the SDK could not read as the service's error (an HTML page
   // from a proxy): the SDK's message quotes that body, so it is not kept.
   if (phase === 'request' && httpStatus !== null && httpStatus >= 300) {
     const what = OWN_ERRORS.has(name) || name === 'TimeoutError' ? ` (${name})` : '';
-    return { code: httpStatus, type: 'HTTPError', message: `HTTP ${httpStatus}: not a SageMaker error response${what}` };
+    return {
+      code: httpStatus,
+      type: 'HTTPError',
+      message: `HTTP ${httpStatus}: not a SageMaker error response${what}`,
+    };
   }
-  if (name === 'TimeoutError' || err.code === 'ETIMEDOUT') return { code: 408, type: 'TimeoutError', message: own(message) };
+  if (name === 'TimeoutError' || err.code === 'ETIMEDOUT')
+    return { code: 408, type: 'TimeoutError', message: own(message) };
   if (name === 'CredentialsProviderError') return { code: null, type: 'CredentialsError', message: own(message) };
-  if (/region is missing|invalid region/i.test(message)) return { code: null, type: 'ConfigurationError', message: own(message) };
+  if (/region is missing|invalid region/i.test(message))
+    return { code: null, type: 'ConfigurationError', message: own(message) };
   // In a stream (the SDK reads its first message before `send` resolves), an error the
   // service or the model named: an event-stream `error` message (`:error-code`,
   // `:error-message`) or an exception the SDK does not model (its type, its body).
@@ -101,7 +120,19 @@ export function sageMakerErrorDetails(
   if (malformed && !err.code) {
     const stream = phase === 'stream' || streaming;
     const detail = (message || String(error)).replace(/\s*Deserialization error:.*$/s, '');
-    return { code: null, type: stream ? 'MalformedStream' : 'MalformedResponse', message: withExcerpt(stream ? 'the event stream could not be decoded' : 'the response could not be decoded', detail, excerptChars) };
+    return {
+      code: null,
+      type: stream ? 'MalformedStream' : 'MalformedResponse',
+      message: withExcerpt(
+        stream ? 'the event stream could not be decoded' : 'the response could not be decoded',
+        detail,
+        excerptChars,
+      ),
+    };
   }
-  return { code: null, type: 'ConnectionError', message: own(`${text(err.code) || name}: ${message || String(error)}`) };
+  return {
+    code: null,
+    type: 'ConnectionError',
+    message: own(`${text(err.code) || name}: ${message || String(error)}`),
+  };
 }

@@ -64,12 +64,20 @@ import type { Clock, TargetClient, TargetRequest } from '../../ports';
 import { recordedError } from '../../core/metrics/error-details';
 import type { ErrorDetails, TargetResult, TokenUsage } from '../../core/types';
 import { isJsonContentType } from '../../core/capture/body-type';
-import { JsonMemberScanner, type ChunkSource, type JsonScanResult, notOneJsonObject, readCapped, RESPONSE_LIMITS, selectAnswerMembers, withExcerpt } from '../http/response-body';
+import {
+  JsonMemberScanner,
+  type ChunkSource,
+  type JsonScanResult,
+  notOneJsonObject,
+  readCapped,
+  RESPONSE_LIMITS,
+  selectAnswerMembers,
+  withExcerpt,
+} from '../http/response-body';
 import type { FrameGuardError } from './frame-guard';
 import { readResponseStream, type StreamEnd } from './response-stream';
 import { sageMakerErrorDetails } from './sagemaker-errors';
 import { createStreamDecoder, inspectChunk } from './stream-decode';
-
 
 export interface SageMakerTargetOptions {
   name: string;
@@ -127,9 +135,14 @@ function abortRace(signal: AbortSignal): { promise: Promise<never>; dispose(): v
  * Exported for callers that build the client themselves (to add an endpoint or a middleware)
  * and pass it as `client`.
  */
-export function sageMakerRuntimeClientConfig(options: Pick<SageMakerTargetOptions, 'region' | 'connections' | 'timeoutMs'>): SageMakerRuntimeClientConfig {
+export function sageMakerRuntimeClientConfig(
+  options: Pick<SageMakerTargetOptions, 'region' | 'connections' | 'timeoutMs'>,
+): SageMakerRuntimeClientConfig {
   const maxSockets = options.connections ?? 1024;
-  const agents = { http: new ReservingHttpAgent({ keepAlive: true, maxSockets }), https: new ReservingHttpsAgent({ keepAlive: true, maxSockets }) };
+  const agents = {
+    http: new ReservingHttpAgent({ keepAlive: true, maxSockets }),
+    https: new ReservingHttpsAgent({ keepAlive: true, maxSockets }),
+  };
   const requestHandler = new NodeHttpHandler({
     httpAgent: agents.http,
     httpsAgent: agents.https,
@@ -150,18 +163,31 @@ const AGENTS = new WeakMap<object, { http: ReservingAgent; https: ReservingAgent
  * Region's endpoint from the SDK's own rules (FIPS and dual-stack included).
  */
 async function endpointOrigin(client: SageMakerRuntimeClient): Promise<URL> {
-  const config = client.config as typeof client.config & { serviceConfiguredEndpoint?: () => Promise<string | undefined> };
+  const config = client.config as typeof client.config & {
+    serviceConfiguredEndpoint?: () => Promise<string | undefined>;
+  };
   const explicit = await config.endpoint?.();
   if (explicit) return new URL(`${explicit.protocol}//${explicit.hostname}${explicit.port ? `:${explicit.port}` : ''}`);
   const configured = await config.serviceConfiguredEndpoint?.();
   if (configured) return new URL(configured);
-  const resolved = config.endpointProvider({ Region: await config.region(), UseFIPS: await config.useFipsEndpoint(), UseDualStack: await config.useDualstackEndpoint() });
+  const resolved = config.endpointProvider({
+    Region: await config.region(),
+    UseFIPS: await config.useFipsEndpoint(),
+    UseDualStack: await config.useDualstackEndpoint(),
+  });
   return new URL(resolved.url.origin);
 }
 
-export function createSageMakerTarget(options: SageMakerTargetOptions): TargetClient & { openAhead(connections: number, withinMs?: number): void } {
+export function createSageMakerTarget(
+  options: SageMakerTargetOptions,
+): TargetClient & { openAhead(connections: number, withinMs?: number): void } {
   const client = options.client ?? new SageMakerRuntimeClient(sageMakerRuntimeClientConfig(options));
-  const target: Target = { options, client, clock: options.clock, excerptChars: options.responseExcerptChars ?? RESPONSE_LIMITS.excerptChars };
+  const target: Target = {
+    options,
+    client,
+    clock: options.clock,
+    excerptChars: options.responseExcerptChars ?? RESPONSE_LIMITS.excerptChars,
+  };
 
   async function send(request: TargetRequest, signal?: AbortSignal): Promise<TargetResult> {
     const deadline = requestDeadline(options.timeoutMs, signal);
@@ -183,7 +209,15 @@ export function createSageMakerTarget(options: SageMakerTargetOptions): TargetCl
     if (!agents) return;
     const asked = performance.now();
     origin ??= endpointOrigin(client).catch(() => null);
-    void origin.then((url) => url && (url.protocol === 'https:' ? agents.https : agents.http).openAhead(url, connections, withinMs === undefined ? undefined : withinMs - (performance.now() - asked)));
+    void origin.then(
+      (url) =>
+        url &&
+        (url.protocol === 'https:' ? agents.https : agents.http).openAhead(
+          url,
+          connections,
+          withinMs === undefined ? undefined : withinMs - (performance.now() - asked),
+        ),
+    );
   };
 
   return {
@@ -219,7 +253,12 @@ function commonInput(options: SageMakerTargetOptions, request: TargetRequest) {
   } satisfies InvokeEndpointCommandInput & InvokeEndpointWithResponseStreamCommandInput;
 }
 
-function invoke(t: Target, request: TargetRequest, deadline: RequestDeadline, signal?: AbortSignal): Promise<TargetResult> {
+function invoke(
+  t: Target,
+  request: TargetRequest,
+  deadline: RequestDeadline,
+  signal?: AbortSignal,
+): Promise<TargetResult> {
   const call = new Invocation(t, request, deadline, signal);
   return request.streaming ? invokeStreaming(t, call) : invokeWhole(t, call);
 }
@@ -273,7 +312,9 @@ class Invocation {
       this.wireStartNs = clock.nowNs();
       const out = await next(args);
       this.ackNs = clock.nowNs();
-      const response = out.response as { statusCode?: unknown; body?: unknown; headers?: Record<string, string | undefined> } | undefined;
+      const response = out.response as
+        | { statusCode?: unknown; body?: unknown; headers?: Record<string, string | undefined> }
+        | undefined;
       if (typeof response?.statusCode === 'number') this.status = response.statusCode;
       this.answerType = response?.headers?.['content-type'];
       const body = response?.body as (AsyncIterable<Uint8Array> & { destroy?: (error?: Error) => void }) | undefined;
@@ -281,14 +322,20 @@ class Invocation {
       if (response && body && typeof body[Symbol.asyncIterator] === 'function') {
         if (this.status !== null && this.status >= 300) {
           // Enough for the SDK to name the error; the rest counted and dropped.
-          const capped = await whileNotAborted(this.deadline.signal, body, () => readCapped(body, RESPONSE_LIMITS.errorBodyKeepBytes));
+          const capped = await whileNotAborted(this.deadline.signal, body, () =>
+            readCapped(body, RESPONSE_LIMITS.errorBodyKeepBytes),
+          );
           response.body = Readable.from([capped.kept]);
         } else if (!this.request.streaming) {
           this.answer = await whileNotAborted(this.deadline.signal, body, () => inspectAnswer(body));
           response.body = Readable.from([]);
         } else {
           // Read here as it arrives (response-stream.ts); the SDK's deserializer gets nothing.
-          this.stream = readResponseStream(body as unknown as ChunkSource, this, { clock, excerptChars: this.t.excerptChars, signal: this.deadline.signal });
+          this.stream = readResponseStream(body as unknown as ChunkSource, this, {
+            clock,
+            excerptChars: this.t.excerptChars,
+            signal: this.deadline.signal,
+          });
           response.body = Readable.from([]);
         }
       }
@@ -314,8 +361,18 @@ class Invocation {
 
   failure(error: unknown, phase: 'request' | 'stream'): TargetResult {
     const refused = this.refused;
-    if (refused) return this.result({ code: null, type: refused.kind === 'oversized' ? 'OversizedFrame' : 'MalformedStream', message: refused.message });
-    if (this.deadline.timedOut) return this.result({ code: 408, type: 'TimeoutError', message: `no complete response within ${this.t.options.timeoutMs} ms` });
+    if (refused)
+      return this.result({
+        code: null,
+        type: refused.kind === 'oversized' ? 'OversizedFrame' : 'MalformedStream',
+        message: refused.message,
+      });
+    if (this.deadline.timedOut)
+      return this.result({
+        code: 408,
+        type: 'TimeoutError',
+        message: `no complete response within ${this.t.options.timeoutMs} ms`,
+      });
     if (this.signal?.aborted) return this.result({ code: 499, type: 'CancelledError', message: 'request cancelled' });
     return this.result(sageMakerErrorDetails(error, phase, this.status, this.request.streaming, this.t.excerptChars));
   }
@@ -336,7 +393,15 @@ async function invokeWhole(t: Target, call: Invocation): Promise<TargetResult> {
     const status = call.status;
     const notChat = notAChatAnswer(request, seen, call.answerType);
     if (notChat !== null) return call.result({ code: status, type: 'MalformedResponse', message: notChat }, endNs);
-    if (seen.error !== null) return call.result({ code: status, type: 'ResponseError', message: withExcerpt(`HTTP ${status ?? 200} with an error object`, seen.error, t.excerptChars) }, endNs);
+    if (seen.error !== null)
+      return call.result(
+        {
+          code: status,
+          type: 'ResponseError',
+          message: withExcerpt(`HTTP ${status ?? 200} with an error object`, seen.error, t.excerptChars),
+        },
+        endNs,
+      );
     return call.result(null, endNs);
   } catch (error) {
     return call.failure(error, 'request');
@@ -355,7 +420,11 @@ async function invokeStreaming(t: Target, call: Invocation): Promise<TargetResul
     await call.stream;
     return call.failure(error, 'request');
   }
-  const end: StreamEnd = (await call.stream) ?? { ok: false, thrown: new Error('no event stream in a 2xx answer'), refused: null };
+  const end: StreamEnd = (await call.stream) ?? {
+    ok: false,
+    thrown: new Error('no event stream in a 2xx answer'),
+    refused: null,
+  };
   if (end.ok) return call.result(end.error, end.endNs);
   call.refused = end.refused;
   return call.failure(end.thrown, 'stream');
@@ -382,7 +451,11 @@ const NOT_JSON: JsonScanResult = { values: 0, firstIsObject: false, wellFormed: 
  * answer is one JSON object; SSE text a container buffered is read as a stream. Answers to
  * other requests (CSV, binary, `instances`, `inputs`) are only hashed, never judged.
  */
-function notAChatAnswer(request: TargetRequest, seen: AnswerInspection, contentType: string | undefined): string | null {
+function notAChatAnswer(
+  request: TargetRequest,
+  seen: AnswerInspection,
+  contentType: string | undefined,
+): string | null {
   if (seen.kind === 'sse') return null;
   const problem = notOneJsonObject(seen.scan ?? NOT_JSON, seen.bytes, contentType);
   return problem !== null && isChatRequest(request) ? problem : null;
@@ -392,7 +465,9 @@ function notAChatAnswer(request: TargetRequest, seen: AnswerInspection, contentT
 function isChatRequest(request: TargetRequest): boolean {
   if (!isJsonContentType(request.contentType)) return false;
   try {
-    const parsed = JSON.parse(Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength).toString('utf8')) as unknown;
+    const parsed = JSON.parse(
+      Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength).toString('utf8'),
+    ) as unknown;
     return parsed !== null && typeof parsed === 'object' && Array.isArray((parsed as { messages?: unknown }).messages);
   } catch {
     return false;
@@ -416,13 +491,28 @@ async function inspectAnswer(body: AsyncIterable<Uint8Array> | Iterable<Uint8Arr
     bytes += chunk.byteLength;
     if (kind === null) {
       let i = 0;
-      while (i < chunk.length && (chunk[i] === 0x20 || chunk[i] === 0x0a || chunk[i] === 0x0d || chunk[i] === 0x09 || chunk[i] === 0xef || chunk[i] === 0xbb || chunk[i] === 0xbf)) i++;
+      while (
+        i < chunk.length &&
+        (chunk[i] === 0x20 ||
+          chunk[i] === 0x0a ||
+          chunk[i] === 0x0d ||
+          chunk[i] === 0x09 ||
+          chunk[i] === 0xef ||
+          chunk[i] === 0xbb ||
+          chunk[i] === 0xbf)
+      )
+        i++;
       if (i === chunk.length) {
         // Blank so far: the decision waits (the blank bytes go to neither: both skip them).
         continue;
       }
       const first = chunk[i];
-      kind = first === 0x7b /* { */ || first === 0x5b /* [ */ ? 'json' : first === 0x64 /* d(ata:) */ || first === 0x3a /* : */ || first === 0x65 /* e(vent:) */ ? 'sse' : 'other';
+      kind =
+        first === 0x7b /* { */ || first === 0x5b /* [ */
+          ? 'json'
+          : first === 0x64 /* d(ata:) */ || first === 0x3a /* : */ || first === 0x65 /* e(vent:) */
+            ? 'sse'
+            : 'other';
     }
     if (kind === 'json') scanner.feed(chunk);
     else if (kind === 'sse' && !decoderFailed) {
@@ -459,7 +549,11 @@ async function inspectAnswer(body: AsyncIterable<Uint8Array> | Iterable<Uint8Arr
  * Runs `read` over a body, destroying the body when the signal aborts first (a stalled body
  * must not outlive the timeout or the caller's cancellation); rejects then.
  */
-async function whileNotAborted<T>(signal: AbortSignal, body: { destroy?: (error?: Error) => void }, read: () => Promise<T>): Promise<T> {
+async function whileNotAborted<T>(
+  signal: AbortSignal,
+  body: { destroy?: (error?: Error) => void },
+  read: () => Promise<T>,
+): Promise<T> {
   const race = abortRace(signal);
   const onAbort = () => body.destroy?.(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
   signal.addEventListener('abort', onAbort, { once: true });
@@ -470,4 +564,3 @@ async function whileNotAborted<T>(signal: AbortSignal, body: { destroy?: (error?
     race.dispose();
   }
 }
-

@@ -66,7 +66,12 @@ const nonEmptyString = (v: unknown): boolean => typeof v === 'string' && v.lengt
 const count = plausibleTokenCount;
 
 /** Content, usage, end marker and error of one decoded JSON event (exported for the non-streaming path). */
-export function inspectChunk(value: unknown): { content: boolean; usage: TokenUsage | null; finished: boolean; error: string | null } {
+export function inspectChunk(value: unknown): {
+  content: boolean;
+  usage: TokenUsage | null;
+  finished: boolean;
+  error: string | null;
+} {
   if (Array.isArray(value)) {
     // A JSON array event: e.g. `[{"generated_text": ...}]`. Merge its elements.
     let content = false;
@@ -87,17 +92,27 @@ export function inspectChunk(value: unknown): { content: boolean; usage: TokenUs
   const chunk = value as Chunk;
   if (chunk.error !== undefined && chunk.error !== null && chunk.error !== false) {
     const raw = chunk.error;
-    const message = typeof raw === 'string' ? raw : typeof raw === 'object' && 'message' in raw ? String((raw as { message: unknown }).message) : JSON.stringify(raw);
+    const message =
+      typeof raw === 'string'
+        ? raw
+        : typeof raw === 'object' && 'message' in raw
+          ? String((raw as { message: unknown }).message)
+          : JSON.stringify(raw);
     return { content: false, usage: null, finished: false, error: message.slice(0, MAX_ERROR_EXCERPT) };
   }
   let content = false;
   let finished = false;
   if (Array.isArray(chunk.choices)) {
-    for (const choice of chunk.choices as { delta?: Record<string, unknown>; text?: unknown; finish_reason?: unknown }[]) {
+    for (const choice of chunk.choices as {
+      delta?: Record<string, unknown>;
+      text?: unknown;
+      finish_reason?: unknown;
+    }[]) {
       if (!choice || typeof choice !== 'object') continue;
       const delta = choice.delta;
       if (delta && typeof delta === 'object') {
-        if (nonEmptyString(delta.content) || nonEmptyString(delta.reasoning_content) || nonEmptyString(delta.reasoning)) content = true;
+        if (nonEmptyString(delta.content) || nonEmptyString(delta.reasoning_content) || nonEmptyString(delta.reasoning))
+          content = true;
         if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) content = true;
       }
       if (nonEmptyString(choice.text)) content = true;
@@ -185,7 +200,8 @@ class JsonValueSplitter {
     }
     if (this.depth > 0 && start >= 0) {
       this.buf += text.slice(start);
-      if (this.buf.length > MAX_BUFFER_CHARS) throw new RangeError(`a streamed JSON value exceeds ${MAX_BUFFER_CHARS} characters`);
+      if (this.buf.length > MAX_BUFFER_CHARS)
+        throw new RangeError(`a streamed JSON value exceeds ${MAX_BUFFER_CHARS} characters`);
     }
   }
 
@@ -278,7 +294,10 @@ class Decoder implements StreamDecoder {
   private start(f: StreamFormat): void {
     this.sniffedFormat = f;
     if (f === 'sse') {
-      this.sse = createParser({ maxBufferSize: MAX_BUFFER_CHARS, onEvent: (event: EventSourceMessage) => this.onSseEvent(event.data) });
+      this.sse = createParser({
+        maxBufferSize: MAX_BUFFER_CHARS,
+        onEvent: (event: EventSourceMessage) => this.onSseEvent(event.data),
+      });
     } else if (f === 'json') {
       this.json = new JsonValueSplitter(
         (text) => this.onJsonText(text),

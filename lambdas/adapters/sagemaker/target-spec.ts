@@ -43,7 +43,8 @@ type Param = keyof typeof PARAMS;
 
 function checkName(what: string, value: string, pattern: RegExp): string | null {
   if (value.length > SAGEMAKER_NAME_MAX) return `${what} "${value}" is longer than 63 characters`;
-  if (!pattern.test(value)) return `${what} "${value}" is not a valid name (letters, digits and hyphens, starting and ending with a letter or digit)`;
+  if (!pattern.test(value))
+    return `${what} "${value}" is not a valid name (letters, digits and hyphens, starting and ending with a letter or digit)`;
   return null;
 }
 

@@ -57,14 +57,21 @@ export function stepErrors(records: readonly ProfileRecord[]): StepError[] {
 }
 
 /** The step's numbers for one target. */
-export function measureStep(factor: number, records: readonly ProfileRecord[], manifest: StepManifest, slos: Readonly<Record<string, number>>): StepMeasure {
+export function measureStep(
+  factor: number,
+  records: readonly ProfileRecord[],
+  manifest: StepManifest,
+  slos: Readonly<Record<string, number>>,
+): StepMeasure {
   const notTheTargets = NOT_THE_TARGETS.reduce((n, reason) => n + (manifest.droppedByReason[reason] ?? 0), 0);
   const requests = manifest.scheduled - notTheTargets;
   const ok = records.filter((r) => r.error === null);
   const good = ok.filter((r) => meetsSlos(r, slos)).length;
   const sloMetrics: Record<string, Quantiles> = {};
   for (const tag of Object.keys(slos)) {
-    sloMetrics[tag] = quantiles(ok.map((r) => r.metrics[tag]?.value).filter((v): v is number => typeof v === 'number' && Number.isFinite(v)));
+    sloMetrics[tag] = quantiles(
+      ok.map((r) => r.metrics[tag]?.value).filter((v): v is number => typeof v === 'number' && Number.isFinite(v)),
+    );
   }
   return {
     factor,
@@ -86,20 +93,35 @@ export function measureStep(factor: number, records: readonly ProfileRecord[], m
   };
 }
 
-
 /** The step's outcome and the numbers that decided it. */
 export function judgeStep(m: StepMeasure, o: CapacityObjectives): { outcome: StepOutcome; reason: string } {
-  if (m.requests === 0 || m.goodput === null || m.error_rate === null) return { outcome: 'empty', reason: `no request at this factor: the window's requests sampled at ${factorText(m.factor)} kept none` };
+  if (m.requests === 0 || m.goodput === null || m.error_rate === null)
+    return {
+      outcome: 'empty',
+      reason: `no request at this factor: the window's requests sampled at ${factorText(m.factor)} kept none`,
+    };
   if (m.succeeded === 0 && m.failed > 0) {
     const seen = m.errors[0] ? `: ${m.errors.map((e) => `${e.error} ${e.count}`).join(', ')}` : '';
     return { outcome: 'broken', reason: `no request succeeded (${m.failed} of ${m.requests} failed${seen})` };
   }
-  if (m.error_rate >= o.maxErrorRate) return { outcome: 'errors', reason: `error rate ${pct(m.error_rate)} >= ${pct(o.maxErrorRate)} (${m.failed} of ${m.requests})` };
+  if (m.error_rate >= o.maxErrorRate)
+    return {
+      outcome: 'errors',
+      reason: `error rate ${pct(m.error_rate)} >= ${pct(o.maxErrorRate)} (${m.failed} of ${m.requests})`,
+    };
   const lag = m.client.wire_lag_p90_ms ?? m.client.schedule_lag_p90_ms;
   if (lag !== null && lag > o.maxClientLagMs) {
-    return { outcome: 'client', reason: `the replayer sent late: p90 ${m.client.wire_lag_p90_ms !== null ? 'wire' : 'schedule'} lag ${lag.toFixed(1)} ms > ${o.maxClientLagMs} ms` };
+    return {
+      outcome: 'client',
+      reason: `the replayer sent late: p90 ${m.client.wire_lag_p90_ms !== null ? 'wire' : 'schedule'} lag ${lag.toFixed(1)} ms > ${o.maxClientLagMs} ms`,
+    };
   }
-  if (m.client.late_dropped > 0) return { outcome: 'client', reason: `the replayer dropped ${m.client.late_dropped} request(s) as late` };
-  if (m.goodput < o.minGoodput) return { outcome: 'objectives', reason: `goodput ${pct(m.goodput)} (${m.good} of ${m.requests}) < ${pct(o.minGoodput)}` };
+  if (m.client.late_dropped > 0)
+    return { outcome: 'client', reason: `the replayer dropped ${m.client.late_dropped} request(s) as late` };
+  if (m.goodput < o.minGoodput)
+    return {
+      outcome: 'objectives',
+      reason: `goodput ${pct(m.goodput)} (${m.good} of ${m.requests}) < ${pct(o.minGoodput)}`,
+    };
   return { outcome: 'met', reason: `goodput ${pct(m.goodput)}, error rate ${pct(m.error_rate)}` };
 }

@@ -38,13 +38,16 @@ export function validateSearchSettings(s: SearchSettings): string[] {
   const problems: string[] = [];
   const positive = (name: string, v: number, least?: string) => {
     if (!(Number.isFinite(v) && v > 0)) problems.push(`${name} must be a number > 0 (got ${String(v)})`);
-    else if (least && v < MIN_FACTOR) problems.push(`${name} must be at least ${MIN_FACTOR}, ${least} (got ${String(v)})`);
+    else if (least && v < MIN_FACTOR)
+      problems.push(`${name} must be at least ${MIN_FACTOR}, ${least} (got ${String(v)})`);
   };
   positive('startFactor', s.startFactor, "one request in a thousand of the window's");
   positive('resolution', s.resolution, 'a thousandth of the traffic: no step tells finer apart');
   positive('maxFactor', s.maxFactor);
-  if (!(Number.isFinite(s.growth) && s.growth > 1)) problems.push(`growth must be a number > 1 (got ${String(s.growth)})`);
-  else if (s.growth < MIN_GROWTH) problems.push(`growth must be at least ${MIN_GROWTH}, each step 1 % above the last (got ${String(s.growth)})`);
+  if (!(Number.isFinite(s.growth) && s.growth > 1))
+    problems.push(`growth must be a number > 1 (got ${String(s.growth)})`);
+  else if (s.growth < MIN_GROWTH)
+    problems.push(`growth must be at least ${MIN_GROWTH}, each step 1 % above the last (got ${String(s.growth)})`);
   if (s.maxFactor < s.startFactor) problems.push(`maxFactor (${s.maxFactor}) is below startFactor (${s.startFactor})`);
   return problems;
 }
@@ -84,7 +87,9 @@ function unboundedNext(steps: readonly Tried[], s: SearchSettings): number | nul
   const fresh = (f: number): number | null => (tried.has(f) ? null : f);
   if (failed === null) {
     // Growing, from the largest factor met or that held no request (a sample of too few).
-    const top = Math.max(...steps.filter((st) => st.outcome === 'met' || st.outcome === 'empty').map((st) => st.factor));
+    const top = Math.max(
+      ...steps.filter((st) => st.outcome === 'met' || st.outcome === 'empty').map((st) => st.factor),
+    );
     return top >= s.maxFactor ? null : fresh(onGrid(Math.min(s.maxFactor, top * s.growth)));
   }
   if (met === null) {
@@ -104,7 +109,8 @@ function bracket(steps: readonly Tried[]): { met: number | null; failed: number 
   let failed: number | null = null;
   for (const st of steps) {
     if (st.outcome === 'met') met = met === null ? st.factor : Math.max(met, st.factor);
-    else if (st.outcome === 'objectives' || st.outcome === 'errors') failed = failed === null ? st.factor : Math.min(failed, st.factor);
+    else if (st.outcome === 'objectives' || st.outcome === 'errors')
+      failed = failed === null ? st.factor : Math.min(failed, st.factor);
   }
   return { met, failed };
 }
@@ -117,13 +123,15 @@ function clientNote(client: CapacityStep, met: number | null, failing: CapacityS
     const failedToo = failing ? ` and failed the objectives at ${x(failing.factor)}` : '';
     return `The target sustained at least ${x(met)}${failedToo}; the replayer could not send ${x(client.factor)} on time (${client.reason}), so this machine cannot tell more.`;
   }
-  if (failing) return `No factor sustained: ${x(failing.factor)} already failed (${failing.reason}), and at ${x(client.factor)} the replayer could not send on time (${client.reason}).`;
+  if (failing)
+    return `No factor sustained: ${x(failing.factor)} already failed (${failing.reason}), and at ${x(client.factor)} the replayer could not send on time (${client.reason}).`;
   return `No factor sustained: at ${x(client.factor)}, the first step, the replayer already could not send on time (${client.reason}), so this machine cannot tell whether the target sustains it.`;
 }
 
 /** What the steps measured before the search ended early, in a clause. */
 function measuredNote(met: number | null, failing: CapacityStep | undefined): string {
-  if (met !== null) return `the target met the objectives at ${x(met)}${failing ? ` and failed them at ${x(failing.factor)} (${failing.reason})` : ''}`;
+  if (met !== null)
+    return `the target met the objectives at ${x(met)}${failing ? ` and failed them at ${x(failing.factor)} (${failing.reason})` : ''}`;
   if (failing) return `no factor tried met the objectives (at ${x(failing.factor)} ${failing.reason})`;
   return 'nothing was measured';
 }
@@ -131,7 +139,9 @@ function measuredNote(met: number | null, failing: CapacityStep | undefined): st
 /** A factor below the failing one that held no request: said, with what to do. */
 function emptyNote(steps: readonly CapacityStep[]): string {
   const empty = steps.filter((st) => st.outcome === 'empty').sort((a, b) => b.factor - a.factor)[0];
-  return empty ? ` ${x(empty.factor)} held no request (the window's requests sampled at ${x(empty.factor)} kept none), so no smaller factor can be measured: a longer --window holds more.` : '';
+  return empty
+    ? ` ${x(empty.factor)} held no request (the window's requests sampled at ${x(empty.factor)} kept none), so no smaller factor can be measured: a longer --window holds more.`
+    : '';
 }
 
 /** Why a search ended before its end (the caller knows): a signal, or a step that could not be run. */
@@ -139,14 +149,16 @@ export type SearchCut = { by: 'stopped'; signal: string } | { by: 'step_failed';
 
 function cutNote(cut: SearchCut, next: number, steps: readonly CapacityStep[], measured: string): string {
   const pending = steps.length > 0 ? `the step at ${x(next)} was not measured` : "this target's first step was not run";
-  if (cut.by === 'stopped') return `The search was stopped by ${cut.signal} before it ended (${pending}): ${measured}. What was measured is kept; run the search again to finish it.`;
+  if (cut.by === 'stopped')
+    return `The search was stopped by ${cut.signal} before it ended (${pending}): ${measured}. What was measured is kept; run the search again to finish it.`;
   return `The search ended early: a step could not be run (${cut.cause}); ${pending}: ${measured}. What was measured is kept.`;
 }
 
 /** The broken step's note: no request succeeded, with the errors seen. */
 function brokenNote(broken: CapacityStep, met: number | null): string {
   const seen = broken.errors.map((e) => `${e.error} ${e.count}${e.message ? ` ("${e.message}")` : ''}`).join(', ');
-  const before = met !== null ? `It met the objectives at ${x(met)}, then at ${x(broken.factor)}` : `At ${x(broken.factor)}`;
+  const before =
+    met !== null ? `It met the objectives at ${x(met)}, then at ${x(broken.factor)}` : `At ${x(broken.factor)}`;
   return `${before} no request succeeded: ${broken.failed} of ${broken.requests} failed${seen ? ` (${seen})` : ''}. A target that fails every request is broken or down, not at its capacity: check that it is up, its URL and --path.`;
 }
 
@@ -155,7 +167,12 @@ function brokenNote(broken: CapacityStep, met: number | null): string {
  * search ended before it was: stopped by a signal, or a step that could not be run. Without
  * `cut`, steps whose search could go on are concluded by what they bracket.
  */
-export function conclude(name: string, steps: readonly CapacityStep[], s: SearchSettings, cut?: SearchCut): TargetCapacity {
+export function conclude(
+  name: string,
+  steps: readonly CapacityStep[],
+  s: SearchSettings,
+  cut?: SearchCut,
+): TargetCapacity {
   const state = searchState(steps, s);
   const { met, failed } = bracket(steps);
   const failing = steps.find((st) => st.factor === failed && (st.outcome === 'objectives' || st.outcome === 'errors'));
@@ -167,26 +184,51 @@ export function conclude(name: string, steps: readonly CapacityStep[], s: Search
     note,
     steps: [...steps].sort((a, b) => a.factor - b.factor),
   });
-  if ('next' in state && cut) return result(cut.by, steps.length > 0 ? state.next : null, cutNote(cut, state.next, steps, measuredNote(met, failing)));
+  if ('next' in state && cut)
+    return result(
+      cut.by,
+      steps.length > 0 ? state.next : null,
+      cutNote(cut, state.next, steps, measuredNote(met, failing)),
+    );
   const over = 'over' in state ? state.over : 'done';
   if (over === 'client') {
     const client = steps.find((st) => st.outcome === 'client') as CapacityStep;
-    return result('client', client.factor, `${clientNote(client, met, failing)} To go further: more fire threads (--workers), a bigger machine, or the AWS pipeline (amplify in a schedule).`);
+    return result(
+      'client',
+      client.factor,
+      `${clientNote(client, met, failing)} To go further: more fire threads (--workers), a bigger machine, or the AWS pipeline (amplify in a schedule).`,
+    );
   }
   if (over === 'broken') {
     const broken = steps.find((st) => st.outcome === 'broken') as CapacityStep;
     return result('broken', broken.factor, brokenNote(broken, met));
   }
   if (over === 'step_limit') {
-    return result('step_limit', failed, `The search reached its limit of ${MAX_STEPS} steps before it ended: ${measuredNote(met, failing)}. To need fewer steps: a larger --growth, a coarser --resolution, or a --start-factor nearer the answer.`);
+    return result(
+      'step_limit',
+      failed,
+      `The search reached its limit of ${MAX_STEPS} steps before it ended: ${measuredNote(met, failing)}. To need fewer steps: a larger --growth, a coarser --resolution, or a --start-factor nearer the answer.`,
+    );
   }
   if (failed === null) {
-    if (met === null) return result('empty', null, `No step held a request: at every factor tried, up to ${x(s.maxFactor)}, the sample of the window's requests was empty. A longer --window holds more; a larger --max-factor goes further.`);
-    return result('cap', met, `Met the objectives at the cap, ${x(s.maxFactor)}: ${s.capHint ?? 'raise --max-factor to look further'}.`);
+    if (met === null)
+      return result(
+        'empty',
+        null,
+        `No step held a request: at every factor tried, up to ${x(s.maxFactor)}, the sample of the window's requests was empty. A longer --window holds more; a larger --max-factor goes further.`,
+      );
+    return result(
+      'cap',
+      met,
+      `Met the objectives at the cap, ${x(s.maxFactor)}: ${s.capHint ?? 'raise --max-factor to look further'}.`,
+    );
   }
   const limitedBy = failing?.outcome === 'errors' ? 'errors' : 'objectives';
   const reason = failing?.reason ?? '';
-  const note = met === null ? `No factor tried met the objectives: at ${x(failed)} ${reason}.${emptyNote(steps)}` : `Met the objectives at ${x(met)}; at ${x(failed)} ${reason}.`;
+  const note =
+    met === null
+      ? `No factor tried met the objectives: at ${x(failed)} ${reason}.${emptyNote(steps)}`
+      : `Met the objectives at ${x(met)}; at ${x(failed)} ${reason}.`;
   return result(limitedBy, failed, note);
 }
 
@@ -197,7 +239,12 @@ export type StepRunner = (factor: number, targets: readonly string[]) => Promise
  * Searches `targets` (together: sharing every step they want at the same factor; else the
  * caller passes one target at a time). `pause` runs between steps (the cool-down).
  */
-export async function searchCapacity(targets: readonly string[], s: SearchSettings, runStep: StepRunner, pause: () => Promise<void>): Promise<TargetCapacity[]> {
+export async function searchCapacity(
+  targets: readonly string[],
+  s: SearchSettings,
+  runStep: StepRunner,
+  pause: () => Promise<void>,
+): Promise<TargetCapacity[]> {
   const steps = new Map<string, CapacityStep[]>(targets.map((t) => [t, []]));
   let first = true;
   for (;;) {

@@ -36,7 +36,16 @@ export interface SearchSettings {
  * (empty); or the search itself: stopped by a signal, a step that could not be run, the limit
  * of MAX_STEPS steps.
  */
-export type LimitedBy = 'objectives' | 'errors' | 'client' | 'cap' | 'broken' | 'empty' | 'stopped' | 'step_failed' | 'step_limit';
+export type LimitedBy =
+  | 'objectives'
+  | 'errors'
+  | 'client'
+  | 'cap'
+  | 'broken'
+  | 'empty'
+  | 'stopped'
+  | 'step_failed'
+  | 'step_limit';
 
 /**
  * A step's verdict: met, or the first rule it broke (errors before goodput), or the client was
@@ -75,7 +84,12 @@ export interface StepMeasure {
   /** p50 and p99 of each SLO metric over the succeeded requests (null: no value). */
   slo_metrics: Record<string, Quantiles>;
   /** The replayer's own timing: how late requests left the loop and reached the wire (ms), and those dropped as late. */
-  client: { schedule_lag_p90_ms: number | null; wire_lag_p90_ms: number | null; wire_lag_p99_ms: number | null; late_dropped: number };
+  client: {
+    schedule_lag_p90_ms: number | null;
+    wire_lag_p90_ms: number | null;
+    wire_lag_p99_ms: number | null;
+    late_dropped: number;
+  };
   /** The kinds of error seen, the commonest first (at most three). */
   errors: StepError[];
 }
@@ -114,13 +128,32 @@ export interface CapacityDocument {
    * The captured traffic replayed at each step: its offsets (ms, in capture time from its first
    * record) and its requests at 1x; chosen by time (--from/--to), `capture_window` too (ISO 8601).
    */
-  window: { start_offset_ms: number; end_offset_ms: number; captured_requests: number; capture_window?: { start: string; end: string } };
-  objectives: { goodput: Record<string, number>; min_goodput: number; max_error_rate: number; max_client_lag_ms: number };
+  window: {
+    start_offset_ms: number;
+    end_offset_ms: number;
+    captured_requests: number;
+    capture_window?: { start: string; end: string };
+  };
+  objectives: {
+    goodput: Record<string, number>;
+    min_goodput: number;
+    max_error_rate: number;
+    max_client_lag_ms: number;
+  };
   /**
    * How the factors were chosen; `warm_up_requests`: the requests the warm-up sent to a target
    * before its first step, not judged; `max_step_requests`: the most requests one step may plan
    * (what this replayer's memory holds), which can lower `max_factor` below --max-factor.
    */
-  search: { start_factor: number; growth: number; resolution: number; max_factor: number; cooldown_ms: number; together: boolean; warm_up_requests: number; max_step_requests: number };
+  search: {
+    start_factor: number;
+    growth: number;
+    resolution: number;
+    max_factor: number;
+    cooldown_ms: number;
+    together: boolean;
+    warm_up_requests: number;
+    max_step_requests: number;
+  };
   targets: TargetCapacity[];
 }

@@ -61,7 +61,9 @@ export interface DecodedInput {
   body: Buffer;
 }
 
-export type InputType = { ok: true; contentType: string; inferred: boolean } | { ok: false; reason: RejectReason; detail: string };
+export type InputType =
+  | { ok: true; contentType: string; inferred: boolean }
+  | { ok: false; reason: RejectReason; detail: string };
 
 /**
  * The input's content type (declared, else inferred: see the header), or the rejection of a
@@ -73,17 +75,28 @@ export function inputContentType(declared: string | null | undefined, decoded: D
   if (declared == null) {
     if (decoded.encoding === 'JSON') {
       const error = innerJsonError(data, decoded.body);
-      if (error !== null) return { ok: false, reason: 'bad_inner_json', detail: `no content type and encoding JSON, but the data is not JSON (${error})` };
+      if (error !== null)
+        return {
+          ok: false,
+          reason: 'bad_inner_json',
+          detail: `no content type and encoding JSON, but the data is not JSON (${error})`,
+        };
       return { ok: true, contentType: INFERRED_JSON_CONTENT_TYPE, inferred: true };
     }
-    if (decoded.encoding === 'BASE64' && decoded.body.length > 0 && innerJsonError(text(), decoded.body) === null) return { ok: true, contentType: INFERRED_JSON_CONTENT_TYPE, inferred: true };
+    if (decoded.encoding === 'BASE64' && decoded.body.length > 0 && innerJsonError(text(), decoded.body) === null)
+      return { ok: true, contentType: INFERRED_JSON_CONTENT_TYPE, inferred: true };
     return { ok: true, contentType: UNKNOWN_CONTENT_TYPE, inferred: false };
   }
   // Only the content type says "one JSON document": SageMaker also writes JSON Lines and
   // other JSON-ish types with encoding JSON.
   if (isJsonContentType(declared)) {
     const error = innerJsonError(text(), decoded.body);
-    if (error !== null) return { ok: false, reason: 'bad_inner_json', detail: `content type ${declared.slice(0, 60)} but the data is not JSON (${error})` };
+    if (error !== null)
+      return {
+        ok: false,
+        reason: 'bad_inner_json',
+        detail: `content type ${declared.slice(0, 60)} but the data is not JSON (${error})`,
+      };
   }
   return { ok: true, contentType: declared, inferred: false };
 }

@@ -37,7 +37,9 @@ const MODULE_BASE64 =
 /** The little of the WebAssembly API used here (the project's `lib` has no DOM types, where it lives). */
 interface WasmApi {
   Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object) => { exports: { memory: { buffer: ArrayBuffer }; ctl: (at: number, length: number) => number } };
+  Instance: new (
+    module: object,
+  ) => { exports: { memory: { buffer: ArrayBuffer }; ctl: (at: number, length: number) => number } };
 }
 
 /** A checker over the Wasm scratch page, or null where this engine cannot run the module. */

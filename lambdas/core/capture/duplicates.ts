@@ -50,10 +50,18 @@ export class DuplicateFilter implements KeptRecords {
    */
   admit(record: CaptureRecord): Admission {
     const { eventId } = record;
-    const key = createHash('sha256').update(`${eventId.length}:${eventId}`).update(record.input.body).digest().toString('latin1', 0, 16);
+    const key = createHash('sha256')
+      .update(`${eventId.length}:${eventId}`)
+      .update(record.input.body)
+      .digest()
+      .toString('latin1', 0, 16);
     const at = this.keys.get(key);
-    if (at !== undefined && !(record.inferenceTimeMs < (this.timeMs[at] as number))) return { duplicate: true, keptAt: this.sourceOf(at) };
-    const replaced = at === undefined ? null : { source: this.sourceOf(at), contentTypeInferred: ((this.flags[at] as number) & INFERRED) !== 0 };
+    if (at !== undefined && !(record.inferenceTimeMs < (this.timeMs[at] as number)))
+      return { duplicate: true, keptAt: this.sourceOf(at) };
+    const replaced =
+      at === undefined
+        ? null
+        : { source: this.sourceOf(at), contentTypeInferred: ((this.flags[at] as number) & INFERRED) !== 0 };
     if (at !== undefined) this.flags[at] = (this.flags[at] as number) | SUPERSEDED;
     const row = this.addRow(record);
     this.keys.set(key, row);

@@ -11,7 +11,17 @@ export class IngestFileCounter {
   readonly report: IngestFileReport;
 
   constructor(file: string) {
-    this.report = { file, bytesRead: 0, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, contentTypeInferred: 0, rejectedByReason: {}, examples: {} };
+    this.report = {
+      file,
+      bytesRead: 0,
+      linesRead: 0,
+      blankLines: 0,
+      accepted: 0,
+      rejected: 0,
+      contentTypeInferred: 0,
+      rejectedByReason: {},
+      examples: {},
+    };
   }
 
   accept(record: CaptureRecord): void {
@@ -57,7 +67,15 @@ export class IngestReportBuilder {
 
   build(): IngestReport {
     const files = this.files.map((f) => structuredClone(f.report));
-    const totals: IngestReport['totals'] = { files: files.length, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, contentTypeInferred: 0, rejectedByReason: {} };
+    const totals: IngestReport['totals'] = {
+      files: files.length,
+      linesRead: 0,
+      blankLines: 0,
+      accepted: 0,
+      rejected: 0,
+      contentTypeInferred: 0,
+      rejectedByReason: {},
+    };
     for (const f of files) {
       totals.linesRead += f.linesRead;
       totals.blankLines += f.blankLines;
@@ -77,7 +95,8 @@ export class IngestReportBuilder {
  * one-line error when nothing was accepted (the report has every reason); null: no rejection.
  */
 export function commonestRejection(report: IngestReport): string | null {
-  const [reason] = (Object.entries(report.totals.rejectedByReason) as [RejectReason, number][]).sort((a, b) => b[1] - a[1])[0] ?? [];
+  const [reason] =
+    (Object.entries(report.totals.rejectedByReason) as [RejectReason, number][]).sort((a, b) => b[1] - a[1])[0] ?? [];
   if (!reason) return null;
   const example = report.files.flatMap((f) => f.examples[reason] ?? [])[0];
   return example ? `${example.file} line ${example.line}: ${example.detail}` : null;

@@ -90,9 +90,26 @@ function skipString(i: number): number {
       // An escape before the quote: check it and go on after it (it may be the quote's own).
       const e = text.charCodeAt(backslash + 1);
       if (e === 0x75 /* u */) {
-        if (!(isHex(text.charCodeAt(backslash + 2)) && isHex(text.charCodeAt(backslash + 3)) && isHex(text.charCodeAt(backslash + 4)) && isHex(text.charCodeAt(backslash + 5)))) return -1;
+        if (
+          !(
+            isHex(text.charCodeAt(backslash + 2)) &&
+            isHex(text.charCodeAt(backslash + 3)) &&
+            isHex(text.charCodeAt(backslash + 4)) &&
+            isHex(text.charCodeAt(backslash + 5))
+          )
+        )
+          return -1;
         from = backslash + 6;
-      } else if (e === QUOTE || e === BACKSLASH || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
+      } else if (
+        e === QUOTE ||
+        e === BACKSLASH ||
+        e === 0x2f ||
+        e === 0x62 ||
+        e === 0x66 ||
+        e === 0x6e ||
+        e === 0x72 ||
+        e === 0x74
+      ) {
         from = backslash + 2;
       } else return -1;
       continue;
@@ -228,7 +245,11 @@ export function hasControlByteWords(bytes: Uint8Array): boolean {
     const b = words[k + 1] as number;
     const c = words[k + 2] as number;
     const d = words[k + 3] as number;
-    found |= (((a - 0x20202020) | 0) & ~a) | (((b - 0x20202020) | 0) & ~b) | (((c - 0x20202020) | 0) & ~c) | (((d - 0x20202020) | 0) & ~d);
+    found |=
+      (((a - 0x20202020) | 0) & ~a) |
+      (((b - 0x20202020) | 0) & ~b) |
+      (((c - 0x20202020) | 0) & ~c) |
+      (((d - 0x20202020) | 0) & ~d);
   }
   for (; k < last; k++) {
     const a = words[k] as number;
@@ -246,7 +267,9 @@ const SIMD_MIN_BYTES = 64;
 
 /** Whether any byte is below 0x20 (`hasControlByteWords`, or Wasm SIMD where this engine has it). */
 export function hasControlByte(bytes: Uint8Array): boolean {
-  return simdControlCheck !== null && bytes.byteLength >= SIMD_MIN_BYTES ? simdControlCheck(bytes) : hasControlByteWords(bytes);
+  return simdControlCheck !== null && bytes.byteLength >= SIMD_MIN_BYTES
+    ? simdControlCheck(bytes)
+    : hasControlByteWords(bytes);
 }
 
 /**

@@ -64,7 +64,10 @@ function isOptionalString(value: unknown): boolean {
 }
 
 interface RawLine {
-  captureData?: { endpointInput?: { observedContentType?: unknown; data?: unknown; encoding?: unknown }; endpointOutput?: unknown };
+  captureData?: {
+    endpointInput?: { observedContentType?: unknown; data?: unknown; encoding?: unknown };
+    endpointOutput?: unknown;
+  };
   eventMetadata?: { eventId?: unknown; inferenceId?: unknown; inferenceTime?: unknown };
 }
 
@@ -86,7 +89,11 @@ export function parseCaptureLine(line: string, source: CaptureSource, options: L
     return { ok: false, reason: 'invalid_json', detail: `not JSON (${jsonErrorAt(error, line.length)})` };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, reason: 'not_an_object', detail: `a JSON ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value}, not an object` };
+    return {
+      ok: false,
+      reason: 'not_an_object',
+      detail: `a JSON ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value}, not an object`,
+    };
   }
   // The fast path: the same checks as captureLineSchema, by hand (see the header).
   const raw = value as RawLine;
@@ -109,9 +116,19 @@ export function parseCaptureLine(line: string, source: CaptureSource, options: L
     return { ok: false, reason: 'missing_field', detail: notDataCaptureDetail(value) ?? explainShape(value) };
   }
   const time = parseInferenceTime(meta.inferenceTime);
-  if (!time) return { ok: false, reason: 'bad_inference_time', detail: `inferenceTime ${JSON.stringify(meta.inferenceTime.slice(0, 40))} is not an ISO-8601 instant` };
+  if (!time)
+    return {
+      ok: false,
+      reason: 'bad_inference_time',
+      detail: `inferenceTime ${JSON.stringify(meta.inferenceTime.slice(0, 40))} is not an ISO-8601 instant`,
+    };
   const implausible = implausibleTime(time.epochMs, options.nowMs ?? Date.now());
-  if (implausible) return { ok: false, reason: 'implausible_time', detail: `inferenceTime ${JSON.stringify(meta.inferenceTime.slice(0, 40))} ${implausible}` };
+  if (implausible)
+    return {
+      ok: false,
+      reason: 'implausible_time',
+      detail: `inferenceTime ${JSON.stringify(meta.inferenceTime.slice(0, 40))} ${implausible}`,
+    };
   const data = input.data;
   const decoded = decodePayload(data, input.encoding as string | null | undefined);
   if (!decoded.ok) return decoded;
@@ -124,7 +141,12 @@ export function parseCaptureLine(line: string, source: CaptureSource, options: L
       inferenceId: typeof meta.inferenceId === 'string' ? meta.inferenceId : null,
       inferenceTimeMs: time.epochMs,
       hasSubSecondTime: time.subSecond,
-      input: { contentType: type.contentType, encoding: decoded.encoding, body: decoded.body, ...(type.inferred ? { contentTypeInferred: true } : {}) },
+      input: {
+        contentType: type.contentType,
+        encoding: decoded.encoding,
+        body: decoded.body,
+        ...(type.inferred ? { contentTypeInferred: true } : {}),
+      },
       output: summariseOutput((captureData as { endpointOutput?: unknown }).endpointOutput),
       source,
     },

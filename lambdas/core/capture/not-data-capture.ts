@@ -13,7 +13,10 @@ const EXPECTED = 'expected SageMaker Data Capture lines (captureData.endpointInp
 /** Formats recognised by their fields, the most specific first. */
 const LOOKS_LIKE: [test: (has: (k: string) => boolean) => boolean, what: string][] = [
   [(has) => has('endpointInput') || has('endpointOutput'), 'a captureData object without the line around it'],
-  [(has) => has('metadata') && has('metrics'), "an AIPerf profile export (profile_export.jsonl records), the results of a run, not its input"],
+  [
+    (has) => has('metadata') && has('metrics'),
+    'an AIPerf profile export (profile_export.jsonl records), the results of a run, not its input',
+  ],
   [(has) => has('custom_id') && has('body'), 'an OpenAI Batch input file'],
   [(has) => has('messages'), 'OpenAI chat requests'],
   [(has) => has('prompt'), 'completion requests'],
@@ -32,6 +35,7 @@ export function notDataCaptureDetail(value: object): string | null {
   const has = (k: string) => Object.prototype.hasOwnProperty.call(value, k);
   const match = LOOKS_LIKE.find(([test]) => test(has));
   const shown = keys.filter((k) => PRINTABLE_KEY.test(k)).slice(0, 5);
-  const fields = keys.length === 0 ? 'no fields' : `fields ${shown.join(', ')}${keys.length > shown.length ? ', ...' : ''}`;
+  const fields =
+    keys.length === 0 ? 'no fields' : `fields ${shown.join(', ')}${keys.length > shown.length ? ', ...' : ''}`;
   return `not SageMaker Data Capture: looks like ${match ? match[1] : 'some other JSON Lines format'} (${fields}); ${EXPECTED}`;
 }

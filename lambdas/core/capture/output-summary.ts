@@ -35,7 +35,10 @@ function usageOf(text: string): TokenUsage | null {
   if (!match?.[1]) return null;
   try {
     const usage = JSON.parse(match[1]) as { prompt_tokens?: unknown; completion_tokens?: unknown };
-    const result = { promptTokens: tokenCount(usage.prompt_tokens), completionTokens: tokenCount(usage.completion_tokens) };
+    const result = {
+      promptTokens: tokenCount(usage.prompt_tokens),
+      completionTokens: tokenCount(usage.completion_tokens),
+    };
     return result.promptTokens === null && result.completionTokens === null ? null : result;
   } catch {
     return null;
@@ -45,7 +48,11 @@ function usageOf(text: string): TokenUsage | null {
 /** The summary of a line's `endpointOutput`, or null when it has none or no data. */
 export function summariseOutput(output: unknown): CapturedOutputSummary | null {
   if (typeof output !== 'object' || output === null) return null;
-  const { data, observedContentType, encoding } = output as { data?: unknown; observedContentType?: unknown; encoding?: unknown };
+  const { data, observedContentType, encoding } = output as {
+    data?: unknown;
+    observedContentType?: unknown;
+    encoding?: unknown;
+  };
   if (typeof data !== 'string') return null;
   // None declared (absent or null): none is asked for when replaying. InvokeEndpoint's Accept
   // is optional and the container answers in its default type without it, while one it does
@@ -54,7 +61,8 @@ export function summariseOutput(output: unknown): CapturedOutputSummary | null {
   const contentType = typeof observedContentType === 'string' ? observedContentType : null;
   const base64 = typeof encoding !== 'string' || encoding.toUpperCase() === 'BASE64';
   let usage: TokenUsage | null = null;
-  if (contentType === null || isJsonContentType(contentType)) usage = usageOf(base64 ? Buffer.from(data, 'base64').toString('utf8') : data);
+  if (contentType === null || isJsonContentType(contentType))
+    usage = usageOf(base64 ? Buffer.from(data, 'base64').toString('utf8') : data);
   // Only outputs without token usage are hashed: they are the deterministic ones worth an exact
   // comparison, and small; hashing every LLM answer would slow the parser for nothing.
   // (Invalid base64 has no known bytes: no digest.)

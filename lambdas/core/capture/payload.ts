@@ -67,11 +67,19 @@ export function base64ByteLength(data: string): number {
 }
 
 /** The input body of a capture line, or why its encoding or data cannot be replayed. */
-export function decodePayload(data: string, rawEncoding: string | null | undefined): { ok: true; encoding: CaptureEncoding; body: Buffer } | { ok: false; reason: RejectReason; detail: string } {
+export function decodePayload(
+  data: string,
+  rawEncoding: string | null | undefined,
+): { ok: true; encoding: CaptureEncoding; body: Buffer } | { ok: false; reason: RejectReason; detail: string } {
   // SageMaker writes upper case; a lower-case spelling names the same encoding.
   const encoding = rawEncoding == null ? 'BASE64' : rawEncoding.toUpperCase();
   if (encoding === 'JSON' || encoding === 'CSV') return { ok: true, encoding, body: utf8Bytes(data) };
-  if (encoding !== 'BASE64') return { ok: false, reason: 'bad_encoding', detail: `unknown encoding ${JSON.stringify((rawEncoding ?? '').slice(0, 20))} (expected JSON, CSV or BASE64)` };
+  if (encoding !== 'BASE64')
+    return {
+      ok: false,
+      reason: 'bad_encoding',
+      detail: `unknown encoding ${JSON.stringify((rawEncoding ?? '').slice(0, 20))} (expected JSON, CSV or BASE64)`,
+    };
   const body = strictBase64(data);
   if (!body) return { ok: false, reason: 'bad_base64', detail: `data is not valid base64 (${data.length} chars)` };
   return { ok: true, encoding: 'BASE64', body };

@@ -28,7 +28,8 @@ const CR = 0x0d;
 /** The first bytes of a gzip stream (RFC 1952). */
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
 
-export const GZIP_SKIP_REASON = 'gzip-compressed (starts with bytes 1f 8b), not read: decompress it (gunzip) and replay the .jsonl';
+export const GZIP_SKIP_REASON =
+  'gzip-compressed (starts with bytes 1f 8b), not read: decompress it (gunzip) and replay the .jsonl';
 
 function isBlank(line: string): boolean {
   for (let i = 0; i < line.length; i++) {
@@ -46,7 +47,13 @@ function asBuffer(chunk: Uint8Array): Buffer {
  * The duplicate rule (duplicates.ts) on a parsed line: false when it is a copy of a record
  * kept (counted here); true when it is kept, after counting the copy it replaces, if any.
  */
-function admitted(duplicates: DuplicateFilter, record: CaptureRecord, report: IngestReportBuilder, counter: IngestFileCounter, lineNo: number): boolean {
+function admitted(
+  duplicates: DuplicateFilter,
+  record: CaptureRecord,
+  report: IngestReportBuilder,
+  counter: IngestFileCounter,
+  lineNo: number,
+): boolean {
   const id = record.eventId.slice(0, 80);
   const admission = duplicates.admit(record);
   if (admission.duplicate) {
@@ -56,8 +63,14 @@ function admitted(duplicates: DuplicateFilter, record: CaptureRecord, report: In
   const { replaced } = admission;
   if (replaced) {
     const owner = report.fileCounter(replaced.source.file);
-    if (!owner) throw new Error(`duplicate filter and ingest report disagree: ${replaced.source.file} is not in the report`);
-    owner.withdraw(replaced.source.line, replaced.contentTypeInferred, 'duplicate', `eventId ${id} with the same body has an earlier copy (by inferenceTime) at ${record.source.file}:${record.source.line}, replayed instead`);
+    if (!owner)
+      throw new Error(`duplicate filter and ingest report disagree: ${replaced.source.file} is not in the report`);
+    owner.withdraw(
+      replaced.source.line,
+      replaced.contentTypeInferred,
+      'duplicate',
+      `eventId ${id} with the same body has an earlier copy (by inferenceTime) at ${record.source.file}:${record.source.line}, replayed instead`,
+    );
   }
   return true;
 }
@@ -102,7 +115,8 @@ class FileLines {
     for (let nl = buf.indexOf(LF); nl !== -1; nl = buf.indexOf(LF, start)) {
       const length = this.pendingBytes + nl - start;
       if (this.overlong || length > this.maxLineBytes) this.tooLong(length);
-      else if (this.pendingBytes > 0) this.line(Buffer.concat([...this.pending, buf.subarray(start, nl)]), this.pendingStart, 0, length, true);
+      else if (this.pendingBytes > 0)
+        this.line(Buffer.concat([...this.pending, buf.subarray(start, nl)]), this.pendingStart, 0, length, true);
       else this.line(buf, chunkBase, start, nl, true);
       this.pending = [];
       this.pendingBytes = 0;
@@ -130,7 +144,8 @@ class FileLines {
   /** The end of the file: its last line, when it has no newline. */
   end(): void {
     if (this.overlong) this.tooLong(this.pendingBytes);
-    else if (this.pendingBytes > 0) this.line(Buffer.concat(this.pending), this.pendingStart, 0, this.pendingBytes, false);
+    else if (this.pendingBytes > 0)
+      this.line(Buffer.concat(this.pending), this.pendingStart, 0, this.pendingBytes, false);
   }
 
   // `base` is the file offset of buf[0]: spans are file offsets.
@@ -139,7 +154,13 @@ class FileLines {
     const rep = this.r;
     const lineNo = ++this.lineNo;
     rep.linesRead++;
-    if (end - start >= 3 && buf[start] === BOM_BYTES[0] && buf[start + 1] === BOM_BYTES[1] && buf[start + 2] === BOM_BYTES[2]) start += 3;
+    if (
+      end - start >= 3 &&
+      buf[start] === BOM_BYTES[0] &&
+      buf[start + 1] === BOM_BYTES[1] &&
+      buf[start + 2] === BOM_BYTES[2]
+    )
+      start += 3;
     if (end > start && buf[end - 1] === CR) end--;
     const line = buf.toString('utf8', start, end);
     if (isBlank(line)) {
@@ -189,7 +210,8 @@ export async function* parseCaptureStream(
   const maxLineBytes = options.maxLineBytes ?? MAX_LINE_BYTES;
   const lineOptions: LineOptions = { nowMs: options.nowMs ?? Date.now() };
   // The file is entered in the report once its first bytes show it is not gzip.
-  const enter = (): FileLines => new FileLines(report.startFile(file), file, report, duplicates, maxLineBytes, lineOptions);
+  const enter = (): FileLines =>
+    new FileLines(report.startFile(file), file, report, duplicates, maxLineBytes, lineOptions);
   let lines: FileLines | null = null;
   // Until the file is entered: its first byte, when a chunk of one byte left it undecided.
   let head: Buffer | null = null;

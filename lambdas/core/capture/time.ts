@@ -48,7 +48,15 @@ function daysFromCivil(year: number, month: number, day: number): number {
  */
 export function parseInferenceTime(text: string): { epochMs: number; subSecond: boolean } | null {
   const n = text.length;
-  if (n < 20 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return null;
+  if (
+    n < 20 ||
+    text.charCodeAt(4) !== 45 ||
+    text.charCodeAt(7) !== 45 ||
+    text.charCodeAt(10) !== 84 ||
+    text.charCodeAt(13) !== 58 ||
+    text.charCodeAt(16) !== 58
+  )
+    return null;
   const year = digits(text, 0, 4);
   const month = digits(text, 5, 2);
   const day = digits(text, 8, 2);
@@ -79,7 +87,14 @@ export function parseInferenceTime(text: string): { epochMs: number; subSecond: 
   } else if (sign === 43 || sign === 45) {
     const rest = n - i - 1;
     const oh = digits(text, i + 1, 2);
-    const om = rest === 2 ? 0 : rest === 4 ? digits(text, i + 3, 2) : rest === 5 && text.charCodeAt(i + 3) === 58 ? digits(text, i + 4, 2) : -1;
+    const om =
+      rest === 2
+        ? 0
+        : rest === 4
+          ? digits(text, i + 3, 2)
+          : rest === 5 && text.charCodeAt(i + 3) === 58
+            ? digits(text, i + 4, 2)
+            : -1;
     if (oh < 0 || oh > 23 || om < 0 || om > 59) return null;
     offsetMinutes = (sign === 43 ? 1 : -1) * (oh * 60 + om);
   } else return null;
@@ -90,6 +105,7 @@ export function parseInferenceTime(text: string): { epochMs: number; subSecond: 
 /** Why a parsed time cannot be a capture's, or null (see EARLIEST_PLAUSIBLE_TIME_MS). */
 export function implausibleTime(epochMs: number, nowMs: number): string | null {
   if (epochMs < EARLIEST_PLAUSIBLE_TIME_MS) return 'is before 2017-11-29, when SageMaker launched';
-  if (epochMs > nowMs + MAX_FUTURE_MS) return `is more than a day ahead of this machine's clock (${new Date(nowMs).toISOString()})`;
+  if (epochMs > nowMs + MAX_FUTURE_MS)
+    return `is more than a day ahead of this machine's clock (${new Date(nowMs).toISOString()})`;
   return null;
 }

@@ -43,7 +43,13 @@ export class TargetAccumulator {
   }
 
   /** A scheduled request that was never fired. */
-  addDropped(identity: string | null, reason: string, capturedOutputTokens: number | null, scheduledNs: bigint | null, order?: number): void {
+  addDropped(
+    identity: string | null,
+    reason: string,
+    capturedOutputTokens: number | null,
+    scheduledNs: bigint | null,
+    order?: number,
+  ): void {
     this.columns.addDropped(identity, reason, capturedOutputTokens, order);
     this.timeNs.push(scheduledNs === null ? NaN : Number(scheduledNs));
     this.lagMs.push(NaN);
@@ -56,7 +62,14 @@ export class TargetAccumulator {
     for (const outcome of outcomes) {
       const record = byId.get(outcome.requestId);
       if (record) acc.addRecord(record);
-      else acc.addDropped(requestIdentity(outcome.request.eventId, outcome.request.copy), outcome.dropReason ?? 'lost', plausibleTokenCount(outcome.request.capturedUsage?.completionTokens), outcome.scheduledNs, outcome.request.index);
+      else
+        acc.addDropped(
+          requestIdentity(outcome.request.eventId, outcome.request.copy),
+          outcome.dropReason ?? 'lost',
+          plausibleTokenCount(outcome.request.capturedUsage?.completionTokens),
+          outcome.scheduledNs,
+          outcome.request.index,
+        );
     }
     return acc;
   }
@@ -67,7 +80,11 @@ export class TargetAccumulator {
     let zero = Infinity;
     for (const t of timeNs) if (t < zero) zero = t;
     const succeeded = (i: number) => columns.outcome[i] === OUTCOME.succeeded;
-    const series: ReportSeriesColumns = { t: timeNs.map((t) => (t - zero) / 1e9), lagMs: this.lagMs.view(), metrics: {} };
+    const series: ReportSeriesColumns = {
+      t: timeNs.map((t) => (t - zero) / 1e9),
+      lagMs: this.lagMs.view(),
+      metrics: {},
+    };
     const quantiles: ReportTarget['quantiles'] = {};
     for (const { tag } of COMPARED_METRICS) {
       const column = columns.metrics[tag];
@@ -90,7 +107,13 @@ export interface Analysis {
   report: ReportData;
 }
 
-export function analyse(args: { title: string; runId: string; generatedAt: string; targets: readonly AnalysisTarget[]; compare: CompareOptions }): Analysis {
+export function analyse(args: {
+  title: string;
+  runId: string;
+  generatedAt: string;
+  targets: readonly AnalysisTarget[];
+  compare: CompareOptions;
+}): Analysis {
   const columns = args.targets.map((t) => t.accumulator.columns.build());
   const comparison = columns.length >= 2 ? buildComparisonDocument(columns, args.compare, args.generatedAt) : null;
   const report: ReportData = {

@@ -25,7 +25,12 @@ export interface RecordLike {
   };
   metrics?: Record<string, { value: unknown; unit?: string }> | null;
   error?: unknown;
-  capture_replay?: { capture_event_id?: string; capture_copy?: number; captured_output_tokens?: number | null; scheduled_ns?: number | bigint | string };
+  capture_replay?: {
+    capture_event_id?: string;
+    capture_copy?: number;
+    captured_output_tokens?: number | null;
+    scheduled_ns?: number | bigint | string;
+  };
 }
 
 /** A replayed request's identity: its capture event, and its copy index in an amplified run. */
@@ -45,7 +50,10 @@ export function recordIdentity(record: RecordLike): string | null {
 }
 
 /** Older AIPerf releases wrote short tags for these two. */
-const TAG_ALIASES: Partial<Record<ComparedMetricTag, string>> = { time_to_first_token: 'ttft', time_to_second_token: 'ttst' };
+const TAG_ALIASES: Partial<Record<ComparedMetricTag, string>> = {
+  time_to_first_token: 'ttft',
+  time_to_second_token: 'ttst',
+};
 
 const finite = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : NaN);
 
@@ -120,7 +128,9 @@ export class ColumnsBuilder {
     let sorted = true;
     for (let i = 1; i < order.length && sorted; i++) sorted = (order[i - 1] as number) <= (order[i] as number);
     // Records are mostly written in schedule order: no sort of a million indices then.
-    const rows = sorted ? this.keys.keys() : Int32Array.from(this.keys.keys()).sort((a, b) => (order[a] as number) - (order[b] as number));
+    const rows = sorted
+      ? this.keys.keys()
+      : Int32Array.from(this.keys.keys()).sort((a, b) => (order[a] as number) - (order[b] as number));
     const seen = new Map<string, number>();
     const out = new Array<string>(this.keys.length);
     for (const i of rows) {
@@ -151,6 +161,7 @@ export class ColumnsBuilder {
 }
 
 function errorTypeOf(error: unknown): string {
-  if (error && typeof error === 'object' && 'type' in error && typeof (error as { type: unknown }).type === 'string') return (error as { type: string }).type;
+  if (error && typeof error === 'object' && 'type' in error && typeof (error as { type: unknown }).type === 'string')
+    return (error as { type: string }).type;
   return 'Error';
 }

@@ -76,14 +76,16 @@ export const MIN_VALUES_FOR: Record<StatName, number> = { mean: 20, p50: 20, p90
 /** Share of each side's rows whose key the other side has, from which `auto` pairs. */
 export const AUTO_PAIRED_SHARE = 0.5;
 
-const num = (x: number | null | undefined): number | null => (x === null || x === undefined || !Number.isFinite(x) ? null : x);
+const num = (x: number | null | undefined): number | null =>
+  x === null || x === undefined || !Number.isFinite(x) ? null : x;
 const NULL_INTERVAL: Interval = { estimate: null, ci_low: null, ci_high: null };
 
 function validate(options: CompareOptions): void {
   const bad = (what: string) => {
     throw new Error(`compare options: ${what}`);
   };
-  if (!['paired', 'unpaired', 'auto'].includes(options.mode)) bad(`mode must be paired, unpaired or auto, not ${String(options.mode)}`);
+  if (!['paired', 'unpaired', 'auto'].includes(options.mode))
+    bad(`mode must be paired, unpaired or auto, not ${String(options.mode)}`);
   if (!Number.isInteger(options.resamples) || options.resamples < 1) bad('resamples must be a positive integer');
   if (!Number.isFinite(options.seed)) bad('seed must be a number');
   if (!(options.confidence > 0 && options.confidence < 1)) bad('confidence must be in (0, 1)');
@@ -100,19 +102,25 @@ interface Pairing {
   /** Paired: the used pairs' rows. Unpaired: each side's succeeded rows. */
   baselineRows: Int32Array;
   candidateRows: Int32Array;
-  errors: { paired: true; bothFailed: number; baselineOnly: number; candidateOnly: number; neither: number } | { paired: false; baselineFailed: number; baselineFired: number; candidateFailed: number; candidateFired: number };
+  errors:
+    | { paired: true; bothFailed: number; baselineOnly: number; candidateOnly: number; neither: number }
+    | { paired: false; baselineFailed: number; baselineFired: number; candidateFailed: number; candidateFired: number };
 }
 
 const fired = (o: number) => o === OUTCOME.succeeded || o === OUTCOME.failed;
 
 function pairingReason(oa: number, ob: number): string {
   const name = (o: number) => (o === OUTCOME.failed ? 'failed' : 'dropped');
-  if (oa !== OUTCOME.succeeded && ob !== OUTCOME.succeeded) return oa === ob ? `both_${name(oa)}` : `baseline_${name(oa)}`;
+  if (oa !== OUTCOME.succeeded && ob !== OUTCOME.succeeded)
+    return oa === ob ? `both_${name(oa)}` : `baseline_${name(oa)}`;
   return oa !== OUTCOME.succeeded ? `baseline_${name(oa)}` : `candidate_${name(ob)}`;
 }
 
 /** Matches keys: for each baseline row, the candidate row with its key (-1 for none). */
-function match(a: TargetColumns, b: TargetColumns): { partner: Int32Array; matched: number; duplicatesA: number; duplicatesB: number; onlyB: number } {
+function match(
+  a: TargetColumns,
+  b: TargetColumns,
+): { partner: Int32Array; matched: number; duplicatesA: number; duplicatesB: number; onlyB: number } {
   const index = new Map<string, number>();
   let duplicatesA = 0;
   a.keys.forEach((k, i) => {
@@ -137,7 +145,12 @@ function match(a: TargetColumns, b: TargetColumns): { partner: Int32Array; match
 
 function pair(a: TargetColumns, b: TargetColumns, requested: CompareOptions['mode']): Pairing {
   const m = match(a, b);
-  const mode = requested !== 'auto' ? requested : m.matched >= AUTO_PAIRED_SHARE * a.keys.length && m.matched >= AUTO_PAIRED_SHARE * b.keys.length ? 'paired' : 'unpaired';
+  const mode =
+    requested !== 'auto'
+      ? requested
+      : m.matched >= AUTO_PAIRED_SHARE * a.keys.length && m.matched >= AUTO_PAIRED_SHARE * b.keys.length
+        ? 'paired'
+        : 'unpaired';
   const excluded: Record<string, number> = {};
   const count = (reason: string, k = 1) => {
     if (k > 0) excluded[reason] = (excluded[reason] ?? 0) + k;
@@ -163,7 +176,13 @@ function pair(a: TargetColumns, b: TargetColumns, requested: CompareOptions['mod
       pairs: { used: sa.rows.length + sb.rows.length, excluded },
       baselineRows: sa.rows,
       candidateRows: sb.rows,
-      errors: { paired: false, baselineFailed: sa.failed, baselineFired: sa.fired, candidateFailed: sb.failed, candidateFired: sb.fired },
+      errors: {
+        paired: false,
+        baselineFailed: sa.failed,
+        baselineFired: sa.fired,
+        candidateFailed: sb.failed,
+        candidateFired: sb.fired,
+      },
     };
   }
   const rowsA = new Int32Array(m.matched);
@@ -197,7 +216,13 @@ function pair(a: TargetColumns, b: TargetColumns, requested: CompareOptions['mod
   count('only_in_candidate', m.onlyB);
   count('duplicate_in_baseline', m.duplicatesA);
   count('duplicate_in_candidate', m.duplicatesB);
-  return { mode, pairs: { used, excluded }, baselineRows: rowsA.subarray(0, used), candidateRows: rowsB.subarray(0, used), errors };
+  return {
+    mode,
+    pairs: { used, excluded },
+    baselineRows: rowsA.subarray(0, used),
+    candidateRows: rowsB.subarray(0, used),
+    errors,
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -219,7 +244,13 @@ function sideStats(sorted: Float64Array): SideStats {
   if (n === 0) return { n: 0, mean: null, p50: null, p90: null, p99: null };
   let s = 0;
   for (let i = 0; i < n; i++) s += sorted[i] as number;
-  return { n, mean: num(s / n), p50: num(percentile(sorted, 50)), p90: num(percentile(sorted, 90)), p99: num(percentile(sorted, 99)) };
+  return {
+    n,
+    mean: num(s / n),
+    p50: num(percentile(sorted, 50)),
+    p90: num(percentile(sorted, 90)),
+    p99: num(percentile(sorted, 99)),
+  };
 }
 
 function interval(estimate: number | null, replicates: Float64Array | null, confidence: number): Interval {
@@ -232,7 +263,7 @@ function interval(estimate: number | null, replicates: Float64Array | null, conf
 function label(direction: MetricDirection, sign: 1 | -1): Verdict {
   if (direction === 'neutral') return 'changed';
   const higherIsWorse = direction === 'lower_is_better';
-  return (sign > 0) === higherIsWorse ? 'worse' : 'better';
+  return sign > 0 === higherIsWorse ? 'worse' : 'better';
 }
 
 /** Whether the relative estimate (or, when A is 0, the difference) reaches the minimum effect in direction `sign`. */
@@ -241,7 +272,14 @@ function reachesEffect(rel: Interval, diff: Interval, sign: 1 | -1, minEffectPct
   return sign * rel.estimate >= minEffectPct - 1e-9;
 }
 
-function statisticVerdict(direction: MetricDirection, n: number, stat: StatName, diff: Interval, rel: Interval, minEffectPct: number): Verdict {
+function statisticVerdict(
+  direction: MetricDirection,
+  n: number,
+  stat: StatName,
+  diff: Interval,
+  rel: Interval,
+  minEffectPct: number,
+): Verdict {
   if (n < MIN_VALUES_FOR[stat] || diff.ci_low === null || diff.ci_high === null) return 'inconclusive';
   const sign = diff.ci_low > 0 ? 1 : diff.ci_high < 0 ? -1 : 0;
   if (sign === 0 || !reachesEffect(rel, diff, sign, minEffectPct)) return 'no_difference';
@@ -272,7 +310,8 @@ function fmtValue(x: number): string {
 
 function describeP50(rel: Interval, diff: Interval, unit: string, paired: boolean): string {
   const what = paired ? 'paired shift' : 'p50';
-  if (rel.estimate !== null && rel.ci_low !== null && rel.ci_high !== null) return `${what} ${signed(rel.estimate)} % [${fmt(rel.ci_low)}, ${fmt(rel.ci_high)}]`;
+  if (rel.estimate !== null && rel.ci_low !== null && rel.ci_high !== null)
+    return `${what} ${signed(rel.estimate)} % [${fmt(rel.ci_low)}, ${fmt(rel.ci_high)}]`;
   if (diff.estimate !== null && diff.ci_low !== null && diff.ci_high !== null) {
     return `${what} ${diff.estimate > 0 ? '+' : ''}${fmtValue(diff.estimate)} ${unit} [${fmtValue(diff.ci_low)}, ${fmtValue(diff.ci_high)}] (baseline p50 0)`;
   }
@@ -284,7 +323,12 @@ interface MetricDraft {
   test: TestResult;
 }
 
-function metricVerdict(m: MetricComparison, test: TestResult, options: CompareOptions, paired: boolean): { verdict: Verdict; reason: string } {
+function metricVerdict(
+  m: MetricComparison,
+  test: TestResult,
+  options: CompareOptions,
+  paired: boolean,
+): { verdict: Verdict; reason: string } {
   const minPct = options.minEffect * 100;
   const minText = `${fmt(minPct, minPct % 1 === 0 ? 0 : 1)} %`;
   if (m.n < MIN_VALUES) {
@@ -296,16 +340,23 @@ function metricVerdict(m: MetricComparison, test: TestResult, options: CompareOp
   const rel = m.paired_shift?.relative_pct ?? m.relative_pct.p50;
   const p50 = describeP50(rel, diff, m.unit, m.paired_shift !== null);
   const p = m.p_value_adjusted;
-  if (p === null) return { verdict: 'no_difference', reason: `No test possible: every pair's difference is 0 (${p50}).` };
-  if (!(p < options.alpha)) return { verdict: 'no_difference', reason: `${p50}, Holm p = ${formatP(p)} >= ${options.alpha}: not significant.` };
+  if (p === null)
+    return { verdict: 'no_difference', reason: `No test possible: every pair's difference is 0 (${p50}).` };
+  if (!(p < options.alpha))
+    return { verdict: 'no_difference', reason: `${p50}, Holm p = ${formatP(p)} >= ${options.alpha}: not significant.` };
   // A p-value below what a double holds is "< 1e-300" already: below alpha without saying so twice.
   const holmText = p === 0 ? `Holm p ${formatP(p)}` : `Holm p = ${formatP(p)} < ${options.alpha}`;
-  if (diff.ci_low === null || diff.ci_high === null) return { verdict: 'inconclusive', reason: `${holmText} but no interval for the p50 difference.` };
+  if (diff.ci_low === null || diff.ci_high === null)
+    return { verdict: 'inconclusive', reason: `${holmText} but no interval for the p50 difference.` };
   const sign = diff.ci_low > 0 ? 1 : diff.ci_high < 0 ? -1 : 0;
   if (sign === 0) return { verdict: 'no_difference', reason: `${p50}, ${holmText}, but the p50 interval includes 0.` };
-  if (!reachesEffect(rel, diff, sign, minPct)) return { verdict: 'no_difference', reason: `${p50}, ${holmText}, but within the ${minText} minimum effect.` };
+  if (!reachesEffect(rel, diff, sign, minPct))
+    return { verdict: 'no_difference', reason: `${p50}, ${holmText}, but within the ${minText} minimum effect.` };
   if (test.direction !== sign) {
-    return { verdict: 'no_difference', reason: `${p50}, ${holmText}, but the ${paired ? 'signed ranks' : 'ranks'} lean the other way.` };
+    return {
+      verdict: 'no_difference',
+      reason: `${p50}, ${holmText}, but the ${paired ? 'signed ranks' : 'ranks'} lean the other way.`,
+    };
   }
   return { verdict: label(m.direction, sign), reason: `${p50}, ${holmText}, beyond the ${minText} minimum effect.` };
 }
@@ -337,15 +388,30 @@ function pairedTest(
   const scale = sa.length > 0 ? percentile(sa, 50) : 0;
   const shift = {
     difference: interval(num(median), reps, options.confidence),
-    relative_pct: scale === 0 ? NULL_INTERVAL : interval(num((median / scale) * 100), reps.map((v) => (v / scale) * 100), options.confidence),
+    relative_pct:
+      scale === 0
+        ? NULL_INTERVAL
+        : interval(
+            num((median / scale) * 100),
+            reps.map((v) => (v / scale) * 100),
+            options.confidence,
+          ),
   };
   return { test, differences, shift };
 }
 
-function compareMetrics(a: TargetColumns, b: TargetColumns, pairing: Pairing, options: CompareOptions): MetricComparison[] {
+function compareMetrics(
+  a: TargetColumns,
+  b: TargetColumns,
+  pairing: Pairing,
+  options: CompareOptions,
+): MetricComparison[] {
   const paired = pairing.mode === 'paired';
   const present = COMPARED_METRICS.filter(({ tag }) => hasFinite(a.metrics[tag]) || hasFinite(b.metrics[tag]));
-  const data = present.map(({ tag }) => ({ a: gather(a.metrics[tag], pairing.baselineRows), b: gather(b.metrics[tag], pairing.candidateRows) }));
+  const data = present.map(({ tag }) => ({
+    a: gather(a.metrics[tag], pairing.baselineRows),
+    b: gather(b.metrics[tag], pairing.candidateRows),
+  }));
   const boot: BootstrapReplicates[] = paired ? bootstrapPaired(data, options) : bootstrapUnpaired(data, options);
   const minPct = options.minEffect * 100;
   const drafts: MetricDraft[] = present.map(({ tag, unit, direction }, m) => {
@@ -353,7 +419,9 @@ function compareMetrics(a: TargetColumns, b: TargetColumns, pairing: Pairing, op
     const reps = boot[m] as BootstrapReplicates;
     const sa = reps.sorted.baseline;
     const sb = reps.sorted.candidate;
-    const { test, differences, shift } = paired ? pairedTest(va, vb, sa, options, m) : { test: mannWhitneyUSorted(sa, sb), differences: null, shift: null };
+    const { test, differences, shift } = paired
+      ? pairedTest(va, vb, sa, options, m)
+      : { test: mannWhitneyUSorted(sa, sb), differences: null, shift: null };
     const n = paired ? sa.length : Math.min(sa.length, sb.length);
     const baseline = sideStats(sa);
     const candidate = sideStats(sb);
@@ -369,8 +437,19 @@ function compareMetrics(a: TargetColumns, b: TargetColumns, pairing: Pairing, op
       } else {
         const ra = reps.baseline[stat];
         const rb = reps.candidate[stat];
-        difference[stat] = interval(num(B - A), rb.map((v, r) => v - (ra[r] as number)), options.confidence);
-        relative[stat] = A === 0 ? NULL_INTERVAL : interval(num(((B - A) / A) * 100), rb.map((v, r) => ((v - (ra[r] as number)) / (ra[r] as number)) * 100), options.confidence);
+        difference[stat] = interval(
+          num(B - A),
+          rb.map((v, r) => v - (ra[r] as number)),
+          options.confidence,
+        );
+        relative[stat] =
+          A === 0
+            ? NULL_INTERVAL
+            : interval(
+                num(((B - A) / A) * 100),
+                rb.map((v, r) => ((v - (ra[r] as number)) / (ra[r] as number)) * 100),
+                options.confidence,
+              );
       }
       verdicts[stat] = statisticVerdict(direction, n, stat, difference[stat], relative[stat], minPct);
     }
@@ -391,7 +470,11 @@ function compareMetrics(a: TargetColumns, b: TargetColumns, pairing: Pairing, op
       p_value_adjusted: null,
       verdict: 'inconclusive',
       verdict_reason: '',
-      distribution: { baseline: quantiles101Sorted(sa), candidate: quantiles101Sorted(sb), difference: diffSorted ? quantiles101Sorted(diffSorted) : null },
+      distribution: {
+        baseline: quantiles101Sorted(sa),
+        candidate: quantiles101Sorted(sb),
+        difference: diffSorted ? quantiles101Sorted(diffSorted) : null,
+      },
     };
     return { comparison, test };
   });
@@ -425,27 +508,55 @@ function compareErrors(pairing: Pairing, options: CompareOptions): ErrorRateComp
     p = n > 0 ? mcnemarExact(e.baselineOnly, e.candidateOnly) : null;
     firedMin = n;
   } else {
-    baseline = { fired: e.baselineFired, failed: e.baselineFailed, rate: e.baselineFired > 0 ? e.baselineFailed / e.baselineFired : null };
-    candidate = { fired: e.candidateFired, failed: e.candidateFailed, rate: e.candidateFired > 0 ? e.candidateFailed / e.candidateFired : null };
-    p = e.baselineFired > 0 && e.candidateFired > 0 ? fisherExact2x2(e.baselineFailed, e.baselineFired - e.baselineFailed, e.candidateFailed, e.candidateFired - e.candidateFailed) : null;
+    baseline = {
+      fired: e.baselineFired,
+      failed: e.baselineFailed,
+      rate: e.baselineFired > 0 ? e.baselineFailed / e.baselineFired : null,
+    };
+    candidate = {
+      fired: e.candidateFired,
+      failed: e.candidateFailed,
+      rate: e.candidateFired > 0 ? e.candidateFailed / e.candidateFired : null,
+    };
+    p =
+      e.baselineFired > 0 && e.candidateFired > 0
+        ? fisherExact2x2(
+            e.baselineFailed,
+            e.baselineFired - e.baselineFailed,
+            e.candidateFailed,
+            e.candidateFired - e.candidateFailed,
+          )
+        : null;
     firedMin = Math.min(e.baselineFired, e.candidateFired);
   }
   const estimate = baseline.rate !== null && candidate.rate !== null ? candidate.rate - baseline.rate : null;
-  const difference = estimate === null ? NULL_INTERVAL : interval(estimate, bootstrapRateDifference(e, options), options.confidence);
+  const difference =
+    estimate === null ? NULL_INTERVAL : interval(estimate, bootstrapRateDifference(e, options), options.confidence);
   let verdict: Verdict = 'no_difference';
   if (firedMin < MIN_VALUES) verdict = 'inconclusive';
   else if (p !== null && p < options.alpha && difference.ci_low !== null && difference.ci_high !== null) {
     if (difference.ci_low > 0) verdict = 'worse';
     else if (difference.ci_high < 0) verdict = 'better';
   }
-  return { baseline, candidate, difference, test: e.paired ? 'mcnemar_exact' : 'fisher_exact', p_value: num(p), verdict };
+  return {
+    baseline,
+    candidate,
+    difference,
+    test: e.paired ? 'mcnemar_exact' : 'fisher_exact',
+    p_value: num(p),
+    verdict,
+  };
 }
 
 // ---------------------------------------------------------------------------------------
 // Entry points
 
 /** One candidate against the baseline. */
-export function compareTargets(baseline: TargetColumns, candidate: TargetColumns, options: CompareOptions): TargetComparison {
+export function compareTargets(
+  baseline: TargetColumns,
+  candidate: TargetColumns,
+  options: CompareOptions,
+): TargetComparison {
   validate(options);
   const pairing = pair(baseline, candidate, options.mode);
   return {
@@ -487,7 +598,14 @@ export function outputLengthAgreement(target: TargetColumns): OutputLengthAgreem
     target: target.name,
     compared: n,
     exact_match_rate: n > 0 ? exact / n : null,
-    difference: n > 0 ? { mean: num(diffs.reduce((s, d) => s + d, 0) / n), p50: num(percentile(sorted, 50)), p90: num(percentile(sorted, 90)) } : { mean: null, p50: null, p90: null },
+    difference:
+      n > 0
+        ? {
+            mean: num(diffs.reduce((s, d) => s + d, 0) / n),
+            p50: num(percentile(sorted, 50)),
+            p90: num(percentile(sorted, 90)),
+          }
+        : { mean: null, p50: null, p90: null },
     mean_abs_relative_pct: relCount > 0 ? num((relSum / relCount) * 100) : null,
   };
 }
@@ -496,7 +614,11 @@ export function outputLengthAgreement(target: TargetColumns): OutputLengthAgreem
  * comparison.json: the first target is the baseline, every other one a candidate against it;
  * the top-level comparison fields are the first candidate's.
  */
-export function buildComparisonDocument(targets: readonly TargetColumns[], options: CompareOptions, generatedAt: string): ComparisonDocument {
+export function buildComparisonDocument(
+  targets: readonly TargetColumns[],
+  options: CompareOptions,
+  generatedAt: string,
+): ComparisonDocument {
   if (targets.length < 2) throw new Error(`a comparison needs at least two targets, got ${targets.length}`);
   validate(options);
   const [baseline, ...candidates] = targets as [TargetColumns, ...TargetColumns[]];

@@ -40,11 +40,21 @@ export function bucketCheckVerdict(input: BucketCheckInput, probe: BucketProbe):
     };
   }
   if (!probe.region) {
-    if (probe.status === 404) return { ok: false, reason: `capture bucket ${bucket} does not exist (HeadBucket answered 404): check captureBucket` };
-    return { ok: false, reason: `the Region of capture bucket ${bucket} is unknown: HeadBucket answered ${probe.status ?? 'nothing'} without an x-amz-bucket-region header` };
+    if (probe.status === 404)
+      return {
+        ok: false,
+        reason: `capture bucket ${bucket} does not exist (HeadBucket answered 404): check captureBucket`,
+      };
+    return {
+      ok: false,
+      reason: `the Region of capture bucket ${bucket} is unknown: HeadBucket answered ${probe.status ?? 'nothing'} without an x-amz-bucket-region header`,
+    };
   }
   if (probe.region !== stackRegion) {
-    return { ok: false, reason: `capture bucket ${bucket} is in ${probe.region} and the stack in ${stackRegion}: deploy the stack to ${probe.region}, the Region of the bucket` };
+    return {
+      ok: false,
+      reason: `capture bucket ${bucket} is in ${probe.region} and the stack in ${stackRegion}: deploy the stack to ${probe.region}, the Region of the bucket`,
+    };
   }
   return { ok: true, region: probe.region };
 }

@@ -20,7 +20,22 @@ import type { Aggregates } from '../metrics/aggregate';
 import { METRIC_BY_TAG } from '../metrics/registry';
 import type { StatSummary } from '../metrics/stats';
 
-const STAT_COLUMNS = ['avg', 'min', 'max', 'sum', 'p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99', 'std'] as const satisfies readonly (keyof StatSummary)[];
+const STAT_COLUMNS = [
+  'avg',
+  'min',
+  'max',
+  'sum',
+  'p1',
+  'p5',
+  'p10',
+  'p25',
+  'p50',
+  'p75',
+  'p90',
+  'p95',
+  'p99',
+  'std',
+] as const satisfies readonly (keyof StatSummary)[];
 
 /** Units AIPerf leaves out of the row name: the header already says it is a count. */
 const UNITLESS = new Set(['requests', 'count']);
@@ -61,17 +76,22 @@ export function formatNumber(value: number | bigint | null, type: 'int' | 'float
   return type === 'int' && Number.isInteger(value) ? value.toFixed(0) : pythonFixed2(value);
 }
 
-const byTag = <T>(entries: Record<string, T>): [string, T][] => Object.entries(entries).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+const byTag = <T>(entries: Record<string, T>): [string, T][] =>
+  Object.entries(entries).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 export function renderAiperfCsv(agg: Aggregates): string {
   const sections: string[][] = [];
   const records = byTag(agg.records);
   if (records.length > 0) {
     const lines = [['Metric', ...STAT_COLUMNS].join(',')];
-    for (const [tag, { unit, stats }] of records) lines.push([name(tag, unit), ...STAT_COLUMNS.map((c) => formatNumber(stats[c], 'float'))].join(','));
+    for (const [tag, { unit, stats }] of records)
+      lines.push([name(tag, unit), ...STAT_COLUMNS.map((c) => formatNumber(stats[c], 'float'))].join(','));
     sections.push(lines);
   }
-  const exact: Record<string, bigint | null> = { min_request_timestamp: agg.minRequestNs, max_response_timestamp: agg.maxResponseNs };
+  const exact: Record<string, bigint | null> = {
+    min_request_timestamp: agg.minRequestNs,
+    max_response_timestamp: agg.maxResponseNs,
+  };
   const scalars = byTag(agg.derived);
   if (scalars.length > 0) {
     const lines = ['Metric,Value'];

@@ -50,7 +50,23 @@ const AIPERF_KEY_ORDER = [
 ];
 
 /** JsonMetricResult's field order: percentiles before min/max, count and sum last. */
-const STAT_ORDER = ['avg', 'p1', 'p5', 'p10', 'p25', 'p50', 'p75', 'p90', 'p95', 'p99', 'min', 'max', 'std', 'count', 'sum'] as const;
+const STAT_ORDER = [
+  'avg',
+  'p1',
+  'p5',
+  'p10',
+  'p25',
+  'p50',
+  'p75',
+  'p90',
+  'p95',
+  'p99',
+  'min',
+  'max',
+  'std',
+  'count',
+  'sum',
+] as const;
 
 const EXACT_NS: Record<string, (agg: Aggregates) => bigint | null> = {
   min_request_timestamp: (agg) => agg.minRequestNs,

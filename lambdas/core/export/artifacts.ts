@@ -52,7 +52,11 @@ export async function writeTargetArtifacts(
  * The target's results without its manifest: records, AIPerf JSON and CSV. A run with several
  * targets writes every target's data (and its run-level files) before any manifest.
  */
-export async function writeTargetData(store: ArtifactStore, prefix: string, artifacts: TargetArtifacts): Promise<string[]> {
+export async function writeTargetData(
+  store: ArtifactStore,
+  prefix: string,
+  artifacts: TargetArtifacts,
+): Promise<string[]> {
   const lines = artifacts.records.map(profileRecordLine);
   const files: [string, string, string][] = [
     [ARTIFACT_FILES.records, lines.length > 0 ? lines.join('\n') + '\n' : '', 'application/x-ndjson'],
@@ -77,7 +81,11 @@ export async function writeTargetData(store: ArtifactStore, prefix: string, arti
  * a test, `compare`) finds the other files complete, and a run cut short (a crash, `kill -9`)
  * has none. Returns its key.
  */
-export async function writeTargetManifest(store: ArtifactStore, prefix: string, artifacts: Pick<TargetArtifacts, 'manifest' | 'records'>): Promise<string> {
+export async function writeTargetManifest(
+  store: ArtifactStore,
+  prefix: string,
+  artifacts: Pick<TargetArtifacts, 'manifest' | 'records'>,
+): Promise<string> {
   const manifest = { ...artifacts.manifest, outputAgreement: outputAgreement(artifacts.records) };
   await store.put(prefix + ARTIFACT_FILES.manifest, stringifyJson(manifest, 2) + '\n', 'application/json');
   return prefix + ARTIFACT_FILES.manifest;

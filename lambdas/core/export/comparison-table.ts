@@ -64,7 +64,9 @@ function row(cells: string[]): string {
 
 /** The effect a verdict is judged on: the paired shift (median of B - A), or unpaired the p50 difference. */
 function effectOf(m: MetricComparison): { difference: Interval; relative: Interval } {
-  return m.paired_shift ? { difference: m.paired_shift.difference, relative: m.paired_shift.relative_pct } : { difference: m.difference.p50, relative: m.relative_pct.p50 };
+  return m.paired_shift
+    ? { difference: m.paired_shift.difference, relative: m.paired_shift.relative_pct }
+    : { difference: m.difference.p50, relative: m.relative_pct.p50 };
 }
 
 function metricRow(m: MetricComparison): string {
@@ -87,11 +89,20 @@ export function renderComparisonBlock(c: TargetComparison, minEffect: number): s
     .join(', ');
   // Unpaired, `used` counts both sides' succeeded requests together: each side's own count is what was compared.
   const succeeded = (s: { fired: number; failed: number }) => s.fired - s.failed;
-  const compared = c.mode === 'paired' ? `${c.pairs.used} pairs` : `${succeeded(c.errors.candidate)} requests of ${c.candidate} and ${succeeded(c.errors.baseline)} of ${c.baseline}`;
+  const compared =
+    c.mode === 'paired'
+      ? `${c.pairs.used} pairs`
+      : `${succeeded(c.errors.candidate)} requests of ${c.candidate} and ${succeeded(c.errors.baseline)} of ${c.baseline}`;
   const lines = [
     pad(`${c.candidate} vs ${c.baseline}: ${c.mode}, ${compared} compared`, TABLE_WIDTH).trimEnd(),
     ...(excluded ? [pad(`  not compared: ${excluded}`, TABLE_WIDTH).trimEnd()] : []),
-    row(['Metric', 'Verdict', c.mode === 'paired' ? 'shift B-A [95% CI]' : 'p50 B-A [95% CI]', c.mode === 'paired' ? 'shift %' : 'p50 %', 'p Holm']),
+    row([
+      'Metric',
+      'Verdict',
+      c.mode === 'paired' ? 'shift B-A [95% CI]' : 'p50 B-A [95% CI]',
+      c.mode === 'paired' ? 'shift %' : 'p50 %',
+      'p Holm',
+    ]),
     row(COLS.map((w) => '-'.repeat(w))),
     ...c.metrics.map(metricRow),
   ];
@@ -102,11 +113,27 @@ export function renderComparisonBlock(c: TargetComparison, minEffect: number): s
     ci_low: e.difference.ci_low === null ? null : e.difference.ci_low * 100,
     ci_high: e.difference.ci_high === null ? null : e.difference.ci_high * 100,
   };
-  lines.push(row(['Error rate (% points)', VERDICT_TEXT[e.verdict] ?? e.verdict, interval(diffPts, true), '', pValue(e.p_value)]));
-  const side = (name: string, s: { fired: number; failed: number; rate: number | null }) => `${name} ${pct(s.rate)} (${s.failed}/${s.fired})`;
-  lines.push(pad(`  errors: ${side(c.baseline, e.baseline)}, ${side(c.candidate, e.candidate)}`, TABLE_WIDTH).trimEnd());
-  if (c.mode === 'paired') lines.push('  shift: median of the per-request differences B - A (% of A\'s p50)');
-  lines.push(pad(`  better/worse: Holm p < alpha, 95% CI clear of 0, and at least ${(minEffect * 100).toFixed(minEffect < 0.01 ? 1 : 0)}% change`, TABLE_WIDTH).trimEnd());
+  lines.push(
+    row([
+      'Error rate (% points)',
+      VERDICT_TEXT[e.verdict] ?? e.verdict,
+      interval(diffPts, true),
+      '',
+      pValue(e.p_value),
+    ]),
+  );
+  const side = (name: string, s: { fired: number; failed: number; rate: number | null }) =>
+    `${name} ${pct(s.rate)} (${s.failed}/${s.fired})`;
+  lines.push(
+    pad(`  errors: ${side(c.baseline, e.baseline)}, ${side(c.candidate, e.candidate)}`, TABLE_WIDTH).trimEnd(),
+  );
+  if (c.mode === 'paired') lines.push("  shift: median of the per-request differences B - A (% of A's p50)");
+  lines.push(
+    pad(
+      `  better/worse: Holm p < alpha, 95% CI clear of 0, and at least ${(minEffect * 100).toFixed(minEffect < 0.01 ? 1 : 0)}% change`,
+      TABLE_WIDTH,
+    ).trimEnd(),
+  );
   return lines.join('\n');
 }
 
@@ -119,5 +146,9 @@ export const FAIL_ON_EXIT = 3;
 
 /** Whether any verdict in the document (metrics or error rate) is one of `verdicts`. */
 export function hasVerdict(doc: ComparisonDocument, verdicts: readonly string[]): boolean {
-  return doc.comparisons.some((c) => c.errors.verdict !== undefined && (verdicts.includes(c.errors.verdict) || c.metrics.some((m) => verdicts.includes(m.verdict))));
+  return doc.comparisons.some(
+    (c) =>
+      c.errors.verdict !== undefined &&
+      (verdicts.includes(c.errors.verdict) || c.metrics.some((m) => verdicts.includes(m.verdict))),
+  );
 }

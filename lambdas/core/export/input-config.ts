@@ -71,11 +71,13 @@ function scrubUrls(value: unknown): unknown {
     return /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? stripUrlCredentials(value) : value;
   }
   if (Array.isArray(value)) return value.map(scrubUrls);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubUrls(v)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubUrls(v)]));
   return value;
 }
 
-const isPositiveInt = (n: number | null | undefined): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 1;
+const isPositiveInt = (n: number | null | undefined): n is number =>
+  typeof n === 'number' && Number.isInteger(n) && n >= 1;
 
 export function replayInputConfig(settings: ReplayInputSettings): ExportInputConfig {
   const url = settings.url ? withoutUserinfo(settings.url) : null;
@@ -103,7 +105,12 @@ export function replayInputConfig(settings: ReplayInputSettings): ExportInputCon
   if (path !== null && path.startsWith('/')) endpoint.path = path;
   if (streaming === true) endpoint.streaming = true;
   if (timeoutMs !== null && Number.isFinite(timeoutMs) && timeoutMs >= 0) endpoint.timeout = timeoutMs / 1000;
-  const dataset: Record<string, unknown> = { name: 'default', type: 'file', path: settings.capture, format: 'sagemaker_data_capture' };
+  const dataset: Record<string, unknown> = {
+    name: 'default',
+    type: 'file',
+    path: settings.capture,
+    format: 'sagemaker_data_capture',
+  };
   if (isPositiveInt(settings.limit)) dataset.entries = settings.limit;
   const phase: Record<string, unknown> = { name: 'profiling', type: 'fixed_schedule' };
   if (isPositiveInt(settings.maxInFlight)) phase.concurrency = settings.maxInFlight;
@@ -121,8 +128,17 @@ export function replayInputConfig(settings: ReplayInputSettings): ExportInputCon
 export function exportInputConfigOf(value: unknown): ExportInputConfig {
   if (value !== null && typeof value === 'object' && 'captureReplay' in value && 'aiperf' in value) {
     const { aiperf, captureReplay } = value as ExportInputConfig;
-    return { aiperf: (scrubUrls(aiperf) as Record<string, unknown> | null) ?? null, captureReplay: scrubUrls(captureReplay) as Record<string, unknown> };
+    return {
+      aiperf: (scrubUrls(aiperf) as Record<string, unknown> | null) ?? null,
+      captureReplay: scrubUrls(captureReplay) as Record<string, unknown>,
+    };
   }
   const ours = scrubUrls(value ?? {});
-  return { aiperf: null, captureReplay: ours !== null && typeof ours === 'object' && !Array.isArray(ours) ? (ours as Record<string, unknown>) : { value: ours } };
+  return {
+    aiperf: null,
+    captureReplay:
+      ours !== null && typeof ours === 'object' && !Array.isArray(ours)
+        ? (ours as Record<string, unknown>)
+        : { value: ours },
+  };
 }

@@ -23,7 +23,10 @@ export function manifestEntryOf(o: FireOutcome): ManifestEntry {
     requestId: o.requestId,
     dropReason: o.result === null ? (o.dropReason ?? 'lost') : null,
     lagMs: o.result === null ? null : Number(o.result.requestStartNs - o.scheduledNs) / 1e6,
-    wireLagMs: o.result?.requestWireNs === undefined || o.result.requestWireNs === null ? null : Number(o.result.requestWireNs - o.scheduledNs) / 1e6,
+    wireLagMs:
+      o.result?.requestWireNs === undefined || o.result.requestWireNs === null
+        ? null
+        : Number(o.result.requestWireNs - o.scheduledNs) / 1e6,
     errorType: o.result?.error?.type ?? null,
   };
 }

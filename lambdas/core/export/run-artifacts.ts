@@ -10,7 +10,12 @@ import { stringifyJson } from './json';
 export const RUN_FILES = { comparison: 'comparison.json', report: 'report.html' } as const;
 
 /** Writes `comparison.json` (when there is one) and `report.html` under `prefix`; returns the keys. */
-export async function writeRunAnalysis(store: ArtifactStore, prefix: string, comparison: ComparisonDocument | null, reportHtml: string): Promise<string[]> {
+export async function writeRunAnalysis(
+  store: ArtifactStore,
+  prefix: string,
+  comparison: ComparisonDocument | null,
+  reportHtml: string,
+): Promise<string[]> {
   const keys: string[] = [];
   if (comparison) {
     await store.put(prefix + RUN_FILES.comparison, stringifyJson(comparison, 2) + '\n', 'application/json');

@@ -74,10 +74,32 @@ function statsTable(rows: { label: string; stats: StatSummary }[], width: number
     shown = shown.filter((s) => s !== c);
     dropped.push(c);
   }
-  const line = (first: string, rest: string[]) => INDENT + first.padEnd(labelWidth) + rest.map((text, i) => ' ' + text.padStart(columnWidth(shown[i] as Column))).join('');
-  const out = [line('Metric', shown), line('-'.repeat(labelWidth), shown.map((c) => '-'.repeat(columnWidth(c))))];
-  rows.forEach((r, k) => out.push(line(r.label, shown.map((c) => (cells.get(c) as string[])[k] as string))));
-  if (dropped.length > 0) out.push(...wrap(`(${dropped.join(', ')} left out to fit ${width} columns: all are in profile_export_aiperf.json)`, width - INDENT.length).map((l) => INDENT + l));
+  const line = (first: string, rest: string[]) =>
+    INDENT +
+    first.padEnd(labelWidth) +
+    rest.map((text, i) => ' ' + text.padStart(columnWidth(shown[i] as Column))).join('');
+  const out = [
+    line('Metric', shown),
+    line(
+      '-'.repeat(labelWidth),
+      shown.map((c) => '-'.repeat(columnWidth(c))),
+    ),
+  ];
+  rows.forEach((r, k) =>
+    out.push(
+      line(
+        r.label,
+        shown.map((c) => (cells.get(c) as string[])[k] as string),
+      ),
+    ),
+  );
+  if (dropped.length > 0)
+    out.push(
+      ...wrap(
+        `(${dropped.join(', ')} left out to fit ${width} columns: all are in profile_export_aiperf.json)`,
+        width - INDENT.length,
+      ).map((l) => INDENT + l),
+    );
   return out;
 }
 
@@ -116,7 +138,11 @@ export interface SummaryTableOptions {
   width?: number;
 }
 
-export function renderSummaryTable(agg: Aggregates, manifest: RunManifest & { scheduleLag: StatSummary | null; wireLag?: StatSummary | null }, options: SummaryTableOptions = {}): string {
+export function renderSummaryTable(
+  agg: Aggregates,
+  manifest: RunManifest & { scheduleLag: StatSummary | null; wireLag?: StatSummary | null },
+  options: SummaryTableOptions = {},
+): string {
   const width = Math.max(40, Math.floor(options.width ?? DEFAULT_WIDTH));
   const statRows: { label: string; stats: StatSummary }[] = [];
   for (const spec of METRICS) {
@@ -139,13 +165,20 @@ export function renderSummaryTable(agg: Aggregates, manifest: RunManifest & { sc
     ['Dropped', drops.length ? `${manifest.dropped} (${drops.join(', ')})` : String(manifest.dropped)],
     ['Not scheduled', notScheduled.length ? notScheduled.join(', ') : '0'],
     ['Balanced', manifest.balanced ? 'yes' : 'NO'],
-    ['Schedule lag (ms)', lag ? `p50 ${fmt(lag.p50)}, p99 ${fmt(lag.p99)}, max ${fmt(lag.max)}` : 'N/A (nothing fired)'],
+    [
+      'Schedule lag (ms)',
+      lag ? `p50 ${fmt(lag.p50)}, p99 ${fmt(lag.p99)}, max ${fmt(lag.max)}` : 'N/A (nothing fired)',
+    ],
   ];
   // Due -> on the wire: what the server sees of our lateness (absent when no client could tell).
   const wire = manifest.wireLag;
   if (wire) accounting.push(['Wire lag (ms)', `p50 ${fmt(wire.p50)}, p99 ${fmt(wire.p99)}, max ${fmt(wire.max)}`]);
   const lines = [options.title ?? 'capture-replay'];
-  lines.push(...(statRows.length > 0 ? statsTable(statRows, width) : [`${INDENT}(no successful requests: no latency statistics)`]));
+  lines.push(
+    ...(statRows.length > 0
+      ? statsTable(statRows, width)
+      : [`${INDENT}(no successful requests: no latency statistics)`]),
+  );
   if (scalarRows.length > 0) lines.push('', ...pairs(scalarRows, width, true));
   lines.push('', ...pairs(accounting, width, false));
   return lines.join('\n');

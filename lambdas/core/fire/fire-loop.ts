@@ -79,7 +79,11 @@ function clientFailure(clock: Clock, startNs: bigint, error: unknown): TargetRes
     contentChunkNs: [],
     httpStatus: null,
     usage: null,
-    error: { code: null, type: 'ClientError', message: error instanceof Error ? error.message.slice(0, 300) : String(error).slice(0, 300) },
+    error: {
+      code: null,
+      type: 'ClientError',
+      message: error instanceof Error ? error.message.slice(0, 300) : String(error).slice(0, 300),
+    },
   };
 }
 
@@ -91,13 +95,22 @@ function clientFailure(clock: Clock, startNs: bigint, error: unknown): TargetRes
 export async function fireEach(requests: readonly ScheduledRequest[], options: FireLoopOptions): Promise<void> {
   const { clock, target } = options;
   // Cancelling also stops: nothing new is sent once requests in flight are being cancelled.
-  const signal = options.signal && options.cancelSignal ? AbortSignal.any([options.signal, options.cancelSignal]) : (options.signal ?? options.cancelSignal);
+  const signal =
+    options.signal && options.cancelSignal
+      ? AbortSignal.any([options.signal, options.cancelSignal])
+      : (options.signal ?? options.cancelSignal);
   // Every request in flight listens to the cancel signal: thousands at high rates, not a leak.
   if (options.cancelSignal) setMaxListeners(0, options.cancelSignal);
-  const own = options.maxInFlight !== undefined && Number.isFinite(options.maxInFlight) ? new Semaphore(options.maxInFlight) : null;
+  const own =
+    options.maxInFlight !== undefined && Number.isFinite(options.maxInFlight)
+      ? new Semaphore(options.maxInFlight)
+      : null;
   const permits = [own, options.sharedInFlight].filter((s): s is Semaphore => s !== undefined && s !== null);
   const expireNs = options.expireAfterMs !== undefined ? BigInt(Math.round(options.expireAfterMs * 1e6)) : null;
-  const toleranceNs = options.latePolicy && Number.isFinite(options.latePolicy.toleranceMs) ? BigInt(Math.round(options.latePolicy.toleranceMs * 1e6)) : null;
+  const toleranceNs =
+    options.latePolicy && Number.isFinite(options.latePolicy.toleranceMs)
+      ? BigInt(Math.round(options.latePolicy.toleranceMs * 1e6))
+      : null;
   const dropLate = options.latePolicy?.action === 'drop';
 
   const ordered = requests.every((r, i) => i === 0 || (requests[i - 1] as ScheduledRequest).offsetMs <= r.offsetMs)
@@ -125,7 +138,15 @@ export async function fireEach(requests: readonly ScheduledRequest[], options: F
 
   const record = (outcome: FireOutcome) => options.onOutcome?.(outcome);
   const drop = (p: (typeof prepared)[number], reason: DropReason) =>
-    record({ request: p.request, target: target.name, requestId: p.requestId, scheduledNs: p.dueNs, workerId: options.workerId, result: null, dropReason: reason });
+    record({
+      request: p.request,
+      target: target.name,
+      requestId: p.requestId,
+      scheduledNs: p.dueNs,
+      workerId: options.workerId,
+      result: null,
+      dropReason: reason,
+    });
 
   const inFlight = new Set<Promise<void>>();
   const release = () => {
@@ -162,7 +183,15 @@ export async function fireEach(requests: readonly ScheduledRequest[], options: F
       .send(p.wire, options.cancelSignal)
       .catch((error: unknown) => clientFailure(clock, fallbackStart, error))
       .then((result) => {
-        record({ request: p.request, target: target.name, requestId: p.requestId, scheduledNs: p.dueNs, workerId: options.workerId, result, dropReason: null });
+        record({
+          request: p.request,
+          target: target.name,
+          requestId: p.requestId,
+          scheduledNs: p.dueNs,
+          workerId: options.workerId,
+          result,
+          dropReason: null,
+        });
       })
       .finally(() => {
         inFlight.delete(sending);
@@ -174,7 +203,10 @@ export async function fireEach(requests: readonly ScheduledRequest[], options: F
 }
 
 /** The loop, its outcomes returned in plan order: exactly one per request. */
-export async function runFireLoop(requests: readonly ScheduledRequest[], options: FireLoopOptions): Promise<FireOutcome[]> {
+export async function runFireLoop(
+  requests: readonly ScheduledRequest[],
+  options: FireLoopOptions,
+): Promise<FireOutcome[]> {
   const outcomes = new Map<ScheduledRequest, FireOutcome>();
   await fireEach(requests, {
     ...options,

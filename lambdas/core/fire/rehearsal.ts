@@ -67,7 +67,11 @@ export type TwinFactory = () => Promise<Twin>;
 export function rehearsalRequests(plan: readonly ScheduledRequest[], count: number): ScheduledRequest[] {
   const sample = plan.slice(0, REHEARSAL_BODIES);
   if (sample.length === 0) return [];
-  return Array.from({ length: count }, (_, i) => ({ ...(sample[i % sample.length] as ScheduledRequest), index: i, offsetMs: i * REHEARSAL_SPACING_MS }));
+  return Array.from({ length: count }, (_, i) => ({
+    ...(sample[i % sample.length] as ScheduledRequest),
+    index: i,
+    offsetMs: i * REHEARSAL_SPACING_MS,
+  }));
 }
 
 /**
@@ -76,7 +80,13 @@ export function rehearsalRequests(plan: readonly ScheduledRequest[], count: numb
  * are skipped; the sinks are stopped whatever happens. `signal` stops the rehearsal early
  * (the fire function's first due time coming): what was not sent is not counted.
  */
-export async function rehearseTwins(twins: readonly TwinFactory[], samples: readonly (readonly ScheduledRequest[])[], requests: number, clock: Clock, signal?: AbortSignal): Promise<RehearsalResult> {
+export async function rehearseTwins(
+  twins: readonly TwinFactory[],
+  samples: readonly (readonly ScheduledRequest[])[],
+  requests: number,
+  clock: Clock,
+  signal?: AbortSignal,
+): Promise<RehearsalResult> {
   const startedNs = clock.nowNs();
   let sent = 0;
   let succeeded = 0;
@@ -85,7 +95,15 @@ export async function rehearseTwins(twins: readonly TwinFactory[], samples: read
     if (batch.length === 0 || signal?.aborted) continue;
     const { twin, close } = await makeTwin();
     try {
-      const outcomes = await runFireLoop(batch, { runId: 'rehearsal', target: twin, clock, startNs: clock.nowNs(), workerId: 'rehearsal', maxInFlight: REHEARSAL_IN_FLIGHT, ...(signal ? { signal } : {}) });
+      const outcomes = await runFireLoop(batch, {
+        runId: 'rehearsal',
+        target: twin,
+        clock,
+        startNs: clock.nowNs(),
+        workerId: 'rehearsal',
+        maxInFlight: REHEARSAL_IN_FLIGHT,
+        ...(signal ? { signal } : {}),
+      });
       const done = outcomes.filter((o) => o.result !== null);
       sent += done.length;
       succeeded += done.filter((o) => o.result?.error === null).length;

@@ -8,7 +8,8 @@ export class Semaphore {
   private readonly waiters: (() => void)[] = [];
 
   constructor(readonly capacity: number) {
-    if (!(Number.isInteger(capacity) && capacity > 0)) throw new Error(`semaphore capacity must be a whole number > 0 (got ${capacity})`);
+    if (!(Number.isInteger(capacity) && capacity > 0))
+      throw new Error(`semaphore capacity must be a whole number > 0 (got ${capacity})`);
   }
 
   get inUse(): number {
@@ -26,7 +27,8 @@ export class Semaphore {
 
   release(): void {
     const next = this.waiters.shift();
-    if (next) next(); // the permit passes straight to the next waiter
+    if (next)
+      next(); // the permit passes straight to the next waiter
     else if (this.held > 0) this.held--;
   }
 }

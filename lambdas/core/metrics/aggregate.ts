@@ -54,12 +54,19 @@ export interface ReplaySchedLag {
 }
 
 export function replaySchedLag(records: readonly ProfileRecord[]): ReplaySchedLag | null {
-  const offsets = records.filter((r) => r.error === null).map((r) => r.metadata.request_start_ns - r.capture_replay.scheduled_ns);
+  const offsets = records
+    .filter((r) => r.error === null)
+    .map((r) => r.metadata.request_start_ns - r.capture_replay.scheduled_ns);
   if (offsets.length === 0) return null;
   const least = offsets.reduce((min, o) => (o < min ? o : min));
   const lags = offsets.map((o) => Number(o - least) / 1e6).sort((a, b) => a - b);
   const p99 = percentile(lags, 99);
-  return { p50: percentile(lags, 50), p90: percentile(lags, 90), p99, degraded: p99 > REPLAY_SCHED_DEGRADED_THRESHOLD_MS };
+  return {
+    p50: percentile(lags, 50),
+    p90: percentile(lags, 90),
+    p99,
+    degraded: p99 > REPLAY_SCHED_DEGRADED_THRESHOLD_MS,
+  };
 }
 
 /** Metrics where bigger is better: an SLO on them is a floor, not a ceiling. */
@@ -87,9 +94,20 @@ export function aggregate(records: readonly ProfileRecord[], options: AggregateO
       values.set(tag, list);
     }
   }
-  values.set('schedule_lag', records.map((r) => r.capture_replay.schedule_lag_ms));
+  values.set(
+    'schedule_lag',
+    records.map((r) => r.capture_replay.schedule_lag_ms),
+  );
 
-  const out: Aggregates = { records: {}, derived: {}, errorSummary: [], requestCount: ok.length, errorCount: failed.length, minRequestNs: null, maxResponseNs: null };
+  const out: Aggregates = {
+    records: {},
+    derived: {},
+    errorSummary: [],
+    requestCount: ok.length,
+    errorCount: failed.length,
+    minRequestNs: null,
+    maxResponseNs: null,
+  };
   for (const spec of METRICS) {
     if (spec.kind !== 'record') continue;
     const stats = summarize(values.get(spec.tag) ?? []);
@@ -102,7 +120,8 @@ export function aggregate(records: readonly ProfileRecord[], options: AggregateO
     if (out.minRequestNs === null || start < out.minRequestNs) out.minRequestNs = start;
     if (out.maxResponseNs === null || end > out.maxResponseNs) out.maxResponseNs = end;
   }
-  const durationSec = out.minRequestNs !== null && out.maxResponseNs !== null ? Number(out.maxResponseNs - out.minRequestNs) / 1e9 : null;
+  const durationSec =
+    out.minRequestNs !== null && out.maxResponseNs !== null ? Number(out.maxResponseNs - out.minRequestNs) / 1e9 : null;
   const perSecond = (n: number) => (durationSec !== null && durationSec > 0 ? n / durationSec : null);
   const outputTokens = out.records.output_sequence_length?.stats.sum ?? null;
   const set = (tag: string, unit: string, value: number | null) => (out.derived[tag] = { unit, value });

@@ -41,7 +41,12 @@ export function outputAgreement(records: readonly ProfileRecord[]): OutputAgreem
     if (info.output_match !== null && info.output_match !== undefined) {
       compared++;
       if (info.output_match) matched++;
-      else if (mismatches.length < MISMATCHES_LISTED) mismatches.push({ capture_file: info.capture_file, capture_line: info.capture_line, x_request_id: r.metadata.x_request_id });
+      else if (mismatches.length < MISMATCHES_LISTED)
+        mismatches.push({
+          capture_file: info.capture_file,
+          capture_line: info.capture_line,
+          x_request_id: r.metadata.x_request_id,
+        });
     }
     const captured = info.captured_output_tokens;
     const replayed = r.metrics.output_sequence_length?.value;

@@ -93,10 +93,18 @@ export const COMPARISON_METRICS = {
 export const ERROR_RATE_METRIC = 'error_rate';
 
 /** The metrics a comparison can call worse: the compared metrics that have a direction, and the error rate. */
-export const VERDICT_METRICS: readonly string[] = [...COMPARED_METRICS.filter((m) => m.direction !== 'neutral').map((m) => m.tag), ERROR_RATE_METRIC];
+export const VERDICT_METRICS: readonly string[] = [
+  ...COMPARED_METRICS.filter((m) => m.direction !== 'neutral').map((m) => m.tag),
+  ERROR_RATE_METRIC,
+];
 
 /** What a schedule alarms on when it names nothing (`alarmOn`): the latencies users gate on, and errors. */
-export const DEFAULT_ALARM_ON: readonly string[] = ['request_latency', 'time_to_first_token', 'inter_token_latency', ERROR_RATE_METRIC];
+export const DEFAULT_ALARM_ON: readonly string[] = [
+  'request_latency',
+  'time_to_first_token',
+  'inter_token_latency',
+  ERROR_RATE_METRIC,
+];
 
 /** Per capacity search and target (the CLI's `capacity`): dimensions Stack, Target. */
 export const CAPACITY_METRICS = {
@@ -133,7 +141,13 @@ export interface MetricSet {
 export interface TargetFigures {
   name: string;
   /** run_manifest.json's accounting. */
-  manifest: { scheduled: number; succeeded: number; failed: number; dropped: number; droppedByReason: Record<string, number> };
+  manifest: {
+    scheduled: number;
+    succeeded: number;
+    failed: number;
+    dropped: number;
+    droppedByReason: Record<string, number>;
+  };
   /** profile_export_aiperf.json (AIPerf's flat layout: tag -> {unit, avg, p50, p99, ...}); null when not there. */
   aggregates: Record<string, unknown> | null;
 }
@@ -141,7 +155,11 @@ export interface TargetFigures {
 const finite = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 /** A statistic of an AIPerf metric block (`request_latency.p99`), or null. */
-export function aggregateStat(aggregates: Record<string, unknown> | null, tag: string, stat: 'avg' | 'p50' | 'p99'): number | null {
+export function aggregateStat(
+  aggregates: Record<string, unknown> | null,
+  tag: string,
+  stat: 'avg' | 'p50' | 'p99',
+): number | null {
   const block = aggregates?.[tag];
   return block !== null && typeof block === 'object' ? finite((block as Record<string, unknown>)[stat]) : null;
 }
@@ -150,7 +168,9 @@ export function aggregateStat(aggregates: Record<string, unknown> | null, tag: s
 export function targetFiguresOf(name: string, manifest: unknown, aggregates: unknown): TargetFigures {
   const m = (manifest !== null && typeof manifest === 'object' ? manifest : {}) as Record<string, unknown>;
   const count = (v: unknown) => finite(v) ?? 0;
-  const byReason = (m.droppedByReason !== null && typeof m.droppedByReason === 'object' ? m.droppedByReason : {}) as Record<string, unknown>;
+  const byReason = (
+    m.droppedByReason !== null && typeof m.droppedByReason === 'object' ? m.droppedByReason : {}
+  ) as Record<string, unknown>;
   return {
     name,
     manifest: {
@@ -158,18 +178,30 @@ export function targetFiguresOf(name: string, manifest: unknown, aggregates: unk
       succeeded: count(m.succeeded),
       failed: count(m.failed),
       dropped: count(m.dropped),
-      droppedByReason: Object.fromEntries(Object.entries(byReason).flatMap(([k, v]) => (finite(v) === null ? [] : [[k, v as number]]))),
+      droppedByReason: Object.fromEntries(
+        Object.entries(byReason).flatMap(([k, v]) => (finite(v) === null ? [] : [[k, v as number]])),
+      ),
     },
-    aggregates: aggregates !== null && typeof aggregates === 'object' && !Array.isArray(aggregates) ? (aggregates as Record<string, unknown>) : null,
+    aggregates:
+      aggregates !== null && typeof aggregates === 'object' && !Array.isArray(aggregates)
+        ? (aggregates as Record<string, unknown>)
+        : null,
   };
 }
 
 /** The dimensions and sets of a run's metrics: [Stack, ...keys], and for a scheduled run also [Stack, Schedule, ...keys]. */
-function scoped(stack: string, schedule: string | null, own: Record<string, string>): Pick<MetricSet, 'dimensions' | 'dimensionSets'> {
+function scoped(
+  stack: string,
+  schedule: string | null,
+  own: Record<string, string>,
+): Pick<MetricSet, 'dimensions' | 'dimensionSets'> {
   const keys = Object.keys(own);
   return {
     dimensions: { [DIMENSION.stack]: stack, ...(schedule !== null ? { [DIMENSION.schedule]: schedule } : {}), ...own },
-    dimensionSets: [[DIMENSION.stack, ...keys], ...(schedule !== null ? [[DIMENSION.stack, DIMENSION.schedule, ...keys]] : [])],
+    dimensionSets: [
+      [DIMENSION.stack, ...keys],
+      ...(schedule !== null ? [[DIMENSION.stack, DIMENSION.schedule, ...keys]] : []),
+    ],
   };
 }
 
@@ -228,7 +260,14 @@ export function comparisonMetricSets(stack: string, schedule: string | null, c: 
       [{ name: V.shift.name, unit }, shift],
     ]),
   });
-  const sets = c.metrics.map((m) => set(m.tag, m.verdict, finite(m.paired_shift?.difference.estimate ?? null) ?? finite(m.difference.p50.estimate), cloudWatchUnitOf(m.unit)));
+  const sets = c.metrics.map((m) =>
+    set(
+      m.tag,
+      m.verdict,
+      finite(m.paired_shift?.difference.estimate ?? null) ?? finite(m.difference.p50.estimate),
+      cloudWatchUnitOf(m.unit),
+    ),
+  );
   const errorShift = finite(c.errors.difference.estimate);
   sets.push(set(ERROR_RATE_METRIC, c.errors.verdict, errorShift === null ? null : 100 * errorShift, 'Percent'));
   return sets;
@@ -247,9 +286,15 @@ export interface RunFigures {
  * run's own (Stack only): its lost requests and its worst lateness.
  */
 export function runMetricSets(stack: string, run: RunFigures): MetricSet[] {
-  const sets: MetricSet[] = run.targets.map((t) => ({ ...scoped(stack, run.schedule, { [DIMENSION.target]: t.name }), metrics: targetMetrics(t) }));
-  if (run.comparison) for (const c of comparisonsOf(run.comparison)) sets.push(...comparisonMetricSets(stack, run.schedule, c));
-  const lateness = run.targets.map((t) => aggregateStat(t.aggregates, 'schedule_lag', 'p99')).filter((v): v is number => v !== null);
+  const sets: MetricSet[] = run.targets.map((t) => ({
+    ...scoped(stack, run.schedule, { [DIMENSION.target]: t.name }),
+    metrics: targetMetrics(t),
+  }));
+  if (run.comparison)
+    for (const c of comparisonsOf(run.comparison)) sets.push(...comparisonMetricSets(stack, run.schedule, c));
+  const lateness = run.targets
+    .map((t) => aggregateStat(t.aggregates, 'schedule_lag', 'p99'))
+    .filter((v): v is number => v !== null);
   sets.push({
     dimensions: { [DIMENSION.stack]: stack },
     dimensionSets: [[DIMENSION.stack]],
@@ -263,11 +308,17 @@ export function runMetricSets(stack: string, run: RunFigures): MetricSet[] {
 
 /** A capacity search's sets: per target, the factor it sustained (none when no factor was). */
 export function capacityMetricSets(stack: string, doc: Pick<CapacityDocument, 'targets'>): MetricSet[] {
-  return doc.targets.map((t) => ({ ...scoped(stack, null, { [DIMENSION.target]: t.name }), metrics: present([[CAPACITY_METRICS.sustained, finite(t.sustained_factor)]]) }));
+  return doc.targets.map((t) => ({
+    ...scoped(stack, null, { [DIMENSION.target]: t.name }),
+    metrics: present([[CAPACITY_METRICS.sustained, finite(t.sustained_factor)]]),
+  }));
 }
 
 /** A scheduled run's capacity against the fire function's concurrency (run-input.ts logCapacity). */
-export function ingestMetricSets(stack: string, capacity: Pick<CapacityReport, 'expectedLatenessSeconds' | 'onTime'>): MetricSet[] {
+export function ingestMetricSets(
+  stack: string,
+  capacity: Pick<CapacityReport, 'expectedLatenessSeconds' | 'onTime'>,
+): MetricSet[] {
   return [
     {
       dimensions: { [DIMENSION.stack]: stack },
@@ -282,6 +333,10 @@ export function ingestMetricSets(stack: string, capacity: Pick<CapacityReport, '
 
 /** When a run's figures were made: the latest `endedAt` of its targets' manifests (epoch ms), or null. */
 export function runEndedAtMs(manifests: readonly unknown[]): number | null {
-  const ends = manifests.map((m) => (m !== null && typeof m === 'object' ? Date.parse(String((m as Record<string, unknown>).endedAt)) : NaN)).filter(Number.isFinite);
+  const ends = manifests
+    .map((m) =>
+      m !== null && typeof m === 'object' ? Date.parse(String((m as Record<string, unknown>).endedAt)) : NaN,
+    )
+    .filter(Number.isFinite);
   return ends.length > 0 ? Math.max(...ends) : null;
 }

@@ -55,11 +55,19 @@ export function computeProfileRecord(outcome: FireOutcome, recordProcessorId: st
     capture_line: request.source.line,
     capture_time_ms: request.captureTimeMs,
     captured_output_tokens: plausibleTokenCount(request.capturedUsage?.completionTokens),
-    output_match: result.error === null && result.outputSha256 && request.capturedOutputSha256 ? result.outputSha256 === request.capturedOutputSha256 : null,
+    output_match:
+      result.error === null && result.outputSha256 && request.capturedOutputSha256
+        ? result.outputSha256 === request.capturedOutputSha256
+        : null,
     overrides: request.overrides,
   };
   if (result.error) {
-    return { metadata, metrics: { error_request_count: { value: 1, unit: 'requests' } }, error: recordedError(result.error), capture_replay: replay };
+    return {
+      metadata,
+      metrics: { error_request_count: { value: 1, unit: 'requests' } },
+      error: recordedError(result.error),
+      capture_replay: replay,
+    };
   }
   const metrics: Record<string, MetricValue> = {};
   const latencyNs = result.requestEndNs - startNs;

@@ -10,11 +10,15 @@ import type { TokenUsage } from '../types';
 export const MAX_PLAUSIBLE_TOKENS = 10_000_000;
 
 export function plausibleTokenCount(value: unknown): number | null {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_PLAUSIBLE_TOKENS ? value : null;
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_PLAUSIBLE_TOKENS
+    ? value
+    : null;
 }
 
 /** The usage with implausible counts set to null; null when neither count is plausible. */
-export function plausibleUsage(usage: { promptTokens?: unknown; completionTokens?: unknown } | null | undefined): TokenUsage | null {
+export function plausibleUsage(
+  usage: { promptTokens?: unknown; completionTokens?: unknown } | null | undefined,
+): TokenUsage | null {
   if (!usage) return null;
   const promptTokens = plausibleTokenCount(usage.promptTokens);
   const completionTokens = plausibleTokenCount(usage.completionTokens);

@@ -98,7 +98,8 @@ class EndTimes {
 /** The most intervals [firstDue - lead, lastDue] open at once (an end before a start at the same time). */
 export function lanesAtOnce(lanes: readonly LaneNeed[], leadMs: number): number {
   const events: [number, number][] = [];
-  for (const lane of lanes) events.push([lane.firstDueMs - leadMs, 1], [Math.max(lane.firstDueMs - leadMs, lane.lastDueMs), -1]);
+  for (const lane of lanes)
+    events.push([lane.firstDueMs - leadMs, 1], [Math.max(lane.firstDueMs - leadMs, lane.lastDueMs), -1]);
   events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let open = 0;
   let most = 0;
@@ -132,7 +133,9 @@ interface Lateness {
  * late start when everything was already due).
  */
 function lateness(lanes: readonly LaneNeed[], leadMs: number, concurrency: number): Lateness {
-  const order = lanes.map((_, i) => i).sort((a, b) => (lanes[a] as LaneNeed).firstDueMs - (lanes[b] as LaneNeed).firstDueMs || a - b);
+  const order = lanes
+    .map((_, i) => i)
+    .sort((a, b) => (lanes[a] as LaneNeed).firstDueMs - (lanes[b] as LaneNeed).firstDueMs || a - b);
   const ends = new EndTimes();
   const out: Lateness = { maxLateMs: 0, lateLanes: 0, lateRequests: 0 };
   for (const i of order) {
@@ -158,22 +161,53 @@ function raiseOf(capacity: FireCapacity, needed: number, busiest: number): { set
 }
 
 /** The run's lanes against the fire function's concurrency. */
-export function assessCapacity(lanes: readonly LaneNeed[], o: { leadMs: number; busiestSecond: number; capacity: FireCapacity }): CapacityReport {
+export function assessCapacity(
+  lanes: readonly LaneNeed[],
+  o: { leadMs: number; busiestSecond: number; capacity: FireCapacity },
+): CapacityReport {
   const { concurrency } = o.capacity;
   const needed = lanesAtOnce(lanes, o.leadMs);
   const base = { lanesAtOnce: needed, concurrency, busiestSecondRequests: o.busiestSecond };
   if (needed <= concurrency) {
-    return { ...base, onTime: true, expectedLatenessSeconds: 0, lateLanes: 0, lateRequests: 0, raise: null, reason: `${plural(needed, 'fire invocation')} at once at most, within the ${concurrency} the fire function may run` };
+    return {
+      ...base,
+      onTime: true,
+      expectedLatenessSeconds: 0,
+      lateLanes: 0,
+      lateRequests: 0,
+      raise: null,
+      reason: `${plural(needed, 'fire invocation')} at once at most, within the ${concurrency} the fire function may run`,
+    };
   }
   const late = lateness(lanes, o.leadMs, concurrency);
   const raise = raiseOf(o.capacity, needed, o.busiestSecond);
   const seconds = Math.round(late.maxLateMs) / 1000;
   const why = `${plural(needed, 'fire invocation')} must run at once and the fire function runs at most ${concurrency} (its event source's MaximumConcurrency)`;
-  const fix = raise.setting === 'peakRequestsPerSecond' ? `raise peakRequestsPerSecond to ${raise.value} (this run's busiest second per target, before amplify) and deploy` : `raise maxFireConcurrency to ${raise.value} and deploy`;
-  const bound = 'a lower bound: an invocation is counted alive only until its last request is sent, not until its responses end, and a waiting lane starts the moment one ends';
+  const fix =
+    raise.setting === 'peakRequestsPerSecond'
+      ? `raise peakRequestsPerSecond to ${raise.value} (this run's busiest second per target, before amplify) and deploy`
+      : `raise maxFireConcurrency to ${raise.value} and deploy`;
+  const bound =
+    'a lower bound: an invocation is counted alive only until its last request is sent, not until its responses end, and a waiting lane starts the moment one ends';
   if (late.lateLanes === 0) {
-    return { ...base, onTime: true, expectedLatenessSeconds: 0, lateLanes: 0, lateRequests: 0, raise, reason: `${why}: the lanes that wait still start by their first due time, within their lead (no time left for a cold start); ${fix}` };
+    return {
+      ...base,
+      onTime: true,
+      expectedLatenessSeconds: 0,
+      lateLanes: 0,
+      lateRequests: 0,
+      raise,
+      reason: `${why}: the lanes that wait still start by their first due time, within their lead (no time left for a cold start); ${fix}`,
+    };
   }
   const what = `${plural(late.lateLanes, 'lane')} wait${late.lateLanes === 1 ? 's' : ''} for an earlier invocation to end, and ${plural(late.lateRequests, 'request')} go out late, the latest by at least ${seconds} s`;
-  return { ...base, onTime: false, expectedLatenessSeconds: seconds, lateLanes: late.lateLanes, lateRequests: late.lateRequests, raise, reason: `${why}: ${what} (${bound}); ${fix}` };
+  return {
+    ...base,
+    onTime: false,
+    expectedLatenessSeconds: seconds,
+    lateLanes: late.lateLanes,
+    lateRequests: late.lateRequests,
+    raise,
+    reason: `${why}: ${what} (${bound}); ${fix}`,
+  };
 }

@@ -22,7 +22,13 @@
  * records are done once their group's look (and, if it asked, the run's analysis) succeeded.
  */
 import type { Log } from '../../ports';
-import { lookAtTarget, parseCollectMessage, type CollectAction, type CollectLookDeps, type CollectMessage } from './collect';
+import {
+  lookAtTarget,
+  parseCollectMessage,
+  type CollectAction,
+  type CollectLookDeps,
+  type CollectMessage,
+} from './collect';
 import { PermanentError } from './common';
 
 export interface CollectRecord {
@@ -50,7 +56,11 @@ interface Group {
 }
 
 /** Records grouped by run, then target, each in the order of its first record; the malformed apart. */
-function groupRecords(records: readonly CollectRecord[], outcomes: Map<string, CollectOutcome>, log: Log): Map<string, Group[]> {
+function groupRecords(
+  records: readonly CollectRecord[],
+  outcomes: Map<string, CollectOutcome>,
+  log: Log,
+): Map<string, Group[]> {
   const runs = new Map<string, Group[]>();
   for (const record of records) {
     let message: CollectMessage;
@@ -76,7 +86,11 @@ function groupRecords(records: readonly CollectRecord[], outcomes: Map<string, C
 }
 
 /** One look per group; the groups whose look finalised a target and so ask for the run's analysis. */
-async function lookAtGroups(groups: readonly Group[], deps: CollectBatchDeps, outcomes: Map<string, CollectOutcome>): Promise<Group[]> {
+async function lookAtGroups(
+  groups: readonly Group[],
+  deps: CollectBatchDeps,
+  outcomes: Map<string, CollectOutcome>,
+): Promise<Group[]> {
   const asking: Group[] = [];
   for (const group of groups) {
     const { runId, target, ids } = group;
@@ -92,14 +106,22 @@ async function lookAtGroups(groups: readonly Group[], deps: CollectBatchDeps, ou
         continue;
       }
       for (const id of ids) outcomes.set(id, { kind: 'failed', error });
-      deps.log.warn('collect failed: records left for a retry', { runId, target, messageIds: ids, reason: error instanceof Error ? error.message : String(error) });
+      deps.log.warn('collect failed: records left for a retry', {
+        runId,
+        target,
+        messageIds: ids,
+        reason: error instanceof Error ? error.message : String(error),
+      });
     }
   }
   return asking;
 }
 
 /** Each record's outcome, by id. */
-export async function collectBatch(records: readonly CollectRecord[], deps: CollectBatchDeps): Promise<Map<string, CollectOutcome>> {
+export async function collectBatch(
+  records: readonly CollectRecord[],
+  deps: CollectBatchDeps,
+): Promise<Map<string, CollectOutcome>> {
   const outcomes = new Map<string, CollectOutcome>();
   for (const [runId, groups] of groupRecords(records, outcomes, deps.log)) {
     const asking = await lookAtGroups(groups, deps, outcomes);
@@ -109,7 +131,11 @@ export async function collectBatch(records: readonly CollectRecord[], deps: Coll
     } catch (error) {
       const ids = asking.flatMap((g) => g.ids);
       for (const id of ids) outcomes.set(id, { kind: 'failed', error });
-      deps.log.warn('run analysis failed: its finalisers left for a retry', { runId, messageIds: ids, reason: error instanceof Error ? error.message : String(error) });
+      deps.log.warn('run analysis failed: its finalisers left for a retry', {
+        runId,
+        messageIds: ids,
+        reason: error instanceof Error ? error.message : String(error),
+      });
     }
   }
   return outcomes;

@@ -10,7 +10,21 @@ import { replayInputConfig, type ExportInputConfig } from '../export/input-confi
 import { buildManifest, runSpan, type ManifestEntry } from '../export/manifest';
 import { aggregate } from '../metrics/aggregate';
 import type { ProfileRecord, RunManifest } from '../types';
-import { CONFLICT, CONFLICT_ATTEMPTS, decodeJson, INGEST_SHARD, mapLimited, parseMessageJson, PermanentError, retryOnConflict, runRecordSchema, sendAll, shardsOf, type ConflictRetry, type RunRecord } from './common';
+import {
+  CONFLICT,
+  CONFLICT_ATTEMPTS,
+  decodeJson,
+  INGEST_SHARD,
+  mapLimited,
+  parseMessageJson,
+  PermanentError,
+  retryOnConflict,
+  runRecordSchema,
+  sendAll,
+  shardsOf,
+  type ConflictRetry,
+  type RunRecord,
+} from './common';
 import { hourPrefix, resultsKey, resultsPrefix, runRecordKey, targetPrefix } from './keys';
 import { decodeResultLines, resultLineSchema, resultRequestId, type ResultLine } from './results';
 import { deliveryDelay } from './sqs-delay';
@@ -52,7 +66,13 @@ const utf8 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, 
  * the run's shards as scheduled), so the first occurrence of a request id wins exactly as
  * if they had been read one by one.
  */
-async function gatherRun(runId: string, target: string, state: RunState, store: ObjectStore, countLost: boolean): Promise<{ records: ProfileRecord[]; entries: ManifestEntry[] }> {
+async function gatherRun(
+  runId: string,
+  target: string,
+  state: RunState,
+  store: ObjectStore,
+  countLost: boolean,
+): Promise<{ records: ProfileRecord[]; entries: ManifestEntry[] }> {
   const missing = new Set(state.missing);
   const shards = await mapLimited(
     state.expected.filter((id) => !missing.has(id)),
@@ -76,12 +96,24 @@ async function gatherRun(runId: string, target: string, state: RunState, store: 
         continue;
       }
       records.push(line.record);
-      entries.push({ requestId, dropReason: null, lagMs: line.record.capture_replay.schedule_lag_ms, wireLagMs: line.record.capture_replay.wire_lag_ms, errorType: line.record.error?.type ?? null });
+      entries.push({
+        requestId,
+        dropReason: null,
+        lagMs: line.record.capture_replay.schedule_lag_ms,
+        wireLagMs: line.record.capture_replay.wire_lag_ms,
+        errorType: line.record.error?.type ?? null,
+      });
     }
   }
   if (countLost) {
     for (const shard of state.shards.filter((s) => missing.has(s.shardId))) {
-      for (let i = 0; i < shard.requests; i++) entries.push({ requestId: `lost:${runId}:${shard.shardId}:${i}`, dropReason: 'lost', lagMs: null, errorType: null });
+      for (let i = 0; i < shard.requests; i++)
+        entries.push({
+          requestId: `lost:${runId}:${shard.shardId}:${i}`,
+          dropReason: 'lost',
+          lagMs: null,
+          errorType: null,
+        });
     }
   }
   records.sort((a, b) => a.metadata.session_num - b.metadata.session_num);
@@ -99,10 +131,20 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
  * out otherwise. URLs lose their userinfo on the way (input-config.ts).
  */
 export function pipelineInputConfig(recorded: unknown, target: string): ExportInputConfig {
-  const rec = recorded !== null && typeof recorded === 'object' && !Array.isArray(recorded) ? (recorded as Record<string, unknown>) : {};
+  const rec =
+    recorded !== null && typeof recorded === 'object' && !Array.isArray(recorded)
+      ? (recorded as Record<string, unknown>)
+      : {};
   const targets = Array.isArray(rec.targets) ? (rec.targets as unknown[]) : [];
-  const mine = targets.find((t): t is Record<string, unknown> => t !== null && typeof t === 'object' && (t as Record<string, unknown>).name === target);
-  const extra = Object.fromEntries(Object.entries(rec).filter(([k]) => !['tool', 'capture', 'model_override', 'streaming', 'request_timeout_ms'].includes(k)));
+  const mine = targets.find(
+    (t): t is Record<string, unknown> =>
+      t !== null && typeof t === 'object' && (t as Record<string, unknown>).name === target,
+  );
+  const extra = Object.fromEntries(
+    Object.entries(rec).filter(
+      ([k]) => !['tool', 'capture', 'model_override', 'streaming', 'request_timeout_ms'].includes(k),
+    ),
+  );
   return replayInputConfig({
     target,
     url: str(mine?.url),
@@ -131,11 +173,25 @@ export async function collectRun(
 
   const { records, entries } = await gatherRun(runId, target, state, deps.store, !interim);
   const { startedAt, endedAt } = runSpan(BigInt(run.startNs), deps.clock.nowNs());
-  const built = buildManifest({ runId, target, outcomes: entries, notScheduledByReason: run.notScheduledByReason, startedAt, endedAt });
+  const built = buildManifest({
+    runId,
+    target,
+    outcomes: entries,
+    notScheduledByReason: run.notScheduledByReason,
+    startedAt,
+    endedAt,
+  });
   // An interim manifest accounts for what has reported so far and says what is still out.
   const missingSet = new Set(missing);
   const missingShards = shards.filter((s) => missingSet.has(s.shardId));
-  const manifest = interim ? { ...built, interim: true, pendingShards: missingShards.length, pendingRequests: missingShards.reduce((n, s) => n + s.requests, 0) } : built;
+  const manifest = interim
+    ? {
+        ...built,
+        interim: true,
+        pendingShards: missingShards.length,
+        pendingRequests: missingShards.reduce((n, s) => n + s.requests, 0),
+      }
+    : built;
   await writeTargetArtifacts(deps.store, targetPrefix(runId, target) + (interim ? 'interim/' : ''), {
     records,
     aggregates: aggregate(records),
@@ -146,7 +202,14 @@ export async function collectRun(
     endTime: endedAt,
   });
   if (!interim && run.hour) {
-    const hourRun: HourRun = { runId, startNs: run.startNs, missingShards: missing.length, notScheduledByReason: run.notScheduledByReason, entries, records };
+    const hourRun: HourRun = {
+      runId,
+      startNs: run.startNs,
+      missingShards: missing.length,
+      notScheduledByReason: run.notScheduledByReason,
+      entries,
+      records,
+    };
     await rollUpHour(run.hour, target, hourRun, deps, options.rollUp);
   }
   return { status: interim ? 'pending' : missing.length > 0 ? 'deadline' : 'complete', missing, manifest };
@@ -203,7 +266,8 @@ type HourState = z.output<typeof hourStateSchema>;
 type HourRun = HourState['runs'][number];
 
 /** bigint ns as decimal strings, as in results objects (the schema reads them back exactly). */
-const encodeHourState = (state: HourState) => JSON.stringify(state, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+const encodeHourState = (state: HourState) =>
+  JSON.stringify(state, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
 
 async function readHourState(store: ObjectStore, key: string): Promise<{ state: HourState; etag: string } | null> {
   const got = await store.getVersioned(key);
@@ -226,11 +290,19 @@ async function readHourState(store: ObjectStore, key: string): Promise<{ state: 
 function mergeHourRun(state: HourState, run: HourRun): HourState | null {
   const existing = state.runs.find((r) => r.runId === run.runId);
   if (existing && existing.missingShards <= run.missingShards) return null;
-  const runs = [...state.runs.filter((r) => r.runId !== run.runId), run].sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0));
+  const runs = [...state.runs.filter((r) => r.runId !== run.runId), run].sort((a, b) =>
+    a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0,
+  );
   return { ...state, generation: state.generation + 1, runs };
 }
 
-async function rollUpHour(hour: string, target: string, run: HourRun, deps: { store: ObjectStore; clock: Clock }, retry: RollUpRetry = {}): Promise<void> {
+async function rollUpHour(
+  hour: string,
+  target: string,
+  run: HourRun,
+  deps: { store: ObjectStore; clock: Clock },
+  retry: RollUpRetry = {},
+): Promise<void> {
   const key = hourStateKey(hour, target);
   const attempts = Math.max(1, retry.attempts ?? CONFLICT_ATTEMPTS);
 
@@ -243,7 +315,9 @@ async function rollUpHour(hour: string, target: string, run: HourRun, deps: { st
       const base = current?.state ?? { v: 1 as const, hour, target, generation: 0, runs: [] };
       const merged = mergeHourRun(base, run);
       if (merged === null) return base; // already in: nothing to write, but see 2.
-      return (await deps.store.putIfMatch(key, encodeHourState(merged), current?.etag ?? null, 'application/json')) ? merged : CONFLICT;
+      return (await deps.store.putIfMatch(key, encodeHourState(merged), current?.etag ?? null, 'application/json'))
+        ? merged
+        : CONFLICT;
     },
     (n) => new Error(`${key}: run ${run.runId} not merged: the hour's state changed under each of ${n} attempts`),
   );
@@ -257,7 +331,8 @@ async function rollUpHour(hour: string, target: string, run: HourRun, deps: { st
     await writeHourArtifacts(state, deps);
     const latest = await readHourState(deps.store, key);
     if (!latest || latest.state.generation <= state.generation) return;
-    if (round >= attempts) throw new Error(`${key}: the hour's state kept changing while its artifacts were written (${attempts} rounds)`);
+    if (round >= attempts)
+      throw new Error(`${key}: the hour's state kept changing while its artifacts were written (${attempts} rounds)`);
     state = latest.state;
   }
 }
@@ -265,15 +340,36 @@ async function rollUpHour(hour: string, target: string, run: HourRun, deps: { st
 async function writeHourArtifacts(state: HourState, deps: { store: ObjectStore; clock: Clock }): Promise<void> {
   const { hour, target, runs } = state;
   const records = runs.flatMap((r) => r.records);
-  records.sort((a, b) => (a.capture_replay.scheduled_ns < b.capture_replay.scheduled_ns ? -1 : a.capture_replay.scheduled_ns > b.capture_replay.scheduled_ns ? 1 : 0));
+  records.sort((a, b) =>
+    a.capture_replay.scheduled_ns < b.capture_replay.scheduled_ns
+      ? -1
+      : a.capture_replay.scheduled_ns > b.capture_replay.scheduled_ns
+        ? 1
+        : 0,
+  );
   const renumbered = records.map((r, i) => ({ ...r, metadata: { ...r.metadata, session_num: i } }));
   const notScheduled: Record<string, number> = {};
-  for (const r of runs) for (const [reason, n] of Object.entries(r.notScheduledByReason)) notScheduled[reason] = (notScheduled[reason] ?? 0) + n;
-  const firstStart = runs.reduce<bigint | null>((min, r) => (min === null || BigInt(r.startNs) < min ? BigInt(r.startNs) : min), null);
+  for (const r of runs)
+    for (const [reason, n] of Object.entries(r.notScheduledByReason))
+      notScheduled[reason] = (notScheduled[reason] ?? 0) + n;
+  const firstStart = runs.reduce<bigint | null>(
+    (min, r) => (min === null || BigInt(r.startNs) < min ? BigInt(r.startNs) : min),
+    null,
+  );
   const runIds = runs.map((r) => r.runId);
   const nowNs = deps.clock.nowNs();
   const { startedAt, endedAt } = runSpan(firstStart ?? nowNs, nowNs);
-  const manifest = { ...buildManifest({ runId: `hour-${hour}`, target, outcomes: runs.flatMap((r) => r.entries), notScheduledByReason: notScheduled, startedAt, endedAt }), runs: runIds };
+  const manifest = {
+    ...buildManifest({
+      runId: `hour-${hour}`,
+      target,
+      outcomes: runs.flatMap((r) => r.entries),
+      notScheduledByReason: notScheduled,
+      startedAt,
+      endedAt,
+    }),
+    runs: runIds,
+  };
   await writeTargetArtifacts(deps.store, hourPrefix(hour, target), {
     records: renumbered,
     aggregates: aggregate(renumbered),
@@ -295,7 +391,11 @@ export const collectMessageSchema = z.object({
 });
 export type CollectMessage = z.infer<typeof collectMessageSchema>;
 
-export function collectMessage(runId: string, target: string, notBeforeNs: bigint): { id: string; body: string; delaySeconds: number } {
+export function collectMessage(
+  runId: string,
+  target: string,
+  notBeforeNs: bigint,
+): { id: string; body: string; delaySeconds: number } {
   const message: CollectMessage = { v: 1, kind: 'collect', runId, target, notBeforeNs: notBeforeNs.toString() };
   return { id: `collect-${target}`.replace(/[^A-Za-z0-9_-]/g, '_'), body: JSON.stringify(message), delaySeconds: 0 };
 }
@@ -303,7 +403,8 @@ export function collectMessage(runId: string, target: string, notBeforeNs: bigin
 /** A collect message from a record's body; a body that is not one is a PermanentError (rejected, not retried). */
 export function parseCollectMessage(raw: string): CollectMessage {
   const parsed = collectMessageSchema.safeParse(parseMessageJson(raw, 'collect'));
-  if (!parsed.success) throw new PermanentError(`not a collect message: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  if (!parsed.success)
+    throw new PermanentError(`not a collect message: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   return parsed.data;
 }
 
@@ -320,7 +421,11 @@ export interface CollectLookDeps {
  * second or more away) once, with the delay to send it on, and the latest due time (null: none
  * is due). The simulator's collector (sim/collect.ts) plans its looks with it too.
  */
-export function lookPlan<M>(messages: readonly M[], notBeforeNs: (m: M) => bigint, nowNs: bigint): { hops: { message: M; notBeforeNs: bigint; delaySeconds: number }[]; dueAtNs: bigint | null } {
+export function lookPlan<M>(
+  messages: readonly M[],
+  notBeforeNs: (m: M) => bigint,
+  nowNs: bigint,
+): { hops: { message: M; notBeforeNs: bigint; delaySeconds: number }[]; dueAtNs: bigint | null } {
   const hops = new Map<bigint, { message: M; notBeforeNs: bigint; delaySeconds: number }>();
   let dueAtNs: bigint | null = null;
   for (const message of messages) {
@@ -350,16 +455,27 @@ export function lookPlan<M>(messages: readonly M[], notBeforeNs: (m: M) => bigin
  * run's analysis is then the caller's to run (an interim hop that finalises leaves it to the
  * completion or deadline message, as the single-message step always has).
  */
-export async function lookAtTarget(messages: readonly CollectMessage[], deps: CollectLookDeps): Promise<{ action: CollectAction; analyse: boolean }> {
+export async function lookAtTarget(
+  messages: readonly CollectMessage[],
+  deps: CollectLookDeps,
+): Promise<{ action: CollectAction; analyse: boolean }> {
   const first = messages[0];
   if (!first) throw new RangeError('lookAtTarget: no messages');
   const { runId, target } = first;
-  if (messages.some((m) => m.runId !== runId || m.target !== target)) throw new RangeError('lookAtTarget: messages of more than one run and target');
+  if (messages.some((m) => m.runId !== runId || m.target !== target))
+    throw new RangeError('lookAtTarget: messages of more than one run and target');
   const now = deps.clock.nowNs();
   const { hops, dueAtNs: dueAt } = lookPlan(messages, (m) => BigInt(m.notBeforeNs), now);
   if (hops.length > 0) {
     // Long runs: each hop (at most every 15 minutes) refreshes interim results under interim/.
-    await sendAll(deps.queue, hops.map((h, i) => ({ ...collectMessage(runId, target, h.notBeforeNs), ...(i > 0 ? { id: `hop${i}-${target}`.replace(/[^A-Za-z0-9_-]/g, '_') } : {}), delaySeconds: h.delaySeconds })));
+    await sendAll(
+      deps.queue,
+      hops.map((h, i) => ({
+        ...collectMessage(runId, target, h.notBeforeNs),
+        ...(i > 0 ? { id: `hop${i}-${target}`.replace(/[^A-Za-z0-9_-]/g, '_') } : {}),
+        delaySeconds: h.delaySeconds,
+      })),
+    );
   }
   if (dueAt === null) {
     const interim = await collectRun(runId, target, deps, { interim: true });

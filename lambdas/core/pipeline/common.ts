@@ -25,7 +25,10 @@ export const runRecordSchema = z.object({
   notScheduledByReason: z.record(z.string(), z.number()),
   inputConfig: z.unknown(),
   /** Mirror mode: the capture hour (`YYYY-MM-DDTHH`) whose roll-up this run joins. */
-  hour: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}$/).optional(),
+  hour: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}$/)
+    .optional(),
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
 
@@ -74,7 +77,8 @@ export function packBatches<T extends OutgoingMessage>(messages: readonly T[]): 
   let bytes = 0;
   for (const m of messages) {
     const size = Buffer.byteLength(m.body, 'utf8') + PER_ENTRY_HEADROOM_BYTES;
-    if (size > SQS_MESSAGE_MAX_BYTES) throw new Error(`message ${m.id} is ${size} bytes: over SQS's 1 MiB message limit`);
+    if (size > SQS_MESSAGE_MAX_BYTES)
+      throw new Error(`message ${m.id} is ${size} bytes: over SQS's 1 MiB message limit`);
     if (batch.length > 0 && (batch.length >= SQS_BATCH_MAX_ENTRIES || bytes + size > SQS_BATCH_MAX_BYTES)) {
       batches.push(batch);
       batch = [];
@@ -92,7 +96,11 @@ export function packBatches<T extends OutgoingMessage>(messages: readonly T[]): 
  * failed. `concurrency` batches are in flight at once (order across batches is then not
  * kept; within the call every message is sent before it returns).
  */
-export async function sendAll(queue: MessageQueue, messages: readonly OutgoingMessage[], concurrency = 1): Promise<void> {
+export async function sendAll(
+  queue: MessageQueue,
+  messages: readonly OutgoingMessage[],
+  concurrency = 1,
+): Promise<void> {
   await mapLimited(packBatches(messages), concurrency, async (first) => {
     let batch = first;
     for (let attempt = 0; attempt < 3 && batch.length > 0; attempt++) {
@@ -129,7 +137,12 @@ export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (
  * Runs `fn` until it succeeds, at most `attempts` times, waiting `baseMs`, 2x, 4x ... between
  * tries on the given clock. The last error is rethrown.
  */
-export async function withRetries<T>(fn: () => Promise<T>, clock: { nowNs(): bigint; waitUntil(ns: bigint): Promise<void> }, attempts = 5, baseMs = 200): Promise<T> {
+export async function withRetries<T>(
+  fn: () => Promise<T>,
+  clock: { nowNs(): bigint; waitUntil(ns: bigint): Promise<void> },
+  attempts = 5,
+  baseMs = 200,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn();
@@ -159,7 +172,12 @@ const CONFLICT_MAX_DELAY_MS = 1000;
  * Runs `attempt` until it returns something other than CONFLICT, backing off between tries;
  * after the last try, throws `giveUp(attempts)` (so that SQS redelivers the message).
  */
-export async function retryOnConflict<T>(clock: Pick<Clock, 'nowNs' | 'waitUntil'>, retry: ConflictRetry, attempt: () => Promise<T | typeof CONFLICT>, giveUp: (attempts: number) => Error): Promise<T> {
+export async function retryOnConflict<T>(
+  clock: Pick<Clock, 'nowNs' | 'waitUntil'>,
+  retry: ConflictRetry,
+  attempt: () => Promise<T | typeof CONFLICT>,
+  giveUp: (attempts: number) => Error,
+): Promise<T> {
   const attempts = Math.max(1, retry.attempts ?? CONFLICT_ATTEMPTS);
   const baseDelayMs = retry.baseDelayMs ?? CONFLICT_BASE_DELAY_MS;
   for (let n = 1; ; n++) {
@@ -177,7 +195,12 @@ export async function retryOnConflict<T>(clock: Pick<Clock, 'nowNs' | 'waitUntil
  * collided do not collide again in step.
  * https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/
  */
-export function fullJitterDelayMs(n: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
+export function fullJitterDelayMs(
+  n: number,
+  baseMs: number,
+  capMs: number,
+  random: () => number = Math.random,
+): number {
   return random() * Math.min(capMs, baseMs * 2 ** (n - 1));
 }
 
@@ -185,4 +208,3 @@ export function fullJitterDelayMs(n: number, baseMs: number, capMs: number, rand
 export class PermanentError extends Error {
   override readonly name = 'PermanentError';
 }
-

@@ -36,7 +36,15 @@ import type { IngestReport, ReplayPlan, RunManifest, ScheduledRequest } from '..
 import { assessCapacity, busiestSecond, type CapacityReport, type FireCapacity, type LaneNeed } from './capacity';
 import { decodeJson, INGEST_SHARD, sendAll, type OutgoingMessage, type RunRecord } from './common';
 import { resultsKey, runPrefix, runRecordKey, runStartKey } from './keys';
-import { groupTargets, membershipOf, targetStartOffsets, unionOf, type Membership, type PlanItem, type DispatchablePlan } from './plan-groups';
+import {
+  groupTargets,
+  membershipOf,
+  targetStartOffsets,
+  unionOf,
+  type Membership,
+  type PlanItem,
+  type DispatchablePlan,
+} from './plan-groups';
 import { encodeResultLines, type ResultLine } from './results';
 import { cutShards, DEFAULT_SHARDING, slotsOf, type Shard, type ShardingOptions, type ShardMessage } from './shards';
 import { writeSlot, type LaneContent, type SlotSpan, type SlotWriter } from './slot-writer';
@@ -133,18 +141,34 @@ interface MessageSpec {
 }
 
 /** The run's messages in shard order, each with its lead (the ramp's, when asked). */
-function messageSpecs(args: DispatchRunArgs, shards: readonly Shard<PlanItem>[], membership: readonly Membership[][], groups: readonly { targets: string[] }[], shiftMs: (target: string) => number): MessageSpec[] {
+function messageSpecs(
+  args: DispatchRunArgs,
+  shards: readonly Shard<PlanItem>[],
+  membership: readonly Membership[][],
+  groups: readonly { targets: string[] }[],
+  shiftMs: (target: string) => number,
+): MessageSpec[] {
   const specs: MessageSpec[] = [];
   shards.forEach((shard, si) =>
     groups.forEach((group, gi) => {
       const { mask, count } = (membership[gi] as Membership[])[si] as Membership;
       if (count === 0) return;
       const first = (mask ? shard.requests[mask.indexOf(1)] : shard.requests[0]) as PlanItem;
-      for (const target of group.targets) specs.push({ shard: si, group: gi, target, offsetMs: first.offsetMs, dueMs: first.offsetMs + shiftMs(target), leadMs: args.leadMs });
+      for (const target of group.targets)
+        specs.push({
+          shard: si,
+          group: gi,
+          target,
+          offsetMs: first.offsetMs,
+          dueMs: first.offsetMs + shiftMs(target),
+          leadMs: args.leadMs,
+        });
     }),
   );
   if (args.ramp) {
-    const byDue = specs.map((_, i) => i).sort((a, b) => (specs[a] as MessageSpec).dueMs - (specs[b] as MessageSpec).dueMs || a - b);
+    const byDue = specs
+      .map((_, i) => i)
+      .sort((a, b) => (specs[a] as MessageSpec).dueMs - (specs[b] as MessageSpec).dueMs || a - b);
     // A target that starts later (sequential dispatch) has slots of its own.
     const slotKeys = new Map<string, number>();
     const slotOf = byDue.map((i) => {
@@ -153,7 +177,11 @@ function messageSpecs(args: DispatchRunArgs, shards: readonly Shard<PlanItem>[],
       if (!slotKeys.has(key)) slotKeys.set(key, slotKeys.size);
       return slotKeys.get(key) as number;
     });
-    const leads = rampLeads(Float64Array.from(byDue, (i) => (specs[i] as MessageSpec).dueMs), slotOf, { leadMs: args.leadMs, ...args.ramp });
+    const leads = rampLeads(
+      Float64Array.from(byDue, (i) => (specs[i] as MessageSpec).dueMs),
+      slotOf,
+      { leadMs: args.leadMs, ...args.ramp },
+    );
     byDue.forEach((i, rank) => ((specs[i] as MessageSpec).leadMs = leads[rank] as number));
   }
   return specs;
@@ -165,7 +193,12 @@ function messageSpecs(args: DispatchRunArgs, shards: readonly Shard<PlanItem>[],
  * the later slots are written one after the other, each taking about as long per request as
  * the first did. The sending's allowance counts only when that is more than the plain lead.
  */
-function aheadOfStartMs(slots: readonly SlotSpan[], specsOf: ReadonlyMap<number, readonly MessageSpec[]>, firstSlotMs: number, leadMs: number): number {
+function aheadOfStartMs(
+  slots: readonly SlotSpan[],
+  specsOf: ReadonlyMap<number, readonly MessageSpec[]>,
+  firstSlotMs: number,
+  leadMs: number,
+): number {
   const first = slots[0];
   if (!first) return 0;
   const perRequestMs = firstSlotMs / Math.max(1, first.end - first.first);
@@ -173,7 +206,9 @@ function aheadOfStartMs(slots: readonly SlotSpan[], specsOf: ReadonlyMap<number,
   let writtenAfterMs = 0;
   slots.forEach((slot, m) => {
     if (m > 0) writtenAfterMs += (slot.end - slot.first) * perRequestMs;
-    for (let lane = 0; lane < slot.lanes; lane++) for (const spec of specsOf.get(slot.firstShard + lane) ?? []) ahead = Math.max(ahead, writtenAfterMs + spec.leadMs - spec.dueMs);
+    for (let lane = 0; lane < slot.lanes; lane++)
+      for (const spec of specsOf.get(slot.firstShard + lane) ?? [])
+        ahead = Math.max(ahead, writtenAfterMs + spec.leadMs - spec.dueMs);
   });
   return ahead > leadMs ? ahead + SEND_ALLOWANCE_MS : ahead;
 }
@@ -203,13 +238,27 @@ function layoutOf(args: DispatchRunArgs): RunLayout {
   const membership = plans.map((plan) => membershipOf(plan, shards, union.items.length));
   // A slot's lanes end about together: each of the last slot's asks the collector to look (the deadline covers the rest).
   const lastSlotOf = membership.map((m) => shards[m.findLastIndex((x) => x.count > 0)]?.slotIndex ?? -1);
-  const shardsOfGroup = membership.map((m) => shards.flatMap((s, si) => ((m[si] as Membership).count > 0 ? [{ shardId: s.shardId, requests: (m[si] as Membership).count }] : [])));
+  const shardsOfGroup = membership.map((m) =>
+    shards.flatMap((s, si) =>
+      (m[si] as Membership).count > 0 ? [{ shardId: s.shardId, requests: (m[si] as Membership).count }] : [],
+    ),
+  );
   const shiftMs = (target: string) => targetOffsets.get(target) ?? 0;
   const specsOf = new Map<number, MessageSpec[]>();
-  for (const m of messageSpecs(args, shards, membership, groups, shiftMs)) specsOf.set(m.shard, [...(specsOf.get(m.shard) ?? []), m]);
+  for (const m of messageSpecs(args, shards, membership, groups, shiftMs))
+    specsOf.set(m.shard, [...(specsOf.get(m.shard) ?? []), m]);
   const slots: SlotSpan[] = [];
-  for (const s of slotsOf(union.items, sharding)) slots.push({ first: s.first, end: s.end, lanes: s.lanes, firstShard: slots.reduce((n, x) => n + x.lanes, 0) });
-  const writer: SlotWriter = { runId: args.runId, store: args.store, sharding, items: union.items, shards, membership, load: (first, end) => loadUnion(plans, union, first, end) };
+  for (const s of slotsOf(union.items, sharding))
+    slots.push({ first: s.first, end: s.end, lanes: s.lanes, firstShard: slots.reduce((n, x) => n + x.lanes, 0) });
+  const writer: SlotWriter = {
+    runId: args.runId,
+    store: args.store,
+    sharding,
+    items: union.items,
+    shards,
+    membership,
+    load: (first, end) => loadUnion(plans, union, first, end),
+  };
   return { groups, plans, targetOffsets, shards, lastSlotOf, shardsOfGroup, shiftMs, specsOf, slots, writer };
 }
 
@@ -219,18 +268,37 @@ function layoutOf(args: DispatchRunArgs): RunLayout {
  * messages (their ramp included) to be sent on time, the later slots written at the first
  * one's pace.
  */
-async function fixStart(args: DispatchRunArgs, layout: RunLayout, prepared: Map<SlotSpan, (LaneContent | null)[][]>): Promise<bigint> {
+async function fixStart(
+  args: DispatchRunArgs,
+  layout: RunLayout,
+  prepared: Map<SlotSpan, (LaneContent | null)[][]>,
+): Promise<bigint> {
   let wanted = args.startNs;
   const firstSlot = layout.slots[0];
   if (args.startMoves && firstSlot) {
     const began = args.clock.nowNs();
     let held = 0;
-    prepared.set(firstSlot, await writeSlot(layout.writer, firstSlot, (bytes) => (held + bytes <= HELD_INLINE_BYTES ? ((held += bytes), true) : false)));
+    prepared.set(
+      firstSlot,
+      await writeSlot(layout.writer, firstSlot, (bytes) =>
+        held + bytes <= HELD_INLINE_BYTES ? ((held += bytes), true) : false,
+      ),
+    );
     const now = args.clock.nowNs();
-    const earliest = now + BigInt(Math.ceil(aheadOfStartMs(layout.slots, layout.specsOf, Number(now - began) / 1e6, args.leadMs))) * 1_000_000n;
+    const earliest =
+      now +
+      BigInt(Math.ceil(aheadOfStartMs(layout.slots, layout.specsOf, Number(now - began) / 1e6, args.leadMs))) *
+        1_000_000n;
     if (earliest > wanted) wanted = earliest;
   }
-  if (await args.store.putIfAbsent(runStartKey(args.runId), JSON.stringify({ v: 1, startNs: wanted.toString() }), 'application/json')) return wanted;
+  if (
+    await args.store.putIfAbsent(
+      runStartKey(args.runId),
+      JSON.stringify({ v: 1, startNs: wanted.toString() }),
+      'application/json',
+    )
+  )
+    return wanted;
   const stored = await args.store.get(runStartKey(args.runId));
   return stored ? BigInt(startRecordSchema.parse(decodeJson(stored)).startNs) : wanted;
 }
@@ -251,7 +319,8 @@ function runCapacity(args: DispatchRunArgs, layout: RunLayout, capacity: FireCap
       lanes.push({
         firstDueMs: spec.dueMs,
         lastDueMs: (shard.requests[last] as PlanItem).offsetMs + shift,
-        dueBefore: (ms) => shard.requests.reduce((n, item, k) => n + (taken(k) && item.offsetMs + shift < ms ? 1 : 0), 0),
+        dueBefore: (ms) =>
+          shard.requests.reduce((n, item, k) => n + (taken(k) && item.offsetMs + shift < ms ? 1 : 0), 0),
       });
     }
   }
@@ -272,13 +341,24 @@ async function writeDrops(args: DispatchRunArgs, layout: RunLayout, dueOf: DueOf
         scheduledNs: dueOf(offsetMs, target),
         dropReason: reason,
       }));
-      await args.store.putIfAbsent(resultsKey(args.runId, target, INGEST_SHARD), encodeResultLines(drops), 'application/x-ndjson');
+      await args.store.putIfAbsent(
+        resultsKey(args.runId, target, INGEST_SHARD),
+        encodeResultLines(drops),
+        'application/x-ndjson',
+      );
     }
   }
 }
 
 /** One slot's messages, each lane's for every target that takes it; late lanes counted in `emission`. */
-function slotMessages(args: DispatchRunArgs, layout: RunLayout, slot: SlotSpan, content: (LaneContent | null)[][], dueOf: DueOf, emission: EmissionStats): OutgoingMessage[] {
+function slotMessages(
+  args: DispatchRunArgs,
+  layout: RunLayout,
+  slot: SlotSpan,
+  content: (LaneContent | null)[][],
+  dueOf: DueOf,
+  emission: EmissionStats,
+): OutgoingMessage[] {
   // Delays are computed at the moment of sending: loading took time.
   const now = args.clock.nowNs();
   const outgoing: OutgoingMessage[] = [];
@@ -303,7 +383,11 @@ function slotMessages(args: DispatchRunArgs, layout: RunLayout, slot: SlotSpan, 
         ...(spec.leadMs !== args.leadMs ? { leadMs: spec.leadMs } : {}),
       };
       lateMs = Math.max(lateMs, Number(now - (firstDueNs - BigInt(spec.leadMs) * 1_000_000n)) / 1e6);
-      outgoing.push({ id: `${spec.target}-${shard.shardId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80), body: JSON.stringify(message), delaySeconds: deliveryDelay(firstDueNs, now, spec.leadMs).delaySeconds });
+      outgoing.push({
+        id: `${spec.target}-${shard.shardId}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80),
+        body: JSON.stringify(message),
+        delaySeconds: deliveryDelay(firstDueNs, now, spec.leadMs).delaySeconds,
+      });
     }
     if (lateMs > 0) {
       emission.lateShards++;
@@ -327,7 +411,13 @@ function runRecordOf(args: DispatchRunArgs, layout: RunLayout, startNs: bigint, 
     createdAt: new Date(Number(nowNs / 1_000_000n)).toISOString(),
     shards: layout.shards.map((s) => ({ shardId: s.shardId, requests: s.requests.length })),
     // Targets on plans of their own: each waits for its own shards, not for every one cut.
-    ...(groups.length > 1 ? { targetShards: Object.fromEntries(groups.flatMap((g, gi) => g.targets.map((t) => [t, shardsOfGroup[gi] as RunRecord['shards']]))) } : {}),
+    ...(groups.length > 1
+      ? {
+          targetShards: Object.fromEntries(
+            groups.flatMap((g, gi) => g.targets.map((t) => [t, shardsOfGroup[gi] as RunRecord['shards']])),
+          ),
+        }
+      : {}),
     notScheduledByReason: args.notScheduledByReason,
     inputConfig: args.inputConfig,
     ...(args.hour ? { hour: args.hour } : {}),
@@ -339,10 +429,12 @@ export async function dispatchRun(args: DispatchRunArgs): Promise<DispatchResult
   if (await store.get(runRecordKey(runId))) return { status: 'duplicate', shards: 0, messages: 0 };
   const layout = layoutOf(args);
   const capacity = args.fireCapacity ? runCapacity(args, layout, args.fireCapacity) : undefined;
-  if (args.ingestReport) await writeIngestReport(store, runPrefix(runId), { ...args.ingestReport, ...(capacity ? { capacity } : {}) });
+  if (args.ingestReport)
+    await writeIngestReport(store, runPrefix(runId), { ...args.ingestReport, ...(capacity ? { capacity } : {}) });
   const prepared = new Map<SlotSpan, (LaneContent | null)[][]>();
   const startNs = await fixStart(args, layout, prepared);
-  const dueOf: DueOf = (offsetMs, target) => startNs + BigInt(Math.round(offsetMs * 1e6)) + BigInt(Math.round(layout.shiftMs(target) * 1e6));
+  const dueOf: DueOf = (offsetMs, target) =>
+    startNs + BigInt(Math.round(offsetMs * 1e6)) + BigInt(Math.round(layout.shiftMs(target) * 1e6));
   await writeDrops(args, layout, dueOf);
 
   const emission: EmissionStats = { shards: layout.shards.length, messages: 0, lateShards: 0, maxLateMs: 0 };
@@ -356,12 +448,28 @@ export async function dispatchRun(args: DispatchRunArgs): Promise<DispatchResult
 
   const record = runRecordOf(args, layout, startNs, args.clock.nowNs());
   await store.put(runRecordKey(runId), JSON.stringify(record), 'application/json');
-  const shardsByTarget = Object.fromEntries(layout.groups.flatMap((g, gi) => g.targets.map((t) => [t, (layout.shardsOfGroup[gi] as unknown[]).length])));
-  return { status: 'scheduled', shards: layout.shards.length, messages: emission.messages, shardsByTarget, deadlineNs: BigInt(record.deadlineNs), startNs, emission, ...(capacity ? { capacity } : {}) };
+  const shardsByTarget = Object.fromEntries(
+    layout.groups.flatMap((g, gi) => g.targets.map((t) => [t, (layout.shardsOfGroup[gi] as unknown[]).length])),
+  );
+  return {
+    status: 'scheduled',
+    shards: layout.shards.length,
+    messages: emission.messages,
+    shardsByTarget,
+    deadlineNs: BigInt(record.deadlineNs),
+    startNs,
+    emission,
+    ...(capacity ? { capacity } : {}),
+  };
 }
 
 /** The requests of union positions [first, end), each loaded (once) by the plan that owns it. */
-async function loadUnion(plans: readonly DispatchablePlan[], union: { items: readonly PlanItem[]; owners: Uint8Array | null }, first: number, end: number): Promise<ScheduledRequest[]> {
+async function loadUnion(
+  plans: readonly DispatchablePlan[],
+  union: { items: readonly PlanItem[]; owners: Uint8Array | null },
+  first: number,
+  end: number,
+): Promise<ScheduledRequest[]> {
   const items = union.items.slice(first, end);
   const { owners } = union;
   if (!owners) return (plans[0] as DispatchablePlan).load(items);

@@ -51,7 +51,11 @@ export interface HandleShardDeps {
    * Fires the shard's requests (the core fire loop with a real target, in production), handing
    * each request's outcome to `onOutcome` as it ends.
    */
-  fire: (requests: ScheduledRequest[], message: ShardMessage, onOutcome: (outcome: FireOutcome) => void) => Promise<unknown>;
+  fire: (
+    requests: ScheduledRequest[],
+    message: ShardMessage,
+    onOutcome: (outcome: FireOutcome) => void,
+  ) => Promise<unknown>;
 }
 
 export type ShardAction = 'deferred' | 'duplicate' | 'fired' | 'lost-after-claim';
@@ -93,7 +97,10 @@ async function loadRequests(message: ShardMessage, store: ObjectStore): Promise<
 const noCounts = (): ShardCounts => ({ fired: 0, failed: 0, dropped: 0, expired: 0, dropReasons: {} });
 
 /** `raw` is the SQS message body. Throws (retryable) only on infrastructure errors; a malformed message is a permanent error. */
-export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{ action: ShardAction; message: ShardMessage; counts: ShardCounts }> {
+export async function handleShard(
+  raw: string,
+  deps: HandleShardDeps,
+): Promise<{ action: ShardAction; message: ShardMessage; counts: ShardCounts }> {
   const parsed = shardMessageSchema.safeParse(parseMessageJson(raw, 'shard'));
   if (!parsed.success) throw new PermanentError(`not a shard message: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   const message = parsed.data;
@@ -111,12 +118,14 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
   await deps.prepare?.(message, requests);
   const claim = await claimShard(deps, claimKey(message.runId, message.target, message.shardId));
   const key = resultsKey(message.runId, message.target, message.shardId);
-  const writeResults = (lines: ResultLine[]) => withRetries(() => deps.store.putIfAbsent(key, encodeResultLines(lines), 'application/x-ndjson'), deps.clock);
+  const writeResults = (lines: ResultLine[]) =>
+    withRetries(() => deps.store.putIfAbsent(key, encodeResultLines(lines), 'application/x-ndjson'), deps.clock);
   if (claim.held) {
     if (await deps.store.get(key)) return { action: 'duplicate', message, counts: noCounts() };
     const claimedAtNs = claim.bytes ? claimTimeNs(claim.bytes) : null;
     const leaseNs = BigInt(deps.claimLeaseMs) * 1_000_000n;
-    if (claimedAtNs === null || deps.clock.nowNs() - claimedAtNs <= leaseNs) return { action: 'duplicate', message, counts: noCounts() };
+    if (claimedAtNs === null || deps.clock.nowNs() - claimedAtNs <= leaseNs)
+      return { action: 'duplicate', message, counts: noCounts() };
     const startNs = BigInt(message.startNs);
     await writeResults(
       requests.map((r) => ({
@@ -136,7 +145,13 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
   await deps.fire(requests, message, (o) => {
     const line: ResultLine = o.result
       ? { kind: 'record', record: computeProfileRecord(o, deps.workerId) }
-      : { kind: 'drop', requestId: o.requestId, index: o.request.index, scheduledNs: o.scheduledNs, dropReason: o.dropReason ?? 'lost' };
+      : {
+          kind: 'drop',
+          requestId: o.requestId,
+          index: o.request.index,
+          scheduledNs: o.scheduledNs,
+          dropReason: o.dropReason ?? 'lost',
+        };
     // As bytes: outside the JavaScript heap, which a lane's collections trace and compact.
     encoded.push([o.request.index, utf8.encode(encodeResultLine(line))]);
     if (o.result) {
@@ -149,7 +164,8 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
       counts.dropReasons[reason] = (counts.dropReasons[reason] ?? 0) + 1;
     }
   });
-  if (encoded.length !== requests.length) throw new Error(`the fire loop gave ${encoded.length} outcomes for ${requests.length} requests`);
+  if (encoded.length !== requests.length)
+    throw new Error(`the fire loop gave ${encoded.length} outcomes for ${requests.length} requests`);
   // Plan order, as the object always had.
   encoded.sort((a, b) => a[0] - b[0]);
   const text = joinLines(encoded.map((e) => e[1]));
@@ -165,7 +181,10 @@ export async function handleShard(raw: string, deps: HandleShardDeps): Promise<{
  * retry meets its own claim (412). `held`: another attempt's claim (or one that cannot be
  * read), with its bytes when there are some.
  */
-async function claimShard(deps: HandleShardDeps, key: string): Promise<{ held: false } | { held: true; bytes: Uint8Array | null }> {
+async function claimShard(
+  deps: HandleShardDeps,
+  key: string,
+): Promise<{ held: false } | { held: true; bytes: Uint8Array | null }> {
   const body = JSON.stringify({ workerId: deps.workerId, atNs: deps.clock.nowNs().toString(), nonce: randomUUID() });
   if (await deps.store.putIfAbsent(key, body, 'application/json')) return { held: false };
   const bytes = await deps.store.get(key);

@@ -20,9 +20,12 @@ export const runRecordKey = (runId: string) => `${WORK_ROOT}${runId}/_run.json`;
 export const runStartKey = (runId: string) => `${WORK_ROOT}${runId}/_start.json`;
 export const bodyKey = (runId: string, index: number) => `${WORK_ROOT}${runId}/_bodies/${index}`;
 /** A shard's requests when they travel by reference: parts `<prefix><n>`, one set per plan the run's targets share (`group`). */
-export const shardPartsPrefix = (runId: string, group: number, shardId: string) => `${WORK_ROOT}${runId}/_shards/${group}/${shardId}/`;
-export const claimKey = (runId: string, target: string, shardId: string) => `${WORK_ROOT}${runId}/${target}/_claims/${shardId}`;
+export const shardPartsPrefix = (runId: string, group: number, shardId: string) =>
+  `${WORK_ROOT}${runId}/_shards/${group}/${shardId}/`;
+export const claimKey = (runId: string, target: string, shardId: string) =>
+  `${WORK_ROOT}${runId}/${target}/_claims/${shardId}`;
 export const resultsPrefix = (runId: string, target: string) => `${WORK_ROOT}${runId}/${target}/_results/`;
-export const resultsKey = (runId: string, target: string, shardId: string) => `${resultsPrefix(runId, target)}${shardId}.jsonl`;
+export const resultsKey = (runId: string, target: string, shardId: string) =>
+  `${resultsPrefix(runId, target)}${shardId}.jsonl`;
 /** Mirror mode: per-hour roll-ups of every run whose captures fall in that hour. */
 export const hourPrefix = (hour: string, target: string) => `${HOURS_ROOT}${hour}/${target}/`;

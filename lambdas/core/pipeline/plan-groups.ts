@@ -36,8 +36,17 @@ export interface DispatchablePlan {
 export function fromReplayPlan(plan: ReplayPlan): DispatchablePlan {
   const byIndex = new Map(plan.requests.map((r) => [r.index, r]));
   return {
-    items: plan.requests.map((r) => ({ index: r.index, offsetMs: r.offsetMs, bodyBytes: r.body.byteLength, sourceFile: r.source.file })),
-    incompatible: plan.incompatible.map(({ request, reason }) => ({ index: request.index, offsetMs: request.offsetMs, reason })),
+    items: plan.requests.map((r) => ({
+      index: r.index,
+      offsetMs: r.offsetMs,
+      bodyBytes: r.body.byteLength,
+      sourceFile: r.source.file,
+    })),
+    incompatible: plan.incompatible.map(({ request, reason }) => ({
+      index: request.index,
+      offsetMs: request.offsetMs,
+      reason,
+    })),
     durationMs: plan.durationMs,
     load: async (items) => items.map((i) => byIndex.get(i.index) as ScheduledRequest),
   };
@@ -49,14 +58,16 @@ export interface TargetGroup {
   targets: string[];
 }
 
-export const asSchedulable = (plan: ReplayPlan | DispatchablePlan): DispatchablePlan => ('load' in plan ? plan : fromReplayPlan(plan));
+export const asSchedulable = (plan: ReplayPlan | DispatchablePlan): DispatchablePlan =>
+  'load' in plan ? plan : fromReplayPlan(plan);
 
 export function groupTargets(args: GroupArgs): TargetGroup[] {
   const main: TargetGroup = { plan: asSchedulable(args.plan), targets: [] };
   const groups = [main];
   const byPlan = new Map<ReplayPlan | DispatchablePlan, TargetGroup>([[args.plan, main]]);
   for (const name of Object.keys(args.targetPlans ?? {})) {
-    if (!args.targets.includes(name)) throw new Error(`targetPlans names ${name}, which is not one of the run's targets`);
+    if (!args.targets.includes(name))
+      throw new Error(`targetPlans names ${name}, which is not one of the run's targets`);
   }
   for (const target of args.targets) {
     const own = args.targetPlans?.[target];
@@ -70,7 +81,10 @@ export function groupTargets(args: GroupArgs): TargetGroup[] {
   }
   const used = groups.filter((g) => g.targets.length > 0);
   const sizes = new Set(used.map((g) => g.plan.items.length + g.plan.incompatible.length));
-  if (sizes.size > 1) throw new Error(`the targets' plans cover different numbers of records (${[...sizes].join(', ')}): they must be planned from the same records`);
+  if (sizes.size > 1)
+    throw new Error(
+      `the targets' plans cover different numbers of records (${[...sizes].join(', ')}): they must be planned from the same records`,
+    );
   return used;
 }
 
@@ -81,7 +95,9 @@ export function groupTargets(args: GroupArgs): TargetGroup[] {
  */
 export function unionOf(plans: readonly DispatchablePlan[]): { items: PlanItem[]; owners: Uint8Array | null } {
   if (plans.length === 1) return { items: (plans[0] as DispatchablePlan).items, owners: null };
-  const byPriority = plans.map((_, i) => i).sort((a, b) => (plans[b] as DispatchablePlan).items.length - (plans[a] as DispatchablePlan).items.length);
+  const byPriority = plans
+    .map((_, i) => i)
+    .sort((a, b) => (plans[b] as DispatchablePlan).items.length - (plans[a] as DispatchablePlan).items.length);
   const cursors = plans.map(() => 0);
   const items: PlanItem[] = [];
   const owners: number[] = [];
@@ -100,7 +116,9 @@ export function unionOf(plans: readonly DispatchablePlan[]): { items: PlanItem[]
         chosen = item;
         owners.push(i);
       } else if (item.offsetMs !== chosen.offsetMs) {
-        throw new Error(`request ${next} is due at ${chosen.offsetMs} ms in one plan and ${item.offsetMs} ms in another: the plans do not come from the same records`);
+        throw new Error(
+          `request ${next} is due at ${chosen.offsetMs} ms in one plan and ${item.offsetMs} ms in another: the plans do not come from the same records`,
+        );
       }
       cursors[i] = (cursors[i] as number) + 1;
     }
@@ -117,7 +135,11 @@ export interface Membership {
   count: number;
 }
 
-export function membershipOf(plan: DispatchablePlan, shards: readonly Shard<PlanItem>[], unionSize: number): Membership[] {
+export function membershipOf(
+  plan: DispatchablePlan,
+  shards: readonly Shard<PlanItem>[],
+  unionSize: number,
+): Membership[] {
   if (plan.items.length === unionSize) return shards.map((s) => ({ mask: null, count: s.requests.length }));
   let cursor = 0;
   return shards.map((shard) => {
@@ -137,9 +159,10 @@ export function membershipOf(plan: DispatchablePlan, shards: readonly Shard<Plan
 export function targetStartOffsets(args: GroupArgs): Map<string, number> {
   const offsets = new Map(Object.entries(args.targetStartOffsetsMs ?? {}));
   for (const [target, ms] of offsets) {
-    if (!args.targets.includes(target)) throw new Error(`targetStartOffsetsMs names ${target}, which is not one of the run's targets`);
-    if (!(Number.isFinite(ms) && ms >= 0)) throw new Error(`targetStartOffsetsMs.${target} must be a finite number of ms >= 0 (got ${ms})`);
+    if (!args.targets.includes(target))
+      throw new Error(`targetStartOffsetsMs names ${target}, which is not one of the run's targets`);
+    if (!(Number.isFinite(ms) && ms >= 0))
+      throw new Error(`targetStartOffsetsMs.${target} must be a finite number of ms >= 0 (got ${ms})`);
   }
   return offsets;
 }
-

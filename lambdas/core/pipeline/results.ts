@@ -17,7 +17,14 @@ const ns = z
   .transform((s) => BigInt(s));
 
 // A Record over DropReason makes the compiler flag a reason added to types.ts but not here.
-const DROP_REASONS: Record<DropReason, true> = { unsupported_content_type: true, not_chat_request: true, late_beyond_tolerance: true, lost: true, expired: true, aborted: true };
+const DROP_REASONS: Record<DropReason, true> = {
+  unsupported_content_type: true,
+  not_chat_request: true,
+  late_beyond_tolerance: true,
+  lost: true,
+  expired: true,
+  aborted: true,
+};
 const dropReasonSchema = z.enum(Object.keys(DROP_REASONS) as [DropReason, ...DropReason[]]);
 
 const errorSchema = z.object({ code: z.number().nullable(), type: z.string(), message: z.string() });
@@ -60,7 +67,13 @@ const recordSchema = z.object({
 
 export const resultLineSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('record'), record: recordSchema }),
-  z.object({ kind: z.literal('drop'), requestId: z.string().min(1), index: z.number().int().nonnegative(), scheduledNs: ns, dropReason: dropReasonSchema }),
+  z.object({
+    kind: z.literal('drop'),
+    requestId: z.string().min(1),
+    index: z.number().int().nonnegative(),
+    scheduledNs: ns,
+    dropReason: dropReasonSchema,
+  }),
 ]);
 
 function encodeJson(value: unknown): string {
@@ -96,7 +109,9 @@ export function decodeResultLines(text: string, key: string): ResultLine[] {
     const parsed = resultLineSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new Error(`${key}:${i + 1}: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid result line'}`);
+      throw new Error(
+        `${key}:${i + 1}: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid result line'}`,
+      );
     }
     out.push(parsed.data);
   }
@@ -104,4 +119,5 @@ export function decodeResultLines(text: string, key: string): ResultLine[] {
 }
 
 /** The request id a line accounts for: the collector counts each id once (at-least-once delivery). */
-export const resultRequestId = (line: ResultLine): string => (line.kind === 'record' ? line.record.metadata.x_request_id : line.requestId);
+export const resultRequestId = (line: ResultLine): string =>
+  line.kind === 'record' ? line.record.metadata.x_request_id : line.requestId;

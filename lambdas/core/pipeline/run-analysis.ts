@@ -32,7 +32,14 @@ import { createHash } from 'node:crypto';
 import type { Clock, Log, Notifier, ObjectStore } from '../../ports';
 import { analyse, TargetAccumulator } from '../compare/analysis';
 import { recordIdentity } from '../compare/columns';
-import { COMPARED_METRICS, DEFAULT_COMPARE_OPTIONS, OUTCOME, type CompareOptions, type ComparedMetricTag, type ComparisonDocument } from '../compare/types';
+import {
+  COMPARED_METRICS,
+  DEFAULT_COMPARE_OPTIONS,
+  OUTCOME,
+  type CompareOptions,
+  type ComparedMetricTag,
+  type ComparisonDocument,
+} from '../compare/types';
 import { ARTIFACT_FILES } from '../export/artifacts';
 import { writeRunAnalysis, RUN_FILES } from '../export/run-artifacts';
 import { runEndedAtMs, targetFiguresOf, type RunFigures } from '../metrics/cloudwatch';
@@ -116,8 +123,11 @@ export async function analyseRunIfFinal(runId: string, deps: RunAnalysisDeps): P
     if (!bytes) return { status: 'not-final', keys: [], comparison: null };
     manifests.push(decodeJson(bytes));
   }
-  const fingerprint = createHash('sha256').update(JSON.stringify([run.targets, manifests.map(accountingOf)])).digest('hex');
-  if ((await markedFingerprint(deps.store, runId)) === fingerprint) return { status: 'unchanged', keys: [], comparison: null };
+  const fingerprint = createHash('sha256')
+    .update(JSON.stringify([run.targets, manifests.map(accountingOf)]))
+    .digest('hex');
+  if ((await markedFingerprint(deps.store, runId)) === fingerprint)
+    return { status: 'unchanged', keys: [], comparison: null };
 
   const targets = await gatherTargets(runId, run, deps.store);
   const generatedAt = new Date(Number(deps.clock.nowNs() / 1_000_000n)).toISOString();
@@ -132,7 +142,12 @@ export async function analyseRunIfFinal(runId: string, deps: RunAnalysisDeps): P
     compare: deps.compare ?? DEFAULT_COMPARE_OPTIONS,
     targets: targets.map((t) => ({ accumulator: t.accumulator, summary: t.summary })),
   });
-  const keys = await writeRunAnalysis(deps.store, runPrefix(runId), analysis.comparison, renderReportHtml(analysis.report, deps.chartAssets));
+  const keys = await writeRunAnalysis(
+    deps.store,
+    runPrefix(runId),
+    analysis.comparison,
+    renderReportHtml(analysis.report, deps.chartAssets),
+  );
   deps.log?.info('run analysis written', { runId, keys, targets: run.targets });
 
   let history: RunAnalysisResult['history'];
@@ -145,16 +160,47 @@ export async function analyseRunIfFinal(runId: string, deps: RunAnalysisDeps): P
       targets: targets.map((t, i) => ({ ...t.summary, metrics: targetStats[i] as TargetOutcome['metrics'] })),
       comparison: analysis.comparison,
     });
-    history = await recordScheduledRun({ store: deps.store, notifier: deps.notifier, clock: deps.clock, resultsBucket: deps.resultsBucket, chartAssets: deps.chartAssets, ...(deps.retry ? { retry: deps.retry } : {}) }, line);
-    deps.log?.info('schedule history', { runId, schedule: info.name, outcome: history.outcome, published: history.published });
+    history = await recordScheduledRun(
+      {
+        store: deps.store,
+        notifier: deps.notifier,
+        clock: deps.clock,
+        resultsBucket: deps.resultsBucket,
+        chartAssets: deps.chartAssets,
+        ...(deps.retry ? { retry: deps.retry } : {}),
+      },
+      line,
+    );
+    deps.log?.info('schedule history', {
+      runId,
+      schedule: info.name,
+      outcome: history.outcome,
+      published: history.published,
+    });
   } else if (run.inputConfig && typeof run.inputConfig === 'object' && 'schedule' in run.inputConfig) {
     // A run that says it is scheduled but whose info cannot be read: its report stands, the history cannot take it.
-    deps.log?.warn('run record names a schedule that cannot be read: no history line', { runId, reason: scheduled.error?.issues[0]?.message ?? 'invalid' });
+    deps.log?.warn('run record names a schedule that cannot be read: no history line', {
+      runId,
+      reason: scheduled.error?.issues[0]?.message ?? 'invalid',
+    });
   }
   // The metrics once: a scheduled run's from the finaliser that appended its history line.
-  const figures = !info || history?.outcome === 'appended' ? await runFigures(runId, run, manifests, info?.name ?? null, analysis.comparison, deps.store) : null;
-  await deps.store.put(analysisMarkerKey(runId), JSON.stringify({ v: 1, fingerprint, at: generatedAt }), 'application/json');
-  return { status: 'analysed', keys, comparison: analysis.comparison, ...(history ? { history } : {}), ...(figures ? { figures } : {}) };
+  const figures =
+    !info || history?.outcome === 'appended'
+      ? await runFigures(runId, run, manifests, info?.name ?? null, analysis.comparison, deps.store)
+      : null;
+  await deps.store.put(
+    analysisMarkerKey(runId),
+    JSON.stringify({ v: 1, fingerprint, at: generatedAt }),
+    'application/json',
+  );
+  return {
+    status: 'analysed',
+    keys,
+    comparison: analysis.comparison,
+    ...(history ? { history } : {}),
+    ...(figures ? { figures } : {}),
+  };
 }
 
 /**
@@ -162,7 +208,14 @@ export async function analyseRunIfFinal(runId: string, deps: RunAnalysisDeps): P
  * above) and AIPerf's aggregates the collector wrote (profile_export_aiperf.json), not
  * computed again; the comparison just made.
  */
-async function runFigures(runId: string, run: RunRecord, manifests: readonly unknown[], schedule: string | null, comparison: ComparisonDocument | null, store: ObjectStore): Promise<NonNullable<RunAnalysisResult['figures']>> {
+async function runFigures(
+  runId: string,
+  run: RunRecord,
+  manifests: readonly unknown[],
+  schedule: string | null,
+  comparison: ComparisonDocument | null,
+  store: ObjectStore,
+): Promise<NonNullable<RunAnalysisResult['figures']>> {
   const targets = await Promise.all(
     run.targets.map(async (target, i) => {
       const bytes = await store.get(targetPrefix(runId, target) + ARTIFACT_FILES.aiperfJson);
@@ -203,7 +256,9 @@ function statsOf(t: Gathered): TargetOutcome['metrics'] {
   for (const { tag } of COMPARED_METRICS) {
     const values: number[] = [];
     const column = columns.metrics[tag];
-    for (let i = 0; i < column.length; i++) if (columns.outcome[i] === OUTCOME.succeeded && Number.isFinite(column[i] as number)) values.push(column[i] as number);
+    for (let i = 0; i < column.length; i++)
+      if (columns.outcome[i] === OUTCOME.succeeded && Number.isFinite(column[i] as number))
+        values.push(column[i] as number);
     const s = summarize(values);
     if (s) out[tag as ComparedMetricTag] = { p50: s.p50, p90: s.p90, p99: s.p99, mean: s.avg };
   }
@@ -220,7 +275,15 @@ async function gatherTargets(runId: string, run: RunRecord, store: ObjectStore):
 
   for (const [ti, target] of run.targets.entries()) {
     const accumulator = new TargetAccumulator(target);
-    const summary: ReportTargetSummary = { name: target, scheduled: 0, succeeded: 0, failed: 0, dropped: 0, droppedByReason: {}, failedByType: {} };
+    const summary: ReportTargetSummary = {
+      name: target,
+      scheduled: 0,
+      succeeded: 0,
+      failed: 0,
+      dropped: 0,
+      droppedByReason: {},
+      failedByType: {},
+    };
     const indices = new Map<string, number[]>();
     shardIndices.push(indices);
     const prefix = resultsPrefix(runId, target);
@@ -256,14 +319,21 @@ async function gatherTargets(runId: string, run: RunRecord, store: ObjectStore):
           }
           const { record } = line;
           held.push(record.metadata.session_num);
-          if (!eventByIndex.has(record.metadata.session_num)) eventByIndex.set(record.metadata.session_num, recordIdentity(record) ?? `plan-index:${record.metadata.session_num}`);
+          if (!eventByIndex.has(record.metadata.session_num))
+            eventByIndex.set(
+              record.metadata.session_num,
+              recordIdentity(record) ?? `plan-index:${record.metadata.session_num}`,
+            );
           accumulator.addRecord(record);
           if (record.error) {
             summary.failed++;
             summary.failedByType[record.error.type] = (summary.failedByType[record.error.type] ?? 0) + 1;
           } else summary.succeeded++;
         }
-        indices.set(shardId, held.sort((a, b) => a - b));
+        indices.set(
+          shardId,
+          held.sort((a, b) => a - b),
+        );
       });
     }
     let missingShards = 0;
@@ -278,15 +348,25 @@ async function gatherTargets(runId: string, run: RunRecord, store: ObjectStore):
 
   // Identities, now that every target's records are known.
   for (const d of drops) {
-    (gathered[d.target] as Gathered).accumulator.addDropped(eventByIndex.get(d.index) ?? `plan-index:${d.index}`, d.reason, null, d.scheduledNs, d.index);
+    (gathered[d.target] as Gathered).accumulator.addDropped(
+      eventByIndex.get(d.index) ?? `plan-index:${d.index}`,
+      d.reason,
+      null,
+      d.scheduledNs,
+      d.index,
+    );
   }
-  const samePlan = (a: number, b: number) => JSON.stringify(shardsOf(run, run.targets[a] as string)) === JSON.stringify(shardsOf(run, run.targets[b] as string));
+  const samePlan = (a: number, b: number) =>
+    JSON.stringify(shardsOf(run, run.targets[a] as string)) === JSON.stringify(shardsOf(run, run.targets[b] as string));
   for (const l of lost) {
-    const stand = shardIndices.findIndex((m, other) => other !== l.target && samePlan(l.target, other) && m.get(l.shardId)?.length === l.requests);
+    const stand = shardIndices.findIndex(
+      (m, other) => other !== l.target && samePlan(l.target, other) && m.get(l.shardId)?.length === l.requests,
+    );
     const indices = stand >= 0 ? (shardIndices[stand]?.get(l.shardId) as number[]) : null;
     for (let k = 0; k < l.requests; k++) {
       const index = indices?.[k];
-      const identity = index === undefined ? `lost:${l.shardId}:${k}` : (eventByIndex.get(index) ?? `plan-index:${index}`);
+      const identity =
+        index === undefined ? `lost:${l.shardId}:${k}` : (eventByIndex.get(index) ?? `plan-index:${index}`);
       (gathered[l.target] as Gathered).accumulator.addDropped(identity, 'lost', null, null, index);
     }
   }

@@ -53,13 +53,21 @@ export async function shardRequests(message: ShardMessage, store: ObjectStore): 
       try {
         parsed = partSchema.safeParse(decodeJson(bytes));
       } catch (error) {
-        throw new PermanentError(`shard ${message.shardId}: part ${key} is not JSON (${error instanceof Error ? error.message : String(error)})`);
+        throw new PermanentError(
+          `shard ${message.shardId}: part ${key} is not JSON (${error instanceof Error ? error.message : String(error)})`,
+        );
       }
-      if (!parsed.success) throw new PermanentError(`shard ${message.shardId}: part ${key} is not a list of requests: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+      if (!parsed.success)
+        throw new PermanentError(
+          `shard ${message.shardId}: part ${key} is not a list of requests: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+        );
       return parsed.data;
     },
   );
   const requests = parts.flat();
-  if (requests.length !== ref.requests) throw new PermanentError(`shard ${message.shardId}: its parts hold ${requests.length} requests, the message says ${ref.requests}`);
+  if (requests.length !== ref.requests)
+    throw new PermanentError(
+      `shard ${message.shardId}: its parts hold ${requests.length} requests, the message says ${ref.requests}`,
+    );
   return requests;
 }

@@ -57,7 +57,11 @@ export function wireSize(request: ScheduledRequest, o: ShardingOptions): number 
  * `busiestSecond`: enough that no lane holds more than `maxShardRequests`, nor sends more than
  * `maxShardRequests / slot` in a second.
  */
-export function lanesFor(count: number, busiestSecond: number, o: Pick<ShardingOptions, 'slotMs' | 'maxShardRequests'>): number {
+export function lanesFor(
+  count: number,
+  busiestSecond: number,
+  o: Pick<ShardingOptions, 'slotMs' | 'maxShardRequests'>,
+): number {
   const byCount = Math.ceil(count / o.maxShardRequests);
   const perSecond = (o.maxShardRequests * 1000) / o.slotMs;
   const byRate = o.slotMs >= 1000 ? Math.ceil(busiestSecond / perSecond) : 0;
@@ -65,7 +69,10 @@ export function lanesFor(count: number, busiestSecond: number, o: Pick<ShardingO
 }
 
 /** The slots of items sorted by offset: [first, end) positions and the slot's lanes. */
-export function slotsOf<T extends { offsetMs: number }>(items: readonly T[], o: Pick<ShardingOptions, 'slotMs' | 'maxShardRequests'>): { slotIndex: number; first: number; end: number; lanes: number }[] {
+export function slotsOf<T extends { offsetMs: number }>(
+  items: readonly T[],
+  o: Pick<ShardingOptions, 'slotMs' | 'maxShardRequests'>,
+): { slotIndex: number; first: number; end: number; lanes: number }[] {
   const slots: { slotIndex: number; first: number; end: number; lanes: number }[] = [];
   for (let a = 0; a < items.length; ) {
     const slotIndex = Math.floor((items[a] as T).offsetMs / o.slotMs);
@@ -87,11 +94,24 @@ export function slotsOf<T extends { offsetMs: number }>(items: readonly T[], o: 
 }
 
 /** Items must be sorted by offset (plans are). Shard ids are `<slot>-<lane>`, stable for a plan. */
-export function cutShards<T extends { offsetMs: number }>(items: readonly T[], o: Pick<ShardingOptions, 'slotMs' | 'maxShardRequests'> & Partial<ShardingOptions> = DEFAULT_SHARDING): Shard<T>[] {
+export function cutShards<T extends { offsetMs: number }>(
+  items: readonly T[],
+  o: Pick<ShardingOptions, 'slotMs' | 'maxShardRequests'> & Partial<ShardingOptions> = DEFAULT_SHARDING,
+): Shard<T>[] {
   const shards: Shard<T>[] = [];
   for (const slot of slotsOf(items, o)) {
-    const lanes = Array.from({ length: slot.lanes }, (_, lane): Shard<T> => ({ shardId: `${slot.slotIndex}-${lane}`, slotIndex: slot.slotIndex, lane, lanes: slot.lanes, requests: [] }));
-    for (let p = slot.first; p < slot.end; p++) (lanes[(p - slot.first) % slot.lanes] as Shard<T>).requests.push(items[p] as T);
+    const lanes = Array.from(
+      { length: slot.lanes },
+      (_, lane): Shard<T> => ({
+        shardId: `${slot.slotIndex}-${lane}`,
+        slotIndex: slot.slotIndex,
+        lane,
+        lanes: slot.lanes,
+        requests: [],
+      }),
+    );
+    for (let p = slot.first; p < slot.end; p++)
+      (lanes[(p - slot.first) % slot.lanes] as Shard<T>).requests.push(items[p] as T);
     shards.push(...lanes);
   }
   return shards;
@@ -123,43 +143,54 @@ export const wireRequestSchema = z.object({
 });
 export type WireRequest = z.infer<typeof wireRequestSchema>;
 
-export const shardMessageSchema = z.object({
-  v: z.literal(1),
-  kind: z.literal('shard'),
-  runId: z.string().min(1),
-  target: z.string().min(1),
-  shardId: z.string().min(1),
-  /** Epoch ns of the plan's offset 0, shared by every shard and target of the run. */
-  startNs: nsString,
-  /** Due time of the shard's first request. */
-  firstDueNs: nsString,
-  /** How many times the message was re-delayed to reach a due time beyond SQS's 15 minutes. */
-  hops: z.number().int().nonnegative(),
-  /**
-   * A shard of the run's last slot: only their completions ask the collector to look (a listing
-   * per lane of that slot, not one per shard); the deadline message covers stragglers.
-   */
-  last: z.boolean().default(false),
-  /** The requests, inline; empty when they travel by reference (`requestsRef`). */
-  requests: z.array(wireRequestSchema),
-  /** Where the requests are when they do not fit the message: `parts` objects `<prefix><n>` (shard-parts.ts), `requests` in all. */
-  requestsRef: z.object({ prefix: z.string().min(1), parts: z.number().int().positive(), requests: z.number().int().positive() }).optional(),
-  /**
-   * How long before its first due time this message was meant to be delivered (ms); the
-   * deployment's lead without it. The run's first shards get more, so that the event source has
-   * scaled up before they are due (sqs-delay.ts rampLeads): a worker must not send them on.
-   */
-  leadMs: z.number().int().nonnegative().optional(),
-}).refine((m) => (m.requests.length > 0) !== (m.requestsRef !== undefined), { message: 'a shard message carries its requests inline or by reference (requestsRef), exactly one of them' });
+export const shardMessageSchema = z
+  .object({
+    v: z.literal(1),
+    kind: z.literal('shard'),
+    runId: z.string().min(1),
+    target: z.string().min(1),
+    shardId: z.string().min(1),
+    /** Epoch ns of the plan's offset 0, shared by every shard and target of the run. */
+    startNs: nsString,
+    /** Due time of the shard's first request. */
+    firstDueNs: nsString,
+    /** How many times the message was re-delayed to reach a due time beyond SQS's 15 minutes. */
+    hops: z.number().int().nonnegative(),
+    /**
+     * A shard of the run's last slot: only their completions ask the collector to look (a listing
+     * per lane of that slot, not one per shard); the deadline message covers stragglers.
+     */
+    last: z.boolean().default(false),
+    /** The requests, inline; empty when they travel by reference (`requestsRef`). */
+    requests: z.array(wireRequestSchema),
+    /** Where the requests are when they do not fit the message: `parts` objects `<prefix><n>` (shard-parts.ts), `requests` in all. */
+    requestsRef: z
+      .object({ prefix: z.string().min(1), parts: z.number().int().positive(), requests: z.number().int().positive() })
+      .optional(),
+    /**
+     * How long before its first due time this message was meant to be delivered (ms); the
+     * deployment's lead without it. The run's first shards get more, so that the event source has
+     * scaled up before they are due (sqs-delay.ts rampLeads): a worker must not send them on.
+     */
+    leadMs: z.number().int().nonnegative().optional(),
+  })
+  .refine((m) => m.requests.length > 0 !== (m.requestsRef !== undefined), {
+    message: 'a shard message carries its requests inline or by reference (requestsRef), exactly one of them',
+  });
 export type ShardMessage = z.infer<typeof shardMessageSchema>;
 
 export function toWire(request: ScheduledRequest, bodyRef: string | null): WireRequest {
   const { body, ...rest } = request;
-  return bodyRef ? { ...rest, bodyRef } : { ...rest, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64') };
+  return bodyRef
+    ? { ...rest, bodyRef }
+    : { ...rest, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64') };
 }
 
 /** Back to a ScheduledRequest; `loadBody` fetches a referenced body. */
-export async function fromWire(wire: WireRequest, loadBody: (key: string) => Promise<Uint8Array | null>): Promise<ScheduledRequest> {
+export async function fromWire(
+  wire: WireRequest,
+  loadBody: (key: string) => Promise<Uint8Array | null>,
+): Promise<ScheduledRequest> {
   const { body, bodyRef, ...rest } = wire;
   let bytes: Uint8Array | null;
   if (body !== undefined) bytes = Buffer.from(body, 'base64');

@@ -59,7 +59,11 @@ function inlineBytes(shard: Shard<PlanItem>, m: Membership, o: ShardingOptions):
  * The slot's content per lane (shard) and group: null where the group sends none of the lane.
  * `inlineAllowed(bytes)` may refuse an inline message that fits (the caller's memory budget).
  */
-export async function writeSlot(w: SlotWriter, slot: SlotSpan, inlineAllowed: (bytes: number) => boolean = () => true): Promise<(LaneContent | null)[][]> {
+export async function writeSlot(
+  w: SlotWriter,
+  slot: SlotSpan,
+  inlineAllowed: (bytes: number) => boolean = () => true,
+): Promise<(LaneContent | null)[][]> {
   const groups = w.membership.length;
   const lanes = Array.from({ length: slot.lanes }, (_, lane) => slot.firstShard + lane);
   // Per lane and group: inline (a list), by reference (a part counter), or nothing.
@@ -68,7 +72,9 @@ export async function writeSlot(w: SlotWriter, slot: SlotSpan, inlineAllowed: (b
       const m = (w.membership[gi] as Membership[])[si] as Membership;
       if (m.count === 0) return null;
       const bytes = inlineBytes(w.shards[si] as Shard<PlanItem>, m, w.sharding);
-      return bytes <= w.sharding.maxMessageBytes && inlineAllowed(bytes) ? { inline: [] as WireRequest[] } : { prefix: shardPartsPrefix(w.runId, gi, (w.shards[si] as Shard<PlanItem>).shardId), parts: 0, requests: 0 };
+      return bytes <= w.sharding.maxMessageBytes && inlineAllowed(bytes)
+        ? { inline: [] as WireRequest[] }
+        : { prefix: shardPartsPrefix(w.runId, gi, (w.shards[si] as Shard<PlanItem>).shardId), parts: 0, requests: 0 };
     }),
   );
   const puts = new Semaphore(PUTS_AT_ONCE);
@@ -84,7 +90,14 @@ export async function writeSlot(w: SlotWriter, slot: SlotSpan, inlineAllowed: (b
   for (let from = slot.first; from < slot.end; from += perChunk) {
     const to = Math.min(slot.end, from + perChunk);
     const requests = await w.load(from, to);
-    const wire = await Promise.all(requests.map(async (r) => (r.body.byteLength > w.sharding.maxInlineBodyBytes ? (await put(bodyKey(w.runId, r.index), r.body, 'application/octet-stream'), toWire(r, bodyKey(w.runId, r.index))) : toWire(r, null))));
+    const wire = await Promise.all(
+      requests.map(async (r) =>
+        r.body.byteLength > w.sharding.maxInlineBodyBytes
+          ? (await put(bodyKey(w.runId, r.index), r.body, 'application/octet-stream'),
+            toWire(r, bodyKey(w.runId, r.index)))
+          : toWire(r, null),
+      ),
+    );
     const chunk = lanes.map(() => Array.from({ length: groups }, () => [] as WireRequest[]));
     wire.forEach((request, j) => {
       const p = from + j - slot.first;
@@ -110,5 +123,7 @@ export async function writeSlot(w: SlotWriter, slot: SlotSpan, inlineAllowed: (b
     );
     await Promise.all(writes);
   }
-  return plan.map((byGroup) => byGroup.map((c) => (c === null ? null : 'inline' in c ? { inline: c.inline } : { ref: c })));
+  return plan.map((byGroup) =>
+    byGroup.map((c) => (c === null ? null : 'inline' in c ? { inline: c.inline } : { ref: c })),
+  );
 }

@@ -18,7 +18,9 @@ export function deliveryDelay(firstDueNs: bigint, nowNs: bigint, leadMs: number)
   const wantMs = Number(firstDueNs - nowNs) / 1e6 - leadMs;
   if (wantMs < 1000) return { delaySeconds: 0, deferred: false };
   const seconds = Math.floor(wantMs / 1000);
-  return seconds > MAX_SQS_DELAY_SECONDS ? { delaySeconds: MAX_SQS_DELAY_SECONDS, deferred: true } : { delaySeconds: seconds, deferred: false };
+  return seconds > MAX_SQS_DELAY_SECONDS
+    ? { delaySeconds: MAX_SQS_DELAY_SECONDS, deferred: true }
+    : { delaySeconds: seconds, deferred: false };
 }
 
 /**
@@ -107,7 +109,12 @@ const CHUNK_BYTES = 64 * 1024;
  * not SQS. The event source's empty polls while idle are not counted (they do not scale
  * with traffic).
  */
-export function sqsRequestsPerCapturedRequest(args: { requestsPerShard: number; bytesPerRequest: number; msAhead: number; leadMs: number }): number {
+export function sqsRequestsPerCapturedRequest(args: {
+  requestsPerShard: number;
+  bytesPerRequest: number;
+  msAhead: number;
+  leadMs: number;
+}): number {
   const shardBytes = args.requestsPerShard * args.bytesPerRequest;
   const chunks = Math.max(1, Math.ceil(shardBytes / CHUNK_BYTES));
   const hops = hopsFor(args.msAhead, args.leadMs);

@@ -9,5 +9,15 @@
 export { PermanentError, runRecordSchema, type ResultLine, type RunRecord } from './common';
 export { dispatchRun, type DispatchRunArgs } from './dispatch';
 export { handleShard, type HandleShardDeps, type ShardAction } from './fire-stage';
-export { collectMessage, collectMessageSchema, collectRun, handleCollect, lookAtTarget, parseCollectMessage, type CollectAction, type CollectMessage, type CollectStatus } from './collect';
+export {
+  collectMessage,
+  collectMessageSchema,
+  collectRun,
+  handleCollect,
+  lookAtTarget,
+  parseCollectMessage,
+  type CollectAction,
+  type CollectMessage,
+  type CollectStatus,
+} from './collect';
 export { collectBatch, type CollectOutcome, type CollectRecord } from './collect-batch';

@@ -54,7 +54,8 @@ export function amplifiedCount(n: number, k: number): number {
  * sampling and limit) at `k` > 1, as positions into it, copy indices and offsets.
  */
 export function amplify(offsetsMs: ArrayLike<number>, k: number, loneGapMs: number): AmplifiedRows {
-  if (!(Number.isFinite(k) && k > 1 && k <= MAX_AMPLIFY)) throw new RangeError(`amplify must be in (1, ${MAX_AMPLIFY}] (got ${k})`);
+  if (!(Number.isFinite(k) && k > 1 && k <= MAX_AMPLIFY))
+    throw new RangeError(`amplify must be in (1, ${MAX_AMPLIFY}] (got ${k})`);
   const n = offsetsMs.length;
   const total = amplifiedCount(n, k);
   const source = new Uint32Array(total);

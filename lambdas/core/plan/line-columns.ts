@@ -15,7 +15,11 @@ import { eventIdHash, planRows, type IndexedPlan, type LineRef, type PlanOptions
 export const INITIAL_ROWS = 1024;
 
 /** `old`'s values in a new array of `n` (n >= old.length) made by `make`. */
-export function grownColumn<A extends Float64Array | Int32Array | Uint32Array | Uint16Array | Uint8Array>(old: A, make: (n: number) => A, n: number): A {
+export function grownColumn<A extends Float64Array | Int32Array | Uint32Array | Uint16Array | Uint8Array>(
+  old: A,
+  make: (n: number) => A,
+  n: number,
+): A {
   const next = make(n);
   next.set(old);
   return next;
@@ -70,7 +74,8 @@ export abstract class LineColumns<Ref extends LineRef> {
   private markOf(record: CaptureRecord): number {
     if (!record.dedupe) return -1;
     this.keptBy ??= record.dedupe.keptBy;
-    if (record.dedupe.keptBy !== this.keptBy) throw new Error('the records of one index must come through one duplicate filter');
+    if (record.dedupe.keptBy !== this.keptBy)
+      throw new Error('the records of one index must come through one duplicate filter');
     return record.dedupe.keptAs;
   }
 
@@ -128,7 +133,14 @@ export abstract class LineColumns<Ref extends LineRef> {
     const { timeMs, subSecond, idHash } = this;
     const live = this.liveRows();
     const row = live ? (k: number) => live[k] as number : (k: number) => k;
-    const plan = planRows(live ? live.length : this.count, (k) => timeMs[row(k)] as number, (k) => subSecond[row(k)] === 1, (k) => idHash[row(k)] as number, options, (k) => this.ref(row(k)));
+    const plan = planRows(
+      live ? live.length : this.count,
+      (k) => timeMs[row(k)] as number,
+      (k) => subSecond[row(k)] === 1,
+      (k) => idHash[row(k)] as number,
+      options,
+      (k) => this.ref(row(k)),
+    );
     this.released = true;
     this.timeMs = this.spanStart = this.spanEnd = new Float64Array(0);
     this.file = this.line = this.idHash = new Uint32Array(0);

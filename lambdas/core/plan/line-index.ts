@@ -16,7 +16,10 @@ export class LineIndex extends LineColumns<LineRef> implements PlannableIndex {
   /** Adds a record parsed from a byte stream (it has a span); its body is not kept. */
   add(record: CaptureRecord): void {
     this.checkOpen();
-    if (!record.span) throw new Error(`record ${record.source.file}:${record.source.line} has no byte span (parse it from a byte stream)`);
+    if (!record.span)
+      throw new Error(
+        `record ${record.source.file}:${record.source.line} has no byte span (parse it from a byte stream)`,
+      );
     this.addRow(record, record.span);
   }
 

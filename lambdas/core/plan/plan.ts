@@ -55,7 +55,16 @@ import { deterministicUuid } from '../ids';
 import { amplify as amplifyRows, MAX_AMPLIFY } from './amplify';
 import { serialize } from './serialize';
 export { stringifyDeep } from './serialize';
-import type { ByteSpan, CaptureRecord, DropReason, IntraSecondPolicy, ReplayPlan, ScheduledRequest, TargetKind, TimingSummary } from '../types';
+import type {
+  ByteSpan,
+  CaptureRecord,
+  DropReason,
+  IntraSecondPolicy,
+  ReplayPlan,
+  ScheduledRequest,
+  TargetKind,
+  TimingSummary,
+} from '../types';
 
 export interface PlanOptions {
   runId: string;
@@ -93,23 +102,36 @@ export const MIN_TIME_SCALE = 0.001;
 export function validatePlanOptions(o: PlanOptions): string[] {
   const problems: string[] = [];
   if (typeof o.runId !== 'string' || o.runId === '') problems.push('runId is required');
-  if (!TARGET_KINDS.includes(o.targetKind)) problems.push(`targetKind must be one of ${TARGET_KINDS.join(', ')} (got ${String(o.targetKind)})`);
-  if (!(Number.isFinite(o.timeScale) && o.timeScale >= MIN_TIME_SCALE)) problems.push(`timeScale must be a number >= ${MIN_TIME_SCALE}, ${1 / MIN_TIME_SCALE} times slower than captured (got ${String(o.timeScale)})`);
-  if (o.intraSecond !== 'spread' && o.intraSecond !== 'burst') problems.push(`intraSecond must be 'spread' or 'burst' (got ${String(o.intraSecond)})`);
-  for (const [name, value] of [['startOffsetMs', o.startOffsetMs], ['endOffsetMs', o.endOffsetMs]] as const) {
-    if (value !== undefined && !(Number.isFinite(value) && value >= 0)) problems.push(`${name} must be a finite number >= 0 (got ${String(value)})`);
+  if (!TARGET_KINDS.includes(o.targetKind))
+    problems.push(`targetKind must be one of ${TARGET_KINDS.join(', ')} (got ${String(o.targetKind)})`);
+  if (!(Number.isFinite(o.timeScale) && o.timeScale >= MIN_TIME_SCALE))
+    problems.push(
+      `timeScale must be a number >= ${MIN_TIME_SCALE}, ${1 / MIN_TIME_SCALE} times slower than captured (got ${String(o.timeScale)})`,
+    );
+  if (o.intraSecond !== 'spread' && o.intraSecond !== 'burst')
+    problems.push(`intraSecond must be 'spread' or 'burst' (got ${String(o.intraSecond)})`);
+  for (const [name, value] of [
+    ['startOffsetMs', o.startOffsetMs],
+    ['endOffsetMs', o.endOffsetMs],
+  ] as const) {
+    if (value !== undefined && !(Number.isFinite(value) && value >= 0))
+      problems.push(`${name} must be a finite number >= 0 (got ${String(value)})`);
   }
   if (o.startOffsetMs !== undefined && o.endOffsetMs !== undefined && o.endOffsetMs < o.startOffsetMs) {
     problems.push(`endOffsetMs (${o.endOffsetMs}) is before startOffsetMs (${o.startOffsetMs})`);
   }
-  if (o.limit !== undefined && !(Number.isSafeInteger(o.limit) && o.limit > 0)) problems.push(`limit must be a whole number > 0 (got ${String(o.limit)})`);
-  if (o.sampleRate !== undefined && !(o.sampleRate > 0 && o.sampleRate <= 1)) problems.push(`sampleRate must be in (0, 1] (got ${String(o.sampleRate)})`);
-  if (o.amplify !== undefined && !(Number.isFinite(o.amplify) && o.amplify > 0 && o.amplify <= MAX_AMPLIFY)) problems.push(`amplify must be a number in (0, ${MAX_AMPLIFY}] (got ${String(o.amplify)})`);
+  if (o.limit !== undefined && !(Number.isSafeInteger(o.limit) && o.limit > 0))
+    problems.push(`limit must be a whole number > 0 (got ${String(o.limit)})`);
+  if (o.sampleRate !== undefined && !(o.sampleRate > 0 && o.sampleRate <= 1))
+    problems.push(`sampleRate must be in (0, 1] (got ${String(o.sampleRate)})`);
+  if (o.amplify !== undefined && !(Number.isFinite(o.amplify) && o.amplify > 0 && o.amplify <= MAX_AMPLIFY))
+    problems.push(`amplify must be a number in (0, ${MAX_AMPLIFY}] (got ${String(o.amplify)})`);
   // The PRNG takes 32 bits: anything else would be silently folded into another seed.
   if (o.seed !== undefined && !(Number.isInteger(o.seed) && o.seed >= 0 && o.seed <= 0xffffffff)) {
     problems.push(`seed must be a whole number in [0, 4294967295] (got ${String(o.seed)})`);
   }
-  if (o.modelOverride !== undefined && (typeof o.modelOverride !== 'string' || o.modelOverride.trim() === '')) problems.push('modelOverride must not be empty');
+  if (o.modelOverride !== undefined && (typeof o.modelOverride !== 'string' || o.modelOverride.trim() === ''))
+    problems.push('modelOverride must not be empty');
   return problems;
 }
 
@@ -161,12 +183,34 @@ function samplingRate(options: PlanOptions): number {
  * selection, offsets. Row i is the i-th record in capture order, the tie-breaker and the
  * order a second's slots are handed out in.
  */
-function scheduleRows(n: number, timeOf: (row: number) => number, subSecondOf: (row: number) => boolean, idHashOf: (row: number) => number, options: PlanOptions): RowSchedule {
+function scheduleRows(
+  n: number,
+  timeOf: (row: number) => number,
+  subSecondOf: (row: number) => boolean,
+  idHashOf: (row: number) => number,
+  options: PlanOptions,
+): RowSchedule {
   const problems = validatePlanOptions(options);
   if (problems.length > 0) throw new Error(`invalid plan options: ${problems.join('; ')}`);
   const excluded: ReplayPlan['excluded'] = {};
-  const timing: TimingSummary = { intraSecond: options.intraSecond, wholeSecondRecords: 0, exactTimeRecords: 0, spreadRecords: 0, maxSpreadMs: 0 };
-  if (n === 0) return { rows: [], offsetMs: [], captureTimeMs: [], copy: null, excluded, scheduleZeroMs: null, durationMs: 0, timing };
+  const timing: TimingSummary = {
+    intraSecond: options.intraSecond,
+    wholeSecondRecords: 0,
+    exactTimeRecords: 0,
+    spreadRecords: 0,
+    maxSpreadMs: 0,
+  };
+  if (n === 0)
+    return {
+      rows: [],
+      offsetMs: [],
+      captureTimeMs: [],
+      copy: null,
+      excluded,
+      scheduleZeroMs: null,
+      durationMs: 0,
+      timing,
+    };
 
   // Work in ms relative to the earliest capture: at epoch scale (~1.8e12 ms) a float64 keeps
   // only about 1e-4 ms, which would blur thirds of a second and offset edges.
@@ -237,10 +281,32 @@ function scheduleRows(n: number, timeOf: (row: number) => number, subSecondOf: (
     // A lone request's copies spread over a captured second (the capture's time resolution).
     const copies = amplifyRows(offsetMs, options.amplify, 1000 / options.timeScale);
     const amplified = Array.from(copies.source, (i) => rows[i] as number);
-    timing.amplification = { factor: options.amplify, capturedRequests: rows.length, scheduledRequests: amplified.length };
-    return { rows: amplified, offsetMs: Array.from(copies.offsetMs), captureTimeMs: amplified.map((row) => base + (t[row] as number)), copy: copies.copy, excluded, scheduleZeroMs, durationMs: copies.offsetMs.at(-1) ?? 0, timing };
+    timing.amplification = {
+      factor: options.amplify,
+      capturedRequests: rows.length,
+      scheduledRequests: amplified.length,
+    };
+    return {
+      rows: amplified,
+      offsetMs: Array.from(copies.offsetMs),
+      captureTimeMs: amplified.map((row) => base + (t[row] as number)),
+      copy: copies.copy,
+      excluded,
+      scheduleZeroMs,
+      durationMs: copies.offsetMs.at(-1) ?? 0,
+      timing,
+    };
   }
-  return { rows, offsetMs, captureTimeMs: rows.map((row) => base + (t[row] as number)), copy: null, excluded, scheduleZeroMs, durationMs: offsetMs.at(-1) ?? 0, timing };
+  return {
+    rows,
+    offsetMs,
+    captureTimeMs: rows.map((row) => base + (t[row] as number)),
+    copy: null,
+    excluded,
+    scheduleZeroMs,
+    durationMs: offsetMs.at(-1) ?? 0,
+    timing,
+  };
 }
 
 /** Position i's copy field, as a request or an entry carries it (absent when not amplified). */
@@ -270,7 +336,12 @@ function scheduleItems<T extends Timeable>(items: readonly T[], options: PlanOpt
     options,
   );
   return {
-    selected: s.rows.map((row, i) => ({ item: items[row] as T, offsetMs: s.offsetMs[i] as number, captureTimeMs: s.captureTimeMs[i] as number, ...copyOf(s.copy, i) })),
+    selected: s.rows.map((row, i) => ({
+      item: items[row] as T,
+      offsetMs: s.offsetMs[i] as number,
+      captureTimeMs: s.captureTimeMs[i] as number,
+      ...copyOf(s.copy, i),
+    })),
     excluded: s.excluded,
     scheduleZeroMs: s.scheduleZeroMs,
     durationMs: s.durationMs,
@@ -335,14 +406,30 @@ function applyOverrides(obj: JsonObject, options: PlanOptions): { result: JsonOb
 
 function planBodyForEveryKind(record: CaptureRecord, options: PlanOptions): KindFreeBodyPlan {
   const { contentType, body } = record.input;
-  const asCaptured = (chat: Verdict | null, streaming = false): KindFreeBodyPlan => ({ body, streaming, overrides: [], chat });
-  if (!isJsonContentType(contentType)) return asCaptured({ reason: 'unsupported_content_type', detail: `content type ${contentType} cannot be sent to a chat target` });
+  const asCaptured = (chat: Verdict | null, streaming = false): KindFreeBodyPlan => ({
+    body,
+    streaming,
+    overrides: [],
+    chat,
+  });
+  if (!isJsonContentType(contentType))
+    return asCaptured({
+      reason: 'unsupported_content_type',
+      detail: `content type ${contentType} cannot be sent to a chat target`,
+    });
   const parsed = parseJson(body);
-  if (!isJsonObject(parsed)) return asCaptured({ reason: 'not_chat_request', detail: parsed === undefined ? 'body is not valid JSON' : 'JSON body is not an object' });
+  if (!isJsonObject(parsed))
+    return asCaptured({
+      reason: 'not_chat_request',
+      detail: parsed === undefined ? 'body is not valid JSON' : 'JSON body is not an object',
+    });
   if (!Array.isArray(parsed.messages)) {
     // A chat target cannot take it; a SageMaker target gets it exactly as captured: the
     // overrides (model, stream) are chat fields, meaningless to `instances` or `inputs`.
-    return asCaptured({ reason: 'not_chat_request', detail: 'JSON body without a messages array' }, parsed.stream === true);
+    return asCaptured(
+      { reason: 'not_chat_request', detail: 'JSON body without a messages array' },
+      parsed.stream === true,
+    );
   }
   const { result, overrides } = applyOverrides(parsed, options);
   return {
@@ -360,7 +447,12 @@ function verdictFor(kind: TargetKind, planned: KindFreeBodyPlan): Verdict | null
 
 function planBody(record: CaptureRecord, options: PlanOptions): BodyPlan {
   const planned = planBodyForEveryKind(record, options);
-  return { body: planned.body, streaming: planned.streaming, overrides: planned.overrides, incompatible: verdictFor(options.targetKind, planned) };
+  return {
+    body: planned.body,
+    streaming: planned.streaming,
+    overrides: planned.overrides,
+    incompatible: verdictFor(options.targetKind, planned),
+  };
 }
 
 /** Where a request sits in the schedule: its index, due offset and captured time, and its copy index when amplified. */
@@ -371,7 +463,12 @@ interface Placement {
   copy?: number;
 }
 
-function toRequest(record: CaptureRecord, planned: BodyPlan, { index, offsetMs, captureTimeMs, copy }: Placement, options: PlanOptions): ScheduledRequest {
+function toRequest(
+  record: CaptureRecord,
+  planned: BodyPlan,
+  { index, offsetMs, captureTimeMs, copy }: Placement,
+  options: PlanOptions,
+): ScheduledRequest {
   return {
     index,
     offsetMs,
@@ -392,7 +489,10 @@ function toRequest(record: CaptureRecord, planned: BodyPlan, { index, offsetMs, 
 }
 
 /** Rule 6 on the selected records, in schedule order: requests, and what this target kind drops. */
-function assemble(selected: readonly (Placement & { record: CaptureRecord })[], options: PlanOptions): Pick<ReplayPlan, 'requests' | 'incompatible'> {
+function assemble(
+  selected: readonly (Placement & { record: CaptureRecord })[],
+  options: PlanOptions,
+): Pick<ReplayPlan, 'requests' | 'incompatible'> {
   const requests: ScheduledRequest[] = [];
   const incompatible: ReplayPlan['incompatible'] = [];
   // The copies of a record (amplify) are consecutive and share its planned body: one body per
@@ -421,7 +521,14 @@ export function buildPlan(records: readonly CaptureRecord[], options: PlanOption
     schedule.selected.map(({ item, ...placement }, index) => ({ record: item, index, ...placement })),
     options,
   );
-  return { requests, incompatible, excluded: schedule.excluded, scheduleZeroMs: schedule.scheduleZeroMs, durationMs: schedule.durationMs, timing: schedule.timing };
+  return {
+    requests,
+    incompatible,
+    excluded: schedule.excluded,
+    scheduleZeroMs: schedule.scheduleZeroMs,
+    durationMs: schedule.durationMs,
+    timing: schedule.timing,
+  };
 }
 
 // ---- Two-pass planning, for inputs too large to hold (the ingest function, the local CLI) ----
@@ -456,8 +563,14 @@ export function eventIdHash(eventId: string): number {
 /** Why the record read back is not the line planned (the file changed), or null. */
 export function readBackMismatch(ref: LineRef, record: CaptureRecord): string | null {
   const { eventId } = record;
-  if (ref.eventId !== undefined ? eventId === ref.eventId : ref.eventIdHash === undefined || eventIdHash(eventId) === ref.eventIdHash) return null;
-  const planned = ref.eventId !== undefined ? `eventId ${ref.eventId.slice(0, 80)}` : `an eventId hashing to ${ref.eventIdHash}`;
+  if (
+    ref.eventId !== undefined
+      ? eventId === ref.eventId
+      : ref.eventIdHash === undefined || eventIdHash(eventId) === ref.eventIdHash
+  )
+    return null;
+  const planned =
+    ref.eventId !== undefined ? `eventId ${ref.eventId.slice(0, 80)}` : `an eventId hashing to ${ref.eventIdHash}`;
   return `${ref.source.file}:${ref.source.line} read back as eventId ${eventId.slice(0, 80)}, planned as ${planned}: the file changed`;
 }
 
@@ -473,7 +586,10 @@ export interface IndexedRecord extends LineRef {
 }
 
 function spanOf(record: CaptureRecord): ByteSpan {
-  if (!record.span) throw new Error(`record ${record.source.file}:${record.source.line} has no byte span (parse it from a byte stream)`);
+  if (!record.span)
+    throw new Error(
+      `record ${record.source.file}:${record.source.line} has no byte span (parse it from a byte stream)`,
+    );
   return record.span;
 }
 
@@ -482,7 +598,14 @@ function spanOf(record: CaptureRecord): ByteSpan {
  * the run, so rule 6 runs there as in buildPlan): time, eventId and line only, no body parse.
  */
 export function lineRef(record: CaptureRecord): LineRef {
-  return { eventId: record.eventId, inferenceTimeMs: record.inferenceTimeMs, hasSubSecondTime: record.hasSubSecondTime, source: record.source, span: spanOf(record), ...(record.dedupe ? { dedupe: record.dedupe } : {}) };
+  return {
+    eventId: record.eventId,
+    inferenceTimeMs: record.inferenceTimeMs,
+    hasSubSecondTime: record.hasSubSecondTime,
+    source: record.source,
+    span: spanOf(record),
+    ...(record.dedupe ? { dedupe: record.dedupe } : {}),
+  };
 }
 
 /**
@@ -502,7 +625,9 @@ export function indexRecord(record: CaptureRecord, options: PlanOptions, kinds?:
     bodyBytes: planned.body.byteLength,
     ...(record.dedupe ? { dedupe: record.dedupe } : {}),
     incompatible: verdictFor(options.targetKind, planned),
-    ...(kinds && kinds.length > 0 ? { incompatibleByKind: Object.fromEntries(kinds.map((k) => [k, verdictFor(k, planned)])) } : {}),
+    ...(kinds && kinds.length > 0
+      ? { incompatibleByKind: Object.fromEntries(kinds.map((k) => [k, verdictFor(k, planned)])) }
+      : {}),
   };
 }
 
@@ -510,7 +635,8 @@ export function indexRecord(record: CaptureRecord, options: PlanOptions, kinds?:
 export function incompatibleAs(record: IndexedRecord, kind: TargetKind): Verdict | null {
   if (!record.incompatibleByKind) return record.incompatible;
   const verdict = record.incompatibleByKind[kind];
-  if (verdict === undefined) throw new Error(`record ${record.source.file}:${record.source.line} was not indexed for target kind ${kind}`);
+  if (verdict === undefined)
+    throw new Error(`record ${record.source.file}:${record.source.line} was not indexed for target kind ${kind}`);
   return verdict;
 }
 
@@ -557,7 +683,13 @@ export function planRows<R extends LineRef>(
 ): IndexedPlan<R> {
   const s = scheduleRows(n, timeOf, subSecondOf, idHashOf, options);
   return {
-    entries: s.rows.map((row, index) => ({ index, offsetMs: s.offsetMs[index] as number, captureTimeMs: s.captureTimeMs[index] as number, ...copyOf(s.copy, index), record: toRef(row) })),
+    entries: s.rows.map((row, index) => ({
+      index,
+      offsetMs: s.offsetMs[index] as number,
+      captureTimeMs: s.captureTimeMs[index] as number,
+      ...copyOf(s.copy, index),
+      record: toRef(row),
+    })),
     excluded: s.excluded,
     scheduleZeroMs: s.scheduleZeroMs,
     durationMs: s.durationMs,
@@ -571,7 +703,11 @@ function checkReadBack(entry: IndexedEntry<LineRef>, record: CaptureRecord): voi
 }
 
 /** Pass 2: the request for an entry, from its record read back (the same line). */
-export function materializeRequest(entry: IndexedEntry<LineRef>, record: CaptureRecord, options: PlanOptions): ScheduledRequest {
+export function materializeRequest(
+  entry: IndexedEntry<LineRef>,
+  record: CaptureRecord,
+  options: PlanOptions,
+): ScheduledRequest {
   checkReadBack(entry, record);
   return toRequest(record, planBody(record, options), entry, options);
 }
@@ -580,13 +716,31 @@ export function materializeRequest(entry: IndexedEntry<LineRef>, record: Capture
  * Pass 2 of a whole plan for one target kind: `records[i]` is entry i's record read back.
  * Gives exactly what buildPlan gives for the same records (a test holds the two together).
  */
-export function materializePlan(plan: IndexedPlan<LineRef>, records: readonly CaptureRecord[], options: PlanOptions): ReplayPlan {
-  if (records.length !== plan.entries.length) throw new Error(`${records.length} records read back for ${plan.entries.length} planned`);
+export function materializePlan(
+  plan: IndexedPlan<LineRef>,
+  records: readonly CaptureRecord[],
+  options: PlanOptions,
+): ReplayPlan {
+  if (records.length !== plan.entries.length)
+    throw new Error(`${records.length} records read back for ${plan.entries.length} planned`);
   const selected = plan.entries.map((entry, i) => {
     const record = records[i] as CaptureRecord;
     checkReadBack(entry, record);
-    return { record, index: entry.index, offsetMs: entry.offsetMs, captureTimeMs: entry.captureTimeMs, ...(entry.copy !== undefined ? { copy: entry.copy } : {}) };
+    return {
+      record,
+      index: entry.index,
+      offsetMs: entry.offsetMs,
+      captureTimeMs: entry.captureTimeMs,
+      ...(entry.copy !== undefined ? { copy: entry.copy } : {}),
+    };
   });
   const { requests, incompatible } = assemble(selected, options);
-  return { requests, incompatible, excluded: plan.excluded, scheduleZeroMs: plan.scheduleZeroMs, durationMs: plan.durationMs, timing: plan.timing };
+  return {
+    requests,
+    incompatible,
+    excluded: plan.excluded,
+    scheduleZeroMs: plan.scheduleZeroMs,
+    durationMs: plan.durationMs,
+    timing: plan.timing,
+  };
 }

@@ -6,7 +6,15 @@
  */
 import { parseCaptureLine } from '../capture/line';
 import type { CaptureRecord, ReplayPlan, ScheduledRequest } from '../types';
-import { materializePlan, materializeRequest, readBackMismatch, type IndexedEntry, type IndexedPlan, type LineRef, type PlanOptions } from './plan';
+import {
+  materializePlan,
+  materializeRequest,
+  readBackMismatch,
+  type IndexedEntry,
+  type IndexedPlan,
+  type LineRef,
+  type PlanOptions,
+} from './plan';
 
 /** Reads bytes [start, end) of the capture file. */
 export type RangeReader = (start: number, end: number) => Promise<Uint8Array>;
@@ -23,7 +31,11 @@ export interface ByteRange<E extends IndexedEntry<LineRef> = IndexedEntry> {
 }
 
 /** Groups entries into ranges to read, in file order. */
-export function coalesceRanges<E extends IndexedEntry<LineRef>>(entries: readonly E[], maxGap = MAX_GAP_BYTES, maxRange = MAX_RANGE_BYTES): ByteRange<E>[] {
+export function coalesceRanges<E extends IndexedEntry<LineRef>>(
+  entries: readonly E[],
+  maxGap = MAX_GAP_BYTES,
+  maxRange = MAX_RANGE_BYTES,
+): ByteRange<E>[] {
   const sorted = [...entries].sort((a, b) => a.record.span.start - b.record.span.start);
   const ranges: ByteRange<E>[] = [];
   let current: ByteRange<E> | null = null;
@@ -49,17 +61,23 @@ export interface ReadBackOptions {
  * The capture records of entries of one file, in the entries' order, parsed again from their
  * lines. A line that no longer parses, or parses as another eventId, means the file changed.
  */
-export async function readBackRecords(entries: readonly IndexedEntry<LineRef>[], read: RangeReader, options: ReadBackOptions = {}): Promise<CaptureRecord[]> {
+export async function readBackRecords(
+  entries: readonly IndexedEntry<LineRef>[],
+  read: RangeReader,
+  options: ReadBackOptions = {},
+): Promise<CaptureRecord[]> {
   const byIndex = new Map<number, CaptureRecord>();
   const ranges = coalesceRanges(entries);
   const readRange = async (range: ByteRange<IndexedEntry<LineRef>>): Promise<void> => {
     const bytes = await read(range.start, range.end);
-    if (bytes.byteLength !== range.end - range.start) throw new Error(`read ${bytes.byteLength} bytes of range [${range.start}, ${range.end}): the file changed`);
+    if (bytes.byteLength !== range.end - range.start)
+      throw new Error(`read ${bytes.byteLength} bytes of range [${range.start}, ${range.end}): the file changed`);
     const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     for (const entry of range.entries) {
       const { span, source } = entry.record;
       const verdict = parseCaptureLine(buf.toString('utf8', span.start - range.start, span.end - range.start), source);
-      if (!verdict.ok) throw new Error(`${source.file}:${source.line} no longer parses (${verdict.reason}): the file changed`);
+      if (!verdict.ok)
+        throw new Error(`${source.file}:${source.line} no longer parses (${verdict.reason}): the file changed`);
       const mismatch = readBackMismatch(entry.record, verdict.record);
       if (mismatch) throw new Error(mismatch);
       verdict.record.span = span;
@@ -76,7 +94,11 @@ export async function readBackRecords(entries: readonly IndexedEntry<LineRef>[],
   return entries.map((e) => byIndex.get(e.index) as CaptureRecord);
 }
 
-export async function readBackRequests(entries: readonly IndexedEntry<LineRef>[], read: RangeReader, options: PlanOptions): Promise<ScheduledRequest[]> {
+export async function readBackRequests(
+  entries: readonly IndexedEntry<LineRef>[],
+  read: RangeReader,
+  options: PlanOptions,
+): Promise<ScheduledRequest[]> {
   const records = await readBackRecords(entries, read);
   return entries.map((entry, i) => materializeRequest(entry, records[i] as CaptureRecord, options));
 }
@@ -95,7 +117,12 @@ export interface PlannableIndex {
  * Plans the index once with `options` (which releases it) and reads back the selected
  * records, file by file: `records[i]` is `plan.entries[i]`'s record.
  */
-export async function planAndReadBack(index: PlannableIndex, options: PlanOptions, readerFor: (file: string) => RangeReader, readOptions: ReadBackOptions = {}): Promise<{ plan: IndexedPlan<LineRef>; records: CaptureRecord[] }> {
+export async function planAndReadBack(
+  index: PlannableIndex,
+  options: PlanOptions,
+  readerFor: (file: string) => RangeReader,
+  readOptions: ReadBackOptions = {},
+): Promise<{ plan: IndexedPlan<LineRef>; records: CaptureRecord[] }> {
   const plan = index.planOnce(options);
   const byFile = new Map<string, IndexedEntry<LineRef>[]>();
   for (const entry of plan.entries) {
@@ -119,7 +146,11 @@ export async function planAndReadBack(index: PlannableIndex, options: PlanOption
  * plan from the same records: buildPlan's result for the same captures, with only the
  * selected bodies ever in memory.
  */
-export function twoPassPlanner(index: PlannableIndex, readerFor: (file: string) => RangeReader, readOptions: ReadBackOptions = {}): Planner {
+export function twoPassPlanner(
+  index: PlannableIndex,
+  readerFor: (file: string) => RangeReader,
+  readOptions: ReadBackOptions = {},
+): Planner {
   let loaded: Promise<{ plan: IndexedPlan<LineRef>; records: CaptureRecord[] }> | null = null;
   return async (options) => {
     loaded ??= planAndReadBack(index, options, readerFor, readOptions);

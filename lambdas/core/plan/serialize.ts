@@ -52,4 +52,3 @@ export function serialize(value: Record<string, unknown>): string {
     return stringifyDeep(value);
   }
 }
-

@@ -22,7 +22,14 @@ export function capacityMetricLabel(tag: string): { name: string; unit: string }
   return { name: spec?.header ?? tag, unit: spec?.unit ?? '' };
 }
 
-const OUTCOME_LABELS: Record<CapacityStep['outcome'], string> = { met: 'met', objectives: 'missed goodput', errors: 'too many errors', client: 'client-limited', broken: 'no request succeeded', empty: 'no request' };
+const OUTCOME_LABELS: Record<CapacityStep['outcome'], string> = {
+  met: 'met',
+  objectives: 'missed goodput',
+  errors: 'too many errors',
+  client: 'client-limited',
+  broken: 'no request succeeded',
+  empty: 'no request',
+};
 
 function objectivesText(doc: CapacityDocument): string {
   const slos = Object.entries(doc.objectives.goodput)
@@ -40,7 +47,9 @@ function objectivesText(doc: CapacityDocument): string {
 function summaryTable(data: ReportData, doc: CapacityDocument): string {
   const rows = doc.targets
     .map(
-      (t) => `<tr data-target="${esc(t.name)}" data-sustained="${t.sustained_factor ?? ''}" data-limited-by="${esc(t.limited_by)}">
+      (
+        t,
+      ) => `<tr data-target="${esc(t.name)}" data-sustained="${t.sustained_factor ?? ''}" data-limited-by="${esc(t.limited_by)}">
 <td class="l">${swatch(colorOf(data, t.name))}${esc(t.name)}</td>
 <td><b>${esc(sustainedText(t))}</b></td>
 <td class="l">${esc(t.limited_by)}</td>
@@ -67,7 +76,11 @@ function charts(doc: CapacityDocument): string {
     chart('error_rate', 'Error rate against the factor', `share of each step\u2019s requests that failed; ${marks}`),
     ...Object.keys(doc.objectives.goodput).map((tag) => {
       const { name, unit } = capacityMetricLabel(tag);
-      return chart(tag, `${name} against the factor`, `${esc(unit)}, p99 (solid) and p50 (thin) over each step\u2019s succeeded requests; ${marks}`);
+      return chart(
+        tag,
+        `${name} against the factor`,
+        `${esc(unit)}, p99 (solid) and p50 (thin) over each step\u2019s succeeded requests; ${marks}`,
+      );
     }),
   ];
   return `<div class="grid">${figures.join('\n')}</div>`;
@@ -77,7 +90,9 @@ function stepRows(doc: CapacityDocument, t: TargetCapacity): string {
   const tags = Object.keys(doc.objectives.goodput);
   return t.steps
     .map((s) => {
-      const metrics = tags.map((tag) => `<td>${num(s.slo_metrics[tag]?.p50)}</td><td>${num(s.slo_metrics[tag]?.p99)}</td>`).join('');
+      const metrics = tags
+        .map((tag) => `<td>${num(s.slo_metrics[tag]?.p50)}</td><td>${num(s.slo_metrics[tag]?.p99)}</td>`)
+        .join('');
       const sustained = s.factor === t.sustained_factor ? ' class="sustained"' : '';
       return `<tr data-factor="${s.factor}" data-outcome="${esc(s.outcome)}"${sustained}><td>${esc(factorText(s.factor))}</td><td class="l" title="${esc(s.reason)}">${esc(OUTCOME_LABELS[s.outcome] ?? s.outcome)}</td><td>${count(s.requests)}</td><td>${rate(s.goodput)}</td><td>${rate(s.error_rate)}</td>${metrics}<td>${num(s.client.wire_lag_p90_ms ?? s.client.schedule_lag_p90_ms)}</td><td class="l"><a href="${esc(s.results)}report.html">${esc(s.run_id)}</a></td></tr>`;
     })
@@ -86,10 +101,17 @@ function stepRows(doc: CapacityDocument, t: TargetCapacity): string {
 
 function stepTables(data: ReportData, doc: CapacityDocument): string {
   const tags = Object.keys(doc.objectives.goodput);
-  const head = tags.map((tag) => `<th>${esc(capacityMetricLabel(tag).name)}<br><span class="ci">p50</span></th><th>${esc(capacityMetricLabel(tag).name)}<br><span class="ci">p99</span></th>`).join('');
+  const head = tags
+    .map(
+      (tag) =>
+        `<th>${esc(capacityMetricLabel(tag).name)}<br><span class="ci">p50</span></th><th>${esc(capacityMetricLabel(tag).name)}<br><span class="ci">p99</span></th>`,
+    )
+    .join('');
   return doc.targets
     .map(
-      (t) => `<h3>${swatch(colorOf(data, t.name))}<span class="name">${esc(t.name)}</span> <span class="muted">step by step</span></h3>
+      (
+        t,
+      ) => `<h3>${swatch(colorOf(data, t.name))}<span class="name">${esc(t.name)}</span> <span class="muted">step by step</span></h3>
 <div class="table-wrap"><table class="capacity-steps" data-target="${esc(t.name)}">
 <thead><tr><th>Factor</th><th class="l">Outcome</th><th>Requests</th><th>Goodput</th><th>Error rate</th>${head}<th>Wire lag p90<br><span class="ci">ms</span></th><th class="l">Results</th></tr></thead>
 <tbody>
@@ -115,15 +137,30 @@ ${stepTables(data, doc)}
 }
 
 /** A capacity search's report.html: the capacity section, drawn by report.html's script. Pure: no I/O. */
-export function renderCapacityReportHtml(args: { title: string; capacity: CapacityDocument }, assets: ChartAssets): string {
+export function renderCapacityReportHtml(
+  args: { title: string; capacity: CapacityDocument },
+  assets: ChartAssets,
+): string {
   const { capacity } = args;
-  const data: ReportData = { title: args.title, runId: capacity.run_id, generatedAt: capacity.generated_at, targets: [], comparison: null, capacity };
-  const names = capacity.targets.map((t) => `<span class="kv">${swatch(colorOf(data, t.name))}${esc(t.name)}</span>`).join(' ');
+  const data: ReportData = {
+    title: args.title,
+    runId: capacity.run_id,
+    generatedAt: capacity.generated_at,
+    targets: [],
+    comparison: null,
+    capacity,
+  };
+  const names = capacity.targets
+    .map((t) => `<span class="kv">${swatch(colorOf(data, t.name))}${esc(t.name)}</span>`)
+    .join(' ');
   const body = `<header>
 <h1>${esc(data.title)}</h1>
 <div class="meta">Run <code>${esc(data.runId)}</code> \u00b7 generated ${esc(data.generatedAt)} \u00b7 capacity search of ${names}</div>
 </header>
 ${renderCapacitySection(data)}
 <footer>Self-contained page: it loads nothing from the network. Charts drawn with uPlot (MIT).</footer>`;
-  return renderPage({ title: `${data.title} \u2013 ${data.runId}`, body, data, dataId: 'report-data', script: REPORT_PAGE_SCRIPT }, assets);
+  return renderPage(
+    { title: `${data.title} \u2013 ${data.runId}`, body, data, dataId: 'report-data', script: REPORT_PAGE_SCRIPT },
+    assets,
+  );
 }

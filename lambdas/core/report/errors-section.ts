@@ -26,8 +26,15 @@ function shownCounts(byKey: Record<string, number>): Record<string, number> {
  * Everything else as given.
  */
 export function withShownErrors(data: ReportData): ReportData {
-  const summary = (s: ReportTargetSummary): ReportTargetSummary => ({ ...s, failedByType: shownCounts(s.failedByType), droppedByReason: shownCounts(s.droppedByReason) });
-  const pairs = <T extends { pairs: { excluded: Record<string, number> } }>(c: T): T => ({ ...c, pairs: { ...c.pairs, excluded: shownCounts(c.pairs.excluded) } });
+  const summary = (s: ReportTargetSummary): ReportTargetSummary => ({
+    ...s,
+    failedByType: shownCounts(s.failedByType),
+    droppedByReason: shownCounts(s.droppedByReason),
+  });
+  const pairs = <T extends { pairs: { excluded: Record<string, number> } }>(c: T): T => ({
+    ...c,
+    pairs: { ...c.pairs, excluded: shownCounts(c.pairs.excluded) },
+  });
   const doc = data.comparison;
   return {
     ...data,
@@ -40,7 +47,8 @@ export function withShownErrors(data: ReportData): ReportData {
 export function renderErrors(data: ReportData): string {
   const types = new Map<string, number>();
   for (const t of data.targets) {
-    for (const [type, n] of Object.entries(t.summary.failedByType)) if (n > 0) types.set(type, (types.get(type) ?? 0) + n);
+    for (const [type, n] of Object.entries(t.summary.failedByType))
+      if (n > 0) types.set(type, (types.get(type) ?? 0) + n);
   }
   if (types.size === 0) {
     return `<section id="errors">
@@ -57,7 +65,10 @@ export function renderErrors(data: ReportData): string {
     return `<td class="barcell"><span class="track"><span class="bar" style="width:${width}%;background:${colorOf(data, t.summary.name)}"></span></span><span class="barnum">${count(n)}</span></td>`;
   };
   const rows = order
-    .map((type) => `<tr data-error-type="${esc(type)}"><td class="l error-type text">${esc(type)}</td>${data.targets.map((t) => cell(t, type)).join('')}</tr>`)
+    .map(
+      (type) =>
+        `<tr data-error-type="${esc(type)}"><td class="l error-type text">${esc(type)}</td>${data.targets.map((t) => cell(t, type)).join('')}</tr>`,
+    )
     .join('\n');
   return `<section id="errors">
 <h2>Errors by type</h2>

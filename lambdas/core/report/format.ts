@@ -61,7 +61,11 @@ export function shownText(text: string, max = SHOWN_TEXT_MAX): string {
  * "estimate unit [low, high]", every number with the decimals the interval's width supports
  * (precision.ts); `stacked` puts the interval on its own line (table cells).
  */
-export function interval(iv: Interval | undefined, unit: string, opts: { scale?: number; stacked?: boolean } = {}): string {
+export function interval(
+  iv: Interval | undefined,
+  unit: string,
+  opts: { scale?: number; stacked?: boolean } = {},
+): string {
   if (!iv || iv.estimate === null || !Number.isFinite(iv.estimate)) return NO_VALUE;
   const scale = opts.scale ?? 1;
   const decimals = decimalsOf(iv, scale);

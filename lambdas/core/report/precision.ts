@@ -27,7 +27,10 @@ export function decimalsForWidth(width: number | null | undefined): number | nul
 }
 
 /** The decimals an interval supports (decimalsForWidth of its width), null without both bounds. */
-export function decimalsOf(iv: { ci_low: number | null; ci_high: number | null } | null | undefined, scale = 1): number | null {
+export function decimalsOf(
+  iv: { ci_low: number | null; ci_high: number | null } | null | undefined,
+  scale = 1,
+): number | null {
   if (!iv || !isFiniteNumber(iv.ci_low) || !isFiniteNumber(iv.ci_high)) return null;
   return decimalsForWidth(Math.abs(iv.ci_high - iv.ci_low) * scale);
 }

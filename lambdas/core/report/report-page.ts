@@ -30,9 +30,12 @@ function renderAccounting(data: ReportData): string {
       const reasons = Object.entries(s.droppedByReason)
         .filter(([, n]) => n > 0)
         .sort((a, b) => b[1] - a[1])
-        .map(([reason, n]) => `<span class="kv"><span class="text">${esc(shownText(reason))}</span>: ${count(n)}</span>`)
+        .map(
+          ([reason, n]) => `<span class="kv"><span class="text">${esc(shownText(reason))}</span>: ${count(n)}</span>`,
+        )
         .join(' ');
-      const pct = (n: number) => (s.scheduled > 0 ? ` <span class="muted">(${num((100 * n) / s.scheduled)} %)</span>` : '');
+      const pct = (n: number) =>
+        s.scheduled > 0 ? ` <span class="muted">(${num((100 * n) / s.scheduled)} %)</span>` : '';
       return `<tr data-target="${esc(s.name)}">
 <td class="l">${swatch(colorOf(data, s.name))}<span class="text">${esc(s.name)}</span></td>
 ${comparing ? `<td class="l muted">${esc(roleOf(data, s.name))}</td>` : ''}
@@ -139,5 +142,8 @@ ${metricSection}
 ${renderLag(data)}
 ${renderErrors(data)}
 <footer>Self-contained page: it loads nothing from the network. Charts drawn with uPlot (MIT).</footer>`;
-  return renderPage({ title: `${data.title} \u2013 ${data.runId}`, body, data, dataId: 'report-data', script: REPORT_PAGE_SCRIPT }, assets);
+  return renderPage(
+    { title: `${data.title} \u2013 ${data.runId}`, body, data, dataId: 'report-data', script: REPORT_PAGE_SCRIPT },
+    assets,
+  );
 }

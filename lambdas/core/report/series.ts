@@ -35,7 +35,8 @@ const isNum = (v: number | null | undefined): v is number => typeof v === 'numbe
  * carries get a series.
  */
 export function buildReportSeries(rows: readonly ReportSeriesRow[], maxPoints = 2000): ReportSeries {
-  const column = (value: (r: ReportSeriesRow) => number | null | undefined) => Float64Array.from(rows, (r) => value(r) ?? NaN);
+  const column = (value: (r: ReportSeriesRow) => number | null | undefined) =>
+    Float64Array.from(rows, (r) => value(r) ?? NaN);
   const metrics: ReportSeriesColumns['metrics'] = {};
   for (const { tag } of COMPARED_METRICS) metrics[tag] = column((r) => r.metrics[tag]);
   return buildReportSeriesFromColumns({ t: column((r) => r.t), lagMs: column((r) => r.lagMs), metrics }, maxPoints);
@@ -43,10 +44,12 @@ export function buildReportSeries(rows: readonly ReportSeriesRow[], maxPoints = 
 
 /** buildReportSeries over columns: the rows whose time is finite, in time order. */
 export function buildReportSeriesFromColumns(columns: ReportSeriesColumns, maxPoints = 2000): ReportSeries {
-  if (!Number.isInteger(maxPoints) || maxPoints < 1) throw new Error(`maxPoints must be a positive integer, got ${maxPoints}`);
+  if (!Number.isInteger(maxPoints) || maxPoints < 1)
+    throw new Error(`maxPoints must be a positive integer, got ${maxPoints}`);
   const timed: number[] = [];
   for (let i = 0; i < columns.t.length; i++) if (isNum(columns.t[i])) timed.push(i);
-  const carried = (values: ArrayLike<number> | undefined): values is ArrayLike<number> => values !== undefined && timed.some((i) => isNum(values[i]));
+  const carried = (values: ArrayLike<number> | undefined): values is ArrayLike<number> =>
+    values !== undefined && timed.some((i) => isNum(values[i]));
   const tags = COMPARED_METRICS.map((m) => m.tag).filter((tag) => carried(columns.metrics[tag]));
   const at = (values: ArrayLike<number>, i: number): number | null => (isNum(values[i]) ? (values[i] as number) : null);
 
@@ -54,7 +57,12 @@ export function buildReportSeriesFromColumns(columns: ReportSeriesColumns, maxPo
     const sorted = Int32Array.from(timed).sort((a, b) => (columns.t[a] as number) - (columns.t[b] as number));
     const metrics: ReportSeries['metrics'] = {};
     for (const tag of tags) metrics[tag] = Array.from(sorted, (i) => at(columns.metrics[tag] as ArrayLike<number>, i));
-    return { t: Array.from(sorted, (i) => columns.t[i] as number), metrics, scheduleLagMs: Array.from(sorted, (i) => at(columns.lagMs, i)), bucketed: false };
+    return {
+      t: Array.from(sorted, (i) => columns.t[i] as number),
+      metrics,
+      scheduleLagMs: Array.from(sorted, (i) => at(columns.lagMs, i)),
+      bucketed: false,
+    };
   }
 
   let tMin = Infinity;
@@ -75,7 +83,8 @@ export function buildReportSeriesFromColumns(columns: ReportSeriesColumns, maxPo
   const order: number[] = [];
   for (let b = 0; b < maxPoints; b++) if (filled[b]) order.push(b);
   const metrics: ReportSeries['metrics'] = {};
-  for (const tag of tags) metrics[tag] = pick(bucketMedians(columns.metrics[tag] as ArrayLike<number>, bucket, maxPoints), order);
+  for (const tag of tags)
+    metrics[tag] = pick(bucketMedians(columns.metrics[tag] as ArrayLike<number>, bucket, maxPoints), order);
   return {
     t: order.map((b) => (width > 0 ? tMin + (b + 0.5) * width : tMin)),
     metrics,

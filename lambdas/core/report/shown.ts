@@ -3,7 +3,13 @@
  * page's browser script (what each chart draws): the comparisons, each target's colour, the
  * distributions behind an ECDF. No Node and no DOM here: both sides import it.
  */
-import { COMPARED_METRICS, type ComparedMetricTag, type ComparisonDocument, type MetricComparison, type TargetComparison } from '../compare/types';
+import {
+  COMPARED_METRICS,
+  type ComparedMetricTag,
+  type ComparisonDocument,
+  type MetricComparison,
+  type TargetComparison,
+} from '../compare/types';
 import { SERIES_COLORS } from './palette';
 import type { ReportData } from './types';
 
@@ -20,7 +26,9 @@ export const hasValues = (a: readonly (number | null)[] | null | undefined): boo
 
 /** The page's targets in order: the runs', or a capacity search's when the page has no run of its own. */
 function targetNames(data: ReportData): string[] {
-  return data.targets.length > 0 || !data.capacity ? data.targets.map((t) => t.summary.name) : data.capacity.targets.map((t) => t.name);
+  return data.targets.length > 0 || !data.capacity
+    ? data.targets.map((t) => t.summary.name)
+    : data.capacity.targets.map((t) => t.name);
 }
 
 /** A target's colour by its position among the targets (the baseline first); an unknown name gets the next one. */
@@ -38,7 +46,10 @@ export function metricOf(c: TargetComparison, tag: ComparedMetricTag): MetricCom
  * The distributions of an ECDF of `tag`, one per target that has values: the comparisons'
  * when comparing, else the targets' own quantiles.
  */
-export function ecdfSources(data: ReportData, tag: ComparedMetricTag): { name: string; q: readonly (number | null)[] }[] {
+export function ecdfSources(
+  data: ReportData,
+  tag: ComparedMetricTag,
+): { name: string; q: readonly (number | null)[] }[] {
   const out: { name: string; q: readonly (number | null)[] }[] = [];
   const add = (name: string, q: readonly (number | null)[] | undefined) => {
     if (q && hasValues(q) && !out.some((s) => s.name === name)) out.push({ name, q });

@@ -12,7 +12,34 @@ const HOUR = 3600;
 const DAY = 86_400;
 
 /** Tick spacings in seconds: whole units of a clock and a calendar. */
-export const TIME_INCRS = [1, 2, 5, 10, 15, 30, MINUTE, 2 * MINUTE, 5 * MINUTE, 10 * MINUTE, 15 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 2 * DAY, 7 * DAY, 14 * DAY, 28 * DAY, 56 * DAY, 91 * DAY, 182 * DAY, 364 * DAY];
+export const TIME_INCRS = [
+  1,
+  2,
+  5,
+  10,
+  15,
+  30,
+  MINUTE,
+  2 * MINUTE,
+  5 * MINUTE,
+  10 * MINUTE,
+  15 * MINUTE,
+  30 * MINUTE,
+  HOUR,
+  2 * HOUR,
+  3 * HOUR,
+  6 * HOUR,
+  12 * HOUR,
+  DAY,
+  2 * DAY,
+  7 * DAY,
+  14 * DAY,
+  28 * DAY,
+  56 * DAY,
+  91 * DAY,
+  182 * DAY,
+  364 * DAY,
+];
 
 /** `YYYY-MM-DD HH:MM:SS` of an epoch second, UTC. */
 function isoSeconds(t: number): string {
@@ -26,7 +53,18 @@ function isoSeconds(t: number): string {
 export function timeTickLabels(ticks: readonly number[], spanSeconds: number): string[] {
   const gaps = ticks.slice(1).map((t, i) => t - (ticks[i] as number));
   const step = gaps.length > 0 ? Math.min(...gaps) : Infinity;
-  const forms: [start: number, end: number][] = spanSeconds < DAY ? [[11, 16], [11, 19], [5, 19]] : [[5, 16], [5, 19], [0, 19]];
+  const forms: [start: number, end: number][] =
+    spanSeconds < DAY
+      ? [
+          [11, 16],
+          [11, 19],
+          [5, 19],
+        ]
+      : [
+          [5, 16],
+          [5, 19],
+          [0, 19],
+        ];
   const first = step < MINUTE && spanSeconds < DAY ? 1 : 0;
   for (const [start, end] of forms.slice(first)) {
     const labels = ticks.map((t) => isoSeconds(t).slice(start, end));
@@ -43,5 +81,7 @@ export function hoverTime(t: number): string {
 /** The axis title: the date named once when the runs fall on one UTC day and the ticks show only the time. */
 export function timeAxisTitle(firstSeconds: number, lastSeconds: number): string {
   const day = (t: number) => isoSeconds(t).slice(0, 10);
-  return lastSeconds - firstSeconds < DAY && day(firstSeconds) === day(lastSeconds) ? `scheduled time (UTC, ${day(firstSeconds)})` : 'scheduled time (UTC)';
+  return lastSeconds - firstSeconds < DAY && day(firstSeconds) === day(lastSeconds)
+    ? `scheduled time (UTC, ${day(firstSeconds)})`
+    : 'scheduled time (UTC)';
 }

@@ -23,13 +23,29 @@ export interface TrendRun {
   status: 'complete' | 'deadline' | 'empty';
   reason?: string | undefined;
   report: string | null;
-  targets: Record<string, { requests: number; succeeded: number; errors: number; dropped: number; metrics: Partial<Record<string, { p50: number | null; p90: number | null; p99: number | null; mean: number | null }>> }>;
+  targets: Record<
+    string,
+    {
+      requests: number;
+      succeeded: number;
+      errors: number;
+      dropped: number;
+      metrics: Partial<
+        Record<string, { p50: number | null; p90: number | null; p99: number | null; mean: number | null }>
+      >;
+    }
+  >;
   comparisons: {
     baseline: string;
     candidate: string;
     mode: string;
     /** relative_pct: the effect judged, with its interval when the history line has one (its decimals are the interval's). */
-    metrics: { tag: string; verdict: Verdict; verdict_reason: string; relative_pct: { estimate: number | null; ci_low?: number | null; ci_high?: number | null } }[];
+    metrics: {
+      tag: string;
+      verdict: Verdict;
+      verdict_reason: string;
+      relative_pct: { estimate: number | null; ci_low?: number | null; ci_high?: number | null };
+    }[];
     errors: { verdict: Verdict };
   }[];
 }
@@ -70,10 +86,17 @@ function targetsOf(runs: readonly TrendRun[]): string[] {
 }
 
 function metricsOf(runs: readonly TrendRun[]): ComparedMetricTag[] {
-  return COMPARED_METRICS.map((m) => m.tag).filter((tag) => runs.some((r) => r.comparisons.some((c) => c.metrics.some((m) => m.tag === tag)) || Object.values(r.targets).some((t) => t.metrics[tag])));
+  return COMPARED_METRICS.map((m) => m.tag).filter((tag) =>
+    runs.some(
+      (r) =>
+        r.comparisons.some((c) => c.metrics.some((m) => m.tag === tag)) ||
+        Object.values(r.targets).some((t) => t.metrics[tag]),
+    ),
+  );
 }
 
-const colorOf = (names: readonly string[], name: string) => SERIES_COLORS[Math.max(0, names.indexOf(name)) % SERIES_COLORS.length] as string;
+const colorOf = (names: readonly string[], name: string) =>
+  SERIES_COLORS[Math.max(0, names.indexOf(name)) % SERIES_COLORS.length] as string;
 
 /** The effect judged, in %, with the decimals its interval supports (as report.html's table). */
 function effect(rel: { estimate: number | null; ci_low?: number | null; ci_high?: number | null }): string {
@@ -84,7 +107,10 @@ function effect(rel: { estimate: number | null; ci_low?: number | null; ci_high?
 
 function runRow(run: TrendRun, names: readonly string[], metrics: readonly ComparedMetricTag[]): string {
   const counts = Object.entries(run.targets)
-    .map(([name, t]) => `<div class="kv">${swatch(colorOf(names, name))}<span class="text">${esc(name)}</span>: ${count(t.requests)} <span class="muted">(${count(t.succeeded)} ok, ${count(t.errors)} err, ${count(t.dropped)} dropped)</span></div>`)
+    .map(
+      ([name, t]) =>
+        `<div class="kv">${swatch(colorOf(names, name))}<span class="text">${esc(name)}</span>: ${count(t.requests)} <span class="muted">(${count(t.succeeded)} ok, ${count(t.errors)} err, ${count(t.dropped)} dropped)</span></div>`,
+    )
     .join('');
   const verdicts =
     run.status === 'empty'
@@ -94,15 +120,24 @@ function runRow(run: TrendRun, names: readonly string[], metrics: readonly Compa
             const rows = metrics
               .map((tag) => c.metrics.find((m) => m.tag === tag))
               .filter((m) => m !== undefined)
-              .map((m) => `<div class="kv" data-metric="${esc(m.tag)}">${esc(metricInfo(m.tag as ComparedMetricTag).name)}: ${badge(m.verdict, m.verdict_reason)}${esc(effect(m.relative_pct))}</div>`)
+              .map(
+                (m) =>
+                  `<div class="kv" data-metric="${esc(m.tag)}">${esc(metricInfo(m.tag as ComparedMetricTag).name)}: ${badge(m.verdict, m.verdict_reason)}${esc(effect(m.relative_pct))}</div>`,
+              )
               .join('');
             const inconclusive = c.metrics.filter((m) => m.verdict === 'inconclusive').map((m) => m.verdict_reason);
-            const why = inconclusive.length > 0 ? `<div class="why">Inconclusive: ${esc([...new Set(inconclusive)].join(' '))}</div>` : '';
+            const why =
+              inconclusive.length > 0
+                ? `<div class="why">Inconclusive: ${esc([...new Set(inconclusive)].join(' '))}</div>`
+                : '';
             return `<div class="comparison-cell"><b class="text">${esc(c.candidate)}</b> <span class="muted text">vs ${esc(c.baseline)} (${esc(c.mode)})</span><br>${rows}<div class="kv" data-metric="error_rate">Error rate: ${badge(c.errors.verdict)}</div>${why}</div>`;
           })
           .join('');
-  const status = run.status === 'deadline' ? `<div class="muted small">finalised at the deadline: some requests lost</div>` : '';
-  const link = run.report ? `<a href="${esc(reportLinkOf(run.report))}">report</a>` : '<span class="muted">\u2013</span>';
+  const status =
+    run.status === 'deadline' ? `<div class="muted small">finalised at the deadline: some requests lost</div>` : '';
+  const link = run.report
+    ? `<a href="${esc(reportLinkOf(run.report))}">report</a>`
+    : '<span class="muted">\u2013</span>';
   return `<tr data-run="${esc(run.run_id)}" data-status="${esc(run.status)}">
 <td class="l">${esc(shownText(time(run.scheduled_time), SHORT_TEXT))}${status}</td>
 <td class="l small window">${esc(shownText(run.window.start, SHORT_TEXT))}<br>${esc(shownText(run.window.end, SHORT_TEXT))}</td>
@@ -128,17 +163,25 @@ export function renderTrendHtml(data: TrendData, assets: ChartAssets | null): st
   const names = targetsOf(runs);
   const metrics = metricsOf(runs);
   const latest = runs.at(-1);
-  const worseLatest = latest?.comparisons.some((c) => c.metrics.some((m) => m.verdict === 'worse') || c.errors.verdict === 'worse') ?? false;
+  const worseLatest =
+    latest?.comparisons.some((c) => c.metrics.some((m) => m.verdict === 'worse') || c.errors.verdict === 'worse') ??
+    false;
   const head = `<header>
 <h1>Schedule ${esc(data.schedule)}</h1>
 <div class="meta">${count(runs.length)} run(s) \u00b7 generated ${esc(data.generatedAt)} \u00b7 targets ${names.map((n) => `<span class="kv">${swatch(colorOf(names, n))}<span class="text">${esc(n)}</span></span>`).join(' ')}${
-    latest ? ` \u00b7 latest ${esc(time(latest.scheduled_time))}: ${latest.status === 'empty' ? 'empty window' : worseLatest ? badge('worse') : 'no metric worse'}` : ''
+    latest
+      ? ` \u00b7 latest ${esc(time(latest.scheduled_time))}: ${latest.status === 'empty' ? 'empty window' : worseLatest ? badge('worse') : 'no metric worse'}`
+      : ''
   }</div>
 </header>`;
   const untimed = runs.length - charted.length;
   const bad = [
-    data.badLines > 0 ? `<p class="chart-error">${count(data.badLines)} history line(s) could not be read and are not shown.</p>` : '',
-    untimed > 0 ? `<p class="chart-error">${count(untimed)} run(s) have no readable scheduled time: in the table, not in the charts.</p>` : '',
+    data.badLines > 0
+      ? `<p class="chart-error">${count(data.badLines)} history line(s) could not be read and are not shown.</p>`
+      : '',
+    untimed > 0
+      ? `<p class="chart-error">${count(untimed)} run(s) have no readable scheduled time: in the table, not in the charts.</p>`
+      : '',
   ].join('');
   const charts =
     metrics.length === 0
@@ -152,13 +195,18 @@ export function renderTrendHtml(data: TrendData, assets: ChartAssets | null): st
           .join('\n');
   const legend = `<p class="muted small legend-note">Markers: ${(Object.keys(VERDICT_COLORS) as Verdict[])
     .map((v) => `<span class="kv">${swatch(VERDICT_COLORS[v])}${esc(VERDICT_LABELS[v])}</span>`)
-    .join(' ')} <span class="kv"><span class="mark"></span>worse is a triangle</span>. Drag to zoom, double-click to reset.</p>`;
+    .join(
+      ' ',
+    )} <span class="kv"><span class="mark"></span>worse is a triangle</span>. Drag to zoom, double-click to reset.</p>`;
   const table = `<section id="runs">
 <h2>Runs</h2>
 <div class="table-wrap"><table class="runs">
 <thead><tr><th class="l">Scheduled</th><th class="l">Window</th><th class="l">Requests per target</th><th class="l">Verdicts (B vs A)</th><th class="l">Report</th></tr></thead>
 <tbody>
-${[...runs].reverse().map((r) => runRow(r, names, metrics)).join('\n')}
+${[...runs]
+  .reverse()
+  .map((r) => runRow(r, names, metrics))
+  .join('\n')}
 </tbody></table></div>
 </section>`;
   const body = `${head}
@@ -171,5 +219,15 @@ ${legend}
 ${table}
 <footer>Self-contained page: it loads nothing from the network. Charts drawn with uPlot (MIT).</footer>`;
   const embedded = { names, metrics, runs: charted, colors: SERIES_COLORS, verdictColors: VERDICT_COLORS };
-  return renderPage({ title: `capture-replay schedule ${data.schedule}`, body, data: embedded, dataId: 'trend-data', script: TREND_PAGE_SCRIPT, css: TREND_CSS }, assets);
+  return renderPage(
+    {
+      title: `capture-replay schedule ${data.schedule}`,
+      body,
+      data: embedded,
+      dataId: 'trend-data',
+      script: TREND_PAGE_SCRIPT,
+      css: TREND_CSS,
+    },
+    assets,
+  );
 }

@@ -6,7 +6,19 @@
  * interval supports (format.ts, precision.ts), the A and B p50 with those of their difference.
  */
 import type { ComparisonDocument, MetricComparison, TargetComparison } from '../compare/types';
-import { badge, count, escapeHtml as esc, interval, metricInfo, num, pValue, rate, shownText, signed, swatch } from './format';
+import {
+  badge,
+  count,
+  escapeHtml as esc,
+  interval,
+  metricInfo,
+  num,
+  pValue,
+  rate,
+  shownText,
+  signed,
+  swatch,
+} from './format';
 import { TEST_NAMES } from './labels';
 import { decimalsOf } from './precision';
 import { colorOf, comparisonsOf } from './shown';

@@ -17,7 +17,16 @@ import { aggregate, type Aggregates } from '../metrics/aggregate';
 import { computeProfileRecord } from '../metrics/record-metrics';
 import { buildPlan, type PlanOptions } from '../plan/plan';
 import type { Planner } from '../plan/read-back';
-import type { CaptureRecord, FireOutcome, IngestReport, ProfileRecord, ReplayPlan, RunManifest, ScheduledRequest, TargetKind } from '../types';
+import type {
+  CaptureRecord,
+  FireOutcome,
+  IngestReport,
+  ProfileRecord,
+  ReplayPlan,
+  RunManifest,
+  ScheduledRequest,
+  TargetKind,
+} from '../types';
 
 export interface ReplayTarget {
   client: TargetClient;
@@ -38,7 +47,11 @@ export type ReplayRunOptions = ReplayRunSettings & PlanSource;
  * per request, returned in plan order, each also given to `options.onOutcome` as it comes.
  * `target.index` is the target's position in `ReplayRunSettings.targets`.
  */
-export type FireRunner = (requests: readonly ScheduledRequest[], options: FireLoopOptions, target: { index: number; name: string }) => Promise<FireOutcome[]>;
+export type FireRunner = (
+  requests: readonly ScheduledRequest[],
+  options: FireLoopOptions,
+  target: { index: number; name: string },
+) => Promise<FireOutcome[]>;
 
 export interface ReplayRunSettings {
   runId: string;
@@ -110,8 +123,15 @@ export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunRes
   const runPrefix = `${options.runId}/`;
   const { plans, ingestReportKey } = await planTargets(options, runPrefix);
   const leadNs = BigInt(Math.round(options.leadMs * 1e6));
-  const fire: FireRunner = (await options.prepareFire?.(plans, options.dispatch ?? 'parallel')) ?? ((requests, loopOptions) => runFireLoop(requests, loopOptions));
-  const run: TargetRun = { options, runPrefix, fire, duplicates: options.ingestReport.totals.rejectedByReason.duplicate ?? 0 };
+  const fire: FireRunner =
+    (await options.prepareFire?.(plans, options.dispatch ?? 'parallel')) ??
+    ((requests, loopOptions) => runFireLoop(requests, loopOptions));
+  const run: TargetRun = {
+    options,
+    runPrefix,
+    fire,
+    duplicates: options.ingestReport.totals.rejectedByReason.duplicate ?? 0,
+  };
 
   const targets: TargetRunResult[] = [];
   if (options.dispatch === 'sequential') {
@@ -121,7 +141,11 @@ export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunRes
   } else {
     // One schedule zero for every target: A and B see each request at the same instant.
     const startNs = options.clock.nowNs() + leadNs;
-    targets.push(...(await Promise.all(options.targets.map((target, i) => runTarget(run, target, i, plans[i] as ReplayPlan, startNs)))));
+    targets.push(
+      ...(await Promise.all(
+        options.targets.map((target, i) => runTarget(run, target, i, plans[i] as ReplayPlan, startNs)),
+      )),
+    );
   }
   await options.beforeManifests?.(targets);
   for (const target of targets) {
@@ -131,7 +155,10 @@ export async function runReplay(options: ReplayRunOptions): Promise<ReplayRunRes
 }
 
 /** Every target's plan, and the run's ingest report written whether or not planning succeeds. */
-async function planTargets(options: ReplayRunOptions, runPrefix: string): Promise<{ plans: ReplayPlan[]; ingestReportKey: string }> {
+async function planTargets(
+  options: ReplayRunOptions,
+  runPrefix: string,
+): Promise<{ plans: ReplayPlan[]; ingestReportKey: string }> {
   // One target after the other: a planner reads the records back once, at the first.
   const plans: ReplayPlan[] = [];
   let ingestReportKey: string;
@@ -143,7 +170,11 @@ async function planTargets(options: ReplayRunOptions, runPrefix: string): Promis
   } finally {
     // Written even when planning fails (a capture file changed under a planner).
     const timing = plans[0]?.timing;
-    ingestReportKey = await writeIngestReport(options.store, runPrefix, timing ? { ...options.ingestReport, timing } : options.ingestReport);
+    ingestReportKey = await writeIngestReport(
+      options.store,
+      runPrefix,
+      timing ? { ...options.ingestReport, timing } : options.ingestReport,
+    );
   }
   return { plans, ingestReportKey };
 }
@@ -158,24 +189,34 @@ interface TargetRun {
 }
 
 /** One target's requests fired from `startNs`, its outcomes turned into records, aggregates and files (the manifest aside). */
-async function runTarget(run: TargetRun, target: ReplayTarget, index: number, plan: ReplayPlan, startNs: bigint): Promise<TargetRunResult> {
+async function runTarget(
+  run: TargetRun,
+  target: ReplayTarget,
+  index: number,
+  plan: ReplayPlan,
+  startNs: bigint,
+): Promise<TargetRunResult> {
   const { options } = run;
   const name = target.client.name;
   options.onPlanned?.(name, plan, startNs);
   const dropped = droppedOutcomes(options, name, plan, startNs);
-  const fired = await run.fire(plan.requests, {
-    runId: options.runId,
-    target: target.client,
-    clock: options.clock,
-    startNs,
-    workerId: WORKER_ID,
-    ...(options.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
-    ...(options.latePolicy !== undefined ? { latePolicy: options.latePolicy } : {}),
-    ...(options.signal !== undefined ? { signal: options.signal } : {}),
-    ...(options.cancelSignal !== undefined ? { cancelSignal: options.cancelSignal } : {}),
-    onOutcome: (outcome) => options.onOutcome?.(name, outcome),
-    ...(options.beforeFireStart ? { beforeStart: options.beforeFireStart } : {}),
-  }, { index, name });
+  const fired = await run.fire(
+    plan.requests,
+    {
+      runId: options.runId,
+      target: target.client,
+      clock: options.clock,
+      startNs,
+      workerId: WORKER_ID,
+      ...(options.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
+      ...(options.latePolicy !== undefined ? { latePolicy: options.latePolicy } : {}),
+      ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      ...(options.cancelSignal !== undefined ? { cancelSignal: options.cancelSignal } : {}),
+      onOutcome: (outcome) => options.onOutcome?.(name, outcome),
+      ...(options.beforeFireStart ? { beforeStart: options.beforeFireStart } : {}),
+    },
+    { index, name },
+  );
   const outcomes = [...fired, ...dropped].sort((a, b) => a.request.index - b.request.index);
   const records = outcomes
     .filter((outcome) => outcome.result !== null)

@@ -34,11 +34,15 @@ export const SCHEDULE_NAME = /^[0-9a-zA-Z._-]{1,64}$/;
 const scheduleNameSchema = z
   .string()
   .regex(SCHEDULE_NAME, 'schedule names are 1-64 letters, digits, . _ -')
-  .refine((name) => !/^\.+$/.test(name), 'a schedule name of dots only would be a . or .. folder in the results bucket (schedules/<name>/): use letters or digits too');
+  .refine(
+    (name) => !/^\.+$/.test(name),
+    'a schedule name of dots only would be a . or .. folder in the results bucket (schedules/<name>/): use letters or digits too',
+  );
 
 /** A metric a comparison can call worse (core/metrics/cloudwatch.ts VERDICT_METRICS). */
 const alarmMetricSchema = z.string().refine((tag) => VERDICT_METRICS.includes(tag), {
-  error: (issue) => `"${String(issue.input)}" is not a metric a comparison calls worse (${VERDICT_METRICS.join(', ')})${didYouMean(String(issue.input), VERDICT_METRICS)}`,
+  error: (issue) =>
+    `"${String(issue.input)}" is not a metric a comparison calls worse (${VERDICT_METRICS.join(', ')})${didYouMean(String(issue.input), VERDICT_METRICS)}`,
 });
 
 const HH_MM = z.string().regex(/^([01]\d|2[0-3]):([0-5]\d)$/, 'HH:MM, 24-hour');
@@ -48,7 +52,10 @@ const HH_MM = z.string().regex(/^([01]\d|2[0-3]):([0-5]\d)$/, 'HH:MM, 24-hour');
  * schedule fires, or a wall-clock range D days before the fire date in the schedule's timezone
  * (`{ daysAgo: 1, from: "14:00", to: "15:00" }`: yesterday 14:00-15:00).
  */
-export const captureWindowSchema = z.union([z.strictObject({ lastHours: z.number().int().min(1).max(168) }), z.strictObject({ daysAgo: z.number().int().min(0).max(31), from: HH_MM, to: HH_MM })]);
+export const captureWindowSchema = z.union([
+  z.strictObject({ lastHours: z.number().int().min(1).max(168) }),
+  z.strictObject({ daysAgo: z.number().int().min(0).max(31), from: HH_MM, to: HH_MM }),
+]);
 
 /**
  * One schedule. `expression` is EventBridge Scheduler's `cron(...)` (six fields) or
@@ -65,10 +72,21 @@ export const scheduleConfigSchema = z.strictObject({
     for (const message of scheduleExpressionProblems(expression)) ctx.addIssue({ code: 'custom', message });
   }),
   /** Checked against the IANA database where the configuration is read (lib/config.ts timezoneProblem). */
-  timezone: z.string().min(1, 'an IANA timezone, e.g. UTC, Europe/Paris, America/New_York (or leave timezone out: UTC)').default('UTC'),
+  timezone: z
+    .string()
+    .min(1, 'an IANA timezone, e.g. UTC, Europe/Paris, America/New_York (or leave timezone out: UTC)')
+    .default('UTC'),
   window: captureWindowSchema,
-  targets: z.array(z.string().min(1)).min(2, 'a scheduled comparison needs two targets or more, the first the baseline'),
-  timeScale: z.number().min(MIN_TIME_SCALE, `timeScale must be >= ${MIN_TIME_SCALE} (${1 / MIN_TIME_SCALE} times slower than captured): the plan refuses a slower one`).default(1),
+  targets: z
+    .array(z.string().min(1))
+    .min(2, 'a scheduled comparison needs two targets or more, the first the baseline'),
+  timeScale: z
+    .number()
+    .min(
+      MIN_TIME_SCALE,
+      `timeScale must be >= ${MIN_TIME_SCALE} (${1 / MIN_TIME_SCALE} times slower than captured): the plan refuses a slower one`,
+    )
+    .default(1),
   sample: z.number().gt(0).max(1).optional(),
   limit: z.number().int().positive().optional(),
   amplify: z.number().gt(0).max(MAX_AMPLIFY).optional(),

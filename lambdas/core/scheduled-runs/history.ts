@@ -14,7 +14,13 @@
  */
 import { z } from 'zod';
 import type { Clock, Notifier, ObjectStore } from '../../ports';
-import { COMPARED_METRICS, type ComparedMetricTag, type ComparisonDocument, type TargetComparison, type Verdict } from '../compare/types';
+import {
+  COMPARED_METRICS,
+  type ComparedMetricTag,
+  type ComparisonDocument,
+  type TargetComparison,
+  type Verdict,
+} from '../compare/types';
 import { CONFLICT, CONFLICT_ATTEMPTS, retryOnConflict, withRetries, type ConflictRetry } from '../pipeline/common';
 import type { ChartAssets } from '../report/page';
 import { renderTrendHtml } from '../report/trend';
@@ -92,7 +98,9 @@ export interface TargetOutcome {
   succeeded: number;
   failed: number;
   dropped: number;
-  metrics: Partial<Record<ComparedMetricTag, { p50: number | null; p90: number | null; p99: number | null; mean: number | null }>>;
+  metrics: Partial<
+    Record<ComparedMetricTag, { p50: number | null; p90: number | null; p99: number | null; mean: number | null }>
+  >;
 }
 
 function comparisonLine(c: TargetComparison): HistoryLine['comparisons'][number] {
@@ -112,7 +120,12 @@ function comparisonLine(c: TargetComparison): HistoryLine['comparisons'][number]
       relative_pct: m.paired_shift?.relative_pct ?? m.relative_pct.p50,
       p_value_adjusted: m.p_value_adjusted,
     })),
-    errors: { verdict: c.errors.verdict, baseline_rate: c.errors.baseline.rate, candidate_rate: c.errors.candidate.rate, difference: c.errors.difference },
+    errors: {
+      verdict: c.errors.verdict,
+      baseline_rate: c.errors.baseline.rate,
+      candidate_rate: c.errors.candidate.rate,
+      difference: c.errors.difference,
+    },
   };
 }
 
@@ -126,7 +139,11 @@ export function historyLineOf(args: {
   targets: readonly TargetOutcome[];
   comparison: ComparisonDocument | null;
 }): HistoryLine {
-  const comparisons = args.comparison ? (args.comparison.comparisons.length > 0 ? args.comparison.comparisons : [args.comparison]) : [];
+  const comparisons = args.comparison
+    ? args.comparison.comparisons.length > 0
+      ? args.comparison.comparisons
+      : [args.comparison]
+    : [];
   return {
     v: 1,
     run_id: args.runId,
@@ -137,7 +154,16 @@ export function historyLineOf(args: {
     ...(args.reason !== undefined ? { reason: args.reason } : {}),
     report: args.reportKey,
     targets: Object.fromEntries(
-      args.targets.map((t) => [t.name, { requests: t.scheduled, succeeded: t.succeeded, errors: t.failed, dropped: t.dropped, metrics: Object.fromEntries(Object.entries(t.metrics)) }]),
+      args.targets.map((t) => [
+        t.name,
+        {
+          requests: t.scheduled,
+          succeeded: t.succeeded,
+          errors: t.failed,
+          dropped: t.dropped,
+          metrics: Object.fromEntries(Object.entries(t.metrics)),
+        },
+      ]),
     ),
     comparisons: comparisons.map(comparisonLine),
   };
@@ -189,7 +215,12 @@ export type AppendRetry = ConflictRetry;
  * 'present': it was there already (nothing written). Throws after `attempts` lost races, so
  * that the collect message is redelivered.
  */
-export async function appendHistoryLine(store: ObjectStore, clock: Clock, line: HistoryLine, retry: AppendRetry = {}): Promise<{ outcome: 'appended' | 'present'; history: History }> {
+export async function appendHistoryLine(
+  store: ObjectStore,
+  clock: Clock,
+  line: HistoryLine,
+  retry: AppendRetry = {},
+): Promise<{ outcome: 'appended' | 'present'; history: History }> {
   const key = scheduleHistoryKey(line.schedule);
   return retryOnConflict(
     clock,
@@ -198,20 +229,34 @@ export async function appendHistoryLine(store: ObjectStore, clock: Clock, line: 
       const current = await readHistory(store, line.schedule);
       if (current.lines.some((l) => l.run_id === line.run_id)) return { outcome: 'present' as const, history: current };
       // Appended to the text as read: lines this version cannot read stay as they were.
-      const text = (current.text === '' || current.text.endsWith('\n') ? current.text : current.text + '\n') + JSON.stringify(line) + '\n';
+      const text =
+        (current.text === '' || current.text.endsWith('\n') ? current.text : current.text + '\n') +
+        JSON.stringify(line) +
+        '\n';
       if (!(await store.putIfMatch(key, text, current.etag, 'application/x-ndjson'))) return CONFLICT;
-      return { outcome: 'appended' as const, history: { lines: [...current.lines, line], badLines: current.badLines, text, etag: null } };
+      return {
+        outcome: 'appended' as const,
+        history: { lines: [...current.lines, line], badLines: current.badLines, text, etag: null },
+      };
     },
-    (attempts) => new Error(`${key}: run ${line.run_id} not appended: the history changed under each of ${attempts} attempts`),
+    (attempts) =>
+      new Error(`${key}: run ${line.run_id} not appended: the history changed under each of ${attempts} attempts`),
   );
 }
 
 // ---------------------------------------------------------------------------------------------
 // The summary
 
-const PLAIN_VERDICT: Record<Verdict, string> = { worse: 'WORSE', better: 'better', no_difference: 'no difference', inconclusive: 'inconclusive', changed: 'changed' };
+const PLAIN_VERDICT: Record<Verdict, string> = {
+  worse: 'WORSE',
+  better: 'better',
+  no_difference: 'no difference',
+  inconclusive: 'inconclusive',
+  changed: 'changed',
+};
 
-const pct = (x: number | null) => (x === null || !Number.isFinite(x) ? null : `${x > 0 ? '+' : ''}${Math.abs(x) >= 10 ? x.toFixed(0) : x.toFixed(1)}%`);
+const pct = (x: number | null) =>
+  x === null || !Number.isFinite(x) ? null : `${x > 0 ? '+' : ''}${Math.abs(x) >= 10 ? x.toFixed(0) : x.toFixed(1)}%`;
 const fmt = (x: number | null) => {
   if (x === null || !Number.isFinite(x)) return '-';
   const a = Math.abs(x);
@@ -228,7 +273,11 @@ function effects(line: HistoryLine, verdict: Verdict): string[] {
   const several = line.comparisons.length > 1;
   const out: string[] = [];
   for (const c of line.comparisons) {
-    for (const m of c.metrics) if (m.verdict === verdict) out.push(`${several ? `${c.candidate} ` : ''}${m.tag}${pct(m.relative_pct.estimate) ? ` ${pct(m.relative_pct.estimate)}` : ''}`);
+    for (const m of c.metrics)
+      if (m.verdict === verdict)
+        out.push(
+          `${several ? `${c.candidate} ` : ''}${m.tag}${pct(m.relative_pct.estimate) ? ` ${pct(m.relative_pct.estimate)}` : ''}`,
+        );
     if (c.errors.verdict === verdict) out.push(`${several ? `${c.candidate} ` : ''}error rate`);
   }
   return out;
@@ -240,15 +289,20 @@ function effects(line: HistoryLine, verdict: Verdict): string[] {
  */
 export function headline(line: HistoryLine): string {
   if (line.status === 'empty') return 'empty window';
-  const list = (items: string[]) => (items.length <= 2 ? items.join(', ') : `${items.slice(0, 2).join(', ')}, +${items.length - 2} more`);
+  const list = (items: string[]) =>
+    items.length <= 2 ? items.join(', ') : `${items.slice(0, 2).join(', ')}, +${items.length - 2} more`;
   const worse = effects(line, 'worse');
   if (worse.length > 0) return `WORSE (${list(worse)})`;
   const better = effects(line, 'better');
   const changed = effects(line, 'changed');
-  if (better.length > 0 || changed.length > 0) return [better.length > 0 ? `better (${list(better)})` : '', changed.length > 0 ? `changed (${list(changed)})` : ''].filter(Boolean).join(', ');
+  if (better.length > 0 || changed.length > 0)
+    return [better.length > 0 ? `better (${list(better)})` : '', changed.length > 0 ? `changed (${list(changed)})` : '']
+      .filter(Boolean)
+      .join(', ');
   if (line.comparisons.length === 0) return 'no comparison (fewer than two targets with results)';
   const verdicts = line.comparisons.flatMap((c) => c.metrics.map((m) => m.verdict));
-  if (verdicts.length === 0 || verdicts.every((v) => v === 'inconclusive')) return 'inconclusive (too few requests for a verdict)';
+  if (verdicts.length === 0 || verdicts.every((v) => v === 'inconclusive'))
+    return 'inconclusive (too few requests for a verdict)';
   const inconclusive = verdicts.filter((v) => v === 'inconclusive').length;
   return inconclusive > 0 ? `no difference (${inconclusive} metric(s) inconclusive)` : 'no difference';
 }
@@ -266,26 +320,42 @@ export function summaryOf(line: HistoryLine, resultsBucket: string): { subject: 
   out.push(`Scheduled time: ${line.scheduled_time}`);
   out.push(`Run: ${line.run_id}`);
   out.push(`Window (captured inferenceTime): ${line.window.start} to ${line.window.end}`);
-  out.push(`Status: ${line.status}${line.status === 'deadline' ? ' (finalised at the deadline: requests that never reported are counted lost)' : ''}${line.reason ? ` - ${line.reason}` : ''}`);
+  out.push(
+    `Status: ${line.status}${line.status === 'deadline' ? ' (finalised at the deadline: requests that never reported are counted lost)' : ''}${line.reason ? ` - ${line.reason}` : ''}`,
+  );
   out.push(`Result: ${headline(line)}`);
   const targets = Object.entries(line.targets);
   if (targets.length > 0) {
     out.push('', 'Requests per target:');
-    for (const [name, t] of targets) out.push(`  ${name}: ${t.requests} scheduled, ${t.succeeded} succeeded, ${t.errors} errors, ${t.dropped} dropped`);
+    for (const [name, t] of targets)
+      out.push(
+        `  ${name}: ${t.requests} scheduled, ${t.succeeded} succeeded, ${t.errors} errors, ${t.dropped} dropped`,
+      );
   }
   for (const c of line.comparisons) {
-    out.push('', `${c.candidate} (B) vs ${c.baseline} (A), ${c.mode}, ${c.pairs.used} ${c.mode === 'paired' ? 'pairs' : 'requests'} compared:`);
+    out.push(
+      '',
+      `${c.candidate} (B) vs ${c.baseline} (A), ${c.mode}, ${c.pairs.used} ${c.mode === 'paired' ? 'pairs' : 'requests'} compared:`,
+    );
     for (const m of c.metrics) {
       const effect = m.paired_shift ?? m.difference_p50;
       const rel = m.relative_pct;
       const what = m.paired_shift ? 'median B - A' : 'B - A p50';
-      const ci = effect.ci_low !== null && effect.ci_high !== null ? ` [${fmt(effect.ci_low)}, ${fmt(effect.ci_high)}]` : '';
-      const relText = rel.estimate !== null ? ` (${pct(rel.estimate)}${rel.ci_low !== null && rel.ci_high !== null ? ` [${pct(rel.ci_low)}, ${pct(rel.ci_high)}]` : ''})` : '';
-      out.push(`  ${m.tag}: ${PLAIN_VERDICT[m.verdict]}; ${what} = ${fmt(effect.estimate)} ${m.unit}${ci}${relText}${m.verdict === 'inconclusive' ? ` - ${m.verdict_reason}` : ''}`);
+      const ci =
+        effect.ci_low !== null && effect.ci_high !== null ? ` [${fmt(effect.ci_low)}, ${fmt(effect.ci_high)}]` : '';
+      const relText =
+        rel.estimate !== null
+          ? ` (${pct(rel.estimate)}${rel.ci_low !== null && rel.ci_high !== null ? ` [${pct(rel.ci_low)}, ${pct(rel.ci_high)}]` : ''})`
+          : '';
+      out.push(
+        `  ${m.tag}: ${PLAIN_VERDICT[m.verdict]}; ${what} = ${fmt(effect.estimate)} ${m.unit}${ci}${relText}${m.verdict === 'inconclusive' ? ` - ${m.verdict_reason}` : ''}`,
+      );
     }
     const e = c.errors;
     const pp = (x: number | null) => (x === null ? '-' : fmt(x * 100));
-    out.push(`  error rate: ${PLAIN_VERDICT[e.verdict]}; B - A = ${pp(e.difference.estimate)} pp${e.difference.ci_low !== null && e.difference.ci_high !== null ? ` [${pp(e.difference.ci_low)}, ${pp(e.difference.ci_high)}]` : ''}`);
+    out.push(
+      `  error rate: ${PLAIN_VERDICT[e.verdict]}; B - A = ${pp(e.difference.estimate)} pp${e.difference.ci_low !== null && e.difference.ci_high !== null ? ` [${pp(e.difference.ci_low)}, ${pp(e.difference.ci_high)}]` : ''}`,
+    );
   }
   out.push('', 'Intervals: 95 % bootstrap; B - A is candidate minus baseline.');
   if (line.report) out.push(`Report: s3://${resultsBucket}/${line.report}`);
@@ -314,7 +384,15 @@ export interface RecordRunDeps {
 async function writeTrendPage(deps: RecordRunDeps, schedule: string): Promise<void> {
   for (let round = 1; round <= CONFLICT_ATTEMPTS; round++) {
     const history = await readHistory(deps.store, schedule);
-    const html = renderTrendHtml({ schedule, generatedAt: new Date(Number(deps.clock.nowNs() / 1_000_000n)).toISOString(), runs: history.lines, badLines: history.badLines }, deps.chartAssets ?? null);
+    const html = renderTrendHtml(
+      {
+        schedule,
+        generatedAt: new Date(Number(deps.clock.nowNs() / 1_000_000n)).toISOString(),
+        runs: history.lines,
+        badLines: history.badLines,
+      },
+      deps.chartAssets ?? null,
+    );
     await deps.store.put(scheduleIndexKey(schedule), html, 'text/html; charset=utf-8');
     const after = await deps.store.getVersioned(scheduleHistoryKey(schedule));
     if ((after?.etag ?? null) === history.etag) return;
@@ -326,7 +404,10 @@ async function writeTrendPage(deps: RecordRunDeps, schedule: string): Promise<vo
  * A finished scheduled run: its line appended (once), the trend page rewritten, and, by the
  * writer that appended it, the summary published. Returns what happened.
  */
-export async function recordScheduledRun(deps: RecordRunDeps, line: HistoryLine): Promise<{ outcome: 'appended' | 'present'; published: boolean; subject: string }> {
+export async function recordScheduledRun(
+  deps: RecordRunDeps,
+  line: HistoryLine,
+): Promise<{ outcome: 'appended' | 'present'; published: boolean; subject: string }> {
   const { outcome } = await appendHistoryLine(deps.store, deps.clock, line, deps.retry);
   // Also when already present: a finaliser that died between the append and the page leaves the page to this one.
   await writeTrendPage(deps, line.schedule);
@@ -353,8 +434,25 @@ export async function recordEmptyRun(args: {
   resultsBucket: string;
   chartAssets?: ChartAssets | null;
 }): Promise<void> {
-  const line = historyLineOf({ runId: args.runId, info: args.info, status: 'empty', reason: args.reason, reportKey: null, targets: [], comparison: null });
-  await recordScheduledRun({ store: args.store, notifier: args.notifier, clock: args.clock, resultsBucket: args.resultsBucket, chartAssets: args.chartAssets ?? null }, line);
+  const line = historyLineOf({
+    runId: args.runId,
+    info: args.info,
+    status: 'empty',
+    reason: args.reason,
+    reportKey: null,
+    targets: [],
+    comparison: null,
+  });
+  await recordScheduledRun(
+    {
+      store: args.store,
+      notifier: args.notifier,
+      clock: args.clock,
+      resultsBucket: args.resultsBucket,
+      chartAssets: args.chartAssets ?? null,
+    },
+    line,
+  );
 }
 
 /** The compared metrics' tags, for callers summarising a target. */

@@ -42,7 +42,8 @@ const FIELDS: readonly CronField[] = [
   { name: 'year', min: 1970, max: 2199, step: true },
 ];
 
-const FORMS = 'cron(minutes hours day-of-month month day-of-week year) or rate(<n> minute(s)|hour(s)|day(s)), as EventBridge Scheduler takes them';
+const FORMS =
+  'cron(minutes hours day-of-month month day-of-week year) or rate(<n> minute(s)|hour(s)|day(s)), as EventBridge Scheduler takes them';
 
 /** A value of the field (a number in range, or one of its names), or null. */
 function valueOf(raw: string, f: CronField): number | null {
@@ -56,37 +57,49 @@ function valueOf(raw: string, f: CronField): number | null {
 /** What is wrong with one comma-separated item of a field; null when it is fine. */
 function itemProblem(item: string, f: CronField): string | null {
   if (item === '*') return null;
-  if (f.name === 'day-of-month' && /^(L|LW|\d{1,2}W)$/i.test(item)) return /^\d/.test(item) && valueOf(item.slice(0, -1), f) === null ? `${item}: W takes a day 1-31` : null;
+  if (f.name === 'day-of-month' && /^(L|LW|\d{1,2}W)$/i.test(item))
+    return /^\d/.test(item) && valueOf(item.slice(0, -1), f) === null ? `${item}: W takes a day 1-31` : null;
   if (f.name === 'day-of-week') {
     const last = /^(\w+)?L$/i.exec(item);
-    if (last) return last[1] === undefined || valueOf(last[1], f) !== null ? null : `${item}: L takes a day 1-7 or SUN-SAT`;
+    if (last)
+      return last[1] === undefined || valueOf(last[1], f) !== null ? null : `${item}: L takes a day 1-7 or SUN-SAT`;
     const nth = /^(\w+)#(\d)$/.exec(item);
-    if (nth) return valueOf(nth[1] as string, f) !== null && Number(nth[2]) >= 1 && Number(nth[2]) <= 5 ? null : `${item}: <day>#<1-5>, e.g. 3#2 for the second Tuesday`;
+    if (nth)
+      return valueOf(nth[1] as string, f) !== null && Number(nth[2]) >= 1 && Number(nth[2]) <= 5
+        ? null
+        : `${item}: <day>#<1-5>, e.g. 3#2 for the second Tuesday`;
   }
   const [range, step, ...extra] = item.split('/');
   if (extra.length > 0) return `${item}: one / at most`;
   if (step !== undefined) {
     if (!f.step) return `${item}: / is not taken in ${f.name}`;
-    if (!/^\d+$/.test(step) || Number(step) < 1 || Number(step) > f.max - f.min + 1) return `${item}: the increment after / must be 1-${f.max - f.min + 1}`;
+    if (!/^\d+$/.test(step) || Number(step) < 1 || Number(step) > f.max - f.min + 1)
+      return `${item}: the increment after / must be 1-${f.max - f.min + 1}`;
   }
   if (range === '*' && step !== undefined) return null;
   const bounds = (range as string).split('-');
-  if (bounds.length > 2 || bounds.some((b) => valueOf(b, f) === null)) return `${item}: ${f.name} takes ${f.min}-${f.max}${f.names ? ` or ${f.names[0]}-${f.names[f.names.length - 1]}` : ''}`;
+  if (bounds.length > 2 || bounds.some((b) => valueOf(b, f) === null))
+    return `${item}: ${f.name} takes ${f.min}-${f.max}${f.names ? ` or ${f.names[0]}-${f.names[f.names.length - 1]}` : ''}`;
   return null;
 }
 
 function cronProblems(expression: string, body: string): string[] {
   const fields = body.trim().split(/\s+/);
-  if (fields.length !== 6) return [`${expression}: a cron takes six fields (minutes hours day-of-month month day-of-week year), got ${fields.length}`];
+  if (fields.length !== 6)
+    return [
+      `${expression}: a cron takes six fields (minutes hours day-of-month month day-of-week year), got ${fields.length}`,
+    ];
   const problems: string[] = [];
   fields.forEach((field, i) => {
     const f = FIELDS[i] as CronField;
     if (field === '?') {
-      if (f.name !== 'day-of-month' && f.name !== 'day-of-week') problems.push(`${expression}: ? is taken only in day-of-month and day-of-week, not ${f.name}`);
+      if (f.name !== 'day-of-month' && f.name !== 'day-of-week')
+        problems.push(`${expression}: ? is taken only in day-of-month and day-of-week, not ${f.name}`);
       return;
     }
     const items = field.split(',');
-    if (f.name === 'day-of-week' && items.length > 1 && field.includes('#')) problems.push(`${expression}: day-of-week with # takes one expression (${field})`);
+    if (f.name === 'day-of-week' && items.length > 1 && field.includes('#'))
+      problems.push(`${expression}: day-of-week with # takes one expression (${field})`);
     for (const item of items) {
       const problem = itemProblem(item, f);
       if (problem) problems.push(`${expression}: ${f.name} ${problem}`);
@@ -94,7 +107,9 @@ function cronProblems(expression: string, body: string): string[] {
   });
   const [, , dom, , dow] = fields;
   if ((dom === '?') === (dow === '?')) {
-    problems.push(`${expression}: exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) every day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)`);
+    problems.push(
+      `${expression}: exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) every day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)`,
+    );
   }
   return problems;
 }

@@ -15,7 +15,14 @@ import { IngestReportBuilder } from '../capture/ingest-report';
 import { parseCaptureStream } from '../capture/stream';
 import type { DispatchablePlan, PlanItem } from '../pipeline/dispatch';
 import { grownColumn, INITIAL_ROWS, LineColumns } from '../plan/line-columns';
-import { incompatibleAs, indexRecord, type IndexedEntry, type IndexedPlan, type LineRef, type PlanOptions } from '../plan/plan';
+import {
+  incompatibleAs,
+  indexRecord,
+  type IndexedEntry,
+  type IndexedPlan,
+  type LineRef,
+  type PlanOptions,
+} from '../plan/plan';
 import { readBackRequests, type RangeReader } from '../plan/read-back';
 import type { CaptureRecord, DropReason, IngestReport, ReplayPlan, ScheduledRequest, TargetKind } from '../types';
 import type { WindowRange } from './window';
@@ -63,15 +70,23 @@ const nameOf = (prefix: string): string | null => prefix.replace(/\/$/, '').spli
  * are years. At most two levels down; folders at the last level that hold no years are
  * returned in `ignored`, so a wrong prefix is visible in the log rather than silent.
  */
-export async function discoverCaptureFolders(objects: Pick<CaptureObjects, 'listFolders'>, capturePrefix: string, filter: { endpoints?: readonly string[]; variants?: readonly string[] }): Promise<{ folders: CaptureFolder[]; ignored: string[] }> {
+export async function discoverCaptureFolders(
+  objects: Pick<CaptureObjects, 'listFolders'>,
+  capturePrefix: string,
+  filter: { endpoints?: readonly string[]; variants?: readonly string[] },
+): Promise<{ folders: CaptureFolder[]; ignored: string[] }> {
   // A prefix not ending at a folder boundary (`datacapture`) names one: the keys are `datacapture/...`.
   const root = capturePrefix === '' || capturePrefix.endsWith('/') ? capturePrefix : `${capturePrefix}/`;
   const hasYears = (children: readonly string[]) => children.some((c) => YEAR_FOLDER.test(c));
   const parentName = (prefix: string) => nameOf(prefix.slice(0, prefix.replace(/\/$/, '').lastIndexOf('/') + 1));
-  const wanted = (list: readonly string[] | undefined, name: string | null) => !list || (name !== null && list.includes(name));
+  const wanted = (list: readonly string[] | undefined, name: string | null) =>
+    !list || (name !== null && list.includes(name));
   const folders: CaptureFolder[] = [];
   const ignored: string[] = [];
-  const take = (folder: CaptureFolder) => (wanted(filter.endpoints, folder.endpoint) && wanted(filter.variants, folder.variant) ? folders.push(folder) : ignored.push(folder.prefix));
+  const take = (folder: CaptureFolder) =>
+    wanted(filter.endpoints, folder.endpoint) && wanted(filter.variants, folder.variant)
+      ? folders.push(folder)
+      : ignored.push(folder.prefix);
   const level0 = await objects.listFolders(root);
   if (hasYears(level0)) {
     // The prefix is a variant's folder.
@@ -106,7 +121,11 @@ export async function discoverCaptureFolders(objects: Pick<CaptureObjects, 'list
  * in every folder, in key order (partition order, then Data Capture's file names, which
  * start with the time). Anything but `.jsonl` is returned as skipped, with its reason.
  */
-export async function listWindowFiles(objects: Pick<CaptureObjects, 'listObjects'>, folders: readonly CaptureFolder[], partitions: readonly string[]): Promise<{ files: CaptureObjectInfo[]; skipped: { key: string; reason: string }[] }> {
+export async function listWindowFiles(
+  objects: Pick<CaptureObjects, 'listObjects'>,
+  folders: readonly CaptureFolder[],
+  partitions: readonly string[],
+): Promise<{ files: CaptureObjectInfo[]; skipped: { key: string; reason: string }[] }> {
   const files: CaptureObjectInfo[] = [];
   const skipped: { key: string; reason: string }[] = [];
   for (const folder of folders) {
@@ -166,7 +185,9 @@ export class WindowIndex extends LineColumns<WindowRef> {
     const indexed = indexRecord(record, options, this.kinds);
     const i = this.addRow(record, indexed.span);
     this.bodyBytes[i] = indexed.bodyBytes;
-    this.kinds.forEach((kind, k) => (this.verdict[i * this.kinds.length + k] = this.verdictId(incompatibleAs(indexed, kind))));
+    this.kinds.forEach(
+      (kind, k) => (this.verdict[i * this.kinds.length + k] = this.verdictId(incompatibleAs(indexed, kind))),
+    );
   }
 
   protected override growColumns(rows: number): void {
@@ -183,7 +204,12 @@ export class WindowIndex extends LineColumns<WindowRef> {
     return {
       ...this.lineRef(i),
       bodyBytes: this.bodyBytes[i] as number,
-      verdicts: Object.fromEntries(this.kinds.map((kind, k) => [kind, this.verdictTable[this.verdict[i * this.kinds.length + k] as number] ?? null])),
+      verdicts: Object.fromEntries(
+        this.kinds.map((kind, k) => [
+          kind,
+          this.verdictTable[this.verdict[i * this.kinds.length + k] as number] ?? null,
+        ]),
+      ),
     };
   }
 }
@@ -219,11 +245,23 @@ export interface WindowPass {
  * is planned with `options` (the schedule's `sample` as its sampleRate, and its `limit`).
  * A file gone or replaced since it was listed is skipped with its reason.
  */
-export async function readWindow(objects: CaptureObjects, files: readonly CaptureObjectInfo[], range: WindowRange, options: PlanOptions & { kinds: readonly TargetKind[]; nowMs?: number }): Promise<WindowPass> {
+export async function readWindow(
+  objects: CaptureObjects,
+  files: readonly CaptureObjectInfo[],
+  range: WindowRange,
+  options: PlanOptions & { kinds: readonly TargetKind[]; nowMs?: number },
+): Promise<WindowPass> {
   const report = new IngestReportBuilder();
   const index = new WindowIndex(options.kinds);
   const duplicates = new DuplicateFilter();
-  const counts: WindowCounts = { start: new Date(range.startMs).toISOString(), end: new Date(range.endMs).toISOString(), inWindow: 0, outsideWindow: 0, duplicates: 0, sampledOut: 0 };
+  const counts: WindowCounts = {
+    start: new Date(range.startMs).toISOString(),
+    end: new Date(range.endMs).toISOString(),
+    inWindow: 0,
+    outsideWindow: 0,
+    duplicates: 0,
+    sampledOut: 0,
+  };
   const filesRead: string[] = [];
   const readers = new Map<string, RangeReader>();
   for (const info of files) {
@@ -236,7 +274,9 @@ export async function readWindow(objects: CaptureObjects, files: readonly Captur
     filesRead.push(name);
     readers.set(name, file.readRange);
     // No duplicate filter in the parser: a duplicate is only this run's business inside the window.
-    for await (const record of parseCaptureStream(file.chunks, name, report, undefined, { ...(options.nowMs !== undefined ? { nowMs: options.nowMs } : {}) })) {
+    for await (const record of parseCaptureStream(file.chunks, name, report, undefined, {
+      ...(options.nowMs !== undefined ? { nowMs: options.nowMs } : {}),
+    })) {
       if (record.inferenceTimeMs < range.startMs || record.inferenceTimeMs >= range.endMs) {
         counts.outsideWindow++;
         continue;
@@ -254,7 +294,11 @@ export async function readWindow(objects: CaptureObjects, files: readonly Captur
 }
 
 /** The requests of some entries, each read back from its own file (ranges of one file at once), in the entries' order. */
-async function loadEntries(entries: readonly IndexedEntry<WindowRef>[], readers: ReadonlyMap<string, RangeReader>, options: PlanOptions): Promise<ScheduledRequest[]> {
+async function loadEntries(
+  entries: readonly IndexedEntry<WindowRef>[],
+  readers: ReadonlyMap<string, RangeReader>,
+  options: PlanOptions,
+): Promise<ScheduledRequest[]> {
   const byFile = new Map<string, number[]>();
   entries.forEach((e, k) => {
     const list = byFile.get(e.record.source.file);
@@ -282,7 +326,11 @@ async function loadEntries(entries: readonly IndexedEntry<WindowRef>[], readers:
  * kind's requests as items, the rest incompatible with their reason; bodies read back when
  * dispatchRun loads a window of shards.
  */
-export function windowPlans(pass: Pick<WindowPass, 'plan' | 'readers'>, kinds: readonly TargetKind[], options: PlanOptions): Map<TargetKind, DispatchablePlan> {
+export function windowPlans(
+  pass: Pick<WindowPass, 'plan' | 'readers'>,
+  kinds: readonly TargetKind[],
+  options: PlanOptions,
+): Map<TargetKind, DispatchablePlan> {
   const { entries } = pass.plan;
   const plans = new Map<TargetKind, DispatchablePlan>();
   for (const kind of kinds) {
@@ -293,14 +341,25 @@ export function windowPlans(pass: Pick<WindowPass, 'plan' | 'readers'>, kinds: r
       const verdict = e.record.verdicts[kind];
       if (verdict === undefined) throw new Error(`entry ${e.index} was not indexed for target kind ${kind}`);
       if (verdict) incompatible.push({ index: e.index, offsetMs: e.offsetMs, reason: verdict.reason });
-      else items.push({ index: e.index, offsetMs: e.offsetMs, bodyBytes: e.record.bodyBytes, sourceFile: e.record.source.file });
+      else
+        items.push({
+          index: e.index,
+          offsetMs: e.offsetMs,
+          bodyBytes: e.record.bodyBytes,
+          sourceFile: e.record.source.file,
+        });
     }
     plans.set(kind, {
       items,
       incompatible,
       durationMs: pass.plan.durationMs,
       // Entry i has index i (plan order), so the entries are found by position.
-      load: (loadItems) => loadEntries(loadItems.map((i) => entries[i.index] as IndexedEntry<WindowRef>), pass.readers, kindOptions),
+      load: (loadItems) =>
+        loadEntries(
+          loadItems.map((i) => entries[i.index] as IndexedEntry<WindowRef>),
+          pass.readers,
+          kindOptions,
+        ),
     });
   }
   return plans;
@@ -311,11 +370,21 @@ export function windowPlans(pass: Pick<WindowPass, 'plan' | 'readers'>, kinds: r
  * timeout (its last request may stream that long), so one target's traffic never overlaps
  * the next's. Parallel: every target at offset 0.
  */
-export function dispatchOffsetsMs(targets: readonly string[], dispatch: 'parallel' | 'sequential', durationMs: number, requestTimeoutMs: number): Record<string, number> {
-  return Object.fromEntries(targets.map((t, k) => [t, dispatch === 'sequential' ? k * (durationMs + requestTimeoutMs) : 0]));
+export function dispatchOffsetsMs(
+  targets: readonly string[],
+  dispatch: 'parallel' | 'sequential',
+  durationMs: number,
+  requestTimeoutMs: number,
+): Record<string, number> {
+  return Object.fromEntries(
+    targets.map((t, k) => [t, dispatch === 'sequential' ? k * (durationMs + requestTimeoutMs) : 0]),
+  );
 }
 
 /** The plan's exclusions (sample and limit among them) and the window's duplicates: what the run's manifests count as not scheduled. */
-export function notScheduledOf(plan: Pick<IndexedPlan<WindowRef>, 'excluded'>, counts: WindowCounts): ReplayPlan['excluded'] & { duplicate?: number } {
+export function notScheduledOf(
+  plan: Pick<IndexedPlan<WindowRef>, 'excluded'>,
+  counts: WindowCounts,
+): ReplayPlan['excluded'] & { duplicate?: number } {
   return { ...plan.excluded, ...(counts.duplicates ? { duplicate: counts.duplicates } : {}) };
 }

@@ -28,9 +28,12 @@ const HH_MM = /^([01]\d|2[0-3]):([0-5]\d)$/;
 /** What is wrong with a window, or null. */
 export function windowProblem(window: CaptureWindow): string | null {
   if ('lastHours' in window) {
-    return Number.isInteger(window.lastHours) && window.lastHours >= 1 && window.lastHours <= 168 ? null : 'lastHours must be a whole number from 1 to 168';
+    return Number.isInteger(window.lastHours) && window.lastHours >= 1 && window.lastHours <= 168
+      ? null
+      : 'lastHours must be a whole number from 1 to 168';
   }
-  if (!Number.isInteger(window.daysAgo) || window.daysAgo < 0 || window.daysAgo > 31) return 'daysAgo must be a whole number from 0 to 31';
+  if (!Number.isInteger(window.daysAgo) || window.daysAgo < 0 || window.daysAgo > 31)
+    return 'daysAgo must be a whole number from 0 to 31';
   if (!HH_MM.test(window.from)) return `from must be HH:MM (got "${window.from}")`;
   if (!HH_MM.test(window.to)) return `to must be HH:MM (got "${window.to}")`;
   return null;
@@ -38,17 +41,37 @@ export function windowProblem(window: CaptureWindow): string | null {
 
 /** The timezone's offset from UTC at an instant, in ms (positive east of Greenwich). */
 export function zoneOffsetMs(epochMs: number, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(epochMs);
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(epochMs);
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
   const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
   return wall - (epochMs - (epochMs % 1000));
 }
 
 /** The instant of a wall-clock time in a timezone (the earlier one in a DST fold; a DST gap moves forward). */
-export function zonedToUtc(year: number, month: number, day: number, hour: number, minute: number, timeZone: string): number {
+export function zonedToUtc(
+  year: number,
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+  timeZone: string,
+): number {
   const guess = Date.UTC(year, month - 1, day, hour, minute);
   // The offsets a day either side cover both sides of any transition near this time.
-  const candidates = [guess - zoneOffsetMs(guess - 86_400_000, timeZone), guess - zoneOffsetMs(guess + 86_400_000, timeZone), guess - zoneOffsetMs(guess, timeZone)];
+  const candidates = [
+    guess - zoneOffsetMs(guess - 86_400_000, timeZone),
+    guess - zoneOffsetMs(guess + 86_400_000, timeZone),
+    guess - zoneOffsetMs(guess, timeZone),
+  ];
   // A candidate is right when it shows the asked wall time: both in a fold (take the earlier),
   // neither in a gap (take the later: the time the clocks jumped to).
   const valid = candidates.filter((c) => c + zoneOffsetMs(c, timeZone) === guess);

@@ -89,7 +89,13 @@ function hypergeomSf(k: number, M: number, n: number, N: number): number {
   if (k >= hi) return 0;
   const start = Math.max(k + 1, Math.max(0, N - (M - n)));
   // pmf(x + 1) / pmf(x) = (n - x)(N - x) / ((x + 1)(M - n - N + x + 1))
-  return tailSum(hypergeomPmf(start, M, n, N), start, 1, hi, (x) => ((n - x) * (N - x)) / ((x + 1) * (M - n - N + x + 1)));
+  return tailSum(
+    hypergeomPmf(start, M, n, N),
+    start,
+    1,
+    hi,
+    (x) => ((n - x) * (N - x)) / ((x + 1) * (M - n - N + x + 1)),
+  );
 }
 
 /**

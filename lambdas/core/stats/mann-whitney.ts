@@ -88,5 +88,11 @@ export function mannWhitneyUSorted(X: Float64Array, Y: Float64Array): TestResult
     const z = (U - mu - 0.5) / s;
     p = Number.isNaN(z) ? NaN : clip01(2 * normalSf(z));
   }
-  return { statistic: U2, pValue: Number.isFinite(p) ? p : null, method: exact ? 'exact' : 'asymptotic', direction, n: n1 + n2 };
+  return {
+    statistic: U2,
+    pValue: Number.isFinite(p) ? p : null,
+    method: exact ? 'exact' : 'asymptotic',
+    direction,
+    n: n1 + n2,
+  };
 }

@@ -22,7 +22,10 @@ export function sortedFinite(values: ArrayLike<number>): Float64Array {
  * 64-bit key (the sign bit of a positive number flipped, every bit of a negative one), sorted
  * in 4 passes of 16 bits; `index` (when given) is carried along, so the sort is stable.
  */
-function radixSortKeys(values: Float64Array, index: Int32Array | null): { hi: Uint32Array; lo: Uint32Array; index: Int32Array | null } {
+function radixSortKeys(
+  values: Float64Array,
+  index: Int32Array | null,
+): { hi: Uint32Array; lo: Uint32Array; index: Int32Array | null } {
   const n = values.length;
   const bits = new Uint32Array(values.buffer, values.byteOffset, n * 2);
   let hi = new Uint32Array(n);

@@ -15,7 +15,8 @@ function wilcoxonPmf(n: number): Float64Array {
     const next = new Float64Array((k * (k + 1)) / 2 + 1);
     const m = c.length;
     for (let i = 0; i < m; i++) next[i] = (c[i] as number) * 0.5;
-    for (let i = 0; i < m; i++) next[next.length - m + i] = (next[next.length - m + i] as number) + (c[i] as number) * 0.5;
+    for (let i = 0; i < m; i++)
+      next[next.length - m + i] = (next[next.length - m + i] as number) + (c[i] as number) * 0.5;
     c = next;
   }
   return c;
@@ -174,6 +175,11 @@ export function wilcoxonSignedRankSplit(split: SignedSplit): TestResult {
   else if (total <= 13) method = 'permutation';
   else method = 'asymptotic';
 
-  const p = method === 'asymptotic' ? asymptoticP(count, rPlus, tieTerm) : method === 'exact' ? exactP(count, rPlus) : permutationP(ranks as Float64Array, rPlus);
+  const p =
+    method === 'asymptotic'
+      ? asymptoticP(count, rPlus, tieTerm)
+      : method === 'exact'
+        ? exactP(count, rPlus)
+        : permutationP(ranks as Float64Array, rPlus);
   return { statistic: rPlus, pValue: Number.isFinite(p) ? p : null, method, direction, n: count };
 }

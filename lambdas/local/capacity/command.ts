@@ -15,7 +15,13 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FsArtifactStore } from '../../adapters/local/fs-artifact-store';
 import { BUNDLED_CHART_ASSETS } from '../../adapters/bundled-chart-assets';
-import { buildCapacityDocument, capacitySummaryLine, factorText, shareText, sustainedText } from '../../core/capacity/document';
+import {
+  buildCapacityDocument,
+  capacitySummaryLine,
+  factorText,
+  shareText,
+  sustainedText,
+} from '../../core/capacity/document';
 import { conclude, searchCapacity, type SearchCut } from '../../core/capacity/search';
 import type { CapacityDocument, CapacityStep, TargetCapacity } from '../../core/capacity/types';
 import { capacityMetricSets } from '../../core/metrics/cloudwatch';
@@ -66,14 +72,28 @@ export async function capacityCommand(options: CapacityCommandOptions): Promise<
  * Each target's sustained factor from the search's capacity.json, as a metric at the search's
  * time; the exit code. A search stopped by a signal, or that wrote no document, gets none.
  */
-async function capacityCloudWatch(output: CloudWatchOutput, config: CapacityConfig, io: CommandIo, code: number): Promise<number> {
+async function capacityCloudWatch(
+  output: CloudWatchOutput,
+  config: CapacityConfig,
+  io: CommandIo,
+  code: number,
+): Promise<number> {
   const dir = join(config.out, config.runId);
-  const doc = await readFile(join(dir, CAPACITY_FILES.document), 'utf8').then((text) => JSON.parse(text) as CapacityDocument, () => null);
+  const doc = await readFile(join(dir, CAPACITY_FILES.document), 'utf8').then(
+    (text) => JSON.parse(text) as CapacityDocument,
+    () => null,
+  );
   if (!doc || Object.values(INTERRUPT_EXIT).includes(code)) {
     io.err.write('capture-replay: CloudWatch: no metrics for a search that was stopped or wrote no capacity.json\n');
     return code;
   }
-  const failed = await writeCloudWatch(output, { dir, sets: capacityMetricSets(output.stack, doc), timestampMs: Date.parse(doc.generated_at), out: io.out, err: io.err });
+  const failed = await writeCloudWatch(output, {
+    dir,
+    sets: capacityMetricSets(output.stack, doc),
+    timestampMs: Date.parse(doc.generated_at),
+    out: io.out,
+    err: io.err,
+  });
   if (failed === null) return code;
   const failure = fail(io, failed);
   return code === 0 ? failure : code;
@@ -90,13 +110,20 @@ function usage(io: CommandIo, message: string): number {
  * that streams; and no step plans more requests than this replayer's memory holds (the search
  * goes no higher, said here). The config to search with, or the exit code of a search refused.
  */
-function checkWindow(config: CapacityConfig, window: CapacityWindow, stepLimit: number, io: CommandIo): CapacityConfig | number {
+function checkWindow(
+  config: CapacityConfig,
+  window: CapacityWindow,
+  stepLimit: number,
+  io: CommandIo,
+): CapacityConfig | number {
   const n = window.records.length;
   let streamed = 0;
   const plans = new Map<TargetKind, ReplayPlan>();
   for (const target of config.replay.targets) {
     const kind: TargetKind = target.kind === 'sagemaker' ? 'sagemaker' : 'openai-chat';
-    const plan = plans.get(kind) ?? buildPlan(window.records, { ...stepPlanOptions(config), runId: config.runId, targetKind: kind });
+    const plan =
+      plans.get(kind) ??
+      buildPlan(window.records, { ...stepPlanOptions(config), runId: config.runId, targetKind: kind });
     if (!plans.has(kind)) streamed += plan.requests.filter((r) => r.streaming).length;
     plans.set(kind, plan);
     if (plan.requests.length === 0) {
@@ -104,13 +131,19 @@ function checkWindow(config: CapacityConfig, window: CapacityWindow, stepLimit: 
       for (const r of plan.incompatible) reasons.set(r.reason, (reasons.get(r.reason) ?? 0) + 1);
       const why = [...reasons].map(([reason, count]) => `${reason} ${count}`).join(', ');
       const example = plan.incompatible[0]?.detail;
-      return fail(io, `none of the window's ${n} captured requests can go to ${target.name}, an OpenAI-compatible target (${why}${example ? `: ${example}` : ''}): nothing to search; give it a window of chat requests, or search a sagemaker:<endpoint> target, which takes every content type`);
+      return fail(
+        io,
+        `none of the window's ${n} captured requests can go to ${target.name}, an OpenAI-compatible target (${why}${example ? `: ${example}` : ''}): nothing to search; give it a window of chat requests, or search a sagemaker:<endpoint> target, which takes every content type`,
+      );
     }
   }
   const streamedOnly = Object.keys(config.objectives.slos).filter((tag) => STREAMED_GOODPUT_TAGS.includes(tag));
   if (streamed === 0 && streamedOnly.length > 0 && config.replay.plan.forceStreaming !== true) {
     const tags = streamedOnly.join(', ');
-    return usage(io, `--goodput ${tags}: measured on streamed answers only, and none of the window's ${n} requests asks to stream, so no request could meet it: add --streaming`);
+    return usage(
+      io,
+      `--goodput ${tags}: measured on streamed answers only, and none of the window's ${n} requests asks to stream, so no request could meet it: add --streaming`,
+    );
   }
   // Targets searched together share a step: each plans its own requests.
   const perTarget = Math.floor(stepLimit / (config.together ? config.replay.targets.length : 1));
@@ -118,13 +151,22 @@ function checkWindow(config: CapacityConfig, window: CapacityWindow, stepLimit: 
   const held = `more than one step holds in this replayer's memory (${perTarget.toLocaleString('en-US')} requests${config.together ? ' per target' : ''}, about ${STEP_BYTES_PER_REQUEST / 1024} KB each)`;
   const { startFactor, maxFactor } = config.search;
   if (limit === null || startFactor > limit) {
-    return fail(io, `a step at --start-factor ${startFactor} plans ${plannedRequests(n, startFactor).toLocaleString('en-US')} requests of the window's ${n.toLocaleString('en-US')}, ${held}: a shorter --window or a lower --start-factor`);
+    return fail(
+      io,
+      `a step at --start-factor ${startFactor} plans ${plannedRequests(n, startFactor).toLocaleString('en-US')} requests of the window's ${n.toLocaleString('en-US')}, ${held}: a shorter --window or a lower --start-factor`,
+    );
   }
   if (maxFactor <= limit) return config;
-  io.err.write(`--max-factor ${maxFactor} would plan ${plannedRequests(n, maxFactor).toLocaleString('en-US')} requests in one step, ${held}: the search goes up to ${factorText(limit)} (a shorter --window goes further)\n`);
+  io.err.write(
+    `--max-factor ${maxFactor} would plan ${plannedRequests(n, maxFactor).toLocaleString('en-US')} requests in one step, ${held}: the search goes up to ${factorText(limit)} (a shorter --window goes further)\n`,
+  );
   return {
     ...config,
-    search: { ...config.search, maxFactor: limit, capHint: `the largest factor one step of this window holds in this replayer's memory (${perTarget.toLocaleString('en-US')} requests): a shorter --window to look further` },
+    search: {
+      ...config.search,
+      maxFactor: limit,
+      capHint: `the largest factor one step of this window holds in this replayer's memory (${perTarget.toLocaleString('en-US')} requests): a shorter --window to look further`,
+    },
   };
 }
 
@@ -144,7 +186,10 @@ function stepLine(target: string, s: CapacityStep, objectives: CapacityConfig['o
 function stepStartLine(targets: readonly string[], factor: number, n: number, stepLimit: number): string {
   const planned = plannedRequests(n, factor);
   const total = planned * targets.length;
-  const memory = total > stepLimit / 4 ? `, about ${memoryText(total * STEP_BYTES_PER_REQUEST)} of memory until its results are written` : '';
+  const memory =
+    total > stepLimit / 4
+      ? `, about ${memoryText(total * STEP_BYTES_PER_REQUEST)} of memory until its results are written`
+      : '';
   return `  ${targets.join(', ')} at ${factorText(factor)}: ${factor < 1 ? 'about ' : ''}${requestsText(planned)}${targets.length > 1 ? ' each' : ''}${memory}...\n`;
 }
 
@@ -196,7 +241,13 @@ function guardSignals(): { exitCode: () => number | null; dispose: () => void } 
 }
 
 /** Every target searched; the document written; the exit code. */
-async function runSearch(config: CapacityConfig, io: CommandIo, window: CapacityWindow, apiKey: string | undefined, stepLimit: number): Promise<number> {
+async function runSearch(
+  config: CapacityConfig,
+  io: CommandIo,
+  window: CapacityWindow,
+  apiKey: string | undefined,
+  stepLimit: number,
+): Promise<number> {
   const guard = guardSignals();
   try {
     return await searchAndWrite(config, io, window, apiKey, stepLimit, guard.exitCode);
@@ -205,9 +256,18 @@ async function runSearch(config: CapacityConfig, io: CommandIo, window: Capacity
   }
 }
 
-async function searchAndWrite(config: CapacityConfig, io: CommandIo, window: CapacityWindow, apiKey: string | undefined, stepLimit: number, signalled: () => number | null): Promise<number> {
+async function searchAndWrite(
+  config: CapacityConfig,
+  io: CommandIo,
+  window: CapacityWindow,
+  apiKey: string | undefined,
+  stepLimit: number,
+  signalled: () => number | null,
+): Promise<number> {
   const names = config.replay.targets.map((t) => t.name);
-  io.err.write(`Capacity search ${config.runId}: ${window.records.length} captured requests per step at 1x, ${names.length > 1 ? (config.together ? 'targets together' : 'one target at a time') : 'one target'}\n`);
+  io.err.write(
+    `Capacity search ${config.runId}: ${window.records.length} captured requests per step at 1x, ${names.length > 1 ? (config.together ? 'targets together' : 'one target at a time') : 'one target'}\n`,
+  );
   const steps = new Map<string, CapacityStep[]>(names.map((n) => [n, []]));
   const stepIo: StepIo = { progress: io.err };
   let warmUpSent = 0;
@@ -238,7 +298,9 @@ async function searchAndWrite(config: CapacityConfig, io: CommandIo, window: Cap
       io.err.write(`  ${group.join(', ')}: warming up at ${factorText(config.search.startFactor)}...\n`);
       const { runId, sent } = await warmUp(config, window, apiKey, group, stepIo);
       warmUpSent = Math.max(warmUpSent, sent);
-      io.err.write(`  ${group.join(', ')}: warmed up with ${sent} request${sent === 1 ? '' : 's'} at ${factorText(config.search.startFactor)}, not judged (steps/${runId}/)\n`);
+      io.err.write(
+        `  ${group.join(', ')}: warmed up with ${sent} request${sent === 1 ? '' : 's'} at ${factorText(config.search.startFactor)}, not judged (steps/${runId}/)\n`,
+      );
       await pause();
       await searchCapacity(group, config.search, runStep, pause);
     }
@@ -255,8 +317,11 @@ async function searchAndWrite(config: CapacityConfig, io: CommandIo, window: Cap
   }
   const doc = await writeResults(config, window, names, steps, cut, { warmUpSent, stepLimit });
   io.out.write(`${capacitySummaryLine(doc)}.\n`);
-  for (const t of doc.targets) io.out.write(`  ${t.name}: ${sustainedText(t)}, limited by ${t.limited_by}. ${terminalLine(t.note)}\n`);
-  io.out.write(`Capacity: ${join(config.out, config.runId, CAPACITY_FILES.document)}\nReport: ${join(config.out, config.runId, CAPACITY_FILES.report)}\n`);
+  for (const t of doc.targets)
+    io.out.write(`  ${t.name}: ${sustainedText(t)}, limited by ${t.limited_by}. ${terminalLine(t.note)}\n`);
+  io.out.write(
+    `Capacity: ${join(config.out, config.runId, CAPACITY_FILES.document)}\nReport: ${join(config.out, config.runId, CAPACITY_FILES.report)}\n`,
+  );
   return finalExit(config, doc, cut, exitCode, io);
 }
 
@@ -265,28 +330,45 @@ async function searchAndWrite(config: CapacityConfig, io: CommandIo, window: Cap
  * (no request of a step succeeded: as replay's "no request to <target> succeeded") and for a
  * target no step measured; else 0. Each said in one line, last.
  */
-function finalExit(config: CapacityConfig, doc: CapacityDocument, cut: SearchCut | null, exitCode: number, io: CommandIo): number {
+function finalExit(
+  config: CapacityConfig,
+  doc: CapacityDocument,
+  cut: SearchCut | null,
+  exitCode: number,
+  io: CommandIo,
+): number {
   const where = join(config.out, config.runId, CAPACITY_FILES.document);
   let code = exitCode;
   for (const t of doc.targets) {
     if (t.limited_by === 'broken') {
       const broken = t.steps.find((st) => st.outcome === 'broken') as CapacityStep;
       const seen = broken.errors.map((e) => `${e.error} ${e.count}`).join(', ');
-      const failed = fail(io, `no request to ${t.name} succeeded at ${factorText(broken.factor)} (${broken.failed} of ${broken.requests} failed${seen ? `: ${seen}` : ''}): the target is broken or down, not at its capacity; check that it is up, its URL and --path (the steps are in ${where})`);
+      const failed = fail(
+        io,
+        `no request to ${t.name} succeeded at ${factorText(broken.factor)} (${broken.failed} of ${broken.requests} failed${seen ? `: ${seen}` : ''}): the target is broken or down, not at its capacity; check that it is up, its URL and --path (the steps are in ${where})`,
+      );
       if (code === 0) code = failed;
     } else if (t.limited_by === 'empty') {
-      const failed = fail(io, `no step held a request for ${t.name}: the window's requests sampled at up to ${factorText(config.search.maxFactor)} kept none; a longer --window holds more`);
+      const failed = fail(
+        io,
+        `no step held a request for ${t.name}: the window's requests sampled at up to ${factorText(config.search.maxFactor)} kept none; a longer --window holds more`,
+      );
       if (code === 0) code = failed;
     }
   }
-  if (cut?.by === 'step_failed') fail(io, `a step could not be run (${cut.cause}); what was measured before it is in ${where}`);
+  if (cut?.by === 'step_failed')
+    fail(io, `a step could not be run (${cut.cause}); what was measured before it is in ${where}`);
   return code;
 }
 
 /** The window's times in capacity.json when --from/--to chose it. */
-function captureWindowOf(config: CapacityConfig): { capture_window: { start: string; end: string } } | Record<string, never> {
+function captureWindowOf(
+  config: CapacityConfig,
+): { capture_window: { start: string; end: string } } | Record<string, never> {
   const w = config.window.captureWindow;
-  return w?.startMs != null && w.endMs != null ? { capture_window: { start: new Date(w.startMs).toISOString(), end: new Date(w.endMs).toISOString() } } : {};
+  return w?.startMs != null && w.endMs != null
+    ? { capture_window: { start: new Date(w.startMs).toISOString(), end: new Date(w.endMs).toISOString() } }
+    : {};
 }
 
 /** capacity.json and report.html at the search's root, from the steps measured (all of them, or those before it ended early: `cut`). */
@@ -298,22 +380,38 @@ async function writeResults(
   cut: SearchCut | null,
   sizes: { warmUpSent: number; stepLimit: number },
 ): Promise<CapacityDocument> {
-  const targets: TargetCapacity[] = names.map((name) => conclude(name, steps.get(name) ?? [], config.search, cut ?? undefined));
+  const targets: TargetCapacity[] = names.map((name) =>
+    conclude(name, steps.get(name) ?? [], config.search, cut ?? undefined),
+  );
   const { capHint: _hint, ...search } = config.search;
   const doc = buildCapacityDocument(
     {
       runId: config.runId,
       generatedAt: new Date().toISOString(),
       captures: config.capturesPath,
-      window: { start_offset_ms: config.window.startOffsetMs, end_offset_ms: config.window.endOffsetMs, captured_requests: window.records.length, ...captureWindowOf(config) },
+      window: {
+        start_offset_ms: config.window.startOffsetMs,
+        end_offset_ms: config.window.endOffsetMs,
+        captured_requests: window.records.length,
+        ...captureWindowOf(config),
+      },
       objectives: config.objectives,
-      search: { ...search, cooldownMs: config.cooldownMs, together: config.together, warmUpRequests: sizes.warmUpSent, maxStepRequests: sizes.stepLimit },
+      search: {
+        ...search,
+        cooldownMs: config.cooldownMs,
+        together: config.together,
+        warmUpRequests: sizes.warmUpSent,
+        maxStepRequests: sizes.stepLimit,
+      },
     },
     targets,
   );
   const store = new FsArtifactStore(config.out);
   await store.put(`${config.runId}/${CAPACITY_FILES.document}`, stringifyJson(doc, 2));
   const title = `capture-replay capacity | ${config.runId}`;
-  await store.put(`${config.runId}/${CAPACITY_FILES.report}`, renderCapacityReportHtml({ title, capacity: doc }, BUNDLED_CHART_ASSETS));
+  await store.put(
+    `${config.runId}/${CAPACITY_FILES.report}`,
+    renderCapacityReportHtml({ title, capacity: doc }, BUNDLED_CHART_ASSETS),
+  );
   return doc;
 }

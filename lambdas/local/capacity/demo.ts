@@ -29,11 +29,21 @@ export function demoCaptureLines(): string[] {
   const lines: string[] = [];
   for (let i = 0; i < RATE_PER_SECOND * CAPTURE_SECONDS; i++) {
     const second = Math.floor(i / RATE_PER_SECOND);
-    const body = JSON.stringify({ model: 'demo', messages: [{ role: 'user', content: `Capacity demo request ${i}` }], max_tokens: 16, stream: true });
+    const body = JSON.stringify({
+      model: 'demo',
+      messages: [{ role: 'user', content: `Capacity demo request ${i}` }],
+      max_tokens: 16,
+      stream: true,
+    });
     lines.push(
       JSON.stringify({
-        captureData: { endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: body, encoding: 'JSON' } },
-        eventMetadata: { eventId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, inferenceTime: new Date(T0 + second * 1000).toISOString().replace('.000Z', 'Z') },
+        captureData: {
+          endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: body, encoding: 'JSON' },
+        },
+        eventMetadata: {
+          eventId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+          inferenceTime: new Date(T0 + second * 1000).toISOString().replace('.000Z', 'Z'),
+        },
         eventVersion: '0',
       }),
     );
@@ -63,10 +73,27 @@ function intro(capturesDir: string): string {
  */
 async function startMock(slots: number): Promise<{ url: string; close: () => Promise<void> }> {
   const bin = process.argv[1] ?? fileURLToPath(new URL('../../../dist/capture-replay.mjs', import.meta.url));
-  const args = ['mock-server', '--port', '0', '--slots', String(slots), '--ttft-ms', String(TTFT_MS), '--itl-ms', String(ITL_MS), '--output-tokens', String(OUTPUT_TOKENS)];
+  const args = [
+    'mock-server',
+    '--port',
+    '0',
+    '--slots',
+    String(slots),
+    '--ttft-ms',
+    String(TTFT_MS),
+    '--itl-ms',
+    String(ITL_MS),
+    '--output-tokens',
+    String(OUTPUT_TOKENS),
+  ];
   const child = spawn(process.execPath, ['--no-warnings', bin, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = once(child, 'exit');
-  const [line] = (await Promise.race([once(createInterface({ input: child.stdout }), 'line'), exited.then(() => { throw new Error(`the mock server (--slots ${slots}) exited before listening`); })])) as [string];
+  const [line] = (await Promise.race([
+    once(createInterface({ input: child.stdout }), 'line'),
+    exited.then(() => {
+      throw new Error(`the mock server (--slots ${slots}) exited before listening`);
+    }),
+  ])) as [string];
   return {
     url: (JSON.parse(line) as { url: string }).url,
     close: async () => {

@@ -19,7 +19,10 @@ const HEAP_SHARE = 0.75;
 export const MAX_STEP_REQUESTS_ENV = 'CAPTURE_REPLAY_MAX_STEP_REQUESTS';
 
 /** The most requests one step may plan (all its targets together), or what is wrong with the variable. */
-export function maxStepRequests(env: NodeJS.ProcessEnv = process.env, heapLimit = getHeapStatistics().heap_size_limit): number | string {
+export function maxStepRequests(
+  env: NodeJS.ProcessEnv = process.env,
+  heapLimit = getHeapStatistics().heap_size_limit,
+): number | string {
   const byHeap = Math.floor((heapLimit * HEAP_SHARE) / STEP_BYTES_PER_REQUEST);
   const raw = env[MAX_STEP_REQUESTS_ENV];
   if (raw === undefined || raw.trim() === '') return byHeap;

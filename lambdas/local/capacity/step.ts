@@ -54,7 +54,11 @@ export class SearchInterrupted extends Error {
 /** A stream that keeps what a step says, to show only when the step fails. */
 function bufferStream(): { stream: NodeJS.WritableStream; text: () => string } {
   const chunks: string[] = [];
-  const stream = { write: (chunk: string | Uint8Array) => (chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString()), true) } as unknown as NodeJS.WritableStream;
+  const stream = {
+    write: (chunk: string | Uint8Array) => (
+      chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString()), true
+    ),
+  } as unknown as NodeJS.WritableStream;
   return { stream, text: () => chunks.join('') };
 }
 
@@ -73,7 +77,13 @@ export interface StepIo {
 }
 
 /** One replay of `records` at `factor` to `targets`, into steps/<runId>/; what the replay command's firing returned. */
-async function replayAt(config: CapacityConfig, records: CapacityWindow, apiKey: string | undefined, at: { factor: number; targets: readonly string[]; runId: string; rehearse: boolean }, stepIo: StepIo): Promise<Fired> {
+async function replayAt(
+  config: CapacityConfig,
+  records: CapacityWindow,
+  apiKey: string | undefined,
+  at: { factor: number; targets: readonly string[]; runId: string; rehearse: boolean },
+  stepIo: StepIo,
+): Promise<Fired> {
   const plan = stepPlanOptions(config);
   const replay: ReplayConfig = {
     ...config.replay,
@@ -88,7 +98,13 @@ async function replayAt(config: CapacityConfig, records: CapacityWindow, apiKey:
   };
   const said = bufferStream();
   const io: CommandIo = { out: said.stream, err: said.stream };
-  const fired = await fireReplay(replay, io, { inMemory: records.records, ingest: records.ingest }, apiKey, stepIo.progress);
+  const fired = await fireReplay(
+    replay,
+    io,
+    { inMemory: records.records, ingest: records.ingest },
+    apiKey,
+    stepIo.progress,
+  );
   if (typeof fired === 'number') throw new StepFailed(fired, said.text());
   const interrupted = fired.interrupt.exitCode();
   if (interrupted !== null) throw new SearchInterrupted(interrupted);
@@ -103,20 +119,44 @@ async function replayAt(config: CapacityConfig, records: CapacityWindow, apiKey:
  * and the requests it sent a target (the most, when several: a sample below 1x sends fewer
  * than it takes, copies above more).
  */
-export async function warmUp(config: CapacityConfig, window: CapacityWindow, apiKey: string | undefined, targets: readonly string[], stepIo: StepIo): Promise<{ runId: string; sent: number }> {
+export async function warmUp(
+  config: CapacityConfig,
+  window: CapacityWindow,
+  apiKey: string | undefined,
+  targets: readonly string[],
+  stepIo: StepIo,
+): Promise<{ runId: string; sent: number }> {
   const runId = warmUpRunId(targets, config.together);
-  const fired = await replayAt(config, { records: window.records.slice(0, WARM_UP_REQUESTS), ingest: window.ingest }, apiKey, { factor: config.search.startFactor, targets, runId, rehearse: true }, stepIo);
+  const fired = await replayAt(
+    config,
+    { records: window.records.slice(0, WARM_UP_REQUESTS), ingest: window.ingest },
+    apiKey,
+    { factor: config.search.startFactor, targets, runId, rehearse: true },
+    stepIo,
+  );
   return { runId, sent: Math.max(0, ...fired.result.targets.map((run) => run.manifest.fired)) };
 }
 
 /** Runs the step at `factor` for `targets` (after their warm-up: no rehearsal); one judged result per target. */
-export async function runCapacityStep(config: CapacityConfig, window: CapacityWindow, apiKey: string | undefined, factor: number, targets: readonly string[], stepIo: StepIo): Promise<Map<string, CapacityStep>> {
+export async function runCapacityStep(
+  config: CapacityConfig,
+  window: CapacityWindow,
+  apiKey: string | undefined,
+  factor: number,
+  targets: readonly string[],
+  stepIo: StepIo,
+): Promise<Map<string, CapacityStep>> {
   const runId = stepRunId(factor, targets, config.together);
   const fired = await replayAt(config, window, apiKey, { factor, targets, runId, rehearse: false }, stepIo);
   const results = new Map<string, CapacityStep>();
   for (const run of fired.result.targets) {
     const measure = measureStep(factor, run.records, run.manifest, config.objectives.slos);
-    results.set(run.target, { ...measure, ...judgeStep(measure, config.objectives), run_id: runId, results: `${STEPS_DIR}/${runId}/` });
+    results.set(run.target, {
+      ...measure,
+      ...judgeStep(measure, config.objectives),
+      run_id: runId,
+      results: `${STEPS_DIR}/${runId}/`,
+    });
   }
   return results;
 }

@@ -18,7 +18,8 @@ export interface CapacityWindow {
 
 function describeWindow(w: CapacityConfig['window']): string {
   const c = w.captureWindow;
-  if (c?.startMs != null && c.endMs != null) return `${new Date(c.startMs).toISOString()} to ${new Date(c.endMs).toISOString()}`;
+  if (c?.startMs != null && c.endMs != null)
+    return `${new Date(c.startMs).toISOString()} to ${new Date(c.endMs).toISOString()}`;
   return `${w.startOffsetMs / 1000}-${w.endOffsetMs / 1000} s from the first capture`;
 }
 
@@ -28,14 +29,27 @@ export async function readWindow(config: CapacityConfig, io: CommandIo): Promise
   if (typeof captures === 'number') return captures;
   let selected: Awaited<ReturnType<typeof planAndReadBack>>;
   try {
-    selected = await planAndReadBack(captures.records, { ...config.replay.plan, runId: config.runId, targetKind: 'openai-chat' }, captures.readerFor, { concurrency: 4 });
+    selected = await planAndReadBack(
+      captures.records,
+      { ...config.replay.plan, runId: config.runId, targetKind: 'openai-chat' },
+      captures.readerFor,
+      { concurrency: 4 },
+    );
   } catch (error) {
     return fail(io, messageOf(error));
   }
   const { plan, records } = selected;
-  if (records.length === 0) return fail(io, `no capture record in the window (${describeWindow(config.window)}): ${config.window.captureWindow ? '--from/--to' : '--start-offset'} or --window`);
+  if (records.length === 0)
+    return fail(
+      io,
+      `no capture record in the window (${describeWindow(config.window)}): ${config.window.captureWindow ? '--from/--to' : '--start-offset'} or --window`,
+    );
   return {
-    records: plan.entries.map((e, i) => ({ ...(records[i] as CaptureRecord), inferenceTimeMs: e.captureTimeMs, hasSubSecondTime: true })),
+    records: plan.entries.map((e, i) => ({
+      ...(records[i] as CaptureRecord),
+      inferenceTimeMs: e.captureTimeMs,
+      hasSubSecondTime: true,
+    })),
     ingest: { ...captures.ingest, timing: plan.timing },
   };
 }

@@ -14,7 +14,13 @@ import { RUN_FILES, writeRunAnalysis } from '../../core/export/run-artifacts';
 import { renderReportHtml } from '../../core/report/report-page';
 import { runEndedAtMs, runMetricSets } from '../../core/metrics/cloudwatch';
 import { usageMessage, USAGE_EXIT } from '../cli-usage';
-import { cloudWatchOutputOf, readTargetFigures, writeCloudWatch, type CloudWatchFlags, type CloudWatchOutput } from '../cloudwatch-output';
+import {
+  cloudWatchOutputOf,
+  readTargetFigures,
+  writeCloudWatch,
+  type CloudWatchFlags,
+  type CloudWatchOutput,
+} from '../cloudwatch-output';
 import { compareOptionsOf, failOnMatch, type ComparisonFlags } from '../comparison-flags';
 import { comparisonOutProblem, createOutputFolder } from '../output-folder';
 import { terminalLine, terminalText } from '../terminal-text';
@@ -35,7 +41,9 @@ export interface CompareCommandOptions extends ComparisonFlags, CloudWatchFlags 
 }
 
 /** The folders to compare, named (--names, else their folder names, told apart by position), or what is wrong. */
-async function targetFolders(options: CompareCommandOptions): Promise<TargetFolder[] | { fail: string } | { usage: string }> {
+async function targetFolders(
+  options: CompareCommandOptions,
+): Promise<TargetFolder[] | { fail: string } | { usage: string }> {
   const folders: TargetFolder[] = [];
   for (const dir of options.dirs) {
     const found = await expand(dir);
@@ -44,7 +52,8 @@ async function targetFolders(options: CompareCommandOptions): Promise<TargetFold
   }
   if (options.names !== undefined) {
     const names = options.names.split(',').map((s) => s.trim());
-    if (names.length !== folders.length || names.some((n) => n === '')) return { usage: `--names gives ${names.length} name(s) for ${folders.length} results folder(s)` };
+    if (names.length !== folders.length || names.some((n) => n === ''))
+      return { usage: `--names gives ${names.length} name(s) for ${folders.length} results folder(s)` };
     names.forEach((name, i) => ((folders[i] as TargetFolder).name = name));
   }
   // A name is printed, and written to comparison.json: a control character in it is shown escaped.
@@ -57,7 +66,10 @@ async function targetFolders(options: CompareCommandOptions): Promise<TargetFold
     f.name = name;
     seen.add(name);
   }
-  if (folders.length < 2) return { fail: `need two results folders or more to compare, got ${folders.length} (${folders.map((f) => f.dir).join(', ')})` };
+  if (folders.length < 2)
+    return {
+      fail: `need two results folders or more to compare, got ${folders.length} (${folders.map((f) => f.dir).join(', ')})`,
+    };
   return folders;
 }
 
@@ -72,11 +84,13 @@ export async function compareCommand(options: CompareCommandOptions): Promise<nu
     err.write(usageMessage('compare', terminalLine(message)));
     return USAGE_EXIT;
   };
-  const outProblem = options.out === undefined ? null : await comparisonOutProblem(options.out, options.overwrite === true);
+  const outProblem =
+    options.out === undefined ? null : await comparisonOutProblem(options.out, options.overwrite === true);
   if (outProblem) return usage(outProblem);
   const cloudwatch = cloudWatchOutputOf(options);
   if (typeof cloudwatch === 'string') return usage(cloudwatch);
-  if (cloudwatch && options.out === undefined) return usage('--cloudwatch writes cloudwatch-emf.jsonl beside the comparison: give --out');
+  if (cloudwatch && options.out === undefined)
+    return usage('--cloudwatch writes cloudwatch-emf.jsonl beside the comparison: give --out');
   const folders = await targetFolders(options);
   if ('usage' in folders) return usage(folders.usage);
   if ('fail' in folders) return fail(folders.fail);
@@ -90,8 +104,12 @@ export async function compareCommand(options: CompareCommandOptions): Promise<nu
   const read = await Promise.all(folders.map(readTarget));
   for (const [i, r] of read.entries()) {
     const dir = folders[i]?.dir;
-    if (r.badLines > 0) err.write(`capture-replay compare: ${terminalLine(`${dir}: ${r.badLines} line(s) not a record, left out (first at line ${r.firstBadLine})`)}\n`);
-    for (const [reason, n] of r.rejected) err.write(`capture-replay compare: ${terminalLine(`${dir}: ${n} record(s) left out: ${reason}`)}\n`);
+    if (r.badLines > 0)
+      err.write(
+        `capture-replay compare: ${terminalLine(`${dir}: ${r.badLines} line(s) not a record, left out (first at line ${r.firstBadLine})`)}\n`,
+      );
+    for (const [reason, n] of r.rejected)
+      err.write(`capture-replay compare: ${terminalLine(`${dir}: ${n} record(s) left out: ${reason}`)}\n`);
     if (r.accumulator.columns.size === 0) return fail(`${dir}: no records`);
   }
   const analysis = analyse({
@@ -105,10 +123,24 @@ export async function compareCommand(options: CompareCommandOptions): Promise<nu
   if (!comparison) return fail('nothing to compare');
   out.write(terminalText(renderComparisonTable(comparison)) + '\n');
   if (options.out !== undefined) {
-    await writeRunAnalysis(new FsArtifactStore(options.out), '', comparison, renderReportHtml(analysis.report, BUNDLED_CHART_ASSETS));
-    out.write(`Comparison: ${terminalLine(join(options.out, RUN_FILES.comparison))}\nReport: ${terminalLine(join(options.out, RUN_FILES.report))}\n`);
+    await writeRunAnalysis(
+      new FsArtifactStore(options.out),
+      '',
+      comparison,
+      renderReportHtml(analysis.report, BUNDLED_CHART_ASSETS),
+    );
+    out.write(
+      `Comparison: ${terminalLine(join(options.out, RUN_FILES.comparison))}\nReport: ${terminalLine(join(options.out, RUN_FILES.report))}\n`,
+    );
     if (cloudwatch) {
-      const failed = await compareCloudWatch(cloudwatch, folders, read.map((r) => r.summary), comparison, options.out, { out, err });
+      const failed = await compareCloudWatch(
+        cloudwatch,
+        folders,
+        read.map((r) => r.summary),
+        comparison,
+        options.out,
+        { out, err },
+      );
       if (failed) return fail(failed);
     }
   }
@@ -125,14 +157,35 @@ export async function compareCommand(options: CompareCommandOptions): Promise<nu
  * AIPerf's folders, its records; its statistics from its profile_export_aiperf.json) and the
  * comparison's, at the latest run's end; null, or what failed.
  */
-async function compareCloudWatch(output: CloudWatchOutput, folders: readonly TargetFolder[], summaries: readonly ReadResult['summary'][], comparison: ComparisonDocument, dir: string, io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream }): Promise<string | null> {
+async function compareCloudWatch(
+  output: CloudWatchOutput,
+  folders: readonly TargetFolder[],
+  summaries: readonly ReadResult['summary'][],
+  comparison: ComparisonDocument,
+  dir: string,
+  io: { out: NodeJS.WritableStream; err: NodeJS.WritableStream },
+): Promise<string | null> {
   const read = await Promise.all(folders.map((f) => readTargetFigures(f.dir, f.name)));
-  const targets = read.map((r, i) => ({ ...r.figures, manifest: { ...r.figures.manifest, ...(summaries[i] ? countsOf(summaries[i]) : {}) } }));
+  const targets = read.map((r, i) => ({
+    ...r.figures,
+    manifest: { ...r.figures.manifest, ...(summaries[i] ? countsOf(summaries[i]) : {}) },
+  }));
   const sets = runMetricSets(output.stack, { schedule: null, targets, comparison });
-  return writeCloudWatch(output, { dir, sets, timestampMs: runEndedAtMs(read.map((r) => r.manifest)) ?? Date.now(), ...io });
+  return writeCloudWatch(output, {
+    dir,
+    sets,
+    timestampMs: runEndedAtMs(read.map((r) => r.manifest)) ?? Date.now(),
+    ...io,
+  });
 }
 
-const countsOf = (s: ReadResult['summary']) => ({ scheduled: s.scheduled, succeeded: s.succeeded, failed: s.failed, dropped: s.dropped, droppedByReason: { ...s.droppedByReason } });
+const countsOf = (s: ReadResult['summary']) => ({
+  scheduled: s.scheduled,
+  succeeded: s.succeeded,
+  failed: s.failed,
+  dropped: s.dropped,
+  droppedByReason: { ...s.droppedByReason },
+});
 
 /**
  * Folders whose run was cancelled or has not finished: a verdict on what such a run sent is
@@ -140,14 +193,22 @@ const countsOf = (s: ReadResult['summary']) => ({ scheduled: s.scheduled, succee
  * and a CI gate on it would pass on a fraction of the traffic. So compare refuses them (exit
  * 1, what it found and how to go on), unless --allow-partial, which says it on stderr.
  */
-async function partialRuns(folders: readonly TargetFolder[], allow: boolean, err: NodeJS.WritableStream): Promise<string | null> {
+async function partialRuns(
+  folders: readonly TargetFolder[],
+  allow: boolean,
+  err: NodeJS.WritableStream,
+): Promise<string | null> {
   const found: string[] = [];
   for (const folder of folders) {
     const why = await unfinishedRun(folder);
     if (why) found.push(`${folder.dir}: ${why}`);
   }
   if (found.length === 0) return null;
-  if (!allow) return `${found.join('; ')}: its verdict would be on part of the run only; compare it anyway with --allow-partial`;
-  for (const line of found) err.write(`capture-replay compare: ${terminalLine(`${line}: compared anyway (--allow-partial), the verdict is on what it sent only`)}\n`);
+  if (!allow)
+    return `${found.join('; ')}: its verdict would be on part of the run only; compare it anyway with --allow-partial`;
+  for (const line of found)
+    err.write(
+      `capture-replay compare: ${terminalLine(`${line}: compared anyway (--allow-partial), the verdict is on what it sent only`)}\n`,
+    );
   return null;
 }

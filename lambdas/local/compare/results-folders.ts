@@ -26,7 +26,8 @@ export async function expand(dir: string): Promise<TargetFolder[] | string> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   const found: TargetFolder[] = [];
   for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-    if (entry.isDirectory() && (await isFile(join(dir, entry.name, ARTIFACT_FILES.records)))) found.push({ name: entry.name, dir: join(dir, entry.name) });
+    if (entry.isDirectory() && (await isFile(join(dir, entry.name, ARTIFACT_FILES.records))))
+      found.push({ name: entry.name, dir: join(dir, entry.name) });
   }
   return found.length > 0 ? found : `${dir}: no ${ARTIFACT_FILES.records} in it or in its subfolders`;
 }
@@ -76,13 +77,19 @@ async function firstRecord(dir: string): Promise<Record<string, unknown> | null>
  * (written last). AIPerf's folders have no manifest: its `was_cancelled` speaks for them.
  */
 export async function unfinishedRun(folder: TargetFolder): Promise<string | null> {
-  const [manifest, aggregate] = await Promise.all([readJson(join(folder.dir, ARTIFACT_FILES.manifest)), readJson(join(folder.dir, ARTIFACT_FILES.aiperfJson))]);
+  const [manifest, aggregate] = await Promise.all([
+    readJson(join(folder.dir, ARTIFACT_FILES.manifest)),
+    readJson(join(folder.dir, ARTIFACT_FILES.aiperfJson)),
+  ]);
   const aborted = (manifest?.droppedByReason as Record<string, unknown> | undefined)?.aborted;
-  if (typeof aborted === 'number' && aborted > 0) return `the run was stopped before its end (${aborted} of ${String(manifest?.scheduled)} requests dropped as aborted)`;
+  if (typeof aborted === 'number' && aborted > 0)
+    return `the run was stopped before its end (${aborted} of ${String(manifest?.scheduled)} requests dropped as aborted)`;
   if (aggregate?.was_cancelled === true) return 'the run was cancelled (was_cancelled in profile_export_aiperf.json)';
   if (manifest) return null;
   const first = await firstRecord(folder.dir);
-  return first && typeof first.capture_replay === 'object' ? `no ${ARTIFACT_FILES.manifest}: the run has not finished (still running, or stopped before writing it)` : null;
+  return first && typeof first.capture_replay === 'object'
+    ? `no ${ARTIFACT_FILES.manifest}: the run has not finished (still running, or stopped before writing it)`
+    : null;
 }
 
 export async function readTarget(folder: TargetFolder): Promise<ReadResult> {
@@ -93,7 +100,10 @@ export async function readTarget(folder: TargetFolder): Promise<ReadResult> {
   let firstBadLine: number | null = null;
   const failedByType: Record<string, number> = {};
   const rejected = new Map<string, number>();
-  const lines = createInterface({ input: createReadStream(join(folder.dir, ARTIFACT_FILES.records)), crlfDelay: Infinity });
+  const lines = createInterface({
+    input: createReadStream(join(folder.dir, ARTIFACT_FILES.records)),
+    crlfDelay: Infinity,
+  });
   let lineNo = 0;
   for await (const line of lines) {
     lineNo++;
@@ -104,7 +114,12 @@ export async function readTarget(folder: TargetFolder): Promise<ReadResult> {
     } catch {
       record = null;
     }
-    if (!record || typeof record !== 'object' || !('metadata' in record) || typeof (record as { metadata: unknown }).metadata !== 'object') {
+    if (
+      !record ||
+      typeof record !== 'object' ||
+      !('metadata' in record) ||
+      typeof (record as { metadata: unknown }).metadata !== 'object'
+    ) {
       badLines++;
       firstBadLine ??= lineNo;
       continue;
@@ -123,7 +138,15 @@ export async function readTarget(folder: TargetFolder): Promise<ReadResult> {
     } else succeeded++;
   }
   // Our manifest knows what was scheduled and dropped; AIPerf's folders have none.
-  let summary: ReportTargetSummary = { name: folder.name, scheduled: succeeded + failed, succeeded, failed, dropped: 0, droppedByReason: {}, failedByType };
+  let summary: ReportTargetSummary = {
+    name: folder.name,
+    scheduled: succeeded + failed,
+    succeeded,
+    failed,
+    dropped: 0,
+    droppedByReason: {},
+    failedByType,
+  };
   const manifestText = await readFile(join(folder.dir, ARTIFACT_FILES.manifest), 'utf8').catch(() => null);
   if (manifestText !== null) {
     try {

@@ -6,7 +6,11 @@ import type { ReplayRunResult } from '../../core/run/replay';
 import type { RunManifest } from '../../core/types';
 
 /** The run's comparison and report from its targets' outcomes. */
-export function analyseRun(targets: readonly ReplayRunResult['targets'][number][], runId: string, compare: CompareOptions): Analysis {
+export function analyseRun(
+  targets: readonly ReplayRunResult['targets'][number][],
+  runId: string,
+  compare: CompareOptions,
+): Analysis {
   return analyse({
     title: `capture-replay | ${runId}`,
     runId,

@@ -39,7 +39,11 @@ function usage(io: CommandIo, message: string): number {
 }
 
 /** The replay a config describes, start to exit code (its results folder made ready by the caller); with `cloudwatch`, its metrics last. */
-export async function runReplayCommand(config: ReplayConfig, io: CommandIo, cloudwatch: CloudWatchOutput | null = null): Promise<number> {
+export async function runReplayCommand(
+  config: ReplayConfig,
+  io: CommandIo,
+  cloudwatch: CloudWatchOutput | null = null,
+): Promise<number> {
   const captures = await indexCaptures(config, io);
   if (typeof captures === 'number') return captures;
   const { apiKeyEnv } = config.request;

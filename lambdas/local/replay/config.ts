@@ -111,7 +111,10 @@ export interface ReplayConfig {
 }
 
 export function newRunId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
@@ -137,12 +140,15 @@ function planOptionsOf(flags: ReplayCommandOptions): ReplayPlanOptions {
 function capturesOf(flags: ReplayCommandOptions): { window: CaptureWindow | null; region: string | null } | string {
   const location = capturesLocation(flags.capturesPath);
   if (typeof location === 'string') return location;
-  if (flags.region !== undefined && location.kind !== 's3') return '--region is the region of s3:// captures (a SageMaker target takes its own: sagemaker:<endpoint>?region=...)';
+  if (flags.region !== undefined && location.kind !== 's3')
+    return '--region is the region of s3:// captures (a SageMaker target takes its own: sagemaker:<endpoint>?region=...)';
   const region = flags.region ?? null;
   if (flags.from === undefined && flags.to === undefined) return { window: null, region };
-  if (flags.startOffset !== undefined || flags.endOffset !== undefined) return '--from/--to and --start-offset/--end-offset both choose the window: use one or the other';
+  if (flags.startOffset !== undefined || flags.endOffset !== undefined)
+    return '--from/--to and --start-offset/--end-offset both choose the window: use one or the other';
   const iso = (ms: number) => new Date(ms).toISOString();
-  if (flags.from !== undefined && flags.to !== undefined && flags.from >= flags.to) return `--from (${iso(flags.from)}) must be before --to (${iso(flags.to)})`;
+  if (flags.from !== undefined && flags.to !== undefined && flags.from >= flags.to)
+    return `--from (${iso(flags.from)}) must be before --to (${iso(flags.to)})`;
   return { window: { startMs: flags.from ?? null, endMs: flags.to ?? null }, region };
 }
 
@@ -155,10 +161,14 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
  * as a usage error, not after them as a failed run).
  */
 function limitsProblem(flags: ReplayCommandOptions, env: NodeJS.ProcessEnv): string | null {
-  if (flags.timeout > MAX_TIMER_MS) return `--timeout must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer Node keeps) (got ${flags.timeout})`;
-  if (flags.lead > MAX_TIMER_MS) return `--lead must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer Node keeps) (got ${flags.lead})`;
-  if (typeof flags.rehearsal === 'number' && flags.rehearsal > MAX_REHEARSAL_REQUESTS) return `--rehearsal must be at most ${MAX_REHEARSAL_REQUESTS} (got ${flags.rehearsal})`;
-  if (flags.apiKeyEnv && !env[flags.apiKeyEnv]) return `--api-key-env ${flags.apiKeyEnv}: that environment variable is not set (or is empty)`;
+  if (flags.timeout > MAX_TIMER_MS)
+    return `--timeout must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer Node keeps) (got ${flags.timeout})`;
+  if (flags.lead > MAX_TIMER_MS)
+    return `--lead must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer Node keeps) (got ${flags.lead})`;
+  if (typeof flags.rehearsal === 'number' && flags.rehearsal > MAX_REHEARSAL_REQUESTS)
+    return `--rehearsal must be at most ${MAX_REHEARSAL_REQUESTS} (got ${flags.rehearsal})`;
+  if (flags.apiKeyEnv && !env[flags.apiKeyEnv])
+    return `--api-key-env ${flags.apiKeyEnv}: that environment variable is not set (or is empty)`;
   return null;
 }
 
@@ -185,7 +195,12 @@ export function replayConfig(flags: ReplayCommandOptions, env: NodeJS.ProcessEnv
     ...captures,
     plan,
     seed: flags.seed,
-    request: { path: flags.path, timeoutMs: flags.timeout, apiKeyEnv: flags.apiKeyEnv ? flags.apiKeyEnv : null, responseExcerpts: flags.responseExcerpts !== false },
+    request: {
+      path: flags.path,
+      timeoutMs: flags.timeout,
+      apiKeyEnv: flags.apiKeyEnv ? flags.apiKeyEnv : null,
+      responseExcerpts: flags.responseExcerpts !== false,
+    },
     fire: {
       leadMs: flags.lead,
       maxInFlight: flags.maxInFlight ?? null,
@@ -226,7 +241,9 @@ export function inputConfigOf(config: ReplayConfig, target: string): ExportInput
       schedule: {
         start_offset_ms: plan.startOffsetMs ?? null,
         end_offset_ms: plan.endOffsetMs ?? null,
-        ...(config.window ? { capture_window: { start: isoOrNull(config.window.startMs), end: isoOrNull(config.window.endMs) } } : {}),
+        ...(config.window
+          ? { capture_window: { start: isoOrNull(config.window.startMs), end: isoOrNull(config.window.endMs) } }
+          : {}),
         time_scale: plan.timeScale,
         intra_second: plan.intraSecond,
         sample: plan.sampleRate ?? null,

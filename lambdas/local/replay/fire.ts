@@ -44,10 +44,20 @@ export interface Fired {
 /** Plain data: fire workers build their own clients from the same specs (target-clients.ts). */
 function clientSpecs(config: ReplayConfig, apiKey: string | undefined): TargetClientSpec[] {
   return config.targets.map((target): TargetClientSpec => {
-    const common = { name: target.name, timeoutMs: config.request.timeoutMs, ...(config.request.responseExcerpts ? {} : { responseExcerptChars: 0 }) };
+    const common = {
+      name: target.name,
+      timeoutMs: config.request.timeoutMs,
+      ...(config.request.responseExcerpts ? {} : { responseExcerptChars: 0 }),
+    };
     return target.kind === 'sagemaker'
       ? { ...common, kind: 'sagemaker', sagemaker: target.sagemaker }
-      : { ...common, kind: 'http', baseUrl: target.url.toString(), path: config.request.path, ...(apiKey ? { apiKey } : {}) };
+      : {
+          ...common,
+          kind: 'http',
+          baseUrl: target.url.toString(),
+          path: config.request.path,
+          ...(apiKey ? { apiKey } : {}),
+        };
   });
 }
 
@@ -64,7 +74,13 @@ interface RunState {
  * stderr). The progress bar goes to `progressTo` (default: stderr): a capacity step keeps what
  * its replay says, and shows its bar on the terminal.
  */
-export async function fireReplay(config: ReplayConfig, io: CommandIo, captures: PlanInput, apiKey: string | undefined, progressTo: NodeJS.WritableStream = io.err): Promise<Fired | number> {
+export async function fireReplay(
+  config: ReplayConfig,
+  io: CommandIo,
+  captures: PlanInput,
+  apiKey: string | undefined,
+  progressTo: NodeJS.WritableStream = io.err,
+): Promise<Fired | number> {
   const specs = clientSpecs(config, apiKey);
   const clock = config.fire.wait === 'coarse' ? createSystemClock(undefined, 'coarse') : systemClock;
   const clients = specs.map((spec) => createTargetClient(spec, clock));
@@ -72,7 +88,10 @@ export async function fireReplay(config: ReplayConfig, io: CommandIo, captures: 
   const store = new FsArtifactStore(config.out);
   const progress = new Progress(config.progress && Boolean((progressTo as NodeJS.WriteStream).isTTY), progressTo);
   // SIGINT/SIGTERM: stop scheduling, cancel what is in flight after a grace, write everything.
-  const interrupt = installInterrupt({ stderr: io.err, ...(config.fire.cancelGraceMs !== null ? { graceMs: config.fire.cancelGraceMs } : {}) });
+  const interrupt = installInterrupt({
+    stderr: io.err,
+    ...(config.fire.cancelGraceMs !== null ? { graceMs: config.fire.cancelGraceMs } : {}),
+  });
   try {
     const result = await runReplay({
       ...runSettings(config, io, { captures, clients, clock, specs, state, store }),
@@ -105,7 +124,11 @@ interface RunParts {
 }
 
 /** runReplay's settings from the config: planning, targets, firing, and the run's analysis. */
-function runSettings(config: ReplayConfig, io: CommandIo, { captures, clients, clock, specs, state, store }: RunParts): ReplayRunOptions {
+function runSettings(
+  config: ReplayConfig,
+  io: CommandIo,
+  { captures, clients, clock, specs, state, store }: RunParts,
+): ReplayRunOptions {
   const { fire } = config;
   return {
     runId: config.runId,
@@ -113,7 +136,10 @@ function runSettings(config: ReplayConfig, io: CommandIo, { captures, clients, c
     ...('inMemory' in captures ? { records: captures.inMemory } : { planner: capturesPlanner(captures) }),
     ingestReport: captures.ingest,
     plan: config.plan,
-    targets: clients.map((client, i) => ({ client, kind: config.targets[i]?.kind === 'sagemaker' ? ('sagemaker' as const) : ('openai-chat' as const) })),
+    targets: clients.map((client, i) => ({
+      client,
+      kind: config.targets[i]?.kind === 'sagemaker' ? ('sagemaker' as const) : ('openai-chat' as const),
+    })),
     clock,
     store,
     leadMs: fire.leadMs,
@@ -143,16 +169,27 @@ function runSettings(config: ReplayConfig, io: CommandIo, { captures, clients, c
     // The comparison and the report before the manifests: the manifests are the last files written.
     beforeManifests: async (targets) => {
       state.analysis = analyseRun(targets, config.runId, config.compare);
-      await writeRunAnalysis(store, `${config.runId}/`, state.analysis.comparison, renderReportHtml(state.analysis.report, BUNDLED_CHART_ASSETS));
+      await writeRunAnalysis(
+        store,
+        `${config.runId}/`,
+        state.analysis.comparison,
+        renderReportHtml(state.analysis.report, BUNDLED_CHART_ASSETS),
+      );
     },
     inputConfig: (name) => inputConfigOf(config, name),
     ...(fire.maxInFlight !== null ? { maxInFlight: fire.maxInFlight } : {}),
-    ...(fire.late.toleranceMs !== null ? { latePolicy: { toleranceMs: fire.late.toleranceMs, action: fire.late.action } } : {}),
+    ...(fire.late.toleranceMs !== null
+      ? { latePolicy: { toleranceMs: fire.late.toleranceMs, action: fire.late.action } }
+      : {}),
   };
 }
 
 /** The connections opened ahead to one target, in one line for stderr. */
-export function openAheadLine(target: string, ahead: { connections: number; threads: number; openBeforeMs: number }, targets: number): string {
+export function openAheadLine(
+  target: string,
+  ahead: { connections: number; threads: number; openBeforeMs: number },
+  targets: number,
+): string {
   const to = targets > 1 ? `target ${terminalLine(target)}` : 'the target';
   const by = ahead.threads > 1 ? ` by ${ahead.threads} threads` : '';
   return `Connections: up to ${ahead.connections} to ${to} opened${by} from ${ahead.openBeforeMs} ms before the first request (its first second's requests, as many as are ready in time; any unused 4 s later are closed)`;

@@ -48,14 +48,26 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 /** The captures' index, or the exit code of a run that cannot be done (said on stderr). */
 export async function indexCaptures(config: ReplayConfig, io: CommandIo): Promise<CaptureIndex | number> {
   let unreachable = false;
-  const checked = config.preflight ? preflight(config.targets).then((results) => ((unreachable = results.some((r) => !r.ok)), results)) : null;
+  const checked = config.preflight
+    ? preflight(config.targets).then((results) => ((unreachable = results.some((r) => !r.ok)), results))
+    : null;
   const report = new IngestReportBuilder();
   const records = new LineIndex();
   const { window } = config;
-  const counts: WindowCounts | null = window ? { start: iso(window.startMs), end: iso(window.endMs), inWindow: 0, outsideWindow: 0 } : null;
+  const counts: WindowCounts | null = window
+    ? { start: iso(window.startMs), end: iso(window.endMs), inWindow: 0, outsideWindow: 0 }
+    : null;
   let readerFor: CaptureIndex['readerFor'];
   try {
-    const captures = openCaptures({ capturesPath: config.capturesPath, window, offsets: { startMs: config.plan.startOffsetMs ?? 0, endMs: config.plan.endOffsetMs ?? null }, region: config.region }, report);
+    const captures = openCaptures(
+      {
+        capturesPath: config.capturesPath,
+        window,
+        offsets: { startMs: config.plan.startOffsetMs ?? 0, endMs: config.plan.endOffsetMs ?? null },
+        region: config.region,
+      },
+      report,
+    );
     readerFor = captures.readerFor;
     for await (const record of captures.records) {
       if (unreachable) break;
@@ -87,20 +99,34 @@ export async function indexCaptures(config: ReplayConfig, io: CommandIo): Promis
 }
 
 /** No file read, or no record to replay: the report says why, written although the run cannot be done. */
-async function nothingToReplay(config: ReplayConfig, io: CommandIo, ingest: IngestReport, counts: WindowCounts | null): Promise<number> {
+async function nothingToReplay(
+  config: ReplayConfig,
+  io: CommandIo,
+  ingest: IngestReport,
+  counts: WindowCounts | null,
+): Promise<number> {
   const at = await writeIngestReport(new FsArtifactStore(config.out), `${config.runId}/`, ingest).then(
     (key) => join(config.out, key),
     (error: unknown) => `ingest_report.json, not written: ${messageOf(error)}`,
   );
   const where = counts ? ` for ${describeWindow(counts)}` : '';
-  if (ingest.totals.files === 0) return fail(io, `no .jsonl capture files under ${config.capturesPath}${where} could be read (${ingest.skippedFiles.length > 0 ? `${ingest.skippedFiles.length} skipped, ` : ''}see ${at})`);
-  if (counts && counts.inWindow === 0) return fail(io, `no capture record in ${describeWindow(counts)} (${counts.outsideWindow} outside it; see ${at})`);
+  if (ingest.totals.files === 0)
+    return fail(
+      io,
+      `no .jsonl capture files under ${config.capturesPath}${where} could be read (${ingest.skippedFiles.length > 0 ? `${ingest.skippedFiles.length} skipped, ` : ''}see ${at})`,
+    );
+  if (counts && counts.inWindow === 0)
+    return fail(io, `no capture record in ${describeWindow(counts)} (${counts.outsideWindow} outside it; see ${at})`);
   const example = commonestRejection(ingest);
   return fail(io, `no replayable capture records (see ${at} for the reasons)${example ? `; ${example}` : ''}`);
 }
 
 function describeWindow(counts: WindowCounts): string {
-  return counts.start && counts.end ? `the window ${counts.start} to ${counts.end}` : counts.start ? `the window from ${counts.start}` : `the window until ${counts.end}`;
+  return counts.start && counts.end
+    ? `the window ${counts.start} to ${counts.end}`
+    : counts.start
+      ? `the window from ${counts.start}`
+      : `the window until ${counts.end}`;
 }
 
 function describeIngest(ingest: IngestReport, path: string, counts: WindowCounts | null): string {
@@ -113,6 +139,8 @@ function describeIngest(ingest: IngestReport, path: string, counts: WindowCounts
     (reasons ? ` (${reasons})` : '') +
     (ingest.skippedFiles.length > 0 ? `, ${ingest.skippedFiles.length} other file(s) skipped` : '') +
     '\n' +
-    (counts ? `In ${describeWindow(counts)}: ${counts.inWindow} record(s); ${counts.outsideWindow} outside it, not replayed\n` : '')
+    (counts
+      ? `In ${describeWindow(counts)}: ${counts.inWindow} record(s); ${counts.outsideWindow} outside it, not replayed\n`
+      : '')
   );
 }

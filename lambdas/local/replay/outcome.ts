@@ -16,22 +16,41 @@ import type { Fired } from './fire';
 import { fail, type CommandIo } from './io';
 
 /** Prints what the run did and where it is; returns the exit code. */
-export function replayOutcome(config: ReplayConfig, io: CommandIo, { result, analysis, workerFailed, interrupt }: Fired): number {
+export function replayOutcome(
+  config: ReplayConfig,
+  io: CommandIo,
+  { result, analysis, workerFailed, interrupt }: Fired,
+): number {
   const { out, err } = io;
   for (const run of result.targets) {
     const columns = (out as NodeJS.WriteStream).isTTY ? (out as NodeJS.WriteStream).columns : undefined; // 80 when not a terminal
-    out.write(terminalText(renderSummaryTable(run.aggregates, shownManifest(run.manifest), { title: `capture-replay | ${config.runId} | ${run.target}`, ...(columns ? { width: columns } : {}) })) + '\n');
+    out.write(
+      terminalText(
+        renderSummaryTable(run.aggregates, shownManifest(run.manifest), {
+          title: `capture-replay | ${config.runId} | ${run.target}`,
+          ...(columns ? { width: columns } : {}),
+        }),
+      ) + '\n',
+    );
     out.write(`Results: ${terminalLine(join(config.out, config.runId, run.target))}/\n`);
   }
   // Per target, what failed and what only took none of the capture (exit-policy.ts).
-  const verdict = runVerdict(result.targets.map((run) => run.manifest), config.exit.maxErrorRate !== null ? { maxErrorRate: config.exit.maxErrorRate } : {});
+  const verdict = runVerdict(
+    result.targets.map((run) => run.manifest),
+    config.exit.maxErrorRate !== null ? { maxErrorRate: config.exit.maxErrorRate } : {},
+  );
   for (const note of verdict.notes) err.write(`${terminalLine(note)}\n`);
   let exitCode = 0;
   for (const failure of verdict.failures) exitCode = fail(io, failure);
   const outside = emptyOffsetWindow(result.targets.map((run) => run.manifest));
-  if (outside !== null && exitCode === 0) exitCode = fail(io, `no capture record ${describeOffsets(config)} (${outside} outside it): nothing was sent`);
+  if (outside !== null && exitCode === 0)
+    exitCode = fail(io, `no capture record ${describeOffsets(config)} (${outside} outside it): nothing was sent`);
   const sampledOut = emptySample(result.targets.map((run) => run.manifest));
-  if (sampledOut !== null && exitCode === 0) exitCode = fail(io, `${describeSampling(config)} kept none of the ${sampledOut} request(s): nothing was sent; give a larger ${config.plan.amplify !== undefined && config.plan.amplify < 1 ? '--amplify' : '--sample'}`);
+  if (sampledOut !== null && exitCode === 0)
+    exitCode = fail(
+      io,
+      `${describeSampling(config)} kept none of the ${sampledOut} request(s): nothing was sent; give a larger ${config.plan.amplify !== undefined && config.plan.amplify < 1 ? '--amplify' : '--sample'}`,
+    );
   if (!analysis) return fail(io, 'the run ended without its analysis: this is a bug, please report it');
   if (analysis.comparison) {
     out.write('\n' + terminalText(renderComparisonTable(analysis.comparison)) + '\n');
@@ -39,7 +58,8 @@ export function replayOutcome(config: ReplayConfig, io: CommandIo, { result, ana
   }
   out.write(`Report: ${terminalLine(join(config.out, config.runId, RUN_FILES.report))}\n`);
   // A fire worker that failed: its unreported requests are in the results as dropped (lost).
-  if (workerFailed && exitCode === 0) exitCode = fail(io, 'a fire worker failed (above): its requests not reported are counted as dropped, reason lost');
+  if (workerFailed && exitCode === 0)
+    exitCode = fail(io, 'a fire worker failed (above): its requests not reported are counted as dropped, reason lost');
   exitCode = interrupt.exitCode() ?? exitCode;
   const failOn = exitCode === 0 && analysis.comparison ? failOnMatch(analysis.comparison, config.exit.failOn) : null;
   if (failOn) {
@@ -56,7 +76,11 @@ function shownManifest<M extends RunManifest>(manifest: M): M {
     for (const [key, n] of Object.entries(counts)) out[terminalLine(key)] = (out[terminalLine(key)] ?? 0) + n;
     return out;
   };
-  return { ...manifest, failedByType: shown(manifest.failedByType), droppedByReason: shown(manifest.droppedByReason) as RunManifest['droppedByReason'] };
+  return {
+    ...manifest,
+    failedByType: shown(manifest.failedByType),
+    droppedByReason: shown(manifest.droppedByReason) as RunManifest['droppedByReason'],
+  };
 }
 
 /**
@@ -84,12 +108,17 @@ export function emptySample(manifests: readonly RunManifest[]): number | null {
 /** The flags that sample, as given: `--amplify 1e-7`, `--sample 0.001`, or both. */
 function describeSampling(config: ReplayConfig): string {
   const { amplify, sampleRate } = config.plan;
-  const flags = [...(sampleRate !== undefined ? [`--sample ${sampleRate}`] : []), ...(amplify !== undefined && amplify < 1 ? [`--amplify ${amplify}`] : [])];
+  const flags = [
+    ...(sampleRate !== undefined ? [`--sample ${sampleRate}`] : []),
+    ...(amplify !== undefined && amplify < 1 ? [`--amplify ${amplify}`] : []),
+  ];
   return flags.length > 0 ? flags.join(' with ') : 'the sampling';
 }
 
 function describeOffsets(config: ReplayConfig): string {
   const start = config.plan.startOffsetMs ?? 0;
   const end = config.plan.endOffsetMs;
-  return end === undefined || end === null ? `from --start-offset ${start} ms on` : `between --start-offset ${start} ms and --end-offset ${end} ms`;
+  return end === undefined || end === null
+    ? `from --start-offset ${start} ms on`
+    : `between --start-offset ${start} ms and --end-offset ${end} ms`;
 }

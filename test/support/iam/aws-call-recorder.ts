@@ -73,14 +73,22 @@ export function partitionOf(region: string): string {
 export function queueArnFromUrl(queueUrl: string, t: Target): string {
   const parts = new URL(queueUrl).pathname.split('/').filter(Boolean);
   const [account, name] = parts;
-  if (parts.length !== 2 || !account || !name || !/^\d{12}$/.test(account)) throw new Error(`not an SQS queue URL (https://host/<account>/<name>): ${queueUrl}`);
+  if (parts.length !== 2 || !account || !name || !/^\d{12}$/.test(account))
+    throw new Error(`not an SQS queue URL (https://host/<account>/<name>): ${queueUrl}`);
   return `arn:${t.partition}:sqs:${t.region}:${account}:${name}`;
 }
 
-const s3Object = (input: Input, op: string, t: Target) => `arn:${t.partition}:s3:::${str(input, 'Bucket', op)}/${str(input, 'Key', op)}`;
+const s3Object = (input: Input, op: string, t: Target) =>
+  `arn:${t.partition}:s3:::${str(input, 'Bucket', op)}/${str(input, 'Key', op)}`;
 const s3Bucket = (input: Input, op: string, t: Target) => `arn:${t.partition}:s3:::${str(input, 'Bucket', op)}`;
 
-function call(service: AwsService, operation: string, action: string, resource: string, context: Record<string, string> = {}): AwsCall {
+function call(
+  service: AwsService,
+  operation: string,
+  action: string,
+  resource: string,
+  context: Record<string, string> = {},
+): AwsCall {
   return { service, operation, action, resource, context };
 }
 
@@ -95,16 +103,26 @@ function s3Calls(op: string, input: Input, t: Target): AwsCall[] {
     }
     case 'PutObject': {
       // Server-side encryption with a KMS key needs kms:GenerateDataKey on a key this mapping cannot name.
-      if (typeof input.ServerSideEncryption === 'string' && input.ServerSideEncryption.startsWith('aws:kms')) throw new Error('PutObject with SSE-KMS is not mapped');
-      if (input.ObjectLockMode !== undefined || input.ObjectLockLegalHoldStatus !== undefined) throw new Error('PutObject with Object Lock settings is not mapped');
+      if (typeof input.ServerSideEncryption === 'string' && input.ServerSideEncryption.startsWith('aws:kms'))
+        throw new Error('PutObject with SSE-KMS is not mapped');
+      if (input.ObjectLockMode !== undefined || input.ObjectLockLegalHoldStatus !== undefined)
+        throw new Error('PutObject with Object Lock settings is not mapped');
       const out = [call('s3', op, 's3:PutObject', s3Object(input, op, t))];
       // Dependent actions of PutObject when the request sets an ACL or tags.
-      if (['ACL', 'GrantFullControl', 'GrantRead', 'GrantReadACP', 'GrantWriteACP'].some((k) => input[k] !== undefined)) out.push(call('s3', op, 's3:PutObjectAcl', s3Object(input, op, t)));
+      if (['ACL', 'GrantFullControl', 'GrantRead', 'GrantReadACP', 'GrantWriteACP'].some((k) => input[k] !== undefined))
+        out.push(call('s3', op, 's3:PutObjectAcl', s3Object(input, op, t)));
       if (input.Tagging !== undefined) out.push(call('s3', op, 's3:PutObjectTagging', s3Object(input, op, t)));
       return out;
     }
     case 'DeleteObject':
-      return [call('s3', op, input.VersionId !== undefined ? 's3:DeleteObjectVersion' : 's3:DeleteObject', s3Object(input, op, t))];
+      return [
+        call(
+          's3',
+          op,
+          input.VersionId !== undefined ? 's3:DeleteObjectVersion' : 's3:DeleteObject',
+          s3Object(input, op, t),
+        ),
+      ];
     case 'ListObjectsV2':
     case 'ListObjects': {
       // s3:ListBucket on the bucket; s3:prefix, s3:delimiter and s3:max-keys are its request keys.
@@ -135,8 +153,13 @@ const SQS_ACTIONS: Record<string, string> = {
 function sqsCalls(op: string, input: Input, t: Target): AwsCall[] {
   if (op === 'GetQueueUrl') {
     const owner = input.QueueOwnerAWSAccountId;
-    if (typeof owner !== 'string') throw new Error('GetQueueUrl without QueueOwnerAWSAccountId: the account of the queue ARN is unknown to the recorder');
-    return [call('sqs', op, 'sqs:GetQueueUrl', `arn:${t.partition}:sqs:${t.region}:${owner}:${str(input, 'QueueName', op)}`)];
+    if (typeof owner !== 'string')
+      throw new Error(
+        'GetQueueUrl without QueueOwnerAWSAccountId: the account of the queue ARN is unknown to the recorder',
+      );
+    return [
+      call('sqs', op, 'sqs:GetQueueUrl', `arn:${t.partition}:sqs:${t.region}:${owner}:${str(input, 'QueueName', op)}`),
+    ];
   }
   const action = SQS_ACTIONS[op];
   if (!action) return unmapped('SQSClient', op);
@@ -160,7 +183,8 @@ function kmsCalls(op: string, input: Input): AwsCall[] {
   if (op !== 'Decrypt') return unmapped('KMSClient', op);
   const key = input.KeyId;
   // Without KeyId, KMS reads the key from the ciphertext: the recorder cannot name it.
-  if (typeof key !== 'string' || !key.startsWith('arn:')) throw new Error('KMS Decrypt without a KeyId ARN: the recorder cannot name the key');
+  if (typeof key !== 'string' || !key.startsWith('arn:'))
+    throw new Error('KMS Decrypt without a KeyId ARN: the recorder cannot name the key');
   return [call('kms', op, 'kms:Decrypt', key)];
 }
 
@@ -180,18 +204,32 @@ function snsCalls(op: string, input: Input): AwsCall[] {
  * satisfy either reading.
  */
 function sageMakerCalls(op: string, input: Input, t: Target): AwsCall[] {
-  if (op !== 'InvokeEndpoint' && op !== 'InvokeEndpointWithResponseStream') return unmapped('SageMakerRuntimeClient', op);
-  if (!t.account) throw new Error(`${op}: the recorder needs the caller's account to name the endpoint (recordCalls(client, sink, { account }))`);
-  const arn = (type: string, name: string) => `arn:${t.partition}:sagemaker:${t.region}:${t.account}:${type}/${name.toLowerCase()}`;
+  if (op !== 'InvokeEndpoint' && op !== 'InvokeEndpointWithResponseStream')
+    return unmapped('SageMakerRuntimeClient', op);
+  if (!t.account)
+    throw new Error(
+      `${op}: the recorder needs the caller's account to name the endpoint (recordCalls(client, sink, { account }))`,
+    );
+  const arn = (type: string, name: string) =>
+    `arn:${t.partition}:sagemaker:${t.region}:${t.account}:${type}/${name.toLowerCase()}`;
   const resources = [arn('endpoint', str(input, 'EndpointName', op))];
-  if (input.InferenceComponentName !== undefined) resources.push(arn('inference-component', str(input, 'InferenceComponentName', op)));
-  const context: Record<string, string> = typeof input.TargetModel === 'string' && op === 'InvokeEndpoint' ? { 'sagemaker:TargetModel': input.TargetModel } : {};
-  const actions = op === 'InvokeEndpoint' ? ['sagemaker:InvokeEndpoint'] : ['sagemaker:InvokeEndpointWithResponseStream', 'sagemaker:InvokeEndpoint'];
+  if (input.InferenceComponentName !== undefined)
+    resources.push(arn('inference-component', str(input, 'InferenceComponentName', op)));
+  const context: Record<string, string> =
+    typeof input.TargetModel === 'string' && op === 'InvokeEndpoint'
+      ? { 'sagemaker:TargetModel': input.TargetModel }
+      : {};
+  const actions =
+    op === 'InvokeEndpoint'
+      ? ['sagemaker:InvokeEndpoint']
+      : ['sagemaker:InvokeEndpointWithResponseStream', 'sagemaker:InvokeEndpoint'];
   return actions.flatMap((action) => resources.map((resource) => call('sagemaker', op, action, resource, context)));
 }
 
 function unmapped(client: string, op: string): never {
-  throw new Error(`aws-call-recorder: no IAM mapping for ${client} ${op}; add one (from the Service Authorization Reference) before using it`);
+  throw new Error(
+    `aws-call-recorder: no IAM mapping for ${client} ${op}; add one (from the Service Authorization Reference) before using it`,
+  );
 }
 
 /** The IAM requests one SDK command is authorized as. Throws for commands without a mapping. */
@@ -253,12 +291,27 @@ function impliedCalls(c: AwsCall, status: number | undefined, t: Target): AwsCal
 function encryptedTopicCalls(c: AwsCall, topicKeys: Readonly<Record<string, string>>, t: Target): AwsCall[] {
   const key = c.service === 'sns' && c.operation === 'Publish' ? topicKeys[c.resource] : undefined;
   if (!key) return [];
-  const impliedBy = { operation: 'Publish', reason: 'SNS encrypts the message with the topic key, as the publisher', resource: c.resource, docs: 'https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html' };
-  return ['kms:GenerateDataKey', 'kms:Decrypt'].map((action) => ({ service: 'kms' as const, operation: 'Publish', action, resource: key, context: { 'kms:ViaService': `sns.${t.region}.amazonaws.com` }, status: 200, impliedBy }));
+  const impliedBy = {
+    operation: 'Publish',
+    reason: 'SNS encrypts the message with the topic key, as the publisher',
+    resource: c.resource,
+    docs: 'https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html',
+  };
+  return ['kms:GenerateDataKey', 'kms:Decrypt'].map((action) => ({
+    service: 'kms' as const,
+    operation: 'Publish',
+    action,
+    resource: key,
+    context: { 'kms:ViaService': `sns.${t.region}.amazonaws.com` },
+    status: 200,
+    impliedBy,
+  }));
 }
 
 interface RecordableClient {
-  middlewareStack: { add(mw: unknown, options: { step: 'initialize'; name: string; priority?: 'high' | 'normal' | 'low' }): void };
+  middlewareStack: {
+    add(mw: unknown, options: { step: 'initialize'; name: string; priority?: 'high' | 'normal' | 'low' }): void;
+  };
   config: { region: string | (() => Promise<string>) };
 }
 
@@ -273,13 +326,24 @@ export interface Recording {
  * is pushed to `sink` before it is sent, and its status filled in when it returns. `account`:
  * the caller's, for requests that do not name it (SageMaker runtime).
  */
-export function recordCalls(client: RecordableClient, sink: AwsCall[], options: { account?: string; topicKeys?: Readonly<Record<string, string>> } = {}): Recording {
+export function recordCalls(
+  client: RecordableClient,
+  sink: AwsCall[],
+  options: { account?: string; topicKeys?: Readonly<Record<string, string>> } = {},
+): Recording {
   const recording: Recording = { calls: sink, unmapped: [] };
   const middleware =
-    (next: (args: { input: Input }) => Promise<{ output: { $metadata: { httpStatusCode?: number } } }>, context: { clientName?: string; commandName?: string }) =>
+    (
+      next: (args: { input: Input }) => Promise<{ output: { $metadata: { httpStatusCode?: number } } }>,
+      context: { clientName?: string; commandName?: string },
+    ) =>
     async (args: { input: Input }) => {
       const region = typeof client.config.region === 'function' ? await client.config.region() : client.config.region;
-      const target: Target = { region, partition: partitionOf(region), ...(options.account ? { account: options.account } : {}) };
+      const target: Target = {
+        region,
+        partition: partitionOf(region),
+        ...(options.account ? { account: options.account } : {}),
+      };
       let calls: AwsCall[];
       try {
         calls = iamCallsFor(context.clientName ?? '?', context.commandName ?? '?', args.input, target);

@@ -5,7 +5,13 @@
  * source its mapping describes (moved from test/integration/iam.test.ts, shared with
  * test/integration/sagemaker-pipeline.test.ts).
  */
-import { CreateBucketCommand, ListObjectsV2Command, GetObjectCommand, PutBucketNotificationConfigurationCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  ListObjectsV2Command,
+  GetObjectCommand,
+  PutBucketNotificationConfigurationCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { SageMakerRuntimeClient, type SageMakerRuntimeClientConfig } from '@aws-sdk/client-sagemaker-runtime';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateTopicCommand, SNSClient } from '@aws-sdk/client-sns';
@@ -22,7 +28,16 @@ import { startSqsEventSource, type EventSource, type SqsLambdaHandler } from '..
 import { recordCalls, type AwsCall, type Recording } from './aws-call-recorder';
 import { motoCompatibleS3Signing, type Credentials } from './moto-iam';
 import { STACK_TEMPLATE_SERVER_ENV } from './stack-template-server';
-import { functionEnvironment, functionPolicies, logicalIds, resolveIntrinsics, type CfnTemplate, type FunctionPolicies, type Resolver, type ResourceValues } from './template-policies';
+import {
+  functionEnvironment,
+  functionPolicies,
+  logicalIds,
+  resolveIntrinsics,
+  type CfnTemplate,
+  type FunctionPolicies,
+  type Resolver,
+  type ResourceValues,
+} from './template-policies';
 
 export const ACCOUNT = '123456789012'; // moto's default account
 export const REGION = 'us-east-1';
@@ -62,9 +77,13 @@ export function clientConfig(endpoint: string, credentials: Credentials) {
  * synthesized in this process.
  */
 export async function synthesizeStack(config: Record<string, unknown>, id = 'IamTest'): Promise<CfnTemplate> {
-  const answer = await askRunServer<{ template?: CfnTemplate; error?: string }>(STACK_TEMPLATE_SERVER_ENV, { config, id });
+  const answer = await askRunServer<{ template?: CfnTemplate; error?: string }>(STACK_TEMPLATE_SERVER_ENV, {
+    config,
+    id,
+  });
   if (answer === null) return (await import('./stack-template')).stackTemplate(config, id);
-  if (answer.error !== undefined || !answer.template) throw new Error(answer.error ?? 'the stack-template server answered no template');
+  if (answer.error !== undefined || !answer.template)
+    throw new Error(answer.error ?? 'the stack-template server answered no template');
   return answer.template;
 }
 
@@ -82,7 +101,12 @@ export interface Deployment {
  * creates it, as it exists before a deploy. SNS topics (a deployment with schedules and
  * notify) need `sns`; an existing topic named by ARN is not in the template.
  */
-export async function deployStateful(template: CfnTemplate, s3: S3Client, sqs: SQSClient, sns?: SNSClient): Promise<Deployment> {
+export async function deployStateful(
+  template: CfnTemplate,
+  s3: S3Client,
+  sqs: SQSClient,
+  sns?: SNSClient,
+): Promise<Deployment> {
   const resources: Record<string, ResourceValues> = {};
   const resolver: Resolver = { partition: 'aws', region: REGION, accountId: ACCOUNT, resources };
   for (const id of logicalIds(template, 'AWS::S3::Bucket')) {
@@ -93,12 +117,22 @@ export async function deployStateful(template: CfnTemplate, s3: S3Client, sqs: S
   const queueIds = logicalIds(template, 'AWS::SQS::Queue');
   const hasRedrive = (id: string) => template.Resources[id]!.Properties?.RedrivePolicy !== undefined;
   for (const id of [...queueIds.filter((q) => !hasRedrive(q)), ...queueIds.filter(hasRedrive)]) {
-    const p = (resolveIntrinsics(template.Resources[id]!.Properties ?? {}, template, resolver) ?? {}) as Record<string, unknown>;
+    const p = (resolveIntrinsics(template.Resources[id]!.Properties ?? {}, template, resolver) ?? {}) as Record<
+      string,
+      unknown
+    >;
     const attributes: Record<string, string> = {};
-    for (const key of ['VisibilityTimeout', 'MessageRetentionPeriod', 'DelaySeconds', 'ReceiveMessageWaitTimeSeconds'] as const) if (p[key] !== undefined) attributes[key] = String(p[key]);
+    for (const key of [
+      'VisibilityTimeout',
+      'MessageRetentionPeriod',
+      'DelaySeconds',
+      'ReceiveMessageWaitTimeSeconds',
+    ] as const)
+      if (p[key] !== undefined) attributes[key] = String(p[key]);
     if (p.RedrivePolicy !== undefined) attributes.RedrivePolicy = JSON.stringify(p.RedrivePolicy);
     const url = (await sqs.send(new CreateQueueCommand({ QueueName: id, Attributes: attributes }))).QueueUrl!;
-    const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+    const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] })))
+      .Attributes!.QueueArn!;
     resources[id] = { Ref: url, Arn: arn, QueueName: id, QueueUrl: url };
   }
   for (const id of logicalIds(template, 'AWS::SNS::Topic')) {
@@ -116,12 +150,24 @@ export async function deployStateful(template: CfnTemplate, s3: S3Client, sqs: S
   for (const id of logicalIds(template, 'Custom::S3BucketNotifications')) {
     // ServiceToken (the CDK's notification-handler function) is not emulated: only what it would apply.
     const { BucketName, NotificationConfiguration } = template.Resources[id]!.Properties ?? {};
-    const p = resolveIntrinsics({ BucketName, NotificationConfiguration }, template, resolver) as { BucketName: string; NotificationConfiguration: Record<string, unknown> };
+    const p = resolveIntrinsics({ BucketName, NotificationConfiguration }, template, resolver) as {
+      BucketName: string;
+      NotificationConfiguration: Record<string, unknown>;
+    };
     const { QueueConfigurations, ...others } = p.NotificationConfiguration as { QueueConfigurations?: unknown[] };
-    if (Object.keys(others).length > 0) throw new Error(`${id}: only queue notifications are emulated, got ${Object.keys(others).join(', ')}`);
-    await s3.send(new PutBucketNotificationConfigurationCommand({ Bucket: p.BucketName, NotificationConfiguration: { QueueConfigurations: QueueConfigurations as never } }));
+    if (Object.keys(others).length > 0)
+      throw new Error(`${id}: only queue notifications are emulated, got ${Object.keys(others).join(', ')}`);
+    await s3.send(
+      new PutBucketNotificationConfigurationCommand({
+        Bucket: p.BucketName,
+        NotificationConfiguration: { QueueConfigurations: QueueConfigurations as never },
+      }),
+    );
   }
-  const mappings = new Map<string, { queueUrl: string; batchSize: number; batchingWindowMs: number; maxConcurrency: number }>();
+  const mappings = new Map<
+    string,
+    { queueUrl: string; batchSize: number; batchingWindowMs: number; maxConcurrency: number }
+  >();
   for (const id of logicalIds(template, 'AWS::Lambda::EventSourceMapping')) {
     const p = template.Resources[id]!.Properties ?? {};
     const fnId = (p.FunctionName as { Ref?: string }).Ref;
@@ -131,7 +177,12 @@ export async function deployStateful(template: CfnTemplate, s3: S3Client, sqs: S
     // The stand-in always applies partial batch responses: the mapping must ask for them.
     expect(p.FunctionResponseTypes, `${id} FunctionResponseTypes`).toEqual(['ReportBatchItemFailures']);
     const maximum = (p.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency ?? 10;
-    mappings.set(fnId, { queueUrl: queue.QueueUrl!, batchSize: Number(p.BatchSize ?? 10), batchingWindowMs: Number(p.MaximumBatchingWindowInSeconds ?? 0) * 1000, maxConcurrency: Math.min(maximum, 10) });
+    mappings.set(fnId, {
+      queueUrl: queue.QueueUrl!,
+      batchSize: Number(p.BatchSize ?? 10),
+      batchingWindowMs: Number(p.MaximumBatchingWindowInSeconds ?? 0) * 1000,
+      maxConcurrency: Math.min(maximum, 10),
+    });
   }
   return { template, resolver, mappings };
 }
@@ -184,7 +235,12 @@ function topicKeys(d: Deployment): Record<string, string> {
  * Each function with its own clients (recorded), its template environment, and the event
  * source its mapping describes, polling with the same clients (the execution role).
  */
-export async function startFunctions(d: Deployment, endpoint: string, credentialsOf: (name: FnName) => Credentials, options: StartOptions): Promise<Running[]> {
+export async function startFunctions(
+  d: Deployment,
+  endpoint: string,
+  credentialsOf: (name: FnName) => Credentials,
+  options: StartOptions,
+): Promise<Running[]> {
   const out: Running[] = [];
   for (const fn of options.functions ?? FUNCTIONS) {
     const policies = functionPolicies(d.template, fn.prefix, d.resolver);
@@ -196,14 +252,23 @@ export async function startFunctions(d: Deployment, endpoint: string, credential
     if (options.motoSigning) motoCompatibleS3Signing(s3, creds);
     options.configureS3?.(fn.name, s3);
     const calls: AwsCall[] = [];
-    const recordings = [recordCalls(s3, calls), recordCalls(sqs, calls), recordCalls(secrets, calls), recordCalls(sns, calls, { topicKeys: topicKeys(d) })];
+    const recordings = [
+      recordCalls(s3, calls),
+      recordCalls(sqs, calls),
+      recordCalls(secrets, calls),
+      recordCalls(sns, calls, { topicKeys: topicKeys(d) }),
+    ];
     const onSend = options.onSend;
     if (onSend) {
       sqs.middlewareStack.add(
         (next, context) => async (args) => {
           const input = args.input as { QueueUrl?: string; MessageBody?: string; Entries?: { MessageBody?: string }[] };
           if (context.commandName === 'SendMessageBatchCommand' || context.commandName === 'SendMessageCommand') {
-            onSend(fn.name, input.QueueUrl ?? '', input.Entries ? input.Entries.map((e) => e.MessageBody ?? '') : [input.MessageBody ?? '']);
+            onSend(
+              fn.name,
+              input.QueueUrl ?? '',
+              input.Entries ? input.Entries.map((e) => e.MessageBody ?? '') : [input.MessageBody ?? ''],
+            );
           }
           return next(args);
         },
@@ -214,7 +279,12 @@ export async function startFunctions(d: Deployment, endpoint: string, credential
     const sageMakerEndpoint = options.sageMakerEndpoint;
     const sageMakerClient = sageMakerEndpoint
       ? (_target: SageMakerTargetConfig, config: SageMakerRuntimeClientConfig) => {
-          const client = new SageMakerRuntimeClient({ region: REGION, ...config, endpoint: sageMakerEndpoint, credentials: creds });
+          const client = new SageMakerRuntimeClient({
+            region: REGION,
+            ...config,
+            endpoint: sageMakerEndpoint,
+            credentials: creds,
+          });
           recordings.push(recordCalls(client, calls, { account: ACCOUNT }));
           return client;
         }
@@ -224,12 +294,34 @@ export async function startFunctions(d: Deployment, endpoint: string, credential
     const getDeps = () => {
       const v = options.variant?.(fn.name);
       const key = v ? JSON.stringify({ env: v.env, clock: v.clock ? 'skewed' : undefined }) : '';
-      if (key !== current.key) current = { key, deps: v ? createDeps({ env: { ...env, ...v.env }, s3, sqs, secrets, sns, ...(sageMakerClient ? { sageMakerClient } : {}), ...(v.clock ? { clock: v.clock } : {}) }) : base };
+      if (key !== current.key)
+        current = {
+          key,
+          deps: v
+            ? createDeps({
+                env: { ...env, ...v.env },
+                s3,
+                sqs,
+                secrets,
+                sns,
+                ...(sageMakerClient ? { sageMakerClient } : {}),
+                ...(v.clock ? { clock: v.clock } : {}),
+              })
+            : base,
+        };
       return current.deps;
     };
     const mapping = d.mappings.get(policies.functionId);
     if (!mapping) throw new Error(`${policies.functionId} has no event source mapping`);
-    const source = await startSqsEventSource({ client: sqs, queueUrl: mapping.queueUrl, handler: fn.make(getDeps), batchSize: mapping.batchSize, batchingWindowMs: mapping.batchingWindowMs, maxConcurrency: mapping.maxConcurrency, functionName: policies.functionId });
+    const source = await startSqsEventSource({
+      client: sqs,
+      queueUrl: mapping.queueUrl,
+      handler: fn.make(getDeps),
+      batchSize: mapping.batchSize,
+      batchingWindowMs: mapping.batchingWindowMs,
+      maxConcurrency: mapping.maxConcurrency,
+      functionName: policies.functionId,
+    });
     out.push({ name: fn.name, policies, calls, recordings, source });
   }
   return out;
@@ -244,30 +336,52 @@ export const RUN_WAIT_MS = 150_000;
 /** A test that waits for one run: the wait and a margin for what comes before and after it. */
 export const RUN_TEST_TIMEOUT_MS = RUN_WAIT_MS + 60_000;
 
-export async function waitForObject(s3: S3Client, bucket: string, prefix: string, suffix: string, timeoutMs: number, diagnose: () => string): Promise<string> {
+export async function waitForObject(
+  s3: S3Client,
+  bucket: string,
+  prefix: string,
+  suffix: string,
+  timeoutMs: number,
+  diagnose: () => string,
+): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const keys = ((await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }))).Contents ?? []).map((o) => o.Key!);
+    const keys = ((await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }))).Contents ?? []).map(
+      (o) => o.Key!,
+    );
     const hit = keys.find((k) => k.endsWith(suffix));
     if (hit) return hit;
-    if (Date.now() > deadline) throw new Error(`no ${prefix}...${suffix} in ${bucket} after ${timeoutMs} ms; ${diagnose()}`);
+    if (Date.now() > deadline)
+      throw new Error(`no ${prefix}...${suffix} in ${bucket} after ${timeoutMs} ms; ${diagnose()}`);
     await sleep(250);
   }
 }
 
 export async function json(s3: S3Client, bucket: string, key: string): Promise<Record<string, unknown>> {
-  return JSON.parse(await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString()) as Record<string, unknown>;
+  return JSON.parse(
+    await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString(),
+  ) as Record<string, unknown>;
 }
 
-export const show = (c: AwsCall) => `${c.operation} -> ${c.action} on ${c.resource}${Object.keys(c.context).length ? ` ${JSON.stringify(c.context)}` : ''}`;
+export const show = (c: AwsCall) =>
+  `${c.operation} -> ${c.action} on ${c.resource}${Object.keys(c.context).length ? ` ${JSON.stringify(c.context)}` : ''}`;
 
 /** Distinct requests (action, resource, context): the minimality checks need each once. */
 export function distinct(calls: AwsCall[]): AwsCall[] {
   const seen = new Map<string, AwsCall>();
-  for (const c of calls) seen.set(`${c.action} ${c.resource} ${JSON.stringify(c.context)} ${c.impliedBy ? 'implied' : ''}`, c);
+  for (const c of calls)
+    seen.set(`${c.action} ${c.resource} ${JSON.stringify(c.context)} ${c.impliedBy ? 'implied' : ''}`, c);
   return [...seen.values()];
 }
 
 export function errorsOf(running: Running[]): string {
-  return running.map((r) => `${r.name}: ${r.source.stats.handlerErrors} handler errors, ${r.source.stats.failedRecords} failed records ${r.source.stats.errors.slice(-2).map((e) => String(e)).join(' | ')}`).join('; ');
+  return running
+    .map(
+      (r) =>
+        `${r.name}: ${r.source.stats.handlerErrors} handler errors, ${r.source.stats.failedRecords} failed records ${r.source.stats.errors
+          .slice(-2)
+          .map((e) => String(e))
+          .join(' | ')}`,
+    )
+    .join('; ');
 }

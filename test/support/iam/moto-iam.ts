@@ -65,16 +65,33 @@ export async function iamQuery(endpoint: string, creds: Credentials, params: Rec
   const url = new URL(endpoint);
   const amzDate = new Date().toISOString().replace(/[:-]|\.\d{3}/g, '');
   const date = amzDate.slice(0, 8);
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8', host: url.host, 'x-amz-date': amzDate };
+  const headers: Record<string, string> = {
+    'content-type': 'application/x-www-form-urlencoded; charset=utf-8',
+    host: url.host,
+    'x-amz-date': amzDate,
+  };
   const signed = Object.keys(headers).sort();
-  const canonical = ['POST', '/', '', ...signed.map((h) => `${h}:${headers[h]}`), '', signed.join(';'), sha256(body)].join('\n');
+  const canonical = [
+    'POST',
+    '/',
+    '',
+    ...signed.map((h) => `${h}:${headers[h]}`),
+    '',
+    signed.join(';'),
+    sha256(body),
+  ].join('\n');
   const scope = `${date}/us-east-1/iam/aws4_request`;
   const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
-  const signature = createHmac('sha256', signingKey(creds.secretAccessKey, date, 'us-east-1', 'iam')).update(toSign).digest('hex');
+  const signature = createHmac('sha256', signingKey(creds.secretAccessKey, date, 'us-east-1', 'iam'))
+    .update(toSign)
+    .digest('hex');
   const res = await fetch(`${url.origin}/`, {
     method: 'POST',
     body,
-    headers: { ...headers, authorization: `AWS4-HMAC-SHA256 Credential=${creds.accessKeyId}/${scope}, SignedHeaders=${signed.join(';')}, Signature=${signature}` },
+    headers: {
+      ...headers,
+      authorization: `AWS4-HMAC-SHA256 Credential=${creds.accessKeyId}/${scope}, SignedHeaders=${signed.join(';')}, Signature=${signature}`,
+    },
   });
   const text = await res.text();
   if (!res.ok) throw new Error(`IAM ${params.Action}: HTTP ${res.status} ${text.slice(0, 500)}`);
@@ -82,13 +99,24 @@ export async function iamQuery(endpoint: string, creds: Credentials, params: Rec
 }
 
 /** An IAM user holding exactly `statements` (one inline policy), and an access key for it. */
-export async function createUserWithPolicy(endpoint: string, admin: Credentials, userName: string, statements: PolicyStatement[]): Promise<Credentials> {
+export async function createUserWithPolicy(
+  endpoint: string,
+  admin: Credentials,
+  userName: string,
+  statements: PolicyStatement[],
+): Promise<Credentials> {
   await iamQuery(endpoint, admin, { Action: 'CreateUser', UserName: userName });
-  await iamQuery(endpoint, admin, { Action: 'PutUserPolicy', UserName: userName, PolicyName: 'synthesized', PolicyDocument: JSON.stringify({ Version: '2012-10-17', Statement: statements }) });
+  await iamQuery(endpoint, admin, {
+    Action: 'PutUserPolicy',
+    UserName: userName,
+    PolicyName: 'synthesized',
+    PolicyDocument: JSON.stringify({ Version: '2012-10-17', Statement: statements }),
+  });
   const xml = await iamQuery(endpoint, admin, { Action: 'CreateAccessKey', UserName: userName });
   const accessKeyId = /<AccessKeyId>([^<]+)</.exec(xml)?.[1];
   const secretAccessKey = /<SecretAccessKey>([^<]+)</.exec(xml)?.[1];
-  if (!accessKeyId || !secretAccessKey) throw new Error(`CreateAccessKey for ${userName}: no key in ${xml.slice(0, 300)}`);
+  if (!accessKeyId || !secretAccessKey)
+    throw new Error(`CreateAccessKey for ${userName}: no key in ${xml.slice(0, 300)}`);
   return { accessKeyId, secretAccessKey };
 }
 
@@ -133,7 +161,9 @@ interface SignableRequest {
 }
 
 interface MiddlewareClient {
-  middlewareStack: { addRelativeTo(mw: unknown, options: { relation: 'after'; toMiddleware: string; name: string }): void };
+  middlewareStack: {
+    addRelativeTo(mw: unknown, options: { relation: 'after'; toMiddleware: string; name: string }): void;
+  };
 }
 
 // Characters werkzeug leaves as they are in the URL moto signs: re-signing is exact for these.
@@ -153,26 +183,46 @@ export function motoCompatibleS3Signing(client: MiddlewareClient, creds: Credent
       const signedHeaders = /SignedHeaders=([^,]+)/.exec(auth)?.[1]?.split(';');
       const scope = /Credential=[^/]+\/([^,]+)/.exec(auth)?.[1];
       if (!signedHeaders || !scope) throw new Error(`motoCompatibleS3Signing: unexpected Authorization header ${auth}`);
-      const lower = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k.toLowerCase(), String(v).trim()]));
+      const lower = Object.fromEntries(
+        Object.entries(request.headers).map(([k, v]) => [k.toLowerCase(), String(v).trim()]),
+      );
       const path = decodeURIComponent(request.path);
-      if (!PLAIN.test(path)) throw new Error(`motoCompatibleS3Signing: cannot reproduce moto's canonical form of the path ${JSON.stringify(path)}`);
+      if (!PLAIN.test(path))
+        throw new Error(
+          `motoCompatibleS3Signing: cannot reproduce moto's canonical form of the path ${JSON.stringify(path)}`,
+        );
       const pairs: string[] = [];
       for (const [key, value] of Object.entries(request.query ?? {})) {
         for (const v of ([] as (string | null)[]).concat(value)) {
-          if (!PLAIN.test(key) || (v !== null && !PLAIN.test(v))) throw new Error(`motoCompatibleS3Signing: cannot reproduce moto's canonical form of ${key}=${v}`);
+          if (!PLAIN.test(key) || (v !== null && !PLAIN.test(v)))
+            throw new Error(`motoCompatibleS3Signing: cannot reproduce moto's canonical form of ${key}=${v}`);
           pairs.push(`${key}=${v ?? ''}`);
         }
       }
       pairs.sort();
       const payload = lower['x-amz-content-sha256'];
       if (payload === undefined) throw new Error('motoCompatibleS3Signing: no x-amz-content-sha256 header');
-      const canonical = [request.method.toUpperCase(), path, pairs.join('&'), ...signedHeaders.map((h) => `${h}:${lower[h] ?? ''}`), '', signedHeaders.join(';'), payload].join('\n');
+      const canonical = [
+        request.method.toUpperCase(),
+        path,
+        pairs.join('&'),
+        ...signedHeaders.map((h) => `${h}:${lower[h] ?? ''}`),
+        '',
+        signedHeaders.join(';'),
+        payload,
+      ].join('\n');
       const [date, region, service] = scope.split('/');
       const toSign = ['AWS4-HMAC-SHA256', lower['x-amz-date'], scope, sha256(canonical)].join('\n');
-      const signature = createHmac('sha256', signingKey(creds.secretAccessKey, date!, region!, service!)).update(toSign).digest('hex');
+      const signature = createHmac('sha256', signingKey(creds.secretAccessKey, date!, region!, service!))
+        .update(toSign)
+        .digest('hex');
       request.headers[authName] = auth.replace(/Signature=[0-9a-f]+/, `Signature=${signature}`);
     }
     return next(args);
   };
-  client.middlewareStack.addRelativeTo(middleware, { relation: 'after', toMiddleware: 'httpSigningMiddleware', name: 'motoCompatibleS3Signing' });
+  client.middlewareStack.addRelativeTo(middleware, {
+    relation: 'after',
+    toMiddleware: 'httpSigningMiddleware',
+    name: 'motoCompatibleS3Signing',
+  });
 }

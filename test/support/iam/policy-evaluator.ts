@@ -55,7 +55,8 @@ function noPolicyVariables(where: string, value: string): void {
  */
 export function actionMatches(pattern: string, action: string): boolean {
   if (pattern === '*') return true;
-  if (!/^[A-Za-z0-9-]+:[A-Za-z0-9*?]+$/.test(pattern)) throw new Error(`not an IAM action pattern: ${JSON.stringify(pattern)}`);
+  if (!/^[A-Za-z0-9-]+:[A-Za-z0-9*?]+$/.test(pattern))
+    throw new Error(`not an IAM action pattern: ${JSON.stringify(pattern)}`);
   return globRegExp(pattern, 'i').test(action);
 }
 
@@ -120,8 +121,14 @@ const OPERATORS: Record<string, { match: Matcher; negated: boolean }> = {
   Bool: { match: (p, v) => p.toLowerCase() === v.toLowerCase(), negated: false },
 };
 
-function conditionHolds(operatorName: string, key: string, policyValues: ConditionValue[], context: Record<string, string>): boolean {
-  if (operatorName.includes(':')) throw new Error(`set operators (${operatorName}) are not supported by this evaluator`);
+function conditionHolds(
+  operatorName: string,
+  key: string,
+  policyValues: ConditionValue[],
+  context: Record<string, string>,
+): boolean {
+  if (operatorName.includes(':'))
+    throw new Error(`set operators (${operatorName}) are not supported by this evaluator`);
   // Condition key names are not case-sensitive (aws:SourceIp = AWS:SourceIP); values depend on the operator.
   // https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition.html
   const contextKey = Object.keys(context).find((k) => k.toLowerCase() === key.toLowerCase());
@@ -146,7 +153,9 @@ export function conditionsHold(condition: ConditionBlock | undefined, context: R
   if (condition === undefined) return true;
   // Evaluate all of them (no short cut), so an unsupported operator throws even after a false one.
   const results = Object.entries(condition).flatMap(([operatorName, keys]) =>
-    Object.entries(keys).map(([key, values]) => conditionHolds(operatorName, key, Array.isArray(values) ? values : [values], context)),
+    Object.entries(keys).map(([key, values]) =>
+      conditionHolds(operatorName, key, Array.isArray(values) ? values : [values], context),
+    ),
   );
   return results.every(Boolean);
 }
@@ -154,22 +163,34 @@ export function conditionsHold(condition: ConditionBlock | undefined, context: R
 export function validateStatement(s: PolicyStatement, where = 'statement'): void {
   const raw = s as unknown as Record<string, unknown>;
   for (const key of Object.keys(raw)) {
-    if (!STATEMENT_KEYS.has(key)) throw new Error(`${where}: ${key} is not an identity-policy statement element (Principal belongs in resource policies)`);
+    if (!STATEMENT_KEYS.has(key))
+      throw new Error(
+        `${where}: ${key} is not an identity-policy statement element (Principal belongs in resource policies)`,
+      );
   }
-  if (s.Effect !== 'Allow' && s.Effect !== 'Deny') throw new Error(`${where}: Effect must be Allow or Deny, got ${JSON.stringify(s.Effect)}`);
-  if ((s.Action === undefined) === (s.NotAction === undefined)) throw new Error(`${where}: exactly one of Action and NotAction is required`);
-  if ((s.Resource === undefined) === (s.NotResource === undefined)) throw new Error(`${where}: exactly one of Resource and NotResource is required`);
+  if (s.Effect !== 'Allow' && s.Effect !== 'Deny')
+    throw new Error(`${where}: Effect must be Allow or Deny, got ${JSON.stringify(s.Effect)}`);
+  if ((s.Action === undefined) === (s.NotAction === undefined))
+    throw new Error(`${where}: exactly one of Action and NotAction is required`);
+  if ((s.Resource === undefined) === (s.NotResource === undefined))
+    throw new Error(`${where}: exactly one of Resource and NotResource is required`);
   for (const v of [s.Action, s.NotAction, s.Resource, s.NotResource]) {
-    if (v !== undefined && !list(v).every((x) => typeof x === 'string')) throw new Error(`${where}: unresolved (non-string) value in ${JSON.stringify(v)}`);
+    if (v !== undefined && !list(v).every((x) => typeof x === 'string'))
+      throw new Error(`${where}: unresolved (non-string) value in ${JSON.stringify(v)}`);
   }
 }
 
 /** Whether one statement applies to the request: action, resource and condition all match. */
 export function statementApplies(s: PolicyStatement, request: Request): boolean {
   validateStatement(s);
-  const actionOk = s.Action !== undefined ? list(s.Action).some((p) => actionMatches(p, request.action)) : !list(s.NotAction!).some((p) => actionMatches(p, request.action));
+  const actionOk =
+    s.Action !== undefined
+      ? list(s.Action).some((p) => actionMatches(p, request.action))
+      : !list(s.NotAction!).some((p) => actionMatches(p, request.action));
   const resourceOk =
-    s.Resource !== undefined ? list(s.Resource).some((p) => resourceMatches(p, request.resource)) : !list(s.NotResource!).some((p) => resourceMatches(p, request.resource));
+    s.Resource !== undefined
+      ? list(s.Resource).some((p) => resourceMatches(p, request.resource))
+      : !list(s.NotResource!).some((p) => resourceMatches(p, request.resource));
   // Conditions are evaluated even when the rest does not match, so that a statement with an
   // unsupported operator fails every test that reads it, not only those it would apply to.
   const conditionOk = conditionsHold(s.Condition, request.context);
@@ -231,10 +252,16 @@ function unusedGrants(statements: PolicyStatement[], calls: Request[], kind: 'ac
     const sid = s.Sid !== undefined ? { sid: s.Sid } : {};
     const negated = kind === 'action' ? s.NotAction : s.NotResource;
     if (negated !== undefined) {
-      if (applying.length === 0) out.push({ statement: i, ...sid, [kind]: `${kind === 'action' ? 'NotAction' : 'NotResource'} ${JSON.stringify(negated)}` });
+      if (applying.length === 0)
+        out.push({
+          statement: i,
+          ...sid,
+          [kind]: `${kind === 'action' ? 'NotAction' : 'NotResource'} ${JSON.stringify(negated)}`,
+        });
       return;
     }
-    const matches = (pattern: string, c: Request) => (kind === 'action' ? actionMatches(pattern, c.action) : resourceMatches(pattern, c.resource));
+    const matches = (pattern: string, c: Request) =>
+      kind === 'action' ? actionMatches(pattern, c.action) : resourceMatches(pattern, c.resource);
     for (const pattern of list((kind === 'action' ? s.Action : s.Resource)!)) {
       if (!applying.some((c) => matches(pattern, c))) out.push({ statement: i, ...sid, [kind]: pattern });
     }
@@ -242,9 +269,11 @@ function unusedGrants(statements: PolicyStatement[], calls: Request[], kind: 'ac
   return out;
 }
 
-export const unusedActions = (statements: PolicyStatement[], calls: Request[]): UnusedGrant[] => unusedGrants(statements, calls, 'action');
+export const unusedActions = (statements: PolicyStatement[], calls: Request[]): UnusedGrant[] =>
+  unusedGrants(statements, calls, 'action');
 
-export const unusedResources = (statements: PolicyStatement[], calls: Request[]): UnusedGrant[] => unusedGrants(statements, calls, 'resource');
+export const unusedResources = (statements: PolicyStatement[], calls: Request[]): UnusedGrant[] =>
+  unusedGrants(statements, calls, 'resource');
 
 export interface StatementNeed {
   statement: number;
@@ -261,6 +290,11 @@ export function requiredStatements(statements: PolicyStatement[], calls: Request
   return statements.map((s, i) => {
     const without = statements.filter((_, j) => j !== i);
     const deniedWithout = allowedNow.filter((c) => evaluate(without, c) !== 'allowed');
-    return { statement: i, ...(s.Sid !== undefined ? { sid: s.Sid } : {}), required: deniedWithout.length > 0, deniedWithout };
+    return {
+      statement: i,
+      ...(s.Sid !== undefined ? { sid: s.Sid } : {}),
+      required: deniedWithout.length > 0,
+      deniedWithout,
+    };
   });
 }

@@ -16,7 +16,9 @@ import type { CfnTemplate } from './template-policies';
 export function stackTemplate(config: Record<string, unknown>, id: string): CfnTemplate {
   const app = templateApp({ featureFlags: true });
   try {
-    return Template.fromStack(new CaptureReplayStack(app, id, { config: parseDeploymentConfig(config) })).toJSON() as CfnTemplate;
+    return Template.fromStack(
+      new CaptureReplayStack(app, id, { config: parseDeploymentConfig(config) }),
+    ).toJSON() as CfnTemplate;
   } finally {
     // At once: the run's stack-template server ends by SIGKILL, with no exit handler run.
     rmSync(app.outdir, { recursive: true, force: true });

@@ -64,7 +64,10 @@ function getAtt(id: string, attribute: string, r: Resolver): string {
   const values = r.resources[id];
   if (!values) throw new Error(`Fn::GetAtt ${id}.${attribute}: ${id} is not in the resolver`);
   const v = values[attribute];
-  if (v === undefined) throw new Error(`Fn::GetAtt ${id}.${attribute}: the resolver has no ${attribute} for ${id} (has ${Object.keys(values).join(', ')})`);
+  if (v === undefined)
+    throw new Error(
+      `Fn::GetAtt ${id}.${attribute}: the resolver has no ${attribute} for ${id} (has ${Object.keys(values).join(', ')})`,
+    );
   return v;
 }
 
@@ -82,7 +85,8 @@ function asList(v: unknown, where: string): unknown[] {
 function sub(template: string, vars: Record<string, unknown>, t: CfnTemplate, r: Resolver): string {
   return template.replace(/\$\{([^}]*)\}/g, (_, expr: string) => {
     if (expr.startsWith('!')) return `\${${expr.slice(1)}}`;
-    if (Object.prototype.hasOwnProperty.call(vars, expr)) return asString(resolveIntrinsics(vars[expr], t, r), `Fn::Sub variable ${expr}`);
+    if (Object.prototype.hasOwnProperty.call(vars, expr))
+      return asString(resolveIntrinsics(vars[expr], t, r), `Fn::Sub variable ${expr}`);
     const dot = expr.indexOf('.');
     if (dot > 0 && !expr.startsWith('AWS::')) return getAtt(expr.slice(0, dot), expr.slice(dot + 1), r);
     return ref(expr, t, r);
@@ -101,8 +105,15 @@ export function resolveIntrinsics(value: unknown, t: CfnTemplate, r: Resolver): 
       case 'Ref':
         return ref(asString(arg, 'Ref'), t, r);
       case 'Fn::GetAtt': {
-        const [id, attribute] = typeof arg === 'string' ? [arg.slice(0, arg.indexOf('.')), arg.slice(arg.indexOf('.') + 1)] : asList(arg, 'Fn::GetAtt');
-        return getAtt(asString(id, 'Fn::GetAtt id'), asString(resolveIntrinsics(attribute, t, r), 'Fn::GetAtt attribute'), r);
+        const [id, attribute] =
+          typeof arg === 'string'
+            ? [arg.slice(0, arg.indexOf('.')), arg.slice(arg.indexOf('.') + 1)]
+            : asList(arg, 'Fn::GetAtt');
+        return getAtt(
+          asString(id, 'Fn::GetAtt id'),
+          asString(resolveIntrinsics(attribute, t, r), 'Fn::GetAtt attribute'),
+          r,
+        );
       }
       case 'Fn::Join': {
         const [delimiter, parts] = asList(arg, 'Fn::Join');
@@ -113,12 +124,15 @@ export function resolveIntrinsics(value: unknown, t: CfnTemplate, r: Resolver): 
         const [index, list] = asList(arg, 'Fn::Select');
         const items = asList(resolveIntrinsics(list, t, r), 'Fn::Select list');
         const i = Number(resolveIntrinsics(index, t, r));
-        if (!Number.isInteger(i) || i < 0 || i >= items.length) throw new Error(`Fn::Select index ${String(index)} out of range (${items.length} items)`);
+        if (!Number.isInteger(i) || i < 0 || i >= items.length)
+          throw new Error(`Fn::Select index ${String(index)} out of range (${items.length} items)`);
         return items[i];
       }
       case 'Fn::Split': {
         const [delimiter, source] = asList(arg, 'Fn::Split');
-        return asString(resolveIntrinsics(source, t, r), 'Fn::Split source').split(asString(delimiter, 'Fn::Split delimiter'));
+        return asString(resolveIntrinsics(source, t, r), 'Fn::Split source').split(
+          asString(delimiter, 'Fn::Split delimiter'),
+        );
       }
       case 'Fn::Sub': {
         if (typeof arg === 'string') return sub(arg, {}, t, r);
@@ -142,7 +156,10 @@ export function logicalIds(t: CfnTemplate, type: string, prefix = ''): string[] 
 /** Exactly one logical id of a type with a prefix, or an error naming what was found. */
 export function onlyLogicalId(t: CfnTemplate, type: string, prefix: string): string {
   const ids = logicalIds(t, type, prefix);
-  if (ids.length !== 1) throw new Error(`expected one ${type} whose logical id starts with ${prefix}, found ${ids.length}: ${ids.join(', ')}`);
+  if (ids.length !== 1)
+    throw new Error(
+      `expected one ${type} whose logical id starts with ${prefix}, found ${ids.length}: ${ids.join(', ')}`,
+    );
   return ids[0]!;
 }
 
@@ -179,7 +196,9 @@ export function functionPolicies(t: CfnTemplate, functionIdPrefix: string, r: Re
   const roleValue = t.Resources[functionId]!.Properties?.Role;
   const roleAtt = (roleValue as { 'Fn::GetAtt'?: unknown } | undefined)?.['Fn::GetAtt'];
   if (!Array.isArray(roleAtt) || roleAtt[1] !== 'Arn' || typeof roleAtt[0] !== 'string') {
-    throw new Error(`${functionId}: Role is not Fn::GetAtt [<role>, Arn] of a role in this template (${JSON.stringify(roleValue)}); its policies cannot be read`);
+    throw new Error(
+      `${functionId}: Role is not Fn::GetAtt [<role>, Arn] of a role in this template (${JSON.stringify(roleValue)}); its policies cannot be read`,
+    );
   }
   const roleId = roleAtt[0];
   const role = t.Resources[roleId];
@@ -212,13 +231,21 @@ export function functionPolicies(t: CfnTemplate, functionIdPrefix: string, r: Re
     }
     externalManagedPolicyArns.push(asString(resolveIntrinsics(arn, t, r), `${roleId} ManagedPolicyArns`));
   }
-  if (role.Properties?.PermissionsBoundary !== undefined) throw new Error(`${roleId}: permissions boundaries are not evaluated by this reader`);
+  if (role.Properties?.PermissionsBoundary !== undefined)
+    throw new Error(`${roleId}: permissions boundaries are not evaluated by this reader`);
   return { functionId, roleId, statements, origins, externalManagedPolicyArns };
 }
 
 /** The function's environment variables, resolved: what the handler would read in Lambda. */
 export function functionEnvironment(t: CfnTemplate, functionIdPrefix: string, r: Resolver): Record<string, string> {
   const functionId = onlyLogicalId(t, 'AWS::Lambda::Function', functionIdPrefix);
-  const variables = (t.Resources[functionId]!.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
-  return Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, asString(resolveIntrinsics(v, t, r), `${functionId} environment ${k}`)]));
+  const variables =
+    (t.Resources[functionId]!.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)
+      ?.Variables ?? {};
+  return Object.fromEntries(
+    Object.entries(variables).map(([k, v]) => [
+      k,
+      asString(resolveIntrinsics(v, t, r), `${functionId} environment ${k}`),
+    ]),
+  );
 }

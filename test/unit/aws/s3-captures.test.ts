@@ -6,7 +6,12 @@
  * with an open side or offsets, the partitions that exist in range.
  */
 import { describe, expect, it } from 'vitest';
-import { CaptureLocationError, partitionOf, readS3Captures, type CaptureSelection } from '../../../lambdas/adapters/aws/s3-captures';
+import {
+  CaptureLocationError,
+  partitionOf,
+  readS3Captures,
+  type CaptureSelection,
+} from '../../../lambdas/adapters/aws/s3-captures';
 import { DuplicateFilter } from '../../../lambdas/core/capture/duplicates';
 import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report';
 import type { CaptureRecord } from '../../../lambdas/core/types';
@@ -22,14 +27,19 @@ function bucketOf(week: CaptureWeek, extra: Record<string, string> = {}): Memory
 
 async function read(objects: MemoryCaptureObjects, prefix: string, selection: CaptureSelection) {
   const report = new IngestReportBuilder();
-  const read = readS3Captures(objects, prefix, selection, { report, duplicates: new DuplicateFilter(), nowMs: Date.now() });
+  const read = readS3Captures(objects, prefix, selection, {
+    report,
+    duplicates: new DuplicateFilter(),
+    nowMs: Date.now(),
+  });
   const records: CaptureRecord[] = [];
   for await (const r of read.records) records.push(r);
   return { records, report: report.build(), readerFor: read.readerFor };
 }
 
 /** The objects of these hours' partitions (the late files of the hour before included: they are in the partition). */
-const keysOfHours = (week: CaptureWeek, hours: number[]) => [...week.files.keys()].filter((k) => hours.some((h) => k.startsWith(week.partitionPrefix(h)))).sort();
+const keysOfHours = (week: CaptureWeek, hours: number[]) =>
+  [...week.files.keys()].filter((k) => hours.some((h) => k.startsWith(week.partitionPrefix(h)))).sort();
 
 const week = captureWeek({ hours: 168 });
 const at = (hour: number, minute = 0) => week.startMs + hour * HOUR_MS + minute * 60_000;
@@ -37,12 +47,23 @@ const at = (hour: number, minute = 0) => week.startMs + hour * HOUR_MS + minute 
 describe('a window by time', () => {
   it('lists and reads only the partitions of [from, to) and the hour after', async () => {
     const objects = bucketOf(week);
-    const { records, report } = await read(objects, week.variantPrefix, { by: 'time', startMs: at(50, 30), endMs: at(52, 15) });
+    const { records, report } = await read(objects, week.variantPrefix, {
+      by: 'time',
+      startMs: at(50, 30),
+      endMs: at(52, 15),
+    });
     expect(objects.calls.listObjects).toEqual([50, 51, 52, 53].map((h) => week.partitionPrefix(h)));
     expect([...objects.calls.open].sort()).toEqual(keysOfHours(week, [50, 51, 52, 53]));
     // Every record of the files read is handed on (the caller applies the window to them).
-    expect(records.map((r) => r.eventId).sort()).toEqual(week.records.filter((r) => keysOfHours(week, [50, 51, 52, 53]).includes(r.key)).map((r) => r.eventId).sort());
-    expect(report.files.map((f) => f.file)).toEqual(keysOfHours(week, [50, 51, 52, 53]).map((k) => `s3://captures/${k}`));
+    expect(records.map((r) => r.eventId).sort()).toEqual(
+      week.records
+        .filter((r) => keysOfHours(week, [50, 51, 52, 53]).includes(r.key))
+        .map((r) => r.eventId)
+        .sort(),
+    );
+    expect(report.files.map((f) => f.file)).toEqual(
+      keysOfHours(week, [50, 51, 52, 53]).map((k) => `s3://captures/${k}`),
+    );
     // Folders: the variant's (to find its years) only; no hour folder is walked.
     expect(objects.calls.listFolders).toEqual([week.variantPrefix]);
   });
@@ -51,7 +72,9 @@ describe('a window by time', () => {
     const objects = bucketOf(week);
     await read(objects, week.variantPrefix, { by: 'time', startMs: at(160, 5), endMs: null });
     // Hours 160-167 and the partition of hour 167's late file.
-    expect(objects.calls.listObjects).toEqual([160, 161, 162, 163, 164, 165, 166, 167, 168].map((h) => week.partitionPrefix(h)));
+    expect(objects.calls.listObjects).toEqual(
+      [160, 161, 162, 163, 164, 165, 166, 167, 168].map((h) => week.partitionPrefix(h)),
+    );
     const dayFolders = objects.calls.listFolders.filter((p) => /\/\d{4}\/\d{2}\/\d{2}\/$/.test(p));
     expect(dayFolders.every((p) => p >= `${week.variantPrefix}${partitionPath(at(160)).slice(0, 10)}/`)).toBe(true);
   });
@@ -72,7 +95,12 @@ describe('a window by time', () => {
       return listed;
     };
     const { report } = await read(objects, week.variantPrefix, { by: 'time', startMs: at(51), endMs: at(52) });
-    expect(report.skippedFiles).toEqual([{ file: `s3://captures/${changed}`, reason: expect.stringMatching(/^changed or deleted since it was listed \(ETag [0-9a-f]+\)$/) as string }]);
+    expect(report.skippedFiles).toEqual([
+      {
+        file: `s3://captures/${changed}`,
+        reason: expect.stringMatching(/^changed or deleted since it was listed \(ETag [0-9a-f]+\)$/) as string,
+      },
+    ]);
     expect(report.files.map((f) => f.file)).not.toContain(`s3://captures/${changed}`);
   });
 });
@@ -89,8 +117,14 @@ describe('a window by offsets from the first record', () => {
   it('a first partition with nothing accepted in it: on to the next one that exists', async () => {
     const objects = new MemoryCaptureObjects('captures');
     const hours = [0, 5, 6, 7];
-    for (const [key, text] of week.files) if (hours.some((h) => key.startsWith(week.partitionPrefix(h)))) objects.put(key, key.startsWith(week.partitionPrefix(0)) ? 'not json\n' : text);
-    const { records } = await read(objects, week.variantPrefix, { by: 'offsets', startOffsetMs: 0, endOffsetMs: 30 * 60_000 });
+    for (const [key, text] of week.files)
+      if (hours.some((h) => key.startsWith(week.partitionPrefix(h))))
+        objects.put(key, key.startsWith(week.partitionPrefix(0)) ? 'not json\n' : text);
+    const { records } = await read(objects, week.variantPrefix, {
+      by: 'offsets',
+      startOffsetMs: 0,
+      endOffsetMs: 30 * 60_000,
+    });
     expect(records.map((r) => r.eventId)).toContain('ev-5-10');
     expect(objects.calls.listObjects).toEqual([0, 1, 5, 6].map((h) => week.partitionPrefix(h)));
   });
@@ -109,8 +143,12 @@ describe('the location', () => {
 
   it('a prefix without hour partitions is an error naming what to give', async () => {
     const objects = bucketOf(week, { 'other/notes/a.jsonl': '' });
-    await expect(read(objects, 'other/', { by: 'time', startMs: null, endMs: null })).rejects.toThrow(CaptureLocationError);
-    await expect(read(objects, 'other/', { by: 'time', startMs: null, endMs: null })).rejects.toThrow(/^no Data Capture hour folders \(yyyy\/mm\/dd\/hh\/\) under s3:\/\/captures\/other\/: give/);
+    await expect(read(objects, 'other/', { by: 'time', startMs: null, endMs: null })).rejects.toThrow(
+      CaptureLocationError,
+    );
+    await expect(read(objects, 'other/', { by: 'time', startMs: null, endMs: null })).rejects.toThrow(
+      /^no Data Capture hour folders \(yyyy\/mm\/dd\/hh\/\) under s3:\/\/captures\/other\/: give/,
+    );
   });
 
   it('one .jsonl object: read whole; a missing one is an error', async () => {
@@ -120,16 +158,24 @@ describe('the location', () => {
     expect(records.length).toBeGreaterThan(0);
     expect(typeof readerFor(`s3://captures/${key}`)).toBe('function');
     expect(() => readerFor('s3://captures/elsewhere.jsonl')).toThrow(/was not read in pass 1/);
-    await expect(read(objects, 'datacapture/none.jsonl', { by: 'time', startMs: null, endMs: null })).rejects.toThrow(/^no object s3:\/\/captures\/datacapture\/none\.jsonl$/);
+    await expect(read(objects, 'datacapture/none.jsonl', { by: 'time', startMs: null, endMs: null })).rejects.toThrow(
+      /^no object s3:\/\/captures\/datacapture\/none\.jsonl$/,
+    );
   });
 
   it('other objects of a partition and folders without years are listed as skipped, with s3:// names', async () => {
-    const objects = bucketOf(week, { [`${week.partitionPrefix(20)}_SUCCESS`]: '', 'datacapture/stray/notes/readme.txt': '' });
+    const objects = bucketOf(week, {
+      [`${week.partitionPrefix(20)}_SUCCESS`]: '',
+      'datacapture/stray/notes/readme.txt': '',
+    });
     const { report } = await read(objects, 'datacapture/', { by: 'time', startMs: at(20), endMs: at(21) });
     expect(report.skippedFiles).toEqual(
       expect.arrayContaining([
         { file: `s3://captures/${week.partitionPrefix(20)}_SUCCESS`, reason: 'not a .jsonl file' },
-        { file: 's3://captures/datacapture/stray/notes/', reason: 'a folder without Data Capture year folders (yyyy/): not read' },
+        {
+          file: 's3://captures/datacapture/stray/notes/',
+          reason: 'a folder without Data Capture year folders (yyyy/): not read',
+        },
       ]),
     );
   });

@@ -7,7 +7,8 @@ import { PutObjectCommand, S3ServiceException, type PutObjectCommandInput, type 
 import { describe, expect, it } from 'vitest';
 import { CONDITIONAL_PUT_ATTEMPTS, S3ObjectStore } from '../../../lambdas/adapters/aws/s3-object-store';
 
-const s3Error = (status: number, name: string) => new S3ServiceException({ name, $fault: 'client', $metadata: { httpStatusCode: status }, message: name });
+const s3Error = (status: number, name: string) =>
+  new S3ServiceException({ name, $fault: 'client', $metadata: { httpStatusCode: status }, message: name });
 const CONFLICT = () => s3Error(409, 'ConditionalRequestConflict');
 const PRECONDITION_FAILED = () => s3Error(412, 'PreconditionFailed');
 
@@ -38,7 +39,15 @@ describe('S3ObjectStore conditional writes', () => {
     const { store, inputs, waits } = storeWith([CONFLICT, 'ok']);
     expect(await store.putIfAbsent('runs/r/A/_claims/0-0', '{}', 'application/json')).toBe(true);
     expect(inputs).toHaveLength(2);
-    expect(inputs.every((i) => i.IfNoneMatch === '*' && i.Key === 'runs/r/A/_claims/0-0' && i.Body === '{}' && i.ContentType === 'application/json')).toBe(true);
+    expect(
+      inputs.every(
+        (i) =>
+          i.IfNoneMatch === '*' &&
+          i.Key === 'runs/r/A/_claims/0-0' &&
+          i.Body === '{}' &&
+          i.ContentType === 'application/json',
+      ),
+    ).toBe(true);
     expect(waits).toHaveLength(1);
     expect(waits[0]).toBeGreaterThanOrEqual(0);
     expect(waits[0]).toBeLessThanOrEqual(50);
@@ -70,7 +79,9 @@ describe('S3ObjectStore conditional writes', () => {
 
   it(`a 409 that does not clear: ${CONDITIONAL_PUT_ATTEMPTS} tries with full-jitter backoff, then an error (retryable), never false`, async () => {
     const { store, inputs, waits } = storeWith(Array.from({ length: CONDITIONAL_PUT_ATTEMPTS }, () => CONFLICT));
-    await expect(store.putIfAbsent('k', 'x')).rejects.toThrow(/s3:\/\/bucket\/k: conditional PutObject answered 409 \(ConditionalRequestConflict\) 5 times/);
+    await expect(store.putIfAbsent('k', 'x')).rejects.toThrow(
+      /s3:\/\/bucket\/k: conditional PutObject answered 409 \(ConditionalRequestConflict\) 5 times/,
+    );
     expect(inputs).toHaveLength(CONDITIONAL_PUT_ATTEMPTS);
     expect(waits).toHaveLength(CONDITIONAL_PUT_ATTEMPTS - 1);
     // Each wait is drawn below its cap: 50, 100, 200, 400 ms.
@@ -78,7 +89,11 @@ describe('S3ObjectStore conditional writes', () => {
   });
 
   it('other errors are not conflicts: thrown at once (403, 500, and 404 on a create)', async () => {
-    for (const [status, name] of [[403, 'AccessDenied'], [500, 'InternalError'], [404, 'NoSuchBucket']] as const) {
+    for (const [status, name] of [
+      [403, 'AccessDenied'],
+      [500, 'InternalError'],
+      [404, 'NoSuchBucket'],
+    ] as const) {
       const { store, inputs } = storeWith([() => s3Error(status, name)]);
       await expect(store.putIfAbsent('k', 'x')).rejects.toMatchObject({ name });
       expect(inputs).toHaveLength(1);

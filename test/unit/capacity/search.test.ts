@@ -6,12 +6,29 @@
 import { describe, expect, it } from 'vitest';
 import { buildCapacityDocument, capacitySummaryLine, sustainedText } from '../../../lambdas/core/capacity/document';
 import { judgeStep, measureStep, stepErrors, type StepManifest } from '../../../lambdas/core/capacity/measure';
-import { conclude, MAX_STEPS, nextFactor, roundTo, searchCapacity, validateSearchSettings } from '../../../lambdas/core/capacity/search';
-import type { CapacityObjectives, CapacityStep, SearchSettings, StepOutcome } from '../../../lambdas/core/capacity/types';
+import {
+  conclude,
+  MAX_STEPS,
+  nextFactor,
+  roundTo,
+  searchCapacity,
+  validateSearchSettings,
+} from '../../../lambdas/core/capacity/search';
+import type {
+  CapacityObjectives,
+  CapacityStep,
+  SearchSettings,
+  StepOutcome,
+} from '../../../lambdas/core/capacity/types';
 import type { ProfileRecord } from '../../../lambdas/core/types';
 
 const settings: SearchSettings = { startFactor: 1, growth: 2, resolution: 0.1, maxFactor: 64 };
-const objectives: CapacityObjectives = { slos: { time_to_first_token: 200 }, minGoodput: 0.99, maxErrorRate: 0.01, maxClientLagMs: 100 };
+const objectives: CapacityObjectives = {
+  slos: { time_to_first_token: 200 },
+  minGoodput: 0.99,
+  maxErrorRate: 0.01,
+  maxClientLagMs: 100,
+};
 
 function step(factor: number, outcome: StepOutcome): CapacityStep {
   return {
@@ -41,7 +58,9 @@ async function factorsTried(capacity: number, s = settings, clientLimit = Infini
     s,
     async (factor) => {
       tried.push(factor);
-      return new Map([['A', step(factor, factor > clientLimit ? 'client' : factor <= capacity ? 'met' : 'objectives')]]);
+      return new Map([
+        ['A', step(factor, factor > clientLimit ? 'client' : factor <= capacity ? 'met' : 'objectives')],
+      ]);
     },
     async () => {},
   );
@@ -80,7 +99,18 @@ describe('the factors tried', () => {
   });
 
   it('errors end the search as errors when the smallest failing step failed on errors', () => {
-    const r = conclude('A', [step(1, 'met'), step(2, 'errors'), step(1.5, 'met'), step(1.8, 'objectives'), step(1.6, 'met'), step(1.7, 'met')], settings);
+    const r = conclude(
+      'A',
+      [
+        step(1, 'met'),
+        step(2, 'errors'),
+        step(1.5, 'met'),
+        step(1.8, 'objectives'),
+        step(1.6, 'met'),
+        step(1.7, 'met'),
+      ],
+      settings,
+    );
     expect(r).toMatchObject({ sustained_factor: 1.7, limited_by: 'objectives', limit_factor: 1.8 });
     expect(conclude('A', [step(1, 'met'), step(2, 'errors'), step(1.5, 'errors')], settings).limited_by).toBe('errors');
   });
@@ -97,7 +127,10 @@ describe('the factors tried', () => {
       },
       async () => {},
     );
-    expect(calls.slice(0, 2)).toEqual([[1, ['A', 'B']], [2, ['A', 'B']]]);
+    expect(calls.slice(0, 2)).toEqual([
+      [1, ['A', 'B']],
+      [2, ['A', 'B']],
+    ]);
     expect(results.map((r) => r.sustained_factor)).toEqual([1.5, 3]);
   });
 
@@ -105,7 +138,9 @@ describe('the factors tried', () => {
     expect(roundTo(0.1 + 0.2, 0.1)).toBe(0.3);
     expect(nextFactor([step(2, 'met'), step(2.1, 'objectives')], settings)).toBeNull();
     expect(validateSearchSettings({ startFactor: 0, growth: 1, resolution: -1, maxFactor: NaN })).toHaveLength(4);
-    expect(validateSearchSettings({ ...settings, maxFactor: 0.5 })).toEqual(['maxFactor (0.5) is below startFactor (1)']);
+    expect(validateSearchSettings({ ...settings, maxFactor: 0.5 })).toEqual([
+      'maxFactor (0.5) is below startFactor (1)',
+    ]);
   });
 });
 
@@ -123,7 +158,9 @@ describe('what ended the search, said as what it was (issue 32, finding 4)', () 
     const { tried, result } = await factorsTried(1000, { ...settings, growth: 1.01 });
     expect(tried).toHaveLength(MAX_STEPS);
     expect(result).toMatchObject({ limited_by: 'step_limit', sustained_factor: tried.at(-1) });
-    expect(result.note).toMatch(/^The search reached its limit of 60 steps before it ended: the target met the objectives at 1\.79\d*x\. To need fewer steps: a larger --growth/);
+    expect(result.note).toMatch(
+      /^The search reached its limit of 60 steps before it ended: the target met the objectives at 1\.79\d*x\. To need fewer steps: a larger --growth/,
+    );
     expect(sustainedText(result)).toMatch(/^at least 1\.79\d*x \(the search's limit of 60 steps\)$/);
     expect(result.note).not.toMatch(/cap/);
   });
@@ -132,7 +169,9 @@ describe('what ended the search, said as what it was (issue 32, finding 4)', () 
     const cut = { by: 'stopped', signal: 'SIGINT' } as const;
     const a = conclude('A', [step(1, 'met')], { ...settings, maxFactor: 8 }, cut);
     expect(a).toMatchObject({ sustained_factor: 1, limited_by: 'stopped', limit_factor: 2 });
-    expect(a.note).toBe('The search was stopped by SIGINT before it ended (the step at 2x was not measured): the target met the objectives at 1x. What was measured is kept; run the search again to finish it.');
+    expect(a.note).toBe(
+      'The search was stopped by SIGINT before it ended (the step at 2x was not measured): the target met the objectives at 1x. What was measured is kept; run the search again to finish it.',
+    );
     const b = conclude('B', [], settings, cut);
     expect(b).toMatchObject({ sustained_factor: null, limited_by: 'stopped', limit_factor: null });
     expect(b.note).toMatch(/this target's first step was not run\): nothing was measured/);
@@ -144,35 +183,60 @@ describe('what ended the search, said as what it was (issue 32, finding 4)', () 
   });
 
   it('a step that could not be run: said with its cause, not as the cap', () => {
-    const t = conclude('A', [step(1, 'met'), step(2, 'objectives')], settings, { by: 'step_failed', cause: 'fire worker 43 did not start' });
+    const t = conclude('A', [step(1, 'met'), step(2, 'objectives')], settings, {
+      by: 'step_failed',
+      cause: 'fire worker 43 did not start',
+    });
     expect(t).toMatchObject({ sustained_factor: 1, limited_by: 'step_failed', limit_factor: 1.5 });
-    expect(t.note).toBe('The search ended early: a step could not be run (fire worker 43 did not start); the step at 1.5x was not measured: the target met the objectives at 1x and failed them at 2x (objectives). What was measured is kept.');
+    expect(t.note).toBe(
+      'The search ended early: a step could not be run (fire worker 43 did not start); the step at 1.5x was not measured: the target met the objectives at 1x and failed them at 2x (objectives). What was measured is kept.',
+    );
     expect(sustainedText(t)).toBe('at least 1x (a step could not be run)');
-    expect(sustainedText(conclude('B', [], settings, { by: 'step_failed', cause: 'x' }))).toBe('none judged (a step could not be run)');
+    expect(sustainedText(conclude('B', [], settings, { by: 'step_failed', cause: 'x' }))).toBe(
+      'none judged (a step could not be run)',
+    );
   });
 });
 
 describe('a broken target and an empty step (issue 32, findings 5 and 6)', () => {
   it('a step whose requests all failed is broken: the search ends there, with the errors seen', async () => {
     const errors = [{ error: 'HTTPError 404', count: 21, message: 'HTTP 404: no route for POST /nope' }];
-    const broken = { ...measureStep(1, [], manifest({ scheduled: 21, succeeded: 0, failed: 21 }), objectives.slos), errors };
-    expect(judgeStep(broken, objectives)).toEqual({ outcome: 'broken', reason: 'no request succeeded (21 of 21 failed: HTTPError 404 21)' });
+    const broken = {
+      ...measureStep(1, [], manifest({ scheduled: 21, succeeded: 0, failed: 21 }), objectives.slos),
+      errors,
+    };
+    expect(judgeStep(broken, objectives)).toEqual({
+      outcome: 'broken',
+      reason: 'no request succeeded (21 of 21 failed: HTTPError 404 21)',
+    });
     const tried: number[] = [];
-    const [t] = await searchCapacity(['A'], settings, async (factor) => {
-      tried.push(factor);
-      if (factor < 4) return new Map([['A', step(factor, 'met')]]);
-      const m = { ...measureStep(factor, [], manifest({ succeeded: 0, failed: 100 }), objectives.slos), errors };
-      return new Map([['A', { ...m, ...judgeStep(m, objectives), run_id: 'r', results: 'r/' }]]);
-    }, async () => {});
+    const [t] = await searchCapacity(
+      ['A'],
+      settings,
+      async (factor) => {
+        tried.push(factor);
+        if (factor < 4) return new Map([['A', step(factor, 'met')]]);
+        const m = { ...measureStep(factor, [], manifest({ succeeded: 0, failed: 100 }), objectives.slos), errors };
+        return new Map([['A', { ...m, ...judgeStep(m, objectives), run_id: 'r', results: 'r/' }]]);
+      },
+      async () => {},
+    );
     expect(tried).toEqual([1, 2, 4]);
     expect(t).toMatchObject({ sustained_factor: 2, limited_by: 'broken', limit_factor: 4 });
-    expect(t!.note).toMatch(/^It met the objectives at 2x, then at 4x no request succeeded: 100 of 100 failed \(HTTPError 404 21 \("HTTP 404: no route for POST \/nope"\)\)\. A target that fails every request is broken/);
+    expect(t!.note).toMatch(
+      /^It met the objectives at 2x, then at 4x no request succeeded: 100 of 100 failed \(HTTPError 404 21 \("HTTP 404: no route for POST \/nope"\)\)\. A target that fails every request is broken/,
+    );
     expect(sustainedText(t!)).toBe('at least 2x (broken at 4x: no request succeeded, HTTPError 404)');
   });
 
   it('the errors seen, the commonest first, with a message each', () => {
-    const failed = (code: number | null, type: string) => ({ ...record(null, true), error: { code, type, message: `${type} ${code}` } });
-    expect(stepErrors([failed(500, 'HTTPError'), failed(null, 'ConnectionRefused'), failed(500, 'HTTPError'), record(1)])).toEqual([
+    const failed = (code: number | null, type: string) => ({
+      ...record(null, true),
+      error: { code, type, message: `${type} ${code}` },
+    });
+    expect(
+      stepErrors([failed(500, 'HTTPError'), failed(null, 'ConnectionRefused'), failed(500, 'HTTPError'), record(1)]),
+    ).toEqual([
       { error: 'HTTPError 500', count: 2, message: 'HTTPError 500' },
       { error: 'ConnectionRefused', count: 1, message: 'ConnectionRefused null' },
     ]);
@@ -180,22 +244,36 @@ describe('a broken target and an empty step (issue 32, findings 5 and 6)', () =>
 
   it('a factor that holds no request is neither met nor failed: the search grows past it and goes no lower', async () => {
     const m = measureStep(0.5, [], manifest({ scheduled: 0, succeeded: 0 }), objectives.slos);
-    expect(judgeStep(m, objectives)).toEqual({ outcome: 'empty', reason: "no request at this factor: the window's requests sampled at 0.5x kept none" });
+    expect(judgeStep(m, objectives)).toEqual({
+      outcome: 'empty',
+      reason: "no request at this factor: the window's requests sampled at 0.5x kept none",
+    });
     // Growing from a start that holds none.
     expect(nextFactor([step(0.25, 'empty')], settings)).toBe(0.5);
     // Going down from a failure: not below a factor that held none.
     expect(nextFactor([step(1, 'objectives'), step(0.5, 'empty')], settings)).toBeNull();
     const down = conclude('A', [step(1, 'objectives'), step(0.5, 'empty')], settings);
     expect(down).toMatchObject({ sustained_factor: null, limited_by: 'objectives', limit_factor: 1 });
-    expect(down.note).toMatch(/0\.5x held no request \(the window's requests sampled at 0\.5x kept none\), so no smaller factor can be measured/);
-    const none = conclude('B', [step(0.25, 'empty'), step(0.5, 'empty')], { ...settings, startFactor: 0.25, maxFactor: 0.5 });
+    expect(down.note).toMatch(
+      /0\.5x held no request \(the window's requests sampled at 0\.5x kept none\), so no smaller factor can be measured/,
+    );
+    const none = conclude('B', [step(0.25, 'empty'), step(0.5, 'empty')], {
+      ...settings,
+      startFactor: 0.25,
+      maxFactor: 0.5,
+    });
     expect(none).toMatchObject({ sustained_factor: null, limited_by: 'empty', limit_factor: null });
   });
 });
 
 describe('factors and their names (issue 32, finding 3)', () => {
   it('every factor tried is on a grid of 1e-6, so no two steps are written alike', async () => {
-    const { tried, result } = await factorsTried(1.3198245, { startFactor: 0.0012345678, growth: 1.7, resolution: 0.0012345678, maxFactor: 64 });
+    const { tried, result } = await factorsTried(1.3198245, {
+      startFactor: 0.0012345678,
+      growth: 1.7,
+      resolution: 0.0012345678,
+      maxFactor: 64,
+    });
     expect(tried.every((f) => roundTo(f, 1e-6) === f)).toBe(true);
     expect(new Set(tried.map((f) => `${f}x`)).size).toBe(tried.length);
     expect(result.note).not.toMatch(/at (\S+)x;.* at \1x/);
@@ -219,14 +297,32 @@ function record(ttft: number | null, error = false): ProfileRecord {
   };
 }
 
-const manifest = (over: Partial<StepManifest> = {}): StepManifest => ({ scheduled: 100, succeeded: 100, failed: 0, droppedByReason: {}, scheduleLag: { p90: 2 }, wireLag: { p90: 3, p99: 4 }, ...over });
+const manifest = (over: Partial<StepManifest> = {}): StepManifest => ({
+  scheduled: 100,
+  succeeded: 100,
+  failed: 0,
+  droppedByReason: {},
+  scheduleLag: { p90: 2 },
+  wireLag: { p90: 3, p99: 4 },
+  ...over,
+});
 
 describe('a step measured and judged', () => {
   const fast = Array.from({ length: 100 }, (_, i) => record(100 + i));
 
   it('goodput is the share of the requests due that met every SLO; incompatible ones are not the target’s', () => {
     const records = [...fast.slice(0, 97), record(250), record(300), record(null, true)];
-    const m = measureStep(2, records, manifest({ scheduled: 104, succeeded: 99, failed: 1, droppedByReason: { not_chat_request: 3, late_beyond_tolerance: 1 } }), objectives.slos);
+    const m = measureStep(
+      2,
+      records,
+      manifest({
+        scheduled: 104,
+        succeeded: 99,
+        failed: 1,
+        droppedByReason: { not_chat_request: 3, late_beyond_tolerance: 1 },
+      }),
+      objectives.slos,
+    );
     expect(m.requests).toBe(101);
     expect(m.goodput).toBeCloseTo(97 / 101, 12);
     expect(m.error_rate).toBeCloseTo(1 / 101, 12);
@@ -239,9 +335,18 @@ describe('a step measured and judged', () => {
     const met = measureStep(1, fast, manifest(), objectives.slos);
     expect(judgeStep(met, objectives).outcome).toBe('met');
     expect(judgeStep({ ...met, error_rate: 0.01, failed: 1 }, objectives)).toMatchObject({ outcome: 'errors' });
-    expect(judgeStep({ ...met, goodput: 0.98, good: 98 }, objectives)).toMatchObject({ outcome: 'objectives', reason: 'goodput 98 % (98 of 100) < 99 %' });
-    const late = { ...met, client: { schedule_lag_p90_ms: 150, wire_lag_p90_ms: 180, wire_lag_p99_ms: 250, late_dropped: 0 } };
-    expect(judgeStep(late, objectives)).toMatchObject({ outcome: 'client', reason: 'the replayer sent late: p90 wire lag 180.0 ms > 100 ms' });
+    expect(judgeStep({ ...met, goodput: 0.98, good: 98 }, objectives)).toMatchObject({
+      outcome: 'objectives',
+      reason: 'goodput 98 % (98 of 100) < 99 %',
+    });
+    const late = {
+      ...met,
+      client: { schedule_lag_p90_ms: 150, wire_lag_p90_ms: 180, wire_lag_p99_ms: 250, late_dropped: 0 },
+    };
+    expect(judgeStep(late, objectives)).toMatchObject({
+      outcome: 'client',
+      reason: 'the replayer sent late: p90 wire lag 180.0 ms > 100 ms',
+    });
     // Late and failing: the client's requests held back went out together, a burst the capture never had: not the target's verdict.
     expect(judgeStep({ ...late, goodput: 0.5 }, objectives).outcome).toBe('client');
     // Errors are the target's answers, whatever the client's pace.
@@ -250,20 +355,49 @@ describe('a step measured and judged', () => {
 });
 
 describe('capacity.json and its summary line', () => {
-
   it('says in one line which target sustains how much, the best first, with the goodput objective', () => {
-    const a = conclude('A', [step(1, 'met'), step(2, 'objectives'), step(1.8, 'met'), step(1.9, 'objectives')], settings);
-    const b = conclude('B', [step(1, 'met'), step(2, 'met'), step(4, 'objectives'), step(3, 'objectives'), step(2.5, 'objectives'), step(2.3, 'met'), step(2.4, 'met')], settings);
+    const a = conclude(
+      'A',
+      [step(1, 'met'), step(2, 'objectives'), step(1.8, 'met'), step(1.9, 'objectives')],
+      settings,
+    );
+    const b = conclude(
+      'B',
+      [
+        step(1, 'met'),
+        step(2, 'met'),
+        step(4, 'objectives'),
+        step(3, 'objectives'),
+        step(2.5, 'objectives'),
+        step(2.3, 'met'),
+        step(2.4, 'met'),
+      ],
+      settings,
+    );
     const doc = buildCapacityDocument(info, [a, b]);
     expect(capacitySummaryLine(doc)).toBe("B sustains 2.4x today's traffic at 99 % goodput, A 1.8x");
-    expect(doc).toMatchObject({ schema_version: 1, objectives: { goodput: { time_to_first_token: 200 }, min_goodput: 0.99, max_error_rate: 0.01 } });
-    expect(Object.keys(doc.targets[0]!)).toEqual(['name', 'sustained_factor', 'limited_by', 'limit_factor', 'note', 'steps']);
+    expect(doc).toMatchObject({
+      schema_version: 1,
+      objectives: { goodput: { time_to_first_token: 200 }, min_goodput: 0.99, max_error_rate: 0.01 },
+    });
+    expect(Object.keys(doc.targets[0]!)).toEqual([
+      'name',
+      'sustained_factor',
+      'limited_by',
+      'limit_factor',
+      'note',
+      'steps',
+    ]);
   });
 
   it('names the client and the cap as limits, and a target that met nothing', () => {
     const client = conclude('A', [step(1, 'met'), step(2, 'client')], settings);
     const cap = conclude('B', [step(1, 'met'), step(2, 'met')], { ...settings, maxFactor: 2 });
-    const none = conclude('C', [step(1, 'objectives'), step(0.5, 'objectives'), step(0.25, 'objectives'), step(0.125, 'objectives')], settings);
+    const none = conclude(
+      'C',
+      [step(1, 'objectives'), step(0.5, 'objectives'), step(0.25, 'objectives'), step(0.125, 'objectives')],
+      settings,
+    );
     expect(capacitySummaryLine(buildCapacityDocument(info, [client, cap, none]))).toBe(
       "B sustains 2x or more (the cap) today's traffic at 99 % goodput, A at least 1x (client-limited), C less than 0.125x (no factor tried met the objectives)",
     );
@@ -274,15 +408,30 @@ describe('capacity.json and its summary line', () => {
   });
 
   it('says plainly when no factor was sustained because the client was late, never "at least nothing"', () => {
-    const cold = conclude('D', [{ ...step(1, 'client'), reason: 'the replayer sent late: p90 wire lag 180.0 ms > 100 ms' }], settings);
+    const cold = conclude(
+      'D',
+      [{ ...step(1, 'client'), reason: 'the replayer sent late: p90 wire lag 180.0 ms > 100 ms' }],
+      settings,
+    );
     expect(cold).toMatchObject({ sustained_factor: null, limited_by: 'client', limit_factor: 1 });
     expect(cold.note).toBe(
       'No factor sustained: at 1x, the first step, the replayer already could not send on time (the replayer sent late: p90 wire lag 180.0 ms > 100 ms), so this machine cannot tell whether the target sustains it. ' +
         'To go further: more fire threads (--workers), a bigger machine, or the AWS pipeline (amplify in a schedule).',
     );
-    const failedThenLate = conclude('E', [{ ...step(1, 'objectives'), reason: 'goodput 50 % (50 of 100) < 99 %' }, { ...step(0.5, 'client'), reason: 'late' }], settings);
-    expect(failedThenLate.note).toMatch(/^No factor sustained: 1x already failed \(goodput 50 % \(50 of 100\) < 99 %\), and at 0\.5x the replayer could not send on time \(late\)\./);
-    expect(capacitySummaryLine(buildCapacityDocument(info, [failedThenLate]))).toBe('No factor sustained at 99 % goodput: E less than 1x (the replayer was late at 0.5x)');
+    const failedThenLate = conclude(
+      'E',
+      [
+        { ...step(1, 'objectives'), reason: 'goodput 50 % (50 of 100) < 99 %' },
+        { ...step(0.5, 'client'), reason: 'late' },
+      ],
+      settings,
+    );
+    expect(failedThenLate.note).toMatch(
+      /^No factor sustained: 1x already failed \(goodput 50 % \(50 of 100\) < 99 %\), and at 0\.5x the replayer could not send on time \(late\)\./,
+    );
+    expect(capacitySummaryLine(buildCapacityDocument(info, [failedThenLate]))).toBe(
+      'No factor sustained at 99 % goodput: E less than 1x (the replayer was late at 0.5x)',
+    );
     for (const t of [cold, failedThenLate]) expect(t.note).not.toMatch(/at least|nothing measured/);
   });
 });

@@ -63,8 +63,12 @@ describe('local capture files', () => {
   });
 
   it('fails clearly on a missing path', async () => {
-    await expect(listCaptureFiles(join(root, 'missing'))).rejects.toThrow(`captures path not found: ${join(root, 'missing')}`);
-    await expect(listCaptureFiles(join(root, 'ep/AllTraffic/2026/04/29/00/notes.txt/below'))).rejects.toThrow(/captures path not found/);
+    await expect(listCaptureFiles(join(root, 'missing'))).rejects.toThrow(
+      `captures path not found: ${join(root, 'missing')}`,
+    );
+    await expect(listCaptureFiles(join(root, 'ep/AllTraffic/2026/04/29/00/notes.txt/below'))).rejects.toThrow(
+      /captures path not found/,
+    );
   });
 
   it('reads a file as chunks that add up to its bytes', async () => {
@@ -86,16 +90,29 @@ describe('local capture files', () => {
       ['next-day', 'ep/AllTraffic/2026/04/30/00/x.jsonl', 1],
     ]);
     const built = report.build();
-    expect(built.totals).toEqual({ files: 5, linesRead: 7, blankLines: 0, accepted: 5, rejected: 2, contentTypeInferred: 0, rejectedByReason: { duplicate: 1, invalid_json: 1 } });
+    expect(built.totals).toEqual({
+      files: 5,
+      linesRead: 7,
+      blankLines: 0,
+      accepted: 5,
+      rejected: 2,
+      contentTypeInferred: 0,
+      rejectedByReason: { duplicate: 1, invalid_json: 1 },
+    });
     expect(built.skippedFiles.map((s) => s.reason)).toEqual(['not a .jsonl file', 'not a .jsonl file']);
-    expect(built.files.find((f) => f.file.endsWith('05-a.jsonl'))?.examples.invalid_json).toEqual([{ file: join(root, 'ep/AllTraffic/2026/04/29/01/05-a.jsonl'), line: 2, detail: 'not JSON (6 chars)' }]);
+    expect(built.files.find((f) => f.file.endsWith('05-a.jsonl'))?.examples.invalid_json).toEqual([
+      { file: join(root, 'ep/AllTraffic/2026/04/29/01/05-a.jsonl'), line: 2, detail: 'not JSON (6 chars)' },
+    ]);
   });
 });
 
 describe('local capture files that cannot be read: skipped with their reason, the rest read', () => {
   // root reads through chmod 000; the end-to-end fuzz test runs the CLI as another user then.
   const isRoot = process.getuid?.() === 0;
-  if (isRoot) process.stdout.write('capture-files.test.ts: running as root, chmod 000 does not deny: the EACCES cases run in test/e2e/cli-fuzz.test.ts as an unprivileged user\n');
+  if (isRoot)
+    process.stdout.write(
+      'capture-files.test.ts: running as root, chmod 000 does not deny: the EACCES cases run in test/e2e/cli-fuzz.test.ts as an unprivileged user\n',
+    );
 
   it.skipIf(isRoot)('an unreadable folder and an unreadable file (EACCES)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'captures-eacces-'));

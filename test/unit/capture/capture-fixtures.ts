@@ -7,7 +7,8 @@ import type { CaptureRecord, IngestReport } from '../../../lambdas/core/types';
 /** Marker in every prompt: a rejection detail must never contain it. */
 export const SECRET = 'SECRET-PROMPT';
 export const CHAT_BODY = `{"messages":[{"role":"user","content":"${SECRET} héllo"}]}`;
-export const OUTPUT_BODY = '{"choices":[{"message":{"role":"assistant","content":"hi"}}],"usage":{"prompt_tokens":7,"completion_tokens":30,"total_tokens":37}}';
+export const OUTPUT_BODY =
+  '{"choices":[{"message":{"role":"assistant","content":"hi"}}],"usage":{"prompt_tokens":7,"completion_tokens":30,"total_tokens":37}}';
 
 export interface LineParts {
   input?: Record<string, unknown>;
@@ -19,11 +20,27 @@ export interface LineParts {
 /** A well-formed capture line (JSON encoding, OpenAI answer with usage), with parts overridden. */
 export function captureLine(parts: LineParts = {}): string {
   const captureData: Record<string, unknown> = {
-    endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: CHAT_BODY, encoding: 'JSON', ...parts.input },
+    endpointInput: {
+      observedContentType: 'application/json',
+      mode: 'INPUT',
+      data: CHAT_BODY,
+      encoding: 'JSON',
+      ...parts.input,
+    },
   };
-  if (parts.output === undefined) captureData.endpointOutput = { observedContentType: 'application/json', mode: 'OUTPUT', data: OUTPUT_BODY, encoding: 'JSON' };
+  if (parts.output === undefined)
+    captureData.endpointOutput = {
+      observedContentType: 'application/json',
+      mode: 'OUTPUT',
+      data: OUTPUT_BODY,
+      encoding: 'JSON',
+    };
   else if (parts.output !== null) captureData.endpointOutput = parts.output;
-  return JSON.stringify({ captureData, eventMetadata: { eventId: 'e-1', inferenceTime: '2026-04-29T00:03:18Z', ...parts.meta }, eventVersion: '0' });
+  return JSON.stringify({
+    captureData,
+    eventMetadata: { eventId: 'e-1', inferenceTime: '2026-04-29T00:03:18Z', ...parts.meta },
+    eventVersion: '0',
+  });
 }
 
 export async function* chunksOf(parts: (string | Uint8Array)[]): AsyncGenerator<Uint8Array> {
@@ -33,7 +50,11 @@ export async function* chunksOf(parts: (string | Uint8Array)[]): AsyncGenerator<
 /** A comparable view of a record: bodies as text; its duplicate filter's mark as whether it was superseded since. */
 export function view(r: CaptureRecord) {
   const { dedupe, ...rest } = r;
-  return { ...rest, input: { ...r.input, body: Buffer.from(r.input.body).toString('utf8') }, ...(dedupe ? { superseded: dedupe.keptBy.superseded(dedupe.keptAs) } : {}) };
+  return {
+    ...rest,
+    input: { ...r.input, body: Buffer.from(r.input.body).toString('utf8') },
+    ...(dedupe ? { superseded: dedupe.keptBy.superseded(dedupe.keptAs) } : {}),
+  };
 }
 
 export async function parseAll(
@@ -44,7 +65,8 @@ export async function parseAll(
   const records: CaptureRecord[] = [];
   const duplicates = options.duplicates === null ? undefined : (options.duplicates ?? new DuplicateFilter());
   const extra = options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes };
-  for await (const r of parseCaptureStream(chunksOf(parts), options.file ?? 'f.jsonl', builder, duplicates, extra)) records.push(r);
+  for await (const r of parseCaptureStream(chunksOf(parts), options.file ?? 'f.jsonl', builder, duplicates, extra))
+    records.push(r);
   // The records a run replays: not those an earlier copy superseded after they were read.
   return { records: records.filter(isLive), report: builder.build() };
 }

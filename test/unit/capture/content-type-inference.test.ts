@@ -29,7 +29,8 @@ function parsed(line: string): CaptureRecord {
   return verdict.record;
 }
 
-const plan = (record: CaptureRecord, targetKind: TargetKind) => buildPlan([record], { runId: 'r', targetKind, timeScale: 1, intraSecond: 'spread' } satisfies PlanOptions);
+const plan = (record: CaptureRecord, targetKind: TargetKind) =>
+  buildPlan([record], { runId: 'r', targetKind, timeScale: 1, intraSecond: 'spread' } satisfies PlanOptions);
 
 describe.each(['missing', 'null'] as const)('input content type %s', (how) => {
   it.each([
@@ -56,7 +57,11 @@ describe.each(['missing', 'null'] as const)('input content type %s', (how) => {
   });
 
   it('encoding JSON with a body that is not JSON: bad_inner_json, as for a declared JSON type (no prompt text in the detail)', () => {
-    const verdict = parseCaptureLine(withoutType({ encoding: 'JSON', data: '{"messages": [{"role": "user", "content": "SECRET' }, how), { file: 'f', line: 1 }, { nowMs: NOW });
+    const verdict = parseCaptureLine(
+      withoutType({ encoding: 'JSON', data: '{"messages": [{"role": "user", "content": "SECRET' }, how),
+      { file: 'f', line: 1 },
+      { nowMs: NOW },
+    );
     expect(verdict).toMatchObject({ ok: false, reason: 'bad_inner_json' });
     expect(!verdict.ok && verdict.detail).toMatch(/^no content type and encoding JSON, but the data is not JSON \(/);
     expect(!verdict.ok && verdict.detail).not.toContain('SECRET');
@@ -81,7 +86,9 @@ describe('what the targets get', () => {
   });
 
   it('a declared type is kept as declared, even over a JSON body', () => {
-    const record = parsed(captureLine({ input: { observedContentType: 'text/plain', encoding: 'JSON', data: CHAT_BODY } }));
+    const record = parsed(
+      captureLine({ input: { observedContentType: 'text/plain', encoding: 'JSON', data: CHAT_BODY } }),
+    );
     expect(record.input.contentType).toBe('text/plain');
     expect(record.input.contentTypeInferred).toBeUndefined();
   });
@@ -90,7 +97,16 @@ describe('what the targets get', () => {
     ['absent', {}],
     ['null', { observedContentType: null }],
   ])('an output content type %s: none asked for (accept null), token usage still read', (_name, extra) => {
-    const record = parsed(captureLine({ output: { mode: 'OUTPUT', encoding: 'JSON', data: '{"usage":{"prompt_tokens":3,"completion_tokens":5}}', ...extra } }));
+    const record = parsed(
+      captureLine({
+        output: {
+          mode: 'OUTPUT',
+          encoding: 'JSON',
+          data: '{"usage":{"prompt_tokens":3,"completion_tokens":5}}',
+          ...extra,
+        },
+      }),
+    );
     expect(record.output).toMatchObject({ contentType: null, usage: { promptTokens: 3, completionTokens: 5 } });
     expect(plan(record, 'sagemaker').requests[0]!.accept).toBeNull();
   });
@@ -110,20 +126,34 @@ describe('the ingest report counts inferred types, per file and in total', () =>
       withoutType({ encoding: 'JSON', data: '{"broken' }, 'missing'), // rejected
       captureLine({ meta: { eventId: 'declared' } }), // declared
     ];
-    const { report } = await parseAll([lines.map((l, i) => l.replace('"eventId":"e-1"', `"eventId":"e-${i}"`)).join('\n') + '\n']);
-    expect(report.files[0]).toMatchObject({ accepted: 4, rejected: 1, contentTypeInferred: 2, rejectedByReason: { bad_inner_json: 1 } });
+    const { report } = await parseAll([
+      lines.map((l, i) => l.replace('"eventId":"e-1"', `"eventId":"e-${i}"`)).join('\n') + '\n',
+    ]);
+    expect(report.files[0]).toMatchObject({
+      accepted: 4,
+      rejected: 1,
+      contentTypeInferred: 2,
+      rejectedByReason: { bad_inner_json: 1 },
+    });
     expect(report.totals.contentTypeInferred).toBe(2);
   });
 
   it('an earlier copy read later takes the count with it to its own file', async () => {
-    const copy = (second: number) => withoutType({ encoding: 'JSON', data: CHAT_BODY }, 'missing').replace('00:03:18Z', `00:03:0${second}Z`);
+    const copy = (second: number) =>
+      withoutType({ encoding: 'JSON', data: CHAT_BODY }, 'missing').replace('00:03:18Z', `00:03:0${second}Z`);
     const builder = new IngestReportBuilder();
     const duplicates = new DuplicateFilter();
-    for (const [file, text] of [['a.jsonl', copy(3)], ['b.jsonl', copy(1)]] as const) {
-      for await (const record of parseCaptureStream(chunksOf([text + '\n']), file, builder, duplicates, { nowMs: NOW })) void record;
+    for (const [file, text] of [
+      ['a.jsonl', copy(3)],
+      ['b.jsonl', copy(1)],
+    ] as const) {
+      for await (const record of parseCaptureStream(chunksOf([text + '\n']), file, builder, duplicates, { nowMs: NOW }))
+        void record;
     }
     const report = builder.build();
-    expect(report.files.map((f) => [f.file, f.accepted, f.contentTypeInferred, f.rejectedByReason.duplicate ?? 0])).toEqual([
+    expect(
+      report.files.map((f) => [f.file, f.accepted, f.contentTypeInferred, f.rejectedByReason.duplicate ?? 0]),
+    ).toEqual([
       ['a.jsonl', 0, 0, 1],
       ['b.jsonl', 1, 1, 0],
     ]);

@@ -13,7 +13,8 @@ const naive = (bytes: Uint8Array) => bytes.some((b) => b < 0x20);
 /** Printable filler (0x20-0x7e) with some bytes >= 0x80, which an unsigned compare must pass. */
 function filler(length: number, random: () => number): Buffer {
   const bytes = Buffer.alloc(length);
-  for (let i = 0; i < length; i++) bytes[i] = random() < 0.2 ? 0x80 + Math.floor(random() * 128) : 0x20 + Math.floor(random() * 95);
+  for (let i = 0; i < length; i++)
+    bytes[i] = random() < 0.2 ? 0x80 + Math.floor(random() * 128) : 0x20 + Math.floor(random() * 95);
   return bytes;
 }
 
@@ -85,7 +86,8 @@ describe('createSimdControlCheck', () => {
       if (random() < 0.5 && bytes.length > 0) bytes[Math.floor(random() * bytes.length)] = Math.floor(random() * 0x20);
       const expected = naive(bytes);
       const answers = { simd: check(bytes), words: hasControlByteWords(bytes), hasControlByte: hasControlByte(bytes) };
-      for (const [name, answer] of Object.entries(answers)) if (answer !== expected) wrong.push(`${name} on buffer ${n} (length ${bytes.length}): ${answer}`);
+      for (const [name, answer] of Object.entries(answers))
+        if (answer !== expected) wrong.push(`${name} on buffer ${n} (length ${bytes.length}): ${answer}`);
     }
     expect(wrong).toEqual([]);
   });

@@ -40,20 +40,34 @@ describe('implausible_time: before SageMaker (2017-11-29) or more than a day ahe
   it('says which bound, and quotes only the time', () => {
     const past = parseCaptureLine(at('0050-06-01T00:00:00Z'), SRC, { nowMs: NOW });
     const future = parseCaptureLine(at('9999-12-31T23:59:59Z'), SRC, { nowMs: NOW });
-    expect(!past.ok && past.detail).toBe('inferenceTime "0050-06-01T00:00:00Z" is before 2017-11-29, when SageMaker launched');
-    expect(!future.ok && future.detail).toBe(`inferenceTime "9999-12-31T23:59:59Z" is more than a day ahead of this machine's clock (2026-11-23T12:00:00.000Z)`);
+    expect(!past.ok && past.detail).toBe(
+      'inferenceTime "0050-06-01T00:00:00Z" is before 2017-11-29, when SageMaker launched',
+    );
+    expect(!future.ok && future.detail).toBe(
+      `inferenceTime "9999-12-31T23:59:59Z" is more than a day ahead of this machine's clock (2026-11-23T12:00:00.000Z)`,
+    );
     expect(EARLIEST_PLAUSIBLE_TIME_MS).toBe(Date.parse('2017-11-29T00:00:00Z'));
     expect(MAX_FUTURE_MS).toBe(86_400_000);
   });
 
   it('a stream counts them by line and keeps the rest: a 9999 record cannot stretch the schedule', async () => {
-    const lines = [at('2026-04-29T00:00:00Z', 'a'), at('9999-01-01T00:00:00Z', 'b'), at('2026-04-29T00:00:01Z', 'c'), at('0001-01-01T00:00:00Z', 'd')];
+    const lines = [
+      at('2026-04-29T00:00:00Z', 'a'),
+      at('9999-01-01T00:00:00Z', 'b'),
+      at('2026-04-29T00:00:01Z', 'c'),
+      at('0001-01-01T00:00:00Z', 'd'),
+    ];
     const builder = new IngestReportBuilder();
     const records: CaptureRecord[] = [];
-    for await (const r of parseCaptureStream(chunksOf([lines.join('\n')]), 'f.jsonl', builder, undefined, { nowMs: NOW })) records.push(r);
+    for await (const r of parseCaptureStream(chunksOf([lines.join('\n')]), 'f.jsonl', builder, undefined, {
+      nowMs: NOW,
+    }))
+      records.push(r);
     expect(records.map((r) => r.eventId)).toEqual(['a', 'c']);
     expect(builder.build().files[0]!.examples.implausible_time?.map((e) => e.line)).toEqual([2, 4]);
-    expect(buildPlan(records, { runId: 'r', targetKind: 'openai-chat', timeScale: 1, intraSecond: 'spread' }).durationMs).toBe(1000);
+    expect(
+      buildPlan(records, { runId: 'r', targetKind: 'openai-chat', timeScale: 1, intraSecond: 'spread' }).durationMs,
+    ).toBe(1000);
   });
 });
 
@@ -84,20 +98,41 @@ describe('whole seconds follow the text of inferenceTime (issue 11)', () => {
     const plan = buildPlan(records, { runId: 'r', targetKind: 'openai-chat', timeScale: 1, intraSecond: 'spread' });
     const offsets = Object.fromEntries(plan.requests.map((r) => [r.eventId, r.offsetMs]));
     expect(offsets).toEqual({ w1: 0, x1: 0, x2: 0, w2: 1000 / 3, w3: 2000 / 3, w4: 1000 });
-    expect(plan.timing).toEqual({ intraSecond: 'spread', wholeSecondRecords: 4, exactTimeRecords: 2, spreadRecords: 2, maxSpreadMs: 2000 / 3 });
+    expect(plan.timing).toEqual({
+      intraSecond: 'spread',
+      wholeSecondRecords: 4,
+      exactTimeRecords: 2,
+      spreadRecords: 2,
+      maxSpreadMs: 2000 / 3,
+    });
     const burst = buildPlan(records, { runId: 'r', targetKind: 'openai-chat', timeScale: 1, intraSecond: 'burst' });
-    expect(burst.timing).toEqual({ intraSecond: 'burst', wholeSecondRecords: 4, exactTimeRecords: 2, spreadRecords: 0, maxSpreadMs: 0 });
+    expect(burst.timing).toEqual({
+      intraSecond: 'burst',
+      wholeSecondRecords: 4,
+      exactTimeRecords: 2,
+      spreadRecords: 0,
+      maxSpreadMs: 0,
+    });
   });
 });
 
 describe('byte-order marks', () => {
   it('are skipped by parseCaptureLine too (every path: the stream, read-back, direct calls)', () => {
     expect(parseCaptureLine('\uFEFF' + at('2026-04-29T00:03:18Z'), SRC).ok).toBe(true);
-    expect(parseCaptureLine('\uFEFF\uFEFF' + at('2026-04-29T00:03:18Z'), SRC)).toMatchObject({ ok: false, reason: 'invalid_json' });
+    expect(parseCaptureLine('\uFEFF\uFEFF' + at('2026-04-29T00:03:18Z'), SRC)).toMatchObject({
+      ok: false,
+      reason: 'invalid_json',
+    });
   });
 
   it('a file of only a mark is one blank line; a mark split across chunks is still found', async () => {
-    expect((await parseAll([Buffer.from([0xef, 0xbb, 0xbf])])).report.files[0]).toMatchObject({ bytesRead: 3, linesRead: 1, blankLines: 1, accepted: 0, rejected: 0 });
+    expect((await parseAll([Buffer.from([0xef, 0xbb, 0xbf])])).report.files[0]).toMatchObject({
+      bytesRead: 3,
+      linesRead: 1,
+      blankLines: 1,
+      accepted: 0,
+      rejected: 0,
+    });
     const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(at('2026-04-29T00:03:18Z') + '\n')]);
     for (const cut of [1, 2, 3]) {
       const { records, report } = await parseAll([bytes.subarray(0, cut), bytes.subarray(cut)]);
@@ -122,8 +157,15 @@ describe('gzip files (magic bytes 1f 8b) are skipped with their reason, not pars
   });
 
   it('a file that only starts with 1f is read as usual, a single 1f byte included', async () => {
-    expect((await parseAll([Buffer.from([0x1f, 0x41, 0x0a])])).report.files[0]).toMatchObject({ linesRead: 1, rejectedByReason: { invalid_json: 1 } });
-    expect((await parseAll([Buffer.from([0x1f])])).report.files[0]).toMatchObject({ bytesRead: 1, linesRead: 1, rejectedByReason: { truncated_line: 1 } });
+    expect((await parseAll([Buffer.from([0x1f, 0x41, 0x0a])])).report.files[0]).toMatchObject({
+      linesRead: 1,
+      rejectedByReason: { invalid_json: 1 },
+    });
+    expect((await parseAll([Buffer.from([0x1f])])).report.files[0]).toMatchObject({
+      bytesRead: 1,
+      linesRead: 1,
+      rejectedByReason: { truncated_line: 1 },
+    });
   });
 
   it('an empty file is a file of no lines', async () => {
@@ -136,7 +178,10 @@ describe('gzip files (magic bytes 1f 8b) are skipped with their reason, not pars
 describe('deeply nested JSON', () => {
   const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
   it('in the line itself (100,000 levels, outside the fields read) is parsed, not a stack overflow', () => {
-    const line = at('2026-04-29T00:03:18Z').replace('"eventVersion":"0"', `"eventVersion":"0","extra":${deep(100_000)}`);
+    const line = at('2026-04-29T00:03:18Z').replace(
+      '"eventVersion":"0"',
+      `"eventVersion":"0","extra":${deep(100_000)}`,
+    );
     expect(parseCaptureLine(line, SRC).ok).toBe(true);
   });
 
@@ -148,7 +193,10 @@ describe('deeply nested JSON', () => {
   it('in the body (100,000 levels) is accepted, and its JSON check does not overflow either', () => {
     const body = `{"messages":[{"role":"user","content":"x"}],"deep":${deep(100_000)}}`;
     expect(parseCaptureLine(captureLine({ input: { data: body } }), SRC).ok).toBe(true);
-    expect(parseCaptureLine(captureLine({ input: { data: body.slice(0, -1) } }), SRC)).toMatchObject({ ok: false, reason: 'bad_inner_json' });
+    expect(parseCaptureLine(captureLine({ input: { data: body.slice(0, -1) } }), SRC)).toMatchObject({
+      ok: false,
+      reason: 'bad_inner_json',
+    });
   });
 });
 
@@ -163,19 +211,24 @@ describe('lines past the cap, whatever their size', () => {
     }
     const builder = new IngestReportBuilder();
     const ids: string[] = [];
-    for await (const r of parseCaptureStream(source(), 'big.jsonl', builder, undefined, { maxLineBytes: 1 << 20 })) ids.push(r.eventId);
+    for await (const r of parseCaptureStream(source(), 'big.jsonl', builder, undefined, { maxLineBytes: 1 << 20 }))
+      ids.push(r.eventId);
     expect(ids).toEqual(['before', 'after']);
     const f = builder.build().files[0]!;
     expect(f).toMatchObject({ linesRead: 4, accepted: 2, rejectedByReason: { line_too_long: 2 } });
     expect(f.examples.line_too_long!.map((e) => e.line)).toEqual([2, 4]);
-    expect(f.examples.line_too_long![0]!.detail).toBe(`line of ${40 * (1 << 20) + 8} bytes exceeds the ${1 << 20}-byte limit`);
+    expect(f.examples.line_too_long![0]!.detail).toBe(
+      `line of ${40 * (1 << 20) + 8} bytes exceeds the ${1 << 20}-byte limit`,
+    );
   });
 
   it('the cap comes from CAPTURE_REPLAY_MAX_LINE_BYTES in the CLI, within its bounds', () => {
     expect(maxLineBytesFrom({})).toBe(128 * 1024 * 1024);
     expect(maxLineBytesFrom({ [MAX_LINE_BYTES_ENV]: '65536' })).toBe(65536);
     for (const bad of ['10', '1e12', 'lots', '65536.5', String(256 * 1024 * 1024)]) {
-      expect(maxLineBytesFrom({ [MAX_LINE_BYTES_ENV]: bad })).toMatch(/^CAPTURE_REPLAY_MAX_LINE_BYTES must be a whole number of bytes from 1024 to 134217728/);
+      expect(maxLineBytesFrom({ [MAX_LINE_BYTES_ENV]: bad })).toMatch(
+        /^CAPTURE_REPLAY_MAX_LINE_BYTES must be a whole number of bytes from 1024 to 134217728/,
+      );
     }
   });
 });

@@ -25,7 +25,8 @@ function disagreements(texts: Iterable<string>): [string, boolean, boolean, bool
     const expected = parses(text);
     const plain = isJsonText(text);
     const withBytes = isJsonText(text, Buffer.from(text, 'utf8'));
-    if (plain !== expected || withBytes !== expected) out.push([text.length > 200 ? `${text.slice(0, 200)}...` : text, expected, plain, withBytes]);
+    if (plain !== expected || withBytes !== expected)
+      out.push([text.length > 200 ? `${text.slice(0, 200)}...` : text, expected, plain, withBytes]);
   }
   return out;
 }
@@ -63,9 +64,16 @@ describe('isJsonText agrees with JSON.parse', () => {
 
   it('on capture-like bodies: chat requests with escapes, pretty-printed, and every 1-character cut of one', () => {
     const random = rng(13);
-    const chat = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'line 1\nline "2"\ttab \\ back é 😀 \u0001' }], max_tokens: 5, temperature: 0.7 });
+    const chat = JSON.stringify({
+      model: 'm',
+      messages: [{ role: 'user', content: 'line 1\nline "2"\ttab \\ back é 😀 \u0001' }],
+      max_tokens: 5,
+      temperature: 0.7,
+    });
     const pretty = JSON.stringify(JSON.parse(chat), null, 2);
-    const cuts = [chat, pretty].flatMap((t) => Array.from({ length: t.length }, (_, i) => t.slice(0, i) + t.slice(i + 1)));
+    const cuts = [chat, pretty].flatMap((t) =>
+      Array.from({ length: t.length }, (_, i) => t.slice(0, i) + t.slice(i + 1)),
+    );
     const edits = Array.from({ length: 5000 }, () => mutate(random, random() < 0.5 ? chat : pretty));
     expect(disagreements([chat, pretty, ...cuts, ...edits])).toEqual([]);
   });
@@ -100,7 +108,8 @@ describe('hasControlByte', () => {
     const random = rng(15);
     for (let n = 0; n < 3000; n++) {
       const bytes = Buffer.alloc(Math.floor(random() * 200) + 8);
-      for (let i = 0; i < bytes.length; i++) bytes[i] = random() < 0.004 ? Math.floor(random() * 0x20) : 0x20 + Math.floor(random() * 0xe0);
+      for (let i = 0; i < bytes.length; i++)
+        bytes[i] = random() < 0.004 ? Math.floor(random() * 0x20) : 0x20 + Math.floor(random() * 0xe0);
       const view = bytes.subarray(Math.floor(random() * 4));
       expect(hasControlByte(view)).toBe(view.some((b) => b < 0x20));
     }

@@ -40,9 +40,54 @@ const STRING_PIECES = [
   '\u2028',
   '"usage"',
 ];
-const BAD_STRING_PIECES = ['\n', '\t', '\u0000', '\u001f', '\r', '\\x41', '\\u12', '\\u12G4', '\\a', '\\', "\\'", '\\U0041', '\\0'];
-const NUMBERS = ['0', '-0', '1', '-1', '12345678901234567890', '0.5', '-0.0', '1e5', '1E+5', '1e-5', '2.5E-3', '123.456e789', '1e400', '-1e-400'];
-const BAD_NUMBERS = ['01', '-', '1.', '.5', '+1', '1e', '1e+', '-.5', '0x10', '1.e3', 'NaN', 'Infinity', '--1', '1_000', '٣'];
+const BAD_STRING_PIECES = [
+  '\n',
+  '\t',
+  '\u0000',
+  '\u001f',
+  '\r',
+  '\\x41',
+  '\\u12',
+  '\\u12G4',
+  '\\a',
+  '\\',
+  "\\'",
+  '\\U0041',
+  '\\0',
+];
+const NUMBERS = [
+  '0',
+  '-0',
+  '1',
+  '-1',
+  '12345678901234567890',
+  '0.5',
+  '-0.0',
+  '1e5',
+  '1E+5',
+  '1e-5',
+  '2.5E-3',
+  '123.456e789',
+  '1e400',
+  '-1e-400',
+];
+const BAD_NUMBERS = [
+  '01',
+  '-',
+  '1.',
+  '.5',
+  '+1',
+  '1e',
+  '1e+',
+  '-.5',
+  '0x10',
+  '1.e3',
+  'NaN',
+  'Infinity',
+  '--1',
+  '1_000',
+  '٣',
+];
 
 function ws(random: Random): string {
   if (random() < 0.6) return '';
@@ -69,14 +114,19 @@ function value(random: Random, depth: number, budget: { bad: number }): string {
     case 1:
       return plant() ? pick(random, BAD_NUMBERS) : pick(random, NUMBERS);
     case 2:
-      return plant() ? pick(random, ['tru', 'True', 'nul', 'falsey', 'undefined']) : pick(random, ['true', 'false', 'null']);
+      return plant()
+        ? pick(random, ['tru', 'True', 'nul', 'falsey', 'undefined'])
+        : pick(random, ['true', 'false', 'null']);
     case 3:
       return plant() ? pick(random, ["'single'", '{', ']', '', ',']) : stringLiteral(random, false);
     case 4:
     case 5: {
       const n = int(random, 0, 4);
       const members: string[] = [];
-      for (let i = 0; i < n; i++) members.push(`${ws(random)}${stringLiteral(random, plant())}${ws(random)}${plant() ? '' : ':'}${ws(random)}${value(random, depth + 1, budget)}${ws(random)}`);
+      for (let i = 0; i < n; i++)
+        members.push(
+          `${ws(random)}${stringLiteral(random, plant())}${ws(random)}${plant() ? '' : ':'}${ws(random)}${value(random, depth + 1, budget)}${ws(random)}`,
+        );
       const trailing = plant() ? ',' : '';
       return `{${members.join(plant() ? '' : ',')}${trailing}${n === 0 ? ws(random) : ''}}`;
     }
@@ -99,7 +149,29 @@ export function jsonDocument(random: Random, faults = 0): string {
   return doc;
 }
 
-const MUTATION_CHARS = ['"', '\\', '{', '}', '[', ']', ':', ',', ' ', '\n', '\t', '\u0000', '\u001f', 'e', '-', '.', '0', 'u', 'a', '\ud800', 'é'];
+const MUTATION_CHARS = [
+  '"',
+  '\\',
+  '{',
+  '}',
+  '[',
+  ']',
+  ':',
+  ',',
+  ' ',
+  '\n',
+  '\t',
+  '\u0000',
+  '\u001f',
+  'e',
+  '-',
+  '.',
+  '0',
+  'u',
+  'a',
+  '\ud800',
+  'é',
+];
 
 /** One blind edit of `text`: a character deleted, inserted or replaced, or the text cut short. */
 export function mutate(random: Random, text: string): string {

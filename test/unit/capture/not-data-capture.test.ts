@@ -13,10 +13,22 @@ const EXPECTED = 'expected SageMaker Data Capture lines (captureData.endpointInp
 
 describe('notDataCaptureDetail', () => {
   it.each([
-    [{ model: 'm', messages: [{ role: 'user', content: 'secret prompt' }] }, 'OpenAI chat requests (fields model, messages)'],
-    [{ metadata: {}, metrics: {}, error: null }, 'an AIPerf profile export (profile_export.jsonl records), the results of a run, not its input (fields metadata, metrics, error)'],
-    [{ custom_id: 'r1', method: 'POST', url: '/v1/chat/completions', body: {} }, 'an OpenAI Batch input file (fields custom_id, method, url, body)'],
-    [{ timestamp: 0, input_length: 10, output_length: 5, hash_ids: [] }, 'a Mooncake trace (AIPerf mooncake_trace) (fields timestamp, input_length, output_length, hash_ids)'],
+    [
+      { model: 'm', messages: [{ role: 'user', content: 'secret prompt' }] },
+      'OpenAI chat requests (fields model, messages)',
+    ],
+    [
+      { metadata: {}, metrics: {}, error: null },
+      'an AIPerf profile export (profile_export.jsonl records), the results of a run, not its input (fields metadata, metrics, error)',
+    ],
+    [
+      { custom_id: 'r1', method: 'POST', url: '/v1/chat/completions', body: {} },
+      'an OpenAI Batch input file (fields custom_id, method, url, body)',
+    ],
+    [
+      { timestamp: 0, input_length: 10, output_length: 5, hash_ids: [] },
+      'a Mooncake trace (AIPerf mooncake_trace) (fields timestamp, input_length, output_length, hash_ids)',
+    ],
     [{ endpointInput: { data: '{}' } }, 'a captureData object without the line around it (fields endpointInput)'],
     [{ a: 1, b: 2, c: 3, d: 4, e: 5, f: 6 }, 'some other JSON Lines format (fields a, b, c, d, e, ...)'],
     [{}, 'some other JSON Lines format (no fields)'],
@@ -33,13 +45,24 @@ describe('notDataCaptureDetail', () => {
 
   it('leaves a line with either Data Capture field to the schema', () => {
     expect(notDataCaptureDetail({ eventMetadata: {} })).toBeNull();
-    const verdict = parseCaptureLine(JSON.stringify({ captureData: {}, eventMetadata: { eventId: 'e', inferenceTime: '2026-04-29T00:03:18Z' } }), source);
-    expect(verdict).toMatchObject({ ok: false, reason: 'missing_field', detail: expect.stringMatching(/^captureData\.endpointInput:/) });
+    const verdict = parseCaptureLine(
+      JSON.stringify({ captureData: {}, eventMetadata: { eventId: 'e', inferenceTime: '2026-04-29T00:03:18Z' } }),
+      source,
+    );
+    expect(verdict).toMatchObject({
+      ok: false,
+      reason: 'missing_field',
+      detail: expect.stringMatching(/^captureData\.endpointInput:/),
+    });
   });
 
   it('is the detail of a line parsed without either field', () => {
     const verdict = parseCaptureLine(JSON.stringify({ model: 'm', messages: [] }), source);
-    expect(verdict).toEqual({ ok: false, reason: 'missing_field', detail: `not SageMaker Data Capture: looks like OpenAI chat requests (fields model, messages); ${EXPECTED}` });
+    expect(verdict).toEqual({
+      ok: false,
+      reason: 'missing_field',
+      detail: `not SageMaker Data Capture: looks like OpenAI chat requests (fields model, messages); ${EXPECTED}`,
+    });
   });
 });
 

@@ -24,14 +24,21 @@ const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
 
 type Parser = Pick<typeof current, 'parseCaptureStream' | 'IngestReportBuilder' | 'DuplicateFilter'>;
 
-async function run(parser: Parser, chunks: Buffer[], file: string): Promise<{ records: ReturnType<typeof view>[]; report: IngestReport }> {
+async function run(
+  parser: Parser,
+  chunks: Buffer[],
+  file: string,
+): Promise<{ records: ReturnType<typeof view>[]; report: IngestReport }> {
   const builder = new parser.IngestReportBuilder();
   const records: CaptureRecord[] = [];
   async function* source() {
     // Fresh copies: a parser may not rely on a chunk staying as it was.
     for (const c of chunks) yield Buffer.from(c);
   }
-  for await (const r of parser.parseCaptureStream(source(), file, builder, new parser.DuplicateFilter(), { nowMs: NOW })) records.push(r);
+  for await (const r of parser.parseCaptureStream(source(), file, builder, new parser.DuplicateFilter(), {
+    nowMs: NOW,
+  }))
+    records.push(r);
   return { records: records.map(view), report: builder.build() };
 }
 
@@ -47,8 +54,26 @@ function body(random: Random): string {
   return jsonDocument(random, random() < 0.5 ? 0 : 1);
 }
 
-const CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'Application/JSON', 'application/vnd.api+json', 'text/csv', 'application/jsonlines', null, undefined];
-const TIMES = ['2026-04-29T00:03:18Z', '2026-04-29T00:03:18.250Z', '2026-04-29T02:03:18+02:00', '2026-02-30T00:00:00Z', 'yesterday', '9999-12-31T23:59:59Z', '1999-01-01T00:00:00Z', ''];
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'Application/JSON',
+  'application/vnd.api+json',
+  'text/csv',
+  'application/jsonlines',
+  null,
+  undefined,
+];
+const TIMES = [
+  '2026-04-29T00:03:18Z',
+  '2026-04-29T00:03:18.250Z',
+  '2026-04-29T02:03:18+02:00',
+  '2026-02-30T00:00:00Z',
+  'yesterday',
+  '9999-12-31T23:59:59Z',
+  '1999-01-01T00:00:00Z',
+  '',
+];
 
 function outputField(random: Random): unknown {
   switch (Math.floor(random() * 7)) {
@@ -57,7 +82,11 @@ function outputField(random: Random): unknown {
     case 1:
       return undefined; // the fixture's answer with usage
     case 2:
-      return { observedContentType: 'application/json', encoding: 'BASE64', data: Buffer.from(OUTPUT_BODY).toString('base64') };
+      return {
+        observedContentType: 'application/json',
+        encoding: 'BASE64',
+        data: Buffer.from(OUTPUT_BODY).toString('base64'),
+      };
     case 3:
       return { observedContentType: 'application/json', encoding: 'JSON', data: '{"result":[1,2,3]}' };
     case 4:
@@ -72,17 +101,39 @@ function outputField(random: Random): unknown {
 /** One line of the corpus (without its newline). */
 function corpusLine(random: Random, id: number): string {
   const r = random();
-  if (r < 0.05) return pick(random, ['', '   ', '\t', 'not json', '[1]', 'null', '"s"', '{"captureData":{}}', '{}', '\ufeff' + captureLine()]);
+  if (r < 0.05)
+    return pick(random, [
+      '',
+      '   ',
+      '\t',
+      'not json',
+      '[1]',
+      'null',
+      '"s"',
+      '{"captureData":{}}',
+      '{}',
+      '\ufeff' + captureLine(),
+    ]);
   const text = body(random);
   const base64 = random() < 0.3;
-  const encoding = random() < 0.05 ? pick(random, ['UTF-7', 'json', 'base64', null, 7]) : base64 ? 'BASE64' : pick(random, ['JSON', 'JSON', 'CSV']);
-  const data = random() < 0.03 ? pick(random, ['***', 'YQ', 'YW-j', 12]) : base64 ? Buffer.from(text).toString('base64') : text;
+  const encoding =
+    random() < 0.05
+      ? pick(random, ['UTF-7', 'json', 'base64', null, 7])
+      : base64
+        ? 'BASE64'
+        : pick(random, ['JSON', 'JSON', 'CSV']);
+  const data =
+    random() < 0.03 ? pick(random, ['***', 'YQ', 'YW-j', 12]) : base64 ? Buffer.from(text).toString('base64') : text;
   const contentType = pick(random, CONTENT_TYPES);
   const eventId = random() < 0.03 ? pick(random, ['', 5, null]) : `e-${random() < 0.1 ? 1 : id}`; // some repeat: duplicates
   const line = captureLine({
     input: { data, encoding, observedContentType: contentType },
     output: outputField(random),
-    meta: { eventId, inferenceTime: pick(random, TIMES), ...(random() < 0.2 ? { inferenceId: random() < 0.5 ? 'caller' : 3 } : {}) },
+    meta: {
+      eventId,
+      inferenceTime: pick(random, TIMES),
+      ...(random() < 0.2 ? { inferenceId: random() < 0.5 ? 'caller' : 3 } : {}),
+    },
   });
   return random() < 0.1 ? mutate(random, line) : line;
 }
@@ -121,7 +172,18 @@ describe('the parser decides and reports exactly as before (oracle: the parser o
       accepted += before.report.totals.accepted;
     }
     // The corpus reaches every reason a line can get here (line_too_long is the stream's, below).
-    expect([...seen].sort()).toEqual(['bad_base64', 'bad_encoding', 'bad_inference_time', 'bad_inner_json', 'duplicate', 'implausible_time', 'invalid_json', 'missing_field', 'not_an_object', 'truncated_line']);
+    expect([...seen].sort()).toEqual([
+      'bad_base64',
+      'bad_encoding',
+      'bad_inference_time',
+      'bad_inner_json',
+      'duplicate',
+      'implausible_time',
+      'invalid_json',
+      'missing_field',
+      'not_an_object',
+      'truncated_line',
+    ]);
     expect(accepted).toBeGreaterThan(1000);
   });
 
@@ -144,7 +206,8 @@ describe('the parser decides and reports exactly as before (oracle: the parser o
           async function* source() {
             for (const c of chunks) yield Buffer.from(c);
           }
-          for await (const r of parser.parseCaptureStream(source(), 'f.jsonl', builder, undefined, options)) records.push(r);
+          for await (const r of parser.parseCaptureStream(source(), 'f.jsonl', builder, undefined, options))
+            records.push(r);
           return { records: records.map(view), report: builder.build() };
         };
         expect(await go(current)).toEqual(await go(oracle as unknown as Parser));

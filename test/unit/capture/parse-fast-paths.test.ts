@@ -22,10 +22,20 @@ const current = { parseCaptureStream, IngestReportBuilder, DuplicateFilter };
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
 type Parser = Pick<typeof current, 'parseCaptureStream' | 'IngestReportBuilder' | 'DuplicateFilter'>;
 
-async function run(parser: Parser, lines: string[]): Promise<{ records: ReturnType<typeof view>[]; report: IngestReport }> {
+async function run(
+  parser: Parser,
+  lines: string[],
+): Promise<{ records: ReturnType<typeof view>[]; report: IngestReport }> {
   const builder = new parser.IngestReportBuilder();
   const records: CaptureRecord[] = [];
-  for await (const r of parser.parseCaptureStream(chunksOf([lines.join('\n') + '\n']), 'f.jsonl', builder, new parser.DuplicateFilter(), { nowMs: NOW })) records.push(r);
+  for await (const r of parser.parseCaptureStream(
+    chunksOf([lines.join('\n') + '\n']),
+    'f.jsonl',
+    builder,
+    new parser.DuplicateFilter(),
+    { nowMs: NOW },
+  ))
+    records.push(r);
   return { records: records.map(view), report: builder.build() };
 }
 
@@ -53,14 +63,23 @@ describe('bodies around the slab thresholds', () => {
       for (const unit of ['a', 'é', '東', '😀']) {
         const data = bodyOf(chars, unit);
         lines.push(captureLine({ input: { data }, meta: { eventId: `e-${id++}` } }));
-        lines.push(captureLine({ input: { data: Buffer.from(data).toString('base64'), encoding: 'BASE64' }, meta: { eventId: `e-${id++}` } }));
+        lines.push(
+          captureLine({
+            input: { data: Buffer.from(data).toString('base64'), encoding: 'BASE64' },
+            meta: { eventId: `e-${id++}` },
+          }),
+        );
       }
     }
     const { records, report } = await same(lines);
     expect(report.totals.accepted).toBe(lines.length);
     for (const [i, r] of records.entries()) {
-      const input = (JSON.parse(lines[i] as string) as { captureData: { endpointInput: { data: string; encoding: string } } }).captureData.endpointInput;
-      expect(r.input.body).toBe(input.encoding === 'JSON' ? input.data : Buffer.from(input.data, 'base64').toString('utf8'));
+      const input = (
+        JSON.parse(lines[i] as string) as { captureData: { endpointInput: { data: string; encoding: string } } }
+      ).captureData.endpointInput;
+      expect(r.input.body).toBe(
+        input.encoding === 'JSON' ? input.data : Buffer.from(input.data, 'base64').toString('utf8'),
+      );
     }
   });
 });
@@ -103,7 +122,12 @@ describe('raw control characters in bodies (the Wasm scan)', () => {
       for (const control of ['\u0000', '\n', '\u001f']) {
         const data = good.slice(0, at + offset) + control + good.slice(at + offset + 1);
         lines.push(captureLine({ input: { data }, meta: { eventId: `c-${id++}` } }));
-        lines.push(captureLine({ input: { data: Buffer.from(data).toString('base64'), encoding: 'BASE64' }, meta: { eventId: `c-${id++}` } }));
+        lines.push(
+          captureLine({
+            input: { data: Buffer.from(data).toString('base64'), encoding: 'BASE64' },
+            meta: { eventId: `c-${id++}` },
+          }),
+        );
       }
     }
     // The same body with no control character, and with legal whitespace between tokens.

@@ -15,7 +15,8 @@ function expectBalanced(report: IngestReport): void {
 }
 
 /** Splits bytes into pieces of `size`. */
-const pieces = (bytes: Buffer, size: number) => Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
+const pieces = (bytes: Buffer, size: number) =>
+  Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
 
 describe('parseCaptureStream: one file, every outcome on its line', () => {
   const lines = [
@@ -42,8 +43,17 @@ describe('parseCaptureStream: one file, every outcome on its line', () => {
       ['b', 12],
     ]);
     const f = report.files[0]!;
-    expect(f).toMatchObject({ file: 'f.jsonl', bytesRead: Buffer.byteLength(text), linesRead: 13, blankLines: 2, accepted: 2, rejected: 9 });
-    const lineOf = Object.fromEntries(Object.entries(f.examples).map(([reason, examples]) => [reason, examples.map((e) => e.line)]));
+    expect(f).toMatchObject({
+      file: 'f.jsonl',
+      bytesRead: Buffer.byteLength(text),
+      linesRead: 13,
+      blankLines: 2,
+      accepted: 2,
+      rejected: 9,
+    });
+    const lineOf = Object.fromEntries(
+      Object.entries(f.examples).map(([reason, examples]) => [reason, examples.map((e) => e.line)]),
+    );
     expect(lineOf).toEqual({
       invalid_json: [4],
       not_an_object: [5],
@@ -66,7 +76,12 @@ describe('parseCaptureStream: line endings and the last line', () => {
     ['cut off, no newline', good('a') + '\n' + good('b').slice(0, 50), [], { truncated_line: 1 }],
     ['the same cut, with newline', good('a') + '\n' + good('b').slice(0, 50) + '\n', [], { invalid_json: 1 }],
     ['whole, no newline', good('a') + '\n' + good('b'), ['b'], {}],
-    ['JSON but wrong, no newline (not truncated)', good('a') + '\n' + captureLine({ meta: { eventId: 'b', inferenceTime: 'soon' } }), [], { bad_inference_time: 1 }],
+    [
+      'JSON but wrong, no newline (not truncated)',
+      good('a') + '\n' + captureLine({ meta: { eventId: 'b', inferenceTime: 'soon' } }),
+      [],
+      { bad_inference_time: 1 },
+    ],
     ['spaces, no newline', good('a') + '\n   ', [], {}],
   ])('%s', async (_name, text, lastIds, rejected) => {
     const { records, report } = await parseAll([text]);
@@ -98,7 +113,12 @@ describe('parseCaptureStream: line endings and the last line', () => {
   });
 
   it('counts an empty file and a file of newlines', async () => {
-    expect((await parseAll([])).report.files[0]).toMatchObject({ bytesRead: 0, linesRead: 0, accepted: 0, rejected: 0 });
+    expect((await parseAll([])).report.files[0]).toMatchObject({
+      bytesRead: 0,
+      linesRead: 0,
+      accepted: 0,
+      rejected: 0,
+    });
     expect((await parseAll(['\n\r\n\n'])).report.files[0]).toMatchObject({ bytesRead: 4, linesRead: 3, blankLines: 3 });
   });
 });
@@ -109,8 +129,14 @@ describe('parseCaptureStream: chunk boundaries', () => {
       captureLine({ meta: { eventId: 'ü-€-𝄞' } }),
       '',
       'bad line',
-      captureLine({ meta: { eventId: 'jp', inferenceTime: '2026-04-29T00:03:18.5+09:00' }, input: { data: '{"messages":[{"role":"user","content":"日本語 ✓ 𝄞"}]}' } }),
-      captureLine({ meta: { eventId: 'b64' }, input: { encoding: 'BASE64', data: Buffer.from('{"x":"é"}').toString('base64') } }),
+      captureLine({
+        meta: { eventId: 'jp', inferenceTime: '2026-04-29T00:03:18.5+09:00' },
+        input: { data: '{"messages":[{"role":"user","content":"日本語 ✓ 𝄞"}]}' },
+      }),
+      captureLine({
+        meta: { eventId: 'b64' },
+        input: { encoding: 'BASE64', data: Buffer.from('{"x":"é"}').toString('base64') },
+      }),
       captureLine({ meta: { eventId: 'cut' } }).slice(0, 70),
     ].join('\r\n'),
   );
@@ -155,7 +181,9 @@ describe('parseCaptureStream: chunk boundaries', () => {
     for (const cut of [clef + 1, clef + 2, clef + 3]) {
       const { records } = await parseAll([file.subarray(0, cut), file.subarray(cut)]);
       expect(records[0]!.eventId).toBe('ü-€-𝄞');
-      expect(records.some((r) => r.eventId.includes('\uFFFD') || Buffer.from(r.input.body).toString().includes('\uFFFD'))).toBe(false);
+      expect(
+        records.some((r) => r.eventId.includes('\uFFFD') || Buffer.from(r.input.body).toString().includes('\uFFFD')),
+      ).toBe(false);
     }
   });
 
@@ -196,7 +224,18 @@ describe('duplicates', () => {
     ['same eventId and body: replayed once', [good('a'), good('a')], ['a'], 1],
     ['same eventId, another body: both', [good('a'), good('a', other)], ['a', 'a'], 0],
     ['same body, another eventId: both', [good('a'), good('b')], ['a', 'b'], 0],
-    ['same bytes once as JSON text, once base64: one request', [good('a'), captureLine({ meta: { eventId: 'a' }, input: { encoding: 'BASE64', data: Buffer.from(CHAT_BODY).toString('base64') } })], ['a'], 1],
+    [
+      'same bytes once as JSON text, once base64: one request',
+      [
+        good('a'),
+        captureLine({
+          meta: { eventId: 'a' },
+          input: { encoding: 'BASE64', data: Buffer.from(CHAT_BODY).toString('base64') },
+        }),
+      ],
+      ['a'],
+      1,
+    ],
     ['three copies among others', [good('a'), good('b'), good('a'), good('a', other), good('a')], ['a', 'b', 'a'], 2],
   ])('%s', async (_name, lines, ids, duplicates) => {
     const { records, report } = await parseAll([lines.join('\n')]);
@@ -206,7 +245,9 @@ describe('duplicates', () => {
 
   it('names the line and the eventId of a duplicate, never the body', async () => {
     const { report } = await parseAll([[good('a'), good('b'), good('a')].join('\n')]);
-    expect(report.files[0]!.examples.duplicate).toEqual([{ file: 'f.jsonl', line: 3, detail: 'eventId a with the same body was seen before' }]);
+    expect(report.files[0]!.examples.duplicate).toEqual([
+      { file: 'f.jsonl', line: 3, detail: 'eventId a with the same body was seen before' },
+    ]);
   });
 
   it('spans the files of a run when the filter is shared, and is off without one', async () => {
@@ -227,7 +268,9 @@ describe('duplicates', () => {
       return v.record;
     };
     const filter = new DuplicateFilter();
-    expect([good('a'), good('a'), good('a', other), good('a', other)].map((l) => filter.admit(parse(l)).duplicate)).toEqual([false, true, false, true]);
+    expect(
+      [good('a'), good('a'), good('a', other), good('a', other)].map((l) => filter.admit(parse(l)).duplicate),
+    ).toEqual([false, true, false, true]);
   });
 });
 
@@ -248,7 +291,15 @@ describe('the ingest report', () => {
     builder.skipFile('notes.txt', 'not a .jsonl file');
     const report = builder.build();
     expect(report.files.map((f) => f.file)).toEqual(['one.jsonl', 'two.jsonl']);
-    expect(report.totals).toEqual({ files: 2, linesRead: 7, blankLines: 1, accepted: 3, rejected: 3, contentTypeInferred: 0, rejectedByReason: { invalid_json: 2, not_an_object: 1 } });
+    expect(report.totals).toEqual({
+      files: 2,
+      linesRead: 7,
+      blankLines: 1,
+      accepted: 3,
+      rejected: 3,
+      contentTypeInferred: 0,
+      rejectedByReason: { invalid_json: 2, not_an_object: 1 },
+    });
     expect(report.skippedFiles).toEqual([{ file: 'notes.txt', reason: 'not a .jsonl file' }]);
     expectBalanced(report);
     report.files[0]!.accepted = 99;

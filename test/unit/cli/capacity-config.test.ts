@@ -6,7 +6,11 @@
  */
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { capacityConfig, type CapacityCommandOptions, type CapacityConfig } from '../../../lambdas/local/capacity/config';
+import {
+  capacityConfig,
+  type CapacityCommandOptions,
+  type CapacityConfig,
+} from '../../../lambdas/local/capacity/config';
 import { buildProgram } from '../../../lambdas/local/program';
 
 /** The flags as commander parses them from `capture-replay capacity <argv>`, the action not run; or commander's error. */
@@ -27,7 +31,17 @@ async function parsedFlags(argv: string[]): Promise<CapacityCommandOptions | str
   return got.flags;
 }
 
-const BASE = ['captures/', '--target', 'A=http://a:8000', '--target', 'B=http://b:8000', '--goodput', 'time_to_first_token:300', '--run-id', 'cap-1'];
+const BASE = [
+  'captures/',
+  '--target',
+  'A=http://a:8000',
+  '--target',
+  'B=http://b:8000',
+  '--goodput',
+  'time_to_first_token:300',
+  '--run-id',
+  'cap-1',
+];
 
 async function configOf(argv: string[]): Promise<CapacityConfig | string> {
   const flags = await parsedFlags(argv);
@@ -46,13 +60,42 @@ describe('capacityConfig', () => {
       together: false,
     });
     // Every step replays with replay's own rules and defaults: the window as offsets, the SLOs as goodput.
-    expect(config.replay).toMatchObject({ plan: { startOffsetMs: 0, endOffsetMs: 180_000, timeScale: 1, intraSecond: 'spread' }, goodput: { time_to_first_token: 300 }, progress: true, preflight: true, fire: { leadMs: 500, rehearsal: 'auto' } });
+    expect(config.replay).toMatchObject({
+      plan: { startOffsetMs: 0, endOffsetMs: 180_000, timeScale: 1, intraSecond: 'spread' },
+      goodput: { time_to_first_token: 300 },
+      progress: true,
+      preflight: true,
+      fire: { leadMs: 500, rehearsal: 'auto' },
+    });
     expect(config.replay.targets.map((t) => t.name)).toEqual(['A', 'B']);
   });
 
   it('takes the window as a duration from --start-offset, and the search settings', async () => {
-    const config = (await configOf([...BASE, '--window', '90s', '--start-offset', '60000', '--growth', '1.5', '--resolution', '0.25', '--max-factor', '8', '--cooldown', '0', '--together', '--max-client-lag', '50'])) as CapacityConfig;
-    expect(config).toMatchObject({ window: { startOffsetMs: 60_000, endOffsetMs: 150_000 }, search: { growth: 1.5, resolution: 0.25, maxFactor: 8 }, cooldownMs: 0, together: true, objectives: { maxClientLagMs: 50 } });
+    const config = (await configOf([
+      ...BASE,
+      '--window',
+      '90s',
+      '--start-offset',
+      '60000',
+      '--growth',
+      '1.5',
+      '--resolution',
+      '0.25',
+      '--max-factor',
+      '8',
+      '--cooldown',
+      '0',
+      '--together',
+      '--max-client-lag',
+      '50',
+    ])) as CapacityConfig;
+    expect(config).toMatchObject({
+      window: { startOffsetMs: 60_000, endOffsetMs: 150_000 },
+      search: { growth: 1.5, resolution: 0.25, maxFactor: 8 },
+      cooldownMs: 0,
+      together: true,
+      objectives: { maxClientLagMs: 50 },
+    });
     expect(((await configOf([...BASE, '--window', '2m'])) as CapacityConfig).window.endOffsetMs).toBe(120_000);
     expect(((await configOf([...BASE, '--window', '500ms'])) as CapacityConfig).window.endOffsetMs).toBe(500);
   });
@@ -65,18 +108,30 @@ describe('capacityConfig', () => {
     [['--target', 'C=ftp://c'], '--target C must be an http:// or https:// URL'],
     // Issue 22 item 7: numbers past what a step can take.
     [['--max-factor', '5000'], '--max-factor must be at most 1000, the largest amplification (got 5000)'],
-    [['--cooldown', '1e300'], '--cooldown must be at most 2147483 s (about 24.8 days, the longest timer Node keeps) (got 1e+300)'],
+    [
+      ['--cooldown', '1e300'],
+      '--cooldown must be at most 2147483 s (about 24.8 days, the longest timer Node keeps) (got 1e+300)',
+    ],
     [['--lead', '1e12'], '--lead must be at most 2147483647 ms'],
     // Issue 32 finding 3: factors no step can tell apart, whose steps shared a folder and a name.
-    [['--start-factor', '0.0000001'], "--start-factor must be at least 0.001, one request in a thousand of the window's (got 1e-7)"],
-    [['--resolution', '0.0000001'], '--resolution must be at least 0.001, a thousandth of the traffic: no step tells finer apart (got 1e-7)'],
+    [
+      ['--start-factor', '0.0000001'],
+      "--start-factor must be at least 0.001, one request in a thousand of the window's (got 1e-7)",
+    ],
+    [
+      ['--resolution', '0.0000001'],
+      '--resolution must be at least 0.001, a thousandth of the traffic: no step tells finer apart (got 1e-7)',
+    ],
     [['--growth', '1.001'], '--growth must be at least 1.01, each step 1 % above the last (got 1.001)'],
   ])('refuses %j in its own words', async (extra, message) => {
     expect(await configOf([...BASE, ...extra])).toContain(message);
   });
 
   it('takes --overwrite and --no-progress as replay does (issue 32, findings 1 and 10)', async () => {
-    expect(((await configOf([...BASE, '--overwrite', '--no-progress'])) as CapacityConfig).replay).toMatchObject({ overwrite: true, progress: false });
+    expect(((await configOf([...BASE, '--overwrite', '--no-progress'])) as CapacityConfig).replay).toMatchObject({
+      overwrite: true,
+      progress: false,
+    });
     expect(((await configOf(BASE)) as CapacityConfig).replay).toMatchObject({ overwrite: false, progress: true });
   });
 
@@ -91,7 +146,11 @@ describe('capacity takes the captures as replay does: --from/--to and --region (
 
   it('--from: --window of captured time from it, the records chosen by time (the S3 partitions too)', async () => {
     const config = (await configOf([...BASE, '--from', '2026-04-29T10:00:00Z'])) as CapacityConfig;
-    expect(config.window).toEqual({ startOffsetMs: 0, endOffsetMs: 180_000, captureWindow: { startMs: FROM, endMs: FROM + 180_000 } });
+    expect(config.window).toEqual({
+      startOffsetMs: 0,
+      endOffsetMs: 180_000,
+      captureWindow: { startMs: FROM, endMs: FROM + 180_000 },
+    });
     expect(config.replay.window).toEqual({ startMs: FROM, endMs: FROM + 180_000 });
     // The time window is the records': no offsets on top of it.
     expect(config.replay.plan.startOffsetMs).toBeUndefined();
@@ -101,21 +160,43 @@ describe('capacity takes the captures as replay does: --from/--to and --region (
   it('--to: the --window before it; both: [from, to)', async () => {
     const before = (await configOf([...BASE, '--to', '2026-04-29T10:03:00Z', '--window', '1m'])) as CapacityConfig;
     expect(before.replay.window).toEqual({ startMs: FROM + 120_000, endMs: FROM + 180_000 });
-    const both = (await configOf([...BASE, '--from', '2026-04-29T10:00:00Z', '--to', '2026-04-29T10:02:00Z'])) as CapacityConfig;
+    const both = (await configOf([
+      ...BASE,
+      '--from',
+      '2026-04-29T10:00:00Z',
+      '--to',
+      '2026-04-29T10:02:00Z',
+    ])) as CapacityConfig;
     expect(both.replay.window).toEqual({ startMs: FROM, endMs: FROM + 120_000 });
     expect(both.window).toMatchObject({ startOffsetMs: 0, endOffsetMs: 120_000 });
   });
 
   it('--region for s3:// captures', async () => {
-    const config = (await configOf(['s3://bucket/captures/', ...BASE.slice(1), '--region', 'eu-west-1', '--from', '-1h'])) as CapacityConfig;
+    const config = (await configOf([
+      's3://bucket/captures/',
+      ...BASE.slice(1),
+      '--region',
+      'eu-west-1',
+      '--from',
+      '-1h',
+    ])) as CapacityConfig;
     expect(config.replay).toMatchObject({ capturesPath: 's3://bucket/captures/', region: 'eu-west-1' });
     expect(config.capturesPath).toBe('s3://bucket/captures/');
   });
 
   it.each([
-    [['--from', '2026-04-29T10:00:00Z', '--to', '2026-04-29T11:00:00Z'], '--from 2026-04-29T10:00:00.000Z to --to 2026-04-29T11:00:00.000Z is longer than --window (180 s), the captured traffic a step replays: narrow them, or give a longer --window'],
-    [['--from', '2026-04-29T10:00:00Z', '--to', '2026-04-29T09:00:00Z'], '--from (2026-04-29T10:00:00.000Z) must be before --to (2026-04-29T09:00:00.000Z)'],
-    [['--from', '2026-04-29T10:00:00Z', '--start-offset', '1000'], '--from/--to and --start-offset/--end-offset both choose the window: use one or the other'],
+    [
+      ['--from', '2026-04-29T10:00:00Z', '--to', '2026-04-29T11:00:00Z'],
+      '--from 2026-04-29T10:00:00.000Z to --to 2026-04-29T11:00:00.000Z is longer than --window (180 s), the captured traffic a step replays: narrow them, or give a longer --window',
+    ],
+    [
+      ['--from', '2026-04-29T10:00:00Z', '--to', '2026-04-29T09:00:00Z'],
+      '--from (2026-04-29T10:00:00.000Z) must be before --to (2026-04-29T09:00:00.000Z)',
+    ],
+    [
+      ['--from', '2026-04-29T10:00:00Z', '--start-offset', '1000'],
+      '--from/--to and --start-offset/--end-offset both choose the window: use one or the other',
+    ],
     [['--region', 'eu-west-1'], '--region is the region of s3:// captures'],
     [['--from', '2026-04-29T10:00:00'], '--from'],
   ])('refuses %j in its own words', async (extra, message) => {

@@ -4,7 +4,12 @@
  * CAPTURE_REPLAY_MAX_STEP_REQUESTS; the largest factor that fits on the resolution's grid.
  */
 import { describe, expect, it } from 'vitest';
-import { largestFactorFor, maxStepRequests, memoryText, plannedRequests } from '../../../lambdas/local/capacity/step-size';
+import {
+  largestFactorFor,
+  maxStepRequests,
+  memoryText,
+  plannedRequests,
+} from '../../../lambdas/local/capacity/step-size';
 
 describe('the size of a capacity step', () => {
   it('is three quarters of the heap at 12 KB a request; the variable only lowers it', () => {
@@ -12,11 +17,18 @@ describe('the size of a capacity step', () => {
     expect(maxStepRequests({}, heap)).toBe(262_144);
     expect(maxStepRequests({ CAPTURE_REPLAY_MAX_STEP_REQUESTS: '100' }, heap)).toBe(100);
     expect(maxStepRequests({ CAPTURE_REPLAY_MAX_STEP_REQUESTS: '1e12' }, heap)).toBe(262_144);
-    expect(maxStepRequests({ CAPTURE_REPLAY_MAX_STEP_REQUESTS: '0' }, heap)).toBe('CAPTURE_REPLAY_MAX_STEP_REQUESTS must be a whole number >= 1 (got "0")');
+    expect(maxStepRequests({ CAPTURE_REPLAY_MAX_STEP_REQUESTS: '0' }, heap)).toBe(
+      'CAPTURE_REPLAY_MAX_STEP_REQUESTS must be a whole number >= 1 (got "0")',
+    );
   });
 
   it('plans n at 1x, ceil(k n) above, about k n below', () => {
-    expect([plannedRequests(21, 1), plannedRequests(21, 2.5), plannedRequests(21, 0.5), plannedRequests(1800, 1000)]).toEqual([21, 53, 11, 1_800_000]);
+    expect([
+      plannedRequests(21, 1),
+      plannedRequests(21, 2.5),
+      plannedRequests(21, 0.5),
+      plannedRequests(1800, 1000),
+    ]).toEqual([21, 53, 11, 1_800_000]);
   });
 
   it('gives the largest factor on the resolution grid whose step fits, or null', () => {

@@ -23,7 +23,12 @@ const stubObjects = (bucket: string): CaptureObjects => ({
 
 async function freshCapturesSource() {
   vi.resetModules();
-  vi.doMock('../../../lambdas/adapters/aws/capture-listing', () => (loaded.push('capture-listing'), { s3CaptureObjects: (_client: unknown, bucket: string) => stubObjects(bucket) }));
+  vi.doMock(
+    '../../../lambdas/adapters/aws/capture-listing',
+    () => (
+      loaded.push('capture-listing'), { s3CaptureObjects: (_client: unknown, bucket: string) => stubObjects(bucket) }
+    ),
+  );
   vi.doMock('../../../lambdas/local/s3-links', () => (loaded.push('s3-links'), { cliS3Client: () => ({}) }));
   return import('../../../lambdas/local/captures-source');
 }
@@ -38,7 +43,12 @@ afterEach(() => {
   listed.length = 0;
 });
 
-const spec = (capturesPath: string) => ({ capturesPath, window: null, offsets: { startMs: 0, endMs: null }, region: null });
+const spec = (capturesPath: string) => ({
+  capturesPath,
+  window: null,
+  offsets: { startMs: 0, endMs: null },
+  region: null,
+});
 
 describe('captures-source and the S3 modules', () => {
   it('reads local captures without loading capture-listing or s3-links', async () => {

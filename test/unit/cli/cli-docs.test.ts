@@ -12,7 +12,9 @@ import { CLI_DOCS_PATH, renderCliDocs } from '../../../scripts/gen-cli-docs';
 describe('docs/cli.md', () => {
   it('is what the generator writes from the current commands', () => {
     const onDisk = readFileSync(CLI_DOCS_PATH, 'utf8');
-    expect(onDisk, 'docs/cli.md is out of date with the commands: run `npm run docs:cli` and commit docs/cli.md').toBe(renderCliDocs());
+    expect(onDisk, 'docs/cli.md is out of date with the commands: run `npm run docs:cli` and commit docs/cli.md').toBe(
+      renderCliDocs(),
+    );
   });
 
   it('lists every command and every visible option with its flags', () => {
@@ -34,7 +36,9 @@ describe('docs/cli.md', () => {
     const section = page.slice(page.indexOf(`## ${name}\n`), page.indexOf('\n## ', page.indexOf(`## ${name}\n`) + 1));
     expect(section).toContain(`capture-replay ${name} [options]`);
     const options = build().options;
-    expect(options.map((o) => o.long)).toEqual(expect.arrayContaining(['--port', '--ttft-ms', '--itl-ms', '--output-tokens', '--slots', '--error-rate']));
+    expect(options.map((o) => o.long)).toEqual(
+      expect.arrayContaining(['--port', '--ttft-ms', '--itl-ms', '--output-tokens', '--slots', '--error-rate']),
+    );
     for (const option of options) expect(section).toContain(`| \`${option.flags}\` |`);
     expect(section).toMatch(/\| `--slots <n>` \| [^|]+ \| unlimited \|/);
   });
@@ -43,7 +47,9 @@ describe('docs/cli.md', () => {
     const base = renderCliDocs(buildProgram());
 
     const added = buildProgram();
-    added.commands.find((c) => c.name() === 'replay')?.option('--brand-new <n>', 'an option the page does not list yet', '7');
+    added.commands
+      .find((c) => c.name() === 'replay')
+      ?.option('--brand-new <n>', 'an option the page does not list yet', '7');
     const withAdded = renderCliDocs(added);
     expect(withAdded).not.toBe(base);
     expect(withAdded).toContain('| `--brand-new <n>` | an option the page does not list yet | `7` |');
@@ -59,7 +65,9 @@ describe('docs/cli.md', () => {
 
   it('shows a negatable flag without a default and a mandatory option as required', () => {
     const program = buildProgram();
-    program.commands.find((c) => c.name() === 'compare')?.addOption(new Option('--must <x>', 'needed').makeOptionMandatory());
+    program.commands
+      .find((c) => c.name() === 'compare')
+      ?.addOption(new Option('--must <x>', 'needed').makeOptionMandatory());
     const page = renderCliDocs(program);
     expect(page).toContain('| `--no-preflight` | do not check');
     expect(page).toMatch(/\| `--no-preflight` \| [^|]+ \| {2}\|\n/);

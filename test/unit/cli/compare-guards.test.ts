@@ -30,8 +30,17 @@ function folder(path: string, spec: FolderSpec): string {
   const ttft = spec.ttft ?? ((i: number) => 50 + (i % 7));
   const lines = spec.ids.map((id, i) =>
     JSON.stringify({
-      metadata: { session_num: i, x_request_id: `r-${i}`, conversation_id: id, turn_index: 0, request_start_ns: 1_000_000 + i * 1000 },
-      metrics: { time_to_first_token: { value: ttft(i), unit: 'ms' }, request_latency: { value: ttft(i) + 100, unit: 'ms' } },
+      metadata: {
+        session_num: i,
+        x_request_id: `r-${i}`,
+        conversation_id: id,
+        turn_index: 0,
+        request_start_ns: 1_000_000 + i * 1000,
+      },
+      metrics: {
+        time_to_first_token: { value: ttft(i), unit: 'ms' },
+        request_latency: { value: ttft(i) + 100, unit: 'ms' },
+      },
       error: null,
       capture_replay: { capture_event_id: id, scheduled_ns: 1_000_000 + i * 1000, schedule_lag_ms: 0.5 },
     }),
@@ -39,7 +48,20 @@ function folder(path: string, spec: FolderSpec): string {
   writeFileSync(join(dir, 'profile_export.jsonl'), lines.join('\n') + '\n');
   const n = spec.ids.length;
   if (spec.manifest !== null) {
-    writeFileSync(join(dir, 'run_manifest.json'), JSON.stringify({ scheduled: n, fired: n, succeeded: n, failed: 0, dropped: 0, droppedByReason: {}, failedByType: {}, balanced: true, ...spec.manifest }));
+    writeFileSync(
+      join(dir, 'run_manifest.json'),
+      JSON.stringify({
+        scheduled: n,
+        fired: n,
+        succeeded: n,
+        failed: 0,
+        dropped: 0,
+        droppedByReason: {},
+        failedByType: {},
+        balanced: true,
+        ...spec.manifest,
+      }),
+    );
   }
   writeFileSync(join(dir, 'profile_export_aiperf.json'), JSON.stringify({ was_cancelled: spec.wasCancelled ?? false }));
   return dir;
@@ -63,7 +85,11 @@ const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
 describe('compare: a run that did not finish', () => {
   const done = folder('partial/A', { ids: ids('e', 400) });
-  const stopped = folder('partial/B', { ids: ids('e', 400).slice(0, 75), manifest: { scheduled: 400, fired: 75, succeeded: 75, dropped: 325, droppedByReason: { aborted: 325 } }, wasCancelled: true });
+  const stopped = folder('partial/B', {
+    ids: ids('e', 400).slice(0, 75),
+    manifest: { scheduled: 400, fired: 75, succeeded: 75, dropped: 325, droppedByReason: { aborted: 325 } },
+    wasCancelled: true,
+  });
   const unfinished = folder('partial/C', { ids: ids('e', 400).slice(0, 120), manifest: null });
 
   it('a cancelled run: refused (exit 1), saying what was found and how to compare anyway', async () => {
@@ -78,13 +104,17 @@ describe('compare: a run that did not finish', () => {
   it('a run without its manifest (still running, or killed): refused too', async () => {
     const run = await compare([done, unfinished]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`${unfinished}: no run_manifest.json: the run has not finished (still running, or stopped before writing it)`);
+    expect(run.stderr).toContain(
+      `${unfinished}: no run_manifest.json: the run has not finished (still running, or stopped before writing it)`,
+    );
   });
 
   it('--allow-partial compares them, and says so on stderr', async () => {
     const run = await compare([done, stopped], { allowPartial: true });
     expect(run.code).toBe(0);
-    expect(run.stderr).toContain(`${stopped}: the run was stopped before its end (325 of 400 requests dropped as aborted): compared anyway (--allow-partial), the verdict is on what it sent only`);
+    expect(run.stderr).toContain(
+      `${stopped}: the run was stopped before its end (325 of 400 requests dropped as aborted): compared anyway (--allow-partial), the verdict is on what it sent only`,
+    );
     expect(run.stdout).toMatch(/^B vs A: unpaired, 75 requests of B and 400 of A compared$/m);
   });
 
@@ -92,7 +122,13 @@ describe('compare: a run that did not finish', () => {
     const aiperf = (name: string, cancelled: boolean) => {
       const dir = join(work, 'aiperf', name);
       mkdirSync(dir, { recursive: true });
-      const lines = ids('c', 50).map((id, i) => JSON.stringify({ metadata: { session_num: i, conversation_id: id, turn_index: 0 }, metrics: { time_to_first_token: { value: 40 + (i % 5), unit: 'ms' } }, error: null }));
+      const lines = ids('c', 50).map((id, i) =>
+        JSON.stringify({
+          metadata: { session_num: i, conversation_id: id, turn_index: 0 },
+          metrics: { time_to_first_token: { value: 40 + (i % 5), unit: 'ms' } },
+          error: null,
+        }),
+      );
       writeFileSync(join(dir, 'profile_export.jsonl'), lines.join('\n') + '\n');
       writeFileSync(join(dir, 'profile_export_aiperf.json'), JSON.stringify({ was_cancelled: cancelled }));
       return dir;
@@ -118,7 +154,12 @@ describe('compare: counts', () => {
     const run = await compare([a, b], { out: join(work, 'negative/out'), pairing: 'paired' });
     expect(run.code).toBe(0);
     expect(run.stderr).toContain(`capture-replay compare: ${a}: 40 record(s) left out: negative time_to_first_token\n`);
-    const doc = JSON.parse(readFileSync(join(work, 'negative/out/comparison.json'), 'utf8')) as { comparisons: { pairs: { used: number; excluded: Record<string, number> }; metrics: { tag: string; baseline: { mean: number } }[] }[] };
+    const doc = JSON.parse(readFileSync(join(work, 'negative/out/comparison.json'), 'utf8')) as {
+      comparisons: {
+        pairs: { used: number; excluded: Record<string, number> };
+        metrics: { tag: string; baseline: { mean: number } }[];
+      }[];
+    };
     const [c] = doc.comparisons;
     expect(c?.pairs.used).toBe(20);
     expect(c?.pairs.excluded.only_in_candidate).toBe(40);
@@ -127,7 +168,7 @@ describe('compare: counts', () => {
 });
 
 describe('compare: names on the terminal', () => {
-  it("folder names and --names: control characters shown escaped, never sent to the terminal", async () => {
+  it('folder names and --names: control characters shown escaped, never sent to the terminal', async () => {
     const evil = '\x1b]0;PWNED\x07\x1b[31mRED';
     const a = folder(`names/${evil}A`, { ids: ids('e', 30) });
     const b = folder('names/B', { ids: ids('e', 30) });
@@ -152,7 +193,7 @@ describe('compare --out', () => {
   it("refuses to replace a run folder's comparison and report (exit 2), unless --overwrite", async () => {
     const runDir = join(work, 'out/run');
     writeFileSync(join(runDir, 'comparison.json'), '{"the":"run\'s own"}\n');
-    writeFileSync(join(runDir, 'report.html'), '<p>the run\'s own</p>\n');
+    writeFileSync(join(runDir, 'report.html'), "<p>the run's own</p>\n");
     const refused = await compare([a, b], { out: runDir });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toBe(

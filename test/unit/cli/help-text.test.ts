@@ -35,7 +35,9 @@ describe('help', () => {
       expect(optionLine(help([command]), '--min-effect')).toContain('(default: 0.02)');
       expect(optionLine(help([command]), '--resamples')).toContain('(default: 2000)');
     }
-    expect(optionLine(help(['replay']), '--late-tolerance')).toContain('default: none, every request is fired however late');
+    expect(optionLine(help(['replay']), '--late-tolerance')).toContain(
+      'default: none, every request is fired however late',
+    );
   });
 
   it('--url and --target name the SageMaker form', () => {

@@ -10,12 +10,17 @@ import { lifetimeText, parseS3Uri } from '../../../lambdas/local/s3-links';
 describe('link arguments', () => {
   it('takes exactly one of an s3:// URI, --run or --schedule', () => {
     expect(linkRequest({})).toBe('give one of <s3-uri>, --run <run-id> or --schedule <name>');
-    expect(linkRequest({ run: 'file-1', schedule: 'nightly' })).toBe('give one of <s3-uri>, --run <run-id> or --schedule <name>, not several');
+    expect(linkRequest({ run: 'file-1', schedule: 'nightly' })).toBe(
+      'give one of <s3-uri>, --run <run-id> or --schedule <name>, not several',
+    );
     expect(linkRequest({ uri: 's3://b/k', run: 'file-1' })).toMatch(/not several$/);
     expect(linkRequest({ run: 'file-1' })).toEqual({ kind: 'run', runId: 'file-1' });
     expect(linkRequest({ run: 'file-1', target: 'B' })).toEqual({ kind: 'run', runId: 'file-1', target: 'B' });
     expect(linkRequest({ schedule: 'nightly' })).toEqual({ kind: 'schedule', name: 'nightly' });
-    expect(linkRequest({ uri: 's3://b/runs/x/report.html' })).toEqual({ kind: 'uri', location: { bucket: 'b', key: 'runs/x/report.html' } });
+    expect(linkRequest({ uri: 's3://b/runs/x/report.html' })).toEqual({
+      kind: 'uri',
+      location: { bucket: 'b', key: 'runs/x/report.html' },
+    });
   });
 
   it('refuses --target without --run, and names that could leave their folder', () => {
@@ -23,7 +28,9 @@ describe('link arguments', () => {
     expect(linkRequest({ run: '../work/x' })).toMatch(/^--run takes a run id/);
     expect(linkRequest({ run: 'file-1', target: 'A/../B' })).toMatch(/^--target takes a target name/);
     expect(linkRequest({ schedule: 'night ly' })).toMatch(/^--schedule takes a schedule name/);
-    expect(linkRequest({ uri: 'https://b.s3.amazonaws.com/k' })).toBe('"https://b.s3.amazonaws.com/k" is not an s3:// URI (s3://<bucket>/<key>)');
+    expect(linkRequest({ uri: 'https://b.s3.amazonaws.com/k' })).toBe(
+      '"https://b.s3.amazonaws.com/k" is not an s3:// URI (s3://<bucket>/<key>)',
+    );
   });
 
   it('reads s3:// URIs and says how long a link lasts', () => {

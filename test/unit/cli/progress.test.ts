@@ -38,13 +38,21 @@ describe('progressLine', () => {
 
 /** A stream that says it is a terminal of `columns` columns, and keeps what is written. */
 function terminal(columns: number) {
-  const stream = Object.assign(new PassThrough(), { isTTY: true, columns, cursorTo: () => true, clearLine: () => true, clearScreenDown: () => true, moveCursor: () => true });
+  const stream = Object.assign(new PassThrough(), {
+    isTTY: true,
+    columns,
+    cursorTo: () => true,
+    clearLine: () => true,
+    clearScreenDown: () => true,
+    moveCursor: () => true,
+  });
   let text = '';
   stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
   return { stream, written: () => text };
 }
 
-const outcome = (error: boolean): FireOutcome => ({ result: error ? { error: { code: 500 } } : { error: null } }) as unknown as FireOutcome;
+const outcome = (error: boolean): FireOutcome =>
+  ({ result: error ? { error: { code: 500 } } : { error: null } }) as unknown as FireOutcome;
 
 describe('the bar on a terminal', () => {
   it.each([40, 80, 200])('never draws a line wider than %i columns', (columns) => {
@@ -53,8 +61,11 @@ describe('the bar on a terminal', () => {
     progress.start(40_000);
     for (let i = 0; i < 12_345; i++) progress.tick(outcome(i % 1000 === 0));
     progress.stop();
-    // eslint-disable-next-line no-control-regex
-    const lines = written().replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '\n').split(/[\r\n]/).filter((l) => l.length > 0);
+    const lines = written()
+      // eslint-disable-next-line no-control-regex
+      .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '\n')
+      .split(/[\r\n]/)
+      .filter((l) => l.length > 0);
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.some((l) => l.includes('/40000'))).toBe(true);
     for (const line of lines) expect(line.length).toBeLessThan(columns);

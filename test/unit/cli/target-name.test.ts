@@ -46,25 +46,42 @@ describe('target names', () => {
 describe('what replay says about a target name', () => {
   const message = (options: Parameters<typeof targetsOf>[0]) => targetsOf(options) as string;
 
-  it.each(['report.html', 'comparison.json', 'ingest_report.json'])('refuses %s, a file of the run folder, before anything is sent', (name) => {
-    expect(message({ target: [`${name}=http://localhost:8000`, 'B=http://localhost:8001'], targetName: 'target' })).toBe(
-      `target name "${name}" ends in ${name.slice(name.lastIndexOf('.'))}, like the run folder's own files (report.html, comparison.json...) beside the target folders (as NAME=URL, e.g. --target A=http://localhost:8000)`,
-    );
-    expect(message({ url: 'http://localhost:8000', targetName: name })).toMatch(new RegExp(`^--target-name "${name.replace('.', '\\.')}" ends in \\.`));
-  });
+  it.each(['report.html', 'comparison.json', 'ingest_report.json'])(
+    'refuses %s, a file of the run folder, before anything is sent',
+    (name) => {
+      expect(
+        message({ target: [`${name}=http://localhost:8000`, 'B=http://localhost:8001'], targetName: 'target' }),
+      ).toBe(
+        `target name "${name}" ends in ${name.slice(name.lastIndexOf('.'))}, like the run folder's own files (report.html, comparison.json...) beside the target folders (as NAME=URL, e.g. --target A=http://localhost:8000)`,
+      );
+      expect(message({ url: 'http://localhost:8000', targetName: name })).toMatch(
+        new RegExp(`^--target-name "${name.replace('.', '\\.')}" ends in \\.`),
+      );
+    },
+  );
 
   it('says the name is missing from --target URL, with the NAME=URL it needs', () => {
-    expect(message({ target: ['http://host'], targetName: 'target' })).toBe("--target http://host: the target's name is missing: --target NAME=URL, e.g. --target A=http://host");
+    expect(message({ target: ['http://host'], targetName: 'target' })).toBe(
+      "--target http://host: the target's name is missing: --target NAME=URL, e.g. --target A=http://host",
+    );
     // A URL whose query holds the first '=' has no name either.
-    expect(message({ target: ['sagemaker:ep?region=eu-west-1'], targetName: 'target' })).toMatch(/^--target sagemaker:ep\?region=eu-west-1: the target's name is missing/);
+    expect(message({ target: ['sagemaker:ep?region=eu-west-1'], targetName: 'target' })).toMatch(
+      /^--target sagemaker:ep\?region=eu-west-1: the target's name is missing/,
+    );
   });
 
   it.each(['127.0.0.1:18001', 'localhost:8000', '[::1]:8000'])('suggests http:// for %s', (url) => {
-    expect(message({ url, targetName: 'target' })).toBe(`--url must be an http:// or https:// URL or sagemaker:<endpoint-name> (got ${url}; did you mean http://${url}?)`);
+    expect(message({ url, targetName: 'target' })).toBe(
+      `--url must be an http:// or https:// URL or sagemaker:<endpoint-name> (got ${url}; did you mean http://${url}?)`,
+    );
   });
 
   it('suggests nothing for what no scheme would make a URL', () => {
-    expect(message({ url: 'not a url', targetName: 'target' })).toBe('--url must be an http:// or https:// URL or sagemaker:<endpoint-name> (got not a url)');
-    expect(message({ url: 'ftp://host', targetName: 'target' })).toBe('--url must be an http:// or https:// URL or sagemaker:<endpoint-name> (got ftp://host)');
+    expect(message({ url: 'not a url', targetName: 'target' })).toBe(
+      '--url must be an http:// or https:// URL or sagemaker:<endpoint-name> (got not a url)',
+    );
+    expect(message({ url: 'ftp://host', targetName: 'target' })).toBe(
+      '--url must be an http:// or https:// URL or sagemaker:<endpoint-name> (got ftp://host)',
+    );
   });
 });

@@ -32,18 +32,30 @@ describe('terminal text', () => {
 
 describe('the preflight lines', () => {
   it('escape what a server or the SDK put in a detail', () => {
-    const { lines, failure } = describePreflight([{ target: 'A', ok: false, detail: `https://h: ${RETITLE}\nPreflight: target B: ok` }]);
-    expect(lines).toBe('Preflight: target A: FAILED: https://h: \\x1b]0;PWNED\\x07\\x1b[31mRED\\x0aPreflight: target B: ok\n');
+    const { lines, failure } = describePreflight([
+      { target: 'A', ok: false, detail: `https://h: ${RETITLE}\nPreflight: target B: ok` },
+    ]);
+    expect(lines).toBe(
+      'Preflight: target A: FAILED: https://h: \\x1b]0;PWNED\\x07\\x1b[31mRED\\x0aPreflight: target B: ok\n',
+    );
     expect(failure).toMatch(/^target A is not reachable/);
   });
 
   it("do not name --url's unnamed target 'target target'", () => {
-    const ok = describePreflight([{ target: 'target', ok: true, detail: 'http://127.0.0.1:8000 accepts connections (TCP in 0.4 ms)' }]);
+    const ok = describePreflight([
+      { target: 'target', ok: true, detail: 'http://127.0.0.1:8000 accepts connections (TCP in 0.4 ms)' },
+    ]);
     expect(ok.lines).toBe('Preflight: http://127.0.0.1:8000 accepts connections (TCP in 0.4 ms)\n');
-    const failed = describePreflight([{ target: 'target', ok: false, detail: 'http://127.0.0.1:9: connection refused' }]);
+    const failed = describePreflight([
+      { target: 'target', ok: false, detail: 'http://127.0.0.1:9: connection refused' },
+    ]);
     expect(failed.lines).toBe('Preflight: FAILED: http://127.0.0.1:9: connection refused\n');
-    expect(failed.failure).toBe('the target is not reachable, nothing was sent (check the URL, or skip this check with --no-preflight)');
+    expect(failed.failure).toBe(
+      'the target is not reachable, nothing was sent (check the URL, or skip this check with --no-preflight)',
+    );
     // A named target, or several, keep their names.
-    expect(describePreflight([{ target: 'vllm', ok: true, detail: 'fine' }]).lines).toBe('Preflight: target vllm: fine\n');
+    expect(describePreflight([{ target: 'vllm', ok: true, detail: 'fine' }]).lines).toBe(
+      'Preflight: target vllm: fine\n',
+    );
   });
 });

@@ -38,7 +38,10 @@ interface RecordLine {
 
 const sink = () => {
   let text = '';
-  return { stream: { write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WritableStream, text: () => text };
+  return {
+    stream: { write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WritableStream,
+    text: () => text,
+  };
 };
 
 describe('history lines from local run folders', () => {
@@ -82,7 +85,10 @@ describe('history lines from local run folders', () => {
       await mkdir(join(dir, 'captures', key, '..'), { recursive: true });
       await writeFile(join(dir, 'captures', key), text);
     }
-    [a, b] = await Promise.all([startMockServer({ port: 0, ttftMs: 1, itlMs: 1, outputTokens: 3 }), startMockServer({ port: 0, ttftMs: 4, itlMs: 1, outputTokens: 3 })]);
+    [a, b] = await Promise.all([
+      startMockServer({ port: 0, ttftMs: 1, itlMs: 1, outputTokens: 3 }),
+      startMockServer({ port: 0, ttftMs: 4, itlMs: 1, outputTokens: 3 }),
+    ]);
     // Made in this order; their times sort them.
     await replay('run-1', { endOffset: 90 * 60_000 });
     await replay('run-2', { from: week.startMs + HOUR_MS, to: week.startMs + 2 * HOUR_MS + 30 * 60_000 });
@@ -107,7 +113,10 @@ describe('history lines from local run folders', () => {
     expect(got.every((l) => l.schedule === 'local' && l.status === 'complete')).toBe(true);
     expect(skipped).toEqual([
       { folder: join(out, 'nothing'), reason: 'no target folders (<target>/run_manifest.json)' },
-      { folder: join(out, 'unfinished'), reason: 'A/run_manifest.json is missing or not JSON: the run has not finished' },
+      {
+        folder: join(out, 'unfinished'),
+        reason: 'A/run_manifest.json is missing or not JSON: the run has not finished',
+      },
     ]);
   });
 
@@ -116,16 +125,29 @@ describe('history lines from local run folders', () => {
     for (const line of got) {
       const runDir = join(out, line.run_id);
       for (const target of ['A', 'B']) {
-        const manifest = JSON.parse(await readFile(join(runDir, target, 'run_manifest.json'), 'utf8')) as { scheduled: number; succeeded: number; failed: number; dropped: number };
+        const manifest = JSON.parse(await readFile(join(runDir, target, 'run_manifest.json'), 'utf8')) as {
+          scheduled: number;
+          succeeded: number;
+          failed: number;
+          dropped: number;
+        };
         const t = line.targets[target] as HistoryLine['targets'][string];
-        expect({ requests: t.requests, succeeded: t.succeeded, errors: t.errors, dropped: t.dropped }).toEqual({ requests: manifest.scheduled, succeeded: manifest.succeeded, errors: manifest.failed, dropped: manifest.dropped });
+        expect({ requests: t.requests, succeeded: t.succeeded, errors: t.errors, dropped: t.dropped }).toEqual({
+          requests: manifest.scheduled,
+          succeeded: manifest.succeeded,
+          errors: manifest.failed,
+          dropped: manifest.dropped,
+        });
         const records = (await readFile(join(runDir, target, 'profile_export.jsonl'), 'utf8'))
           .split('\n')
           .filter(Boolean)
           .map((l) => JSON.parse(l) as RecordLine)
           .filter((r) => r.error === null);
         for (const { tag } of COMPARED_METRICS) {
-          const values = records.map((r) => r.metrics[tag]?.value).filter((v): v is number => typeof v === 'number').sort((x, y) => x - y);
+          const values = records
+            .map((r) => r.metrics[tag]?.value)
+            .filter((v): v is number => typeof v === 'number')
+            .sort((x, y) => x - y);
           const stats = t.metrics[tag] as { p50: number; p90: number; p99: number; mean: number };
           expect(stats.p50).toBeCloseTo(quantile(values, 50), 9);
           expect(stats.p90).toBeCloseTo(quantile(values, 90), 9);
@@ -133,10 +155,17 @@ describe('history lines from local run folders', () => {
           expect(stats.mean).toBeCloseTo(values.reduce((s, v) => s + v, 0) / values.length, 9);
         }
       }
-      const comparison = JSON.parse(await readFile(join(runDir, 'comparison.json'), 'utf8')) as { baseline: string; candidate: string; metrics: { tag: string; verdict: string; paired_shift: { relative_pct: unknown } | null }[]; errors: { verdict: string } };
+      const comparison = JSON.parse(await readFile(join(runDir, 'comparison.json'), 'utf8')) as {
+        baseline: string;
+        candidate: string;
+        metrics: { tag: string; verdict: string; paired_shift: { relative_pct: unknown } | null }[];
+        errors: { verdict: string };
+      };
       const c = line.comparisons[0] as HistoryLine['comparisons'][number];
       expect([c.baseline, c.candidate]).toEqual(['A', 'B']);
-      expect(c.metrics.map((m) => [m.tag, m.verdict, m.relative_pct])).toEqual(comparison.metrics.map((m) => [m.tag, m.verdict, m.paired_shift?.relative_pct]));
+      expect(c.metrics.map((m) => [m.tag, m.verdict, m.relative_pct])).toEqual(
+        comparison.metrics.map((m) => [m.tag, m.verdict, m.paired_shift?.relative_pct]),
+      );
       expect(c.errors.verdict).toBe(comparison.errors.verdict);
     }
   });
@@ -146,16 +175,30 @@ describe('history lines from local run folders', () => {
     const [one, two, three] = got as [HistoryLine, HistoryLine, HistoryLine];
     const iso = (ms: number) => new Date(ms).toISOString();
     // Offsets 0 to 90 min from the first record (hour 0, minute 10): up to 01:40, inclusive, a record's time.
-    expect(one.window).toEqual({ start: iso(week.startMs + 10 * 60_000), end: iso(week.startMs + HOUR_MS + 40 * 60_000) });
-    expect(two.window).toEqual({ start: iso(week.startMs + HOUR_MS), end: iso(week.startMs + 2 * HOUR_MS + 30 * 60_000) });
+    expect(one.window).toEqual({
+      start: iso(week.startMs + 10 * 60_000),
+      end: iso(week.startMs + HOUR_MS + 40 * 60_000),
+    });
+    expect(two.window).toEqual({
+      start: iso(week.startMs + HOUR_MS),
+      end: iso(week.startMs + 2 * HOUR_MS + 30 * 60_000),
+    });
     // Whole seconds spread: the last record (03:59:30) alone in its second stays there.
-    expect(three.window).toEqual({ start: iso(week.startMs + 10 * 60_000), end: iso(week.startMs + 3 * HOUR_MS + 59 * 60_000 + 30_000) });
-    const manifest = JSON.parse(await readFile(join(out, 'run-2', 'A', 'run_manifest.json'), 'utf8')) as { startedAt: string };
+    expect(three.window).toEqual({
+      start: iso(week.startMs + 10 * 60_000),
+      end: iso(week.startMs + 3 * HOUR_MS + 59 * 60_000 + 30_000),
+    });
+    const manifest = JSON.parse(await readFile(join(out, 'run-2', 'A', 'run_manifest.json'), 'utf8')) as {
+      startedAt: string;
+    };
     expect(two.scheduled_time).toBe(manifest.startedAt);
   });
 
   it("each report link, read as the page's ../../<key>, reaches the run's report.html", async () => {
     const { lines: got } = await lines();
-    for (const line of got) expect(resolve(join(dir, 'site', 'trend'), `../../${line.report as string}`)).toBe(join(out, line.run_id, 'report.html'));
+    for (const line of got)
+      expect(resolve(join(dir, 'site', 'trend'), `../../${line.report as string}`)).toBe(
+        join(out, line.run_id, 'report.html'),
+      );
   });
 });

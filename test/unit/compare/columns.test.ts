@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ColumnsBuilder, recordIdentity } from '../../../lambdas/core/compare/columns';
 import { OUTCOME } from '../../../lambdas/core/compare/types';
-import { renderComparisonBlock, short, pValue, hasVerdict, TABLE_WIDTH } from '../../../lambdas/core/export/comparison-table';
+import {
+  renderComparisonBlock,
+  short,
+  pValue,
+  hasVerdict,
+  TABLE_WIDTH,
+} from '../../../lambdas/core/export/comparison-table';
 import type { ComparisonDocument, MetricComparison, TargetComparison } from '../../../lambdas/core/compare/types';
 
 const ours = (event: string, session: number, metrics: Record<string, number>, error: unknown = null) => ({
@@ -106,7 +112,9 @@ describe('the terminal table', () => {
     const doc = { comparisons: [comparison] } as unknown as ComparisonDocument;
     expect(hasVerdict(doc, ['worse'])).toBe(true);
     expect(hasVerdict(doc, ['changed'])).toBe(false);
-    const errorsWorse = { comparisons: [{ ...comparison, metrics: [], errors: { ...comparison.errors, verdict: 'worse' } }] } as unknown as ComparisonDocument;
+    const errorsWorse = {
+      comparisons: [{ ...comparison, metrics: [], errors: { ...comparison.errors, verdict: 'worse' } }],
+    } as unknown as ComparisonDocument;
     expect(hasVerdict(errorsWorse, ['worse'])).toBe(true);
   });
 });

@@ -3,9 +3,24 @@
  * reproducibility, unpaired labelling, more than two targets, JSON safety.
  */
 import { describe, expect, it } from 'vitest';
-import { buildComparisonDocument, compareTargets, formatP, MIN_VALUES_FOR, outputLengthAgreement } from '../../../lambdas/core/compare/compare';
+import {
+  buildComparisonDocument,
+  compareTargets,
+  formatP,
+  MIN_VALUES_FOR,
+  outputLengthAgreement,
+} from '../../../lambdas/core/compare/compare';
 import { Rng } from '../../../lambdas/core/stats/rng';
-import { COMPARED_METRICS, DEFAULT_COMPARE_OPTIONS, OUTCOME, type CompareOptions, type ComparedMetricTag, type MetricComparison, type OutcomeCode, type TargetColumns } from '../../../lambdas/core/compare/types';
+import {
+  COMPARED_METRICS,
+  DEFAULT_COMPARE_OPTIONS,
+  OUTCOME,
+  type CompareOptions,
+  type ComparedMetricTag,
+  type MetricComparison,
+  type OutcomeCode,
+  type TargetColumns,
+} from '../../../lambdas/core/compare/types';
 
 const OPTIONS: CompareOptions = { ...DEFAULT_COMPARE_OPTIONS, resamples: 400 };
 
@@ -44,7 +59,17 @@ function gaussian(rng: Rng): number {
  * A and B over the same n requests: a per-request base cost (lognormal, sigma 0.5) times
  * per-target noise (lognormal, sigma 0.1); B's values scaled by `scale[tag]`.
  */
-function pairedTargets(n: number, scale: Partial<Record<ComparedMetricTag, number>>, seed = 1, tags: readonly ComparedMetricTag[] = ['request_latency', 'time_to_first_token', 'output_sequence_length', 'output_token_throughput_per_user']): [TargetColumns, TargetColumns] {
+function pairedTargets(
+  n: number,
+  scale: Partial<Record<ComparedMetricTag, number>>,
+  seed = 1,
+  tags: readonly ComparedMetricTag[] = [
+    'request_latency',
+    'time_to_first_token',
+    'output_sequence_length',
+    'output_token_throughput_per_user',
+  ],
+): [TargetColumns, TargetColumns] {
   const rng = new Rng(seed, 99);
   const bases = tags.map(() => Array.from({ length: n }, () => 100 * Math.exp(0.5 * gaussian(rng))));
   const make = (name: string, factor: (tag: ComparedMetricTag) => number) =>
@@ -52,7 +77,12 @@ function pairedTargets(n: number, scale: Partial<Record<ComparedMetricTag, numbe
       name,
       Array.from({ length: n }, (_, i) => ({
         key: `event-${i}#0`,
-        values: Object.fromEntries(tags.map((tag, m) => [tag, (bases[m] as number[])[i] as number * factor(tag) * Math.exp(0.1 * gaussian(rng))])),
+        values: Object.fromEntries(
+          tags.map((tag, m) => [
+            tag,
+            ((bases[m] as number[])[i] as number) * factor(tag) * Math.exp(0.1 * gaussian(rng)),
+          ]),
+        ),
       })),
     );
   return [make('A', () => 1), make('B', (tag) => scale[tag] ?? 1)];
@@ -126,12 +156,24 @@ describe('pairing and exclusion accounting', () => {
 
   it('auto: paired when the shared keys are at least half of each side, else unpaired', () => {
     const rows = (keys: string[]) => keys.map((key) => ({ key, values: { request_latency: 5 } }));
-    const half = compareTargets(columns('A', rows(['a', 'b', 'c', 'd'])), columns('B', rows(['a', 'b', 'x', 'y'])), OPTIONS);
+    const half = compareTargets(
+      columns('A', rows(['a', 'b', 'c', 'd'])),
+      columns('B', rows(['a', 'b', 'x', 'y'])),
+      OPTIONS,
+    );
     expect(half.mode).toBe('paired');
-    const less = compareTargets(columns('A', rows(['a', 'b', 'c', 'd'])), columns('B', rows(['a', 'x', 'y', 'z'])), OPTIONS);
+    const less = compareTargets(
+      columns('A', rows(['a', 'b', 'c', 'd'])),
+      columns('B', rows(['a', 'x', 'y', 'z'])),
+      OPTIONS,
+    );
     expect(less.mode).toBe('unpaired');
     // Half of one side but not of the other: unpaired.
-    const lopsided = compareTargets(columns('A', rows(['a', 'b'])), columns('B', rows(['a', 'b', 'x', 'y', 'z'])), OPTIONS);
+    const lopsided = compareTargets(
+      columns('A', rows(['a', 'b'])),
+      columns('B', rows(['a', 'b', 'x', 'y', 'z'])),
+      OPTIONS,
+    );
     expect(lopsided.mode).toBe('unpaired');
   });
 
@@ -139,8 +181,15 @@ describe('pairing and exclusion accounting', () => {
     const c = compareTargets(A, B, { ...OPTIONS, mode: 'unpaired' });
     expect(c.mode).toBe('unpaired');
     expect(c.pairs.used).toBe(6 + 5); // succeeded rows of A and of B
-    expect(c.pairs.excluded).toEqual({ baseline_failed: 3, baseline_dropped: 3, candidate_failed: 3, candidate_dropped: 3 });
-    expect(c.pairs.used + Object.values(c.pairs.excluded).reduce((a, b) => a + b, 0)).toBe(A.keys.length + B.keys.length);
+    expect(c.pairs.excluded).toEqual({
+      baseline_failed: 3,
+      baseline_dropped: 3,
+      candidate_failed: 3,
+      candidate_dropped: 3,
+    });
+    expect(c.pairs.used + Object.values(c.pairs.excluded).reduce((a, b) => a + b, 0)).toBe(
+      A.keys.length + B.keys.length,
+    );
     const m = metric(c.metrics, 'request_latency');
     expect(m.test).toBe('mann_whitney_u');
     expect(m.n).toBe(5); // the smaller side
@@ -162,7 +211,9 @@ describe('metrics and verdicts', () => {
     expect(m.statistic_verdicts.p90).toBe('inconclusive');
     expect(m.statistic_verdicts.p50).toBe('worse');
     expect(m.verdict).toBe('worse');
-    expect(m.verdict_reason).toMatch(/^paired shift \+\d+\.\d % \[[-\d.]+, [-\d.]+\], Holm p = [\de.-]+ < 0\.05, beyond the 2 % minimum effect\.$/);
+    expect(m.verdict_reason).toMatch(
+      /^paired shift \+\d+\.\d % \[[-\d.]+, [-\d.]+\], Holm p = [\de.-]+ < 0\.05, beyond the 2 % minimum effect\.$/,
+    );
     expect(m.relative_pct.p50.estimate).toBeGreaterThan(20);
     expect(MIN_VALUES_FOR).toEqual({ mean: 20, p50: 20, p90: 100, p99: 1000 });
   });
@@ -204,7 +255,9 @@ describe('metrics and verdicts', () => {
     expect(m.p_value_adjusted as number).toBeLessThan(0.05);
     expect(m.verdict).toBe('no_difference');
     expect(m.difference.p50.ci_low as number).toBeGreaterThan(0);
-    expect(m.verdict_reason).toMatch(/^paired shift \+1\.\d % \[\d\.\d, \d\.\d\], Holm p = .* < 0\.05, but within the 2 % minimum effect\.$/);
+    expect(m.verdict_reason).toMatch(
+      /^paired shift \+1\.\d % \[\d\.\d, \d\.\d\], Holm p = .* < 0\.05, but within the 2 % minimum effect\.$/,
+    );
   });
 
   it('a metric on neither side is left out; one on one side only has no pairs', () => {
@@ -238,9 +291,16 @@ describe('metrics and verdicts', () => {
   });
 
   it('a baseline statistic of 0: relative change null, the difference still judged', () => {
-    const rows = (f: (i: number) => number) => Array.from({ length: 60 }, (_, i) => ({ key: `k${i}`, values: { output_sequence_length: f(i) } }));
-    const A = columns('A', rows((i) => (i < 40 ? 0 : 5)));
-    const B = columns('B', rows((i) => (i < 40 ? 3 : 8)));
+    const rows = (f: (i: number) => number) =>
+      Array.from({ length: 60 }, (_, i) => ({ key: `k${i}`, values: { output_sequence_length: f(i) } }));
+    const A = columns(
+      'A',
+      rows((i) => (i < 40 ? 0 : 5)),
+    );
+    const B = columns(
+      'B',
+      rows((i) => (i < 40 ? 3 : 8)),
+    );
     const m = metric(compareTargets(A, B, OPTIONS).metrics, 'output_sequence_length');
     expect(m.baseline.p50).toBe(0);
     expect(m.relative_pct.p50).toEqual({ estimate: null, ci_low: null, ci_high: null });
@@ -252,9 +312,20 @@ describe('metrics and verdicts', () => {
 
 describe('error rate', () => {
   it('paired: many more candidate failures is worse (McNemar), few fired is inconclusive', () => {
-    const rows = (failed: (i: number) => boolean) => Array.from({ length: 400 }, (_, i) => ({ key: `k${i}`, outcome: failed(i) ? OUTCOME.failed : OUTCOME.succeeded, values: { request_latency: 100 + (i % 17) } }));
-    const A = columns('A', rows((i) => i % 50 === 0));
-    const B = columns('B', rows((i) => i % 10 === 0));
+    const rows = (failed: (i: number) => boolean) =>
+      Array.from({ length: 400 }, (_, i) => ({
+        key: `k${i}`,
+        outcome: failed(i) ? OUTCOME.failed : OUTCOME.succeeded,
+        values: { request_latency: 100 + (i % 17) },
+      }));
+    const A = columns(
+      'A',
+      rows((i) => i % 50 === 0),
+    );
+    const B = columns(
+      'B',
+      rows((i) => i % 10 === 0),
+    );
     const c = compareTargets(A, B, OPTIONS);
     expect(c.errors.test).toBe('mcnemar_exact');
     expect(c.errors.baseline.rate).toBeCloseTo(8 / 400, 12);
@@ -268,7 +339,12 @@ describe('error rate', () => {
   });
 
   it('unpaired: Fisher, and no difference when the rates agree', () => {
-    const rows = (prefix: string, n: number, every: number) => Array.from({ length: n }, (_, i) => ({ key: `${prefix}${i}`, outcome: i % every === 0 ? OUTCOME.failed : OUTCOME.succeeded, values: { request_latency: 10 } }));
+    const rows = (prefix: string, n: number, every: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        key: `${prefix}${i}`,
+        outcome: i % every === 0 ? OUTCOME.failed : OUTCOME.succeeded,
+        values: { request_latency: 10 },
+      }));
     const c = compareTargets(columns('A', rows('a', 300, 10)), columns('B', rows('b', 250, 10)), OPTIONS);
     expect(c.mode).toBe('unpaired');
     expect(c.errors.test).toBe('fisher_exact');
@@ -316,7 +392,11 @@ describe('documents', () => {
   it('JSON-safe: no NaN or Infinity anywhere, whatever the data', () => {
     const weird = (name: string, shift: number) =>
       columns(name, [
-        ...Array.from({ length: 30 }, (_, i) => ({ key: `z${i}`, values: { request_latency: 5, time_to_first_token: 0, output_sequence_length: i % 2 ? 0 : 4 + shift }, captured: i % 3 === 0 ? 0 : 4 })),
+        ...Array.from({ length: 30 }, (_, i) => ({
+          key: `z${i}`,
+          values: { request_latency: 5, time_to_first_token: 0, output_sequence_length: i % 2 ? 0 : 4 + shift },
+          captured: i % 3 === 0 ? 0 : 4,
+        })),
         { key: 'f', outcome: OUTCOME.failed },
         { key: `only-${name}`, values: { request_latency: 1e308 } },
       ]);
@@ -368,6 +448,8 @@ describe('output length agreement and formatting', () => {
     const m = metric(compareTargets(A, B, OPTIONS).metrics, 'request_latency');
     expect(m.p_value_adjusted).toBe(0);
     expect(m.verdict).toBe('worse');
-    expect(m.verdict_reason).toMatch(/^paired shift \+\d+\.\d % \[[-\d.]+, [-\d.]+\], Holm p < 1e-300, beyond the 2 % minimum effect\.$/);
+    expect(m.verdict_reason).toMatch(
+      /^paired shift \+\d+\.\d % \[[-\d.]+, [-\d.]+\], Holm p < 1e-300, beyond the 2 % minimum effect\.$/,
+    );
   });
 });

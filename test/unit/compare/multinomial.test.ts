@@ -23,7 +23,12 @@ function linearQuantile(sorted: readonly number[], q: number): number {
 function expandedResamples(sides: Float64Array[], R: number, seed: number) {
   const rng = new Rng(seed, 7);
   const n = (sides[0] as Float64Array).length;
-  const out = sides.map(() => ({ mean: [] as number[], p50: [] as number[], p90: [] as number[], p99: [] as number[] }));
+  const out = sides.map(() => ({
+    mean: [] as number[],
+    p50: [] as number[],
+    p90: [] as number[],
+    p99: [] as number[],
+  }));
   for (let r = 0; r < R; r++) {
     const drawn = Array.from({ length: n }, () => rng.int(n));
     sides.forEach((values, s) => {
@@ -42,7 +47,9 @@ function expandedResamples(sides: Float64Array[], R: number, seed: number) {
 
 function sample(rng: Rng, n: number, distinct: number): Float64Array {
   // Few distinct values make ties; a lognormal-ish spread otherwise.
-  return Float64Array.from({ length: n }, () => (distinct > 0 ? Math.floor(rng.double() * distinct) * 1.5 : Math.exp(2 * rng.double()) * 37.3));
+  return Float64Array.from({ length: n }, () =>
+    distinct > 0 ? Math.floor(rng.double() * distinct) * 1.5 : Math.exp(2 * rng.double()) * 37.3,
+  );
 }
 
 describe('multinomialBootstrap', () => {
@@ -55,20 +62,23 @@ describe('multinomialBootstrap', () => {
     [101, 0],
     [500, 0],
     [999, 10],
-  ])('n = %i (distinct values: %i, 0: all distinct): every resample equal to the written-out one, paired and alone', (n, distinct) => {
-    const rng = new Rng(n, distinct);
-    const a = sample(rng, n, distinct);
-    const b = sample(rng, n, distinct);
-    const R = 60;
-    const expected = expandedResamples([a, b], R, 42);
-    const paired = multinomialBootstrap([a, b], [sortSide(a), sortSide(b)], R, new Rng(42, 7));
-    const alone = multinomialBootstrap([b], [sortSide(b)], R, new Rng(42, 7));
-    for (const stat of ['mean', ...QUANTILE_STATS] as const) {
-      expect(Array.from(paired[0]![stat]), `A ${stat}`).toEqual(expected[0]![stat]);
-      expect(Array.from(paired[1]![stat]), `B ${stat}`).toEqual(expected[1]![stat]);
-      expect(Array.from(alone[0]![stat]), `B alone ${stat}`).toEqual(expected[1]![stat]);
-    }
-  });
+  ])(
+    'n = %i (distinct values: %i, 0: all distinct): every resample equal to the written-out one, paired and alone',
+    (n, distinct) => {
+      const rng = new Rng(n, distinct);
+      const a = sample(rng, n, distinct);
+      const b = sample(rng, n, distinct);
+      const R = 60;
+      const expected = expandedResamples([a, b], R, 42);
+      const paired = multinomialBootstrap([a, b], [sortSide(a), sortSide(b)], R, new Rng(42, 7));
+      const alone = multinomialBootstrap([b], [sortSide(b)], R, new Rng(42, 7));
+      for (const stat of ['mean', ...QUANTILE_STATS] as const) {
+        expect(Array.from(paired[0]![stat]), `A ${stat}`).toEqual(expected[0]![stat]);
+        expect(Array.from(paired[1]![stat]), `B ${stat}`).toEqual(expected[1]![stat]);
+        expect(Array.from(alone[0]![stat]), `B alone ${stat}`).toEqual(expected[1]![stat]);
+      }
+    },
+  );
 
   it('an empty sample: every replicate NaN', () => {
     const [side] = multinomialBootstrap([new Float64Array(0)], [sortSide(new Float64Array(0))], 5, new Rng(1, 1));

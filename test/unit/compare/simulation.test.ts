@@ -16,7 +16,13 @@
 import { describe, expect, it } from 'vitest';
 import { compareTargets } from '../../../lambdas/core/compare/compare';
 import { Rng } from '../../../lambdas/core/stats/rng';
-import { COMPARED_METRICS, DEFAULT_COMPARE_OPTIONS, type CompareOptions, type ComparedMetricTag, type TargetColumns } from '../../../lambdas/core/compare/types';
+import {
+  COMPARED_METRICS,
+  DEFAULT_COMPARE_OPTIONS,
+  type CompareOptions,
+  type ComparedMetricTag,
+  type TargetColumns,
+} from '../../../lambdas/core/compare/types';
 
 const OPTIONS: CompareOptions = { ...DEFAULT_COMPARE_OPTIONS, resamples: 500 };
 const TAGS: readonly ComparedMetricTag[] = ['request_latency', 'time_to_first_token', 'inter_token_latency'];
@@ -36,7 +42,15 @@ function simulate(rng: Rng, n: number, shift: number): [TargetColumns, TargetCol
       const b = base[m] as Float64Array;
       for (let i = 0; i < n; i++) metrics[tag][i] = (b[i] as number) * factor * Math.exp(0.1 * gaussian(rng));
     });
-    return { name, keys: Array.from({ length: n }, (_, i) => `e${i}#0`), outcome: new Uint8Array(n), errorType: new Array(n).fill(null), dropReason: new Array(n).fill(null), metrics, capturedOutputTokens: new Float64Array(n).fill(NaN) };
+    return {
+      name,
+      keys: Array.from({ length: n }, (_, i) => `e${i}#0`),
+      outcome: new Uint8Array(n),
+      errorType: new Array(n).fill(null),
+      dropReason: new Array(n).fill(null),
+      metrics,
+      capturedOutputTokens: new Float64Array(n).fill(NaN),
+    };
   };
   return [make('A', 1), make('B', shift)];
 }

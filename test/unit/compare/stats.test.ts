@@ -38,7 +38,8 @@ import { argsortFloat64, sortedFinite, sortFloat64InPlace } from '../../../lambd
 import { erfc } from '../../../lambdas/core/stats/special-functions';
 import { wilcoxonSignedRank } from '../../../lambdas/core/stats/wilcoxon';
 
-const fixture = <T>(name: string): T => JSON.parse(readFileSync(join(__dirname, '../../fixtures/stats', name), 'utf8')) as T;
+const fixture = <T>(name: string): T =>
+  JSON.parse(readFileSync(join(__dirname, '../../fixtures/stats', name), 'utf8')) as T;
 
 interface TestRef {
   statistic: number;
@@ -53,7 +54,8 @@ function expectP(actual: number | null, expected: number, rel: number): void {
 }
 
 /** scipy reports min(R+, R-) for a two-sided test; we report R+. */
-const twoSidedStatistic = (r: { statistic: number; n: number }) => Math.min(r.statistic, (r.n * (r.n + 1)) / 2 - r.statistic);
+const twoSidedStatistic = (r: { statistic: number; n: number }) =>
+  Math.min(r.statistic, (r.n * (r.n + 1)) / 2 - r.statistic);
 
 describe('Wilcoxon signed-rank (scipy.stats.wilcoxon defaults)', () => {
   it('small samples with ties and zeros: permutation (n <= 13) and normal approximation', () => {
@@ -196,16 +198,23 @@ describe('percentiles and sorting', () => {
     expect(Object.is(sorted[3], -0)).toBe(true); // -0 sorts just before 0
     expect(order.indexOf(4)).toBeLessThan(order.indexOf(7)); // stable for the tied 2s
     const rng = new Rng(5, 0);
-    const big = Float64Array.from({ length: 50_000 }, () => Math.exp(rng.double() * 20 - 10) * (rng.double() < 0.2 ? -1 : 1));
+    const big = Float64Array.from(
+      { length: 50_000 },
+      () => Math.exp(rng.double() * 20 - 10) * (rng.double() < 0.2 ? -1 : 1),
+    );
     const o = argsortFloat64(big);
     // One expect for the whole order (50,000 would cost more than the sort): the first position out of order, if any.
-    const outOfOrder = Array.from(o).findIndex((at, i) => i > 0 && (big[at] as number) < (big[o[i - 1] as number] as number));
+    const outOfOrder = Array.from(o).findIndex(
+      (at, i) => i > 0 && (big[at] as number) < (big[o[i - 1] as number] as number),
+    );
     expect(outOfOrder).toBe(-1);
   });
 
   it('the in-place radix sort (4,096 values and more) equals TypedArray#sort, negatives and -0 included', () => {
     const rng = new Rng(6, 0);
-    const big = Float64Array.from({ length: 20_000 }, (_, i) => (i % 997 === 0 ? -0 : Math.exp(rng.double() * 40 - 20) * (rng.double() < 0.3 ? -1 : 1)));
+    const big = Float64Array.from({ length: 20_000 }, (_, i) =>
+      i % 997 === 0 ? -0 : Math.exp(rng.double() * 40 - 20) * (rng.double() < 0.3 ? -1 : 1),
+    );
     const expected = Float64Array.from(big).sort();
     expect(Array.from(sortFloat64InPlace(big))).toEqual(Array.from(expected));
   });
@@ -284,7 +293,15 @@ describe('random numbers', () => {
 
 interface BootRef {
   resamples: number;
-  intervals: Record<'mean' | 'p50' | 'p90' | 'p99', { difference: [number, number]; relative_pct: [number, number]; baseline: [number, number]; candidate: [number, number] }>;
+  intervals: Record<
+    'mean' | 'p50' | 'p90' | 'p99',
+    {
+      difference: [number, number];
+      relative_pct: [number, number];
+      baseline: [number, number];
+      candidate: [number, number];
+    }
+  >;
 }
 
 /**
@@ -304,7 +321,13 @@ function stepNear(sorted: Float64Array, q: number): number {
 
 const QUANTILE_OF = { p50: 0.5, p90: 0.9, p99: 0.99 } as const;
 
-function expectIntervalsClose(data: { a: ArrayLike<number>; b: ArrayLike<number> }, reps: BootstrapReplicates, ref: BootRef, stats: readonly ('mean' | 'p50' | 'p90' | 'p99')[], tolerance = 0.06): void {
+function expectIntervalsClose(
+  data: { a: ArrayLike<number>; b: ArrayLike<number> },
+  reps: BootstrapReplicates,
+  ref: BootRef,
+  stats: readonly ('mean' | 'p50' | 'p90' | 'p99')[],
+  tolerance = 0.06,
+): void {
   const sa = sortedFinite(data.a);
   const sb = sortedFinite(data.b);
   for (const stat of stats) {
@@ -321,7 +344,10 @@ function expectIntervalsClose(data: { a: ArrayLike<number>; b: ArrayLike<number>
       const allowed = tolerance * width + step;
       for (let k = 0; k < 2; k++) {
         const off = Math.abs((got[k] as number) - (expected[k] as number));
-        if (off > allowed) throw new Error(`${stat} ${what}: [${got.join(', ')}] vs numpy [${expected.join(', ')}] (${((off / width) * 100).toFixed(1)} % of the width, step ${step})`);
+        if (off > allowed)
+          throw new Error(
+            `${stat} ${what}: [${got.join(', ')}] vs numpy [${expected.join(', ')}] (${((off / width) * 100).toFixed(1)} % of the width, step ${step})`,
+          );
       }
     };
     check(diff, ref.intervals[stat].difference, stepA + stepB, 'difference');
@@ -334,18 +360,26 @@ function expectIntervalsClose(data: { a: ArrayLike<number>; b: ArrayLike<number>
 describe('bootstrap percentile intervals against numpy', () => {
   it('paired, 500 pairs (classic resampling of pairs)', () => {
     const f = fixture<{ a: number[]; b: number[]; bootstrap: BootRef }>('paired-n500.json');
-    const [reps] = bootstrapPaired([{ a: Float64Array.from(f.a), b: Float64Array.from(f.b) }], { resamples: 10_000, seed: 1 });
+    const [reps] = bootstrapPaired([{ a: Float64Array.from(f.a), b: Float64Array.from(f.b) }], {
+      resamples: 10_000,
+      seed: 1,
+    });
     expectIntervalsClose(f, reps as BootstrapReplicates, f.bootstrap, ['mean', 'p50', 'p90']);
   });
 
   it('unpaired, 300 and 250 values', () => {
     const f = fixture<{ x: number[]; y: number[]; bootstrap: BootRef }>('unpaired.json');
-    const [reps] = bootstrapUnpaired([{ a: Float64Array.from(f.x), b: Float64Array.from(f.y) }], { resamples: 10_000, seed: 1 });
+    const [reps] = bootstrapUnpaired([{ a: Float64Array.from(f.x), b: Float64Array.from(f.y) }], {
+      resamples: 10_000,
+      seed: 1,
+    });
     expectIntervalsClose({ a: f.x, b: f.y }, reps as BootstrapReplicates, f.bootstrap, ['mean', 'p50', 'p90']);
   });
 
   it('12,000 lognormal pairs: the Poisson bootstrap (cells for quantiles, fused means) agrees with numpy classic resampling', () => {
-    const f = fixture<{ a: number[]; b: number[]; bootstrap_paired: BootRef; bootstrap_unpaired: BootRef }>('lognormal-n12000.json');
+    const f = fixture<{ a: number[]; b: number[]; bootstrap_paired: BootRef; bootstrap_unpaired: BootRef }>(
+      'lognormal-n12000.json',
+    );
     const data = [{ a: Float64Array.from(f.a), b: Float64Array.from(f.b) }];
     const [paired] = bootstrapPaired(data, { resamples: 10_000, seed: 1 });
     expectIntervalsClose(f, paired as BootstrapReplicates, f.bootstrap_paired, ['mean', 'p50', 'p90', 'p99']);
@@ -359,11 +393,22 @@ describe('bootstrap percentile intervals against numpy', () => {
     const a = Float64Array.from({ length: n }, () => 100 + rng.double() * 50);
     const b = a.map((v) => v * (1.05 + rng.double() * 0.01));
     const withGaps = a.map((v, i) => (i % 10 === 0 ? NaN : v));
-    const run = () => bootstrapPaired([{ a, b }, { a: withGaps, b }], { resamples: 200, seed: 4 });
+    const run = () =>
+      bootstrapPaired(
+        [
+          { a, b },
+          { a: withGaps, b },
+        ],
+        { resamples: 200, seed: 4 },
+      );
     const [r1, g1] = run();
     const [r2] = run();
-    expect(Array.from((r1 as BootstrapReplicates).candidate.p90)).toEqual(Array.from((r2 as BootstrapReplicates).candidate.p90));
-    expect(Array.from((r1 as BootstrapReplicates).baseline.mean)).toEqual(Array.from((r2 as BootstrapReplicates).baseline.mean));
+    expect(Array.from((r1 as BootstrapReplicates).candidate.p90)).toEqual(
+      Array.from((r2 as BootstrapReplicates).candidate.p90),
+    );
+    expect(Array.from((r1 as BootstrapReplicates).baseline.mean)).toEqual(
+      Array.from((r2 as BootstrapReplicates).baseline.mean),
+    );
     // With every 10th pair gone (a uniform subset), the means barely move.
     const gaps = g1 as BootstrapReplicates;
     const ci = percentileInterval(gaps.baseline.mean, 0.95) as [number, number];
@@ -376,25 +421,78 @@ describe('bootstrap percentile intervals against numpy', () => {
 describe('error-rate bootstrap', () => {
   it('paired cells and unpaired sides give an interval around the observed difference', () => {
     for (const scale of [1, 100]) {
-      const paired = bootstrapRateDifference({ paired: true, bothFailed: 2 * scale, baselineOnly: 3 * scale, candidateOnly: 13 * scale, neither: 82 * scale }, { resamples: 2000, seed: 1 });
+      const paired = bootstrapRateDifference(
+        {
+          paired: true,
+          bothFailed: 2 * scale,
+          baselineOnly: 3 * scale,
+          candidateOnly: 13 * scale,
+          neither: 82 * scale,
+        },
+        { resamples: 2000, seed: 1 },
+      );
       const ci = percentileInterval(paired, 0.95) as [number, number];
       expect(ci[0]).toBeLessThan(0.1);
       expect(ci[1]).toBeGreaterThan(0.1);
-      const unpaired = bootstrapRateDifference({ paired: false, baselineFailed: 5 * scale, baselineFired: 100 * scale, candidateFailed: 15 * scale, candidateFired: 100 * scale }, { resamples: 2000, seed: 1 });
+      const unpaired = bootstrapRateDifference(
+        {
+          paired: false,
+          baselineFailed: 5 * scale,
+          baselineFired: 100 * scale,
+          candidateFailed: 15 * scale,
+          candidateFired: 100 * scale,
+        },
+        { resamples: 2000, seed: 1 },
+      );
       const cu = percentileInterval(unpaired, 0.95) as [number, number];
       expect(cu[0]).toBeLessThan(0.1);
       expect(cu[1]).toBeGreaterThan(0.1);
       expect(cu[1] - cu[0]).toBeGreaterThan(ci[1] - ci[0]); // pairing narrows the interval
     }
   });
-  it('no request failed, or every one: every resample is the sample itself (0, or the sides\' own rates); one failure makes them vary', () => {
+  it("no request failed, or every one: every resample is the sample itself (0, or the sides' own rates); one failure makes them vary", () => {
     const options = { resamples: 500, seed: 3 };
     const constant = (r: Float64Array) => [...new Set(r)];
-    expect(constant(bootstrapRateDifference({ paired: true, bothFailed: 0, baselineOnly: 0, candidateOnly: 0, neither: 400 }, options))).toEqual([0]);
-    expect(constant(bootstrapRateDifference({ paired: true, bothFailed: 400, baselineOnly: 0, candidateOnly: 0, neither: 0 }, options))).toEqual([0]);
-    expect(constant(bootstrapRateDifference({ paired: false, baselineFailed: 0, baselineFired: 300, candidateFailed: 200, candidateFired: 200 }, options))).toEqual([1]);
-    expect(constant(bootstrapRateDifference({ paired: true, bothFailed: 0, baselineOnly: 0, candidateOnly: 1, neither: 399 }, options)).length).toBeGreaterThan(1);
-    expect(constant(bootstrapRateDifference({ paired: false, baselineFailed: 0, baselineFired: 300, candidateFailed: 1, candidateFired: 200 }, options)).length).toBeGreaterThan(1);
+    expect(
+      constant(
+        bootstrapRateDifference(
+          { paired: true, bothFailed: 0, baselineOnly: 0, candidateOnly: 0, neither: 400 },
+          options,
+        ),
+      ),
+    ).toEqual([0]);
+    expect(
+      constant(
+        bootstrapRateDifference(
+          { paired: true, bothFailed: 400, baselineOnly: 0, candidateOnly: 0, neither: 0 },
+          options,
+        ),
+      ),
+    ).toEqual([0]);
+    expect(
+      constant(
+        bootstrapRateDifference(
+          { paired: false, baselineFailed: 0, baselineFired: 300, candidateFailed: 200, candidateFired: 200 },
+          options,
+        ),
+      ),
+    ).toEqual([1]);
+    expect(
+      constant(
+        bootstrapRateDifference(
+          { paired: true, bothFailed: 0, baselineOnly: 0, candidateOnly: 1, neither: 399 },
+          options,
+        ),
+      ).length,
+    ).toBeGreaterThan(1);
+    expect(
+      constant(
+        bootstrapRateDifference(
+          { paired: false, baselineFailed: 0, baselineFired: 300, candidateFailed: 1, candidateFired: 200 },
+          options,
+        ),
+      ).length,
+    ).toBeGreaterThan(1);
   });
 });
 

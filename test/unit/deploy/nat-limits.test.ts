@@ -6,7 +6,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseDeploymentConfig } from '../../../lib/config';
-import { destinationLoads, destinationOf, NAT_CONNECTIONS_PER_DESTINATION, NAT_NEW_CONNECTIONS_PER_SECOND, natLimitWarnings } from '../../../lib/nat-limits';
+import {
+  destinationLoads,
+  destinationOf,
+  NAT_CONNECTIONS_PER_DESTINATION,
+  NAT_NEW_CONNECTIONS_PER_SECOND,
+  natLimitWarnings,
+} from '../../../lib/nat-limits';
 import { fireSizingOf } from '../../../lib/sizing';
 
 const VPC = { vpcId: 'vpc-1', subnetIds: ['s'], securityGroupIds: ['g'], availabilityZones: ['a'] };
@@ -18,22 +24,46 @@ const sameHost = [
 function loadsOf(raw: Record<string, unknown>, region?: string) {
   const config = parseDeploymentConfig({ captureBucket: 'my-capture-bucket', vpc: VPC, ...raw });
   const sizing = fireSizingOf(config);
-  return { sizing, loads: destinationLoads(config, sizing, region), warnings: natLimitWarnings(config, sizing, region) };
+  return {
+    sizing,
+    loads: destinationLoads(config, sizing, region),
+    warnings: natLimitWarnings(config, sizing, region),
+  };
 }
 
 describe('NAT gateway limits per destination', () => {
-  it('a destination is a host and port (the scheme\'s default port), or the SageMaker runtime of a region', () => {
-    expect(destinationOf({ name: 'A', kind: 'http', url: 'https://LLM.example.com/v1', path: '/v1/chat/completions' }, undefined)).toBe('llm.example.com:443');
-    expect(destinationOf({ name: 'A', kind: 'http', url: 'http://10.0.0.5/v1', path: '/' }, undefined)).toBe('10.0.0.5:80');
-    expect(destinationOf({ name: 'A', kind: 'http', url: 'http://10.0.0.5:8080', path: '/' }, undefined)).toBe('10.0.0.5:8080');
-    expect(destinationOf({ name: 'S', kind: 'sagemaker', endpointName: 'ep' }, 'eu-west-1')).toBe('runtime.sagemaker.eu-west-1.amazonaws.com:443');
-    expect(destinationOf({ name: 'S', kind: 'sagemaker', endpointName: 'ep', region: 'us-west-2' }, 'eu-west-1')).toBe('runtime.sagemaker.us-west-2.amazonaws.com:443');
-    expect(destinationOf({ name: 'S', kind: 'sagemaker', endpointName: 'ep' }, undefined)).toBe('runtime.sagemaker.<stack region>.amazonaws.com:443');
+  it("a destination is a host and port (the scheme's default port), or the SageMaker runtime of a region", () => {
+    expect(
+      destinationOf(
+        { name: 'A', kind: 'http', url: 'https://LLM.example.com/v1', path: '/v1/chat/completions' },
+        undefined,
+      ),
+    ).toBe('llm.example.com:443');
+    expect(destinationOf({ name: 'A', kind: 'http', url: 'http://10.0.0.5/v1', path: '/' }, undefined)).toBe(
+      '10.0.0.5:80',
+    );
+    expect(destinationOf({ name: 'A', kind: 'http', url: 'http://10.0.0.5:8080', path: '/' }, undefined)).toBe(
+      '10.0.0.5:8080',
+    );
+    expect(destinationOf({ name: 'S', kind: 'sagemaker', endpointName: 'ep' }, 'eu-west-1')).toBe(
+      'runtime.sagemaker.eu-west-1.amazonaws.com:443',
+    );
+    expect(destinationOf({ name: 'S', kind: 'sagemaker', endpointName: 'ep', region: 'us-west-2' }, 'eu-west-1')).toBe(
+      'runtime.sagemaker.us-west-2.amazonaws.com:443',
+    );
+    expect(destinationOf({ name: 'S', kind: 'sagemaker', endpointName: 'ep' }, undefined)).toBe(
+      'runtime.sagemaker.<stack region>.amazonaws.com:443',
+    );
   });
 
   it('10,000/s to two targets on one host (2 s median, 30 s p99): about 91,300 connections and 1,522 new a second, over both limits', () => {
     const { sizing, loads, warnings } = loadsOf({ peakRequestsPerSecond: 10_000, targets: sameHost });
-    expect(sizing).toMatchObject({ lanesPerSlot: 110, connectionsPerTarget: 450, meanResponseSeconds: 3.94, slotSeconds: 120 });
+    expect(sizing).toMatchObject({
+      lanesPerSlot: 110,
+      connectionsPerTarget: 450,
+      meanResponseSeconds: 3.94,
+      slotSeconds: 120,
+    });
     // A lane: 10,000 / 110 = 90.9 requests/s x 3.94 s = 358.2 in flight; + 3 x sqrt(358.2) = 415.0,
     // 415 connections. Two targets x 110 lanes x 415 = 91,300; in flight 2 x 10,000 x 3.94 =
     // 78,800; pools full 2 x 110 x 450 = 99,000. The slot's lanes open theirs within a minute: 91,300 / 60.
@@ -54,7 +84,9 @@ describe('NAT gateway limits per destination', () => {
     const text = warnings[0]!.message;
     expect(text).toContain('llm.example.com:443 (targets A and B)');
     expect(text).toContain('about 91,300 simultaneous connections');
-    expect(text).toContain('78,800 requests in flight, at most 99,000), over the 55,000 a NAT gateway address holds to one destination');
+    expect(text).toContain(
+      '78,800 requests in flight, at most 99,000), over the 55,000 a NAT gateway address holds to one destination',
+    );
     expect(text).toContain('about 1,522 new connections a second');
     expect(text).toContain('20,000 if the target closes each connection), over the 900 or so it opens a second');
     expect(text).toMatch(/more addresses.*more NAT gateways, or lower peakRequestsPerSecond/);
@@ -63,7 +95,10 @@ describe('NAT gateway limits per destination', () => {
   });
 
   it('the same traffic to two hosts: two destinations, each within both limits', () => {
-    const { loads, warnings } = loadsOf({ peakRequestsPerSecond: 10_000, targets: [sameHost[0], { name: 'B', url: 'https://other.example.com' }] });
+    const { loads, warnings } = loadsOf({
+      peakRequestsPerSecond: 10_000,
+      targets: [sameHost[0], { name: 'B', url: 'https://other.example.com' }],
+    });
     expect(loads.map((d) => [d.destination, d.connections, d.newConnectionsPerSecond])).toEqual([
       ['llm.example.com:443', 45_650, 761],
       ['other.example.com:443', 45_650, 761],
@@ -89,16 +124,36 @@ describe('NAT gateway limits per destination', () => {
     expect(loads[0]).toMatchObject({ connections: 9130, newConnectionsPerSecond: 913 });
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.message).toContain('within the 55,000');
-    expect(warnings[0]!.message).toMatch(/about 913 new connections a second \(a slot's lanes open theirs at its start; 2,000 if the target closes each connection\), over the 900 or so/);
+    expect(warnings[0]!.message).toMatch(
+      /about 913 new connections a second \(a slot's lanes open theirs at its start; 2,000 if the target closes each connection\), over the 900 or so/,
+    );
   });
 
   it('SageMaker targets of one region share its runtime; another region is another destination', () => {
     const a = { name: 'A', kind: 'sagemaker', endpointName: 'ep-a' };
-    const shared = loadsOf({ peakRequestsPerSecond: 10_000, targets: [a, { name: 'B', kind: 'sagemaker', endpointName: 'ep-b', region: 'us-east-1' }] }, 'us-east-1');
-    expect(shared.loads.map((d) => [d.destination, d.targets])).toEqual([['runtime.sagemaker.us-east-1.amazonaws.com:443', ['A', 'B']]]);
-    expect(shared.warnings.map((w) => w.id)).toEqual(['capture-replay:nat-limits:runtime.sagemaker.us-east-1.amazonaws.com:443']);
-    expect(shared.warnings[0]!.message).toContain('reach the SageMaker runtime through an interface VPC endpoint (no NAT gateway)');
-    const apart = loadsOf({ peakRequestsPerSecond: 10_000, targets: [a, { name: 'B', kind: 'sagemaker', endpointName: 'ep-b', region: 'eu-west-1' }] }, 'us-east-1');
+    const shared = loadsOf(
+      {
+        peakRequestsPerSecond: 10_000,
+        targets: [a, { name: 'B', kind: 'sagemaker', endpointName: 'ep-b', region: 'us-east-1' }],
+      },
+      'us-east-1',
+    );
+    expect(shared.loads.map((d) => [d.destination, d.targets])).toEqual([
+      ['runtime.sagemaker.us-east-1.amazonaws.com:443', ['A', 'B']],
+    ]);
+    expect(shared.warnings.map((w) => w.id)).toEqual([
+      'capture-replay:nat-limits:runtime.sagemaker.us-east-1.amazonaws.com:443',
+    ]);
+    expect(shared.warnings[0]!.message).toContain(
+      'reach the SageMaker runtime through an interface VPC endpoint (no NAT gateway)',
+    );
+    const apart = loadsOf(
+      {
+        peakRequestsPerSecond: 10_000,
+        targets: [a, { name: 'B', kind: 'sagemaker', endpointName: 'ep-b', region: 'eu-west-1' }],
+      },
+      'us-east-1',
+    );
     expect(apart.loads.map((d) => [d.destination, d.targets])).toEqual([
       ['runtime.sagemaker.us-east-1.amazonaws.com:443', ['A']],
       ['runtime.sagemaker.eu-west-1.amazonaws.com:443', ['B']],

@@ -52,23 +52,40 @@ describe("the stack's ramp holds its lanes on time for an event source growing a
     { peak: 10_000, targets: 2, requestTimeoutSeconds: 600 },
     { peak: 6000, targets: 2, peakLatencyMedianSeconds: 4 },
   ])('$peak requests/s to $targets target(s) %#', ({ peak, targets, ...rest }) => {
-    const config = parseDeploymentConfig({ peakRequestsPerSecond: peak, targets: Array.from({ length: targets }, (_, i) => target(`t${i}`)), ...rest });
+    const config = parseDeploymentConfig({
+      peakRequestsPerSecond: peak,
+      targets: Array.from({ length: targets }, (_, i) => target(`t${i}`)),
+      ...rest,
+    });
     const sizing = fireSizingOf(config);
     const leadMs = config.leadSeconds * 1000;
     const slotMs = sizing.slotSeconds * 1000;
-    const { ramp } = schedulingOf({ slotMs, maxShardRequests: sizing.maxShardRequests, fireTimeoutMs: sizing.timeoutSeconds * 1000, requestTimeoutMs: config.requestTimeoutSeconds * 1000, leadMs });
+    const { ramp } = schedulingOf({
+      slotMs,
+      maxShardRequests: sizing.maxShardRequests,
+      fireTimeoutMs: sizing.timeoutSeconds * 1000,
+      requestTimeoutMs: config.requestTimeoutSeconds * 1000,
+      leadMs,
+    });
     if (!ramp) throw new Error('the stack delivers along a ramp');
     // Two slots, each with every lane of every target due at its start.
     const lanes = sizing.lanesPerSlot * targets;
     const dues = [0, 1].flatMap((slot) => Array.from({ length: lanes }, () => slot * slotMs));
-    const leads = rampLeads(dues, dues.map((_, k) => Math.floor(k / lanes)), { leadMs, ...ramp });
+    const leads = rampLeads(
+      dues,
+      dues.map((_, k) => Math.floor(k / lanes)),
+      { leadMs, ...ramp },
+    );
     for (const slot of [0, 1]) {
       const at = dues.slice(slot * lanes, (slot + 1) * lanes);
       const delivered = at.map((due, k) => due - leads[slot * lanes + k]!);
       for (const perMinute of [HALF_THE_CEILING, EVENT_SOURCE_SCALING.addedPerMinute]) {
         const picked = pickups(delivered, perMinute);
         const worst = Math.max(...picked.map((p, k) => p - (at[k]! - leadMs)));
-        expect(worst, `${perMinute} a minute: the latest lane picked up ${worst} ms after its due time minus the lead`).toBeLessThanOrEqual(0);
+        expect(
+          worst,
+          `${perMinute} a minute: the latest lane picked up ${worst} ms after its due time minus the lead`,
+        ).toBeLessThanOrEqual(0);
       }
     }
     // The longest lead fits what the fire function's timeout leaves after the slot and the request timeout.

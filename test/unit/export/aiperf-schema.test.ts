@@ -24,7 +24,14 @@ const root = mkdtempSync(join(tmpdir(), 'aiperf-schema-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const records = OUTCOMES.filter((o) => o.result).map((o) => computeProfileRecord(o, 'record_processor_0'));
-const manifest = buildManifest({ runId: 'run-1', target: 'A', outcomes: OUTCOMES, notScheduledByReason: {}, startedAt: '2026-04-29T00:00:00.000Z', endedAt: '2026-04-29T00:00:04.000Z' });
+const manifest = buildManifest({
+  runId: 'run-1',
+  target: 'A',
+  outcomes: OUTCOMES,
+  notScheduledByReason: {},
+  startedAt: '2026-04-29T00:00:00.000Z',
+  endedAt: '2026-04-29T00:00:04.000Z',
+});
 
 async function writeRun(prefix: string, model: string | null): Promise<string> {
   await writeTargetArtifacts(new FsArtifactStore(root), prefix, {
@@ -57,17 +64,25 @@ function check(folder: string): { status: number | null; stdout: string; stderr:
 
 describe('AIPerf schema check', () => {
   it('python3 with pydantic and msgspec is available (required under CI)', () => {
-    if (process.env.CI) expect(available, `python3 -c "import pydantic, msgspec" failed: ${probe.stderr || probe.error?.message}`).toBe(true);
+    if (process.env.CI)
+      expect(available, `python3 -c "import pydantic, msgspec" failed: ${probe.stderr || probe.error?.message}`).toBe(
+        true,
+      );
   });
 
   describe.skipIf(!available)('with python3, pydantic and msgspec', () => {
-    it('accepts a run with --model: every record and the aggregate, input_config a valid BenchmarkConfig', { timeout: 60_000 }, async () => {
+    it('accepts a run with --model: every record and the aggregate, input_config a valid BenchmarkConfig', {
+      timeout: 60_000,
+    }, async () => {
       const folder = await writeRun('with-model/A/', 'llama-3-8b');
       const result = check(folder);
       expect(result.stderr).toBe('');
       expect(result.status).toBe(0);
       expect(result.stdout).toContain('OK: 4 record(s)');
-      const json = JSON.parse(readFileSync(join(folder, 'profile_export_aiperf.json'), 'utf8')) as Record<string, unknown>;
+      const json = JSON.parse(readFileSync(join(folder, 'profile_export_aiperf.json'), 'utf8')) as Record<
+        string,
+        unknown
+      >;
       expect(json.input_config).toBeDefined();
       expect(JSON.stringify(json)).not.toContain('secret');
     });
@@ -109,7 +124,9 @@ describe('AIPerf schema check', () => {
       expect(result.stderr).toMatch(/profile_export\.jsonl:4: error\.message/);
     });
 
-    it('rejects an input_config AIPerf would not load: unknown keys, a password in a URL', { timeout: 60_000 }, async () => {
+    it('rejects an input_config AIPerf would not load: unknown keys, a password in a URL', {
+      timeout: 60_000,
+    }, async () => {
       const folder = await writeRun('bad-config/A/', 'm');
       const file = join(folder, 'profile_export_aiperf.json');
       const json = JSON.parse(readFileSync(file, 'utf8')) as { input_config: Record<string, Record<string, unknown>> };

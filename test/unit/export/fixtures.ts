@@ -26,7 +26,13 @@ function request(index: number, streaming: boolean, contentType = 'application/j
   };
 }
 
-function result(startMs: number, endMs: number, chunksMs: number[], usage: [number, number] | null, error: TargetResult['error'] = null): TargetResult {
+function result(
+  startMs: number,
+  endMs: number,
+  chunksMs: number[],
+  usage: [number, number] | null,
+  error: TargetResult['error'] = null,
+): TargetResult {
   return {
     requestStartNs: S + ms(startMs),
     requestAckNs: S + ms(startMs + 1),
@@ -38,7 +44,12 @@ function result(startMs: number, endMs: number, chunksMs: number[], usage: [numb
   };
 }
 
-const outcome = (req: ScheduledRequest, scheduledMs: number, res: TargetResult | null, dropReason: FireOutcome['dropReason'] = null): FireOutcome => ({
+const outcome = (
+  req: ScheduledRequest,
+  scheduledMs: number,
+  res: TargetResult | null,
+  dropReason: FireOutcome['dropReason'] = null,
+): FireOutcome => ({
   request: req,
   target: 'A',
   requestId: `req-${req.index}`,
@@ -56,7 +67,11 @@ export const OUTCOMES: FireOutcome[] = [
   // Non-streaming: 100 ms.
   outcome(request(2, false), 2000, result(2000, 2100, [], [12, 5])),
   // Failed with HTTP 500 after 5 ms, sent 2 ms late.
-  outcome(request(3, true), 2998, result(3000, 3005, [], null, { code: 500, type: 'HTTPError', message: 'HTTP 500: boom' })),
+  outcome(
+    request(3, true),
+    2998,
+    result(3000, 3005, [], null, { code: 500, type: 'HTTPError', message: 'HTTP 500: boom' }),
+  ),
   // Dropped: a CSV body for a chat target.
   outcome(request(4, false, 'text/csv'), 4000, null, 'unsupported_content_type'),
 ];

@@ -66,14 +66,25 @@ describe('runFireLoop', () => {
     [90, ['fired', 'fired', 'late_beyond_tolerance']],
   ])('drop policy with tolerance %i ms', async (toleranceMs, expected) => {
     const { options } = setup(100);
-    const outcomes = await runFireLoop([req(0, 0), req(1, 10), req(2, 20)], { ...options, maxInFlight: 1, latePolicy: { toleranceMs, action: 'drop' } });
+    const outcomes = await runFireLoop([req(0, 0), req(1, 10), req(2, 20)], {
+      ...options,
+      maxInFlight: 1,
+      latePolicy: { toleranceMs, action: 'drop' },
+    });
     expect(outcomes.map((o) => o.dropReason ?? 'fired')).toEqual(expected);
   });
 
   it('fire policy fires late requests and records their lag', async () => {
     const { options } = setup(100);
-    const outcomes = await runFireLoop([req(0, 0), req(1, 10)], { ...options, maxInFlight: 1, latePolicy: { toleranceMs: 1, action: 'fire' } });
-    expect(outcomes.map((o) => [o.dropReason, lagMs(o)])).toEqual([[null, 0], [null, 90]]);
+    const outcomes = await runFireLoop([req(0, 0), req(1, 10)], {
+      ...options,
+      maxInFlight: 1,
+      latePolicy: { toleranceMs: 1, action: 'fire' },
+    });
+    expect(outcomes.map((o) => [o.dropReason, lagMs(o)])).toEqual([
+      [null, 0],
+      [null, 90],
+    ]);
   });
 
   it('on abort, unfired requests are dropped as aborted and nothing is lost', async () => {
@@ -92,7 +103,9 @@ describe('runFireLoop', () => {
   });
 
   it('turns a throwing client into an error outcome and carries on', async () => {
-    const { options } = setup(0, (r) => (r.correlationId === 'corr-1' ? { throws: 'socket exploded' } : { latencyMs: 5 }));
+    const { options } = setup(0, (r) =>
+      r.correlationId === 'corr-1' ? { throws: 'socket exploded' } : { latencyMs: 5 },
+    );
     const outcomes = await runFireLoop([req(0, 0), req(1, 1), req(2, 2)], options);
     expect(outcomes.map((o) => o.result?.error?.type ?? 'ok')).toEqual(['ok', 'ClientError', 'ok']);
     expect(outcomes[1]!.result?.error?.message).toBe('socket exploded');
@@ -132,8 +145,18 @@ describe('runFireLoop against a real HTTP server on the real clock', () => {
     const server = await startMockServer({ ttftMs: 30, itlMs, outputTokens: 10 });
     const target = createOpenAITarget({ name: 'mock', baseUrl: server.url, timeoutMs: 10_000, clock: systemClock });
     try {
-      const requests = Array.from({ length: 40 }, (_, i) => ({ ...req(i, i * 2), streaming: true, body: Buffer.from(`{"messages":[{"role":"user","content":"q${i}"}],"stream":true}`) }));
-      const outcomes = await runFireLoop(requests, { runId: 'real', target, clock: systemClock, startNs: systemClock.nowNs() + ms(50), workerId: 'w' });
+      const requests = Array.from({ length: 40 }, (_, i) => ({
+        ...req(i, i * 2),
+        streaming: true,
+        body: Buffer.from(`{"messages":[{"role":"user","content":"q${i}"}],"stream":true}`),
+      }));
+      const outcomes = await runFireLoop(requests, {
+        runId: 'real',
+        target,
+        clock: systemClock,
+        startNs: systemClock.nowNs() + ms(50),
+        workerId: 'w',
+      });
       expect(outcomes.map((o) => o.result?.error ?? null)).toEqual(requests.map(() => null));
       expect(outcomes.every((o) => o.result!.contentChunkNs.length === 10)).toBe(true);
       expect(server.requests.map((r) => r.headers['x-request-id'])).toEqual(outcomes.map((o) => o.requestId));
@@ -143,7 +166,10 @@ describe('runFireLoop against a real HTTP server on the real clock', () => {
       const firstEnd = outcomes[0]!.result!.requestEndNs;
       const lateMs = outcomes.map((o) => Number(o.result!.requestStartNs - o.scheduledNs) / 1e6);
       const startedBeforeFirstEnd = outcomes.filter((o) => o.result!.requestStartNs < firstEnd).length;
-      expect(startedBeforeFirstEnd, `sent late by up to ${Math.max(...lateMs).toFixed(0)} ms (${machineLoad()})`).toBeGreaterThan(requests.length / 2);
+      expect(
+        startedBeforeFirstEnd,
+        `sent late by up to ${Math.max(...lateMs).toFixed(0)} ms (${machineLoad()})`,
+      ).toBeGreaterThan(requests.length / 2);
     } finally {
       await target.close();
       await server.close();
@@ -161,8 +187,18 @@ describe('runFireLoop: one cancel signal shared by every request in flight', () 
     try {
       const cancel = new AbortController();
       // 40 requests due within 20 ms, each answered after 200 ms: all 40 in flight at once.
-      const requests = Array.from({ length: 40 }, (_, i) => ({ ...req(i, i * 0.5), body: Buffer.from(`{"messages":[{"role":"user","content":"q${i}"}]}`) }));
-      const outcomes = await runFireLoop(requests, { runId: 'listeners', target, clock: systemClock, startNs: systemClock.nowNs() + ms(20), workerId: 'w', cancelSignal: cancel.signal });
+      const requests = Array.from({ length: 40 }, (_, i) => ({
+        ...req(i, i * 0.5),
+        body: Buffer.from(`{"messages":[{"role":"user","content":"q${i}"}]}`),
+      }));
+      const outcomes = await runFireLoop(requests, {
+        runId: 'listeners',
+        target,
+        clock: systemClock,
+        startNs: systemClock.nowNs() + ms(20),
+        workerId: 'w',
+        cancelSignal: cancel.signal,
+      });
       expect(outcomes.every((o) => o.result?.error === null)).toBe(true);
       // Warnings are emitted on the next tick.
       await new Promise((r) => setImmediate(r));
@@ -193,13 +229,19 @@ describe('runFireLoop: catching up', () => {
     });
     setImmediate(tick);
     const late = Number(CATCH_UP_TURN_NS) / 1e6;
-    const outcomes = await runFireLoop([req(0, 0), req(1, 1), req(2, 5 - late - 0.5), req(3, 5), req(4, 5)], { runId: 'run', target, clock, startNs: START, workerId: 'w' });
+    const outcomes = await runFireLoop([req(0, 0), req(1, 1), req(2, 5 - late - 0.5), req(3, 5), req(4, 5)], {
+      runId: 'run',
+      target,
+      clock,
+      startNs: START,
+      workerId: 'w',
+    });
     ticking = false;
     const sends = events.map((e, i) => [e, i] as const).filter(([e]) => e.startsWith('send'));
     // Each overdue request waited for a turn: never sent right after the send before it.
     for (const [name, at] of sends.slice(0, 3)) expect(events[at - 1], `${name}: ${events.join(', ')}`).toBe('turn');
     // On time (the virtual clock has not moved: 0 ms late): sent at once, back to back.
-    expect(sends[4]![1] - sends[3]![1], events.join(", ")).toBe(1);
+    expect(sends[4]![1] - sends[3]![1], events.join(', ')).toBe(1);
     expect(outcomes.map(lagMs)).toEqual([5, 4, late + 0.5, 0, 0]);
   });
 });
@@ -208,7 +250,10 @@ describe('runFireLoop: beforeStart', () => {
   it('is called once, after the requests are prepared and before the first is sent', async () => {
     const { target, options } = setup(5);
     const calls: number[] = [];
-    const outcomes = await runFireLoop([req(0, 0), req(1, 10)], { ...options, beforeStart: () => calls.push(target.sent.length) });
+    const outcomes = await runFireLoop([req(0, 0), req(1, 10)], {
+      ...options,
+      beforeStart: () => calls.push(target.sent.length),
+    });
     expect(calls).toEqual([0]);
     expect(outcomes.every((o) => o.result?.error === null)).toBe(true);
   });

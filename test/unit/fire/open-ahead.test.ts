@@ -11,7 +11,20 @@ import { MAX_OPENING } from '../../../lambdas/adapters/http/socket-reserve';
 import { createSystemClock } from '../../../lambdas/adapters/system-clock';
 import type { ReplayPlan, TargetResult } from '../../../lambdas/core/types';
 import { prepareFireWorkers } from '../../../lambdas/local/fire-workers';
-import { connectionsAhead, OPEN_AHEAD_MAX, OPEN_BEFORE_MAX_MS, OPEN_BEFORE_MIN_MS, openAheadPlan, openBeforeMs, READY_BEFORE_MS, COLLECT_BEFORE_MS, RESPONSE_ESTIMATE_MS, CHEAP_CONNECT_MS, CHEAP_CONNECT_WINDOW_MS, UNMEASURED_CONNECT_MS } from '../../../lambdas/local/open-ahead';
+import {
+  connectionsAhead,
+  OPEN_AHEAD_MAX,
+  OPEN_BEFORE_MAX_MS,
+  OPEN_BEFORE_MIN_MS,
+  openAheadPlan,
+  openBeforeMs,
+  READY_BEFORE_MS,
+  COLLECT_BEFORE_MS,
+  RESPONSE_ESTIMATE_MS,
+  CHEAP_CONNECT_MS,
+  CHEAP_CONNECT_WINDOW_MS,
+  UNMEASURED_CONNECT_MS,
+} from '../../../lambdas/local/open-ahead';
 import type { TargetClientSpec } from '../../../lambdas/local/target-clients';
 import type { TargetClient } from '../../../lambdas/ports';
 import { scheduledRequest } from '../../support/fixtures';
@@ -22,7 +35,7 @@ const evenly = (rate: number, seconds: number) => Array.from({ length: rate * se
 const plain = (ms: number) => ({ ms, tls: false });
 const tls = (ms: number) => ({ ms, tls: true });
 
-describe('connectionsAhead: one thread\'s share of the first second', () => {
+describe("connectionsAhead: one thread's share of the first second", () => {
   it('every request due within a second of the first: each may still be in flight at its end', () => {
     expect(RESPONSE_ESTIMATE_MS).toBe(1000);
     for (const connect of [tls(0.5), tls(5), plain(3), plain(40), null]) {
@@ -54,14 +67,16 @@ describe('connectionsAhead: one thread\'s share of the first second', () => {
   });
 });
 
-describe('openBeforeMs: from the preflight\'s connect time', () => {
+describe("openBeforeMs: from the preflight's connect time", () => {
   it('a second before zero when connecting is quick; two connect times and one per wave of MAX_OPENING when it is not; at most OPEN_BEFORE_MAX_MS', () => {
     expect(OPEN_BEFORE_MIN_MS).toBe(1000);
     expect(openBeforeMs(1000, 0.3)).toBe(OPEN_BEFORE_MIN_MS);
     expect(openBeforeMs(64, 300)).toBe(2 * 300 + (64 / MAX_OPENING) * 300);
     expect(openBeforeMs(1000, 100)).toBe(OPEN_BEFORE_MAX_MS);
     // Not measured (--no-preflight, a SageMaker target): a cross-region TLS connect assumed.
-    expect(openBeforeMs(1000, null)).toBe(Math.min(OPEN_BEFORE_MAX_MS, 2 * UNMEASURED_CONNECT_MS + Math.ceil(1000 / MAX_OPENING) * UNMEASURED_CONNECT_MS));
+    expect(openBeforeMs(1000, null)).toBe(
+      Math.min(OPEN_BEFORE_MAX_MS, 2 * UNMEASURED_CONNECT_MS + Math.ceil(1000 / MAX_OPENING) * UNMEASURED_CONNECT_MS),
+    );
     expect(openAheadPlan(evenly(1000, 3), tls(2))).toEqual({ connections: 1000, openBeforeMs: OPEN_BEFORE_MIN_MS });
     expect(openAheadPlan(evenly(1000, 3), plain(0.5))).toEqual({ connections: 100, openBeforeMs: OPEN_BEFORE_MIN_MS });
   });
@@ -69,13 +84,33 @@ describe('openBeforeMs: from the preflight\'s connect time', () => {
 
 describe('the fire runner in this thread', () => {
   const clock = createSystemClock();
-  const http: TargetClientSpec = { kind: 'http', name: 'target', baseUrl: 'http://127.0.0.1:9', path: '/v1/chat/completions', timeoutMs: 5_000 };
+  const http: TargetClientSpec = {
+    kind: 'http',
+    name: 'target',
+    baseUrl: 'http://127.0.0.1:9',
+    path: '/v1/chat/completions',
+    timeoutMs: 5_000,
+  };
   const answered = (): TargetResult => {
     const now = clock.nowNs();
-    return { requestStartNs: now, requestAckNs: now, requestEndNs: now, contentChunkNs: [], httpStatus: 200, usage: null, error: null };
+    return {
+      requestStartNs: now,
+      requestAckNs: now,
+      requestEndNs: now,
+      contentChunkNs: [],
+      httpStatus: 200,
+      usage: null,
+      error: null,
+    };
   };
 
-  async function fire(spec: TargetClientSpec, offsets: number[], maxInFlight?: number, opensAhead = true, connect = tls(4)) {
+  async function fire(
+    spec: TargetClientSpec,
+    offsets: number[],
+    maxInFlight?: number,
+    opensAhead = true,
+    connect = tls(4),
+  ) {
     const events: string[] = [];
     const asked: { connections: number; withinMs: number | undefined; beforeZeroMs: number }[] = [];
     const announced: unknown[] = [];
@@ -111,11 +146,24 @@ describe('the fire runner in this thread', () => {
       collectedBeforeZeroMs.push(Number(startNs - clock.nowNs()) / 1e6);
       if (opensAhead) stop.abort();
     };
-    const outcomes = await runner!(requests, { runId: 'r', target: client, clock, startNs, workerId: 'w', signal: stop.signal, beforeStart: collect, ...(maxInFlight !== undefined ? { maxInFlight } : {}) }, { index: 0, name: 'target' });
+    const outcomes = await runner!(
+      requests,
+      {
+        runId: 'r',
+        target: client,
+        clock,
+        startNs,
+        workerId: 'w',
+        signal: stop.signal,
+        beforeStart: collect,
+        ...(maxInFlight !== undefined ? { maxInFlight } : {}),
+      },
+      { index: 0, name: 'target' },
+    );
     return { events, asked, announced, outcomes, collectedBeforeZeroMs };
   }
 
-  it('asks an HTTP target\'s client for the first second\'s connections once, a second before zero, then collects', async () => {
+  it("asks an HTTP target's client for the first second's connections once, a second before zero, then collects", async () => {
     const { events, asked, announced, outcomes, collectedBeforeZeroMs } = await fire(http, evenly(400, 3));
     expect(events).toEqual(['openAhead', 'collect']);
     // The collection after the time the connections were to be ready by, and before zero.
@@ -136,7 +184,7 @@ describe('the fire runner in this thread', () => {
     expect(outcomes.every((o) => o.dropReason === 'aborted')).toBe(true);
   });
 
-  it('a target a plain TCP connect takes under 3 ms to: the first 100 ms\'s requests', async () => {
+  it("a target a plain TCP connect takes under 3 ms to: the first 100 ms's requests", async () => {
     const { asked } = await fire(http, evenly(400, 3), undefined, true, plain(0.4));
     expect(asked.map((a) => a.connections)).toEqual([40]);
   });
@@ -146,8 +194,13 @@ describe('the fire runner in this thread', () => {
     expect(asked.map((a) => a.connections)).toEqual([50]);
   });
 
-  it('a SageMaker target is asked the same (its SDK\'s agents take spares too)', async () => {
-    const sagemaker: TargetClientSpec = { kind: 'sagemaker', name: 'target', timeoutMs: 5_000, sagemaker: { endpointName: 'e', region: 'us-east-1' } };
+  it("a SageMaker target is asked the same (its SDK's agents take spares too)", async () => {
+    const sagemaker: TargetClientSpec = {
+      kind: 'sagemaker',
+      name: 'target',
+      timeoutMs: 5_000,
+      sagemaker: { endpointName: 'e', region: 'us-east-1' },
+    };
     const { events, asked, announced } = await fire(sagemaker, evenly(100, 2));
     expect(events).toEqual(['openAhead', 'collect']);
     expect(asked.map((a) => a.connections)).toEqual([100]);

@@ -8,7 +8,10 @@ const notification = (records: { eventName: string; key: string; eTag?: string }
       eventVersion: '2.1',
       eventSource: 'aws:s3',
       eventName: r.eventName,
-      s3: { bucket: { name: 'caps', arn: 'arn:aws:s3:::caps' }, object: { key: r.key, size: 10, ...(r.eTag ? { eTag: r.eTag } : {}) } },
+      s3: {
+        bucket: { name: 'caps', arn: 'arn:aws:s3:::caps' },
+        object: { key: r.key, size: 10, ...(r.eTag ? { eTag: r.eTag } : {}) },
+      },
     })),
   });
 
@@ -32,15 +35,30 @@ describe('ingest messages', () => {
   });
 
   it('recognises the S3 test event', () => {
-    expect(parseIngestMessage(JSON.stringify({ Service: 'Amazon S3', Event: 's3:TestEvent', Time: '2026-04-29T00:00:00Z', Bucket: 'caps' }))).toEqual({ kind: 'test' });
+    expect(
+      parseIngestMessage(
+        JSON.stringify({ Service: 'Amazon S3', Event: 's3:TestEvent', Time: '2026-04-29T00:00:00Z', Bucket: 'caps' }),
+      ),
+    ).toEqual({ kind: 'test' });
   });
 
   it('takes EventBridge Object Created events (keys not encoded there)', () => {
-    const event = { 'detail-type': 'Object Created', source: 'aws.s3', detail: { bucket: { name: 'caps' }, object: { key: 'datacapture/a b.jsonl', etag: 'e2' } } };
-    expect(parseIngestMessage(JSON.stringify(event))).toEqual({ kind: 'objects', objects: [{ bucket: 'caps', key: 'datacapture/a b.jsonl', etag: 'e2' }], ignored: 0 });
+    const event = {
+      'detail-type': 'Object Created',
+      source: 'aws.s3',
+      detail: { bucket: { name: 'caps' }, object: { key: 'datacapture/a b.jsonl', etag: 'e2' } },
+    };
+    expect(parseIngestMessage(JSON.stringify(event))).toEqual({
+      kind: 'objects',
+      objects: [{ bucket: 'caps', key: 'datacapture/a b.jsonl', etag: 'e2' }],
+      ignored: 0,
+    });
   });
 
-  it.each([['not json', 'message body is not JSON'], ['{"hello": 1}', 'neither']])('reports what it cannot read: %s', (body, reason) => {
+  it.each([
+    ['not json', 'message body is not JSON'],
+    ['{"hello": 1}', 'neither'],
+  ])('reports what it cannot read: %s', (body, reason) => {
     const parsed = parseIngestMessage(body);
     expect(parsed.kind).toBe('invalid');
     expect(parsed.kind === 'invalid' && parsed.reason).toContain(reason);
@@ -73,7 +91,13 @@ describe('runtime configuration', () => {
   it('reports every problem at once, by variable name', () => {
     let message = '';
     try {
-      parseRuntimeConfig({ ...env, [ENV.targets]: 'nope', [ENV.mode]: 'sometimes', [ENV.leadMs]: '-1', [ENV.resultsBucket]: undefined });
+      parseRuntimeConfig({
+        ...env,
+        [ENV.targets]: 'nope',
+        [ENV.mode]: 'sometimes',
+        [ENV.leadMs]: '-1',
+        [ENV.resultsBucket]: undefined,
+      });
     } catch (error) {
       message = (error as Error).message;
     }
@@ -83,8 +107,14 @@ describe('runtime configuration', () => {
   it('schedules: none by default; JSON parsed and checked like the targets', () => {
     expect(parseRuntimeConfig(env).schedules).toEqual([]);
     const nightly = { name: 'nightly', expression: 'cron(0 2 * * ? *)', window: { lastHours: 1 }, targets: ['A', 'B'] };
-    expect(parseRuntimeConfig({ ...env, [ENV.schedules]: JSON.stringify([nightly]) }).schedules).toEqual([{ ...nightly, timezone: 'UTC', timeScale: 1, dispatch: 'parallel' }]);
-    expect(() => parseRuntimeConfig({ ...env, [ENV.schedules]: '[{' })).toThrow(new RegExp(`${ENV.schedules}: not JSON`));
-    expect(() => parseRuntimeConfig({ ...env, [ENV.schedules]: JSON.stringify([{ ...nightly, targets: ['A'] }]) })).toThrow(/two targets or more/);
+    expect(parseRuntimeConfig({ ...env, [ENV.schedules]: JSON.stringify([nightly]) }).schedules).toEqual([
+      { ...nightly, timezone: 'UTC', timeScale: 1, dispatch: 'parallel' },
+    ]);
+    expect(() => parseRuntimeConfig({ ...env, [ENV.schedules]: '[{' })).toThrow(
+      new RegExp(`${ENV.schedules}: not JSON`),
+    );
+    expect(() =>
+      parseRuntimeConfig({ ...env, [ENV.schedules]: JSON.stringify([{ ...nightly, targets: ['A'] }]) }),
+    ).toThrow(/two targets or more/);
   });
 });

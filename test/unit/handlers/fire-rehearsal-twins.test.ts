@@ -30,7 +30,15 @@ const deps = createDeps({
 describe('rehearsal twins of the fire function', () => {
   it.each([
     ['an HTTP target, non-streamed and streamed chat', 'A', [...chatRequests(2, 1), ...chatRequests(2, 1, true)]],
-    ['a SageMaker target, chat both ways and a CSV body', 'B', [...chatRequests(2, 1), ...chatRequests(2, 1, true), scheduledRequest(9, 5, { contentType: 'text/csv', accept: 'text/csv', body: Buffer.from('1,2,3\n') })]],
+    [
+      'a SageMaker target, chat both ways and a CSV body',
+      'B',
+      [
+        ...chatRequests(2, 1),
+        ...chatRequests(2, 1, true),
+        scheduledRequest(9, 5, { contentType: 'text/csv', accept: 'text/csv', body: Buffer.from('1,2,3\n') }),
+      ],
+    ],
   ])('%s: every request answered by the sink', async (_name, targetName, sample) => {
     const target = deps.config.targets.find((t) => t.name === targetName)!;
     const result = await rehearseTwins([() => deps.rehearsalTwin(target)], [sample], 40, systemClock);
@@ -41,6 +49,8 @@ describe('rehearsal twins of the fire function', () => {
     const target = deps.config.targets[0]!;
     const stop = new AbortController();
     stop.abort();
-    expect(await rehearseTwins([() => deps.rehearsalTwin(target)], [chatRequests(2, 1)], 200, systemClock, stop.signal)).toMatchObject({ requests: 0, succeeded: 0 });
+    expect(
+      await rehearseTwins([() => deps.rehearsalTwin(target)], [chatRequests(2, 1)], 200, systemClock, stop.signal),
+    ).toMatchObject({ requests: 0, succeeded: 0 });
   });
 });

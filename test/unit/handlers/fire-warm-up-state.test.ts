@@ -30,7 +30,10 @@ it('every handler of a process warms up with one state: rehearsed once, invocati
   const first = makeFireHandler(() => deps);
   const second = makeFireHandler(() => deps);
   const empty: SQSEvent = { Records: [] };
-  await Promise.all([first(empty, { awsRequestId: 'one' } as Context), second(empty, { awsRequestId: 'two' } as Context)]);
+  await Promise.all([
+    first(empty, { awsRequestId: 'one' } as Context),
+    second(empty, { awsRequestId: 'two' } as Context),
+  ]);
   expect(seen.states).toHaveLength(2);
   expect(seen.states[0]).toBe(seen.states[1]);
   expect((seen.states[0] as WarmUpState).active).toBe(0);

@@ -9,7 +9,14 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../../lambdas/adapters/system-clock';
 import type { ShardMessage } from '../../../lambdas/core/pipeline/shards';
 import type { ScheduledRequest, TargetResult } from '../../../lambdas/core/types';
-import { connectionsAhead, createWarmUpState, dueWithin, FIRE_REHEARSAL_REQUESTS, InvocationWarmUp, type WarmUpState } from '../../../lambdas/handlers/fire-warm-up';
+import {
+  connectionsAhead,
+  createWarmUpState,
+  dueWithin,
+  FIRE_REHEARSAL_REQUESTS,
+  InvocationWarmUp,
+  type WarmUpState,
+} from '../../../lambdas/handlers/fire-warm-up';
 import type { TargetClient } from '../../../lambdas/ports';
 import type { Deps } from '../../../lambdas/runtime/deps';
 import { chatRequests } from '../../support/shard-messages';
@@ -29,7 +36,15 @@ afterEach(() => {
   collected.atNs = [];
 });
 
-const ok = (): TargetResult => ({ requestStartNs: nowNs(), requestAckNs: nowNs(), requestEndNs: nowNs(), contentChunkNs: [], httpStatus: 200, usage: null, error: null });
+const ok = (): TargetResult => ({
+  requestStartNs: nowNs(),
+  requestAckNs: nowNs(),
+  requestEndNs: nowNs(),
+  contentChunkNs: [],
+  httpStatus: 200,
+  usage: null,
+  error: null,
+});
 
 /** Deps with one HTTP target "A": twins that answer at once, counted; openAhead recorded. */
 function standIn() {
@@ -43,7 +58,10 @@ function standIn() {
     close: async () => undefined,
   };
   const deps = {
-    config: { targets: [{ kind: 'http', name: 'A', url: 'http://target.invalid', path: '/v1/chat/completions' }], leadMs: 20_000 },
+    config: {
+      targets: [{ kind: 'http', name: 'A', url: 'http://target.invalid', path: '/v1/chat/completions' }],
+      leadMs: 20_000,
+    },
     clock: systemClock,
     logger: { info: (m: string) => seen.logs.push(m), warn: (m: string) => seen.logs.push(m) },
     rehearsalTwin: async () => {
@@ -56,12 +74,26 @@ function standIn() {
 }
 
 /** A shard of `requests` for target A whose first request is due `inMs` from now. */
-function shardDueIn(inMs: number, requests: ScheduledRequest[]): { message: ShardMessage; requests: ScheduledRequest[] } {
+function shardDueIn(
+  inMs: number,
+  requests: ScheduledRequest[],
+): { message: ShardMessage; requests: ScheduledRequest[] } {
   const startNs = nowNs() + BigInt(inMs) * MS;
-  return { message: { target: 'A', startNs: startNs.toString(), firstDueNs: (startNs + BigInt(Math.round((requests[0]?.offsetMs ?? 0) * 1e6))).toString() } as ShardMessage, requests };
+  return {
+    message: {
+      target: 'A',
+      startNs: startNs.toString(),
+      firstDueNs: (startNs + BigInt(Math.round((requests[0]?.offsetMs ?? 0) * 1e6))).toString(),
+    } as ShardMessage,
+    requests,
+  };
 }
 
-async function invocation(deps: Deps, state: WarmUpState, ...shards: ReturnType<typeof shardDueIn>[]): Promise<InvocationWarmUp> {
+async function invocation(
+  deps: Deps,
+  state: WarmUpState,
+  ...shards: ReturnType<typeof shardDueIn>[]
+): Promise<InvocationWarmUp> {
   const warmUp = new InvocationWarmUp(deps, state);
   await Promise.all(shards.map((s) => warmUp.beforeClaim(s.message, s.requests)));
   return warmUp;
@@ -71,7 +103,16 @@ describe('connectionsAhead', () => {
   it('per target: its requests due within 5 ms of its first, at least 1, at most 16', () => {
     const at = (...ms: number[]) => ms.map((m) => 1_000_000_000_000n + BigInt(Math.round(m * 1e6)));
     const dense = at(...Array.from({ length: 100 }, (_, i) => i * 0.1));
-    expect(connectionsAhead(new Map([['A', at(100, 101, 104.9, 105, 300, 99)], ['B', at(500)], ['C', dense], ['D', []]]))).toEqual(
+    expect(
+      connectionsAhead(
+        new Map([
+          ['A', at(100, 101, 104.9, 105, 300, 99)],
+          ['B', at(500)],
+          ['C', dense],
+          ['D', []],
+        ]),
+      ),
+    ).toEqual(
       new Map([
         ['A', 3],
         ['B', 1],

@@ -45,12 +45,40 @@ async function burst(args: string[], count: number): Promise<Observed[]> {
   const dir = await mkdtemp(join(tmpdir(), 'mock-capacity-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const logFile = join(dir, 'requests.jsonl');
-  const mock = await startMockProcess(['--ttft-ms', String(TTFT_MS), '--itl-ms', String(ITL_MS), '--output-tokens', String(TOKENS), '--log', logFile, ...args]);
+  const mock = await startMockProcess([
+    '--ttft-ms',
+    String(TTFT_MS),
+    '--itl-ms',
+    String(ITL_MS),
+    '--output-tokens',
+    String(TOKENS),
+    '--log',
+    logFile,
+    ...args,
+  ]);
   cleanups.push(() => mock.stop());
   const target = createOpenAITarget({ name: 't', baseUrl: mock.url, timeoutMs: 20_000, clock: systemClock });
   cleanups.push(() => target.close());
-  const body = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } }));
-  const send = (prefix: string) => Promise.all(Array.from({ length: count }, (_, i) => target.send({ requestId: `${prefix}${i}`, correlationId: 'c', contentType: 'application/json', body, streaming: true })));
+  const body = Buffer.from(
+    JSON.stringify({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    }),
+  );
+  const send = (prefix: string) =>
+    Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        target.send({
+          requestId: `${prefix}${i}`,
+          correlationId: 'c',
+          contentType: 'application/json',
+          body,
+          streaming: true,
+        }),
+      ),
+    );
   // A first burst opens the connections and warms both sides, so that the measured one arrives close together.
   await send('warm-');
   const results = await send('r');
@@ -66,7 +94,10 @@ async function burst(args: string[], count: number): Promise<Observed[]> {
       const result = results[Number(entry.headers['x-request-id'].slice(1))]!;
       expect(result.error).toBeNull();
       expect(result.contentChunkNs).toHaveLength(TOKENS);
-      return { arrivalMs: Number(BigInt(entry.arrival_ns)) / 1e6, chunkMs: result.contentChunkNs.map((ns) => Number(ns) / 1e6) };
+      return {
+        arrivalMs: Number(BigInt(entry.arrival_ns)) / 1e6,
+        chunkMs: result.contentChunkNs.map((ns) => Number(ns) / 1e6),
+      };
     })
     .sort((a, b) => a.arrivalMs - b.arrivalMs);
 }
@@ -93,7 +124,9 @@ describe('mock-server --slots, in its own process', () => {
     // The positions below hold when every request arrives before the first slot frees.
     expect(spreadMs).toBeLessThan(SERVICE_MS / 2);
     const starts: number[] = [];
-    observed.forEach(({ arrivalMs }, k) => starts.push(k < 2 ? arrivalMs : Math.max(arrivalMs, starts[k - 2]! + SERVICE_MS)));
+    observed.forEach(({ arrivalMs }, k) =>
+      starts.push(k < 2 ? arrivalMs : Math.max(arrivalMs, starts[k - 2]! + SERVICE_MS)),
+    );
     // Queue position k / 2 (rounded down): a wait of that many service times, less how much later than the first it arrived.
     starts.forEach((start, k) => {
       const wait = start - observed[k]!.arrivalMs;

@@ -34,7 +34,8 @@ function post(url: string, body: string, headers: Record<string, string> = {}) {
   return fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
 }
 
-const chat = (extra: object = {}) => JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi there' }], ...extra });
+const chat = (extra: object = {}) =>
+  JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi there' }], ...extra });
 
 /** The JSON payloads of an SSE body, `[DONE]` kept as the string. */
 function events(text: string): unknown[] {
@@ -56,7 +57,10 @@ describe('routes and status codes', () => {
     ['GET', '/v1/chat/completions', 404],
   ])('%s %s -> %i', async (method, path, status) => {
     const server = await mock({ ttftMs: 0, itlMs: 0, outputTokens: 1 });
-    const response = await fetch(server.url + path, { method, ...(method === 'POST' ? { body: chat(), headers: { 'content-type': 'application/json' } } : {}) });
+    const response = await fetch(server.url + path, {
+      method,
+      ...(method === 'POST' ? { body: chat(), headers: { 'content-type': 'application/json' } } : {}),
+    });
     expect(response.status).toBe(status);
     await response.arrayBuffer();
   });
@@ -72,7 +76,9 @@ describe('routes and status codes', () => {
     const server = await mock();
     const response = await post(`${server.url}/v1/chat/completions`, body);
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ error: { message: 'request body is not a JSON object', type: 'invalid_request_error' } });
+    expect(await response.json()).toEqual({
+      error: { message: 'request body is not a JSON object', type: 'invalid_request_error' },
+    });
   });
 
   it('requires the API key when one is set', async () => {
@@ -88,9 +94,15 @@ describe('routes and status codes', () => {
 describe('response shapes', () => {
   it('streams a role-only first chunk, n content chunks, a usage-only chunk, then [DONE]', async () => {
     const server = await mock({ ttftMs: 1, itlMs: 1, outputTokens: 3 });
-    const response = await post(`${server.url}/v1/chat/completions`, chat({ stream: true, stream_options: { include_usage: true } }));
+    const response = await post(
+      `${server.url}/v1/chat/completions`,
+      chat({ stream: true, stream_options: { include_usage: true } }),
+    );
     expect(response.headers.get('content-type')).toBe('text/event-stream');
-    const got = events(await response.text()) as { choices?: { delta: Record<string, string>; finish_reason: string | null }[]; usage?: unknown }[];
+    const got = events(await response.text()) as {
+      choices?: { delta: Record<string, string>; finish_reason: string | null }[];
+      usage?: unknown;
+    }[];
     expect(got).toHaveLength(1 + 3 + 1 + 1);
     expect(got[0]!.choices![0]).toEqual({ index: 0, delta: { role: 'assistant' }, finish_reason: null });
     expect(got.slice(1, 4).map((e) => e.choices![0]!.delta.content)).toEqual(['lorem', ' ipsum', ' dolor']);
@@ -128,17 +140,41 @@ describe('response shapes', () => {
     [{ max_tokens: 'seven' }, 5, 5],
   ])('output length for %j with outputTokens %i is %i', async (fields, outputTokens, n) => {
     const server = await mock({ ttftMs: 0, itlMs: 0, outputTokens });
-    const body = (await (await post(`${server.url}/v1/chat/completions`, chat(fields))).json()) as { usage: { completion_tokens: number } };
+    const body = (await (await post(`${server.url}/v1/chat/completions`, chat(fields))).json()) as {
+      usage: { completion_tokens: number };
+    };
     expect(body.usage.completion_tokens).toBe(n);
   });
 
   it.each([
-    ['string contents across messages', [{ role: 'system', content: 'be  brief' }, { role: 'user', content: ' one\ttwo\nthree ' }], 5],
-    ['content parts, text only', [{ role: 'user', content: [{ type: 'text', text: 'a b' }, { type: 'image_url', image_url: { url: 'x' } }, { type: 'text', text: 'c' }] }], 3],
+    [
+      'string contents across messages',
+      [
+        { role: 'system', content: 'be  brief' },
+        { role: 'user', content: ' one\ttwo\nthree ' },
+      ],
+      5,
+    ],
+    [
+      'content parts, text only',
+      [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'a b' },
+            { type: 'image_url', image_url: { url: 'x' } },
+            { type: 'text', text: 'c' },
+          ],
+        },
+      ],
+      3,
+    ],
     ['no content', [{ role: 'assistant', tool_calls: [] }], 0],
   ])('prompt_tokens counts whitespace-separated words: %s', async (_name, messages, words) => {
     const server = await mock({ ttftMs: 0, itlMs: 0, outputTokens: 1 });
-    const body = (await (await post(`${server.url}/v1/chat/completions`, JSON.stringify({ messages }))).json()) as { usage: { prompt_tokens: number } };
+    const body = (await (await post(`${server.url}/v1/chat/completions`, JSON.stringify({ messages }))).json()) as {
+      usage: { prompt_tokens: number };
+    };
     expect(body.usage.prompt_tokens).toBe(words);
   });
 });
@@ -146,30 +182,45 @@ describe('response shapes', () => {
 describe('timing', () => {
   // Lower bounds are exact (the server must never write a token early); upper bounds are
   // loose because the machine is shared.
-  it.each([true, false])('token k is never written before arrival + ttft + k*itl (preciseTimers %s)', async (preciseTimers) => {
-    const ttftMs = 15;
-    const itlMs = 7;
-    const server = await mock({ ttftMs, itlMs, outputTokens: 6, preciseTimers });
-    const target = createOpenAITarget({ name: 't', baseUrl: server.url, timeoutMs: 5000, clock: systemClock });
-    cleanups.push(() => target.close());
-    for (let round = 0; round < 3; round++) {
-      const result = await target.send({ requestId: `r${round}`, correlationId: 'c', contentType: 'application/json', body: Buffer.from(chat({ stream: true })), streaming: true });
-      expect(result.error).toBeNull();
-      expect(result.contentChunkNs).toHaveLength(6);
-      const arrivalNs = server.requests[round]!.arrivalNs;
-      result.contentChunkNs.forEach((t, k) => {
-        const lateMs = Number(t - arrivalNs) / 1e6 - (ttftMs + k * itlMs);
-        expect(lateMs).toBeGreaterThanOrEqual(0);
-        expect(lateMs).toBeLessThan(250);
-      });
-    }
-  });
+  it.each([true, false])(
+    'token k is never written before arrival + ttft + k*itl (preciseTimers %s)',
+    async (preciseTimers) => {
+      const ttftMs = 15;
+      const itlMs = 7;
+      const server = await mock({ ttftMs, itlMs, outputTokens: 6, preciseTimers });
+      const target = createOpenAITarget({ name: 't', baseUrl: server.url, timeoutMs: 5000, clock: systemClock });
+      cleanups.push(() => target.close());
+      for (let round = 0; round < 3; round++) {
+        const result = await target.send({
+          requestId: `r${round}`,
+          correlationId: 'c',
+          contentType: 'application/json',
+          body: Buffer.from(chat({ stream: true })),
+          streaming: true,
+        });
+        expect(result.error).toBeNull();
+        expect(result.contentChunkNs).toHaveLength(6);
+        const arrivalNs = server.requests[round]!.arrivalNs;
+        result.contentChunkNs.forEach((t, k) => {
+          const lateMs = Number(t - arrivalNs) / 1e6 - (ttftMs + k * itlMs);
+          expect(lateMs).toBeGreaterThanOrEqual(0);
+          expect(lateMs).toBeLessThan(250);
+        });
+      }
+    },
+  );
 
   it('answers non-streaming requests no earlier than arrival + ttft + (n-1)*itl', async () => {
     const server = await mock({ ttftMs: 10, itlMs: 5, outputTokens: 4 });
     const target = createOpenAITarget({ name: 't', baseUrl: server.url, timeoutMs: 5000, clock: systemClock });
     cleanups.push(() => target.close());
-    const result = await target.send({ requestId: 'r', correlationId: 'c', contentType: 'application/json', body: Buffer.from(chat()), streaming: false });
+    const result = await target.send({
+      requestId: 'r',
+      correlationId: 'c',
+      contentType: 'application/json',
+      body: Buffer.from(chat()),
+      streaming: false,
+    });
     expect(result.error).toBeNull();
     const ms = Number(result.requestAckNs! - server.requests[0]!.arrivalNs) / 1e6;
     expect(ms).toBeGreaterThanOrEqual(10 + 3 * 5);
@@ -214,7 +265,11 @@ describe('request record and log', () => {
     // Bytes that a re-serialisation would change: spacing, key order, an escaped character.
     const bodies = ['{ "messages":[{"role":"user","content":"caf\\u00e9"}] ,"stream":false}', chat()];
     for (const [i, body] of bodies.entries()) {
-      const response = await post(`${server.url}/v1/chat/completions`, body, { 'x-request-id': `req-${i}`, 'x-correlation-id': `corr-${i}`, authorization: i === 0 ? 'Bearer k' : 'Bearer no' });
+      const response = await post(`${server.url}/v1/chat/completions`, body, {
+        'x-request-id': `req-${i}`,
+        'x-correlation-id': `corr-${i}`,
+        authorization: i === 0 ? 'Bearer k' : 'Bearer no',
+      });
       await response.arrayBuffer();
     }
     const recorded = server.requests.map((r) => ({ ...r }));
@@ -224,7 +279,10 @@ describe('request record and log', () => {
       ['POST', '/v1/chat/completions', 'req-0'],
       ['POST', '/v1/chat/completions', 'req-1'],
     ]);
-    const lines = (await readFile(logFile, 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = (await readFile(logFile, 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toHaveLength(2);
     lines.forEach((line, i) => {
       expect(line).toEqual({
@@ -232,7 +290,12 @@ describe('request record and log', () => {
         method: 'POST',
         path: '/v1/chat/completions',
         // Logged even when the key is wrong: the log is of what arrived.
-        headers: { 'x-request-id': `req-${i}`, 'x-correlation-id': `corr-${i}`, 'content-type': 'application/json', 'authorization-present': true },
+        headers: {
+          'x-request-id': `req-${i}`,
+          'x-correlation-id': `corr-${i}`,
+          'content-type': 'application/json',
+          'authorization-present': true,
+        },
         body_sha256: createHash('sha256').update(bodies[i]!).digest('hex'),
         body_base64: Buffer.from(bodies[i]!).toString('base64'),
       });

@@ -20,8 +20,17 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-function request(streaming: boolean, body = `{"messages":[{"role":"user","content":"one two three"}],"stream":${streaming}}`): TargetRequest {
-  return { requestId: 'req-1', correlationId: 'corr-1', contentType: 'application/json', body: Buffer.from(body), streaming };
+function request(
+  streaming: boolean,
+  body = `{"messages":[{"role":"user","content":"one two three"}],"stream":${streaming}}`,
+): TargetRequest {
+  return {
+    requestId: 'req-1',
+    correlationId: 'corr-1',
+    contentType: 'application/json',
+    body: Buffer.from(body),
+    streaming,
+  };
 }
 
 async function mock(options: Parameters<typeof startMockServer>[0] = {}): Promise<MockServer> {
@@ -40,7 +49,13 @@ function target(url: string, extra: Partial<Parameters<typeof createOpenAITarget
 async function rawServer(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
   const server: Server = createServer(handler);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  cleanups.push(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
@@ -59,12 +74,14 @@ function sse(pieces: string[], opts: { destroy?: boolean; gapMs?: number } = {})
   };
 }
 
-const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+const chunk = (delta: object, finish: string | null = null) =>
+  `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 
 describe('against the mock server', () => {
   it('streams: one content timestamp per token, in order, usage from the last chunk, exact body and headers', async () => {
     const server = await mock({ ttftMs: 20, itlMs: 5, outputTokens: 6 });
-    const body = '{"messages":[{"role":"user","content":"one two three"}],"stream":true,"stream_options":{"include_usage":true}}';
+    const body =
+      '{"messages":[{"role":"user","content":"one two three"}],"stream":true,"stream_options":{"include_usage":true}}';
     const result = await target(server.url, { apiKey: 'k' }).send(request(true, body));
     expect(result.error).toBeNull();
     expect(result.contentChunkNs).toHaveLength(6);
@@ -80,13 +97,23 @@ describe('against the mock server', () => {
     expect(ttftMs).toBeLessThan(500);
     const received = server.requests[0]!;
     expect(received.body.toString()).toBe(body);
-    expect(received.headers).toMatchObject({ 'x-request-id': 'req-1', 'x-correlation-id': 'corr-1', 'content-type': 'application/json', authorization: 'Bearer k' });
+    expect(received.headers).toMatchObject({
+      'x-request-id': 'req-1',
+      'x-correlation-id': 'corr-1',
+      'content-type': 'application/json',
+      authorization: 'Bearer k',
+    });
   });
 
   it('non-streaming: usage from the JSON body, no chunks', async () => {
     const server = await mock({ ttftMs: 5, itlMs: 1, outputTokens: 4 });
     const result = await target(server.url).send(request(false));
-    expect(result).toMatchObject({ error: null, httpStatus: 200, contentChunkNs: [], usage: { promptTokens: 3, completionTokens: 4 } });
+    expect(result).toMatchObject({
+      error: null,
+      httpStatus: 200,
+      contentChunkNs: [],
+      usage: { promptTokens: 3, completionTokens: 4 },
+    });
   });
 
   it.each([
@@ -111,14 +138,20 @@ describe('against the mock server', () => {
 
   it('honours max_tokens for the output length', async () => {
     const server = await mock({ outputTokens: 50, ttftMs: 1, itlMs: 0 });
-    const result = await target(server.url).send(request(true, '{"messages":[],"stream":true,"max_tokens":3,"stream_options":{"include_usage":true}}'));
+    const result = await target(server.url).send(
+      request(true, '{"messages":[],"stream":true,"max_tokens":3,"stream_options":{"include_usage":true}}'),
+    );
     expect(result.contentChunkNs).toHaveLength(3);
     expect(result.usage?.completionTokens).toBe(3);
   });
 
   it('HTTP errors become error results with the status', async () => {
     const failing = await mock({ errorRate: 1 });
-    expect((await target(failing.url).send(request(true))).error).toMatchObject({ code: 500, type: 'HTTPError', message: expect.stringContaining('injected failure') });
+    expect((await target(failing.url).send(request(true))).error).toMatchObject({
+      code: 500,
+      type: 'HTTPError',
+      message: expect.stringContaining('injected failure'),
+    });
     const locked = await mock({ apiKey: 'secret' });
     expect((await target(locked.url).send(request(true))).error).toMatchObject({ code: 401, type: 'HTTPError' });
     expect((await target(locked.url).send(request(false, 'not json'))).error?.code).toBe(401);
@@ -152,11 +185,17 @@ describe('transport failures', () => {
     const port = new URL(url).port;
     await cleanups.pop()!(); // close it: nothing listens there now
     const result = await target(`http://127.0.0.1:${port}`).send(request(true));
-    expect(result.error).toMatchObject({ code: null, type: 'ConnectionError', message: expect.stringContaining('ECONNREFUSED') });
+    expect(result.error).toMatchObject({
+      code: null,
+      type: 'ConnectionError',
+      message: expect.stringContaining('ECONNREFUSED'),
+    });
   });
 
   it('reports a connection reset mid-stream, keeping the chunks seen so far', async () => {
-    const url = await rawServer(sse([chunk({ role: 'assistant' }), chunk({ content: 'a' }), chunk({ content: 'b' })], { destroy: true }));
+    const url = await rawServer(
+      sse([chunk({ role: 'assistant' }), chunk({ content: 'a' }), chunk({ content: 'b' })], { destroy: true }),
+    );
     const result = await target(url).send(request(true));
     expect(result.error?.type).toBe('ConnectionError');
     expect(result.contentChunkNs).toHaveLength(2);
@@ -183,7 +222,13 @@ describe('SSE shapes', () => {
   });
 
   it('events split across TCP writes at odd places parse the same', async () => {
-    const whole = chunk({ role: 'assistant' }) + chunk({ content: 'x' }) + chunk({ content: 'y' }) + chunk({ reasoning_content: 'hmm' }) + chunk({ tool_calls: [{ index: 0 }] }, 'tool_calls') + 'data: [DONE]\n\n';
+    const whole =
+      chunk({ role: 'assistant' }) +
+      chunk({ content: 'x' }) +
+      chunk({ content: 'y' }) +
+      chunk({ reasoning_content: 'hmm' }) +
+      chunk({ tool_calls: [{ index: 0 }] }, 'tool_calls') +
+      'data: [DONE]\n\n';
     const pieces: string[] = [];
     for (let i = 0; i < whole.length; i += 7) pieces.push(whole.slice(i, i + 7));
     const url = await rawServer(sse(pieces, { gapMs: 0 }));
@@ -198,7 +243,9 @@ describe('SSE shapes', () => {
   });
 
   it('an error object in the stream is a stream error', async () => {
-    const url = await rawServer(sse([chunk({ content: 'a' }), `data: ${JSON.stringify({ error: { message: 'overloaded' } })}\n\n`]));
+    const url = await rawServer(
+      sse([chunk({ content: 'a' }), `data: ${JSON.stringify({ error: { message: 'overloaded' } })}\n\n`]),
+    );
     expect((await target(url).send(request(true))).error).toMatchObject({ type: 'StreamError', message: 'overloaded' });
   });
 
@@ -227,7 +274,21 @@ describe('SSE shapes', () => {
 
 describe('mock server as its own process', () => {
   it('prints its URL, serves, and stops on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'lambdas/mocks/mock-server.ts'), '--port', '0', '--ttft-ms', '1', '--itl-ms', '0'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(REPO_ROOT, 'lambdas/mocks/mock-server.ts'),
+        '--port',
+        '0',
+        '--ttft-ms',
+        '1',
+        '--itl-ms',
+        '0',
+      ],
+      { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     const [first] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
     const { url } = JSON.parse(first) as { url: string };
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -240,14 +301,20 @@ describe('mock server as its own process', () => {
 });
 
 describe('what counts as a success, and what is kept of a response', () => {
-  const json = (status: number, body: unknown, headers: Record<string, string> = {}) => (_req: IncomingMessage, res: ServerResponse) => {
-    res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(typeof body === 'string' ? body : JSON.stringify(body));
-  };
+  const json =
+    (status: number, body: unknown, headers: Record<string, string> = {}) =>
+    (_req: IncomingMessage, res: ServerResponse) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(typeof body === 'string' ? body : JSON.stringify(body));
+    };
 
   it('a redirect is an HTTP error, not followed', async () => {
     const url = await rawServer(json(302, 'moved', { location: 'http://elsewhere.invalid/v1' }));
-    expect((await target(url).send(request(false))).error).toMatchObject({ code: 302, type: 'HTTPError', message: 'HTTP 302: redirect to http://elsewhere.invalid/v1' });
+    expect((await target(url).send(request(false))).error).toMatchObject({
+      code: 302,
+      type: 'HTTPError',
+      message: 'HTTP 302: redirect to http://elsewhere.invalid/v1',
+    });
   });
 
   it.each([
@@ -256,37 +323,72 @@ describe('what counts as a success, and what is kept of a response', () => {
     ["vLLM's object: error", { object: 'error', message: 'too long', type: 'BadRequestError', code: 400 }, 'too long'],
   ])('a 200 answer carrying %s is a ResponseError', async (_name, body, message) => {
     const url = await rawServer(json(200, body));
-    expect((await target(url).send(request(false))).error).toMatchObject({ code: 200, type: 'ResponseError', message: `HTTP 200 with an error object: ${message}` });
+    expect((await target(url).send(request(false))).error).toMatchObject({
+      code: 200,
+      type: 'ResponseError',
+      message: `HTTP 200 with an error object: ${message}`,
+    });
   });
 
   it('error: null and a 2xx other than 200 are fine', async () => {
-    const url = await rawServer(json(201, { choices: [], usage: { prompt_tokens: 2, completion_tokens: 3 }, error: null }));
-    expect(await target(url).send(request(false))).toMatchObject({ error: null, httpStatus: 201, usage: { promptTokens: 2, completionTokens: 3 } });
+    const url = await rawServer(
+      json(201, { choices: [], usage: { prompt_tokens: 2, completion_tokens: 3 }, error: null }),
+    );
+    expect(await target(url).send(request(false))).toMatchObject({
+      error: null,
+      httpStatus: 201,
+      usage: { promptTokens: 2, completionTokens: 3 },
+    });
   });
 
   it.each([
-    [{ prompt_tokens: 1e308, completion_tokens: 7 }, { promptTokens: null, completionTokens: 7 }],
+    [
+      { prompt_tokens: 1e308, completion_tokens: 7 },
+      { promptTokens: null, completionTokens: 7 },
+    ],
     [{ prompt_tokens: 0.5, completion_tokens: 0.5 }, null],
     [{ prompt_tokens: -1, completion_tokens: '3' }, null],
-    [{ prompt_tokens: 10_000_000, completion_tokens: 10_000_001 }, { promptTokens: 10_000_000, completionTokens: null }],
+    [
+      { prompt_tokens: 10_000_000, completion_tokens: 10_000_001 },
+      { promptTokens: 10_000_000, completionTokens: null },
+    ],
   ])('usage %j is believed as %j', async (usage, expected) => {
     const url = await rawServer(json(200, { choices: [], usage }));
     expect((await target(url).send(request(false))).usage).toEqual(expected);
-    const streamed = await rawServer(sse([chunk({ content: 'a' }, 'stop'), `data: ${JSON.stringify({ choices: [], usage })}\n\n`, 'data: [DONE]\n\n']));
+    const streamed = await rawServer(
+      sse([chunk({ content: 'a' }, 'stop'), `data: ${JSON.stringify({ choices: [], usage })}\n\n`, 'data: [DONE]\n\n']),
+    );
     expect((await target(streamed).send(request(true))).usage).toEqual(expected);
   });
 
   it('an empty or cut-off 2xx body is malformed', async () => {
-    expect((await target(await rawServer((_q, res) => res.writeHead(204).end())).send(request(false))).error).toMatchObject({ code: 204, type: 'MalformedResponse' });
-    expect((await target(await rawServer(json(200, '{"choices":[{"message":'))).send(request(false))).error).toMatchObject({ code: 200, type: 'MalformedResponse' });
-    expect((await target(await rawServer(json(200, '[1,2]'))).send(request(false))).error).toMatchObject({ code: 200, type: 'MalformedResponse' });
+    expect(
+      (await target(await rawServer((_q, res) => res.writeHead(204).end())).send(request(false))).error,
+    ).toMatchObject({ code: 204, type: 'MalformedResponse' });
+    expect(
+      (await target(await rawServer(json(200, '{"choices":[{"message":'))).send(request(false))).error,
+    ).toMatchObject({ code: 200, type: 'MalformedResponse' });
+    expect((await target(await rawServer(json(200, '[1,2]'))).send(request(false))).error).toMatchObject({
+      code: 200,
+      type: 'MalformedResponse',
+    });
   });
 
   it("a malformed answer's message names its media type only: the server's content-type text is not kept", async () => {
-    const url = await rawServer(json(200, '<html>hello</html>', { 'content-type': `text/html; charset=utf-8; note="you said: ${'secret '.repeat(50)}"` }));
-    expect((await target(url, { responseExcerptChars: 0 }).send(request(false))).error).toEqual({ code: 200, type: 'MalformedResponse', message: 'response is not one JSON object (18 bytes, content-type text/html)' });
+    const url = await rawServer(
+      json(200, '<html>hello</html>', {
+        'content-type': `text/html; charset=utf-8; note="you said: ${'secret '.repeat(50)}"`,
+      }),
+    );
+    expect((await target(url, { responseExcerptChars: 0 }).send(request(false))).error).toEqual({
+      code: 200,
+      type: 'MalformedResponse',
+      message: 'response is not one JSON object (18 bytes, content-type text/html)',
+    });
     const odd = await rawServer(json(200, 'plain', { 'content-type': 'you said secret things' }));
-    expect((await target(odd).send(request(false))).error!.message).toBe('response is not one JSON object (5 bytes, content-type other)');
+    expect((await target(odd).send(request(false))).error!.message).toBe(
+      'response is not one JSON object (5 bytes, content-type other)',
+    );
   });
 
   it('an error body is cut to the excerpt length; with excerpts off, no response text', async () => {
@@ -296,12 +398,21 @@ describe('what counts as a success, and what is kept of a response', () => {
     expect(cut.message.length).toBe('HTTP 500: '.length + 160);
     const none = (await target(url, { responseExcerptChars: 0 }).send(request(false))).error!;
     expect(none).toEqual({ code: 500, type: 'HTTPError', message: 'HTTP 500 (response text not kept)' });
-    const streamed = await rawServer(sse([chunk({ content: 'a' }), `data: ${JSON.stringify({ error: { message: 'secret' } })}\n\n`]));
-    expect((await target(streamed, { responseExcerptChars: 0 }).send(request(true))).error).toMatchObject({ type: 'StreamError', message: 'error object in the stream (response text not kept)' });
+    const streamed = await rawServer(
+      sse([chunk({ content: 'a' }), `data: ${JSON.stringify({ error: { message: 'secret' } })}\n\n`]),
+    );
+    expect((await target(streamed, { responseExcerptChars: 0 }).send(request(true))).error).toMatchObject({
+      type: 'StreamError',
+      message: 'error object in the stream (response text not kept)',
+    });
   });
 
   it('an SSE event over 1 MiB ends the request as a malformed stream', async () => {
     const url = await rawServer(sse([chunk({ content: 'a' }), 'data: ' + 'x'.repeat(1024 * 1024 + 10)]));
-    expect((await target(url).send(request(true))).error).toMatchObject({ code: null, type: 'MalformedStream', message: expect.stringContaining('exceeds') });
+    expect((await target(url).send(request(true))).error).toMatchObject({
+      code: null,
+      type: 'MalformedStream',
+      message: expect.stringContaining('exceeds'),
+    });
   });
 });

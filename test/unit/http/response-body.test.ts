@@ -25,7 +25,13 @@ function scan(text: string | Buffer, pieces = 1, keepBytes?: number) {
 
 const ANSWER = JSON.stringify({
   id: 'x',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'he said "hi" \\ and {left} [it] \u00e9\ud83d\ude00' }, finish_reason: 'stop' }],
+  choices: [
+    {
+      index: 0,
+      message: { role: 'assistant', content: 'he said "hi" \\ and {left} [it] \u00e9\ud83d\ude00' },
+      finish_reason: 'stop',
+    },
+  ],
   usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
   error: null,
 });
@@ -35,12 +41,20 @@ describe('JsonMemberScanner', () => {
     for (const pieces of [1, 2, 3, 7, 50, ANSWER.length]) {
       const result = scan(ANSWER, pieces);
       expect(result, `pieces ${pieces}`).toMatchObject({ values: 1, firstIsObject: true, wellFormed: true });
-      expect(result.skeletons[0]).toEqual({ usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 }, error: null });
+      expect(result.skeletons[0]).toEqual({
+        usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
+        error: null,
+      });
     }
   });
 
   it('splits at every byte: the same result as the whole (escapes across chunk borders)', () => {
-    const text = JSON.stringify({ a: 'x\\"y\\\\', usage: { prompt_tokens: 1 }, b: ['\\', '"', '\\\\"'], error: { message: 'e\\"' } });
+    const text = JSON.stringify({
+      a: 'x\\"y\\\\',
+      usage: { prompt_tokens: 1 },
+      b: ['\\', '"', '\\\\"'],
+      error: { message: 'e\\"' },
+    });
     const whole = scan(text);
     expect(whole.wellFormed).toBe(true);
     expect(whole.skeletons[0]).toEqual({ usage: { prompt_tokens: 1 }, error: { message: 'e\\"' } });
@@ -54,16 +68,28 @@ describe('JsonMemberScanner', () => {
   });
 
   it('tells a cut-off body, non-JSON and several values apart', () => {
-    for (let cut = 0; cut < ANSWER.length; cut++) expect(scan(ANSWER.slice(0, cut)).wellFormed, `cut at ${cut}`).toBe(false);
-    for (const bad of ['<html>gateway</html>', '{"a":1,}', '{"a" 1}', '{"a":1]', '[1,2', '{"a":"x}', '', '   ', '{}}']) expect(scan(bad).wellFormed, bad).toBe(false);
-    expect(scan('{"usage":{"prompt_tokens":1}}\n{"usage":{"prompt_tokens":2}}\n')).toMatchObject({ values: 2, wellFormed: true, skeletons: [{ usage: { prompt_tokens: 1 } }, { usage: { prompt_tokens: 2 } }] });
-    expect(scan('\ufeff{"object":"error","message":"bad"}')).toMatchObject({ values: 1, wellFormed: true, skeletons: [{ object: 'error', message: 'bad' }] });
+    for (let cut = 0; cut < ANSWER.length; cut++)
+      expect(scan(ANSWER.slice(0, cut)).wellFormed, `cut at ${cut}`).toBe(false);
+    for (const bad of ['<html>gateway</html>', '{"a":1,}', '{"a" 1}', '{"a":1]', '[1,2', '{"a":"x}', '', '   ', '{}}'])
+      expect(scan(bad).wellFormed, bad).toBe(false);
+    expect(scan('{"usage":{"prompt_tokens":1}}\n{"usage":{"prompt_tokens":2}}\n')).toMatchObject({
+      values: 2,
+      wellFormed: true,
+      skeletons: [{ usage: { prompt_tokens: 1 } }, { usage: { prompt_tokens: 2 } }],
+    });
+    expect(scan('\ufeff{"object":"error","message":"bad"}')).toMatchObject({
+      values: 1,
+      wellFormed: true,
+      skeletons: [{ object: 'error', message: 'bad' }],
+    });
     expect(scan('123')).toMatchObject({ values: 1, firstIsObject: false, wellFormed: true });
     expect(scan('[]')).toMatchObject({ values: 1, firstIsObject: false, wellFormed: true });
   });
 
   it('reads members of answers that are arrays (TGI), and details.generated_tokens', () => {
-    const result = scan('[{"generated_text":"abc","details":{"finish_reason":"length","generated_tokens":5,"tokens":[{"id":1}]}}]');
+    const result = scan(
+      '[{"generated_text":"abc","details":{"finish_reason":"length","generated_tokens":5,"tokens":[{"id":1}]}}]',
+    );
     expect(result.wellFormed).toBe(true);
     expect(result.skeletons[0]).toEqual([{ details: { generated_tokens: 5 } }]);
   });
@@ -83,7 +109,10 @@ describe('JsonMemberScanner', () => {
     scanner.feed(Buffer.from('{"choices":[{"message":{"content":"'));
     for (let i = 0; i < content.length; i += 65536) scanner.feed(content.subarray(i, i + 65536));
     scanner.feed(Buffer.from('"}}],"usage":{"prompt_tokens":1,"completion_tokens":2}}'));
-    expect(scanner.end()).toMatchObject({ wellFormed: true, skeletons: [{ usage: { prompt_tokens: 1, completion_tokens: 2 } }] });
+    expect(scanner.end()).toMatchObject({
+      wellFormed: true,
+      skeletons: [{ usage: { prompt_tokens: 1, completion_tokens: 2 } }],
+    });
   });
 });
 
@@ -118,8 +147,12 @@ describe('what a malformed answer says of itself', () => {
 
   it('notOneJsonObject: null for one object; else the shared message', () => {
     expect(notOneJsonObject(scan('{"a":1}'), 7, 'application/json')).toBeNull();
-    expect(notOneJsonObject(scan('[1]'), 3, 'application/json')).toBe('response is not one JSON object (3 bytes, content-type application/json)');
-    expect(notOneJsonObject(scan('{"a":1}{"b":2}'), 14, undefined)).toBe('response is not one JSON object (14 bytes, content-type none)');
+    expect(notOneJsonObject(scan('[1]'), 3, 'application/json')).toBe(
+      'response is not one JSON object (3 bytes, content-type application/json)',
+    );
+    expect(notOneJsonObject(scan('{"a":1}{"b":2}'), 14, undefined)).toBe(
+      'response is not one JSON object (14 bytes, content-type none)',
+    );
   });
 });
 
@@ -140,6 +173,8 @@ describe('readCapped', () => {
     expect(errorBodyText({ kept: json, totalBytes: json.length })).toBe('injected failure');
     expect(errorBodyText({ kept: Buffer.from('{"detail":"Not Found"}'), totalBytes: 22 })).toBe('Not Found');
     expect(errorBodyText({ kept: Buffer.from('{"error":{"mess'), totalBytes: 1e6 })).toBe('{"error":{"mess');
-    expect(errorBodyText({ kept: Buffer.from('<html>bad gateway</html>'), totalBytes: 24 })).toBe('<html>bad gateway</html>');
+    expect(errorBodyText({ kept: Buffer.from('<html>bad gateway</html>'), totalBytes: 24 })).toBe(
+      '<html>bad gateway</html>',
+    );
   });
 });

@@ -71,7 +71,6 @@ function poolWith(origin: URL, reserve: SocketReserve): Pool {
   return pool;
 }
 
-
 const get = async (pool: Pool) => {
   const response = await pool.request({ path: '/', method: 'POST', body: 'x' });
   await response.body.text();
@@ -79,7 +78,7 @@ const get = async (pool: Pool) => {
 };
 
 describe('socket reserve', () => {
-  it('warm(n) opens n connections before any request; the pool\'s first connections are those, not replaced', async () => {
+  it("warm(n) opens n connections before any request; the pool's first connections are those, not replaced", async () => {
     const server = await countingServer(50);
     const reserve = createSocketReserve(server.origin);
     const pool = poolWith(server.origin, reserve);
@@ -157,7 +156,7 @@ describe('socket reserve', () => {
     expect(server.answeredOn).toEqual([2]);
   });
 
-  it('opens at most maxOpening at once, the next as one is made: a burst is not thrown at a server\'s accept backlog', async () => {
+  it("opens at most maxOpening at once, the next as one is made: a burst is not thrown at a server's accept backlog", async () => {
     const server = await countingServer();
     const reserve = createSocketReserve(server.origin, { maxOpening: 4 });
     poolWith(server.origin, reserve);

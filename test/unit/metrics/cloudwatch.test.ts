@@ -30,27 +30,43 @@ import { MS, RecordingNotifier, START, writeRun } from '../../support/scheduled-
 import { VirtualClock } from '../../support/virtual-clock';
 
 const QUIET = { debug() {}, info() {}, warn() {}, error() {} };
-const json = (store: MemoryObjectStore, key: string) => JSON.parse(store.text(key) as string) as Record<string, Record<string, number> & { lost?: number }>;
+const json = (store: MemoryObjectStore, key: string) =>
+  JSON.parse(store.text(key) as string) as Record<string, Record<string, number> & { lost?: number }>;
 const valuesOf = (set: MetricSet) => Object.fromEntries(set.metrics.map((m) => [m.name, m.value]));
 
 /** A two-target run collected and analysed on the memory store, as the collector leaves it. */
-async function analysedRun(runId: string, opts: { scheduled?: boolean; unreported?: { target: string; shardId: string }[] } = {}) {
+async function analysedRun(
+  runId: string,
+  opts: { scheduled?: boolean; unreported?: { target: string; shardId: string }[] } = {},
+) {
   const store = new MemoryObjectStore();
   const clock = new VirtualClock(START + 3_700_000n * MS); // past the deadline
   await writeRun(store, runId, { requests: 200, shardSize: 50, ...opts });
   await collectRun(runId, 'A', { store, clock });
   await collectRun(runId, 'B', { store, clock });
-  const result = await analyseRunIfFinal(runId, { store, clock, notifier: new RecordingNotifier(), resultsBucket: 'results', chartAssets: BUNDLED_CHART_ASSETS });
+  const result = await analyseRunIfFinal(runId, {
+    store,
+    clock,
+    notifier: new RecordingNotifier(),
+    resultsBucket: 'results',
+    chartAssets: BUNDLED_CHART_ASSETS,
+  });
   return { store, clock, result };
 }
 
 describe("a run's figures and metric sets", () => {
-  it('each target: its manifest\'s counts and the AIPerf aggregates the collector wrote; dimensions Stack and Target, no run id', async () => {
+  it("each target: its manifest's counts and the AIPerf aggregates the collector wrote; dimensions Stack and Target, no run id", async () => {
     const { store, result } = await analysedRun('r1', { unreported: [{ target: 'B', shardId: '1-0' }] });
     expect(result.figures?.schedule).toBeNull();
     const sets = runMetricSets('CaptureReplay', result.figures!);
     for (const target of ['A', 'B']) {
-      const manifest = json(store, `runs/r1/${target}/run_manifest.json`) as unknown as { scheduled: number; succeeded: number; failed: number; dropped: number; droppedByReason: Record<string, number> };
+      const manifest = json(store, `runs/r1/${target}/run_manifest.json`) as unknown as {
+        scheduled: number;
+        succeeded: number;
+        failed: number;
+        dropped: number;
+        droppedByReason: Record<string, number>;
+      };
       const agg = json(store, `runs/r1/${target}/profile_export_aiperf.json`);
       const set = sets.find((s) => s.dimensions.Target === target && !('Metric' in s.dimensions))!;
       expect(set.dimensions).toEqual({ Stack: 'CaptureReplay', Target: target });
@@ -73,10 +89,18 @@ describe("a run's figures and metric sets", () => {
       });
     }
     // The fixture's shard 1-0 of B never reported: its 50 requests are lost, and said so.
-    expect(valuesOf(sets.find((s) => s.dimensions.Target === 'B' && !('Metric' in s.dimensions))!).RequestsLost).toBe(50);
+    expect(valuesOf(sets.find((s) => s.dimensions.Target === 'B' && !('Metric' in s.dimensions))!).RequestsLost).toBe(
+      50,
+    );
     const run = sets.at(-1)!;
-    expect(run).toEqual({ dimensions: { Stack: 'CaptureReplay' }, dimensionSets: [['Stack']], metrics: expect.any(Array) });
-    const lateness = ['A', 'B'].map((t) => json(store, `runs/r1/${t}/profile_export_aiperf.json`).schedule_lag!.p99 as number);
+    expect(run).toEqual({
+      dimensions: { Stack: 'CaptureReplay' },
+      dimensionSets: [['Stack']],
+      metrics: expect.any(Array),
+    });
+    const lateness = ['A', 'B'].map(
+      (t) => json(store, `runs/r1/${t}/profile_export_aiperf.json`).schedule_lag!.p99 as number,
+    );
     expect(valuesOf(run)).toEqual({ RequestsLost: 50, ScheduleLatenessP99: Math.max(...lateness) });
     // Bounded cardinality: stack, targets, the compared metrics; never the run.
     expect(JSON.stringify(sets)).not.toContain('r1');
@@ -87,18 +111,38 @@ describe("a run's figures and metric sets", () => {
     const { store, result } = await analysedRun('r2');
     const doc = JSON.parse(store.text('runs/r2/comparison.json') as string) as ComparisonDocument;
     const sets = runMetricSets('S', result.figures!).filter((s) => 'Metric' in s.dimensions);
-    expect(sets.map((s) => s.dimensions.Metric)).toEqual([...comparisonsOf(doc)[0]!.metrics.map((m) => m.tag), ERROR_RATE_METRIC]);
+    expect(sets.map((s) => s.dimensions.Metric)).toEqual([
+      ...comparisonsOf(doc)[0]!.metrics.map((m) => m.tag),
+      ERROR_RATE_METRIC,
+    ]);
     for (const m of doc.metrics) {
       const set = sets.find((s) => s.dimensions.Metric === m.tag)!;
       expect(set.dimensions).toEqual({ Stack: 'S', Target: 'B', Metric: m.tag });
       expect(set.dimensionSets).toEqual([['Stack', 'Target', 'Metric']]);
       const shift = m.paired_shift?.difference.estimate ?? m.difference.p50.estimate;
-      expect(set.metrics).toEqual([{ name: 'Verdict', unit: 'None', value: verdictScore(m.verdict) }, ...(shift === null ? [] : [{ name: 'Shift', unit: m.unit === 'ms' ? 'Milliseconds' : m.unit === 'tokens' ? 'Count' : 'Count/Second', value: shift }])]);
+      expect(set.metrics).toEqual([
+        { name: 'Verdict', unit: 'None', value: verdictScore(m.verdict) },
+        ...(shift === null
+          ? []
+          : [
+              {
+                name: 'Shift',
+                unit: m.unit === 'ms' ? 'Milliseconds' : m.unit === 'tokens' ? 'Count' : 'Count/Second',
+                value: shift,
+              },
+            ]),
+      ]);
     }
     // The fixture: B's first token ~20 ms later, worse.
-    expect(valuesOf(sets.find((s) => s.dimensions.Metric === 'time_to_first_token')!)).toMatchObject({ Verdict: -1, Shift: expect.closeTo(20, 0) });
+    expect(valuesOf(sets.find((s) => s.dimensions.Metric === 'time_to_first_token')!)).toMatchObject({
+      Verdict: -1,
+      Shift: expect.closeTo(20, 0),
+    });
     const errors = sets.find((s) => s.dimensions.Metric === ERROR_RATE_METRIC)!;
-    expect(valuesOf(errors)).toEqual({ Verdict: verdictScore(doc.errors.verdict), Shift: 100 * (doc.errors.difference.estimate as number) });
+    expect(valuesOf(errors)).toEqual({
+      Verdict: verdictScore(doc.errors.verdict),
+      Shift: 100 * (doc.errors.difference.estimate as number),
+    });
   });
 
   it('verdicts as numbers: worse -1, better +1, the rest 0', () => {
@@ -115,28 +159,55 @@ describe("a run's figures and metric sets", () => {
     const sets = runMetricSets('S', result.figures!);
     for (const s of sets.filter((x) => 'Target' in x.dimensions)) {
       expect(s.dimensions.Schedule).toBe('nightly');
-      expect(s.dimensionSets).toEqual([['Stack', ...Object.keys(s.dimensions).filter((k) => k !== 'Stack' && k !== 'Schedule')], ['Stack', 'Schedule', ...Object.keys(s.dimensions).filter((k) => k !== 'Stack' && k !== 'Schedule')]]);
+      expect(s.dimensionSets).toEqual([
+        ['Stack', ...Object.keys(s.dimensions).filter((k) => k !== 'Stack' && k !== 'Schedule')],
+        ['Stack', 'Schedule', ...Object.keys(s.dimensions).filter((k) => k !== 'Stack' && k !== 'Schedule')],
+      ]);
     }
     // The stack's own set is the stack's: not per schedule.
     expect(sets.at(-1)!.dimensionSets).toEqual([['Stack']]);
     // A second analysis of the run (the marker gone: a finaliser racing the first) writes no metrics again.
     store.objects.delete(analysisMarkerKey('w1'));
-    const again = await analyseRunIfFinal('w1', { store, clock, notifier: null, resultsBucket: 'results', chartAssets: BUNDLED_CHART_ASSETS });
+    const again = await analyseRunIfFinal('w1', {
+      store,
+      clock,
+      notifier: null,
+      resultsBucket: 'results',
+      chartAssets: BUNDLED_CHART_ASSETS,
+    });
     expect(again).toMatchObject({ status: 'analysed', history: { outcome: 'present' } });
     expect(again.figures).toBeUndefined();
   });
 
   it('a figure the files do not hold is left out, never written as 0; nothing fired: no error rate', () => {
-    const t = targetFiguresOf('A', { scheduled: 3, succeeded: 0, failed: 0, dropped: 3, droppedByReason: { unsupported_content_type: 3 } }, null);
+    const t = targetFiguresOf(
+      'A',
+      { scheduled: 3, succeeded: 0, failed: 0, dropped: 3, droppedByReason: { unsupported_content_type: 3 } },
+      null,
+    );
     const [set] = runMetricSets('S', { schedule: null, targets: [t], comparison: null });
-    expect(valuesOf(set!)).toEqual({ RequestsScheduled: 3, RequestsSucceeded: 0, RequestsFailed: 0, RequestsDropped: 3, RequestsLost: 0 });
+    expect(valuesOf(set!)).toEqual({
+      RequestsScheduled: 3,
+      RequestsSucceeded: 0,
+      RequestsFailed: 0,
+      RequestsDropped: 3,
+      RequestsLost: 0,
+    });
     // A manifest that is not one: counts of 0, no statistic.
-    expect(targetFiguresOf('A', 'nonsense', [1, 2]).manifest).toEqual({ scheduled: 0, succeeded: 0, failed: 0, dropped: 0, droppedByReason: {} });
+    expect(targetFiguresOf('A', 'nonsense', [1, 2]).manifest).toEqual({
+      scheduled: 0,
+      succeeded: 0,
+      failed: 0,
+      dropped: 0,
+      droppedByReason: {},
+    });
     expect(runMetricSets('S', { schedule: null, targets: [t], comparison: null })).toHaveLength(2);
   });
 
   it("a capacity search: each target's sustained factor, none when no factor was", () => {
-    const sets = capacityMetricSets('local', { targets: [{ name: 'A', sustained_factor: 2.4 } as never, { name: 'B', sustained_factor: null } as never] });
+    const sets = capacityMetricSets('local', {
+      targets: [{ name: 'A', sustained_factor: 2.4 } as never, { name: 'B', sustained_factor: null } as never],
+    });
     expect(sets.map((s) => [s.dimensions, valuesOf(s)])).toEqual([
       [{ Stack: 'local', Target: 'A' }, { CapacityFactorSustained: 2.4 }],
       [{ Stack: 'local', Target: 'B' }, {}],
@@ -144,8 +215,10 @@ describe("a run's figures and metric sets", () => {
   });
 
   it('a namespace CloudWatch takes; not AWS/, not empty, no space or control character', () => {
-    for (const ok of ['capture-replay', 'team/llm.replay', 'a#b:c_d']) expect(METRICS_NAMESPACE.test(ok), ok).toBe(true);
-    for (const bad of ['', 'AWS/SageMaker', 'has space', 'tab\t', 'x'.repeat(256)]) expect(METRICS_NAMESPACE.test(bad), bad).toBe(false);
+    for (const ok of ['capture-replay', 'team/llm.replay', 'a#b:c_d'])
+      expect(METRICS_NAMESPACE.test(ok), ok).toBe(true);
+    for (const bad of ['', 'AWS/SageMaker', 'has space', 'tab\t', 'x'.repeat(256)])
+      expect(METRICS_NAMESPACE.test(bad), bad).toBe(false);
   });
 });
 
@@ -154,16 +227,43 @@ describe('the documents Powertools writes', () => {
     const { result } = await analysedRun('w2', { scheduled: true });
     const sets = runMetricSets('CaptureReplay', result.figures!);
     const warnings: unknown[] = [];
-    const docs = emfDocuments(sets, 'capture-replay', Date.now(), { ...QUIET, warn: (...args: unknown[]) => void warnings.push(args) });
+    const docs = emfDocuments(sets, 'capture-replay', Date.now(), {
+      ...QUIET,
+      warn: (...args: unknown[]) => void warnings.push(args),
+    });
     expect(warnings).toEqual([]);
     expect(docs).toHaveLength(sets.reduce((n, s) => n + s.dimensionSets.length, 0));
     for (const doc of docs) expect(emfProblems(doc)).toEqual([]);
     expect(docs.slice(0, 2)).toEqual([
-      { _aws: { Timestamp: expect.any(Number), CloudWatchMetrics: [{ Namespace: 'capture-replay', Dimensions: [['Stack', 'Target']], Metrics: expect.any(Array) }] }, Stack: 'CaptureReplay', Target: 'A', ...valuesOf(sets[0]!) },
-      { _aws: { Timestamp: expect.any(Number), CloudWatchMetrics: [{ Namespace: 'capture-replay', Dimensions: [['Stack', 'Schedule', 'Target']], Metrics: expect.any(Array) }] }, Stack: 'CaptureReplay', Schedule: 'nightly', Target: 'A', ...valuesOf(sets[0]!) },
+      {
+        _aws: {
+          Timestamp: expect.any(Number),
+          CloudWatchMetrics: [
+            { Namespace: 'capture-replay', Dimensions: [['Stack', 'Target']], Metrics: expect.any(Array) },
+          ],
+        },
+        Stack: 'CaptureReplay',
+        Target: 'A',
+        ...valuesOf(sets[0]!),
+      },
+      {
+        _aws: {
+          Timestamp: expect.any(Number),
+          CloudWatchMetrics: [
+            { Namespace: 'capture-replay', Dimensions: [['Stack', 'Schedule', 'Target']], Metrics: expect.any(Array) },
+          ],
+        },
+        Stack: 'CaptureReplay',
+        Schedule: 'nightly',
+        Target: 'A',
+        ...valuesOf(sets[0]!),
+      },
     ]);
     // The timestamp asked: the run's end.
-    expect((emfDocuments(sets, 'capture-replay', result.figures!.endedAtMs!, QUIET)[0]!._aws as { Timestamp: number }).Timestamp).toBe(result.figures!.endedAtMs);
+    expect(
+      (emfDocuments(sets, 'capture-replay', result.figures!.endedAtMs!, QUIET)[0]!._aws as { Timestamp: number })
+        .Timestamp,
+    ).toBe(result.figures!.endedAtMs);
     expect(JSON.stringify(docs)).not.toContain('service');
     // What CloudWatch makes of them: each metric at each of its levels.
     const ids = metricIdentities(docs);
@@ -173,7 +273,7 @@ describe('the documents Powertools writes', () => {
     expect(ids).toContain('capture-replay|RequestsLost|Stack');
   });
 
-  it('the functions\' writer prints the same documents on standard output, and nothing when disabled', () => {
+  it("the functions' writer prints the same documents on standard output, and nothing when disabled", () => {
     const sets = capacityMetricSets('S', { targets: [{ name: 'A', sustained_factor: 2 } as never] });
     const at = Date.now();
     const printed: string[] = [];
@@ -193,12 +293,29 @@ describe('the documents Powertools writes', () => {
     expect(printed.map((l) => JSON.parse(l) as unknown)).toEqual(emfDocuments(sets, 'ns', at, QUIET));
   });
 
-  it('the specification\'s rules are checked: a dimension that is not a member, a unit it does not know, a metric that is not a number', () => {
-    const good = { _aws: { Timestamp: 1, CloudWatchMetrics: [{ Namespace: 'n', Dimensions: [['Stack']], Metrics: [{ Name: 'M', Unit: 'Count' }] }] }, Stack: 's', M: 1 };
+  it("the specification's rules are checked: a dimension that is not a member, a unit it does not know, a metric that is not a number", () => {
+    const good = {
+      _aws: {
+        Timestamp: 1,
+        CloudWatchMetrics: [{ Namespace: 'n', Dimensions: [['Stack']], Metrics: [{ Name: 'M', Unit: 'Count' }] }],
+      },
+      Stack: 's',
+      M: 1,
+    };
     expect(emfProblems(good)).toEqual([]);
     expect(emfProblems({ ...good, Stack: undefined })).toEqual(['dimension Stack: not a string member of the root']);
-    expect(emfProblems({ ...good, M: 'one' })).toEqual(['metric M: not a number (or an array of at most 100) on the root']);
-    expect(emfProblems({ ...good, _aws: { ...good._aws, CloudWatchMetrics: [{ ...good._aws.CloudWatchMetrics[0], Metrics: [{ Name: 'M', Unit: 'Tokens' }] }] } })[0]).toMatch(/^schema: _aws\.CloudWatchMetrics\.0\.Metrics\.0\.Unit/);
+    expect(emfProblems({ ...good, M: 'one' })).toEqual([
+      'metric M: not a number (or an array of at most 100) on the root',
+    ]);
+    expect(
+      emfProblems({
+        ...good,
+        _aws: {
+          ...good._aws,
+          CloudWatchMetrics: [{ ...good._aws.CloudWatchMetrics[0], Metrics: [{ Name: 'M', Unit: 'Tokens' }] }],
+        },
+      })[0],
+    ).toMatch(/^schema: _aws\.CloudWatchMetrics\.0\.Metrics\.0\.Unit/);
     expect(emfProblems({ ...good, _aws: { ...good._aws, Timestamp: 1.5 } })[0]).toMatch(/^schema: _aws\.Timestamp/);
   });
 });

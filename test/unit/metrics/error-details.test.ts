@@ -7,7 +7,13 @@
 import { describe, expect, it } from 'vitest';
 import { buildManifest } from '../../../lambdas/core/export/manifest';
 import { aggregate } from '../../../lambdas/core/metrics/aggregate';
-import { ERROR_TEXT_LIMITS, cutText, isErrorTypeName, printableText, recordedError } from '../../../lambdas/core/metrics/error-details';
+import {
+  ERROR_TEXT_LIMITS,
+  cutText,
+  isErrorTypeName,
+  printableText,
+  recordedError,
+} from '../../../lambdas/core/metrics/error-details';
 import { computeProfileRecord } from '../../../lambdas/core/metrics/record-metrics';
 import type { ErrorDetails, FireOutcome } from '../../../lambdas/core/types';
 import { scheduledRequest } from '../../support/fixtures';
@@ -24,7 +30,15 @@ function failed(error: ErrorDetails, index = 0): FireOutcome {
     scheduledNs: T0,
     workerId: 'w',
     dropReason: null,
-    result: { requestStartNs: T0, requestAckNs: null, requestEndNs: T0 + 1_000_000n, contentChunkNs: [], httpStatus: 400, usage: null, error },
+    result: {
+      requestStartNs: T0,
+      requestAckNs: null,
+      requestEndNs: T0 + 1_000_000n,
+      contentChunkNs: [],
+      httpStatus: 400,
+      usage: null,
+      error,
+    },
   };
 }
 
@@ -57,19 +71,34 @@ describe('printable, bounded messages', () => {
   });
 
   it('recordedError: a type that is not a name is other; code 0-999 or null; message printable and cut', () => {
-    const e = recordedError({ code: 1e9, type: PROMPT + 'y'.repeat(50_000), message: `${ESCAPES}${'z'.repeat(10_000)}` });
+    const e = recordedError({
+      code: 1e9,
+      type: PROMPT + 'y'.repeat(50_000),
+      message: `${ESCAPES}${'z'.repeat(10_000)}`,
+    });
     expect(e.type).toBe('other');
     expect(e.code).toBeNull();
     expect(e.message.length).toBe(ERROR_TEXT_LIMITS.messageChars);
     expect(e.message).not.toContain('\u001b');
     expect(recordedError({ code: Number.NaN, type: 'X', message: '' }).code).toBeNull();
-    expect(recordedError({ code: 424, type: 'ModelError', message: 'fine' })).toEqual({ code: 424, type: 'ModelError', message: 'fine' });
+    expect(recordedError({ code: 424, type: 'ModelError', message: 'fine' })).toEqual({
+      code: 424,
+      type: 'ModelError',
+      message: 'fine',
+    });
   });
 });
 
 describe('where results become records and are counted', () => {
   it('a record holds a named type and printable, bounded text, whatever the target sent (so does error_summary)', () => {
-    const record = computeProfileRecord(failed({ code: 400, type: `${PROMPT}${'y'.repeat(50_000)}`, message: `HTTP 400: ${ESCAPES}${PROMPT.repeat(10)}` }), 'p');
+    const record = computeProfileRecord(
+      failed({
+        code: 400,
+        type: `${PROMPT}${'y'.repeat(50_000)}`,
+        message: `HTTP 400: ${ESCAPES}${PROMPT.repeat(10)}`,
+      }),
+      'p',
+    );
     expect(record.error!.type).toBe('other');
     expect(record.error!.message.length).toBeLessThanOrEqual(ERROR_TEXT_LIMITS.messageChars);
     expect(record.error!.message).not.toContain('\u001b');
@@ -81,7 +110,11 @@ describe('where results become records and are counted', () => {
     const manifest = buildManifest({
       runId: 'r',
       target: 'A',
-      outcomes: [failed({ code: 400, type: `${ESCAPES}Bad`, message: '' }, 0), failed({ code: 400, type: 'y'.repeat(50_000), message: '' }, 1), failed({ code: 429, type: 'ThrottlingException', message: '' }, 2)],
+      outcomes: [
+        failed({ code: 400, type: `${ESCAPES}Bad`, message: '' }, 0),
+        failed({ code: 400, type: 'y'.repeat(50_000), message: '' }, 1),
+        failed({ code: 429, type: 'ThrottlingException', message: '' }, 2),
+      ],
       notScheduledByReason: {},
       startedAt: '2027-01-01T00:00:00.000Z',
       endedAt: '2027-01-01T00:00:01.000Z',

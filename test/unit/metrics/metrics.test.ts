@@ -55,8 +55,19 @@ describe('computeProfileRecord', () => {
 
   // AIPerf's MetricRecordMetadata fields: its decoder refuses any other key in `metadata`.
   const AIPERF_METADATA_KEYS = [
-    'benchmark_phase', 'cancellation_time_ns', 'conversation_id', 'record_processor_id', 'request_ack_ns', 'request_end_ns',
-    'request_start_ns', 'session_num', 'turn_index', 'was_cancelled', 'worker_id', 'x_correlation_id', 'x_request_id',
+    'benchmark_phase',
+    'cancellation_time_ns',
+    'conversation_id',
+    'record_processor_id',
+    'request_ack_ns',
+    'request_end_ns',
+    'request_start_ns',
+    'session_num',
+    'turn_index',
+    'was_cancelled',
+    'worker_id',
+    'x_correlation_id',
+    'x_request_id',
   ];
 
   it('carries AIPerf metadata (only its fields), exact ns, and our capture fields beside it', () => {
@@ -86,7 +97,12 @@ describe('computeProfileRecord', () => {
   });
 
   it('non-streaming: latency and token counts only', () => {
-    expect(Object.keys(plain!.metrics).sort()).toEqual(['input_sequence_length', 'output_sequence_length', 'request_count', 'request_latency']);
+    expect(Object.keys(plain!.metrics).sort()).toEqual([
+      'input_sequence_length',
+      'output_sequence_length',
+      'request_count',
+      'request_latency',
+    ]);
   });
 
   it('no usage: no token metrics and no ITL, never zeros', () => {
@@ -103,7 +119,13 @@ describe('computeProfileRecord', () => {
 
   it('was_cancelled only when the client cancelled (499 CancelledError), with its time', () => {
     const base = OUTCOMES[3]!;
-    const cancelled = computeProfileRecord({ ...base, result: { ...base.result!, error: { code: 499, type: 'CancelledError', message: 'request cancelled' } } }, 'rp');
+    const cancelled = computeProfileRecord(
+      {
+        ...base,
+        result: { ...base.result!, error: { code: 499, type: 'CancelledError', message: 'request cancelled' } },
+      },
+      'rp',
+    );
     expect(cancelled.metadata.was_cancelled).toBe(true);
     expect(cancelled.metadata.cancellation_time_ns).toBe(S + ms(3005));
     expect(failed!.metadata.was_cancelled).toBe(false);
@@ -143,18 +165,25 @@ describe('aggregate', () => {
   });
 
   it('groups errors', () => {
-    expect(agg.errorSummary).toEqual([{ error_details: { code: 500, type: 'HTTPError', message: 'HTTP 500: boom' }, count: 1 }]);
+    expect(agg.errorSummary).toEqual([
+      { error_details: { code: 500, type: 'HTTPError', message: 'HTTP 500: boom' }, count: 1 },
+    ]);
   });
 
   it('goodput counts requests meeting every SLO', () => {
     // Latencies 80, 40, 100; TTFT only on the streaming two (40, 20).
     expect(aggregate(records, { goodputSlos: { request_latency: 90 } }).derived.goodput!.value).toBeCloseTo(2 / 2.1, 9);
-    expect(aggregate(records, { goodputSlos: { request_latency: 90, time_to_first_token: 30 } }).derived.goodput!.value).toBeCloseTo(1 / 2.1, 9);
+    expect(
+      aggregate(records, { goodputSlos: { request_latency: 90, time_to_first_token: 30 } }).derived.goodput!.value,
+    ).toBeCloseTo(1 / 2.1, 9);
     expect(agg.derived.goodput).toBeUndefined();
   });
 
   it('never yields a non-finite number: a zero-length run has null throughputs', () => {
-    const instant = { ...OUTCOMES[2]!, result: { ...OUTCOMES[2]!.result!, requestEndNs: OUTCOMES[2]!.result!.requestStartNs } };
+    const instant = {
+      ...OUTCOMES[2]!,
+      result: { ...OUTCOMES[2]!.result!, requestEndNs: OUTCOMES[2]!.result!.requestStartNs },
+    };
     const a = aggregate([computeProfileRecord(instant, 'rp')]);
     expect(a.derived.request_throughput!.value).toBeNull();
     expect(a.derived.benchmark_duration!.value).toBe(0);

@@ -53,8 +53,12 @@ describe('one quantile function', () => {
     const found: string[] = [];
     for (const file of files) {
       const text = readFileSync(join(root, file), 'utf8');
-      for (const m of text.matchAll(/export\s+(?:function|const|let)\s+(quantiles101\w*)\b/g)) found.push(`${m[1]} in ${relative(root, join(root, file))}`);
+      for (const m of text.matchAll(/export\s+(?:function|const|let)\s+(quantiles101\w*)\b/g))
+        found.push(`${m[1]} in ${relative(root, join(root, file))}`);
     }
-    expect(found.sort()).toEqual(['quantiles101 in core/metrics/stats.ts', 'quantiles101Sorted in core/metrics/stats.ts']);
+    expect(found.sort()).toEqual([
+      'quantiles101 in core/metrics/stats.ts',
+      'quantiles101Sorted in core/metrics/stats.ts',
+    ]);
   });
 });

@@ -20,11 +20,18 @@ function sentLate(base: FireOutcome, i: number, lagMs: number): FireOutcome {
     ...base,
     requestId: `r-${i}`,
     scheduledNs,
-    result: { ...result, requestStartNs: start, requestAckNs: start + ms(1), requestEndNs: start + (result.requestEndNs - result.requestStartNs), contentChunkNs: [] },
+    result: {
+      ...result,
+      requestStartNs: start,
+      requestAckNs: start + ms(1),
+      requestEndNs: start + (result.requestEndNs - result.requestStartNs),
+      contentChunkNs: [],
+    },
   };
 }
 
-const recordsOf = (lags: number[], base = ok) => lags.map((lag, i) => computeProfileRecord(sentLate(base, i, lag), 'rp'));
+const recordsOf = (lags: number[], base = ok) =>
+  lags.map((lag, i) => computeProfileRecord(sentLate(base, i, lag), 'rp'));
 
 describe('replay schedule lag (relative to the least-late request)', () => {
   it('least-late 5 ms, others 10..25 ms: relative lags 0, 5, 10, 15, 20', () => {

@@ -35,7 +35,13 @@ describe('GenerationSlots', () => {
   it('never leaves a slot idle while a request waits, whatever the service times', () => {
     const model = new GenerationSlots(2);
     // Slot a busy to 300, slot b to 50: the third request takes b at 50, the fourth b again at 50 + 10.
-    expect([model.start(0, 300), model.start(0, 50), model.start(10, 10), model.start(20, 500), model.start(30, 1)]).toEqual([0, 0, 50, 60, 300]);
+    expect([
+      model.start(0, 300),
+      model.start(0, 50),
+      model.start(10, 10),
+      model.start(20, 500),
+      model.start(30, 1),
+    ]).toEqual([0, 0, 50, 60, 300]);
   });
 
   it('starts a request on arrival when a slot is free, and always without slots', () => {
@@ -44,7 +50,7 @@ describe('GenerationSlots', () => {
     expect(new GenerationSlots().start(5, 1e9)).toBe(5);
   });
 
-  it('lays a request\'s tokens at start + TTFT + k * ITL, and takes its slot for TTFT + (n - 1) * ITL', () => {
+  it("lays a request's tokens at start + TTFT + k * ITL, and takes its slot for TTFT + (n - 1) * ITL", () => {
     const model = new GenerationSlots(1);
     const first = model.timeline(0, 30, 10, 8);
     expect([0, 1, 7].map(first)).toEqual([30, 40, 100]);
@@ -70,7 +76,15 @@ describe('predictions', () => {
     expect(last / arrivals.at(-1)!).toBeCloseTo(0.5, 1);
     // Just below saturation, evenly spaced arrivals never wait.
     const below = 0.99 * saturationRate(2, serviceMs);
-    expect(Math.max(...waits(2, Array.from({ length: 1000 }, (_, i) => (i * 1000) / below), serviceMs))).toBe(0);
+    expect(
+      Math.max(
+        ...waits(
+          2,
+          Array.from({ length: 1000 }, (_, i) => (i * 1000) / below),
+          serviceMs,
+        ),
+      ),
+    ).toBe(0);
   });
 
   it('meanWaitMs is Infinity at or above saturation and 0 without slots or arrivals', () => {

@@ -10,7 +10,12 @@ import { startMockServer, type MockServer } from '../../../lambdas/mocks/mock-se
 /** The body chunks (their sizes) of a chunked HTTP response to a streamed chat request, read raw. */
 async function chunkSizes(url: string, maxTokens: number): Promise<number[]> {
   const { hostname, port } = new URL(url);
-  const body = JSON.stringify({ model: 'm', stream: true, max_tokens: maxTokens, messages: [{ role: 'user', content: 'hi' }] });
+  const body = JSON.stringify({
+    model: 'm',
+    stream: true,
+    max_tokens: maxTokens,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
   const raw = await new Promise<string>((resolve, reject) => {
     const socket = connect(Number(port), hostname);
     let text = '';
@@ -24,7 +29,9 @@ async function chunkSizes(url: string, maxTokens: number): Promise<number[]> {
       }
     });
     socket.on('error', reject);
-    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
   });
   const head = raw.slice(0, raw.indexOf('\r\n\r\n'));
   expect(head.toLowerCase()).toContain('transfer-encoding: chunked');

@@ -41,7 +41,9 @@ function s3StandIn(failFirst: (key: string) => boolean) {
   const seen: Seen[] = [];
   const xmlError = (res: ServerResponse, status: number, code: string, key: string) => {
     res.writeHead(status, { 'content-type': 'application/xml', 'x-amz-request-id': `standin-${seen.length}` });
-    res.end(`<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${code}</Message><Key>${key}</Key><RequestId>standin-${seen.length}</RequestId></Error>`);
+    res.end(
+      `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${code}</Message><Key>${key}</Key><RequestId>standin-${seen.length}</RequestId></Error>`,
+    );
   };
   const handle = (req: IncomingMessage, body: Buffer, res: ServerResponse): number => {
     const path = new URL(req.url ?? '/', 'http://s3').pathname;
@@ -56,7 +58,8 @@ function s3StandIn(failFirst: (key: string) => boolean) {
       return 200;
     }
     if (req.method !== 'PUT') return (xmlError(res, 405, 'MethodNotAllowed', key), 405);
-    if (req.headers['if-none-match'] === '*' && objects.has(key)) return (xmlError(res, 412, 'PreconditionFailed', key), 412);
+    if (req.headers['if-none-match'] === '*' && objects.has(key))
+      return (xmlError(res, 412, 'PreconditionFailed', key), 412);
     objects.set(key, body);
     if (req.headers['if-none-match'] === '*' && failFirst(key) && !failed.has(key)) {
       failed.add(key);
@@ -72,7 +75,12 @@ function s3StandIn(failFirst: (key: string) => boolean) {
     req.on('end', () => {
       const path = new URL(req.url ?? '/', 'http://s3').pathname;
       const status = handle(req, Buffer.concat(chunks), res);
-      seen.push({ method: req.method ?? '', key: decodeURIComponent(path.slice(BUCKET.length + 2)), ifNoneMatch: req.headers['if-none-match'], status });
+      seen.push({
+        method: req.method ?? '',
+        key: decodeURIComponent(path.slice(BUCKET.length + 2)),
+        ifNoneMatch: req.headers['if-none-match'],
+        status,
+      });
     });
   });
   return { server, objects, seen };
@@ -87,7 +95,12 @@ describe('fire stage: a claim refused by the retry of its own stored write (S3 s
     server = standIn.server;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    client = new S3Client({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}`, forcePathStyle: true, credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } });
+    client = new S3Client({
+      region: 'us-east-1',
+      endpoint: `http://127.0.0.1:${port}`,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+    });
   });
 
   afterAll(async () => {
@@ -99,7 +112,14 @@ describe('fire stage: a claim refused by the retry of its own stored write (S3 s
     const clock = new VirtualClock(START_NS);
     const target = new FakeTarget('A', clock, () => ({ latencyMs: 5 }));
     const requests = chatRequests(6, 20);
-    const [body] = await shardBodies({ runId: 'run-retry', target: 'A', requests, startNs: START_NS, leadMs: 5000, store: new MemoryObjectStore() });
+    const [body] = await shardBodies({
+      runId: 'run-retry',
+      target: 'A',
+      requests,
+      startNs: START_NS,
+      leadMs: 5000,
+      store: new MemoryObjectStore(),
+    });
     const { shardId } = JSON.parse(body!) as { shardId: string };
     const deps: HandleShardDeps = {
       store: new S3ObjectStore(client, BUCKET),
@@ -108,14 +128,24 @@ describe('fire stage: a claim refused by the retry of its own stored write (S3 s
       leadMs: 5000,
       claimLeaseMs: 900_000,
       workerId: 'fire_invocation-1',
-      fire: (reqs, message, onOutcome) => runFireLoop(reqs, { runId: message.runId, target, clock, startNs: BigInt(message.startNs), workerId: 'fire_invocation-1', onOutcome }),
+      fire: (reqs, message, onOutcome) =>
+        runFireLoop(reqs, {
+          runId: message.runId,
+          target,
+          clock,
+          startNs: BigInt(message.startNs),
+          workerId: 'fire_invocation-1',
+          onOutcome,
+        }),
     };
 
     const handled = await handleShard(body!, deps);
 
     // The SDK's own retry produced the 412: the claim's PUT was answered 500, then 412.
     const claim = claimKey('run-retry', 'A', shardId);
-    expect(standIn.seen.filter((s) => s.method === 'PUT' && s.key === claim).map((s) => [s.ifNoneMatch, s.status])).toEqual([
+    expect(
+      standIn.seen.filter((s) => s.method === 'PUT' && s.key === claim).map((s) => [s.ifNoneMatch, s.status]),
+    ).toEqual([
       ['*', 500],
       ['*', 412],
     ]);
@@ -130,13 +160,31 @@ describe('fire stage: a claim refused by the retry of its own stored write (S3 s
   it("another worker's claim refused the same way is still held: nothing fired (a duplicate)", async () => {
     const clock = new VirtualClock(START_NS);
     const target = new FakeTarget('A', clock, () => ({ latencyMs: 5 }));
-    const [body] = await shardBodies({ runId: 'run-other', target: 'A', requests: chatRequests(3, 20), startNs: START_NS, leadMs: 5000, store: new MemoryObjectStore() });
+    const [body] = await shardBodies({
+      runId: 'run-other',
+      target: 'A',
+      requests: chatRequests(3, 20),
+      startNs: START_NS,
+      leadMs: 5000,
+      store: new MemoryObjectStore(),
+    });
     const { shardId } = JSON.parse(body!) as { shardId: string };
     const claim = claimKey('run-other', 'A', shardId);
-    standIn.objects.set(claim, Buffer.from(JSON.stringify({ workerId: 'fire_invocation-0', atNs: START_NS.toString(), nonce: 'n0' })));
+    standIn.objects.set(
+      claim,
+      Buffer.from(JSON.stringify({ workerId: 'fire_invocation-0', atNs: START_NS.toString(), nonce: 'n0' })),
+    );
     const store = new S3ObjectStore(client, BUCKET);
     const base = { store, queue: new MemoryQueue(() => clock.nowNs()), clock, leadMs: 5000, claimLeaseMs: 900_000 };
-    const fire: HandleShardDeps['fire'] = (reqs, message, onOutcome) => runFireLoop(reqs, { runId: message.runId, target, clock, startNs: BigInt(message.startNs), workerId: 'w', onOutcome });
+    const fire: HandleShardDeps['fire'] = (reqs, message, onOutcome) =>
+      runFireLoop(reqs, {
+        runId: message.runId,
+        target,
+        clock,
+        startNs: BigInt(message.startNs),
+        workerId: 'w',
+        onOutcome,
+      });
 
     expect((await handleShard(body!, { ...base, workerId: 'fire_invocation-1', fire })).action).toBe('duplicate');
     // The same invocation given the shard twice (a duplicate in one batch) holds two attempts: the second is refused.

@@ -32,7 +32,15 @@ function recordLine(runId: string, index: number, offsetMs: number, workerId = '
       requestId: `${runId}-req-${index}`,
       scheduledNs,
       workerId,
-      result: { requestStartNs: scheduledNs + MS, requestAckNs: scheduledNs + 5n * MS, requestEndNs: scheduledNs + 9n * MS, contentChunkNs: [], httpStatus: 200, usage: null, error: null },
+      result: {
+        requestStartNs: scheduledNs + MS,
+        requestAckNs: scheduledNs + 5n * MS,
+        requestEndNs: scheduledNs + 9n * MS,
+        contentChunkNs: [],
+        httpStatus: 200,
+        usage: null,
+        error: null,
+      },
       dropReason: null,
     },
     workerId,
@@ -53,7 +61,12 @@ const dropLine = (runId: string, index: number): ResultLine => ({
  * results, and the given shards' results (a shard listed in `shards` but absent from
  * `results` has not reported).
  */
-async function writeRun(store: ObjectStore, runId: string, shards: { shardId: string; lines: ResultLine[] }[], opts: { hour?: string; ingest?: ResultLine[]; unreported?: string[] } = {}): Promise<void> {
+async function writeRun(
+  store: ObjectStore,
+  runId: string,
+  shards: { shardId: string; lines: ResultLine[] }[],
+  opts: { hour?: string; ingest?: ResultLine[]; unreported?: string[] } = {},
+): Promise<void> {
   const record: RunRecord = {
     v: 1,
     runId,
@@ -67,7 +80,9 @@ async function writeRun(store: ObjectStore, runId: string, shards: { shardId: st
     ...(opts.hour ? { hour: opts.hour } : {}),
   };
   await store.put(resultsKey(runId, 'A', INGEST_SHARD), encodeResultLines(opts.ingest ?? []));
-  for (const s of shards) if (!opts.unreported?.includes(s.shardId)) await store.put(resultsKey(runId, 'A', s.shardId), encodeResultLines(s.lines));
+  for (const s of shards)
+    if (!opts.unreported?.includes(s.shardId))
+      await store.put(resultsKey(runId, 'A', s.shardId), encodeResultLines(s.lines));
   await store.put(runRecordKey(runId), JSON.stringify(record));
 }
 
@@ -133,18 +148,36 @@ describe('collecting a run of 2,000 shards', () => {
     const sequential = new OneAtATimeStore();
     for (const store of [parallel, sequential]) await writeRun(store, 'big', run.shards, { ingest: run.ingest });
 
-    const [a, b] = [await collectRun('big', 'A', { store: parallel, clock }), await collectRun('big', 'A', { store: sequential, clock })];
+    const [a, b] = [
+      await collectRun('big', 'A', { store: parallel, clock }),
+      await collectRun('big', 'A', { store: sequential, clock }),
+    ];
     expect(parallel.maxInFlight).toBe(RESULT_READ_CONCURRENCY);
     expect(parallel.gets.filter((k) => k.includes('/_results/'))).toHaveLength(2001);
     expect(a).toEqual(b);
-    for (const file of ['profile_export.jsonl', 'run_manifest.json', 'profile_export_aiperf.json', 'profile_export_aiperf.csv']) {
+    for (const file of [
+      'profile_export.jsonl',
+      'run_manifest.json',
+      'profile_export_aiperf.json',
+      'profile_export_aiperf.csv',
+    ]) {
       expect(parallel.text(`runs/big/A/${file}`)).toBe(sequential.text(`runs/big/A/${file}`));
     }
 
     // The accounting itself: 6,000 requests, request 0 dropped by the ingest (its later
     // record ignored), each repeated request counted once, as its first copy.
-    expect(a.manifest).toMatchObject({ scheduled: 6000, succeeded: 5999, dropped: 1, droppedByReason: { unsupported_content_type: 1 }, balanced: true });
-    const records = parallel.text('runs/big/A/profile_export.jsonl')!.trim().split('\n').map((l) => JSON.parse(l));
+    expect(a.manifest).toMatchObject({
+      scheduled: 6000,
+      succeeded: 5999,
+      dropped: 1,
+      droppedByReason: { unsupported_content_type: 1 },
+      balanced: true,
+    });
+    const records = parallel
+      .text('runs/big/A/profile_export.jsonl')!
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(records).toHaveLength(5999);
     expect(records.map((r) => r.metadata.session_num)).toEqual(Array.from({ length: 5999 }, (_, i) => i + 1));
     expect(records.filter((r) => r.metadata.worker_id === 'redelivered')).toEqual([]);
@@ -177,22 +210,48 @@ function deferred(): Deferred {
 
 /** Two mirror runs of one hour: a (2 requests, at 0 and 100 ms), b (3, at 50, 2000, 2100 ms). */
 async function twoMirrorRuns(store: ObjectStore) {
-  await writeRun(store, 'mirror-a', [{ shardId: '0-0', lines: [recordLine('mirror-a', 0, 0), recordLine('mirror-a', 1, 100)] }], { hour: HOUR });
-  await writeRun(store, 'mirror-b', [
-    { shardId: '0-0', lines: [recordLine('mirror-b', 0, 50)] },
-    { shardId: '2-0', lines: [recordLine('mirror-b', 1, 2000), recordLine('mirror-b', 2, 2100)] },
-  ], { hour: HOUR });
+  await writeRun(
+    store,
+    'mirror-a',
+    [{ shardId: '0-0', lines: [recordLine('mirror-a', 0, 0), recordLine('mirror-a', 1, 100)] }],
+    { hour: HOUR },
+  );
+  await writeRun(
+    store,
+    'mirror-b',
+    [
+      { shardId: '0-0', lines: [recordLine('mirror-b', 0, 50)] },
+      { shardId: '2-0', lines: [recordLine('mirror-b', 1, 2000), recordLine('mirror-b', 2, 2100)] },
+    ],
+    { hour: HOUR },
+  );
 }
 
 function hourOf(store: MemoryObjectStore) {
-  const manifest = JSON.parse(store.text(`hours/${HOUR}/A/run_manifest.json`)!) as { scheduled: number; succeeded: number; balanced: boolean; runs: string[]; notScheduledByReason: Record<string, number> };
-  const records = store.text(`hours/${HOUR}/A/profile_export.jsonl`)!.trim().split('\n').map((l) => JSON.parse(l));
+  const manifest = JSON.parse(store.text(`hours/${HOUR}/A/run_manifest.json`)!) as {
+    scheduled: number;
+    succeeded: number;
+    balanced: boolean;
+    runs: string[];
+    notScheduledByReason: Record<string, number>;
+  };
+  const records = store
+    .text(`hours/${HOUR}/A/profile_export.jsonl`)!
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   return { manifest, records };
 }
 
 function expectBothRuns(store: MemoryObjectStore) {
   const { manifest, records } = hourOf(store);
-  expect(manifest).toMatchObject({ scheduled: 5, succeeded: 5, balanced: true, runs: ['mirror-a', 'mirror-b'], notScheduledByReason: { duplicate: 2 } });
+  expect(manifest).toMatchObject({
+    scheduled: 5,
+    succeeded: 5,
+    balanced: true,
+    runs: ['mirror-a', 'mirror-b'],
+    notScheduledByReason: { duplicate: 2 },
+  });
   // Renumbered by scheduled time across both runs: a0 (0 ms), b0 (50), a1 (100), b1, b2.
   expect(records.map((r) => [r.metadata.x_request_id, r.metadata.session_num])).toEqual([
     ['mirror-a-req-0', 0],
@@ -228,7 +287,10 @@ describe('mirror-mode hourly roll-up under concurrency', () => {
     const bothRead = deferred();
     const a = new StallingView(store, bothRead.promise);
     const b = new StallingView(store, bothRead.promise);
-    const done = Promise.all([collectRun('mirror-a', 'A', { store: a, clock }), collectRun('mirror-b', 'A', { store: b, clock })]);
+    const done = Promise.all([
+      collectRun('mirror-a', 'A', { store: a, clock }),
+      collectRun('mirror-b', 'A', { store: b, clock }),
+    ]);
     await Promise.all([a.readHour, b.readHour]);
     bothRead.resolve();
     await done;
@@ -253,7 +315,9 @@ describe('mirror-mode hourly roll-up under concurrency', () => {
     }
     const one = collectRun('mirror-a', 'A', { store: new HoldArtifacts(store, Promise.resolve()), clock });
     await aHeld.promise;
-    expect(JSON.parse(store.text(hourStateKey(HOUR, 'A'))!).runs.map((r: { runId: string }) => r.runId)).toEqual(['mirror-a']);
+    expect(JSON.parse(store.text(hourStateKey(HOUR, 'A'))!).runs.map((r: { runId: string }) => r.runId)).toEqual([
+      'mirror-a',
+    ]);
     await collectRun('mirror-b', 'A', { store, clock });
     bDone.resolve();
     await one;
@@ -272,7 +336,13 @@ describe('mirror-mode hourly roll-up under concurrency', () => {
       putIfMatch: (k, b, e, t) => later(() => store.putIfMatch(k, b, e, t)),
     };
     const runIds = Array.from({ length: 12 }, (_, i) => `run-${String(i).padStart(2, '0')}`);
-    for (const [i, id] of runIds.entries()) await writeRun(store, id, [{ shardId: '0-0', lines: [recordLine(id, 0, i * 10), recordLine(id, 1, i * 10 + 5)] }], { hour: HOUR });
+    for (const [i, id] of runIds.entries())
+      await writeRun(
+        store,
+        id,
+        [{ shardId: '0-0', lines: [recordLine(id, 0, i * 10), recordLine(id, 1, i * 10 + 5)] }],
+        { hour: HOUR },
+      );
     const clock = new VirtualClock(S);
     // Backoffs pass in virtual time, so losers retry at once: more contention than in a real
     // deployment, hence more attempts than the default (each round, one of them wins).
@@ -309,7 +379,13 @@ describe('mirror-mode hourly roll-up under concurrency', () => {
     expect(hourOf(store).manifest).toMatchObject({ scheduled: 3, succeeded: 1, dropped: 2, runs: ['late'] });
     await store.put(resultsKey('late', 'A', '1-0'), encodeResultLines(shards[1]!.lines)); // it reports after all
     expect((await collectRun('late', 'A', { store, clock })).status).toBe('complete');
-    expect(hourOf(store).manifest).toMatchObject({ scheduled: 3, succeeded: 3, dropped: 0, balanced: true, runs: ['late'] });
+    expect(hourOf(store).manifest).toMatchObject({
+      scheduled: 3,
+      succeeded: 3,
+      dropped: 0,
+      balanced: true,
+      runs: ['late'],
+    });
     await writeRun(store, 'late', shards, { hour: HOUR, unreported: ['1-0'] }); // a stale view cannot undo it
     store.objects.delete(resultsKey('late', 'A', '1-0'));
     await collectRun('late', 'A', { store, clock });
@@ -338,7 +414,9 @@ describe('mirror-mode hourly roll-up under concurrency', () => {
     const store = new AlwaysBeaten();
     await twoMirrorRuns(store);
     const collected = collectRun('mirror-a', 'A', { store, clock: new VirtualClock(S) }, { rollUp: { attempts: 3 } });
-    await expect(collected).rejects.toThrow(/run mirror-a not merged: the hour's state changed under each of 3 attempts/);
+    await expect(collected).rejects.toThrow(
+      /run mirror-a not merged: the hour's state changed under each of 3 attempts/,
+    );
     expect(store.attempts).toBe(3);
     expect(store.text(`hours/${HOUR}/A/run_manifest.json`)).toBeNull();
     expect(store.text('runs/mirror-a/A/run_manifest.json')).not.toBeNull(); // the run's own results are out

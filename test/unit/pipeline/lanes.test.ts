@@ -51,7 +51,8 @@ describe('lanes', () => {
     expect(lanesFor(3400, 2500, { slotMs: 10_000, maxShardRequests: 1000 })).toBe(25);
     for (const s of shards) {
       const bySecond = new Map<number, number>();
-      for (const r of s.requests) bySecond.set(Math.floor(r.offsetMs / 1000), (bySecond.get(Math.floor(r.offsetMs / 1000)) ?? 0) + 1);
+      for (const r of s.requests)
+        bySecond.set(Math.floor(r.offsetMs / 1000), (bySecond.get(Math.floor(r.offsetMs / 1000)) ?? 0) + 1);
       expect(Math.max(...bySecond.values())).toBeLessThanOrEqual(100);
     }
     expect(shards.reduce((n, s) => n + s.requests.length, 0)).toBe(3400);
@@ -59,13 +60,19 @@ describe('lanes', () => {
 
   it('a slot under a second is cut by count only', () => {
     // 30 requests over a second in 100 ms slots: 3 a slot, one lane each (the rate rule needs whole seconds).
-    expect(cutShards(offsets([30]), { slotMs: 100, maxShardRequests: 2 }).map((s) => s.requests.length)).toEqual(Array.from({ length: 10 }, () => [2, 1]).flat());
+    expect(cutShards(offsets([30]), { slotMs: 100, maxShardRequests: 2 }).map((s) => s.requests.length)).toEqual(
+      Array.from({ length: 10 }, () => [2, 1]).flat(),
+    );
   });
 });
 
 /** Chat-like requests `spacingMs` apart with distinct bodies of `bodyBytes` (binary, so base64 is exercised). */
 function requests(count: number, spacingMs: number, bodyBytes: number): ScheduledRequest[] {
-  return Array.from({ length: count }, (_, i) => scheduledRequest(i, i * spacingMs, { body: Uint8Array.from({ length: bodyBytes }, (_, k) => (i * 31 + k * 7) & 0xff) }));
+  return Array.from({ length: count }, (_, i) =>
+    scheduledRequest(i, i * spacingMs, {
+      body: Uint8Array.from({ length: bodyBytes }, (_, k) => (i * 31 + k * 7) & 0xff),
+    }),
+  );
 }
 
 function pipeline() {
@@ -80,12 +87,24 @@ function pipeline() {
     leadMs: 20_000,
     claimLeaseMs: 900_000,
     workerId: 'fire-1',
-    fire: (rs, message, onOutcome) => runFireLoop(rs, { runId: message.runId, target, clock, startNs: BigInt(message.startNs), workerId: 'fire-1', onOutcome }),
+    fire: (rs, message, onOutcome) =>
+      runFireLoop(rs, {
+        runId: message.runId,
+        target,
+        clock,
+        startNs: BigInt(message.startNs),
+        workerId: 'fire-1',
+        onOutcome,
+      }),
   };
   return { clock, store, queue, target, deps };
 }
 
-const shardsSent = (queue: MemoryQueue) => queue.messages.map((m) => ({ m, body: shardMessageSchema.safeParse(JSON.parse(m.body)) })).filter((x) => x.body.success).map((x) => ({ sent: x.m, message: x.body.data as ShardMessage }));
+const shardsSent = (queue: MemoryQueue) =>
+  queue.messages
+    .map((m) => ({ m, body: shardMessageSchema.safeParse(JSON.parse(m.body)) }))
+    .filter((x) => x.body.success)
+    .map((x) => ({ sent: x.m, message: x.body.data as ShardMessage }));
 
 describe('shards by reference', () => {
   it('a lane over the message budget is written as parts; the fire stage reads its requests back byte for byte and fires each once', async () => {
@@ -111,7 +130,11 @@ describe('shards by reference', () => {
     expect(sent.map((s) => s.message.shardId)).toEqual(['0-0', '0-1']);
     for (const { sent: raw, message } of sent) {
       expect(message.requests).toEqual([]);
-      expect(message.requestsRef).toEqual({ prefix: shardPartsPrefix('run-ref', 0, message.shardId), parts: Math.ceil(1500 / partRequests(2)), requests: 1500 });
+      expect(message.requestsRef).toEqual({
+        prefix: shardPartsPrefix('run-ref', 0, message.shardId),
+        parts: Math.ceil(1500 / partRequests(2)),
+        requests: 1500,
+      });
       expect(Buffer.byteLength(raw.body)).toBeLessThan(1024);
     }
     for (const { sent: raw } of sent) {
@@ -120,19 +143,43 @@ describe('shards by reference', () => {
     }
     expect(p.target.sent).toHaveLength(3000);
     const byId = new Map(rs.map((r) => [r.correlationId, r]));
-    for (const f of p.target.sent) expect(Buffer.from(f.request.body).equals(Buffer.from(byId.get(f.request.correlationId)!.body))).toBe(true);
+    for (const f of p.target.sent)
+      expect(Buffer.from(f.request.body).equals(Buffer.from(byId.get(f.request.correlationId)!.body))).toBe(true);
     expect(new Set(p.target.sent.map((f) => f.request.correlationId)).size).toBe(3000);
   });
 
   it('a shard message with neither inline requests nor a reference, or with both, is refused', () => {
-    const base = { v: 1, kind: 'shard', runId: 'r', target: 'A', shardId: '0-0', startNs: '1', firstDueNs: '1', hops: 0 };
+    const base = {
+      v: 1,
+      kind: 'shard',
+      runId: 'r',
+      target: 'A',
+      shardId: '0-0',
+      startNs: '1',
+      firstDueNs: '1',
+      hops: 0,
+    };
     expect(shardMessageSchema.safeParse({ ...base, requests: [] }).success).toBe(false);
-    expect(shardMessageSchema.safeParse({ ...base, requests: [], requestsRef: { prefix: 'work/r/', parts: 1, requests: 1 } }).success).toBe(true);
+    expect(
+      shardMessageSchema.safeParse({ ...base, requests: [], requestsRef: { prefix: 'work/r/', parts: 1, requests: 1 } })
+        .success,
+    ).toBe(true);
   });
 
   it('a part missing is retried (nothing claimed); a part that does not add up is refused', async () => {
     const p = pipeline();
-    const message = { v: 1, kind: 'shard', runId: 'r', target: 'A', shardId: '0-0', startNs: String(S), firstDueNs: String(S), hops: 0, requests: [], requestsRef: { prefix: 'work/r/_shards/0/0-0/', parts: 1, requests: 2 } };
+    const message = {
+      v: 1,
+      kind: 'shard',
+      runId: 'r',
+      target: 'A',
+      shardId: '0-0',
+      startNs: String(S),
+      firstDueNs: String(S),
+      hops: 0,
+      requests: [],
+      requestsRef: { prefix: 'work/r/_shards/0/0-0/', parts: 1, requests: 2 },
+    };
     await expect(handleShard(JSON.stringify(message), p.deps)).rejects.toThrow(/missing/);
     expect(await p.store.get('work/r/A/_claims/0-0')).toBeNull();
     await p.store.put('work/r/_shards/0/0-0/0', '[]', 'application/json');
@@ -169,11 +216,18 @@ describe('the ramp of an event source scaling from idle', () => {
 
   it("delivers a slot's messages along the ramp: a source starting from 5 picks each one up by its due time minus the lead", () => {
     const dues = slotDues(0);
-    const leads = rampLeads(dues, dues.map(() => 0), o);
+    const leads = rampLeads(
+      dues,
+      dues.map(() => 0),
+      o,
+    );
     const picked = pickups(dues.map((d, k) => d - leads[k]!));
     dues.forEach((d, k) => expect(picked[k]).toBeLessThanOrEqual(d - 20_000));
     // A source growing at half of AWS's ceiling, the planned ramp, is just as much on time.
-    const slow = pickups(dues.map((d, k) => d - leads[k]!), PLANNED_RAMP_PER_MINUTE);
+    const slow = pickups(
+      dues.map((d, k) => d - leads[k]!),
+      PLANNED_RAMP_PER_MINUTE,
+    );
     dues.forEach((d, k) => expect(slow[k]).toBeLessThanOrEqual(d - 20_000));
     // The slot's last message comes 2 s before the lead (the margin); the first 219 batches of the planned ramp earlier still.
     expect(leads.at(-1)).toBe(22_000);
@@ -185,21 +239,31 @@ describe('the ramp of an event source scaling from idle', () => {
 
   it('ramps every slot the same way (the source may have scaled back between slots), and no more than it needs', () => {
     const dues = [0, 1, 2, 3].flatMap(slotDues);
-    const leads = rampLeads(dues, dues.map((_, k) => Math.floor(k / 220)), o);
-    for (let slot = 1; slot < 4; slot++) expect([...leads.slice(slot * 220, slot * 220 + 220)]).toEqual([...leads.slice(0, 220)]);
+    const leads = rampLeads(
+      dues,
+      dues.map((_, k) => Math.floor(k / 220)),
+      o,
+    );
+    for (let slot = 1; slot < 4; slot++)
+      expect([...leads.slice(slot * 220, slot * 220 + 220)]).toEqual([...leads.slice(0, 220)]);
     // Deliveries within a slot at most as fast as the planned ramp: what the slowest source planned for adds while they wait.
     const deliveries = dues.slice(0, 220).map((d, k) => d - leads[k]!);
-    for (let k = 2; k < 219; k++) expect(deliveries[k + 1]! - deliveries[k]!).toBeGreaterThanOrEqual(60_000 / PLANNED_RAMP_PER_MINUTE - 1);
+    for (let k = 2; k < 219; k++)
+      expect(deliveries[k + 1]! - deliveries[k]!).toBeGreaterThanOrEqual(60_000 / PLANNED_RAMP_PER_MINUTE - 1);
   });
 
   it('leaves the lead alone for a slot of five batches or fewer, and caps a lead at maxLeadMs', () => {
     expect([...rampLeads([0, 0, 120_000, 120_000], [0, 0, 1, 1], o)]).toEqual([20_000, 20_000, 20_000, 20_000]);
-    const capped = rampLeads(Array.from({ length: 500 }, () => 0), Array.from({ length: 500 }, () => 0), { ...o, maxLeadMs: 60_000 });
+    const capped = rampLeads(
+      Array.from({ length: 500 }, () => 0),
+      Array.from({ length: 500 }, () => 0),
+      { ...o, maxLeadMs: 60_000 },
+    );
     expect(Math.max(...capped)).toBe(60_000);
     expect(Math.min(...capped)).toBe(22_000);
   });
 
-  it('dispatchRun: the ramp moves a file run\'s start so that its first messages can be sent on time; each carries its lead; the fire stage keeps a message delivered early for its own lead', async () => {
+  it("dispatchRun: the ramp moves a file run's start so that its first messages can be sent on time; each carries its lead; the fire stage keeps a message delivered early for its own lead", async () => {
     const p = pipeline();
     // 40 shards in one slot: 35 of them wait for the ramp (5 batches, then the planned ramp).
     const rs = requests(400, 1, 100);

@@ -7,7 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../lambdas/adapters/local/memory-store';
 import { MemoryQueue } from '../../../lambdas/adapters/local/memory-queue';
 import { runFireLoop } from '../../../lambdas/core/fire/fire-loop';
-import { collectRun, handleCollect, handleShard, PermanentError, dispatchRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
+import {
+  collectRun,
+  handleCollect,
+  handleShard,
+  PermanentError,
+  dispatchRun,
+  type HandleShardDeps,
+} from '../../../lambdas/core/pipeline/stages';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
 import { scheduledRequest } from '../../support/fixtures';
 
@@ -29,7 +36,8 @@ function setup() {
     leadMs: 20_000,
     claimLeaseMs: 900_000,
     workerId: 'w',
-    fire: (requests, m, onOutcome) => runFireLoop(requests, { runId: m.runId, target, clock, startNs: BigInt(m.startNs), workerId: 'w', onOutcome }),
+    fire: (requests, m, onOutcome) =>
+      runFireLoop(requests, { runId: m.runId, target, clock, startNs: BigInt(m.startNs), workerId: 'w', onOutcome }),
   };
   return { clock, store, queue, target, deps };
 }
@@ -41,7 +49,13 @@ describe('a 24-hour run', () => {
     const offsets = Array.from({ length: 49 }, (_, k) => k * 1_800_000);
     await dispatchRun({
       runId: 'day',
-      plan: { requests: offsets.map((o, i) => req(i, o)), incompatible: [], excluded: {}, scheduleZeroMs: 0, durationMs: offsets.at(-1)! },
+      plan: {
+        requests: offsets.map((o, i) => req(i, o)),
+        incompatible: [],
+        excluded: {},
+        scheduleZeroMs: 0,
+        durationMs: offsets.at(-1)!,
+      },
       targets: ['A'],
       startNs: START,
       leadMs: 20_000,
@@ -69,7 +83,12 @@ describe('a 24-hour run', () => {
     expect(actions).toEqual({ fired: 49, deferred: 2352 });
     expect(sends).toBe(2401);
     expect(p.target.sent.map((s) => Number((s.atNs - START) / MS))).toEqual(offsets);
-    expect((await collectRun('day', 'A', p)).manifest).toMatchObject({ scheduled: 49, succeeded: 49, dropped: 0, balanced: true });
+    expect((await collectRun('day', 'A', p)).manifest).toMatchObject({
+      scheduled: 49,
+      succeeded: 49,
+      dropped: 0,
+      balanced: true,
+    });
   });
 });
 

@@ -36,21 +36,40 @@ const LINES: [string, string, string, string][] = [
 ];
 const FILE = Buffer.from(
   LINES.map(([id, t, type, data]) =>
-    JSON.stringify({ captureData: { endpointInput: { observedContentType: type, mode: 'INPUT', data, encoding: type === 'text/csv' ? 'CSV' : 'JSON' } }, eventMetadata: { eventId: id, inferenceTime: t }, eventVersion: '0' }),
+    JSON.stringify({
+      captureData: {
+        endpointInput: {
+          observedContentType: type,
+          mode: 'INPUT',
+          data,
+          encoding: type === 'text/csv' ? 'CSV' : 'JSON',
+        },
+      },
+      eventMetadata: { eventId: id, inferenceTime: t },
+      eventVersion: '0',
+    }),
   ).join('\n') + '\n',
 );
-const OPTIONS = { runId: 'run-m', timeScale: 1, intraSecond: 'spread', forceStreaming: true, modelOverride: 'm2' } as const satisfies Omit<PlanOptions, 'targetKind'>;
+const OPTIONS = {
+  runId: 'run-m',
+  timeScale: 1,
+  intraSecond: 'spread',
+  forceStreaming: true,
+  modelOverride: 'm2',
+} as const satisfies Omit<PlanOptions, 'targetKind'>;
 
 async function records(): Promise<CaptureRecord[]> {
   const out: CaptureRecord[] = [];
   const chunks = (async function* () {
     yield FILE;
   })();
-  for await (const r of parseCaptureStream(chunks, 'f.jsonl', new IngestReportBuilder(), new DuplicateFilter())) out.push(r);
+  for await (const r of parseCaptureStream(chunks, 'f.jsonl', new IngestReportBuilder(), new DuplicateFilter()))
+    out.push(r);
   return out;
 }
 
-const planOf = async (kind: TargetKind): Promise<ReplayPlan> => buildPlan(await records(), { ...OPTIONS, targetKind: kind });
+const planOf = async (kind: TargetKind): Promise<ReplayPlan> =>
+  buildPlan(await records(), { ...OPTIONS, targetKind: kind });
 
 /** A plan whose loads are counted: which indices each load call asked for. */
 function counted(plan: ReplayPlan): { plan: DispatchablePlan; loads: number[][] } {
@@ -72,7 +91,10 @@ function pipeline() {
   const clock = new VirtualClock(S);
   const store = new MemoryObjectStore();
   const queue = new MemoryQueue(() => clock.nowNs());
-  const targets = { A: new FakeTarget('A', clock, () => ({ latencyMs: 5 })), B: new FakeTarget('B', clock, () => ({ latencyMs: 5 })) };
+  const targets = {
+    A: new FakeTarget('A', clock, () => ({ latencyMs: 5 })),
+    B: new FakeTarget('B', clock, () => ({ latencyMs: 5 })),
+  };
   const deps: HandleShardDeps = {
     store,
     queue,
@@ -81,7 +103,14 @@ function pipeline() {
     claimLeaseMs: 900_000,
     workerId: 'fire-1',
     fire: (requests, message, onOutcome) =>
-      runFireLoop(requests, { runId: message.runId, target: targets[message.target as 'A' | 'B'], clock, startNs: BigInt(message.startNs), workerId: 'fire-1', onOutcome }),
+      runFireLoop(requests, {
+        runId: message.runId,
+        target: targets[message.target as 'A' | 'B'],
+        clock,
+        startNs: BigInt(message.startNs),
+        workerId: 'fire-1',
+        onOutcome,
+      }),
   };
   const drain = async () => {
     for (let next = queue.nextDueNs(); next !== null; next = queue.nextDueNs()) {
@@ -92,7 +121,11 @@ function pipeline() {
   return { clock, store, queue, targets, deps, drain };
 }
 
-const args = (p: ReturnType<typeof pipeline>, plan: ReplayPlan | DispatchablePlan, targetPlans: Record<string, ReplayPlan | DispatchablePlan>) => ({
+const args = (
+  p: ReturnType<typeof pipeline>,
+  plan: ReplayPlan | DispatchablePlan,
+  targetPlans: Record<string, ReplayPlan | DispatchablePlan>,
+) => ({
   runId: 'run-m',
   plan,
   targets: ['A', 'B'],
@@ -124,7 +157,7 @@ describe('one plan per target kind', () => {
     expect(forSageMaker.requests[1]!.contentType).toBe('text/csv');
   });
 
-  it('two-pass indexing keeps every kind\'s verdict from one parse', async () => {
+  it("two-pass indexing keeps every kind's verdict from one parse", async () => {
     const recs = await records();
     const kinds: TargetKind[] = ['openai-chat', 'sagemaker'];
     const indexed = planIndexed(
@@ -133,7 +166,11 @@ describe('one plan per target kind', () => {
     );
     for (const kind of kinds) {
       const onePass = buildPlan(recs, { ...OPTIONS, targetKind: kind });
-      expect(indexed.entries.flatMap((e) => (incompatibleAs(e.record, kind) ? [[e.index, incompatibleAs(e.record, kind)!.reason]] : []))).toEqual(onePass.incompatible.map((i) => [i.request.index, i.reason]));
+      expect(
+        indexed.entries.flatMap((e) =>
+          incompatibleAs(e.record, kind) ? [[e.index, incompatibleAs(e.record, kind)!.reason]] : [],
+        ),
+      ).toEqual(onePass.incompatible.map((i) => [i.request.index, i.reason]));
     }
     // Indexed for one kind only: asking for another is an error, not a guess.
     const single = indexRecord(recs[1]!, { ...OPTIONS, targetKind: 'sagemaker' }, ['sagemaker']);
@@ -152,14 +189,21 @@ describe('scheduling targets of different kinds', () => {
     expect(chatPlan.loads).toEqual([]);
     expect(smPlan.loads.flat().sort()).toEqual([0, 1, 2, 3, 4, 5]);
 
-    const messages = p.queue.messages.map((m) => ({ delay: m.delaySeconds, message: JSON.parse(m.body) as ShardMessage }));
-    const view = messages.map(({ message: m }) => `${m.target}:${m.shardId}:${m.requests.map((r) => r.index).join(',')}${m.last ? ':last' : ''}`);
+    const messages = p.queue.messages.map((m) => ({
+      delay: m.delaySeconds,
+      message: JSON.parse(m.body) as ShardMessage,
+    }));
+    const view = messages.map(
+      ({ message: m }) =>
+        `${m.target}:${m.shardId}:${m.requests.map((r) => r.index).join(',')}${m.last ? ':last' : ''}`,
+    );
     // Slot 2 holds only a CSV record: A (chat) gets no message for it; A's last shard is 4-0.
     expect(view).toEqual(['A:0-0:0,2', 'B:0-0:0,1,2,3', 'B:2-0:4', 'A:4-0:5:last', 'B:4-0:5:last']);
     expect(result.shardsByTarget).toEqual({ A: 2, B: 3 });
     expect(result.shards).toBe(3);
     // Each message is due at its own first request.
-    const firstDue = (t: string, shard: string) => messages.find((m) => m.message.target === t && m.message.shardId === shard)!.message.firstDueNs;
+    const firstDue = (t: string, shard: string) =>
+      messages.find((m) => m.message.target === t && m.message.shardId === shard)!.message.firstDueNs;
     expect(BigInt(firstDue('A', '0-0'))).toBe(S + 30n * SEC);
     expect(BigInt(firstDue('B', '2-0'))).toBe(S + 30n * SEC + 2500n * 1_000_000n);
 
@@ -177,13 +221,23 @@ describe('scheduling targets of different kinds', () => {
     });
 
     await p.drain();
-    expect(p.targets.A.sent.map((s) => s.request.contentType)).toEqual(['application/json', 'application/json', 'application/json']);
+    expect(p.targets.A.sent.map((s) => s.request.contentType)).toEqual([
+      'application/json',
+      'application/json',
+      'application/json',
+    ]);
     expect(p.targets.B.sent.map((s) => Buffer.from(s.request.body).toString())).toContain('1,2,3');
     expect(p.targets.B.sent).toHaveLength(6);
     const a = await collectRun('run-m', 'A', p);
     const b = await collectRun('run-m', 'B', p);
     expect(a).toMatchObject({ status: 'complete', missing: [] });
-    expect(a.manifest).toMatchObject({ scheduled: 6, succeeded: 3, dropped: 3, droppedByReason: { unsupported_content_type: 2, not_chat_request: 1 }, balanced: true });
+    expect(a.manifest).toMatchObject({
+      scheduled: 6,
+      succeeded: 3,
+      dropped: 3,
+      droppedByReason: { unsupported_content_type: 2, not_chat_request: 1 },
+      balanced: true,
+    });
     expect(b).toMatchObject({ status: 'complete', missing: [] });
     expect(b.manifest).toMatchObject({ scheduled: 6, succeeded: 6, dropped: 0, balanced: true });
     // The same run again schedules nothing.
@@ -201,7 +255,13 @@ describe('scheduling targets of different kinds', () => {
     expect(p.queue.messages.map((m) => (JSON.parse(m.body) as ShardMessage).target)).toEqual(['B', 'B']);
     const a = await collectRun('run-m', 'A', p);
     expect(a).toMatchObject({ status: 'complete' });
-    expect(a.manifest).toMatchObject({ scheduled: 2, succeeded: 0, dropped: 2, droppedByReason: { unsupported_content_type: 2 }, balanced: true });
+    expect(a.manifest).toMatchObject({
+      scheduled: 2,
+      succeeded: 0,
+      dropped: 2,
+      droppedByReason: { unsupported_content_type: 2 },
+      balanced: true,
+    });
     // B is still waiting for its shards, then complete.
     expect((await collectRun('run-m', 'B', p)).status).toBe('pending');
     await p.drain();
@@ -220,7 +280,13 @@ describe('scheduling targets of different kinds', () => {
     const b = await collectRun('run-m', 'B', p);
     expect(a).toMatchObject({ status: 'complete', missing: [] });
     expect(b).toMatchObject({ status: 'deadline', missing: ['2-0'] });
-    expect(b.manifest).toMatchObject({ scheduled: 6, succeeded: 5, dropped: 1, droppedByReason: { lost: 1 }, balanced: true });
+    expect(b.manifest).toMatchObject({
+      scheduled: 6,
+      succeeded: 5,
+      dropped: 1,
+      droppedByReason: { lost: 1 },
+      balanced: true,
+    });
   });
 
   it('refuses plans that do not come from the same records, and a plan for a target not in the run', async () => {
@@ -228,7 +294,9 @@ describe('scheduling targets of different kinds', () => {
     const chatPlan = await planOf('openai-chat');
     const fewer = buildPlan((await records()).slice(0, 3), { ...OPTIONS, targetKind: 'sagemaker' });
     await expect(dispatchRun(args(p, chatPlan, { B: fewer }))).rejects.toThrow(/same records/);
-    await expect(dispatchRun({ ...args(p, chatPlan, { C: fewer }) })).rejects.toThrow(/C, which is not one of the run's targets/);
+    await expect(dispatchRun({ ...args(p, chatPlan, { C: fewer }) })).rejects.toThrow(
+      /C, which is not one of the run's targets/,
+    );
   });
 
   it('one kind for every target: messages and run record exactly as before (no targetShards)', async () => {
@@ -238,6 +306,10 @@ describe('scheduling targets of different kinds', () => {
     if (result.status !== 'scheduled') throw new Error('not scheduled');
     const run = runRecordSchema.parse(JSON.parse(p.store.text(runRecordKey('run-m'))!));
     expect(run.targetShards).toBeUndefined();
-    expect(p.queue.messages.map((m) => `${(JSON.parse(m.body) as ShardMessage).target}:${(JSON.parse(m.body) as ShardMessage).shardId}`)).toEqual(['A:0-0', 'B:0-0', 'A:2-0', 'B:2-0', 'A:4-0', 'B:4-0']);
+    expect(
+      p.queue.messages.map(
+        (m) => `${(JSON.parse(m.body) as ShardMessage).target}:${(JSON.parse(m.body) as ShardMessage).shardId}`,
+      ),
+    ).toEqual(['A:0-0', 'B:0-0', 'A:2-0', 'B:2-0', 'A:4-0', 'B:4-0']);
   });
 });

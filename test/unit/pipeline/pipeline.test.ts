@@ -8,8 +8,21 @@ import { MemoryQueue } from '../../../lambdas/adapters/local/memory-queue';
 import { runFireLoop } from '../../../lambdas/core/fire/fire-loop';
 import { claimKey, resultsKey } from '../../../lambdas/core/pipeline/keys';
 import { cutShards, fromWire, toWire, type ShardMessage } from '../../../lambdas/core/pipeline/shards';
-import { deliveryDelay, hopsFor, sqsRequestsPerCapturedRequest, stillEarly } from '../../../lambdas/core/pipeline/sqs-delay';
-import { collectMessage, collectRun, handleCollect, handleShard, PermanentError, dispatchRun, type HandleShardDeps } from '../../../lambdas/core/pipeline/stages';
+import {
+  deliveryDelay,
+  hopsFor,
+  sqsRequestsPerCapturedRequest,
+  stillEarly,
+} from '../../../lambdas/core/pipeline/sqs-delay';
+import {
+  collectMessage,
+  collectRun,
+  handleCollect,
+  handleShard,
+  PermanentError,
+  dispatchRun,
+  type HandleShardDeps,
+} from '../../../lambdas/core/pipeline/stages';
 import type { ReplayPlan, ScheduledRequest } from '../../../lambdas/core/types';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
 import { scheduledRequest } from '../../support/fixtures';
@@ -19,7 +32,10 @@ const MS = 1_000_000n;
 const SEC = 1_000_000_000n;
 
 const req = (index: number, offsetMs: number, bodyBytes = 40) =>
-  scheduledRequest(index, offsetMs, { body: Buffer.alloc(bodyBytes, 97), capturedUsage: { promptTokens: 3, completionTokens: null } });
+  scheduledRequest(index, offsetMs, {
+    body: Buffer.alloc(bodyBytes, 97),
+    capturedUsage: { promptTokens: 3, completionTokens: null },
+  });
 
 const plan = (requests: ScheduledRequest[], incompatible: ReplayPlan['incompatible'] = []): ReplayPlan => ({
   requests,
@@ -32,7 +48,11 @@ const plan = (requests: ScheduledRequest[], incompatible: ReplayPlan['incompatib
 describe('cutShards', () => {
   it('cuts at slot boundaries, then deals each slot to as many lanes as its count needs (request i to lane i mod n)', () => {
     const requests = [req(0, 0), req(1, 999.9), req(2, 1000), req(3, 1001), req(4, 1002), req(5, 5000)];
-    expect(cutShards(requests, { slotMs: 1000, maxShardRequests: 2, maxMessageBytes: 1e6, maxInlineBodyBytes: 1e5 }).map((s) => [s.shardId, s.requests.map((r) => r.index)])).toEqual([
+    expect(
+      cutShards(requests, { slotMs: 1000, maxShardRequests: 2, maxMessageBytes: 1e6, maxInlineBodyBytes: 1e5 }).map(
+        (s) => [s.shardId, s.requests.map((r) => r.index)],
+      ),
+    ).toEqual([
       ['0-0', [0, 1]],
       ['1-0', [2, 4]],
       ['1-1', [3]],
@@ -46,7 +66,10 @@ describe('cutShards', () => {
     expect(await fromWire(inline, async () => null)).toEqual({ ...request, body: Buffer.from(request.body) });
     const byRef = toWire(request, 'runs/r/_bodies/7');
     expect(byRef.body).toBeUndefined();
-    expect(await fromWire(byRef, async (key) => (key === 'runs/r/_bodies/7' ? request.body : null))).toEqual({ ...request, body: request.body });
+    expect(await fromWire(byRef, async (key) => (key === 'runs/r/_bodies/7' ? request.body : null))).toEqual({
+      ...request,
+      body: request.body,
+    });
     await expect(fromWire(byRef, async () => null)).rejects.toThrow(/missing/);
   });
 });
@@ -70,8 +93,17 @@ describe('SQS delays', () => {
     expect(hopsFor(921_000, 20_000)).toBe(2);
     expect(hopsFor(24 * 3600_000, 20_000)).toBe(96);
     // 200 requests of 1,300 B = 260,000 B = 4 chunks of 64 KB: send 4 + receive 4 + 0.1 delete.
-    expect(sqsRequestsPerCapturedRequest({ requestsPerShard: 200, bytesPerRequest: 1300, msAhead: 30_000, leadMs: 20_000 })).toBeCloseTo(8.1 / 200, 12);
-    expect(sqsRequestsPerCapturedRequest({ requestsPerShard: 200, bytesPerRequest: 1300, msAhead: 24 * 3600_000, leadMs: 20_000 })).toBeCloseTo((96 * 8.1) / 200, 12);
+    expect(
+      sqsRequestsPerCapturedRequest({ requestsPerShard: 200, bytesPerRequest: 1300, msAhead: 30_000, leadMs: 20_000 }),
+    ).toBeCloseTo(8.1 / 200, 12);
+    expect(
+      sqsRequestsPerCapturedRequest({
+        requestsPerShard: 200,
+        bytesPerRequest: 1300,
+        msAhead: 24 * 3600_000,
+        leadMs: 20_000,
+      }),
+    ).toBeCloseTo((96 * 8.1) / 200, 12);
   });
 });
 
@@ -104,14 +136,19 @@ function pipeline(opts: { latency?: number; lateDrop?: number } = {}) {
     const actions: string[] = [];
     for (let next = queue.nextDueNs(); next !== null; next = queue.nextDueNs()) {
       clock.advanceTo(next);
-      for (const m of queue.takeDue(clock.nowNs())) actions.push(((await deliver(m.body)) as { action: string }).action);
+      for (const m of queue.takeDue(clock.nowNs()))
+        actions.push(((await deliver(m.body)) as { action: string }).action);
     }
     return actions;
   };
   return { clock, store, queue, target, deps, drain };
 }
 
-const schedule = (p: ReturnType<typeof pipeline>, requests: ScheduledRequest[], extra: Partial<Parameters<typeof dispatchRun>[0]> = {}) =>
+const schedule = (
+  p: ReturnType<typeof pipeline>,
+  requests: ScheduledRequest[],
+  extra: Partial<Parameters<typeof dispatchRun>[0]> = {},
+) =>
   dispatchRun({
     runId: 'run-1',
     plan: plan(requests),
@@ -131,7 +168,10 @@ describe('schedule -> fire -> collect', () => {
   it('replays a 3-hour schedule through deferral hops, each request at its due time, once', async () => {
     const p = pipeline();
     const offsets = [0, 500, 10_000, 1_000_000, 3 * 3600_000];
-    const result = await schedule(p, offsets.map((o, i) => req(i, o)));
+    const result = await schedule(
+      p,
+      offsets.map((o, i) => req(i, o)),
+    );
     expect(result).toMatchObject({ status: 'scheduled', shards: 4, messages: 4 });
     expect(p.queue.messages.map((m) => m.delaySeconds)).toEqual([10, 20, 900, 900]);
     expect(p.queue.messages.map((m) => (JSON.parse(m.body) as ShardMessage).last)).toEqual([false, false, false, true]);
@@ -145,7 +185,11 @@ describe('schedule -> fire -> collect', () => {
     const collected = await collectRun('run-1', 'A', p);
     expect(collected.status).toBe('complete');
     expect(collected.manifest).toMatchObject({ scheduled: 5, succeeded: 5, failed: 0, dropped: 0, balanced: true });
-    const records = p.store.text('runs/run-1/A/profile_export.jsonl')!.trim().split('\n').map((l) => JSON.parse(l));
+    const records = p.store
+      .text('runs/run-1/A/profile_export.jsonl')!
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(records.map((r) => r.metadata.session_num)).toEqual([0, 1, 2, 3, 4]);
     expect(records.every((r) => r.capture_replay.schedule_lag_ms === 0)).toBe(true);
     expect(p.store.text('runs/run-1/A/profile_export_aiperf.json')).toContain('"request_latency"');
@@ -184,7 +228,12 @@ describe('schedule -> fire -> collect', () => {
       const message = JSON.parse(body) as ShardMessage;
       if (message.shardId === '0-0') {
         crashes++;
-        return handleShard(body, { ...p.deps, fire: async () => { throw new Error('Lambda timed out'); } }).catch(() => ({ action: 'crashed' }));
+        return handleShard(body, {
+          ...p.deps,
+          fire: async () => {
+            throw new Error('Lambda timed out');
+          },
+        }).catch(() => ({ action: 'crashed' }));
       }
       return handleShard(body, p.deps);
     });
@@ -194,7 +243,17 @@ describe('schedule -> fire -> collect', () => {
     // A redelivery finds the claim without results: the claimant died after firing (the
     // requests may have gone out), so nothing is fired again and its requests are recorded
     // as lost now, not left for the deadline.
-    const redelivered = JSON.stringify({ v: 1, kind: 'shard', runId: 'run-1', target: 'A', shardId: '0-0', startNs: String(S + 30n * SEC), firstDueNs: String(S + 30n * SEC), hops: 0, requests: [toWire(req(0, 0), null), toWire(req(1, 100), null)] });
+    const redelivered = JSON.stringify({
+      v: 1,
+      kind: 'shard',
+      runId: 'run-1',
+      target: 'A',
+      shardId: '0-0',
+      startNs: String(S + 30n * SEC),
+      firstDueNs: String(S + 30n * SEC),
+      hops: 0,
+      requests: [toWire(req(0, 0), null), toWire(req(1, 100), null)],
+    });
     const sentBefore = p.target.sent.length;
     // While the claim is younger than the fire timeout its worker may still be firing (SQS
     // can deliver a duplicate at once): nothing is written, or its real results would lose.
@@ -207,7 +266,13 @@ describe('schedule -> fire -> collect', () => {
     expect((await handleShard(redelivered, p.deps)).action).toBe('duplicate');
     const collected = await collectRun('run-1', 'A', p);
     expect(collected).toMatchObject({ status: 'complete', missing: [] });
-    expect(collected.manifest).toMatchObject({ scheduled: 3, succeeded: 1, dropped: 2, droppedByReason: { lost: 2 }, balanced: true });
+    expect(collected.manifest).toMatchObject({
+      scheduled: 3,
+      succeeded: 1,
+      dropped: 2,
+      droppedByReason: { lost: 2 },
+      balanced: true,
+    });
   });
 
   it('counts a shard that never reported as lost at the deadline, and does not hang', async () => {
@@ -221,7 +286,13 @@ describe('schedule -> fire -> collect', () => {
     p.clock.advanceTo(S + 30n * SEC + 2000n * MS + 60_001n * MS);
     const collected = await collectRun('run-1', 'A', p);
     expect(collected).toMatchObject({ status: 'deadline', missing: ['0-0'] });
-    expect(collected.manifest).toMatchObject({ scheduled: 3, succeeded: 1, dropped: 2, droppedByReason: { lost: 2 }, balanced: true });
+    expect(collected.manifest).toMatchObject({
+      scheduled: 3,
+      succeeded: 1,
+      dropped: 2,
+      droppedByReason: { lost: 2 },
+      balanced: true,
+    });
   });
 
   it('drops a late shard by policy and counts it', async () => {
@@ -229,9 +300,18 @@ describe('schedule -> fire -> collect', () => {
     await schedule(p, [req(0, 0), req(1, 100)]);
     const [message] = p.queue.messages.splice(0);
     p.clock.advanceTo(S + 30n * SEC + 5n * SEC); // SQS or a cold start held it 5 s past due
-    expect((await handleShard(message!.body, p.deps)).counts).toMatchObject({ fired: 0, dropped: 2, dropReasons: { late_beyond_tolerance: 2 } });
+    expect((await handleShard(message!.body, p.deps)).counts).toMatchObject({
+      fired: 0,
+      dropped: 2,
+      dropReasons: { late_beyond_tolerance: 2 },
+    });
     const collected = await collectRun('run-1', 'A', p);
-    expect(collected.manifest).toMatchObject({ scheduled: 2, dropped: 2, droppedByReason: { late_beyond_tolerance: 2 }, balanced: true });
+    expect(collected.manifest).toMatchObject({
+      scheduled: 2,
+      dropped: 2,
+      droppedByReason: { late_beyond_tolerance: 2 },
+      balanced: true,
+    });
   });
 
   it('records incompatible requests as dropped at scheduling, per target', async () => {
@@ -253,7 +333,13 @@ describe('schedule -> fire -> collect', () => {
     expect(p.queue.messages).toHaveLength(2); // one shard, two targets
     await p.drain();
     for (const t of ['A', 'B']) {
-      expect((await collectRun('run-2', t, p)).manifest).toMatchObject({ scheduled: 2, succeeded: 1, droppedByReason: { unsupported_content_type: 1 }, notScheduledByReason: { duplicate: 1 }, balanced: true });
+      expect((await collectRun('run-2', t, p)).manifest).toMatchObject({
+        scheduled: 2,
+        succeeded: 1,
+        droppedByReason: { unsupported_content_type: 1 },
+        notScheduledByReason: { duplicate: 1 },
+        balanced: true,
+      });
     }
   });
 
@@ -280,20 +366,34 @@ describe('schedule -> fire -> collect', () => {
     }
     const hop = collectQueue.takeDue(p.clock.nowNs() + 900n * SEC)[0]!;
     p.clock.advanceTo(S + 900n * SEC);
-    expect((await handleCollect(hop.body, { store: p.store, queue: collectQueue, clock: p.clock })).action).toBe('interim');
+    expect((await handleCollect(hop.body, { store: p.store, queue: collectQueue, clock: p.clock })).action).toBe(
+      'interim',
+    );
     const interim = JSON.parse(p.store.text('runs/run-1/A/interim/run_manifest.json')!);
     expect(interim).toMatchObject({ interim: true, succeeded: 1, pendingShards: 1, pendingRequests: 1 });
     expect(p.store.text('runs/run-1/A/run_manifest.json')).toBeNull();
     await p.drain();
     p.clock.advanceTo(result.deadlineNs + 1n);
-    for (const m of collectQueue.takeDue(p.clock.nowNs())) await handleCollect(m.body, { store: p.store, queue: collectQueue, clock: p.clock });
-    expect(JSON.parse(p.store.text('runs/run-1/A/run_manifest.json')!)).toMatchObject({ scheduled: 2, succeeded: 2, balanced: true });
+    for (const m of collectQueue.takeDue(p.clock.nowNs()))
+      await handleCollect(m.body, { store: p.store, queue: collectQueue, clock: p.clock });
+    expect(JSON.parse(p.store.text('runs/run-1/A/run_manifest.json')!)).toMatchObject({
+      scheduled: 2,
+      succeeded: 2,
+      balanced: true,
+    });
   });
 
   it('mirror mode: rolls every finalised run of a capture hour up into hours/<hour>/', async () => {
     const p = pipeline();
-    for (const [runId, offsets] of [['mirror-a', [0, 100]], ['mirror-b', [50, 2000, 2100]]] as const) {
-      await schedule(p, offsets.map((o, i) => req(i, o)), { runId, hour: '2026-04-29T00' });
+    for (const [runId, offsets] of [
+      ['mirror-a', [0, 100]],
+      ['mirror-b', [50, 2000, 2100]],
+    ] as const) {
+      await schedule(
+        p,
+        offsets.map((o, i) => req(i, o)),
+        { runId, hour: '2026-04-29T00' },
+      );
     }
     await p.drain();
     expect((await collectRun('mirror-a', 'A', p)).status).toBe('complete');

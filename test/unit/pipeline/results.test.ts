@@ -5,7 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { computeProfileRecord } from '../../../lambdas/core/metrics/record-metrics';
-import { decodeResultLines, encodeResultLines, resultRequestId, type ResultLine } from '../../../lambdas/core/pipeline/results';
+import {
+  decodeResultLines,
+  encodeResultLines,
+  resultRequestId,
+  type ResultLine,
+} from '../../../lambdas/core/pipeline/results';
 import type { FireOutcome, ScheduledRequest } from '../../../lambdas/core/types';
 
 // 2^53 ns is only ~104 days after 1970: every real epoch ns is beyond float64's exact range.
@@ -28,12 +33,42 @@ const request: ScheduledRequest = {
   capturedOutputSha256: null,
 };
 
-const fired = (result: FireOutcome['result']): FireOutcome => ({ request, target: 'A', requestId: 'req-3', scheduledNs: T, workerId: 'fire-1', result, dropReason: null });
+const fired = (result: FireOutcome['result']): FireOutcome => ({
+  request,
+  target: 'A',
+  requestId: 'req-3',
+  scheduledNs: T,
+  workerId: 'fire-1',
+  result,
+  dropReason: null,
+});
 
 describe('result lines', () => {
   it.each<[string, FireOutcome]>([
-    ['a streamed success', fired({ requestStartNs: T + 1n, requestAckNs: T + 20_000_001n, requestEndNs: T + 90_000_007n, contentChunkNs: [T + 30_000_000n, T + 45_000_003n, T + 90_000_000n], httpStatus: 200, usage: { promptTokens: 12, completionTokens: 3 }, error: null })],
-    ['a failure without ack', fired({ requestStartNs: T + 5n, requestAckNs: null, requestEndNs: T + 30_000_000_000n, contentChunkNs: [], httpStatus: null, usage: null, error: { code: 408, type: 'TimeoutError', message: 'no response in 30 s' } })],
+    [
+      'a streamed success',
+      fired({
+        requestStartNs: T + 1n,
+        requestAckNs: T + 20_000_001n,
+        requestEndNs: T + 90_000_007n,
+        contentChunkNs: [T + 30_000_000n, T + 45_000_003n, T + 90_000_000n],
+        httpStatus: 200,
+        usage: { promptTokens: 12, completionTokens: 3 },
+        error: null,
+      }),
+    ],
+    [
+      'a failure without ack',
+      fired({
+        requestStartNs: T + 5n,
+        requestAckNs: null,
+        requestEndNs: T + 30_000_000_000n,
+        contentChunkNs: [],
+        httpStatus: null,
+        usage: null,
+        error: { code: 408, type: 'TimeoutError', message: 'no response in 30 s' },
+      }),
+    ],
   ])('round-trips the profile record of %s exactly', (_name, outcome) => {
     const line: ResultLine = { kind: 'record', record: computeProfileRecord(outcome, 'fire-1') };
     const [back] = decodeResultLines(encodeResultLines([line]), 'k');
@@ -59,10 +94,22 @@ describe('result lines', () => {
 
   it.each([
     ['not JSON', '{"kind":"drop"', /^runs\/r\/A\/_results\/0-0\.jsonl:2: not JSON$/],
-    ['a ns as a number (precision already lost)', '{"kind":"drop","requestId":"x","index":0,"scheduledNs":1800000000123456789,"dropReason":"lost"}', /:2: scheduledNs: /],
-    ['an unknown drop reason', '{"kind":"drop","requestId":"x","index":0,"scheduledNs":"1","dropReason":"bored"}', /:2: dropReason: /],
+    [
+      'a ns as a number (precision already lost)',
+      '{"kind":"drop","requestId":"x","index":0,"scheduledNs":1800000000123456789,"dropReason":"lost"}',
+      /:2: scheduledNs: /,
+    ],
+    [
+      'an unknown drop reason',
+      '{"kind":"drop","requestId":"x","index":0,"scheduledNs":"1","dropReason":"bored"}',
+      /:2: dropReason: /,
+    ],
     ['an unknown kind', '{"kind":"maybe"}', /:2: kind: /],
-    ['a record without a request id', '{"kind":"record","record":{"metadata":{},"metrics":{},"error":null}}', /:2: record\.metadata\.session_num: /],
+    [
+      'a record without a request id',
+      '{"kind":"record","record":{"metadata":{},"metrics":{},"error":null}}',
+      /:2: record\.metadata\.session_num: /,
+    ],
   ])('rejects %s with the object key and line number', (_name, bad, message) => {
     const good = encodeResultLines([{ kind: 'drop', requestId: 'r-0', index: 0, scheduledNs: T, dropReason: 'lost' }]);
     expect(() => decodeResultLines(good + bad + '\n', 'runs/r/A/_results/0-0.jsonl')).toThrow(message);

@@ -12,7 +12,11 @@ import { analyse, TargetAccumulator } from '../../../lambdas/core/compare/analys
 import { DEFAULT_COMPARE_OPTIONS, type ComparisonDocument } from '../../../lambdas/core/compare/types';
 import { collectMessage, collectRun, handleCollect } from '../../../lambdas/core/pipeline/collect';
 import { summarize } from '../../../lambdas/core/metrics/stats';
-import { analyseRunIfFinal, analysisMarkerKey, type RunAnalysisDeps } from '../../../lambdas/core/pipeline/run-analysis';
+import {
+  analyseRunIfFinal,
+  analysisMarkerKey,
+  type RunAnalysisDeps,
+} from '../../../lambdas/core/pipeline/run-analysis';
 import { scheduleHistoryKey, scheduleIndexKey } from '../../../lambdas/core/scheduled-runs/contract';
 import { parseHistory } from '../../../lambdas/core/scheduled-runs/history';
 import type { Notifier } from '../../../lambdas/ports';
@@ -28,7 +32,10 @@ function expectedAnalysis(runId: string, requests: number) {
       if (line.kind === 'record') acc.addRecord(line.record);
       else acc.addDropped(`ev-${line.index}`, line.dropReason, null, line.scheduledNs, line.index);
     }
-    return { accumulator: acc, summary: { name, scheduled: 0, succeeded: 0, failed: 0, dropped: 0, droppedByReason: {}, failedByType: {} } };
+    return {
+      accumulator: acc,
+      summary: { name, scheduled: 0, succeeded: 0, failed: 0, dropped: 0, droppedByReason: {}, failedByType: {} },
+    };
   });
   return analyse({ title: 't', runId, generatedAt: 'x', targets, compare: DEFAULT_COMPARE_OPTIONS });
 }
@@ -80,7 +87,7 @@ describe('run analysis at the run root', () => {
     expect(store.text('runs/r1/report.html')).not.toBe('sentinel');
   });
 
-  it('a shard lost by one target: its requests pair with the other target\'s as candidate_dropped, counted lost', async () => {
+  it("a shard lost by one target: its requests pair with the other target's as candidate_dropped, counted lost", async () => {
     const store = new MemoryObjectStore();
     const clock = new VirtualClock(START + 3_700_000n * MS); // past the deadline
     await writeRun(store, 'r2', { requests: 100, shardSize: 25, unreported: [{ target: 'B', shardId: '1-0' }] });
@@ -103,7 +110,9 @@ describe('run analysis at the run root', () => {
     const afterFinal = async (runId: string) => {
       analyses.push((await analyseRunIfFinal(runId, deps(store, clock, notifier))).status);
     };
-    const results = await Promise.all(['A', 'B'].map((t) => handleCollect(collectMessage('w1', t, 0n).body, { store, queue, clock, afterFinal })));
+    const results = await Promise.all(
+      ['A', 'B'].map((t) => handleCollect(collectMessage('w1', t, 0n).body, { store, queue, clock, afterFinal })),
+    );
     expect(results.map((r) => r.action)).toEqual(['complete', 'complete']);
     expect(analyses.filter((s) => s === 'analysed').length).toBeGreaterThanOrEqual(1);
 
@@ -111,7 +120,12 @@ describe('run analysis at the run root', () => {
     expect(history.badLines).toBe(0);
     expect(history.lines.map((l) => l.run_id)).toEqual(['w1']);
     const line = history.lines[0]!;
-    expect(line).toMatchObject({ status: 'complete', report: 'runs/w1/report.html', scheduled_time: INFO.scheduledTime, window: INFO.window });
+    expect(line).toMatchObject({
+      status: 'complete',
+      report: 'runs/w1/report.html',
+      scheduled_time: INFO.scheduledTime,
+      window: INFO.window,
+    });
     expect(line.targets['A']).toMatchObject({ requests: 200, succeeded: 200, errors: 0, dropped: 0 });
     expect(line.targets['B']).toMatchObject({ requests: 200, succeeded: 195, errors: 4, dropped: 1 });
     const ttft = line.comparisons[0]!.metrics.find((m) => m.tag === 'time_to_first_token')!;
@@ -122,9 +136,16 @@ describe('run analysis at the run root', () => {
     expect(ttft.relative_pct).toEqual(docTtft.paired_shift?.relative_pct);
     // A target's statistics are over all its succeeded requests (the comparison's, over the pairs).
     for (const t of ['A', 'B']) {
-      const values = Array.from({ length: 200 }, (_, i) => resultLine('w1', t, i)).flatMap((l) => (l.kind === 'record' && !l.record.error ? [l.record.metrics['time_to_first_token']!.value as number] : []));
+      const values = Array.from({ length: 200 }, (_, i) => resultLine('w1', t, i)).flatMap((l) =>
+        l.kind === 'record' && !l.record.error ? [l.record.metrics['time_to_first_token']!.value as number] : [],
+      );
       const s = summarize(values)!;
-      expect(line.targets[t]!.metrics['time_to_first_token']).toEqual({ p50: s.p50, p90: s.p90, p99: s.p99, mean: s.avg });
+      expect(line.targets[t]!.metrics['time_to_first_token']).toEqual({
+        p50: s.p50,
+        p90: s.p90,
+        p99: s.p99,
+        mean: s.avg,
+      });
     }
 
     expect(notifier.published).toHaveLength(1);
@@ -134,7 +155,12 @@ describe('run analysis at the run root', () => {
     expect(message).toContain('s3://results-bucket/schedules/nightly/index.html');
     expect(message).toContain('B: 200 scheduled, 195 succeeded, 4 errors, 1 dropped');
     expect(message).toMatch(/time_to_first_token: WORSE; median B - A = \+\d+\.\d+ ms \[\+\d/);
-    for (const text of [subject, message, store.text(scheduleHistoryKey('nightly')) as string, store.text(scheduleIndexKey('nightly')) as string]) {
+    for (const text of [
+      subject,
+      message,
+      store.text(scheduleHistoryKey('nightly')) as string,
+      store.text(scheduleIndexKey('nightly')) as string,
+    ]) {
       expect(text).not.toContain(SECRET);
       expect(text).not.toContain('upstream said');
     }
@@ -162,8 +188,12 @@ describe('run analysis at the run root', () => {
     expect(result.comparison?.metrics.every((m) => m.verdict === 'inconclusive')).toBe(true);
     const { subject, message } = notifier.published[0]!;
     expect(subject).toBe('capture-replay nightly: inconclusive (too few requests for a verdict) 2026-11-23 02:00 UTC');
-    expect(message).toMatch(/request_latency: inconclusive; .* - Only 11 pairs carry this metric; at least 20 are needed\./);
-    expect(store.text(scheduleIndexKey('nightly'))).toContain('Inconclusive: Only 11 pairs carry this metric; at least 20 are needed.');
+    expect(message).toMatch(
+      /request_latency: inconclusive; .* - Only 11 pairs carry this metric; at least 20 are needed\./,
+    );
+    expect(store.text(scheduleIndexKey('nightly'))).toContain(
+      'Inconclusive: Only 11 pairs carry this metric; at least 20 are needed.',
+    );
   });
 
   it('reading the shards a window of objects at a time gives the comparison of all the records at once', async () => {
@@ -174,7 +204,8 @@ describe('run analysis at the run root', () => {
     await collectRun('r3', 'A', { store, clock });
     await collectRun('r3', 'B', { store, clock });
     const result = await analyseRunIfFinal('r3', deps(store, clock));
-    expect(withoutTime(result.comparison as ComparisonDocument)).toEqual(withoutTime(expectedAnalysis('r3', 1000).comparison as ComparisonDocument));
+    expect(withoutTime(result.comparison as ComparisonDocument)).toEqual(
+      withoutTime(expectedAnalysis('r3', 1000).comparison as ComparisonDocument),
+    );
   });
 });
-

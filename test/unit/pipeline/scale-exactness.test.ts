@@ -34,7 +34,11 @@ function productionPlan(rate: number, seconds: number, bodyBytes: number): Repla
   const requests: ScheduledRequest[] = [];
   for (let i = 0; i < rate * seconds; i++) {
     const content = 'x'.repeat(Math.max(0, bodyBytes - 60));
-    requests.push(scheduledRequest(i, (i * 1000) / rate, { body: Buffer.from(`{"messages":[{"role":"user","content":"${content}"}],"n":${i}}`) }));
+    requests.push(
+      scheduledRequest(i, (i * 1000) / rate, {
+        body: Buffer.from(`{"messages":[{"role":"user","content":"${content}"}],"n":${i}}`),
+      }),
+    );
   }
   return { requests, incompatible: [], excluded: {}, scheduleZeroMs: 0, durationMs: requests.at(-1)!.offsetMs };
 }
@@ -65,7 +69,8 @@ describe('SQS batches packed by bytes', () => {
     expect(batches.map((b) => b.length)).toEqual([3, 3, 3, 1]);
     const small = Array.from({ length: 25 }, (_, i) => ({ id: `s${i}`, body: 'y', delaySeconds: 0 }));
     expect(packBatches(small).map((b) => b.length)).toEqual([10, 10, 5]);
-    for (const b of [...batches, ...packBatches(small)]) expect(b.reduce((n, m) => n + m.body.length, 0)).toBeLessThanOrEqual(SQS_BATCH_MAX_BYTES);
+    for (const b of [...batches, ...packBatches(small)])
+      expect(b.reduce((n, m) => n + m.body.length, 0)).toBeLessThanOrEqual(SQS_BATCH_MAX_BYTES);
     expect(() => packBatches([{ id: 'huge', body: 'z'.repeat(1_048_576), delaySeconds: 0 }])).toThrow(/1 MiB/);
   });
 
@@ -75,7 +80,8 @@ describe('SQS batches packed by bytes', () => {
     const result = await dispatchRun(scheduleArgs(p, plan, ['A', 'B']));
     expect(result.status).toBe('scheduled');
     const shards = p.queue.messages.map((m) => JSON.parse(m.body) as ShardMessage);
-    const perTarget = (t: string) => shards.filter((s) => s.target === t).flatMap((s) => s.requests.map((r) => r.index));
+    const perTarget = (t: string) =>
+      shards.filter((s) => s.target === t).flatMap((s) => s.requests.map((r) => r.index));
     for (const t of ['A', 'B']) expect(perTarget(t).sort((a, b) => a - b)).toEqual(plan.requests.map((r) => r.index));
     // In due order across targets: each shard's A and B messages leave together.
     expect(shards.slice(0, 4).map((s) => `${s.target}:${s.shardId}`)).toEqual(['A:0-0', 'B:0-0', 'A:1-0', 'B:1-0']);
@@ -83,13 +89,41 @@ describe('SQS batches packed by bytes', () => {
 });
 
 describe('two-pass planning', () => {
-  const options: PlanOptions = { runId: 'r', targetKind: 'openai-chat', timeScale: 2, intraSecond: 'spread', forceStreaming: true, modelOverride: 'm2' };
+  const options: PlanOptions = {
+    runId: 'r',
+    targetKind: 'openai-chat',
+    timeScale: 2,
+    intraSecond: 'spread',
+    forceStreaming: true,
+    modelOverride: 'm2',
+  };
   const lines = [
-    ...Array.from({ length: 7 }, (_, i) => ({ id: `a${i}`, t: `2026-04-29T00:00:0${i % 3}Z`, data: `{"messages":[{"role":"user","content":"hi ${i}"}],"model":"m1"}`, type: 'application/json' })),
+    ...Array.from({ length: 7 }, (_, i) => ({
+      id: `a${i}`,
+      t: `2026-04-29T00:00:0${i % 3}Z`,
+      data: `{"messages":[{"role":"user","content":"hi ${i}"}],"model":"m1"}`,
+      type: 'application/json',
+    })),
     { id: 'csv', t: '2026-04-29T00:00:01Z', data: '1,2,3', type: 'text/csv' },
-    { id: 'frac', t: '2026-04-29T00:00:00.250Z', data: '{"messages":[],"stream":true,"stream_options":{"include_usage":true}}', type: 'application/json' },
+    {
+      id: 'frac',
+      t: '2026-04-29T00:00:00.250Z',
+      data: '{"messages":[],"stream":true,"stream_options":{"include_usage":true}}',
+      type: 'application/json',
+    },
   ].map(({ id, t, data, type }) =>
-    JSON.stringify({ captureData: { endpointInput: { observedContentType: type, mode: 'INPUT', data, encoding: type === 'text/csv' ? 'CSV' : 'JSON' } }, eventMetadata: { eventId: id, inferenceTime: t }, eventVersion: '0' }),
+    JSON.stringify({
+      captureData: {
+        endpointInput: {
+          observedContentType: type,
+          mode: 'INPUT',
+          data,
+          encoding: type === 'text/csv' ? 'CSV' : 'JSON',
+        },
+      },
+      eventMetadata: { eventId: id, inferenceTime: t },
+      eventVersion: '0',
+    }),
   );
   const file = Buffer.from('\ufeff' + lines.join('\r\n') + '\n');
 
@@ -98,7 +132,8 @@ describe('two-pass planning', () => {
     const chunks = (async function* () {
       for (let i = 0; i < file.length; i += 97) yield file.subarray(i, i + 97);
     })();
-    for await (const r of parseCaptureStream(chunks, 'f.jsonl', new IngestReportBuilder(), new DuplicateFilter())) out.push(r);
+    for await (const r of parseCaptureStream(chunks, 'f.jsonl', new IngestReportBuilder(), new DuplicateFilter()))
+      out.push(r);
     return out;
   }
 
@@ -120,7 +155,9 @@ describe('two-pass planning', () => {
       options,
     );
     expect(twoPass).toEqual(onePass.requests);
-    expect(indexed.entries.filter((e) => e.record.incompatible).map((e) => [e.index, e.record.incompatible!.reason])).toEqual(onePass.incompatible.map((i) => [i.request.index, i.reason]));
+    expect(
+      indexed.entries.filter((e) => e.record.incompatible).map((e) => [e.index, e.record.incompatible!.reason]),
+    ).toEqual(onePass.incompatible.map((i) => [i.request.index, i.reason]));
     expect(reads).toHaveLength(1); // neighbouring lines: one range
     expect(indexed.durationMs).toBe(onePass.durationMs);
   });
@@ -134,8 +171,12 @@ describe('two-pass planning', () => {
     expect(coalesceRanges(entries, 0).length).toBeGreaterThan(1);
     const changed = Buffer.from(file);
     changed.write('{"x', entries[0]!.record.span.start);
-    await expect(readBackRequests(entries.slice(0, 1), async (s, e) => changed.subarray(s, e), options)).rejects.toThrow(/changed/);
-    await expect(readBackRequests(entries.slice(0, 1), async (s, e) => file.subarray(s, e - 1), options)).rejects.toThrow(/changed/);
+    await expect(
+      readBackRequests(entries.slice(0, 1), async (s, e) => changed.subarray(s, e), options),
+    ).rejects.toThrow(/changed/);
+    await expect(
+      readBackRequests(entries.slice(0, 1), async (s, e) => file.subarray(s, e - 1), options),
+    ).rejects.toThrow(/changed/);
   });
 });
 
@@ -155,12 +196,18 @@ describe('a retried ingest keeps the run start', () => {
     p.clock.advanceTo(S + 5n * SEC);
     const retried = await dispatchRun({ ...scheduleArgs(p, plan), startNs: S + 25n * SEC });
     expect(retried.status === 'scheduled' && retried.startNs).toBe(S + 20n * SEC);
-    expect(new Set(p.queue.messages.map((m) => (JSON.parse(m.body) as ShardMessage).startNs))).toEqual(new Set([(S + 20n * SEC).toString()]));
+    expect(new Set(p.queue.messages.map((m) => (JSON.parse(m.body) as ShardMessage).startNs))).toEqual(
+      new Set([(S + 20n * SEC).toString()]),
+    );
   });
 });
 
 describe('fire under redelivery', () => {
-  function fireDeps(p: ReturnType<typeof setup>, target: FakeTarget, policy: 'fire' | 'drop' = 'fire'): HandleShardDeps {
+  function fireDeps(
+    p: ReturnType<typeof setup>,
+    target: FakeTarget,
+    policy: 'fire' | 'drop' = 'fire',
+  ): HandleShardDeps {
     return {
       store: p.store,
       queue: p.queue,
@@ -169,7 +216,16 @@ describe('fire under redelivery', () => {
       claimLeaseMs: 900_000,
       workerId: 'w',
       fire: (requests, message, onOutcome) =>
-        runFireLoop(requests, { runId: message.runId, target, clock: p.clock, startNs: BigInt(message.startNs), workerId: 'w', latePolicy: { toleranceMs: 5000, action: policy }, expireAfterMs: 120_000, onOutcome }),
+        runFireLoop(requests, {
+          runId: message.runId,
+          target,
+          clock: p.clock,
+          startNs: BigInt(message.startNs),
+          workerId: 'w',
+          latePolicy: { toleranceMs: 5000, action: policy },
+          expireAfterMs: 120_000,
+          onOutcome,
+        }),
     };
   }
 
@@ -206,17 +262,25 @@ describe('fire under redelivery', () => {
     p.clock.advanceTo(S + 20n * SEC);
     expect((await handleShard(message!.body, fireDeps(p, target))).action).toBe('fired');
     expect(failures).toBe(2);
-    expect(decodeResultLines(p.store.text(resultsKey('run-1', 'A', '0-0'))!, 'k').map((l) => l.kind)).toEqual(['record', 'record']);
+    expect(decodeResultLines(p.store.text(resultsKey('run-1', 'A', '0-0'))!, 'k').map((l) => l.kind)).toEqual([
+      'record',
+      'record',
+    ]);
   });
 
   it('withRetries gives up after its attempts and rethrows the last error', async () => {
     const clock = new VirtualClock(S);
     let calls = 0;
     await expect(
-      withRetries(async () => {
-        calls++;
-        throw new Error(`fail ${calls}`);
-      }, clock, 3, 100),
+      withRetries(
+        async () => {
+          calls++;
+          throw new Error(`fail ${calls}`);
+        },
+        clock,
+        3,
+        100,
+      ),
     ).rejects.toThrow('fail 3');
     expect(clock.nowNs() - S).toBe(300n * MS); // 100 + 200 ms of backoff
   });
@@ -239,7 +303,9 @@ describe('connections shared by the shards of one invocation', () => {
     };
     const shared = new Semaphore(3);
     const shard = (base: number) => Array.from({ length: 5 }, (_, i) => scheduledRequest(base + i, i * 10));
-    const loops = [0, 100].map((base) => runFireLoop(shard(base), { runId: 'r', target, clock, startNs: S, workerId: 'w', sharedInFlight: shared }));
+    const loops = [0, 100].map((base) =>
+      runFireLoop(shard(base), { runId: 'r', target, clock, startNs: S, workerId: 'w', sharedInFlight: shared }),
+    );
     const outcomes = (await Promise.all(loops)).flat();
     expect(outcomes.every((o) => o.result && !o.result.error)).toBe(true);
     expect(peak).toBe(3);
@@ -257,7 +323,12 @@ describe('secrets', () => {
   });
 
   it.each([
-    ['a JSON secret without a field (the console default): never sent as Bearer {...}', '{"api_key":"sk-9"}', undefined, /set apiKeySecretField.*api_key/],
+    [
+      'a JSON secret without a field (the console default): never sent as Bearer {...}',
+      '{"api_key":"sk-9"}',
+      undefined,
+      /set apiKeySecretField.*api_key/,
+    ],
     ['a missing field', '{"api_key":"sk-9"}', 'token', /no non-empty string field "token"/],
     ['a field on a plain secret', 'sk-1', 'api_key', /not a JSON object/],
     ['no SecretString', undefined, undefined, /no SecretString/],
@@ -307,7 +378,14 @@ describe('artifacts', () => {
     await writeTargetArtifacts(store, 'runs/r/A/', {
       records: [],
       aggregates: aggregate([]),
-      manifest: buildManifest({ runId: 'r', target: 'A', outcomes: [], notScheduledByReason: {}, startedAt: 'a', endedAt: 'b' }),
+      manifest: buildManifest({
+        runId: 'r',
+        target: 'A',
+        outcomes: [],
+        notScheduledByReason: {},
+        startedAt: 'a',
+        endedAt: 'b',
+      }),
       inputConfig: null,
       wasCancelled: false,
       startTime: 'a',

@@ -10,7 +10,13 @@ import { computeProfileRecord } from '../../../lambdas/core/metrics/record-metri
 import { decodeResultLines, encodeResultLines } from '../../../lambdas/core/pipeline/results';
 import { fromWire, shardMessageSchema, toWire } from '../../../lambdas/core/pipeline/shards';
 import { amplifiedCount, amplify, MAX_AMPLIFY } from '../../../lambdas/core/plan/amplify';
-import { buildPlan, materializePlan, planIndexed, validatePlanOptions, type PlanOptions } from '../../../lambdas/core/plan/plan';
+import {
+  buildPlan,
+  materializePlan,
+  planIndexed,
+  validatePlanOptions,
+  type PlanOptions,
+} from '../../../lambdas/core/plan/plan';
 import { seededRandom } from '../../../lambdas/core/random';
 import type { CaptureRecord } from '../../../lambdas/core/types';
 import { ksStatistic, ksTwoSample } from '../../support/ks';
@@ -25,7 +31,11 @@ function rec(i: number, time: number, subSecond = true): CaptureRecord {
     inferenceId: null,
     inferenceTimeMs: time,
     hasSubSecondTime: subSecond,
-    input: { contentType: 'application/json', encoding: 'JSON', body: Buffer.from(`{"messages":[{"role":"user","content":"${eventId}"}]}`) },
+    input: {
+      contentType: 'application/json',
+      encoding: 'JSON',
+      body: Buffer.from(`{"messages":[{"role":"user","content":"${eventId}"}]}`),
+    },
     output: null,
     source: { file: 'f.jsonl', line: i + 1 },
   };
@@ -76,10 +86,12 @@ describe('amplify 3 on a bursty capture', () => {
 
   it('keeps the shape over time: each tenth of the schedule holds 3x the captured requests of that tenth', () => {
     const tenth = captured.durationMs / 10;
-    const count = (offsets: number[], k: number) => offsets.filter((o) => o >= k * tenth && (k === 9 || o < (k + 1) * tenth)).length;
+    const count = (offsets: number[], k: number) =>
+      offsets.filter((o) => o >= k * tenth && (k === 9 || o < (k + 1) * tenth)).length;
     const capturedOffsets = captured.requests.map((r) => r.offsetMs);
     const amplifiedOffsets = amplified.requests.map((r) => r.offsetMs).filter((o) => o <= captured.durationMs);
-    for (let k = 0; k < 10; k++) expect(Math.abs(count(amplifiedOffsets, k) - 3 * count(capturedOffsets, k))).toBeLessThanOrEqual(3);
+    for (let k = 0; k < 10; k++)
+      expect(Math.abs(count(amplifiedOffsets, k) - 3 * count(capturedOffsets, k))).toBeLessThanOrEqual(3);
   });
 
   it('makes each copy its own request: copy 0 the captured one at its instant, copies 1 and 2 in the gap after it', () => {
@@ -106,11 +118,23 @@ describe('amplify 3 on a bursty capture', () => {
 
   it('the two-pass planner (the pipeline and the CLI) gives the same amplified plan', () => {
     const options = { ...base, amplify: 3 };
-    const index = records.map((r) => ({ eventId: r.eventId, inferenceTimeMs: r.inferenceTimeMs, hasSubSecondTime: r.hasSubSecondTime, source: r.source, span: { start: 0, end: 1 } }));
+    const index = records.map((r) => ({
+      eventId: r.eventId,
+      inferenceTimeMs: r.inferenceTimeMs,
+      hasSubSecondTime: r.hasSubSecondTime,
+      source: r.source,
+      span: { start: 0, end: 1 },
+    }));
     const indexed = planIndexed(index, options);
     expect(indexed.entries.map((e) => e.copy)).toEqual(amplified.requests.map((r) => r.copy));
     const byId = new Map(records.map((r) => [r.eventId, r]));
-    expect(materializePlan(indexed, indexed.entries.map((e) => byId.get(e.record.eventId)!), options)).toEqual(amplified);
+    expect(
+      materializePlan(
+        indexed,
+        indexed.entries.map((e) => byId.get(e.record.eventId)!),
+        options,
+      ),
+    ).toEqual(amplified);
   });
 });
 
@@ -129,8 +153,12 @@ describe('fractional and small factors', () => {
   });
 
   it('k < 1 is sampling at rate k: the same requests --sample k keeps', () => {
-    expect(buildPlan(records, { ...base, amplify: 0.4, seed: 5 })).toEqual(buildPlan(records, { ...base, sampleRate: 0.4, seed: 5 }));
-    expect(buildPlan(records, { ...base, amplify: 0.5, sampleRate: 0.8, seed: 5 })).toEqual(buildPlan(records, { ...base, sampleRate: 0.4, seed: 5 }));
+    expect(buildPlan(records, { ...base, amplify: 0.4, seed: 5 })).toEqual(
+      buildPlan(records, { ...base, sampleRate: 0.4, seed: 5 }),
+    );
+    expect(buildPlan(records, { ...base, amplify: 0.5, sampleRate: 0.8, seed: 5 })).toEqual(
+      buildPlan(records, { ...base, sampleRate: 0.4, seed: 5 }),
+    );
   });
 
   it('limit counts captured requests, before their copies', () => {
@@ -138,20 +166,26 @@ describe('fractional and small factors', () => {
   });
 
   it('a lone request gets its copies spread over a second', () => {
-    expect(buildPlan([rec(0, T0)], { ...base, amplify: 4 }).requests.map((r) => r.offsetMs)).toEqual([0, 250, 500, 750]);
+    expect(buildPlan([rec(0, T0)], { ...base, amplify: 4 }).requests.map((r) => r.offsetMs)).toEqual([
+      0, 250, 500, 750,
+    ]);
   });
 
   it('amplifiedCount agrees with amplify at awkward factors', () => {
     for (const k of [1.1, 1.3, 2.1, 7.3, 10, 33.3]) {
       for (const n of [1, 7, 10, 99]) {
-        const rows = amplify(Array.from({ length: n }, (_, i) => i * 10), k, 1000);
+        const rows = amplify(
+          Array.from({ length: n }, (_, i) => i * 10),
+          k,
+          1000,
+        );
         expect(rows.source.length).toBe(amplifiedCount(n, k));
         expect(Math.abs(rows.source.length - k * n)).toBeLessThan(1 + 1e-9);
       }
     }
   });
 
-  it('copies share their record\'s planned body, rewritten or not: one buffer per captured request, not per copy (issue 32, finding 11)', () => {
+  it("copies share their record's planned body, rewritten or not: one buffer per captured request, not per copy (issue 32, finding 11)", () => {
     for (const options of [{}, { forceStreaming: true }, { modelOverride: 'm', forceStreaming: true }]) {
       const plan = buildPlan(records.slice(0, 10), { ...base, ...options, amplify: 50 });
       expect(plan.requests).toHaveLength(500);
@@ -160,14 +194,22 @@ describe('fractional and small factors', () => {
   });
 
   it('refuses a factor that is not a number in (0, MAX_AMPLIFY]', () => {
-    for (const bad of [0, -1, NaN, Infinity, MAX_AMPLIFY + 1]) expect(validatePlanOptions({ ...base, amplify: bad })).toEqual([`amplify must be a number in (0, ${MAX_AMPLIFY}] (got ${bad})`]);
+    for (const bad of [0, -1, NaN, Infinity, MAX_AMPLIFY + 1])
+      expect(validatePlanOptions({ ...base, amplify: bad })).toEqual([
+        `amplify must be a number in (0, ${MAX_AMPLIFY}] (got ${bad})`,
+      ]);
   });
 });
 
 describe('pairing an amplified run request by request', () => {
   it('keys a record by its event and copy index: copy 0 pairs with the unamplified request', () => {
     const columns = new ColumnsBuilder('A');
-    const record = (event: string, copy: number, session: number) => ({ metadata: { session_num: session }, metrics: {}, error: null, capture_replay: { capture_event_id: event, capture_copy: copy } });
+    const record = (event: string, copy: number, session: number) => ({
+      metadata: { session_num: session },
+      metrics: {},
+      error: null,
+      capture_replay: { capture_event_id: event, capture_copy: copy },
+    });
     columns.addRecord(record('e1', 1, 1));
     columns.addRecord(record('e1', 0, 0));
     columns.addRecord(record('e2', 0, 2));
@@ -178,11 +220,36 @@ describe('pairing an amplified run request by request', () => {
   it('the copy index travels in a shard message and lands in the record, outside AIPerf metadata', async () => {
     const request = buildPlan(burstyCapture(3), { ...base, amplify: 2 }).requests[3]!;
     expect(request.copy).toBe(1);
-    const message = shardMessageSchema.parse(JSON.parse(JSON.stringify({ v: 1, kind: 'shard', runId: 'r', target: 'A', shardId: '0-0', startNs: '0', firstDueNs: '0', hops: 0, requests: [toWire(request, null)] })));
+    const message = shardMessageSchema.parse(
+      JSON.parse(
+        JSON.stringify({
+          v: 1,
+          kind: 'shard',
+          runId: 'r',
+          target: 'A',
+          shardId: '0-0',
+          startNs: '0',
+          firstDueNs: '0',
+          hops: 0,
+          requests: [toWire(request, null)],
+        }),
+      ),
+    );
     const back = await fromWire(message.requests[0]!, () => Promise.resolve(null));
     expect(back.copy).toBe(1);
-    const result = { requestStartNs: 1n, requestAckNs: 2n, requestEndNs: 3n, contentChunkNs: [], httpStatus: 200, usage: null, error: null };
-    const record = computeProfileRecord({ request: back, target: 'A', requestId: 'x', scheduledNs: 0n, workerId: 'w', result, dropReason: null }, 'p');
+    const result = {
+      requestStartNs: 1n,
+      requestAckNs: 2n,
+      requestEndNs: 3n,
+      contentChunkNs: [],
+      httpStatus: 200,
+      usage: null,
+      error: null,
+    };
+    const record = computeProfileRecord(
+      { request: back, target: 'A', requestId: 'x', scheduledNs: 0n, workerId: 'w', result, dropReason: null },
+      'p',
+    );
     expect(record.capture_replay.capture_copy).toBe(1);
     expect(Object.keys(record.metadata)).not.toContain('capture_copy');
     const [line] = decodeResultLines(encodeResultLines([{ kind: 'record', record }]), 'k');

@@ -26,7 +26,14 @@ const OPTIONS: PlanOptions = { runId: 'dup', targetKind: 'sagemaker', timeScale:
 
 const line = (eventId: string, second: number, content = 'the same prompt') =>
   JSON.stringify({
-    captureData: { endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: JSON.stringify({ messages: [{ role: 'user', content }] }), encoding: 'JSON' } },
+    captureData: {
+      endpointInput: {
+        observedContentType: 'application/json',
+        mode: 'INPUT',
+        data: JSON.stringify({ messages: [{ role: 'user', content }] }),
+        encoding: 'JSON',
+      },
+    },
     eventMetadata: { eventId, inferenceTime: at(second) },
     eventVersion: '0',
   });
@@ -52,10 +59,19 @@ function folder(files: [string, string[]][]): string {
 
 /** Per file name: accepted, and the lines counted as duplicates. */
 function byFile(report: IngestReport): Record<string, { accepted: number; duplicateLines: number[] }> {
-  return Object.fromEntries(report.files.map((f) => [f.file.split('/').pop() as string, { accepted: f.accepted, duplicateLines: (f.examples.duplicate ?? []).map((e) => e.line) }]));
+  return Object.fromEntries(
+    report.files.map((f) => [
+      f.file.split('/').pop() as string,
+      { accepted: f.accepted, duplicateLines: (f.examples.duplicate ?? []).map((e) => e.line) },
+    ]),
+  );
 }
 
-const EXPECTED_COUNTS = { 'a.jsonl': { accepted: 1, duplicateLines: [1] }, 'b.jsonl': { accepted: 0, duplicateLines: [1] }, 'c.jsonl': { accepted: 1, duplicateLines: [] } };
+const EXPECTED_COUNTS = {
+  'a.jsonl': { accepted: 1, duplicateLines: [1] },
+  'b.jsonl': { accepted: 0, duplicateLines: [1] },
+  'c.jsonl': { accepted: 1, duplicateLines: [] },
+};
 
 describe('duplicates keep the earliest copy by inferenceTime', () => {
   it('the CLI: the :01 copy of file c is replayed, the schedule starts at :01, a and b count theirs as duplicates', async () => {
@@ -84,7 +100,10 @@ describe('duplicates keep the earliest copy by inferenceTime', () => {
     for await (const record of readCaptures(root, report, new DuplicateFilter())) index.add(record);
     const plan = await localPlanner(index)(OPTIONS);
     expect(plan.requests.map((r) => r.source.file.split('/').pop())).toEqual(['a.jsonl']);
-    expect(byFile(report.build())).toEqual({ 'a.jsonl': { accepted: 1, duplicateLines: [] }, 'b.jsonl': { accepted: 0, duplicateLines: [1] } });
+    expect(byFile(report.build())).toEqual({
+      'a.jsonl': { accepted: 1, duplicateLines: [] },
+      'b.jsonl': { accepted: 0, duplicateLines: [1] },
+    });
   });
 
   it('the ingest function (one file): the earliest line is planned', async () => {
@@ -94,19 +113,32 @@ describe('duplicates keep the earliest copy by inferenceTime', () => {
     async function* chunks() {
       yield Buffer.from(file);
     }
-    for await (const record of parseCaptureStream(chunks(), 's3://b/k.jsonl', report, new DuplicateFilter(), { nowMs: NOW })) index.push(indexRecord(record, OPTIONS));
+    for await (const record of parseCaptureStream(chunks(), 's3://b/k.jsonl', report, new DuplicateFilter(), {
+      nowMs: NOW,
+    }))
+      index.push(indexRecord(record, OPTIONS));
     const plan = planIndexed(index, OPTIONS);
     expect(plan.scheduleZeroMs).toBe(T0 + 1000);
     expect(plan.entries.map((e) => e.record.source.line)).toEqual([3]);
     expect(report.build().files[0]).toMatchObject({ accepted: 1, rejectedByReason: { duplicate: 2 } });
-    expect(report.build().files[0]!.examples.duplicate!.map((e) => e.line).sort()).toEqual([1, 2]);
+    expect(
+      report
+        .build()
+        .files[0]!.examples.duplicate!.map((e) => e.line)
+        .sort(),
+    ).toEqual([1, 2]);
   });
 
   it('a scheduled window: the :01 copy, counted once among the duplicates per copy left out', async () => {
     const captures = new MemoryCaptureObjects();
     for (const [name, lines] of FILES) captures.put(`dc/ep/v/2026/04/29/00/${name}`, lines.join('\n') + '\n');
     const files = await captures.listObjects('dc/');
-    const pass = await readWindow(captures, files, { startMs: T0, endMs: T0 + 3600_000 }, { ...OPTIONS, kinds: ['sagemaker'], nowMs: NOW });
+    const pass = await readWindow(
+      captures,
+      files,
+      { startMs: T0, endMs: T0 + 3600_000 },
+      { ...OPTIONS, kinds: ['sagemaker'], nowMs: NOW },
+    );
     expect(pass.counts).toMatchObject({ inWindow: 4, duplicates: 2 });
     expect(pass.plan.scheduleZeroMs).toBe(T0 + 1000);
     expect(pass.plan.entries.map((e) => [e.record.source.file.split('/').pop(), e.offsetMs])).toEqual([
@@ -118,7 +150,8 @@ describe('duplicates keep the earliest copy by inferenceTime', () => {
   it('buildPlan over records in memory leaves out the copies an earlier one superseded', async () => {
     const root = folder(FILES);
     const records: CaptureRecord[] = [];
-    for await (const record of readCaptures(root, new IngestReportBuilder(), new DuplicateFilter())) records.push(record);
+    for await (const record of readCaptures(root, new IngestReportBuilder(), new DuplicateFilter()))
+      records.push(record);
     const plan = buildPlan(records, OPTIONS);
     expect(plan.scheduleZeroMs).toBe(T0 + 1000);
     expect(plan.requests.map((r) => r.source.file.split('/').pop())).toEqual(['c.jsonl', 'a.jsonl']);

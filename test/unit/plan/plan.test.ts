@@ -1,10 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { buildPlan, eventIdHash, sampleKeeps, validatePlanOptions, type PlanOptions } from '../../../lambdas/core/plan/plan';
+import {
+  buildPlan,
+  eventIdHash,
+  sampleKeeps,
+  validatePlanOptions,
+  type PlanOptions,
+} from '../../../lambdas/core/plan/plan';
 import type { CaptureRecord, IntraSecondPolicy, TargetKind } from '../../../lambdas/core/types';
 
 const T0 = Date.UTC(2026, 3, 29, 0, 0, 0);
 
-function rec(id: string, time: number, opts: { subSecond?: boolean; body?: string; contentType?: string } = {}): CaptureRecord {
+function rec(
+  id: string,
+  time: number,
+  opts: { subSecond?: boolean; body?: string; contentType?: string } = {},
+): CaptureRecord {
   return {
     eventId: id,
     inferenceId: null,
@@ -21,12 +31,18 @@ function rec(id: string, time: number, opts: { subSecond?: boolean; body?: strin
 }
 
 const base: PlanOptions = { runId: 'run', targetKind: 'openai-chat', timeScale: 1, intraSecond: 'spread' };
-const offsets = (records: CaptureRecord[], o: Partial<PlanOptions> = {}) => buildPlan(records, { ...base, ...o }).requests.map((r) => [r.eventId, r.offsetMs]);
+const offsets = (records: CaptureRecord[], o: Partial<PlanOptions> = {}) =>
+  buildPlan(records, { ...base, ...o }).requests.map((r) => [r.eventId, r.offsetMs]);
 
 describe('ordering and the intra-second policy', () => {
   it('sorts by time, keeping capture order for ties', () => {
     const records = [rec('c', T0 + 2000), rec('a', T0), rec('b1', T0 + 1000), rec('b2', T0 + 1000)];
-    expect(offsets(records, { intraSecond: 'burst' })).toEqual([['a', 0], ['b1', 1000], ['b2', 1000], ['c', 2000]]);
+    expect(offsets(records, { intraSecond: 'burst' })).toEqual([
+      ['a', 0],
+      ['b1', 1000],
+      ['b2', 1000],
+      ['c', 2000],
+    ]);
   });
 
   it.each([
@@ -42,11 +58,20 @@ describe('ordering and the intra-second policy', () => {
 
   it('leaves sub-second times alone and interleaves them with spread ones', () => {
     const records = [rec('w1', T0), rec('w2', T0), rec('frac', T0 + 300, { subSecond: true }), rec('next', T0 + 1000)];
-    expect(offsets(records)).toEqual([['w1', 0], ['frac', 300], ['w2', 500], ['next', 1000]]);
+    expect(offsets(records)).toEqual([
+      ['w1', 0],
+      ['frac', 300],
+      ['w2', 500],
+      ['next', 1000],
+    ]);
   });
 
   it('burst keeps every request of a second at its start', () => {
-    expect(offsets([rec('a', T0), rec('b', T0), rec('c', T0)], { intraSecond: 'burst' })).toEqual([['a', 0], ['b', 0], ['c', 0]]);
+    expect(offsets([rec('a', T0), rec('b', T0), rec('c', T0)], { intraSecond: 'burst' })).toEqual([
+      ['a', 0],
+      ['b', 0],
+      ['c', 0],
+    ]);
   });
 });
 
@@ -55,7 +80,11 @@ describe('offsets and time scale', () => {
 
   it('keeps [start, end] inclusive at both edges and starts the schedule at the start offset', () => {
     const plan = buildPlan(records, { ...base, startOffsetMs: 1000, endOffsetMs: 3000 });
-    expect(plan.requests.map((r) => [r.eventId, r.offsetMs, r.index])).toEqual([['r1', 0, 0], ['r2', 1000, 1], ['r3', 2000, 2]]);
+    expect(plan.requests.map((r) => [r.eventId, r.offsetMs, r.index])).toEqual([
+      ['r1', 0, 0],
+      ['r2', 1000, 1],
+      ['r3', 2000, 2],
+    ]);
     expect(plan.excluded).toEqual({ outside_offset_window: 2 });
     expect(plan.scheduleZeroMs).toBe(T0);
     expect(plan.durationMs).toBe(2000);
@@ -69,7 +98,11 @@ describe('offsets and time scale', () => {
   });
 
   it('applies the window in captured time, before the time scale', () => {
-    expect(offsets(records, { startOffsetMs: 2000, timeScale: 2 })).toEqual([['r2', 0], ['r3', 500], ['r4', 1000]]);
+    expect(offsets(records, { startOffsetMs: 2000, timeScale: 2 })).toEqual([
+      ['r2', 0],
+      ['r3', 500],
+      ['r4', 1000],
+    ]);
   });
 });
 
@@ -107,7 +140,11 @@ describe('literal bodies and overrides', () => {
 
   it('overrides the model, and nothing else', () => {
     const [r] = buildPlan([rec('a', T0, { body: original })], { ...base, modelOverride: 'other' }).requests;
-    expect(JSON.parse(Buffer.from(r!.body).toString())).toEqual({ model: 'other', messages: [{ role: 'user', content: 'x' }], temperature: 0.2 });
+    expect(JSON.parse(Buffer.from(r!.body).toString())).toEqual({
+      model: 'other',
+      messages: [{ role: 'user', content: 'x' }],
+      temperature: 0.2,
+    });
     expect(r!.overrides).toEqual(['model']);
     const same = buildPlan([rec('a', T0, { body: original })], { ...base, modelOverride: 'm' }).requests[0]!;
     expect(Buffer.from(same.body).toString()).toBe(original);
@@ -116,7 +153,11 @@ describe('literal bodies and overrides', () => {
   it('forces streaming with usage, keeping other stream_options', () => {
     const body = '{"messages":[],"stream":false,"stream_options":{"continuous_usage_stats":true}}';
     const [r] = buildPlan([rec('a', T0, { body })], { ...base, forceStreaming: true }).requests;
-    expect(JSON.parse(Buffer.from(r!.body).toString())).toEqual({ messages: [], stream: true, stream_options: { continuous_usage_stats: true, include_usage: true } });
+    expect(JSON.parse(Buffer.from(r!.body).toString())).toEqual({
+      messages: [],
+      stream: true,
+      stream_options: { continuous_usage_stats: true, include_usage: true },
+    });
     expect(r!.overrides).toEqual(['stream']);
     expect(r!.streaming).toBe(true);
   });
@@ -172,7 +213,14 @@ describe('ids and validation', () => {
   });
 
   it('reports every problem at once', () => {
-    const problems = validatePlanOptions({ ...base, timeScale: 0, startOffsetMs: 10, endOffsetMs: 5, limit: 1.5, sampleRate: 2 });
+    const problems = validatePlanOptions({
+      ...base,
+      timeScale: 0,
+      startOffsetMs: 10,
+      endOffsetMs: 5,
+      limit: 1.5,
+      sampleRate: 2,
+    });
     expect(problems).toHaveLength(4);
     expect(() => buildPlan([], { ...base, timeScale: -1 })).toThrow(/timeScale/);
   });
@@ -184,7 +232,13 @@ describe('ids and validation', () => {
       excluded: {},
       scheduleZeroMs: null,
       durationMs: 0,
-      timing: { intraSecond: base.intraSecond, wholeSecondRecords: 0, exactTimeRecords: 0, spreadRecords: 0, maxSpreadMs: 0 },
+      timing: {
+        intraSecond: base.intraSecond,
+        wholeSecondRecords: 0,
+        exactTimeRecords: 0,
+        spreadRecords: 0,
+        maxSpreadMs: 0,
+      },
     });
   });
 });
@@ -197,38 +251,66 @@ describe('ordering and intra-second policy, more cases', () => {
       'unsorted input, ties spread in capture order',
       'spread',
       [rec('c', T0 + 2000), rec('b1', T0 + 1000), rec('a', T0), rec('b2', T0 + 1000)],
-      [['a', 0], ['b1', 1000], ['b2', 1500], ['c', 2000]],
+      [
+        ['a', 0],
+        ['b1', 1000],
+        ['b2', 1500],
+        ['c', 2000],
+      ],
     ],
     [
       'several seconds, each with its own k',
       'spread',
       [rec('x1', T0), rec('y1', T0 + 1000), rec('x2', T0), rec('z1', T0 + 2000), rec('x3', T0), rec('z2', T0 + 2000)],
-      [['x1', 0], ['x2', 1000 / 3], ['x3', 2000 / 3], ['y1', 1000], ['z1', 2000], ['z2', 2500]],
+      [
+        ['x1', 0],
+        ['x2', 1000 / 3],
+        ['x3', 2000 / 3],
+        ['y1', 1000],
+        ['z1', 2000],
+        ['z2', 2500],
+      ],
     ],
     [
       'a fractional time on the second itself is not part of k, and ties by capture order',
       'spread',
       [rec('frac', T0, { subSecond: true }), rec('w1', T0), rec('w2', T0)],
-      [['frac', 0], ['w1', 0], ['w2', 500]],
+      [
+        ['frac', 0],
+        ['w1', 0],
+        ['w2', 500],
+      ],
     ],
     [
       'burst with a fractional time inside the second',
       'burst',
       [rec('w1', T0), rec('frac', T0 + 300, { subSecond: true }), rec('w2', T0)],
-      [['w1', 0], ['w2', 0], ['frac', 300]],
+      [
+        ['w1', 0],
+        ['w2', 0],
+        ['frac', 300],
+      ],
     ],
     [
       'burst keeps unsorted ties in capture order',
       'burst',
       [rec('b', T0 + 1000), rec('a2', T0), rec('a1', T0)],
-      [['a2', 0], ['a1', 0], ['b', 1000]],
+      [
+        ['a2', 0],
+        ['a1', 0],
+        ['b', 1000],
+      ],
     ],
   ])('%s', (_name, intraSecond, records, expected) => {
     expect(ids(records, { intraSecond })).toEqual(expected);
   });
 
   it('captureTimeMs is the spread capture time, before offsets and time scale', () => {
-    const plan = buildPlan([rec('a', T0 + 5000), rec('b', T0 + 5000), rec('c', T0 + 7000)], { ...base, timeScale: 4, startOffsetMs: 500 });
+    const plan = buildPlan([rec('a', T0 + 5000), rec('b', T0 + 5000), rec('c', T0 + 7000)], {
+      ...base,
+      timeScale: 4,
+      startOffsetMs: 500,
+    });
     expect(plan.requests.map((r) => [r.eventId, r.captureTimeMs, r.offsetMs])).toEqual([
       ['b', T0 + 5500, 0],
       ['c', T0 + 7000, 1500 / 4],
@@ -243,9 +325,35 @@ describe('offset window edges', () => {
   const records = [rec('a', T0), rec('b', T0), rec('c', T0), rec('d', T0), rec('e', T0 + 1000)];
 
   it.each<[string, Partial<PlanOptions>, [string, number][], number | undefined]>([
-    ['start only', { startOffsetMs: 500 }, [['c', 0], ['d', 250], ['e', 500]], 2],
-    ['end only', { endOffsetMs: 250 }, [['a', 0], ['b', 250]], 3],
-    ['start and end on spread times', { startOffsetMs: 250, endOffsetMs: 750 }, [['b', 0], ['c', 250], ['d', 500]], 2],
+    [
+      'start only',
+      { startOffsetMs: 500 },
+      [
+        ['c', 0],
+        ['d', 250],
+        ['e', 500],
+      ],
+      2,
+    ],
+    [
+      'end only',
+      { endOffsetMs: 250 },
+      [
+        ['a', 0],
+        ['b', 250],
+      ],
+      3,
+    ],
+    [
+      'start and end on spread times',
+      { startOffsetMs: 250, endOffsetMs: 750 },
+      [
+        ['b', 0],
+        ['c', 250],
+        ['d', 500],
+      ],
+      2,
+    ],
     ['a single instant', { startOffsetMs: 1000, endOffsetMs: 1000 }, [['e', 0]], 4],
     ['between two requests', { startOffsetMs: 251, endOffsetMs: 499 }, [], 5],
     ['zero start is the first request', { startOffsetMs: 0, endOffsetMs: 0 }, [['a', 0]], 4],
@@ -284,11 +392,14 @@ describe('sample then limit', () => {
 
   it('a request is kept or left out by its event id, whatever else is planned with it (a window, a file, a folder)', () => {
     const whole = buildPlan(many.slice(0, 1000), { ...base, sampleRate: 0.3, seed: 5 }).requests.map((r) => r.eventId);
-    const secondHalf = buildPlan(many.slice(500, 1000), { ...base, sampleRate: 0.3, seed: 5 }).requests.map((r) => r.eventId);
+    const secondHalf = buildPlan(many.slice(500, 1000), { ...base, sampleRate: 0.3, seed: 5 }).requests.map(
+      (r) => r.eventId,
+    );
     const ids = new Set(many.slice(500, 1000).map((r) => r.eventId));
     expect(secondHalf).toEqual(whole.filter((id) => ids.has(id)));
     // The compact index decides on the same hash.
-    for (const r of many.slice(0, 200)) expect(sampleKeeps(eventIdHash(r.eventId), 0.3, 5)).toBe(whole.includes(r.eventId));
+    for (const r of many.slice(0, 200))
+      expect(sampleKeeps(eventIdHash(r.eventId), 0.3, 5)).toBe(whole.includes(r.eventId));
   });
 
   it('the seed defaults to a fixed value, so unseeded sampling is reproducible too', () => {
@@ -298,9 +409,17 @@ describe('sample then limit', () => {
   });
 
   it('incompatible requests take part in the limit and the indices', () => {
-    const records = [rec('chat0', T0), rec('csv', T0 + 1000, { contentType: 'text/csv', body: '1' }), rec('chat1', T0 + 2000), rec('chat2', T0 + 3000)];
+    const records = [
+      rec('chat0', T0),
+      rec('csv', T0 + 1000, { contentType: 'text/csv', body: '1' }),
+      rec('chat1', T0 + 2000),
+      rec('chat2', T0 + 3000),
+    ];
     const plan = buildPlan(records, { ...base, limit: 3 });
-    expect(plan.requests.map((r) => [r.eventId, r.index])).toEqual([['chat0', 0], ['chat1', 2]]);
+    expect(plan.requests.map((r) => [r.eventId, r.index])).toEqual([
+      ['chat0', 0],
+      ['chat1', 2],
+    ]);
     expect(plan.incompatible.map((i) => [i.request.eventId, i.request.index])).toEqual([['csv', 1]]);
     expect(plan.excluded).toEqual({ limit: 1 });
   });
@@ -312,7 +431,10 @@ describe('overrides, more cases', () => {
     buildPlan([rec('a', T0, { body: b, contentType })], { ...base, targetKind: 'sagemaker', ...o }).requests[0]!;
 
   it('model and stream together, every other field kept', () => {
-    const r = one('{"model":"m","messages":[],"tools":[{"type":"function"}],"temperature":0}', { modelOverride: 'n', forceStreaming: true });
+    const r = one('{"model":"m","messages":[],"tools":[{"type":"function"}],"temperature":0}', {
+      modelOverride: 'n',
+      forceStreaming: true,
+    });
     expect(JSON.parse(body(r))).toEqual({
       model: 'n',
       messages: [],
@@ -332,9 +454,27 @@ describe('overrides, more cases', () => {
   });
 
   it.each<[string, string, string[], boolean, unknown]>([
-    ['streams without usage: usage added', '{"messages":[],"stream":true}', ['stream'], true, { messages: [], stream: true, stream_options: { include_usage: true } }],
-    ['stream_options not an object: replaced', '{"messages":[],"stream_options":null}', ['stream'], true, { messages: [], stream: true, stream_options: { include_usage: true } }],
-    ['include_usage false: set true', '{"messages":[],"stream":true,"stream_options":{"include_usage":false}}', ['stream'], true, { messages: [], stream: true, stream_options: { include_usage: true } }],
+    [
+      'streams without usage: usage added',
+      '{"messages":[],"stream":true}',
+      ['stream'],
+      true,
+      { messages: [], stream: true, stream_options: { include_usage: true } },
+    ],
+    [
+      'stream_options not an object: replaced',
+      '{"messages":[],"stream_options":null}',
+      ['stream'],
+      true,
+      { messages: [], stream: true, stream_options: { include_usage: true } },
+    ],
+    [
+      'include_usage false: set true',
+      '{"messages":[],"stream":true,"stream_options":{"include_usage":false}}',
+      ['stream'],
+      true,
+      { messages: [], stream: true, stream_options: { include_usage: true } },
+    ],
   ])('force streaming when the body %s', (_name, input, overrides, streaming, expected) => {
     const r = one(input, { forceStreaming: true });
     expect(JSON.parse(body(r))).toEqual(expected);
@@ -366,9 +506,21 @@ describe('chat target compatibility, more cases', () => {
   it.each<[string, string, string, string | null, string]>([
     ['upper-case JSON type', 'Application/JSON', '{"messages":[]}', null, ''],
     ['a +json type with parameters', 'application/vnd.openai+json; charset=utf-8', '{"messages":[]}', null, ''],
-    ['plain text', 'text/plain', 'hello there', 'unsupported_content_type', 'content type text/plain cannot be sent to a chat target'],
+    [
+      'plain text',
+      'text/plain',
+      'hello there',
+      'unsupported_content_type',
+      'content type text/plain cannot be sent to a chat target',
+    ],
     ['a JSON array', 'application/json', '[1,2]', 'not_chat_request', 'JSON body is not an object'],
-    ['messages that is not an array', 'application/json', '{"messages":"hi there"}', 'not_chat_request', 'JSON body without a messages array'],
+    [
+      'messages that is not an array',
+      'application/json',
+      '{"messages":"hi there"}',
+      'not_chat_request',
+      'JSON body without a messages array',
+    ],
     ['unparsable JSON', 'application/json', '{"messages":[', 'not_chat_request', 'body is not valid JSON'],
   ])('%s', (_name, contentType, input, reason, detail) => {
     const plan = buildPlan([rec('a', T0, { contentType, body: input })], base);
@@ -377,7 +529,9 @@ describe('chat target compatibility, more cases', () => {
       expect(plan.incompatible).toEqual([]);
     } else {
       expect(plan.requests).toEqual([]);
-      expect(plan.incompatible.map((i) => [i.reason, i.detail, i.request.index, i.request.offsetMs])).toEqual([[reason, detail, 0, 0]]);
+      expect(plan.incompatible.map((i) => [i.reason, i.detail, i.request.index, i.request.offsetMs])).toEqual([
+        [reason, detail, 0, 0],
+      ]);
       expect(Buffer.from(plan.incompatible[0]!.request.body).toString()).toBe(input);
     }
   });
@@ -387,7 +541,12 @@ describe('chat target compatibility, more cases', () => {
       ...rec('ev', T0),
       inferenceId: 'inf-1',
       source: { file: 's3://b/k.jsonl', line: 7 },
-      output: { contentType: 'application/json', byteLength: 99, usage: { promptTokens: 12, completionTokens: 34 }, sha256: null },
+      output: {
+        contentType: 'application/json',
+        byteLength: 99,
+        usage: { promptTokens: 12, completionTokens: 34 },
+        sha256: null,
+      },
     };
     const [r] = buildPlan([record], base).requests;
     expect([r!.eventId, r!.inferenceId, r!.source, r!.contentType, r!.capturedUsage, r!.accept]).toEqual([
@@ -404,7 +563,13 @@ describe('chat target compatibility, more cases', () => {
     const tabular = Buffer.from('{"instances":[[1,2,3]]}');
     const tgi = Buffer.from('{"inputs":"hi","parameters":{},"stream":true}');
     const opts = { ...base, targetKind: 'sagemaker' as const, forceStreaming: true, modelOverride: 'm2' };
-    const plan = buildPlan([{ ...rec('t', T0), input: { contentType: 'application/json', encoding: 'JSON', body: tabular } }, { ...rec('g', T0 + 1), input: { contentType: 'application/json', encoding: 'JSON', body: tgi } }], opts);
+    const plan = buildPlan(
+      [
+        { ...rec('t', T0), input: { contentType: 'application/json', encoding: 'JSON', body: tabular } },
+        { ...rec('g', T0 + 1), input: { contentType: 'application/json', encoding: 'JSON', body: tgi } },
+      ],
+      opts,
+    );
     expect(plan.incompatible).toEqual([]);
     expect(plan.requests.map((r) => [Buffer.from(r.body).toString(), r.streaming, r.overrides])).toEqual([
       [tabular.toString(), false, []],
@@ -415,7 +580,10 @@ describe('chat target compatibility, more cases', () => {
   });
 
   it("sends the captured output's content type as Accept, and its digest to compare the replay with", () => {
-    const record: CaptureRecord = { ...rec('ev', T0), output: { contentType: 'text/csv', byteLength: 4, usage: null, sha256: 'ab'.repeat(32) } };
+    const record: CaptureRecord = {
+      ...rec('ev', T0),
+      output: { contentType: 'text/csv', byteLength: 4, usage: null, sha256: 'ab'.repeat(32) },
+    };
     const [r] = buildPlan([record], { ...base, targetKind: 'sagemaker' }).requests;
     expect([r!.accept, r!.capturedOutputSha256]).toEqual(['text/csv', 'ab'.repeat(32)]);
     const [none] = buildPlan([{ ...record, output: null }], { ...base, targetKind: 'sagemaker' }).requests;
@@ -448,11 +616,24 @@ describe('validatePlanOptions, one problem each', () => {
 
   it('accepts every option at its edge', () => {
     expect(
-      validatePlanOptions({ ...base, timeScale: 0.001, startOffsetMs: 0, endOffsetMs: 0, limit: 1, sampleRate: 1, seed: 0xffffffff, modelOverride: 'm', forceStreaming: true, intraSecond: 'burst' }),
+      validatePlanOptions({
+        ...base,
+        timeScale: 0.001,
+        startOffsetMs: 0,
+        endOffsetMs: 0,
+        limit: 1,
+        sampleRate: 1,
+        seed: 0xffffffff,
+        modelOverride: 'm',
+        forceStreaming: true,
+        intraSecond: 'burst',
+      }),
     ).toEqual([]);
   });
 
   it('buildPlan names every problem in its error', () => {
-    expect(() => buildPlan([rec('a', T0)], { ...base, timeScale: 0, limit: -1, runId: '' })).toThrow(/runId.*timeScale.*limit/);
+    expect(() => buildPlan([rec('a', T0)], { ...base, timeScale: 0, limit: -1, runId: '' })).toThrow(
+      /runId.*timeScale.*limit/,
+    );
   });
 });

@@ -27,7 +27,8 @@ function captureText(seed: number, count: number): string {
     const second = Math.floor(random() * 20);
     const fraction = random();
     const time = new Date(T0 + second * 1000 + (fraction < 0.2 ? Math.floor(random() * 1000) : 0)).toISOString();
-    const inferenceTime = fraction < 0.2 ? time : fraction < 0.3 ? time.replace(/\.\d+Z$/, '.000Z') : time.replace(/\.\d+Z$/, 'Z');
+    const inferenceTime =
+      fraction < 0.2 ? time : fraction < 0.3 ? time.replace(/\.\d+Z$/, '.000Z') : time.replace(/\.\d+Z$/, 'Z');
     const kind = random();
     const [type, encoding, data] =
       kind < 0.1
@@ -35,11 +36,41 @@ function captureText(seed: number, count: number): string {
         : kind < 0.2
           ? ['application/json', 'JSON', JSON.stringify({ instances: [[i, 1]] })]
           : kind < 0.3
-            ? ['application/json', 'BASE64', Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: `b64 ${i}` }], stream: true, stream_options: { include_usage: true } })).toString('base64')]
-            : ['application/json', 'JSON', JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: `hello ${i} ${'é'.repeat(i % 5)}` }], max_tokens: 16 })];
+            ? [
+                'application/json',
+                'BASE64',
+                Buffer.from(
+                  JSON.stringify({
+                    messages: [{ role: 'user', content: `b64 ${i}` }],
+                    stream: true,
+                    stream_options: { include_usage: true },
+                  }),
+                ).toString('base64'),
+              ]
+            : [
+                'application/json',
+                'JSON',
+                JSON.stringify({
+                  model: 'm1',
+                  messages: [{ role: 'user', content: `hello ${i} ${'é'.repeat(i % 5)}` }],
+                  max_tokens: 16,
+                }),
+              ];
     const line = JSON.stringify({
-      captureData: { endpointInput: { observedContentType: type, mode: 'INPUT', data, encoding }, endpointOutput: { observedContentType: 'application/json', mode: 'OUTPUT', data: '{"usage":{"prompt_tokens":3,"completion_tokens":4}}', encoding: 'JSON' } },
-      eventMetadata: { eventId: `ev-${i % 97 === 5 ? 5 : i}`, ...(i % 3 === 0 ? { inferenceId: `inf-${i}` } : {}), inferenceTime },
+      captureData: {
+        endpointInput: { observedContentType: type, mode: 'INPUT', data, encoding },
+        endpointOutput: {
+          observedContentType: 'application/json',
+          mode: 'OUTPUT',
+          data: '{"usage":{"prompt_tokens":3,"completion_tokens":4}}',
+          encoding: 'JSON',
+        },
+      },
+      eventMetadata: {
+        eventId: `ev-${i % 97 === 5 ? 5 : i}`,
+        ...(i % 3 === 0 ? { inferenceId: `inf-${i}` } : {}),
+        inferenceTime,
+      },
       eventVersion: '0',
     });
     lines.push(line);
@@ -53,7 +84,9 @@ const dir = mkdtempSync(join(tmpdir(), 'two-pass-local-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Files in a folder; records read once into memory and once into a LineIndex, by the same reader. */
-async function readBoth(files: Record<string, string | Buffer>): Promise<{ records: CaptureRecord[]; index: LineIndex; root: string }> {
+async function readBoth(
+  files: Record<string, string | Buffer>,
+): Promise<{ records: CaptureRecord[]; index: LineIndex; root: string }> {
   const root = mkdtempSync(join(dir, 'case-'));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(root, name), text);
   const records: CaptureRecord[] = [];
@@ -64,21 +97,33 @@ async function readBoth(files: Record<string, string | Buffer>): Promise<{ recor
 }
 
 /** Plans compared with bodies as text (a rewritten body is a new buffer, equal bytes). */
-const comparable = (plan: ReplayPlan) => JSON.parse(JSON.stringify(plan, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : v))) as unknown;
+const comparable = (plan: ReplayPlan) =>
+  JSON.parse(
+    JSON.stringify(plan, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : v)),
+  ) as unknown;
 
 describe('LineIndex + twoPassPlanner = buildPlan', () => {
   const base = { runId: 'run-x', timeScale: 1, intraSecond: 'spread' } as const;
   const variants: [string, Omit<PlanOptions, 'runId' | 'targetKind'>][] = [
     ['as captured', { timeScale: 1, intraSecond: 'spread' }],
-    ['streaming + model, time scale 3', { timeScale: 3, intraSecond: 'spread', forceStreaming: true, modelOverride: 'm2' }],
+    [
+      'streaming + model, time scale 3',
+      { timeScale: 3, intraSecond: 'spread', forceStreaming: true, modelOverride: 'm2' },
+    ],
     ['burst, window', { timeScale: 1, intraSecond: 'burst', startOffsetMs: 2500, endOffsetMs: 9000 }],
-    ['sample and limit', { timeScale: 0.5, intraSecond: 'spread', sampleRate: 0.4, seed: 7, limit: 60, forceStreaming: true }],
+    [
+      'sample and limit',
+      { timeScale: 0.5, intraSecond: 'spread', sampleRate: 0.4, seed: 7, limit: 60, forceStreaming: true },
+    ],
     ['limit 1', { timeScale: 1, intraSecond: 'spread', limit: 1 }],
   ];
   for (const seed of [1, 2, 3]) {
     for (const [name, options] of variants) {
       it(`seed ${seed}, ${name}: same plan for both kinds, selected lines read back only`, async () => {
-        const { records, index } = await readBoth({ 'a.jsonl': captureText(seed, 300), 'b.jsonl': captureText(seed + 10, 150) });
+        const { records, index } = await readBoth({
+          'a.jsonl': captureText(seed, 300),
+          'b.jsonl': captureText(seed + 10, 150),
+        });
         const reads: [string, number, number][] = [];
         const planner = twoPassPlanner(index, (file) => {
           const read = fileRangeReader(file);
@@ -96,7 +141,9 @@ describe('LineIndex + twoPassPlanner = buildPlan', () => {
         const readBytes = reads.reduce((n, [, s, e]) => n + e - s, 0);
         if (options.limit === 1) expect(reads).toHaveLength(1);
         expect(selected).toBeGreaterThan(0);
-        expect(readBytes).toBeLessThanOrEqual(records.reduce((n, r) => n + r.span!.end - r.span!.start, 0) + reads.length * 256 * 1024);
+        expect(readBytes).toBeLessThanOrEqual(
+          records.reduce((n, r) => n + r.span!.end - r.span!.start, 0) + reads.length * 256 * 1024,
+        );
         expect(index.length).toBe(records.length);
       });
     }
@@ -108,7 +155,12 @@ describe('LineIndex + twoPassPlanner = buildPlan', () => {
     for (const r of records) index.add(r);
     const options: PlanOptions = { ...base, targetKind: 'openai-chat' };
     const plan = index.planOnce(options);
-    expect(plan.entries.map((e) => [e.record.source.line, e.offsetMs])).toEqual(buildPlan(records, options).requests.concat(buildPlan(records, options).incompatible.map((i) => i.request)).sort((a, b) => a.index - b.index).map((r) => [r.source.line, r.offsetMs]));
+    expect(plan.entries.map((e) => [e.record.source.line, e.offsetMs])).toEqual(
+      buildPlan(records, options)
+        .requests.concat(buildPlan(records, options).incompatible.map((i) => i.request))
+        .sort((a, b) => a.index - b.index)
+        .map((r) => [r.source.line, r.offsetMs]),
+    );
     expect(() => index.planOnce(options)).toThrow(/released/);
     expect(() => index.add(records[0]!)).toThrow(/released/);
   });
@@ -127,9 +179,15 @@ describe('bodies nested too deep for JSON.stringify', () => {
     const random = seededRandom(3);
     const value = (depth: number): unknown => {
       const r = random();
-      if (depth > 5 || r < 0.3) return [1, -0, 1e21, 1.5e-7, 'é"\\\n\u2028\ud800', true, false, null][Math.floor(random() * 8)];
+      if (depth > 5 || r < 0.3)
+        return [1, -0, 1e21, 1.5e-7, 'é"\\\n\u2028\ud800', true, false, null][Math.floor(random() * 8)];
       if (r < 0.65) return Array.from({ length: Math.floor(random() * 4) }, () => value(depth + 1));
-      return Object.fromEntries(Array.from({ length: Math.floor(random() * 4) }, (_, i) => [['a', '2', '__proto__', 'k"é', ''][i] as string, value(depth + 1)]));
+      return Object.fromEntries(
+        Array.from({ length: Math.floor(random() * 4) }, (_, i) => [
+          ['a', '2', '__proto__', 'k"é', ''][i] as string,
+          value(depth + 1),
+        ]),
+      );
     };
     for (let i = 0; i < 300; i++) {
       const parsed = JSON.parse(JSON.stringify(value(0))) as unknown;
@@ -142,9 +200,19 @@ describe('bodies nested too deep for JSON.stringify', () => {
 
   it('a chat body 10,000 levels deep gets its overrides, with the same bytes a shallow one would', async () => {
     const body = `{"messages":[{"role":"user","content":"x"}],"model":"m1","deep":${deep(10_000)}}`;
-    const line = JSON.stringify({ captureData: { endpointInput: { observedContentType: 'application/json', data: body, encoding: 'JSON' } }, eventMetadata: { eventId: 'deep', inferenceTime: '2026-04-29T00:00:00Z' } });
+    const line = JSON.stringify({
+      captureData: { endpointInput: { observedContentType: 'application/json', data: body, encoding: 'JSON' } },
+      eventMetadata: { eventId: 'deep', inferenceTime: '2026-04-29T00:00:00Z' },
+    });
     const { records, index } = await readBoth({ 'd.jsonl': line + '\n' });
-    const options: PlanOptions = { runId: 'r', targetKind: 'openai-chat', timeScale: 1, intraSecond: 'spread', forceStreaming: true, modelOverride: 'm2' };
+    const options: PlanOptions = {
+      runId: 'r',
+      targetKind: 'openai-chat',
+      timeScale: 1,
+      intraSecond: 'spread',
+      forceStreaming: true,
+      modelOverride: 'm2',
+    };
     expect(() => JSON.stringify(JSON.parse(body))).toThrow(RangeError);
     const want = `{"messages":[{"role":"user","content":"x"}],"model":"m2","deep":${deep(10_000)},"stream":true,"stream_options":{"include_usage":true}}`;
     for (const plan of [buildPlan(records, options), await localPlanner(index)(options)]) {

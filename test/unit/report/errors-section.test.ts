@@ -25,7 +25,9 @@ describe('shownText', () => {
   });
 
   it('shows control characters (a terminal escape in an error code) as U+FFFD', () => {
-    expect(shownText('\u001b]0;PWNED\u0007\u001b[31mModelError\u0000\u009b')).toBe('\ufffd]0;PWNED\ufffd\ufffd[31mModelError\ufffd\ufffd');
+    expect(shownText('\u001b]0;PWNED\u0007\u001b[31mModelError\u0000\u009b')).toBe(
+      '\ufffd]0;PWNED\ufffd\ufffd[31mModelError\ufffd\ufffd',
+    );
     expect(shownText('tab\tand\nnewline')).toBe('tab\tand\nnewline');
   });
 });
@@ -47,7 +49,9 @@ describe('report.html with 50,000-character error types', () => {
     expect(html).not.toContain('x'.repeat(SHOWN_TEXT_MAX));
 
     const shown = escapeHtml(shownText(huge('')));
-    const rows = [...html.matchAll(/<tr data-error-type="([^"]*)"><td class="l error-type text">([^<]*)<\/td>([\s\S]*?)<\/tr>/g)];
+    const rows = [
+      ...html.matchAll(/<tr data-error-type="([^"]*)"><td class="l error-type text">([^<]*)<\/td>([\s\S]*?)<\/tr>/g),
+    ];
     const long = rows.filter((r) => r[1] === shown);
     expect(long).toHaveLength(1);
     expect(long[0]![2]).toBe(shown);

@@ -49,7 +49,9 @@ function markupOnly(html: string): string {
 
 describe('escaping', () => {
   it('escapes the five HTML specials', () => {
-    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe('&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;');
+    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe(
+      '&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;',
+    );
   });
 
   it('keeps JSON inside its script element', () => {
@@ -80,7 +82,10 @@ describe('escaping', () => {
   });
 
   it('neutralises a library text that would close its element', () => {
-    const html = renderReportHtml(twoTargets(), { chartJs: 'var s = "</script><script>alert(1)</script>";', chartCss: '.x{}</style><b>x</b>' });
+    const html = renderReportHtml(twoTargets(), {
+      chartJs: 'var s = "</script><script>alert(1)</script>";',
+      chartCss: '.x{}</style><b>x</b>',
+    });
     expect(html.match(/<\/script>/gi)).toHaveLength(3);
     expect(html.match(/<\/style>/gi)).toHaveLength(2);
     expect(markupOnly(html)).not.toContain('<b>x</b>');
@@ -134,7 +139,9 @@ describe('sections', () => {
   it('comparison page: verdicts first, with every metric, the error rate, pairs, method and output length', () => {
     const data = twoTargets();
     const html = renderReportHtml(data, assets);
-    const order = ['id="accounting"', 'id="verdicts"', 'id="metrics"', 'id="lag"', 'id="errors"'].map((s) => html.indexOf(s));
+    const order = ['id="accounting"', 'id="verdicts"', 'id="metrics"', 'id="lag"', 'id="errors"'].map((s) =>
+      html.indexOf(s),
+    );
     expect(order.every((i) => i > 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     const table = /<table class="verdicts"[\s\S]*?<\/table>/.exec(html)?.[0] ?? '';
@@ -194,7 +201,9 @@ describe('sections', () => {
     c.errors.candidate = { fired: 300, failed: 4 } as typeof c.errors.candidate;
     c.pairs.used = 596;
     const html = renderReportHtml(data, assets);
-    expect(html).toContain(`Requests compared: <b>296</b> of <span class="text">${c.candidate}</span> and <b>300</b> of <span class="text">${c.baseline}</span>`);
+    expect(html).toContain(
+      `Requests compared: <b>296</b> of <span class="text">${c.candidate}</span> and <b>300</b> of <span class="text">${c.baseline}</span>`,
+    );
     expect(html).not.toContain('<b>596</b>');
   });
 

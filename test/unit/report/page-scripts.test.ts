@@ -11,7 +11,10 @@ import { bundlePageScripts, PAGE_SCRIPTS_FILE } from '../../../scripts/bundle-pa
 describe('page-scripts.generated.ts', () => {
   it('is the bundle of lambdas/core/report/browser/ as it is now (else: npm run bundle:page-scripts)', async () => {
     const fresh = await bundlePageScripts();
-    expect(readFileSync(PAGE_SCRIPTS_FILE, 'utf8') === fresh, 'page-scripts.generated.ts is stale: npm run bundle:page-scripts').toBe(true);
+    expect(
+      readFileSync(PAGE_SCRIPTS_FILE, 'utf8') === fresh,
+      'page-scripts.generated.ts is stale: npm run bundle:page-scripts',
+    ).toBe(true);
   });
 
   it.each([

@@ -34,18 +34,30 @@ describe('decimals from an interval', () => {
 
 describe('intervals as the pages write them', () => {
   it('[−0.0004, +0.0032], not [−0.000395, +0.00324]', () => {
-    expect(interval({ estimate: 0.00142, ci_low: -0.000395, ci_high: 0.00324 }, '')).toBe('+0.0014 <span class="ci">[\u22120.0004, +0.0032]</span>');
+    expect(interval({ estimate: 0.00142, ci_low: -0.000395, ci_high: 0.00324 }, '')).toBe(
+      '+0.0014 <span class="ci">[\u22120.0004, +0.0032]</span>',
+    );
   });
 
   it('latencies in ms: whole where the interval is tens of ms wide, tenths where it is a few', () => {
-    expect(interval({ estimate: 381.27, ci_low: 356.6, ci_high: 406.04 }, 'ms')).toBe('+381 ms <span class="ci">[+357, +406]</span>');
-    expect(interval({ estimate: -26.3, ci_low: -27.68, ci_high: -24.93 }, 'ms')).toBe('\u221226.3 ms <span class="ci">[\u221227.7, \u221224.9]</span>');
-    expect(interval({ estimate: 12_345.6, ci_low: 11_234.5, ci_high: 13_456.7 }, 'ms')).toBe('+12,346 ms <span class="ci">[+11,235, +13,457]</span>');
+    expect(interval({ estimate: 381.27, ci_low: 356.6, ci_high: 406.04 }, 'ms')).toBe(
+      '+381 ms <span class="ci">[+357, +406]</span>',
+    );
+    expect(interval({ estimate: -26.3, ci_low: -27.68, ci_high: -24.93 }, 'ms')).toBe(
+      '\u221226.3 ms <span class="ci">[\u221227.7, \u221224.9]</span>',
+    );
+    expect(interval({ estimate: 12_345.6, ci_low: 11_234.5, ci_high: 13_456.7 }, 'ms')).toBe(
+      '+12,346 ms <span class="ci">[+11,235, +13,457]</span>',
+    );
   });
 
   it('a bound that rounds to zero has no sign; a scaled interval (percentage points) rounds on its scaled width', () => {
-    expect(interval({ estimate: 0.5, ci_low: 0.00001, ci_high: 1.2 }, '')).toBe('+0.5 <span class="ci">[0.0, +1.2]</span>');
-    expect(interval({ estimate: 0.0224, ci_low: 0.0164, ci_high: 0.0284 }, 'pp', { scale: 100 })).toBe('+2.2 pp <span class="ci">[+1.6, +2.8]</span>');
+    expect(interval({ estimate: 0.5, ci_low: 0.00001, ci_high: 1.2 }, '')).toBe(
+      '+0.5 <span class="ci">[0.0, +1.2]</span>',
+    );
+    expect(interval({ estimate: 0.0224, ci_low: 0.0164, ci_high: 0.0284 }, 'pp', { scale: 100 })).toBe(
+      '+2.2 pp <span class="ci">[+1.6, +2.8]</span>',
+    );
   });
 
   it('without an interval: three significant digits, as before', () => {
@@ -70,7 +82,17 @@ describe('the verdict table', () => {
     m.relative_pct.p50 = { estimate: -0.0486, ci_low: -0.222, ci_high: 0.125 };
     const html = renderReportHtml(data, BUNDLED_CHART_ASSETS);
     const row = /<tr data-metric="inter_token_latency" class="metric-row">([\s\S]*?)<\/tr>/.exec(html)?.[1] ?? '';
-    const cells = [...row.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((c) => (c[1] as string).replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim());
-    expect(cells.slice(2, 6)).toEqual(['20.994', '20.984', '\u22120.010 [\u22120.047, +0.026]', '\u22120.05 % [\u22120.22, +0.13]']);
+    const cells = [...row.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((c) =>
+      (c[1] as string)
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    );
+    expect(cells.slice(2, 6)).toEqual([
+      '20.994',
+      '20.984',
+      '\u22120.010 [\u22120.047, +0.026]',
+      '\u22120.05 % [\u22120.22, +0.13]',
+    ]);
   });
 });

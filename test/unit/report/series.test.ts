@@ -24,7 +24,10 @@ describe('buildReportSeries', () => {
   });
 
   it('exactly maxPoints rows stay single points', () => {
-    const s = buildReportSeries(Array.from({ length: 5 }, (_, i) => row(i, i)), 5);
+    const s = buildReportSeries(
+      Array.from({ length: 5 }, (_, i) => row(i, i)),
+      5,
+    );
     expect(s.bucketed).toBe(false);
     expect(s.t).toHaveLength(5);
   });
@@ -59,7 +62,10 @@ describe('buildReportSeries', () => {
   });
 
   it('all rows at one time: one bucket', () => {
-    const s = buildReportSeries(Array.from({ length: 7 }, (_, i) => row(42, i)), 3);
+    const s = buildReportSeries(
+      Array.from({ length: 7 }, (_, i) => row(42, i)),
+      3,
+    );
     expect(s).toEqual({ t: [42], metrics: { request_latency: [3] }, scheduleLagMs: [1], bucketed: true });
   });
 

@@ -12,7 +12,14 @@ const T0 = at('2026-11-26T20:00:00Z');
 describe('timeTickLabels', () => {
   it('runs minutes apart, ticks 20 s apart: time of day with seconds, no two the same', () => {
     const ticks = [0, 20, 40, 60, 80, 100].map((s) => T0 + s);
-    expect(timeTickLabels(ticks, 240)).toEqual(['20:00:00', '20:00:20', '20:00:40', '20:01:00', '20:01:20', '20:01:40']);
+    expect(timeTickLabels(ticks, 240)).toEqual([
+      '20:00:00',
+      '20:00:20',
+      '20:00:40',
+      '20:01:00',
+      '20:01:20',
+      '20:01:40',
+    ]);
   });
 
   it('runs minutes apart, ticks on whole minutes: HH:MM', () => {

@@ -28,12 +28,32 @@ const csv = (id: string, second: number): CaptureRecord => ({
   source: { file: 'f.jsonl', line: second + 1 },
 });
 const RECORDS = [csv('v1', 1), csv('v2', 2)];
-const INGEST: IngestReport = { files: [], skippedFiles: [], totals: { files: 1, linesRead: 2, blankLines: 0, accepted: 2, rejected: 0, contentTypeInferred: 0, rejectedByReason: {} } };
+const INGEST: IngestReport = {
+  files: [],
+  skippedFiles: [],
+  totals: {
+    files: 1,
+    linesRead: 2,
+    blankLines: 0,
+    accepted: 2,
+    rejected: 0,
+    contentTypeInferred: 0,
+    rejectedByReason: {},
+  },
+};
 
 /** The manifest's and the AIPerf export's times of a target, from what the store was given. */
 function times(files: Map<string, string>, prefix: string) {
-  const manifest = JSON.parse(files.get(`${prefix}run_manifest.json`)!) as { startedAt: string; endedAt: string; dropped: number; fired: number };
-  const aiperf = JSON.parse(files.get(`${prefix}profile_export_aiperf.json`)!) as { start_time: string; end_time: string };
+  const manifest = JSON.parse(files.get(`${prefix}run_manifest.json`)!) as {
+    startedAt: string;
+    endedAt: string;
+    dropped: number;
+    fired: number;
+  };
+  const aiperf = JSON.parse(files.get(`${prefix}profile_export_aiperf.json`)!) as {
+    start_time: string;
+    end_time: string;
+  };
   return { manifest, aiperf };
 }
 
@@ -41,13 +61,21 @@ const notBefore = (end: string, start: string) => Date.parse(end) >= Date.parse(
 
 describe('endedAt >= startedAt', () => {
   it('runSpan: from the schedule zero to the end; a run that ends before its zero starts when it ends', () => {
-    expect(runSpan(S, S + 5n * MS)).toEqual({ startedAt: new Date(Number(S / MS)).toISOString(), endedAt: new Date(Number(S / MS) + 5).toISOString() });
-    expect(runSpan(S + 500n * MS, S)).toEqual({ startedAt: new Date(Number(S / MS)).toISOString(), endedAt: new Date(Number(S / MS)).toISOString() });
+    expect(runSpan(S, S + 5n * MS)).toEqual({
+      startedAt: new Date(Number(S / MS)).toISOString(),
+      endedAt: new Date(Number(S / MS) + 5).toISOString(),
+    });
+    expect(runSpan(S + 500n * MS, S)).toEqual({
+      startedAt: new Date(Number(S / MS)).toISOString(),
+      endedAt: new Date(Number(S / MS)).toISOString(),
+    });
   });
 
   it('the CLI: a chat target that drops every record of a CSV capture, next to a SageMaker target that replays them', async () => {
     const files = new Map<string, string>();
-    const store: ArtifactStore = { put: async (key, body) => void files.set(key, typeof body === 'string' ? body : Buffer.from(body).toString()) };
+    const store: ArtifactStore = {
+      put: async (key, body) => void files.set(key, typeof body === 'string' ? body : Buffer.from(body).toString()),
+    };
     const clock = new VirtualClock(S);
     await runReplay({
       runId: 'run',
@@ -97,7 +125,10 @@ describe('endedAt >= startedAt', () => {
     const a = await collectRun('run-p', 'A', { store, clock });
     expect(a.manifest).toMatchObject({ fired: 0, dropped: 2 });
     expect(notBefore(a.manifest!.endedAt, a.manifest!.startedAt)).toBe(true);
-    const aiperf = JSON.parse(store.text('runs/run-p/A/profile_export_aiperf.json')!) as { start_time: string; end_time: string };
+    const aiperf = JSON.parse(store.text('runs/run-p/A/profile_export_aiperf.json')!) as {
+      start_time: string;
+      end_time: string;
+    };
     expect(notBefore(aiperf.end_time, aiperf.start_time)).toBe(true);
   });
 });

@@ -29,7 +29,10 @@ afterEach(async () => {
 
 const sink = () => {
   let text = '';
-  return { stream: { write: (c: string) => ((text += c), true) } as unknown as NodeJS.WritableStream, text: () => text };
+  return {
+    stream: { write: (c: string) => ((text += c), true) } as unknown as NodeJS.WritableStream,
+    text: () => text,
+  };
 };
 
 describe('installInterrupt', () => {
@@ -37,7 +40,12 @@ describe('installInterrupt', () => {
     const source = new EventEmitter();
     const exits: number[] = [];
     const err = sink();
-    const interrupt = installInterrupt({ graceMs, stderr: err.stream, source: source as unknown as NodeJS.Process, exit: (code) => exits.push(code) });
+    const interrupt = installInterrupt({
+      graceMs,
+      stderr: err.stream,
+      source: source as unknown as NodeJS.Process,
+      exit: (code) => exits.push(code),
+    });
     cleanups.push(() => interrupt.dispose());
     return { source, exits, err, interrupt };
   }
@@ -81,7 +89,12 @@ describe('stop, then cancel, through the fire loop and the HTTP target', () => {
     const server: Server = createServer(() => undefined);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     cleanups.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
-    const target = createOpenAITarget({ name: 'A', baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, timeoutMs: 60_000, clock: systemClock });
+    const target = createOpenAITarget({
+      name: 'A',
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      timeoutMs: 60_000,
+      clock: systemClock,
+    });
     cleanups.push(() => target.close());
     const stop = new AbortController();
     const cancel = new AbortController();
@@ -93,7 +106,15 @@ describe('stop, then cancel, through the fire loop and the HTTP target', () => {
       cancelAtNs = systemClock.nowNs();
       cancel.abort();
     }, 300);
-    const outcomes = await runFireLoop(requests, { runId: 'r', target, clock: systemClock, startNs, workerId: 'w', signal: stop.signal, cancelSignal: cancel.signal });
+    const outcomes = await runFireLoop(requests, {
+      runId: 'r',
+      target,
+      clock: systemClock,
+      startNs,
+      workerId: 'w',
+      signal: stop.signal,
+      cancelSignal: cancel.signal,
+    });
     expect(outcomes.map((o) => o.dropReason)).toEqual([null, null, null, 'aborted', 'aborted', 'aborted']);
     for (const outcome of outcomes.slice(0, 3)) {
       const record = computeProfileRecord(outcome, 'p');
@@ -109,7 +130,14 @@ describe('stop, then cancel, through the fire loop and the HTTP target', () => {
     const target = new FakeTarget('A', clock, () => ({ latencyMs: 10 }));
     const cancel = new AbortController();
     cancel.abort();
-    const outcomes = await runFireLoop([scheduledRequest(0, 10)], { runId: 'r', target, clock, startNs: clock.nowNs(), workerId: 'w', cancelSignal: cancel.signal });
+    const outcomes = await runFireLoop([scheduledRequest(0, 10)], {
+      runId: 'r',
+      target,
+      clock,
+      startNs: clock.nowNs(),
+      workerId: 'w',
+      cancelSignal: cancel.signal,
+    });
     expect(outcomes[0]!.dropReason).toBe('aborted');
   });
 });
@@ -120,17 +148,36 @@ describe('the order of a run\u2019s writes', () => {
     inferenceId: null,
     inferenceTimeMs: 1_777_420_800_000,
     hasSubSecondTime: false,
-    input: { contentType: 'application/json', encoding: 'JSON', body: Buffer.from(`{"model":"m","messages":[{"role":"user","content":"${id}"}]}`) },
+    input: {
+      contentType: 'application/json',
+      encoding: 'JSON',
+      body: Buffer.from(`{"model":"m","messages":[{"role":"user","content":"${id}"}]}`),
+    },
     output: null,
     source: { file: 'f.jsonl', line },
   });
-  const ingest: IngestReport = { files: [], skippedFiles: [], totals: { files: 1, linesRead: 2, blankLines: 0, accepted: 2, rejected: 0, contentTypeInferred: 0, rejectedByReason: {} } };
+  const ingest: IngestReport = {
+    files: [],
+    skippedFiles: [],
+    totals: {
+      files: 1,
+      linesRead: 2,
+      blankLines: 0,
+      accepted: 2,
+      rejected: 0,
+      contentTypeInferred: 0,
+      rejectedByReason: {},
+    },
+  };
 
   it('every target\u2019s results, then the run\u2019s own files, then the manifests', async () => {
     const puts: string[] = [];
     const store: ArtifactStore = { put: async (key) => void puts.push(key) };
     const clock = new VirtualClock();
-    const targets = ['A', 'B'].map((name) => ({ client: new FakeTarget(name, clock, () => ({ latencyMs: name === 'A' ? 5 : 50 })), kind: 'openai-chat' as const }));
+    const targets = ['A', 'B'].map((name) => ({
+      client: new FakeTarget(name, clock, () => ({ latencyMs: name === 'A' ? 5 : 50 })),
+      kind: 'openai-chat' as const,
+    }));
     await runReplay({
       runId: 'run',
       records: [record('e1', 1), record('e2', 2)],
@@ -147,7 +194,11 @@ describe('the order of a run\u2019s writes', () => {
     });
     const manifests = puts.filter((k) => k.endsWith('run_manifest.json'));
     expect(manifests).toEqual(['run/A/run_manifest.json', 'run/B/run_manifest.json']);
-    expect(puts.indexOf('run/report.html')).toBeGreaterThan(Math.max(...puts.filter((k) => !k.endsWith('run_manifest.json') && k !== 'run/report.html').map((k) => puts.indexOf(k))));
+    expect(puts.indexOf('run/report.html')).toBeGreaterThan(
+      Math.max(
+        ...puts.filter((k) => !k.endsWith('run_manifest.json') && k !== 'run/report.html').map((k) => puts.indexOf(k)),
+      ),
+    );
     expect(puts.slice(-2)).toEqual(manifests);
     expect(puts[0]).toBe('run/ingest_report.json');
   });

@@ -13,7 +13,13 @@ import { systemClock } from '../../../lambdas/adapters/system-clock';
 import { runFireLoop, type FireLoopOptions } from '../../../lambdas/core/fire/fire-loop';
 import { deterministicUuid } from '../../../lambdas/core/ids';
 import type { FireOutcome, ReplayPlan, ScheduledRequest } from '../../../lambdas/core/types';
-import { ONE_THREAD_RATE, peakRate, startFireWorkers, workerCount, type FireWorkers } from '../../../lambdas/local/fire-workers';
+import {
+  ONE_THREAD_RATE,
+  peakRate,
+  startFireWorkers,
+  workerCount,
+  type FireWorkers,
+} from '../../../lambdas/local/fire-workers';
 import { createTargetClient, type TargetClientSpec } from '../../../lambdas/local/target-clients';
 import { scheduledRequest } from '../../support/fixtures';
 import { bundledFireWorker, loggedArrivals, startMockProcess, type MockProcess } from '../../support/processes';
@@ -31,14 +37,33 @@ const TARGET = 'mock';
 /** `count` requests, one every `everyMs`, with bodies the mock answers. */
 function plan(count: number, everyMs: number): ScheduledRequest[] {
   return Array.from({ length: count }, (_, i) =>
-    scheduledRequest(i, i * everyMs, { body: Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `q${i}` }], max_tokens: 1 })) }),
+    scheduledRequest(i, i * everyMs, {
+      body: Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `q${i}` }], max_tokens: 1 })),
+    }),
   );
 }
 
-async function server(extra: string[] = []): Promise<{ mock: MockProcess; spec: TargetClientSpec; arrivals: (atLeast?: number) => Promise<Map<string, number>> }> {
+async function server(
+  extra: string[] = [],
+): Promise<{
+  mock: MockProcess;
+  spec: TargetClientSpec;
+  arrivals: (atLeast?: number) => Promise<Map<string, number>>;
+}> {
   const dir = mkdtempSync(join(tmpdir(), 'cr-workers-'));
   const log = join(dir, 'requests.jsonl');
-  const mock = await startMockProcess(['--ttft-ms', '0', '--itl-ms', '0', '--output-tokens', '1', '--no-precise-timers', '--log', log, ...extra]);
+  const mock = await startMockProcess([
+    '--ttft-ms',
+    '0',
+    '--itl-ms',
+    '0',
+    '--output-tokens',
+    '1',
+    '--no-precise-timers',
+    '--log',
+    log,
+    ...extra,
+  ]);
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   cleanups.push(() => mock.stop());
   return {
@@ -51,7 +76,9 @@ async function server(extra: string[] = []): Promise<{ mock: MockProcess; spec: 
      * closes those connections unread.
      */
     async arrivals(atLeast = 0) {
-      await until(() => loggedArrivals(log) >= atLeast, `${atLeast} arrivals in the server's log`, 20_000).catch(() => undefined);
+      await until(() => loggedArrivals(log) >= atLeast, `${atLeast} arrivals in the server's log`, 20_000).catch(
+        () => undefined,
+      );
       await mock.stop();
       const counts = new Map<string, number>();
       for (const line of readFileSync(log, 'utf8').split('\n')) {
@@ -71,7 +98,13 @@ async function server(extra: string[] = []): Promise<{ mock: MockProcess; spec: 
  */
 async function workers(spec: TargetClientSpec, entry?: URL) {
   const errors: string[] = [];
-  const pool: FireWorkers = await startFireWorkers({ workers: 2, wait: 'precise', specs: [spec], onError: (m) => errors.push(m), entry: entry ?? (await bundledFireWorker()) });
+  const pool: FireWorkers = await startFireWorkers({
+    workers: 2,
+    wait: 'precise',
+    specs: [spec],
+    onError: (m) => errors.push(m),
+    entry: entry ?? (await bundledFireWorker()),
+  });
   cleanups.push(() => pool.close());
   return { pool, errors };
 }
@@ -81,7 +114,15 @@ function loopOptions(spec: TargetClientSpec, startNs: bigint, extra: Partial<Fir
   const reported: FireOutcome[] = [];
   const client = createTargetClient(spec, systemClock);
   cleanups.push(() => client.close());
-  const options: FireLoopOptions = { runId: RUN, target: client, clock: systemClock, startNs, workerId: 'worker_local', onOutcome: (o) => reported.push(o), ...extra };
+  const options: FireLoopOptions = {
+    runId: RUN,
+    target: client,
+    clock: systemClock,
+    startNs,
+    workerId: 'worker_local',
+    onOutcome: (o) => reported.push(o),
+    ...extra,
+  };
   return { options, reported };
 }
 
@@ -100,7 +141,13 @@ const shape = (outcomes: readonly FireOutcome[], startNs: bigint) =>
   }));
 
 describe('how many fire threads', () => {
-  const planOf = (offsets: number[]): ReplayPlan => ({ requests: offsets.map((t, i) => scheduledRequest(i, t)), incompatible: [], excluded: {}, scheduleZeroMs: 0, durationMs: offsets.at(-1) ?? 0 });
+  const planOf = (offsets: number[]): ReplayPlan => ({
+    requests: offsets.map((t, i) => scheduledRequest(i, t)),
+    incompatible: [],
+    excluded: {},
+    scheduleZeroMs: 0,
+    durationMs: offsets.at(-1) ?? 0,
+  });
 
   it('peak rate: the busiest 1,000 ms window; parallel targets add up, sequential ones do not', () => {
     const a = planOf([0, 100, 999, 1000, 1500, 5000]); // [0, 1000): 3; [999, 1999): 3
@@ -137,7 +184,9 @@ describe('fire workers against a real server process', () => {
     expect(outcomes.map((o) => o.request)).toEqual(requests);
     expect(outcomes.every((o, i) => o.request === requests[i])).toBe(true); // the plan's own objects, not copies
     expect(new Set(many.reported).size).toBe(3000); // progress saw each once
-    expect(outcomes.filter((o) => o.dropReason !== null || o.result?.error || o.result?.httpStatus !== 200)).toEqual([]);
+    expect(outcomes.filter((o) => o.dropReason !== null || o.result?.error || o.result?.httpStatus !== 200)).toEqual(
+      [],
+    );
     expect(outcomes.every((o) => o.requestId === deterministicUuid(RUN, TARGET, o.request.index))).toBe(true);
 
     const oneStart = systemClock.nowNs() + ms(100);
@@ -164,16 +213,31 @@ describe('fire workers against a real server process', () => {
     // Round-robin: worker 1 had the even positions, worker 2 the odd ones.
     expect(lost.length).toBeGreaterThan(0);
     expect(lost.every((o) => o.request.index % 2 === 0)).toBe(true);
-    expect(outcomes.filter((o) => o.request.index % 2 === 1).every((o) => o.dropReason === null && o.result?.httpStatus === 200)).toBe(true);
-    expect(lost.every((o) => o.requestId === deterministicUuid(RUN, TARGET, o.request.index) && o.scheduledNs === startNs + ms(o.request.offsetMs))).toBe(true);
+    expect(
+      outcomes
+        .filter((o) => o.request.index % 2 === 1)
+        .every((o) => o.dropReason === null && o.result?.httpStatus === 200),
+    ).toBe(true);
+    expect(
+      lost.every(
+        (o) =>
+          o.requestId === deterministicUuid(RUN, TARGET, o.request.index) &&
+          o.scheduledNs === startNs + ms(o.request.offsetMs),
+      ),
+    ).toBe(true);
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/fire worker 1 of 2 failed \(mock\): fire worker crashed on purpose; its requests not reported are counted as dropped \(lost\)/);
+    expect(errors[0]).toMatch(
+      /fire worker 1 of 2 failed \(mock\): fire worker crashed on purpose; its requests not reported are counted as dropped \(lost\)/,
+    );
 
     // What was reported as sent did arrive, once.
     const seen = await arrivals();
     for (const o of outcomes.filter((x) => x.dropReason === null)) expect(seen.get(o.requestId)).toBe(1);
     // A later run on the same pool: the dead worker's share is lost at once, said again.
-    const again = await pool.run(requests.slice(0, 4), loopOptions(spec, systemClock.nowNs()).options, { index: 0, name: TARGET });
+    const again = await pool.run(requests.slice(0, 4), loopOptions(spec, systemClock.nowNs()).options, {
+      index: 0,
+      name: TARGET,
+    });
     expect(again.map((o) => o.dropReason === 'lost')).toEqual([true, false, true, false]);
   }, 120_000);
 

@@ -50,7 +50,12 @@ describe('SecretApiKey', () => {
   });
 
   it('a JSON secret is read by its field, as at the first read', async () => {
-    const key = new SecretApiKey({ reader: stubReader({ value: '{"api_key":"sk-2"}' }), secretId: 's', field: 'api_key', maxAgeSeconds: 60 });
+    const key = new SecretApiKey({
+      reader: stubReader({ value: '{"api_key":"sk-2"}' }),
+      secretId: 's',
+      field: 'api_key',
+      maxAgeSeconds: 60,
+    });
     await key.update();
     expect(key.current()).toBe('sk-2');
   });
@@ -88,20 +93,37 @@ describe('SecretApiKey', () => {
   it('a failed read keeps the known key (and says so); with no key known it throws', async () => {
     const secret: { value: string | Error } = { value: 'k1' };
     const stale: unknown[] = [];
-    const key = new SecretApiKey({ reader: stubReader(secret), secretId: 's', field: undefined, maxAgeSeconds: 300, onStaleKey: (e) => stale.push(e) });
+    const key = new SecretApiKey({
+      reader: stubReader(secret),
+      secretId: 's',
+      field: undefined,
+      maxAgeSeconds: 300,
+      onStaleKey: (e) => stale.push(e),
+    });
     await key.update();
     secret.value = new Error('ThrottlingException');
     await key.update();
     expect(key.current()).toBe('k1');
     expect(await key.refreshed('k1')).toBeNull();
     expect(stale).toHaveLength(2);
-    const fresh = new SecretApiKey({ reader: stubReader({ value: new Error('AccessDenied') }), secretId: 's', field: undefined, maxAgeSeconds: 300 });
+    const fresh = new SecretApiKey({
+      reader: stubReader({ value: new Error('AccessDenied') }),
+      secretId: 's',
+      field: undefined,
+      maxAgeSeconds: 300,
+    });
     await expect(fresh.update()).rejects.toThrow(/AccessDenied/);
   });
 });
 
 describe('HTTP target with a rotating key', () => {
-  const request: TargetRequest = { requestId: 'r-1', correlationId: 'c-1', contentType: 'application/json', body: Buffer.from('{"messages":[]}'), streaming: false };
+  const request: TargetRequest = {
+    requestId: 'r-1',
+    correlationId: 'c-1',
+    contentType: 'application/json',
+    body: Buffer.from('{"messages":[]}'),
+    streaming: false,
+  };
 
   /** A server that accepts only `accepted.key` and answers `refusal` otherwise; the keys it saw, in order. */
   async function server(accepted: { key: string }, refusal = 401) {
@@ -113,11 +135,21 @@ describe('HTTP target with a rotating key', () => {
         seen.push(key);
         const ok = key === accepted.key;
         res.writeHead(ok ? 200 : refusal, { 'content-type': 'application/json' });
-        res.end(ok ? '{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}' : '{"error":{"message":"invalid api key"}}');
+        res.end(
+          ok
+            ? '{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}'
+            : '{"error":{"message":"invalid api key"}}',
+        );
       });
     });
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-    cleanups.push(() => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); }));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          s.closeAllConnections();
+          s.close(() => r());
+        }),
+    );
     return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, seen };
   }
 
@@ -143,15 +175,18 @@ describe('HTTP target with a rotating key', () => {
     return t;
   }
 
-  it.each([401, 403])('a %i with a key that changed: sent again once with the new key, and that result is the request', async (status) => {
-    const { url, seen } = await server({ key: 'k2' }, status);
-    const keys = source(['k1', 'k2']);
-    const result = await target(url, keys).send(request);
-    expect(result.error).toBeNull();
-    expect(result.httpStatus).toBe(200);
-    expect(seen).toEqual(['k1', 'k2']);
-    expect(keys.refreshes).toBe(1);
-  });
+  it.each([401, 403])(
+    'a %i with a key that changed: sent again once with the new key, and that result is the request',
+    async (status) => {
+      const { url, seen } = await server({ key: 'k2' }, status);
+      const keys = source(['k1', 'k2']);
+      const result = await target(url, keys).send(request);
+      expect(result.error).toBeNull();
+      expect(result.httpStatus).toBe(200);
+      expect(seen).toEqual(['k1', 'k2']);
+      expect(keys.refreshes).toBe(1);
+    },
+  );
 
   it('a 401 with a key that did not change: the 401 is the result, sent once', async () => {
     const { url, seen } = await server({ key: 'other' });

@@ -30,13 +30,19 @@ describe('AUTO_REPLAY_TARGETS', () => {
     expect(ingestTargets(config).map((t) => t.name)).toEqual(['A', 'B']);
   });
 
-  it('a subset, in the configured order whatever the list\'s', () => {
-    expect(ingestTargets(parseRuntimeConfig({ ...env, [ENV.autoReplayTargets]: '["B"]' })).map((t) => t.name)).toEqual(['B']);
-    expect(ingestTargets(parseRuntimeConfig({ ...env, [ENV.autoReplayTargets]: '["B","A"]' })).map((t) => t.name)).toEqual(['A', 'B']);
+  it("a subset, in the configured order whatever the list's", () => {
+    expect(ingestTargets(parseRuntimeConfig({ ...env, [ENV.autoReplayTargets]: '["B"]' })).map((t) => t.name)).toEqual([
+      'B',
+    ]);
+    expect(
+      ingestTargets(parseRuntimeConfig({ ...env, [ENV.autoReplayTargets]: '["B","A"]' })).map((t) => t.name),
+    ).toEqual(['A', 'B']);
   });
 
   it('refuses a name that is not a target, an empty list and text that is not JSON', () => {
-    expect(problems({ [ENV.autoReplayTargets]: '["C"]' })).toEqual(['- AUTO_REPLAY_TARGETS: "C" is not one of the targets (A, B)']);
+    expect(problems({ [ENV.autoReplayTargets]: '["C"]' })).toEqual([
+      '- AUTO_REPLAY_TARGETS: "C" is not one of the targets (A, B)',
+    ]);
     expect(problems({ [ENV.autoReplayTargets]: '[]' })[0]).toMatch(/^- AUTO_REPLAY_TARGETS: /);
     expect(problems({ [ENV.autoReplayTargets]: 'A' })).toEqual(['- AUTO_REPLAY_TARGETS: not JSON']);
   });
@@ -47,6 +53,7 @@ describe('SECRETS_MAX_AGE_SECONDS', () => {
     expect(parseRuntimeConfig(env).secretsMaxAgeSeconds).toBeUndefined();
     expect(parseRuntimeConfig({ ...env, [ENV.secretsMaxAgeSeconds]: '0' }).secretsMaxAgeSeconds).toBe(0);
     expect(parseRuntimeConfig({ ...env, [ENV.secretsMaxAgeSeconds]: '300' }).secretsMaxAgeSeconds).toBe(300);
-    for (const bad of ['3601', '-1', '1.5', 'five']) expect(problems({ [ENV.secretsMaxAgeSeconds]: bad })[0], bad).toMatch(/^- SECRETS_MAX_AGE_SECONDS: /);
+    for (const bad of ['3601', '-1', '1.5', 'five'])
+      expect(problems({ [ENV.secretsMaxAgeSeconds]: bad })[0], bad).toMatch(/^- SECRETS_MAX_AGE_SECONDS: /);
   });
 });

@@ -6,7 +6,11 @@
  */
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { FrameGuardError, MAX_EVENT_STREAM_MESSAGE_BYTES, MessageSplitter } from '../../../lambdas/adapters/sagemaker/frame-guard';
+import {
+  FrameGuardError,
+  MAX_EVENT_STREAM_MESSAGE_BYTES,
+  MessageSplitter,
+} from '../../../lambdas/adapters/sagemaker/frame-guard';
 import { encodePayloadPart } from '../../../lambdas/mocks/mock-sagemaker';
 
 function prelude(totalBytes: number): Buffer {
@@ -35,7 +39,11 @@ function split(bytes: Buffer, size: number, limit?: number) {
   return { messages, stopped, given, partial: splitter.partial };
 }
 
-const MESSAGES = [encodePayloadPart(Buffer.from('data: {"a":1}\n\n')), encodePayloadPart(Buffer.alloc(70_000, 'b')), encodePayloadPart(new Uint8Array(0))].map((m) => Buffer.from(m));
+const MESSAGES = [
+  encodePayloadPart(Buffer.from('data: {"a":1}\n\n')),
+  encodePayloadPart(Buffer.alloc(70_000, 'b')),
+  encodePayloadPart(new Uint8Array(0)),
+].map((m) => Buffer.from(m));
 const STREAM = Buffer.concat(MESSAGES);
 
 describe('MessageSplitter', () => {
@@ -52,14 +60,20 @@ describe('MessageSplitter', () => {
     expect(split(STREAM.subarray(0, 5), 100).partial).toBe(true);
   });
 
-  it.each([1, 5, 12, 64])('stops at a prelude claiming 4 GiB (cut every %i bytes) as soon as the prelude is in', (size) => {
-    const bytes = Buffer.concat([STREAM, prelude(0xffff_ffff), Buffer.alloc(256, 'x')]);
-    const { messages, stopped, given } = split(bytes, size);
-    expect(stopped).toMatchObject({ kind: 'oversized', message: `an event-stream message claims 4294967295 bytes, over the ${MAX_EVENT_STREAM_MESSAGE_BYTES}-byte limit` });
-    expect(messages).toHaveLength(MESSAGES.length);
-    // Stopped by the chunk that completed the prelude: no later chunk was taken.
-    expect(given).toBeLessThan(STREAM.length + 12 + size);
-  });
+  it.each([1, 5, 12, 64])(
+    'stops at a prelude claiming 4 GiB (cut every %i bytes) as soon as the prelude is in',
+    (size) => {
+      const bytes = Buffer.concat([STREAM, prelude(0xffff_ffff), Buffer.alloc(256, 'x')]);
+      const { messages, stopped, given } = split(bytes, size);
+      expect(stopped).toMatchObject({
+        kind: 'oversized',
+        message: `an event-stream message claims 4294967295 bytes, over the ${MAX_EVENT_STREAM_MESSAGE_BYTES}-byte limit`,
+      });
+      expect(messages).toHaveLength(MESSAGES.length);
+      // Stopped by the chunk that completed the prelude: no later chunk was taken.
+      expect(given).toBeLessThan(STREAM.length + 12 + size);
+    },
+  );
 
   it('the limit is a limit: a message of exactly that size passes, one byte more does not', () => {
     const body = (total: number) => Buffer.concat([prelude(total), Buffer.alloc(total - 12)]);
@@ -69,7 +83,9 @@ describe('MessageSplitter', () => {
   });
 
   it('bytes that are not a prelude (plain text, a broken checksum, less than the overhead) stop as malformed', () => {
-    expect(split(Buffer.from('plain text, not an event stream at all'), 8).stopped).toMatchObject({ kind: 'malformed' });
+    expect(split(Buffer.from('plain text, not an event stream at all'), 8).stopped).toMatchObject({
+      kind: 'malformed',
+    });
     const broken = prelude(100);
     broken[11] = (broken[11] as number) ^ 1;
     expect(split(Buffer.concat([broken, Buffer.alloc(88)]), 100).stopped).toMatchObject({ kind: 'malformed' });

@@ -6,7 +6,12 @@ import { createHash } from 'node:crypto';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rowScore, startMockSageMaker, type MockSageMaker, type MockSageMakerOptions } from '../../../lambdas/mocks/mock-sagemaker';
+import {
+  rowScore,
+  startMockSageMaker,
+  type MockSageMaker,
+  type MockSageMakerOptions,
+} from '../../../lambdas/mocks/mock-sagemaker';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -22,7 +27,11 @@ async function mock(options: MockSageMakerOptions = {}): Promise<MockSageMaker> 
 const AUTH = `AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/sagemaker/aws4_request, SignedHeaders=host;x-amz-date, Signature=${'a'.repeat(64)}`;
 
 function invoke(server: MockSageMaker, path: string, body: string | Uint8Array, headers: Record<string, string> = {}) {
-  return fetch(server.url + path, { method: 'POST', body, headers: { authorization: AUTH, 'content-type': 'application/json', ...headers } });
+  return fetch(server.url + path, {
+    method: 'POST',
+    body,
+    headers: { authorization: AUTH, 'content-type': 'application/json', ...headers },
+  });
 }
 
 const chat = JSON.stringify({ messages: [{ role: 'user', content: 'hi there' }] });
@@ -35,7 +44,10 @@ function messages(bytes: Uint8Array) {
   for (let offset = 0; offset < bytes.length; ) {
     const length = view.getUint32(offset, false);
     const m = codec.decode(bytes.subarray(offset, offset + length));
-    out.push({ headers: Object.fromEntries(Object.entries(m.headers).map(([k, v]) => [k, v.value])), body: toUtf8(m.body) });
+    out.push({
+      headers: Object.fromEntries(Object.entries(m.headers).map(([k, v]) => [k, v.value])),
+      body: toUtf8(m.body),
+    });
     offset += length;
   }
   return out;
@@ -44,12 +56,21 @@ function messages(bytes: Uint8Array) {
 describe('routes and auth', () => {
   it('answers InvokeEndpoint with the variant and a request id', async () => {
     const server = await mock();
-    const response = await invoke(server, '/endpoints/ep/invocations', chat, { 'x-amzn-sagemaker-target-variant': 'B' });
+    const response = await invoke(server, '/endpoints/ep/invocations', chat, {
+      'x-amzn-sagemaker-target-variant': 'B',
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('x-amzn-invoked-production-variant')).toBe('B');
     expect(response.headers.get('x-amzn-requestid')).toMatch(/^[0-9a-f-]{36}$/);
-    expect(await response.json()).toMatchObject({ object: 'chat.completion', usage: { prompt_tokens: 2, completion_tokens: 3 } });
-    expect(server.requests[0]).toMatchObject({ method: 'POST', path: '/endpoints/ep/invocations', headers: { authorization: AUTH } });
+    expect(await response.json()).toMatchObject({
+      object: 'chat.completion',
+      usage: { prompt_tokens: 2, completion_tokens: 3 },
+    });
+    expect(server.requests[0]).toMatchObject({
+      method: 'POST',
+      path: '/endpoints/ep/invocations',
+      headers: { authorization: AUTH },
+    });
   });
 
   it.each([
@@ -58,7 +79,11 @@ describe('routes and auth', () => {
     ['POST', '/invocations', 404, 'UnknownOperationException'],
   ])('%s %s -> %i %s', async (method, path, status, type) => {
     const server = await mock();
-    const response = await fetch(server.url + path, { method, headers: { authorization: AUTH }, ...(method === 'POST' ? { body: chat } : {}) });
+    const response = await fetch(server.url + path, {
+      method,
+      headers: { authorization: AUTH },
+      ...(method === 'POST' ? { body: chat } : {}),
+    });
     expect(response.status).toBe(status);
     expect(response.headers.get('x-amzn-errortype')).toMatch(new RegExp(`^${type}:`));
     expect(await response.json()).toMatchObject({ __type: type });
@@ -72,7 +97,15 @@ describe('routes and auth', () => {
       expect(response.headers.get('x-amzn-errortype')).toMatch(/^MissingAuthenticationTokenException/);
     }
     const lax = await mock({ requireAuth: false });
-    expect((await fetch(`${lax.url}/endpoints/ep/invocations`, { method: 'POST', body: chat, headers: { 'content-type': 'application/json' } })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${lax.url}/endpoints/ep/invocations`, {
+          method: 'POST',
+          body: chat,
+          headers: { 'content-type': 'application/json' },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('only the configured endpoints exist', async () => {
@@ -80,7 +113,10 @@ describe('routes and auth', () => {
     expect((await invoke(server, '/endpoints/a/invocations', chat)).status).toBe(200);
     const missing = await invoke(server, '/endpoints/b/invocations', chat);
     expect(missing.status).toBe(400);
-    expect(await missing.json()).toMatchObject({ __type: 'ValidationError', message: expect.stringContaining('Endpoint b of account') });
+    expect(await missing.json()).toMatchObject({
+      __type: 'ValidationError',
+      message: expect.stringContaining('Endpoint b of account'),
+    });
   });
 });
 
@@ -103,8 +139,15 @@ describe('error injection', () => {
 
   it("a ModelError carries the model's status and message", async () => {
     const server = await mock();
-    const response = await invoke(server, '/endpoints/ep/invocations', chat, { 'x-amzn-sagemaker-custom-attributes': 'mock-error=model;mock-status=413' });
-    expect(await response.json()).toMatchObject({ OriginalStatusCode: 413, OriginalMessage: 'injected failure', LogStreamArn: expect.stringContaining('/aws/sagemaker/Endpoints/ep'), ErrorCode: 'CLIENT_ERROR_FROM_MODEL' });
+    const response = await invoke(server, '/endpoints/ep/invocations', chat, {
+      'x-amzn-sagemaker-custom-attributes': 'mock-error=model;mock-status=413',
+    });
+    expect(await response.json()).toMatchObject({
+      OriginalStatusCode: 413,
+      OriginalMessage: 'injected failure',
+      LogStreamArn: expect.stringContaining('/aws/sagemaker/Endpoints/ep'),
+      ErrorCode: 'CLIENT_ERROR_FROM_MODEL',
+    });
   });
 
   it('a chat body that is not JSON is the model answering 400 (a ModelError)', async () => {
@@ -133,7 +176,10 @@ describe('models', () => {
     expect(response.headers.get('content-type')).toBe('text/csv');
     const lines = (await response.text()).trim().split('\n');
     expect(lines.map(Number)).toEqual(['1,2,3', '4,5,6', '7,8,9'].map((row) => Number(rowScore(row).toFixed(6))));
-    const json = await invoke(server, '/endpoints/ep/invocations', csv, { 'content-type': 'text/csv', accept: 'application/json' });
+    const json = await invoke(server, '/endpoints/ep/invocations', csv, {
+      'content-type': 'text/csv',
+      accept: 'application/json',
+    });
     expect(((await json.json()) as { predictions: number[] }).predictions.map(String)).toEqual(lines);
   });
 
@@ -143,7 +189,9 @@ describe('models', () => {
     const a = await (await invoke(server, '/endpoints/ep/invocations', body)).text();
     const b = await (await invoke(server, '/endpoints/ep/invocations', body)).text();
     expect(a).toBe(b);
-    expect(JSON.parse(a)).toEqual({ predictions: [Number(rowScore('[1,2]').toFixed(6)), Number(rowScore('{"a":"b"}').toFixed(6))] });
+    expect(JSON.parse(a)).toEqual({
+      predictions: [Number(rowScore('[1,2]').toFixed(6)), Number(rowScore('{"a":"b"}').toFixed(6))],
+    });
   });
 
   it('binary: a digest of the body', async () => {
@@ -162,7 +210,9 @@ describe('response streams (event-stream framing)', () => {
     expect(response.headers.get('content-type')).toBe('application/vnd.amazon.eventstream');
     expect(response.headers.get('x-amzn-sagemaker-content-type')).toBe('text/event-stream');
     const got = messages(new Uint8Array(await response.arrayBuffer()));
-    expect(got.every((m) => m.headers[':message-type'] === 'event' && m.headers[':event-type'] === 'PayloadPart')).toBe(true);
+    expect(got.every((m) => m.headers[':message-type'] === 'event' && m.headers[':event-type'] === 'PayloadPart')).toBe(
+      true,
+    );
     const text = got.map((m) => m.body).join('');
     expect(text).toContain('"role":"assistant"');
     expect(text.match(/"content":/g)).toHaveLength(3);
@@ -172,8 +222,18 @@ describe('response streams (event-stream framing)', () => {
 
   it('split parts: every event in two PayloadParts, the same bytes joined', async () => {
     const server = await mock();
-    const whole = messages(new Uint8Array(await (await invoke(server, '/endpoints/ep/invocations-response-stream', chat)).arrayBuffer()));
-    const split = messages(new Uint8Array(await (await invoke(server, '/endpoints/ep/invocations-response-stream', chat, { 'x-amzn-sagemaker-custom-attributes': 'mock-split-parts=1' })).arrayBuffer()));
+    const whole = messages(
+      new Uint8Array(await (await invoke(server, '/endpoints/ep/invocations-response-stream', chat)).arrayBuffer()),
+    );
+    const split = messages(
+      new Uint8Array(
+        await (
+          await invoke(server, '/endpoints/ep/invocations-response-stream', chat, {
+            'x-amzn-sagemaker-custom-attributes': 'mock-split-parts=1',
+          })
+        ).arrayBuffer(),
+      ),
+    );
     expect(split).toHaveLength(whole.length * 2);
     const strip = (s: string) => s.replace(/chatcmpl-sagemaker-mock-\d+/g, 'id');
     expect(strip(split.map((m) => m.body).join(''))).toBe(strip(whole.map((m) => m.body).join('')));
@@ -197,10 +257,16 @@ describe('response streams (event-stream framing)', () => {
     ['stream-internal', 'InternalStreamFailure'],
   ])('%s: an exception message after half the tokens', async (errorType, type) => {
     const server = await mock({ errorRate: 1, errorType: errorType as 'stream', outputTokens: 4 });
-    const got = messages(new Uint8Array(await (await invoke(server, '/endpoints/ep/invocations-response-stream', chat)).arrayBuffer()));
+    const got = messages(
+      new Uint8Array(await (await invoke(server, '/endpoints/ep/invocations-response-stream', chat)).arrayBuffer()),
+    );
     // role chunk + 2 tokens, then the exception
     expect(got).toHaveLength(4);
-    expect(got[3]!.headers).toMatchObject({ ':message-type': 'exception', ':exception-type': type, ':content-type': 'application/json' });
+    expect(got[3]!.headers).toMatchObject({
+      ':message-type': 'exception',
+      ':exception-type': type,
+      ':content-type': 'application/json',
+    });
     expect(JSON.parse(got[3]!.body)).toMatchObject({ Message: expect.stringContaining('injected') });
   });
 
@@ -211,7 +277,9 @@ describe('response streams (event-stream framing)', () => {
 
   it('non-chat bodies stream their answer as one PayloadPart', async () => {
     const server = await mock();
-    const response = await invoke(server, '/endpoints/ep/invocations-response-stream', '1,2\n', { 'content-type': 'text/csv' });
+    const response = await invoke(server, '/endpoints/ep/invocations-response-stream', '1,2\n', {
+      'content-type': 'text/csv',
+    });
     expect(response.headers.get('x-amzn-sagemaker-content-type')).toBe('text/csv');
     const got = messages(new Uint8Array(await response.arrayBuffer()));
     expect(got.map((m) => m.body)).toEqual([`${Number(rowScore('1,2').toFixed(6))}\n`]);
@@ -220,7 +288,12 @@ describe('response streams (event-stream framing)', () => {
 
 describe('capacity (slots, lambdas/mocks/capacity.ts)', () => {
   /** Milliseconds from sending to the whole answer, for two requests sent together, shortest first. */
-  async function twoTogether(server: MockSageMaker, path: string, body: string, contentType: string): Promise<[number, number]> {
+  async function twoTogether(
+    server: MockSageMaker,
+    path: string,
+    body: string,
+    contentType: string,
+  ): Promise<[number, number]> {
     const timed = async () => {
       const start = performance.now();
       const response = await invoke(server, path, body, { 'content-type': contentType });

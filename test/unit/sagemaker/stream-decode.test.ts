@@ -52,13 +52,16 @@ describe('SSE, OpenAI-style chunks', () => {
     expect(decoder.error).toBeNull();
   });
 
-  it.each([1, 2, 3, 5, 7, 13, 64])('the same result whatever the parts cut (every %i bytes, through multi-byte characters)', (size) => {
-    const { decoder, total } = run(cut(OPENAI_STREAM, size));
-    expect(total).toBe(3);
-    expect(decoder.usage).toEqual({ promptTokens: 7, completionTokens: 3 });
-    expect(decoder.finished).toBe(true);
-    expect(decoder.malformed).toBe(0);
-  });
+  it.each([1, 2, 3, 5, 7, 13, 64])(
+    'the same result whatever the parts cut (every %i bytes, through multi-byte characters)',
+    (size) => {
+      const { decoder, total } = run(cut(OPENAI_STREAM, size));
+      expect(total).toBe(3);
+      expect(decoder.usage).toEqual({ promptTokens: 7, completionTokens: 3 });
+      expect(decoder.finished).toBe(true);
+      expect(decoder.malformed).toBe(0);
+    },
+  );
 
   it('an event completes in the part that brings its blank line', () => {
     const event = openaiChunk('x');
@@ -89,26 +92,37 @@ describe('SSE, OpenAI-style chunks', () => {
   });
 
   it('the last usage wins when several chunks report one', () => {
-    const usage = (c: number) => `data: ${JSON.stringify({ choices: [{ delta: { content: 'x' } }], usage: { prompt_tokens: 1, completion_tokens: c } })}\n\n`;
+    const usage = (c: number) =>
+      `data: ${JSON.stringify({ choices: [{ delta: { content: 'x' } }], usage: { prompt_tokens: 1, completion_tokens: c } })}\n\n`;
     expect(run([usage(1), usage(2), usage(3)]).decoder.usage).toEqual({ promptTokens: 1, completionTokens: 3 });
   });
 
   it('a last event without its blank line still counts at the end', () => {
-    const { perPart, atEnd, decoder } = run([`data: ${JSON.stringify({ choices: [{ delta: { content: 'x' } }], usage: { prompt_tokens: 2, completion_tokens: 1 } })}`]);
+    const { perPart, atEnd, decoder } = run([
+      `data: ${JSON.stringify({ choices: [{ delta: { content: 'x' } }], usage: { prompt_tokens: 2, completion_tokens: 1 } })}`,
+    ]);
     expect(perPart).toEqual([0]);
     expect(atEnd).toBe(1);
     expect(decoder.usage).toEqual({ promptTokens: 2, completionTokens: 1 });
   });
 
   it('comments, event names and ids are SSE too; non-JSON data is text content', () => {
-    const { perPart, decoder } = run([': keep-alive\n\n', 'event: token\nid: 1\ndata: plain words\n\n', 'data: {not json\n\n']);
+    const { perPart, decoder } = run([
+      ': keep-alive\n\n',
+      'event: token\nid: 1\ndata: plain words\n\n',
+      'data: {not json\n\n',
+    ]);
     expect(decoder.format).toBe('sse');
     expect(perPart).toEqual([0, 1, 0]);
     expect(decoder.malformed).toBe(1);
   });
 
   it('an error object in the stream is reported, not thrown, and stops counting', () => {
-    const { decoder, total } = run([openaiChunk('a'), `data: ${JSON.stringify({ error: { message: 'CUDA out of memory', type: 'server_error' } })}\n\n`, openaiChunk('b')]);
+    const { decoder, total } = run([
+      openaiChunk('a'),
+      `data: ${JSON.stringify({ error: { message: 'CUDA out of memory', type: 'server_error' } })}\n\n`,
+      openaiChunk('b'),
+    ]);
     expect(decoder.error).toBe('CUDA out of memory');
     expect(total).toBe(1);
   });
@@ -136,7 +150,10 @@ describe('SSE, TGI token events', () => {
   });
 
   it("TGI's error event is reported", () => {
-    const { decoder } = run([`data:${tgiEvent('a')}\n\n`, `data:${JSON.stringify({ error: 'Request failed during generation: out of memory', error_type: 'generation' })}\n\n`]);
+    const { decoder } = run([
+      `data:${tgiEvent('a')}\n\n`,
+      `data:${JSON.stringify({ error: 'Request failed during generation: out of memory', error_type: 'generation' })}\n\n`,
+    ]);
     expect(decoder.error).toBe('Request failed during generation: out of memory');
   });
 });
@@ -193,7 +210,11 @@ describe('JSON lines', () => {
 
 describe('format sniffing', () => {
   it('waits while the first bytes could still be an SSE field', () => {
-    const { perPart, decoder } = run(['  \n', 'da', `ta: ${JSON.stringify({ choices: [{ delta: { content: 'x' } }] })}\n\n`]);
+    const { perPart, decoder } = run([
+      '  \n',
+      'da',
+      `ta: ${JSON.stringify({ choices: [{ delta: { content: 'x' } }] })}\n\n`,
+    ]);
     expect(decoder.format).toBe('sse');
     expect(perPart).toEqual([0, 0, 1]);
   });
@@ -232,7 +253,10 @@ describe('inspectChunk', () => {
     [{ usage: { prompt_tokens: -1, completion_tokens: 'x' } }, null],
     [{ usage: null }, null],
     [{ details: { generated_tokens: 9 } }, { promptTokens: null, completionTokens: 9 }],
-    [{ details: { generated_tokens: 9 }, usage: { prompt_tokens: 1, completion_tokens: 2 } }, { promptTokens: 1, completionTokens: 2 }],
+    [
+      { details: { generated_tokens: 9 }, usage: { prompt_tokens: 1, completion_tokens: 2 } },
+      { promptTokens: 1, completionTokens: 2 },
+    ],
   ])('usage of %j is %j', (chunk, usage) => {
     expect(inspectChunk(chunk).usage).toEqual(usage);
   });
@@ -242,6 +266,9 @@ describe('inspectChunk', () => {
   });
 
   it('error: null is no error', () => {
-    expect(inspectChunk({ error: null, choices: [{ delta: { content: 'a' } }] })).toMatchObject({ error: null, content: true });
+    expect(inspectChunk({ error: null, choices: [{ delta: { content: 'a' } }] })).toMatchObject({
+      error: null,
+      content: true,
+    });
   });
 });

@@ -7,10 +7,20 @@ describe('parseSageMakerTargetSpec', () => {
     ['sagemaker:ep1?', { endpointName: 'ep1' }],
     [
       'sagemaker:llm-prod-2?variant=AllTraffic&component=c&region=us-east-1&container=h&attributes=trace%3Dabc%3Bx%3D1',
-      { endpointName: 'llm-prod-2', targetVariant: 'AllTraffic', inferenceComponentName: 'c', region: 'us-east-1', targetContainerHostname: 'h', customAttributes: 'trace=abc;x=1' },
+      {
+        endpointName: 'llm-prod-2',
+        targetVariant: 'AllTraffic',
+        inferenceComponentName: 'c',
+        region: 'us-east-1',
+        targetContainerHostname: 'h',
+        customAttributes: 'trace=abc;x=1',
+      },
     ],
     ['sagemaker:e?region=us-gov-west-1', { endpointName: 'e', region: 'us-gov-west-1' }],
-    ['sagemaker:e?region=eu-central-2&variant=Variant--B', { endpointName: 'e', region: 'eu-central-2', targetVariant: 'Variant--B' }],
+    [
+      'sagemaker:e?region=eu-central-2&variant=Variant--B',
+      { endpointName: 'e', region: 'eu-central-2', targetVariant: 'Variant--B' },
+    ],
     // Not form encoding: a plus stays a plus; = and ; may stay unencoded in the value.
     ['sagemaker:e?attributes=a+b=c;d', { endpointName: 'e', customAttributes: 'a+b=c;d' }],
     ['sagemaker:e?attributes=x%26y', { endpointName: 'e', customAttributes: 'x&y' }],

@@ -31,7 +31,14 @@ type Line = { id: string; at: number; data?: string; type?: string };
 
 const lineOf = ({ id, at, data, type }: Line) =>
   JSON.stringify({
-    captureData: { endpointInput: { observedContentType: type ?? 'application/json', mode: 'INPUT', data: data ?? JSON.stringify({ messages: [{ role: 'user', content: `hello ${id}` }] }), encoding: type === 'text/csv' ? 'CSV' : 'JSON' } },
+    captureData: {
+      endpointInput: {
+        observedContentType: type ?? 'application/json',
+        mode: 'INPUT',
+        data: data ?? JSON.stringify({ messages: [{ role: 'user', content: `hello ${id}` }] }),
+        encoding: type === 'text/csv' ? 'CSV' : 'JSON',
+      },
+    },
     eventMetadata: { eventId: id, inferenceTime: new Date(at).toISOString().replace('.000Z', 'Z') },
     eventVersion: '0',
   });
@@ -48,8 +55,16 @@ function bucket(endpoint = 'ep-a', variant = 'AllTraffic'): { captures: MemoryCa
   const captures = new MemoryCaptureObjects();
   const all: Line[] = [];
   const base = `datacapture/${endpoint}/${variant}/2026/04/28/`;
-  for (const [hour, half, from] of [['10', 'a', 0], ['10', 'b', 30], ['11', 'a', 60], ['11', 'b', 90]] as const) {
-    const lines = Array.from({ length: 30 }, (_, k) => ({ id: `${endpoint}-${from + k}`, at: minute('2026-04-28T10:00:00Z', from + k) }));
+  for (const [hour, half, from] of [
+    ['10', 'a', 0],
+    ['10', 'b', 30],
+    ['11', 'a', 60],
+    ['11', 'b', 90],
+  ] as const) {
+    const lines = Array.from({ length: 30 }, (_, k) => ({
+      id: `${endpoint}-${from + k}`,
+      at: minute('2026-04-28T10:00:00Z', from + k),
+    }));
     all.push(...lines);
     captures.put(`${base}${hour}/${hour}-${half}-file.jsonl`, fileOf(lines));
   }
@@ -75,7 +90,11 @@ interface Setup {
   logs: { level: string; message: string; fields: Record<string, unknown> }[];
 }
 
-function setup(schedule: Record<string, unknown>, captures: MemoryCaptureObjects, env: Record<string, string> = {}): Setup {
+function setup(
+  schedule: Record<string, unknown>,
+  captures: MemoryCaptureObjects,
+  env: Record<string, string> = {},
+): Setup {
   const clock = new VirtualClock(NOW_NS);
   const store = new MemoryObjectStore();
   const replay = new MemoryQueue(() => clock.nowNs());
@@ -90,14 +109,23 @@ function setup(schedule: Record<string, unknown>, captures: MemoryCaptureObjects
     ]),
     [ENV.leadMs]: String(LEAD_MS),
     [ENV.requestTimeoutMs]: String(TIMEOUT_MS),
-    [ENV.schedules]: JSON.stringify([{ name: 'nightly', expression: 'cron(0 2 * * ? *)', window: { daysAgo: 1, from: '10:15', to: '11:45' }, targets: ['A', 'B'], ...schedule }]),
+    [ENV.schedules]: JSON.stringify([
+      {
+        name: 'nightly',
+        expression: 'cron(0 2 * * ? *)',
+        window: { daysAgo: 1, from: '10:15', to: '11:45' },
+        targets: ['A', 'B'],
+        ...schedule,
+      },
+    ]),
     [ENV.captureBucket]: 'captures',
     [ENV.capturePrefix]: 'datacapture/',
     ...env,
   });
   const empties: Setup['empties'] = [];
   const logs: Setup['logs'] = [];
-  const log = (level: string) => (message: unknown, fields?: unknown) => void logs.push({ level, message: String(message), fields: (fields ?? {}) as Record<string, unknown> });
+  const log = (level: string) => (message: unknown, fields?: unknown) =>
+    void logs.push({ level, message: String(message), fields: (fields ?? {}) as Record<string, unknown> });
   const deps: PlanDeps = {
     config,
     store,
@@ -113,8 +141,11 @@ function setup(schedule: Record<string, unknown>, captures: MemoryCaptureObjects
 }
 
 const context = {} as Context;
-const event = (...bodies: string[]): SQSEvent => ({ Records: bodies.map((body, i) => ({ messageId: `m${i}`, body }) as SQSEvent['Records'][number]) });
-const planMessage = (schedule = 'nightly', scheduledTime = FIRED) => JSON.stringify({ v: 1, kind: 'window', schedule, scheduledTime });
+const event = (...bodies: string[]): SQSEvent => ({
+  Records: bodies.map((body, i) => ({ messageId: `m${i}`, body }) as SQSEvent['Records'][number]),
+});
+const planMessage = (schedule = 'nightly', scheduledTime = FIRED) =>
+  JSON.stringify({ v: 1, kind: 'window', schedule, scheduledTime });
 
 function shardsOf(queue: MemoryQueue): ShardMessage[] {
   return queue.messages.map((m) => shardMessageSchema.parse(JSON.parse(m.body)));
@@ -125,7 +156,12 @@ function scheduledByTarget(messages: ShardMessage[]): Map<string, { eventId: str
   const out = new Map<string, { eventId: string; dueNs: bigint; index: number }[]>();
   for (const m of messages) {
     const list = out.get(m.target) ?? [];
-    for (const r of m.requests) list.push({ eventId: r.eventId, dueNs: BigInt(m.startNs) + BigInt(Math.round(r.offsetMs * 1e6)), index: r.index });
+    for (const r of m.requests)
+      list.push({
+        eventId: r.eventId,
+        dueNs: BigInt(m.startNs) + BigInt(Math.round(r.offsetMs * 1e6)),
+        index: r.index,
+      });
     out.set(m.target, list);
   }
   for (const list of out.values()) list.sort((a, b) => a.index - b.index);
@@ -133,9 +169,15 @@ function scheduledByTarget(messages: ShardMessage[]): Map<string, { eventId: str
 }
 
 /** The parts of the ingest report the tests read. */
-type Report = { totals: Record<string, number>; window: Record<string, unknown>; captures: string[]; skippedFiles: { file: string; reason: string }[] };
+type Report = {
+  totals: Record<string, number>;
+  window: Record<string, unknown>;
+  captures: string[];
+  skippedFiles: { file: string; reason: string }[];
+};
 
-const runRecord = (store: MemoryObjectStore, runId: string) => runRecordSchema.parse(JSON.parse(store.text(runRecordKey(runId)) as string));
+const runRecord = (store: MemoryObjectStore, runId: string) =>
+  runRecordSchema.parse(JSON.parse(store.text(runRecordKey(runId)) as string));
 
 describe('plan function: one window run per scheduled time', () => {
   it("schedules exactly the window's requests, read across two hour partitions and the hour after, to A and B in the same due order", async () => {
@@ -158,7 +200,9 @@ describe('plan function: one window run per scheduled time', () => {
     const b = byTarget.get('B') ?? [];
     expect(b.map((r) => r.dueNs)).toEqual(a.map((r) => r.dueNs));
     expect(a[0]?.dueNs).toBe(NOW_NS + BigInt(LEAD_MS) * 1_000_000n);
-    expect(a.map((r) => Number(r.dueNs - (a[0] as { dueNs: bigint }).dueNs) / 1e6)).toEqual(expected.map((l) => l.at - (expected[0] as Line).at));
+    expect(a.map((r) => Number(r.dueNs - (a[0] as { dueNs: bigint }).dueNs) / 1e6)).toEqual(
+      expected.map((l) => l.at - (expected[0] as Line).at),
+    );
 
     // Listed: the variant's 10, 11 and 12 partitions; read: the five .jsonl files, the note skipped.
     const base = 'datacapture/ep-a/AllTraffic/2026/04/28/';
@@ -169,7 +213,11 @@ describe('plan function: one window run per scheduled time', () => {
     const input = record.inputConfig as Record<string, unknown>;
     expect(input.mode).toBe('window');
     expect(input.tool).toBe('capture-replay');
-    expect(input.captures).toEqual(['10/10-a-file.jsonl', '10/10-b-file.jsonl', '11/11-a-file.jsonl', '11/11-b-file.jsonl', '12/00-file.jsonl'].map((f) => `s3://captures/${base}${f}`));
+    expect(input.captures).toEqual(
+      ['10/10-a-file.jsonl', '10/10-b-file.jsonl', '11/11-a-file.jsonl', '11/11-b-file.jsonl', '12/00-file.jsonl'].map(
+        (f) => `s3://captures/${base}${f}`,
+      ),
+    );
     expect(input.targets).toEqual([
       { name: 'A', url: 'http://a.example', path: '/v1/chat/completions' },
       { name: 'B', url: 'http://b.example', path: '/v1/chat/completions' },
@@ -188,7 +236,14 @@ describe('plan function: one window run per scheduled time', () => {
     // The ingest report: every line of the files read counted; the window's own accounting.
     const report = JSON.parse(s.store.text(`${runPrefix(runId)}ingest_report.json`) as string) as Report;
     expect(report.totals).toMatchObject({ files: 5, accepted: 122, rejected: 0 });
-    expect(report.window).toEqual({ start: '2026-04-28T10:15:00.000Z', end: '2026-04-28T11:45:00.000Z', inWindow: 91, outsideWindow: 31, duplicates: 0, sampledOut: 0 });
+    expect(report.window).toEqual({
+      start: '2026-04-28T10:15:00.000Z',
+      end: '2026-04-28T11:45:00.000Z',
+      inWindow: 91,
+      outsideWindow: 31,
+      duplicates: 0,
+      sampledOut: 0,
+    });
     expect(report.captures).toEqual(input.captures);
     expect(report.skippedFiles).toEqual([{ file: `s3://captures/${base}11/notes.txt`, reason: 'not a .jsonl file' }]);
 
@@ -215,7 +270,11 @@ describe('plan function: one window run per scheduled time', () => {
     // Planned again from scratch (another store), without the limit: the same sampled requests.
     const s2 = setup({ sample }, captures);
     await s2.handler(event(planMessage()), context);
-    expect(scheduledByTarget(shardsOf(s2.replay)).get('A')?.map((r) => r.eventId)).toEqual(kept.map((l) => l.id));
+    expect(
+      scheduledByTarget(shardsOf(s2.replay))
+        .get('A')
+        ?.map((r) => r.eventId),
+    ).toEqual(kept.map((l) => l.id));
   });
 
   it('a redelivered message schedules nothing twice; a retry after a crash mid-scheduling sends the same shards on the same timeline', async () => {
@@ -240,7 +299,10 @@ describe('plan function: one window run per scheduled time', () => {
     s.store.objects.delete(runRecordKey(runId));
     expect(s.store.text(runStartKey(runId))).not.toBeNull();
     expect(s.store.text(windowFilesKey(runId))).not.toBeNull();
-    captures.put('datacapture/ep-a/AllTraffic/2026/04/28/11/99-new-file.jsonl', fileOf([{ id: 'arrived-later', at: Date.parse('2026-04-28T11:00:30Z') }]));
+    captures.put(
+      'datacapture/ep-a/AllTraffic/2026/04/28/11/99-new-file.jsonl',
+      fileOf([{ id: 'arrived-later', at: Date.parse('2026-04-28T11:00:30Z') }]),
+    );
     const before = s.replay.messages.length;
     await s.handler(event(planMessage()), context);
     const retried = s.replay.messages.slice(before).map((m) => m.body);
@@ -259,13 +321,23 @@ describe('plan function: one window run per scheduled time', () => {
     const durationMs = (expected[expected.length - 1] as Line).at - (expected[0] as Line).at;
     const shiftNs = BigInt(durationMs + TIMEOUT_MS) * 1_000_000n;
     expect(b.map((r) => r.dueNs)).toEqual(a.map((r) => r.dueNs + shiftNs));
-    expect((b[0] as { dueNs: bigint }).dueNs).toBeGreaterThan((a[a.length - 1] as { dueNs: bigint }).dueNs + BigInt(TIMEOUT_MS - 1) * 1_000_000n);
+    expect((b[0] as { dueNs: bigint }).dueNs).toBeGreaterThan(
+      (a[a.length - 1] as { dueNs: bigint }).dueNs + BigInt(TIMEOUT_MS - 1) * 1_000_000n,
+    );
     const record = runRecord(s.store, windowRunId('nightly', FIRED));
     // The deadline covers B's last request: its start + duration + the grace.
-    expect(BigInt(record.deadlineNs)).toBe(BigInt(record.startNs) + shiftNs + BigInt(durationMs + TIMEOUT_MS + 120_000) * 1_000_000n);
-    expect((record.inputConfig as Record<string, unknown>).start_offsets_ms).toEqual({ A: 0, B: durationMs + TIMEOUT_MS });
+    expect(BigInt(record.deadlineNs)).toBe(
+      BigInt(record.startNs) + shiftNs + BigInt(durationMs + TIMEOUT_MS + 120_000) * 1_000_000n,
+    );
+    expect((record.inputConfig as Record<string, unknown>).start_offsets_ms).toEqual({
+      A: 0,
+      B: durationMs + TIMEOUT_MS,
+    });
     // Every message of B is due after every message of A.
-    const firstDues = (t: string) => shardsOf(s.replay).filter((m) => m.target === t).map((m) => BigInt(m.firstDueNs));
+    const firstDues = (t: string) =>
+      shardsOf(s.replay)
+        .filter((m) => m.target === t)
+        .map((m) => BigInt(m.firstDueNs));
     const lastOfA = firstDues('A').reduce((x, y) => (y > x ? y : x));
     expect(firstDues('B').every((due) => due > lastOfA)).toBe(true);
   });
@@ -286,12 +358,28 @@ describe('plan function: one window run per scheduled time', () => {
     });
     await s.handler(event(planMessage()), context);
     const byTarget = scheduledByTarget(shardsOf(s.replay));
-    expect(byTarget.get('A')?.map((r) => [r.eventId, r.index])).toEqual([['chat-1', 0], ['chat-3', 2]]);
-    expect(byTarget.get('S')?.map((r) => [r.eventId, r.index])).toEqual([['chat-1', 0], ['csv-2', 1], ['chat-3', 2]]);
+    expect(byTarget.get('A')?.map((r) => [r.eventId, r.index])).toEqual([
+      ['chat-1', 0],
+      ['chat-3', 2],
+    ]);
+    expect(byTarget.get('S')?.map((r) => [r.eventId, r.index])).toEqual([
+      ['chat-1', 0],
+      ['csv-2', 1],
+      ['chat-3', 2],
+    ]);
     const runId = windowRunId('nightly', FIRED);
-    const drops = (s.store.text(`work/${runId}/A/_results/${INGEST_SHARD}.jsonl`) ?? '').trim().split('\n').map((l) => JSON.parse(l) as { index: number; dropReason: string; scheduledNs: string });
+    const drops = (s.store.text(`work/${runId}/A/_results/${INGEST_SHARD}.jsonl`) ?? '')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { index: number; dropReason: string; scheduledNs: string });
     const record = runRecord(s.store, runId);
-    expect(drops).toEqual([expect.objectContaining({ index: 1, dropReason: 'unsupported_content_type', scheduledNs: (BigInt(record.startNs) + 1_000_000_000n).toString() })]);
+    expect(drops).toEqual([
+      expect.objectContaining({
+        index: 1,
+        dropReason: 'unsupported_content_type',
+        scheduledNs: (BigInt(record.startNs) + 1_000_000_000n).toString(),
+      }),
+    ]);
     // S, second in a sequential run, starts after A's last due time (2 s) plus the timeout.
     expect(byTarget.get('S')?.[0]?.dueNs).toBe(BigInt(record.startNs) + BigInt(2_000 + TIMEOUT_MS) * 1_000_000n);
     // Each waits for its own shards (one-second slots): A's hold 2 requests, S's 3.
@@ -305,23 +393,38 @@ describe('plan function: one window run per scheduled time', () => {
     const none = setup({}, new MemoryCaptureObjects());
     expect((await none.handler(event(planMessage()), context)).batchItemFailures).toEqual([]);
     expect(none.empties.map((e) => e.reason)).toEqual(['no captures in the window']);
-    expect(none.empties[0]).toMatchObject({ runId: windowRunId('nightly', FIRED), resultsBucket: 'results', notifier: null });
-    expect(scheduledRunInfoSchema.parse(none.empties[0]?.info).window).toEqual({ start: '2026-04-28T10:15:00.000Z', end: '2026-04-28T11:45:00.000Z' });
+    expect(none.empties[0]).toMatchObject({
+      runId: windowRunId('nightly', FIRED),
+      resultsBucket: 'results',
+      notifier: null,
+    });
+    expect(scheduledRunInfoSchema.parse(none.empties[0]?.info).window).toEqual({
+      start: '2026-04-28T10:15:00.000Z',
+      end: '2026-04-28T11:45:00.000Z',
+    });
     expect(none.replay.messages).toEqual([]);
     expect(none.store.text(runRecordKey(windowRunId('nightly', FIRED)))).toBeNull();
 
     // Files in the partitions, records only outside the window.
     const outside = new MemoryCaptureObjects();
-    outside.put('datacapture/ep-a/AllTraffic/2026/04/28/10/f.jsonl', fileOf([{ id: 'early', at: Date.parse('2026-04-28T10:05:00Z') }]));
+    outside.put(
+      'datacapture/ep-a/AllTraffic/2026/04/28/10/f.jsonl',
+      fileOf([{ id: 'early', at: Date.parse('2026-04-28T10:05:00Z') }]),
+    );
     const o = setup({}, outside);
     await o.handler(event(planMessage()), context);
     expect(o.empties.map((e) => e.reason)).toEqual(['no captures in the window']);
-    const report = JSON.parse(o.store.text(`${runPrefix(windowRunId('nightly', FIRED))}ingest_report.json`) as string) as Report;
+    const report = JSON.parse(
+      o.store.text(`${runPrefix(windowRunId('nightly', FIRED))}ingest_report.json`) as string,
+    ) as Report;
     expect(report.window).toMatchObject({ inWindow: 0, outsideWindow: 1 });
 
     // Records in the window that no chat target takes (CSV).
     const csv = new MemoryCaptureObjects();
-    csv.put('datacapture/ep-a/AllTraffic/2026/04/28/10/f.jsonl', fileOf([{ id: 'csv', at: Date.parse('2026-04-28T10:20:00Z'), type: 'text/csv', data: '1,2,3' }]));
+    csv.put(
+      'datacapture/ep-a/AllTraffic/2026/04/28/10/f.jsonl',
+      fileOf([{ id: 'csv', at: Date.parse('2026-04-28T10:20:00Z'), type: 'text/csv', data: '1,2,3' }]),
+    );
     const c = setup({}, csv);
     await c.handler(event(planMessage()), context);
     expect(c.empties.map((e) => e.reason)).toEqual(['no requests in the window that the targets take']);
@@ -332,13 +435,24 @@ describe('plan function: one window run per scheduled time', () => {
     const { captures } = bucket();
     const s = setup({}, captures);
     const out = await s.handler(
-      event('not json', JSON.stringify({ v: 1, kind: 'window', schedule: 'nightly', scheduledTime: 'yesterday' }), JSON.stringify({ v: 2, kind: 'window', schedule: 'nightly', scheduledTime: FIRED }), planMessage('weekly')),
+      event(
+        'not json',
+        JSON.stringify({ v: 1, kind: 'window', schedule: 'nightly', scheduledTime: 'yesterday' }),
+        JSON.stringify({ v: 2, kind: 'window', schedule: 'nightly', scheduledTime: FIRED }),
+        planMessage('weekly'),
+      ),
       context,
     );
     expect(out.batchItemFailures).toEqual([]);
     expect(s.replay.messages).toEqual([]);
-    expect(s.logs.filter((l) => l.level === 'warn').map((l) => l.fields.reason)).toEqual(['not JSON', 'scheduledTime: an ISO 8601 time', 'v: Invalid input: expected 1']);
-    expect(s.logs.filter((l) => l.level === 'error').map((l) => l.fields.reason)).toEqual(['no schedule named weekly in this deployment (nightly)']);
+    expect(s.logs.filter((l) => l.level === 'warn').map((l) => l.fields.reason)).toEqual([
+      'not JSON',
+      'scheduledTime: an ISO 8601 time',
+      'v: Invalid input: expected 1',
+    ]);
+    expect(s.logs.filter((l) => l.level === 'error').map((l) => l.fields.reason)).toEqual([
+      'no schedule named weekly in this deployment (nightly)',
+    ]);
     expect(s.captures.calls.open).toEqual([]);
   });
 
@@ -346,20 +460,30 @@ describe('plan function: one window run per scheduled time', () => {
     const { captures } = bucket();
     const s = setup({ targets: ['A', 'C'] }, captures);
     expect((await s.handler(event(planMessage()), context)).batchItemFailures).toEqual([]);
-    expect(s.logs.find((l) => l.level === 'error')?.fields.reason).toMatch(/names target C, which is not one of the deployment's \(A, B\)/);
+    expect(s.logs.find((l) => l.level === 'error')?.fields.reason).toMatch(
+      /names target C, which is not one of the deployment's \(A, B\)/,
+    );
 
     const failing = setup({}, captures);
     failing.store.putIfAbsent = async () => {
       throw new Error('SlowDown');
     };
     // The malformed one is acknowledged, the one that met the error is retried alone.
-    expect((await failing.handler(event('not json', planMessage()), context)).batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
+    expect((await failing.handler(event('not json', planMessage()), context)).batchItemFailures).toEqual([
+      { itemIdentifier: 'm1' },
+    ]);
   });
 });
 
 describe('discovering the Data Capture folders under the capture prefix', () => {
   const objects = new MemoryCaptureObjects();
-  for (const key of ['dc/ep-a/AllTraffic/2026/04/28/10/f.jsonl', 'dc/ep-a/canary/2026/04/28/10/f.jsonl', 'dc/ep-b/AllTraffic/2026/04/28/10/f.jsonl', 'dc/ep-b/stray/readme/x.txt']) objects.put(key, '{}');
+  for (const key of [
+    'dc/ep-a/AllTraffic/2026/04/28/10/f.jsonl',
+    'dc/ep-a/canary/2026/04/28/10/f.jsonl',
+    'dc/ep-b/AllTraffic/2026/04/28/10/f.jsonl',
+    'dc/ep-b/stray/readme/x.txt',
+  ])
+    objects.put(key, '{}');
 
   it('from the root: endpoints, then variants; a folder without years is ignored, visibly', async () => {
     const { folders, ignored } = await discoverCaptureFolders(objects, 'dc', {});
@@ -372,12 +496,18 @@ describe('discovering the Data Capture folders under the capture prefix', () => 
   });
 
   it('filtered by endpoints and variants', async () => {
-    expect((await discoverCaptureFolders(objects, 'dc/', { endpoints: ['ep-a'], variants: ['canary'] })).folders).toEqual([{ prefix: 'dc/ep-a/canary/', endpoint: 'ep-a', variant: 'canary' }]);
+    expect(
+      (await discoverCaptureFolders(objects, 'dc/', { endpoints: ['ep-a'], variants: ['canary'] })).folders,
+    ).toEqual([{ prefix: 'dc/ep-a/canary/', endpoint: 'ep-a', variant: 'canary' }]);
   });
 
   it("from inside an endpoint's folder, and from a variant's", async () => {
-    expect((await discoverCaptureFolders(objects, 'dc/ep-a/', { variants: ['AllTraffic'] })).folders).toEqual([{ prefix: 'dc/ep-a/AllTraffic/', endpoint: 'ep-a', variant: 'AllTraffic' }]);
-    expect((await discoverCaptureFolders(objects, 'dc/ep-b/AllTraffic/', {})).folders).toEqual([{ prefix: 'dc/ep-b/AllTraffic/', endpoint: 'ep-b', variant: 'AllTraffic' }]);
+    expect((await discoverCaptureFolders(objects, 'dc/ep-a/', { variants: ['AllTraffic'] })).folders).toEqual([
+      { prefix: 'dc/ep-a/AllTraffic/', endpoint: 'ep-a', variant: 'AllTraffic' },
+    ]);
+    expect((await discoverCaptureFolders(objects, 'dc/ep-b/AllTraffic/', {})).folders).toEqual([
+      { prefix: 'dc/ep-b/AllTraffic/', endpoint: 'ep-b', variant: 'AllTraffic' },
+    ]);
     expect((await discoverCaptureFolders(objects, 'dc/ep-b/AllTraffic/', { endpoints: ['ep-a'] })).folders).toEqual([]);
   });
 });

@@ -19,7 +19,12 @@ const workload = buildWorkload(settings, new Rng(1));
 const s3 = () => new S3Timing(settings.aws.s3, new Rng(2));
 
 function collector(resultsAt: (target: number, shard: number) => number) {
-  const states = [0, 1].map((target) => new Map<number, ShardState>(workload.shards.map((s) => [s.index, { claimedAt: 0, resultsAt: resultsAt(target, s.index) }])));
+  const states = [0, 1].map(
+    (target) =>
+      new Map<number, ShardState>(
+        workload.shards.map((s) => [s.index, { claimedAt: 0, resultsAt: resultsAt(target, s.index) }]),
+      ),
+  );
   const c = new CollectHandler(settings, workload, states, s3(), () => undefined);
   c.deadlineMs = 100_000;
   return c;
@@ -28,7 +33,7 @@ function collector(resultsAt: (target: number, shard: number) => number) {
 const apply = (run: { effects: { run: () => void }[] }) => run.effects.forEach((e) => e.run());
 
 describe('collect', () => {
-  it('a target\'s messages in one batch are one look, and the run is analysed once', () => {
+  it("a target's messages in one batch are one look, and the run is analysed once", () => {
     const lane = (target: number) => ({ kind: 'collect' as const, target, notBeforeMs: 0 });
     const c = collector(() => 0);
     apply(c.handle([lane(0), lane(1), lane(0), lane(1), lane(0), lane(1)], 50_000));
@@ -49,7 +54,15 @@ describe('collect', () => {
     expect(c.counters.analyses).toBe(1);
     // The deadline's messages finalise again; the accounting is unchanged: no new analysis.
     const gets = c.counters.s3Get;
-    apply(c.handle([{ kind: 'collect', target: 0, notBeforeMs: 0 }, { kind: 'collect', target: 1, notBeforeMs: 0 }], 120_000));
+    apply(
+      c.handle(
+        [
+          { kind: 'collect', target: 0, notBeforeMs: 0 },
+          { kind: 'collect', target: 1, notBeforeMs: 0 },
+        ],
+        120_000,
+      ),
+    );
     expect(c.counters.finals).toBe(4);
     expect(c.counters.analyses).toBe(1);
     // Per target: the run record, one results object per shard and the ingest's; once: the run record, both manifests, the marker.
@@ -78,7 +91,13 @@ describe('collect', () => {
   it('a message not yet due is sent on once, however many copies the batch holds, and writes interim results', () => {
     const sent: number[][] = [];
     const states = [0, 1].map(() => new Map<number, ShardState>());
-    const c = new CollectHandler(settings, workload, states, s3(), (_at, entries) => void sent.push(entries.map((e) => e.delaySeconds)));
+    const c = new CollectHandler(
+      settings,
+      workload,
+      states,
+      s3(),
+      (_at, entries) => void sent.push(entries.map((e) => e.delaySeconds)),
+    );
     c.deadlineMs = 100_000;
     const deadline = { kind: 'collect' as const, target: 0, notBeforeMs: 100_000 };
     apply(c.handle([deadline, { kind: 'collect', target: 0, notBeforeMs: 0 }, deadline], 10_000));

@@ -9,7 +9,14 @@ import { EventSourceScaler, type EventSourceConfig } from '../../../sim/aws/even
 import { settingsFor } from '../../../sim/settings';
 
 const { settings } = settingsFor({ ratePerTarget: 200, targets: 2, seconds: 60, latencyP50S: 0.01, latencyP99S: 0.01 });
-const standard = (maxConcurrency: number | null): EventSourceConfig => ({ mode: 'standard', maxConcurrency, minPollers: 2, maxPollers: 200, esm: settings.aws.esm, provisioned: settings.aws.provisioned });
+const standard = (maxConcurrency: number | null): EventSourceConfig => ({
+  mode: 'standard',
+  maxConcurrency,
+  minPollers: 2,
+  maxPollers: 200,
+  esm: settings.aws.esm,
+  provisioned: settings.aws.provisioned,
+});
 
 /** Concurrency after `seconds` of messages waiting all along, looked at every 100 ms. */
 function rampFor(scaler: EventSourceScaler, seconds: number, from = 0): number {

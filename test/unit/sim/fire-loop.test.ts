@@ -20,7 +20,15 @@ async function realFates(policy: 'fire' | 'drop'): Promise<string[]> {
   const target = new FakeTarget('t', clock, () => ({ latencyMs: 10 }));
   const startNs = NOW - 200_000n * MS;
   const requests = LATE_MS.map((late, i) => scheduledRequest(i, 200_000 - late));
-  const outcomes = await runFireLoop(requests, { runId: 'r', target, clock, startNs, workerId: 'w', expireAfterMs: 120_000, latePolicy: { toleranceMs: 5000, action: policy } });
+  const outcomes = await runFireLoop(requests, {
+    runId: 'r',
+    target,
+    clock,
+    startNs,
+    workerId: 'w',
+    expireAfterMs: 120_000,
+    latePolicy: { toleranceMs: 5000, action: policy },
+  });
   return outcomes.map((o) => o.dropReason ?? 'fire');
 }
 
@@ -60,7 +68,15 @@ describe('fireShard', () => {
   });
 
   it('a request timeout cuts the response', () => {
-    const r = fireShard([0], 0, 0, model({ latency: { mu: Math.log(900_000), sigma: 0 } }), new LatenessSink(1), null, 10);
+    const r = fireShard(
+      [0],
+      0,
+      0,
+      model({ latency: { mu: Math.log(900_000), sigma: 0 } }),
+      new LatenessSink(1),
+      null,
+      10,
+    );
     expect(r.endMs).toBe(0.5 + 300_000);
   });
 

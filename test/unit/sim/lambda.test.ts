@@ -30,7 +30,7 @@ describe('concurrency cap', () => {
     expect(fn.bill.peakConcurrency).toBe(3);
   });
 
-  it("functions without reservation share what the reserved ones leave of the account", () => {
+  it('functions without reservation share what the reserved ones leave of the account', () => {
     const account = new Account(10);
     const reserved = new FunctionModel(options({ reservedConcurrency: 6 }), account, new Rng(1));
     const a = new FunctionModel(options({ name: 'a' }), account, new Rng(2));

@@ -16,7 +16,13 @@ function draws(timing: S3Timing, n: number): Float64Array {
 }
 
 describe('one S3 request', () => {
-  const { settings } = settingsFor({ ratePerTarget: 200, targets: 2, seconds: 60, latencyP50S: 0.01, latencyP99S: 0.01 });
+  const { settings } = settingsFor({
+    ratePerTarget: 200,
+    targets: 2,
+    seconds: 60,
+    latencyP50S: 0.01,
+    latencyP99S: 0.01,
+  });
 
   it('has the stated median (20 ms, documented) and 99th percentile (100 ms, assumed) over many draws', () => {
     expect(settings.aws.s3).toMatchObject({ requestMs: 20, requestP99Ms: 100 });
@@ -54,20 +60,30 @@ describe('one S3 request', () => {
   });
 
   it('refuses a 99th percentile below the median, in one line', () => {
-    expect(() => validateSettings(applyOverrides(settings, ['aws.s3.requestP99Ms=5']))).toThrow(/^aws\.s3\.requestP99Ms must be >= aws\.s3\.requestMs \(got 5 < 20\)$/);
+    expect(() => validateSettings(applyOverrides(settings, ['aws.s3.requestP99Ms=5']))).toThrow(
+      /^aws\.s3\.requestP99Ms must be >= aws\.s3\.requestMs \(got 5 < 20\)$/,
+    );
   });
 });
 
 describe('the lanes of a slot (200/s to two targets for 60 s: 3 lanes a target, all in the last slot)', () => {
-  const { settings } = settingsFor({ ratePerTarget: 200, targets: 2, seconds: 60, latencyP50S: 0.01, latencyP99S: 0.01 });
+  const { settings } = settingsFor({
+    ratePerTarget: 200,
+    targets: 2,
+    seconds: 60,
+    latencyP50S: 0.01,
+    latencyP99S: 0.01,
+  });
   /** How far apart the two targets' results of each lane were written, ms. */
   function pairGaps(overrides: string[]): number[] {
     const run = simulate(applyOverrides(settings, overrides));
     const [a, b] = run.fire.state;
-    return run.workload.shards.map((shard) => Math.abs((a?.get(shard.index)?.resultsAt as number) - (b?.get(shard.index)?.resultsAt as number)));
+    return run.workload.shards.map((shard) =>
+      Math.abs((a?.get(shard.index)?.resultsAt as number) - (b?.get(shard.index)?.resultsAt as number)),
+    );
   }
 
-  it('finish at different times: one lane\'s two targets write their results more than 5 ms apart; with a constant S3 time all within 1 ms', () => {
+  it("finish at different times: one lane's two targets write their results more than 5 ms apart; with a constant S3 time all within 1 ms", () => {
     const spread = pairGaps([]);
     expect(spread).toHaveLength(3);
     expect(Math.max(...spread)).toBeGreaterThan(5);

@@ -8,13 +8,27 @@
 import { describe, expect, it } from 'vitest';
 import { simulate } from '../../../sim/engine';
 import { report } from '../../../sim/report';
-import { applyOverrides, describeRange, RANGES, settingsFor, validateSettings, type SettingRange } from '../../../sim/settings';
+import {
+  applyOverrides,
+  describeRange,
+  RANGES,
+  settingsFor,
+  validateSettings,
+  type SettingRange,
+} from '../../../sim/settings';
 import { deployable } from '../../../sim/stack-check';
 
-const { settings: BASE, problems: BASE_PROBLEMS } = settingsFor({ ratePerTarget: 10, targets: 1, seconds: 10, latencyP50S: 0.1, latencyP99S: 0.5 });
+const { settings: BASE, problems: BASE_PROBLEMS } = settingsFor({
+  ratePerTarget: 10,
+  targets: 1,
+  seconds: 10,
+  latencyP50S: 0.1,
+  latencyP99S: 0.5,
+});
 
 function leaves(node: unknown, path = ''): [string, unknown][] {
-  if (node !== null && typeof node === 'object') return Object.entries(node).flatMap(([k, v]) => leaves(v, path ? `${path}.${k}` : k));
+  if (node !== null && typeof node === 'object')
+    return Object.entries(node).flatMap(([k, v]) => leaves(v, path ? `${path}.${k}` : k));
   return [[path, node]];
 }
 
@@ -27,7 +41,8 @@ function overridesAt(path: string, value: number): string[] {
   if (path === 'workload.latencyP99S') set.push(`workload.latencyP50S=${Math.min(value, BASE.workload.latencyP50S)}`);
   if (path === 'aws.s3.requestMs') set.push(`aws.s3.requestP99Ms=${Math.max(value, BASE.aws.s3.requestP99Ms)}`);
   if (path === 'aws.s3.requestP99Ms') set.push(`aws.s3.requestMs=${Math.min(value, BASE.aws.s3.requestMs)}`);
-  if (path.startsWith('handler.ownLateness.')) for (const q of QUANTILES) if (`handler.ownLateness.${q}` !== path) set.push(`handler.ownLateness.${q}=${value}`);
+  if (path.startsWith('handler.ownLateness.'))
+    for (const q of QUANTILES) if (`handler.ownLateness.${q}` !== path) set.push(`handler.ownLateness.${q}=${value}`);
   // A day at 10/s is 864,000 requests: the longest capture at a rate that keeps it to a few hundred.
   if (path === 'workload.seconds' && value > 1000) set.push('workload.ratePerTarget=0.01');
   return set;
@@ -40,39 +55,52 @@ function bounds(r: SettingRange): number[] {
 
 function outside(r: SettingRange): number[] {
   const below = r.above ? r.min : r.whole ? r.min - 1 : r.min - 1e-3;
-  return [below, r.whole ? r.max + 1 : r.max * 1.001 + 1e-3, ...(r.whole ? [(r.min + r.max) / 2 + 0.5] : [])].filter((v) => !(r.whole && Number.isInteger(v) && v >= r.min && v <= r.max));
+  return [below, r.whole ? r.max + 1 : r.max * 1.001 + 1e-3, ...(r.whole ? [(r.min + r.max) / 2 + 0.5] : [])].filter(
+    (v) => !(r.whole && Number.isInteger(v) && v >= r.min && v <= r.max),
+  );
 }
 
 describe('the ranges of the settings', () => {
   it('every numeric setting has a range, and the defaults are in theirs', () => {
-    const numeric = leaves(BASE).filter(([, v]) => typeof v === 'number' || v === null).map(([p]) => p);
+    const numeric = leaves(BASE)
+      .filter(([, v]) => typeof v === 'number' || v === null)
+      .map(([p]) => p);
     expect(numeric.filter((p) => !RANGES[p])).toEqual([]);
     expect(Object.keys(RANGES).filter((p) => !numeric.includes(p))).toEqual([]);
     expect(() => validateSettings(BASE)).not.toThrow();
   });
 
-  it.each(Object.entries(RANGES))('%s: a value outside its range is refused in one line naming it, its range and why', (path, r) => {
-    for (const v of outside(r)) {
-      const s = applyOverrides(BASE, overridesAt(path, v));
-      let message = '';
-      try {
-        validateSettings(s);
-      } catch (e) {
-        message = (e as Error).message;
+  it.each(Object.entries(RANGES))(
+    '%s: a value outside its range is refused in one line naming it, its range and why',
+    (path, r) => {
+      for (const v of outside(r)) {
+        const s = applyOverrides(BASE, overridesAt(path, v));
+        let message = '';
+        try {
+          validateSettings(s);
+        } catch (e) {
+          message = (e as Error).message;
+        }
+        expect(message, `${path}=${v}`).toContain(`${path}`);
+        expect(message, `${path}=${v}`).toContain(`must be ${describeRange(r)}: ${r.why} (got ${v})`);
+        expect(
+          message.split('\n').filter((l) => l.startsWith(path)),
+          `${path}=${v}`,
+        ).toHaveLength(1);
       }
-      expect(message, `${path}=${v}`).toContain(`${path}`);
-      expect(message, `${path}=${v}`).toContain(`must be ${describeRange(r)}: ${r.why} (got ${v})`);
-      expect(message.split('\n').filter((l) => l.startsWith(path)), `${path}=${v}`).toHaveLength(1);
-    }
-  });
+    },
+  );
 
-  it.each(Object.entries(RANGES))('%s: the simulator runs each bound of its range to the end, with a report free of NaN', (path, r) => {
-    for (const v of bounds(r)) {
-      const s = applyOverrides(BASE, overridesAt(path, v));
-      validateSettings(s);
-      const d = deployable(s, BASE_PROBLEMS);
-      const json = JSON.stringify(report(simulate(d.settings), d.problems, 0));
-      expect(json, `${path}=${v}`).not.toMatch(/NaN|Infinity/);
-    }
-  });
+  it.each(Object.entries(RANGES))(
+    '%s: the simulator runs each bound of its range to the end, with a report free of NaN',
+    (path, r) => {
+      for (const v of bounds(r)) {
+        const s = applyOverrides(BASE, overridesAt(path, v));
+        validateSettings(s);
+        const d = deployable(s, BASE_PROBLEMS);
+        const json = JSON.stringify(report(simulate(d.settings), d.problems, 0));
+        expect(json, `${path}=${v}`).not.toMatch(/NaN|Infinity/);
+      }
+    },
+  );
 });

@@ -46,7 +46,10 @@ describe('200 requests/s to two targets, fast responses', () => {
 
   it('is deterministic per seed, and another seed draws other numbers', () => {
     const again = sim(o);
-    expect({ ...again, simulation: { ...again.simulation, wall_ms: 0 } }).toEqual({ ...r, simulation: { ...r.simulation, wall_ms: 0 } });
+    expect({ ...again, simulation: { ...again.simulation, wall_ms: 0 } }).toEqual({
+      ...r,
+      simulation: { ...r.simulation, wall_ms: 0 },
+    });
     expect(sim({ ...o, seed: 2 }).lateness_ms.max).not.toBe(r.lateness_ms.max);
   });
 });
@@ -80,7 +83,13 @@ describe('the event source ramps up from idle', () => {
   });
 
   it('provisioned pollers start at 10 invokes each and add 1,000 a minute: without the ramp, 100 ready put the last lanes ~7 s behind (within a 20 s lead, not a 5 s one), 300 ready none; the pollers are billed', () => {
-    const provisioned = (min: number, extra: Partial<SimOptions> = {}) => sim({ ...o, idleBeforeMinutes: 60, ...extra }, ['stack.ramp=false', 'stack.eventSourceMode=provisioned', 'stack.fire.maxConcurrency=null', `stack.minPollers=${min}`]);
+    const provisioned = (min: number, extra: Partial<SimOptions> = {}) =>
+      sim({ ...o, idleBeforeMinutes: 60, ...extra }, [
+        'stack.ramp=false',
+        'stack.eventSourceMode=provisioned',
+        'stack.fire.maxConcurrency=null',
+        `stack.minPollers=${min}`,
+      ]);
     const ten = provisioned(10);
     expect(ten.stack.deployable).toBe(true);
     expect(ten.lateness_ms.max).toBeLessThan(200);
@@ -95,7 +104,14 @@ describe("issue 19's goal: 10,000 requests/s to two targets after an hour idle, 
   // Two 120 s slots (the full goal run is 600 s: docs/simulator.md): each slot's 220 lanes are
   // delivered along the ramp (the source may have scaled back between slots), while the first
   // slot's lanes still wait for their slowest responses.
-  const r = sim({ ratePerTarget: 10_000, targets: 2, seconds: 240, latencyP50S: 2, latencyP99S: 30, idleBeforeMinutes: 60 });
+  const r = sim({
+    ratePerTarget: 10_000,
+    targets: 2,
+    seconds: 240,
+    latencyP50S: 2,
+    latencyP99S: 30,
+    idleBeforeMinutes: 60,
+  });
 
   it('a default account takes the stack, and nothing is late beyond the handler, expired, lost or throttled', () => {
     expect(r.stack.deployable).toBe(true);
@@ -119,7 +135,10 @@ describe("the ramp with margin: the same run with the event source growing at ha
   // AWS documents "up to" 300 more concurrent invocations a minute; the schedulers plan each
   // slot's deliveries for half of it (sqs-delay.ts PLANNED_RAMP_PER_MINUTE). Leads planned for
   // 300 left the last lanes of the first slot up to ~22 s late at 150 (docs/simulator.md, "The goal").
-  const r = sim({ ratePerTarget: 10_000, targets: 2, seconds: 240, latencyP50S: 2, latencyP99S: 30, idleBeforeMinutes: 60 }, ['aws.esm.growthPerMinute=150']);
+  const r = sim(
+    { ratePerTarget: 10_000, targets: 2, seconds: 240, latencyP50S: 2, latencyP99S: 30, idleBeforeMinutes: 60 },
+    ['aws.esm.growthPerMinute=150'],
+  );
 
   it('at 150 a minute nothing is more than 5 s late, expired, lost or throttled; within 900 concurrent invocations and $2 per million', () => {
     expect(r.stack.deployable).toBe(true);
@@ -135,7 +154,10 @@ describe("the ramp with margin: the same run with the event source growing at ha
 describe('throttling', () => {
   it('a reserved concurrency below the event source maximum throttles; throttled shards come back a visibility timeout later, expired', () => {
     // 1,000/s: 11 lanes a target, 22 shard messages due together; 10 may run.
-    const r = sim({ ratePerTarget: 1000, targets: 2, seconds: 60, latencyP50S: 2, latencyP99S: 30, idleBeforeMinutes: 0 }, ['stack.fire.reservedConcurrency=10']);
+    const r = sim(
+      { ratePerTarget: 1000, targets: 2, seconds: 60, latencyP50S: 2, latencyP99S: 30, idleBeforeMinutes: 0 },
+      ['stack.fire.reservedConcurrency=10'],
+    );
     expect(r.throttled).toBeGreaterThan(0);
     expect(r.throttled_shard_messages).toBeGreaterThan(0);
     expect(r.peak_concurrency).toBe(10);

@@ -13,17 +13,65 @@ import { Rng } from '../../../sim/random';
 import { settingsFor } from '../../../sim/settings';
 
 const KB = 1024;
-const queue = (agenda: Agenda, o: Partial<{ visibilityTimeoutS: number; maxReceiveCount: number; delayJitterMaxMs: number }> = {}) =>
-  new SqsQueue<string>({ name: 'q', visibilityTimeoutS: 30, maxReceiveCount: 3, delayJitterMaxMs: 0, ...o }, agenda, new Rng(1));
+const queue = (
+  agenda: Agenda,
+  o: Partial<{ visibilityTimeoutS: number; maxReceiveCount: number; delayJitterMaxMs: number }> = {},
+) =>
+  new SqsQueue<string>(
+    { name: 'q', visibilityTimeoutS: 30, maxReceiveCount: 3, delayJitterMaxMs: 0, ...o },
+    agenda,
+    new Rng(1),
+  );
 
 const { settings } = settingsFor({ ratePerTarget: 200, targets: 1, seconds: 60, latencyP50S: 0.01, latencyP99S: 0.01 });
 const pickup = settings.aws.esm.pickupMs;
 
 /** A queue's event source (standard mode, at most 10 batches) and a function with no cold-start time. */
-function consumer(agenda: Agenda, q: SqsQueue<string>, o: { batchSize: number; batchingWindowMs?: number; reserved?: number; receiveRoundTripMs?: number }, handle: (records: string[], at: number) => number) {
-  const scaler = new EventSourceScaler({ mode: 'standard', maxConcurrency: 10, minPollers: 2, maxPollers: 200, esm: settings.aws.esm, provisioned: settings.aws.provisioned }, false);
-  const fn = new FunctionModel({ name: 'f', memoryMb: 1024, reservedConcurrency: o.reserved ?? null, init: { mu: 0, sigma: 0 }, scalePer10s: 1000, invokeOverheadMs: 0, coldPlatformMs: 0, envReclaimMinutes: 10 }, new Account(1000), new Rng(1));
-  return new Consumer(agenda, q, scaler, fn, { batchSize: o.batchSize, batchingWindowMs: o.batchingWindowMs ?? 0, timeoutS: 900, tickMs: 200, receiveRoundTripMs: o.receiveRoundTripMs ?? 0 }, (records, at) => ({ endMs: handle(records, at), effects: [] }));
+function consumer(
+  agenda: Agenda,
+  q: SqsQueue<string>,
+  o: { batchSize: number; batchingWindowMs?: number; reserved?: number; receiveRoundTripMs?: number },
+  handle: (records: string[], at: number) => number,
+) {
+  const scaler = new EventSourceScaler(
+    {
+      mode: 'standard',
+      maxConcurrency: 10,
+      minPollers: 2,
+      maxPollers: 200,
+      esm: settings.aws.esm,
+      provisioned: settings.aws.provisioned,
+    },
+    false,
+  );
+  const fn = new FunctionModel(
+    {
+      name: 'f',
+      memoryMb: 1024,
+      reservedConcurrency: o.reserved ?? null,
+      init: { mu: 0, sigma: 0 },
+      scalePer10s: 1000,
+      invokeOverheadMs: 0,
+      coldPlatformMs: 0,
+      envReclaimMinutes: 10,
+    },
+    new Account(1000),
+    new Rng(1),
+  );
+  return new Consumer(
+    agenda,
+    q,
+    scaler,
+    fn,
+    {
+      batchSize: o.batchSize,
+      batchingWindowMs: o.batchingWindowMs ?? 0,
+      timeoutS: 900,
+      tickMs: 200,
+      receiveRoundTripMs: o.receiveRoundTripMs ?? 0,
+    },
+    (records, at) => ({ endMs: handle(records, at), effects: [] }),
+  );
 }
 
 describe('billing by 64 KB chunk', () => {
@@ -118,7 +166,14 @@ describe('batching window', () => {
       batches.push({ at: agenda.now, records });
       return at + 10;
     });
-    for (const [at, payload] of [[0, 'a'], [300, 'b'], [600, 'c'], [5000, 'd'], [5500, 'e']] as const) q.sendBatch(at, [{ bytes: 10, payload, delaySeconds: 0 }]);
+    for (const [at, payload] of [
+      [0, 'a'],
+      [300, 'b'],
+      [600, 'c'],
+      [5000, 'd'],
+      [5500, 'e'],
+    ] as const)
+      q.sendBatch(at, [{ bytes: 10, payload, delaySeconds: 0 }]);
     agenda.runUntil();
     expect(batches).toEqual([
       // Full at c: invoked then, not at the window's end.
@@ -140,7 +195,14 @@ describe('batching window', () => {
         return at + 10;
       });
       // A pair 0.2 ms apart (two targets' lanes), one 3 ms later, one 10 ms later, one just before the window closes.
-      for (const [at, payload] of [[0, 'a1'], [0.2, 'a2'], [3, 'b'], [10, 'c'], [1003, 'd']] as const) q.sendBatch(at, [{ bytes: 10, payload, delaySeconds: 0 }]);
+      for (const [at, payload] of [
+        [0, 'a1'],
+        [0.2, 'a2'],
+        [3, 'b'],
+        [10, 'c'],
+        [1003, 'd'],
+      ] as const)
+        q.sendBatch(at, [{ bytes: 10, payload, delaySeconds: 0 }]);
       agenda.runUntil();
       return { batches, receives: q.bill.receiveCalls };
     };
@@ -149,7 +211,13 @@ describe('batching window', () => {
     // for d (1,003 ms) is outstanding: it returns d into the batch at 1,008 ms.
     expect(run(5)).toEqual({ batches: [{ at: 1008 + pickup, records: ['a1', 'a2', 'b', 'c', 'd'] }], receives: 3 });
     // No round trip: each message its own receive, the window from a1, d after it.
-    expect(run(0)).toEqual({ batches: [{ at: 1000 + pickup, records: ['a1', 'a2', 'b', 'c'] }, { at: 2003 + pickup, records: ['d'] }], receives: 5 });
+    expect(run(0)).toEqual({
+      batches: [
+        { at: 1000 + pickup, records: ['a1', 'a2', 'b', 'c'] },
+        { at: 2003 + pickup, records: ['d'] },
+      ],
+      receives: 5,
+    });
   });
 
   it('invokes at once when the next message would take the payload past 6 MB', () => {
@@ -161,7 +229,10 @@ describe('batching window', () => {
       return at + 10;
     });
     // Seven messages of SQS's largest size (1 MiB): six make 6 MB.
-    q.sendBatch(0, Array.from({ length: 7 }, (_, i) => ({ bytes: 1024 * KB, payload: `m${i}`, delaySeconds: 0 })));
+    q.sendBatch(
+      0,
+      Array.from({ length: 7 }, (_, i) => ({ bytes: 1024 * KB, payload: `m${i}`, delaySeconds: 0 })),
+    );
     agenda.runUntil();
     expect(batches).toEqual([
       { at: pickup, size: 6 },

@@ -16,15 +16,21 @@ type Props = Record<string, unknown>;
 
 function synthesized(rate: number, targets: number) {
   const app = templateApp();
-  const config = parseDeploymentConfig({ peakRequestsPerSecond: rate, targets: Array.from({ length: targets }, (_, i) => ({ name: `t${i}`, url: 'https://target.example.com' })) });
+  const config = parseDeploymentConfig({
+    peakRequestsPerSecond: rate,
+    targets: Array.from({ length: targets }, (_, i) => ({ name: `t${i}`, url: 'https://target.example.com' })),
+  });
   const t = Template.fromStack(new CaptureReplayStack(app, 'SimStack', { config }));
   const fns = t.findResources('AWS::Lambda::Function') as Record<string, { Properties: Props }>;
   const mappings = Object.values(t.findResources('AWS::Lambda::EventSourceMapping')) as { Properties: Props }[];
   const queues = t.findResources('AWS::SQS::Queue') as Record<string, { Properties: Props }>;
   const read = (prefix: string): { settings: FunctionSettings; env: Record<string, unknown> } => {
     const [id, fn] = Object.entries(fns).find(([k]) => k.startsWith(`Stateless${prefix}`)) ?? [];
-    const mapping = mappings.find((m) => (m.Properties.FunctionName as { Ref?: string }).Ref === id) as { Properties: Props };
-    const queueId = ((mapping.Properties.EventSourceArn as { 'Fn::GetAtt': string[] })['Fn::GetAtt'] ?? [])[0] as string;
+    const mapping = mappings.find((m) => (m.Properties.FunctionName as { Ref?: string }).Ref === id) as {
+      Properties: Props;
+    };
+    const queueId = ((mapping.Properties.EventSourceArn as { 'Fn::GetAtt': string[] })['Fn::GetAtt'] ??
+      [])[0] as string;
     const p = (fn as { Properties: Props }).Properties;
     return {
       settings: {
@@ -32,15 +38,25 @@ function synthesized(rate: number, targets: number) {
         timeoutS: p.Timeout as number,
         batchSize: mapping.Properties.BatchSize as number,
         batchingWindowS: (mapping.Properties.MaximumBatchingWindowInSeconds as number | undefined) ?? 0,
-        maxConcurrency: ((mapping.Properties.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency ?? null) as number | null,
+        maxConcurrency: ((mapping.Properties.ScalingConfig as { MaximumConcurrency?: number } | undefined)
+          ?.MaximumConcurrency ?? null) as number | null,
         reservedConcurrency: (p.ReservedConcurrentExecutions as number | undefined) ?? null,
         visibilityTimeoutS: (queues[queueId] as { Properties: Props }).Properties.VisibilityTimeout as number,
       },
       env: (p.Environment as { Variables: Record<string, unknown> }).Variables,
     };
   };
-  const replay = Object.values(queues).find((q) => (q.Properties.RedrivePolicy as { maxReceiveCount?: number } | undefined)?.maxReceiveCount !== undefined && (q.Properties.VisibilityTimeout as number) === read('Fire').settings.visibilityTimeoutS);
-  return { fire: read('Fire'), ingest: read('Ingest'), collect: read('Collect'), maxReceiveCount: (replay!.Properties.RedrivePolicy as { maxReceiveCount: number }).maxReceiveCount };
+  const replay = Object.values(queues).find(
+    (q) =>
+      (q.Properties.RedrivePolicy as { maxReceiveCount?: number } | undefined)?.maxReceiveCount !== undefined &&
+      (q.Properties.VisibilityTimeout as number) === read('Fire').settings.visibilityTimeoutS,
+  );
+  return {
+    fire: read('Fire'),
+    ingest: read('Ingest'),
+    collect: read('Collect'),
+    maxReceiveCount: (replay!.Properties.RedrivePolicy as { maxReceiveCount: number }).maxReceiveCount,
+  };
 }
 
 describe('the simulated stack is the synthesized one', () => {
@@ -69,7 +85,14 @@ describe('the simulated stack is the synthesized one', () => {
 
   it('says why synth refuses a traffic, and still gives the settings it would have', () => {
     // 10,000/s to two targets needs 650 concurrent fire invocations: more than an account of 500 has.
-    const { stack, problems } = stackFor({ ratePerTarget: 10_000, targets: 2, seconds: 60, latencyP50S: 2, latencyP99S: 30, accountConcurrency: 500 });
+    const { stack, problems } = stackFor({
+      ratePerTarget: 10_000,
+      targets: 2,
+      seconds: 60,
+      latencyP50S: 2,
+      latencyP99S: 30,
+      accountConcurrency: 500,
+    });
     expect(problems.length).toBeGreaterThan(0);
     expect(problems.every((p) => p.startsWith('synth refuses: '))).toBe(true);
     expect(stack.fire.maxConcurrency).toBeGreaterThan(400);

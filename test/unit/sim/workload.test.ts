@@ -54,7 +54,10 @@ describe('buildWorkload', () => {
     expect(w.shards).toHaveLength(4);
     for (const s of w.shards) expect(s.parts).toBe(Math.ceil(s.offsets.length / partRequests(4)));
     expect(w.shardMessageBytes(w.shards[0]!, false)).toBeLessThan(1000);
-    const small = buildWorkload({ ...settings, stack: { ...settings.stack, slotS: 1, maxShardRequests: 200 } }, new Rng(1));
+    const small = buildWorkload(
+      { ...settings, stack: { ...settings.stack, slotS: 1, maxShardRequests: 200 } },
+      new Rng(1),
+    );
     expect(small.shards.every((s) => s.parts === 0)).toBe(true);
     expect(small.shardMessageBytes(small.shards[0]!, false)).toBe(small.messageBytes(small.shards[0]!.offsets.length));
   });

@@ -3,8 +3,20 @@
  * 64 KB chunk (a batch by its total payload, a receive by what came back), S3 requests by
  * price class, retries counted per attempt, failures before a response not billed.
  */
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import {
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -28,12 +40,18 @@ function stub(reply: (req: StubRequest, target: string) => Reply | Error) {
     handle: async (req: StubRequest) => {
       const r = reply(req, req.headers['x-amz-target'] ?? '');
       if (r instanceof Error) throw r;
-      return { response: { statusCode: r.status, headers: r.headers ?? {}, body: Readable.from([Buffer.from(r.body ?? '')]) } };
+      return {
+        response: { statusCode: r.status, headers: r.headers ?? {}, body: Readable.from([Buffer.from(r.body ?? '')]) },
+      };
     },
   };
 }
 
-const config = { region: 'us-east-1', endpoint: 'http://127.0.0.1:1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } };
+const config = {
+  region: 'us-east-1',
+  endpoint: 'http://127.0.0.1:1',
+  credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+};
 
 /** An SQS stub that answers sends with the right MD5s (the SDK checks them) and receives with `messages`. */
 function sqsClient(messages: string[] = [], fail: { status: number; times: number } | null = null) {
@@ -44,13 +62,41 @@ function sqsClient(messages: string[] = [], fail: { status: number; times: numbe
     requestHandler: stub((req, target) => {
       if (fail && failures < fail.times) {
         failures++;
-        return { status: fail.status, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: JSON.stringify({ __type: 'com.amazonaws.sqs#InternalError', message: 'boom' }) };
+        return {
+          status: fail.status,
+          headers: { 'content-type': 'application/x-amz-json-1.0' },
+          body: JSON.stringify({ __type: 'com.amazonaws.sqs#InternalError', message: 'boom' }),
+        };
       }
-      const body = JSON.parse(req.body instanceof Uint8Array ? Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength).toString('utf8') : String(req.body ?? '{}')) as { Entries?: { Id: string; MessageBody: string }[]; MessageBody?: string };
-      const json = (o: unknown): Reply => ({ status: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: JSON.stringify(o) });
-      if (target.endsWith('.SendMessageBatch')) return json({ Successful: body.Entries!.map((e) => ({ Id: e.Id, MessageId: `m-${e.Id}`, MD5OfMessageBody: md5(e.MessageBody) })), Failed: [] });
+      const body = JSON.parse(
+        req.body instanceof Uint8Array
+          ? Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength).toString('utf8')
+          : String(req.body ?? '{}'),
+      ) as { Entries?: { Id: string; MessageBody: string }[]; MessageBody?: string };
+      const json = (o: unknown): Reply => ({
+        status: 200,
+        headers: { 'content-type': 'application/x-amz-json-1.0' },
+        body: JSON.stringify(o),
+      });
+      if (target.endsWith('.SendMessageBatch'))
+        return json({
+          Successful: body.Entries!.map((e) => ({
+            Id: e.Id,
+            MessageId: `m-${e.Id}`,
+            MD5OfMessageBody: md5(e.MessageBody),
+          })),
+          Failed: [],
+        });
       if (target.endsWith('.SendMessage')) return json({ MessageId: 'm', MD5OfMessageBody: md5(body.MessageBody!) });
-      if (target.endsWith('.ReceiveMessage')) return json({ Messages: messages.map((b, i) => ({ MessageId: `r${i}`, ReceiptHandle: `h${i}`, Body: b, MD5OfBody: md5(b) })) });
+      if (target.endsWith('.ReceiveMessage'))
+        return json({
+          Messages: messages.map((b, i) => ({
+            MessageId: `r${i}`,
+            ReceiptHandle: `h${i}`,
+            Body: b,
+            MD5OfBody: md5(b),
+          })),
+        });
       if (target.endsWith('.DeleteMessageBatch')) return json({ Successful: [{ Id: '0' }], Failed: [] });
       return json({});
     }),
@@ -64,8 +110,13 @@ describe('pricing rules', () => {
 
   it('sizes SQS payloads from bodies and message attributes', () => {
     const attrs = { trace: { DataType: 'String', StringValue: 'abc' } };
-    expect(sqsPayload('SendMessage', { MessageBody: 'héllo', MessageAttributes: attrs }, undefined)).toEqual({ bytes: 6 + 5 + 6 + 3, messages: 1 });
-    expect(sqsPayload('SendMessageBatch', { Entries: [{ MessageBody: 'ab' }, { MessageBody: 'cde' }] }, undefined)).toEqual({ bytes: 5, messages: 2 });
+    expect(sqsPayload('SendMessage', { MessageBody: 'héllo', MessageAttributes: attrs }, undefined)).toEqual({
+      bytes: 6 + 5 + 6 + 3,
+      messages: 1,
+    });
+    expect(
+      sqsPayload('SendMessageBatch', { Entries: [{ MessageBody: 'ab' }, { MessageBody: 'cde' }] }, undefined),
+    ).toEqual({ bytes: 5, messages: 2 });
     expect(sqsPayload('ReceiveMessage', {}, { Messages: [{ Body: 'xyz' }] })).toEqual({ bytes: 3, messages: 1 });
     expect(sqsPayload('GetQueueAttributes', {}, {})).toEqual({ bytes: 0, messages: 0 });
   });
@@ -95,12 +146,32 @@ describe('AwsMeter on SQS clients', () => {
     const meter = new AwsMeter();
     const sqs = meter.attach(sqsClient(), 'ingest');
     const body = 'x'.repeat(100 * 1024); // 100 KiB: 2 chunks alone
-    await sqs.send(new SendMessageBatchCommand({ QueueUrl: QUEUE, Entries: [0, 1, 2].map((i) => ({ Id: String(i), MessageBody: body })) }));
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: QUEUE,
+        Entries: [0, 1, 2].map((i) => ({ Id: String(i), MessageBody: body })),
+      }),
+    );
     await sqs.send(new SendMessageCommand({ QueueUrl: `${QUEUE}-collect`, MessageBody: 'small' }));
     const batch = meter.operations({ operation: 'SendMessageBatch' })[0];
     const single = meter.operations({ operation: 'SendMessage' })[0];
-    expect(batch).toMatchObject({ label: 'ingest', service: 'SQS', operation: 'SendMessageBatch', resource: 'replay', calls: 1, billed: 5, messages: 3, payloadBytes: 300 * 1024 });
-    expect(single).toMatchObject({ operation: 'SendMessage', resource: 'replay-collect', calls: 1, billed: 1, messages: 1 });
+    expect(batch).toMatchObject({
+      label: 'ingest',
+      service: 'SQS',
+      operation: 'SendMessageBatch',
+      resource: 'replay',
+      calls: 1,
+      billed: 5,
+      messages: 3,
+      payloadBytes: 300 * 1024,
+    });
+    expect(single).toMatchObject({
+      operation: 'SendMessage',
+      resource: 'replay-collect',
+      calls: 1,
+      billed: 1,
+      messages: 1,
+    });
     expect(meter.totals()).toMatchObject({ calls: 2, sqs: { calls: 2, billed: 6 } });
     expect(meter.totals({ label: 'other' }).calls).toBe(0);
   });
@@ -112,7 +183,9 @@ describe('AwsMeter on SQS clients', () => {
     await full.send(new ReceiveMessageCommand({ QueueUrl: QUEUE, MaxNumberOfMessages: 10 }));
     await empty.send(new ReceiveMessageCommand({ QueueUrl: QUEUE, MaxNumberOfMessages: 10 }));
     await full.send(new DeleteMessageBatchCommand({ QueueUrl: QUEUE, Entries: [{ Id: '0', ReceiptHandle: 'h0' }] }));
-    expect(meter.operations({ operation: 'ReceiveMessage' })).toMatchObject([{ calls: 2, billed: 3 + 1, messages: 2, emptyReceives: 1 }]);
+    expect(meter.operations({ operation: 'ReceiveMessage' })).toMatchObject([
+      { calls: 2, billed: 3 + 1, messages: 2, emptyReceives: 1 },
+    ]);
     expect(meter.totals()).toMatchObject({ sqs: { calls: 3, billed: 5, emptyReceives: 1, emptyReceiveBilled: 1 } });
   });
 
@@ -120,13 +193,23 @@ describe('AwsMeter on SQS clients', () => {
     const meter = new AwsMeter();
     const sqs = meter.attach(sqsClient([], { status: 500, times: 1 }));
     await sqs.send(new SendMessageCommand({ QueueUrl: QUEUE, MessageBody: 'once' }));
-    expect(meter.operations()).toMatchObject([{ operation: 'SendMessage', calls: 2, errors: 1, billed: 2, messages: 1 }]);
+    expect(meter.operations()).toMatchObject([
+      { operation: 'SendMessage', calls: 2, errors: 1, billed: 2, messages: 1 },
+    ]);
   });
 
   it('does not bill an attempt that never reached the service', async () => {
     const meter = new AwsMeter();
-    const sqs = meter.attach(new SQSClient({ ...config, maxAttempts: 1, requestHandler: stub(() => Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })) }));
-    await expect(sqs.send(new SendMessageCommand({ QueueUrl: QUEUE, MessageBody: 'x' }))).rejects.toThrow(/ECONNREFUSED/);
+    const sqs = meter.attach(
+      new SQSClient({
+        ...config,
+        maxAttempts: 1,
+        requestHandler: stub(() => Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })),
+      }),
+    );
+    await expect(sqs.send(new SendMessageCommand({ QueueUrl: QUEUE, MessageBody: 'x' }))).rejects.toThrow(
+      /ECONNREFUSED/,
+    );
     expect(meter.operations()).toMatchObject([{ calls: 0, unsent: 1, billed: 0 }]);
   });
 });
@@ -140,22 +223,38 @@ describe('AwsMeter on S3 clients', () => {
         ...config,
         forcePathStyle: true,
         requestHandler: stub((req): Reply => {
-          if (req.method === 'PUT') return ++puts === 2 ? { status: 412, headers: { 'content-type': 'application/xml' }, body: '<Error><Code>PreconditionFailed</Code><Message>exists</Message></Error>' } : { status: 200, headers: { etag: '"e"' } };
+          if (req.method === 'PUT')
+            return ++puts === 2
+              ? {
+                  status: 412,
+                  headers: { 'content-type': 'application/xml' },
+                  body: '<Error><Code>PreconditionFailed</Code><Message>exists</Message></Error>',
+                }
+              : { status: 200, headers: { etag: '"e"' } };
           if (req.method === 'DELETE') return { status: 204 };
-          if (req.query?.['list-type'] === '2') return { status: 200, headers: { 'content-type': 'application/xml' }, body: '<ListBucketResult><IsTruncated>false</IsTruncated><KeyCount>0</KeyCount></ListBucketResult>' };
+          if (req.query?.['list-type'] === '2')
+            return {
+              status: 200,
+              headers: { 'content-type': 'application/xml' },
+              body: '<ListBucketResult><IsTruncated>false</IsTruncated><KeyCount>0</KeyCount></ListBucketResult>',
+            };
           return { status: 200, headers: { 'content-type': 'text/plain', 'content-length': '5' }, body: 'hello' };
         }),
       }),
       'fire',
     );
     await s3.send(new PutObjectCommand({ Bucket: 'results', Key: 'a', Body: 'x' }));
-    await expect(s3.send(new PutObjectCommand({ Bucket: 'results', Key: 'a', Body: 'x', IfNoneMatch: '*' }))).rejects.toThrow();
+    await expect(
+      s3.send(new PutObjectCommand({ Bucket: 'results', Key: 'a', Body: 'x', IfNoneMatch: '*' })),
+    ).rejects.toThrow();
     const got = await s3.send(new GetObjectCommand({ Bucket: 'results', Key: 'a' }));
     expect(await got.Body!.transformToString()).toBe('hello');
     await s3.send(new ListObjectsV2Command({ Bucket: 'results' }));
     await s3.send(new DeleteObjectCommand({ Bucket: 'results', Key: 'a' }));
     expect(meter.totals()).toMatchObject({ calls: 5, errors: 1, s3: { put: 3, get: 1, free: 1 } });
-    expect(meter.operations({ operation: 'PutObject' })).toMatchObject([{ label: 'fire', resource: 'results', calls: 2, errors: 1, billed: 2, s3Class: 'put' }]);
+    expect(meter.operations({ operation: 'PutObject' })).toMatchObject([
+      { label: 'fire', resource: 'results', calls: 2, errors: 1, billed: 2, s3Class: 'put' },
+    ]);
     expect(meter.operations({ operation: 'DeleteObject' })).toMatchObject([{ billed: 0, s3Class: 'free' }]);
     meter.reset();
     expect(meter.operations()).toEqual([]);

@@ -10,7 +10,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DuplicateFilter } from '../../../lambdas/core/capture/duplicates';
 import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report';
 import { parseCaptureStream } from '../../../lambdas/core/capture/stream';
-import { captureBuffer, captureChunks, captureLines, secondCounts, statsOf, wholeSecondIso, writeCaptureFile, type CaptureGenOptions } from '../../support/capture-gen';
+import {
+  captureBuffer,
+  captureChunks,
+  captureLines,
+  secondCounts,
+  statsOf,
+  wholeSecondIso,
+  writeCaptureFile,
+  type CaptureGenOptions,
+} from '../../support/capture-gen';
 
 const START = Date.UTC(2026, 3, 29, 0, 3, 18);
 const base: CaptureGenOptions = { ratePerSecond: 50, durationSeconds: 4, startTime: START };
@@ -18,7 +27,10 @@ const dir = mkdtempSync(join(tmpdir(), 'capture-gen-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Line {
-  captureData: { endpointInput: { data: string; encoding: string; observedContentType: string; mode: string }; endpointOutput: { data: string; encoding: string } };
+  captureData: {
+    endpointInput: { data: string; encoding: string; observedContentType: string; mode: string };
+    endpointOutput: { data: string; encoding: string };
+  };
   eventMetadata: { eventId: string; inferenceId?: string; inferenceTime: string };
   eventVersion: string;
 }
@@ -29,7 +41,8 @@ describe('captureLines', () => {
     const lines = parse(base);
     expect(lines).toHaveLength(200);
     const perSecond = new Map<string, number>();
-    for (const l of lines) perSecond.set(l.eventMetadata.inferenceTime, (perSecond.get(l.eventMetadata.inferenceTime) ?? 0) + 1);
+    for (const l of lines)
+      perSecond.set(l.eventMetadata.inferenceTime, (perSecond.get(l.eventMetadata.inferenceTime) ?? 0) + 1);
     expect([...perSecond.entries()]).toEqual([
       ['2026-04-29T00:03:18Z', 50],
       ['2026-04-29T00:03:19Z', 50],
@@ -70,11 +83,18 @@ describe('captureLines', () => {
         expect(input).toMatchObject({ encoding: 'JSON', observedContentType: 'application/json', mode: 'INPUT' });
         expect(Buffer.byteLength(input.data)).toBeGreaterThan(bodyBytes * 0.85);
         expect(Buffer.byteLength(input.data)).toBeLessThan(bodyBytes * 1.15);
-        const body = JSON.parse(input.data) as { model: string; messages: { role: string; content: string }[]; max_tokens: number };
+        const body = JSON.parse(input.data) as {
+          model: string;
+          messages: { role: string; content: string }[];
+          max_tokens: number;
+        };
         expect(body.model).toBe('llama-3-8b-instruct');
         expect(body.messages.at(-1)?.role).toBe('user');
         expect(body.max_tokens).toBeGreaterThan(0);
-        const answer = JSON.parse(l.captureData.endpointOutput.data) as { object: string; usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } };
+        const answer = JSON.parse(l.captureData.endpointOutput.data) as {
+          object: string;
+          usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+        };
         expect(answer.object).toBe('chat.completion');
         expect(answer.usage.total_tokens).toBe(answer.usage.prompt_tokens + answer.usage.completion_tokens);
       }

@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 describe('NODE_EXTRA_CA_CERTS', () => {
   it('is not in the environment of a test or of the processes it starts', () => {
     expect(process.env.NODE_EXTRA_CA_CERTS).toBeUndefined();
-    expect(execFileSync(process.execPath, ['-p', 'process.env.NODE_EXTRA_CA_CERTS ?? "unset"'], { encoding: 'utf8' }).trim()).toBe('unset');
+    expect(
+      execFileSync(process.execPath, ['-p', 'process.env.NODE_EXTRA_CA_CERTS ?? "unset"'], { encoding: 'utf8' }).trim(),
+    ).toBe('unset');
   });
 });

@@ -21,14 +21,21 @@ describe('motoGate', () => {
 });
 
 describe('failedMessageIds (ReportBatchItemFailures)', () => {
-  const records = ['m1', 'm2', 'm3'].map((id) => toSqsRecord({ MessageId: id, ReceiptHandle: `rh-${id}`, Body: id }, 'arn:aws:sqs:us-east-1:123456789012:q'));
+  const records = ['m1', 'm2', 'm3'].map((id) =>
+    toSqsRecord({ MessageId: id, ReceiptHandle: `rh-${id}`, Body: id }, 'arn:aws:sqs:us-east-1:123456789012:q'),
+  );
   const sorted = (s: Set<string>) => [...s].sort();
 
   it.each<[string, SQSBatchResponse | void, string[], boolean]>([
     ['no response: all succeeded', undefined, [], false],
     ['empty list: all succeeded', { batchItemFailures: [] }, [], false],
     ['one named failure', { batchItemFailures: [{ itemIdentifier: 'm2' }] }, ['m2'], false],
-    ['two named failures', { batchItemFailures: [{ itemIdentifier: 'm3' }, { itemIdentifier: 'm1' }] }, ['m1', 'm3'], false],
+    [
+      'two named failures',
+      { batchItemFailures: [{ itemIdentifier: 'm3' }, { itemIdentifier: 'm1' }] },
+      ['m1', 'm3'],
+      false,
+    ],
     ['unknown id fails the whole batch', { batchItemFailures: [{ itemIdentifier: 'm9' }] }, ['m1', 'm2', 'm3'], true],
     ['empty id fails the whole batch', { batchItemFailures: [{ itemIdentifier: '' }] }, ['m1', 'm2', 'm3'], true],
   ])('%s', (_name, response, failed, invalid) => {
@@ -46,8 +53,16 @@ describe('toSqsRecord', () => {
         ReceiptHandle: 'rh',
         Body: 'hello',
         MD5OfBody: '5d41402abc4b2a76b9719d911017c592',
-        Attributes: { ApproximateReceiveCount: '3', SentTimestamp: '1767225600000', SenderId: 'AIDA', ApproximateFirstReceiveTimestamp: '1767225601000' },
-        MessageAttributes: { n: { DataType: 'Number', StringValue: '42' }, b: { DataType: 'Binary', BinaryValue: Uint8Array.of(104, 105) } },
+        Attributes: {
+          ApproximateReceiveCount: '3',
+          SentTimestamp: '1767225600000',
+          SenderId: 'AIDA',
+          ApproximateFirstReceiveTimestamp: '1767225601000',
+        },
+        MessageAttributes: {
+          n: { DataType: 'Number', StringValue: '42' },
+          b: { DataType: 'Binary', BinaryValue: Uint8Array.of(104, 105) },
+        },
       },
       'arn:aws:sqs:us-east-1:123456789012:q',
     );
@@ -55,7 +70,12 @@ describe('toSqsRecord', () => {
       messageId: 'id-1',
       receiptHandle: 'rh',
       body: 'hello',
-      attributes: { ApproximateReceiveCount: '3', SentTimestamp: '1767225600000', SenderId: 'AIDA', ApproximateFirstReceiveTimestamp: '1767225601000' },
+      attributes: {
+        ApproximateReceiveCount: '3',
+        SentTimestamp: '1767225600000',
+        SenderId: 'AIDA',
+        ApproximateFirstReceiveTimestamp: '1767225601000',
+      },
       messageAttributes: {
         n: { dataType: 'Number', stringValue: '42', stringListValues: [], binaryListValues: [] },
         b: { dataType: 'Binary', binaryValue: 'aGk=', stringListValues: [], binaryListValues: [] },

@@ -22,9 +22,21 @@ const ACCOUNT = '123456789012';
 const QUEUE_URL = `http://127.0.0.1:5000/${ACCOUNT}/replay`;
 const QUEUE_ARN = `arn:aws:sqs:us-east-1:${ACCOUNT}:replay`;
 
-const req = (action: string, resource: string, context: Record<string, string> = {}): Request => ({ action, resource, context });
-const allow = (Action: string | string[], Resource: string | string[], extra: Partial<PolicyStatement> = {}): PolicyStatement => ({ Effect: 'Allow', Action, Resource, ...extra });
-const deny = (Action: string | string[], Resource: string | string[], extra: Partial<PolicyStatement> = {}): PolicyStatement => ({ Effect: 'Deny', Action, Resource, ...extra });
+const req = (action: string, resource: string, context: Record<string, string> = {}): Request => ({
+  action,
+  resource,
+  context,
+});
+const allow = (
+  Action: string | string[],
+  Resource: string | string[],
+  extra: Partial<PolicyStatement> = {},
+): PolicyStatement => ({ Effect: 'Allow', Action, Resource, ...extra });
+const deny = (
+  Action: string | string[],
+  Resource: string | string[],
+  extra: Partial<PolicyStatement> = {},
+): PolicyStatement => ({ Effect: 'Deny', Action, Resource, ...extra });
 
 /** The single IAM request an SDK command is authorized as (via the recorder's mapping). */
 function only(client: string, command: string, input: Record<string, unknown>): AwsCall {
@@ -50,27 +62,100 @@ describe('evaluation logic: explicit deny wins, otherwise an allow is needed', (
   const get = req('s3:GetObject', 'arn:aws:s3:::results/runs/r1/x');
   table([
     { name: 'no statement at all', statements: [], request: get, want: 'implicit-deny' },
-    { name: 'an allow for the action and resource', statements: [allow('s3:GetObject', 'arn:aws:s3:::results/runs/*')], request: get, want: 'allowed' },
-    { name: 'an allow for another action only', statements: [allow('s3:PutObject', 'arn:aws:s3:::results/runs/*')], request: get, want: 'implicit-deny' },
-    { name: 'an allow for another resource only', statements: [allow('s3:GetObject', 'arn:aws:s3:::results/hours/*')], request: get, want: 'implicit-deny' },
-    { name: 'allow and a matching deny (deny listed last)', statements: [allow('s3:*', '*'), deny('s3:GetObject', 'arn:aws:s3:::results/runs/*')], request: get, want: 'explicit-deny' },
-    { name: 'allow and a matching deny (deny listed first)', statements: [deny('s3:GetObject', 'arn:aws:s3:::results/*'), allow('s3:GetObject', 'arn:aws:s3:::results/runs/r1/x')], request: get, want: 'explicit-deny' },
-    { name: 'a deny for another resource does not deny', statements: [allow('s3:GetObject', '*'), deny('s3:GetObject', 'arn:aws:s3:::other/*')], request: get, want: 'allowed' },
-    { name: 'a deny alone is still no allow', statements: [deny('s3:PutObject', '*')], request: get, want: 'implicit-deny' },
+    {
+      name: 'an allow for the action and resource',
+      statements: [allow('s3:GetObject', 'arn:aws:s3:::results/runs/*')],
+      request: get,
+      want: 'allowed',
+    },
+    {
+      name: 'an allow for another action only',
+      statements: [allow('s3:PutObject', 'arn:aws:s3:::results/runs/*')],
+      request: get,
+      want: 'implicit-deny',
+    },
+    {
+      name: 'an allow for another resource only',
+      statements: [allow('s3:GetObject', 'arn:aws:s3:::results/hours/*')],
+      request: get,
+      want: 'implicit-deny',
+    },
+    {
+      name: 'allow and a matching deny (deny listed last)',
+      statements: [allow('s3:*', '*'), deny('s3:GetObject', 'arn:aws:s3:::results/runs/*')],
+      request: get,
+      want: 'explicit-deny',
+    },
+    {
+      name: 'allow and a matching deny (deny listed first)',
+      statements: [
+        deny('s3:GetObject', 'arn:aws:s3:::results/*'),
+        allow('s3:GetObject', 'arn:aws:s3:::results/runs/r1/x'),
+      ],
+      request: get,
+      want: 'explicit-deny',
+    },
+    {
+      name: 'a deny for another resource does not deny',
+      statements: [allow('s3:GetObject', '*'), deny('s3:GetObject', 'arn:aws:s3:::other/*')],
+      request: get,
+      want: 'allowed',
+    },
+    {
+      name: 'a deny alone is still no allow',
+      statements: [deny('s3:PutObject', '*')],
+      request: get,
+      want: 'implicit-deny',
+    },
   ]);
 });
 
 describe('Action and NotAction', () => {
   const get = req('s3:GetObject', 'arn:aws:s3:::b/k');
   table([
-    { name: 'action names are case-insensitive', statements: [allow('S3:getobject', '*')], request: get, want: 'allowed' },
+    {
+      name: 'action names are case-insensitive',
+      statements: [allow('S3:getobject', '*')],
+      request: get,
+      want: 'allowed',
+    },
     { name: '* wildcard in an action', statements: [allow('s3:Get*', '*')], request: get, want: 'allowed' },
-    { name: '? wildcard matches one character', statements: [allow('s3:Get?bject', '*')], request: get, want: 'allowed' },
-    { name: '? does not match two characters', statements: [allow('s3:Ge?bject', '*')], request: get, want: 'implicit-deny' },
-    { name: 'a prefix without a wildcard is not a match', statements: [allow('s3:Get', '*')], request: get, want: 'implicit-deny' },
-    { name: 'an action list: any entry', statements: [allow(['sqs:SendMessage', 's3:GetObject'], '*')], request: get, want: 'allowed' },
-    { name: 'the service prefix must match', statements: [allow('sqs:GetObject', '*')], request: get, want: 'implicit-deny' },
-    { name: 'Allow NotAction: every other action is allowed', statements: [{ Effect: 'Allow', NotAction: 's3:DeleteObject*', Resource: '*' }], request: get, want: 'allowed' },
+    {
+      name: '? wildcard matches one character',
+      statements: [allow('s3:Get?bject', '*')],
+      request: get,
+      want: 'allowed',
+    },
+    {
+      name: '? does not match two characters',
+      statements: [allow('s3:Ge?bject', '*')],
+      request: get,
+      want: 'implicit-deny',
+    },
+    {
+      name: 'a prefix without a wildcard is not a match',
+      statements: [allow('s3:Get', '*')],
+      request: get,
+      want: 'implicit-deny',
+    },
+    {
+      name: 'an action list: any entry',
+      statements: [allow(['sqs:SendMessage', 's3:GetObject'], '*')],
+      request: get,
+      want: 'allowed',
+    },
+    {
+      name: 'the service prefix must match',
+      statements: [allow('sqs:GetObject', '*')],
+      request: get,
+      want: 'implicit-deny',
+    },
+    {
+      name: 'Allow NotAction: every other action is allowed',
+      statements: [{ Effect: 'Allow', NotAction: 's3:DeleteObject*', Resource: '*' }],
+      request: get,
+      want: 'allowed',
+    },
     {
       name: 'Allow NotAction: the listed action is not',
       statements: [{ Effect: 'Allow', NotAction: ['s3:DeleteObject*', 's3:GetObject'], Resource: '*' }],
@@ -138,14 +223,30 @@ describe('Resource and NotResource', () => {
     },
     {
       name: '?????? matches the six characters Secrets Manager appends',
-      statements: [allow('secretsmanager:GetSecretValue', `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:replay/key-a-??????`)],
-      request: req('secretsmanager:GetSecretValue', `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:replay/key-a-AbC123`),
+      statements: [
+        allow(
+          'secretsmanager:GetSecretValue',
+          `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:replay/key-a-??????`,
+        ),
+      ],
+      request: req(
+        'secretsmanager:GetSecretValue',
+        `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:replay/key-a-AbC123`,
+      ),
       want: 'allowed',
     },
     {
       name: '?????? does not match five',
-      statements: [allow('secretsmanager:GetSecretValue', `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:replay/key-a-??????`)],
-      request: req('secretsmanager:GetSecretValue', `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:replay/key-a-AbC12`),
+      statements: [
+        allow(
+          'secretsmanager:GetSecretValue',
+          `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:replay/key-a-??????`,
+        ),
+      ],
+      request: req(
+        'secretsmanager:GetSecretValue',
+        `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:replay/key-a-AbC12`,
+      ),
       want: 'implicit-deny',
     },
     {
@@ -156,7 +257,9 @@ describe('Resource and NotResource', () => {
     },
     {
       name: 'NotResource: not the listed one',
-      statements: [{ Effect: 'Allow', Action: 's3:GetObject', NotResource: ['arn:aws:s3:::secret/*', 'arn:aws:s3:::results/*'] }],
+      statements: [
+        { Effect: 'Allow', Action: 's3:GetObject', NotResource: ['arn:aws:s3:::secret/*', 'arn:aws:s3:::results/*'] },
+      ],
       request: req('s3:GetObject', 'arn:aws:s3:::results/x'),
       want: 'implicit-deny',
     },
@@ -170,14 +273,45 @@ describe('Resource and NotResource', () => {
 
 describe('Condition', () => {
   const listRuns = ['s3:ListBucket', 'arn:aws:s3:::results'] as const;
-  const prefixLike = (...values: string[]): PolicyStatement => allow('s3:ListBucket', 'arn:aws:s3:::results', { Condition: { StringLike: { 's3:prefix': values } } });
+  const prefixLike = (...values: string[]): PolicyStatement =>
+    allow('s3:ListBucket', 'arn:aws:s3:::results', { Condition: { StringLike: { 's3:prefix': values } } });
   table([
-    { name: 'StringLike s3:prefix runs/* and prefix runs/r1/', statements: [prefixLike('runs/*')], request: req(...listRuns, { 's3:prefix': 'runs/r1/' }), want: 'allowed' },
-    { name: 'StringLike s3:prefix runs/* and prefix hours/', statements: [prefixLike('runs/*')], request: req(...listRuns, { 's3:prefix': 'hours/' }), want: 'implicit-deny' },
-    { name: 'StringLike s3:prefix runs/* and no prefix at all (key missing)', statements: [prefixLike('runs/*')], request: req(...listRuns), want: 'implicit-deny' },
-    { name: 'StringLike values are OR-ed', statements: [prefixLike('runs/*', 'hours/*')], request: req(...listRuns, { 's3:prefix': 'hours/h/A/' }), want: 'allowed' },
-    { name: 'StringLike is case-sensitive', statements: [prefixLike('runs/*')], request: req(...listRuns, { 's3:prefix': 'RUNS/' }), want: 'implicit-deny' },
-    { name: 'StringLike ? is one character', statements: [prefixLike('run?/')], request: req(...listRuns, { 's3:prefix': 'runs/' }), want: 'allowed' },
+    {
+      name: 'StringLike s3:prefix runs/* and prefix runs/r1/',
+      statements: [prefixLike('runs/*')],
+      request: req(...listRuns, { 's3:prefix': 'runs/r1/' }),
+      want: 'allowed',
+    },
+    {
+      name: 'StringLike s3:prefix runs/* and prefix hours/',
+      statements: [prefixLike('runs/*')],
+      request: req(...listRuns, { 's3:prefix': 'hours/' }),
+      want: 'implicit-deny',
+    },
+    {
+      name: 'StringLike s3:prefix runs/* and no prefix at all (key missing)',
+      statements: [prefixLike('runs/*')],
+      request: req(...listRuns),
+      want: 'implicit-deny',
+    },
+    {
+      name: 'StringLike values are OR-ed',
+      statements: [prefixLike('runs/*', 'hours/*')],
+      request: req(...listRuns, { 's3:prefix': 'hours/h/A/' }),
+      want: 'allowed',
+    },
+    {
+      name: 'StringLike is case-sensitive',
+      statements: [prefixLike('runs/*')],
+      request: req(...listRuns, { 's3:prefix': 'RUNS/' }),
+      want: 'implicit-deny',
+    },
+    {
+      name: 'StringLike ? is one character',
+      statements: [prefixLike('run?/')],
+      request: req(...listRuns, { 's3:prefix': 'runs/' }),
+      want: 'allowed',
+    },
     {
       name: 'StringEquals exact',
       statements: [allow(...listRuns, { Condition: { StringEquals: { 's3:prefix': 'runs/' } } })],
@@ -222,7 +356,10 @@ describe('Condition', () => {
     },
     {
       name: 'StringNotLike matching value is false',
-      statements: [deny(...listRuns, { Condition: { StringNotLike: { 's3:prefix': ['runs/*', 'hours/*'] } } }), allow(...listRuns)],
+      statements: [
+        deny(...listRuns, { Condition: { StringNotLike: { 's3:prefix': ['runs/*', 'hours/*'] } } }),
+        allow(...listRuns),
+      ],
       request: req(...listRuns, { 's3:prefix': 'hours/x/' }),
       want: 'allowed',
     },
@@ -234,25 +371,39 @@ describe('Condition', () => {
     },
     {
       name: 'operators are AND-ed',
-      statements: [allow(...listRuns, { Condition: { StringLike: { 's3:prefix': 'runs/*' }, StringEquals: { 's3:max-keys': '10' } } })],
+      statements: [
+        allow(...listRuns, {
+          Condition: { StringLike: { 's3:prefix': 'runs/*' }, StringEquals: { 's3:max-keys': '10' } },
+        }),
+      ],
       request: req(...listRuns, { 's3:prefix': 'runs/', 's3:max-keys': '10' }),
       want: 'allowed',
     },
     {
       name: 'operators are AND-ed (one false)',
-      statements: [allow(...listRuns, { Condition: { StringLike: { 's3:prefix': 'runs/*' }, StringEquals: { 's3:max-keys': '10' } } })],
+      statements: [
+        allow(...listRuns, {
+          Condition: { StringLike: { 's3:prefix': 'runs/*' }, StringEquals: { 's3:max-keys': '10' } },
+        }),
+      ],
       request: req(...listRuns, { 's3:prefix': 'runs/', 's3:max-keys': '1000' }),
       want: 'implicit-deny',
     },
     {
       name: 'Bool: a TLS-only deny hits an insecure request',
-      statements: [allow('s3:GetObject', '*'), deny('s3:*', '*', { Condition: { Bool: { 'aws:SecureTransport': 'false' } } })],
+      statements: [
+        allow('s3:GetObject', '*'),
+        deny('s3:*', '*', { Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      ],
       request: req('s3:GetObject', 'arn:aws:s3:::b/k', { 'aws:SecureTransport': 'false' }),
       want: 'explicit-deny',
     },
     {
       name: 'Bool: the same deny spares a TLS request',
-      statements: [allow('s3:GetObject', '*'), deny('s3:*', '*', { Condition: { Bool: { 'aws:SecureTransport': false } } })],
+      statements: [
+        allow('s3:GetObject', '*'),
+        deny('s3:*', '*', { Condition: { Bool: { 'aws:SecureTransport': false } } }),
+      ],
       request: req('s3:GetObject', 'arn:aws:s3:::b/k', { 'aws:SecureTransport': 'true' }),
       want: 'allowed',
     },
@@ -264,20 +415,32 @@ describe('Condition', () => {
     },
     {
       name: 'ArnLike: per component, with wildcards',
-      statements: [allow('sqs:SendMessage', '*', { Condition: { ArnLike: { 'aws:SourceArn': 'arn:aws:s3:::capture-*' } } })],
+      statements: [
+        allow('sqs:SendMessage', '*', { Condition: { ArnLike: { 'aws:SourceArn': 'arn:aws:s3:::capture-*' } } }),
+      ],
       request: req('sqs:SendMessage', QUEUE_ARN, { 'aws:SourceArn': 'arn:aws:s3:::capture-bucket' }),
       want: 'allowed',
     },
     {
       name: 'ArnEquals: the account component must match',
-      statements: [allow('sqs:SendMessage', '*', { Condition: { ArnEquals: { 'aws:SourceArn': `arn:aws:lambda:us-east-1:${ACCOUNT}:function:fire` } } })],
-      request: req('sqs:SendMessage', QUEUE_ARN, { 'aws:SourceArn': 'arn:aws:lambda:us-east-1:210987654321:function:fire' }),
+      statements: [
+        allow('sqs:SendMessage', '*', {
+          Condition: { ArnEquals: { 'aws:SourceArn': `arn:aws:lambda:us-east-1:${ACCOUNT}:function:fire` } },
+        }),
+      ],
+      request: req('sqs:SendMessage', QUEUE_ARN, {
+        'aws:SourceArn': 'arn:aws:lambda:us-east-1:210987654321:function:fire',
+      }),
       want: 'implicit-deny',
     },
     {
       name: 'ArnLike: a wildcard does not reach into another component',
-      statements: [allow('sqs:SendMessage', '*', { Condition: { ArnLike: { 'aws:SourceArn': 'arn:aws:lambda:us-*' } } })],
-      request: req('sqs:SendMessage', QUEUE_ARN, { 'aws:SourceArn': `arn:aws:lambda:us-east-1:${ACCOUNT}:function:fire` }),
+      statements: [
+        allow('sqs:SendMessage', '*', { Condition: { ArnLike: { 'aws:SourceArn': 'arn:aws:lambda:us-*' } } }),
+      ],
+      request: req('sqs:SendMessage', QUEUE_ARN, {
+        'aws:SourceArn': `arn:aws:lambda:us-east-1:${ACCOUNT}:function:fire`,
+      }),
       want: 'implicit-deny',
     },
     {
@@ -301,7 +464,11 @@ describe('Condition', () => {
   ]);
 
   it.each([
-    ['an operator it does not implement', { NumericLessThan: { 's3:max-keys': '10' } }, /NumericLessThan is not implemented/],
+    [
+      'an operator it does not implement',
+      { NumericLessThan: { 's3:max-keys': '10' } },
+      /NumericLessThan is not implemented/,
+    ],
     ['a set operator', { 'ForAnyValue:StringLike': { 's3:prefix': 'runs/*' } }, /set operators/],
     ['a policy variable', { StringLike: { 's3:prefix': '${aws:username}/*' } }, /policy variables/],
   ])('throws on %s, even for a request the statement does not otherwise match', (_, Condition, error) => {
@@ -312,14 +479,32 @@ describe('Condition', () => {
 
 describe('malformed statements are refused, not guessed at', () => {
   it.each([
-    ['a Principal (resource policies only)', { Effect: 'Allow', Principal: '*', Action: 's3:GetObject', Resource: '*' }, /Principal/],
+    [
+      'a Principal (resource policies only)',
+      { Effect: 'Allow', Principal: '*', Action: 's3:GetObject', Resource: '*' },
+      /Principal/,
+    ],
     ['no Resource', { Effect: 'Allow', Action: 's3:GetObject' }, /Resource and NotResource/],
-    ['Action and NotAction', { Effect: 'Allow', Action: 's3:GetObject', NotAction: 's3:PutObject', Resource: '*' }, /Action and NotAction/],
+    [
+      'Action and NotAction',
+      { Effect: 'Allow', Action: 's3:GetObject', NotAction: 's3:PutObject', Resource: '*' },
+      /Action and NotAction/,
+    ],
     ['an unknown Effect', { Effect: 'allow', Action: 's3:GetObject', Resource: '*' }, /Effect/],
-    ['an unresolved intrinsic', { Effect: 'Allow', Action: 's3:GetObject', Resource: { 'Fn::GetAtt': ['B', 'Arn'] } }, /unresolved/],
-    ['a policy variable in a resource', { Effect: 'Allow', Action: 's3:GetObject', Resource: 'arn:aws:s3:::b/${aws:username}/*' }, /policy variables/],
+    [
+      'an unresolved intrinsic',
+      { Effect: 'Allow', Action: 's3:GetObject', Resource: { 'Fn::GetAtt': ['B', 'Arn'] } },
+      /unresolved/,
+    ],
+    [
+      'a policy variable in a resource',
+      { Effect: 'Allow', Action: 's3:GetObject', Resource: 'arn:aws:s3:::b/${aws:username}/*' },
+      /policy variables/,
+    ],
   ])('%s', (_, statement, error) => {
-    expect(() => evaluate([statement as unknown as PolicyStatement], req('s3:GetObject', 'arn:aws:s3:::b/k'))).toThrow(error);
+    expect(() => evaluate([statement as unknown as PolicyStatement], req('s3:GetObject', 'arn:aws:s3:::b/k'))).toThrow(
+      error,
+    );
   });
 
   it('a secret recorded by name must be resolved to its ARN first', () => {
@@ -344,8 +529,13 @@ describe('AWS facts, through the recorder mapping and the evaluator', () => {
   });
 
   it('ListObjectsV2 is s3:ListBucket on the bucket, limited by a StringLike s3:prefix condition', () => {
-    const policy = [allow('s3:ListBucket', 'arn:aws:s3:::results', { Condition: { StringLike: { 's3:prefix': ['runs/*', 'hours/*'] } } })];
-    const list = (Prefix?: string) => only('S3Client', 'ListObjectsV2Command', { Bucket: 'results', ...(Prefix !== undefined ? { Prefix } : {}) });
+    const policy = [
+      allow('s3:ListBucket', 'arn:aws:s3:::results', {
+        Condition: { StringLike: { 's3:prefix': ['runs/*', 'hours/*'] } },
+      }),
+    ];
+    const list = (Prefix?: string) =>
+      only('S3Client', 'ListObjectsV2Command', { Bucket: 'results', ...(Prefix !== undefined ? { Prefix } : {}) });
     expect(evaluate(policy, list('runs/r1/A/_results/'))).toBe('allowed');
     expect(evaluate(policy, list('hours/2026-04-29T00/A/_runs/'))).toBe('allowed');
     expect(evaluate(policy, list('datacapture/'))).toBe('implicit-deny');
@@ -374,7 +564,10 @@ describe('explain, unusedActions, unusedResources, requiredStatements', () => {
 
   it('explain names the statements that apply', () => {
     expect(explain(statements, send)).toEqual({ allowedBy: [1, 2], deniedBy: [] });
-    expect(explain(statements, req('s3:DeleteBucket', 'arn:aws:s3:::results'))).toEqual({ allowedBy: [], deniedBy: [3] });
+    expect(explain(statements, req('s3:DeleteBucket', 'arn:aws:s3:::results'))).toEqual({
+      allowedBy: [],
+      deniedBy: [3],
+    });
   });
 
   it('unusedActions lists each action pattern no call needed, per statement; deny statements are not grants', () => {
@@ -383,8 +576,12 @@ describe('explain, unusedActions, unusedResources, requiredStatements', () => {
       { statement: 1, action: 'sqs:GetQueueUrl' },
     ]);
     // A call of the right action on a resource the statement does not cover does not use it.
-    expect(unusedActions([allow('s3:GetObject', 'arn:aws:s3:::results/hours/*')], [get])).toEqual([{ statement: 0, action: 's3:GetObject' }]);
-    expect(unusedActions([{ Effect: 'Allow', NotAction: 'iam:*', Resource: '*', Sid: 'Broad' }], [])).toEqual([{ statement: 0, sid: 'Broad', action: 'NotAction "iam:*"' }]);
+    expect(unusedActions([allow('s3:GetObject', 'arn:aws:s3:::results/hours/*')], [get])).toEqual([
+      { statement: 0, action: 's3:GetObject' },
+    ]);
+    expect(unusedActions([{ Effect: 'Allow', NotAction: 'iam:*', Resource: '*', Sid: 'Broad' }], [])).toEqual([
+      { statement: 0, sid: 'Broad', action: 'NotAction "iam:*"' },
+    ]);
   });
 
   it('unusedResources lists each resource pattern no call needed', () => {

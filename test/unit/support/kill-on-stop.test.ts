@@ -11,10 +11,12 @@ import { until } from '../../support/until';
 
 const MODULE = fileURLToPath(new URL('../../support/kill-on-stop.ts', import.meta.url));
 
-it.each(['SIGTERM', 'SIGINT'] as const)('%s to the process that started a detached group kills the group and still ends the process', async (signal) => {
-  // The stand-in for a test worker: starts `sleep` in a session of its own (as moto_server is
-  // started), registers it, says its pid, and waits.
-  const script = `
+it.each(['SIGTERM', 'SIGINT'] as const)(
+  '%s to the process that started a detached group kills the group and still ends the process',
+  async (signal) => {
+    // The stand-in for a test worker: starts `sleep` in a session of its own (as moto_server is
+    // started), registers it, says its pid, and waits.
+    const script = `
     import { spawn } from 'node:child_process';
     import { killGroupOnStop } from ${JSON.stringify(MODULE)};
     const child = spawn('sleep', ['60'], { detached: true, stdio: 'ignore' });
@@ -22,14 +24,18 @@ it.each(['SIGTERM', 'SIGINT'] as const)('%s to the process that started a detach
     process.stdout.write(String(child.pid) + '\\n');
     setInterval(() => {}, 1000);
   `;
-  const worker = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  worker.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
-  await until(() => out.includes('\n'), 'the detached pid', 20_000);
-  const pid = Number(out.trim());
-  expect(alive(pid)).toBe(true);
-  worker.kill(signal);
-  const [code, endedBy] = (await once(worker, 'exit')) as [number | null, NodeJS.Signals | null];
-  expect({ code, endedBy }).toEqual({ code: null, endedBy: signal });
-  await until(() => !alive(pid), 'the detached group to end', 5_000);
-}, 30_000);
+    const worker = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    worker.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    await until(() => out.includes('\n'), 'the detached pid', 20_000);
+    const pid = Number(out.trim());
+    expect(alive(pid)).toBe(true);
+    worker.kill(signal);
+    const [code, endedBy] = (await once(worker, 'exit')) as [number | null, NodeJS.Signals | null];
+    expect({ code, endedBy }).toEqual({ code: null, endedBy: signal });
+    await until(() => !alive(pid), 'the detached group to end', 5_000);
+  },
+  30_000,
+);

@@ -25,8 +25,20 @@ interface Plotted {
 }
 
 function plotted(doc: CapacityDocument, metric: string): Plotted {
-  if (metric === 'goodput') return { values: [{ label: 'goodput', of: (s) => s.goodput, width: 2 }], objective: doc.objectives.min_goodput, share: true, unit: 'share of requests' };
-  if (metric === 'error_rate') return { values: [{ label: 'error rate', of: (s) => s.error_rate, width: 2 }], objective: doc.objectives.max_error_rate, share: true, unit: 'share of requests' };
+  if (metric === 'goodput')
+    return {
+      values: [{ label: 'goodput', of: (s) => s.goodput, width: 2 }],
+      objective: doc.objectives.min_goodput,
+      share: true,
+      unit: 'share of requests',
+    };
+  if (metric === 'error_rate')
+    return {
+      values: [{ label: 'error rate', of: (s) => s.error_rate, width: 2 }],
+      objective: doc.objectives.max_error_rate,
+      share: true,
+      unit: 'share of requests',
+    };
   const threshold = doc.objectives.goodput[metric];
   if (!isNum(threshold)) throw new Error('no objective on ' + metric);
   return {
@@ -40,7 +52,14 @@ function plotted(doc: CapacityDocument, metric: string): Plotted {
   };
 }
 
-function line(lib: ChartLibrary, u: uPlot, from: [number, number], to: [number, number], color: string, dash: number[]): void {
+function line(
+  lib: ChartLibrary,
+  u: uPlot,
+  from: [number, number],
+  to: [number, number],
+  color: string,
+  dash: number[],
+): void {
   const ctx = u.ctx;
   ctx.save();
   ctx.strokeStyle = color;
@@ -84,12 +103,21 @@ export function drawCapacity(page: ReportPage, el: HTMLElement, lib: ChartLibrar
   for (const t of doc.targets) {
     const byFactor = new Map(t.steps.map((s) => [s.factor, s]));
     for (const v of p.values) {
-      cols.push(xs.map((x) => {
-        const step = byFactor.get(x);
-        return step ? v.of(step) : null;
-      }));
+      cols.push(
+        xs.map((x) => {
+          const step = byFactor.get(x);
+          return step ? v.of(step) : null;
+        }),
+      );
       const color = page.colorOf(t.name);
-      series.push({ label: p.values.length > 1 ? `${t.name} ${v.label}` : t.name, stroke: color, width: v.width, spanGaps: true, value: p.share ? pctValue : numValue, points: { show: true, size: v.width > 1 ? 6 : 4, fill: color } });
+      series.push({
+        label: p.values.length > 1 ? `${t.name} ${v.label}` : t.name,
+        stroke: color,
+        width: v.width,
+        spanGaps: true,
+        value: p.share ? pctValue : numValue,
+        points: { show: true, size: v.width > 1 ? 6 : 4, fill: color },
+      });
     }
   }
   const include = [p.objective];
@@ -106,7 +134,10 @@ export function drawCapacity(page: ReportPage, el: HTMLElement, lib: ChartLibrar
       },
     },
     series,
-    axes: [{ label: 'factor of the captured traffic', values: (_u, ticks) => ticks.map(factorLabel) }, p.share ? pctAxis(p.unit) : { label: p.unit, size: 64 }],
+    axes: [
+      { label: 'factor of the captured traffic', values: (_u, ticks) => ticks.map(factorLabel) },
+      p.share ? pctAxis(p.unit) : { label: p.unit, size: 64 },
+    ],
     hooks: marks(lib, page, doc, p.objective),
   };
   return new lib(o, cols as uPlot.AlignedData, el);

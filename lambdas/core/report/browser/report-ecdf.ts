@@ -159,7 +159,11 @@ export function drawDiff(page: ReportPage, el: HTMLElement, lib: ChartLibrary): 
     { iv: m.difference.mean, color: MEAN_BAND_COLOR },
   ].filter((k) => k.iv && isNum(k.iv.estimate));
   const extra = [0];
-  marks.forEach((k) => [k.iv.estimate, k.iv.ci_low, k.iv.ci_high].forEach((v) => { if (isNum(v)) extra.push(v); }));
+  marks.forEach((k) =>
+    [k.iv.estimate, k.iv.ci_low, k.iv.ci_high].forEach((v) => {
+      if (isNum(v)) extra.push(v);
+    }),
+  );
   const o: uPlot.Options = {
     ...baseOpts(el, 260),
     scales: {
@@ -176,7 +180,13 @@ export function drawDiff(page: ReportPage, el: HTMLElement, lib: ChartLibrary): 
     },
     series: [
       { label: 'B \u2212 A (' + info!.unit + ')', value: numValueWith(decimalsOf(m.difference.p50)) },
-      { label: c.candidate + ' \u2212 ' + c.baseline, stroke: page.colorOf(c.candidate), width: 2, value: pctValue, points: { show: false } },
+      {
+        label: c.candidate + ' \u2212 ' + c.baseline,
+        stroke: page.colorOf(c.candidate),
+        width: 2,
+        value: pctValue,
+        points: { show: false },
+      },
     ],
     axes: [{ label: 'B \u2212 A, ' + info!.name.toLowerCase() + ' (' + info!.unit + ')' }, pctAxis('pairs \u2264 x')],
     hooks: intervalHooks(lib, marks),

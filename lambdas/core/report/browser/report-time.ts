@@ -21,7 +21,9 @@ const WINDOWS = 120;
  * Series sharing one x axis without merging points: every point keeps its own x (times may
  * repeat), the other series are null there.
  */
-function sparseJoin(sources: readonly { t: readonly (number | null)[]; v: readonly (number | null)[] }[]): (number | null)[][] {
+function sparseJoin(
+  sources: readonly { t: readonly (number | null)[]; v: readonly (number | null)[] }[],
+): (number | null)[][] {
   const pts: [number, number, number][] = [];
   sources.forEach((s, k) => {
     for (let i = 0; i < s.t.length; i++) {
@@ -71,12 +73,14 @@ function windowMedians(s: TimeSource, tMin: number, tMax: number): { t: number[]
 function timeSeries(page: ReportPage, sources: readonly TimeSource[]) {
   let tMin = Infinity;
   let tMax = -Infinity;
-  sources.forEach((s) => s.t.forEach((t) => {
-    if (isNum(t)) {
-      tMin = Math.min(tMin, t);
-      tMax = Math.max(tMax, t);
-    }
-  }));
+  sources.forEach((s) =>
+    s.t.forEach((t) => {
+      if (isNum(t)) {
+        tMin = Math.min(tMin, t);
+        tMax = Math.max(tMax, t);
+      }
+    }),
+  );
   type Drawn = { data: { t: readonly (number | null)[]; v: readonly (number | null)[] }; opts: uPlot.Series };
   const dots: Drawn[] = [];
   const lines: Drawn[] = [];
@@ -85,22 +89,50 @@ function timeSeries(page: ReportPage, sources: readonly TimeSource[]) {
     const color = page.colorOf(s.name);
     if (s.v.filter(isNum).length > SMOOTH_ABOVE) {
       pairs.push([dots.length, lines.length]);
-      dots.push({ data: s, opts: { label: s.name + ' (points)', stroke: color, paths: () => null, points: { show: true, space: 0, size: 3, width: 0, fill: alpha(color, 0.25) } } });
-      lines.push({ data: windowMedians(s, tMin, tMax), opts: { label: s.name, stroke: color, width: 2, spanGaps: true, points: { show: false } } });
+      dots.push({
+        data: s,
+        opts: {
+          label: s.name + ' (points)',
+          stroke: color,
+          paths: () => null,
+          points: { show: true, space: 0, size: 3, width: 0, fill: alpha(color, 0.25) },
+        },
+      });
+      lines.push({
+        data: windowMedians(s, tMin, tMax),
+        opts: { label: s.name, stroke: color, width: 2, spanGaps: true, points: { show: false } },
+      });
     } else {
-      lines.push({ data: s, opts: { label: s.name, stroke: color, width: 1.5, spanGaps: true, points: { show: true, size: 4, fill: color } } });
+      lines.push({
+        data: s,
+        opts: {
+          label: s.name,
+          stroke: color,
+          width: 1.5,
+          spanGaps: true,
+          points: { show: true, size: 4, fill: color },
+        },
+      });
     }
   });
   return { dots, lines, pairs };
 }
 
-function drawTimeSeries(page: ReportPage, el: HTMLElement, lib: ChartLibrary, sources: readonly TimeSource[], unit: string): uPlot {
+function drawTimeSeries(
+  page: ReportPage,
+  el: HTMLElement,
+  lib: ChartLibrary,
+  sources: readonly TimeSource[],
+  unit: string,
+): uPlot {
   if (!sources.length) throw new Error('no series');
   const { dots, lines, pairs } = timeSeries(page, sources);
   // Hiding a line in the legend hides its dots too.
   const all = dots.concat(lines);
   const partner: Record<number, number> = {};
-  pairs.forEach((p) => { partner[1 + dots.length + p[1]] = 1 + p[0]; });
+  pairs.forEach((p) => {
+    partner[1 + dots.length + p[1]] = 1 + p[0];
+  });
   let syncing = false;
   const o: uPlot.Options = {
     ...baseOpts(el, 260),

@@ -75,18 +75,32 @@ function verdictMarks(lib: ChartLibrary, verdicts: (Verdict | null)[][]): (u: uP
       const x = u.valToPos(xs[i] as number, 'x', true);
       if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
       if (run.status === 'empty') {
-        ctx.save(); ctx.strokeStyle = '#9ca3af'; ctx.lineWidth = r; ctx.setLineDash([3 * r, 3 * r]);
-        ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke(); ctx.restore();
+        ctx.save();
+        ctx.strokeStyle = '#9ca3af';
+        ctx.lineWidth = r;
+        ctx.setLineDash([3 * r, 3 * r]);
+        ctx.beginPath();
+        ctx.moveTo(x, u.bbox.top);
+        ctx.lineTo(x, u.bbox.top + u.bbox.height);
+        ctx.stroke();
+        ctx.restore();
         return;
       }
       (verdicts[i] as (Verdict | null)[]).forEach((v, k) => {
         if (!v) return;
         const y = u.bbox.top - (8 + 10 * k) * r;
         const s = 5 * r;
-        ctx.save(); ctx.fillStyle = data.verdictColors[v] || '#e5e7eb'; ctx.beginPath();
-        if (v === 'worse') { ctx.moveTo(x, y - s); ctx.lineTo(x + s, y + s); ctx.lineTo(x - s, y + s); ctx.closePath(); }
-        else ctx.arc(x, y, s * 0.8, 0, 2 * Math.PI);
-        ctx.fill(); ctx.restore();
+        ctx.save();
+        ctx.fillStyle = data.verdictColors[v] || '#e5e7eb';
+        ctx.beginPath();
+        if (v === 'worse') {
+          ctx.moveTo(x, y - s);
+          ctx.lineTo(x + s, y + s);
+          ctx.lineTo(x - s, y + s);
+          ctx.closePath();
+        } else ctx.arc(x, y, s * 0.8, 0, 2 * Math.PI);
+        ctx.fill();
+        ctx.restore();
       });
     });
   };
@@ -113,7 +127,12 @@ function drawTrend(el: HTMLElement, lib: ChartLibrary): uPlot {
     scales: { x: { time: false, range: (_u, min, max) => [min - pad, max + pad] } },
     series,
     axes: [
-      { label: timeAxisTitle(first, last), incrs: TIME_INCRS, values: (_u, ticks) => timeTickLabels(ticks, last - first), space: 90 },
+      {
+        label: timeAxisTitle(first, last),
+        incrs: TIME_INCRS,
+        values: (_u, ticks) => timeTickLabels(ticks, last - first),
+        space: 90,
+      },
       { label: el.dataset.unit || '', size: 64 },
     ],
     hooks: { draw: [verdictMarks(lib, verdicts)] },

@@ -16,7 +16,17 @@ import { Rng } from '../rng';
 import { multinomialBootstrap } from './multinomial';
 import { meansFromSums, poissonWeightedSums, samePattern } from './poisson-means';
 import { poissonQuantiles } from './poisson-quantiles';
-import { emptySide, POISSON_BOOTSTRAP_FROM, QUANTILE_STATS, sortSide, STREAM, type BootstrapOptions, type BootstrapReplicates, type SideReplicates, type SortedSide } from './replicates';
+import {
+  emptySide,
+  POISSON_BOOTSTRAP_FROM,
+  QUANTILE_STATS,
+  sortSide,
+  STREAM,
+  type BootstrapOptions,
+  type BootstrapReplicates,
+  type SideReplicates,
+  type SortedSide,
+} from './replicates';
 
 /** Keeps the units where `keep` holds. */
 function compact(values: Float64Array, keep: Uint8Array, count: number): Float64Array {
@@ -33,9 +43,16 @@ const EMPTY = new Float64Array(0);
  * has no value; metric m's sample is its pairs with both values finite. One resample weights
  * each pair once, for both sides.
  */
-export function bootstrapPaired(metrics: readonly { a: Float64Array; b: Float64Array }[], options: BootstrapOptions): BootstrapReplicates[] {
+export function bootstrapPaired(
+  metrics: readonly { a: Float64Array; b: Float64Array }[],
+  options: BootstrapOptions,
+): BootstrapReplicates[] {
   const R = options.resamples;
-  const out: BootstrapReplicates[] = metrics.map(() => ({ baseline: emptySide(R), candidate: emptySide(R), sorted: { baseline: EMPTY, candidate: EMPTY } }));
+  const out: BootstrapReplicates[] = metrics.map(() => ({
+    baseline: emptySide(R),
+    candidate: emptySide(R),
+    sorted: { baseline: EMPTY, candidate: EMPTY },
+  }));
   const large: number[] = [];
   metrics.forEach(({ a, b }, m) => {
     const keep = new Uint8Array(a.length);
@@ -53,11 +70,19 @@ export function bootstrapPaired(metrics: readonly { a: Float64Array; b: Float64A
     const rep = out[m] as BootstrapReplicates;
     rep.sorted = { baseline: (sides[0] as SortedSide).sorted, candidate: (sides[1] as SortedSide).sorted };
     if (n < POISSON_BOOTSTRAP_FROM) {
-      [rep.baseline, rep.candidate] = multinomialBootstrap([ca, cb], sides, R, new Rng(options.seed, STREAM.small + m)) as [SideReplicates, SideReplicates];
+      [rep.baseline, rep.candidate] = multinomialBootstrap(
+        [ca, cb],
+        sides,
+        R,
+        new Rng(options.seed, STREAM.small + m),
+      ) as [SideReplicates, SideReplicates];
       return;
     }
     large.push(m);
-    const [qa, qb] = poissonQuantiles(sides, R, new Rng(options.seed, STREAM.quantiles + m)) as [SideReplicates, SideReplicates];
+    const [qa, qb] = poissonQuantiles(sides, R, new Rng(options.seed, STREAM.quantiles + m)) as [
+      SideReplicates,
+      SideReplicates,
+    ];
     for (const stat of QUANTILE_STATS) {
       rep.baseline[stat] = qa[stat];
       rep.candidate[stat] = qb[stat];
@@ -71,7 +96,8 @@ export function bootstrapPaired(metrics: readonly { a: Float64Array; b: Float64A
       const { a, b } = metrics[m] as { a: Float64Array; b: Float64Array };
       if (samePattern(a, b)) columns.push(a, b);
       else {
-        const both = (x: Float64Array, y: Float64Array) => x.map((v, i) => (Number.isFinite(v) && Number.isFinite(y[i] as number) ? v : NaN));
+        const both = (x: Float64Array, y: Float64Array) =>
+          x.map((v, i) => (Number.isFinite(v) && Number.isFinite(y[i] as number) ? v : NaN));
         columns.push(both(a, b), both(b, a));
       }
     }
@@ -90,9 +116,16 @@ export function bootstrapPaired(metrics: readonly { a: Float64Array; b: Float64A
  * Unpaired bootstrap: each side's finite values resampled independently (its own draws, its
  * own size). metrics[m].a and .b are the sides' values per row, NaN where absent.
  */
-export function bootstrapUnpaired(metrics: readonly { a: Float64Array; b: Float64Array }[], options: BootstrapOptions): BootstrapReplicates[] {
+export function bootstrapUnpaired(
+  metrics: readonly { a: Float64Array; b: Float64Array }[],
+  options: BootstrapOptions,
+): BootstrapReplicates[] {
   const R = options.resamples;
-  const out: BootstrapReplicates[] = metrics.map(() => ({ baseline: emptySide(R), candidate: emptySide(R), sorted: { baseline: EMPTY, candidate: EMPTY } }));
+  const out: BootstrapReplicates[] = metrics.map(() => ({
+    baseline: emptySide(R),
+    candidate: emptySide(R),
+    sorted: { baseline: EMPTY, candidate: EMPTY },
+  }));
   (['a', 'b'] as const).forEach((side, s) => {
     const key = side === 'a' ? 'baseline' : 'candidate';
     const large: number[] = [];
@@ -104,17 +137,29 @@ export function bootstrapUnpaired(metrics: readonly { a: Float64Array; b: Float6
       const sorted = sortSide(finite);
       rep.sorted[key] = sorted.sorted;
       if (n < POISSON_BOOTSTRAP_FROM) {
-        rep[key] = multinomialBootstrap([finite], [sorted], R, new Rng(options.seed, (s === 0 ? STREAM.small : STREAM.smallCandidate) + m))[0] as SideReplicates;
+        rep[key] = multinomialBootstrap(
+          [finite],
+          [sorted],
+          R,
+          new Rng(options.seed, (s === 0 ? STREAM.small : STREAM.smallCandidate) + m),
+        )[0] as SideReplicates;
         return;
       }
       large.push(m);
-      const [q] = poissonQuantiles([sorted], R, new Rng(options.seed, STREAM.quantiles + 2 * m + s)) as [SideReplicates];
+      const [q] = poissonQuantiles([sorted], R, new Rng(options.seed, STREAM.quantiles + 2 * m + s)) as [
+        SideReplicates,
+      ];
       for (const stat of QUANTILE_STATS) rep[key][stat] = q[stat];
     });
     if (large.length === 0) return;
     const columns = large.map((m) => (metrics[m] as { a: Float64Array; b: Float64Array })[side]);
     const n = (columns[0] as Float64Array).length;
-    const ws = poissonWeightedSums(columns, n, R, new Rng(options.seed, s === 0 ? STREAM.meansBaseline : STREAM.meansCandidate));
+    const ws = poissonWeightedSums(
+      columns,
+      n,
+      R,
+      new Rng(options.seed, s === 0 ? STREAM.meansBaseline : STREAM.meansCandidate),
+    );
     large.forEach((m, k) => meansFromSums((out[m] as BootstrapReplicates)[key].mean, ws, k, R));
   });
   return out;
@@ -125,12 +170,19 @@ export function bootstrapUnpaired(metrics: readonly { a: Float64Array; b: Float6
  * same resampling as the sides' (classic below POISSON_BOOTSTRAP_FROM values, Poisson
  * weights from there), its own random stream so the sides' intervals do not move.
  */
-export function bootstrapSampleQuantiles(values: Float64Array, options: BootstrapOptions, stream: number): Omit<SideReplicates, 'mean'> {
+export function bootstrapSampleQuantiles(
+  values: Float64Array,
+  options: BootstrapOptions,
+  stream: number,
+): Omit<SideReplicates, 'mean'> {
   const R = options.resamples;
   const finite = values.filter((v) => Number.isFinite(v));
   if (finite.length === 0) return emptySide(R);
   const sorted = sortSide(finite);
   const rng = new Rng(options.seed, STREAM.sample + stream);
-  const rep = finite.length < POISSON_BOOTSTRAP_FROM ? multinomialBootstrap([finite], [sorted], R, rng)[0] : poissonQuantiles([sorted], R, rng)[0];
+  const rep =
+    finite.length < POISSON_BOOTSTRAP_FROM
+      ? multinomialBootstrap([finite], [sorted], R, rng)[0]
+      : poissonQuantiles([sorted], R, rng)[0];
   return rep as SideReplicates;
 }

@@ -73,7 +73,12 @@ function weightedQuantiles(side: SortedSide, weights: Int32Array, total: number,
  * Classic bootstrap of one metric: `sides` share the units (paired: same length, unit i is the
  * pair i; unpaired: call once per side). Each resample draws n units with replacement.
  */
-export function multinomialBootstrap(sides: readonly Float64Array[], sortedSides: readonly SortedSide[], R: number, rng: Rng): SideReplicates[] {
+export function multinomialBootstrap(
+  sides: readonly Float64Array[],
+  sortedSides: readonly SortedSide[],
+  R: number,
+  rng: Rng,
+): SideReplicates[] {
   const n = (sides[0] as Float64Array).length;
   const out = sides.map(() => emptySide(R));
   if (n === 0) return out;

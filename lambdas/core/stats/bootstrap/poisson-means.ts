@@ -7,7 +7,8 @@ import { tripleOverflow, tripleRefine, TRIPLE, TRIPLE_OVERFLOW } from './poisson
 
 /** Same finite/non-finite pattern? */
 export function samePattern(x: Float64Array, y: Float64Array): boolean {
-  for (let i = 0; i < x.length; i++) if (Number.isFinite(x[i] as number) !== Number.isFinite(y[i] as number)) return false;
+  for (let i = 0; i < x.length; i++)
+    if (Number.isFinite(x[i] as number) !== Number.isFinite(y[i] as number)) return false;
   return true;
 }
 
@@ -110,7 +111,13 @@ interface Block {
 }
 
 /** The block's values (0 where absent; 1/0 for indicators). */
-function loadBlock(block: Block, columns: readonly Float64Array[], source: readonly SumSource[], start: number, units: number): void {
+function loadBlock(
+  block: Block,
+  columns: readonly Float64Array[],
+  source: readonly SumSource[],
+  start: number,
+  units: number,
+): void {
   const { xb, C } = block;
   xb.fill(0);
   source.forEach(({ column, indicator }, c) => {
@@ -207,7 +214,11 @@ function settleCodes(block: Block, rng: Rng, sums: Float64Array, r: number, tota
       const row = 3 * g * C;
       for (let c = 0; c < C; c++) {
         const at = r * C + c;
-        sums[at] = (sums[at] as number) + (ws[0] as number) * (xb[row + c] as number) + (ws[1] as number) * (xb[row + C + c] as number) + (ws[2] as number) * (xb[row + 2 * C + c] as number);
+        sums[at] =
+          (sums[at] as number) +
+          (ws[0] as number) * (xb[row + c] as number) +
+          (ws[1] as number) * (xb[row + C + c] as number) +
+          (ws[2] as number) * (xb[row + 2 * C + c] as number);
       }
       t += (ws[0] as number) + (ws[1] as number) + (ws[2] as number);
       code = 0;

@@ -9,7 +9,9 @@ import { POISSON_BOOTSTRAP_FROM, STREAM, type BootstrapOptions } from './replica
  * as the metrics, with no per-unit work since a unit is only its cell).
  */
 export function bootstrapRateDifference(
-  cells: { paired: true; bothFailed: number; baselineOnly: number; candidateOnly: number; neither: number } | { paired: false; baselineFailed: number; baselineFired: number; candidateFailed: number; candidateFired: number },
+  cells:
+    | { paired: true; bothFailed: number; baselineOnly: number; candidateOnly: number; neither: number }
+    | { paired: false; baselineFailed: number; baselineFired: number; candidateFailed: number; candidateFired: number },
   options: BootstrapOptions,
 ): Float64Array {
   const R = options.resamples;
@@ -24,7 +26,9 @@ export function bootstrapRateDifference(
   // When each group is resampled the classic way and has its units in one category (no request
   // failed, or every one did), a resample is the sample itself whatever is drawn: nothing is.
   const total = (sizes: readonly number[]) => sizes.reduce((a, b) => a + b, 0);
-  const fixed = groups.every((sizes) => total(sizes) < POISSON_BOOTSTRAP_FROM && sizes.filter((k) => k > 0).length <= 1);
+  const fixed = groups.every(
+    (sizes) => total(sizes) < POISSON_BOOTSTRAP_FROM && sizes.filter((k) => k > 0).length <= 1,
+  );
   // Resample counts of categories with the given sizes; returns the resampled counts.
   const resample = (sizes: readonly number[]): number[] => {
     const n = total(sizes);

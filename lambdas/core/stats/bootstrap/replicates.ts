@@ -51,4 +51,12 @@ export function sortSide(values: Float64Array): SortedSide {
 }
 
 /** Stream numbers: independent random streams of one seed. */
-export const STREAM = { meansBaseline: 1, meansCandidate: 2, quantiles: 100, small: 200, smallCandidate: 300, errors: 400, sample: 500 } as const;
+export const STREAM = {
+  meansBaseline: 1,
+  meansCandidate: 2,
+  quantiles: 100,
+  small: 200,
+  smallCandidate: 300,
+  errors: 400,
+  sample: 500,
+} as const;

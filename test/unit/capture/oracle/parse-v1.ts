@@ -127,7 +127,15 @@ function daysFromCivil(year: number, month: number, day: number): number {
  */
 export function parseInferenceTime(text: string): { epochMs: number; subSecond: boolean } | null {
   const n = text.length;
-  if (n < 20 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return null;
+  if (
+    n < 20 ||
+    text.charCodeAt(4) !== 45 ||
+    text.charCodeAt(7) !== 45 ||
+    text.charCodeAt(10) !== 84 ||
+    text.charCodeAt(13) !== 58 ||
+    text.charCodeAt(16) !== 58
+  )
+    return null;
   const year = digits(text, 0, 4);
   const month = digits(text, 5, 2);
   const day = digits(text, 8, 2);
@@ -158,7 +166,14 @@ export function parseInferenceTime(text: string): { epochMs: number; subSecond: 
   } else if (sign === 43 || sign === 45) {
     const rest = n - i - 1;
     const oh = digits(text, i + 1, 2);
-    const om = rest === 2 ? 0 : rest === 4 ? digits(text, i + 3, 2) : rest === 5 && text.charCodeAt(i + 3) === 58 ? digits(text, i + 4, 2) : -1;
+    const om =
+      rest === 2
+        ? 0
+        : rest === 4
+          ? digits(text, i + 3, 2)
+          : rest === 5 && text.charCodeAt(i + 3) === 58
+            ? digits(text, i + 4, 2)
+            : -1;
     if (oh < 0 || oh > 23 || om < 0 || om > 59) return null;
     offsetMinutes = (sign === 43 ? 1 : -1) * (oh * 60 + om);
   } else return null;
@@ -219,11 +234,19 @@ function strictBase64(data: string): Buffer | null {
   return written === expected ? takeSlab(written) : null;
 }
 
-function decodePayload(data: string, rawEncoding: string | null | undefined): { ok: true; encoding: CaptureEncoding; body: Buffer } | Rejection {
+function decodePayload(
+  data: string,
+  rawEncoding: string | null | undefined,
+): { ok: true; encoding: CaptureEncoding; body: Buffer } | Rejection {
   // SageMaker writes upper case; a lower-case spelling names the same encoding.
   const encoding = rawEncoding == null ? 'BASE64' : rawEncoding.toUpperCase();
   if (encoding === 'JSON' || encoding === 'CSV') return { ok: true, encoding, body: utf8Bytes(data) };
-  if (encoding !== 'BASE64') return { ok: false, reason: 'bad_encoding', detail: `unknown encoding ${JSON.stringify((rawEncoding ?? '').slice(0, 20))} (expected JSON, CSV or BASE64)` };
+  if (encoding !== 'BASE64')
+    return {
+      ok: false,
+      reason: 'bad_encoding',
+      detail: `unknown encoding ${JSON.stringify((rawEncoding ?? '').slice(0, 20))} (expected JSON, CSV or BASE64)`,
+    };
   const body = strictBase64(data);
   if (!body) return { ok: false, reason: 'bad_base64', detail: `data is not valid base64 (${data.length} chars)` };
   return { ok: true, encoding: 'BASE64', body };
@@ -283,7 +306,10 @@ function usageOf(text: string): TokenUsage | null {
   if (!match?.[1]) return null;
   try {
     const usage = JSON.parse(match[1]) as { prompt_tokens?: unknown; completion_tokens?: unknown };
-    const result = { promptTokens: tokenCount(usage.prompt_tokens), completionTokens: tokenCount(usage.completion_tokens) };
+    const result = {
+      promptTokens: tokenCount(usage.prompt_tokens),
+      completionTokens: tokenCount(usage.completion_tokens),
+    };
     return result.promptTokens === null && result.completionTokens === null ? null : result;
   } catch {
     return null;
@@ -298,12 +324,17 @@ function base64ByteLength(data: string): number {
 
 function summariseOutput(output: unknown): CapturedOutputSummary | null {
   if (typeof output !== 'object' || output === null) return null;
-  const { data, observedContentType, encoding } = output as { data?: unknown; observedContentType?: unknown; encoding?: unknown };
+  const { data, observedContentType, encoding } = output as {
+    data?: unknown;
+    observedContentType?: unknown;
+    encoding?: unknown;
+  };
   if (typeof data !== 'string') return null;
   const contentType = typeof observedContentType === 'string' ? observedContentType : null; // issue 18
   const base64 = typeof encoding !== 'string' || encoding.toUpperCase() === 'BASE64';
   let usage: TokenUsage | null = null;
-  if (contentType === null || isJsonContentType(contentType)) usage = usageOf(base64 ? Buffer.from(data, 'base64').toString('utf8') : data);
+  if (contentType === null || isJsonContentType(contentType))
+    usage = usageOf(base64 ? Buffer.from(data, 'base64').toString('utf8') : data);
   // Only outputs without token usage are hashed: they are the deterministic ones worth an exact
   // comparison, and small; hashing every LLM answer would slow the parser for nothing.
   // (Invalid base64 has no known bytes: no digest.)
@@ -327,14 +358,18 @@ function isOptionalString(value: unknown): boolean {
 }
 
 interface RawLine {
-  captureData?: { endpointInput?: { observedContentType?: unknown; data?: unknown; encoding?: unknown }; endpointOutput?: unknown };
+  captureData?: {
+    endpointInput?: { observedContentType?: unknown; data?: unknown; encoding?: unknown };
+    endpointOutput?: unknown;
+  };
   eventMetadata?: { eventId?: unknown; inferenceId?: unknown; inferenceTime?: unknown };
 }
 
 /** Why a parsed time cannot be a capture's, or null (see EARLIEST_PLAUSIBLE_TIME_MS). */
 export function implausibleTime(epochMs: number, nowMs: number): string | null {
   if (epochMs < EARLIEST_PLAUSIBLE_TIME_MS) return 'is before 2017-11-29, when SageMaker launched';
-  if (epochMs > nowMs + MAX_FUTURE_MS) return `is more than a day ahead of this machine's clock (${new Date(nowMs).toISOString()})`;
+  if (epochMs > nowMs + MAX_FUTURE_MS)
+    return `is more than a day ahead of this machine's clock (${new Date(nowMs).toISOString()})`;
   return null;
 }
 
@@ -356,7 +391,11 @@ export function parseCaptureLine(line: string, source: CaptureSource, options: L
     return { ok: false, reason: 'invalid_json', detail: `not JSON (${jsonErrorAt(error, line.length)})` };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, reason: 'not_an_object', detail: `a JSON ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value}, not an object` };
+    return {
+      ok: false,
+      reason: 'not_an_object',
+      detail: `a JSON ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value}, not an object`,
+    };
   }
   // The fast path: the same checks as captureLineSchema, by hand (see the header).
   const raw = value as RawLine;
@@ -380,9 +419,19 @@ export function parseCaptureLine(line: string, source: CaptureSource, options: L
     return { ok: false, reason: 'missing_field', detail: notDataCaptureDetail(value as object) ?? explainShape(value) };
   }
   const time = parseInferenceTime(meta.inferenceTime);
-  if (!time) return { ok: false, reason: 'bad_inference_time', detail: `inferenceTime ${JSON.stringify(meta.inferenceTime.slice(0, 40))} is not an ISO-8601 instant` };
+  if (!time)
+    return {
+      ok: false,
+      reason: 'bad_inference_time',
+      detail: `inferenceTime ${JSON.stringify(meta.inferenceTime.slice(0, 40))} is not an ISO-8601 instant`,
+    };
   const implausible = implausibleTime(time.epochMs, options.nowMs ?? Date.now());
-  if (implausible) return { ok: false, reason: 'implausible_time', detail: `inferenceTime ${JSON.stringify(meta.inferenceTime.slice(0, 40))} ${implausible}` };
+  if (implausible)
+    return {
+      ok: false,
+      reason: 'implausible_time',
+      detail: `inferenceTime ${JSON.stringify(meta.inferenceTime.slice(0, 40))} ${implausible}`,
+    };
   const data = input.data;
   const declared = input.observedContentType as string | null | undefined;
   let contentType = declared ?? 'application/octet-stream';
@@ -390,14 +439,18 @@ export function parseCaptureLine(line: string, source: CaptureSource, options: L
   if (!decoded.ok) return decoded;
   const text = decoded.encoding === 'BASE64' ? decoded.body.toString('utf8') : data;
   // issue 18: no content type: encoding JSON, or (but for CSV) a body that is JSON, is application/json.
-  const inferred = declared == null && (decoded.encoding === 'JSON' || (decoded.encoding === 'BASE64' && innerJsonError(text) === null));
+  const inferred =
+    declared == null &&
+    (decoded.encoding === 'JSON' || (decoded.encoding === 'BASE64' && innerJsonError(text) === null));
   if (inferred) contentType = 'application/json';
   // Only the content type says "one JSON document": SageMaker also writes JSON Lines and
   // other JSON-ish types with encoding JSON.
   if (isJsonContentType(contentType)) {
     const error = innerJsonError(text);
     if (error !== null) {
-      const detail = inferred ? `no content type and encoding JSON, but the data is not JSON (${error})` : `content type ${contentType.slice(0, 60)} but the data is not JSON (${error})`;
+      const detail = inferred
+        ? `no content type and encoding JSON, but the data is not JSON (${error})`
+        : `content type ${contentType.slice(0, 60)} but the data is not JSON (${error})`;
       return { ok: false, reason: 'bad_inner_json', detail };
     }
   }
@@ -408,7 +461,12 @@ export function parseCaptureLine(line: string, source: CaptureSource, options: L
       inferenceId: typeof meta.inferenceId === 'string' ? meta.inferenceId : null,
       inferenceTimeMs: time.epochMs,
       hasSubSecondTime: time.subSecond,
-      input: { contentType, encoding: decoded.encoding, body: decoded.body, ...(inferred ? { contentTypeInferred: true } : {}) },
+      input: {
+        contentType,
+        encoding: decoded.encoding,
+        body: decoded.body,
+        ...(inferred ? { contentTypeInferred: true } : {}),
+      },
       output: summariseOutput((captureData as { endpointOutput?: unknown }).endpointOutput),
       source,
     },
@@ -434,16 +492,32 @@ export class DuplicateFilter {
   private readonly superseded_ = new Set<number>();
   private rows = 0;
 
-  admit(record: CaptureRecord): { duplicate: true; keptAt: CaptureSource } | { duplicate: false; replaced: { source: CaptureSource; contentTypeInferred: boolean } | null } {
+  admit(
+    record: CaptureRecord,
+  ):
+    | { duplicate: true; keptAt: CaptureSource }
+    | { duplicate: false; replaced: { source: CaptureSource; contentTypeInferred: boolean } | null } {
     const { eventId } = record;
-    const key = createHash('sha256').update(`${eventId.length}:${eventId}`).update(record.input.body).digest().toString('latin1', 0, 16);
+    const key = createHash('sha256')
+      .update(`${eventId.length}:${eventId}`)
+      .update(record.input.body)
+      .digest()
+      .toString('latin1', 0, 16);
     const before = this.kept.get(key);
     if (before && record.inferenceTimeMs >= before.timeMs) return { duplicate: true, keptAt: before.source };
     if (before) this.superseded_.add(before.row);
     const row = this.rows++;
-    this.kept.set(key, { timeMs: record.inferenceTimeMs, source: record.source, inferred: record.input.contentTypeInferred === true, row });
+    this.kept.set(key, {
+      timeMs: record.inferenceTimeMs,
+      source: record.source,
+      inferred: record.input.contentTypeInferred === true,
+      row,
+    });
     record.dedupe = { keptBy: this, keptAs: row };
-    return { duplicate: false, replaced: before ? { source: before.source, contentTypeInferred: before.inferred } : null };
+    return {
+      duplicate: false,
+      replaced: before ? { source: before.source, contentTypeInferred: before.inferred } : null,
+    };
   }
 
   superseded(row: number): boolean {
@@ -459,7 +533,17 @@ export class IngestFileCounter {
   readonly report: IngestFileReport;
 
   constructor(file: string) {
-    this.report = { file, bytesRead: 0, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, contentTypeInferred: 0, rejectedByReason: {}, examples: {} };
+    this.report = {
+      file,
+      bytesRead: 0,
+      linesRead: 0,
+      blankLines: 0,
+      accepted: 0,
+      rejected: 0,
+      contentTypeInferred: 0,
+      rejectedByReason: {},
+      examples: {},
+    };
   }
 
   reject(reason: RejectReason, line: number, detail: string): void {
@@ -487,7 +571,15 @@ export class IngestReportBuilder {
 
   build(): IngestReport {
     const files = this.files.map((f) => structuredClone(f.report));
-    const totals: IngestReport['totals'] = { files: files.length, linesRead: 0, blankLines: 0, accepted: 0, rejected: 0, contentTypeInferred: 0, rejectedByReason: {} };
+    const totals: IngestReport['totals'] = {
+      files: files.length,
+      linesRead: 0,
+      blankLines: 0,
+      accepted: 0,
+      rejected: 0,
+      contentTypeInferred: 0,
+      rejectedByReason: {},
+    };
     for (const f of files) {
       totals.linesRead += f.linesRead;
       totals.blankLines += f.blankLines;
@@ -511,7 +603,8 @@ const CR = 0x0d;
 /** The first bytes of a gzip stream (RFC 1952). */
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
 
-export const GZIP_SKIP_REASON = 'gzip-compressed (starts with bytes 1f 8b), not read: decompress it (gunzip) and replay the .jsonl';
+export const GZIP_SKIP_REASON =
+  'gzip-compressed (starts with bytes 1f 8b), not read: decompress it (gunzip) and replay the .jsonl';
 
 function isBlank(line: string): boolean {
   for (let i = 0; i < line.length; i++) {
@@ -563,7 +656,13 @@ export async function* parseCaptureStream(
     const rep = c.report;
     lineNo++;
     rep.linesRead++;
-    if (end - start >= 3 && buf[start] === BOM_BYTES[0] && buf[start + 1] === BOM_BYTES[1] && buf[start + 2] === BOM_BYTES[2]) start += 3;
+    if (
+      end - start >= 3 &&
+      buf[start] === BOM_BYTES[0] &&
+      buf[start + 1] === BOM_BYTES[1] &&
+      buf[start + 2] === BOM_BYTES[2]
+    )
+      start += 3;
     if (end > start && buf[end - 1] === CR) end--;
     const line = buf.toString('utf8', start, end);
     if (isBlank(line)) {
@@ -591,7 +690,11 @@ export async function* parseCaptureStream(
       const owner = report.files.filter((f) => f.report.file === source.file).pop() as IngestFileCounter;
       owner.report.accepted--;
       if (contentTypeInferred) owner.report.contentTypeInferred--;
-      owner.reject('duplicate', source.line, `eventId ${id} with the same body has an earlier copy (by inferenceTime) at ${file}:${lineNo}, replayed instead`);
+      owner.reject(
+        'duplicate',
+        source.line,
+        `eventId ${id} with the same body has an earlier copy (by inferenceTime) at ${file}:${lineNo}, replayed instead`,
+      );
     }
     rep.accepted++;
     if (verdict.record.input.contentTypeInferred) rep.contentTypeInferred++;
@@ -636,7 +739,8 @@ export async function* parseCaptureStream(
     for (let nl = buf.indexOf(LF); nl !== -1; nl = buf.indexOf(LF, start)) {
       const length = pendingBytes + nl - start;
       if (overlong || length > maxLineBytes) tooLong(length);
-      else if (pendingBytes > 0) handle(Buffer.concat([...pending, buf.subarray(start, nl)]), pendingStart, 0, length, true);
+      else if (pendingBytes > 0)
+        handle(Buffer.concat([...pending, buf.subarray(start, nl)]), pendingStart, 0, length, true);
       else handle(buf, chunkBase, start, nl, true);
       pending = [];
       pendingBytes = 0;
