@@ -67,32 +67,6 @@ export function oneLine(text: string, path: string, commands?: () => string[]): 
   return `capture-replay${path ? ` ${path}` : ''}: ${message}\n`;
 }
 
-/** The plan's option names (plan.ts) as the replay command's flags. */
-const PLAN_FLAGS: Record<string, string> = {
-  timeScale: '--time-scale',
-  intraSecond: '--intra-second',
-  startOffsetMs: '--start-offset',
-  endOffsetMs: '--end-offset',
-  sampleRate: '--sample',
-  modelOverride: '--model',
-  runId: '--run-id',
-  limit: '--limit',
-  seed: '--seed',
-  amplify: '--amplify',
-};
-const CAMEL_FIELDS = /\b(timeScale|intraSecond|startOffsetMs|endOffsetMs|sampleRate|modelOverride|runId)\b/g;
-const LEADING_FIELD = /^(limit|seed|amplify)\b/;
-
-/**
- * validatePlanOptions' problems, in flags: `endOffsetMs (1) is before startOffsetMs (5)` ->
- * `--end-offset (1) is before --start-offset (5)`. One line, problems separated by `; `.
- */
-export function planProblemsAsFlags(problems: readonly string[]): string {
-  return problems
-    .map((p) => p.replace(CAMEL_FIELDS, (m) => PLAN_FLAGS[m] ?? m).replace(LEADING_FIELD, (m) => PLAN_FLAGS[m] ?? m))
-    .join('; ');
-}
-
 /**
  * Metrics a goodput SLO can name: the per-request metrics with one value per request
  * (inter_chunk_latency is a list; schedule_lag is the client's, not the server's).

@@ -52,6 +52,7 @@
 import { isJsonContentType } from '../capture/body-type';
 import { isLive } from '../capture/duplicates';
 import { deterministicUuid } from '../ids';
+import { problemsLine, type OptionNamer, type OptionProblem } from '../option-problem';
 import { amplify as amplifyRows, MAX_AMPLIFY } from './amplify';
 import { serialize } from './serialize';
 export { stringifyDeep } from './serialize';
@@ -98,40 +99,46 @@ const DEFAULT_SEED = 1;
  */
 export const MIN_TIME_SCALE = 0.001;
 
-/** Every problem with the options at once; empty when valid. */
-export function validatePlanOptions(o: PlanOptions): string[] {
-  const problems: string[] = [];
-  if (typeof o.runId !== 'string' || o.runId === '') problems.push('runId is required');
+/** A plan option's name, as PlanOptions spells it: what a problem names (option-problem.ts). */
+export type PlanField = keyof PlanOptions;
+export type PlanProblem = OptionProblem<PlanField>;
+
+/**
+ * Every problem with the options at once; empty when valid. Each names its option by field
+ * (the caller says it in its own words: the CLI's flag, the configuration's key); `name` says
+ * the options a message names besides its own (an end offset before the start offset).
+ */
+export function validatePlanOptions(o: PlanOptions, name: OptionNamer<PlanField> = (f) => f): PlanProblem[] {
+  const problems: PlanProblem[] = [];
+  const add = (field: PlanField, message: string) => problems.push({ field, message });
+  if (typeof o.runId !== 'string' || o.runId === '') add('runId', 'is required');
   if (!TARGET_KINDS.includes(o.targetKind))
-    problems.push(`targetKind must be one of ${TARGET_KINDS.join(', ')} (got ${String(o.targetKind)})`);
+    add('targetKind', `must be one of ${TARGET_KINDS.join(', ')} (got ${String(o.targetKind)})`);
   if (!(Number.isFinite(o.timeScale) && o.timeScale >= MIN_TIME_SCALE))
-    problems.push(
-      `timeScale must be a number >= ${MIN_TIME_SCALE}, ${1 / MIN_TIME_SCALE} times slower than captured (got ${String(o.timeScale)})`,
+    add(
+      'timeScale',
+      `must be a number >= ${MIN_TIME_SCALE}, ${1 / MIN_TIME_SCALE} times slower than captured (got ${String(o.timeScale)})`,
     );
   if (o.intraSecond !== 'spread' && o.intraSecond !== 'burst')
-    problems.push(`intraSecond must be 'spread' or 'burst' (got ${String(o.intraSecond)})`);
-  for (const [name, value] of [
-    ['startOffsetMs', o.startOffsetMs],
-    ['endOffsetMs', o.endOffsetMs],
-  ] as const) {
+    add('intraSecond', `must be 'spread' or 'burst' (got ${String(o.intraSecond)})`);
+  for (const field of ['startOffsetMs', 'endOffsetMs'] as const) {
+    const value = o[field];
     if (value !== undefined && !(Number.isFinite(value) && value >= 0))
-      problems.push(`${name} must be a finite number >= 0 (got ${String(value)})`);
+      add(field, `must be a finite number >= 0 (got ${String(value)})`);
   }
-  if (o.startOffsetMs !== undefined && o.endOffsetMs !== undefined && o.endOffsetMs < o.startOffsetMs) {
-    problems.push(`endOffsetMs (${o.endOffsetMs}) is before startOffsetMs (${o.startOffsetMs})`);
-  }
+  if (o.startOffsetMs !== undefined && o.endOffsetMs !== undefined && o.endOffsetMs < o.startOffsetMs)
+    add('endOffsetMs', `(${o.endOffsetMs}) is before ${name('startOffsetMs')} (${o.startOffsetMs})`);
   if (o.limit !== undefined && !(Number.isSafeInteger(o.limit) && o.limit > 0))
-    problems.push(`limit must be a whole number > 0 (got ${String(o.limit)})`);
+    add('limit', `must be a whole number > 0 (got ${String(o.limit)})`);
   if (o.sampleRate !== undefined && !(o.sampleRate > 0 && o.sampleRate <= 1))
-    problems.push(`sampleRate must be in (0, 1] (got ${String(o.sampleRate)})`);
+    add('sampleRate', `must be in (0, 1] (got ${String(o.sampleRate)})`);
   if (o.amplify !== undefined && !(Number.isFinite(o.amplify) && o.amplify > 0 && o.amplify <= MAX_AMPLIFY))
-    problems.push(`amplify must be a number in (0, ${MAX_AMPLIFY}] (got ${String(o.amplify)})`);
+    add('amplify', `must be a number in (0, ${MAX_AMPLIFY}] (got ${String(o.amplify)})`);
   // The PRNG takes 32 bits: anything else would be silently folded into another seed.
-  if (o.seed !== undefined && !(Number.isInteger(o.seed) && o.seed >= 0 && o.seed <= 0xffffffff)) {
-    problems.push(`seed must be a whole number in [0, 4294967295] (got ${String(o.seed)})`);
-  }
+  if (o.seed !== undefined && !(Number.isInteger(o.seed) && o.seed >= 0 && o.seed <= 0xffffffff))
+    add('seed', `must be a whole number in [0, 4294967295] (got ${String(o.seed)})`);
   if (o.modelOverride !== undefined && (typeof o.modelOverride !== 'string' || o.modelOverride.trim() === ''))
-    problems.push('modelOverride must not be empty');
+    add('modelOverride', 'must not be empty');
   return problems;
 }
 
@@ -191,7 +198,7 @@ function scheduleRows(
   options: PlanOptions,
 ): RowSchedule {
   const problems = validatePlanOptions(options);
-  if (problems.length > 0) throw new Error(`invalid plan options: ${problems.join('; ')}`);
+  if (problems.length > 0) throw new Error(`invalid plan options: ${problemsLine(problems)}`);
   const excluded: ReplayPlan['excluded'] = {};
   const timing: TimingSummary = {
     intraSecond: options.intraSecond,

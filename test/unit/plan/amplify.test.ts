@@ -196,7 +196,7 @@ describe('fractional and small factors', () => {
   it('refuses a factor that is not a number in (0, MAX_AMPLIFY]', () => {
     for (const bad of [0, -1, NaN, Infinity, MAX_AMPLIFY + 1])
       expect(validatePlanOptions({ ...base, amplify: bad })).toEqual([
-        `amplify must be a number in (0, ${MAX_AMPLIFY}] (got ${bad})`,
+        { field: 'amplify', message: `must be a number in (0, ${MAX_AMPLIFY}] (got ${bad})` },
       ]);
   });
 });
