@@ -118,7 +118,7 @@ describe('numbers out of their ranges (issue 32 item 8)', () => {
     ['peakRequestsPerSecond', 0, 'must be a number above 0 and at most 10000 (got 0)'],
     ['peakLatencySeconds', 1e308, 'must be a number above 0 and at most 600 (got 1e+308)'],
     ['peakLatencyMedianSeconds', 601, 'must be a number above 0 and at most 600 (got 601)'],
-    ['amplify', 1001, 'must be a number above 0 and at most 1000 (got 1001)'],
+    ['amplify', 1001, 'must be a number in (0, 1000] (got 1001)'],
     [
       'lateToleranceMs',
       1e308,
@@ -200,7 +200,7 @@ describe('cdk synth on such a configuration', () => {
       `invalid deployment configuration in configFile ${join(work, 'extreme.json')}:`,
       '- leadSeconds: must be a whole number from 5 to 300 (got 1e+308)',
       '- slotSeconds: must be a number from 0.1 to 300 (got 1e-300)',
-      '- amplify: must be a number above 0 and at most 1000 (got 1e+308)',
+      '- amplify: must be a number in (0, 1000] (got 1e+308)',
       '- requestTimeoutSeconds: must be a whole number from 1 to 600 (got 1000000000)',
     ]);
     // Without requestTimeoutSeconds 1e9, whose RangeError came first: the loops that did not end.

@@ -497,7 +497,8 @@ describe('schedule configuration', () => {
   });
 
   it('refuses a timeScale the plan would refuse at every run (issue 22 item 7), in a schedule and in the deployment', () => {
-    const message = 'timeScale must be >= 0.001 (1000 times slower than captured): the plan refuses a slower one';
+    // The plan's own rule (plan.ts validatePlanOptions), said under the setting's key.
+    const message = 'must be a number >= 0.001, 1000 times slower than captured (got 1e-9)';
     expect(problems(withSchedules({ ...schedule, timeScale: 1e-9 }))).toEqual([
       `- captureReplay.schedules.0.timeScale: ${message}`,
     ]);
