@@ -26,7 +26,8 @@ import {
 } from '@aws-sdk/client-sqs';
 import { awsClientConfig, startMoto } from '../test/support/moto';
 import { simulate, type SimRun } from '../sim/engine';
-import { applyOverrides, settingsFor } from '../sim/settings';
+import { applyOverrides } from '../sim/overrides';
+import { settingsFor } from '../sim/settings';
 import { deployable } from '../sim/stack-check';
 
 interface MotoRun {

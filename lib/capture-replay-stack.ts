@@ -9,10 +9,12 @@ import { isCrossAccount, type DeployEnvironment } from './placement';
 import { CaptureReplayStateful } from './stateful';
 import { RunAlarms } from './run-alarms';
 import { fireSizingOf } from './sizing';
-import { CaptureReplayStateless, FUNCTION_TIMEOUTS } from './stateless';
+import { FUNCTION_TIMEOUT_SECONDS, sixTimesVisibilitySeconds } from './stack-constants';
+import { CaptureReplayStateless } from './stateless';
 
-/** AWS's guidance for SQS event sources: visibility at least 6x the function timeout (at most SQS's 12 h). */
-const sixTimes = (d: Duration) => Duration.seconds(Math.min(43_200, d.toSeconds() * 6));
+/** AWS's guidance for SQS event sources: visibility at least 6x the function timeout (lib/stack-constants.ts). */
+const sixTimes = (fn: keyof typeof FUNCTION_TIMEOUT_SECONDS) =>
+  Duration.seconds(sixTimesVisibilitySeconds(FUNCTION_TIMEOUT_SECONDS[fn]));
 
 export interface CaptureReplayStackProps extends StackProps {
   config: DeploymentConfig;
@@ -40,9 +42,9 @@ export class CaptureReplayStack extends Stack {
     this.stateful = new CaptureReplayStateful(this, 'Stateful', {
       // The replay queue's visibility is the fire timeout + 60 s, not 6x (lib/sizing.ts says why).
       visibility: {
-        ingest: sixTimes(FUNCTION_TIMEOUTS.ingest),
+        ingest: sixTimes('ingest'),
         replay: Duration.seconds(sizing.visibilityTimeoutSeconds),
-        collect: sixTimes(FUNCTION_TIMEOUTS.collect),
+        collect: sixTimes('collect'),
       },
       workingFilesExpireDays: config.workingFilesExpireDays,
       ...(config.resultsExpireDays ? { resultsExpireDays: config.resultsExpireDays } : {}),
@@ -52,7 +54,7 @@ export class CaptureReplayStack extends Stack {
       ...(config.schedules.length > 0
         ? {
             schedules: {
-              planVisibility: sixTimes(FUNCTION_TIMEOUTS.plan),
+              planVisibility: sixTimes('plan'),
               ...(config.notify ? { notify: config.notify } : {}),
             },
           }

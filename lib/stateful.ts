@@ -10,6 +10,7 @@ import { DIMENSION, INGEST_METRICS } from '../lambdas/core/metrics/cloudwatch';
 import { alarmCompatibleTopic, notifyAlarms } from './alarm-topic';
 import { HOURS_ROOT, RESULTS_ROOT, WORK_ROOT } from '../lambdas/core/pipeline/keys';
 import { SCHEDULES_ROOT } from '../lambdas/core/scheduled-runs/contract';
+import { MAX_RECEIVE_COUNT } from './stack-constants';
 
 export interface QueuePair {
   queue: sqs.Queue;
@@ -232,7 +233,7 @@ export class CaptureReplayStateful extends Construct {
       enforceSSL: true,
       visibilityTimeout,
       retentionPeriod: Duration.days(4),
-      deadLetterQueue: { queue: dlq, maxReceiveCount: 3 },
+      deadLetterQueue: { queue: dlq, maxReceiveCount: MAX_RECEIVE_COUNT },
     });
     const alarm = new cloudwatch.Alarm(this, `${id}DlqAlarm`, {
       alarmDescription: `capture-replay: messages in the ${id.toLowerCase()} dead-letter queue`,

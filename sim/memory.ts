@@ -15,7 +15,8 @@
 import { freemem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { lanesFor } from '../lambdas/core/pipeline/shards';
-import { SettingsError, type SimSettings } from './settings';
+import { SettingsError } from './setting-ranges';
+import type { SimSettings } from './settings';
 
 /** Node, tsx and the modules before the run's own data. */
 const START_BYTES = 110e6;

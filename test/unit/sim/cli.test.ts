@@ -10,7 +10,9 @@ import { simulate } from '../../../sim/engine';
 import { Agenda } from '../../../sim/events';
 import { memoryEstimate, type MemoryLimit } from '../../../sim/memory';
 import { report } from '../../../sim/report';
-import { applyOverrides, settingsFor, validateSettings } from '../../../sim/settings';
+import { applyOverrides } from '../../../sim/overrides';
+import { validateSettings } from '../../../sim/setting-ranges';
+import { settingsFor } from '../../../sim/settings';
 
 function cli(args: string[], memory?: MemoryLimit): { code: number; out: string; err: string } {
   let out = '';

@@ -7,7 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { S3Timing } from '../../../sim/aws/s3';
 import { simulate } from '../../../sim/engine';
 import { Rng, Z99 } from '../../../sim/random';
-import { applyOverrides, settingsFor, validateSettings } from '../../../sim/settings';
+import { applyOverrides } from '../../../sim/overrides';
+import { validateSettings } from '../../../sim/setting-ranges';
+import { settingsFor } from '../../../sim/settings';
 
 const quantile = (sorted: Float64Array, q: number) => sorted[Math.round(q * (sorted.length - 1))] as number;
 

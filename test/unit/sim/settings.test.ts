@@ -1,5 +1,5 @@
 /**
- * Every setting of the simulator has a range it can run (sim/settings.ts RANGES), validated in
+ * Every setting of the simulator has a range it can run (sim/setting-ranges.ts RANGES), validated in
  * one place: each numeric setting has one, a value just outside it is refused in one line
  * naming the setting, its range and why, and the simulator runs each bound to the end with a
  * report that holds no NaN or Infinity (issue 32, finding 9: values in range that crashed, hung
@@ -8,14 +8,9 @@
 import { describe, expect, it } from 'vitest';
 import { simulate } from '../../../sim/engine';
 import { report } from '../../../sim/report';
-import {
-  applyOverrides,
-  describeRange,
-  RANGES,
-  settingsFor,
-  validateSettings,
-  type SettingRange,
-} from '../../../sim/settings';
+import { applyOverrides } from '../../../sim/overrides';
+import { describeRange, RANGES, validateSettings, type SettingRange } from '../../../sim/setting-ranges';
+import { settingsFor } from '../../../sim/settings';
 import { deployable } from '../../../sim/stack-check';
 
 const { settings: BASE, problems: BASE_PROBLEMS } = settingsFor({

@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { simulate } from '../../../sim/engine';
 import { report, type SimReport } from '../../../sim/report';
-import { applyOverrides, settingsFor, type SimOptions } from '../../../sim/settings';
+import { applyOverrides } from '../../../sim/overrides';
+import { settingsFor, type SimOptions } from '../../../sim/settings';
 import { deployable } from '../../../sim/stack-check';
 
 function sim(o: SimOptions, overrides: string[] = []): SimReport {
