@@ -414,17 +414,15 @@ try {
       sqsPayloadMb: round(totals.sqs.payloadBytes / MB),
       s3PutClass: totals.s3.put,
       s3GetClass: totals.s3.get,
-      operations: meter
-        .operations()
-        .map(({ service, operation, resource, calls, errors, billed, messages }) => ({
-          service,
-          operation,
-          resource,
-          calls,
-          errors,
-          billed,
-          messages,
-        })),
+      operations: meter.operations().map(({ service, operation, resource, calls, errors, billed, messages }) => ({
+        service,
+        operation,
+        resource,
+        calls,
+        errors,
+        billed,
+        messages,
+      })),
     },
     timeline,
   };

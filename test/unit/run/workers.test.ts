@@ -43,9 +43,7 @@ function plan(count: number, everyMs: number): ScheduledRequest[] {
   );
 }
 
-async function server(
-  extra: string[] = [],
-): Promise<{
+async function server(extra: string[] = []): Promise<{
   mock: MockProcess;
   spec: TargetClientSpec;
   arrivals: (atLeast?: number) => Promise<Map<string, number>>;
