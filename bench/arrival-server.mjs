@@ -151,9 +151,13 @@ const TOKEN_FRAME = { sse: chunked(TOKEN_SSE), sagemaker: chunked(payloadPart(TO
 const finishFrame = (kind, tokens) =>
   kind === 'sse' ? chunked(finishSse(tokens)) : chunked(payloadPart(finishSse(tokens)));
 const HEAD = {
-  sse: 'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: keep-alive\r\n\r\n',
+  sse:
+    'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: ' +
+    'chunked\r\nconnection: keep-alive\r\n\r\n',
   sagemaker:
-    'HTTP/1.1 200 OK\r\ncontent-type: application/vnd.amazon.eventstream\r\nx-amzn-sagemaker-content-type: text/event-stream\r\nx-amzn-invoked-production-variant: AllTraffic\r\nx-amzn-requestid: r\r\ntransfer-encoding: chunked\r\nconnection: keep-alive\r\n\r\n',
+    'HTTP/1.1 200 OK\r\ncontent-type: application/vnd.amazon.eventstream\r\nx-amzn-sagemaker-content-type: ' +
+    'text/event-stream\r\nx-amzn-invoked-production-variant: AllTraffic\r\nx-amzn-requestid: ' +
+    'r\r\ntransfer-encoding: chunked\r\nconnection: keep-alive\r\n\r\n',
 };
 
 const arrivals = [];

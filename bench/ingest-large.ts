@@ -175,7 +175,8 @@ if (keep && existsSync(file) && statSync(file).size >= sizeMb * MB) {
   generated = { ...written, seconds: round((performance.now() - t0) / 1000), reused: false };
 }
 console.error(
-  `capture: ${file} (${round(generated.bytes / MB)} MB${generated.reused ? ', reused' : `, ${generated.records} records in ${generated.seconds} s`})`,
+  `capture: ${file} (${round(generated.bytes / MB)} ` +
+    `MB${generated.reused ? ', reused' : `, ${generated.records} records in ${generated.seconds} s`})`,
 );
 
 // ---- emulated AWS ----------------------------------------------------------------------------
@@ -414,17 +415,15 @@ try {
       sqsPayloadMb: round(totals.sqs.payloadBytes / MB),
       s3PutClass: totals.s3.put,
       s3GetClass: totals.s3.get,
-      operations: meter
-        .operations()
-        .map(({ service, operation, resource, calls, errors, billed, messages }) => ({
-          service,
-          operation,
-          resource,
-          calls,
-          errors,
-          billed,
-          messages,
-        })),
+      operations: meter.operations().map(({ service, operation, resource, calls, errors, billed, messages }) => ({
+        service,
+        operation,
+        resource,
+        calls,
+        errors,
+        billed,
+        messages,
+      })),
     },
     timeline,
   };

@@ -5,7 +5,8 @@
  *   node --expose-gc --import tsx bench/parse-throughput.ts [--size-mb 1024] [--rounds 3] [--keep] [--file <path>]
  *
  * `--file` reads a capture file already there (one kept with --keep: its path is printed)
- * instead of generating one, and leaves it in place. Otherwise the file is generated in the temp folder (chat captures: 1-6 messages of lengths from a few
+ * instead of generating one, and leaves it in place. Otherwise the file is generated in the temp folder (chat
+ * captures: 1-6 messages of lengths from a few
  * words to ~20 KB, non-ASCII text in one in ten, JSON encoding with one record in eight base64, most
  * with an OpenAI-style answer carrying `usage`) and deleted afterwards unless --keep.
  *
@@ -231,7 +232,9 @@ const generateStart = Date.now();
 const generated = given ? await eachLine(() => undefined) : await generate();
 const fileBytes = statSync(file).size;
 console.log(
-  `${generated.toLocaleString()} lines, ${(fileBytes / MB).toFixed(0)} MB, ${given ? 'counted' : 'generated'} in ${((Date.now() - generateStart) / 1000).toFixed(0)} s; ${rounds} interleaved rounds`,
+  `${generated.toLocaleString()} lines, ${(fileBytes / MB).toFixed(0)} MB, ` +
+    `${given ? 'counted' : 'generated'} in ${((Date.now() - generateStart) / 1000).toFixed(0)} s; ${rounds} ` +
+    `interleaved rounds`,
 );
 
 const passes: Pass[] = [];
@@ -272,7 +275,9 @@ console.log('| --- | ---: | ---: | ---: | ---: | ---: | --- |');
 for (const p of rows) {
   const quarters = p.heapByQuarterMb.map((v) => v.toFixed(0)).join(', ');
   console.log(
-    `| ${p.name} | ${(fileBytes / MB / p.wallSeconds).toFixed(1)} | ${(fileBytes / MB / p.cpuSeconds).toFixed(1)} | ${Math.round(p.lines / p.cpuSeconds).toLocaleString()} | ${p.peakRssMb.toFixed(0)} | ${p.peakHeapMb.toFixed(0)} | ${quarters} |`,
+    `| ${p.name} | ${(fileBytes / MB / p.wallSeconds).toFixed(1)} | ` +
+      `${(fileBytes / MB / p.cpuSeconds).toFixed(1)} | ${Math.round(p.lines / p.cpuSeconds).toLocaleString()} ` +
+      `| ${p.peakRssMb.toFixed(0)} | ${p.peakHeapMb.toFixed(0)} | ${quarters} |`,
   );
 }
 const [f, fi, ours, dedup] = rows as [Pass, Pass, Pass, Pass];
@@ -282,7 +287,10 @@ console.log(`ratio parser / floor+inner (CPU): ${ratio(ours, fi)}`);
 console.log(`ratio parser+dedup / floor (CPU): ${ratio(dedup, f)}`);
 const spread = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
-  return `median ${(sorted[sorted.length >> 1] as number).toFixed(2)}, range ${(sorted[0] as number).toFixed(2)}-${(sorted[sorted.length - 1] as number).toFixed(2)}`;
+  return (
+    `median ${(sorted[sorted.length >> 1] as number).toFixed(2)}, range ` +
+    `${(sorted[0] as number).toFixed(2)}-${(sorted[sorted.length - 1] as number).toFixed(2)}`
+  );
 };
 console.log(
   `per round, parser / floor (CPU): ${spread(roundRatios)}; parser+dedup / floor: ${spread(roundDedupRatios)}`,

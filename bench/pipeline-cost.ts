@@ -213,7 +213,12 @@ async function drainTestEvent(sqsClient: SQSClient, queueUrl: string): Promise<v
 const { functions: deployed, source: memorySource } = deployedShape();
 const memoryMb = Object.fromEntries(FUNCTIONS.map((f) => [f, deployed[f].memoryMb])) as Record<FunctionName, number>;
 console.error(
-  `as deployed (${memorySource}): ${FUNCTIONS.map((f) => `${f} ${deployed[f].memoryMb} MB, batch ${deployed[f].batchSize}, window ${deployed[f].batchingWindowS} s, concurrency ${deployed[f].maxConcurrency}`).join('; ')}`,
+  `as deployed (${memorySource}): ` +
+    FUNCTIONS.map(
+      (f) =>
+        `${f} ${deployed[f].memoryMb} MB, batch ${deployed[f].batchSize}, window ${deployed[f].batchingWindowS} ` +
+        `s, concurrency ${deployed[f].maxConcurrency}`,
+    ).join('; '),
 );
 
 const capture = captureBuffer({

@@ -266,17 +266,25 @@ for (const [run, rate] of rates.entries()) {
 }
 
 console.log(
-  `server-side lateness, ${cliScript}, ${seconds} s per rate, --workers ${workers} --wait ${wait} --rehearsal ${rehearsal ?? 'default'} --lead ${lead}${streaming ? ' --streaming' : ''}, server ${answers}${tls ? ' over TLS' : ''}, node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'})\n`,
+  `server-side lateness, ${cliScript}, ${seconds} s per rate, --workers ${workers} --wait ${wait} ` +
+    `--rehearsal ${rehearsal ?? 'default'} --lead ${lead}${streaming ? ' --streaming' : ''}, server ` +
+    `${answers}${tls ? ' over TLS' : ''}, node ${process.version}, ${cpus().length} CPUs ` +
+    `(${cpus()[0]?.model ?? '?'})\n`,
 );
 console.log(
-  '| rate/s | requests | lost | doubled | early | p50 ms | p99 ms | max ms | first s p99 (max) | rest p99 (max) | shift ms | our lag p99 | our wire lag p99 | |ours - server| p99 | connections (at 1st request) | client CPU s (wall s) | load before |',
+  '| rate/s | requests | lost | doubled | early | p50 ms | p99 ms | max ms | first s p99 (max) | rest p99 ' +
+    '(max) | shift ms | our lag p99 | our wire lag p99 | |ours - server| p99 | connections (at 1st request) | ' +
+    'client CPU s (wall s) | load before |',
 );
 console.log(
   '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
 );
 for (const r of rows) {
   console.log(
-    `| ${r.rate} | ${r.scheduled} | ${r.lost} | ${r.doubled} | ${r.early} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.max)} | ${f(r.firstP99)} (${f(r.firstMax)}) | ${f(r.restP99)} (${f(r.restMax)}) | ${f(r.shiftMs)} | ${f(r.ourLagP99)} | ${f(r.ourWireLagP99)} | ${f(r.viewGapP99)} | ${r.connections} (${r.connectionsAtFirst ?? 'n/a'}) | ${f(r.cpuSeconds, 1)} (${f(r.wallSeconds, 1)}) | ${r.load} |`,
+    `| ${r.rate} | ${r.scheduled} | ${r.lost} | ${r.doubled} | ${r.early} | ${f(r.p50)} | ${f(r.p99)} | ` +
+      `${f(r.max)} | ${f(r.firstP99)} (${f(r.firstMax)}) | ${f(r.restP99)} (${f(r.restMax)}) | ${f(r.shiftMs)} ` +
+      `| ${f(r.ourLagP99)} | ${f(r.ourWireLagP99)} | ${f(r.viewGapP99)} | ${r.connections} ` +
+      `(${r.connectionsAtFirst ?? 'n/a'}) | ${f(r.cpuSeconds, 1)} (${f(r.wallSeconds, 1)}) | ${r.load} |`,
   );
 }
 rmSync(work, { recursive: true, force: true });

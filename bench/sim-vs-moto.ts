@@ -168,7 +168,9 @@ console.log(
   JSON.stringify({ benchmark: 'sim-vs-moto', workload: w, motoReceiveRoundTripMs: motoReceiveMs, rows }, null, 2),
 );
 console.error(
-  `moto's receive round trip: ${motoReceiveMs} ms (the "as moto" simulation's); AWS's assumed: ${settingsFor({ ratePerTarget: 1, targets: 1, seconds: 1, latencyP50S: 1, latencyP99S: 1 }).settings.aws.sqs.receiveRoundTripMs} ms`,
+  `moto's receive round trip: ${motoReceiveMs} ms (the "as moto" simulation's); AWS's assumed: ` +
+    `${settingsFor({ ratePerTarget: 1, targets: 1, seconds: 1, latencyP50S: 1, latencyP99S: 1 }).settings.aws.sqs.receiveRoundTripMs}` +
+    ` ms`,
 );
 console.error(
   [

@@ -115,11 +115,17 @@ export function natLimitWarnings(
       const over = (value: number, limit: number) => (value > limit ? 'over' : 'within');
       const message =
         `capture-replay: ${d.destination} (${names(d.targets)}), if the fire function reaches it through a NAT gateway: ` +
-        `at the peak about ${count(d.connections)} simultaneous connections (${d.targets.length} x ${sizing.lanesPerSlot} lanes a slot, each pool at its busiest; ` +
-        `${count(d.inFlight)} requests in flight, at most ${count(d.connectionsCeiling)}), ${over(d.connections, NAT_CONNECTIONS_PER_DESTINATION)} the ${count(NAT_CONNECTIONS_PER_DESTINATION)} a NAT gateway address holds to one destination; ` +
-        `about ${count(d.newConnectionsPerSecond)} new connections a second (a slot's lanes open theirs at its start; ${count(d.newConnectionsPerSecondWithoutReuse)} if the target closes each connection), ` +
-        `${over(d.newConnectionsPerSecond, NAT_NEW_CONNECTIONS_PER_SECOND)} the ${count(NAT_NEW_CONNECTIONS_PER_SECOND)} or so it opens a second. ` +
-        `Give the NAT gateway more addresses (each holds another ${count(NAT_CONNECTIONS_PER_DESTINATION)}) or the fire function's subnets more NAT gateways, ` +
+        `at the peak about ${count(d.connections)} simultaneous connections (${d.targets.length} x ` +
+        `${sizing.lanesPerSlot} lanes a slot, each pool at its busiest; ` +
+        `${count(d.inFlight)} requests in flight, at most ${count(d.connectionsCeiling)}), ` +
+        `${over(d.connections, NAT_CONNECTIONS_PER_DESTINATION)} the ` +
+        `${count(NAT_CONNECTIONS_PER_DESTINATION)} a NAT gateway address holds to one destination; ` +
+        `about ${count(d.newConnectionsPerSecond)} new connections a second (a slot's lanes open theirs at ` +
+        `its start; ${count(d.newConnectionsPerSecondWithoutReuse)} if the target closes each connection), ` +
+        `${over(d.newConnectionsPerSecond, NAT_NEW_CONNECTIONS_PER_SECOND)} the ` +
+        `${count(NAT_NEW_CONNECTIONS_PER_SECOND)} or so it opens a second. ` +
+        `Give the NAT gateway more addresses (each holds another ${count(NAT_CONNECTIONS_PER_DESTINATION)}) ` +
+        `or the fire function's subnets more NAT gateways, ` +
         (d.destination.startsWith('runtime.sagemaker.')
           ? 'reach the SageMaker runtime through an interface VPC endpoint (no NAT gateway), '
           : '') +

@@ -50,13 +50,17 @@ export function placementProblems(c: Placed, env: DeployEnvironment): PlacementP
   if (c.captureBucketRegion && env.region && c.captureBucketRegion !== env.region) {
     problems.push({
       path: 'captureBucketRegion',
-      message: `the capture bucket is in ${c.captureBucketRegion} and the stack would deploy to ${env.region}: deploy to ${c.captureBucketRegion} (AWS_REGION or the profile's region), the stack must be in the bucket's Region`,
+      message:
+        `the capture bucket is in ${c.captureBucketRegion} and the stack would deploy to ${env.region}: deploy ` +
+        `to ${c.captureBucketRegion} (AWS_REGION or the profile's region), the stack must be in the bucket's Region`,
     });
   }
   if (isCrossAccount(c, env) && c.notifications === 's3' && replaysNewCaptures(c)) {
     problems.push({
       path: 'notifications',
-      message: `the capture bucket belongs to account ${c.captureBucketAccount}, not ${env.account}: only its owner can set its S3 notifications; use "notifications": "eventbridge" (the stack then outputs the rule the owner adds)`,
+      message:
+        `the capture bucket belongs to account ${c.captureBucketAccount}, not ${env.account}: only its owner ` +
+        `can set its S3 notifications; use "notifications": "eventbridge" (the stack then outputs the rule the owner adds)`,
     });
   }
   return problems;

@@ -170,7 +170,10 @@ export function fireSizingOf(
   });
 }
 
-/** The CPU one request costs a lane, ms: the costliest of the targets' kinds, with the tokens of a mean response streamed at `tokensPerSecond`. */
+/**
+ * The CPU one request costs a lane, ms: the costliest of the targets' kinds, with the tokens of a mean response
+ * streamed at `tokensPerSecond`.
+ */
 export function fireCpuMsPerRequest(
   kinds: readonly TargetKind[],
   tokensPerSecond: number,

@@ -143,7 +143,8 @@ export function thirdPartyNotices(inputs: readonly string[]): string {
   }
   const sections = [...byText].map(([text, owners]) => `---- ${owners.join(', ')}\n\n${text}\n`);
   return [
-    'The built capture-replay CLI (dist/*.mjs) bundles code of the packages below. Their license and notice texts follow, each text once with the packages whose files carry it.',
+    'The built capture-replay CLI (dist/*.mjs) bundles code of the packages below. Their license and notice ' +
+      'texts follow, each text once with the packages whose files carry it.',
     '',
     ...names.map((n) => `  ${n}`),
     ...(unlicensed.length > 0

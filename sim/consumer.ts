@@ -35,7 +35,10 @@ import type { SimMessage, SqsQueue } from './aws/sqs';
 import type { Agenda } from './events';
 import type { HandlerRun } from './fire';
 
-/** Lambda's synchronous invocation payload: a batch stops short of it. https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html */
+/**
+ * Lambda's synchronous invocation payload: a batch stops short of it.
+ * https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html
+ */
 const INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
 
 export interface ConsumerStats {

@@ -36,7 +36,8 @@ export function deployable(
   configProblems: readonly string[] = [],
 ): { settings: SimSettings; problems: string[] } {
   const s = structuredClone(settings);
-  // Synth's word on the configuration settings the stack holds is said again below, of the values that run (an override may have changed them).
+  // Synth's word on the configuration settings the stack holds is said again below, of the values that run (an
+  // override may have changed them).
   const ownKeys = CONFIG_SETTINGS.map(([key]) => `synth refuses: captureReplay.${key}:`);
   const problems: string[] = configProblems.filter((p) => !ownKeys.some((k) => p.startsWith(k)));
   const fire = s.stack.fire;
@@ -62,7 +63,8 @@ export function deployable(
   const reservable = s.aws.accountConcurrency - s.aws.unreservedMinimum;
   if (fire.reservedConcurrency !== null && fire.reservedConcurrency > reservable) {
     problems.push(
-      `reserved concurrency ${fire.reservedConcurrency} leaves less than ${s.aws.unreservedMinimum} unreserved of the account's ${s.aws.accountConcurrency}`,
+      `reserved concurrency ${fire.reservedConcurrency} leaves less than ${s.aws.unreservedMinimum} ` +
+        `unreserved of the account's ${s.aws.accountConcurrency}`,
     );
     fire.reservedConcurrency = Math.max(0, reservable);
   }
@@ -154,7 +156,8 @@ function synthProblems(s: SimSettings): string[] {
   const total = s.stack.leadS + s.stack.slotS + s.stack.requestTimeoutS;
   if (problems.length === 0 && total > FIRE_BUDGET_SECONDS) {
     problems.push(
-      `synth refuses: captureReplay.requestTimeoutSeconds: leadSeconds + slotSeconds + requestTimeoutSeconds = ${total} s: at most ${FIRE_BUDGET_SECONDS} s fit in one fire invocation`,
+      `synth refuses: captureReplay.requestTimeoutSeconds: leadSeconds + slotSeconds + requestTimeoutSeconds ` +
+        `= ${total} s: at most ${FIRE_BUDGET_SECONDS} s fit in one fire invocation`,
     );
   }
   return problems;

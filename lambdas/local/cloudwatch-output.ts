@@ -62,11 +62,15 @@ export function cloudWatchOutputOf(flags: CloudWatchFlags): CloudWatchOutput | n
       flags.cloudwatchPublish ? '--cloudwatch-publish' : null,
     ].filter(Boolean);
     return given.length > 0
-      ? `${given.join(' and ')} ${given.length > 1 ? 'go' : 'goes'} with --cloudwatch <namespace> (e.g. --cloudwatch ${DEFAULT_METRICS_NAMESPACE})`
+      ? `${given.join(' and ')} ${given.length > 1 ? 'go' : 'goes'} with --cloudwatch <namespace> (e.g. ` +
+          `--cloudwatch ${DEFAULT_METRICS_NAMESPACE})`
       : null;
   }
   if (!METRICS_NAMESPACE.test(flags.cloudwatch))
-    return `--cloudwatch must be a CloudWatch namespace: 1-255 letters, digits and . _ - / # :, not starting with AWS/ (got "${flags.cloudwatch}")`;
+    return (
+      `--cloudwatch must be a CloudWatch namespace: 1-255 letters, digits and . _ - / # :, not starting with ` +
+      `AWS/ (got "${flags.cloudwatch}")`
+    );
   const stack = flags.cloudwatchStack ?? DEFAULT_CLI_STACK;
   if (!STACK_VALUE.test(stack))
     return `--cloudwatch-stack must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit (got "${stack}")`;
@@ -101,7 +105,10 @@ interface EmfDirective {
   Metrics: { Name: string; Unit?: string }[];
 }
 
-/** What CloudWatch extracts from EMF documents, as PutMetricData data: each metric under each dimension set, at the document's timestamp. */
+/**
+ * What CloudWatch extracts from EMF documents, as PutMetricData data: each metric under each dimension set, at the
+ * document's timestamp.
+ */
 export function metricDataOf(docs: readonly Record<string, unknown>[]): MetricDatum[] {
   return docs.flatMap((doc) => {
     const aws = doc._aws as { Timestamp: number; CloudWatchMetrics: EmfDirective[] };
@@ -167,7 +174,8 @@ export async function writeCloudWatch(output: CloudWatchOutput, w: CloudWatchWri
     docs.map((d) => JSON.stringify(d)).join('\n') + (docs.length > 0 ? '\n' : ''),
   );
   w.out.write(
-    `CloudWatch: ${terminalLine(join(w.dir, CLOUDWATCH_FILE))} (${docs.length} EMF documents, namespace ${output.namespace}, Stack ${output.stack})\n`,
+    `CloudWatch: ${terminalLine(join(w.dir, CLOUDWATCH_FILE))} (${docs.length} EMF documents, namespace ` +
+      `${output.namespace}, Stack ${output.stack})\n`,
   );
   if (!output.publish) return null;
   const data = metricDataOf(docs);
@@ -178,7 +186,8 @@ export async function writeCloudWatch(output: CloudWatchOutput, w: CloudWatchWri
   } catch (error) {
     return describeAwsError(
       error,
-      `publish the metrics to CloudWatch (cloudwatch:PutMetricData on namespace ${output.namespace}); they are in ${join(w.dir, CLOUDWATCH_FILE)}`,
+      `publish the metrics to CloudWatch (cloudwatch:PutMetricData on namespace ${output.namespace}); they ` +
+        `are in ${join(w.dir, CLOUDWATCH_FILE)}`,
     );
   }
 }

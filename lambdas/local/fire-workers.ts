@@ -217,7 +217,8 @@ function settle(pool: WorkerPool, job: number, w: number, failure: string | null
   if (!pending || !pending.open.delete(w)) return;
   if (failure !== null)
     pool.options.onError(
-      `fire worker ${w + 1} of ${pool.workers.length} failed (${pending.name}): ${failure}; its requests not reported are counted as dropped (lost)`,
+      `fire worker ${w + 1} of ${pool.workers.length} failed (${pending.name}): ${failure}; its requests not ` +
+        `reported are counted as dropped (lost)`,
     );
   if (pending.open.size === 0) pending.finish();
 }
@@ -230,7 +231,8 @@ function receive(pool: WorkerPool, w: number, message: FromWorker): void {
       const request = pending.requestsByIndex.get(index);
       if (!request || pending.outcomes.has(index)) {
         pool.options.onError(
-          `fire worker ${w + 1} reported request ${index} of ${pending.name} ${request ? 'twice' : 'which it was not given'}: ignored (this is a bug, please report it)`,
+          `fire worker ${w + 1} reported request ${index} of ${pending.name} ` +
+            `${request ? 'twice' : 'which it was not given'}: ignored (this is a bug, please report it)`,
         );
         continue;
       }

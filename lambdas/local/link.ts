@@ -85,7 +85,10 @@ function notThere(request: LinkRequest, uri: string): string {
         ? `no ${uri}: target ${request.target} of run ${request.runId} has not finished, or is not one of its targets`
         : `no ${uri}: run ${request.runId} has not finished (its report is written when every target has), or the run id is wrong`;
     case 'schedule':
-      return `no ${uri}: the trend page appears after the schedule's first run (start one now with: capture-replay schedule-now ${request.name})`;
+      return (
+        `no ${uri}: the trend page appears after the schedule's first run (start one now with: capture-replay ` +
+        `schedule-now ${request.name})`
+      );
     case 'uri':
       return `no object at ${uri}`;
   }

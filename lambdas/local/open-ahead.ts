@@ -68,7 +68,10 @@ interface OpensAhead {
   openAhead(connections: number, withinMs?: number): void;
 }
 
-/** Connections to open ahead for these due offsets (one thread's share of a target's plan, ms), given the preflight's connect (null: not measured). */
+/**
+ * Connections to open ahead for these due offsets (one thread's share of a target's plan, ms), given the preflight's
+ * connect (null: not measured).
+ */
 export function connectionsAhead(
   offsetsMs: readonly number[],
   connect: MeasuredConnect | null,

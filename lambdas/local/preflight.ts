@@ -160,7 +160,9 @@ async function checkSageMaker(
       return {
         target: target.name,
         ok: false,
-        detail: `${label}: no AWS credentials found (${(error as Error).message}); the SDK's default chain looks at the environment, the profile, SSO and the instance role`,
+        detail:
+          `${label}: no AWS credentials found (${(error as Error).message}); the SDK's default chain looks at ` +
+          `the environment, the profile, SSO and the instance role`,
       };
     }
     const override = options.env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME ?? options.env.AWS_ENDPOINT_URL;
@@ -241,6 +243,7 @@ export function describePreflight(results: readonly PreflightResult[]): { lines:
   const failure =
     failed.length === 0
       ? null
-      : `${failed.length === 1 ? `${label(failed[0] as PreflightResult)} is` : `targets ${failed.map((r) => r.target).join(', ')} are`} not reachable, nothing was sent (check the URL, or skip this check with --no-preflight)`;
+      : `${failed.length === 1 ? `${label(failed[0] as PreflightResult)} is` : `targets ${failed.map((r) => r.target).join(', ')} are`}` +
+        ` not reachable, nothing was sent (check the URL, or skip this check with --no-preflight)`;
   return { lines, failure };
 }

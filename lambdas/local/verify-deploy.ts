@@ -61,9 +61,11 @@ export function parseAutoReplay(value: string | undefined): AutoReplay {
 export function scheduleOnlyText(outputs: StackOutputs): string[] {
   const queue = outputs.values.PlanQueueUrl;
   return [
-    `capture-replay verify-deploy: stack ${outputs.stack} replays captures only on its schedules (autoReplay: false): a new capture file starts no run, so a sample cannot show the deploy works.`,
+    `capture-replay verify-deploy: stack ${outputs.stack} replays captures only on its schedules ` +
+      `(autoReplay: false): a new capture file starts no run, so a sample cannot show the deploy works.`,
     'Start a scheduled run now instead, and open its report when it is done:',
-    `  capture-replay schedule-now <schedule> --queue-url ${queue ?? '<PlanQueueUrl output>'}${outputs.region ? ` --region ${outputs.region}` : ''}`,
+    `  capture-replay schedule-now <schedule> --queue-url ` +
+      `${queue ?? '<PlanQueueUrl output>'}${outputs.region ? ` --region ${outputs.region}` : ''}`,
     `  capture-replay link --run <the runId it prints> --stack ${outputs.stack}`,
     ...dashboardLines(outputs),
   ];
@@ -104,7 +106,10 @@ export function targetLine(name: string, c: TargetCounts, folder: string): strin
   ]
     .filter(Boolean)
     .join('; ');
-  return `  ${name}: ${c.scheduled} scheduled, ${c.succeeded} succeeded, ${c.failed} failed, ${c.dropped} dropped${why ? ` (${why})` : ''}  ${folder}`;
+  return (
+    `  ${name}: ${c.scheduled} scheduled, ${c.succeeded} succeeded, ${c.failed} failed, ${c.dropped} ` +
+    `dropped${why ? ` (${why})` : ''}  ${folder}`
+  );
 }
 
 /** Targets that did not show the deploy works: nothing succeeded, or the accounting does not balance. */
@@ -209,7 +214,9 @@ async function summary(
         `  sample:  ${s3Uri(upload)}`,
         ...(ingest
           ? [
-              `  ingest:  ${ingest.accepted} records accepted, ${ingest.rejected} rejected${ingest.rejectedByReason ? ` (${byReason(ingest.rejectedByReason)})` : ''}${ingest.blankLines ? `, ${plural(ingest.blankLines, 'blank line')}` : ''}`,
+              `  ingest:  ${ingest.accepted} records accepted, ${ingest.rejected} ` +
+                `rejected${ingest.rejectedByReason ? ` (${byReason(ingest.rejectedByReason)})` : ''}` +
+                `${ingest.blankLines ? `, ${plural(ingest.blankLines, 'blank line')}` : ''}`,
             ]
           : []),
         `  run:     ${runId}`,
@@ -303,7 +310,8 @@ export async function verifyDeployCommand(
     return await verify(outputs, options, io);
   } catch (error) {
     io.err.write(
-      `capture-replay verify-deploy: ${terminalLine(error instanceof CommandProblem ? error.message : describeAwsError(error, 'verify the deploy'))}\n`,
+      `capture-replay verify-deploy: ` +
+        `${terminalLine(error instanceof CommandProblem ? error.message : describeAwsError(error, 'verify the deploy'))}\n`,
     );
     return 1;
   }

@@ -140,7 +140,10 @@ function serviceError(
 
 function modelError(endpoint: string, originalStatus: number, originalMessage: string): ServiceError {
   const kind = originalStatus >= 500 ? 'server' : 'client';
-  const message = `Received ${kind} error (${originalStatus}) from primary with message "${originalMessage}". See https://us-east-1.console.aws.amazon.com/cloudwatch/home?region=us-east-1#logEventViewer:group=/aws/sagemaker/Endpoints/${endpoint} in account ${ACCOUNT} for more information.`;
+  const message =
+    `Received ${kind} error (${originalStatus}) from primary with message "${originalMessage}". See ` +
+    `https://us-east-1.console.aws.amazon.com/cloudwatch/home?region=us-east-1#logEventViewer:` +
+    `group=/aws/sagemaker/Endpoints/${endpoint} in account ${ACCOUNT} for more information.`;
   return {
     status: 424,
     type: 'ModelError',
@@ -351,7 +354,10 @@ function tokenEvent(g: ChatGeneration, format: MockStreamFormat, k: number): str
   if (format === 'openai') {
     let out = openAiChunk(g, { content: g.word(k) }, last ? 'stop' : null);
     if (last)
-      out += `data: ${JSON.stringify({ id: g.id, object: 'chat.completion.chunk', model: g.model, choices: [], usage: g.usage })}\n\ndata: [DONE]\n\n`;
+      out +=
+        `data: ` +
+        JSON.stringify({ id: g.id, object: 'chat.completion.chunk', model: g.model, choices: [], usage: g.usage }) +
+        `\n\ndata: [DONE]\n\n`;
     return out;
   }
   const token = { id: 1000 + (k % MOCK_WORDS.length), text: g.word(k), logprob: -0.25, special: false };
@@ -364,7 +370,16 @@ function tokenEvent(g: ChatGeneration, format: MockStreamFormat, k: number): str
 }
 
 function openAiChunk(g: ChatGeneration, delta: object, finish: string | null): string {
-  return `data: ${JSON.stringify({ id: g.id, object: 'chat.completion.chunk', model: g.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  return (
+    `data: ` +
+    JSON.stringify({
+      id: g.id,
+      object: 'chat.completion.chunk',
+      model: g.model,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    }) +
+    `\n\n`
+  );
 }
 
 /** The model's bytes as PayloadParts: one per event, or each event cut in two. */

@@ -10,7 +10,8 @@
  * - A received message is invisible for the visibility timeout; not deleted by then, it is
  *   received again. https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html
  * - Redrive: a message received `maxReceiveCount` times without being deleted goes to the
- *   dead-letter queue on its next receive. https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
+ *   dead-letter queue on its next receive.
+ *   https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  * - Billing: every 64 KB chunk of a call's payload is one request (a batch's payload is the
  *   total of its messages); other calls are one request each. https://aws.amazon.com/sqs/pricing/
  *   The rule is test/support/aws-meter.ts's, which meters the handlers on moto.

@@ -10,8 +10,8 @@
  * D/D/c queue. Below saturation no request waits (time to first token = TTFT); above it the
  * wait grows by S/c - 50/k ms with every request, past the SLO's 80 ms of slack within a few
  * dozen requests (at the grid's first factor past k*: 1.5x for A, +6.7 ms a request, 59 % of
- * its 32 requests late; 2.75x for B, +1.8 ms, 22 % of 58). The prediction: the sustained factor is k* = c·50/S = 1.25c, 1.25 for A (1 slot)
- * and 2.5 for B (2 slots); the search (start 1, x2, resolution 0.25) finds each within one
+ * its 32 requests late; 2.75x for B, +1.8 ms, 22 % of 58). The prediction: the sustained factor is
+ * k* = c·50/S = 1.25c, 1.25 for A (1 slot) and 2.5 for B (2 slots); the search (start 1, x2, resolution 0.25) finds each within one
  * step of it (k* itself is saturation: noise can tip it either way), and B about twice A.
  *
  * Robust on a loaded machine: the SLO leaves 80 ms of slack (two service times) over the
@@ -92,7 +92,8 @@ describe('capture-replay capacity against mocks of known capacity', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('finds each target within one step of the queueing model (A 1.25x, B 2.5x), B about twice A, with every step a replay of its own', async () => {
+  it('finds each target within one step of the queueing model (A 1.25x, B 2.5x), B about twice A, with every ' +
+    'step a replay of its own', async () => {
     // A step is a replay in real time: on a loaded machine a search that misses the model is run once more (timing.ts).
     const search = async (n: number) => {
       const out = join(dir, `out-${n}`);
@@ -118,7 +119,9 @@ describe('capture-replay capacity against mocks of known capacity', () => {
     expect(r.code, r.stderr).toBe(0);
     const doc = found0!;
     const [a, b] = doc.targets;
-    const found = `A ${a!.sustained_factor}x (${a!.steps.map((s) => `${s.factor}:${s.outcome}`).join(' ')}), B ${b!.sustained_factor}x (${b!.steps.map((s) => `${s.factor}:${s.outcome}`).join(' ')})`;
+    const found =
+      `A ${a!.sustained_factor}x (${a!.steps.map((s) => `${s.factor}:${s.outcome}`).join(' ')}), B ` +
+      `${b!.sustained_factor}x (${b!.steps.map((s) => `${s.factor}:${s.outcome}`).join(' ')})`;
     console.info(`[capacity] ${found}`);
     expect(doc).toMatchObject({
       schema_version: 1,
@@ -199,7 +202,8 @@ describe('capture-replay capacity against mocks of known capacity', () => {
     );
   }, 240_000);
 
-  it('a client that cannot keep up (one request in flight at a time) ends the search as client-limited: at least the last factor met, and how to go further', async () => {
+  it('a client that cannot keep up (one request in flight at a time) ends the search as client-limited: at ' +
+    'least the last factor met, and how to go further', async () => {
     const out = join(dir, 'client');
     // Unlimited slots: the target keeps up; --max-in-flight 1 lets this replayer send 25 requests a second (one per 40 ms service).
     const r = await runCli([

@@ -70,7 +70,8 @@ const asNobody = isRoot && canRunAsNobody();
 const withEacces = !isRoot || asNobody;
 if (!withEacces)
   process.stdout.write(
-    'cli-fuzz.test.ts: running as root and the CLI cannot run as nobody (repository not readable by it): the EACCES sub-cases are left out\n',
+    'cli-fuzz.test.ts: running as root and the CLI cannot run as nobody (repository not readable by it): the ' +
+      'EACCES sub-cases are left out\n',
   );
 
 /** runCli, as `nobody` when the test runs as root. */
@@ -197,7 +198,8 @@ async function generateFolder(base: string, seed: number, replayable: boolean): 
           text: line(
             id,
             time(),
-            `{"messages":[{"role":"user","content":"deep ${id}"}],"deep":${'['.repeat(depth)}${']'.repeat(replayable ? depth : depth - 1)}}`,
+            `{"messages":[{"role":"user","content":"deep ` +
+              `${id}"}],"deep":${'['.repeat(depth)}${']'.repeat(replayable ? depth : depth - 1)}}`,
           ),
           as: replayable ? 'accepted' : 'bad_inner_json',
         };

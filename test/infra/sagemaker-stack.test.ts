@@ -44,31 +44,35 @@ describe('SageMaker targets', () => {
     statements.filter((s) => JSON.stringify(s.Action).includes('sagemaker:'));
   const call = (action: string, resource: string) => ({ action, resource, context: {} });
 
-  it('grants the fire function InvokeEndpoint and InvokeEndpointWithResponseStream on exactly the configured endpoint, its name lower-cased as in ARNs', () => {
-    const statements = fireStatements([
-      { name: 'A', url: 'https://a.example.com' },
-      { name: 'B', kind: 'sagemaker', endpointName: 'My-LLM-Endpoint' },
-    ]);
-    expect(invokeStatements(statements)).toEqual([
-      {
-        Effect: 'Allow',
-        Action: ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'],
-        Resource: ENDPOINT('us-east-1', 'my-llm-endpoint'),
-      },
-    ]);
-    for (const action of ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream']) {
-      expect(evaluate(statements, call(action, ENDPOINT('us-east-1', 'my-llm-endpoint')))).toBe('allowed');
-      // Another endpoint, another region, another account: denied.
-      expect(evaluate(statements, call(action, ENDPOINT('us-east-1', 'other-endpoint')))).toBe('implicit-deny');
-      expect(evaluate(statements, call(action, ENDPOINT('us-west-2', 'my-llm-endpoint')))).toBe('implicit-deny');
-      expect(
-        evaluate(statements, call(action, `arn:aws:sagemaker:us-east-1:210987654321:endpoint/my-llm-endpoint`)),
-      ).toBe('implicit-deny');
-    }
-    // Nothing else of SageMaker's: no management actions, no async invocation.
-    for (const action of ['sagemaker:InvokeEndpointAsync', 'sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpoint'])
-      expect(evaluate(statements, call(action, ENDPOINT('us-east-1', 'my-llm-endpoint')))).toBe('implicit-deny');
-  });
+  it(
+    'grants the fire function InvokeEndpoint and InvokeEndpointWithResponseStream on exactly the configured ' +
+      'endpoint, its name lower-cased as in ARNs',
+    () => {
+      const statements = fireStatements([
+        { name: 'A', url: 'https://a.example.com' },
+        { name: 'B', kind: 'sagemaker', endpointName: 'My-LLM-Endpoint' },
+      ]);
+      expect(invokeStatements(statements)).toEqual([
+        {
+          Effect: 'Allow',
+          Action: ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'],
+          Resource: ENDPOINT('us-east-1', 'my-llm-endpoint'),
+        },
+      ]);
+      for (const action of ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream']) {
+        expect(evaluate(statements, call(action, ENDPOINT('us-east-1', 'my-llm-endpoint')))).toBe('allowed');
+        // Another endpoint, another region, another account: denied.
+        expect(evaluate(statements, call(action, ENDPOINT('us-east-1', 'other-endpoint')))).toBe('implicit-deny');
+        expect(evaluate(statements, call(action, ENDPOINT('us-west-2', 'my-llm-endpoint')))).toBe('implicit-deny');
+        expect(
+          evaluate(statements, call(action, `arn:aws:sagemaker:us-east-1:210987654321:endpoint/my-llm-endpoint`)),
+        ).toBe('implicit-deny');
+      }
+      // Nothing else of SageMaker's: no management actions, no async invocation.
+      for (const action of ['sagemaker:InvokeEndpointAsync', 'sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpoint'])
+        expect(evaluate(statements, call(action, ENDPOINT('us-east-1', 'my-llm-endpoint')))).toBe('implicit-deny');
+    },
+  );
 
   it("uses the target's region when it names one, and adds the inference component it invokes", () => {
     const statements = fireStatements([

@@ -99,120 +99,132 @@ describe('CaptureReplayStack', () => {
     expect(windowOf('Ingest')).toBeUndefined();
   });
 
-  it("every work queue has a DLQ (3 receives) and SSE; visibility outlasts each function, and the replay queue's is its timeout + 60 s", () => {
-    const queues = template.findResources('AWS::SQS::Queue');
-    const byName = (name: string) =>
-      Object.entries(queues).find(([id]) => id.startsWith(`Stateful${name}Queue`))?.[1] as {
-        Properties: {
-          VisibilityTimeout: number;
-          RedrivePolicy: { maxReceiveCount: number };
-          SqsManagedSseEnabled: boolean;
+  it(
+    'every work queue has a DLQ (3 receives) and SSE; visibility outlasts each function, and the replay ' +
+      "queue's is its timeout + 60 s",
+    () => {
+      const queues = template.findResources('AWS::SQS::Queue');
+      const byName = (name: string) =>
+        Object.entries(queues).find(([id]) => id.startsWith(`Stateful${name}Queue`))?.[1] as {
+          Properties: {
+            VisibilityTimeout: number;
+            RedrivePolicy: { maxReceiveCount: number };
+            SqsManagedSseEnabled: boolean;
+          };
         };
-      };
-    for (const [queue, name, factor] of [
-      ['Ingest', 'Ingest', 6],
-      ['Collect', 'Collect', 6],
-    ] as const) {
-      expect(byName(queue).Properties.RedrivePolicy.maxReceiveCount).toBe(3);
-      expect(byName(queue).Properties.VisibilityTimeout).toBeGreaterThanOrEqual(
-        Math.min(43_200, factor * (fn(name).Properties.Timeout as number)),
-      );
-    }
-    // 6 x 900 s would bring a failed shard back 90 minutes later, into a finalised run.
-    expect(byName('Replay').Properties.VisibilityTimeout).toBe((fn('Fire').Properties.Timeout as number) + 60);
-    for (const q of resources('AWS::SQS::Queue')) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
-    // The plumbing's five, and the runs' two (lost requests, late runs: lib/run-alarms.ts).
-    expect(resources('AWS::CloudWatch::Alarm')).toHaveLength(7);
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      MetricName: 'ApproximateNumberOfMessagesVisible',
-      Threshold: 1,
-    });
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      MetricName: 'ApproximateAgeOfOldestMessage',
-      Threshold: 900 + sizing.timeoutSeconds + 120,
-    });
-  });
-
-  it("tells the ingest the fire event source's concurrency, and alarms when a run is expected late (its ExpectedLatenessSeconds metric above 0, by stack)", () => {
-    const fireSource = resources('AWS::Lambda::EventSourceMapping').find((m) =>
-      JSON.stringify(m.Properties.EventSourceArn).includes('StatefulReplayQueue'),
-    )!;
-    const maximum = (fireSource.Properties.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency;
-    const env = (fn('Ingest').Properties.Environment as { Variables: Record<string, string> }).Variables;
-    expect(env).toMatchObject({
-      [ENV.fireConcurrency]: String(maximum),
-      [ENV.fireConcurrencySetting]: 'peakRequestsPerSecond',
-      [ENV.stackName]: stack.stackName,
-    });
-    expect(maximum).toBe(sizing.maxConcurrency);
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      Namespace: DEFAULT_METRICS_NAMESPACE,
-      MetricName: 'ExpectedLatenessSeconds',
-      Dimensions: [{ Name: 'Stack', Value: stack.stackName }],
-      Statistic: 'Maximum',
-      Threshold: 0,
-      ComparisonOperator: 'GreaterThanThreshold',
-      TreatMissingData: 'notBreaching',
-    });
-    // A concurrency set by hand is the setting to raise.
-    const capped = Template.fromStack(
-      new CaptureReplayStack(templateApp(), 'Capped', {
-        config: parseDeploymentConfig({ ...config, maxFireConcurrency: 7 }),
-      }),
-    );
-    const ingest = Object.entries(capped.findResources('AWS::Lambda::Function')).find(([id]) =>
-      id.startsWith('StatelessIngest'),
-    )![1] as { Properties: { Environment: { Variables: Record<string, string> } } };
-    expect(ingest.Properties.Environment.Variables).toMatchObject({
-      [ENV.fireConcurrency]: '7',
-      [ENV.fireConcurrencySetting]: 'maxFireConcurrency',
-      [ENV.stackName]: 'Capped',
-    });
-  });
-
-  it('grants each function exactly the actions its handler calls: no deletes, retention, tagging or queue reads beyond its event source', () => {
-    const byFn = (name: string) =>
-      resources('AWS::IAM::Policy')
-        .filter((p) => JSON.stringify(p.Properties.Roles).includes(`Stateless${name}ServiceRole`))
-        .flatMap(
-          (p) =>
-            (
-              p.Properties.PolicyDocument as {
-                Statement: { Action: string | string[]; Resource: unknown; Condition?: unknown }[];
-              }
-            ).Statement,
+      for (const [queue, name, factor] of [
+        ['Ingest', 'Ingest', 6],
+        ['Collect', 'Collect', 6],
+      ] as const) {
+        expect(byName(queue).Properties.RedrivePolicy.maxReceiveCount).toBe(3);
+        expect(byName(queue).Properties.VisibilityTimeout).toBeGreaterThanOrEqual(
+          Math.min(43_200, factor * (fn(name).Properties.Timeout as number)),
         );
-    const actions = (name: string) => new Set(byFn(name).flatMap((st) => ([] as string[]).concat(st.Action)));
-    const eventSource = [
-      'sqs:ReceiveMessage',
-      'sqs:ChangeMessageVisibility',
-      'sqs:GetQueueUrl',
-      'sqs:DeleteMessage',
-      'sqs:GetQueueAttributes',
-    ];
-    expect([...actions('Ingest')].sort()).toEqual(
-      ['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:SendMessage', ...eventSource].sort(),
-    );
-    expect([...actions('Fire')].sort()).toEqual(
-      [
-        's3:GetObject',
-        's3:ListBucket',
-        's3:PutObject',
-        'secretsmanager:GetSecretValue',
-        'sqs:SendMessage',
-        ...eventSource,
-      ].sort(),
-    );
-    expect([...actions('Collect')].sort()).toEqual(
-      ['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:SendMessage', ...eventSource].sort(),
-    );
-    // The fire function writes only working files; results are the collector's.
-    const firePuts = byFn('Fire').filter((st) => ([] as string[]).concat(st.Action).includes('s3:PutObject'));
-    expect(JSON.stringify(firePuts)).toContain('/work/*');
-    expect(JSON.stringify(firePuts)).not.toContain('/runs/*');
-    // A secret named without an ARN is matched with Secrets Manager's random suffix.
-    expect(JSON.stringify(byFn('Fire'))).toContain(':secret:replay/key-a-??????');
-  });
+      }
+      // 6 x 900 s would bring a failed shard back 90 minutes later, into a finalised run.
+      expect(byName('Replay').Properties.VisibilityTimeout).toBe((fn('Fire').Properties.Timeout as number) + 60);
+      for (const q of resources('AWS::SQS::Queue')) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
+      // The plumbing's five, and the runs' two (lost requests, late runs: lib/run-alarms.ts).
+      expect(resources('AWS::CloudWatch::Alarm')).toHaveLength(7);
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Threshold: 1,
+      });
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Threshold: 900 + sizing.timeoutSeconds + 120,
+      });
+    },
+  );
+
+  it(
+    "tells the ingest the fire event source's concurrency, and alarms when a run is expected late (its " +
+      'ExpectedLatenessSeconds metric above 0, by stack)',
+    () => {
+      const fireSource = resources('AWS::Lambda::EventSourceMapping').find((m) =>
+        JSON.stringify(m.Properties.EventSourceArn).includes('StatefulReplayQueue'),
+      )!;
+      const maximum = (fireSource.Properties.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency;
+      const env = (fn('Ingest').Properties.Environment as { Variables: Record<string, string> }).Variables;
+      expect(env).toMatchObject({
+        [ENV.fireConcurrency]: String(maximum),
+        [ENV.fireConcurrencySetting]: 'peakRequestsPerSecond',
+        [ENV.stackName]: stack.stackName,
+      });
+      expect(maximum).toBe(sizing.maxConcurrency);
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: DEFAULT_METRICS_NAMESPACE,
+        MetricName: 'ExpectedLatenessSeconds',
+        Dimensions: [{ Name: 'Stack', Value: stack.stackName }],
+        Statistic: 'Maximum',
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+      // A concurrency set by hand is the setting to raise.
+      const capped = Template.fromStack(
+        new CaptureReplayStack(templateApp(), 'Capped', {
+          config: parseDeploymentConfig({ ...config, maxFireConcurrency: 7 }),
+        }),
+      );
+      const ingest = Object.entries(capped.findResources('AWS::Lambda::Function')).find(([id]) =>
+        id.startsWith('StatelessIngest'),
+      )![1] as { Properties: { Environment: { Variables: Record<string, string> } } };
+      expect(ingest.Properties.Environment.Variables).toMatchObject({
+        [ENV.fireConcurrency]: '7',
+        [ENV.fireConcurrencySetting]: 'maxFireConcurrency',
+        [ENV.stackName]: 'Capped',
+      });
+    },
+  );
+
+  it(
+    'grants each function exactly the actions its handler calls: no deletes, retention, tagging or queue reads ' +
+      'beyond its event source',
+    () => {
+      const byFn = (name: string) =>
+        resources('AWS::IAM::Policy')
+          .filter((p) => JSON.stringify(p.Properties.Roles).includes(`Stateless${name}ServiceRole`))
+          .flatMap(
+            (p) =>
+              (
+                p.Properties.PolicyDocument as {
+                  Statement: { Action: string | string[]; Resource: unknown; Condition?: unknown }[];
+                }
+              ).Statement,
+          );
+      const actions = (name: string) => new Set(byFn(name).flatMap((st) => ([] as string[]).concat(st.Action)));
+      const eventSource = [
+        'sqs:ReceiveMessage',
+        'sqs:ChangeMessageVisibility',
+        'sqs:GetQueueUrl',
+        'sqs:DeleteMessage',
+        'sqs:GetQueueAttributes',
+      ];
+      expect([...actions('Ingest')].sort()).toEqual(
+        ['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:SendMessage', ...eventSource].sort(),
+      );
+      expect([...actions('Fire')].sort()).toEqual(
+        [
+          's3:GetObject',
+          's3:ListBucket',
+          's3:PutObject',
+          'secretsmanager:GetSecretValue',
+          'sqs:SendMessage',
+          ...eventSource,
+        ].sort(),
+      );
+      expect([...actions('Collect')].sort()).toEqual(
+        ['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:SendMessage', ...eventSource].sort(),
+      );
+      // The fire function writes only working files; results are the collector's.
+      const firePuts = byFn('Fire').filter((st) => ([] as string[]).concat(st.Action).includes('s3:PutObject'));
+      expect(JSON.stringify(firePuts)).toContain('/work/*');
+      expect(JSON.stringify(firePuts)).not.toContain('/runs/*');
+      // A secret named without an ARN is matched with Secrets Manager's random suffix.
+      expect(JSON.stringify(byFn('Fire'))).toContain(':secret:replay/key-a-??????');
+    },
+  );
 
   it("lets only the capture bucket, in its owner's account, send to the ingest queue", () => {
     template.hasResourceProperties('AWS::SQS::QueuePolicy', {

@@ -193,7 +193,8 @@ async function invokeBundle(fn: SynthesizedFunction, env: NodeJS.ProcessEnv, eve
 function expectCleanInvocation(fn: SynthesizedFunction, inv: Invocation): void {
   if (!inv.outcome.ok) {
     throw new Error(
-      `${fn.path} failed in ${inv.outcome.phase}: ${inv.outcome.errorType}: ${inv.outcome.errorMessage}\n${inv.outcome.stack ?? ''}\n--- function output ---\n${inv.logs}`,
+      `${fn.path} failed in ${inv.outcome.phase}: ${inv.outcome.errorType}: ` +
+        `${inv.outcome.errorMessage}\n${inv.outcome.stack ?? ''}\n--- function output ---\n${inv.logs}`,
     );
   }
   expect(inv.outcome.modules, 'files loaded besides the bundle (resolved outside it)').toEqual([

@@ -210,7 +210,9 @@ describeWithMoto(
         );
       }
       const show = (xs: number[]) => xs.map((d) => d.toFixed(2)).join(', ');
-      const figures = `first request - median of the rest, per invocation (ms): send path ${show(firstMinusRest.send)}; wire lag ${show(firstMinusRest.wire)}; at the server ${show(firstMinusRest.server)}`;
+      const figures =
+        `first request - median of the rest, per invocation (ms): send path ${show(firstMinusRest.send)}; wire ` +
+        `lag ${show(firstMinusRest.wire)}; at the server ${show(firstMinusRest.server)}`;
       // Cold, the first request's send path took 30-80 ms more than the rest's on this machine at
       // load averages of 11-16; warmed up, about 1 ms.
       expect(median(firstMinusRest.send), figures).toBeLessThan(5);

@@ -420,7 +420,9 @@ describeWithMoto('IAM: each function against its synthesized policy', () => {
           .map((n) => `statement ${n.statement} (${origins[n.statement]}) ${JSON.stringify(statements[n.statement])}`);
         const used = [...new Set(calls.map((c) => c.action))].sort();
         console.info(
-          `[iam] ${name}: actions used ${used.join(', ')}; unused grants: ${unused.length ? unused.join('; ') : 'none'}; statements not needed: ${notNeeded.length ? notNeeded.join('; ') : 'none'}`,
+          `[iam] ${name}: actions used ${used.join(', ')}; unused grants: ` +
+            `${unused.length ? unused.join('; ') : 'none'}; statements not needed: ` +
+            `${notNeeded.length ? notNeeded.join('; ') : 'none'}`,
         );
         expect({ unused, notNeeded }).toEqual({ unused: [], notNeeded: [] });
       },

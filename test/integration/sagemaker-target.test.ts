@@ -213,7 +213,8 @@ describe('what arrives', () => {
     const [b] = await received(fromOption.requestId);
     const shape = (region: string) =>
       new RegExp(
-        `^AWS4-HMAC-SHA256 Credential=${ACCESS_KEY}/\\d{8}/${region}/sagemaker/aws4_request, SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$`,
+        `^AWS4-HMAC-SHA256 Credential=${ACCESS_KEY}/\\d{8}/${region}/sagemaker/aws4_request, ` +
+          `SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$`,
       );
     expect(a!.headers.authorization).toMatch(shape(REGION));
     expect(b!.headers.authorization).toMatch(shape('us-east-2'));
@@ -305,7 +306,7 @@ function captureLine(
 
 describe('from the capture: Content-Type and Accept as captured, none asked for when none was declared', () => {
   // InvokeEndpoint's Accept is optional; without it the container answers in its default type
-  // (https://docs.aws.amazon.com/sdk-for-kotlin/api/latest/sagemakerruntime/aws.sdk.kotlin.services.sagemakerruntime.model/-invoke-endpoint-request).
+  // (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpoint.html).
   // An Accept the container does not support is refused: the built-in XGBoost takes text/csv
   // and text/libsvm only (https://docs.aws.amazon.com/sagemaker/latest/dg/cdf-inference.html).
   const tabular = '{"instances": [[1.5, 16.0, 14, 23.0]]}';
@@ -442,7 +443,8 @@ describe('timing against the mock', () => {
       const measured = { ttft: median(ttfts), itl: median(itls) };
       minTtft = Math.min(minTtft, ...ttfts);
       console.log(
-        `sagemaker ${format} batch ${batch + 1}: median TTFT ${measured.ttft.toFixed(3)} ms (set ${ttftMs}, min ${Math.min(...ttfts).toFixed(3)}), median ITL ${measured.itl.toFixed(3)} ms (set ${itlMs})`,
+        `sagemaker ${format} batch ${batch + 1}: median TTFT ${measured.ttft.toFixed(3)} ms (set ${ttftMs}, ` +
+          `min ${Math.min(...ttfts).toFixed(3)}), median ITL ${measured.itl.toFixed(3)} ms (set ${itlMs})`,
       );
       if (best === null || off(measured) < off(best)) best = measured;
     }

@@ -86,7 +86,10 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
   let dir = '';
   const users = new Map<string, Credentials>();
   let verifiedRun = '';
-  /** The ingest in mirror mode with this lag (the deployment's `mode` and `lagSeconds`, switched as the pipeline tests do); null: file mode. */
+  /**
+   * The ingest in mirror mode with this lag (the deployment's `mode` and `lagSeconds`, switched as the pipeline tests
+   * do); null: file mode.
+   */
   let mirrorLagMs: number | null = null;
 
   const results = () => outputs.ResultsBucketName as string;
@@ -256,7 +259,8 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
       >;
       expect(manifest).toMatchObject({ scheduled: SAMPLE_RECORDS, succeeded: SAMPLE_RECORDS, failed: 0, dropped: 0 });
       expect(run.stdout).toContain(
-        `  ${target}: ${SAMPLE_RECORDS} scheduled, ${SAMPLE_RECORDS} succeeded, 0 failed, 0 dropped  s3://${results()}/runs/${verifiedRun}/${target}/`,
+        `  ${target}: ${SAMPLE_RECORDS} scheduled, ${SAMPLE_RECORDS} succeeded, 0 failed, 0 dropped  ` +
+          `s3://${results()}/runs/${verifiedRun}/${target}/`,
       );
     }
     expect(run.stdout).toMatch(/^The deploy works/);
@@ -375,7 +379,11 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
     const run = await cli(['verify-deploy', '--stack', STACK, '--timeout', '5'], 'no-write');
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
-      /\ncapture-replay verify-deploy: could not write the sample capture to s3:\/\/capture-bucket\/datacapture\/capture-replay-verify\/\S+ \(s3:PutObject\): AccessDenied: .* \(your identity lacks the permission/,
+      new RegExp(
+        /\ncapture-replay verify-deploy: could not write the sample capture to /.source +
+          /s3:\/\/capture-bucket\/datacapture\/capture-replay-verify\/\S+ \(s3:PutObject\): AccessDenied: .* /.source +
+          /\(your identity lacks the permission/.source,
+      ),
     );
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
@@ -402,10 +410,11 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
       const run = await cli(['verify-deploy', '--stack', STACK, '--timeout', '60']);
       expect(run.code).toBe(1);
       expect(Date.now() - started, 'it does not wait out the timeout').toBeLessThan(55_000);
-      const runId =
-        /run (mirror-[0-9a-f-]{36}) is scheduled, but its first request is due at \S+ \(mirror mode: each request is due at its inferenceTime \+ 600 s\), after --timeout 60 s: it cannot finish in time\./.exec(
-          run.stderr,
-        )?.[1];
+      const runId = new RegExp(
+        /run (mirror-[0-9a-f-]{36}) is scheduled, but its first request is due at \S+ \(mirror mode: /.source +
+          /each request is due at its inferenceTime \+ 600 s\), after --timeout 60 s: it cannot finish in /.source +
+          /time\./.source,
+      ).exec(run.stderr)?.[1];
       expect(runId, run.stderr).toBeDefined();
       expect(run.stderr).toContain(`capture-replay link --run ${runId}`);
     } finally {

@@ -461,7 +461,10 @@ function notAChatAnswer(
   return problem !== null && isChatRequest(request) ? problem : null;
 }
 
-/** A JSON object with a `messages` array (plan.ts sends only these as chat requests). Parsed only for an answer that is not one JSON object. */
+/**
+ * A JSON object with a `messages` array (plan.ts sends only these as chat requests). Parsed only for an answer that
+ * is not one JSON object.
+ */
 function isChatRequest(request: TargetRequest): boolean {
   if (!isJsonContentType(request.contentType)) return false;
   try {

@@ -113,7 +113,9 @@ export function judgeStep(m: StepMeasure, o: CapacityObjectives): { outcome: Ste
   if (lag !== null && lag > o.maxClientLagMs) {
     return {
       outcome: 'client',
-      reason: `the replayer sent late: p90 ${m.client.wire_lag_p90_ms !== null ? 'wire' : 'schedule'} lag ${lag.toFixed(1)} ms > ${o.maxClientLagMs} ms`,
+      reason:
+        `the replayer sent late: p90 ${m.client.wire_lag_p90_ms !== null ? 'wire' : 'schedule'} lag ` +
+        `${lag.toFixed(1)} ms > ${o.maxClientLagMs} ms`,
     };
   }
   if (m.client.late_dropped > 0)

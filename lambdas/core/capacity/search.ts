@@ -121,11 +121,20 @@ const x = (f: number) => `${roundTo(f, FACTOR_GRID)}x`;
 function clientNote(client: CapacityStep, met: number | null, failing: CapacityStep | undefined): string {
   if (met !== null) {
     const failedToo = failing ? ` and failed the objectives at ${x(failing.factor)}` : '';
-    return `The target sustained at least ${x(met)}${failedToo}; the replayer could not send ${x(client.factor)} on time (${client.reason}), so this machine cannot tell more.`;
+    return (
+      `The target sustained at least ${x(met)}${failedToo}; the replayer could not send ${x(client.factor)} on ` +
+      `time (${client.reason}), so this machine cannot tell more.`
+    );
   }
   if (failing)
-    return `No factor sustained: ${x(failing.factor)} already failed (${failing.reason}), and at ${x(client.factor)} the replayer could not send on time (${client.reason}).`;
-  return `No factor sustained: at ${x(client.factor)}, the first step, the replayer already could not send on time (${client.reason}), so this machine cannot tell whether the target sustains it.`;
+    return (
+      `No factor sustained: ${x(failing.factor)} already failed (${failing.reason}), and at ` +
+      `${x(client.factor)} the replayer could not send on time (${client.reason}).`
+    );
+  return (
+    `No factor sustained: at ${x(client.factor)}, the first step, the replayer already could not send on time ` +
+    `(${client.reason}), so this machine cannot tell whether the target sustains it.`
+  );
 }
 
 /** What the steps measured before the search ended early, in a clause. */
@@ -140,7 +149,8 @@ function measuredNote(met: number | null, failing: CapacityStep | undefined): st
 function emptyNote(steps: readonly CapacityStep[]): string {
   const empty = steps.filter((st) => st.outcome === 'empty').sort((a, b) => b.factor - a.factor)[0];
   return empty
-    ? ` ${x(empty.factor)} held no request (the window's requests sampled at ${x(empty.factor)} kept none), so no smaller factor can be measured: a longer --window holds more.`
+    ? ` ${x(empty.factor)} held no request (the window's requests sampled at ${x(empty.factor)} kept none), so ` +
+        `no smaller factor can be measured: a longer --window holds more.`
     : '';
 }
 
@@ -150,7 +160,10 @@ export type SearchCut = { by: 'stopped'; signal: string } | { by: 'step_failed';
 function cutNote(cut: SearchCut, next: number, steps: readonly CapacityStep[], measured: string): string {
   const pending = steps.length > 0 ? `the step at ${x(next)} was not measured` : "this target's first step was not run";
   if (cut.by === 'stopped')
-    return `The search was stopped by ${cut.signal} before it ended (${pending}): ${measured}. What was measured is kept; run the search again to finish it.`;
+    return (
+      `The search was stopped by ${cut.signal} before it ended (${pending}): ${measured}. What was measured is ` +
+      `kept; run the search again to finish it.`
+    );
   return `The search ended early: a step could not be run (${cut.cause}); ${pending}: ${measured}. What was measured is kept.`;
 }
 
@@ -159,7 +172,10 @@ function brokenNote(broken: CapacityStep, met: number | null): string {
   const seen = broken.errors.map((e) => `${e.error} ${e.count}${e.message ? ` ("${e.message}")` : ''}`).join(', ');
   const before =
     met !== null ? `It met the objectives at ${x(met)}, then at ${x(broken.factor)}` : `At ${x(broken.factor)}`;
-  return `${before} no request succeeded: ${broken.failed} of ${broken.requests} failed${seen ? ` (${seen})` : ''}. A target that fails every request is broken or down, not at its capacity: check that it is up, its URL and --path.`;
+  return (
+    `${before} no request succeeded: ${broken.failed} of ${broken.requests} failed${seen ? ` (${seen})` : ''}. ` +
+    `A target that fails every request is broken or down, not at its capacity: check that it is up, its URL and --path.`
+  );
 }
 
 /**
@@ -196,7 +212,8 @@ export function conclude(
     return result(
       'client',
       client.factor,
-      `${clientNote(client, met, failing)} To go further: more fire threads (--workers), a bigger machine, or the AWS pipeline (amplify in a schedule).`,
+      `${clientNote(client, met, failing)} To go further: more fire threads (--workers), a bigger machine, ` +
+        `or the AWS pipeline (amplify in a schedule).`,
     );
   }
   if (over === 'broken') {
@@ -207,7 +224,8 @@ export function conclude(
     return result(
       'step_limit',
       failed,
-      `The search reached its limit of ${MAX_STEPS} steps before it ended: ${measuredNote(met, failing)}. To need fewer steps: a larger --growth, a coarser --resolution, or a --start-factor nearer the answer.`,
+      `The search reached its limit of ${MAX_STEPS} steps before it ended: ${measuredNote(met, failing)}. To ` +
+        `need fewer steps: a larger --growth, a coarser --resolution, or a --start-factor nearer the answer.`,
     );
   }
   if (failed === null) {
@@ -215,7 +233,8 @@ export function conclude(
       return result(
         'empty',
         null,
-        `No step held a request: at every factor tried, up to ${x(s.maxFactor)}, the sample of the window's requests was empty. A longer --window holds more; a larger --max-factor goes further.`,
+        `No step held a request: at every factor tried, up to ${x(s.maxFactor)}, the sample of the window's ` +
+          `requests was empty. A longer --window holds more; a larger --max-factor goes further.`,
       );
     return result(
       'cap',

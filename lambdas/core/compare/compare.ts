@@ -313,7 +313,10 @@ function describeP50(rel: Interval, diff: Interval, unit: string, paired: boolea
   if (rel.estimate !== null && rel.ci_low !== null && rel.ci_high !== null)
     return `${what} ${signed(rel.estimate)} % [${fmt(rel.ci_low)}, ${fmt(rel.ci_high)}]`;
   if (diff.estimate !== null && diff.ci_low !== null && diff.ci_high !== null) {
-    return `${what} ${diff.estimate > 0 ? '+' : ''}${fmtValue(diff.estimate)} ${unit} [${fmtValue(diff.ci_low)}, ${fmtValue(diff.ci_high)}] (baseline p50 0)`;
+    return (
+      `${what} ${diff.estimate > 0 ? '+' : ''}${fmtValue(diff.estimate)} ${unit} [${fmtValue(diff.ci_low)}, ` +
+      `${fmtValue(diff.ci_high)}] (baseline p50 0)`
+    );
   }
   return `${what} unknown`;
 }

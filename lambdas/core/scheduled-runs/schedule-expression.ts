@@ -108,7 +108,8 @@ function cronProblems(expression: string, body: string): string[] {
   const [, , dom, , dow] = fields;
   if ((dom === '?') === (dow === '?')) {
     problems.push(
-      `${expression}: exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) every day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)`,
+      `${expression}: exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) every ` +
+        `day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)`,
     );
   }
   return problems;

@@ -346,7 +346,8 @@ function expectIntervalsClose(
         const off = Math.abs((got[k] as number) - (expected[k] as number));
         if (off > allowed)
           throw new Error(
-            `${stat} ${what}: [${got.join(', ')}] vs numpy [${expected.join(', ')}] (${((off / width) * 100).toFixed(1)} % of the width, step ${step})`,
+            `${stat} ${what}: [${got.join(', ')}] vs numpy [${expected.join(', ')}] ` +
+              `(${((off / width) * 100).toFixed(1)} % of the width, step ${step})`,
           );
       }
     };
@@ -450,50 +451,54 @@ describe('error-rate bootstrap', () => {
       expect(cu[1] - cu[0]).toBeGreaterThan(ci[1] - ci[0]); // pairing narrows the interval
     }
   });
-  it("no request failed, or every one: every resample is the sample itself (0, or the sides' own rates); one failure makes them vary", () => {
-    const options = { resamples: 500, seed: 3 };
-    const constant = (r: Float64Array) => [...new Set(r)];
-    expect(
-      constant(
-        bootstrapRateDifference(
-          { paired: true, bothFailed: 0, baselineOnly: 0, candidateOnly: 0, neither: 400 },
-          options,
+  it(
+    "no request failed, or every one: every resample is the sample itself (0, or the sides' own rates); one " +
+      'failure makes them vary',
+    () => {
+      const options = { resamples: 500, seed: 3 };
+      const constant = (r: Float64Array) => [...new Set(r)];
+      expect(
+        constant(
+          bootstrapRateDifference(
+            { paired: true, bothFailed: 0, baselineOnly: 0, candidateOnly: 0, neither: 400 },
+            options,
+          ),
         ),
-      ),
-    ).toEqual([0]);
-    expect(
-      constant(
-        bootstrapRateDifference(
-          { paired: true, bothFailed: 400, baselineOnly: 0, candidateOnly: 0, neither: 0 },
-          options,
+      ).toEqual([0]);
+      expect(
+        constant(
+          bootstrapRateDifference(
+            { paired: true, bothFailed: 400, baselineOnly: 0, candidateOnly: 0, neither: 0 },
+            options,
+          ),
         ),
-      ),
-    ).toEqual([0]);
-    expect(
-      constant(
-        bootstrapRateDifference(
-          { paired: false, baselineFailed: 0, baselineFired: 300, candidateFailed: 200, candidateFired: 200 },
-          options,
+      ).toEqual([0]);
+      expect(
+        constant(
+          bootstrapRateDifference(
+            { paired: false, baselineFailed: 0, baselineFired: 300, candidateFailed: 200, candidateFired: 200 },
+            options,
+          ),
         ),
-      ),
-    ).toEqual([1]);
-    expect(
-      constant(
-        bootstrapRateDifference(
-          { paired: true, bothFailed: 0, baselineOnly: 0, candidateOnly: 1, neither: 399 },
-          options,
-        ),
-      ).length,
-    ).toBeGreaterThan(1);
-    expect(
-      constant(
-        bootstrapRateDifference(
-          { paired: false, baselineFailed: 0, baselineFired: 300, candidateFailed: 1, candidateFired: 200 },
-          options,
-        ),
-      ).length,
-    ).toBeGreaterThan(1);
-  });
+      ).toEqual([1]);
+      expect(
+        constant(
+          bootstrapRateDifference(
+            { paired: true, bothFailed: 0, baselineOnly: 0, candidateOnly: 1, neither: 399 },
+            options,
+          ),
+        ).length,
+      ).toBeGreaterThan(1);
+      expect(
+        constant(
+          bootstrapRateDifference(
+            { paired: false, baselineFailed: 0, baselineFired: 300, candidateFailed: 1, candidateFired: 200 },
+            options,
+          ),
+        ).length,
+      ).toBeGreaterThan(1);
+    },
+  );
 });
 
 describe('erfc', () => {
