@@ -10,13 +10,7 @@
  * to start a scheduled run now, and writes nothing. Nothing is removed from the capture
  * bucket unless `--clean` is given: then the sample, once the run no longer needs it.
  *
- * Exit codes: 0 every target replayed the sample; 1 it could not be shown (no stack, no
- * permission, the timeout, a target that replayed nothing); 2 usage, or a stack that
- * replays only on schedule.
- *
- * What the outputs hold (a prefix, a bucket or stack name, from CloudFormation or a file) and
- * what AWS answers reach the terminal through terminal-text.ts: an escape code in an outputs
- * file is shown, never run.
+ * Exit codes, and what reaches the terminal: verifyDeployCommand.
  */
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
@@ -289,6 +283,15 @@ async function verify(outputs: StackOutputs, options: VerifyDeployOptions, io: I
   }
 }
 
+/**
+ * Runs the command. Exit codes: 0 every target replayed the sample; 1 it could not be shown (no stack, no
+ * permission, the timeout, a target that replayed nothing); 2 usage, or a stack that
+ * replays only on schedule.
+ *
+ * What the outputs hold (a prefix, a bucket or stack name, from CloudFormation or a file) and
+ * what AWS answers reach the terminal through terminal-text.ts: an escape code in an outputs
+ * file is shown, never run.
+ */
 export async function verifyDeployCommand(
   options: VerifyDeployOptions,
   io: Io = { out: process.stdout, err: process.stderr },

@@ -1,18 +1,10 @@
 /**
  * The capacity search: for each target, the largest factor of the captured traffic at which it
- * meets the objectives.
- *
- * Factors: the start factor; while every step meets the objectives, the factor times
- * `growth`, capped at `maxFactor` (meeting them there ends the search: `cap`). Once a step
- * fails, bisection between the largest factor that met them and the smallest that failed, each
- * midpoint rounded to a multiple of `resolution`, until the two are `resolution` apart. When
- * the start factor already fails, the factor is divided by `growth` until one meets them (or
- * falls below `resolution`: none sustained), then bisection. A client-limited step ends the
- * search at once: the target sustained at least the largest factor met before it. So does a
- * broken step (requests failed, none succeeded: a target down or misaddressed, not loaded). A
- * step that held no request (a factor below 1 samples the window; a few requests sample to
- * none) is neither met nor failed: the search grows past it, and goes no lower. Every factor is
- * on FACTOR_GRID, so no two steps share a name; at most MAX_STEPS steps are run per target.
+ * meets the objectives. Growth by `growth` while met (up to `maxFactor`: `cap`), then bisection
+ * on the `resolution` grid; division when the start factor already fails; a client-limited or
+ * broken step ends the search, an empty one is passed over. Every factor is on FACTOR_GRID, at
+ * most MAX_STEPS steps per target. The rules as the user sees them: docs/capacity.md#how-it-works
+ * (steps, targets) and #the-replayers-own-limit-is-never-reported-as-the-targets.
  *
  * Each step is run by the caller (`runStep`): a full replay at that factor. Targets searched
  * together share each step whose factor they all want next (the geometric steps); a target
