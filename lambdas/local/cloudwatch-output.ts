@@ -6,14 +6,8 @@
  * EMF documents by the same code (Powertools' Metrics, adapters/aws/cloudwatch-metrics.ts), one
  * a line, to `cloudwatch-emf.jsonl` in the run's folder: never to stdout, where the summary
  * tables go. Dimension Stack is `--cloudwatch-stack` (default `local`: a laptop's runs apart from
- * any stack's; a stack's name puts them on its dashboard).
- *
- * `--cloudwatch-publish` also sends them to CloudWatch with PutMetricData (the SDK's default
- * credentials and Region, as the AWS CLI finds them): each document's metrics under each of its
- * dimension sets, at its timestamp. A file alone needs the CloudWatch agent, or a log group
- * and the EMF header on PutLogEvents, to become metrics; a laptop run should land beside the
- * pipeline's with one flag. The functions never call PutMetricData (their EMF goes through
- * their logs); the CLI has no logs CloudWatch reads.
+ * any stack's; a stack's name puts them on its dashboard). `--cloudwatch-publish` also sends
+ * them to CloudWatch: publishMetricData.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -132,7 +126,14 @@ export function metricDataOf(docs: readonly Record<string, unknown>[]): MetricDa
 /** PutMetricData takes at most 1,000 data a call. */
 export const PUT_METRIC_DATA_MAX = 1000;
 
-/** Sends the data to CloudWatch (the SDK's default credentials and Region); the number sent. */
+/**
+ * `--cloudwatch-publish`: sends the metrics to CloudWatch with PutMetricData (the SDK's default
+ * credentials and Region, as the AWS CLI finds them): each document's metrics under each of its
+ * dimension sets, at its timestamp. A file alone needs the CloudWatch agent, or a log group
+ * and the EMF header on PutLogEvents, to become metrics; a laptop run should land beside the
+ * pipeline's with one flag. The functions never call PutMetricData (their EMF goes through
+ * their logs); the CLI has no logs CloudWatch reads. Returns the number of data sent.
+ */
 export async function publishMetricData(namespace: string, data: readonly MetricDatum[]): Promise<number> {
   const { CloudWatchClient, PutMetricDataCommand } = await import('@aws-sdk/client-cloudwatch');
   const client = new CloudWatchClient(regionConfig(undefined));

@@ -9,11 +9,7 @@
  * lasts. The link acts with the permissions of the identity that signs it (s3:GetObject on
  * the object), until it expires (s3-links.ts).
  *
- * A schedule's trend page links each run's report relatively: those links are not signed, so
- * a run's report opened from a presigned trend page needs its own link (`link --run <id>`).
- *
- * What an argument or the outputs hold (a URI, a bucket name) reaches the terminal through
- * terminal-text.ts: an escape code in them is shown, never run.
+ * Trend pages' relative links, and what reaches the terminal: linkCommand.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import { probeBucket } from '../adapters/aws/bucket-region';
@@ -137,6 +133,13 @@ async function clientInBucketRegion(s3: S3Client, bucket: string): Promise<S3Cli
   return cliS3Client(region);
 }
 
+/**
+ * A schedule's trend page links each run's report relatively: those links are not signed, so
+ * a run's report opened from a presigned trend page needs its own link (`link --run <id>`).
+ *
+ * What an argument or the outputs hold (a URI, a bucket name) reaches the terminal through
+ * terminal-text.ts: an escape code in them is shown, never run.
+ */
 export async function linkCommand(
   options: LinkOptions,
   out: NodeJS.WritableStream = process.stdout,
