@@ -251,8 +251,8 @@ export class CaptureReplayStateless extends Construct {
     const logRetention = retention(config.logRetentionDays);
     const environment = functionEnvironment(config, stateful, sizing);
     const maxConcurrency = config.maxFireConcurrency ?? sizing.maxConcurrency;
-    // A 1 GB capture file is read twice (index, then ranges) inside 15 minutes; the index of
-    // 500,000 records is ~250 MB (bench/RESULTS.md).
+    // The ingest's memory: a capture file is read twice (index, then ranges) inside 15 minutes, and
+    // its index is what it holds (bench/RESULTS.md, "Ingest of a 1 GB capture file").
     // A subset of the targets for new captures; without it, the ingest replays to every target.
     const subset: Record<string, string> =
       typeof config.autoReplay === 'object'
@@ -297,10 +297,9 @@ export class CaptureReplayStateless extends Construct {
       memorySize: 2048,
     });
     if (!scheduled) return { ingest, fire, collect };
-    // A one-hour window at 50 requests/s (180,000 requests, 12 files) plans in ~11 CPU-s
-    // with ~150 MB of live heap (603 MB RSS with the GC left lazy; bench:window). 1,769 MB
-    // would do for that; 3008 MB leaves room for windows of millions of requests (24 h at
-    // 50/s: ~4.3 M, ~270 CPU-s by linear extrapolation) within the 15 minutes.
+    // Planning is single-threaded and CPU-bound: one vCPU (1,769 MB) would do for an hour at
+    // 50 requests/s; 3008 MB leaves room for windows of millions of requests within the 15
+    // minutes (bench/RESULTS.md, "Plan function: a one-hour window at 50 requests/s").
     const plan = new ReplayFunction(this, 'Plan', {
       handlerName: 'plan',
       logRetention,
