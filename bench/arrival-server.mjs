@@ -9,6 +9,12 @@
 //                                                         events carrying the same SSE text
 //   any other POST                                     -> one chat-completion JSON at the end
 //
+// What it writes, and its options: beside the arguments below.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createTcpServer } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
+import { crc32 } from 'node:zlib';
+
 // Requests are identified by x-request-id, or SageMaker's x-amzn-sagemaker-inference-id. On
 // SIGTERM it writes one line per request, `<id> <arrival epoch ns>`, to the arrivals file, and
 // its counts (requests, streams, tokens written, responses cut by a client, connections
@@ -20,11 +26,6 @@
 //
 // With --median-ms 0 every answer is immediate (one JSON, or a stream of one token). Prints
 // {"url": ...} once listening (https with --tls-cert).
-import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer as createTcpServer } from 'node:net';
-import { createServer as createTlsServer } from 'node:tls';
-import { crc32 } from 'node:zlib';
-
 const argv = process.argv.slice(2);
 const out = argv[0];
 if (!out || out.startsWith('--')) throw new Error('usage: arrival-server.mjs <arrivals-file> [options]');

@@ -6,6 +6,19 @@
  * files, the analysis in memory (bench/compare-pairs.ts measures that part alone) and the
  * report's data.
  *
+ * The options and the records written: beside the flags below.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Rng } from '../lambdas/core/stats/rng';
+import { REPO_ROOT } from '../test/support/processes';
+import { flag } from './args';
+import { cliOf } from './cli-path';
+
+/**
  *   node --import tsx bench/compare-folders.ts [--records 1000000] [--runs 1] [--repo <checkout>] [--keep]
  *
  * --repo runs another checkout's CLI on the same folders, to measure before and after:
@@ -19,16 +32,6 @@
  * capture events on both sides, B 3 % slower; 2 % of the requests fail, 0.5 % are dropped
  * (in run_manifest.json, not in the records).
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { Rng } from '../lambdas/core/stats/rng';
-import { REPO_ROOT } from '../test/support/processes';
-import { flag } from './args';
-import { cliOf } from './cli-path';
-
 const records = flag('--records', 1_000_000);
 const runs = flag('--runs', 1);
 const keep = process.argv.includes('--keep');

@@ -2,6 +2,18 @@
  * Capture parse throughput against the floor of plain JSON.parse over the same lines, and
  * memory while doing it (it must stay flat however large the file).
  *
+ * The options and the passes compared: beside the flags below.
+ */
+import { createReadStream, createWriteStream, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuplicateFilter } from '../lambdas/core/capture/duplicates';
+import { IngestReportBuilder } from '../lambdas/core/capture/ingest-report';
+import { parseCaptureStream } from '../lambdas/core/capture/stream';
+import { flag } from './args';
+
+/**
  *   node --expose-gc --import tsx bench/parse-throughput.ts [--size-mb 1024] [--rounds 3] [--keep] [--file <path>]
  *
  * `--file` reads a capture file already there (one kept with --keep: its path is printed)
@@ -21,15 +33,6 @@
  *   parser+dedup the same with a DuplicateFilter (a run's normal setup): it keeps a digest
  *                per record, so its memory grows a few hundred bytes per record by design
  */
-import { createReadStream, createWriteStream, rmSync, statSync } from 'node:fs';
-import { once } from 'node:events';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DuplicateFilter } from '../lambdas/core/capture/duplicates';
-import { IngestReportBuilder } from '../lambdas/core/capture/ingest-report';
-import { parseCaptureStream } from '../lambdas/core/capture/stream';
-import { flag } from './args';
-
 const sizeMb = flag('--size-mb', 1024);
 const rounds = flag('--rounds', 3);
 const fileAt = process.argv.indexOf('--file');

@@ -2,8 +2,29 @@
  * Lateness as a skeptic measures it: at the server. For each rate, a Poisson schedule of
  * captured requests (millisecond inferenceTimes, so the schedule is exact, not spread) is
  * replayed by the CLI (its own process) against an independent arrival-stamping server
- * (bench/arrival-server.mjs, its own process, no code shared with ours). Joined on
- * X-Request-ID:
+ * (bench/arrival-server.mjs, its own process, no code shared with ours); the two are joined
+ * on X-Request-ID.
+ *
+ * What is measured, and the options: beside the flags below.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { flag } from './args';
+import { cliOf } from './cli-path';
+import {
+  BENCH_ROOT as root,
+  fixed as f,
+  quantile,
+  serverView,
+  startArrivalServer,
+  writeCaptures,
+} from './lateness-common';
+
+/**
+ * Joined on X-Request-ID:
  *   - lateness = server arrival - our scheduled time, minus one constant shift (the smallest
  *     lateness of the run: loopback and parsing time that every request pays);
  *   - early: requests that reached the server before their scheduled time. Both processes
@@ -35,22 +56,6 @@
  *     [--tls]   (the server over TLS, a certificate for 127.0.0.1 the CLI trusts through
  *     NODE_EXTRA_CA_CERTS, as it trusts a real endpoint's: each connection a handshake)
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { flag } from './args';
-import { cliOf } from './cli-path';
-import {
-  BENCH_ROOT as root,
-  fixed as f,
-  quantile,
-  serverView,
-  startArrivalServer,
-  writeCaptures,
-} from './lateness-common';
-
 const seconds = flag('--seconds', 10);
 const ratesAt = process.argv.indexOf('--rates');
 const rates = ratesAt === -1 ? [200, 1000, 2000, 5000] : (process.argv[ratesAt + 1] ?? '').split(',').map(Number);
