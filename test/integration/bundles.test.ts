@@ -9,10 +9,7 @@
  * reaches moto through AWS_ENDPOINT_URL, via a small recording proxy so the test can see how
  * S3 was addressed and by which SDK.
  *
- * Flow, with real events: a capture file put on moto -> the S3 notification moto sends to
- * the ingest queue -> ingest bundle -> shard messages on the replay queue -> fire bundle
- * (first shard alone, then the rest as one batch) -> the mock target and the shards' results
- * -> the collect message fire sent -> collect bundle -> run_manifest.json.
+ * The flow, with real events: the describe below.
  */
 import {
   GetObjectCommand,
@@ -219,6 +216,12 @@ interface ShardBody {
   requests: { index: number }[];
 }
 
+/**
+ * Flow, with real events: a capture file put on moto -> the S3 notification moto sends to
+ * the ingest queue -> ingest bundle -> shard messages on the replay queue -> fire bundle
+ * (first shard alone, then the rest as one batch) -> the mock target and the shards' results
+ * -> the collect message fire sent -> collect bundle -> run_manifest.json.
+ */
 describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
   let app: SynthesizedApp | undefined;
   let moto: Moto | undefined;

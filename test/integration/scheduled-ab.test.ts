@@ -10,11 +10,7 @@
  * is not run: the captures are in the bucket before the deployment's notification exists (a
  * window of past traffic), so no file-mode run mixes into the mocks' logs.
  *
- * Checked: exactly the window's requests reach each mock (by their --log), comparison.json says
- * B is worse on time to first token, history.jsonl gains one line, the SNS summary arrives once
- * (through an SQS subscription: moto delivers SNS to SQS) saying WORSE with no prompt or
- * response text; the same plan message again changes nothing; the next night's empty window
- * adds its line; the trend page renders in Chromium with one point per run per series.
+ * What is checked: the describe below.
  */
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
@@ -193,6 +189,13 @@ interface ComparedMetric {
   paired_shift?: { difference: { estimate: number | null } } | null;
 }
 
+/**
+ * Checked: exactly the window's requests reach each mock (by their --log), comparison.json says
+ * B is worse on time to first token, history.jsonl gains one line, the SNS summary arrives once
+ * (through an SQS subscription: moto delivers SNS to SQS) saying WORSE with no prompt or
+ * response text; the same plan message again changes nothing; the next night's empty window
+ * adds its line; the trend page renders in Chromium with one point per run per series.
+ */
 describeWithMoto(
   'scheduled A/B on moto, IAM enforced: a window run, its verdict, history, summary and trend page',
   () => {

@@ -10,11 +10,7 @@
  * that holds exactly the policy docs/first-deploy.md gives for these commands (read from the
  * page).
  *
- * moto 5.2.1 cannot check a presigned URL while it enforces IAM (it reads the Authorization
- * header, which a presigned GET does not have, and answers 500): links are fetched with
- * enforcement off for that one request. It also authorizes CloudFormation calls against
- * resource "*" (as Secrets Manager, test/support/iam/moto-iam.ts), so the page's stack-scoped
- * CloudFormation statement is given on "*" here.
+ * moto's gaps and how the test steps around them: the describe below.
  */
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import {
@@ -76,6 +72,13 @@ async function documentedPolicy(values: Record<string, string>): Promise<PolicyS
   return statements.map((s) => (String(s.Action).includes('cloudformation:') ? { ...s, Resource: '*' } : s));
 }
 
+/**
+ * moto 5.2.1 cannot check a presigned URL while it enforces IAM (it reads the Authorization
+ * header, which a presigned GET does not have, and answers 500): links are fetched with
+ * enforcement off for that one request. It also authorizes CloudFormation calls against
+ * resource "*" (as Secrets Manager, test/support/iam/moto-iam.ts), so the page's stack-scoped
+ * CloudFormation statement is given on "*" here.
+ */
 describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enforced)', () => {
   let moto: Moto;
   let http: MockProcess;

@@ -2,24 +2,7 @@
  * lambdas/core/stats/ against references computed independently by numpy and scipy
  * (scripts/stats-fixtures.py -> test/fixtures/stats/*.json).
  *
- * Tolerances:
- *   - p-values from exact distributions (Wilcoxon exact and sign-flip permutation, Mann-Whitney
- *     exact, binomial, Fisher): 1e-9 relative, plus 1e-15 absolute (SciPy sums one tail as
- *     1 - the other's CDF, which leaves ~1e-16 of rounding in a p-value near 1e-15);
- *   - p-values from the normal approximation: 1e-6 relative (both use erfc; the rank sums are
- *     exact, the difference is rounding);
- *   - percentiles: 1e-12 relative (same formula);
- *   - bootstrap intervals: different generators, so only as close as Monte Carlo allows. The
- *     reference uses 20,000 (10,000 for n = 12,000) resamples, ours 10,000. An endpoint of a
- *     95 % percentile interval estimated from B resamples has a standard error of about
- *     sqrt(0.025 * 0.975 / B) / phi(1.96) = 0.06 / sqrt(B) bootstrap standard deviations, the
- *     interval is 3.92 of them wide: 0.7 % of the width for B = 10,000, 0.5 % for 20,000, so
- *     the two estimates differ by ~0.9 % of the width (one sd). We allow 6 % of the width
- *     (over 6 sd), plus, for quantiles, the largest gap between neighbouring data values near
- *     the quantile: a resample's quantile moves in steps of one order statistic, so an
- *     endpoint can land one step away from another generator's (in the tail of 300 integer
- *     values that step is ~9 % of the interval). Checked with seeds 1-7 when written; worst
- *     seen 5 % of the width beyond the step.
+ * The tolerances, and why each: expectP.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -46,6 +29,26 @@ interface TestRef {
   pvalue: number;
 }
 
+/**
+ * Tolerances:
+ *   - p-values from exact distributions (Wilcoxon exact and sign-flip permutation, Mann-Whitney
+ *     exact, binomial, Fisher): 1e-9 relative, plus 1e-15 absolute (SciPy sums one tail as
+ *     1 - the other's CDF, which leaves ~1e-16 of rounding in a p-value near 1e-15);
+ *   - p-values from the normal approximation: 1e-6 relative (both use erfc; the rank sums are
+ *     exact, the difference is rounding);
+ *   - percentiles: 1e-12 relative (same formula);
+ *   - bootstrap intervals: different generators, so only as close as Monte Carlo allows. The
+ *     reference uses 20,000 (10,000 for n = 12,000) resamples, ours 10,000. An endpoint of a
+ *     95 % percentile interval estimated from B resamples has a standard error of about
+ *     sqrt(0.025 * 0.975 / B) / phi(1.96) = 0.06 / sqrt(B) bootstrap standard deviations, the
+ *     interval is 3.92 of them wide: 0.7 % of the width for B = 10,000, 0.5 % for 20,000, so
+ *     the two estimates differ by ~0.9 % of the width (one sd). We allow 6 % of the width
+ *     (over 6 sd), plus, for quantiles, the largest gap between neighbouring data values near
+ *     the quantile: a resample's quantile moves in steps of one order statistic, so an
+ *     endpoint can land one step away from another generator's (in the tail of 300 integer
+ *     values that step is ~9 % of the interval). Checked with seeds 1-7 when written; worst
+ *     seen 5 % of the width beyond the step.
+ */
 function expectP(actual: number | null, expected: number, rel: number): void {
   expect(actual).not.toBeNull();
   const a = actual as number;
