@@ -72,8 +72,8 @@ function summaryTable(data: ReportData, doc: CapacityDocument): string {
     .join('\n');
   return (
     `<div class="table-wrap"><table class="capacity">
-<thead><tr><th class="l">Target</th><th>Sustained</th><th class="l">Limited by</th><th>Steps</th><th class="l">What it ` +
-    `means</th></tr></thead>
+<thead><tr><th class="l">Target</th><th>Sustained</th><th class="l">Limited by</th><th>Steps</th>` +
+    `<th class="l">What it means</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table></div>`
@@ -82,8 +82,8 @@ ${rows}
 
 function chart(metric: string, title: string, caption: string): string {
   return (
-    `<figure class="fig"><figcaption><b>${esc(title)}</b> ${caption}</figcaption><div class="chart" ` +
-    `data-chart="capacity" data-metric="${esc(metric)}"></div></figure>`
+    `<figure class="fig"><figcaption><b>${esc(title)}</b> ${caption}</figcaption>` +
+    `<div class="chart" data-chart="capacity" data-metric="${esc(metric)}"></div></figure>`
   );
 }
 
@@ -113,12 +113,12 @@ function stepRows(doc: CapacityDocument, t: TargetCapacity): string {
         .join('');
       const sustained = s.factor === t.sustained_factor ? ' class="sustained"' : '';
       return (
-        `<tr data-factor="${s.factor}" ` +
-        `data-outcome="${esc(s.outcome)}"${sustained}><td>${esc(factorText(s.factor))}</td><td class="l" ` +
-        `title="${esc(s.reason)}">${esc(OUTCOME_LABELS[s.outcome] ?? s.outcome)}</td><td>` +
-        `${count(s.requests)}</td><td>${rate(s.goodput)}</td><td>${rate(s.error_rate)}</td>${metrics}<td>` +
-        `${num(s.client.wire_lag_p90_ms ?? s.client.schedule_lag_p90_ms)}</td><td class="l"><a ` +
-        `href="${esc(s.results)}report.html">${esc(s.run_id)}</a></td></tr>`
+        `<tr data-factor="${s.factor}" data-outcome="${esc(s.outcome)}"${sustained}>` +
+        `<td>${esc(factorText(s.factor))}</td><td class="l" ` +
+        `title="${esc(s.reason)}">${esc(OUTCOME_LABELS[s.outcome] ?? s.outcome)}</td>` +
+        `<td>${count(s.requests)}</td><td>${rate(s.goodput)}</td><td>${rate(s.error_rate)}</td>${metrics}` +
+        `<td>${num(s.client.wire_lag_p90_ms ?? s.client.schedule_lag_p90_ms)}</td><td class="l">` +
+        `<a href="${esc(s.results)}report.html">${esc(s.run_id)}</a></td></tr>`
       );
     })
     .join('\n');
@@ -129,9 +129,8 @@ function stepTables(data: ReportData, doc: CapacityDocument): string {
   const head = tags
     .map(
       (tag) =>
-        `<th>${esc(capacityMetricLabel(tag).name)}<br><span ` +
-        `class="ci">p50</span></th><th>${esc(capacityMetricLabel(tag).name)}<br><span ` +
-        `class="ci">p99</span></th>`,
+        `<th>${esc(capacityMetricLabel(tag).name)}<br><span class="ci">p50</span></th>` +
+        `<th>${esc(capacityMetricLabel(tag).name)}<br><span class="ci">p99</span></th>`,
     )
     .join('');
   return doc.targets
@@ -139,8 +138,8 @@ function stepTables(data: ReportData, doc: CapacityDocument): string {
       (t) =>
         `<h3>${swatch(colorOf(data, t.name))}<span class="name">${esc(t.name)}</span> <span class="muted">step by step</span></h3>
 <div class="table-wrap"><table class="capacity-steps" data-target="${esc(t.name)}">
-<thead><tr><th>Factor</th><th class="l">Outcome</th><th>Requests</th><th>Goodput</th><th>Error rate</th>${head}<th>Wire lag ` +
-        `p90<br><span class="ci">ms</span></th><th class="l">Results</th></tr></thead>
+<thead><tr><th>Factor</th><th class="l">Outcome</th><th>Requests</th><th>Goodput</th><th>Error rate</th>${head}<th>Wire lag p90` +
+        `<br><span class="ci">ms</span></th><th class="l">Results</th></tr></thead>
 <tbody>
 ${stepRows(doc, t)}
 </tbody></table></div>`,

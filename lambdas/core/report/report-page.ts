@@ -51,10 +51,8 @@ ${comparing ? `<td class="l muted">${esc(roleOf(data, s.name))}</td>` : ''}
     `<section id="accounting">
 <h2>Requests per target</h2>
 <div class="table-wrap"><table class="accounting">
-<thead><tr><th ` +
-    `class="l">Target</th>` +
-    `${comparing ? '<th class="l">Role</th>' : ''}<th>Scheduled</th><th>Succeeded</th><th>Failed</th><th>Dropped</th><th ` +
-    `class="l">Dropped by reason</th></tr></thead>
+<thead><tr><th class="l">Target</th>${comparing ? '<th class="l">Role</th>' : ''}<th>Scheduled</th><th>Succeeded</th>` +
+    `<th>Failed</th><th>Dropped</th><th class="l">Dropped by reason</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table></div>
@@ -67,8 +65,8 @@ function chart(kind: string, attrs: Record<string, string | number>, title: stri
     .map(([k, v]) => ` data-${k}="${esc(v)}"`)
     .join('');
   return (
-    `<figure class="fig"><figcaption><b>${title}</b> ${caption}</figcaption><div class="chart" ` +
-    `data-chart="${esc(kind)}"${data}></div></figure>`
+    `<figure class="fig"><figcaption><b>${title}</b> ${caption}</figcaption>` +
+    `<div class="chart" data-chart="${esc(kind)}"${data}></div></figure>`
   );
 }
 
@@ -104,9 +102,9 @@ function renderMetric(data: ReportData, tag: ComparedMetricTag): string {
       );
     } else {
       figures.push(
-        `<figure class="fig note"><figcaption><b>Differences, ${esc(c.candidate)} \u2212 ` +
-          `${esc(c.baseline)}</b></figcaption><p>No per-pair differences (${esc(c.mode)} comparison): ` +
-          `${estimates}.</p></figure>`,
+        `<figure class="fig note"><figcaption>` +
+          `<b>Differences, ${esc(c.candidate)} \u2212 ${esc(c.baseline)}</b></figcaption>` +
+          `<p>No per-pair differences (${esc(c.mode)} comparison): ${estimates}.</p></figure>`,
       );
     }
   });

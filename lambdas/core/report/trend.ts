@@ -109,9 +109,9 @@ function runRow(run: TrendRun, names: readonly string[], metrics: readonly Compa
   const counts = Object.entries(run.targets)
     .map(
       ([name, t]) =>
-        `<div class="kv">${swatch(colorOf(names, name))}<span class="text">${esc(name)}</span>: ` +
-        `${count(t.requests)} <span class="muted">(${count(t.succeeded)} ok, ${count(t.errors)} err, ` +
-        `${count(t.dropped)} dropped)</span></div>`,
+        `<div class="kv">${swatch(colorOf(names, name))}<span class="text">${esc(name)}` +
+        `</span>: ${count(t.requests)} <span class="muted">(${count(t.succeeded)} ok, ${count(t.errors)} ` +
+        `err, ${count(t.dropped)} dropped)</span></div>`,
     )
     .join('');
   const verdicts =
@@ -135,9 +135,9 @@ function runRow(run: TrendRun, names: readonly string[], metrics: readonly Compa
                 ? `<div class="why">Inconclusive: ${esc([...new Set(inconclusive)].join(' '))}</div>`
                 : '';
             return (
-              `<div class="comparison-cell"><b class="text">${esc(c.candidate)}</b> <span class="muted ` +
-              `text">vs ${esc(c.baseline)} (${esc(c.mode)})</span><br>${rows}<div class="kv" ` +
-              `data-metric="error_rate">Error rate: ${badge(c.errors.verdict)}</div>${why}</div>`
+              `<div class="comparison-cell"><b class="text">${esc(c.candidate)}</b> ` +
+              `<span class="muted text">vs ${esc(c.baseline)} (${esc(c.mode)})</span><br>${rows}` +
+              `<div class="kv" data-metric="error_rate">Error rate: ${badge(c.errors.verdict)}</div>${why}</div>`
             );
           })
           .join('');
@@ -207,9 +207,8 @@ export function renderTrendHtml(data: TrendData, assets: ChartAssets | null): st
             return (
               `<div class="metric" data-metric="${esc(tag)}"><h3>${esc(name)} <span class="muted">(${esc(unit)})</span></h3>
 <figure><figcaption>p50 (solid) and p90 (dashed) of each target per run, by scheduled time; markers above: each run's verdict ` +
-              `(per candidate), empty runs: grey dashed lines.</figcaption><div class="chart" ` +
-              `data-chart="trend" data-metric="${esc(tag)}" ` +
-              `data-unit="${esc(unit)}"></div></figure></div>`
+              `(per candidate), empty runs: grey dashed lines.</figcaption>` +
+              `<div class="chart" data-chart="trend" data-metric="${esc(tag)}" data-unit="${esc(unit)}"></div></figure></div>`
             );
           })
           .join('\n');
@@ -222,8 +221,8 @@ export function renderTrendHtml(data: TrendData, assets: ChartAssets | null): st
     `<section id="runs">
 <h2>Runs</h2>
 <div class="table-wrap"><table class="runs">
-<thead><tr><th class="l">Scheduled</th><th class="l">Window</th><th class="l">Requests per target</th><th class="l">Verdicts (B ` +
-    `vs A)</th><th class="l">Report</th></tr></thead>
+<thead><tr><th class="l">Scheduled</th><th class="l">Window</th><th class="l">Requests per target</th>` +
+    `<th class="l">Verdicts (B vs A)</th><th class="l">Report</th></tr></thead>
 <tbody>
 ${[...runs]
   .reverse()

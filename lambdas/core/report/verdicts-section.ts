@@ -30,8 +30,8 @@ const COLUMNS = 10;
 /** The row under a metric's numbers: its explanation, under the verdict and across the numbers. */
 function whyRow(tag: string, text: string): string {
   return (
-    `<tr class="why-row" data-why="${esc(tag)}"><td></td><td colspan="${COLUMNS - 1}" class="why"><span ` +
-    `class="why-label">Why:</span> ${esc(shownText(text, 2000))}</td></tr>`
+    `<tr class="why-row" data-why="${esc(tag)}"><td></td><td colspan="${COLUMNS - 1}" class="why">` +
+    `<span class="why-label">Why:</span> ${esc(shownText(text, 2000))}</td></tr>`
   );
 }
 
@@ -77,9 +77,9 @@ function header(c: TargetComparison): string {
       ? `<th>Shift${sub('median B\u2212A<br>[CI]')}</th><th>Shift %${sub('of A p50<br>[CI]')}</th>`
       : `<th>\u0394 mean${sub('[CI]')}</th><th>\u0394 mean %${sub('[CI]')}</th>`;
   return (
-    `<thead><tr><th class="l">Metric</th><th class="l">Verdict</th><th>A p50</th><th>B p50</th><th>\u0394 ` +
-    `p50${sub('[CI]')}</th><th>\u0394 p50 ` +
-    `%${sub('[CI]')}</th>${diffs}<th>p${sub('Holm')}</th><th>n</th></tr></thead>`
+    `<thead><tr><th class="l">Metric</th><th class="l">Verdict</th><th>A p50</th><th>B p50</th>` +
+    `<th>\u0394 p50${sub('[CI]')}</th><th>\u0394 p50 %${sub('[CI]')}</th>${diffs}<th>p${sub('Holm')}</th>` +
+    `<th>n</th></tr></thead>`
   );
 }
 
@@ -92,9 +92,9 @@ function renderVerdictTable(data: ReportData, c: TargetComparison, index: number
   const tests = [...new Set(c.metrics.map((m) => TEST_NAMES[m.test] ?? m.test))].join(', ');
   return (
     `<div class="comparison" data-comparison="${index}">
-<h3>${swatch(colorOf(data, c.candidate))}<span class="name">${esc(c.candidate)}</span> <span class="muted">(B) vs</span> ` +
-    `${swatch(colorOf(data, c.baseline))}<span class="name">${esc(c.baseline)}</span> <span class="muted">(A), ` +
-    `${esc(c.mode)}</span></h3>
+<h3>${swatch(colorOf(data, c.candidate))}<span class="name">${esc(c.candidate)}</span> <span class="muted">(B) vs` +
+    `</span> ${swatch(colorOf(data, c.baseline))}<span class="name">${esc(c.baseline)}</span> <span class="muted">(A), ${esc(c.mode)}` +
+    `</span></h3>
 <div class="table-wrap"><table class="verdicts" data-baseline="${esc(c.baseline)}" data-candidate="${esc(c.candidate)}">
 ${header(c)}
 <tbody>
@@ -116,9 +116,9 @@ function compared(c: TargetComparison): string {
   if (c.mode === 'paired') return `Pairs used: <b>${count(c.pairs.used)}</b>`;
   const succeeded = (s: { fired: number; failed: number }) => s.fired - s.failed;
   return (
-    `Requests compared: <b>${count(succeeded(c.errors.candidate))}</b> of <span ` +
-    `class="text">${esc(c.candidate)}</span> and <b>${count(succeeded(c.errors.baseline))}</b> of <span ` +
-    `class="text">${esc(c.baseline)}</span>`
+    `Requests compared: <b>${count(succeeded(c.errors.candidate))}</b> of ` +
+    `<span class="text">${esc(c.candidate)}</span> and <b>${count(succeeded(c.errors.baseline))}</b> of ` +
+    `<span class="text">${esc(c.baseline)}</span>`
   );
 }
 
@@ -127,18 +127,18 @@ function renderAgreement(data: ReportData, doc: ComparisonDocument): string {
   const rows = doc.output_length_agreement
     .map(
       (a) =>
-        `<tr data-target="${esc(a.target)}"><td class="l">${swatch(colorOf(data, a.target))}<span ` +
-        `class="text">${esc(a.target)}</span></td><td>${count(a.compared)}</td><td>` +
-        `${rate(a.exact_match_rate)}</td><td>${signed(a.difference.mean)}</td><td>` +
-        `${signed(a.difference.p50)}</td><td>${signed(a.difference.p90)}</td><td>` +
-        `${a.mean_abs_relative_pct === null ? '\u2013' : `${num(a.mean_abs_relative_pct)} %`}</td></tr>`,
+        `<tr data-target="${esc(a.target)}"><td class="l">${swatch(colorOf(data, a.target))}` +
+        `<span class="text">${esc(a.target)}</span></td><td>${count(a.compared)}</td>` +
+        `<td>${rate(a.exact_match_rate)}</td><td>${signed(a.difference.mean)}</td>` +
+        `<td>${signed(a.difference.p50)}</td><td>${signed(a.difference.p90)}</td>` +
+        `<td>${a.mean_abs_relative_pct === null ? '\u2013' : `${num(a.mean_abs_relative_pct)} %`}</td></tr>`,
     )
     .join('\n');
   return (
     `<h3>Output length against the capture</h3>
 <div class="table-wrap"><table class="agreement">
-<thead><tr><th class="l">Target</th><th>Compared</th><th>Exact match</th><th>Mean \u0394 (tokens)</th><th>p50 ` +
-    `\u0394</th><th>p90 \u0394</th><th>Mean |\u0394| / captured</th></tr></thead>
+<thead><tr><th class="l">Target</th><th>Compared</th><th>Exact match</th><th>Mean \u0394 (tokens)</th><th>p50 \u0394</th>` +
+    `<th>p90 \u0394</th><th>Mean |\u0394| / captured</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table></div>
