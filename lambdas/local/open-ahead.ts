@@ -58,9 +58,8 @@ interface OpensAhead {
  * no TLS handshake and takes under CHEAP_CONNECT_MS (loopback, a LAN), a request opening its own loses little (a
  * TCP connect is tens of microseconds of CPU; a TLS handshake is a millisecond or more on each side, and a hundred
  * in the first tenth of a second are what made it late), and only the requests of the first
- * CHEAP_CONNECT_WINDOW_MS get one (measured: at 1,000/s against a server answering in 45 ms on loopback, a
- * thousand spares made the run's p99 about a millisecond worse, not better; over TLS they took the first second's
- * p99 from 20-135 ms to 4-24, bench/RESULTS.md).
+ * CHEAP_CONNECT_WINDOW_MS get one: on loopback a thousand spares made the p99 worse, not better, while over TLS
+ * they made the first second far less late (bench/RESULTS.md, "Connections opened ahead").
  */
 export function connectionsAhead(
   offsetsMs: readonly number[],
