@@ -94,7 +94,9 @@ export class CaptureReplayStack extends Stack {
     // evaluates this rule before creating or updating anything.
     const placeholders = placeholdersIn(props.config);
     if (placeholders.length > 0) {
-      const message = `capture-replay: set ${placeholders.join(' and ')} in cdk.json (context.captureReplay) or -c configFile=... before deploying`;
+      const message =
+        `capture-replay: set ${placeholders.join(' and ')} in cdk.json (context.captureReplay) or -c ` +
+        `configFile=... before deploying`;
       Annotations.of(this).addWarningV2('capture-replay:placeholders', message);
       const state = new CfnParameter(this, 'ConfigurationState', {
         type: 'String',
@@ -119,12 +121,16 @@ export class CaptureReplayStack extends Stack {
       {
         id: 'AwsSolutions-IAM5',
         reason:
-          'Wildcards are object-key scopes: read (and, for the plan function, listing) on <capture-prefix>*, read/write on work/*, runs/*, hours/* and schedules/* of the results bucket, and the s3:GetObject*/List* action groups of grantRead; the CDK bucket-notification helper needs s3:PutBucketNotification on the imported bucket.',
+          'Wildcards are object-key scopes: read (and, for the plan function, listing) on <capture-prefix>*, ' +
+          'read/write on work/*, runs/*, hours/* and schedules/* of the results bucket, and the ' +
+          's3:GetObject*/List* action groups of grantRead; the CDK bucket-notification helper needs ' +
+          's3:PutBucketNotification on the imported bucket.',
       },
       {
         id: 'AwsSolutions-L1',
         reason:
-          "Node.js 22 is pinned on purpose: it is the package's floor and the Node the tests and CI run on (.ci/run); moving to a newer runtime is a tested change, not an automatic one.",
+          "Node.js 22 is pinned on purpose: it is the package's floor and the Node the tests and CI run on " +
+          '(.ci/run); moving to a newer runtime is a tested change, not an automatic one.',
       },
       {
         id: 'AwsSolutions-SQS3',

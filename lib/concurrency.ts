@@ -71,7 +71,10 @@ export function concurrencyProblems(i: ConcurrencyInput): ConcurrencyProblem[] {
   if (i.fireConcurrency > SQS_EVENT_SOURCE_MAX_CONCURRENCY) {
     problems.push({
       path: i.fireSource,
-      message: `${what}, but an SQS event source runs at most ${SQS_EVENT_SOURCE_MAX_CONCURRENCY.toLocaleString('en-US')} (MaximumConcurrency): lower peakRequestsPerSecond or peakLatencySeconds`,
+      message:
+        `${what}, but an SQS event source runs at most ` +
+        `${SQS_EVENT_SOURCE_MAX_CONCURRENCY.toLocaleString('en-US')} (MaximumConcurrency): lower ` +
+        `peakRequestsPerSecond or peakLatencySeconds`,
     });
   }
   const needed = neededAccountConcurrency(i);
@@ -82,7 +85,10 @@ export function concurrencyProblems(i: ConcurrencyInput): ConcurrencyProblem[] {
       : `the fire function at ${i.fireConcurrency} for ${peak}, plus the other functions at ${others}, all unreserved`;
     problems.push({
       path: 'accountConcurrency',
-      message: `the deployment needs a Lambda concurrency quota of at least ${needed} (${why}) and accountConcurrency is ${i.accountConcurrency}: raise the account's "Concurrent executions" quota (Service Quotas) and set accountConcurrency to it, or lower peakRequestsPerSecond`,
+      message:
+        `the deployment needs a Lambda concurrency quota of at least ${needed} (${why}) and accountConcurrency ` +
+        `is ${i.accountConcurrency}: raise the account's "Concurrent executions" quota (Service Quotas) and ` +
+        `set accountConcurrency to it, or lower peakRequestsPerSecond`,
     });
   }
   return problems;

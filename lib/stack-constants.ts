@@ -9,11 +9,10 @@
 export const FUNCTION_TIMEOUT_SECONDS = { ingest: 900, collect: 300, plan: 900 } as const;
 
 /**
- * Function memory, MB. Ingest: a 1 GB capture file's index of 500,000 records is ~250 MB
- * (bench/RESULTS.md). Plan: a one-hour window at 50 requests/s (180,000 requests, 12 files)
- * plans in ~11 CPU-s with ~150 MB of live heap (603 MB RSS with the GC left lazy; bench:window);
- * 1,769 MB would do for that, 3008 MB leaves room for windows of millions of requests (24 h at
- * 50/s: ~4.3 M, ~270 CPU-s by linear extrapolation) within the 15 minutes.
+ * Function memory, MB. Ingest: a capture file's index is what it holds while reading the file twice
+ * (bench/RESULTS.md, "Ingest of a 1 GB capture file"). Plan: single-threaded and CPU-bound; 3008 MB
+ * leaves room for windows of millions of requests within the 15 minutes (bench/RESULTS.md, "Plan
+ * function: a one-hour window at 50 requests/s").
  */
 export const FUNCTION_MEMORY_MB = { ingest: 3008, collect: 2048, plan: 3008 } as const;
 

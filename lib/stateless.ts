@@ -344,7 +344,8 @@ export class CaptureReplayStateless extends Construct {
     // SQS: SendMessageBatch is authorized as sqs:SendMessage. The event sources' receive and
     // delete are the Lambda service's, granted by addEventSource below.
     allow(this.ingestFunction, ['sqs:SendMessage'], [stateful.replay.queue.queueArn, stateful.collect.queue.queueArn]);
-    allow(this.fireFunction, ['sqs:SendMessage'], [stateful.replay.queue.queueArn, stateful.collect.queue.queueArn]); // deferral hops, last-shard collect
+    // deferral hops, last-shard collect
+    allow(this.fireFunction, ['sqs:SendMessage'], [stateful.replay.queue.queueArn, stateful.collect.queue.queueArn]);
     allow(this.collectFunction, ['sqs:SendMessage'], [stateful.collect.queue.queueArn]); // deadline hops
     if (this.planFunction) {
       // plan: the run record, bodies and drops under work/, the run's ingest report under runs/,

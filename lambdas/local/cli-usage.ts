@@ -9,7 +9,10 @@ import { didYouMean } from '../core/suggest';
 
 export const USAGE_EXIT = 2;
 
-/** `--rehearsal`'s largest: 50 times auto's most (bench/RESULTS.md: time and memory of a rehearsal); 1e9 ran V8 out of memory after ~80 s. */
+/**
+ * `--rehearsal`'s largest: 50 times auto's most (bench/RESULTS.md: time and memory of a rehearsal); 1e9 ran V8 out of
+ * memory after ~80 s.
+ */
 export const MAX_REHEARSAL_REQUESTS = 100_000;
 /** `--resamples`' largest: 50 times the default; the bootstrap keeps each resample's statistics, and 1e9 ran out of memory. */
 export const MAX_RESAMPLES = 100_000;
@@ -122,7 +125,10 @@ export function unstreamedGoodputWarning(
 ): string | null {
   const streamed = Object.keys(goodput ?? {}).filter((tag) => STREAMED_GOODPUT_TAGS.includes(tag));
   if (streaming || streamed.length === 0) return null;
-  return `warning: --goodput ${streamed.join(', ')} is measured on streamed answers only, and --streaming is not given: every request captured without "stream": true misses that objective however fast it is answered; add --streaming`;
+  return (
+    `warning: --goodput ${streamed.join(', ')} is measured on streamed answers only, and --streaming is not ` +
+    `given: every request captured without "stream": true misses that objective however fast it is answered; add --streaming`
+  );
 }
 
 /** Most fire threads `--workers` takes (fire-workers.ts MAX_WORKERS; kept here, free of its imports). */

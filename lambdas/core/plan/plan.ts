@@ -1,53 +1,11 @@
 /**
  * From parsed capture records to a replay plan: what to send, when, and what not and why.
  *
- * Planning rules (the README quotes this block):
- * 1. Order. Records are sorted by inferenceTime, stably: ties keep capture order (the order
- *    given, i.e. file order, then line order). Of the copies of one record (same eventId and
- *    body) only the earliest by inferenceTime is planned, ties to capture order
- *    (capture/duplicates.ts); the others were counted as duplicates when read.
- * 2. Intra-second policy, for records whose inferenceTime is written without a fractional
- *    part (SageMaker writes whole seconds, `...:18Z`): `spread` (default) gives the k records
- *    of one second +i*1000/k ms, i = 0..k-1 in capture order; `burst` leaves them all at the
- *    start of the second. Records whose time is written with a fraction (`.250`, and `.000`
- *    too: the text decides, not the value) keep it and are not counted in k. The result is
- *    each request's `captureTimeMs`; `timing` says how many moved and by how much at most.
- * 3. Window. Schedule zero = the first record's captureTimeMs. A record is in the window when
- *    startOffsetMs <= t - zero <= endOffsetMs, inclusive at both ends like AIPerf's
- *    `--fixed-schedule-start-offset/-end-offset`; the rest is counted as
- *    `excluded.outside_offset_window`. The schedule starts at the start offset:
- *    offsetMs = (t - zero - startOffsetMs) / timeScale, so timeScale 2 replays twice as fast.
- *    `scheduleZeroMs` is zero before the start offset; `durationMs` is the last offsetMs.
- * 4. Selection. Sampling (each request kept with probability sampleRate, decided by a hash
- *    of its eventId mixed with `seed`, default 1: the same request is kept or left out
- *    whatever file or window it is read in, so scheduled runs of overlapping windows and two
- *    runs of one capture keep the same requests), then the limit (the first N), counted as
- *    `excluded.sample` and `excluded.limit`. Then amplification (`amplify` k): k < 1 is
- *    sampling at rate k (times sampleRate when both are given); k > 1 places about k copies of
- *    every request left, spread through the gaps between requests (amplify.ts: the copies'
- *    placement, and why it keeps the captured inter-arrival distribution, scaled by 1/k);
- *    each copy is a request of its own and carries its `copy` index (0, 1, ...), absent when
- *    the plan is not amplified. `limit` counts captured requests, before their copies.
- *    Indices 0..n-1 are then given in schedule order to everything left, copies and
- *    incompatible requests included.
- * 5. Literal bodies. The captured bytes are sent as they are. Only when an override changes
- *    something is the JSON re-serialized, and `overrides` names it:
- *    - `model`: modelOverride replaces (or adds) `model`, unless it already has that value;
- *    - `stream`: forceStreaming sets `"stream": true` and `stream_options.include_usage: true`
- *      (other stream_options keys kept), unless the body already streams with usage: the
- *      usage chunk is where token counts, and so ITL, come from.
- *    `streaming` is the final body's `stream === true`. Overrides need a JSON object body;
- *    other bodies (CSV, binary, JSON arrays, unparsable text) are always sent as captured.
- *    The re-serialization is JSON.stringify's; a body nested too deep for it (thousands of
- *    levels: V8's stringify recurses, its parse does not) gets the same bytes from an
- *    iterative serializer instead of a stack overflow.
- * 6. Target compatibility. An `openai-chat` target takes a JSON content type
- *    (application/json or *+json, any case, parameters ignored) whose body is an object with
- *    a `messages` array. Other records stay in the plan, with an index and a due time, but go
- *    to `incompatible` with a reason (`unsupported_content_type` for non-JSON types,
- *    `not_chat_request` for other JSON) and a short, body-free detail: the manifest counts
- *    them as dropped rather than guessing a conversion. A `sagemaker` target takes every
- *    record as captured (overrides still apply to JSON object bodies when asked for).
+ * The rules, in the order this applies them (order, intra-second spread, window, sampling,
+ * limit and amplification, literal bodies and their overrides, what a target can take), are
+ * the documented ones: docs/timing.md#when-each-request-is-due, docs/timing.md#literal-replay,
+ * docs/captures.md#which-records-replay, and the plan's own fields in
+ * docs/timing.md#in-the-plan. A change to a rule changes those pages with it.
  */
 import { isJsonContentType } from '../capture/body-type';
 import { isLive } from '../capture/duplicates';

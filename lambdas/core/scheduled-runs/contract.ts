@@ -41,7 +41,8 @@ const scheduleNameSchema = z
 /** A metric a comparison can call worse (core/metrics/cloudwatch.ts VERDICT_METRICS). */
 const alarmMetricSchema = z.string().refine((tag) => VERDICT_METRICS.includes(tag), {
   error: (issue) =>
-    `"${String(issue.input)}" is not a metric a comparison calls worse (${VERDICT_METRICS.join(', ')})${didYouMean(String(issue.input), VERDICT_METRICS)}`,
+    `"${String(issue.input)}" is not a metric a comparison calls worse ` +
+    `(${VERDICT_METRICS.join(', ')})${didYouMean(String(issue.input), VERDICT_METRICS)}`,
 });
 
 const HH_MM = z.string().regex(/^([01]\d|2[0-3]):([0-5]\d)$/, 'HH:MM, 24-hour');

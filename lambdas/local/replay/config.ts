@@ -47,7 +47,10 @@ export interface ReplayCommandOptions extends TargetFlags, ComparisonFlags, Clou
   workers?: number | 'auto';
   /** `precise` (default): sub-millisecond; `coarse`: timers only, ~1 ms, less CPU (system-clock.ts). */
   wait?: WaitMode;
-  /** Requests per target and firing thread sent to an in-process sink before schedule zero (rehearsal.ts); default `auto` (autoRehearsalRequests), 0: none. */
+  /**
+   * Requests per target and firing thread sent to an in-process sink before schedule zero (rehearsal.ts); default
+   * `auto` (autoRehearsalRequests), 0: none.
+   */
   rehearsal?: number | 'auto';
   timeout: number;
   lead: number;

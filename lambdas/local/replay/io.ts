@@ -7,7 +7,10 @@ export interface CommandIo {
   err: NodeJS.WritableStream;
 }
 
-/** Why the run cannot go on, one line on stderr (what a target or a capture put in it escaped, a URL's credentials removed); the exit code 1. */
+/**
+ * Why the run cannot go on, one line on stderr (what a target or a capture put in it escaped, a URL's credentials
+ * removed); the exit code 1.
+ */
 export function fail(io: CommandIo, message: string): number {
   io.err.write(`capture-replay: ${terminalLine(stripUrlCredentials(message))}\n`);
   return 1;

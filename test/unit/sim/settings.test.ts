@@ -29,7 +29,10 @@ function leaves(node: unknown, path = ''): [string, unknown][] {
 
 const QUANTILES = ['minMs', 'p50Ms', 'p90Ms', 'p99Ms', 'p999Ms', 'maxMs'];
 
-/** `path=value`, with the settings that must agree with it moved along (a p99 not below its median, quantiles in order), and a capture short enough to stay small. */
+/**
+ * `path=value`, with the settings that must agree with it moved along (a p99 not below its median, quantiles in
+ * order), and a capture short enough to stay small.
+ */
 function overridesAt(path: string, value: number): string[] {
   const set = [`${path}=${value}`];
   if (path === 'workload.latencyP50S') set.push(`workload.latencyP99S=${Math.max(value, BASE.workload.latencyP99S)}`);
