@@ -167,6 +167,8 @@ export class CollectHandler {
       const { present } = this.present(i, t);
       t += this.list(present + 1) + this.reads(present + 1);
     }
+    // Each target's aggregates (profile_export_aiperf.json), read back for the run's CloudWatch metrics.
+    t += this.reads(lost.length);
     this.counters.s3Put += (lost.length > 1 ? 2 : 1) + 1;
     return t + this.s3.sequence(2);
   }

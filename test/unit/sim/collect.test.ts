@@ -40,6 +40,10 @@ describe('collect', () => {
     expect(c.counters.finals).toBe(2);
     expect(c.counters.analyses).toBe(1);
     expect(c.lost).toEqual([0, 0]);
+    // Per target its look (run record, each shard's results, the ingest's); once the analysis (run record, both
+    // manifests, the marker, each target's results again) and each target's aggregates for its metrics.
+    const shards = workload.shards.length;
+    expect(c.counters.s3Get).toBe(2 * (1 + shards + 1) + (1 + 2 + 1) + 2 * (shards + 1) + 2);
     // The same calls as one message per target.
     const one = collector(() => 0);
     apply(one.handle([lane(0), lane(1)], 50_000));
