@@ -306,7 +306,9 @@ const checkedSchema = (env: DeployEnvironment) =>
         ctx.addIssue({
           code: 'custom',
           path: ['peakLatencyMedianSeconds'],
-          message: `the median (${c.peakLatencyMedianSeconds} s) is above the 99th percentile peakLatencySeconds (${c.peakLatencySeconds} s)`,
+          message:
+            `the median (${c.peakLatencyMedianSeconds} s) is above the 99th percentile peakLatencySeconds ` +
+            `(${c.peakLatencySeconds} s)`,
         });
       }
       const total =
@@ -317,7 +319,9 @@ const checkedSchema = (env: DeployEnvironment) =>
         ctx.addIssue({
           code: 'custom',
           path: ['requestTimeoutSeconds'],
-          message: `leadSeconds + slotSeconds + requestTimeoutSeconds = ${total} s: at most ${FIRE_BUDGET_SECONDS} s fit in one fire invocation`,
+          message:
+            `leadSeconds + slotSeconds + requestTimeoutSeconds = ${total} s: at most ${FIRE_BUDGET_SECONDS} s ` +
+            'fit in one fire invocation',
         });
       }
     }
@@ -345,7 +349,10 @@ export function timezoneProblem(zone: string): string | null {
   return null;
 }
 
-/** What the schedules and targets may take of the plan function's 4 KB environment (the rest takes under 800 bytes: test/infra/schedules.test.ts). */
+/**
+ * What the schedules and targets may take of the plan function's 4 KB environment (the rest takes under 800 bytes:
+ * test/infra/schedules.test.ts).
+ */
 export const PLAN_ENV_BUDGET_BYTES = 3000;
 
 /** Cross-field rules of schedules and notify: each problem at the path it concerns. */
@@ -389,7 +396,9 @@ function scheduleProblems(c: z.output<typeof deploymentConfigSchema>, ctx: z.Ref
     ctx.addIssue({
       code: 'custom',
       path: ['schedules'],
-      message: `the schedules and targets take ${envBytes} bytes of the plan function's environment, at most ${PLAN_ENV_BUDGET_BYTES} fit in Lambda's 4 KB: fewer or shorter schedules`,
+      message:
+        `the schedules and targets take ${envBytes} bytes of the plan function's environment, at most ` +
+        `${PLAN_ENV_BUDGET_BYTES} fit in Lambda's 4 KB: fewer or shorter schedules`,
     });
   }
   if (c.notify && c.schedules.length === 0) {
@@ -524,7 +533,8 @@ export function parseDeploymentConfig(
   if (raw !== undefined && !isRecord(raw)) {
     const held = raw === null ? 'null' : Array.isArray(raw) ? 'a list' : `a ${typeof raw}`;
     throw new DeploymentConfigError(
-      `invalid deployment configuration${where}: it holds ${held}, not an object of settings: write them as {"captureBucket": "...", "targets": [...]} (docs/deploy.md#configuration)`,
+      `invalid deployment configuration${where}: it holds ${held}, not an object of settings: write them as ` +
+        '{"captureBucket": "...", "targets": [...]} (docs/deploy.md#configuration)',
     );
   }
   const result = checkedSchema(env).safeParse(raw ?? {});

@@ -51,7 +51,10 @@ export const COLLECT_BATCHING_WINDOW_SECONDS = 5;
 /** Every work queue's redrive policy: a message received this many times without being deleted goes to its dead-letter queue. */
 export const MAX_RECEIVE_COUNT = 3;
 
-/** SQS's longest visibility timeout, 12 hours (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html). */
+/**
+ * SQS's longest visibility timeout, 12 hours
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html).
+ */
 export const SQS_MAX_VISIBILITY_SECONDS = 43_200;
 
 /**

@@ -10,7 +10,10 @@ export class SettingsError extends RangeError {
   override name = 'SettingsError';
 }
 
-/** The leaves that may be unset: a function's MaximumConcurrency and reserved concurrency (not the event source's own ceiling, aws.esm.maxConcurrency). */
+/**
+ * The leaves that may be unset: a function's MaximumConcurrency and reserved concurrency (not the event source's own
+ * ceiling, aws.esm.maxConcurrency).
+ */
 export const NULLABLE = new Set(
   (['fire', 'ingest', 'collect'] as const).flatMap((f) => [
     `stack.${f}.maxConcurrency`,
@@ -94,7 +97,9 @@ export const RANGES: Readonly<Record<string, SettingRange>> = {
     min: 0,
     above: true,
     max: DAY_S,
-    why: 'seconds of capture, up to a day: Data Capture writes a file an hour at most, and a message due further ahead hops every 15 minutes, each hop an invocation to simulate',
+    why:
+      'seconds of capture, up to a day: Data Capture writes a file an hour at most, and a message due further ' +
+      'ahead hops every 15 minutes, each hop an invocation to simulate',
   },
   'workload.bodyBytes': {
     min: 0,
@@ -289,7 +294,8 @@ const fmt = (n: number) =>
 
 /** The range in words: "a whole number from 1 to 1,000,000", "a number above 0 and at most 10,000". */
 export function describeRange(r: SettingRange): string {
-  return `${r.whole ? 'a whole number' : 'a number'} ${r.above ? 'above' : 'from'} ${fmt(r.min)} ${r.above ? 'and at most' : 'to'} ${fmt(r.max)}`;
+  const kind = r.whole ? 'a whole number' : 'a number';
+  return `${kind} ${r.above ? 'above' : 'from'} ${fmt(r.min)} ${r.above ? 'and at most' : 'to'} ${fmt(r.max)}`;
 }
 
 /** The problem with `value` for the setting at `path` (null: none), in one line naming the setting, its range and why. */
@@ -339,7 +345,8 @@ export function validateSettings(settings: SimSettings): void {
   const w = settings.workload;
   if (w.latencyP99S < w.latencyP50S)
     problems.push(
-      `workload.latencyP99S (--latency-p99) must be >= workload.latencyP50S (--latency-p50): a lognormal needs p99 >= p50 (got p50 ${w.latencyP50S}, p99 ${w.latencyP99S})`,
+      'workload.latencyP99S (--latency-p99) must be >= workload.latencyP50S (--latency-p50): a lognormal needs ' +
+        `p99 >= p50 (got p50 ${w.latencyP50S}, p99 ${w.latencyP99S})`,
     );
   const s3 = settings.aws.s3;
   if (s3.requestP99Ms < s3.requestMs)

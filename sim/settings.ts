@@ -202,7 +202,10 @@ export interface SimOptions {
   /** lib/config.ts `requestTimeoutSeconds` and `graceSeconds` (default: the config's). */
   requestTimeoutSeconds?: number;
   graceSeconds?: number;
-  /** The targets' kind: an OpenAI-compatible HTTP endpoint (default) or a SageMaker endpoint (the sizing and the measured lateness differ). */
+  /**
+   * The targets' kind: an OpenAI-compatible HTTP endpoint (default) or a SageMaker endpoint (the sizing and the
+   * measured lateness differ).
+   */
   targetKind?: 'http' | 'sagemaker';
 }
 
@@ -232,19 +235,20 @@ function configFor(o: SimOptions): { config: DeploymentConfig; problems: string[
     return { config: parseDeploymentConfig(raw), problems: [] };
   } catch (e) {
     if (!(e instanceof DeploymentConfigError)) throw e;
-    const problems = e.message.split('\n- ').slice(1);
+    const listed = e.message.split('\n- ').slice(1);
+    const problems = listed.length > 0 ? listed : [e.message];
     // The schema's defaults without its cross-setting checks; a lead outside its range is kept
     // as asked (within the simulator's own range: the sizing runs on it).
     const defaults = deploymentConfigSchema.safeParse(base);
     if (!defaults.success) {
       // The schema itself refuses the traffic: synth would stop, and no stack can be sized for it.
       throw new SettingsError(
-        `synth refuses this traffic, and the simulator sizes the stack as synth does: ${(problems.length > 0 ? problems : [e.message]).join('; ')}`,
+        `synth refuses this traffic, and the simulator sizes the stack as synth does: ${problems.join('; ')}`,
       );
     }
     if (o.leadSeconds !== undefined) checkRange('stack.leadS', o.leadSeconds);
     const config = { ...defaults.data, ...(o.leadSeconds !== undefined ? { leadSeconds: o.leadSeconds } : {}) };
-    return { config, problems: (problems.length > 0 ? problems : [e.message]).map((p) => `synth refuses: ${p}`) };
+    return { config, problems: problems.map((p) => `synth refuses: ${p}`) };
   }
 }
 

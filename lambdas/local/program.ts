@@ -151,21 +151,26 @@ function firingOptions(command: Command): Command {
     )
     .option(
       '--workers <n|auto>',
-      'fire threads, each with its own connections: auto = this thread up to ~2,500 requests/s at the busiest second, else one per ~2,500/s up to the cores less one; --max-in-flight is split between them',
+      'fire threads, each with its own connections: auto = this thread up to ~2,500 requests/s at the busiest ' +
+        'second, else one per ~2,500/s up to the cores less one; --max-in-flight is split between them',
       workers,
       'auto',
     )
     .addOption(
       new Option(
         '--wait <mode>',
-        'precise: each request within a fraction of a ms of its due time (0.2 ms naps for the last 1.5 ms before each); coarse: timers only, requests ~1 ms late at the median and a few ms at p99, never early',
+        'precise: each request within a fraction of a ms of its due time (0.2 ms naps for the last 1.5 ms ' +
+          'before each); coarse: timers only, requests ~1 ms late at the median and a few ms at p99, never early',
       )
         .choices(['precise', 'coarse'])
         .default('precise'),
     )
     .option(
       '--rehearsal <n|auto>',
-      "requests each firing thread sends per target to an in-process sink before the first due time, so that the first requests do not run through cold code; nothing reaches the target (0: none); auto = twice the thread's share of the busiest second of the plan, at least 64, at most 2,000 and at most the requests the thread sends a target",
+      'requests each firing thread sends per target to an in-process sink before the first due time, so that ' +
+        'the first requests do not run through cold code; nothing reaches the target (0: none); auto = twice the ' +
+        "thread's share of the busiest second of the plan, at least 64, at most 2,000 and at most the requests " +
+        'the thread sends a target',
       autoOr(parseRehearsal),
       'auto',
     )
@@ -184,7 +189,8 @@ function firingOptions(command: Command): Command {
 }
 
 const GOODPUT_HELP =
-  'goodput SLOs as AIPerf spells them: space-separated metric:value pairs in the metric\'s unit (ms for latencies), e.g. "time_to_first_token:200 inter_token_latency:50"';
+  "goodput SLOs as AIPerf spells them: space-separated metric:value pairs in the metric's unit (ms for " +
+  'latencies), e.g. "time_to_first_token:200 inter_token_latency:50"';
 
 /** What the run checks first and keeps of the answers: `replay` and `capacity` alike. */
 function checkOptions(command: Command): Command {
@@ -206,7 +212,8 @@ function cloudWatchOptions(command: Command, where: string): Command {
   return command
     .option(
       '--cloudwatch <namespace>',
-      `write the figures the pipeline writes as CloudWatch metrics (EMF documents, one a line) to cloudwatch-emf.jsonl in ${where}, in this namespace (the pipeline's default: capture-replay)`,
+      'write the figures the pipeline writes as CloudWatch metrics (EMF documents, one a line) to ' +
+        `cloudwatch-emf.jsonl in ${where}, in this namespace (the pipeline's default: capture-replay)`,
     )
     .option(
       '--cloudwatch-stack <name>',
@@ -233,7 +240,9 @@ function capturesOptions(command: Command): Command {
   return command
     .option(
       '--from <time>',
-      'replay the captures whose inferenceTime is at or after this: ISO 8601 with a zone (2026-04-29T10:00:00Z) or before now (-2h, -90m, -1d); with s3:// captures only the hour partitions from here on are read',
+      'replay the captures whose inferenceTime is at or after this: ISO 8601 with a zone ' +
+        '(2026-04-29T10:00:00Z) or before now (-2h, -90m, -1d); with s3:// captures only the hour partitions ' +
+        'from here on are read',
       timeArg('--from'),
     )
     .option(
@@ -250,11 +259,13 @@ function capturesOptions(command: Command): Command {
 function addReplay(program: Command): void {
   const replay = usageErrors(program.command('replay'), 'replay')
     .description(
-      'replay a capture file or a folder of them (e.g. from `aws s3 sync`) against one OpenAI-compatible server or SageMaker endpoint, or several to compare them',
+      'replay a capture file or a folder of them (e.g. from `aws s3 sync`) against one OpenAI-compatible ' +
+        'server or SageMaker endpoint, or several to compare them',
     )
     .argument(
       '<captures-path>',
-      'a .jsonl capture file or a folder of them (searched recursively), or s3://<bucket>/<prefix> (Data Capture read in place: only the hour partitions of the window, see --from/--to)',
+      'a .jsonl capture file or a folder of them (searched recursively), or s3://<bucket>/<prefix> (Data ' +
+        'Capture read in place: only the hour partitions of the window, see --from/--to)',
     )
     .option(
       '--url <base-url>',
@@ -293,7 +304,8 @@ function addReplay(program: Command): void {
     .option('--sample <rate>', 'replay a deterministic random fraction of requests', fraction('--sample'))
     .option(
       '--amplify <k>',
-      "k times the captured traffic over the same time: each request's copies spread through the gap to the next request (fractional k too; below 1, a sample as --sample)",
+      "k times the captured traffic over the same time: each request's copies spread through the gap to the " +
+        'next request (fractional k too; below 1, a sample as --sample)',
       positive('--amplify'),
     )
     .option('--seed <n>', 'seed for --sample (and --amplify below 1)', positiveInt('--seed'), 1);
@@ -316,11 +328,14 @@ function addReplay(program: Command): void {
 function addCapacity(program: Command): void {
   const capacity = usageErrors(program.command('capacity'), 'capacity')
     .description(
-      "find how many times today's traffic each target sustains: replay a window of the captures at growing factors (then bisection) until the goodput or error objectives fail, each step a full replay with its own results",
+      "find how many times today's traffic each target sustains: replay a window of the captures at growing " +
+        'factors (then bisection) until the goodput or error objectives fail, each step a full replay with its ' +
+        'own results',
     )
     .argument(
       '<captures-path>',
-      'a .jsonl capture file or a folder of them (searched recursively), or s3://<bucket>/<prefix> (Data Capture read in place: only the hour partitions of the window, see --from/--to)',
+      'a .jsonl capture file or a folder of them (searched recursively), or s3://<bucket>/<prefix> (Data ' +
+        'Capture read in place: only the hour partitions of the window, see --from/--to)',
     )
     .requiredOption(
       '--target <name=url>',
@@ -334,7 +349,8 @@ function addCapacity(program: Command): void {
     )
     .option(
       '--overwrite',
-      'replace the results of an earlier run or search with the same --run-id in --out (removed first, whole); without it such a run is refused',
+      'replace the results of an earlier run or search with the same --run-id in --out (removed first, whole); ' +
+        'without it such a run is refused',
       false,
     )
     .requiredOption('--goodput <slos>', `the objectives: ${GOODPUT_HELP}`, goodput)
@@ -404,7 +420,8 @@ function addCapacity(program: Command): void {
 function addCompare(program: Command): void {
   const compare = usageErrors(program.command('compare'), 'compare')
     .description(
-      "compare the results folders of two runs or more (ours, or AIPerf's profile_export.jsonl folders): paired when they replayed the same captures",
+      "compare the results folders of two runs or more (ours, or AIPerf's profile_export.jsonl folders): " +
+        'paired when they replayed the same captures',
     )
     .argument(
       '<results-dirs...>',
@@ -427,7 +444,8 @@ function addCompare(program: Command): void {
     )
     .option(
       '--allow-partial',
-      'compare a run that was cancelled or has not finished (no run_manifest.json): refused without it, its verdict being on part of the run only',
+      'compare a run that was cancelled or has not finished (no run_manifest.json): refused without it, its ' +
+        'verdict being on part of the run only',
       false,
     );
   cloudWatchOptions(compare, '--out');
@@ -440,7 +458,8 @@ function addCompare(program: Command): void {
 function addTrend(program: Command): void {
   usageErrors(program.command('trend'), 'trend')
     .description(
-      "write a schedule's trend page (what the pipeline writes to schedules/<name>/index.html) from its history.jsonl, downloaded, or from a folder of runs made with replay (or downloaded from runs/)",
+      "write a schedule's trend page (what the pipeline writes to schedules/<name>/index.html) from its " +
+        'history.jsonl, downloaded, or from a folder of runs made with replay (or downloaded from runs/)',
     )
     .argument(
       '<history-or-runs>',
@@ -460,13 +479,15 @@ function addTrend(program: Command): void {
 function addScheduleNow(program: Command): void {
   usageErrors(program.command('schedule-now'), 'schedule-now')
     .description(
-      "run a deployed schedule's A/B comparison now (or as at --at), without waiting for its cron: sends its plan message to the stack's plan queue",
+      "run a deployed schedule's A/B comparison now (or as at --at), without waiting for its cron: sends its " +
+        "plan message to the stack's plan queue",
     )
     .argument('<schedule>', 'the schedule name, as in the deployment config')
     .option('--queue-url <url>', 'the plan queue: the stack output PlanQueueUrl')
     .option(
       '--at <time>',
-      'the scheduled time to act as, as --from takes it: ISO 8601 with a zone (2026-11-23T02:00:00Z) or before now (-1h, -1d); not after now (default: now); the window is taken relative to it',
+      'the scheduled time to act as, as --from takes it: ISO 8601 with a zone (2026-11-23T02:00:00Z) or before ' +
+        'now (-1h, -1d); not after now (default: now); the window is taken relative to it',
     )
     .option('--region <region>', 'the stack region (default: the AWS SDK default chain)')
     .option('--print', 'print the message (and an aws CLI command to send it) instead of sending it', false)
@@ -489,7 +510,8 @@ function addDeployment(program: Command): void {
       );
   const verify = usageErrors(program.command('verify-deploy'), 'verify-deploy')
     .description(
-      "prove a deployment replays: drop the bundled sample capture under the stack's capture prefix, wait for its run, print where the results are and a link to its report.html",
+      "prove a deployment replays: drop the bundled sample capture under the stack's capture prefix, wait for " +
+        'its run, print where the results are and a link to its report.html',
     )
     .option('--timeout <seconds>', 'how long to wait for the run and its report', positive('--timeout'), 300)
     .option('--clean', 'remove the sample capture from the capture bucket once its run has read it', false);
@@ -546,13 +568,16 @@ function addMocksAndDemo(program: Command): void {
 
   usageErrors(program.command('demo'), 'demo')
     .description(
-      'replay the bundled capture sample against the bundled mocks, no network, no AWS (what `npm start` runs): its chat requests as an A/B run, the mock server against the mock SageMaker runtime (set 5 ms slower to first token on purpose), its tabular requests as a run of their own',
+      'replay the bundled capture sample against the bundled mocks, no network, no AWS (what `npm start` ' +
+        'runs): its chat requests as an A/B run, the mock server against the mock SageMaker runtime (set 5 ms ' +
+        'slower to first token on purpose), its tabular requests as a run of their own',
     )
     .option('--out <dir>', 'output folder', 'capture-replay-out')
     .option('--no-progress', 'no progress bar even on a terminal')
     .option(
       '--capacity',
-      'instead: a capacity search in a few seconds, two mock servers of known capacity (one generation slot and two) on a capture written for it',
+      'instead: a capacity search in a few seconds, two mock servers of known capacity (one generation slot ' +
+        'and two) on a capture written for it',
       false,
     )
     .action(async (options: { out: string; progress: boolean; capacity: boolean }) => {

@@ -32,7 +32,8 @@ const EVENT_SOURCE: Pick<AwsModelSettings, 'esm' | 'provisioned'> = {
     maxConcurrency: 1250,
     scaleDownAfterS: 60,
     pickupMs: 20,
-    // SQS's longest long poll, 20 s (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html).
+    // SQS's longest long poll, 20 s
+    // (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html).
     idleLongPollS: 20,
     idlePollersWithMax: 5,
     idlePollersWithoutMax: 2,
