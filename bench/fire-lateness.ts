@@ -1,34 +1,10 @@
 /**
- * The fire function's lateness at the server, inside Lambda's CPU share (issue 30): the deployed
- * fire bundle (the app synthesized as `cdk synth` does it, test/support/synth.ts), each
- * invocation a fresh `node` process loading it as Lambda's cold start does
- * (test/support/invoke-bundle.mjs) inside a CPU group of its own whose quota is its memory's
- * share of a vCPU (bench/cpu-share.ts), fed by a stand-in for the SQS event source
- * (test/support/sqs-event-source.ts) on moto_server's replay queue. The shards come from the
- * real ingest handler on a Poisson capture at the lane rate the stack's sizing assigns to the
- * peak (lib/sizing.ts); the run starts one lead after the capture lands, as deployed.
- *
- * The target is an independent server in its own process (bench/arrival-server.mjs) that
- * stamps each request's first byte and answers like an LLM: a response time drawn from a
- * lognormal (2 s median, 30 s p99 by default), streamed as tokens spread over it, as OpenAI SSE
- * (`sse`) or as SageMaker's event stream (`sagemaker`, the SDK's InvokeEndpointWithResponseStream
- * with SigV4), over TLS by default, as users' targets are.
- *
- * Per peak and protocol: lateness at the server (arrival - scheduled - the run's smallest) p50,
- * p99, p99.9, max; lost, doubled, early; the invocation's CPU per request and per streamed token
- * while it fires (from its first due time to its end); how often its quota ran out (throttled
- * periods) and for how long; its longest garbage collection while firing.
- *
- *   npm run bench:fire-lateness -- [--peaks 50,1000,10000] [--targets 2] [--seconds 60]
- *     [--protocols sse,sagemaker] [--cpu-share lambda|none] [--memory <MB>] [--tls on|off]
- *     [--median-ms 2000] [--p99-ms 30000] [--max-ms 120000] [--tokens-per-second 30 (the sizing's default)]
- *     [--lead-seconds 20] [--write <file.json>] [--node-options '<flags>'] [--cdk-out <dir>]
- *
- * `--targets` is the number of targets the stack is sized for (the lane rate depends on it);
- * one lane of one target fires. `--memory` overrides the function's memory (its CPU share and
- * what it is told), to try another size. `--write` records the rows as JSON for the simulator
- * (sim/measured.ts reads bench/fire-lateness.json). The server, moto and this process share the
- * machine's other CPU time.
+ * The fire function's lateness at the server inside Lambda's CPU share (issue 30): the deployed fire bundle, each
+ * invocation a cold `node` process in a CPU group whose quota is its memory's share of a vCPU, fed by an SQS event
+ * source stand-in on moto_server with shards from the real ingest, firing at an LLM-like arrival-stamping server.
+ * It checks that the fire function keeps its timing within the CPU the sizing gives it, and its `--write` file is
+ * the simulator's fire lateness (sim/measured.ts). Usage, options and what each row holds:
+ * docs/benchmarks.md#the-fire-function-inside-lambdas-cpu-share; the runs: bench/RESULTS.md.
  */
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -219,6 +195,23 @@ interface RunSetup {
   certificate: { cert: string; key: string } | null;
 }
 
+/** The line on stderr that opens a row: the lane, its requests, the function's memory and CPU share, the machine's load. */
+function announce(row: {
+  peak: number;
+  protocol: Protocol;
+  d: Deployed;
+  scheduled: number;
+  shares: CpuShares | null;
+  load: string;
+}): void {
+  const { peak, protocol, d, scheduled, shares, load } = row;
+  const share = cpuShare === 'lambda' && shares ? `${f(shares.shareOf(d.memoryMb))} vCPU` : 'no quota';
+  console.error(
+    `peak ${peak}/s (${protocol}): lane ${f(d.laneRate, 1)}/s, ${scheduled} requests, ${d.memoryMb} MB (${share}), ` +
+      `MAX_SHARD_REQUESTS ${d.fireEnv[ENV.maxShardRequests]}, load ${load}`,
+  );
+}
+
 /** One peak and protocol: a fresh deployment on moto, the capture put, the run fired by cold invocations, then read back. */
 async function runOne(setup: RunSetup, peak: number, protocol: Protocol): Promise<FireRow> {
   const { moto, fireFn, shares, certificate } = setup;
@@ -305,9 +298,7 @@ async function runOne(setup: RunSetup, peak: number, protocol: Protocol): Promis
   const load = loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-  console.error(
-    `peak ${peak}/s (${protocol}): lane ${f(d.laneRate, 1)}/s, ${scheduled} requests, ${d.memoryMb} MB (${cpuShare === 'lambda' && shares ? `${f(shares.shareOf(d.memoryMb))} vCPU` : 'no quota'}), MAX_SHARD_REQUESTS ${d.fireEnv[ENV.maxShardRequests]}, load ${load}`,
-  );
+  announce({ peak, protocol, d, scheduled, shares, load });
   await s3.send(
     new PutObjectCommand({
       Bucket: 'capture-bucket',
@@ -370,7 +361,12 @@ try {
 }
 
 const machine = `${cpus().length} CPUs (${cpus()[0]?.model ?? '?'})`;
-const head = `fire bundle, server-side lateness, ${seconds} s per row, lead ${leadSeconds} s, stack sized for ${sizedTargets} target(s), one lane, one cold process per invocation, ${shares ? `CPU share: ${shares.describe}` : 'no CPU quota'}, responses lognormal ${server.medianMs} ms median / ${server.p99Ms} ms p99 (cut at ${server.maxMs} ms), ${server.tokensPerSecond} tokens/s, ${tls ? 'TLS' : 'plain TCP'}, node ${process.version}, ${machine}`;
+const head =
+  `fire bundle, server-side lateness, ${seconds} s per row, lead ${leadSeconds} s, ` +
+  `stack sized for ${sizedTargets} target(s), one lane, one cold process per invocation, ` +
+  `${shares ? `CPU share: ${shares.describe}` : 'no CPU quota'}, ` +
+  `responses lognormal ${server.medianMs} ms median / ${server.p99Ms} ms p99 (cut at ${server.maxMs} ms), ` +
+  `${server.tokensPerSecond} tokens/s, ${tls ? 'TLS' : 'plain TCP'}, node ${process.version}, ${machine}`;
 console.log(`${head}\n`);
 console.log(FIRE_ROW_HEADER);
 for (const r of rows) console.log(fireRowMarkdown(r));
