@@ -18,7 +18,8 @@
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { CaptureSupersededError, openCaptureObject } from '../adapters/aws/s3-capture-object';
+import { openCaptureObject } from '../adapters/aws/s3-capture-object';
+import { CaptureSupersededError, isFinal } from '../core/errors';
 import { fileRunId } from '../core/ids';
 import { readCapturePass } from '../core/pipeline/capture-pass';
 import { dispatchCapture, targetKinds } from '../core/pipeline/dispatch-capture';
@@ -117,9 +118,12 @@ export function makeIngestHandler(getDeps: () => Deps) {
       try {
         await ingestObject(ref, deps);
       } catch (error) {
-        // Overwritten since the event: the new version's own event replays it.
-        if (!(error instanceof CaptureSupersededError)) throw error;
-        deps.logger.warn('capture file superseded, ignored', { key: ref.key, reason: error.message });
+        // Overwritten since the event: the new version's own event replays it. Another final
+        // error would fail the same way again: acknowledged. Anything else is retried.
+        if (!isFinal(error)) throw error;
+        if (error instanceof CaptureSupersededError)
+          deps.logger.warn('capture file superseded, ignored', { key: ref.key, reason: error.message });
+        else deps.logger.error('capture file not ingested', { key: ref.key, error: error.name, reason: error.message });
       }
     }
   };

@@ -29,6 +29,7 @@ import { z } from 'zod';
 import { s3CaptureObjects } from '../adapters/aws/capture-listing';
 import type { CloudWatchMetrics } from '../adapters/aws/cloudwatch-metrics';
 import { BUNDLED_CHART_ASSETS } from '../adapters/bundled-chart-assets';
+import { isFinal, PermanentError } from '../core/errors';
 import { writeIngestReport } from '../core/export/artifacts';
 import { decodeJson } from '../core/pipeline/common';
 import { runPrefix, runRecordKey, WORK_ROOT } from '../core/pipeline/keys';
@@ -87,14 +88,11 @@ const windowFilesSchema = z.object({
 });
 type WindowFiles = z.infer<typeof windowFilesSchema>;
 
-/** A problem no retry can fix: logged and acknowledged. */
-class NotRunnable extends Error {}
-
 function targetsOf(schedule: ScheduleConfig, config: RuntimeConfig): TargetConfig[] {
   return schedule.targets.map((name) => {
     const target = config.targets.find((t) => t.name === name);
     if (!target)
-      throw new NotRunnable(
+      throw new PermanentError(
         `schedule ${schedule.name} names target ${name}, which is not one of the deployment's (${config.targets.map((t) => t.name).join(', ')})`,
       );
     return target;
@@ -106,7 +104,7 @@ function rangeOf(schedule: ScheduleConfig, scheduledTime: string): WindowRange {
     return windowRange(schedule.window, Date.parse(scheduledTime), schedule.timezone);
   } catch (error) {
     // An unknown timezone (Intl's RangeError) or a window the config check let through.
-    throw new NotRunnable(`schedule ${schedule.name}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new PermanentError(`schedule ${schedule.name}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
@@ -142,7 +140,7 @@ async function windowFiles(
 function captureObjectsOf(deps: PlanDeps): CaptureObjects {
   if (deps.captures) return deps.captures;
   if (!deps.config.captureBucket)
-    throw new NotRunnable('no capture bucket configured (CAPTURE_BUCKET): scheduled runs cannot read captures');
+    throw new PermanentError('no capture bucket configured (CAPTURE_BUCKET): scheduled runs cannot read captures');
   if (!deps.s3) throw new Error('plan deps: neither captures nor an S3 client');
   return s3CaptureObjects(deps.s3, deps.config.captureBucket);
 }
@@ -176,7 +174,7 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
   const { config, logger, store } = deps;
   const schedule = config.schedules.find((s) => s.name === message.schedule);
   if (!schedule)
-    throw new NotRunnable(
+    throw new PermanentError(
       `no schedule named ${message.schedule} in this deployment (${config.schedules.map((s) => s.name).join(', ') || 'none'})`,
     );
   const targets = targetsOf(schedule, config);
@@ -302,7 +300,7 @@ export function makePlanHandler(getDeps: () => PlanDeps) {
     try {
       await planWindowRun(parsed.message, deps);
     } catch (error) {
-      if (!(error instanceof NotRunnable)) throw error;
+      if (!isFinal(error)) throw error;
       deps.logger.error('scheduled run not planned', {
         messageId: record.messageId,
         schedule: parsed.message.schedule,

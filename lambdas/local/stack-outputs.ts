@@ -13,7 +13,8 @@ import {
   paginateListStackResources,
 } from '@aws-sdk/client-cloudformation';
 import { readFile } from 'node:fs/promises';
-import { CommandProblem, describeAwsError } from './aws-problem';
+import { CommandProblem } from '../core/errors';
+import { describeAwsError } from './aws-problem';
 import { regionConfig } from './aws-region';
 
 /** The stack name when the deployment config names none (lib/config.ts `stackName`). */

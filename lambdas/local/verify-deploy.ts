@@ -20,7 +20,8 @@
  */
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
-import { CommandProblem, describeAwsError } from './aws-problem';
+import { CaptureReplayError, CommandProblem, exitCodeOf } from '../core/errors';
+import { describeAwsError } from './aws-problem';
 import { USAGE_EXIT } from './cli-usage';
 import { cliS3Client, DEFAULT_LINK_SECONDS, lifetimeText, presignGet, reportKey, s3Uri } from './s3-links';
 import { missingOutputs, readStackOutputs, relinkCommand, stackLogGroups, type StackOutputs } from './stack-outputs';
@@ -303,8 +304,8 @@ export async function verifyDeployCommand(
     return await verify(outputs, options, io);
   } catch (error) {
     io.err.write(
-      `capture-replay verify-deploy: ${terminalLine(error instanceof CommandProblem ? error.message : describeAwsError(error, 'verify the deploy'))}\n`,
+      `capture-replay verify-deploy: ${terminalLine(error instanceof CaptureReplayError ? error.message : describeAwsError(error, 'verify the deploy'))}\n`,
     );
-    return 1;
+    return exitCodeOf(error);
   }
 }

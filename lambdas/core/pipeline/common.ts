@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { Clock, MessageQueue } from '../../ports';
+import { PermanentError } from '../errors';
 
 export const INGEST_SHARD = 'ingest';
 
@@ -202,9 +203,4 @@ export function fullJitterDelayMs(
   random: () => number = Math.random,
 ): number {
   return random() * Math.min(capMs, baseMs * 2 ** (n - 1));
-}
-
-/** Bad input: count it, report it, acknowledge it; retrying cannot help. */
-export class PermanentError extends Error {
-  override readonly name = 'PermanentError';
 }
