@@ -104,7 +104,9 @@ function rangeOf(schedule: ScheduleConfig, scheduledTime: string): WindowRange {
     return windowRange(schedule.window, Date.parse(scheduledTime), schedule.timezone);
   } catch (error) {
     // An unknown timezone (Intl's RangeError) or a window the config check let through.
-    throw new PermanentError(`schedule ${schedule.name}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new PermanentError(`schedule ${schedule.name}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
 }
 

@@ -99,6 +99,7 @@ export function outputsFromFile(
   } catch (error) {
     throw new CommandProblem(
       `${path} is not JSON (${(error as Error).message}): give the file \`cdk deploy --outputs-file\` wrote`,
+      { cause: error },
     );
   }
   const isStacks = (v: unknown): v is Record<string, Record<string, unknown>> =>
@@ -184,6 +185,7 @@ async function fromCloudFormation(stack: string, region: string | undefined): Pr
     }
     throw new CommandProblem(
       describeAwsError(error, `read the outputs of stack ${stack} (cloudformation:DescribeStacks)`),
+      { cause: error },
     );
   } finally {
     cfn.destroy();

@@ -134,6 +134,7 @@ async function uploadSample(s3: S3Client, bucket: string, capturePrefix: string)
     if (error instanceof CommandProblem) throw error;
     throw new CommandProblem(
       describeAwsError(error, `write the sample capture to ${s3Uri({ bucket, key })} (s3:PutObject)`),
+      { cause: error },
     );
   }
 }
@@ -173,6 +174,7 @@ async function follow(watch: RunWatch, timeoutS: number, pollMs: number, err: Io
       const done = await watch.poll().catch((error: unknown) => {
         throw new CommandProblem(
           describeAwsError(error, `read the run's progress in s3://${watch.bucket}/ (s3:GetObject, s3:ListBucket)`),
+          { cause: error },
         );
       });
       line.show(progressText(watch.state), Math.round((Date.now() - started) / 1000));

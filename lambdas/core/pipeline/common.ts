@@ -1,6 +1,7 @@
 /**
  * What the pipeline stages share: the run record (written last by the ingest: its presence
- * means "fully scheduled"), message decoding, batch sending, and the permanent-error type.
+ * means "fully scheduled"), message decoding (a bad body is a PermanentError: core/errors.ts),
+ * and batch sending.
  */
 import { z } from 'zod';
 import type { Clock, MessageQueue } from '../../ports';
