@@ -15,6 +15,7 @@ import type { PlanOptions } from '../../../lambdas/core/plan/plan';
 import { runSetupOf } from '../../../lambdas/handlers/run-input';
 import { ENV, parseRuntimeConfig } from '../../../lambdas/runtime/config';
 import { VirtualClock } from '../../support/virtual-clock';
+import { captureLine } from '../capture/capture-fixtures';
 
 const NOW_NS = 1_800_000_000_000_000_000n;
 const LEAD_MS = 20_000;
@@ -27,18 +28,10 @@ const LINES: [string, number, string, string][] = [
   ['c0', 3, 'application/json', chat(0)],
 ];
 const FILE = Buffer.from(
-  LINES.map(([id, s, type, data]) =>
-    JSON.stringify({
-      captureData: {
-        endpointInput: {
-          observedContentType: type,
-          mode: 'INPUT',
-          data,
-          encoding: type === 'text/csv' ? 'CSV' : 'JSON',
-        },
-      },
-      eventMetadata: { eventId: id, inferenceTime: `2026-04-29T00:00:0${s}Z` },
-      eventVersion: '0',
+  LINES.map(([eventId, second, type, data]) =>
+    captureLine({
+      input: { observedContentType: type, data, encoding: type === 'text/csv' ? 'CSV' : 'JSON' },
+      meta: { eventId, inferenceTime: `2026-04-29T00:00:0${second}Z` },
     }),
   ).join('\n') + '\n',
 );
