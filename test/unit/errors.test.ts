@@ -20,6 +20,7 @@ import {
 } from '../../lambdas/core/errors';
 import { USAGE_EXIT } from '../../lambdas/local/cli-usage';
 import { INTERRUPT_EXIT } from '../../lambdas/local/interrupt';
+import { fail } from '../../lambdas/local/replay/io';
 import { DeploymentConfigError } from '../../lib/config';
 
 const cause = new Error('the SDK said no');
@@ -80,5 +81,20 @@ describe('the error hierarchy', () => {
     expect(EXIT_CODES).toEqual({ failed: 1, usage: 2, SIGINT: 130, SIGTERM: 143 });
     expect(USAGE_EXIT).toBe(EXIT_CODES.usage);
     expect(INTERRUPT_EXIT).toEqual({ SIGINT: EXIT_CODES.SIGINT, SIGTERM: EXIT_CODES.SIGTERM });
+  });
+
+  it("the replay commands' fail says the problem on one line and exits with its code", () => {
+    const said: string[] = [];
+    const io = { out: process.stdout, err: { write: (s: string) => said.push(s) } } as unknown as Parameters<
+      typeof fail
+    >[0];
+    expect(fail(io, 'no capture files under ./captures')).toBe(1);
+    expect(fail(io, new InterruptedError(EXIT_CODES.SIGTERM))).toBe(143);
+    expect(fail(io, new Error('socket hang up'))).toBe(1);
+    expect(said).toEqual([
+      'capture-replay: no capture files under ./captures\n',
+      'capture-replay: stopped by SIGTERM\n',
+      'capture-replay: socket hang up\n',
+    ]);
   });
 });
