@@ -29,6 +29,7 @@ import { z } from 'zod';
 import { s3CaptureObjects } from '../adapters/aws/capture-listing';
 import type { CloudWatchMetrics } from '../adapters/aws/cloudwatch-metrics';
 import { BUNDLED_CHART_ASSETS } from '../adapters/bundled-chart-assets';
+import { IngestReportBuilder } from '../core/capture/ingest-report';
 import { isFinal, PermanentError } from '../core/errors';
 import { writeIngestReport } from '../core/export/artifacts';
 import { decodeJson } from '../core/pipeline/common';
@@ -207,19 +208,8 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
   const listed = await windowFiles(deps, captures, schedule, runId, range);
   const listingSkipped = listed.skipped.map((s) => ({ file: captures.describe(s.key), reason: s.reason }));
   if (listed.files.length === 0) {
-    return empty('no captures in the window', {
-      files: [],
-      skippedFiles: listingSkipped,
-      totals: {
-        files: 0,
-        linesRead: 0,
-        blankLines: 0,
-        accepted: 0,
-        rejected: 0,
-        contentTypeInferred: 0,
-        rejectedByReason: {},
-      },
-    });
+    // The report of no file read: zero totals, the listing's skipped files.
+    return empty('no captures in the window', { ...new IngestReportBuilder().build(), skippedFiles: listingSkipped });
   }
 
   // Targets of different kinds take different records (plan.ts rule 6): each kind gets its
