@@ -9,6 +9,12 @@
 //                                                         events carrying the same SSE text
 //   any other POST                                     -> one chat-completion JSON at the end
 //
+// What it writes, and its options: beside the arguments below.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createTcpServer } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
+import { crc32 } from 'node:zlib';
+
 // Requests are identified by x-request-id, or SageMaker's x-amzn-sagemaker-inference-id. On
 // SIGTERM it writes one line per request, `<id> <arrival epoch ns>`, to the arrivals file, and
 // its counts (requests, streams, tokens written, responses cut by a client, connections
@@ -20,11 +26,6 @@
 //
 // With --median-ms 0 every answer is immediate (one JSON, or a stream of one token). Prints
 // {"url": ...} once listening (https with --tls-cert).
-import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer as createTcpServer } from 'node:net';
-import { createServer as createTlsServer } from 'node:tls';
-import { crc32 } from 'node:zlib';
-
 const argv = process.argv.slice(2);
 const out = argv[0];
 if (!out || out.startsWith('--')) throw new Error('usage: arrival-server.mjs <arrivals-file> [options]');
@@ -151,9 +152,13 @@ const TOKEN_FRAME = { sse: chunked(TOKEN_SSE), sagemaker: chunked(payloadPart(TO
 const finishFrame = (kind, tokens) =>
   kind === 'sse' ? chunked(finishSse(tokens)) : chunked(payloadPart(finishSse(tokens)));
 const HEAD = {
-  sse: 'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: keep-alive\r\n\r\n',
+  sse:
+    'HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: ' +
+    'chunked\r\nconnection: keep-alive\r\n\r\n',
   sagemaker:
-    'HTTP/1.1 200 OK\r\ncontent-type: application/vnd.amazon.eventstream\r\nx-amzn-sagemaker-content-type: text/event-stream\r\nx-amzn-invoked-production-variant: AllTraffic\r\nx-amzn-requestid: r\r\ntransfer-encoding: chunked\r\nconnection: keep-alive\r\n\r\n',
+    'HTTP/1.1 200 OK\r\ncontent-type: application/vnd.amazon.eventstream\r\nx-amzn-sagemaker-content-type: ' +
+    'text/event-stream\r\nx-amzn-invoked-production-variant: AllTraffic\r\nx-amzn-requestid: ' +
+    'r\r\ntransfer-encoding: chunked\r\nconnection: keep-alive\r\n\r\n',
 };
 
 const arrivals = [];

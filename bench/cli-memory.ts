@@ -5,15 +5,7 @@
  * runs it. Measured: the CLI's peak RSS (the kernel's high-water mark, VmHWM, read from
  * /proc every 20 ms until it exits) and its wall time; the run's accounting is checked.
  *
- *   npm run bench:cli-memory -- [--size-mb 1024] [--limit 1000] [--files 8] [--repo <checkout>] [--keep] [--runs 1]
- *   (node --import tsx bench/cli-memory.ts ...)
- *
- * --repo runs another checkout's CLI (the file its package.json's bin names: bench/cli-path.ts) on the same folder,
- * e.g. an earlier commit in a worktree, to measure before and after:
- *   git worktree add --detach /tmp/wt-old <commit> && ln -s "$PWD/node_modules" /tmp/wt-old/node_modules
- *   node --import tsx bench/cli-memory.ts --repo /tmp/wt-old
- * The folder is written to the temp folder (bounded memory) and reused by later runs of the
- * same size; --keep leaves it there, otherwise the last run deletes it. Linux only (/proc).
+ * The options: beside the flags below.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -24,6 +16,17 @@ import { REPO_ROOT, startMockProcess } from '../test/support/processes';
 import { flag } from './args';
 import { cliOf } from './cli-path';
 
+/**
+ *   npm run bench:cli-memory -- [--size-mb 1024] [--limit 1000] [--files 8] [--repo <checkout>] [--keep] [--runs 1]
+ *   (node --import tsx bench/cli-memory.ts ...)
+ *
+ * --repo runs another checkout's CLI (the file its package.json's bin names: bench/cli-path.ts) on the same folder,
+ * e.g. an earlier commit in a worktree, to measure before and after:
+ *   git worktree add --detach /tmp/wt-old <commit> && ln -s "$PWD/node_modules" /tmp/wt-old/node_modules
+ *   node --import tsx bench/cli-memory.ts --repo /tmp/wt-old
+ * The folder is written to the temp folder (bounded memory) and reused by later runs of the
+ * same size; --keep leaves it there, otherwise the last run deletes it. Linux only (/proc).
+ */
 const sizeMb = flag('--size-mb', 1024);
 const limit = flag('--limit', 1000);
 const fileCount = flag('--files', 8);

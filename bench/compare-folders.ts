@@ -6,6 +6,19 @@
  * files, the analysis in memory (bench/compare-pairs.ts measures that part alone) and the
  * report's data.
  *
+ * The options and the records written: beside the flags below.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Rng } from '../lambdas/core/stats/rng';
+import { REPO_ROOT } from '../test/support/processes';
+import { flag } from './args';
+import { cliOf } from './cli-path';
+
+/**
  *   node --import tsx bench/compare-folders.ts [--records 1000000] [--runs 1] [--repo <checkout>] [--keep]
  *
  * --repo runs another checkout's CLI on the same folders, to measure before and after:
@@ -19,16 +32,6 @@
  * capture events on both sides, B 3 % slower; 2 % of the requests fail, 0.5 % are dropped
  * (in run_manifest.json, not in the records).
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { Rng } from '../lambdas/core/stats/rng';
-import { REPO_ROOT } from '../test/support/processes';
-import { flag } from './args';
-import { cliOf } from './cli-path';
-
 const records = flag('--records', 1_000_000);
 const runs = flag('--runs', 1);
 const keep = process.argv.includes('--keep');
@@ -73,12 +76,24 @@ async function writeTarget(name: string, slower: number, seed: number): Promise<
     const osl = Math.max(2, Math.round(200 * cost));
     const latency = ttft + itl * (osl - 1);
     const end = start + BigInt(Math.round(latency * 1e6));
-    const metadata = `{"session_num":${session++},"x_request_id":"r-${name}-${i}","x_correlation_id":"c-${i}","conversation_id":"${eventId(i)}","turn_index":0,"request_start_ns":${start},"request_ack_ns":${start + BigInt(Math.round(ttft * 1e6))},"request_end_ns":${end},"worker_id":"worker_local","record_processor_id":"record_processor_local","benchmark_phase":"profiling","was_cancelled":false,"cancellation_time_ns":null}`;
-    const replay = `{"target":"${name}","scheduled_ns":${scheduled},"schedule_lag_ms":${(Number(start - scheduled) / 1e6).toFixed(6)},"wire_lag_ms":0.5,"capture_event_id":"${eventId(i)}","capture_inference_id":null,"capture_file":"/captures/ep/AllTraffic/2026/04/29/00/capture.jsonl","capture_line":${i + 1},"capture_time_ms":${1777424395000 + i},"captured_output_tokens":${osl},"output_match":null,"overrides":[]}`;
+    const metadata =
+      `{"session_num":${session++},"x_request_id":"r-${name}-${i}","x_correlation_id":"c-${i}",` +
+      `"conversation_id":"${eventId(i)}","turn_index":0,"request_start_ns":${start},"request_ack_ns":` +
+      `${start + BigInt(Math.round(ttft * 1e6))},"request_end_ns":${end},"worker_id":"worker_local",` +
+      `"record_processor_id":"record_processor_local","benchmark_phase":"profiling","was_cancelled":false,` +
+      `"cancellation_time_ns":null}`;
+    const replay =
+      `{"target":"${name}","scheduled_ns":${scheduled},"schedule_lag_ms":` +
+      `${(Number(start - scheduled) / 1e6).toFixed(6)},"wire_lag_ms":0.5,"capture_event_id":"${eventId(i)}",` +
+      `"capture_inference_id":null,"capture_file":"/captures/ep/AllTraffic/2026/04/29/00/capture.jsonl",` +
+      `"capture_line":${i + 1},"capture_time_ms":${1777424395000 + i},"captured_output_tokens":${osl},` +
+      `"output_match":null,"overrides":[]}`;
     let line: string;
     if (u < 0.025) {
       failed++;
-      line = `{"metadata":${metadata},"metrics":{"error_request_count":{"value":1,"unit":"requests"}},"error":{"code":503,"type":"HTTPError","message":"HTTP 503: Service Unavailable"},"capture_replay":${replay}}`;
+      line =
+        `{"metadata":${metadata},"metrics":{"error_request_count":{"value":1,"unit":"requests"}},"error":` +
+        `{"code":503,"type":"HTTPError","message":"HTTP 503: Service Unavailable"},"capture_replay":${replay}}`;
     } else {
       succeeded++;
       const m = (tag: string, value: number, unit: string) => `"${tag}":{"value":${value},"unit":"${unit}"}`;
@@ -186,7 +201,8 @@ async function main(): Promise<void> {
       results.push(result);
       if (result.code !== 0) process.stderr.write(result.stderr);
       process.stderr.write(
-        `  run ${i + 1}: exit ${result.code}, ${result.wallS.toFixed(1)} s, peak RSS ${result.peakMb.toFixed(0)} MB; ${result.stdout.split('\n')[0]}\n`,
+        `  run ${i + 1}: exit ${result.code}, ${result.wallS.toFixed(1)} s, peak RSS ` +
+          `${result.peakMb.toFixed(0)} MB; ${result.stdout.split('\n')[0]}\n`,
       );
     }
   } finally {

@@ -108,7 +108,8 @@ const summary = {
   verdicts: Object.fromEntries(
     doc.metrics.map((m) => [
       m.tag,
-      `${m.verdict} (p50 ${m.relative_pct.p50.estimate?.toFixed(2)} % [${m.relative_pct.p50.ci_low?.toFixed(2)}, ${m.relative_pct.p50.ci_high?.toFixed(2)}])`,
+      `${m.verdict} (p50 ${m.relative_pct.p50.estimate?.toFixed(2)} % ` +
+        `[${m.relative_pct.p50.ci_low?.toFixed(2)}, ${m.relative_pct.p50.ci_high?.toFixed(2)}])`,
     ]),
   ),
   errors: doc.errors.verdict,

@@ -74,7 +74,10 @@ export function openCpuShares(root = `cr-bench-${process.pid}`): CpuShares | str
       return 'cgroup v2 is mounted but its cpu controller cannot be enabled for children (cgroup.subtree_control)';
     }
   } else {
-    return 'no writable cgroup cpu controller (cgroup v1 /sys/fs/cgroup/cpu or v2 /sys/fs/cgroup with cpu): run as root on a machine that has one';
+    return (
+      'no writable cgroup cpu controller (cgroup v1 /sys/fs/cgroup/cpu or v2 /sys/fs/cgroup with cpu): run as ' +
+      'root on a machine that has one'
+    );
   }
   mkdirSync(base, { recursive: true });
   if (v2) writeFileSync(join(base, 'cgroup.subtree_control'), '+cpu');

@@ -48,14 +48,20 @@ export interface FireRow {
   longestScavengeMs: number;
   longestMarkCompactMs: number;
   connectionsMax: number;
-  /** Requests more than LATE_MS late at the server, and how many of them were due during a collection or within a throttled stretch (or both). */
+  /**
+   * Requests more than LATE_MS late at the server, and how many of them were due during a collection or within a
+   * throttled stretch (or both).
+   */
   /** Our own view: the invocation's wire lag (due -> bytes handed to the socket) p99 and p99.9, ms. */
   wireLagP99: number;
   wireLagP999: number;
   lateOver: number;
   lateInGc: number;
   lateInThrottle: number;
-  /** ... and how many were due within 50 ms before a connection to the target finished opening (a request waiting for a connection of its own). */
+  /**
+   * ... and how many were due within 50 ms before a connection to the target finished opening (a request waiting for
+   * a connection of its own).
+   */
   lateInConnect: number;
   load: string;
 }
@@ -201,11 +207,22 @@ function attributeLate(
 }
 
 export const FIRE_ROW_HEADER = [
-  '| peak/s | protocol | lane/s | MB (vCPU) | requests | lost / doubled / early / dropped | p50 ms | p99 ms | p99.9 ms | max ms | CPU ms / request | CPU ms / token | vCPU while firing | throttled periods | mark-compacts firing | longest GC ms (scavenge / mark-compact) | connections | our wire lag p99 / p99.9 ms | over 5 ms (due in a GC / in throttling / before a connect) | load before |',
-  '| ---: | --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+  '| peak/s | protocol | lane/s | MB (vCPU) | requests | lost / doubled / early / dropped | p50 ms | p99 ms ' +
+    '| p99.9 ms | max ms | CPU ms / request | CPU ms / token | vCPU while firing | throttled periods | ' +
+    'mark-compacts firing | longest GC ms (scavenge / mark-compact) | connections | our wire lag p99 / p99.9 ' +
+    'ms | over 5 ms (due in a GC / in throttling / before a connect) | load before |',
+  '| ---: | --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ' +
+    '---: | ---: | ---: | ---: | --- |',
 ].join('\n');
 
 export function fireRowMarkdown(r: FireRow): string {
   const share = r.cpuShare === null ? 'no quota' : f(r.cpuShare);
-  return `| ${r.peak} | ${r.protocol} | ${f(r.laneRate, 1)} | ${r.memoryMb} (${share}) | ${r.scheduled} | ${r.lost} / ${r.doubled} / ${r.early} / ${r.drops} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.p999)} | ${f(r.max)} | ${f(r.cpuMsPerRequest, 3)} | ${f(r.cpuMsPerToken, 4)} | ${f(r.cpuWhileFiring, 3)} | ${r.throttledPeriods} of ${r.periods} (${f(r.throttledMs, 0)} ms) | ${r.majorGcsFiring} | ${f(r.longestGcFiringMs)} (${f(r.longestScavengeMs)} / ${f(r.longestMarkCompactMs)}) | ${r.connectionsMax} | ${f(r.wireLagP99)} / ${f(r.wireLagP999)} | ${r.lateOver} (${r.lateInGc} / ${r.lateInThrottle} / ${r.lateInConnect}) | ${r.load} |`;
+  return (
+    `| ${r.peak} | ${r.protocol} | ${f(r.laneRate, 1)} | ${r.memoryMb} (${share}) | ${r.scheduled} | ${r.lost} ` +
+    `/ ${r.doubled} / ${r.early} / ${r.drops} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.p999)} | ${f(r.max)} | ` +
+    `${f(r.cpuMsPerRequest, 3)} | ${f(r.cpuMsPerToken, 4)} | ${f(r.cpuWhileFiring, 3)} | ${r.throttledPeriods} ` +
+    `of ${r.periods} (${f(r.throttledMs, 0)} ms) | ${r.majorGcsFiring} | ${f(r.longestGcFiringMs)} ` +
+    `(${f(r.longestScavengeMs)} / ${f(r.longestMarkCompactMs)}) | ${r.connectionsMax} | ${f(r.wireLagP99)} / ` +
+    `${f(r.wireLagP999)} | ${r.lateOver} (${r.lateInGc} / ${r.lateInThrottle} / ${r.lateInConnect}) | ${r.load} |`
+  );
 }

@@ -103,7 +103,8 @@ export function deployedFor(o: {
  * (PROBE_PORT) and when, V8's garbage collections (start, duration, kind), and its CPU time
  * every 250 ms, written to PROBE_OUT as the process exits. It only observes.
  */
-const PROBE = `const dc = require('node:diagnostics_channel');
+const PROBE =
+  `const dc = require('node:diagnostics_channel');
 const { writeFileSync } = require('node:fs');
 const { PerformanceObserver, performance } = require('node:perf_hooks');
 const port = Number(process.env.PROBE_PORT);
@@ -112,8 +113,10 @@ const gcs = [];
 const cpu = [];
 const sample = () => { const u = process.cpuUsage(); cpu.push([Date.now(), (u.user + u.system) / 1000]); };
 setInterval(sample, 250).unref();
-dc.subscribe('net.client.socket', ({ socket }) => socket.once('connect', () => { if (socket.remotePort === port) opened.push(Date.now()); }));
-new PerformanceObserver((list) => { for (const e of list.getEntries()) gcs.push([performance.timeOrigin + e.startTime, e.duration, e.detail ? e.detail.kind : 0, e.detail ? e.detail.flags : 0]); }).observe({ entryTypes: ['gc'] });
+dc.subscribe('net.client.socket', ({ socket }) => socket.once('connect', () => { if (socket.remotePort === port) ` +
+  `opened.push(Date.now()); }));
+new PerformanceObserver((list) => { for (const e of list.getEntries()) gcs.push([performance.timeOrigin + e.startTime, ` +
+  `e.duration, e.detail ? e.detail.kind : 0, e.detail ? e.detail.flags : 0]); }).observe({ entryTypes: ['gc'] });
 process.on('exit', () => { sample(); writeFileSync(process.env.PROBE_OUT, JSON.stringify({ opened, gcs, cpu })); });
 `;
 
@@ -123,7 +126,10 @@ export interface Invocation {
   error: string | null;
   /** Epoch ms at which the target's connections were opened. */
   connectionsAtMs: number[];
-  /** Garbage collections: epoch ms of the start, duration ms, V8's kind (4: mark-compact), its flags (perf_hooks' NODE_PERFORMANCE_GC_FLAGS_*). */
+  /**
+   * Garbage collections: epoch ms of the start, duration ms, V8's kind (4: mark-compact), its flags (perf_hooks'
+   * NODE_PERFORMANCE_GC_FLAGS_*).
+   */
   gcs: [number, number, number, number][];
   /** The process's CPU time (ms) at epoch ms, every 250 ms and at exit. */
   cpu: [number, number][];
@@ -195,7 +201,8 @@ export async function invokeInGroup(o: {
   if (!outcome.ok) console.error(`invocation ${o.n} failed: ${outcome.errorMessage ?? '?'}\n${stderr}`);
   const longest = [...probe.gcs].sort((a, b) => b[1] - a[1]).slice(0, 5);
   console.error(
-    `invocation ${o.n}: ${probe.gcs.length} collections; the longest (ms, kind, flags): ${longest.map(([, ms, kind, flags]) => `${ms.toFixed(1)} ${kind} ${flags}`).join('; ')}`,
+    `invocation ${o.n}: ${probe.gcs.length} collections; the longest (ms, kind, flags): ` +
+      `${longest.map(([, ms, kind, flags]) => `${ms.toFixed(1)} ${kind} ${flags}`).join('; ')}`,
   );
   const invocation: Invocation = {
     shardIds,

@@ -6,20 +6,7 @@
  * peak RSS and heap (sampled every 50 ms), the shard messages sent, and the AWS requests the
  * handler made (metered SDK clients).
  *
- *   npm run bench:ingest -- [--size-mb 1024] [--rate 200] [--seed 1] [--keep] [--timeout-s 3600] [--ranges-from-file]
- *
- * --ranges-from-file: moto copies the whole object for every ranged GET (FakeKey.value reads
- * the full buffer), so the ingest's second pass (one ranged GET per window of shards) costs
- * O(file size) per request on moto, ~1 GB each at 1 GB: not what S3 does. With this flag the
- * handler's ranged GETs of the capture object are answered from the local file by the SDK
- * client's HTTP layer (same bytes, same ETag, still metered); everything else, the first full
- * read included, goes to moto.
- *
- * The capture file is written to the temp folder (bounded memory) and deleted afterwards
- * unless --keep; a kept file of the same size and seed is reused. The process RSS includes
- * the benchmark's own baseline (SDK, tsx), reported separately; the ingest function's memory
- * and timeout, read from the synthesized stack (lib/stateless.ts), are what the peak and the
- * wall time must stay under.
+ * The options, and why --ranges-from-file: beside the flags below.
  */
 import {
   CompleteMultipartUploadCommand,
@@ -48,6 +35,22 @@ import { flag } from './args';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 
+/**
+ *   npm run bench:ingest -- [--size-mb 1024] [--rate 200] [--seed 1] [--keep] [--timeout-s 3600] [--ranges-from-file]
+ *
+ * --ranges-from-file: moto copies the whole object for every ranged GET (FakeKey.value reads
+ * the full buffer), so the ingest's second pass (one ranged GET per window of shards) costs
+ * O(file size) per request on moto, ~1 GB each at 1 GB: not what S3 does. With this flag the
+ * handler's ranged GETs of the capture object are answered from the local file by the SDK
+ * client's HTTP layer (same bytes, same ETag, still metered); everything else, the first full
+ * read included, goes to moto.
+ *
+ * The capture file is written to the temp folder (bounded memory) and deleted afterwards
+ * unless --keep; a kept file of the same size and seed is reused. The process RSS includes
+ * the benchmark's own baseline (SDK, tsx), reported separately; the ingest function's memory
+ * and timeout, read from the synthesized stack (lib/stateless.ts), are what the peak and the
+ * wall time must stay under.
+ */
 const sizeMb = flag('--size-mb', 1024);
 const rate = flag('--rate', 200);
 const seed = flag('--seed', 1);
@@ -175,7 +178,8 @@ if (keep && existsSync(file) && statSync(file).size >= sizeMb * MB) {
   generated = { ...written, seconds: round((performance.now() - t0) / 1000), reused: false };
 }
 console.error(
-  `capture: ${file} (${round(generated.bytes / MB)} MB${generated.reused ? ', reused' : `, ${generated.records} records in ${generated.seconds} s`})`,
+  `capture: ${file} (${round(generated.bytes / MB)} ` +
+    `MB${generated.reused ? ', reused' : `, ${generated.records} records in ${generated.seconds} s`})`,
 );
 
 // ---- emulated AWS ----------------------------------------------------------------------------
@@ -414,17 +418,15 @@ try {
       sqsPayloadMb: round(totals.sqs.payloadBytes / MB),
       s3PutClass: totals.s3.put,
       s3GetClass: totals.s3.get,
-      operations: meter
-        .operations()
-        .map(({ service, operation, resource, calls, errors, billed, messages }) => ({
-          service,
-          operation,
-          resource,
-          calls,
-          errors,
-          billed,
-          messages,
-        })),
+      operations: meter.operations().map(({ service, operation, resource, calls, errors, billed, messages }) => ({
+        service,
+        operation,
+        resource,
+        calls,
+        errors,
+        billed,
+        messages,
+      })),
     },
     timeline,
   };

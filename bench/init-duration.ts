@@ -8,12 +8,7 @@
  * for the runtime's bootstrap) + the bundle's require, which builds the handler (`loadMs`):
  * what Lambda's INIT phase runs for a managed runtime. Samples of the functions interleaved.
  *
- *   node --import tsx bench/init-duration.ts [--samples 41]
- *
- * Output: per function the samples' median, p90, max and the lognormal fitted to them (mean
- * and standard deviation of ln ms), which sim/settings.ts takes as its INIT distribution; the
- * same for the process's CPU time (Node's start included), steadier on a busy machine, and
- * the load average at the end.
+ * The options and the output: beside the flags below.
  */
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -22,6 +17,14 @@ import { REPO_ROOT } from '../test/support/processes';
 import { synthesizeApp } from '../test/support/synth';
 import { flag } from './args';
 
+/**
+ *   node --import tsx bench/init-duration.ts [--samples 41]
+ *
+ * Output: per function the samples' median, p90, max and the lognormal fitted to them (mean
+ * and standard deviation of ln ms), which sim/settings.ts takes as its INIT distribution; the
+ * same for the process's CPU time (Node's start included), steadier on a busy machine, and
+ * the load average at the end.
+ */
 const samples = flag('--samples', 41);
 const FUNCTIONS = { fire: /\/Fire\//, ingest: /\/Ingest\//, collect: /\/Collect\// } as const;
 const RUNNER = join(REPO_ROOT, 'test/support/invoke-bundle.mjs');

@@ -129,7 +129,9 @@ for (const precise of [true, false]) {
       r.contentChunkNs.forEach((t, k) => late.push(Number(t - r.requestStartNs) / 1e6 - (TTFT_MS + k * ITL_MS)));
     const s = summarize(late)!;
     rows.push(
-      `| ${precise ? 'precise' : 'plain'} | ${rate} | ${results.length} | ${results.length - ok.length} | ${((results.length / wallS) | 0).toLocaleString('en')} | ${((cpu / wallS) * 100).toFixed(0)} % | ${s.p50.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.max.toFixed(1)} |`,
+      `| ${precise ? 'precise' : 'plain'} | ${rate} | ${results.length} | ${results.length - ok.length} | ` +
+        `${((results.length / wallS) | 0).toLocaleString('en')} | ${((cpu / wallS) * 100).toFixed(0)} % | ` +
+        `${s.p50.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.max.toFixed(1)} |`,
     );
     console.log(rows.at(-1));
   }

@@ -2,10 +2,23 @@
  * Capture parse throughput against the floor of plain JSON.parse over the same lines, and
  * memory while doing it (it must stay flat however large the file).
  *
+ * The options and the passes compared: beside the flags below.
+ */
+import { createReadStream, createWriteStream, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuplicateFilter } from '../lambdas/core/capture/duplicates';
+import { IngestReportBuilder } from '../lambdas/core/capture/ingest-report';
+import { parseCaptureStream } from '../lambdas/core/capture/stream';
+import { flag } from './args';
+
+/**
  *   node --expose-gc --import tsx bench/parse-throughput.ts [--size-mb 1024] [--rounds 3] [--keep] [--file <path>]
  *
  * `--file` reads a capture file already there (one kept with --keep: its path is printed)
- * instead of generating one, and leaves it in place. Otherwise the file is generated in the temp folder (chat captures: 1-6 messages of lengths from a few
+ * instead of generating one, and leaves it in place. Otherwise the file is generated in the temp folder (chat
+ * captures: 1-6 messages of lengths from a few
  * words to ~20 KB, non-ASCII text in one in ten, JSON encoding with one record in eight base64, most
  * with an OpenAI-style answer carrying `usage`) and deleted afterwards unless --keep.
  *
@@ -20,15 +33,6 @@
  *   parser+dedup the same with a DuplicateFilter (a run's normal setup): it keeps a digest
  *                per record, so its memory grows a few hundred bytes per record by design
  */
-import { createReadStream, createWriteStream, rmSync, statSync } from 'node:fs';
-import { once } from 'node:events';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DuplicateFilter } from '../lambdas/core/capture/duplicates';
-import { IngestReportBuilder } from '../lambdas/core/capture/ingest-report';
-import { parseCaptureStream } from '../lambdas/core/capture/stream';
-import { flag } from './args';
-
 const sizeMb = flag('--size-mb', 1024);
 const rounds = flag('--rounds', 3);
 const fileAt = process.argv.indexOf('--file');
@@ -231,7 +235,9 @@ const generateStart = Date.now();
 const generated = given ? await eachLine(() => undefined) : await generate();
 const fileBytes = statSync(file).size;
 console.log(
-  `${generated.toLocaleString()} lines, ${(fileBytes / MB).toFixed(0)} MB, ${given ? 'counted' : 'generated'} in ${((Date.now() - generateStart) / 1000).toFixed(0)} s; ${rounds} interleaved rounds`,
+  `${generated.toLocaleString()} lines, ${(fileBytes / MB).toFixed(0)} MB, ` +
+    `${given ? 'counted' : 'generated'} in ${((Date.now() - generateStart) / 1000).toFixed(0)} s; ${rounds} ` +
+    `interleaved rounds`,
 );
 
 const passes: Pass[] = [];
@@ -272,7 +278,9 @@ console.log('| --- | ---: | ---: | ---: | ---: | ---: | --- |');
 for (const p of rows) {
   const quarters = p.heapByQuarterMb.map((v) => v.toFixed(0)).join(', ');
   console.log(
-    `| ${p.name} | ${(fileBytes / MB / p.wallSeconds).toFixed(1)} | ${(fileBytes / MB / p.cpuSeconds).toFixed(1)} | ${Math.round(p.lines / p.cpuSeconds).toLocaleString()} | ${p.peakRssMb.toFixed(0)} | ${p.peakHeapMb.toFixed(0)} | ${quarters} |`,
+    `| ${p.name} | ${(fileBytes / MB / p.wallSeconds).toFixed(1)} | ` +
+      `${(fileBytes / MB / p.cpuSeconds).toFixed(1)} | ${Math.round(p.lines / p.cpuSeconds).toLocaleString()} ` +
+      `| ${p.peakRssMb.toFixed(0)} | ${p.peakHeapMb.toFixed(0)} | ${quarters} |`,
   );
 }
 const [f, fi, ours, dedup] = rows as [Pass, Pass, Pass, Pass];
@@ -282,7 +290,10 @@ console.log(`ratio parser / floor+inner (CPU): ${ratio(ours, fi)}`);
 console.log(`ratio parser+dedup / floor (CPU): ${ratio(dedup, f)}`);
 const spread = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
-  return `median ${(sorted[sorted.length >> 1] as number).toFixed(2)}, range ${(sorted[0] as number).toFixed(2)}-${(sorted[sorted.length - 1] as number).toFixed(2)}`;
+  return (
+    `median ${(sorted[sorted.length >> 1] as number).toFixed(2)}, range ` +
+    `${(sorted[0] as number).toFixed(2)}-${(sorted[sorted.length - 1] as number).toFixed(2)}`
+  );
 };
 console.log(
   `per round, parser / floor (CPU): ${spread(roundRatios)}; parser+dedup / floor: ${spread(roundDedupRatios)}`,

@@ -4,28 +4,7 @@
  * real ingest, fire and collect handlers with metered AWS clients, to the bundled mock
  * target. Counted:
  *
- * - SQS billed requests (each 64 KB chunk of a payload is a request; a batch's payload is
- *   its total): the handlers' sends, and the event source mappings' receives that returned
- *   messages and their deletes. Empty receives are reported apart: they are idle polling,
- *   proportional to time, not traffic, and this harness polls far more often than Lambda.
- * - S3 requests by class (PUT, COPY, POST, LIST vs GET and others), by the handlers.
- * - Lambda requests (invocations) and GB-seconds: each invocation's wall time (rounded up to
- *   1 ms, as billed) x the function's configured memory, read from the synthesized CDK
- *   template (lib/stateless.ts).
- *
- * Then dollars at us-east-1 list prices (sources in the output). Not counted: the capture
- * upload (SageMaker's PUT), the S3 -> SQS notification (one per file), free tiers, data
- * transfer, CloudWatch Logs.
- *
- *   npm run bench:cost -- [--rate 200] [--seconds 60] [--seed 7] [--lead-ms 20000] [--fire-concurrency N] [--targets 1]
- *
- * `--targets n` replays the capture to n targets (A, B, ...: the same mock server), as
- * sim/ simulates it (bench/RESULTS.md, "The simulator against moto").
- *
- * The functions run as deployed for the benchmark's rate: memory, batch sizes, batching
- * windows, maximum concurrency and the tuning environment come from the stack synthesized with
- * `peakRequestsPerSecond` = --rate (lib/sizing.ts); --fire-concurrency only lowers the fire
- * function's concurrency on this machine.
+ * What is counted, what is not, and the options: beside the flags below.
  */
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -52,6 +31,30 @@ import { flag } from './args';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 
+/**
+ * - SQS billed requests (each 64 KB chunk of a payload is a request; a batch's payload is
+ *   its total): the handlers' sends, and the event source mappings' receives that returned
+ *   messages and their deletes. Empty receives are reported apart: they are idle polling,
+ *   proportional to time, not traffic, and this harness polls far more often than Lambda.
+ * - S3 requests by class (PUT, COPY, POST, LIST vs GET and others), by the handlers.
+ * - Lambda requests (invocations) and GB-seconds: each invocation's wall time (rounded up to
+ *   1 ms, as billed) x the function's configured memory, read from the synthesized CDK
+ *   template (lib/stateless.ts).
+ *
+ * Then dollars at us-east-1 list prices (sources in the output). Not counted: the capture
+ * upload (SageMaker's PUT), the S3 -> SQS notification (one per file), free tiers, data
+ * transfer, CloudWatch Logs.
+ *
+ *   npm run bench:cost -- [--rate 200] [--seconds 60] [--seed 7] [--lead-ms 20000] [--fire-concurrency N] [--targets 1]
+ *
+ * `--targets n` replays the capture to n targets (A, B, ...: the same mock server), as
+ * sim/ simulates it (bench/RESULTS.md, "The simulator against moto").
+ *
+ * The functions run as deployed for the benchmark's rate: memory, batch sizes, batching
+ * windows, maximum concurrency and the tuning environment come from the stack synthesized with
+ * `peakRequestsPerSecond` = --rate (lib/sizing.ts); --fire-concurrency only lowers the fire
+ * function's concurrency on this machine.
+ */
 const rate = flag('--rate', 200);
 const seconds = flag('--seconds', 60);
 const seed = flag('--seed', 7);
@@ -213,7 +216,12 @@ async function drainTestEvent(sqsClient: SQSClient, queueUrl: string): Promise<v
 const { functions: deployed, source: memorySource } = deployedShape();
 const memoryMb = Object.fromEntries(FUNCTIONS.map((f) => [f, deployed[f].memoryMb])) as Record<FunctionName, number>;
 console.error(
-  `as deployed (${memorySource}): ${FUNCTIONS.map((f) => `${f} ${deployed[f].memoryMb} MB, batch ${deployed[f].batchSize}, window ${deployed[f].batchingWindowS} s, concurrency ${deployed[f].maxConcurrency}`).join('; ')}`,
+  `as deployed (${memorySource}): ` +
+    FUNCTIONS.map(
+      (f) =>
+        `${f} ${deployed[f].memoryMb} MB, batch ${deployed[f].batchSize}, window ${deployed[f].batchingWindowS} ` +
+        `s, concurrency ${deployed[f].maxConcurrency}`,
+    ).join('; '),
 );
 
 const capture = captureBuffer({

@@ -114,7 +114,9 @@ for (const rate of rates) {
       .map((o) => Number(o.result!.contentChunkNs[0]! - o.result!.requestStartNs) / 1e6),
   );
   rows.push(
-    `| ${rate} | ${requests.length} | ${outcomes.length - dropped} | ${dropped} | ${errors} | ${s.p50.toFixed(3)} | ${s.p99.toFixed(3)} | ${s.max.toFixed(3)} | ${ttft ? ttft.p50.toFixed(2) : 'n/a'} | ${(((cpu.user + cpu.system) / 1e6 / wallS) * 100).toFixed(0)}% |`,
+    `| ${rate} | ${requests.length} | ${outcomes.length - dropped} | ${dropped} | ${errors} | ` +
+      `${s.p50.toFixed(3)} | ${s.p99.toFixed(3)} | ${s.max.toFixed(3)} | ${ttft ? ttft.p50.toFixed(2) : 'n/a'} ` +
+      `| ${(((cpu.user + cpu.system) / 1e6 / wallS) * 100).toFixed(0)}% |`,
   );
   console.log(rows.at(-1));
 }

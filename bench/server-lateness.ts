@@ -2,8 +2,29 @@
  * Lateness as a skeptic measures it: at the server. For each rate, a Poisson schedule of
  * captured requests (millisecond inferenceTimes, so the schedule is exact, not spread) is
  * replayed by the CLI (its own process) against an independent arrival-stamping server
- * (bench/arrival-server.mjs, its own process, no code shared with ours). Joined on
- * X-Request-ID:
+ * (bench/arrival-server.mjs, its own process, no code shared with ours); the two are joined
+ * on X-Request-ID.
+ *
+ * What is measured, and the options: beside the flags below.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { flag } from './args';
+import { cliOf } from './cli-path';
+import {
+  BENCH_ROOT as root,
+  fixed as f,
+  quantile,
+  serverView,
+  startArrivalServer,
+  writeCaptures,
+} from './lateness-common';
+
+/**
+ * Joined on X-Request-ID:
  *   - lateness = server arrival - our scheduled time, minus one constant shift (the smallest
  *     lateness of the run: loopback and parsing time that every request pays);
  *   - early: requests that reached the server before their scheduled time. Both processes
@@ -35,22 +56,6 @@
  *     [--tls]   (the server over TLS, a certificate for 127.0.0.1 the CLI trusts through
  *     NODE_EXTRA_CA_CERTS, as it trusts a real endpoint's: each connection a handshake)
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { flag } from './args';
-import { cliOf } from './cli-path';
-import {
-  BENCH_ROOT as root,
-  fixed as f,
-  quantile,
-  serverView,
-  startArrivalServer,
-  writeCaptures,
-} from './lateness-common';
-
 const seconds = flag('--seconds', 10);
 const ratesAt = process.argv.indexOf('--rates');
 const rates = ratesAt === -1 ? [200, 1000, 2000, 5000] : (process.argv[ratesAt + 1] ?? '').split(',').map(Number);
@@ -266,17 +271,25 @@ for (const [run, rate] of rates.entries()) {
 }
 
 console.log(
-  `server-side lateness, ${cliScript}, ${seconds} s per rate, --workers ${workers} --wait ${wait} --rehearsal ${rehearsal ?? 'default'} --lead ${lead}${streaming ? ' --streaming' : ''}, server ${answers}${tls ? ' over TLS' : ''}, node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'})\n`,
+  `server-side lateness, ${cliScript}, ${seconds} s per rate, --workers ${workers} --wait ${wait} ` +
+    `--rehearsal ${rehearsal ?? 'default'} --lead ${lead}${streaming ? ' --streaming' : ''}, server ` +
+    `${answers}${tls ? ' over TLS' : ''}, node ${process.version}, ${cpus().length} CPUs ` +
+    `(${cpus()[0]?.model ?? '?'})\n`,
 );
 console.log(
-  '| rate/s | requests | lost | doubled | early | p50 ms | p99 ms | max ms | first s p99 (max) | rest p99 (max) | shift ms | our lag p99 | our wire lag p99 | |ours - server| p99 | connections (at 1st request) | client CPU s (wall s) | load before |',
+  '| rate/s | requests | lost | doubled | early | p50 ms | p99 ms | max ms | first s p99 (max) | rest p99 ' +
+    '(max) | shift ms | our lag p99 | our wire lag p99 | |ours - server| p99 | connections (at 1st request) | ' +
+    'client CPU s (wall s) | load before |',
 );
 console.log(
   '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
 );
 for (const r of rows) {
   console.log(
-    `| ${r.rate} | ${r.scheduled} | ${r.lost} | ${r.doubled} | ${r.early} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.max)} | ${f(r.firstP99)} (${f(r.firstMax)}) | ${f(r.restP99)} (${f(r.restMax)}) | ${f(r.shiftMs)} | ${f(r.ourLagP99)} | ${f(r.ourWireLagP99)} | ${f(r.viewGapP99)} | ${r.connections} (${r.connectionsAtFirst ?? 'n/a'}) | ${f(r.cpuSeconds, 1)} (${f(r.wallSeconds, 1)}) | ${r.load} |`,
+    `| ${r.rate} | ${r.scheduled} | ${r.lost} | ${r.doubled} | ${r.early} | ${f(r.p50)} | ${f(r.p99)} | ` +
+      `${f(r.max)} | ${f(r.firstP99)} (${f(r.firstMax)}) | ${f(r.restP99)} (${f(r.restMax)}) | ${f(r.shiftMs)} ` +
+      `| ${f(r.ourLagP99)} | ${f(r.ourWireLagP99)} | ${f(r.viewGapP99)} | ${r.connections} ` +
+      `(${r.connectionsAtFirst ?? 'n/a'}) | ${f(r.cpuSeconds, 1)} (${f(r.wallSeconds, 1)}) | ${r.load} |`,
   );
 }
 rmSync(work, { recursive: true, force: true });

@@ -5,15 +5,7 @@
  *   node --import tsx bench/pipeline-cost.ts --rate 200 --seconds 60 --targets 2 > /tmp/moto.json
  *   node --import tsx bench/sim-vs-moto.ts /tmp/moto.json
  *
- * Two simulations: "as moto", with what the local harness does differently from AWS set to
- * match it (no delivery jitter: moto makes a delayed message visible on the dot; the event
- * source starts at its maximum concurrency, capped at the harness's `localConcurrency`: no
- * ramp, and warm; a receive's round trip moto's, measured here before the simulation: the
- * median of 200 ReceiveMessage calls returning a message, as the harness makes them, or
- * `--moto-receive-ms <ms>`); and "as AWS", the simulator's defaults (a ramp after an hour
- * idle, the assumed round trip).
- * Both run the stack's own batching windows: the harness takes them from the same template.
- * The goal is agreement within 5 % on every count "as moto".
+ * The two simulations and what they set: beside the arguments below.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -26,7 +18,8 @@ import {
 } from '@aws-sdk/client-sqs';
 import { awsClientConfig, startMoto } from '../test/support/moto';
 import { simulate, type SimRun } from '../sim/engine';
-import { applyOverrides, settingsFor } from '../sim/settings';
+import { applyOverrides } from '../sim/overrides';
+import { settingsFor } from '../sim/settings';
 import { deployable } from '../sim/stack-check';
 
 interface MotoRun {
@@ -46,6 +39,17 @@ interface MotoRun {
   };
 }
 
+/**
+ * Two simulations: "as moto", with what the local harness does differently from AWS set to
+ * match it (no delivery jitter: moto makes a delayed message visible on the dot; the event
+ * source starts at its maximum concurrency, capped at the harness's `localConcurrency`: no
+ * ramp, and warm; a receive's round trip moto's, measured here before the simulation: the
+ * median of 200 ReceiveMessage calls returning a message, as the harness makes them, or
+ * `--moto-receive-ms <ms>`); and "as AWS", the simulator's defaults (a ramp after an hour
+ * idle, the assumed round trip).
+ * Both run the stack's own batching windows: the harness takes them from the same template.
+ * The goal is agreement within 5 % on every count "as moto".
+ */
 const args = parseArgs({ allowPositionals: true, options: { 'moto-receive-ms': { type: 'string' } } });
 const file = args.positionals[0];
 if (!file) throw new Error('usage: sim-vs-moto.ts <pipeline-cost JSON output> [--moto-receive-ms <ms>]');
@@ -168,7 +172,9 @@ console.log(
   JSON.stringify({ benchmark: 'sim-vs-moto', workload: w, motoReceiveRoundTripMs: motoReceiveMs, rows }, null, 2),
 );
 console.error(
-  `moto's receive round trip: ${motoReceiveMs} ms (the "as moto" simulation's); AWS's assumed: ${settingsFor({ ratePerTarget: 1, targets: 1, seconds: 1, latencyP50S: 1, latencyP99S: 1 }).settings.aws.sqs.receiveRoundTripMs} ms`,
+  `moto's receive round trip: ${motoReceiveMs} ms (the "as moto" simulation's); AWS's assumed: ` +
+    `${settingsFor({ ratePerTarget: 1, targets: 1, seconds: 1, latencyP50S: 1, latencyP99S: 1 }).settings.aws.sqs.receiveRoundTripMs}` +
+    ` ms`,
 );
 console.error(
   [

@@ -6,14 +6,7 @@
  * counting what is sent (SQS's limits checked, bodies not kept: a queue holding 180,000
  * requests twice would measure the queue, not the function). Nothing fires.
  *
- *   npm run bench:window -- [--rate 50] [--files 12] [--minutes 5] [--body-bytes 1300] [--targets 2] [--sequential] [--keep]
- *
- * Default: 12 five-minute files at 50 requests/s (180,000 requests, ~420 MB) in one hour
- * partition, window `lastHours: 1`, targets A and B in parallel. Measured: wall time and CPU
- * time of the invocation, peak RSS (VmHWM of this process, and sampled every 50 ms during the
- * invocation) and heap, messages and bytes sent, against the plan function's limits (15 min,
- * up to 3,008 MB). The files are written to the temp folder and deleted afterwards unless
- * --keep (kept files of the same options are reused).
+ * The options and what is measured: beside the flags below.
  */
 import type { Context, SQSBatchResponse } from 'aws-lambda';
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -32,6 +25,16 @@ import { writeCaptureFile } from '../test/support/capture-gen';
 import { VirtualClock } from '../test/support/virtual-clock';
 import { flag } from './args';
 
+/**
+ *   npm run bench:window -- [--rate 50] [--files 12] [--minutes 5] [--body-bytes 1300] [--targets 2] [--sequential] [--keep]
+ *
+ * Default: 12 five-minute files at 50 requests/s (180,000 requests, ~420 MB) in one hour
+ * partition, window `lastHours: 1`, targets A and B in parallel. Measured: wall time and CPU
+ * time of the invocation, peak RSS (VmHWM of this process, and sampled every 50 ms during the
+ * invocation) and heap, messages and bytes sent, against the plan function's limits (15 min,
+ * up to 3,008 MB). The files are written to the temp folder and deleted afterwards unless
+ * --keep (kept files of the same options are reused).
+ */
 const rate = flag('--rate', 50);
 const fileCount = flag('--files', 12);
 const minutes = flag('--minutes', 5);

@@ -9,10 +9,12 @@ import { isCrossAccount, type DeployEnvironment } from './placement';
 import { CaptureReplayStateful } from './stateful';
 import { RunAlarms } from './run-alarms';
 import { fireSizingOf } from './sizing';
-import { CaptureReplayStateless, FUNCTION_TIMEOUTS } from './stateless';
+import { FUNCTION_TIMEOUT_SECONDS, sixTimesVisibilitySeconds } from './stack-constants';
+import { CaptureReplayStateless } from './stateless';
 
-/** AWS's guidance for SQS event sources: visibility at least 6x the function timeout (at most SQS's 12 h). */
-const sixTimes = (d: Duration) => Duration.seconds(Math.min(43_200, d.toSeconds() * 6));
+/** AWS's guidance for SQS event sources: visibility at least 6x the function timeout (lib/stack-constants.ts). */
+const sixTimes = (fn: keyof typeof FUNCTION_TIMEOUT_SECONDS) =>
+  Duration.seconds(sixTimesVisibilitySeconds(FUNCTION_TIMEOUT_SECONDS[fn]));
 
 export interface CaptureReplayStackProps extends StackProps {
   config: DeploymentConfig;
@@ -40,9 +42,9 @@ export class CaptureReplayStack extends Stack {
     this.stateful = new CaptureReplayStateful(this, 'Stateful', {
       // The replay queue's visibility is the fire timeout + 60 s, not 6x (lib/sizing.ts says why).
       visibility: {
-        ingest: sixTimes(FUNCTION_TIMEOUTS.ingest),
+        ingest: sixTimes('ingest'),
         replay: Duration.seconds(sizing.visibilityTimeoutSeconds),
-        collect: sixTimes(FUNCTION_TIMEOUTS.collect),
+        collect: sixTimes('collect'),
       },
       workingFilesExpireDays: config.workingFilesExpireDays,
       ...(config.resultsExpireDays ? { resultsExpireDays: config.resultsExpireDays } : {}),
@@ -52,7 +54,7 @@ export class CaptureReplayStack extends Stack {
       ...(config.schedules.length > 0
         ? {
             schedules: {
-              planVisibility: sixTimes(FUNCTION_TIMEOUTS.plan),
+              planVisibility: sixTimes('plan'),
               ...(config.notify ? { notify: config.notify } : {}),
             },
           }
@@ -92,7 +94,9 @@ export class CaptureReplayStack extends Stack {
     // evaluates this rule before creating or updating anything.
     const placeholders = placeholdersIn(props.config);
     if (placeholders.length > 0) {
-      const message = `capture-replay: set ${placeholders.join(' and ')} in cdk.json (context.captureReplay) or -c configFile=... before deploying`;
+      const message =
+        `capture-replay: set ${placeholders.join(' and ')} in cdk.json (context.captureReplay) or -c ` +
+        `configFile=... before deploying`;
       Annotations.of(this).addWarningV2('capture-replay:placeholders', message);
       const state = new CfnParameter(this, 'ConfigurationState', {
         type: 'String',
@@ -117,12 +121,16 @@ export class CaptureReplayStack extends Stack {
       {
         id: 'AwsSolutions-IAM5',
         reason:
-          'Wildcards are object-key scopes: read (and, for the plan function, listing) on <capture-prefix>*, read/write on work/*, runs/*, hours/* and schedules/* of the results bucket, and the s3:GetObject*/List* action groups of grantRead; the CDK bucket-notification helper needs s3:PutBucketNotification on the imported bucket.',
+          'Wildcards are object-key scopes: read (and, for the plan function, listing) on <capture-prefix>*, ' +
+          'read/write on work/*, runs/*, hours/* and schedules/* of the results bucket, and the ' +
+          's3:GetObject*/List* action groups of grantRead; the CDK bucket-notification helper needs ' +
+          's3:PutBucketNotification on the imported bucket.',
       },
       {
         id: 'AwsSolutions-L1',
         reason:
-          "Node.js 22 is pinned on purpose: it is the package's floor and the Node the tests and CI run on (.ci/run); moving to a newer runtime is a tested change, not an automatic one.",
+          "Node.js 22 is pinned on purpose: it is the package's floor and the Node the tests and CI run on " +
+          '(.ci/run); moving to a newer runtime is a tested change, not an automatic one.',
       },
       {
         id: 'AwsSolutions-SQS3',

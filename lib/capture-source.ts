@@ -81,7 +81,8 @@ export function wireCaptureSource(scope: Construct, props: CaptureSourceProps): 
   const bus = props.crossAccount ? receivingBus(scope, config.captureBucketAccount as string) : undefined;
   const rule = new events.Rule(scope, 'CaptureObjectCreated', {
     description: props.crossAccount
-      ? `capture-replay: new Data Capture files, forwarded by account ${config.captureBucketAccount} (its rule is the CaptureOwnerEventRule output)`
+      ? `capture-replay: new Data Capture files, forwarded by account ${config.captureBucketAccount} (its rule ` +
+        `is the CaptureOwnerEventRule output)`
       : 'capture-replay: new Data Capture files (EventBridge notifications must be on for the bucket)',
     ...(bus ? { eventBus: bus } : {}),
     eventPattern: {

@@ -11,6 +11,7 @@
  *   don't have reserved concurrency"; a default account has 1,000 (new accounts less):
  *   https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html
  */
+import { EVENT_SOURCE_CONCURRENCY } from './stack-constants';
 
 /** ScalingConfig.MaximumConcurrency's maximum. */
 export const SQS_EVENT_SOURCE_MAX_CONCURRENCY = 1000;
@@ -18,18 +19,6 @@ export const SQS_EVENT_SOURCE_MAX_CONCURRENCY = 1000;
 export const LAMBDA_MIN_UNRESERVED = 100;
 /** The Lambda concurrency quota of a default account, per Region. */
 export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
-
-/**
- * The other functions' SQS event sources: each runs at most this many invocations at once.
- * They reserve nothing, so they run from the account's unreserved concurrency.
- */
-export const EVENT_SOURCE_CONCURRENCY = {
-  /** Capture files: one per invocation, ten at once. */
-  ingest: 10,
-  collect: 5,
-  /** One window per invocation (each may take minutes); two at once is Lambda's floor. */
-  plan: 2,
-} as const;
 
 export interface ConcurrencyInput {
   /** The fire function's maximum concurrency: derived (lib/sizing.ts), or maxFireConcurrency. */
@@ -82,7 +71,10 @@ export function concurrencyProblems(i: ConcurrencyInput): ConcurrencyProblem[] {
   if (i.fireConcurrency > SQS_EVENT_SOURCE_MAX_CONCURRENCY) {
     problems.push({
       path: i.fireSource,
-      message: `${what}, but an SQS event source runs at most ${SQS_EVENT_SOURCE_MAX_CONCURRENCY.toLocaleString('en-US')} (MaximumConcurrency): lower peakRequestsPerSecond or peakLatencySeconds`,
+      message:
+        `${what}, but an SQS event source runs at most ` +
+        `${SQS_EVENT_SOURCE_MAX_CONCURRENCY.toLocaleString('en-US')} (MaximumConcurrency): lower ` +
+        `peakRequestsPerSecond or peakLatencySeconds`,
     });
   }
   const needed = neededAccountConcurrency(i);
@@ -93,7 +85,10 @@ export function concurrencyProblems(i: ConcurrencyInput): ConcurrencyProblem[] {
       : `the fire function at ${i.fireConcurrency} for ${peak}, plus the other functions at ${others}, all unreserved`;
     problems.push({
       path: 'accountConcurrency',
-      message: `the deployment needs a Lambda concurrency quota of at least ${needed} (${why}) and accountConcurrency is ${i.accountConcurrency}: raise the account's "Concurrent executions" quota (Service Quotas) and set accountConcurrency to it, or lower peakRequestsPerSecond`,
+      message:
+        `the deployment needs a Lambda concurrency quota of at least ${needed} (${why}) and accountConcurrency ` +
+        `is ${i.accountConcurrency}: raise the account's "Concurrent executions" quota (Service Quotas) and ` +
+        `set accountConcurrency to it, or lower peakRequestsPerSecond`,
     });
   }
   return problems;

@@ -11,8 +11,7 @@ import { z } from 'zod';
 import { REGION } from '../lambdas/adapters/sagemaker/target-spec';
 import { ConfigurationError } from '../lambdas/core/errors';
 import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE } from '../lambdas/core/metrics/cloudwatch';
-import { MAX_AMPLIFY } from '../lambdas/core/plan/amplify';
-import { MIN_TIME_SCALE } from '../lambdas/core/plan/plan';
+import { planIntraSecond, planModelOverride, planNumber } from '../lambdas/core/plan/plan-option-schema';
 import { scheduleConfigSchema } from '../lambdas/core/scheduled-runs/contract';
 import { didYouMean } from '../lambdas/core/suggest';
 import {
@@ -205,21 +204,15 @@ export const deploymentConfigSchema = z.strictObject({
    */
   slotSeconds: ranged({ min: 0.1, max: 300 }).optional(),
   forceStreaming: z.boolean().default(true),
-  modelOverride: z.string().min(1).optional(),
-  timeScale: z
-    .number()
-    .min(
-      MIN_TIME_SCALE,
-      `timeScale must be >= ${MIN_TIME_SCALE} (${1 / MIN_TIME_SCALE} times slower than captured): the plan refuses a slower one`,
-    )
-    .default(1),
+  modelOverride: planModelOverride().optional(),
+  timeScale: planNumber('timeScale').default(1),
   /**
    * File and mirror modes: each capture file replayed at this factor of its traffic (above 1,
    * copies of each request spread through the gaps to the next, lambdas/core/plan/amplify.ts;
    * below 1, a sample). Schedules take their own (`schedules[].amplify`).
    */
-  amplify: ranged({ min: 0, above: true, max: MAX_AMPLIFY }).default(1),
-  intraSecond: z.enum(['spread', 'burst']).default('spread'),
+  amplify: planNumber('amplify').default(1),
+  intraSecond: planIntraSecond().default('spread'),
   requestTimeoutSeconds: ranged({ min: 1, max: 600, int: true }).default(300),
   maxInFlightPerShard: ranged({ min: 1, max: 1_000_000, int: true }).optional(),
   lateToleranceMs: ranged({

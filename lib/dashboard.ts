@@ -96,12 +96,16 @@ export class RunsDashboard extends Construct {
   private header(config: DeploymentConfig): cloudwatch.TextWidget {
     const schedules =
       config.schedules.length > 0
-        ? ` Scheduled comparisons: ${config.schedules.map((s) => `\`${s.name}\``).join(', ')}: a Verdict of +1 is better, 0 the same or inconclusive, -1 worse, from the candidate's side.`
+        ? ` Scheduled comparisons: ${config.schedules.map((s) => `\`${s.name}\``).join(', ')}: a Verdict of +1 ` +
+          `is better, 0 the same or inconclusive, -1 worse, from the candidate's side.`
         : '';
     return new cloudwatch.TextWidget({
       markdown: [
         `# capture-replay: ${this.stackName}`,
-        `What each replay found, written by the collector as metrics in namespace \`${this.namespace}\` (dimensions Stack, Target; Schedule for scheduled runs), one data point per run, shown per hour.${schedules} Each run's files and report are in the results bucket under runs/<run-id>/; a schedule's trend page under schedules/<name>/.`,
+        `What each replay found, written by the collector as metrics in namespace \`${this.namespace}\` ` +
+          `(dimensions Stack, Target; Schedule for scheduled runs), one data point per run, shown per ` +
+          `hour.${schedules} Each run's files and report are in the results bucket under runs/<run-id>/; a ` +
+          `schedule's trend page under schedules/<name>/.`,
       ].join('\n\n'),
       width: 24,
       height: 3,
@@ -161,7 +165,9 @@ export class RunsDashboard extends Construct {
             ...region,
           })
         : new cloudwatch.MathExpression({
-            expression: `SEARCH('{AWS/SageMaker,EndpointName,VariantName} MetricName="${metricName}" EndpointName="${t.endpointName}"', '${statistic}', ${RUN_PERIOD.toSeconds()})`,
+            expression:
+              `SEARCH('{AWS/SageMaker,EndpointName,VariantName} MetricName="${metricName}" ` +
+              `EndpointName="${t.endpointName}"', '${statistic}', ${RUN_PERIOD.toSeconds()})`,
             label,
             period: RUN_PERIOD,
             ...(t.region ? { searchRegion: t.region } : {}),

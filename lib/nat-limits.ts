@@ -1,35 +1,8 @@
 /**
  * What a NAT gateway can carry to one destination, against what the fire function needs of it
  * at the declared peak. Pure; `cdk synth` warns with it when `vpc` is set (the targets may be
- * reached through a NAT gateway), and docs/deploy.md#vpc says the rule.
- *
- * AWS's NAT gateway page: each of a NAT gateway's IPv4 addresses holds up to 55,000
- * simultaneous connections to each unique destination (destination IP address, port and
- * protocol), and the same limit applies at about 900 new connections a second to one
- * destination (about 55,000 a minute); past either, new connections fail (ErrorPortAllocation).
- * https://docs.aws.amazon.com/vpc/latest/userguide/nat-gateway-basics.html
- *
- * A destination here is a target URL's host and port (several targets on one host count
- * together; two names that resolve to one address cannot be told apart at synth), or the
- * SageMaker runtime of the endpoint's region for a SageMaker target.
- *
- * The estimate, per target (lib/sizing.ts): a slot's requests go to `lanesPerSlot` lanes, each
- * one fire invocation with its own keep-alive pool (HTTP/1.1, one request per connection at a
- * time). A lane's requests in flight are, on average, its rate x the mean response (Little's
- * law); the pool opens a connection whenever every one it has is busy and keeps it, so it
- * holds what its busiest moment needed: the mean + 3 standard deviations of a Poisson count, at
- * most its pool's size. So:
- * - simultaneous connections: lanes x that, per target. It lies between the requests in flight
- *   (rate x mean response: no pool can hold fewer) and the ceiling, lanes x the pool's size. It
- *   is not an upper bound: the previous slot's lanes still hold their idle connections for up
- *   to their keep-alive timeout while the next slot's lanes open theirs.
- * - new connections a second: a slot's lanes all start at its start and open their pools then,
- *   within seconds. A port a closed connection used is not at once free again, which is why
- *   AWS gives the rate as about 55,000 a minute: the connections opened within a minute count,
- *   not a burst within a second. With slots of a minute or more that is one slot's lanes x
- *   their connections; with shorter slots, that many every slot (each lane's own invocation,
- *   its pool new). A target that closes each connection after its response needs one per
- *   request instead (`newConnectionsPerSecondWithoutReuse`).
+ * reached through a NAT gateway), and docs/deploy.md#vpc says the rule. AWS's limits, what a
+ * destination is and how the connections are estimated: docs/sizing.md#through-a-nat-gateway.
  */
 import type { TargetConfig } from '../lambdas/runtime/config';
 import { amplifiedPeak, type AmplifiedRuns, type FireSizing } from './sizing';
@@ -115,11 +88,17 @@ export function natLimitWarnings(
       const over = (value: number, limit: number) => (value > limit ? 'over' : 'within');
       const message =
         `capture-replay: ${d.destination} (${names(d.targets)}), if the fire function reaches it through a NAT gateway: ` +
-        `at the peak about ${count(d.connections)} simultaneous connections (${d.targets.length} x ${sizing.lanesPerSlot} lanes a slot, each pool at its busiest; ` +
-        `${count(d.inFlight)} requests in flight, at most ${count(d.connectionsCeiling)}), ${over(d.connections, NAT_CONNECTIONS_PER_DESTINATION)} the ${count(NAT_CONNECTIONS_PER_DESTINATION)} a NAT gateway address holds to one destination; ` +
-        `about ${count(d.newConnectionsPerSecond)} new connections a second (a slot's lanes open theirs at its start; ${count(d.newConnectionsPerSecondWithoutReuse)} if the target closes each connection), ` +
-        `${over(d.newConnectionsPerSecond, NAT_NEW_CONNECTIONS_PER_SECOND)} the ${count(NAT_NEW_CONNECTIONS_PER_SECOND)} or so it opens a second. ` +
-        `Give the NAT gateway more addresses (each holds another ${count(NAT_CONNECTIONS_PER_DESTINATION)}) or the fire function's subnets more NAT gateways, ` +
+        `at the peak about ${count(d.connections)} simultaneous connections (${d.targets.length} x ` +
+        `${sizing.lanesPerSlot} lanes a slot, each pool at its busiest; ` +
+        `${count(d.inFlight)} requests in flight, at most ${count(d.connectionsCeiling)}), ` +
+        `${over(d.connections, NAT_CONNECTIONS_PER_DESTINATION)} the ` +
+        `${count(NAT_CONNECTIONS_PER_DESTINATION)} a NAT gateway address holds to one destination; ` +
+        `about ${count(d.newConnectionsPerSecond)} new connections a second (a slot's lanes open theirs at ` +
+        `its start; ${count(d.newConnectionsPerSecondWithoutReuse)} if the target closes each connection), ` +
+        `${over(d.newConnectionsPerSecond, NAT_NEW_CONNECTIONS_PER_SECOND)} the ` +
+        `${count(NAT_NEW_CONNECTIONS_PER_SECOND)} or so it opens a second. ` +
+        `Give the NAT gateway more addresses (each holds another ${count(NAT_CONNECTIONS_PER_DESTINATION)}) ` +
+        `or the fire function's subnets more NAT gateways, ` +
         (d.destination.startsWith('runtime.sagemaker.')
           ? 'reach the SageMaker runtime through an interface VPC endpoint (no NAT gateway), '
           : '') +

@@ -65,7 +65,9 @@ export class RunAlarms extends Construct {
           ]),
         );
         const alarm = new cloudwatch.Alarm(this, `WorseVerdict-${s.name}-${candidate}`, {
-          alarmDescription: `capture-replay: schedule ${s.name}: ${candidate} is worse than ${baseline} on ${names.join(', ')} (a Verdict of -1); the run's report.html and the schedule's trend page say by how much`,
+          alarmDescription:
+            `capture-replay: schedule ${s.name}: ${candidate} is worse than ${baseline} on ${names.join(', ')} ` +
+            `(a Verdict of -1); the run's report.html and the schedule's trend page say by how much`,
           metric: new cloudwatch.MathExpression({
             expression: `MIN([${Object.keys(usingMetrics).join(', ')}])`,
             usingMetrics,
@@ -82,7 +84,8 @@ export class RunAlarms extends Construct {
     }
     this.lostRequestsAlarm = new cloudwatch.Alarm(this, 'LostRequestsAlarm', {
       alarmDescription:
-        'capture-replay: a run lost requests (scheduled, never reported: a fire invocation died or timed out); its results are incomplete and not to be trusted (its run_manifest.json counts them under dropped, lost)',
+        'capture-replay: a run lost requests (scheduled, never reported: a fire invocation died or timed ' +
+        'out); its results are incomplete and not to be trusted (its run_manifest.json counts them under dropped, lost)',
       metric: metric(RUN_METRICS.lost.name, {}, 'Maximum'),
       threshold: 0,
       evaluationPeriods: 1,
@@ -90,7 +93,10 @@ export class RunAlarms extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     this.lateRunAlarm = new cloudwatch.Alarm(this, 'LateRunAlarm', {
-      alarmDescription: `capture-replay: a run's requests left late, schedule lateness p99 above lateToleranceMs (${config.lateToleranceMs} ms): the replayer could not keep the captured timing, so the run's latencies are not to be trusted (see the ingest report's capacity and the FireSizing output)`,
+      alarmDescription:
+        `capture-replay: a run's requests left late, schedule lateness p99 above lateToleranceMs ` +
+        `(${config.lateToleranceMs} ms): the replayer could not keep the captured timing, so the run's ` +
+        `latencies are not to be trusted (see the ingest report's capacity and the FireSizing output)`,
       metric: metric(RUN_METRICS.latenessP99.name, {}, 'Maximum'),
       threshold: config.lateToleranceMs,
       evaluationPeriods: 1,

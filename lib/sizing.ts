@@ -1,44 +1,8 @@
 /**
  * The fire function's settings, derived from the traffic the user declares, so that a deploy is
  * right for its rate instead of one size for all. Pure; docs/deploy.md's sizing table is this
- * function.
- *
- * - Lanes: a slot's requests are dealt to lanes, one shard and one fire invocation each
- *   (lambdas/core/pipeline/shards.ts), each sending at most `laneRequestsPerSecond` through the
- *   whole slot. That rate is what one invocation can hold: its requests in flight (the rate x
- *   the mean response) within CONNECTION_USE of its connections to the target (one socket per
- *   HTTP/1.1 request, under Lambda's 1,024 file descriptors shared by the targets), and within
- *   the CPU the largest function has (FIRE_CPU_MS, FIRE_CPU_USE). One shard a batch: a second
- *   lane in the same invocation would share its connections.
- * - Slot: unless set, the longest (up to SLOT_MAX_SECONDS) that leaves the fire function's
- *   15 minutes room for the lead, the ramp of the peak's lanes and the request timeout. An
- *   invocation pays the lead before its slot and its slowest response after it: the longer the
- *   slot, the more requests share them.
- * - Memory: for CPU. Lambda gives a function CPU in proportion to its memory, one vCPU at
- *   1,769 MB, as a quota: an invocation that uses its share up waits for the next period, and
- *   its requests due meanwhile go out late. A lane's CPU is its rate x (the CPU of a request +
- *   the CPU of a streamed token x the tokens of a mean response, FIRE_CPU_MS, by target kind,
- *   measured inside the share); the memory gives it that divided by FIRE_CPU_USE, at least
- *   1,024 MB.
- * - Concurrency: an invocation lives lead + slot + the wait for its lane's slowest response
- *   (lib/response-tail.ts, from the declared median and p99) + 1 s of delay rounding. Every
- *   slot starts all its lanes at once, so the most the fire function holds is when a slot's
- *   lanes have all started: those, and each earlier slot's lanes still waiting for their slowest
- *   response (each alive with the probability that its tail outlasts the slots since), plus
- *   three standard deviations of that count; at least 2 (an SQS event source's floor).
- *   Reserved concurrency equals it, so the fire function is never
- *   throttled by other functions in the account, and the event source's maximum concurrency
- *   keeps it from throttling itself. The need is reported as it is, never cut to what an
- *   account or an event source allows: whether it fits is the configuration's check
- *   (lib/concurrency.ts), which refuses it by name.
- * - Ramp: the event source grows while messages wait, "up to" 300 batches a minute; each
- *   slot's shards are delivered along a ramp of half that (sqs-delay.ts
- *   PLANNED_RAMP_PER_MINUTE, rampLeads), over `rampSeconds` before the lead: a message's lead
- *   goes up to `maxLeadSeconds`, which the timeout holds.
- * - Timeout: the longest lead + slot + request timeout + 30 s, at most 900 s. The replay
- *   queue's visibility timeout is the timeout + 60 s, not AWS's general 6x: with maximum
- *   concurrency at or below reserved concurrency the function is not throttled (the reason for
- *   6x), and a failed shard must come back while it can still be fired, not 90 minutes later.
+ * function, and docs/sizing.md#the-fire-function gives each rule (lanes, slot, memory,
+ * concurrency, ramp, timeout) and its reason.
  */
 import { EVENT_SOURCE_SCALING, PLANNED_RAMP_PER_MINUTE, RAMP_MARGIN_MS } from '../lambdas/core/pipeline/sqs-delay';
 import { connectionsPerTarget, ONE_VCPU_MB } from '../lambdas/runtime/limits';
@@ -170,7 +134,10 @@ export function fireSizingOf(
   });
 }
 
-/** The CPU one request costs a lane, ms: the costliest of the targets' kinds, with the tokens of a mean response streamed at `tokensPerSecond`. */
+/**
+ * The CPU one request costs a lane, ms: the costliest of the targets' kinds, with the tokens of a mean response
+ * streamed at `tokensPerSecond`.
+ */
 export function fireCpuMsPerRequest(
   kinds: readonly TargetKind[],
   tokensPerSecond: number,

@@ -10,6 +10,7 @@ import { DIMENSION, INGEST_METRICS } from '../lambdas/core/metrics/cloudwatch';
 import { alarmCompatibleTopic, notifyAlarms } from './alarm-topic';
 import { HOURS_ROOT, RESULTS_ROOT, WORK_ROOT } from '../lambdas/core/pipeline/keys';
 import { SCHEDULES_ROOT } from '../lambdas/core/scheduled-runs/contract';
+import { MAX_RECEIVE_COUNT } from './stack-constants';
 
 export interface QueuePair {
   queue: sqs.Queue;
@@ -126,7 +127,8 @@ export class CaptureReplayStateful extends Construct {
     this.replay = this.queuePair('Replay', props.visibility.replay);
     this.replayAgeAlarm = new cloudwatch.Alarm(this, 'ReplayQueueAgeAlarm', {
       alarmDescription:
-        'capture-replay: shard messages are waiting longer than any healthy delay: the fire function is not keeping up (throttled, failing or at its concurrency limit)',
+        'capture-replay: shard messages are waiting longer than any healthy delay: the fire function is not ' +
+        'keeping up (throttled, failing or at its concurrency limit)',
       metric: this.replay.queue.metricApproximateAgeOfOldestMessage({
         period: Duration.minutes(1),
         statistic: 'Maximum',
@@ -139,7 +141,9 @@ export class CaptureReplayStateful extends Construct {
     this.collect = this.queuePair('Collect', props.visibility.collect);
     this.undersizedRunAlarm = new cloudwatch.Alarm(this, 'UndersizedRunAlarm', {
       alarmDescription:
-        "capture-replay: a run needs more fire invocations at once than the fire function may run, and its requests will go out late (the ingest report's capacity and the ingest or plan log say by how much, and the value of peakRequestsPerSecond that fits)",
+        'capture-replay: a run needs more fire invocations at once than the fire function may run, and its ' +
+        "requests will go out late (the ingest report's capacity and the ingest or plan log say by how much, " +
+        'and the value of peakRequestsPerSecond that fits)',
       metric: new cloudwatch.Metric({
         namespace: props.metricsNamespace,
         metricName: INGEST_METRICS.expectedLateness.name,
@@ -189,7 +193,8 @@ export class CaptureReplayStateful extends Construct {
     });
     const schedulerDlqAlarm = new cloudwatch.Alarm(this, 'SchedulerDlqAlarm', {
       alarmDescription:
-        'capture-replay: EventBridge Scheduler could not send a plan message (a scheduled run did not start); the message in the scheduler dead-letter queue says why',
+        'capture-replay: EventBridge Scheduler could not send a plan message (a scheduled run did not ' +
+        'start); the message in the scheduler dead-letter queue says why',
       metric: schedulerDlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
       threshold: 1,
       evaluationPeriods: 1,
@@ -232,7 +237,7 @@ export class CaptureReplayStateful extends Construct {
       enforceSSL: true,
       visibilityTimeout,
       retentionPeriod: Duration.days(4),
-      deadLetterQueue: { queue: dlq, maxReceiveCount: 3 },
+      deadLetterQueue: { queue: dlq, maxReceiveCount: MAX_RECEIVE_COUNT },
     });
     const alarm = new cloudwatch.Alarm(this, `${id}DlqAlarm`, {
       alarmDescription: `capture-replay: messages in the ${id.toLowerCase()} dead-letter queue`,

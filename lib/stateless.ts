@@ -13,12 +13,18 @@ import { SCHEDULES_ROOT, type PlanMessage } from '../lambdas/core/scheduled-runs
 import { ENV, type SageMakerTargetConfig } from '../lambdas/runtime/config';
 import { CaptureBucketCheck } from './capture-bucket-check';
 import { wireCaptureSource, type CaptureSource } from './capture-source';
-import { EVENT_SOURCE_CONCURRENCY } from './concurrency';
 import type { DeploymentConfig } from './config';
 import { autoReplayTargets } from './deployment-rules';
 import { replaysNewCaptures } from './placement';
 import { ReplayFunction } from './replay-function';
 import type { FireSizing } from './sizing';
+import {
+  COLLECT_BATCHING_WINDOW_SECONDS,
+  EVENT_SOURCE_BATCH_SIZE,
+  EVENT_SOURCE_CONCURRENCY,
+  FUNCTION_MEMORY_MB,
+  FUNCTION_TIMEOUT_SECONDS,
+} from './stack-constants';
 import type { CaptureReplayStateful } from './stateful';
 
 /**
@@ -51,29 +57,6 @@ export function sageMakerTargetArns(
     arns.push(...[...new Set([component.toLowerCase(), component])].map((name) => arn('inference-component', name)));
   return arns;
 }
-
-/** Function timeouts of ingest, collect and plan; fire's is derived from the config (lib/sizing.ts). */
-export const FUNCTION_TIMEOUTS = {
-  ingest: Duration.minutes(15),
-  collect: Duration.minutes(5),
-  plan: Duration.minutes(15),
-} as const;
-
-/**
- * The collect event source's batching window (MaximumBatchingWindowInSeconds, 0-300 s, 0 by
- * default for SQS: https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html).
- * With it, Lambda gathers records and invokes once the window has passed, the batch size is
- * met or the payload reaches 6 MB, whichever comes first
- * (https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventsourcemapping.html#invocation-eventsourcemapping-batching).
- * A run's end puts a burst of collect messages on the queue, one per lane of the last slot,
- * each sent as its fire invocation finishes: without a window each may be its own
- * invocation, which lists the run's results and finds it still pending, and how many there
- * are depends on timing. Five seconds gathers the lanes of a slot into one look and stays far
- * shorter than the gap to the run's deadline message (the request timeout plus the grace).
- * The collector writes only at a run's end, so the delay holds up nothing, and fewer
- * invocations cost less.
- */
-export const COLLECT_BATCHING_WINDOW = Duration.seconds(5);
 
 /**
  * How EventBridge Scheduler retries sending a plan message to the plan queue before it puts
@@ -204,7 +187,7 @@ export class CaptureReplayStateless extends Construct {
     if (autoReplay)
       this.ingestFunction.addEventSource(
         new SqsEventSource(stateful.ingest.queue, {
-          batchSize: 1,
+          batchSize: EVENT_SOURCE_BATCH_SIZE.ingest,
           reportBatchItemFailures: true,
           maxConcurrency: EVENT_SOURCE_CONCURRENCY.ingest,
         }),
@@ -218,8 +201,8 @@ export class CaptureReplayStateless extends Construct {
     );
     this.collectFunction.addEventSource(
       new SqsEventSource(stateful.collect.queue, {
-        batchSize: 10,
-        maxBatchingWindow: COLLECT_BATCHING_WINDOW,
+        batchSize: EVENT_SOURCE_BATCH_SIZE.collect,
+        maxBatchingWindow: Duration.seconds(COLLECT_BATCHING_WINDOW_SECONDS),
         reportBatchItemFailures: true,
         maxConcurrency: EVENT_SOURCE_CONCURRENCY.collect,
       }),
@@ -229,7 +212,7 @@ export class CaptureReplayStateless extends Construct {
       // One window per invocation (each may take minutes); two at once at most (Lambda's floor).
       this.planFunction.addEventSource(
         new SqsEventSource(scheduled.plan.queue, {
-          batchSize: 1,
+          batchSize: EVENT_SOURCE_BATCH_SIZE.plan,
           reportBatchItemFailures: true,
           maxConcurrency: EVENT_SOURCE_CONCURRENCY.plan,
         }),
@@ -251,8 +234,6 @@ export class CaptureReplayStateless extends Construct {
     const logRetention = retention(config.logRetentionDays);
     const environment = functionEnvironment(config, stateful, sizing);
     const maxConcurrency = config.maxFireConcurrency ?? sizing.maxConcurrency;
-    // A 1 GB capture file is read twice (index, then ranges) inside 15 minutes; the index of
-    // 500,000 records is ~250 MB (bench/RESULTS.md).
     // A subset of the targets for new captures; without it, the ingest replays to every target.
     const subset: Record<string, string> =
       typeof config.autoReplay === 'object'
@@ -270,12 +251,13 @@ export class CaptureReplayStateless extends Construct {
       [ENV.fireConcurrencySetting]: config.maxFireConcurrency ? 'maxFireConcurrency' : 'peakRequestsPerSecond',
       ...metrics,
     };
+    // Memory and timeouts but the fire function's: lib/stack-constants.ts says why.
     const ingest = new ReplayFunction(this, 'Ingest', {
       handlerName: 'ingest',
       logRetention,
       environment: { ...environment, ...subset, ...dispatching },
-      timeout: FUNCTION_TIMEOUTS.ingest,
-      memorySize: 3008,
+      timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS.ingest),
+      memorySize: FUNCTION_MEMORY_MB.ingest,
     });
     const fire = new ReplayFunction(this, 'Fire', {
       handlerName: 'fire',
@@ -293,14 +275,10 @@ export class CaptureReplayStateless extends Construct {
       handlerName: 'collect',
       logRetention,
       environment: { ...environment, ...notifyEnv, ...metrics },
-      timeout: FUNCTION_TIMEOUTS.collect,
-      memorySize: 2048,
+      timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS.collect),
+      memorySize: FUNCTION_MEMORY_MB.collect,
     });
     if (!scheduled) return { ingest, fire, collect };
-    // A one-hour window at 50 requests/s (180,000 requests, 12 files) plans in ~11 CPU-s
-    // with ~150 MB of live heap (603 MB RSS with the GC left lazy; bench:window). 1,769 MB
-    // would do for that; 3008 MB leaves room for windows of millions of requests (24 h at
-    // 50/s: ~4.3 M, ~270 CPU-s by linear extrapolation) within the 15 minutes.
     const plan = new ReplayFunction(this, 'Plan', {
       handlerName: 'plan',
       logRetention,
@@ -312,8 +290,8 @@ export class CaptureReplayStateless extends Construct {
         [ENV.capturePrefix]: config.capturePrefix,
         ...notifyEnv,
       },
-      timeout: FUNCTION_TIMEOUTS.plan,
-      memorySize: 3008,
+      timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS.plan),
+      memorySize: FUNCTION_MEMORY_MB.plan,
     });
     return { ingest, fire, collect, plan };
   }
@@ -366,7 +344,8 @@ export class CaptureReplayStateless extends Construct {
     // SQS: SendMessageBatch is authorized as sqs:SendMessage. The event sources' receive and
     // delete are the Lambda service's, granted by addEventSource below.
     allow(this.ingestFunction, ['sqs:SendMessage'], [stateful.replay.queue.queueArn, stateful.collect.queue.queueArn]);
-    allow(this.fireFunction, ['sqs:SendMessage'], [stateful.replay.queue.queueArn, stateful.collect.queue.queueArn]); // deferral hops, last-shard collect
+    // deferral hops, last-shard collect
+    allow(this.fireFunction, ['sqs:SendMessage'], [stateful.replay.queue.queueArn, stateful.collect.queue.queueArn]);
     allow(this.collectFunction, ['sqs:SendMessage'], [stateful.collect.queue.queueArn]); // deadline hops
     if (this.planFunction) {
       // plan: the run record, bodies and drops under work/, the run's ingest report under runs/,

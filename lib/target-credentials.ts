@@ -49,15 +49,25 @@ export function apiKeySecretProblem(value: string): string | null {
   const notShown = 'its value is not shown';
   if (value.startsWith('arn:')) {
     if (SECRET_ARN.test(value)) return null;
-    return `is not a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>); ${notShown}: give the secret's ARN or name`;
+    return (
+      `is not a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>); ` +
+      `${notShown}: give the secret's ARN or name`
+    );
   }
   const shape = KEY_PREFIXES.find(([pattern]) => pattern.test(value));
   if (shape || RANDOM_RUN.test(value)) {
     const why = shape ? `it starts with ${shape[1]}` : 'a random run of 32 letters and digits or more';
-    return `looks like an API key (${why}), not a Secrets Manager secret's name or ARN; ${notShown}: put the key in a secret (aws secretsmanager create-secret --name replay/my-key --secret-string ...) and give the secret's name here`;
+    return (
+      `looks like an API key (${why}), not a Secrets Manager secret's name or ARN; ${notShown}: put the key in ` +
+      `a secret (aws secretsmanager create-secret --name replay/my-key --secret-string ...) and give the ` +
+      `secret's name here`
+    );
   }
   if (!SECRET_NAME.test(value)) {
-    return `is not a Secrets Manager secret's name (1-512 ASCII letters, digits and / _ + = . @ -) or ARN; ${notShown}: put the API key in a secret and give the secret's name or ARN here`;
+    return (
+      `is not a Secrets Manager secret's name (1-512 ASCII letters, digits and / _ + = . @ -) or ARN; ` +
+      `${notShown}: put the API key in a secret and give the secret's name or ARN here`
+    );
   }
   return null;
 }
@@ -77,7 +87,10 @@ export function targetUrlCredentialProblem(raw: string): string | null {
     return `holds a user name or password (user:password@), which the template would show in clear: remove it; ${USE_A_SECRET}`;
   const params = secretQueryParams(url);
   if (params.length > 0)
-    return `holds a credential in its query (${params.map((p) => `${p}=...`).join(', ')}), which the template would show in clear: remove it; ${USE_A_SECRET}`;
+    return (
+      `holds a credential in its query (${params.map((p) => `${p}=...`).join(', ')}), which the template would ` +
+      `show in clear: remove it; ${USE_A_SECRET}`
+    );
   return null;
 }
 

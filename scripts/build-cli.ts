@@ -3,21 +3,7 @@
  * bin runs (package.json: `bin`, `files`; `prepare` builds it on `npm ci` in the clone and on
  * `npm pack`). Every start of the CLI runs it: no TypeScript compiler at run time.
  *
- * - dist/capture-replay.mjs: the command (bin/capture-replay.ts); dist/fire-worker.mjs: the
- *   entry of a fire worker thread (lambdas/local/fire-worker.ts), which fire-workers.ts starts
- *   from here in the built CLI (CR_BUILT_FIRE_WORKER below).
- * - The CLI's modules and its packages in one module graph, split where the CLI imports lazily
- *   (each command's module, the S3 client) into chunks beside the entries: a start loads and
- *   compiles its own command's code, not every command's. `--version` or a usage error loads
- *   the entry and commander only.
- * - Each of the repository's modules keeps its source file's `import.meta.url`, written relative
- *   to dist/ (source-urls.ts): the CLI finds package.json and the bundled sample beside dist/,
- *   in the clone and in the installed package alike.
- * - The packages bundled are named with their licenses (and NOTICE files) in
- *   dist/THIRD-PARTY-NOTICES.txt, which ships beside them.
- * - A file is written only when its bytes change, through a temporary file renamed over it, and
- *   the chunks of an earlier build are removed: a CLI started meanwhile (a test run builds while
- *   `npm pack`'s prepare builds too) reads one build's whole file, never half of one.
+ * What it writes, and how: buildCli.
  *
  * The tests run this build (test/support/cli-bundle.ts, once per run). `node --import tsx
  * scripts/build-cli.ts [outdir]`.
@@ -46,6 +32,23 @@ export interface BuiltCli {
   written: string[];
 }
 
+/**
+ * - dist/capture-replay.mjs: the command (bin/capture-replay.ts); dist/fire-worker.mjs: the
+ *   entry of a fire worker thread (lambdas/local/fire-worker.ts), which fire-workers.ts starts
+ *   from here in the built CLI (CR_BUILT_FIRE_WORKER below).
+ * - The CLI's modules and its packages in one module graph, split where the CLI imports lazily
+ *   (each command's module, the S3 client) into chunks beside the entries: a start loads and
+ *   compiles its own command's code, not every command's. `--version` or a usage error loads
+ *   the entry and commander only.
+ * - Each of the repository's modules keeps its source file's `import.meta.url`, written relative
+ *   to dist/ (source-urls.ts): the CLI finds package.json and the bundled sample beside dist/,
+ *   in the clone and in the installed package alike.
+ * - The packages bundled are named with their licenses (and NOTICE files) in
+ *   dist/THIRD-PARTY-NOTICES.txt, which ships beside them.
+ * - A file is written only when its bytes change, through a temporary file renamed over it, and
+ *   the chunks of an earlier build are removed: a CLI started meanwhile (a test run builds while
+ *   `npm pack`'s prepare builds too) reads one build's whole file, never half of one.
+ */
 export async function buildCli(outdir = DIST): Promise<BuiltCli> {
   const out = resolve(outdir);
   const result = await build({
@@ -143,7 +146,8 @@ export function thirdPartyNotices(inputs: readonly string[]): string {
   }
   const sections = [...byText].map(([text, owners]) => `---- ${owners.join(', ')}\n\n${text}\n`);
   return [
-    'The built capture-replay CLI (dist/*.mjs) bundles code of the packages below. Their license and notice texts follow, each text once with the packages whose files carry it.',
+    'The built capture-replay CLI (dist/*.mjs) bundles code of the packages below. Their license and notice ' +
+      'texts follow, each text once with the packages whose files carry it.',
     '',
     ...names.map((n) => `  ${n}`),
     ...(unlicensed.length > 0

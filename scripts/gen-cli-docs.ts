@@ -54,7 +54,9 @@ function optionsTable(help: Help, command: Command): string[] {
     '| --- | --- | --- |',
     ...options.map(
       (o) =>
-        `| ${code(o.flags).replace(/\|/g, '\\|')} | ${cell(o.description)}${choicesOf(o.argChoices)}${o.mandatory ? ' (required)' : ''} | ${defaultOf(o)} |`,
+        `| ${code(o.flags).replace(/\|/g, '\\|')} | ` +
+        `${cell(o.description)}${choicesOf(o.argChoices)}${o.mandatory ? ' (required)' : ''} | ` +
+        `${defaultOf(o)} |`,
     ),
     '',
   ];
@@ -73,7 +75,8 @@ function argumentsTable(help: Help, command: Command): string[] {
     '| --- | --- | --- |',
     ...args.map(
       (a) =>
-        `| ${code(argumentTerm(a))} | ${cell(a.description)}${choicesOf(a.argChoices)} | ${a.defaultValue === undefined ? '' : code(JSON.stringify(a.defaultValue))} |`,
+        `| ${code(argumentTerm(a))} | ${cell(a.description)}${choicesOf(a.argChoices)} | ` +
+        `${a.defaultValue === undefined ? '' : code(JSON.stringify(a.defaultValue))} |`,
     ),
     '',
   ];
@@ -113,7 +116,8 @@ export function renderCliDocs(program: Command = buildProgram()): string {
   const lines = [
     '# CLI reference',
     '',
-    "<!-- Generated from the commands' definitions (lambdas/local/program.ts) by scripts/gen-cli-docs.ts. Do not edit: run `npm run docs:cli`. -->",
+    "<!-- Generated from the commands' definitions (lambdas/local/program.ts) by scripts/gen-cli-docs.ts. Do " +
+      'not edit: run `npm run docs:cli`. -->',
     '',
     cell(program.description()),
     '',

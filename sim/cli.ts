@@ -9,7 +9,9 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { simulate } from './engine';
 import { checkMemory, type MemoryLimit } from './memory';
 import { report, table } from './report';
-import { applyOverrides, SettingsError, settingsFor, validateSettings } from './settings';
+import { applyOverrides } from './overrides';
+import { SettingsError, validateSettings } from './setting-ranges';
+import { settingsFor } from './settings';
 import { deployable } from './stack-check';
 
 const positive = (name: string) => (v: string) => {

@@ -1,21 +1,9 @@
 /**
  * The collector (lambdas/handlers/collect.ts over lambdas/core/pipeline/collect-batch.ts,
- * collect.ts and run-analysis.ts), counted call by call, on one batch of collect messages. The
- * batch is coalesced: its messages grouped by target (the simulation has one run), one look
- * per group, the groups one after another, then the run's analysis once if a look finalised a
- * target for a due message. A look (lookAtTarget):
- * - each distinct not-yet-due time (the real `lookPlan`: `deliveryDelay` with no lead) is sent on, in one
- *   SendMessageBatch, and the look is interim (collectRun with `interim`, which still
- *   finalises a target that can be, without the analysis when no message was due);
- * - else a due message whose not-before time is still ahead (under a second) waits for it;
- * - then collectRun: the run record, the results listing; with shards missing before the
- *   deadline, pending; else final: every present results object read, the four artifacts
- *   written (records, AIPerf JSON and CSV, manifest).
- * The analysis: the run record and the manifests; when every target is final and their
- * accounting differs from the marker's, each target's results read again, the comparison and
- * the report written, and the marker. A target's `lost` requests are those of shards with no
- * results when its manifest was last written. Durations: S3 round trips only (sim/aws/s3.ts;
- * reads 16 at a time); the collector's CPU is not modelled.
+ * collect.ts and run-analysis.ts), counted call by call, on one batch of collect messages.
+ *
+ * The rules, each with its source (DOCUMENTED, ASSUMED or MEASURED):
+ * docs/simulator-model.md#the-collector.
  */
 import { lookPlan, RESULT_READ_CONCURRENCY } from '../lambdas/core/pipeline/collect';
 import type { S3Timing } from './aws/s3';

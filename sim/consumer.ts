@@ -1,33 +1,10 @@
 /**
- * One queue, its event source mapping and its function: batches are received while the
- * event source has room (sim/aws/event-source.ts), handed to Lambda (sim/aws/lambda.ts), which
- * runs the handler or throttles. A batch is what is visible when a poller looks, up to the
- * batch size and Lambda's 6 MB payload. With a batching window the event source keeps
- * receiving what becomes visible (each receive billed) and invokes once the window has passed,
- * the batch size is met or the next message would take the payload past 6 MB ("Lambda invokes
- * your function when one of the following three criteria is met": the window, the batch
- * size, 6 MB: https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventsourcemapping.html#invocation-eventsourcemapping-batching).
- * Assumed where the page is silent: the window opens when the receive that returns a batch's
- * first message returns (for SQS the page has the next window begin when the previous
- * invocation completes, which says nothing of a queue that was empty then), and the event
- * source gathers one batch at a time with one receive outstanding: a receive returns
- * `receiveRoundTripMs` after it was issued, or after the first message it returns became
- * visible to it while it waited (a long poll), with every message visible at its return, up to
- * the batch's room (a long poll "sends a response after it collects at least one available
- * message, up to the maximum number of messages specified in the request":
- * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-short-and-long-polling.html),
- * so messages that become visible while a receive is outstanding are returned together by it.
- * A receive outstanding when the window closes returns into the batch before it is handed
- * over. How long a receive takes in AWS is not documented: the round trip is assumed.
- * Without a window, a receive returns what is visible when a poller looks, and its round trip
- * is inside the pickup time.
- * A throttled batch is not deleted: it is received again once
- * its visibility timeout has passed (the reason AWS asks for a visibility timeout of six times
- * the function timeout, "to retry if your function is throttled":
- * https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html). An invocation that
- * outlives the function timeout is stopped there: what it would have done later does not
- * happen, and its messages come back after the visibility timeout
- * (https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html).
+ * One queue, its event source mapping and its function: batches are received while the event
+ * source has room (sim/aws/event-source.ts) and handed to Lambda (sim/aws/lambda.ts), which runs
+ * the handler or throttles; batching windows, throttled batches and timeouts as AWS documents them.
+ *
+ * The rules, each with its source (DOCUMENTED, ASSUMED or MEASURED):
+ * docs/simulator-model.md#a-queue-its-event-source-and-its-function.
  */
 import type { EventSourceScaler } from './aws/event-source';
 import type { FunctionModel } from './aws/lambda';
@@ -35,7 +12,10 @@ import type { SimMessage, SqsQueue } from './aws/sqs';
 import type { Agenda } from './events';
 import type { HandlerRun } from './fire';
 
-/** Lambda's synchronous invocation payload: a batch stops short of it. https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html */
+/**
+ * Lambda's synchronous invocation payload: a batch stops short of it.
+ * https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html
+ */
 const INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
 
 export interface ConsumerStats {

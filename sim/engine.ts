@@ -18,6 +18,7 @@ import { LatenessSink } from './fire-loop';
 import { IngestHandler, type IngestPayload } from './ingest';
 import { lognormalFromP50P99, streams, type Lognormal, type Rng } from './random';
 import type { FunctionSettings, SimSettings } from './settings';
+import { MAX_RECEIVE_COUNT } from '../lib/stack-constants';
 import { buildWorkload, type SimShard, type Workload } from './workload';
 
 export interface SimRun {
@@ -73,7 +74,7 @@ function stage<P>(
     {
       name,
       visibilityTimeoutS: fn.visibilityTimeoutS,
-      maxReceiveCount: name === 'fire' ? s.stack.maxReceiveCount : 3,
+      maxReceiveCount: name === 'fire' ? s.stack.maxReceiveCount : MAX_RECEIVE_COUNT,
       delayJitterMaxMs: s.aws.sqs.delayJitterMaxMs,
     },
     agenda,

@@ -43,7 +43,9 @@ export class Agenda {
       this.now = e.at;
       if (++this.ran > this.maxEvents) {
         throw new Error(
-          `the simulation had not ended after ${this.maxEvents.toLocaleString('en-US')} events (${Math.round(this.now / 1000)} s of simulated time): stopped, a run the simulator cannot finish (a bug: please report it with the command)`,
+          `the simulation had not ended after ${this.maxEvents.toLocaleString('en-US')} events ` +
+            `(${Math.round(this.now / 1000)} s of simulated time): stopped, a run the simulator cannot finish ` +
+            `(a bug: please report it with the command)`,
         );
       }
       e.run();

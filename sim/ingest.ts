@@ -1,19 +1,9 @@
 /**
  * The ingest handler (lambdas/handlers/ingest.ts over lambdas/core/pipeline/dispatch.ts) on
- * one capture file, counted call by call and timed:
- * - pass 1 streams the object (one GET) at `ingestParseMBps` (MEASURED here: bench/RESULTS.md,
- *   "Ingest of a 1 GB capture file": 1,024 MB indexed in 13.7 s on moto) and writes the ingest
- *   report; the run's start is asked for `lead` after that (file mode);
- * - dispatchRun: the run record checked (GET); each message's lead from the real `rampLeads`
- *   (`schedulingOf`'s longest lead); the first slot written first; the start fixed (moved later
- *   when the slots' ramps need it, as `startMoves` does, the later slots written at the first
- *   one's pace) and stored, each target's ingest drops written; then slot by slot: the
- *   slot read back a chunk at a time (pass 2: ranged GETs of at most 16 MB, ASSUMED at pass 1's
- *   rate), each by-reference lane's part of the chunk PUT (16 at a time), and the slot's
- *   messages for every target packed by the real `packBatches` and sent 4 batches at a time,
- *   each delay from the real `deliveryDelay` and the message's lead at the moment of sending;
- *   then the run record, and one collect message per target due at the deadline.
- * S3 round trips are drawn (sim/aws/s3.ts); an SQS send takes the ASSUMED `sqs.sendBatchMs`.
+ * one capture file, counted call by call and timed: pass 1, the dispatch, slot by slot.
+ *
+ * The rules, each with its source (DOCUMENTED, ASSUMED or MEASURED):
+ * docs/simulator-model.md#the-ingest-handler.
  */
 import { packBatches } from '../lambdas/core/pipeline/common';
 import { MAX_RANGE_BYTES } from '../lambdas/core/plan/read-back';

@@ -55,7 +55,8 @@ export function readMeasured(path: string = MEASURED_FILE): MeasuredFile {
     json = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
     throw new Error(
-      `the fire handler's measured lateness (${path}) cannot be read: ${error instanceof Error ? error.message : String(error)}; run npm run bench:fire-lateness -- --write ${path}`,
+      `the fire handler's measured lateness (${path}) cannot be read: ` +
+        `${error instanceof Error ? error.message : String(error)}; run npm run bench:fire-lateness -- --write ${path}`,
     );
   }
   const parsed = fileSchema.safeParse(json);
@@ -92,7 +93,11 @@ export const ownLatenessOf = (row: MeasuredRow): OwnLateness => ({
 
 /** What the row is, for the report: where the figures come from. */
 export function describeRow(file: MeasuredFile, row: MeasuredRow): string {
-  return `measured: ${row.protocol} at ${row.laneRate.toFixed(1)} requests/s per lane, ${row.memoryMb} MB (${row.cpuShare === null ? 'no CPU quota' : `${row.cpuShare.toFixed(2)} vCPU`}), ${row.scheduled} requests, ${file.date}, commit ${file.commit} (${file.command})`;
+  return (
+    `measured: ${row.protocol} at ${row.laneRate.toFixed(1)} requests/s per lane, ${row.memoryMb} MB ` +
+    `(${row.cpuShare === null ? 'no CPU quota' : `${row.cpuShare.toFixed(2)} vCPU`}), ${row.scheduled} ` +
+    `requests, ${file.date}, commit ${file.commit} (${file.command})`
+  );
 }
 
 const QUANTILES = [0, 0.5, 0.9, 0.99, 0.999, 1] as const;

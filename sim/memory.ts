@@ -15,14 +15,21 @@
 import { freemem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { lanesFor } from '../lambdas/core/pipeline/shards';
-import { SettingsError, type SimSettings } from './settings';
+import { SettingsError } from './setting-ranges';
+import type { SimSettings } from './settings';
 
 /** Node, tsx and the modules before the run's own data. */
 const START_BYTES = 110e6;
-/** The run's data, a request (its due time, twice while the shards are cut) and a request to a target (its lateness, sorted; the fire loop's draws). */
+/**
+ * The run's data, a request (its due time, twice while the shards are cut) and a request to a target (its lateness,
+ * sorted; the fire loop's draws).
+ */
 const PER_REQUEST = 8;
 const PER_REQUEST_TARGET = 32;
-/** A shard (its object, offsets array, slot, leads) and a shard to a target (its messages, agenda entries, claim state): on the JavaScript heap. */
+/**
+ * A shard (its object, offsets array, slot, leads) and a shard to a target (its messages, agenda entries, claim
+ * state): on the JavaScript heap.
+ */
 const PER_SHARD = 2048;
 const PER_SHARD_TARGET = 1024;
 /** The capture's counts, a second. */
@@ -46,7 +53,10 @@ export interface MemoryLimit {
   heapBytes: number;
 }
 
-/** The run's requests and shards, counted as the workload will cut them (the even arrivals' counts; Poisson's by their mean and a margin). */
+/**
+ * The run's requests and shards, counted as the workload will cut them (the even arrivals' counts; Poisson's by their
+ * mean and a margin).
+ */
 export function memoryEstimate(s: SimSettings): MemoryEstimate {
   const w = s.workload;
   const poisson = w.arrivals === 'poisson';
@@ -78,7 +88,9 @@ const gb = (n: number) => `${(n / 1e9).toFixed(n < 1e10 ? 2 : 1)} GB`;
 /** Refuses, in one line, a run whose estimate passes the limit: the estimate, the limit and what to change. */
 export function checkMemory(s: SimSettings, limit: MemoryLimit = memoryLimit()): MemoryEstimate {
   const e = memoryEstimate(s);
-  const size = `${e.requests.toLocaleString('en-US')} requests x ${s.workload.targets} target${s.workload.targets > 1 ? 's' : ''} in ${e.shards.toLocaleString('en-US')} shards`;
+  const size =
+    `${e.requests.toLocaleString('en-US')} requests x ${s.workload.targets} ` +
+    `target${s.workload.targets > 1 ? 's' : ''} in ${e.shards.toLocaleString('en-US')} shards`;
   const what =
     'shorten --seconds, lower --rate, or cut fewer shards (a run is held whole in memory: every request is kept for the exact percentiles)';
   if (e.bytes > limit.bytes)
@@ -87,7 +99,8 @@ export function checkMemory(s: SimSettings, limit: MemoryLimit = memoryLimit()):
     );
   if (e.heapBytes > limit.heapBytes)
     throw new SettingsError(
-      `this run's shards would take about ${gb(e.heapBytes)} of the JavaScript heap (${size}), more than its ${gb(limit.heapBytes)} limit: ${what}, or raise the limit (NODE_OPTIONS=--max-old-space-size=<MB>)`,
+      `this run's shards would take about ${gb(e.heapBytes)} of the JavaScript heap (${size}), more than its ` +
+        `${gb(limit.heapBytes)} limit: ${what}, or raise the limit (NODE_OPTIONS=--max-old-space-size=<MB>)`,
     );
   return e;
 }

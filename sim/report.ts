@@ -91,7 +91,16 @@ function noFigure(run: SimRun, lost: number): Record<string, string> {
     const none =
       planned === 0
         ? `the capture holds no request (${w.ratePerTarget}/s for ${w.seconds} s rounds down to 0)`
-        : `none of the ${planned} requests was sent: ${[f.expired > 0 ? `${f.expired} expired` : '', f.lateDropped > 0 ? `${f.lateDropped} dropped late` : '', lost > 0 ? `${lost} lost (never fired: throttled to the dead-letter queue, or stopped by the fire function's timeout)` : ''].filter(Boolean).join(', ') || 'see expired, lost and timeouts'}`;
+        : `none of the ${planned} requests was sent: ` +
+          ([
+            f.expired > 0 ? `${f.expired} expired` : '',
+            f.lateDropped > 0 ? `${f.lateDropped} dropped late` : '',
+            lost > 0
+              ? `${lost} lost (never fired: throttled to the dead-letter queue, or stopped by the fire function's timeout)`
+              : '',
+          ]
+            .filter(Boolean)
+            .join(', ') || 'see expired, lost and timeouts');
     why.lateness_ms = none;
     why.cost_per_million_usd = none;
   }
@@ -99,7 +108,10 @@ function noFigure(run: SimRun, lost: number): Record<string, string> {
   return why;
 }
 
-/** Every number of the report is finite (null where there is none): a NaN or an infinity is a bug in the simulator, said as one, never a figure. */
+/**
+ * Every number of the report is finite (null where there is none): a NaN or an infinity is a bug in the simulator,
+ * said as one, never a figure.
+ */
 function assertFinite(node: unknown, path: string): void {
   if (typeof node === 'number' && !Number.isFinite(node))
     throw new Error(
@@ -224,11 +236,17 @@ export function table(r: SimReport): string {
   const rows: [string, string | number | null][] = [
     [
       'traffic',
-      `${r.workload.rate_per_target}/s x ${r.workload.targets} targets x ${r.workload.seconds} s = ${r.workload.requests} requests; response p50 ${r.workload.latency_p50_s} s, p99 ${r.workload.latency_p99_s} s; idle ${r.workload.idle_before_min} min before`,
+      `${r.workload.rate_per_target}/s x ${r.workload.targets} targets x ${r.workload.seconds} s = ` +
+        `${r.workload.requests} requests; response p50 ${r.workload.latency_p50_s} s, p99 ` +
+        `${r.workload.latency_p99_s} s; idle ${r.workload.idle_before_min} min before`,
     ],
     [
       'stack',
-      `lead ${r.stack.lead_s} s, slot ${r.stack.slot_s} s, ${r.stack.shards} shards of <= ${r.stack.max_shard_requests} (${r.stack.shards_by_reference} by reference), batch ${r.stack.batch_size}, ${r.stack.memory_mb} MB, max concurrency ${r.stack.max_concurrency ?? '-'}, reserved ${r.stack.reserved_concurrency ?? '-'}, ${r.stack.event_source_mode}${r.stack.ramp ? ', ramp' : ''}`,
+      `lead ${r.stack.lead_s} s, slot ${r.stack.slot_s} s, ${r.stack.shards} shards of <= ` +
+        `${r.stack.max_shard_requests} (${r.stack.shards_by_reference} by reference), batch ` +
+        `${r.stack.batch_size}, ${r.stack.memory_mb} MB, max concurrency ${r.stack.max_concurrency ?? '-'}, ` +
+        `reserved ${r.stack.reserved_concurrency ?? '-'}, ` +
+        `${r.stack.event_source_mode}${r.stack.ramp ? ', ramp' : ''}`,
     ],
     ...r.stack.problems.map((p): [string, string] => ['NOT DEPLOYABLE', p]),
     [
@@ -237,7 +255,10 @@ export function table(r: SimReport): string {
     ],
     [
       'fire handler lateness p99 / max ms',
-      `${r.handler_lateness_ms.p99Ms} / ${r.handler_lateness_ms.maxMs}${r.handler_lateness_ms.measured_memory_matches ? '' : ' (MEASURED AT ANOTHER MEMORY SIZE)'}, ${r.handler_lateness_ms.source}`,
+      `${r.handler_lateness_ms.p99Ms} / ` +
+        `${r.handler_lateness_ms.maxMs}` +
+        `${r.handler_lateness_ms.measured_memory_matches ? '' : ' (MEASURED AT ANOTHER MEMORY SIZE)'}, ` +
+        `${r.handler_lateness_ms.source}`,
     ],
     [`late over tolerance`, r.lateness_ms.over_tolerance],
     ['fired', r.fired],

@@ -1,30 +1,10 @@
 /**
  * Whether AWS and synth accept the stack's settings, and the nearest settings AWS does accept,
  * which the simulator then runs (a refused stack does not deploy at all; the simulation shows
- * what the nearest deployable one would do, and says it changed them):
- * - An SQS event source's MaximumConcurrency is 2-1,000.
- *   https://docs.aws.amazon.com/lambda/latest/api/API_ScalingConfig.html
- * - Reserved concurrency: "You can reserve up to the Unreserved account concurrency value that
- *   is shown, minus 100 for functions that don't have reserved concurrency."
- *   https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html
- * - Provisioned mode: minimum pollers 2-200, maximum 2-2,000, and not together with
- *   MaximumConcurrency. https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html
- * - BatchSize of a standard queue: 1-10, up to 10,000 with a batching window of at least 1 s
- *   (MaximumBatchingWindowInSeconds 0-300). https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html
- * - A function's memory: 128-10,240 MB in 1 MB steps; its timeout: 1-900 whole seconds.
- *   https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html,
- *   https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
- * - A queue's visibility timeout: 0-43,200 whole seconds
- *   (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html),
- *   at least its function's timeout: "Lambda validates this requirement when you create or
- *   update an event source mapping and will return an error if the function timeout exceeds the
- *   queue's visibility timeout" (services-sqs-configure.html above).
- * - A redrive policy's maxReceiveCount: 1-1,000.
- *   https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
- * Synth's own refusals of the stack's settings that are the deployment configuration's
- * (leadSeconds, slotSeconds, graceSeconds, requestTimeoutSeconds, lateToleranceMs,
- * accountConcurrency, and the fire invocation's budget) are said in the configuration's words;
- * the simulator runs those as asked.
+ * what the nearest deployable one would do, and says it changed them).
+ *
+ * The rules, each with its source (DOCUMENTED, ASSUMED or MEASURED):
+ * docs/simulator-model.md#what-aws-and-synth-accept.
  */
 import { deploymentConfigSchema, FIRE_BUDGET_SECONDS } from '../lib/config';
 import type { FunctionSettings, SimSettings } from './settings';
@@ -36,7 +16,8 @@ export function deployable(
   configProblems: readonly string[] = [],
 ): { settings: SimSettings; problems: string[] } {
   const s = structuredClone(settings);
-  // Synth's word on the configuration settings the stack holds is said again below, of the values that run (an override may have changed them).
+  // Synth's word on the configuration settings the stack holds is said again below, of the values that run (an
+  // override may have changed them).
   const ownKeys = CONFIG_SETTINGS.map(([key]) => `synth refuses: captureReplay.${key}:`);
   const problems: string[] = configProblems.filter((p) => !ownKeys.some((k) => p.startsWith(k)));
   const fire = s.stack.fire;
@@ -62,7 +43,8 @@ export function deployable(
   const reservable = s.aws.accountConcurrency - s.aws.unreservedMinimum;
   if (fire.reservedConcurrency !== null && fire.reservedConcurrency > reservable) {
     problems.push(
-      `reserved concurrency ${fire.reservedConcurrency} leaves less than ${s.aws.unreservedMinimum} unreserved of the account's ${s.aws.accountConcurrency}`,
+      `reserved concurrency ${fire.reservedConcurrency} leaves less than ${s.aws.unreservedMinimum} ` +
+        `unreserved of the account's ${s.aws.accountConcurrency}`,
     );
     fire.reservedConcurrency = Math.max(0, reservable);
   }
@@ -154,7 +136,8 @@ function synthProblems(s: SimSettings): string[] {
   const total = s.stack.leadS + s.stack.slotS + s.stack.requestTimeoutS;
   if (problems.length === 0 && total > FIRE_BUDGET_SECONDS) {
     problems.push(
-      `synth refuses: captureReplay.requestTimeoutSeconds: leadSeconds + slotSeconds + requestTimeoutSeconds = ${total} s: at most ${FIRE_BUDGET_SECONDS} s fit in one fire invocation`,
+      `synth refuses: captureReplay.requestTimeoutSeconds: leadSeconds + slotSeconds + requestTimeoutSeconds ` +
+        `= ${total} s: at most ${FIRE_BUDGET_SECONDS} s fit in one fire invocation`,
     );
   }
   return problems;

@@ -24,7 +24,10 @@ export interface ClockSources {
   hrtimeNs: () => bigint;
 }
 
-/** The widest hrtime bracket around a wall-clock tick the anchor accepts at once (far wider than a read pair takes: what it catches is a thread paused between the reads). */
+/**
+ * The widest hrtime bracket around a wall-clock tick the anchor accepts at once (far wider than a read pair takes:
+ * what it catches is a thread paused between the reads).
+ */
 export const ANCHOR_SPAN_NS = 20_000n;
 /** Ticks the anchor tries for a bracket within ANCHOR_SPAN_NS before it keeps the tightest it saw. */
 const ANCHOR_TICKS = 20;
@@ -44,7 +47,10 @@ const SPIN_WINDOW_MS = 1.5;
 export const NAP_SLICE_MS = 0.2;
 const napCell = new Int32Array(new SharedArrayBuffer(4));
 
-/** Sleeps this thread for `ms` (a futex wait with a timeout on a cell nobody notifies): no CPU while it sleeps, awake again within ~0.1 ms of the time. */
+/**
+ * Sleeps this thread for `ms` (a futex wait with a timeout on a cell nobody notifies): no CPU while it sleeps, awake
+ * again within ~0.1 ms of the time.
+ */
 export function nap(ms: number): void {
   if (ms > 0) Atomics.wait(napCell, 0, 0, ms);
 }

@@ -8,23 +8,9 @@
  * server, which may take the core) would start the request's time after the server already
  * has it, and its latency and TTFT would read short.
  *
- * - HTTP targets (undici's pool): Node's `undici:client:sendHeaders` diagnostics channel,
- *   published with the request right before its header block (and, for a buffered body, the
- *   body) is written to the socket (undici lib/dispatcher/client-h1.js, writeH1). The request
- *   is found by its `x-request-id` header.
- * - SageMaker targets (the AWS SDK's NodeHttpHandler over node:http): the agents below. On a
- *   kept-alive socket, node:http emits the request's `socket` event and writes the request in
- *   the same synchronous run (lib/_http_client.js, onSocketNT: tickOnSocket, then _flush);
- *   the agents listen for that event on the requests they give a reused socket. On a new
- *   connection, nothing leaves before the connection (over TLS, the handshake) is made, a
- *   later turn of the event loop: node:http's `http.client.request.start` channel, published
- *   once the request is queued on its socket, comes first and stamps it; the connection and
- *   whatever the event loop runs until then count in the request's time (never shorten it).
- *   That channel is also the only stamp for
- *   a client built with other agents (it follows the write on a kept-alive socket). The
- *   request is found by SageMaker's `X-Amzn-SageMaker-Inference-Id` header, which carries
- *   our request id (sagemaker-target.ts sets InferenceId to it).
- * Subscribing costs each request one header lookup; requests nobody waits for are ignored.
+ * How each kind of target is stamped: subscribeOnce (HTTP targets, undici's channel) and
+ * WireStampingHttpAgent (SageMaker targets, node:http). Subscribing costs each request one
+ * header lookup; requests nobody waits for are ignored.
  */
 import { subscribe } from 'node:diagnostics_channel';
 import { Agent as HttpAgent, type ClientRequest } from 'node:http';
@@ -59,6 +45,12 @@ function undiciHeader(headers: unknown, name: string): unknown {
   return undefined;
 }
 
+/**
+ * HTTP targets (undici's pool): Node's `undici:client:sendHeaders` diagnostics channel,
+ * published with the request right before its header block (and, for a buffered body, the
+ * body) is written to the socket (undici lib/dispatcher/client-h1.js, writeH1). The request
+ * is found by its `x-request-id` header.
+ */
 function subscribeOnce(): void {
   if (subscribed) return;
   subscribed = true;
@@ -83,6 +75,18 @@ function watchReusedSocket(request: ClientRequest): void {
 }
 
 /**
+ * SageMaker targets (the AWS SDK's NodeHttpHandler over node:http): the agents below. On a
+ * kept-alive socket, node:http emits the request's `socket` event and writes the request in
+ * the same synchronous run (lib/_http_client.js, onSocketNT: tickOnSocket, then _flush);
+ * the agents listen for that event on the requests they give a reused socket. On a new
+ * connection, nothing leaves before the connection (over TLS, the handshake) is made, a
+ * later turn of the event loop: node:http's `http.client.request.start` channel, published
+ * once the request is queued on its socket, comes first and stamps it; the connection and
+ * whatever the event loop runs until then count in the request's time (never shorten it).
+ * That channel is also the only stamp for a client built with other agents (it follows the write on a kept-alive socket). The
+ * request is found by SageMaker's `X-Amzn-SageMaker-Inference-Id` header, which carries
+ * our request id (sagemaker-target.ts sets InferenceId to it).
+ *
  * node:http's agent, stamping a SageMaker request right before it is written to a kept-alive
  * socket. `reuseSocket` is the documented hook for a socket handed to a request again
  * (https://nodejs.org/docs/latest-v20.x/api/http.html#agentreusesocketsocket-request).

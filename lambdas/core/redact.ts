@@ -10,7 +10,10 @@
  */
 
 const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]*@/gi;
-/** `?name=value`, `&name=value`, `;name=value` or `#name=value` (a fragment's OAuth token); the value ends at a bracket (a URL in parentheses). */
+/**
+ * `?name=value`, `&name=value`, `;name=value` or `#name=value` (a fragment's OAuth token); the value ends at a
+ * bracket (a URL in parentheses).
+ */
 const QUERY_PARAM = /([?&;#])([^=&#\s"'<>?;]+)=([^&#\s"'<>()]+)/g;
 const SECRET_WORD = /secret|passw/;
 const SECRET_END = /(?:token|key|sig|signature|auth|authorization|pwd|credentials?)$/;

@@ -57,7 +57,10 @@ export interface ByteSpan {
 }
 
 export interface CapturePayload {
-  /** `observedContentType`, e.g. `application/json`, `text/csv`; inferred or `application/octet-stream` without one (capture/body-type.ts). */
+  /**
+   * `observedContentType`, e.g. `application/json`, `text/csv`; inferred or `application/octet-stream` without one
+   * (capture/body-type.ts).
+   */
   contentType: string;
   encoding: CaptureEncoding;
   /** The decoded bytes the endpoint received. */

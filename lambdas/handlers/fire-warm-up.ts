@@ -4,26 +4,8 @@
  * claimed: the fire stage's `prepare`), so that the first request of a cold invocation is as
  * punctual as the rest.
  *
- * - A rehearsal (core/fire/rehearsal.ts): a shard's target runs its twin (same client code and
- *   options, deps.rehearsalTwin) against a sink in this process, with the shard's own bodies.
- *   Optimised code outlives the invocation, so an execution environment rehearses each target
- *   kind and streaming mode once; the rehearsal stops REHEARSAL_STOP_BEFORE_MS before the
- *   invocation's first due time, and a shard arriving later than that skips it.
- * - A full garbage collection COLLECT_BEFORE_MS before the invocation's first due time
- *   (adapters/full-gc.ts), once the claims are done: what the bundle's load, the rehearsal and
- *   the claims left behind is not collected by a major collection in the middle of the slot.
- * - Right after it, connections opened ahead to each target (Target.openAhead), as many as its
- *   requests due in the first OPEN_AHEAD_WINDOW_MS (OPEN_AHEAD_MIN..OPEN_AHEAD_MAX), the pool's
- *   idle keep-alive connections counted: cold, the first request otherwise waited for a
- *   connection of its own. A second before the first due time, well within servers' idle
- *   timeouts; the reserve closes what it opened and was not used within 4 s.
- *
- * - While the shards fire, connections are kept ready (`keep`): every KEEP_EVERY_MS, each
- *   target's idle keep-alive connections and spares are topped up to its requests due in the
- *   next KEEP_AHEAD_MS. A lane's requests in flight grow for seconds (each response lasts
- *   seconds), and a request that finds every connection busy waited for a connect and a TLS
- *   handshake of its own: most of the fire function's requests more than 5 ms late
- *   (bench:fire-lateness attributes them).
+ * What it does and when (a rehearsal, a full collection, connections opened ahead and kept
+ * ready), each with its reason: InvocationWarmUp.
  *
  * A warm-up failure is nobody's failure: it is logged, and the shards fire as they would have.
  */
@@ -101,7 +83,30 @@ export function connectionsAhead(dues: ReadonlyMap<string, readonly bigint[]>): 
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-/** One invocation's warm-up: `beforeClaim` for each of its shards, `end` once the batch is handled. */
+/**
+ * One invocation's warm-up: `beforeClaim` for each of its shards, `end` once the batch is handled.
+ *
+ * - A rehearsal (core/fire/rehearsal.ts): a shard's target runs its twin (same client code and
+ *   options, deps.rehearsalTwin) against a sink in this process, with the shard's own bodies.
+ *   Optimised code outlives the invocation, so an execution environment rehearses each target
+ *   kind and streaming mode once; the rehearsal stops REHEARSAL_STOP_BEFORE_MS before the
+ *   invocation's first due time, and a shard arriving later than that skips it.
+ * - A full garbage collection COLLECT_BEFORE_MS before the invocation's first due time
+ *   (adapters/full-gc.ts), once the claims are done: what the bundle's load, the rehearsal and
+ *   the claims left behind is not collected by a major collection in the middle of the slot.
+ * - Right after it, connections opened ahead to each target (Target.openAhead), as many as its
+ *   requests due in the first OPEN_AHEAD_WINDOW_MS (OPEN_AHEAD_MIN..OPEN_AHEAD_MAX), the pool's
+ *   idle keep-alive connections counted: cold, the first request otherwise waited for a
+ *   connection of its own. A second before the first due time, well within servers' idle
+ *   timeouts; the reserve closes what it opened and was not used within 4 s.
+ *
+ * - While the shards fire, connections are kept ready (`keep`): every KEEP_EVERY_MS, each
+ *   target's idle keep-alive connections and spares are topped up to its requests due in the
+ *   next KEEP_AHEAD_MS. A lane's requests in flight grow for seconds (each response lasts
+ *   seconds), and a request that finds every connection busy waited for a connect and a TLS
+ *   handshake of its own: most of the fire function's requests more than 5 ms late
+ *   (bench:fire-lateness attributes them).
+ */
 export class InvocationWarmUp {
   private firstDueNs: bigint | null = null;
   private timer: NodeJS.Timeout | null = null;

@@ -8,16 +8,8 @@
  * with a conditional create, so a duplicate delivery fires nothing twice; late requests
  * follow the configured late policy and are counted; a request reached past its due window
  * (a redelivery) is dropped as `expired`, never fired.
- * Each invocation first re-anchors the clock to wall time: Lambda may freeze the container
- * between invocations, and the monotonic clock need not advance while frozen. Each shard
- * warms the invocation up before its claim (fire-warm-up.ts: a rehearsal once per
- * environment, a full collection and connections opened ahead before the first due time), as
- * the CLI does before schedule zero.
- * The target's client and its API key (Secrets Manager) are resolved before the shard is
- * claimed: a failed first read of the key fails the record with nothing claimed, and its
- * redelivery fires it. The key is read again before a shard fires once it is older than
- * SECRETS_MAX_AGE_SECONDS (deps.targets), and once more when the target answers 401 or 403:
- * that request is then sent again, once, if the key changed (a rotation).
+ *
+ * What each invocation does before it fires (the clock, the warm-up, the key): makeFireHandler.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -73,6 +65,19 @@ function logShard(
   }
 }
 
+/**
+ * Each invocation first re-anchors the clock to wall time: Lambda may freeze the container
+ * between invocations, and the monotonic clock need not advance while frozen. Each shard
+ * warms the invocation up before its claim (fire-warm-up.ts: a rehearsal once per
+ * environment, a full collection and connections opened ahead before the first due time), as
+ * the CLI does before schedule zero.
+ * The target's client and its API key (Secrets Manager) are resolved before the shard is
+ * claimed: a failed first read of the key fails the record with nothing claimed, and its
+ * redelivery fires it. The key is read again before a shard fires once it is older than
+ * SECRETS_MAX_AGE_SECONDS (deps.targets), and once more when the target answers 401 or 403:
+ * that request is then sent again, once, if the key changed (a rotation).
+
+ */
 export function makeFireHandler(getDeps: () => Deps) {
   const processor = new BatchProcessor(EventType.SQS);
   let context: Context | null = null;

@@ -94,7 +94,8 @@ function targetsOf(schedule: ScheduleConfig, config: RuntimeConfig): TargetConfi
     const target = config.targets.find((t) => t.name === name);
     if (!target)
       throw new PermanentError(
-        `schedule ${schedule.name} names target ${name}, which is not one of the deployment's (${config.targets.map((t) => t.name).join(', ')})`,
+        `schedule ${schedule.name} names target ${name}, which is not one of the deployment's ` +
+          `(${config.targets.map((t) => t.name).join(', ')})`,
       );
     return target;
   });

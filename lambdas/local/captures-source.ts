@@ -128,7 +128,10 @@ export function describeS3CapturesError(error: unknown, uri: string, bucket: str
   if (e?.name === 'NoSuchBucket')
     return `could not read ${uri}: NoSuchBucket: there is no bucket named ${bucket} (or not in this account)`;
   if (e?.name === 'AccessDenied' || e?.$metadata?.httpStatusCode === 403) {
-    return `could not read ${uri}: AccessDenied: your identity may not read it (reading captures takes s3:ListBucket on the bucket and s3:GetObject on the objects under the prefix)`;
+    return (
+      `could not read ${uri}: AccessDenied: your identity may not read it (reading captures takes ` +
+      `s3:ListBucket on the bucket and s3:GetObject on the objects under the prefix)`
+    );
   }
   return describeAwsError(error, `read ${uri}`);
 }

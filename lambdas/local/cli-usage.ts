@@ -10,7 +10,10 @@ import { didYouMean } from '../core/suggest';
 
 export const USAGE_EXIT = EXIT_CODES.usage;
 
-/** `--rehearsal`'s largest: 50 times auto's most (bench/RESULTS.md: time and memory of a rehearsal); 1e9 ran V8 out of memory after ~80 s. */
+/**
+ * `--rehearsal`'s largest: 50 times auto's most (bench/RESULTS.md: time and memory of a rehearsal); 1e9 ran V8 out of
+ * memory after ~80 s.
+ */
 export const MAX_REHEARSAL_REQUESTS = 100_000;
 /** `--resamples`' largest: 50 times the default; the bootstrap keeps each resample's statistics, and 1e9 ran out of memory. */
 export const MAX_RESAMPLES = 100_000;
@@ -68,32 +71,6 @@ export function oneLine(text: string, path: string, commands?: () => string[]): 
   return `capture-replay${path ? ` ${path}` : ''}: ${message}\n`;
 }
 
-/** The plan's option names (plan.ts) as the replay command's flags. */
-const PLAN_FLAGS: Record<string, string> = {
-  timeScale: '--time-scale',
-  intraSecond: '--intra-second',
-  startOffsetMs: '--start-offset',
-  endOffsetMs: '--end-offset',
-  sampleRate: '--sample',
-  modelOverride: '--model',
-  runId: '--run-id',
-  limit: '--limit',
-  seed: '--seed',
-  amplify: '--amplify',
-};
-const CAMEL_FIELDS = /\b(timeScale|intraSecond|startOffsetMs|endOffsetMs|sampleRate|modelOverride|runId)\b/g;
-const LEADING_FIELD = /^(limit|seed|amplify)\b/;
-
-/**
- * validatePlanOptions' problems, in flags: `endOffsetMs (1) is before startOffsetMs (5)` ->
- * `--end-offset (1) is before --start-offset (5)`. One line, problems separated by `; `.
- */
-export function planProblemsAsFlags(problems: readonly string[]): string {
-  return problems
-    .map((p) => p.replace(CAMEL_FIELDS, (m) => PLAN_FLAGS[m] ?? m).replace(LEADING_FIELD, (m) => PLAN_FLAGS[m] ?? m))
-    .join('; ');
-}
-
 /**
  * Metrics a goodput SLO can name: the per-request metrics with one value per request
  * (inter_chunk_latency is a list; schedule_lag is the client's, not the server's).
@@ -149,7 +126,10 @@ export function unstreamedGoodputWarning(
 ): string | null {
   const streamed = Object.keys(goodput ?? {}).filter((tag) => STREAMED_GOODPUT_TAGS.includes(tag));
   if (streaming || streamed.length === 0) return null;
-  return `warning: --goodput ${streamed.join(', ')} is measured on streamed answers only, and --streaming is not given: every request captured without "stream": true misses that objective however fast it is answered; add --streaming`;
+  return (
+    `warning: --goodput ${streamed.join(', ')} is measured on streamed answers only, and --streaming is not ` +
+    `given: every request captured without "stream": true misses that objective however fast it is answered; add --streaming`
+  );
 }
 
 /** Most fire threads `--workers` takes (fire-workers.ts MAX_WORKERS; kept here, free of its imports). */

@@ -6,14 +6,8 @@
  * EMF documents by the same code (Powertools' Metrics, adapters/aws/cloudwatch-metrics.ts), one
  * a line, to `cloudwatch-emf.jsonl` in the run's folder: never to stdout, where the summary
  * tables go. Dimension Stack is `--cloudwatch-stack` (default `local`: a laptop's runs apart from
- * any stack's; a stack's name puts them on its dashboard).
- *
- * `--cloudwatch-publish` also sends them to CloudWatch with PutMetricData (the SDK's default
- * credentials and Region, as the AWS CLI finds them): each document's metrics under each of its
- * dimension sets, at its timestamp. A file alone needs the CloudWatch agent, or a log group
- * and the EMF header on PutLogEvents, to become metrics; a laptop run should land beside the
- * pipeline's with one flag. The functions never call PutMetricData (their EMF goes through
- * their logs); the CLI has no logs CloudWatch reads.
+ * any stack's; a stack's name puts them on its dashboard). `--cloudwatch-publish` also sends
+ * them to CloudWatch: publishMetricData.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -62,11 +56,15 @@ export function cloudWatchOutputOf(flags: CloudWatchFlags): CloudWatchOutput | n
       flags.cloudwatchPublish ? '--cloudwatch-publish' : null,
     ].filter(Boolean);
     return given.length > 0
-      ? `${given.join(' and ')} ${given.length > 1 ? 'go' : 'goes'} with --cloudwatch <namespace> (e.g. --cloudwatch ${DEFAULT_METRICS_NAMESPACE})`
+      ? `${given.join(' and ')} ${given.length > 1 ? 'go' : 'goes'} with --cloudwatch <namespace> (e.g. ` +
+          `--cloudwatch ${DEFAULT_METRICS_NAMESPACE})`
       : null;
   }
   if (!METRICS_NAMESPACE.test(flags.cloudwatch))
-    return `--cloudwatch must be a CloudWatch namespace: 1-255 letters, digits and . _ - / # :, not starting with AWS/ (got "${flags.cloudwatch}")`;
+    return (
+      `--cloudwatch must be a CloudWatch namespace: 1-255 letters, digits and . _ - / # :, not starting with ` +
+      `AWS/ (got "${flags.cloudwatch}")`
+    );
   const stack = flags.cloudwatchStack ?? DEFAULT_CLI_STACK;
   if (!STACK_VALUE.test(stack))
     return `--cloudwatch-stack must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit (got "${stack}")`;
@@ -101,7 +99,10 @@ interface EmfDirective {
   Metrics: { Name: string; Unit?: string }[];
 }
 
-/** What CloudWatch extracts from EMF documents, as PutMetricData data: each metric under each dimension set, at the document's timestamp. */
+/**
+ * What CloudWatch extracts from EMF documents, as PutMetricData data: each metric under each dimension set, at the
+ * document's timestamp.
+ */
 export function metricDataOf(docs: readonly Record<string, unknown>[]): MetricDatum[] {
   return docs.flatMap((doc) => {
     const aws = doc._aws as { Timestamp: number; CloudWatchMetrics: EmfDirective[] };
@@ -125,7 +126,14 @@ export function metricDataOf(docs: readonly Record<string, unknown>[]): MetricDa
 /** PutMetricData takes at most 1,000 data a call. */
 export const PUT_METRIC_DATA_MAX = 1000;
 
-/** Sends the data to CloudWatch (the SDK's default credentials and Region); the number sent. */
+/**
+ * `--cloudwatch-publish`: sends the metrics to CloudWatch with PutMetricData (the SDK's default
+ * credentials and Region, as the AWS CLI finds them): each document's metrics under each of its
+ * dimension sets, at its timestamp. A file alone needs the CloudWatch agent, or a log group
+ * and the EMF header on PutLogEvents, to become metrics; a laptop run should land beside the
+ * pipeline's with one flag. The functions never call PutMetricData (their EMF goes through
+ * their logs); the CLI has no logs CloudWatch reads. Returns the number of data sent.
+ */
 export async function publishMetricData(namespace: string, data: readonly MetricDatum[]): Promise<number> {
   const { CloudWatchClient, PutMetricDataCommand } = await import('@aws-sdk/client-cloudwatch');
   const client = new CloudWatchClient(regionConfig(undefined));
@@ -167,7 +175,8 @@ export async function writeCloudWatch(output: CloudWatchOutput, w: CloudWatchWri
     docs.map((d) => JSON.stringify(d)).join('\n') + (docs.length > 0 ? '\n' : ''),
   );
   w.out.write(
-    `CloudWatch: ${terminalLine(join(w.dir, CLOUDWATCH_FILE))} (${docs.length} EMF documents, namespace ${output.namespace}, Stack ${output.stack})\n`,
+    `CloudWatch: ${terminalLine(join(w.dir, CLOUDWATCH_FILE))} (${docs.length} EMF documents, namespace ` +
+      `${output.namespace}, Stack ${output.stack})\n`,
   );
   if (!output.publish) return null;
   const data = metricDataOf(docs);
@@ -178,7 +187,8 @@ export async function writeCloudWatch(output: CloudWatchOutput, w: CloudWatchWri
   } catch (error) {
     return describeAwsError(
       error,
-      `publish the metrics to CloudWatch (cloudwatch:PutMetricData on namespace ${output.namespace}); they are in ${join(w.dir, CLOUDWATCH_FILE)}`,
+      `publish the metrics to CloudWatch (cloudwatch:PutMetricData on namespace ${output.namespace}); they ` +
+        `are in ${join(w.dir, CLOUDWATCH_FILE)}`,
     );
   }
 }

@@ -106,7 +106,8 @@ export async function demoCommand(options: { out: string; progress: boolean }): 
       runId: `${runId}-tabular`,
     });
     process.stdout.write(
-      `\nDemo reports: chat A/B  ${shown(join(options.out, runId, 'report.html'))}\n              tabular   ${shown(join(options.out, `${runId}-tabular`, 'report.html'))}\n`,
+      `\nDemo reports: chat A/B  ${shown(join(options.out, runId, 'report.html'))}\n              tabular   ` +
+        `${shown(join(options.out, `${runId}-tabular`, 'report.html'))}\n`,
     );
     return tabular;
   } finally {

@@ -2,23 +2,11 @@
  * The local fire loop on more than one core. One thread holds about ONE_THREAD_RATE requests
  * per second (every request costs its own work: the HTTP exchange, stamps, parsing; the
  * precise wait naps rather than spins); above that, and when the machine has cores to spare,
- * the schedule is spread over worker threads:
- *
- * - request i of a target's plan (due order) goes to worker i mod n: every worker spans the
- *   whole run at 1/n of the rate;
- * - each worker builds its own target clients (its own undici pool, its own SageMaker client)
- *   from the same TargetClientSpec, anchors its own clock, and waits for the same schedule
- *   zero (epoch ns);
- * - outcomes stream back (progress keeps ticking) and are merged into plan order: exactly one
- *   per scheduled request, the same content one thread gives (request ids are deterministic
- *   from run id, target and index; the worker id is the same `worker_local`);
- * - `--max-in-flight` is split between the workers: shares of floor/ceil(max / n) that sum to
- *   the cap (never more workers than the cap), so one worker's slow requests hold only its own
- *   share;
- * - stop and cancel reach every worker; a worker that crashes loses nothing silently: each of
- *   its requests not reported is counted dropped as `lost`, and the error is reported;
- * - each thread that fires (a worker, or this one) opens connections to each target during the
- *   lead, sized from its own share of the first second (open-ahead.ts).
+ * the schedule is spread over worker threads, each with its own target clients and clock:
+ * request i of a target's plan to worker i mod n, outcomes merged back into plan order,
+ * `--max-in-flight` split between them, stop and cancel to every one, a crashed worker's
+ * unreported requests counted `lost`. The rules as the user sees them:
+ * docs/timing.md#more-than-one-core---workers.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -217,7 +205,8 @@ function settle(pool: WorkerPool, job: number, w: number, failure: string | null
   if (!pending || !pending.open.delete(w)) return;
   if (failure !== null)
     pool.options.onError(
-      `fire worker ${w + 1} of ${pool.workers.length} failed (${pending.name}): ${failure}; its requests not reported are counted as dropped (lost)`,
+      `fire worker ${w + 1} of ${pool.workers.length} failed (${pending.name}): ${failure}; its requests not ` +
+        `reported are counted as dropped (lost)`,
     );
   if (pending.open.size === 0) pending.finish();
 }
@@ -230,7 +219,8 @@ function receive(pool: WorkerPool, w: number, message: FromWorker): void {
       const request = pending.requestsByIndex.get(index);
       if (!request || pending.outcomes.has(index)) {
         pool.options.onError(
-          `fire worker ${w + 1} reported request ${index} of ${pending.name} ${request ? 'twice' : 'which it was not given'}: ignored (this is a bug, please report it)`,
+          `fire worker ${w + 1} reported request ${index} of ${pending.name} ` +
+            `${request ? 'twice' : 'which it was not given'}: ignored (this is a bug, please report it)`,
         );
         continue;
       }

@@ -71,7 +71,8 @@ export function installInterrupt(options: InterruptOptions): RunInterrupt {
     if (count === 1) {
       received = signal;
       say(
-        `${signal}: no new requests (those not yet sent are counted as aborted); requests in flight get ${(graceMs / 1000).toFixed(1)} s to finish, ` +
+        `${signal}: no new requests (those not yet sent are counted as aborted); requests in flight get ` +
+          `${(graceMs / 1000).toFixed(1)} s to finish, ` +
           `then are cancelled; the results are written. Again: cancel them now. A third time: quit without writing.`,
       );
       stop.abort(new Error(`stopped by ${signal}`));

@@ -9,11 +9,7 @@
  * lasts. The link acts with the permissions of the identity that signs it (s3:GetObject on
  * the object), until it expires (s3-links.ts).
  *
- * A schedule's trend page links each run's report relatively: those links are not signed, so
- * a run's report opened from a presigned trend page needs its own link (`link --run <id>`).
- *
- * What an argument or the outputs hold (a URI, a bucket name) reaches the terminal through
- * terminal-text.ts: an escape code in them is shown, never run.
+ * Trend pages' relative links, and what reaches the terminal: linkCommand.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import { probeBucket } from '../adapters/aws/bucket-region';
@@ -86,7 +82,10 @@ function notThere(request: LinkRequest, uri: string): string {
         ? `no ${uri}: target ${request.target} of run ${request.runId} has not finished, or is not one of its targets`
         : `no ${uri}: run ${request.runId} has not finished (its report is written when every target has), or the run id is wrong`;
     case 'schedule':
-      return `no ${uri}: the trend page appears after the schedule's first run (start one now with: capture-replay schedule-now ${request.name})`;
+      return (
+        `no ${uri}: the trend page appears after the schedule's first run (start one now with: capture-replay ` +
+        `schedule-now ${request.name})`
+      );
     case 'uri':
       return `no object at ${uri}`;
   }
@@ -135,6 +134,13 @@ async function clientInBucketRegion(s3: S3Client, bucket: string): Promise<S3Cli
   return cliS3Client(region);
 }
 
+/**
+ * A schedule's trend page links each run's report relatively: those links are not signed, so
+ * a run's report opened from a presigned trend page needs its own link (`link --run <id>`).
+ *
+ * What an argument or the outputs hold (a URI, a bucket name) reaches the terminal through
+ * terminal-text.ts: an escape code in them is shown, never run.
+ */
 export async function linkCommand(
   options: LinkOptions,
   out: NodeJS.WritableStream = process.stdout,
@@ -176,9 +182,8 @@ export async function linkCommand(
     err.write(`${terminalLine(`${what}: link valid for ${lifetimeText(options.expires)}`)}\n`);
     return 0;
   } catch (error) {
-    err.write(
-      `capture-replay link: ${terminalLine(error instanceof CaptureReplayError ? error.message : describeAwsError(error, 'make the link'))}\n`,
-    );
+    const said = error instanceof CaptureReplayError ? error.message : describeAwsError(error, 'make the link');
+    err.write(`capture-replay link: ${terminalLine(said)}\n`);
     return exitCodeOf(error);
   } finally {
     s3?.destroy();

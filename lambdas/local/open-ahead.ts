@@ -4,37 +4,13 @@
  * take from one too, agent-reserve.ts), through `openAhead` on the target client, sized per
  * thread from its share of the first second and timed from the preflight's connect time.
  *
- * Why: an HTTP target's pool (and the SDK's agents) opens a connection when every one it has is busy. Until the first
- * answers come back none is free again, so at the start every request opened its own: at
+ * Why: an HTTP target's pool (and the SDK's agents) opens a connection when every one it has is
+ * busy. Until the first answers come back none is free again, so at the start every request opened its own: at
  * 1,000 requests/s with answers of 45 ms, some 70 connections in the first 0.1 s, each connect
  * (and TLS handshake) paid by the request waiting for it and by the event loop the next
  * requests wait on. Opened ahead, the first requests go out on connections already there.
  *
- * - How many (connectionsAhead): the thread's requests due within RESPONSE_ESTIMATE_MS of its
- *   first. How long the target takes to answer is not known before its first answer, and an
- *   LLM's take seconds: then every request of the first second is still in flight at its end,
- *   each on a connection of its own. Capped by the pool's connections (OPEN_AHEAD_MAX) and the
- *   thread's share of --max-in-flight. A target that answers faster leaves most unused: the
- *   reserve closes a spare unused for 4 s, a few at a time; later seconds use the pool's
- *   keep-alive connections, or open their own as before. Unused spares are not free (the
- *   server's accepts and closes, a thousand sockets for the collector), and a spare saves its
- *   request one connect: when the preflight's connect has no TLS handshake and takes under
- *   CHEAP_CONNECT_MS (loopback, a LAN), a request opening its own loses little (a TCP connect
- *   is tens of microseconds of CPU; a TLS handshake is a millisecond or more on each side, and
- *   a hundred in the first tenth of a second are what made it late), and only the requests of
- *   the first CHEAP_CONNECT_WINDOW_MS get one (measured: at 1,000/s
- *   against a server answering in 45 ms on loopback, a thousand spares made the run's p99 about
- *   a millisecond worse, not better; over TLS they took the first second's p99 from 20-135 ms
- *   to 4-24, bench/RESULTS.md).
- * - When (openBeforeMs): after the rehearsal, a second before schedule zero (OPEN_BEFORE_MIN_MS:
- *   time enough for a loaded machine), earlier when the preflight's connect time says opening
- *   them (MAX_OPENING at once) takes longer, never more than OPEN_BEFORE_MAX_MS before (the
- *   spares must last into the schedule: the reserve closes them 4 s after they were opened,
- *   under servers' ~5 s idle timeout). With a shorter lead (the default is 500 ms), at once.
- *   Only as many are opened as can be ready READY_BEFORE_MS before zero (the reserve's measure
- *   of its connects so far): a few hundred TLS handshakes can take a server seconds, and one
- *   still under way when the schedule starts is paid for by both sides during it, ahead of any
- *   connection a request opens. Then the full collection (beforeScheduleZero).
+ * How many to open and when: connectionsAhead and openBeforeMs, each with its reasons.
  */
 import type { Clock, TargetClient } from '../ports';
 import type { MeasuredConnect } from './preflight';
@@ -68,7 +44,23 @@ interface OpensAhead {
   openAhead(connections: number, withinMs?: number): void;
 }
 
-/** Connections to open ahead for these due offsets (one thread's share of a target's plan, ms), given the preflight's connect (null: not measured). */
+/**
+ * Connections to open ahead for these due offsets (one thread's share of a target's plan, ms), given the preflight's
+ * connect (null: not measured).
+ *
+ * How many: the thread's requests due within RESPONSE_ESTIMATE_MS of its first. How long
+ * the target takes to answer is not known before its first answer, and an LLM's take seconds: then every request
+ * of the first second is still in flight at its end, each on a connection of its own. Capped by the pool's
+ * connections (OPEN_AHEAD_MAX) and the thread's share of --max-in-flight. A target that answers faster leaves most
+ * unused: the reserve closes a spare unused for 4 s, a few at a time; later seconds use the pool's keep-alive
+ * connections, or open their own as before. Unused spares are not free (the server's accepts and closes, a
+ * thousand sockets for the collector), and a spare saves its request one connect: when the preflight's connect has
+ * no TLS handshake and takes under CHEAP_CONNECT_MS (loopback, a LAN), a request opening its own loses little (a
+ * TCP connect is tens of microseconds of CPU; a TLS handshake is a millisecond or more on each side, and a hundred
+ * in the first tenth of a second are what made it late), and only the requests of the first
+ * CHEAP_CONNECT_WINDOW_MS get one: on loopback a thousand spares made the p99 worse, not better, while over TLS
+ * they made the first second far less late (bench/RESULTS.md, "Connections opened ahead").
+ */
 export function connectionsAhead(
   offsetsMs: readonly number[],
   connect: MeasuredConnect | null,
@@ -88,7 +80,18 @@ export function connectionsAhead(
   );
 }
 
-/** How long before schedule zero to start opening them: two connect times, and one per wave of MAX_OPENING. */
+/**
+ * How long before schedule zero to start opening them: two connect times, and one per wave of MAX_OPENING.
+ *
+ * When: after the rehearsal, a second before schedule zero (OPEN_BEFORE_MIN_MS: time enough for
+ * a loaded machine), earlier when the preflight's connect time says opening them (MAX_OPENING at once) takes
+ * longer, never more than OPEN_BEFORE_MAX_MS before (the spares must last into the schedule: the reserve closes
+ * them 4 s after they were opened, under servers' ~5 s idle timeout). With a shorter lead (the default is 500 ms),
+ * at once. Only as many are opened as can be ready READY_BEFORE_MS before zero (the reserve's measure of its
+ * connects so far): a few hundred TLS handshakes can take a server seconds, and one still under way when the
+ * schedule starts is paid for by both sides during it, ahead of any connection a request opens. Then the full
+ * collection (beforeScheduleZero).
+ */
 export function openBeforeMs(connections: number, connectMs: number | null): number {
   const connect =
     connectMs !== null && Number.isFinite(connectMs) && connectMs >= 0 ? connectMs : UNMEASURED_CONNECT_MS;

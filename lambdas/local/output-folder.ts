@@ -121,7 +121,10 @@ export async function claimRunFolder(runDir: string, runId: string, overwrite: b
   if (found.length === 0) return null;
   const listed = found.slice(0, 4).join(', ') + (found.length > 4 ? `, ... (${found.length})` : '');
   if (!overwrite)
-    return `${runDir} already holds the results of run ${runId} (${listed}): give another --run-id or --out, or --overwrite to replace that run`;
+    return (
+      `${runDir} already holds the results of run ${runId} (${listed}): give another --run-id or --out, or ` +
+      `--overwrite to replace that run`
+    );
   if (!(await isRunFolder(runDir, found)) && !(await isCapacityFolder(runDir, found)))
     return `${runDir} holds files that are not a run's results (${listed}): not replacing it, even with --overwrite`;
   await rm(runDir, { recursive: true, force: true });
@@ -137,5 +140,9 @@ export async function comparisonOutProblem(dir: string, overwrite: boolean): Pro
   if (overwrite) return null;
   const found = (await entries(dir)).filter((name) => (Object.values(RUN_FILES) as string[]).includes(name));
   if (found.length === 0) return null;
-  return `--out ${dir} already holds ${found.join(' and ')}${(await entries(dir)).includes(ARTIFACT_FILES.ingestReport) ? ", a run's" : ''}: give another --out, or --overwrite to replace ${found.length > 1 ? 'them' : 'it'}`;
+  return (
+    `--out ${dir} already holds ` +
+    `${found.join(' and ')}${(await entries(dir)).includes(ARTIFACT_FILES.ingestReport) ? ", a run's" : ''}: ` +
+    `give another --out, or --overwrite to replace ${found.length > 1 ? 'them' : 'it'}`
+  );
 }

@@ -3,18 +3,7 @@
  * connections would otherwise be found out only after the whole schedule has run, one failed
  * request at a time.
  *
- * - HTTP(S) target: a TCP connection to the URL's host and port (and the TLS handshake, with
- *   the same certificate checks the requests get, for https), then closed; two more in turn
- *   once it succeeds, the fastest one's time kept (`connect`: how many connections the run
- *   opens ahead, and when, open-ahead.ts). No HTTP request is sent: the server sees
- *   connections, never a replayed request.
- * - SageMaker target: the AWS SDK resolves the region and the credentials (the default
- *   chain: environment, profile, SSO, instance role) exactly as the requests will. The
- *   endpoint itself is not called (that would take sagemaker:DescribeEndpoint, which the
- *   replay does not otherwise need); when AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME (or
- *   AWS_ENDPOINT_URL) points it at another runtime, that runtime gets the TCP check too.
- *
- * Skipped with --no-preflight.
+ * What is checked for each kind of target: preflight. Skipped with --no-preflight.
  */
 import { connect as tcpConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -160,7 +149,9 @@ async function checkSageMaker(
       return {
         target: target.name,
         ok: false,
-        detail: `${label}: no AWS credentials found (${(error as Error).message}); the SDK's default chain looks at the environment, the profile, SSO and the instance role`,
+        detail:
+          `${label}: no AWS credentials found (${(error as Error).message}); the SDK's default chain looks at ` +
+          `the environment, the profile, SSO and the instance role`,
       };
     }
     const override = options.env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME ?? options.env.AWS_ENDPOINT_URL;
@@ -205,7 +196,22 @@ async function checkSageMaker(
   }
 }
 
-/** Every target checked at once; one result each, in the targets' order. */
+/**
+ * Every target checked at once; one result each, in the targets' order.
+ *
+ * - HTTP(S) target: a TCP connection to the URL's host and port (and the TLS handshake, with
+ *   the same certificate checks the requests get, for https), then closed; two more in turn
+ *   once it succeeds, the fastest one's time kept (`connect`: how many connections the run
+ *   opens ahead, and when, open-ahead.ts). No HTTP request is sent: the server sees
+ *   connections, never a replayed request.
+ * - SageMaker target: the AWS SDK resolves the region and the credentials (the default
+ *   chain: environment, profile, SSO, instance role) exactly as the requests will. The
+ *   endpoint itself is not called (that would take sagemaker:DescribeEndpoint, which the
+ *   replay does not otherwise need); when AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME (or
+ *   AWS_ENDPOINT_URL) points it at another runtime, that runtime gets the TCP check too.
+ *
+ * Skipped with --no-preflight.
+ */
 export async function preflight(
   targets: readonly PreflightTarget[],
   options: PreflightOptions = {},
@@ -241,6 +247,7 @@ export function describePreflight(results: readonly PreflightResult[]): { lines:
   const failure =
     failed.length === 0
       ? null
-      : `${failed.length === 1 ? `${label(failed[0] as PreflightResult)} is` : `targets ${failed.map((r) => r.target).join(', ')} are`} not reachable, nothing was sent (check the URL, or skip this check with --no-preflight)`;
+      : `${failed.length === 1 ? `${label(failed[0] as PreflightResult)} is` : `targets ${failed.map((r) => r.target).join(', ')} are`}` +
+        ` not reachable, nothing was sent (check the URL, or skip this check with --no-preflight)`;
   return { lines, failure };
 }

@@ -59,7 +59,10 @@ export function scheduleNowMessage(schedule: string, at: string | undefined, now
 function queueUrlProblem(raw: string): string | null {
   const url = URL.canParse(raw) ? new URL(raw) : null;
   if (url && (url.protocol === 'https:' || url.protocol === 'http:')) return null;
-  return `--queue-url must be the plan queue's URL (the stack output PlanQueueUrl, https://sqs.<region>.amazonaws.com/<account>/<name>), got "${raw}"`;
+  return (
+    `--queue-url must be the plan queue's URL (the stack output PlanQueueUrl, ` +
+    `https://sqs.<region>.amazonaws.com/<account>/<name>), got "${raw}"`
+  );
 }
 
 /**
@@ -99,13 +102,22 @@ export async function scheduleNowCommand(
   try {
     const sent = await sqs.send(new SendMessageCommand({ QueueUrl: options.queueUrl, MessageBody: body }));
     out.write(
-      `${JSON.stringify({ sent: true, messageId: sent.MessageId ?? null, schedule: message.schedule, scheduledTime: message.scheduledTime, runId, results: `runs/${runId}/`, history: `schedules/${message.schedule}/history.jsonl` })}\n`,
+      JSON.stringify({
+        sent: true,
+        messageId: sent.MessageId ?? null,
+        schedule: message.schedule,
+        scheduledTime: message.scheduledTime,
+        runId,
+        results: `runs/${runId}/`,
+        history: `schedules/${message.schedule}/history.jsonl`,
+      }) + '\n',
     );
     return 0;
   } catch (error) {
     const e = error as { name?: string; message?: string };
     err.write(
-      `capture-replay schedule-now: ${terminalLine(`could not send to ${options.queueUrl}: ${e.name ?? 'Error'}: ${e.message ?? String(error)}`)}\n`,
+      `capture-replay schedule-now: ` +
+        `${terminalLine(`could not send to ${options.queueUrl}: ${e.name ?? 'Error'}: ${e.message ?? String(error)}`)}\n`,
     );
     return exitCodeOf(error);
   } finally {

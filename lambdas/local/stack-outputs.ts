@@ -180,7 +180,9 @@ async function fromCloudFormation(stack: string, region: string | undefined): Pr
     if (e.name === 'ValidationError' && /does not exist/.test(e.message ?? '')) {
       const where = await cfn.config.region().catch(() => 'the default region');
       throw new CommandProblem(
-        `no stack ${stack} in ${where}: give the stack's name (--stack; the deployment config's stackName, default ${DEFAULT_STACK}) and region (--region or AWS_REGION), or --outputs <file cdk deploy --outputs-file wrote>`,
+        `no stack ${stack} in ${where}: give the stack's name (--stack; the deployment config's stackName, ` +
+          `default ${DEFAULT_STACK}) and region (--region or AWS_REGION), or --outputs <file cdk deploy ` +
+          `--outputs-file wrote>`,
       );
     }
     throw new CommandProblem(
@@ -224,7 +226,8 @@ export function relinkCommand(
 ): string {
   const quote = (v: string) => (/^[\w./:@-]+$/.test(v) ? v : `'${v.replaceAll("'", "'\\''")}'`);
   const where = outputs.fromCloudFormation
-    ? `${outputs.stack === DEFAULT_STACK ? '' : ` --stack ${quote(outputs.stack)}`}${outputs.region ? ` --region ${quote(outputs.region)}` : ''}`
+    ? `${outputs.stack === DEFAULT_STACK ? '' : ` --stack ${quote(outputs.stack)}`}` +
+      `${outputs.region ? ` --region ${quote(outputs.region)}` : ''}`
     : ` --outputs ${quote(outputs.source)}`;
   return `capture-replay link --run ${quote(runId)}${where}`;
 }
@@ -238,7 +241,8 @@ export function missingOutputs(outputs: StackOutputs, needed: readonly OutputNam
 
 /** The command that lists a stack's log groups, for when they cannot be looked up. */
 export const logGroupsCommand = (stack: string) =>
-  `aws cloudformation describe-stack-resources --stack-name ${stack} --query "StackResources[?ResourceType=='AWS::Logs::LogGroup'].[LogicalResourceId,PhysicalResourceId]"`;
+  `aws cloudformation describe-stack-resources --stack-name ${stack} --query ` +
+  `"StackResources[?ResourceType=='AWS::Logs::LogGroup'].[LogicalResourceId,PhysicalResourceId]"`;
 
 /**
  * The functions' log groups (physical names, which CloudFormation generates), found by the

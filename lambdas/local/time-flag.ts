@@ -54,7 +54,10 @@ export function parseTimeFlag(
   const parsed = parseInferenceTime(withSeconds ? `${withSeconds[1]}:00${withSeconds[2]}` : text);
   if (parsed) {
     if (parsed.epochMs <= latest.ms) return parsed.epochMs;
-    return `${flag} ${raw.trim()} is ${aheadText(parsed.epochMs - nowMs)} after now: ${latest.why}; give now or a time before it (e.g. -1h)`;
+    return (
+      `${flag} ${raw.trim()} is ${aheadText(parsed.epochMs - nowMs)} after now: ${latest.why}; give now or a ` +
+      `time before it (e.g. -1h)`
+    );
   }
   const zoneless = /^\d{4}-\d{2}-\d{2}(T[\d:.]+)?$/.test(text);
   return `${flag} must be ${TIME_FLAG_FORMS} (got "${raw}"${zoneless ? ': add its zone, e.g. Z for UTC' : ''})`;

@@ -85,7 +85,11 @@ export async function trendCommand(options: TrendCommandOptions): Promise<number
   if (folder && read.lines.length === 0)
     return fail(
       io,
-      `no finished run under ${options.source}${read.skipped.length > 0 ? ` (${read.skipped.length} folder(s) skipped, said above)` : ' (a run folder holds <target>/run_manifest.json)'}`,
+      `no finished run under ` +
+        `${options.source}` +
+        (read.skipped.length > 0
+          ? ` (${read.skipped.length} folder(s) skipped, said above)`
+          : ' (a run folder holds <target>/run_manifest.json)'),
     );
   const html = renderTrendHtml(
     { schedule: read.schedule, generatedAt: new Date().toISOString(), runs: read.lines, badLines: read.unreadable },

@@ -190,7 +190,10 @@ export async function runHistoryLine(
   }
   const valid = historyLineSchema.safeParse(line);
   if (!valid.success)
-    return `its results do not make a history line (${valid.error.issues[0]?.path.join('.') ?? ''}: ${valid.error.issues[0]?.message ?? 'invalid'})`;
+    return (
+      `its results do not make a history line (${valid.error.issues[0]?.path.join('.') ?? ''}: ` +
+      `${valid.error.issues[0]?.message ?? 'invalid'})`
+    );
   return valid.data;
 }
 

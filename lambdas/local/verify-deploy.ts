@@ -10,13 +10,7 @@
  * to start a scheduled run now, and writes nothing. Nothing is removed from the capture
  * bucket unless `--clean` is given: then the sample, once the run no longer needs it.
  *
- * Exit codes: 0 every target replayed the sample; 1 it could not be shown (no stack, no
- * permission, the timeout, a target that replayed nothing); 2 usage, or a stack that
- * replays only on schedule.
- *
- * What the outputs hold (a prefix, a bucket or stack name, from CloudFormation or a file) and
- * what AWS answers reach the terminal through terminal-text.ts: an escape code in an outputs
- * file is shown, never run.
+ * Exit codes, and what reaches the terminal: verifyDeployCommand.
  */
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
@@ -62,9 +56,11 @@ export function parseAutoReplay(value: string | undefined): AutoReplay {
 export function scheduleOnlyText(outputs: StackOutputs): string[] {
   const queue = outputs.values.PlanQueueUrl;
   return [
-    `capture-replay verify-deploy: stack ${outputs.stack} replays captures only on its schedules (autoReplay: false): a new capture file starts no run, so a sample cannot show the deploy works.`,
+    `capture-replay verify-deploy: stack ${outputs.stack} replays captures only on its schedules ` +
+      `(autoReplay: false): a new capture file starts no run, so a sample cannot show the deploy works.`,
     'Start a scheduled run now instead, and open its report when it is done:',
-    `  capture-replay schedule-now <schedule> --queue-url ${queue ?? '<PlanQueueUrl output>'}${outputs.region ? ` --region ${outputs.region}` : ''}`,
+    `  capture-replay schedule-now <schedule> --queue-url ` +
+      `${queue ?? '<PlanQueueUrl output>'}${outputs.region ? ` --region ${outputs.region}` : ''}`,
     `  capture-replay link --run <the runId it prints> --stack ${outputs.stack}`,
     ...dashboardLines(outputs),
   ];
@@ -105,7 +101,10 @@ export function targetLine(name: string, c: TargetCounts, folder: string): strin
   ]
     .filter(Boolean)
     .join('; ');
-  return `  ${name}: ${c.scheduled} scheduled, ${c.succeeded} succeeded, ${c.failed} failed, ${c.dropped} dropped${why ? ` (${why})` : ''}  ${folder}`;
+  return (
+    `  ${name}: ${c.scheduled} scheduled, ${c.succeeded} succeeded, ${c.failed} failed, ${c.dropped} ` +
+    `dropped${why ? ` (${why})` : ''}  ${folder}`
+  );
 }
 
 /** Targets that did not show the deploy works: nothing succeeded, or the accounting does not balance. */
@@ -212,7 +211,9 @@ async function summary(
         `  sample:  ${s3Uri(upload)}`,
         ...(ingest
           ? [
-              `  ingest:  ${ingest.accepted} records accepted, ${ingest.rejected} rejected${ingest.rejectedByReason ? ` (${byReason(ingest.rejectedByReason)})` : ''}${ingest.blankLines ? `, ${plural(ingest.blankLines, 'blank line')}` : ''}`,
+              `  ingest:  ${ingest.accepted} records accepted, ${ingest.rejected} ` +
+                `rejected${ingest.rejectedByReason ? ` (${byReason(ingest.rejectedByReason)})` : ''}` +
+                `${ingest.blankLines ? `, ${plural(ingest.blankLines, 'blank line')}` : ''}`,
             ]
           : []),
         `  run:     ${runId}`,
@@ -285,6 +286,15 @@ async function verify(outputs: StackOutputs, options: VerifyDeployOptions, io: I
   }
 }
 
+/**
+ * Runs the command. Exit codes: 0 every target replayed the sample; 1 it could not be shown (no stack, no
+ * permission, the timeout, a target that replayed nothing); 2 usage, or a stack that
+ * replays only on schedule.
+ *
+ * What the outputs hold (a prefix, a bucket or stack name, from CloudFormation or a file) and
+ * what AWS answers reach the terminal through terminal-text.ts: an escape code in an outputs
+ * file is shown, never run.
+ */
 export async function verifyDeployCommand(
   options: VerifyDeployOptions,
   io: Io = { out: process.stdout, err: process.stderr },
@@ -306,7 +316,8 @@ export async function verifyDeployCommand(
     return await verify(outputs, options, io);
   } catch (error) {
     io.err.write(
-      `capture-replay verify-deploy: ${terminalLine(error instanceof CaptureReplayError ? error.message : describeAwsError(error, 'verify the deploy'))}\n`,
+      `capture-replay verify-deploy: ` +
+        `${terminalLine(error instanceof CaptureReplayError ? error.message : describeAwsError(error, 'verify the deploy'))}\n`,
     );
     return exitCodeOf(error);
   }

@@ -8,13 +8,7 @@
  * records; the ingest report counts the duplicate and the bad line, as it would in a real
  * capture.
  *
- * It lands as SageMaker would write a capture of an endpoint called `capture-replay-verify`
- * now: under `<prefix>capture-replay-verify/AllTraffic/yyyy/mm/dd/hh/<mm-ss-mmm>-<8 hex>.jsonl`
- * (UTC), with its records stamped from now on (their spacing kept). A `file` deployment
- * replays it `leadSeconds` after it lands; a `mirror` one at each record's inferenceTime +
- * lag, which only current times make possible (a record captured long ago is due long ago:
- * its run is finalised before anything fires). A new name each time makes each verification
- * a run of its own (the ingest keys runs on the object's key and ETag).
+ * Where it lands, and why its records are stamped now: captureRoot.
  */
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +25,14 @@ const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 /**
  * The folder captures go under, as the plan function reads the prefix: one that does not end
  * at a folder boundary (`datacapture`) names a folder (`datacapture/...`).
+ *
+ * It lands as SageMaker would write a capture of an endpoint called `capture-replay-verify`
+ * now: under `<prefix>capture-replay-verify/AllTraffic/yyyy/mm/dd/hh/<mm-ss-mmm>-<8 hex>.jsonl`
+ * (UTC), with its records stamped from now on (their spacing kept). A `file` deployment
+ * replays it `leadSeconds` after it lands; a `mirror` one at each record's inferenceTime +
+ * lag, which only current times make possible (a record captured long ago is due long ago:
+ * its run is finalised before anything fires). A new name each time makes each verification
+ * a run of its own (the ingest keys runs on the object's key and ETag).
  */
 export function captureRoot(capturePrefix: string): string {
   return capturePrefix === '' || capturePrefix.endsWith('/') ? capturePrefix : `${capturePrefix}/`;

@@ -202,25 +202,35 @@ export function missingText(s: RunState, w: Whereabouts, candidates: readonly st
   switch (s.phase) {
     case 'ingest':
       return [
-        `no run started within ${waitedS} s: the ingest wrote no ${candidates.map((id) => at(runPrefix(id) + ARTIFACT_FILES.ingestReport)).join(' nor ')}.`,
+        `no run started within ${waitedS} s: the ingest wrote no ` +
+          `${candidates.map((id) => at(runPrefix(id) + ARTIFACT_FILES.ingestReport)).join(' nor ')}.`,
         `  The sample is at ${w.sampleUri}. Where to look:`,
-        `  - the ingest queue${w.ingestQueueUrl ? ` ${w.ingestQueueUrl}` : ''}: messages waiting there mean the ingest function is not taking them; none means no S3 event reached it (is the capture prefix "${w.capturePrefix}" right, and is the stack in the capture bucket's region?)`,
+        `  - the ingest queue${w.ingestQueueUrl ? ` ${w.ingestQueueUrl}` : ''}: messages waiting there mean ` +
+          `the ingest function is not taking them; none means no S3 event reached it (is the capture prefix ` +
+          `"${w.capturePrefix}" right, and is the stack in the capture bucket's region?)`,
         `  - ${logs(w, ['ingest'])}`,
       ];
     case 'schedule':
       return [
-        `the ingest read the sample (${at(runPrefix(s.runId as string) + ARTIFACT_FILES.ingestReport)}) but did not finish scheduling run ${s.runId} within ${waitedS} s (no ${at(runRecordKey(s.runId as string))}).`,
+        `the ingest read the sample (${at(runPrefix(s.runId as string) + ARTIFACT_FILES.ingestReport)}) but ` +
+          `did not finish scheduling run ${s.runId} within ${waitedS} s (no ` +
+          `${at(runRecordKey(s.runId as string))}).`,
         `  Where to look: ${logs(w, ['ingest'])}; a message that failed three times is in the ingest queue's dead-letter queue.`,
       ];
     case 'targets': {
       const pending = s.targets.filter((t) => !s.finished.includes(t));
       const late =
         s.deadlineMs !== null && s.deadlineMs > Date.now()
-          ? ` The run may still finish: it is finalised by ${new Date(s.deadlineMs).toISOString()} at the latest${s.mode === 'mirror' ? ' (mirror mode: each request is due at its inferenceTime + lag)' : ''}.`
+          ? ` The run may still finish: it is finalised by ${new Date(s.deadlineMs).toISOString()} at the ` +
+            `latest` +
+            `${s.mode === 'mirror' ? ' (mirror mode: each request is due at its inferenceTime + lag)' : ''}.`
           : '';
       return [
-        `run ${s.runId} was scheduled (targets ${s.targets.join(', ')}) but ${pending.map((t) => at(targetPrefix(s.runId as string, t) + ARTIFACT_FILES.manifest)).join(', ')} ${pending.length === 1 ? 'is' : 'are'} not there after ${waitedS} s.${late}`,
-        `  Where to look: shard messages that failed three times are in the replay dead-letter queue${w.replayDlqUrl ? ` ${w.replayDlqUrl}` : ''}; ${logs(w, ['fire', 'collect'])}.`,
+        `run ${s.runId} was scheduled (targets ${s.targets.join(', ')}) but ` +
+          `${pending.map((t) => at(targetPrefix(s.runId as string, t) + ARTIFACT_FILES.manifest)).join(', ')} ` +
+          `${pending.length === 1 ? 'is' : 'are'} not there after ${waitedS} s.${late}`,
+        `  Where to look: shard messages that failed three times are in the replay dead-letter ` +
+          `queue${w.replayDlqUrl ? ` ${w.replayDlqUrl}` : ''}; ${logs(w, ['fire', 'collect'])}.`,
         `  When it finishes: ${w.relink(s.runId as string)}`,
       ];
     }
@@ -242,7 +252,8 @@ export function laterText(s: RunState, timeoutS: number, relink: (runId: string)
       : '';
   const enough = Math.ceil((first - Date.now()) / 1000) + 120;
   return [
-    `run ${s.runId} is scheduled, but its first request is due at ${new Date(first).toISOString()}${why}, after --timeout ${timeoutS} s: it cannot finish in time.`,
+    `run ${s.runId} is scheduled, but its first request is due at ${new Date(first).toISOString()}${why}, ` +
+      `after --timeout ${timeoutS} s: it cannot finish in time.`,
     `  Next time give it longer (--timeout ${enough}), or open its report once it is done: ${relink(s.runId as string)}`,
   ];
 }

@@ -3,39 +3,10 @@
  * requests at once, with a first-in first-out queue in front, so that a test or the demo can
  * give a target a capacity and predict where it breaks.
  *
- * The model, exactly as the mocks run it:
- * - A request that reaches generation (past routing, authentication, parsing and error
- *   injection; the requests refused there take no slot and answer at once) holds one slot
- *   for its service time S = TTFT + (n - 1) * ITL, from its start to its last token, n its
- *   output tokens (the mock's setting, capped by the request's max_tokens).
- * - Requests start in the order the server has read them (FIFO), each at max(arrival, the
- *   time the earliest slot frees); a slot is never idle while a request waits. The wait is
- *   W = start - arrival.
- * - Its tokens are then written on the unloaded server's timeline shifted by W: token k at
- *   arrival + W + TTFT + k * ITL. So time to first token = W + TTFT, request latency = W + S,
- *   and the inter-token latency does not depend on the load (a pool of identical, independent
- *   generators: no batching slowdown).
- * - Slots free at their scheduled end (start + S), computed from due times rather than from
- *   when a timer fires: a busy machine that writes a token late delays that write only, never
- *   the next request's start. A request whose client goes away keeps its slot to its
- *   scheduled end.
- * - Without `--slots` (unlimited, the default) W = 0 for every request.
- *
- * With Poisson arrivals at rate λ and one output length for every request (S fixed) this is
- * the M/D/c queue, c = slots. Predictions (meanWaitMs, saturationRate below):
- * - utilisation ρ = λ·S/c; the server saturates at λ_max = c/S requests per unit of time:
- *   below it the wait stays bounded, at or above it the queue grows without end (a replay
- *   at λ > λ_max for t seconds leaves about (λ - λ_max)·t requests waiting).
- * - mean wait: for c = 1 exactly ρ·S / (2(1 - ρ)) (Pollaczek-Khinchine); for c > 1,
- *   Cosmetatos' approximation: half the M/M/c wait, C(c, λS)·S / (c - λS) with C Erlang's
- *   C formula, times 1 + (1 - ρ)(c - 1)(√(4 + 5c) - 2) / (16ρc) (G. P. Cosmetatos, "Some
- *   approximate equilibrium results for the multi-server queue (M/G/r)", Operational
- *   Research Quarterly 27, 1976). test/unit/mocks/capacity.test.ts checks it against this
- *   model run on seeded Poisson arrivals.
- * - mean time to first token = TTFT + mean wait. The p99 of the wait has no closed form for
- *   M/D/c: measure it (GenerationSlots on seeded arrivals, as the test does).
- * - A replay's arrivals are the captured ones, not Poisson; against a replay the mean-wait
- *   formula is a guide, while λ_max holds whatever the arrivals.
+ * The model exactly as the mocks run it, and what queueing theory predicts of it (where it
+ * saturates, the mean wait, and how far those hold for a replay's arrivals):
+ * docs/capacity.md#the-mocks-capacity-model. test/unit/mocks/capacity.test.ts checks the
+ * prediction against this model run on seeded Poisson arrivals.
  */
 import { MinHeap } from './min-heap';
 

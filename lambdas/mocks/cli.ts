@@ -73,7 +73,8 @@ function mockCommand(text: MockCommandText): Command {
     .addOption(
       new Option(
         '--slots <n>',
-        'concurrent generations, each holding its slot from its start to its last token: requests beyond them wait in a FIFO queue, their time to first token longer by the wait',
+        'concurrent generations, each holding its slot from its start to its last token: requests beyond ' +
+          'them wait in a FIFO queue, their time to first token longer by the wait',
       )
         .argParser(wholeNumberArg('--slots', 1))
         .default(Infinity, 'unlimited'),
@@ -164,7 +165,8 @@ export function buildMockSageMakerProgram(
   return mockCommand({
     name: 'mock-sagemaker',
     description:
-      'run the bundled mock SageMaker runtime: InvokeEndpoint and InvokeEndpointWithResponseStream (prints {"url": ...} when listening; point the AWS SDK at it with AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME)',
+      'run the bundled mock SageMaker runtime: InvokeEndpoint and InvokeEndpointWithResponseStream (prints ' +
+      '{"url": ...} when listening; point the AWS SDK at it with AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME)',
     port: 8080,
     ttftHelp: 'time to first token (first answer byte for non-chat models)',
     errorRateHelp: 'fraction of requests answered with --error-type',

@@ -8,32 +8,9 @@
  * Point the SDK at it with `AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME=<url>` (any static
  * credentials: the signature is checked for shape, not verified).
  *
- * Models behind the endpoint (`model`, default `auto` = by content type):
- * - chat: JSON with `messages` -> an OpenAI chat.completion; streamed as SSE `data:` chunks
- *   (a role chunk, one chunk per token, a usage chunk, `[DONE]`), or as TGI token events
- *   (`streamFormat: 'tgi'`) or LMI-style JSON lines (`'jsonlines'`);
- * - tabular: `text/csv` -> one score per input row (CSV), JSON `{"instances": [...]}` ->
- *   `{"predictions": [...]}` (any other JSON: the whole body is one instance); Accept
- *   `text/csv` / `application/json` picks the output format. Scores derive from the bytes
- *   of each row (SHA-256), so replaying the same input gives the same output;
- * - anything else (binary): `{"sha256": ..., "bytes": n}` of the body.
- *
- * Timing as mock-server.ts: token k at arrival + wait + ttft + k*itl on an absolute timeline
- * (a non-streamed chat answer at the last token's time, other answers at arrival + wait +
- * ttft), with optional precise timers (timer, then naps over the last 1.5 ms: write-scheduler.ts).
- * The wait for a generation slot is 0 unless `slots` is set (the queueing model: capacity.ts;
- * a non-chat answer holds its slot for ttft).
- *
- * Errors: `errorRate` x `errorType`, or per request through the custom attributes the
- * endpoint passes to its model (`X-Amzn-SageMaker-Custom-Attributes:
- * mock-error=throttling;mock-status=503`, also `mock-ttft-ms`, `mock-itl-ms`, `mock-tokens`,
- * `mock-stream-format`, `mock-split-parts=1`).
- * Error responses carry `x-amzn-errortype` and a JSON body with `__type` and `message`
- * (ModelError: `OriginalStatusCode`, `OriginalMessage`, `LogStreamArn`, status 424).
- * Stream error types on InvokeEndpoint answer normally (they cannot happen there).
- *
- * Standalone: `node --import tsx lambdas/mocks/mock-sagemaker.ts --port 0 ...` (or
- * `capture-replay mock-sagemaker ...`: options in cli.ts) prints one line
+ * Its models (chat, tabular, binary), timing, slots and error injection (per request through
+ * the custom attributes `mock-error=...`) are in docs/sagemaker-targets.md#the-bundled-mock.
+ * Standalone: `capture-replay mock-sagemaker ...` (options in cli.ts) prints one line
  * `{"url":"http://127.0.0.1:PORT"}` once listening and stops on SIGTERM/SIGINT.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -140,7 +117,10 @@ function serviceError(
 
 function modelError(endpoint: string, originalStatus: number, originalMessage: string): ServiceError {
   const kind = originalStatus >= 500 ? 'server' : 'client';
-  const message = `Received ${kind} error (${originalStatus}) from primary with message "${originalMessage}". See https://us-east-1.console.aws.amazon.com/cloudwatch/home?region=us-east-1#logEventViewer:group=/aws/sagemaker/Endpoints/${endpoint} in account ${ACCOUNT} for more information.`;
+  const message =
+    `Received ${kind} error (${originalStatus}) from primary with message "${originalMessage}". See ` +
+    `https://us-east-1.console.aws.amazon.com/cloudwatch/home?region=us-east-1#logEventViewer:` +
+    `group=/aws/sagemaker/Endpoints/${endpoint} in account ${ACCOUNT} for more information.`;
   return {
     status: 424,
     type: 'ModelError',
@@ -351,7 +331,10 @@ function tokenEvent(g: ChatGeneration, format: MockStreamFormat, k: number): str
   if (format === 'openai') {
     let out = openAiChunk(g, { content: g.word(k) }, last ? 'stop' : null);
     if (last)
-      out += `data: ${JSON.stringify({ id: g.id, object: 'chat.completion.chunk', model: g.model, choices: [], usage: g.usage })}\n\ndata: [DONE]\n\n`;
+      out +=
+        `data: ` +
+        JSON.stringify({ id: g.id, object: 'chat.completion.chunk', model: g.model, choices: [], usage: g.usage }) +
+        `\n\ndata: [DONE]\n\n`;
     return out;
   }
   const token = { id: 1000 + (k % MOCK_WORDS.length), text: g.word(k), logprob: -0.25, special: false };
@@ -364,7 +347,16 @@ function tokenEvent(g: ChatGeneration, format: MockStreamFormat, k: number): str
 }
 
 function openAiChunk(g: ChatGeneration, delta: object, finish: string | null): string {
-  return `data: ${JSON.stringify({ id: g.id, object: 'chat.completion.chunk', model: g.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  return (
+    `data: ` +
+    JSON.stringify({
+      id: g.id,
+      object: 'chat.completion.chunk',
+      model: g.model,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    }) +
+    `\n\n`
+  );
 }
 
 /** The model's bytes as PayloadParts: one per event, or each event cut in two. */

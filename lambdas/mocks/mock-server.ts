@@ -6,12 +6,11 @@
  *
  * Timing: token k of a stream is written at arrival + wait + ttft + k*itl on an absolute
  * timeline, so timer jitter never accumulates across tokens (tokens due together share a
- * write); the wait for a generation slot
- * is 0 unless `slots` is set (the queueing model: capacity.ts). prompt_tokens is the number
- * of whitespace-separated words in all message contents (deterministic, no tokenizer).
+ * write); the wait for a generation slot is 0 unless `slots` is set (the queueing model:
+ * capacity.ts). prompt_tokens is the number of whitespace-separated words in all message
+ * contents (deterministic, no tokenizer).
  *
- * Standalone: `node --import tsx lambdas/mocks/mock-server.ts --port 8000 ...` (or
- * `capture-replay mock-server ...`: options in cli.ts) prints one line
+ * Standalone: `capture-replay mock-server ...` (options in cli.ts) prints one line
  * `{"url":"http://127.0.0.1:PORT"}` once listening and stops on SIGTERM/SIGINT.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';

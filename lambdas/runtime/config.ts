@@ -14,7 +14,7 @@ import {
 } from '../adapters/sagemaker/target-spec';
 import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE } from '../core/metrics/cloudwatch';
 import type { CapacitySetting } from '../core/pipeline/capacity';
-import { MAX_AMPLIFY } from '../core/plan/amplify';
+import { planIntraSecond, planModelOverride, planNumber } from '../core/plan/plan-option-schema';
 import { scheduleConfigSchema, type ScheduleConfig } from '../core/scheduled-runs/contract';
 import { TARGET_NAME_PATTERN } from '../core/target-name';
 import type { TargetKind } from '../core/types';
@@ -213,14 +213,14 @@ export const runtimeConfigSchema = z
     [ENV.graceMs]: int(0).default(120_000),
     [ENV.slotMs]: int(100, 300_000).default(1000),
     [ENV.maxShardRequests]: int(1, 1_000_000).optional(),
-    [ENV.timeScale]: z.coerce.number().positive().default(1),
-    [ENV.amplify]: z.coerce.number().gt(0).max(MAX_AMPLIFY).default(1),
-    [ENV.intraSecond]: z.enum(['spread', 'burst']).default('spread'),
+    [ENV.timeScale]: z.coerce.number().pipe(planNumber('timeScale')).default(1),
+    [ENV.amplify]: z.coerce.number().pipe(planNumber('amplify')).default(1),
+    [ENV.intraSecond]: planIntraSecond().default('spread'),
     [ENV.forceStreaming]: z
       .enum(['true', 'false'])
       .default('false')
       .transform((v) => v === 'true'),
-    [ENV.modelOverride]: z.string().min(1).optional(),
+    [ENV.modelOverride]: planModelOverride().optional(),
     [ENV.requestTimeoutMs]: int(1).default(600_000),
     [ENV.maxInFlight]: int(1).optional(),
     [ENV.maxConnectionsPerTarget]: int(1, 1000).optional(),

@@ -11,5 +11,8 @@ export function connectionsPerTarget(targets: number, maxConnections: number | u
   return Math.max(1, Math.min(budget, maxConnections ?? budget));
 }
 
-/** Lambda gives a function CPU in proportion to its memory: one vCPU at 1,769 MB (https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html). */
+/**
+ * Lambda gives a function CPU in proportion to its memory: one vCPU at 1,769 MB
+ * (https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html).
+ */
 export const ONE_VCPU_MB = 1769;

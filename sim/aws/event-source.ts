@@ -1,29 +1,9 @@
 /**
- * How many batches an SQS event source mapping may have in flight at a time, over time.
+ * How many batches an SQS event source mapping may have in flight at a time, over time, in
+ * standard and provisioned mode, and its idle polling.
  *
- * Standard mode (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html):
- * - "When messages are available, Lambda starts processing five batches at a time with five
- *   concurrent invocations", and "If messages are still available, Lambda increases the number
- *   of processes that are reading batches by up to 300 more concurrent invokes per minute":
- *   modelled as a continuous ramp of 300/min while messages wait, from 5.
- * - Up to MaximumConcurrency (2-1,000,
- *   https://docs.aws.amazon.com/lambda/latest/api/API_ScalingConfig.html), or without it up to
- *   the event source's own ceiling (the page says 1,250; the account's concurrency caps it first
- *   by default).
- * - "When traffic is low, Lambda scales back the processing to five concurrent invokes, and can
- *   optimize to as few as 2 ... not available when you enable the maximum concurrency setting":
- *   how soon is not documented; ASSUMED: after `scaleDownAfterS` with nothing waiting it steps
- *   back to max(5, batches in flight).
- *
- * Provisioned mode (same page; https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventsourcemapping.html):
- * - Pollers between the minimum (2-200) and maximum (2-2,000); "each event poller can handle up
- *   to 1 MB/sec of throughput, up to 10 concurrent invokes"; "quickly adding up to 1,000
- *   concurrency per minute". The minimum stays ready when idle (it is what the EPU bill is for).
- * - The pollers' 1 MB/s each is modelled as a shared receive bandwidth: a batch of B bytes is
- *   handed over once the pollers have moved B bytes.
- *
- * Idle polling: an idle event source keeps a few pollers long-polling; the number of idle
- * ReceiveMessage calls is not documented: ASSUMED one per idle poller per `idleLongPollS`.
+ * The rules, each with its source (DOCUMENTED, ASSUMED or MEASURED):
+ * docs/simulator-model.md#sqs-event-sources-batches-in-flight.
  */
 import type { AwsModelSettings } from '../settings';
 import { SECONDS_PER_MONTH } from './prices';

@@ -2,25 +2,8 @@
  * Lambda functions in one account: concurrency, scaling rate, execution environments, cold
  * starts and the bill.
  *
- * Rules and their sources:
- * - Account concurrency: 1,000 per Region by default (new accounts less); reserved concurrency
- *   is the function's own and must leave 100 unreserved; functions without it share the rest.
- *   https://docs.aws.amazon.com/lambda/latest/dg/lambda-concurrency.html
- *   https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html
- * - Scaling rate: "for each function, your concurrency scaling rate is 1,000 execution
- *   environment instances every 10 seconds", refilled continuously ("Lambda makes a best
- *   attempt to refill your concurrency scaling rate continuously"), never banked above 1,000:
- *   a token bucket, spent only when a new environment is needed. Beyond the rate or the
- *   concurrency "additional requests fail with a throttling error (429 status code)".
- *   https://docs.aws.amazon.com/lambda/latest/dg/scaling-behavior.html
- * - Cold start: a new environment runs INIT before the handler; INIT durations are MEASURED
- *   here from the deployed bundles (bench/init-duration.ts); the platform's own setup before
- *   INIT is ASSUMED (`coldPlatformMs`). INIT is billed like the handler's duration since
- *   1 August 2025 (on-demand, ZIP, managed runtime):
- *   https://aws.amazon.com/blogs/compute/aws-lambda-standardizes-billing-for-init-phase/
- * - Environments are reused for later invocations; how long an idle one is kept is not
- *   documented: ASSUMED `envReclaimMinutes`.
- * - Billing: requests, and duration rounded up to 1 ms x memory. https://aws.amazon.com/lambda/pricing/
+ * The rules, each with its source (DOCUMENTED, ASSUMED or MEASURED):
+ * docs/simulator-model.md#lambda-functions.
  */
 import type { Lognormal, Rng } from '../random';
 

@@ -1,20 +1,9 @@
 /**
- * How long an S3 request takes, for every S3 call the simulated handlers time.
+ * How long an S3 request takes, for every S3 call the simulated handlers time: a documented
+ * median, an assumed lognormal spread; requests made together end with the slowest.
  *
- * The median is DOCUMENTED: for small requests (under 512 KB) "median latencies are often in
- * the tens of milliseconds range", and a GET or PUT is worth retrying after 2 s
- * (https://docs.aws.amazon.com/whitepapers/latest/s3-optimizing-performance-best-practices/timeouts-and-retries-for-latency-sensitive-applications.html).
- * It is every request's round trip here; a larger object's transfer is added by the caller
- * where the model has it (a shard's parts, at `getMBps`).
- * The spread is ASSUMED (AWS publishes no percentile beyond the median): a lognormal through
- * the median and `requestP99Ms`. The same page advises retrying the slowest 1 % of
- * fixed-size requests, so the 99th percentile is a tail worth cutting, several times the
- * median; and its 2 s retry for requests whose median is tens of ms puts anything near 2 s
- * among rare outliers. A p99 of 5x the median (100 ms at 20 ms) is such a tail: the lognormal
- * through it reaches 2 s about once in 10^11 requests, so retries are not modelled.
- *
- * Requests the handlers make together end when the slowest of them does; a pool of `limit`
- * workers (mapLimited) hands each its next request as it finishes.
+ * The rules, each with its source (DOCUMENTED, ASSUMED or MEASURED):
+ * docs/simulator-model.md#s3-request-times.
  */
 import { lognormalFromP50P99, type Lognormal, type Rng } from '../random';
 

@@ -2,19 +2,8 @@
  * A standard SQS queue as the simulator needs it: delayed delivery, receive in batches,
  * redelivery after the visibility timeout, the redrive to a dead-letter queue, and the bill.
  *
- * Rules and their sources:
- * - DelaySeconds (0-900): a message is invisible for its delay after the send.
- *   https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-delay-queues.html
- *   When within the second after its delay it becomes receivable is not documented: the
- *   jitter is ASSUMED (uniform over `delayJitterMaxMs`).
- * - A received message is invisible for the visibility timeout; not deleted by then, it is
- *   received again. https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html
- * - Redrive: a message received `maxReceiveCount` times without being deleted goes to the
- *   dead-letter queue on its next receive. https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
- * - Billing: every 64 KB chunk of a call's payload is one request (a batch's payload is the
- *   total of its messages); other calls are one request each. https://aws.amazon.com/sqs/pricing/
- *   The rule is test/support/aws-meter.ts's, which meters the handlers on moto.
- * - Order: standard queues are not FIFO; the model hands out the oldest visible first (ASSUMED).
+ * The rules, each with its source (DOCUMENTED, ASSUMED or MEASURED):
+ * docs/simulator-model.md#sqs-queues.
  */
 import { sqsBilledRequests } from '../../test/support/aws-meter';
 import type { Agenda } from '../events';

@@ -84,7 +84,9 @@ describe('an earlier run with the same --run-id and --out (finding 1)', () => {
     expect(onReplay.code).toBe(2);
     expect(onReplay.stderr).toMatch(
       new RegExp(
-        `^capture-replay capacity: ${join(out, 'nightly')} already holds the results of run nightly \\([^)]+\\): give another --run-id or --out, or --overwrite to replace that run\nRun 'capture-replay capacity --help' for the options\\.\n$`,
+        `^capture-replay capacity: ${join(out, 'nightly')} already holds the results of run nightly ` +
+          `\\([^)]+\\): give another --run-id or --out, or --overwrite to replace that run\nRun ` +
+          `'capture-replay capacity --help' for the options\\.\n$`,
       ),
     );
     expect(readFileSync(join(out, 'nightly', 'report.html'), 'utf8')).toBe(report);
@@ -177,11 +179,13 @@ describe('a search stopped by SIGINT (finding 4)', () => {
       expect([1, 2]).toContain(met);
       expect(a).toMatchObject({ limited_by: 'stopped', limit_factor: 2 * met });
       expect(a!.note).toBe(
-        `The search was stopped by SIGINT before it ended (the step at ${2 * met}x was not measured): the target met the objectives at ${met}x. What was measured is kept; run the search again to finish it.`,
+        `The search was stopped by SIGINT before it ended (the step at ${2 * met}x was not measured): the ` +
+          `target met the objectives at ${met}x. What was measured is kept; run the search again to finish it.`,
       );
       expect(b).toMatchObject({ sustained_factor: null, limited_by: 'stopped', limit_factor: null, steps: [] });
       expect(run.stdout.split('\n')[0]).toBe(
-        `A sustains at least ${met}x (the search was stopped before it ended) today's traffic at 99 % goodput, B none judged (the search was stopped before it ended).`,
+        `A sustains at least ${met}x (the search was stopped before it ended) today's traffic at 99 % ` +
+          `goodput, B none judged (the search was stopped before it ended).`,
       );
       expect(run.stderr).toContain('capture-replay: SIGINT: the search stops here; the steps measured are written\n');
     },
@@ -198,7 +202,9 @@ describe('a broken target (finding 5)', () => {
       'No factor sustained at 99 % goodput: A broken (no request succeeded at 1x, HTTPError 404).',
     );
     expect(run.stderr).toContain(
-      `capture-replay: no request to A succeeded at 1x (21 of 21 failed: HTTPError 404 21): the target is broken or down, not at its capacity; check that it is up, its URL and --path (the steps are in ${join(out, 'nope', 'capacity.json')})\n`,
+      `capture-replay: no request to A succeeded at 1x (21 of 21 failed: HTTPError 404 21): the target is ` +
+        `broken or down, not at its capacity; check that it is up, its URL and --path (the steps are in ` +
+        `${join(out, 'nope', 'capacity.json')})\n`,
     );
     const [a] = documentOf(out, 'nope').targets;
     expect(a).toMatchObject({ sustained_factor: null, limited_by: 'broken', limit_factor: 1 });
@@ -272,7 +278,9 @@ describe('a window with nothing to search (finding 6)', () => {
     ]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(
-      "capture-replay: none of the window's 6 captured requests can go to A, an OpenAI-compatible target (unsupported_content_type 6: content type text/csv cannot be sent to a chat target): nothing to search; give it a window of chat requests, or search a sagemaker:<endpoint> target, which takes every content type\n",
+      "capture-replay: none of the window's 6 captured requests can go to A, an OpenAI-compatible target " +
+        '(unsupported_content_type 6: content type text/csv cannot be sent to a chat target): nothing to ' +
+        'search; give it a window of chat requests, or search a sagemaker:<endpoint> target, which takes every content type\n',
     );
     expect(run.stdout).toBe('');
     expect(existsSync(join(out, 'csv', 'steps'))).toBe(false);
@@ -308,7 +316,8 @@ describe('a window with nothing to search (finding 6)', () => {
     expect(empty.length).toBeGreaterThan(0);
     expect(empty.every((s) => s.outcome === 'empty')).toBe(true);
     expect(run.stderr).toContain(
-      "A at 0.001x: 0 requests, goodput --, error rate --, time_to_first_token p99 --: no request at this factor: the window's requests sampled at 0.001x kept none\n",
+      'A at 0.001x: 0 requests, goodput --, error rate --, time_to_first_token p99 --: no request at this ' +
+        "factor: the window's requests sampled at 0.001x kept none\n",
     );
   }, 60_000);
 });
@@ -321,7 +330,8 @@ describe('--goodput on a streamed metric without --streaming (finding 7)', () =>
       'capture-replay: warning: --goodput time_to_first_token is measured on streamed answers only, and --streaming is not given',
     );
     expect(run.stderr).toContain(
-      "capture-replay capacity: --goodput time_to_first_token: measured on streamed answers only, and none of the window's 21 requests asks to stream, so no request could meet it: add --streaming\n",
+      'capture-replay capacity: --goodput time_to_first_token: measured on streamed answers only, and none ' +
+        "of the window's 21 requests asks to stream, so no request could meet it: add --streaming\n",
     );
   }, 60_000);
 
@@ -345,7 +355,9 @@ describe('--goodput on a streamed metric without --streaming (finding 7)', () =>
     ]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr.split('\n')[0]).toBe(
-      'capture-replay: warning: --goodput time_to_first_token, inter_token_latency is measured on streamed answers only, and --streaming is not given: every request captured without "stream": true misses that objective however fast it is answered; add --streaming',
+      'capture-replay: warning: --goodput time_to_first_token, inter_token_latency is measured on streamed ' +
+        'answers only, and --streaming is not given: every request captured without "stream": true misses that ' +
+        'objective however fast it is answered; add --streaming',
     );
   }, 60_000);
 });
@@ -377,7 +389,8 @@ describe('what a step shows while it runs (finding 10)', () => {
           'script',
           [
             '-qec',
-            `"${process.execPath}" "${cliScript()}" capacity "${captures}" --out "${join(work, 'tty')}" --target A=${mock.url} --streaming ${QUICK.map((a) => `'${a}'`).join(' ')} --max-factor 1 ${extra}`,
+            `"${process.execPath}" "${cliScript()}" capacity "${captures}" --out "${join(work, 'tty')}" ` +
+              `--target A=${mock.url} --streaming ${QUICK.map((a) => `'${a}'`).join(' ')} --max-factor 1 ${extra}`,
             '/dev/null',
           ],
           { encoding: 'utf8', cwd: REPO_ROOT, timeout: 60_000 },
@@ -404,7 +417,8 @@ describe('a step larger than memory holds (finding 11)', () => {
     );
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain(
-      "--max-factor 16 would plan 336 requests in one step, more than one step holds in this replayer's memory (100 requests, about 12 KB each): the search goes up to 4.75x (a shorter --window goes further)\n",
+      "--max-factor 16 would plan 336 requests in one step, more than one step holds in this replayer's " +
+        'memory (100 requests, about 12 KB each): the search goes up to 4.75x (a shorter --window goes further)\n',
     );
     expect(run.stderr).toContain('  A at 4.75x: 100 requests, about 1 MB of memory until its results are written...\n');
     const doc = documentOf(out, 'memory');

@@ -2,22 +2,7 @@
  * `capture-replay capacity` as a user runs it, against mock servers of known capacity, each in
  * its own process (issue 20, "Done means").
  *
- * The model (lambdas/mocks/capacity.ts): a mock with c slots serves each request for
- * S = TTFT + (n - 1)·ITL = 20 + 4 × 5 = 40 ms, first in first out, so it completes at most
- * c / S requests a second. The capture: 20 requests a second, evenly spaced (whole-second
- * times spread over each second), so the window of 1 s holds 21 requests 50 ms apart, and at
- * factor k (amplify.ts: copies spread evenly through each gap) they arrive 50 / k ms apart: a
- * D/D/c queue. Below saturation no request waits (time to first token = TTFT); above it the
- * wait grows by S/c - 50/k ms with every request, past the SLO's 80 ms of slack within a few
- * dozen requests (at the grid's first factor past k*: 1.5x for A, +6.7 ms a request, 59 % of
- * its 32 requests late; 2.75x for B, +1.8 ms, 22 % of 58). The prediction: the sustained factor is k* = c·50/S = 1.25c, 1.25 for A (1 slot)
- * and 2.5 for B (2 slots); the search (start 1, x2, resolution 0.25) finds each within one
- * step of it (k* itself is saturation: noise can tip it either way), and B about twice A.
- *
- * Robust on a loaded machine: the SLO leaves 80 ms of slack (two service times) over the
- * unloaded 20 ms, and a step passes at 90 % goodput (a few outliers of a busy machine are
- * not a queue: past saturation goodput falls far below); the search's warm-up (not judged)
- * warms the replayer and each mock before its first step.
+ * The model, the prediction it is held to, and why it holds on a loaded machine: the describe below.
  */
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -65,6 +50,24 @@ function capacityOf(out: string): { doc: CapacityDocument; root: string } {
   return { doc: JSON.parse(readFileSync(join(root, 'capacity.json'), 'utf8')) as CapacityDocument, root };
 }
 
+/**
+ * The model (lambdas/mocks/capacity.ts): a mock with c slots serves each request for
+ * S = TTFT + (n - 1)·ITL = 20 + 4 × 5 = 40 ms, first in first out, so it completes at most
+ * c / S requests a second. The capture: 20 requests a second, evenly spaced (whole-second
+ * times spread over each second), so the window of 1 s holds 21 requests 50 ms apart, and at
+ * factor k (amplify.ts: copies spread evenly through each gap) they arrive 50 / k ms apart: a
+ * D/D/c queue. Below saturation no request waits (time to first token = TTFT); above it the
+ * wait grows by S/c - 50/k ms with every request, past the SLO's 80 ms of slack within a few
+ * dozen requests (at the grid's first factor past k*: 1.5x for A, +6.7 ms a request, 59 % of
+ * its 32 requests late; 2.75x for B, +1.8 ms, 22 % of 58). The prediction: the sustained factor is
+ * k* = c·50/S = 1.25c, 1.25 for A (1 slot) and 2.5 for B (2 slots); the search (start 1, x2, resolution 0.25) finds each within one
+ * step of it (k* itself is saturation: noise can tip it either way), and B about twice A.
+ *
+ * Robust on a loaded machine: the SLO leaves 80 ms of slack (two service times) over the
+ * unloaded 20 ms, and a step passes at 90 % goodput (a few outliers of a busy machine are
+ * not a queue: past saturation goodput falls far below); the search's warm-up (not judged)
+ * warms the replayer and each mock before its first step.
+ */
 describe('capture-replay capacity against mocks of known capacity', () => {
   let dir: string;
   let captures: string;
@@ -92,7 +95,8 @@ describe('capture-replay capacity against mocks of known capacity', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('finds each target within one step of the queueing model (A 1.25x, B 2.5x), B about twice A, with every step a replay of its own', async () => {
+  it('finds each target within one step of the queueing model (A 1.25x, B 2.5x), B about twice A, with every ' +
+    'step a replay of its own', async () => {
     // A step is a replay in real time: on a loaded machine a search that misses the model is run once more (timing.ts).
     const search = async (n: number) => {
       const out = join(dir, `out-${n}`);
@@ -118,7 +122,9 @@ describe('capture-replay capacity against mocks of known capacity', () => {
     expect(r.code, r.stderr).toBe(0);
     const doc = found0!;
     const [a, b] = doc.targets;
-    const found = `A ${a!.sustained_factor}x (${a!.steps.map((s) => `${s.factor}:${s.outcome}`).join(' ')}), B ${b!.sustained_factor}x (${b!.steps.map((s) => `${s.factor}:${s.outcome}`).join(' ')})`;
+    const found =
+      `A ${a!.sustained_factor}x (${a!.steps.map((s) => `${s.factor}:${s.outcome}`).join(' ')}), B ` +
+      `${b!.sustained_factor}x (${b!.steps.map((s) => `${s.factor}:${s.outcome}`).join(' ')})`;
     console.info(`[capacity] ${found}`);
     expect(doc).toMatchObject({
       schema_version: 1,
@@ -199,7 +205,8 @@ describe('capture-replay capacity against mocks of known capacity', () => {
     );
   }, 240_000);
 
-  it('a client that cannot keep up (one request in flight at a time) ends the search as client-limited: at least the last factor met, and how to go further', async () => {
+  it('a client that cannot keep up (one request in flight at a time) ends the search as client-limited: at ' +
+    'least the last factor met, and how to go further', async () => {
     const out = join(dir, 'client');
     // Unlimited slots: the target keeps up; --max-in-flight 1 lets this replayer send 25 requests a second (one per 40 ms service).
     const r = await runCli([

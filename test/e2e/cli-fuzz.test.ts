@@ -6,14 +6,7 @@
  * ingest_report.json (checked against what the generator wrote, file by file), every file
  * that could not be read listed as skipped with its reason, and balanced manifests.
  *
- * Cases per folder: bodies nested 4,000-15,000 deep (rewritten by --streaming/--model), a
- * line over the line cap (lowered to 64 KiB through CAPTURE_REPLAY_MAX_LINE_BYTES, the
- * documented setting, so the over-limit lines are 70 KB-3 MB, written as a stream), a
- * UTF-8 BOM at a file's start and at a line's start, CRLF files, an empty file, a BOM-only
- * file, a gzip file named .jsonl, implausible dates (0000-0099, 1999, 9999), an unreadable
- * file and folder (chmod 000; as root, where chmod does not deny, the CLI runs as the
- * unprivileged user `nobody`), a FIFO and a dangling symlink named .jsonl, and invalid lines
- * of every kind, a truncated last line included.
+ * The cases in each folder: the describe below.
  */
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -70,7 +63,8 @@ const asNobody = isRoot && canRunAsNobody();
 const withEacces = !isRoot || asNobody;
 if (!withEacces)
   process.stdout.write(
-    'cli-fuzz.test.ts: running as root and the CLI cannot run as nobody (repository not readable by it): the EACCES sub-cases are left out\n',
+    'cli-fuzz.test.ts: running as root and the CLI cannot run as nobody (repository not readable by it): the ' +
+      'EACCES sub-cases are left out\n',
   );
 
 /** runCli, as `nobody` when the test runs as root. */
@@ -197,7 +191,8 @@ async function generateFolder(base: string, seed: number, replayable: boolean): 
           text: line(
             id,
             time(),
-            `{"messages":[{"role":"user","content":"deep ${id}"}],"deep":${'['.repeat(depth)}${']'.repeat(replayable ? depth : depth - 1)}}`,
+            `{"messages":[{"role":"user","content":"deep ` +
+              `${id}"}],"deep":${'['.repeat(depth)}${']'.repeat(replayable ? depth : depth - 1)}}`,
           ),
           as: replayable ? 'accepted' : 'bad_inner_json',
         };
@@ -327,6 +322,16 @@ function expectNoCrash(run: CliResult): void {
   );
 }
 
+/**
+ * Cases per folder: bodies nested 4,000-15,000 deep (rewritten by --streaming/--model), a
+ * line over the line cap (lowered to 64 KiB through CAPTURE_REPLAY_MAX_LINE_BYTES, the
+ * documented setting, so the over-limit lines are 70 KB-3 MB, written as a stream), a
+ * UTF-8 BOM at a file's start and at a line's start, CRLF files, an empty file, a BOM-only
+ * file, a gzip file named .jsonl, implausible dates (0000-0099, 1999, 9999), an unreadable
+ * file and folder (chmod 000; as root, where chmod does not deny, the CLI runs as the
+ * unprivileged user `nobody`), a FIFO and a dangling symlink named .jsonl, and invalid lines
+ * of every kind, a truncated last line included.
+ */
 describe('capture-replay replay on hostile capture folders (seeded)', () => {
   const work = mkdtempSync(join(tmpdir(), 'capture-replay-fuzz-'));
   const folders = new Map<string, Folder>();

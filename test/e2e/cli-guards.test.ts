@@ -54,7 +54,9 @@ describe('an earlier run with the same --run-id and --out', () => {
     const again = await runCli(['replay', SAMPLE, '--url', mock.url, '--out', out, '--run-id', 'nightly', ...FAST]);
     expect(again.code).toBe(2);
     expect(again.stderr).toBe(
-      `capture-replay replay: ${runDir} already holds the results of run nightly (A, B, comparison.json, ingest_report.json, ... (5)): give another --run-id or --out, or --overwrite to replace that run\nRun 'capture-replay replay --help' for the options.\n`,
+      `capture-replay replay: ${runDir} already holds the results of run nightly (A, B, comparison.json, ` +
+        `ingest_report.json, ... (5)): give another --run-id or --out, or --overwrite to replace that run\nRun ` +
+        `'capture-replay replay --help' for the options.\n`,
     );
     expect(readFileSync(join(runDir, 'report.html'), 'utf8')).toBe(report);
 
@@ -94,7 +96,8 @@ describe('--out on a read-only file system', () => {
             '-rm',
             'sh',
             '-c',
-            `mount -t tmpfs -o ro tmpfs "${ro}" && exec "${process.execPath}" "${cliScript()}" replay "${SAMPLE}" --url ${mock.url} --out "${out}" --no-progress`,
+            `mount -t tmpfs -o ro tmpfs "${ro}" && exec "${process.execPath}" "${cliScript()}" replay ` +
+              `"${SAMPLE}" --url ${mock.url} --out "${out}" --no-progress`,
           ],
           { encoding: 'utf8', cwd: REPO_ROOT },
         );
@@ -202,7 +205,10 @@ describe('a JSON Lines file that is not Data Capture', () => {
     expect(run.code).toBe(1);
     const said = run.stderr.split('\n').filter((l) => l.startsWith('capture-replay:'));
     expect(said).toEqual([
-      `capture-replay: no replayable capture records (see ${join(work, 'not-capture', 'nc', 'ingest_report.json')} for the reasons); ${file} line 1: not SageMaker Data Capture: looks like OpenAI chat requests (fields model, messages); expected SageMaker Data Capture lines (captureData.endpointInput and eventMetadata)`,
+      `capture-replay: no replayable capture records (see ` +
+        `${join(work, 'not-capture', 'nc', 'ingest_report.json')} for the reasons); ${file} line 1: not ` +
+        `SageMaker Data Capture: looks like OpenAI chat requests (fields model, messages); expected SageMaker ` +
+        `Data Capture lines (captureData.endpointInput and eventMetadata)`,
     ]);
   }, 60_000);
 });
@@ -278,7 +284,8 @@ describe('a target URL holding a password or a query token (issue 32 item 2)', (
     ]);
     expect(refused.code).toBe(2);
     expect(refused.stderr.split('\n')[0]).toBe(
-      'capture-replay replay: --url must be an http:// or https:// URL or sagemaker:<endpoint-name> (got ftp://models.example.com/?token=***)',
+      'capture-replay replay: --url must be an http:// or https:// URL or sagemaker:<endpoint-name> (got ' +
+        'ftp://models.example.com/?token=***)',
     );
   }, 120_000);
 });

@@ -208,7 +208,10 @@ describe('preflight: every target reachable before the schedule starts', () => {
     );
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
-      /Preflight: target B: FAILED: sagemaker:ep\?region=eu-west-1: the runtime at http:\/\/127\.0\.0\.1:\d+ \(AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME\): connection refused/,
+      new RegExp(
+        /Preflight: target B: FAILED: sagemaker:ep\?region=eu-west-1: the runtime at /.source +
+          /http:\/\/127\.0\.0\.1:\d+ \(AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME\): connection refused/.source,
+      ),
     );
     expect(run.stderr).toContain('targets A, B are not reachable');
   });

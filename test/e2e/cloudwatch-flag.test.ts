@@ -62,7 +62,8 @@ describeWithMoto("--cloudwatch: the pipeline's metrics from a run made here", ()
     rmSync(work, { recursive: true, force: true });
   });
 
-  it("replay: cloudwatch-emf.jsonl in the run's folder, its figures the files', and with --cloudwatch-publish the same in CloudWatch", async () => {
+  it("replay: cloudwatch-emf.jsonl in the run's folder, its figures the files', and with --cloudwatch-publish " +
+    'the same in CloudWatch', async () => {
     const run = await runCli(
       [
         'replay',

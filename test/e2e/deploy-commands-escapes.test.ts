@@ -69,7 +69,8 @@ describe('escape codes from an outputs file or an argument', () => {
     });
     expect(byRun.code).toBe(1);
     expect(byRun.stderr).toBe(
-      'capture-replay link: no s3://results\\x1b[2J/runs/file-1/report.html: run file-1 has not finished (its report is written when every target has), or the run id is wrong\n',
+      'capture-replay link: no s3://results\\x1b[2J/runs/file-1/report.html: run file-1 has not finished ' +
+        '(its report is written when every target has), or the run id is wrong\n',
     );
     const byUri = await runCli(['link', `s3://results/runs/x${ESC}[2J`], {
       env: { ...AWS, AWS_ENDPOINT_URL: notFoundUrl },
@@ -94,7 +95,8 @@ describe('an output that is not a string', () => {
       const run = await runCli(args, { env: CLOSED });
       expect(run.code, args[0]).toBe(1);
       expect(run.stderr, args[0]).toBe(
-        `capture-replay ${args[0]}: ${file}: ResultsBucketName is 123, not a string: give the file \`cdk deploy --outputs-file\` wrote, unedited\n`,
+        `capture-replay ${args[0]}: ${file}: ResultsBucketName is 123, not a string: give the file \`cdk ` +
+          `deploy --outputs-file\` wrote, unedited\n`,
       );
     }
   }, 60_000);

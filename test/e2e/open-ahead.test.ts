@@ -66,7 +66,8 @@ beforeAll(async () => {
         setTimeout(() => {
           if (!socket.destroyed)
             socket.write(
-              `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(ANSWER)}\r\nconnection: keep-alive\r\n\r\n${ANSWER}`,
+              `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ` +
+                `${Buffer.byteLength(ANSWER)}\r\nconnection: keep-alive\r\n\r\n${ANSWER}`,
             );
         }, HOLD_MS);
       }

@@ -95,18 +95,22 @@ describe('npm pack', () => {
     }
   });
 
-  it('declares no run-time dependency (the bundle holds its packages; tsx, esbuild and the CDK are devDependencies) and no install script', () => {
-    expect(pkg.bin).toEqual({ 'capture-replay': 'dist/capture-replay.mjs' });
-    expect(pkg.dependencies).toBeUndefined();
-    expect(Object.keys(pkg.devDependencies)).toEqual(
-      expect.arrayContaining(['tsx', 'esbuild', 'aws-cdk-lib', 'commander', 'undici']),
-    );
-    expect(pkg.scripts.prepack).toMatch(/\bbuild\b/);
-    // An install of the tarball runs nothing, and npm 11 has no install script to ask about.
-    expect(
-      Object.keys(pkg.scripts).filter((s) => ['preinstall', 'install', 'postinstall', 'prepare'].includes(s)),
-    ).toEqual([]);
-  });
+  it(
+    'declares no run-time dependency (the bundle holds its packages; tsx, esbuild and the CDK are ' +
+      'devDependencies) and no install script',
+    () => {
+      expect(pkg.bin).toEqual({ 'capture-replay': 'dist/capture-replay.mjs' });
+      expect(pkg.dependencies).toBeUndefined();
+      expect(Object.keys(pkg.devDependencies)).toEqual(
+        expect.arrayContaining(['tsx', 'esbuild', 'aws-cdk-lib', 'commander', 'undici']),
+      );
+      expect(pkg.scripts.prepack).toMatch(/\bbuild\b/);
+      // An install of the tarball runs nothing, and npm 11 has no install script to ask about.
+      expect(
+        Object.keys(pkg.scripts).filter((s) => ['preinstall', 'install', 'postinstall', 'prepare'].includes(s)),
+      ).toEqual([]);
+    },
+  );
 });
 
 describe('installed from the tarball, run outside the clone', () => {

@@ -270,7 +270,8 @@ describeWithMoto('replay s3:// against moto: only the window is read', () => {
     const missing = await replay(['s3://no-such-bucket-here/datacapture/', '--from', '-2h']);
     expect(missing.code).toBe(1);
     expect(missing.stderr.trim().split('\n')).toEqual([
-      'capture-replay: could not read s3://no-such-bucket-here/datacapture/: NoSuchBucket: there is no bucket named no-such-bucket-here (or not in this account)',
+      'capture-replay: could not read s3://no-such-bucket-here/datacapture/: NoSuchBucket: there is no ' +
+        'bucket named no-such-bucket-here (or not in this account)',
     ]);
 
     const anonymous = await replay([`s3://${BUCKET}/datacapture/`, '--from', '-2h'], {
@@ -287,7 +288,9 @@ describeWithMoto('replay s3:// against moto: only the window is read', () => {
     const zoneless = await replay([`s3://${BUCKET}/datacapture/`, '--from', '2026-04-29T10:00:00']);
     expect(zoneless.code).toBe(2);
     expect(zoneless.stderr.split('\n')[0]).toBe(
-      'capture-replay replay: --from must be an ISO 8601 time with a zone (2026-04-29T10:00:00Z, 2026-04-29T12:00+02:00) or a time before now (now, -2h, -90m, -1d) (got "2026-04-29T10:00:00": add its zone, e.g. Z for UTC)',
+      'capture-replay replay: --from must be an ISO 8601 time with a zone (2026-04-29T10:00:00Z, ' +
+        '2026-04-29T12:00+02:00) or a time before now (now, -2h, -90m, -1d) (got "2026-04-29T10:00:00": add ' +
+        'its zone, e.g. Z for UTC)',
     );
   });
 
@@ -314,7 +317,8 @@ describeWithMoto('replay s3:// against moto: only the window is read', () => {
       AWS_SECRET_ACCESS_KEY: creds.secretAccessKey,
     });
     const expected =
-      'capture-replay: could not read s3://denied/capture.jsonl: AccessDenied: your identity may not read it (reading captures takes s3:ListBucket on the bucket and s3:GetObject on the objects under the prefix)';
+      'capture-replay: could not read s3://denied/capture.jsonl: AccessDenied: your identity may not read it ' +
+      '(reading captures takes s3:ListBucket on the bucket and s3:GetObject on the objects under the prefix)';
 
     const listing = await replay(['s3://denied/capture.jsonl'], as(nobody));
     expect(listing.code).toBe(1);

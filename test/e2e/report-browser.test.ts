@@ -135,15 +135,19 @@ async function chartStates(page: Page): Promise<ChartState[]> {
 async function verdictTables(
   page: Page,
 ): Promise<{ fits: boolean; pnVisible: boolean; whys: number; whysVisible: boolean }[]> {
-  return page.evaluate(`[...document.querySelectorAll('table.verdicts')].map((t) => {
+  return page.evaluate(
+    `[...document.querySelectorAll('table.verdicts')].map((t) => {
     const wrap = t.parentElement.getBoundingClientRect();
-    const within = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 && r.left >= wrap.left - 1 && r.right <= Math.min(wrap.right, window.innerWidth) + 1; };
+    const within = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 && r.left >= wrap.left - ` +
+      `1 && r.right <= Math.min(wrap.right, window.innerWidth) + 1; };
     const ths = [...t.querySelectorAll('thead th')];
     const p = ths.find((th) => th.firstChild && th.firstChild.textContent === 'p');
     const n = ths.find((th) => th.textContent === 'n');
     const whys = [...t.querySelectorAll('tr.why-row td.why')];
-    return { fits: t.parentElement.scrollWidth <= t.parentElement.clientWidth, pnVisible: !!p && !!n && within(p) && within(n), whys: whys.length, whysVisible: whys.every(within) };
-  })`) as Promise<{ fits: boolean; pnVisible: boolean; whys: number; whysVisible: boolean }[]>;
+    return { fits: t.parentElement.scrollWidth <= t.parentElement.clientWidth, pnVisible: !!p && !!n && within(p) && within(n), ` +
+      `whys: whys.length, whysVisible: whys.every(within) };
+  })`,
+  ) as Promise<{ fits: boolean; pnVisible: boolean; whys: number; whysVisible: boolean }[]>;
 }
 
 /** Legends name the series and show no value until a point is hovered: no `--` anywhere. */

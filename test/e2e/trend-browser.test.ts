@@ -38,9 +38,7 @@ interface BrowserElement {
   dataset: Record<string, string | undefined>;
   textContent: string | null;
   getAttribute(name: string): string | null;
-  querySelectorAll(
-    selector: string,
-  ): ArrayLike<{
+  querySelectorAll(selector: string): ArrayLike<{
     width: number;
     height: number;
     getContext(

@@ -40,9 +40,7 @@ interface ChartView {
 interface BrowserElement {
   dataset: Record<string, string | undefined>;
   getAttribute(name: string): string | null;
-  querySelectorAll(
-    selector: string,
-  ): ArrayLike<{
+  querySelectorAll(selector: string): ArrayLike<{
     width: number;
     height: number;
     getContext(

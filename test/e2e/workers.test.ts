@@ -116,7 +116,10 @@ describe('capture-replay replay --workers / --rehearsal', () => {
     // Each worker rehearses its own code before it is ready; none of it reaches the target
     // (the mock's log below holds exactly the run's requests).
     expect(two.stderr).toMatch(
-      /Rehearsal: 1000 requests \(2 threads x the target\) to an in-process sink in [\d.]+ s, nothing sent to the target \(--rehearsal 0 skips it\)/,
+      new RegExp(
+        /Rehearsal: 1000 requests \(2 threads x the target\) to an in-process sink in [\d.]+ s, nothing /.source +
+          /sent to the target \(--rehearsal 0 skips it\)/.source,
+      ),
     );
     expect(two.code, two.stderr).toBe(0);
     const many = results(join(dir, 'two'), 'w2');

@@ -50,7 +50,8 @@ const sized = (peak: number) =>
   fireSizingOf(parseDeploymentConfig({ captureBucket: 'my-capture-bucket', targets, peakRequestsPerSecond: peak }));
 
 describe('amplify in the deployment', () => {
-  it('new files at 2x (mirror mode too) and a schedule at 3x: each function gets its factor, the fire function is sized for 3x the declared peak', () => {
+  it('new files at 2x (mirror mode too) and a schedule at 3x: each function gets its factor, the fire function ' +
+    'is sized for 3x the declared peak', () => {
     const { template, fn } = synth(
       { mode: 'mirror', amplify: 2, peakRequestsPerSecond: 40, schedules: [{ ...nightly, amplify: 3 }] },
       'Amplified',

@@ -44,8 +44,10 @@ describe('credentials in the deployment configuration (issue 32 item 2)', () => 
       ],
     });
     expect(lines).toEqual([
-      `- captureReplay.targets.0.url: holds a user name or password (user:password@), which the template would show in clear: remove it; ${USE_A_SECRET}`,
-      `- captureReplay.targets.1.url: holds a credential in its query (token=..., X-Amz-Signature=...), which the template would show in clear: remove it; ${USE_A_SECRET}`,
+      `- captureReplay.targets.0.url: holds a user name or password (user:password@), which the template ` +
+        `would show in clear: remove it; ${USE_A_SECRET}`,
+      `- captureReplay.targets.1.url: holds a credential in its query (token=..., X-Amz-Signature=...), ` +
+        `which the template would show in clear: remove it; ${USE_A_SECRET}`,
     ]);
     for (const url of [
       'https://a.example.com/?api_key=k',
@@ -72,17 +74,22 @@ describe('credentials in the deployment configuration (issue 32 item 2)', () => 
       targets: [{ name: 'A', url: 'https://a.example.com', apiKeySecret }],
     });
     const keyLike = (why: string) =>
-      `- captureReplay.targets.0.apiKeySecret: looks like an API key (${why}), not a Secrets Manager secret's name or ARN; its value is not shown: put the key in a secret (aws secretsmanager create-secret --name replay/my-key --secret-string ...) and give the secret's name here`;
+      `- captureReplay.targets.0.apiKeySecret: looks like an API key (${why}), not a Secrets Manager ` +
+      `secret's name or ARN; its value is not shown: put the key in a secret (aws secretsmanager ` +
+      `create-secret --name replay/my-key --secret-string ...) and give the secret's name here`;
     expect(refusal(secret('sk-live-4f9a8b7c6d5e4f3a'))).toEqual([keyLike('it starts with sk-')]);
     expect(refusal(secret('hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345'))).toEqual([keyLike('it starts with hf_')]);
     expect(refusal(secret('9f86d081884c7d659a2feaa0c55ad015a3bf4f1b'))).toEqual([
       keyLike('a random run of 32 letters and digits or more'),
     ]);
     expect(refusal(secret('Bearer abc def'))).toEqual([
-      "- captureReplay.targets.0.apiKeySecret: is not a Secrets Manager secret's name (1-512 ASCII letters, digits and / _ + = . @ -) or ARN; its value is not shown: put the API key in a secret and give the secret's name or ARN here",
+      "- captureReplay.targets.0.apiKeySecret: is not a Secrets Manager secret's name (1-512 ASCII letters, " +
+        'digits and / _ + = . @ -) or ARN; its value is not shown: put the API key in a secret and give the ' +
+        "secret's name or ARN here",
     ]);
     expect(refusal(secret('arn:aws:secretsmanager:us-east-1:123:secret:x'))).toEqual([
-      "- captureReplay.targets.0.apiKeySecret: is not a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>); its value is not shown: give the secret's ARN or name",
+      '- captureReplay.targets.0.apiKeySecret: is not a Secrets Manager secret ARN ' +
+        "(arn:aws:secretsmanager:<region>:<account>:secret:<name>); its value is not shown: give the secret's ARN or name",
     ]);
     for (const good of [
       'replay/candidate-key',
@@ -118,7 +125,7 @@ describe('numbers out of their ranges (issue 32 item 8)', () => {
     ['peakRequestsPerSecond', 0, 'must be a number above 0 and at most 10000 (got 0)'],
     ['peakLatencySeconds', 1e308, 'must be a number above 0 and at most 600 (got 1e+308)'],
     ['peakLatencyMedianSeconds', 601, 'must be a number above 0 and at most 600 (got 601)'],
-    ['amplify', 1001, 'must be a number above 0 and at most 1000 (got 1001)'],
+    ['amplify', 1001, 'must be a number in (0, 1000] (got 1001)'],
     [
       'lateToleranceMs',
       1e308,
@@ -151,7 +158,8 @@ describe('numbers out of their ranges (issue 32 item 8)', () => {
     ]);
     // Each setting valid on its own: the cross-setting rules still speak.
     expect(refusal({ ...base, leadSeconds: 240, slotSeconds: 60, requestTimeoutSeconds: 600 })).toEqual([
-      '- captureReplay.requestTimeoutSeconds: leadSeconds + slotSeconds + requestTimeoutSeconds = 900 s: at most 840 s fit in one fire invocation',
+      '- captureReplay.requestTimeoutSeconds: leadSeconds + slotSeconds + requestTimeoutSeconds = 900 s: at ' +
+        'most 840 s fit in one fire invocation',
     ]);
   });
 
@@ -165,7 +173,8 @@ describe('numbers out of their ranges (issue 32 item 8)', () => {
       writeFileSync(file, text);
       expect(() => loadDeploymentConfig((key) => (key === 'configFile' ? file : undefined))).toThrow(
         new DeploymentConfigError(
-          `invalid deployment configuration in configFile ${file}: it holds ${held}, not an object of settings: write them as {"captureBucket": "...", "targets": [...]} (docs/deploy.md#configuration)`,
+          `invalid deployment configuration in configFile ${file}: it holds ${held}, not an object of ` +
+            `settings: write them as {"captureBucket": "...", "targets": [...]} (docs/deploy.md#configuration)`,
         ),
       );
     }
@@ -200,7 +209,7 @@ describe('cdk synth on such a configuration', () => {
       `invalid deployment configuration in configFile ${join(work, 'extreme.json')}:`,
       '- leadSeconds: must be a whole number from 5 to 300 (got 1e+308)',
       '- slotSeconds: must be a number from 0.1 to 300 (got 1e-300)',
-      '- amplify: must be a number above 0 and at most 1000 (got 1e+308)',
+      '- amplify: must be a number in (0, 1000] (got 1e+308)',
       '- requestTimeoutSeconds: must be a whole number from 1 to 600 (got 1000000000)',
     ]);
     // Without requestTimeoutSeconds 1e9, whose RangeError came first: the loops that did not end.
@@ -218,7 +227,9 @@ describe('cdk synth on such a configuration', () => {
     const empty = synth('null', 'null');
     expect(empty.status).toBe(1);
     expect(problems(empty.stderr)).toEqual([
-      `invalid deployment configuration in configFile ${join(work, 'null.json')}: it holds null, not an object of settings: write them as {"captureBucket": "...", "targets": [...]} (docs/deploy.md#configuration)`,
+      `invalid deployment configuration in configFile ${join(work, 'null.json')}: it holds null, not an ` +
+        `object of settings: write them as {"captureBucket": "...", "targets": [...]} ` +
+        `(docs/deploy.md#configuration)`,
     ]);
   }, 240_000);
 

@@ -4,17 +4,7 @@
  * stack that a default AWS account accepts. Synthesized with cdk.json's feature flags, without
  * bundling (test/support/cdk-app.ts).
  *
- * AWS's limits, each from its page:
- * - Concurrent executions: 1,000 per Region by default (new accounts less), and reserved
- *   concurrency must leave at least 100 of it unreserved, so at most 900 reserved in all.
- *   https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html
- *   https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html
- *   https://docs.aws.amazon.com/lambda/latest/api/API_PutFunctionConcurrency.html
- * - An SQS event source's ScalingConfig.MaximumConcurrency: 2 to 1,000.
- *   https://docs.aws.amazon.com/lambda/latest/api/API_ScalingConfig.html
- *   https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-properties-lambda-eventsourcemapping-scalingconfig.html
- * - A function's timeout: at most 900 s (15 minutes); its memory: 128 MB to 10,240 MB.
- *   https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html
+ * AWS's limits, each from its page: the describe below.
  */
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it, vi } from 'vitest';
@@ -55,6 +45,19 @@ function synthesize(): CfnTemplate {
   return Template.fromStack(new CaptureReplayStack(app, 'TenThousand', { config })).toJSON() as CfnTemplate;
 }
 
+/**
+ * AWS's limits, each from its page:
+ * - Concurrent executions: 1,000 per Region by default (new accounts less), and reserved
+ *   concurrency must leave at least 100 of it unreserved, so at most 900 reserved in all.
+ *   https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html
+ *   https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html
+ *   https://docs.aws.amazon.com/lambda/latest/api/API_PutFunctionConcurrency.html
+ * - An SQS event source's ScalingConfig.MaximumConcurrency: 2 to 1,000.
+ *   https://docs.aws.amazon.com/lambda/latest/api/API_ScalingConfig.html
+ *   https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-properties-lambda-eventsourcemapping-scalingconfig.html
+ * - A function's timeout: at most 900 s (15 minutes); its memory: 128 MB to 10,240 MB.
+ *   https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html
+ */
 describe('10,000 requests/s to two targets on the defaults', () => {
   const t = synthesize();
   const functions = Object.entries(t.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function') as unknown as [

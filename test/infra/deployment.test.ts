@@ -78,7 +78,8 @@ describe("the capture bucket's Region", () => {
         parseDeploymentConfig({ ...base, captureBucketRegion: 'us-west-2' }, 'captureReplay', { region: 'eu-west-1' }),
       ),
     ).toEqual([
-      "- captureReplay.captureBucketRegion: the capture bucket is in us-west-2 and the stack would deploy to eu-west-1: deploy to us-west-2 (AWS_REGION or the profile's region), the stack must be in the bucket's Region",
+      '- captureReplay.captureBucketRegion: the capture bucket is in us-west-2 and the stack would deploy to ' +
+        "eu-west-1: deploy to us-west-2 (AWS_REGION or the profile's region), the stack must be in the bucket's Region",
     ]);
     // The stack, given its environment directly, refuses the same.
     expect(
@@ -142,7 +143,9 @@ describe('a capture bucket in another account', () => {
     expect(
       refusal(() => parseDeploymentConfig({ ...base, captureBucketAccount: OWNER }, 'captureReplay', owner)),
     ).toEqual([
-      `- captureReplay.notifications: the capture bucket belongs to account ${OWNER}, not ${ACCOUNT}: only its owner can set its S3 notifications; use "notifications": "eventbridge" (the stack then outputs the rule the owner adds)`,
+      `- captureReplay.notifications: the capture bucket belongs to account ${OWNER}, not ${ACCOUNT}: only ` +
+        `its owner can set its S3 notifications; use "notifications": "eventbridge" (the stack then outputs ` +
+        `the rule the owner adds)`,
     ]);
     // Its own account's bucket, said explicitly: fine.
     expect(() =>
@@ -184,44 +187,48 @@ describe('a capture bucket in another account', () => {
     });
   });
 
-  it('outputs the rule the owner adds (pattern, target bus, role policy) and the bucket policy statements for the ingest and plan roles', () => {
-    const text = (name: string) =>
-      JSON.parse(resolveIntrinsics(bridged.outputs[name]!.Value, bridged.t, bridged.r) as string) as unknown;
-    const busArn = bridged.r.resources[logicalIds(bridged.t, 'AWS::Events::EventBus')[0]!]!.Arn;
-    expect(text('CaptureOwnerEventRule')).toEqual({
-      eventBusName: 'default',
-      eventPattern: {
-        source: ['aws.s3'],
-        'detail-type': ['Object Created'],
-        detail: { bucket: { name: ['my-captures'] }, object: { key: [{ prefix: 'datacapture/' }] } },
-      },
-      targetArn: busArn,
-      roleTrustedService: 'events.amazonaws.com',
-      rolePolicy: {
-        Version: '2012-10-17',
-        Statement: [{ Effect: 'Allow', Action: 'events:PutEvents', Resource: busArn }],
-      },
-    });
-    const role = (prefix: string) => bridged.r.resources[onlyLogicalId(bridged.t, 'AWS::IAM::Role', prefix)]!.Arn;
-    expect(text('CaptureOwnerBucketPolicy')).toEqual([
-      {
-        Sid: 'CaptureReplayReadCaptures',
-        Effect: 'Allow',
-        Principal: { AWS: [role('StatelessIngestServiceRole'), role('StatelessPlanServiceRole')] },
-        Action: 's3:GetObject',
-        Resource: 'arn:aws:s3:::my-captures/datacapture/*',
-      },
-      {
-        Sid: 'CaptureReplayListCaptures',
-        Effect: 'Allow',
-        Principal: { AWS: role('StatelessPlanServiceRole') },
-        Action: 's3:ListBucket',
-        Resource: 'arn:aws:s3:::my-captures',
-        Condition: { StringLike: { 's3:prefix': 'datacapture/*' } },
-      },
-    ]);
-    expect(nagFindings(bridged.stack)).toEqual([]);
-  });
+  it(
+    'outputs the rule the owner adds (pattern, target bus, role policy) and the bucket policy statements for ' +
+      'the ingest and plan roles',
+    () => {
+      const text = (name: string) =>
+        JSON.parse(resolveIntrinsics(bridged.outputs[name]!.Value, bridged.t, bridged.r) as string) as unknown;
+      const busArn = bridged.r.resources[logicalIds(bridged.t, 'AWS::Events::EventBus')[0]!]!.Arn;
+      expect(text('CaptureOwnerEventRule')).toEqual({
+        eventBusName: 'default',
+        eventPattern: {
+          source: ['aws.s3'],
+          'detail-type': ['Object Created'],
+          detail: { bucket: { name: ['my-captures'] }, object: { key: [{ prefix: 'datacapture/' }] } },
+        },
+        targetArn: busArn,
+        roleTrustedService: 'events.amazonaws.com',
+        rolePolicy: {
+          Version: '2012-10-17',
+          Statement: [{ Effect: 'Allow', Action: 'events:PutEvents', Resource: busArn }],
+        },
+      });
+      const role = (prefix: string) => bridged.r.resources[onlyLogicalId(bridged.t, 'AWS::IAM::Role', prefix)]!.Arn;
+      expect(text('CaptureOwnerBucketPolicy')).toEqual([
+        {
+          Sid: 'CaptureReplayReadCaptures',
+          Effect: 'Allow',
+          Principal: { AWS: [role('StatelessIngestServiceRole'), role('StatelessPlanServiceRole')] },
+          Action: 's3:GetObject',
+          Resource: 'arn:aws:s3:::my-captures/datacapture/*',
+        },
+        {
+          Sid: 'CaptureReplayListCaptures',
+          Effect: 'Allow',
+          Principal: { AWS: role('StatelessPlanServiceRole') },
+          Action: 's3:ListBucket',
+          Resource: 'arn:aws:s3:::my-captures',
+          Condition: { StringLike: { 's3:prefix': 'datacapture/*' } },
+        },
+      ]);
+      expect(nagFindings(bridged.stack)).toEqual([]);
+    },
+  );
 
   it('with autoReplay false, S3 mode is fine (no notification to set) and only the bucket policy is output', () => {
     const { t, outputs } = synth(
@@ -244,41 +251,57 @@ describe('a capture bucket in another account', () => {
 });
 
 describe('concurrency that fits the account', () => {
-  it('refuses 10,000 requests/s to two targets whose responses take 5 s (median) and 60 s (p99), one line each, naming what is needed', () => {
-    expect(
-      refusal(() =>
-        parseDeploymentConfig({
-          ...base,
-          peakRequestsPerSecond: 10_000,
-          peakLatencyMedianSeconds: 5,
-          peakLatencySeconds: 60,
-        }),
-      ),
-    ).toEqual([
-      '- captureReplay.peakRequestsPerSecond: the fire function needs 1681 concurrent executions for 10000 requests/s to 2 targets, but an SQS event source runs at most 1,000 (MaximumConcurrency): lower peakRequestsPerSecond or peakLatencySeconds',
-      '- captureReplay.accountConcurrency: the deployment needs a Lambda concurrency quota of at least 1781 (1681 reserved for the fire function at 10000 requests/s to 2 targets, plus the 100 Lambda keeps unreserved) and accountConcurrency is 1000: raise the account\'s "Concurrent executions" quota (Service Quotas) and set accountConcurrency to it, or lower peakRequestsPerSecond',
-    ]);
-  });
+  it(
+    'refuses 10,000 requests/s to two targets whose responses take 5 s (median) and 60 s (p99), one line each, ' +
+      'naming what is needed',
+    () => {
+      expect(
+        refusal(() =>
+          parseDeploymentConfig({
+            ...base,
+            peakRequestsPerSecond: 10_000,
+            peakLatencyMedianSeconds: 5,
+            peakLatencySeconds: 60,
+          }),
+        ),
+      ).toEqual([
+        '- captureReplay.peakRequestsPerSecond: the fire function needs 1681 concurrent executions for 10000 ' +
+          'requests/s to 2 targets, but an SQS event source runs at most 1,000 (MaximumConcurrency): lower ' +
+          'peakRequestsPerSecond or peakLatencySeconds',
+        '- captureReplay.accountConcurrency: the deployment needs a Lambda concurrency quota of at least 1781 ' +
+          '(1681 reserved for the fire function at 10000 requests/s to 2 targets, plus the 100 Lambda keeps ' +
+          'unreserved) and accountConcurrency is 1000: raise the account\'s "Concurrent executions" quota ' +
+          '(Service Quotas) and set accountConcurrency to it, or lower peakRequestsPerSecond',
+      ]);
+    },
+  );
 
-  it('at the 900-reserved edge of a default account: 10,000/s to two targets fits with 6 s median responses (870 reserved), not with 6.5 s (925)', () => {
-    expect(() =>
-      parseDeploymentConfig({ ...base, peakRequestsPerSecond: 10_000, peakLatencyMedianSeconds: 6 }),
-    ).not.toThrow();
-    expect(
-      refusal(() => parseDeploymentConfig({ ...base, peakRequestsPerSecond: 10_000, peakLatencyMedianSeconds: 6.5 })),
-    ).toEqual([
-      '- captureReplay.accountConcurrency: the deployment needs a Lambda concurrency quota of at least 1025 (925 reserved for the fire function at 10000 requests/s to 2 targets, plus the 100 Lambda keeps unreserved) and accountConcurrency is 1000: raise the account\'s "Concurrent executions" quota (Service Quotas) and set accountConcurrency to it, or lower peakRequestsPerSecond',
-    ]);
-    // A raised quota, said in accountConcurrency, takes it; the template reserves what was derived.
-    const { t } = synth(
-      { ...base, peakRequestsPerSecond: 10_000, peakLatencyMedianSeconds: 6.5, accountConcurrency: 1025 },
-      'RaisedQuota',
-    );
-    const fire = Object.entries(t.Resources).find(
-      ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('StatelessFire'),
-    )![1];
-    expect(fire.Properties?.ReservedConcurrentExecutions).toBe(925);
-  });
+  it(
+    'at the 900-reserved edge of a default account: 10,000/s to two targets fits with 6 s median responses ' +
+      '(870 reserved), not with 6.5 s (925)',
+    () => {
+      expect(() =>
+        parseDeploymentConfig({ ...base, peakRequestsPerSecond: 10_000, peakLatencyMedianSeconds: 6 }),
+      ).not.toThrow();
+      expect(
+        refusal(() => parseDeploymentConfig({ ...base, peakRequestsPerSecond: 10_000, peakLatencyMedianSeconds: 6.5 })),
+      ).toEqual([
+        '- captureReplay.accountConcurrency: the deployment needs a Lambda concurrency quota of at least 1025 ' +
+          '(925 reserved for the fire function at 10000 requests/s to 2 targets, plus the 100 Lambda keeps ' +
+          'unreserved) and accountConcurrency is 1000: raise the account\'s "Concurrent executions" quota ' +
+          '(Service Quotas) and set accountConcurrency to it, or lower peakRequestsPerSecond',
+      ]);
+      // A raised quota, said in accountConcurrency, takes it; the template reserves what was derived.
+      const { t } = synth(
+        { ...base, peakRequestsPerSecond: 10_000, peakLatencyMedianSeconds: 6.5, accountConcurrency: 1025 },
+        'RaisedQuota',
+      );
+      const fire = Object.entries(t.Resources).find(
+        ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('StatelessFire'),
+      )![1];
+      expect(fire.Properties?.ReservedConcurrentExecutions).toBe(925);
+    },
+  );
 
   it("counts the other functions' event sources, which reserve nothing, in the account when the fire function does not reserve", () => {
     // 966 for fire + 10 ingest + 5 collect = 981 <= 1,000; with schedules, + 2 plan = 983.
@@ -302,7 +325,10 @@ describe('concurrency that fits the account', () => {
         }),
       ),
     ).toEqual([
-      '- captureReplay.accountConcurrency: the deployment needs a Lambda concurrency quota of at least 981 (the fire function at 966 for 10000 requests/s to 2 targets, plus the other functions at 15, all unreserved) and accountConcurrency is 980: raise the account\'s "Concurrent executions" quota (Service Quotas) and set accountConcurrency to it, or lower peakRequestsPerSecond',
+      '- captureReplay.accountConcurrency: the deployment needs a Lambda concurrency quota of at least 981 ' +
+        '(the fire function at 966 for 10000 requests/s to 2 targets, plus the other functions at 15, all ' +
+        'unreserved) and accountConcurrency is 980: raise the account\'s "Concurrent executions" quota ' +
+        '(Service Quotas) and set accountConcurrency to it, or lower peakRequestsPerSecond',
     ]);
   });
 
@@ -318,68 +344,83 @@ describe('alarms', () => {
   const alarmActions = (t: CfnTemplate) =>
     ofType(t, 'AWS::CloudWatch::Alarm').map(([id, a]) => [id, a.Properties?.AlarmActions]);
 
-  it("with notify, every alarm notifies its topic, which CloudWatch can publish to: a customer managed key that lets it, and a topic policy for this account's alarms", () => {
-    const { stack, t, r, outputs } = synth(
-      { ...base, schedules: [SCHEDULE], notify: { emails: ['ml@example.com'] } },
-      'Notified',
-    );
-    const topicId = onlyLogicalId(t, 'AWS::SNS::Topic', 'StatefulNotifyTopic');
-    const actions = alarmActions(t);
-    expect(actions).toHaveLength(10); // ingest, replay, collect, plan DLQs; replay age; undersized run; scheduler DLQ; the schedule's worse verdict, lost requests, late run
-    for (const [id, a] of actions) expect(a, String(id)).toEqual([{ Ref: topicId }]);
-    const keyId = onlyLogicalId(t, 'AWS::KMS::Key', 'StatefulNotifyTopicKey');
-    expect(t.Resources[topicId]!.Properties?.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
-    expect(t.Resources[keyId]!.Properties).toMatchObject({ EnableKeyRotation: true });
-    expect(JSON.stringify(t.Resources[keyId]!.Properties?.KeyPolicy)).toContain(
-      '{"Action":["kms:Decrypt","kms:GenerateDataKey*"],"Effect":"Allow","Principal":{"Service":"cloudwatch.amazonaws.com"},"Resource":"*","Sid":"CloudWatchAlarmsPublish"}',
-    );
-    const topicPolicy = ofType(t, 'AWS::SNS::TopicPolicy').find(([, p]) =>
-      JSON.stringify(p.Properties?.Topics).includes(topicId),
-    )![1];
-    expect((topicPolicy.Properties!.PolicyDocument as { Statement: unknown[] }).Statement).toContainEqual({
-      Sid: 'CloudWatchAlarmsPublish',
-      Effect: 'Allow',
-      Principal: { Service: 'cloudwatch.amazonaws.com' },
-      Action: 'sns:Publish',
-      Resource: { Ref: topicId },
-      Condition: {
-        StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
-        ArnLike: {
-          'aws:SourceArn': {
-            'Fn::Join': [
-              '',
-              [
-                'arn:',
-                { Ref: 'AWS::Partition' },
-                ':cloudwatch:',
-                { Ref: 'AWS::Region' },
-                ':',
-                { Ref: 'AWS::AccountId' },
-                ':alarm:*',
+  it(
+    'with notify, every alarm notifies its topic, which CloudWatch can publish to: a customer managed key that ' +
+      "lets it, and a topic policy for this account's alarms",
+    () => {
+      const { stack, t, r, outputs } = synth(
+        { ...base, schedules: [SCHEDULE], notify: { emails: ['ml@example.com'] } },
+        'Notified',
+      );
+      const topicId = onlyLogicalId(t, 'AWS::SNS::Topic', 'StatefulNotifyTopic');
+      const actions = alarmActions(t);
+      // ingest, replay, collect, plan DLQs; replay age; undersized run; scheduler DLQ; the schedule's worse verdict,
+      // lost requests, late run
+      expect(actions).toHaveLength(10);
+      for (const [id, a] of actions) expect(a, String(id)).toEqual([{ Ref: topicId }]);
+      const keyId = onlyLogicalId(t, 'AWS::KMS::Key', 'StatefulNotifyTopicKey');
+      expect(t.Resources[topicId]!.Properties?.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+      expect(t.Resources[keyId]!.Properties).toMatchObject({ EnableKeyRotation: true });
+      expect(JSON.stringify(t.Resources[keyId]!.Properties?.KeyPolicy)).toContain(
+        '{"Action":["kms:Decrypt","kms:GenerateDataKey*"],"Effect":"Allow","Principal":{"Service":' +
+          '"cloudwatch.amazonaws.com"},"Resource":"*","Sid":"CloudWatchAlarmsPublish"}',
+      );
+      const topicPolicy = ofType(t, 'AWS::SNS::TopicPolicy').find(([, p]) =>
+        JSON.stringify(p.Properties?.Topics).includes(topicId),
+      )![1];
+      expect((topicPolicy.Properties!.PolicyDocument as { Statement: unknown[] }).Statement).toContainEqual({
+        Sid: 'CloudWatchAlarmsPublish',
+        Effect: 'Allow',
+        Principal: { Service: 'cloudwatch.amazonaws.com' },
+        Action: 'sns:Publish',
+        Resource: { Ref: topicId },
+        Condition: {
+          StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+          ArnLike: {
+            'aws:SourceArn': {
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  ':cloudwatch:',
+                  { Ref: 'AWS::Region' },
+                  ':',
+                  { Ref: 'AWS::AccountId' },
+                  ':alarm:*',
+                ],
               ],
-            ],
+            },
           },
         },
-      },
-    });
-    // The functions that publish summaries use the key, through SNS only.
-    const key = r.resources[keyId]!.Arn!;
-    for (const fn of ['StatelessPlan', 'StatelessCollect']) {
-      const statements = functionPolicies(t, fn, r).statements;
-      for (const action of ['kms:GenerateDataKey', 'kms:Decrypt']) {
-        expect(
-          evaluate(statements, { action, resource: key, context: { 'kms:ViaService': `sns.${REGION}.amazonaws.com` } }),
-          `${fn} ${action}`,
-        ).toBe('allowed');
-        expect(
-          evaluate(statements, { action, resource: key, context: { 'kms:ViaService': `s3.${REGION}.amazonaws.com` } }),
-          `${fn} ${action} not through SNS`,
-        ).toBe('implicit-deny');
+      });
+      // The functions that publish summaries use the key, through SNS only.
+      const key = r.resources[keyId]!.Arn!;
+      for (const fn of ['StatelessPlan', 'StatelessCollect']) {
+        const statements = functionPolicies(t, fn, r).statements;
+        for (const action of ['kms:GenerateDataKey', 'kms:Decrypt']) {
+          expect(
+            evaluate(statements, {
+              action,
+              resource: key,
+              context: { 'kms:ViaService': `sns.${REGION}.amazonaws.com` },
+            }),
+            `${fn} ${action}`,
+          ).toBe('allowed');
+          expect(
+            evaluate(statements, {
+              action,
+              resource: key,
+              context: { 'kms:ViaService': `s3.${REGION}.amazonaws.com` },
+            }),
+            `${fn} ${action} not through SNS`,
+          ).toBe('implicit-deny');
+        }
       }
-    }
-    expect(outputs.AlarmTopicArn?.Value).toEqual({ Ref: topicId });
-    expect(nagFindings(stack)).toEqual([]);
-  });
+      expect(outputs.AlarmTopicArn?.Value).toEqual({ Ref: topicId });
+      expect(nagFindings(stack)).toEqual([]);
+    },
+  );
 
   it('alarms.emails: a topic of their own (notify keeps the AWS managed key); alarms.topicArn: that topic', () => {
     const own = synth(

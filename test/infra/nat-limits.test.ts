@@ -32,11 +32,15 @@ function natWarnings(id: string, raw: Record<string, unknown>): string[] {
 }
 
 describe('NAT gateway limits at synth', () => {
-  it('a VPC at 10,000 requests/s to two targets on one host: one warning for the host, with the estimate, the limits and what to do', () => {
+  it('a VPC at 10,000 requests/s to two targets on one host: one warning for the host, with the estimate, the ' +
+    'limits and what to do', () => {
     const warnings = natWarnings('NatPeak', { vpc: VPC, peakRequestsPerSecond: 10_000 });
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(
-      /^capture-replay: llm\.example\.com:443 \(targets A and B\), if the fire function reaches it through a NAT gateway: at the peak about 91,300 simultaneous connections/,
+      new RegExp(
+        /^capture-replay: llm\.example\.com:443 \(targets A and B\), if the fire function reaches it /.source +
+          /through a NAT gateway: at the peak about 91,300 simultaneous connections/.source,
+      ),
     );
     expect(warnings[0]).toContain('over the 55,000 a NAT gateway address holds to one destination');
     expect(warnings[0]).toContain('about 1,522 new connections a second');

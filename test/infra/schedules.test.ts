@@ -2,17 +2,18 @@
  * Scheduled A/B comparisons (issue 9), the deployed shape: EventBridge Scheduler schedules
  * sending plan messages to the plan queue under a role that can do nothing else, the plan
  * function's read-only, prefix-limited access to the captures, the topic and who publishes
- * to it, the history's lifecycle, the outputs, cdk-nag, and the configuration's messages.
+ * to it, the history's lifecycle, the outputs and cdk-nag.
  *
  * Stacks are synthesized with cdk.json's feature flags (the policies as `cdk synth` writes
  * them) and without bundling the functions' code (nothing here reads it).
+ * The configuration's checks and messages: schedule-config.test.ts.
  */
 import { Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { CaptureReplayStack } from '../../lib/capture-replay-stack';
-import { DeploymentConfigError, parseDeploymentConfig } from '../../lib/config';
+import { parseDeploymentConfig } from '../../lib/config';
 import { scheduleResourceName } from '../../lib/stateless';
 import { evaluate, type PolicyStatement } from '../support/iam/policy-evaluator';
 import {
@@ -29,7 +30,10 @@ const ACCOUNT = '123456789012';
 const REGION = 'us-east-1';
 
 /** The issue's example, as a user writes it: it must synthesize as written. */
-const ISSUE_CONFIG = `{"captureBucket": "my-capture-bucket", "capturePrefix": "datacapture/", "targets": [{"name": "A", "url": "https://a.example.com"}, {"name": "B", "url": "https://b.example.com"}], "schedules": [{"name": "nightly", "expression": "cron(0 2 * * ? *)", "timezone": "UTC", "window": {"lastHours": 1}, "targets": ["A", "B"]}]}`;
+const ISSUE_CONFIG =
+  `{"captureBucket": "my-capture-bucket", "capturePrefix": "datacapture/", "targets": [{"name": "A", "url": ` +
+  `"https://a.example.com"}, {"name": "B", "url": "https://b.example.com"}], "schedules": [{"name": "nightly", ` +
+  `"expression": "cron(0 2 * * ? *)", "timezone": "UTC", "window": {"lastHours": 1}, "targets": ["A", "B"]}]}`;
 const base = JSON.parse(ISSUE_CONFIG) as Record<string, unknown> & { schedules: Record<string, unknown>[] };
 
 function synth(raw: unknown, id: string): { stack: CaptureReplayStack; t: CfnTemplate } {
@@ -100,48 +104,56 @@ describe("the issue's example configuration", () => {
     });
   });
 
-  it('sends the plan message, with the scheduled time substituted by the Scheduler, to the plan queue; retries for an hour, then the scheduler DLQ', () => {
-    const target = resolveIntrinsics(schedule.Properties.Target, t, r) as Record<string, unknown>;
-    expect(target).toEqual({
-      Arn: planQueue,
-      RoleArn: arnOf(t, 'AWS::IAM::Role', 'StatelessSchedulerRole'),
-      Input: expect.any(String) as unknown,
-      RetryPolicy: { MaximumRetryAttempts: 20, MaximumEventAgeInSeconds: 3600 },
-      DeadLetterConfig: { Arn: schedulerDlq },
-    });
-    expect(JSON.parse(target.Input as string)).toEqual({
-      v: 1,
-      kind: 'window',
-      schedule: 'nightly',
-      scheduledTime: '<aws.scheduler.scheduled-time>',
-    });
-  });
+  it(
+    'sends the plan message, with the scheduled time substituted by the Scheduler, to the plan queue; retries ' +
+      'for an hour, then the scheduler DLQ',
+    () => {
+      const target = resolveIntrinsics(schedule.Properties.Target, t, r) as Record<string, unknown>;
+      expect(target).toEqual({
+        Arn: planQueue,
+        RoleArn: arnOf(t, 'AWS::IAM::Role', 'StatelessSchedulerRole'),
+        Input: expect.any(String) as unknown,
+        RetryPolicy: { MaximumRetryAttempts: 20, MaximumEventAgeInSeconds: 3600 },
+        DeadLetterConfig: { Arn: schedulerDlq },
+      });
+      expect(JSON.parse(target.Input as string)).toEqual({
+        v: 1,
+        kind: 'window',
+        schedule: 'nightly',
+        scheduledTime: '<aws.scheduler.scheduled-time>',
+      });
+    },
+  );
 
-  it("runs the schedule under a role trusted by the Scheduler for this account's default group only, allowed sqs:SendMessage on the plan queue and its DLQ, nothing else", () => {
-    const roleId = onlyLogicalId(t, 'AWS::IAM::Role', 'StatelessSchedulerRole');
-    const role = t.Resources[roleId]!.Properties!;
-    expect(resolveIntrinsics(role.AssumeRolePolicyDocument, t, r)).toEqual({
-      Version: '2012-10-17',
-      Statement: [
-        {
-          Effect: 'Allow',
-          Principal: { Service: 'scheduler.amazonaws.com' },
-          Action: 'sts:AssumeRole',
-          Condition: {
-            StringEquals: { 'aws:SourceAccount': ACCOUNT },
-            ArnEquals: { 'aws:SourceArn': `arn:aws:scheduler:${REGION}:${ACCOUNT}:schedule-group/default` },
+  it(
+    "runs the schedule under a role trusted by the Scheduler for this account's default group only, allowed " +
+      'sqs:SendMessage on the plan queue and its DLQ, nothing else',
+    () => {
+      const roleId = onlyLogicalId(t, 'AWS::IAM::Role', 'StatelessSchedulerRole');
+      const role = t.Resources[roleId]!.Properties!;
+      expect(resolveIntrinsics(role.AssumeRolePolicyDocument, t, r)).toEqual({
+        Version: '2012-10-17',
+        Statement: [
+          {
+            Effect: 'Allow',
+            Principal: { Service: 'scheduler.amazonaws.com' },
+            Action: 'sts:AssumeRole',
+            Condition: {
+              StringEquals: { 'aws:SourceAccount': ACCOUNT },
+              ArnEquals: { 'aws:SourceArn': `arn:aws:scheduler:${REGION}:${ACCOUNT}:schedule-group/default` },
+            },
           },
-        },
-      ],
-    });
-    expect(role.ManagedPolicyArns).toBeUndefined();
-    expect(role.Policies).toBeUndefined();
-    const statements = roleStatements(t, roleId, r);
-    expect(statements).toEqual([{ Effect: 'Allow', Action: 'sqs:SendMessage', Resource: [planQueue, schedulerDlq] }]);
-    expect(evaluate(statements, call('sqs:SendMessage', arnOf(t, 'AWS::SQS::Queue', 'StatefulReplayQueue')))).toBe(
-      'implicit-deny',
-    );
-  });
+        ],
+      });
+      expect(role.ManagedPolicyArns).toBeUndefined();
+      expect(role.Policies).toBeUndefined();
+      const statements = roleStatements(t, roleId, r);
+      expect(statements).toEqual([{ Effect: 'Allow', Action: 'sqs:SendMessage', Resource: [planQueue, schedulerDlq] }]);
+      expect(evaluate(statements, call('sqs:SendMessage', arnOf(t, 'AWS::SQS::Queue', 'StatefulReplayQueue')))).toBe(
+        'implicit-deny',
+      );
+    },
+  );
 
   it('the plan queue has a DLQ (3 receives) and outlasts six plan invocations; the scheduler DLQ is encrypted, TLS-only, alarmed', () => {
     const queue = t.Resources[onlyLogicalId(t, 'AWS::SQS::Queue', 'StatefulPlanQueue')]!.Properties!;
@@ -178,22 +190,26 @@ describe("the issue's example configuration", () => {
     });
   });
 
-  it('gives the plan function the shared environment, the schedules as configured, and where the captures are; no topic without notify', () => {
-    const env = functionEnvironment(t, 'StatelessPlan', r);
-    const collect = functionEnvironment(t, 'StatelessCollect', r);
-    expect(JSON.parse(env.SCHEDULES_JSON!)).toEqual(parseDeploymentConfig(JSON.parse(ISSUE_CONFIG)).schedules);
-    expect(env).toMatchObject({
-      CAPTURE_BUCKET: 'my-capture-bucket',
-      CAPTURE_PREFIX: 'datacapture/',
-      TARGETS_JSON: collect.TARGETS_JSON,
-      RESULTS_BUCKET: collect.RESULTS_BUCKET,
-      REPLAY_QUEUE_URL: collect.REPLAY_QUEUE_URL,
-    });
-    expect(env.NOTIFY_TOPIC_ARN).toBeUndefined();
-    expect(collect.NOTIFY_TOPIC_ARN).toBeUndefined();
-    expect(resourcesOf(t, 'AWS::SNS::Topic')).toEqual([]);
-    expect(JSON.stringify(t)).not.toContain('sns:Publish');
-  });
+  it(
+    'gives the plan function the shared environment, the schedules as configured, and where the captures are; ' +
+      'no topic without notify',
+    () => {
+      const env = functionEnvironment(t, 'StatelessPlan', r);
+      const collect = functionEnvironment(t, 'StatelessCollect', r);
+      expect(JSON.parse(env.SCHEDULES_JSON!)).toEqual(parseDeploymentConfig(JSON.parse(ISSUE_CONFIG)).schedules);
+      expect(env).toMatchObject({
+        CAPTURE_BUCKET: 'my-capture-bucket',
+        CAPTURE_PREFIX: 'datacapture/',
+        TARGETS_JSON: collect.TARGETS_JSON,
+        RESULTS_BUCKET: collect.RESULTS_BUCKET,
+        REPLAY_QUEUE_URL: collect.REPLAY_QUEUE_URL,
+      });
+      expect(env.NOTIFY_TOPIC_ARN).toBeUndefined();
+      expect(collect.NOTIFY_TOPIC_ARN).toBeUndefined();
+      expect(resourcesOf(t, 'AWS::SNS::Topic')).toEqual([]);
+      expect(JSON.stringify(t)).not.toContain('sns:Publish');
+    },
+  );
 
   it('the plan function reads the captures only, and only under the prefix: listings under it, objects under it', () => {
     const { statements } = functionPolicies(t, 'StatelessPlan', r);
@@ -236,30 +252,34 @@ describe("the issue's example configuration", () => {
     }
   });
 
-  it('the plan function writes work/, runs/ and schedules/ of the results bucket, sends shards and the collect message, and nothing else', () => {
-    const { statements } = functionPolicies(t, 'StatelessPlan', r);
-    const results = arnOf(t, 'AWS::S3::Bucket', 'StatefulResults');
-    for (const prefix of ['work/run/_run.json', 'runs/run/ingest_report.json', 'schedules/nightly/history.jsonl']) {
-      for (const action of ['s3:GetObject', 's3:PutObject'])
-        expect(evaluate(statements, call(action, `${results}/${prefix}`)), `${action} ${prefix}`).toBe('allowed');
-    }
-    expect(evaluate(statements, call('s3:PutObject', `${results}/hours/2025/x`))).toBe('implicit-deny');
-    expect(evaluate(statements, call('s3:DeleteObject', `${results}/work/run/_run.json`))).toBe('implicit-deny');
-    for (const q of ['StatefulReplayQueue', 'StatefulCollectQueue'])
-      expect(evaluate(statements, call('sqs:SendMessage', arnOf(t, 'AWS::SQS::Queue', q))), q).toBe('allowed');
-    expect(evaluate(statements, call('sqs:SendMessage', planQueue))).toBe('implicit-deny');
-    const actions = new Set(statements.flatMap((s) => ([] as string[]).concat(s.Action as string | string[])));
-    const eventSource = [
-      'sqs:ReceiveMessage',
-      'sqs:ChangeMessageVisibility',
-      'sqs:GetQueueUrl',
-      'sqs:DeleteMessage',
-      'sqs:GetQueueAttributes',
-    ];
-    expect([...actions].sort()).toEqual(
-      ['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:SendMessage', ...eventSource].sort(),
-    );
-  });
+  it(
+    'the plan function writes work/, runs/ and schedules/ of the results bucket, sends shards and the collect ' +
+      'message, and nothing else',
+    () => {
+      const { statements } = functionPolicies(t, 'StatelessPlan', r);
+      const results = arnOf(t, 'AWS::S3::Bucket', 'StatefulResults');
+      for (const prefix of ['work/run/_run.json', 'runs/run/ingest_report.json', 'schedules/nightly/history.jsonl']) {
+        for (const action of ['s3:GetObject', 's3:PutObject'])
+          expect(evaluate(statements, call(action, `${results}/${prefix}`)), `${action} ${prefix}`).toBe('allowed');
+      }
+      expect(evaluate(statements, call('s3:PutObject', `${results}/hours/2025/x`))).toBe('implicit-deny');
+      expect(evaluate(statements, call('s3:DeleteObject', `${results}/work/run/_run.json`))).toBe('implicit-deny');
+      for (const q of ['StatefulReplayQueue', 'StatefulCollectQueue'])
+        expect(evaluate(statements, call('sqs:SendMessage', arnOf(t, 'AWS::SQS::Queue', q))), q).toBe('allowed');
+      expect(evaluate(statements, call('sqs:SendMessage', planQueue))).toBe('implicit-deny');
+      const actions = new Set(statements.flatMap((s) => ([] as string[]).concat(s.Action as string | string[])));
+      const eventSource = [
+        'sqs:ReceiveMessage',
+        'sqs:ChangeMessageVisibility',
+        'sqs:GetQueueUrl',
+        'sqs:DeleteMessage',
+        'sqs:GetQueueAttributes',
+      ];
+      expect([...actions].sort()).toEqual(
+        ['s3:GetObject', 's3:ListBucket', 's3:PutObject', 'sqs:SendMessage', ...eventSource].sort(),
+      );
+    },
+  );
 
   it('the collector reads runs/ and schedules/ and writes the history and trend page under schedules/', () => {
     const { statements } = functionPolicies(t, 'StatelessCollect', r);
@@ -284,7 +304,8 @@ describe("the issue's example configuration", () => {
 });
 
 describe('notify', () => {
-  it('creates a topic under a key of its own (the alarms notify it too: test/infra/deployment.test.ts), TLS only, emails subscribed; plan and collect alone publish to it', () => {
+  it('creates a topic under a key of its own (the alarms notify it too: test/infra/deployment.test.ts), TLS ' +
+    'only, emails subscribed; plan and collect alone publish to it', () => {
     const { stack, t } = synth(
       { ...base, notify: { emails: ['ml-team@example.com', 'oncall@example.com'] } },
       'Notified',
@@ -342,49 +363,58 @@ describe('notify', () => {
 });
 
 describe('variants', () => {
-  it('without schedules: no plan function, queue, schedule, scheduler role or topic, and the collector gets nothing under schedules/', () => {
-    const { schedules: _, ...unscheduled } = base;
-    const { t } = synth(unscheduled, 'Unscheduled');
-    for (const type of ['AWS::Scheduler::Schedule', 'AWS::SNS::Topic']) expect(resourcesOf(t, type), type).toEqual([]);
-    expect(Object.keys(t.Resources).filter((id) => /Plan|Scheduler/.test(id))).toEqual([]);
-    expect(JSON.stringify(functionPolicies(t, 'StatelessCollect', resolverFor(t)).statements)).not.toContain(
-      '/schedules/',
-    );
-    expect(Object.keys((t as unknown as { Outputs: Record<string, unknown> }).Outputs)).not.toContain('PlanQueueUrl');
-  });
+  it(
+    'without schedules: no plan function, queue, schedule, scheduler role or topic, and the collector gets ' +
+      'nothing under schedules/',
+    () => {
+      const { schedules: _, ...unscheduled } = base;
+      const { t } = synth(unscheduled, 'Unscheduled');
+      for (const type of ['AWS::Scheduler::Schedule', 'AWS::SNS::Topic'])
+        expect(resourcesOf(t, type), type).toEqual([]);
+      expect(Object.keys(t.Resources).filter((id) => /Plan|Scheduler/.test(id))).toEqual([]);
+      expect(JSON.stringify(functionPolicies(t, 'StatelessCollect', resolverFor(t)).statements)).not.toContain(
+        '/schedules/',
+      );
+      expect(Object.keys((t as unknown as { Outputs: Record<string, unknown> }).Outputs)).not.toContain('PlanQueueUrl');
+    },
+  );
 
-  it('several schedules, an empty capture prefix and a capture key: one schedule each, the whole bucket listed, the key used through S3 only', () => {
-    const key = `arn:aws:kms:${REGION}:${ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab`;
-    const second = {
-      name: 'weekday-peak',
-      expression: 'cron(30 6 ? * MON-FRI *)',
-      timezone: 'Europe/Paris',
-      window: { daysAgo: 1, from: '14:00', to: '15:00' },
-      targets: ['B', 'A'],
-      sample: 0.25,
-    };
-    const { t } = synth(
-      { ...base, capturePrefix: '', captureKmsKeyArn: key, schedules: [...base.schedules, second] },
-      'Multi',
-    );
-    const r = resolverFor(t);
-    const schedules = resourcesOf(t, 'AWS::Scheduler::Schedule').map(([, s]) => s.Properties!);
-    expect(schedules.map((s) => [s.Name, s.ScheduleExpression, s.ScheduleExpressionTimezone])).toEqual([
-      ['Multi-nightly', 'cron(0 2 * * ? *)', 'UTC'],
-      ['Multi-weekday-peak', 'cron(30 6 ? * MON-FRI *)', 'Europe/Paris'],
-    ]);
-    expect(JSON.parse((schedules[1]!.Target as { Input: string }).Input)).toMatchObject({ schedule: 'weekday-peak' });
-    const { statements } = functionPolicies(t, 'StatelessPlan', r);
-    expect(evaluate(statements, call('s3:ListBucket', 'arn:aws:s3:::my-capture-bucket'))).toBe('allowed');
-    expect(statements.filter((s) => JSON.stringify(s.Action).includes('kms:'))).toEqual([
-      {
-        Effect: 'Allow',
-        Action: 'kms:Decrypt',
-        Resource: key,
-        Condition: { StringEquals: { 'kms:ViaService': `s3.${REGION}.amazonaws.com` } },
-      },
-    ]);
-  });
+  it(
+    'several schedules, an empty capture prefix and a capture key: one schedule each, the whole bucket listed, ' +
+      'the key used through S3 only',
+    () => {
+      const key = `arn:aws:kms:${REGION}:${ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab`;
+      const second = {
+        name: 'weekday-peak',
+        expression: 'cron(30 6 ? * MON-FRI *)',
+        timezone: 'Europe/Paris',
+        window: { daysAgo: 1, from: '14:00', to: '15:00' },
+        targets: ['B', 'A'],
+        sample: 0.25,
+      };
+      const { t } = synth(
+        { ...base, capturePrefix: '', captureKmsKeyArn: key, schedules: [...base.schedules, second] },
+        'Multi',
+      );
+      const r = resolverFor(t);
+      const schedules = resourcesOf(t, 'AWS::Scheduler::Schedule').map(([, s]) => s.Properties!);
+      expect(schedules.map((s) => [s.Name, s.ScheduleExpression, s.ScheduleExpressionTimezone])).toEqual([
+        ['Multi-nightly', 'cron(0 2 * * ? *)', 'UTC'],
+        ['Multi-weekday-peak', 'cron(30 6 ? * MON-FRI *)', 'Europe/Paris'],
+      ]);
+      expect(JSON.parse((schedules[1]!.Target as { Input: string }).Input)).toMatchObject({ schedule: 'weekday-peak' });
+      const { statements } = functionPolicies(t, 'StatelessPlan', r);
+      expect(evaluate(statements, call('s3:ListBucket', 'arn:aws:s3:::my-capture-bucket'))).toBe('allowed');
+      expect(statements.filter((s) => JSON.stringify(s.Action).includes('kms:'))).toEqual([
+        {
+          Effect: 'Allow',
+          Action: 'kms:Decrypt',
+          Resource: key,
+          Condition: { StringEquals: { 'kms:ViaService': `s3.${REGION}.amazonaws.com` } },
+        },
+      ]);
+    },
+  );
 
   it("keeps a schedule's history when results expire: schedules/ has no expiration, runs/ has", () => {
     const { t } = synth({ ...base, resultsExpireDays: 30 }, 'Expiring');
@@ -410,213 +440,5 @@ describe('variants', () => {
     expect(a).toHaveLength(64);
     expect(a).not.toBe(b);
     expect(a.startsWith(`${stackName}-weekday`)).toBe(true);
-  });
-});
-
-describe('schedule configuration', () => {
-  const problems = (raw: unknown): string[] => {
-    try {
-      parseDeploymentConfig(raw);
-    } catch (error) {
-      expect(error).toBeInstanceOf(DeploymentConfigError);
-      return (error as Error).message.split('\n').slice(1);
-    }
-    throw new Error('expected the configuration to be refused');
-  };
-  const schedule = base.schedules[0]!;
-  const withSchedules = (...schedules: unknown[]) => ({ ...base, schedules });
-
-  it('names a schedule target that is not configured, with the one probably meant', () => {
-    expect(problems(withSchedules({ ...schedule, targets: ['A', 'b'] }))).toEqual([
-      '- captureReplay.schedules.0.targets.1: "b" is not a configured target ("A", "B"); did you mean `B`?',
-    ]);
-    expect(problems(withSchedules({ ...schedule, targets: ['A', 'candidate'] }))).toEqual([
-      '- captureReplay.schedules.0.targets.1: "candidate" is not a configured target ("A", "B")',
-    ]);
-    expect(problems(withSchedules({ ...schedule, targets: ['A', 'A'] }))).toEqual([
-      '- captureReplay.schedules.0.targets.1: target "A" is named twice: a comparison needs two different targets',
-    ]);
-    expect(problems(withSchedules({ ...schedule, targets: ['A'] }))).toEqual([
-      '- captureReplay.schedules.0.targets: a scheduled comparison needs two targets or more, the first the baseline',
-    ]);
-  });
-
-  it('refuses two schedules of one name', () => {
-    expect(problems(withSchedules(schedule, { ...schedule, expression: 'rate(6 hours)' }))).toEqual([
-      '- captureReplay.schedules.1.name: schedule name "nightly" is used twice',
-    ]);
-  });
-
-  it("refuses a timezone that is not IANA's, and one written in the wrong case", () => {
-    expect(problems(withSchedules({ ...schedule, timezone: 'Europe/Pari' }))).toEqual([
-      '- captureReplay.schedules.0.timezone: "Europe/Pari" is not an IANA timezone (e.g. UTC, Europe/Paris, America/New_York)',
-    ]);
-    // A UTC offset, which Node 22's Intl takes as a time zone and EventBridge Scheduler does not.
-    for (const offset of ['+02:00', '-0530', '+02']) {
-      expect(problems(withSchedules({ ...schedule, timezone: offset })), offset).toEqual([
-        `- captureReplay.schedules.0.timezone: "${offset}" is not an IANA timezone (e.g. UTC, Europe/Paris, America/New_York)`,
-      ]);
-    }
-    expect(() => parseDeploymentConfig(withSchedules({ ...schedule, timezone: 'Etc/GMT+2' }))).not.toThrow();
-    expect(problems(withSchedules({ ...schedule, timezone: 'america/new_york' }))).toEqual([
-      '- captureReplay.schedules.0.timezone: "america/new_york" is written "America/New_York"',
-    ]);
-    expect(() => parseDeploymentConfig(withSchedules({ ...schedule, timezone: 'Asia/Kolkata' }))).not.toThrow();
-  });
-
-  it('refuses an expression EventBridge Scheduler would not take or never run, naming the field and the rule', () => {
-    const refused: [string, string][] = [
-      [
-        'cron(0 2 * * *)',
-        'cron(0 2 * * *): a cron takes six fields (minutes hours day-of-month month day-of-week year), got 5',
-      ],
-      [
-        'at(2025-06-01T02:00:00)',
-        '"at(2025-06-01T02:00:00)" is not cron(minutes hours day-of-month month day-of-week year) or rate(<n> minute(s)|hour(s)|day(s)), as EventBridge Scheduler takes them',
-      ],
-      ['rate(1 week)', 'rate(1 week): rate(<n> <unit>) with a whole number n and minute(s), hour(s) or day(s)'],
-      [
-        '0 2 * * ? *',
-        '"0 2 * * ? *" is not cron(minutes hours day-of-month month day-of-week year) or rate(<n> minute(s)|hour(s)|day(s)), as EventBridge Scheduler takes them',
-      ],
-      // Issue 22 item 8: these synthesized as written.
-      ['rate(0 minutes)', 'rate(0 minutes): the value must be 1 or more'],
-      ['rate(1 minutes)', 'rate(1 minutes): write rate(1 minute) (the unit is singular for 1)'],
-      ['rate(5 minute)', 'rate(5 minute): write rate(5 minutes) (the unit is plural above 1)'],
-      [
-        'cron(0 2 * * * *)',
-        'cron(0 2 * * * *): exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) every day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)',
-      ],
-    ];
-    for (const [expression, message] of refused) {
-      expect(problems(withSchedules({ ...schedule, expression })), expression).toEqual([
-        `- captureReplay.schedules.0.expression: ${message}`,
-      ]);
-    }
-    expect(problems(withSchedules({ ...schedule, expression: 'cron(99 99 99 99 ? 99999)' }))).toHaveLength(5);
-  });
-
-  it('refuses a timeScale the plan would refuse at every run (issue 22 item 7), in a schedule and in the deployment', () => {
-    const message = 'timeScale must be >= 0.001 (1000 times slower than captured): the plan refuses a slower one';
-    expect(problems(withSchedules({ ...schedule, timeScale: 1e-9 }))).toEqual([
-      `- captureReplay.schedules.0.timeScale: ${message}`,
-    ]);
-    expect(problems({ ...base, timeScale: 1e-9 })).toEqual([`- captureReplay.timeScale: ${message}`]);
-    expect(() => parseDeploymentConfig(withSchedules({ ...schedule, timeScale: 0.001, limit: 1e15 }))).not.toThrow();
-  });
-
-  it('refuses the schedule names . and .. (they would be folders of the results bucket\'s keys), and timezone "" in one line', () => {
-    for (const name of ['.', '..']) {
-      expect(problems(withSchedules({ ...schedule, name }))).toEqual([
-        '- captureReplay.schedules.0.name: a schedule name of dots only would be a . or .. folder in the results bucket (schedules/<name>/): use letters or digits too',
-      ]);
-    }
-    expect(problems(withSchedules({ ...schedule, timezone: '' }))).toEqual([
-      '- captureReplay.schedules.0.timezone: an IANA timezone, e.g. UTC, Europe/Paris, America/New_York (or leave timezone out: UTC)',
-    ]);
-  });
-
-  it('names misspelled keys in a schedule, its window and notify, and says what a window is', () => {
-    expect(
-      problems({
-        ...withSchedules({ ...schedule, timezon: 'UTC', window: { lastHour: 1 } }),
-        notify: { email: ['a@example.com'] },
-      }),
-    ).toEqual([
-      '- captureReplay.schedules.0.window.lastHour: unknown setting; did you mean `lastHours`?',
-      '- captureReplay.schedules.0.window: either { "lastHours": 1-168 } or { "daysAgo": 0-31, "from": "HH:MM", "to": "HH:MM" }',
-      '- captureReplay.schedules.0.timezon: unknown setting; did you mean `timezone`?',
-      '- captureReplay.notify.email: unknown setting; did you mean `emails`?',
-    ]);
-    expect(problems(withSchedules({ ...schedule, window: { daysAgo: 1, from: '25:00', to: '15:00' } }))).toEqual([
-      '- captureReplay.schedules.0.window.from: HH:MM, 24-hour',
-    ]);
-  });
-
-  it("refuses more schedules than the plan function's 4 KB environment holds, before a deploy fails on it", () => {
-    const many = Array.from({ length: 30 }, (_, i) => ({ ...schedule, name: `nightly-${i}` }));
-    const found = problems(withSchedules(...many));
-    expect(found).toHaveLength(1);
-    expect(found[0]).toMatch(
-      /^- captureReplay\.schedules: the schedules and targets take \d+ bytes of the plan function's environment, at most 3000 fit in Lambda's 4 KB: fewer or shorter schedules$/,
-    );
-    expect(() => parseDeploymentConfig(withSchedules(...many.slice(0, 10)))).not.toThrow();
-  });
-
-  it("a configuration just inside the budget deploys: the plan function's whole environment stays under Lambda's 4 KB with every value at its longest", () => {
-    // Schedules grown until the next one would cross the budget, with the settings that add
-    // variables (notify, a model override) on, and the longest names the values can take.
-    const extras = {
-      notify: { emails: ['ml-team@example.com'] },
-      modelOverride: 'meta-llama/Llama-3.1-70B-Instruct',
-      maxInFlightPerShard: 1000,
-    };
-    const fill: Record<string, unknown>[] = [];
-    for (let i = 0; ; i++) {
-      const next = [
-        ...fill,
-        {
-          ...schedule,
-          name: `nightly-schedule-${String(i).padStart(2, '0')}`,
-          timezone: 'America/Argentina/ComodRivadavia',
-          endpoints: ['my-endpoint'],
-        },
-      ];
-      try {
-        parseDeploymentConfig({ ...base, ...extras, schedules: next });
-      } catch {
-        break;
-      }
-      fill.push(next[next.length - 1]!);
-    }
-    expect(fill.length).toBeGreaterThan(3);
-    const config = { ...base, ...extras, schedules: fill };
-    const { t } = synth(config, 'EnvBudget');
-    // At deploy: a bucket name of 63 characters, queue URLs and a topic ARN with 80-character
-    // generated names in the longest region name (the resolver's placeholders are shorter).
-    const long = (prefix: string) => prefix + 'x'.repeat(80);
-    const resources = Object.fromEntries(
-      Object.entries(t.Resources).map(([id, r]) => {
-        const ref =
-          r.Type === 'AWS::S3::Bucket'
-            ? 'b'.repeat(63)
-            : r.Type === 'AWS::SQS::Queue'
-              ? long('https://sqs.ap-southeast-4.amazonaws.com/123456789012/')
-              : long('arn:aws:sns:ap-southeast-4:123456789012:');
-        return [id, { Ref: ref, Arn: ref }];
-      }),
-    );
-    const env = functionEnvironment(t, 'StatelessPlan', {
-      partition: 'aws',
-      region: 'ap-southeast-4',
-      accountId: ACCOUNT,
-      resources,
-    });
-    expect(env.NOTIFY_TOPIC_ARN).toBeDefined();
-    const bytes = Object.entries(env).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
-    // 4 KB; some tools count it as 4,000 bytes: this stays under the smaller.
-    console.info(`[env] plan function environment at the budget: ${bytes} bytes, ${fill.length} schedules`);
-    expect(bytes).toBeLessThanOrEqual(4000);
-  });
-
-  it('refuses notify without schedules, a topic ARN that is not one, and emails beside an existing topic', () => {
-    const { schedules: _, ...unscheduled } = base;
-    expect(problems({ ...unscheduled, notify: { emails: ['a@example.com'] } })).toEqual([
-      '- captureReplay.notify: notify is for scheduled runs: declare schedules, or remove notify',
-    ]);
-    expect(problems({ ...base, notify: { topicArn: 'arn:aws:sns:us-east-1:123456789012:alerts.fifo' } })).toEqual([
-      '- captureReplay.notify.topicArn: an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>), not a FIFO topic',
-    ]);
-    expect(
-      problems({
-        ...base,
-        notify: { topicArn: 'arn:aws:sns:us-east-1:123456789012:alerts', emails: ['a@example.com'] },
-      }),
-    ).toEqual([
-      '- captureReplay.notify.emails: emails are subscribed to the topic the stack creates; with topicArn, subscribe them to that topic yourself',
-    ]);
-    expect(problems({ ...base, notify: { emails: ['not an address'] } })).toEqual([
-      '- captureReplay.notify.emails.0: an email address',
-    ]);
   });
 });

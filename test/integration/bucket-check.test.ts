@@ -74,7 +74,10 @@ async function startResponseServer(): Promise<{ url: string; received: Received[
   };
 }
 
-/** The stack's check for `bucket`, as synthesized: its custom resource's properties resolved for us-east-1, and the function's statements. */
+/**
+ * The stack's check for `bucket`, as synthesized: its custom resource's properties resolved for us-east-1, and the
+ * function's statements.
+ */
 async function synthesizedCheck(
   bucket: string,
 ): Promise<{ properties: Record<string, string>; statements: PolicyStatement[] }> {
@@ -161,7 +164,10 @@ describeWithMoto('the capture bucket check on moto, IAM enforced', () => {
     await moto?.stop();
   });
 
-  /** One request through the real handler, the S3 client in the stack's Region signing as `user`; the PUT CloudFormation got, and the calls made. */
+  /**
+   * One request through the real handler, the S3 client in the stack's Region signing as `user`; the PUT
+   * CloudFormation got, and the calls made.
+   */
   async function run(
     user: string,
     requestType: 'Create' | 'Delete',
@@ -228,17 +234,21 @@ describeWithMoto('the capture bucket check on moto, IAM enforced', () => {
     ]);
   });
 
-  it("the grant is on the configured bucket only: the east check's user is refused the west bucket, and moto, unlike S3, says no Region then", async () => {
-    const { response, calls } = await run(EAST, 'Create', checks.west.properties);
-    expect(calls.map((c) => [c.status, evaluate(checks.east.statements, c)])).toEqual([[403, 'implicit-deny']]);
-    expect(response.body).toMatchObject({
-      Status: 'FAILED',
-      Reason:
-        'the Region of capture bucket captures-west is unknown: HeadBucket answered 403 without an x-amz-bucket-region header',
-    });
-    const denied = await run('nothing', 'Create', checks.east.properties);
-    expect(denied.response.body).toMatchObject({ Status: 'FAILED' });
-  });
+  it(
+    "the grant is on the configured bucket only: the east check's user is refused the west bucket, and moto, " +
+      'unlike S3, says no Region then',
+    async () => {
+      const { response, calls } = await run(EAST, 'Create', checks.west.properties);
+      expect(calls.map((c) => [c.status, evaluate(checks.east.statements, c)])).toEqual([[403, 'implicit-deny']]);
+      expect(response.body).toMatchObject({
+        Status: 'FAILED',
+        Reason:
+          'the Region of capture bucket captures-west is unknown: HeadBucket answered 403 without an x-amz-bucket-region header',
+      });
+      const denied = await run('nothing', 'Create', checks.east.properties);
+      expect(denied.response.body).toMatchObject({ Status: 'FAILED' });
+    },
+  );
 
   it('a bucket that does not exist fails in one line; Delete succeeds without asking S3', async () => {
     const missing = await run(MISSING, 'Create', { ...checks.west.properties, BucketName: MISSING });

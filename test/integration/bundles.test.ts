@@ -9,10 +9,7 @@
  * reaches moto through AWS_ENDPOINT_URL, via a small recording proxy so the test can see how
  * S3 was addressed and by which SDK.
  *
- * Flow, with real events: a capture file put on moto -> the S3 notification moto sends to
- * the ingest queue -> ingest bundle -> shard messages on the replay queue -> fire bundle
- * (first shard alone, then the rest as one batch) -> the mock target and the shards' results
- * -> the collect message fire sent -> collect bundle -> run_manifest.json.
+ * The flow, with real events: the describe below.
  */
 import {
   GetObjectCommand,
@@ -193,7 +190,8 @@ async function invokeBundle(fn: SynthesizedFunction, env: NodeJS.ProcessEnv, eve
 function expectCleanInvocation(fn: SynthesizedFunction, inv: Invocation): void {
   if (!inv.outcome.ok) {
     throw new Error(
-      `${fn.path} failed in ${inv.outcome.phase}: ${inv.outcome.errorType}: ${inv.outcome.errorMessage}\n${inv.outcome.stack ?? ''}\n--- function output ---\n${inv.logs}`,
+      `${fn.path} failed in ${inv.outcome.phase}: ${inv.outcome.errorType}: ` +
+        `${inv.outcome.errorMessage}\n${inv.outcome.stack ?? ''}\n--- function output ---\n${inv.logs}`,
     );
   }
   expect(inv.outcome.modules, 'files loaded besides the bundle (resolved outside it)').toEqual([
@@ -218,6 +216,12 @@ interface ShardBody {
   requests: { index: number }[];
 }
 
+/**
+ * Flow, with real events: a capture file put on moto -> the S3 notification moto sends to
+ * the ingest queue -> ingest bundle -> shard messages on the replay queue -> fire bundle
+ * (first shard alone, then the rest as one batch) -> the mock target and the shards' results
+ * -> the collect message fire sent -> collect bundle -> run_manifest.json.
+ */
 describeWithMoto('deployed Lambda bundles on emulated AWS (moto)', () => {
   let app: SynthesizedApp | undefined;
   let moto: Moto | undefined;

@@ -181,7 +181,8 @@ describeWithMoto("the runs' CloudWatch metrics, written as EMF by the functions 
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("a scheduled A/B run: valid EMF documents, once, naming what the dashboard and alarms read, with the figures of the run's files", async () => {
+  it('a scheduled A/B run: valid EMF documents, once, naming what the dashboard and alarms read, with the ' +
+    "figures of the run's files", async () => {
     const runId = windowRunId('nightly', SCHEDULED);
     await operator.sqs.send(
       new SendMessageCommand({

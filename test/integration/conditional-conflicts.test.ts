@@ -139,7 +139,8 @@ describeWithMoto('S3 409 ConditionalRequestConflict: retried, not taken as a los
     if (logDir) rmSync(logDir, { recursive: true, force: true });
   });
 
-  it('file mode: every shard claim and results write first answered 409 is retried: each shard fired once, its results written', async () => {
+  it('file mode: every shard claim and results write first answered 409 is retried: ' +
+    'each shard fired once, its results written', async () => {
     await operator.send(
       new PutObjectCommand({
         Bucket: CAPTURE_BUCKET,

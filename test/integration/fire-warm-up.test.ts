@@ -4,21 +4,7 @@
  * Lambda does (test/support/invoke-bundle.mjs), with S3 and SQS on moto and the target the
  * bundled mock server in its own process, which logs when each request arrived.
  *
- * Cold, an invocation sent its first request through code that had never run (undici's pool,
- * client and parser, the target's measuring, the fire loop): it reached the server several ms
- * later than the requests after it. Warmed up (a rehearsal against a sink in the process,
- * nothing sent to the target; a full collection before the first due time), the first request
- * is as punctual as the rest. Three invocations run one after the other (at once, one's
- * rehearsal would compete for the CPU with another's slot, which Lambda's separate execution
- * environments do not), each a run of its own: one slot of requests 50 ms apart, far enough
- * apart that even cold code keeps up after the first. The timing check compares each
- * invocation's first request with its own others (the same process, the same machine load) by
- * its send path: from the loop's pick-up at the due time to its bytes handed to the socket
- * (wire_lag_ms - schedule_lag_ms), where the cold code and the connection were; how late the
- * process woke up for the pick-up is the machine's load, the same for every request. The median
- * over the three invocations keeps it true on a loaded 2-core machine. (The figures at the
- * server are in the failure message; in bench/fire-lateness.ts the server is never idle
- * between invocations, as it is here.)
+ * What it checks, and why its timing check holds on a loaded machine: the describe below.
  */
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -82,6 +68,23 @@ const median = (xs: number[]) => {
     : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
 };
 
+/**
+ * Cold, an invocation sent its first request through code that had never run (undici's pool,
+ * client and parser, the target's measuring, the fire loop): it reached the server several ms
+ * later than the requests after it. Warmed up (a rehearsal against a sink in the process,
+ * nothing sent to the target; a full collection before the first due time), the first request
+ * is as punctual as the rest. Three invocations run one after the other (at once, one's
+ * rehearsal would compete for the CPU with another's slot, which Lambda's separate execution
+ * environments do not), each a run of its own: one slot of requests 50 ms apart, far enough
+ * apart that even cold code keeps up after the first. The timing check compares each
+ * invocation's first request with its own others (the same process, the same machine load) by
+ * its send path: from the loop's pick-up at the due time to its bytes handed to the socket
+ * (wire_lag_ms - schedule_lag_ms), where the cold code and the connection were; how late the
+ * process woke up for the pick-up is the machine's load, the same for every request. The median
+ * over the three invocations keeps it true on a loaded 2-core machine. (The figures at the
+ * server are in the failure message; in bench/fire-lateness.ts the server is never idle
+ * between invocations, as it is here.)
+ */
 describeWithMoto(
   'fire bundle invoked cold: warmed up during the lead (moto, the mock target in its own process)',
   () => {
@@ -210,7 +213,9 @@ describeWithMoto(
         );
       }
       const show = (xs: number[]) => xs.map((d) => d.toFixed(2)).join(', ');
-      const figures = `first request - median of the rest, per invocation (ms): send path ${show(firstMinusRest.send)}; wire lag ${show(firstMinusRest.wire)}; at the server ${show(firstMinusRest.server)}`;
+      const figures =
+        `first request - median of the rest, per invocation (ms): send path ${show(firstMinusRest.send)}; wire ` +
+        `lag ${show(firstMinusRest.wire)}; at the server ${show(firstMinusRest.server)}`;
       // Cold, the first request's send path took 30-80 ms more than the rest's on this machine at
       // load averages of 11-16; warmed up, about 1 ms.
       expect(median(firstMinusRest.send), figures).toBeLessThan(5);

@@ -8,12 +8,7 @@
  * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-lambda-function-trigger.html;
  * the stand-in event source makes exactly those calls).
  *
- * Tier 1: every call is recorded as the IAM request AWS authorizes it as and evaluated,
- * with AWS's identity-policy logic, against the function's synthesized statements: each call
- * must be allowed, and each grant must be needed by some call.
- * Tier 2: moto itself enforces IAM (INITIAL_NO_AUTH_ACTION_COUNT=0), each function signing as
- * an IAM user holding its synthesized statements (test/support/iam/moto-iam.ts lists the
- * shims and moto's gaps); moto's verdict on every call is checked against the evaluator's.
+ * Its two tiers (the evaluator, and moto enforcing IAM): the describe below.
  */
 import {
   CreateBucketCommand,
@@ -104,6 +99,14 @@ const AUTHENTICATION_ERRORS = new Set([
 ]);
 const motoDenied = (c: AwsCall) => c.status === 403 && !AUTHENTICATION_ERRORS.has(c.errorName ?? '');
 
+/**
+ * Tier 1: every call is recorded as the IAM request AWS authorizes it as and evaluated,
+ * with AWS's identity-policy logic, against the function's synthesized statements: each call
+ * must be allowed, and each grant must be needed by some call.
+ * Tier 2: moto itself enforces IAM (INITIAL_NO_AUTH_ACTION_COUNT=0), each function signing as
+ * an IAM user holding its synthesized statements (test/support/iam/moto-iam.ts lists the
+ * shims and moto's gaps); moto's verdict on every call is checked against the evaluator's.
+ */
 describeWithMoto('IAM: each function against its synthesized policy', () => {
   describe('tier 1: recorded calls evaluated by AWS policy logic', () => {
     let moto: Moto;
@@ -420,7 +423,9 @@ describeWithMoto('IAM: each function against its synthesized policy', () => {
           .map((n) => `statement ${n.statement} (${origins[n.statement]}) ${JSON.stringify(statements[n.statement])}`);
         const used = [...new Set(calls.map((c) => c.action))].sort();
         console.info(
-          `[iam] ${name}: actions used ${used.join(', ')}; unused grants: ${unused.length ? unused.join('; ') : 'none'}; statements not needed: ${notNeeded.length ? notNeeded.join('; ') : 'none'}`,
+          `[iam] ${name}: actions used ${used.join(', ')}; unused grants: ` +
+            `${unused.length ? unused.join('; ') : 'none'}; statements not needed: ` +
+            `${notNeeded.length ? notNeeded.join('; ') : 'none'}`,
         );
         expect({ unused, notNeeded }).toEqual({ unused: [], notNeeded: [] });
       },

@@ -113,25 +113,29 @@ describeWithMoto(
       await moto?.stop();
     });
 
-    it('rotated mid-run: the first request after it is refused, the key is read again once, and that request is sent again and succeeds', async () => {
-      const deps = fireDeps(300);
-      const before = (await seen()).length;
-      expect((await fire(deps)).error).toBeNull();
-      const readsBefore = secretReads();
-      await rotate('k2');
-      const afterRotation = await fire(deps);
-      expect(afterRotation.error).toBeNull();
-      expect(afterRotation.httpStatus).toBe(200);
-      expect(await fire(deps)).toMatchObject({ error: null, httpStatus: 200 });
-      expect((await seen()).slice(before)).toEqual([
-        { key: 'k1', status: 200 },
-        { key: 'k1', status: 401 },
-        { key: 'k2', status: 200 },
-        { key: 'k2', status: 200 },
-      ]);
-      // Within the time-to-live only the refusal made it read again: one forced read.
-      expect(secretReads() - readsBefore).toBe(1);
-    });
+    it(
+      'rotated mid-run: the first request after it is refused, the key is read again once, and that request is ' +
+        'sent again and succeeds',
+      async () => {
+        const deps = fireDeps(300);
+        const before = (await seen()).length;
+        expect((await fire(deps)).error).toBeNull();
+        const readsBefore = secretReads();
+        await rotate('k2');
+        const afterRotation = await fire(deps);
+        expect(afterRotation.error).toBeNull();
+        expect(afterRotation.httpStatus).toBe(200);
+        expect(await fire(deps)).toMatchObject({ error: null, httpStatus: 200 });
+        expect((await seen()).slice(before)).toEqual([
+          { key: 'k1', status: 200 },
+          { key: 'k1', status: 401 },
+          { key: 'k2', status: 200 },
+          { key: 'k2', status: 200 },
+        ]);
+        // Within the time-to-live only the refusal made it read again: one forced read.
+        expect(secretReads() - readsBefore).toBe(1);
+      },
+    );
 
     it('with the time-to-live elapsed, the next shard reads the new key: no request is refused', async () => {
       await rotate('k3');
@@ -147,26 +151,30 @@ describeWithMoto(
       ]);
     });
 
-    it('a key the target refuses although it is the current one: each request is recorded once with its 401, never sent again', async () => {
-      await rotate('k5');
-      const deps = fireDeps(300);
-      await fetch(`${server.url}/_key`, { method: 'PUT', body: 'a-key-nobody-has' });
-      const before = (await seen()).length;
-      const readsBefore = secretReads();
-      const results = [
-        await fire(deps),
-        await fire(deps),
-        await fire(deps),
-        ...(await Promise.all(Array.from({ length: 5 }, () => fire(deps)))),
-      ];
-      expect(results.map((r) => [r.error?.type, r.error?.code])).toEqual(
-        Array.from({ length: 8 }, () => ['HTTPError', 401]),
-      );
-      // One send per request: the key read again was the same key.
-      expect((await seen()).slice(before)).toEqual(Array.from({ length: 8 }, () => ({ key: 'k5', status: 401 })));
-      // The first read (cold start) and at most one forced read a second.
-      expect(secretReads() - readsBefore).toBeLessThanOrEqual(3);
-    });
+    it(
+      'a key the target refuses although it is the current one: each request is recorded once with its 401, ' +
+        'never sent again',
+      async () => {
+        await rotate('k5');
+        const deps = fireDeps(300);
+        await fetch(`${server.url}/_key`, { method: 'PUT', body: 'a-key-nobody-has' });
+        const before = (await seen()).length;
+        const readsBefore = secretReads();
+        const results = [
+          await fire(deps),
+          await fire(deps),
+          await fire(deps),
+          ...(await Promise.all(Array.from({ length: 5 }, () => fire(deps)))),
+        ];
+        expect(results.map((r) => [r.error?.type, r.error?.code])).toEqual(
+          Array.from({ length: 8 }, () => ['HTTPError', 401]),
+        );
+        // One send per request: the key read again was the same key.
+        expect((await seen()).slice(before)).toEqual(Array.from({ length: 8 }, () => ({ key: 'k5', status: 401 })));
+        // The first read (cold start) and at most one forced read a second.
+        expect(secretReads() - readsBefore).toBeLessThanOrEqual(3);
+      },
+    );
 
     it(
       'the deployed pipeline, rotated mid-run: one request refused, then every request succeeds with the new key',

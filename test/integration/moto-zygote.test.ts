@@ -61,7 +61,10 @@ describeWithMoto("moto_server forked by the run's zygote", () => {
     const script = join(dir, 'ask.mts'); // an ES module outside the package: top-level await
     writeFileSync(
       script,
-      `import { forkMotoServer } from ${JSON.stringify(join(import.meta.dirname, '../support/moto-zygote.ts'))};\nconsole.log(await forkMotoServer(['-H', '127.0.0.1', '-p', '0'], {}, ${JSON.stringify(join(dir, 'stderr'))}));\nsetInterval(() => undefined, 1000);\n`,
+      `import { forkMotoServer } from ` +
+        `${JSON.stringify(join(import.meta.dirname, '../support/moto-zygote.ts'))};\nconsole.log(await ` +
+        `forkMotoServer(['-H', '127.0.0.1', '-p', '0'], {}, ` +
+        `${JSON.stringify(join(dir, 'stderr'))}));\nsetInterval(() => undefined, 1000);\n`,
     );
     const asker = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {

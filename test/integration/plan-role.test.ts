@@ -114,7 +114,8 @@ describeWithMoto("the plan function's role (deployment.ts)", () => {
     await moto?.stop();
   });
 
-  it('runs from the plan queue under the plan role: every call it needs is allowed, a listing outside the prefix and a capture write are not', async () => {
+  it('runs from the plan queue under the plan role: every call it needs is allowed, a listing outside the ' +
+    'prefix and a capture write are not', async () => {
     const [plan] = running;
     expect(running.map((r) => r.name)).toEqual(['plan']);
     const planQueue =

@@ -79,35 +79,39 @@ describe('rehearse', () => {
     expect(watchedWires()).toBe(0);
   });
 
-  it("a SageMaker target: the SDK's own stack against a sink, nothing sent to the endpoint the SDK is configured for, no credentials needed", async () => {
-    process.env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME = sagemaker.url;
-    process.env.AWS_REGION = 'eu-west-1';
-    delete process.env.AWS_ACCESS_KEY_ID;
-    delete process.env.AWS_SECRET_ACCESS_KEY;
-    process.env.AWS_SHARED_CREDENTIALS_FILE = '/nonexistent';
-    process.env.AWS_CONFIG_FILE = '/nonexistent';
-    const before = sagemaker.requests.length;
-    const plan = [
-      chat(0),
-      chat(1, true),
-      scheduledRequest(2, 20, { contentType: 'text/csv', body: Buffer.from('1,2,3\n'), accept: 'text/csv' }),
-    ];
-    const result = await rehearse(
-      [
-        {
-          kind: 'sagemaker',
-          name: 'B',
-          sagemaker: { endpointName: 'prod-endpoint', region: 'eu-west-1' },
-          timeoutMs: 5_000,
-        },
-      ],
-      [plan],
-      150,
-      clock,
-    );
-    expect(result).toMatchObject({ requests: 150, succeeded: 150 });
-    expect(sagemaker.requests.length).toBe(before);
-  });
+  it(
+    "a SageMaker target: the SDK's own stack against a sink, nothing sent to the endpoint the SDK is " +
+      'configured for, no credentials needed',
+    async () => {
+      process.env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME = sagemaker.url;
+      process.env.AWS_REGION = 'eu-west-1';
+      delete process.env.AWS_ACCESS_KEY_ID;
+      delete process.env.AWS_SECRET_ACCESS_KEY;
+      process.env.AWS_SHARED_CREDENTIALS_FILE = '/nonexistent';
+      process.env.AWS_CONFIG_FILE = '/nonexistent';
+      const before = sagemaker.requests.length;
+      const plan = [
+        chat(0),
+        chat(1, true),
+        scheduledRequest(2, 20, { contentType: 'text/csv', body: Buffer.from('1,2,3\n'), accept: 'text/csv' }),
+      ];
+      const result = await rehearse(
+        [
+          {
+            kind: 'sagemaker',
+            name: 'B',
+            sagemaker: { endpointName: 'prod-endpoint', region: 'eu-west-1' },
+            timeoutMs: 5_000,
+          },
+        ],
+        [plan],
+        150,
+        clock,
+      );
+      expect(result).toMatchObject({ requests: 150, succeeded: 150 });
+      expect(sagemaker.requests.length).toBe(before);
+    },
+  );
 
   it("the target's API key is not sent, not even to the sink", async () => {
     const authorizations: unknown[] = [];

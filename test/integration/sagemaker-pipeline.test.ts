@@ -6,14 +6,7 @@
  * resources made on moto, and the real ingest, fire and collect handlers run on recorded
  * clients as in iam.test.ts (test/support/iam/deployment.ts).
  *
- * A capture file of chat and CSV records lands in the capture bucket. Each target gets its
- * own plan of it: the HTTP target sends the chat records and counts the CSV one as dropped
- * (unsupported_content_type) in its manifest; the SageMaker target sends all of them, the CSV
- * body byte for byte with its content type, each with InferenceId = our request id. Every
- * AWS call each function made (the fire function's SageMaker invocations included, as the
- * action and endpoint ARN AWS authorizes) is evaluated against the function's synthesized
- * policy: all allowed, the SageMaker grant used by both actions on that endpoint only, and a
- * call to any other endpoint denied.
+ * What is checked: the describe below.
  */
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -93,6 +86,16 @@ interface Manifest {
   balanced: boolean;
 }
 
+/**
+ * A capture file of chat and CSV records lands in the capture bucket. Each target gets its
+ * own plan of it: the HTTP target sends the chat records and counts the CSV one as dropped
+ * (unsupported_content_type) in its manifest; the SageMaker target sends all of them, the CSV
+ * body byte for byte with its content type, each with InferenceId = our request id. Every
+ * AWS call each function made (the fire function's SageMaker invocations included, as the
+ * action and endpoint ARN AWS authorizes) is evaluated against the function's synthesized
+ * policy: all allowed, the SageMaker grant used by both actions on that endpoint only, and a
+ * call to any other endpoint denied.
+ */
 describeWithMoto('a SageMaker endpoint and an HTTP target in one pipeline run (moto, mock runtime)', () => {
   let moto: Moto;
   let admin: { s3: S3Client; sqs: SQSClient };

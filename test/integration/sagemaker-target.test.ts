@@ -5,16 +5,13 @@
  *
  * What the mock received is read from its --log: bodies byte for byte, content types,
  * Accept, SigV4 Authorization, SageMaker headers, and how many times each invocation came.
+ * Answers SageMaker does not send, and the CLI subcommand: sagemaker-target-raw.test.ts.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSageMakerTarget, type SageMakerTargetOptions } from '../../lambdas/adapters/sagemaker/sagemaker-target';
@@ -23,9 +20,8 @@ import { parseCaptureLine } from '../../lambdas/core/capture/line';
 import { runFireLoop } from '../../lambdas/core/fire/fire-loop';
 import { buildPlan } from '../../lambdas/core/plan/plan';
 import type { TargetResult } from '../../lambdas/core/types';
-import { encodePayloadPart } from '../../lambdas/mocks/mock-sagemaker';
 import type { TargetClient, TargetRequest } from '../../lambdas/ports';
-import { cliScript, REPO_ROOT, type MockProcess } from '../support/processes';
+import type { MockProcess } from '../support/processes';
 import { setEnv } from '../support/set-env';
 import {
   startMockSageMakerProcess,
@@ -217,7 +213,8 @@ describe('what arrives', () => {
     const [b] = await received(fromOption.requestId);
     const shape = (region: string) =>
       new RegExp(
-        `^AWS4-HMAC-SHA256 Credential=${ACCESS_KEY}/\\d{8}/${region}/sagemaker/aws4_request, SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$`,
+        `^AWS4-HMAC-SHA256 Credential=${ACCESS_KEY}/\\d{8}/${region}/sagemaker/aws4_request, ` +
+          `SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$`,
       );
     expect(a!.headers.authorization).toMatch(shape(REGION));
     expect(b!.headers.authorization).toMatch(shape('us-east-2'));
@@ -309,7 +306,7 @@ function captureLine(
 
 describe('from the capture: Content-Type and Accept as captured, none asked for when none was declared', () => {
   // InvokeEndpoint's Accept is optional; without it the container answers in its default type
-  // (https://docs.aws.amazon.com/sdk-for-kotlin/api/latest/sagemakerruntime/aws.sdk.kotlin.services.sagemakerruntime.model/-invoke-endpoint-request).
+  // (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpoint.html).
   // An Accept the container does not support is refused: the built-in XGBoost takes text/csv
   // and text/libsvm only (https://docs.aws.amazon.com/sagemaker/latest/dg/cdf-inference.html).
   const tabular = '{"instances": [[1.5, 16.0, 14, 23.0]]}';
@@ -446,7 +443,8 @@ describe('timing against the mock', () => {
       const measured = { ttft: median(ttfts), itl: median(itls) };
       minTtft = Math.min(minTtft, ...ttfts);
       console.log(
-        `sagemaker ${format} batch ${batch + 1}: median TTFT ${measured.ttft.toFixed(3)} ms (set ${ttftMs}, min ${Math.min(...ttfts).toFixed(3)}), median ITL ${measured.itl.toFixed(3)} ms (set ${itlMs})`,
+        `sagemaker ${format} batch ${batch + 1}: median TTFT ${measured.ttft.toFixed(3)} ms (set ${ttftMs}, ` +
+          `min ${Math.min(...ttfts).toFixed(3)}), median ITL ${measured.itl.toFixed(3)} ms (set ${itlMs})`,
       );
       if (best === null || off(measured) < off(best)) best = measured;
     }
@@ -635,130 +633,5 @@ describe('errors become records', () => {
     } finally {
       restore();
     }
-  });
-});
-
-describe('responses that are not what SageMaker sends', () => {
-  /** A raw HTTP server in place of the service, and a target (with its own client) aimed at it. */
-  async function rawTarget(
-    handler: (req: IncomingMessage, res: ServerResponse) => void,
-    extra: Partial<SageMakerTargetOptions> = {},
-  ) {
-    const server = createHttpServer(handler);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const client = new SageMakerRuntimeClient({
-      endpoint: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-      region: REGION,
-      maxAttempts: 1,
-    });
-    const t = target({ client, ...extra });
-    return {
-      t,
-      async close() {
-        client.destroy();
-        server.closeAllConnections();
-        await new Promise<void>((r) => server.close(() => r()));
-      },
-    };
-  }
-
-  it("an HTML error page (a proxy's) -> HTTPError with its status, without the page", async () => {
-    const raw = await rawTarget((req, res) => {
-      req.resume();
-      res.writeHead(502, { 'content-type': 'text/html' });
-      res.end('<html><body>Bad Gateway, secret upstream name</body></html>');
-    });
-    for (const streaming of [false, true]) {
-      const result = await raw.t.send(request(chat(), { streaming }));
-      expect(result.error).toMatchObject({ code: 502, type: 'HTTPError' });
-      expect(result.error!.message).not.toMatch(/html|secret/i);
-    }
-    await raw.close();
-  });
-
-  it('a 200 stream that is not an event stream -> MalformedStream', async () => {
-    const raw = await rawTarget((req, res) => {
-      req.resume();
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      res.end('plain text, not an event stream at all');
-    });
-    const result = await raw.t.send(request(chat(), { streaming: true }));
-    expect(result.error).toMatchObject({ code: null, type: 'MalformedStream' });
-    await raw.close();
-  });
-
-  it("an error object in the model's stream -> StreamError, the chunks before it kept, the stream let go", async () => {
-    let closed!: () => void;
-    const connectionClosed = new Promise<void>((r) => (closed = r));
-    const raw = await rawTarget((req, res) => {
-      req.resume();
-      res.on('close', () => closed());
-      res.writeHead(200, {
-        'content-type': 'application/vnd.amazon.eventstream',
-        'x-amzn-sagemaker-content-type': 'text/event-stream',
-      });
-      res.write(
-        encodePayloadPart(Buffer.from(`data: ${JSON.stringify({ choices: [{ delta: { content: 'a' } }] })}\n\n`)),
-      );
-      res.write(
-        encodePayloadPart(Buffer.from(`data: ${JSON.stringify({ error: { message: 'CUDA out of memory' } })}\n\n`)),
-      );
-      // ...and keeps the stream open: the target must not wait for its end.
-    });
-    const result = await raw.t.send(request(chat(), { streaming: true }));
-    expect(result.error).toMatchObject({ code: null, type: 'StreamError', message: 'CUDA out of memory' });
-    expect(result.contentChunkNs).toHaveLength(1);
-    // Let go at once (the response destroyed), not when the socket times out 10 s later.
-    const closedWithin = await Promise.race([
-      connectionClosed.then(() => true),
-      new Promise<boolean>((r) => setTimeout(() => r(false), 1000)),
-    ]);
-    expect(closedWithin).toBe(true);
-    await raw.close();
-  });
-
-  it('a stream that stalls after its headers -> TimeoutError, and the connection is let go', async () => {
-    let closed!: () => void;
-    const connectionClosed = new Promise<void>((r) => (closed = r));
-    const raw = await rawTarget(
-      (req, res) => {
-        req.resume();
-        res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
-        res.write(
-          encodePayloadPart(Buffer.from(`data: ${JSON.stringify({ choices: [{ delta: { content: 'a' } }] })}\n\n`)),
-        );
-        res.on('close', () => closed());
-      },
-      { timeoutMs: 200 },
-    );
-    const result = await raw.t.send(request(chat(), { streaming: true }));
-    expect(result.error).toMatchObject({ code: 408, type: 'TimeoutError' });
-    expect(result.contentChunkNs).toHaveLength(1);
-    await connectionClosed;
-    await raw.close();
-  });
-});
-
-describe('the CLI subcommand', () => {
-  it('capture-replay mock-sagemaker prints its URL, answers, and stops on SIGTERM', async () => {
-    const child = spawn(
-      process.execPath,
-      [cliScript(), 'mock-sagemaker', '--port', '0', '--ttft-ms', '0', '--no-require-auth'],
-      { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
-    const { url } = JSON.parse(line) as { url: string };
-    const response = await fetch(`${url}/endpoints/any/invocations`, {
-      method: 'POST',
-      headers: { 'content-type': 'text/csv' },
-      body: '1,2\n3,4\n',
-    });
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toBe('text/csv');
-    expect((await response.text()).trim().split('\n')).toHaveLength(2);
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    const [code] = (await exited) as [number | null];
-    expect(code).toBe(0);
   });
 });

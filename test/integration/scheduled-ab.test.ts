@@ -10,11 +10,7 @@
  * is not run: the captures are in the bucket before the deployment's notification exists (a
  * window of past traffic), so no file-mode run mixes into the mocks' logs.
  *
- * Checked: exactly the window's requests reach each mock (by their --log), comparison.json says
- * B is worse on time to first token, history.jsonl gains one line, the SNS summary arrives once
- * (through an SQS subscription: moto delivers SNS to SQS) saying WORSE with no prompt or
- * response text; the same plan message again changes nothing; the next night's empty window
- * adds its line; the trend page renders in Chromium with one point per run per series.
+ * What is checked: the describe below.
  */
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
@@ -193,6 +189,13 @@ interface ComparedMetric {
   paired_shift?: { difference: { estimate: number | null } } | null;
 }
 
+/**
+ * Checked: exactly the window's requests reach each mock (by their --log), comparison.json says
+ * B is worse on time to first token, history.jsonl gains one line, the SNS summary arrives once
+ * (through an SQS subscription: moto delivers SNS to SQS) saying WORSE with no prompt or
+ * response text; the same plan message again changes nothing; the next night's empty window
+ * adds its line; the trend page renders in Chromium with one point per run per series.
+ */
 describeWithMoto(
   'scheduled A/B on moto, IAM enforced: a window run, its verdict, history, summary and trend page',
   () => {
@@ -341,7 +344,8 @@ describeWithMoto(
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
-    it('the window run: exactly its requests to each target, B worse on TTFT, one history line, one summary saying WORSE without request text', async () => {
+    it('the window run: exactly its requests to each target, B worse on TTFT, one history line, one summary ' +
+      'saying WORSE without request text', async () => {
       expect(running.map((r) => r.name).sort()).toEqual([...RUN].sort());
       // 00:30:00-01:59:45 every 15 s; 120 records before the window, 2 at and after its (exclusive) end.
       expect(inWindow).toHaveLength(360);
@@ -398,7 +402,10 @@ describeWithMoto(
       const figures = (tag: string) => {
         const m = verdict(tag)!;
         const ms = (v: number | null | undefined) => (v === null || v === undefined ? '--' : v.toFixed(2));
-        return `${tag} p50 A ${ms(m.baseline?.p50)} B ${ms(m.candidate?.p50)} ms, paired shift ${ms(m.paired_shift?.difference.estimate)} ms: ${m.verdict}`;
+        return (
+          `${tag} p50 A ${ms(m.baseline?.p50)} B ${ms(m.candidate?.p50)} ms, paired shift ` +
+          `${ms(m.paired_shift?.difference.estimate)} ms: ${m.verdict}`
+        );
       };
       console.info(
         `[scheduled-ab] ${machineLoad()}; ${figures('time_to_first_token')}; ${figures('inter_token_latency')}`,
@@ -437,7 +444,8 @@ describeWithMoto(
       expect(denials()).toBe('');
     }, 150_000);
 
-    it('the same plan message again changes nothing: no request to either target, the history byte for byte, no second summary', async () => {
+    it('the same plan message again changes nothing: no request to either target, ' +
+      'the history byte for byte, no second summary', async () => {
       const before = {
         A: await readFile(logs.A, 'utf8'),
         B: await readFile(logs.B, 'utf8'),
@@ -477,7 +485,8 @@ describeWithMoto(
     }, 60_000);
 
     it.skipIf(SKIP_BROWSER)(
-      'the trend page in Chromium: one point per run per series (the empty run a gap), the verdicts, no console errors, no request but the page',
+      'the trend page in Chromium: one point per run per series (the empty run a gap), the verdicts, no ' +
+        'console errors, no request but the page',
       async () => {
         const browser = await launchChromium('scheduled-ab');
         try {
@@ -525,7 +534,8 @@ describeWithMoto(
       90_000,
     );
 
-    it('IAM: every call of plan, fire and collect allowed by its synthesized statements (evaluator) and by moto; no grant unused but the event source extras iam.test.ts tolerates', async () => {
+    it('IAM: every call of plan, fire and collect allowed by its synthesized statements (evaluator) and by ' +
+      'moto; no grant unused but the event source extras iam.test.ts tolerates', async () => {
       await Promise.all(running.map((r) => r.source.stop()));
       expect(denials()).toBe('');
       for (const r of running) {
@@ -557,7 +567,8 @@ describeWithMoto(
         ];
         // Not asserted: a window run does not take every path these grants are for (iam.test.ts covers them).
         console.info(
-          `[iam] ${r.name}: grants this scenario did not use: ${unused.map((u) => `${u.statement}: ${u.action ?? u.resource}`).join('; ') || 'none'}`,
+          `[iam] ${r.name}: grants this scenario did not use: ` +
+            `${unused.map((u) => `${u.statement}: ${u.action ?? u.resource}`).join('; ') || 'none'}`,
         );
       }
       // The plan function's grants are all used by a window run and an empty one, but for what

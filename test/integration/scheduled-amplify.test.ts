@@ -188,7 +188,14 @@ describeWithMoto('a scheduled run with amplify 2 on moto, IAM enforced', () => {
       'comparison.json',
       90_000,
       () =>
-        `denied: ${denials() || 'none'}; ${errorsOf(running)} ${running.flatMap((r) => r.source.stats.errors.flatMap((e) => ((e as { recordErrors?: unknown[] }).recordErrors ?? []).map((x) => String((x as Error).stack ?? x)))).join(' | ')}`,
+        `denied: ${denials() || 'none'}; ${errorsOf(running)} ` +
+        running
+          .flatMap((r) =>
+            r.source.stats.errors.flatMap((e) =>
+              ((e as { recordErrors?: unknown[] }).recordErrors ?? []).map((x) => String((x as Error).stack ?? x)),
+            ),
+          )
+          .join(' | '),
     );
     await Promise.all(running.map((r) => r.source.idle(2500)));
 

@@ -105,7 +105,8 @@ describeWithMoto('a default stack given a 1,000 requests/s capture, on moto', ()
     await moto?.stop();
   });
 
-  it('its ingest report says how late the run will be at least, and names peakRequestsPerSecond with the value that fits; the log warns with the metric', async () => {
+  it('its ingest report says how late the run will be at least, and names peakRequestsPerSecond with the value ' +
+    'that fits; the log warns with the metric', async () => {
     const body = captureBuffer({
       ratePerSecond: RATE,
       durationSeconds: SECONDS,

@@ -10,11 +10,7 @@
  * that holds exactly the policy docs/first-deploy.md gives for these commands (read from the
  * page).
  *
- * moto 5.2.1 cannot check a presigned URL while it enforces IAM (it reads the Authorization
- * header, which a presigned GET does not have, and answers 500): links are fetched with
- * enforcement off for that one request. It also authorizes CloudFormation calls against
- * resource "*" (as Secrets Manager, test/support/iam/moto-iam.ts), so the page's stack-scoped
- * CloudFormation statement is given on "*" here.
+ * moto's gaps and how the test steps around them: the describe below.
  */
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import {
@@ -76,6 +72,13 @@ async function documentedPolicy(values: Record<string, string>): Promise<PolicyS
   return statements.map((s) => (String(s.Action).includes('cloudformation:') ? { ...s, Resource: '*' } : s));
 }
 
+/**
+ * moto 5.2.1 cannot check a presigned URL while it enforces IAM (it reads the Authorization
+ * header, which a presigned GET does not have, and answers 500): links are fetched with
+ * enforcement off for that one request. It also authorizes CloudFormation calls against
+ * resource "*" (as Secrets Manager, test/support/iam/moto-iam.ts), so the page's stack-scoped
+ * CloudFormation statement is given on "*" here.
+ */
 describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enforced)', () => {
   let moto: Moto;
   let http: MockProcess;
@@ -86,7 +89,10 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
   let dir = '';
   const users = new Map<string, Credentials>();
   let verifiedRun = '';
-  /** The ingest in mirror mode with this lag (the deployment's `mode` and `lagSeconds`, switched as the pipeline tests do); null: file mode. */
+  /**
+   * The ingest in mirror mode with this lag (the deployment's `mode` and `lagSeconds`, switched as the pipeline tests
+   * do); null: file mode.
+   */
   let mirrorLagMs: number | null = null;
 
   const results = () => outputs.ResultsBucketName as string;
@@ -256,7 +262,8 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
       >;
       expect(manifest).toMatchObject({ scheduled: SAMPLE_RECORDS, succeeded: SAMPLE_RECORDS, failed: 0, dropped: 0 });
       expect(run.stdout).toContain(
-        `  ${target}: ${SAMPLE_RECORDS} scheduled, ${SAMPLE_RECORDS} succeeded, 0 failed, 0 dropped  s3://${results()}/runs/${verifiedRun}/${target}/`,
+        `  ${target}: ${SAMPLE_RECORDS} scheduled, ${SAMPLE_RECORDS} succeeded, 0 failed, 0 dropped  ` +
+          `s3://${results()}/runs/${verifiedRun}/${target}/`,
       );
     }
     expect(run.stdout).toMatch(/^The deploy works/);
@@ -375,7 +382,11 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
     const run = await cli(['verify-deploy', '--stack', STACK, '--timeout', '5'], 'no-write');
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
-      /\ncapture-replay verify-deploy: could not write the sample capture to s3:\/\/capture-bucket\/datacapture\/capture-replay-verify\/\S+ \(s3:PutObject\): AccessDenied: .* \(your identity lacks the permission/,
+      new RegExp(
+        /\ncapture-replay verify-deploy: could not write the sample capture to /.source +
+          /s3:\/\/capture-bucket\/datacapture\/capture-replay-verify\/\S+ \(s3:PutObject\): AccessDenied: .* /.source +
+          /\(your identity lacks the permission/.source,
+      ),
     );
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
@@ -402,10 +413,11 @@ describeWithMoto('verify-deploy and link against a deployed stack (moto, IAM enf
       const run = await cli(['verify-deploy', '--stack', STACK, '--timeout', '60']);
       expect(run.code).toBe(1);
       expect(Date.now() - started, 'it does not wait out the timeout').toBeLessThan(55_000);
-      const runId =
-        /run (mirror-[0-9a-f-]{36}) is scheduled, but its first request is due at \S+ \(mirror mode: each request is due at its inferenceTime \+ 600 s\), after --timeout 60 s: it cannot finish in time\./.exec(
-          run.stderr,
-        )?.[1];
+      const runId = new RegExp(
+        /run (mirror-[0-9a-f-]{36}) is scheduled, but its first request is due at \S+ \(mirror mode: /.source +
+          /each request is due at its inferenceTime \+ 600 s\), after --timeout 60 s: it cannot finish in /.source +
+          /time\./.source,
+      ).exec(run.stderr)?.[1];
       expect(runId, run.stderr).toBeDefined();
       expect(run.stderr).toContain(`capture-replay link --run ${runId}`);
     } finally {

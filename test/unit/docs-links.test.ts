@@ -128,7 +128,8 @@ describe('the link checker', () => {
 
   it('accepts links that resolve, and ignores external links and code', () => {
     const page =
-      '[a](other.md) [b](other.md#ab-is-b-better) [c](#same-1) [d](https://example.com/x.md) `[e](missing.md)`\n```\n[f](missing.md)\n```\n';
+      '[a](other.md) [b](other.md#ab-is-b-better) [c](#same-1) [d](https://example.com/x.md) ' +
+      '`[e](missing.md)`\n```\n[f](missing.md)\n```\n';
     expect(brokenLinks(file, page, read)).toEqual([]);
   });
 

@@ -71,15 +71,19 @@ describe('test projects (vitest.config.ts)', () => {
     ).toEqual([]);
   });
 
-  it('npm test runs every tier once: the shared ones at a low priority, the timing and quiet tiers one file at a time at the normal priority', () => {
-    expect([...SHARED_TIERS, TIMING_TIER, QUIET_TIER].sort()).toEqual(vitest.projects.map((p) => p.name).sort());
-    const alone = vitest.projects.filter((p) => p.name === TIMING_TIER || p.name === QUIET_TIER);
-    expect(alone.map((p) => p.config.maxWorkers)).toEqual([1, 1]);
-    const lowered = (p: (typeof vitest.projects)[number]) =>
-      p.config.setupFiles.some((f) => f.endsWith('test/support/background-priority.ts'));
-    expect(alone.filter(lowered)).toEqual([]);
-    expect(vitest.projects.filter((p) => !alone.includes(p) && !lowered(p)).map((p) => p.name)).toEqual([]);
-    expect(specs.some((s) => s.project.name === TIMING_TIER)).toBe(true);
-    expect(specs.some((s) => s.project.name === QUIET_TIER)).toBe(true);
-  });
+  it(
+    'npm test runs every tier once: the shared ones at a low priority, the timing and quiet tiers one file at ' +
+      'a time at the normal priority',
+    () => {
+      expect([...SHARED_TIERS, TIMING_TIER, QUIET_TIER].sort()).toEqual(vitest.projects.map((p) => p.name).sort());
+      const alone = vitest.projects.filter((p) => p.name === TIMING_TIER || p.name === QUIET_TIER);
+      expect(alone.map((p) => p.config.maxWorkers)).toEqual([1, 1]);
+      const lowered = (p: (typeof vitest.projects)[number]) =>
+        p.config.setupFiles.some((f) => f.endsWith('test/support/background-priority.ts'));
+      expect(alone.filter(lowered)).toEqual([]);
+      expect(vitest.projects.filter((p) => !alone.includes(p) && !lowered(p)).map((p) => p.name)).toEqual([]);
+      expect(specs.some((s) => s.project.name === TIMING_TIER)).toBe(true);
+      expect(specs.some((s) => s.project.name === QUIET_TIER)).toBe(true);
+    },
+  );
 });

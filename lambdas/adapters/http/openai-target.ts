@@ -2,23 +2,8 @@
  * OpenAI-compatible chat target over HTTP (undici keep-alive pool, eventsource-parser for
  * SSE). Sends the body bytes exactly as given and measures: send, response headers (ack),
  * each content-bearing chunk, last byte. Never rejects: every failure becomes an error
- * result (AIPerf's {code, type, message}).
- *
- * Bodies are read in bounded memory whatever their size (response-body.ts): an error
- * body's first 64 KiB are kept and the rest counted and discarded; a non-streamed answer is
- * scanned for `usage` and `error` without being held; one SSE event may not exceed 1 MiB.
- * Response text in a message is an excerpt (`responseExcerptChars`, 160 by default; 0 keeps
- * none).
- *
- * Error types: HTTPError (code = status: every status outside 2xx, redirects included: they
- * are not followed), ResponseError (code = status: a 2xx JSON answer carrying an `error`
- * object or `"object": "error"`), TimeoutError (code 408: the whole request ran out of
- * --timeout; no server sent a 408), CancelledError (499: the caller's signal), ConnectionError
- * (refused/reset, code null), MalformedStream / StreamError (bad SSE data, an SSE event over
- * 1 MiB, or an error object in the stream, code null), StreamTruncated (the stream ended with
- * neither [DONE] nor a finish_reason), MalformedResponse (a non-streaming 2xx body that is not
- * one JSON object). Token counts that are not plausible (core/metrics/usage.ts) count as
- * missing.
+ * result (AIPerf's {code, type, message}). Its error types, how bodies are read in bounded
+ * memory (response-body.ts) and what of them is kept: docs/outputs.md#responses-what-is-read-what-is-kept.
  *
  * A key that can rotate (`apiKeySource`): a 401 or 403 makes the source read the key again,
  * once; the request is sent again, once, with a key that changed, and the refusal is the

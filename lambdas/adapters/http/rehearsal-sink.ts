@@ -21,7 +21,16 @@ export interface RehearsalSink {
 const CONTENT_CHUNKS = 4;
 
 function chunk(delta: Record<string, unknown>, finish: string | null, usage?: Record<string, number>): string {
-  return `data: ${JSON.stringify({ id: 'rehearsal', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
+  return (
+    `data: ` +
+    JSON.stringify({
+      id: 'rehearsal',
+      object: 'chat.completion.chunk',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+      ...(usage ? { usage } : {}),
+    }) +
+    `\n\n`
+  );
 }
 
 const USAGE = { prompt_tokens: 4, completion_tokens: CONTENT_CHUNKS, total_tokens: 4 + CONTENT_CHUNKS };

@@ -1,7 +1,17 @@
 /**
  * Response bodies in bounded memory, for every target (HTTP and SageMaker). A body is read as
- * it arrives and never held whole, whatever its size:
+ * it arrives and never held whole, whatever its size.
  *
+ * What is kept of each kind of body: RESPONSE_LIMITS; the limits as the user sees them:
+ * docs/outputs.md#responses-what-is-read-what-is-kept.
+ *
+ * What of the response's text reaches a record (an error message, hence error_summary) is an
+ * excerpt of at most `excerptChars` characters, or nothing with `--no-response-excerpts`.
+ */
+import { cutText, printableText } from '../../core/metrics/error-details';
+
+/**
+ * The limits, by kind of body:
  * - an error response (any status but 2xx): its first `errorBodyKeepBytes` are kept to name
  *   the error; the rest is read to the last byte (the request's end time), counted and
  *   discarded;
@@ -11,12 +21,7 @@
  *   told apart;
  * - a stream: one SSE event is buffered at most `sseEventMaxChars`; arrival times are kept for
  *   the first `maxContentChunks` content chunks.
- *
- * What of the response's text reaches a record (an error message, hence error_summary) is an
- * excerpt of at most `excerptChars` characters, or nothing with `--no-response-excerpts`.
  */
-import { cutText, printableText } from '../../core/metrics/error-details';
-
 export const RESPONSE_LIMITS = {
   /** Characters of response text in an error message (records and error_summary). */
   excerptChars: 160,

@@ -9,29 +9,7 @@
  * of a warmed-up cold invocation reaches the wire after a connect the requests after it do not
  * wait for (test/integration/fire-warm-up.test.ts).
  *
- * The reserve is undici's own connector (`buildConnector`, so TCP and TLS are set up exactly
- * as undici would) with a stock of sockets opened ahead of time:
- *
- * - `warm(n)`: opens sockets until n are spare (or being opened), at most `maxOpening` at once
- *   (the next as one is made): a burst of connects beyond a server's accept backlog (511 for
- *   Node's servers) loses SYNs that come back only after TCP's 1 s retransmission, and spreads
- *   the handshakes' CPU rather than paying it in one turn. `warm(n, withinMs)`: only those that
- *   can be ready within `withinMs`: no spare is started once the connects so far say it would
- *   complete later (their mean time, start to ready): hundreds of TLS handshakes can take a
- *   server seconds, and a spare still being made when the requests start is a handshake both
- *   sides pay in the schedule, queued ahead of the connections the requests open.
- * - The pool's connector takes a spare when it has one (handed over on a microtask: undici
- *   ignores a connection that completes inside its own resume loop), else opens one as undici
- *   would. A spare taken is not replaced: the reserve is for the start, the pool's keep-alive
- *   connections are for the rest.
- * - A spare is never handed over unless it is clean: a spare the peer closed, reset, or sent
- *   bytes on (a server's idle-timeout response) is destroyed. A spare unused for
- *   `maxIdleMs` (default 4 s, under the 5 s idle timeout of Node's and uvicorn's servers) is
- *   closed by us, so that a server closing it as idle cannot race a request onto it; a few at
- *   a time (SWEEP_BATCH every SWEEP_PAUSE_MS), so that hundreds of spares opened together and
- *   left unused do not stall either side's event loop in one burst.
- * - A failed warm-up connection is no request's failure: it is counted and dropped (the
- *   request that needs a connection then opens its own, and that failure is recorded).
+ * How the reserve opens, hands over and closes its spares, and why: createSocketReserve.
  */
 import type { Socket } from 'node:net';
 import { buildConnector } from 'undici';
@@ -109,6 +87,32 @@ function connectOptionsOf(origin: URL): ConnectOptions {
   } as unknown as ConnectOptions;
 }
 
+/**
+ * The reserve is undici's own connector (`buildConnector`, so TCP and TLS are set up exactly
+ * as undici would) with a stock of sockets opened ahead of time:
+ *
+ * - `warm(n)`: opens sockets until n are spare (or being opened), at most `maxOpening` at once
+ *   (the next as one is made): a burst of connects beyond a server's accept backlog (511 for
+ *   Node's servers) loses SYNs that come back only after TCP's 1 s retransmission, and spreads
+ *   the handshakes' CPU rather than paying it in one turn. `warm(n, withinMs)`: only those that
+ *   can be ready within `withinMs`: no spare is started once the connects so far say it would
+ *   complete later (their mean time, start to ready): hundreds of TLS handshakes can take a
+ *   server seconds, and a spare still being made when the requests start is a handshake both
+ *   sides pay in the schedule, queued ahead of the connections the requests open.
+ * - The pool's connector takes a spare when it has one (handed over on a microtask: undici
+ *   ignores a connection that completes inside its own resume loop), else opens one as undici
+ *   would. A spare taken is not replaced: the reserve is for the start, the pool's keep-alive
+ *   connections are for the rest.
+ * - A spare is never handed over unless it is clean: a spare the peer closed, reset, or sent
+ *   bytes on (a server's idle-timeout response) is destroyed. A spare unused for
+ *   `maxIdleMs` (default 4 s, under the 5 s idle timeout of Node's and uvicorn's servers) is
+ *   closed by us, so that a server closing it as idle cannot race a request onto it; a few at
+ *   a time (SWEEP_BATCH every SWEEP_PAUSE_MS), so that hundreds of spares opened together and
+ *   left unused do not stall either side's event loop in one burst.
+ * - A failed warm-up connection is no request's failure: it is counted and dropped (the
+ *   request that needs a connection then opens its own, and that failure is recorded).
+
+ */
 export function createSocketReserve(origin: URL, options: SocketReserveOptions = {}): SocketReserve {
   return new Reserve(origin, options);
 }

@@ -1,50 +1,14 @@
 /**
- * A SageMaker real-time endpoint as a replay target, over the AWS SDK v3 runtime client:
- * SigV4 and the default credential chain come from the SDK, and so does the endpoint URL
- * (`AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME`, then `AWS_ENDPOINT_URL`, then the shared config's
- * `endpoint_url`; the regional `runtime.sagemaker.<region>.amazonaws.com` otherwise).
+ * A SageMaker real-time endpoint as a replay target, over the AWS SDK v3 runtime client (SigV4,
+ * the default credential chain and the endpoint URL all come from the SDK). `InvokeEndpoint` for
+ * a non-streaming request, `InvokeEndpointWithResponseStream` for a streaming one; the body
+ * bytes go as given. SDK retries are off: a retry would send the invocation twice and fold two
+ * attempts into one timing.
  *
- * `InvokeEndpoint` for a non-streaming request, `InvokeEndpointWithResponseStream` for a
- * streaming one. The body bytes go as given, with the request's content type and Accept;
- * `InferenceId` = the request id, so the endpoint's own Data Capture joins back to our
- * records (SageMaker allows 1-64 printable ASCII characters, the first not blank: an id
- * outside that is not sent, the SDK does not check it and the service would reject the
- * call). SDK retries are off (`maxAttempts: 1`): a retry would send the invocation twice
- * and fold two attempts into one timing.
- *
- * Timing: `requestStartNs` is the loop's pick-up, before the SDK's work; `requestWireNs` is
- * when node:http hands the request to its socket (wire-stamps.ts), so credentials,
- * endpoint resolution, signing and a busy event loop count as our lateness, not as the
- * endpoint's time. A middleware at the innermost position of the command's stack, next to
- * the HTTP handler, stamps the moment before the write (the fallback when the InferenceId
- * could not be sent) and the ack when the response headers arrive. Each content-bearing event of a
- * `PayloadPart` is stamped with the arrival of that part (see stream-decode.ts: SSE, JSON
- * lines and TGI events, buffered across parts); `requestEndNs` is the end of the body.
- *
- * Never rejects. Error types (sagemaker-errors.ts): the service's own names (`ModelError`
- * with the model's `OriginalStatusCode` as code, `ValidationError` 400, `ThrottlingException`
- * 429, `ModelNotReadyException` 429, `InternalFailure` 500, `ServiceUnavailable` 503,
- * `InternalDependencyException` 530, others with their HTTP status, when they are names;
- * `HTTPError` with the status for a response that is not the service's, e.g. a proxy's, or
- * whose error code is not a name), the stream's `ModelStreamError` / `InternalStreamFailure`
- * (code null: the HTTP status was 200), an event-stream error's own code when it is a name,
- * else `StreamError` (also an `error` object in the model's stream), `OversizedFrame` (an
- * event-stream message claiming more than 16 MiB: frame-guard.ts), `TimeoutError` (408, the
- * request ran out of timeoutMs), `CancelledError` (499, the caller's signal),
- * `ConnectionError` (refused/reset, code null), `MalformedStream` / `MalformedResponse` (a
- * 2xx response the SDK could not decode, code null; a non-streamed answer to a chat request
- * that is not one JSON object, code = status, as for an HTTP target),
- * `CredentialsError` / `ConfigurationError` (no credentials, no region: nothing was sent),
- * `ResponseError` (code = status: a 2xx answer carrying an `error` member). Every error is
- * recorded as core/metrics/error-details.ts allows.
- *
- * Bodies are read in bounded memory (../http/response-body.ts), by the same middleware,
- * before the SDK sees them: of an error response (status >= 300) the first 64 KiB are handed
- * to the SDK to name the error and the rest is read, counted and discarded; a non-streamed
- * answer is hashed and scanned for `usage` / `error` as it arrives and never held (the SDK
- * gets an empty body); an event stream passes through a check of each message's claimed size
- * (frame-guard.ts). Response text in a message is an excerpt of `responseExcerptChars`
- * (160 by default; 0: none). Implausible token counts count as missing.
+ * Never rejects: every failure is a record of its type. The endpoint's resolution, the
+ * InferenceId, what each timestamp is, every error type and how bodies are read are in
+ * docs/sagemaker-targets.md (#how-a-request-is-sent, #every-error-type); the innermost
+ * middleware below stamps the write and the ack and reads bodies in bounded memory.
  */
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -461,7 +425,10 @@ function notAChatAnswer(
   return problem !== null && isChatRequest(request) ? problem : null;
 }
 
-/** A JSON object with a `messages` array (plan.ts sends only these as chat requests). Parsed only for an answer that is not one JSON object. */
+/**
+ * A JSON object with a `messages` array (plan.ts sends only these as chat requests). Parsed only for an answer that
+ * is not one JSON object.
+ */
 function isChatRequest(request: TargetRequest): boolean {
   if (!isJsonContentType(request.contentType)) return false;
   try {

@@ -2,25 +2,9 @@
  * Decodes what a SageMaker model streams back (`InvokeEndpointWithResponseStream`): the bytes
  * of its `PayloadPart`s joined are whatever the container wrote, and SageMaker splits them
  * into parts without regard for lines or events. So the decoder buffers across parts and
- * reports, per part, how many content-bearing events that part completed.
- *
- * The format is sniffed from the first non-blank bytes (containers label it inconsistently):
- * - SSE (`data:`/`event:`/`id:`/`retry:`/`:` first): OpenAI-style chat or completion chunks
- *   (vLLM, LMI's OpenAI schema, SGLang) ending with `[DONE]`, or TGI's token events
- *   (`data:{"token": {...}, "generated_text": ..., "details": ...}`); parsed with
- *   eventsource-parser.
- * - JSON (`{` or `[` first): JSON lines (LMI `{"token": ...}` lines, OpenAI chunks one per
- *   line), but also concatenated or pretty-printed objects: values are split by bracket
- *   depth, not by newline.
- * - anything else: plain text; every part with non-blank text is one content event.
- *
- * Content-bearing: an OpenAI chunk with non-empty `delta.content` / `reasoning_content` /
- * `reasoning` / `tool_calls` or completion `text`; a TGI/LMI token with non-empty text that is
- * not a special token (EOS); a top-level non-empty `generated_text` (without `token`), `text`
- * or `outputs` string; a non-JSON SSE `data` with non-blank text. Usage: the last event that
- * carries `usage.prompt_tokens/completion_tokens`, or TGI's `details.generated_tokens`.
- * An `error` member (OpenAI `{"error": {...}}`, TGI `{"error": "...", "error_type": ...}`)
- * is an in-stream error: reported, never thrown. Pure: no I/O, no clock.
+ * reports, per part, how many content-bearing events that part completed. Pure: no I/O, no
+ * clock. How the format is sniffed, what counts as content, usage and an in-stream error:
+ * docs/sagemaker-targets.md#what-the-stream-decoder-reads.
  */
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { plausibleTokenCount } from '../../core/metrics/usage';

@@ -102,7 +102,10 @@ export function capacitySummaryLine(doc: CapacityDocument): string {
   const [best, ...rest] = ranked;
   if (!best) return 'No target was searched';
   if (best.sustained_factor === null)
-    return `No factor sustained at ${shareText(doc.objectives.min_goodput)} goodput: ${ranked.map((t) => `${t.name} ${sustainedText(t)}`).join(', ')}`;
+    return (
+      `No factor sustained at ${shareText(doc.objectives.min_goodput)} goodput: ` +
+      `${ranked.map((t) => `${t.name} ${sustainedText(t)}`).join(', ')}`
+    );
   const head = `${best.name} sustains ${sustainedText(best)} today's traffic at ${shareText(doc.objectives.min_goodput)} goodput`;
   return rest.length === 0 ? head : `${head}, ${rest.map((t) => `${t.name} ${sustainedText(t)}`).join(', ')}`;
 }

@@ -2,21 +2,8 @@
  * One step of a capacity search, measured and judged: from a target's records and manifest at
  * one factor to goodput (as a share: the requests meeting every SLO, AIPerf's "good" requests,
  * over every request due), error rate, each SLO metric's p50 and p99, and the client's own
- * timing; then the step's outcome.
- *
- * Judging, in this order:
- * 0. empty: no request was due (a factor below 1 samples the window: a few requests can
- *    sample to none): neither met nor failed; broken: requests failed and none succeeded
- *    (a target down, or a wrong URL or path: not a load it cannot take), whatever else;
- * 1. errors: error rate >= maxErrorRate (the target's answers, whatever the client's pace);
- * 2. client: the replayer sent late (p90 of wire lag, or of schedule lag where the wire was
- *    not stamped, above maxClientLagMs; or requests dropped as late): the target did not get
- *    the load the factor says, neither its rate (a client that cannot keep up sends less) nor
- *    its shape (requests held back go out together, a burst the capture never had), so the
- *    step says nothing about the target, met or not. The p90, not the p99: a replayer that
- *    cannot keep up is late for a growing share of its requests, while a busy machine's
- *    pause delays a few;
- * 3. objectives: goodput < minGoodput.
+ * timing; then the step's outcome, judged in the documented order (empty, broken, errors,
+ * client, objectives): docs/capacity.md#the-objectives-and-what-each-step-is-judged-by.
  */
 import { meetsSlos } from '../metrics/aggregate';
 import { percentile } from '../metrics/stats';
@@ -109,11 +96,15 @@ export function judgeStep(m: StepMeasure, o: CapacityObjectives): { outcome: Ste
       outcome: 'errors',
       reason: `error rate ${pct(m.error_rate)} >= ${pct(o.maxErrorRate)} (${m.failed} of ${m.requests})`,
     };
+  // The p90, not the p99: a replayer that cannot keep up is late for a growing share of its
+  // requests, while a busy machine's pause delays a few.
   const lag = m.client.wire_lag_p90_ms ?? m.client.schedule_lag_p90_ms;
   if (lag !== null && lag > o.maxClientLagMs) {
     return {
       outcome: 'client',
-      reason: `the replayer sent late: p90 ${m.client.wire_lag_p90_ms !== null ? 'wire' : 'schedule'} lag ${lag.toFixed(1)} ms > ${o.maxClientLagMs} ms`,
+      reason:
+        `the replayer sent late: p90 ${m.client.wire_lag_p90_ms !== null ? 'wire' : 'schedule'} lag ` +
+        `${lag.toFixed(1)} ms > ${o.maxClientLagMs} ms`,
     };
   }
   if (m.client.late_dropped > 0)

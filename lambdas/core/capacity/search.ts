@@ -1,18 +1,10 @@
 /**
  * The capacity search: for each target, the largest factor of the captured traffic at which it
- * meets the objectives.
- *
- * Factors: the start factor; while every step meets the objectives, the factor times
- * `growth`, capped at `maxFactor` (meeting them there ends the search: `cap`). Once a step
- * fails, bisection between the largest factor that met them and the smallest that failed, each
- * midpoint rounded to a multiple of `resolution`, until the two are `resolution` apart. When
- * the start factor already fails, the factor is divided by `growth` until one meets them (or
- * falls below `resolution`: none sustained), then bisection. A client-limited step ends the
- * search at once: the target sustained at least the largest factor met before it. So does a
- * broken step (requests failed, none succeeded: a target down or misaddressed, not loaded). A
- * step that held no request (a factor below 1 samples the window; a few requests sample to
- * none) is neither met nor failed: the search grows past it, and goes no lower. Every factor is
- * on FACTOR_GRID, so no two steps share a name; at most MAX_STEPS steps are run per target.
+ * meets the objectives. Growth by `growth` while met (up to `maxFactor`: `cap`), then bisection
+ * on the `resolution` grid; division when the start factor already fails; a client-limited or
+ * broken step ends the search, an empty one is passed over. Every factor is on FACTOR_GRID, at
+ * most MAX_STEPS steps per target. The rules as the user sees them: docs/capacity.md#how-it-works
+ * (steps, targets) and #the-replayers-own-limit-is-never-reported-as-the-targets.
  *
  * Each step is run by the caller (`runStep`): a full replay at that factor. Targets searched
  * together share each step whose factor they all want next (the geometric steps); a target
@@ -121,11 +113,20 @@ const x = (f: number) => `${roundTo(f, FACTOR_GRID)}x`;
 function clientNote(client: CapacityStep, met: number | null, failing: CapacityStep | undefined): string {
   if (met !== null) {
     const failedToo = failing ? ` and failed the objectives at ${x(failing.factor)}` : '';
-    return `The target sustained at least ${x(met)}${failedToo}; the replayer could not send ${x(client.factor)} on time (${client.reason}), so this machine cannot tell more.`;
+    return (
+      `The target sustained at least ${x(met)}${failedToo}; the replayer could not send ${x(client.factor)} on ` +
+      `time (${client.reason}), so this machine cannot tell more.`
+    );
   }
   if (failing)
-    return `No factor sustained: ${x(failing.factor)} already failed (${failing.reason}), and at ${x(client.factor)} the replayer could not send on time (${client.reason}).`;
-  return `No factor sustained: at ${x(client.factor)}, the first step, the replayer already could not send on time (${client.reason}), so this machine cannot tell whether the target sustains it.`;
+    return (
+      `No factor sustained: ${x(failing.factor)} already failed (${failing.reason}), and at ` +
+      `${x(client.factor)} the replayer could not send on time (${client.reason}).`
+    );
+  return (
+    `No factor sustained: at ${x(client.factor)}, the first step, the replayer already could not send on time ` +
+    `(${client.reason}), so this machine cannot tell whether the target sustains it.`
+  );
 }
 
 /** What the steps measured before the search ended early, in a clause. */
@@ -140,7 +141,8 @@ function measuredNote(met: number | null, failing: CapacityStep | undefined): st
 function emptyNote(steps: readonly CapacityStep[]): string {
   const empty = steps.filter((st) => st.outcome === 'empty').sort((a, b) => b.factor - a.factor)[0];
   return empty
-    ? ` ${x(empty.factor)} held no request (the window's requests sampled at ${x(empty.factor)} kept none), so no smaller factor can be measured: a longer --window holds more.`
+    ? ` ${x(empty.factor)} held no request (the window's requests sampled at ${x(empty.factor)} kept none), so ` +
+        `no smaller factor can be measured: a longer --window holds more.`
     : '';
 }
 
@@ -150,7 +152,10 @@ export type SearchCut = { by: 'stopped'; signal: string } | { by: 'step_failed';
 function cutNote(cut: SearchCut, next: number, steps: readonly CapacityStep[], measured: string): string {
   const pending = steps.length > 0 ? `the step at ${x(next)} was not measured` : "this target's first step was not run";
   if (cut.by === 'stopped')
-    return `The search was stopped by ${cut.signal} before it ended (${pending}): ${measured}. What was measured is kept; run the search again to finish it.`;
+    return (
+      `The search was stopped by ${cut.signal} before it ended (${pending}): ${measured}. What was measured is ` +
+      `kept; run the search again to finish it.`
+    );
   return `The search ended early: a step could not be run (${cut.cause}); ${pending}: ${measured}. What was measured is kept.`;
 }
 
@@ -159,7 +164,10 @@ function brokenNote(broken: CapacityStep, met: number | null): string {
   const seen = broken.errors.map((e) => `${e.error} ${e.count}${e.message ? ` ("${e.message}")` : ''}`).join(', ');
   const before =
     met !== null ? `It met the objectives at ${x(met)}, then at ${x(broken.factor)}` : `At ${x(broken.factor)}`;
-  return `${before} no request succeeded: ${broken.failed} of ${broken.requests} failed${seen ? ` (${seen})` : ''}. A target that fails every request is broken or down, not at its capacity: check that it is up, its URL and --path.`;
+  return (
+    `${before} no request succeeded: ${broken.failed} of ${broken.requests} failed${seen ? ` (${seen})` : ''}. ` +
+    `A target that fails every request is broken or down, not at its capacity: check that it is up, its URL and --path.`
+  );
 }
 
 /**
@@ -196,7 +204,8 @@ export function conclude(
     return result(
       'client',
       client.factor,
-      `${clientNote(client, met, failing)} To go further: more fire threads (--workers), a bigger machine, or the AWS pipeline (amplify in a schedule).`,
+      `${clientNote(client, met, failing)} To go further: more fire threads (--workers), a bigger machine, ` +
+        `or the AWS pipeline (amplify in a schedule).`,
     );
   }
   if (over === 'broken') {
@@ -207,7 +216,8 @@ export function conclude(
     return result(
       'step_limit',
       failed,
-      `The search reached its limit of ${MAX_STEPS} steps before it ended: ${measuredNote(met, failing)}. To need fewer steps: a larger --growth, a coarser --resolution, or a --start-factor nearer the answer.`,
+      `The search reached its limit of ${MAX_STEPS} steps before it ended: ${measuredNote(met, failing)}. To ` +
+        `need fewer steps: a larger --growth, a coarser --resolution, or a --start-factor nearer the answer.`,
     );
   }
   if (failed === null) {
@@ -215,7 +225,8 @@ export function conclude(
       return result(
         'empty',
         null,
-        `No step held a request: at every factor tried, up to ${x(s.maxFactor)}, the sample of the window's requests was empty. A longer --window holds more; a larger --max-factor goes further.`,
+        `No step held a request: at every factor tried, up to ${x(s.maxFactor)}, the sample of the window's ` +
+          `requests was empty. A longer --window holds more; a larger --max-factor goes further.`,
       );
     return result(
       'cap',

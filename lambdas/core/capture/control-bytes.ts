@@ -3,15 +3,24 @@
  *
  * json-check.ts asks this of every JSON body the parser accepts (a byte below 0x20 is the only
  * way a raw control character can sit in a body, and when there is none the strings need no
- * search for one). The best plain-JS loop (32-bit words, json-check.ts `hasControlByteWords`)
- * makes ~5 GB/s and was the largest single cost of the body check (bench/RESULTS.md). Wasm
- * reads only its own memory, so each body is copied into a 64 KiB scratch page first (one
- * memcpy of bytes just written, still in cache) and scanned there: ~2x the JS loop including
- * the copy. No npm dependency: the module is 148 bytes, its text is below, and
- * test/unit/capture/control-bytes.test.ts holds it to the JS loop byte for byte.
- *
- * Engines without WebAssembly or SIMD (node --jitless, for one) get null and the JS loop.
- * Node has shipped Wasm SIMD since 16.4 (V8 9.1), so Node 22, the CLI's and Lambda's, has it.
+ * search for one). The best plain-JS loop (json-check.ts `hasControlByteWords`) was the largest
+ * single cost of the body check; Wasm reads only its own memory, so each body is copied into a
+ * 64 KiB scratch page (bytes just written, still in cache) and scanned there, faster copy
+ * included (bench/RESULTS.md, "Wasm control scan"). The module is 148 bytes, its text beside
+ * MODULE_BASE64; test/unit/capture/control-bytes.test.ts holds it to the JS loop byte for byte.
+ * Engines without WebAssembly SIMD (node --jitless) get null and the JS loop; Node 22 has it.
+ */
+
+/** The little of the WebAssembly API used here (the project's `lib` has no DOM types, where it lives). */
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (
+    module: object,
+  ) => { exports: { memory: { buffer: ArrayBuffer }; ctl: (at: number, length: number) => number } };
+}
+
+/**
+ * The module, from this text:
  *
  *   (module
  *     (memory (export "memory") 1)
@@ -32,15 +41,8 @@
  *       (v128.any_true (local.get $acc))))
  */
 const MODULE_BASE64 =
-  'AGFzbQEAAAABBwFgAn9/AX8DAgEABQMBAAEHEAIGbWVtb3J5AgADY3RsAAAKZgFkAgF/AnsgACABaiECQSD9DyEEAkADQCAAQRBqIAJLDQEgAyAA/QAAACAE/Sb9UCEDIABBEGohAAwACwsCQANAIAAgAk8NASAALQAAQSBJBEBBAQ8LIABBAWohAAwACwsgA/1TCw==';
-
-/** The little of the WebAssembly API used here (the project's `lib` has no DOM types, where it lives). */
-interface WasmApi {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (
-    module: object,
-  ) => { exports: { memory: { buffer: ArrayBuffer }; ctl: (at: number, length: number) => number } };
-}
+  'AGFzbQEAAAABBwFgAn9/AX8DAgEABQMBAAEHEAIGbWVtb3J5AgADY3RsAAAKZgFkAgF/AnsgACABaiECQSD9DyEEAkADQCAAQRBqIAJLDQ' +
+  'EgAyAA/QAAACAE/Sb9UCEDIABBEGohAAwACwsCQANAIAAgAk8NASAALQAAQSBJBEBBAQ8LIABBAWohAAwACwsgA/1TCw==';
 
 /** A checker over the Wasm scratch page, or null where this engine cannot run the module. */
 export function createSimdControlCheck(): ((bytes: Uint8Array) => boolean) | null {

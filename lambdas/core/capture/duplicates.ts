@@ -9,12 +9,7 @@
  * far is marked superseded (its record carries a `dedupe` mark, which every index and plan
  * consults: plan.ts `isLive`) and becomes the counted duplicate instead.
  *
- * Memory: a digest, not the body, per distinct record: the first 128 bits of SHA-256 over
- * the eventId (length-prefixed) and the body, as a 16-character string key, plus the kept
- * copy's time, file and line in typed columns (~17 bytes) to compare and report a
- * replacement. A false duplicate needs a 128-bit collision: about 1e-27 for a million
- * records. Hashing every body is the filter's main cost; comparing bodies only when an
- * eventId repeats would avoid it but keep every body alive for as long as the filter.
+ * What it keeps per record, and why a digest: DuplicateFilter.
  */
 import { createHash } from 'node:crypto';
 import type { CaptureRecord, CaptureSource, KeptRecords } from '../types';
@@ -34,6 +29,14 @@ function grown<A extends Float64Array | Uint32Array | Uint8Array>(old: A, make: 
   return next;
 }
 
+/**
+ * Memory: a digest, not the body, per distinct record: the first 128 bits of SHA-256 over
+ * the eventId (length-prefixed) and the body, as a 16-character string key, plus the kept
+ * copy's time, file and line in typed columns (~17 bytes) to compare and report a
+ * replacement. A false duplicate needs a 128-bit collision: about 1e-27 for a million
+ * records. Hashing every body is the filter's main cost; comparing bodies only when an
+ * eventId repeats would avoid it but keep every body alive for as long as the filter.
+ */
 export class DuplicateFilter implements KeptRecords {
   private readonly keys = new Map<string, number>();
   private readonly files: string[] = [];

@@ -10,13 +10,7 @@
  * and walks only the few structural characters by hand. Containers are tracked on an explicit
  * stack, so any depth JSON.parse takes is taken (V8's JSON.parse is iterative too).
  *
- * The grammar is JSON.parse's (ECMA-262 JSON.parse / ECMA-404): whitespace is only space, tab,
- * LF, CR (no BOM); strings hold no character below U+0020 and escape only `"\/bfnrt` and
- * `\uXXXX`; lone surrogates are text like any other; numbers are
- * `-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`. The caller runs JSON.parse itself on a `false`,
- * for the message and as the final word, so a checker too strict only costs time; one too
- * lax would let bad input through, and test/unit/capture/json-check.test.ts holds the two to
- * the same verdict over generated and mutated documents.
+ * The grammar it checks, and why a checker too strict is safe: isJsonText.
  */
 
 import { createSimdControlCheck } from './control-bytes';
@@ -278,6 +272,14 @@ export function hasControlByte(bytes: Uint8Array): boolean {
  * `utf8`, when given, must be the UTF-8 encoding of `candidate` (or bytes whose UTF-8 decoding
  * is `candidate`): a byte below 0x20 there is exactly a character below U+0020 in the text, so
  * when it has none the strings need no search for them.
+ *
+ * The grammar is JSON.parse's (ECMA-262 JSON.parse / ECMA-404): whitespace is only space, tab,
+ * LF, CR (no BOM); strings hold no character below U+0020 and escape only `"\/bfnrt` and
+ * `\uXXXX`; lone surrogates are text like any other; numbers are
+ * `-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`. The caller runs JSON.parse itself on a `false`,
+ * for the message and as the final word, so a checker too strict only costs time; one too
+ * lax would let bad input through, and test/unit/capture/json-check.test.ts holds the two to
+ * the same verdict over generated and mutated documents.
  */
 export function isJsonText(candidate: string, utf8?: Uint8Array): boolean {
   text = candidate;

@@ -2,18 +2,7 @@
  * One SageMaker Data Capture line: its schema, and the verdict on it (a `CaptureRecord`, or
  * one reject reason with a detail that names fields and positions, never values).
  *
- * Speed (bench/parse-throughput.ts; the floor is split lines + `JSON.parse` of each):
- * - zod over the whole object costs several times a JSON.parse, so the well-formed path
- *   checks the few fields we use by hand and zod runs only on a line that fails them, to name
- *   what is wrong. A test holds the two to the same verdicts.
- * - The JSON body inside each line must be checked to reject `bad_inner_json`. A second
- *   JSON.parse of it built the whole body again to throw it away (~40 % of our time above the
- *   floor, its garbage included); json-check.ts checks it without building anything, skipping
- *   string contents with indexOf and looking for control characters in the body's bytes four
- *   at a time. JSON.parse still runs on a body the check refuses: it has the last word and
- *   names the position. test/unit/capture/parse-differential.test.ts holds this parser to
- *   the verdicts and reports of the one that parsed twice.
- * - Body bytes go into a shared slab (payload.ts); the time is read by hand (time.ts).
+ * Why it is fast, and what holds it to a plain parse: parseCaptureLine.
  */
 import { z } from 'zod';
 import { inputContentType, jsonErrorAt } from './body-type';
@@ -79,6 +68,19 @@ export interface LineOptions {
 /**
  * Parses one non-blank line (without its newline). A leading byte-order mark is skipped
  * (the stream drops the file's own before the line; this catches files joined with theirs).
+ *
+ * Speed (bench/parse-throughput.ts; the floor is split lines + `JSON.parse` of each):
+ * - zod over the whole object costs several times a JSON.parse, so the well-formed path
+ *   checks the few fields we use by hand and zod runs only on a line that fails them, to name
+ *   what is wrong. A test holds the two to the same verdicts.
+ * - The JSON body inside each line must be checked to reject `bad_inner_json`. A second
+ *   JSON.parse of it built the whole body again to throw it away (~40 % of our time above the
+ *   floor, its garbage included); json-check.ts checks it without building anything, skipping
+ *   string contents with indexOf and looking for control characters in the body's bytes four
+ *   at a time. JSON.parse still runs on a body the check refuses: it has the last word and
+ *   names the position. test/unit/capture/parse-differential.test.ts holds this parser to
+ *   the verdicts and reports of the one that parsed twice.
+ * - Body bytes go into a shared slab (payload.ts); the time is read by hand (time.ts).
  */
 export function parseCaptureLine(line: string, source: CaptureSource, options: LineOptions = {}): LineVerdict {
   if (line.charCodeAt(0) === BOM_CHAR) line = line.slice(1);

@@ -69,7 +69,8 @@ function admitted(
       replaced.source.line,
       replaced.contentTypeInferred,
       'duplicate',
-      `eventId ${id} with the same body has an earlier copy (by inferenceTime) at ${record.source.file}:${record.source.line}, replayed instead`,
+      `eventId ${id} with the same body has an earlier copy (by inferenceTime) at ` +
+        `${record.source.file}:${record.source.line}, replayed instead`,
     );
   }
   return true;

@@ -2,42 +2,11 @@
  * The A/B comparison: targets' columns in, `comparison.json` out. Pure; the statistics are in
  * ../stats/. Every difference is candidate - baseline (B - A); a verdict is the candidate's.
  *
- * Pairing. Rows are matched by `keys`. `mode: 'auto'` pairs when the keys found on both sides
- * are at least half of each side's rows, else compares the two sides as independent samples.
- *
- * `pairs` (paired): every request key of either side is counted once: `used` when both targets
- * succeeded, else in `excluded` under one reason: `baseline_failed`, `candidate_failed`,
- * `both_failed`, `baseline_dropped`, `candidate_dropped`, `both_dropped` (when one side failed
- * and the other dropped, the baseline's outcome names the reason: `baseline_failed` or
- * `baseline_dropped`), `only_in_baseline`, `only_in_candidate`; a key repeated within one side
- * (which the columns never produce) is matched once and its extra rows are counted as
- * `duplicate_in_baseline` / `duplicate_in_candidate`. So used + sum(excluded) = distinct keys of
- * both sides plus duplicates.
- * `pairs` (unpaired): rows, not pairs: `used` = succeeded rows of both targets together,
- * `excluded` = the other rows of each by outcome (`baseline_failed`, `baseline_dropped`,
- * `candidate_failed`, `candidate_dropped`); used + sum(excluded) = rows of both targets.
- *
- * Per metric: paired, n = used pairs where both values are finite, and the side statistics,
- * differences, test and distributions are all over those n pairs; unpaired, each side's
- * succeeded rows with a finite value, and n = the smaller side's count.
- *
- * Verdicts (minEffect as a fraction; `relative` = (B - A) / A of the statistic, in %):
- *   - per statistic: `inconclusive` with fewer values than the statistic needs: 20 for the
- *     mean and p50, and at least 10 values beyond the quantile, n (1 - q) >= 10, so 100 for
- *     p90 and 1,000 for p99. Otherwise the bootstrap interval of B - A must exclude 0 and the
- *     relative estimate must be at least minEffect the same way for `worse` / `better`
- *     (`changed` for a neutral metric); else `no_difference`. When A's statistic is 0 the
- *     relative change is unbounded: any non-zero estimate passes the minimum effect.
- *   - per metric: `inconclusive` below 20 values; `worse` / `better` / `changed` when the
- *     Holm-adjusted p-value is below alpha, the effect's interval excludes 0, the relative
- *     effect is at least minEffect in that direction and the test's ranks lean the same way;
- *     else `no_difference`. The effect, paired: the paired shift (median of the per-request
- *     differences B - A, relative to A's p50), which pairing measures far more tightly than
- *     the difference of the two p50s; unpaired: the p50 difference.
- *   - error rate: `inconclusive` below 20 fired requests (paired: pairs fired on both sides;
- *     unpaired: the smaller side); `worse` / `better` when the exact test's p is below alpha
- *     (not adjusted: one test) and the interval of the rate difference excludes 0; else
- *     `no_difference`.
+ * The rules are the documented ones, and change with them: when rows pair (`mode: 'auto'`),
+ * how `pairs` counts used and excluded requests, which values each metric's n counts
+ * (docs/ab-statistics.md#how-pairs-are-counted), and when a statistic, a metric or the error
+ * rate is `worse`, `better`, `changed`, `no_difference` or `inconclusive`
+ * (docs/ab-statistics.md#how-to-read-a-verdict).
  */
 import { percentile, quantiles101Sorted } from '../metrics/stats';
 import { bootstrapPaired, bootstrapSampleQuantiles, bootstrapUnpaired } from '../stats/bootstrap/bootstrap';
@@ -313,7 +282,10 @@ function describeP50(rel: Interval, diff: Interval, unit: string, paired: boolea
   if (rel.estimate !== null && rel.ci_low !== null && rel.ci_high !== null)
     return `${what} ${signed(rel.estimate)} % [${fmt(rel.ci_low)}, ${fmt(rel.ci_high)}]`;
   if (diff.estimate !== null && diff.ci_low !== null && diff.ci_high !== null) {
-    return `${what} ${diff.estimate > 0 ? '+' : ''}${fmtValue(diff.estimate)} ${unit} [${fmtValue(diff.ci_low)}, ${fmtValue(diff.ci_high)}] (baseline p50 0)`;
+    return (
+      `${what} ${diff.estimate > 0 ? '+' : ''}${fmtValue(diff.estimate)} ${unit} [${fmtValue(diff.ci_low)}, ` +
+      `${fmtValue(diff.ci_high)}] (baseline p50 0)`
+    );
   }
   return `${what} unknown`;
 }

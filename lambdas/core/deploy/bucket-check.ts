@@ -36,7 +36,10 @@ export function bucketCheckVerdict(input: BucketCheckInput, probe: BucketProbe):
   if (declaredAccount && stackAccount && declaredAccount !== stackAccount) {
     return {
       ok: false,
-      reason: `captureBucketAccount ${declaredAccount} is not the account this stack deploys to (${stackAccount}), and the template was synthesized without knowing that account: synthesize with credentials for ${stackAccount} (cdk deploy does) so the setup for another account's bucket is built`,
+      reason:
+        `captureBucketAccount ${declaredAccount} is not the account this stack deploys to (${stackAccount}), ` +
+        `and the template was synthesized without knowing that account: synthesize with credentials for ` +
+        `${stackAccount} (cdk deploy does) so the setup for another account's bucket is built`,
     };
   }
   if (!probe.region) {
@@ -47,13 +50,17 @@ export function bucketCheckVerdict(input: BucketCheckInput, probe: BucketProbe):
       };
     return {
       ok: false,
-      reason: `the Region of capture bucket ${bucket} is unknown: HeadBucket answered ${probe.status ?? 'nothing'} without an x-amz-bucket-region header`,
+      reason:
+        `the Region of capture bucket ${bucket} is unknown: HeadBucket answered ${probe.status ?? 'nothing'} ` +
+        `without an x-amz-bucket-region header`,
     };
   }
   if (probe.region !== stackRegion) {
     return {
       ok: false,
-      reason: `capture bucket ${bucket} is in ${probe.region} and the stack in ${stackRegion}: deploy the stack to ${probe.region}, the Region of the bucket`,
+      reason:
+        `capture bucket ${bucket} is in ${probe.region} and the stack in ${stackRegion}: deploy the stack to ` +
+        `${probe.region}, the Region of the bucket`,
     };
   }
   return { ok: true, region: probe.region };

@@ -1,20 +1,7 @@
 /**
  * profile_export_aiperf.csv exactly as AIPerf's MetricsCsvExporter writes it
- * (src/aiperf/exporters/metrics_csv_exporter.py):
- * - record metrics with statistics, header `Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std`
- *   (AIPerf's STAT_KEYS, common/constants.py), then a blank line, then run-level metrics
- *   under `Metric,Value`; a section is left out when it has no rows (and so is the blank line);
- * - rows sorted by metric tag;
- * - the name is the metric's header, followed by ` (unit)` unless the unit is `count` or
- *   `requests`;
- * - numbers as `_format_number` does: an integer without decimals, any other number with two
- *   (`f"{float(value):.2f}"`, so a whole float reads `3.00`), an empty cell for no value.
- *   Which values are integers follows AIPerf's types: record-metric statistics are floats
- *   (metric_dicts.metric_result_from_array), run-level scalars are ints where the metric is
- *   `BaseAggregateMetric[int]` (counts, timestamps: registry `scalar: 'int'`), floats
- *   otherwise. Epoch-ns timestamps are written exactly (bigint);
- * - lines end with \r\n, Python csv.writer's default; a cell is quoted only when it holds a
- *   comma, a quote or a line break (QUOTE_MINIMAL).
+ * (src/aiperf/exporters/metrics_csv_exporter.py), byte for byte. The format, rule by rule:
+ * renderAiperfCsv.
  */
 import type { Aggregates } from '../metrics/aggregate';
 import { METRIC_BY_TAG } from '../metrics/registry';
@@ -79,6 +66,23 @@ export function formatNumber(value: number | bigint | null, type: 'int' | 'float
 const byTag = <T>(entries: Record<string, T>): [string, T][] =>
   Object.entries(entries).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
+/**
+ * The CSV, as AIPerf writes it:
+ * - record metrics with statistics, header `Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std`
+ *   (AIPerf's STAT_KEYS, common/constants.py), then a blank line, then run-level metrics
+ *   under `Metric,Value`; a section is left out when it has no rows (and so is the blank line);
+ * - rows sorted by metric tag;
+ * - the name is the metric's header, followed by ` (unit)` unless the unit is `count` or
+ *   `requests`;
+ * - numbers as `_format_number` does: an integer without decimals, any other number with two
+ *   (`f"{float(value):.2f}"`, so a whole float reads `3.00`), an empty cell for no value.
+ *   Which values are integers follows AIPerf's types: record-metric statistics are floats
+ *   (metric_dicts.metric_result_from_array), run-level scalars are ints where the metric is
+ *   `BaseAggregateMetric[int]` (counts, timestamps: registry `scalar: 'int'`), floats
+ *   otherwise. Epoch-ns timestamps are written exactly (bigint);
+ * - lines end with \r\n, Python csv.writer's default; a cell is quoted only when it holds a
+ *   comma, a quote or a line break (QUOTE_MINIMAL).
+ */
 export function renderAiperfCsv(agg: Aggregates): string {
   const sections: string[][] = [];
   const records = byTag(agg.records);

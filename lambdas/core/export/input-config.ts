@@ -1,30 +1,9 @@
 /**
  * What profile_export_aiperf.json says about the run's configuration, built in one place for
- * the CLI and the pipeline.
- *
- * AIPerf types `JsonExportData.input_config` as its `BenchmarkConfig` (src/aiperf/config/
- * config.py; docs/reference/json-export-schema.md: "Resolved BenchmarkConfig body"), a
- * pydantic model that forbids unknown keys at every level and requires `models`, `endpoint`,
- * `datasets` (exactly one) and `phases` (a profiling one). So `input_config` holds only
- * AIPerf's own fields, with our settings mapped onto them:
- *
- *   models    {items: [{name}]}            the --model override (the requests' model)
- *   endpoint  {urls, type: 'chat', path, streaming, timeout (s)}
- *   datasets  [{name: 'default', type: 'file', path, format: 'sagemaker_data_capture', entries}]
- *   phases    [{name: 'profiling', type: 'fixed_schedule', concurrency}]
- *
- * and everything of ours (schedule window, time scale, lateness policy, the pipeline's
- * capture object...) goes beside it, in the top-level `capture_replay` key: JsonExportData
- * allows extra top-level keys (`extra="allow"`).
- *
- * Without --model the requests keep the model each captured body names, which no single
- * setting says: a BenchmarkConfig without `models` does not validate, so `input_config` is
- * left out (AIPerf's field is optional) and only `capture_replay` describes the run.
- *
- * Passwords and tokens never reach an export: every URL loses its userinfo (`https://user:pw@host`
- * -> `https://host`), as AIPerf's own serializer redacts it, and the values of its query
- * parameters that carry a credential (`?token=...` -> `?token=***`, redact.ts); a URL that does
- * not parse is left out rather than written as given.
+ * the CLI and the pipeline. `input_config` holds only AIPerf's own BenchmarkConfig fields (a
+ * pydantic model that forbids unknown keys), with our settings mapped onto them; everything
+ * else of ours goes beside it, in `capture_replay`; URLs lose their credentials. The mapping
+ * and its reasons: docs/outputs.md#what-input_config-holds.
  */
 import { redactedUrl, stripUrlCredentials } from '../redact';
 

@@ -1,7 +1,6 @@
 /**
  * The timed fire loop: sends each scheduled request at its due time while earlier ones are
- * still streaming, and returns exactly one outcome per request.
- *
+ * still streaming, and returns exactly one outcome per request:
  * - Sends are started, not awaited: one slow response never delays the next due request.
  * - A client with work of its own before a write (TargetClient.preparesAheadMs: the AWS SDK's
  *   signing) gets each request that long ahead, with the time to write it (`notBeforeNs`).
@@ -11,8 +10,8 @@
  *   (lag recorded) or drop it with reason `late_beyond_tolerance`.
  * - Stop (`signal`): requests not yet fired are dropped as `aborted`; those in flight are
  *   awaited. Cancel (`cancelSignal`, handed to every send): the client ends those in flight
- *   at once, each recorded as cancelled (CancelledError, code 499). A caller that stops
- *   gracefully aborts `signal` first and `cancelSignal` after a grace period.
+ *   at once, each recorded as cancelled (CancelledError, code 499); a graceful stop aborts
+ *   `signal` first and `cancelSignal` after a grace period.
  */
 import { setMaxListeners } from 'node:events';
 import type { Clock, TargetClient, TargetRequest } from '../../ports';

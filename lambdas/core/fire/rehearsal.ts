@@ -10,12 +10,7 @@
  * request: requests fall behind, the pool opens a connection for every one that finds the
  * others busy, and the whole first second is late (bench/RESULTS.md).
  *
- * So each target's client code first runs `requests` times against a sink in the same process
- * (answering at once, with the same streaming or not): a twin of the target's client (same
- * kind, same options, the sink's address), fed by the fire loop with the plan's own bodies.
- * Nothing is sent to the target; the twin's connections and outcomes are discarded. The
- * functions compiled are the ones the run uses (V8 keeps optimised code per function, shared by
- * every client the same code builds). Each driver builds its twins and sinks (`TwinFactory`).
+ * How: rehearseTwins.
  */
 import type { Clock, TargetClient } from '../../ports';
 import type { ScheduledRequest } from '../types';
@@ -79,6 +74,13 @@ export function rehearsalRequests(plan: readonly ScheduledRequest[], count: numb
  * requests (`samples[i]`, the first REHEARSAL_BODIES are used). Targets with nothing planned
  * are skipped; the sinks are stopped whatever happens. `signal` stops the rehearsal early
  * (the fire function's first due time coming): what was not sent is not counted.
+ *
+ * So each target's client code first runs `requests` times against a sink in the same process
+ * (answering at once, with the same streaming or not): a twin of the target's client (same
+ * kind, same options, the sink's address), fed by the fire loop with the plan's own bodies.
+ * Nothing is sent to the target; the twin's connections and outcomes are discarded. The
+ * functions compiled are the ones the run uses (V8 keeps optimised code per function, shared by
+ * every client the same code builds). Each driver builds its twins and sinks (`TwinFactory`).
  */
 export async function rehearseTwins(
   twins: readonly TwinFactory[],

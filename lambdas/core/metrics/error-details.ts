@@ -4,6 +4,13 @@
  * the run manifest counts failures by type (export/manifest.ts), and by the targets
  * themselves before they hand a result back.
  *
+ * The rule, field by field: ERROR_TEXT_LIMITS; as the user sees it:
+ * docs/outputs.md#responses-what-is-read-what-is-kept.
+ */
+import { stripUrlCredentials } from '../redact';
+import type { ErrorDetails } from '../types';
+
+/**
  * - `type` is a name: a letter, then letters, digits or `_`, at most 64 characters (every
  *   error class and AWS exception name is one). Anything else (a target that put its prompt,
  *   50,000 characters or terminal escapes in its error code) is `other`.
@@ -15,9 +22,6 @@
  * - URL credentials are removed (redact.ts).
  * - `code` is an HTTP-like status (a whole number 0-999) or null.
  */
-import { stripUrlCredentials } from '../redact';
-import type { ErrorDetails } from '../types';
-
 export const ERROR_TEXT_LIMITS = {
   /** Characters of an error type. */
   typeChars: 64,

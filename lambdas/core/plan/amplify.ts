@@ -1,33 +1,12 @@
 /**
- * Amplified replay (plan.ts rule 4, `amplify` k > 1): k times the captured requests per unit
- * of time, with the captured traffic's shape.
+ * Amplified replay (`amplify` k > 1): k times the captured requests per unit of time, with the
+ * captured traffic's shape. Copies are spread through the gaps between consecutive captured
+ * requests: the captured count curve, interpolated within each gap, multiplied by k; a copy of
+ * request i = floor(τ) at every τ = m / k of "request time" (τ = i + f is the instant a fraction
+ * f of the way from request i to i + 1). No randomness.
  *
- * Placement: copies are spread through the gaps between consecutive captured requests.
- * Number the schedule in "request time" τ: τ = i + f, f in [0, 1), is the instant a fraction f
- * of the way from request i to request i + 1 (t_i + f·g_i, g_i = t_{i+1} - t_i). The amplified
- * schedule has a request at every τ_m = m / k for m = 0, 1, ... while τ_m < n: the captured
- * count curve, interpolated linearly within each gap, multiplied by k. The request at τ_m is
- * a copy of request i = floor(τ_m) (its body, its capture event), and its copy index is its
- * rank among the copies of that request.
- *
- * What it gives:
- * - Whole k: copy j of request i at t_i + (j / k)·g_i. Copy 0 is the captured request at its
- *   captured instant; each captured gap g becomes k gaps of g / k, so the amplified
- *   inter-arrival times are exactly the captured ones divided by k (each value k times: the
- *   same empirical distribution), and the rate over any stretch of the capture is k times
- *   what it was: bursts stay bursts, quiet stretches stay quiet. No instant gets k copies at
- *   once unless the capture itself had k requests at that instant (g = 0).
- * - Fractional k (2.5): the same rule; a gap then holds floor(k) or ceil(k) copies, and the
- *   inter-arrival times are the captured ones divided by k blended across neighbouring gaps.
- * - Count: ceil(k·n) requests for n captured, within 1 of k·n.
- * - No randomness: the same requests and k give the same schedule, whatever the seed.
- * - The last request has no next one: its gap is the schedule's mean gap (duration / (n - 1)),
- *   so the amplified schedule lasts that much longer at most, less one copy's share; a lone
- *   request's copies are spread over `loneGapMs`.
- *
- * Why not superpose k shifted copies of the whole schedule: the result tends to a Poisson
- * stream (Palm-Khintchine) whatever the captured arrivals were, so the inter-arrival
- * distribution is no longer the captured one's, scaled.
+ * What that gives for whole and fractional k, the count, the last request's gap, and why not
+ * k shifted copies of the whole schedule: docs/capacity.md#how-copies-are-placed-amplify-also-replay---amplify.
  */
 
 /** The largest amplification accepted: a bound on the plan's size, not a property of the method. */

@@ -1,57 +1,16 @@
 /**
  * From parsed capture records to a replay plan: what to send, when, and what not and why.
  *
- * Planning rules (the README quotes this block):
- * 1. Order. Records are sorted by inferenceTime, stably: ties keep capture order (the order
- *    given, i.e. file order, then line order). Of the copies of one record (same eventId and
- *    body) only the earliest by inferenceTime is planned, ties to capture order
- *    (capture/duplicates.ts); the others were counted as duplicates when read.
- * 2. Intra-second policy, for records whose inferenceTime is written without a fractional
- *    part (SageMaker writes whole seconds, `...:18Z`): `spread` (default) gives the k records
- *    of one second +i*1000/k ms, i = 0..k-1 in capture order; `burst` leaves them all at the
- *    start of the second. Records whose time is written with a fraction (`.250`, and `.000`
- *    too: the text decides, not the value) keep it and are not counted in k. The result is
- *    each request's `captureTimeMs`; `timing` says how many moved and by how much at most.
- * 3. Window. Schedule zero = the first record's captureTimeMs. A record is in the window when
- *    startOffsetMs <= t - zero <= endOffsetMs, inclusive at both ends like AIPerf's
- *    `--fixed-schedule-start-offset/-end-offset`; the rest is counted as
- *    `excluded.outside_offset_window`. The schedule starts at the start offset:
- *    offsetMs = (t - zero - startOffsetMs) / timeScale, so timeScale 2 replays twice as fast.
- *    `scheduleZeroMs` is zero before the start offset; `durationMs` is the last offsetMs.
- * 4. Selection. Sampling (each request kept with probability sampleRate, decided by a hash
- *    of its eventId mixed with `seed`, default 1: the same request is kept or left out
- *    whatever file or window it is read in, so scheduled runs of overlapping windows and two
- *    runs of one capture keep the same requests), then the limit (the first N), counted as
- *    `excluded.sample` and `excluded.limit`. Then amplification (`amplify` k): k < 1 is
- *    sampling at rate k (times sampleRate when both are given); k > 1 places about k copies of
- *    every request left, spread through the gaps between requests (amplify.ts: the copies'
- *    placement, and why it keeps the captured inter-arrival distribution, scaled by 1/k);
- *    each copy is a request of its own and carries its `copy` index (0, 1, ...), absent when
- *    the plan is not amplified. `limit` counts captured requests, before their copies.
- *    Indices 0..n-1 are then given in schedule order to everything left, copies and
- *    incompatible requests included.
- * 5. Literal bodies. The captured bytes are sent as they are. Only when an override changes
- *    something is the JSON re-serialized, and `overrides` names it:
- *    - `model`: modelOverride replaces (or adds) `model`, unless it already has that value;
- *    - `stream`: forceStreaming sets `"stream": true` and `stream_options.include_usage: true`
- *      (other stream_options keys kept), unless the body already streams with usage: the
- *      usage chunk is where token counts, and so ITL, come from.
- *    `streaming` is the final body's `stream === true`. Overrides need a JSON object body;
- *    other bodies (CSV, binary, JSON arrays, unparsable text) are always sent as captured.
- *    The re-serialization is JSON.stringify's; a body nested too deep for it (thousands of
- *    levels: V8's stringify recurses, its parse does not) gets the same bytes from an
- *    iterative serializer instead of a stack overflow.
- * 6. Target compatibility. An `openai-chat` target takes a JSON content type
- *    (application/json or *+json, any case, parameters ignored) whose body is an object with
- *    a `messages` array. Other records stay in the plan, with an index and a due time, but go
- *    to `incompatible` with a reason (`unsupported_content_type` for non-JSON types,
- *    `not_chat_request` for other JSON) and a short, body-free detail: the manifest counts
- *    them as dropped rather than guessing a conversion. A `sagemaker` target takes every
- *    record as captured (overrides still apply to JSON object bodies when asked for).
+ * The rules, in the order this applies them (order, intra-second spread, window, sampling,
+ * limit and amplification, literal bodies and their overrides, what a target can take), are
+ * the documented ones: docs/timing.md#when-each-request-is-due, docs/timing.md#literal-replay,
+ * docs/captures.md#which-records-replay, and the plan's own fields in
+ * docs/timing.md#in-the-plan. A change to a rule changes those pages with it.
  */
 import { isJsonContentType } from '../capture/body-type';
 import { isLive } from '../capture/duplicates';
 import { deterministicUuid } from '../ids';
+import { problemsLine, type OptionNamer, type OptionProblem } from '../option-problem';
 import { amplify as amplifyRows, MAX_AMPLIFY } from './amplify';
 import { serialize } from './serialize';
 export { stringifyDeep } from './serialize';
@@ -98,40 +57,46 @@ const DEFAULT_SEED = 1;
  */
 export const MIN_TIME_SCALE = 0.001;
 
-/** Every problem with the options at once; empty when valid. */
-export function validatePlanOptions(o: PlanOptions): string[] {
-  const problems: string[] = [];
-  if (typeof o.runId !== 'string' || o.runId === '') problems.push('runId is required');
+/** A plan option's name, as PlanOptions spells it: what a problem names (option-problem.ts). */
+export type PlanField = keyof PlanOptions;
+export type PlanProblem = OptionProblem<PlanField>;
+
+/**
+ * Every problem with the options at once; empty when valid. Each names its option by field
+ * (the caller says it in its own words: the CLI's flag, the configuration's key); `name` says
+ * the options a message names besides its own (an end offset before the start offset).
+ */
+export function validatePlanOptions(o: PlanOptions, name: OptionNamer<PlanField> = (f) => f): PlanProblem[] {
+  const problems: PlanProblem[] = [];
+  const add = (field: PlanField, message: string) => problems.push({ field, message });
+  if (typeof o.runId !== 'string' || o.runId === '') add('runId', 'is required');
   if (!TARGET_KINDS.includes(o.targetKind))
-    problems.push(`targetKind must be one of ${TARGET_KINDS.join(', ')} (got ${String(o.targetKind)})`);
+    add('targetKind', `must be one of ${TARGET_KINDS.join(', ')} (got ${String(o.targetKind)})`);
   if (!(Number.isFinite(o.timeScale) && o.timeScale >= MIN_TIME_SCALE))
-    problems.push(
-      `timeScale must be a number >= ${MIN_TIME_SCALE}, ${1 / MIN_TIME_SCALE} times slower than captured (got ${String(o.timeScale)})`,
+    add(
+      'timeScale',
+      `must be a number >= ${MIN_TIME_SCALE}, ${1 / MIN_TIME_SCALE} times slower than captured (got ${String(o.timeScale)})`,
     );
   if (o.intraSecond !== 'spread' && o.intraSecond !== 'burst')
-    problems.push(`intraSecond must be 'spread' or 'burst' (got ${String(o.intraSecond)})`);
-  for (const [name, value] of [
-    ['startOffsetMs', o.startOffsetMs],
-    ['endOffsetMs', o.endOffsetMs],
-  ] as const) {
+    add('intraSecond', `must be 'spread' or 'burst' (got ${String(o.intraSecond)})`);
+  for (const field of ['startOffsetMs', 'endOffsetMs'] as const) {
+    const value = o[field];
     if (value !== undefined && !(Number.isFinite(value) && value >= 0))
-      problems.push(`${name} must be a finite number >= 0 (got ${String(value)})`);
+      add(field, `must be a finite number >= 0 (got ${String(value)})`);
   }
-  if (o.startOffsetMs !== undefined && o.endOffsetMs !== undefined && o.endOffsetMs < o.startOffsetMs) {
-    problems.push(`endOffsetMs (${o.endOffsetMs}) is before startOffsetMs (${o.startOffsetMs})`);
-  }
+  if (o.startOffsetMs !== undefined && o.endOffsetMs !== undefined && o.endOffsetMs < o.startOffsetMs)
+    add('endOffsetMs', `(${o.endOffsetMs}) is before ${name('startOffsetMs')} (${o.startOffsetMs})`);
   if (o.limit !== undefined && !(Number.isSafeInteger(o.limit) && o.limit > 0))
-    problems.push(`limit must be a whole number > 0 (got ${String(o.limit)})`);
+    add('limit', `must be a whole number > 0 (got ${String(o.limit)})`);
   if (o.sampleRate !== undefined && !(o.sampleRate > 0 && o.sampleRate <= 1))
-    problems.push(`sampleRate must be in (0, 1] (got ${String(o.sampleRate)})`);
+    add('sampleRate', `must be in (0, 1] (got ${String(o.sampleRate)})`);
   if (o.amplify !== undefined && !(Number.isFinite(o.amplify) && o.amplify > 0 && o.amplify <= MAX_AMPLIFY))
-    problems.push(`amplify must be a number in (0, ${MAX_AMPLIFY}] (got ${String(o.amplify)})`);
+    add('amplify', `must be a number in (0, ${MAX_AMPLIFY}] (got ${String(o.amplify)})`);
   // The PRNG takes 32 bits: anything else would be silently folded into another seed.
-  if (o.seed !== undefined && !(Number.isInteger(o.seed) && o.seed >= 0 && o.seed <= 0xffffffff)) {
-    problems.push(`seed must be a whole number in [0, 4294967295] (got ${String(o.seed)})`);
-  }
+  if (o.seed !== undefined && !(Number.isInteger(o.seed) && o.seed >= 0 && o.seed <= 0xffffffff))
+    add('seed', `must be a whole number in [0, 4294967295] (got ${String(o.seed)})`);
   if (o.modelOverride !== undefined && (typeof o.modelOverride !== 'string' || o.modelOverride.trim() === ''))
-    problems.push('modelOverride must not be empty');
+    add('modelOverride', 'must not be empty');
   return problems;
 }
 
@@ -191,7 +156,7 @@ function scheduleRows(
   options: PlanOptions,
 ): RowSchedule {
   const problems = validatePlanOptions(options);
-  if (problems.length > 0) throw new Error(`invalid plan options: ${problems.join('; ')}`);
+  if (problems.length > 0) throw new Error(`invalid plan options: ${problemsLine(problems)}`);
   const excluded: ReplayPlan['excluded'] = {};
   const timing: TimingSummary = {
     intraSecond: options.intraSecond,

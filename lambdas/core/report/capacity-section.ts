@@ -40,8 +40,20 @@ function objectivesText(doc: CapacityDocument): string {
     .join(' and ');
   const o = doc.objectives;
   const s = doc.search;
-  return `<p class="method"><b>Objectives.</b> Goodput \u2265 ${esc(shareText(o.min_goodput))} of the requests (a request is good when it succeeded with ${slos}); error rate &lt; ${esc(shareText(o.max_error_rate))}; the replayer on time (p90 of wire lag \u2264 ${esc(num(o.max_client_lag_ms))} ms).
-<b>Search.</b> ${count(doc.window.captured_requests)} captured requests (${doc.window.capture_window ? `captured ${esc(doc.window.capture_window.start)} to ${esc(doc.window.capture_window.end)}` : `${esc(num(doc.window.start_offset_ms / 1000))}\u2013${esc(num(doc.window.end_offset_ms / 1000))} s of the capture`}) replayed at each factor: from ${esc(factorText(s.start_factor))}, \u00d7${esc(num(s.growth))} while met, then bisection to ${esc(num(s.resolution))}, at most ${esc(factorText(s.max_factor))}; ${esc(num(s.cooldown_ms / 1000))} s of cool-down between steps, each target warmed up first with ${count(s.warm_up_requests)} requests (not judged); targets ${s.together ? 'together (sharing each step they both want)' : 'one at a time'}.</p>`;
+  return (
+    `<p class="method"><b>Objectives.</b> Goodput \u2265 ${esc(shareText(o.min_goodput))} of the requests (a request is good when it ` +
+    `succeeded with ${slos}); error rate &lt; ${esc(shareText(o.max_error_rate))}; the replayer on time (p90 of wire lag \u2264 ` +
+    `${esc(num(o.max_client_lag_ms))} ms).
+<b>Search.</b> ${count(doc.window.captured_requests)} captured requests ` +
+    `(` +
+    (doc.window.capture_window
+      ? `captured ${esc(doc.window.capture_window.start)} to ${esc(doc.window.capture_window.end)}`
+      : `${esc(num(doc.window.start_offset_ms / 1000))}\u2013${esc(num(doc.window.end_offset_ms / 1000))} s of the capture`) +
+    `) replayed at each factor: from ${esc(factorText(s.start_factor))}, \u00d7${esc(num(s.growth))} while met, then bisection to ` +
+    `${esc(num(s.resolution))}, at most ${esc(factorText(s.max_factor))}; ${esc(num(s.cooldown_ms / 1000))} s of cool-down between ` +
+    `steps, each target warmed up first with ${count(s.warm_up_requests)} requests (not judged); targets ` +
+    `${s.together ? 'together (sharing each step they both want)' : 'one at a time'}.</p>`
+  );
 }
 
 function summaryTable(data: ReportData, doc: CapacityDocument): string {
@@ -58,15 +70,21 @@ function summaryTable(data: ReportData, doc: CapacityDocument): string {
 </tr>`,
     )
     .join('\n');
-  return `<div class="table-wrap"><table class="capacity">
-<thead><tr><th class="l">Target</th><th>Sustained</th><th class="l">Limited by</th><th>Steps</th><th class="l">What it means</th></tr></thead>
+  return (
+    `<div class="table-wrap"><table class="capacity">
+<thead><tr><th class="l">Target</th><th>Sustained</th><th class="l">Limited by</th><th>Steps</th>` +
+    `<th class="l">What it means</th></tr></thead>
 <tbody>
 ${rows}
-</tbody></table></div>`;
+</tbody></table></div>`
+  );
 }
 
 function chart(metric: string, title: string, caption: string): string {
-  return `<figure class="fig"><figcaption><b>${esc(title)}</b> ${caption}</figcaption><div class="chart" data-chart="capacity" data-metric="${esc(metric)}"></div></figure>`;
+  return (
+    `<figure class="fig"><figcaption><b>${esc(title)}</b> ${caption}</figcaption>` +
+    `<div class="chart" data-chart="capacity" data-metric="${esc(metric)}"></div></figure>`
+  );
 }
 
 function charts(doc: CapacityDocument): string {
@@ -94,7 +112,14 @@ function stepRows(doc: CapacityDocument, t: TargetCapacity): string {
         .map((tag) => `<td>${num(s.slo_metrics[tag]?.p50)}</td><td>${num(s.slo_metrics[tag]?.p99)}</td>`)
         .join('');
       const sustained = s.factor === t.sustained_factor ? ' class="sustained"' : '';
-      return `<tr data-factor="${s.factor}" data-outcome="${esc(s.outcome)}"${sustained}><td>${esc(factorText(s.factor))}</td><td class="l" title="${esc(s.reason)}">${esc(OUTCOME_LABELS[s.outcome] ?? s.outcome)}</td><td>${count(s.requests)}</td><td>${rate(s.goodput)}</td><td>${rate(s.error_rate)}</td>${metrics}<td>${num(s.client.wire_lag_p90_ms ?? s.client.schedule_lag_p90_ms)}</td><td class="l"><a href="${esc(s.results)}report.html">${esc(s.run_id)}</a></td></tr>`;
+      return (
+        `<tr data-factor="${s.factor}" data-outcome="${esc(s.outcome)}"${sustained}>` +
+        `<td>${esc(factorText(s.factor))}</td><td class="l" ` +
+        `title="${esc(s.reason)}">${esc(OUTCOME_LABELS[s.outcome] ?? s.outcome)}</td>` +
+        `<td>${count(s.requests)}</td><td>${rate(s.goodput)}</td><td>${rate(s.error_rate)}</td>${metrics}` +
+        `<td>${num(s.client.wire_lag_p90_ms ?? s.client.schedule_lag_p90_ms)}</td><td class="l">` +
+        `<a href="${esc(s.results)}report.html">${esc(s.run_id)}</a></td></tr>`
+      );
     })
     .join('\n');
 }
@@ -104,16 +129,17 @@ function stepTables(data: ReportData, doc: CapacityDocument): string {
   const head = tags
     .map(
       (tag) =>
-        `<th>${esc(capacityMetricLabel(tag).name)}<br><span class="ci">p50</span></th><th>${esc(capacityMetricLabel(tag).name)}<br><span class="ci">p99</span></th>`,
+        `<th>${esc(capacityMetricLabel(tag).name)}<br><span class="ci">p50</span></th>` +
+        `<th>${esc(capacityMetricLabel(tag).name)}<br><span class="ci">p99</span></th>`,
     )
     .join('');
   return doc.targets
     .map(
-      (
-        t,
-      ) => `<h3>${swatch(colorOf(data, t.name))}<span class="name">${esc(t.name)}</span> <span class="muted">step by step</span></h3>
+      (t) =>
+        `<h3>${swatch(colorOf(data, t.name))}<span class="name">${esc(t.name)}</span> <span class="muted">step by step</span></h3>
 <div class="table-wrap"><table class="capacity-steps" data-target="${esc(t.name)}">
-<thead><tr><th>Factor</th><th class="l">Outcome</th><th>Requests</th><th>Goodput</th><th>Error rate</th>${head}<th>Wire lag p90<br><span class="ci">ms</span></th><th class="l">Results</th></tr></thead>
+<thead><tr><th>Factor</th><th class="l">Outcome</th><th>Requests</th><th>Goodput</th><th>Error rate</th>${head}<th>Wire lag p90` +
+        `<br><span class="ci">ms</span></th><th class="l">Results</th></tr></thead>
 <tbody>
 ${stepRows(doc, t)}
 </tbody></table></div>`,
@@ -125,15 +151,19 @@ ${stepRows(doc, t)}
 export function renderCapacitySection(data: ReportData): string {
   const doc = data.capacity;
   if (!doc) return '';
-  return `<section id="capacity">
+  return (
+    `<section id="capacity">
 <h2>Capacity</h2>
 <p class="capacity-summary"><b>${esc(capacitySummaryLine(doc))}.</b></p>
 ${summaryTable(data, doc)}
 ${objectivesText(doc)}
 ${charts(doc)}
 ${stepTables(data, doc)}
-<p class="muted small">Each step is a full replay with its own results (AIPerf\u2019s files, its report): follow the links. Goodput here is a share of the step\u2019s requests; each step\u2019s profile_export_aiperf.json gives AIPerf\u2019s goodput in requests per second.</p>
-</section>`;
+<p class="muted small">Each step is a full replay with its own results (AIPerf\u2019s files, its report): follow the links. ` +
+    `Goodput here is a share of the step\u2019s requests; each step\u2019s profile_export_aiperf.json gives AIPerf\u2019s goodput in ` +
+    `requests per second.</p>
+</section>`
+  );
 }
 
 /** A capacity search's report.html: the capacity section, drawn by report.html's script. Pure: no I/O. */

@@ -62,20 +62,35 @@ export function renderErrors(data: ReportData): string {
   const cell = (t: ReportTarget, type: string) => {
     const n = t.summary.failedByType[type] ?? 0;
     const width = max > 0 ? Math.max(n > 0 ? 1 : 0, Math.round((100 * n) / max)) : 0;
-    return `<td class="barcell"><span class="track"><span class="bar" style="width:${width}%;background:${colorOf(data, t.summary.name)}"></span></span><span class="barnum">${count(n)}</span></td>`;
+    return (
+      `<td class="barcell"><span class="track"><span class="bar" ` +
+      `style="width:${width}%;background:${colorOf(data, t.summary.name)}"></span></span>` +
+      `<span class="barnum">${count(n)}</span></td>`
+    );
   };
   const rows = order
     .map(
       (type) =>
-        `<tr data-error-type="${esc(type)}"><td class="l error-type text">${esc(type)}</td>${data.targets.map((t) => cell(t, type)).join('')}</tr>`,
+        `<tr data-error-type="${esc(type)}"><td class="l error-type text">${esc(type)}` +
+        `</td>${data.targets.map((t) => cell(t, type)).join('')}</tr>`,
     )
     .join('\n');
-  return `<section id="errors">
+  return (
+    `<section id="errors">
 <h2>Errors by type</h2>
 <div class="table-wrap"><table class="errors">
-<thead><tr><th class="l">Error type</th>${data.targets.map((t) => `<th class="l">${swatch(colorOf(data, t.summary.name))}<span class="text">${esc(t.summary.name)}</span></th>`).join('')}</tr></thead>
+<thead><tr><th class="l">Error type` +
+    `</th>` +
+    data.targets
+      .map(
+        (t) =>
+          `<th class="l">${swatch(colorOf(data, t.summary.name))}<span class="text">${esc(t.summary.name)}</span></th>`,
+      )
+      .join('') +
+    `</tr></thead>
 <tbody>
 ${rows}
 </tbody></table></div>
-</section>`;
+</section>`
+  );
 }

@@ -29,7 +29,10 @@ export function jsonForScript(value: unknown): string {
 
 const esc = escapeHtml;
 
-/** A number with no interval of its own: significant digits by its size (precision.ts); with `decimals`, exactly those (the decimals of the interval it goes with). */
+/**
+ * A number with no interval of its own: significant digits by its size (precision.ts); with `decimals`, exactly those
+ * (the decimals of the interval it goes with).
+ */
 export function num(x: number | null | undefined, decimals?: number | null): string {
   return formatNumber(x, decimals);
 }

@@ -23,10 +23,12 @@ function rawText(source: string, tag: 'script' | 'style'): string {
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
 /** The styles every page shares. */
-const PAGE_CSS = `
+const PAGE_CSS =
+  `
 :root { color-scheme: light; --fg: #1f2937; --muted: #6b7280; --line: #e5e7eb; }
 * { box-sizing: border-box; }
-body { margin: 0; background: #f3f4f6; color: var(--fg); font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+body { margin: 0; background: #f3f4f6; color: var(--fg); font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, ` +
+  `"Helvetica Neue", Arial, sans-serif; }
 main { max-width: 1400px; margin: 0 auto; padding: 20px 24px 48px; }
 header h1 { font-size: 22px; margin: 0 0 4px; overflow-wrap: anywhere; }
 header .meta { color: var(--muted); }
@@ -47,7 +49,8 @@ td.l { overflow-wrap: break-word; white-space: normal; }
 /* Names, types and reasons from the data: a long one wraps anywhere rather than widen its table. */
 .text { overflow-wrap: anywhere; white-space: normal; }
 .ci { color: var(--muted); font-size: 12px; }
-.why { color: var(--muted); font-size: 12px; text-align: left; white-space: normal; overflow-wrap: anywhere; min-width: 130px; max-width: 250px; }
+.why { color: var(--muted); font-size: 12px; text-align: left; white-space: normal; overflow-wrap: anywhere; min-width: 130px; ` +
+  `max-width: 250px; }
 table.verdicts th, table.verdicts td { padding-left: 6px; padding-right: 6px; }
 table.verdicts .metric-name { min-width: 104px; }
 table.verdicts td .ci { white-space: normal; }
@@ -59,7 +62,8 @@ table.verdicts td.why { max-width: none; min-width: 0; }
 .unit { color: var(--muted); font-size: 12px; }
 td.c { text-align: center; }
 .error-row td { background: #fcfcfd; }
-.badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; color: #fff; white-space: nowrap; }
+.badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; color: #fff; ` +
+  `white-space: nowrap; }
 .v-worse { background: #dc2626; }
 .v-better { background: #16a34a; }
 .v-no_difference { background: #6b7280; }
@@ -84,7 +88,8 @@ figcaption b { color: var(--fg); }
 footer { color: var(--muted); font-size: 12px; margin-top: 20px; }
 .uplot { font-family: inherit; }
 .u-legend { font-size: 12px; max-width: 100%; }
-.u-legend th, .u-legend td { background: none; border-bottom: none; text-align: left; white-space: normal; overflow-wrap: anywhere; max-width: 100%; }
+.u-legend th, .u-legend td { background: none; border-bottom: none; text-align: left; white-space: normal; overflow-wrap: ` +
+  `anywhere; max-width: 100%; }
 .u-inline tr { max-width: 100%; }
 .chart.legend-idle .u-legend .u-value { display: none; }
 .chart.legend-idle .u-legend.u-live th::after { content: none; }

@@ -47,26 +47,35 @@ ${comparing ? `<td class="l muted">${esc(roleOf(data, s.name))}</td>` : ''}
 </tr>`;
     })
     .join('\n');
-  return `<section id="accounting">
+  return (
+    `<section id="accounting">
 <h2>Requests per target</h2>
 <div class="table-wrap"><table class="accounting">
-<thead><tr><th class="l">Target</th>${comparing ? '<th class="l">Role</th>' : ''}<th>Scheduled</th><th>Succeeded</th><th>Failed</th><th>Dropped</th><th class="l">Dropped by reason</th></tr></thead>
+<thead><tr><th class="l">Target</th>${comparing ? '<th class="l">Role</th>' : ''}<th>Scheduled</th><th>Succeeded</th>` +
+    `<th>Failed</th><th>Dropped</th><th class="l">Dropped by reason</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table></div>
-</section>`;
+</section>`
+  );
 }
 
 function chart(kind: string, attrs: Record<string, string | number>, title: string, caption: string): string {
   const data = Object.entries(attrs)
     .map(([k, v]) => ` data-${k}="${esc(v)}"`)
     .join('');
-  return `<figure class="fig"><figcaption><b>${title}</b> ${caption}</figcaption><div class="chart" data-chart="${esc(kind)}"${data}></div></figure>`;
+  return (
+    `<figure class="fig"><figcaption><b>${title}</b> ${caption}</figcaption>` +
+    `<div class="chart" data-chart="${esc(kind)}"${data}></div></figure>`
+  );
 }
 
 function timeCaption(targets: readonly ReportTarget[]): string {
   const bucketed = targets.some((t) => t.series.bucketed);
-  return `by scheduled time; dots: ${bucketed ? 'medians of short time buckets' : 'one per request'}, line: their median in each 1/120 of the run.`;
+  return (
+    `by scheduled time; dots: ${bucketed ? 'medians of short time buckets' : 'one per request'}, line: their ` +
+    `median in each 1/120 of the run.`
+  );
 }
 
 function renderMetric(data: ReportData, tag: ComparedMetricTag): string {
@@ -78,19 +87,24 @@ function renderMetric(data: ReportData, tag: ComparedMetricTag): string {
   comparisonsOf(data.comparison).forEach((c, i) => {
     const m = metricOf(c, tag);
     if (!m) return;
-    const estimates = `${swatch(P50_BAND_COLOR)}median \u0394 ${interval(m.difference.p50, unit)}, ${swatch(MEAN_BAND_COLOR)}mean \u0394 ${interval(m.difference.mean, unit)}`;
+    const estimates =
+      `${swatch(P50_BAND_COLOR)}median \u0394 ${interval(m.difference.p50, unit)}, ` +
+      `${swatch(MEAN_BAND_COLOR)}mean \u0394 ${interval(m.difference.mean, unit)}`;
     if (hasValues(m.distribution.difference)) {
       figures.push(
         chart(
           'diff',
           { metric: tag, comparison: i },
           `Paired differences, ${esc(c.candidate)} \u2212 ${esc(c.baseline)}`,
-          `ECDF of B \u2212 A over the pairs; lines and shaded ${esc(num(data.comparison ? data.comparison.method.confidence * 100 : 95))} % CIs: ${estimates}; dashed: zero.`,
+          `ECDF of B \u2212 A over the pairs; lines and shaded ` +
+            `${esc(num(data.comparison ? data.comparison.method.confidence * 100 : 95))} % CIs: ${estimates}; dashed: zero.`,
         ),
       );
     } else {
       figures.push(
-        `<figure class="fig note"><figcaption><b>Differences, ${esc(c.candidate)} \u2212 ${esc(c.baseline)}</b></figcaption><p>No per-pair differences (${esc(c.mode)} comparison): ${estimates}.</p></figure>`,
+        `<figure class="fig note"><figcaption>` +
+          `<b>Differences, ${esc(c.candidate)} \u2212 ${esc(c.baseline)}</b></figcaption>` +
+          `<p>No per-pair differences (${esc(c.mode)} comparison): ${estimates}.</p></figure>`,
       );
     }
   });

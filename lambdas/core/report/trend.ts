@@ -109,7 +109,9 @@ function runRow(run: TrendRun, names: readonly string[], metrics: readonly Compa
   const counts = Object.entries(run.targets)
     .map(
       ([name, t]) =>
-        `<div class="kv">${swatch(colorOf(names, name))}<span class="text">${esc(name)}</span>: ${count(t.requests)} <span class="muted">(${count(t.succeeded)} ok, ${count(t.errors)} err, ${count(t.dropped)} dropped)</span></div>`,
+        `<div class="kv">${swatch(colorOf(names, name))}<span class="text">${esc(name)}` +
+        `</span>: ${count(t.requests)} <span class="muted">(${count(t.succeeded)} ok, ${count(t.errors)} ` +
+        `err, ${count(t.dropped)} dropped)</span></div>`,
     )
     .join('');
   const verdicts =
@@ -122,7 +124,9 @@ function runRow(run: TrendRun, names: readonly string[], metrics: readonly Compa
               .filter((m) => m !== undefined)
               .map(
                 (m) =>
-                  `<div class="kv" data-metric="${esc(m.tag)}">${esc(metricInfo(m.tag as ComparedMetricTag).name)}: ${badge(m.verdict, m.verdict_reason)}${esc(effect(m.relative_pct))}</div>`,
+                  `<div class="kv" ` +
+                  `data-metric="${esc(m.tag)}">${esc(metricInfo(m.tag as ComparedMetricTag).name)}: ` +
+                  `${badge(m.verdict, m.verdict_reason)}${esc(effect(m.relative_pct))}</div>`,
               )
               .join('');
             const inconclusive = c.metrics.filter((m) => m.verdict === 'inconclusive').map((m) => m.verdict_reason);
@@ -130,7 +134,11 @@ function runRow(run: TrendRun, names: readonly string[], metrics: readonly Compa
               inconclusive.length > 0
                 ? `<div class="why">Inconclusive: ${esc([...new Set(inconclusive)].join(' '))}</div>`
                 : '';
-            return `<div class="comparison-cell"><b class="text">${esc(c.candidate)}</b> <span class="muted text">vs ${esc(c.baseline)} (${esc(c.mode)})</span><br>${rows}<div class="kv" data-metric="error_rate">Error rate: ${badge(c.errors.verdict)}</div>${why}</div>`;
+            return (
+              `<div class="comparison-cell"><b class="text">${esc(c.candidate)}</b> ` +
+              `<span class="muted text">vs ${esc(c.baseline)} (${esc(c.mode)})</span><br>${rows}` +
+              `<div class="kv" data-metric="error_rate">Error rate: ${badge(c.errors.verdict)}</div>${why}</div>`
+            );
           })
           .join('');
   const status =
@@ -147,12 +155,14 @@ function runRow(run: TrendRun, names: readonly string[], metrics: readonly Compa
 </tr>`;
 }
 
-const TREND_CSS = `
+const TREND_CSS =
+  `
 .runs td { vertical-align: top; }
 .comparison-cell + .comparison-cell { margin-top: 8px; }
 .runs .kv { display: block; white-space: normal; }
 .runs td.window { white-space: nowrap; }
-.legend-note .mark { display: inline-block; width: 0; height: 0; border-left: 6px solid transparent; border-right: 6px solid transparent; border-bottom: 10px solid #dc2626; margin-right: 4px; }
+.legend-note .mark { display: inline-block; width: 0; height: 0; border-left: 6px solid transparent; border-right: 6px solid ` +
+  `transparent; border-bottom: 10px solid #dc2626; margin-right: 4px; }
 `;
 
 /** The trend page. Pure: no I/O. With `assets` null the tables are there and the charts say why not. */
@@ -166,13 +176,18 @@ export function renderTrendHtml(data: TrendData, assets: ChartAssets | null): st
   const worseLatest =
     latest?.comparisons.some((c) => c.metrics.some((m) => m.verdict === 'worse') || c.errors.verdict === 'worse') ??
     false;
-  const head = `<header>
+  const head =
+    `<header>
 <h1>Schedule ${esc(data.schedule)}</h1>
-<div class="meta">${count(runs.length)} run(s) \u00b7 generated ${esc(data.generatedAt)} \u00b7 targets ${names.map((n) => `<span class="kv">${swatch(colorOf(names, n))}<span class="text">${esc(n)}</span></span>`).join(' ')}${
-    latest
-      ? ` \u00b7 latest ${esc(time(latest.scheduled_time))}: ${latest.status === 'empty' ? 'empty window' : worseLatest ? badge('worse') : 'no metric worse'}`
-      : ''
-  }</div>
+<div class="meta">${count(runs.length)} run(s) \u00b7 generated ${esc(data.generatedAt)} \u00b7 targets ` +
+    names
+      .map((n) => `<span class="kv">${swatch(colorOf(names, n))}<span class="text">${esc(n)}</span></span>`)
+      .join(' ') +
+    (latest
+      ? ` \u00b7 latest ${esc(time(latest.scheduled_time))}: ` +
+        (latest.status === 'empty' ? 'empty window' : worseLatest ? badge('worse') : 'no metric worse')
+      : '') +
+    `</div>
 </header>`;
   const untimed = runs.length - charted.length;
   const bad = [
@@ -189,8 +204,12 @@ export function renderTrendHtml(data: TrendData, assets: ChartAssets | null): st
       : metrics
           .map((tag) => {
             const { name, unit } = metricInfo(tag);
-            return `<div class="metric" data-metric="${esc(tag)}"><h3>${esc(name)} <span class="muted">(${esc(unit)})</span></h3>
-<figure><figcaption>p50 (solid) and p90 (dashed) of each target per run, by scheduled time; markers above: each run's verdict (per candidate), empty runs: grey dashed lines.</figcaption><div class="chart" data-chart="trend" data-metric="${esc(tag)}" data-unit="${esc(unit)}"></div></figure></div>`;
+            return (
+              `<div class="metric" data-metric="${esc(tag)}"><h3>${esc(name)} <span class="muted">(${esc(unit)})</span></h3>
+<figure><figcaption>p50 (solid) and p90 (dashed) of each target per run, by scheduled time; markers above: each run's verdict ` +
+              `(per candidate), empty runs: grey dashed lines.</figcaption>` +
+              `<div class="chart" data-chart="trend" data-metric="${esc(tag)}" data-unit="${esc(unit)}"></div></figure></div>`
+            );
           })
           .join('\n');
   const legend = `<p class="muted small legend-note">Markers: ${(Object.keys(VERDICT_COLORS) as Verdict[])
@@ -198,10 +217,12 @@ export function renderTrendHtml(data: TrendData, assets: ChartAssets | null): st
     .join(
       ' ',
     )} <span class="kv"><span class="mark"></span>worse is a triangle</span>. Drag to zoom, double-click to reset.</p>`;
-  const table = `<section id="runs">
+  const table =
+    `<section id="runs">
 <h2>Runs</h2>
 <div class="table-wrap"><table class="runs">
-<thead><tr><th class="l">Scheduled</th><th class="l">Window</th><th class="l">Requests per target</th><th class="l">Verdicts (B vs A)</th><th class="l">Report</th></tr></thead>
+<thead><tr><th class="l">Scheduled</th><th class="l">Window</th><th class="l">Requests per target</th>` +
+    `<th class="l">Verdicts (B vs A)</th><th class="l">Report</th></tr></thead>
 <tbody>
 ${[...runs]
   .reverse()

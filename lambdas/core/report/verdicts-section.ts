@@ -29,7 +29,10 @@ const COLUMNS = 10;
 
 /** The row under a metric's numbers: its explanation, under the verdict and across the numbers. */
 function whyRow(tag: string, text: string): string {
-  return `<tr class="why-row" data-why="${esc(tag)}"><td></td><td colspan="${COLUMNS - 1}" class="why"><span class="why-label">Why:</span> ${esc(shownText(text, 2000))}</td></tr>`;
+  return (
+    `<tr class="why-row" data-why="${esc(tag)}"><td></td><td colspan="${COLUMNS - 1}" class="why">` +
+    `<span class="why-label">Why:</span> ${esc(shownText(text, 2000))}</td></tr>`
+  );
 }
 
 function metricRow(m: MetricComparison): string {
@@ -73,7 +76,11 @@ function header(c: TargetComparison): string {
     c.mode === 'paired'
       ? `<th>Shift${sub('median B\u2212A<br>[CI]')}</th><th>Shift %${sub('of A p50<br>[CI]')}</th>`
       : `<th>\u0394 mean${sub('[CI]')}</th><th>\u0394 mean %${sub('[CI]')}</th>`;
-  return `<thead><tr><th class="l">Metric</th><th class="l">Verdict</th><th>A p50</th><th>B p50</th><th>\u0394 p50${sub('[CI]')}</th><th>\u0394 p50 %${sub('[CI]')}</th>${diffs}<th>p${sub('Holm')}</th><th>n</th></tr></thead>`;
+  return (
+    `<thead><tr><th class="l">Metric</th><th class="l">Verdict</th><th>A p50</th><th>B p50</th>` +
+    `<th>\u0394 p50${sub('[CI]')}</th><th>\u0394 p50 %${sub('[CI]')}</th>${diffs}<th>p${sub('Holm')}</th>` +
+    `<th>n</th></tr></thead>`
+  );
 }
 
 function renderVerdictTable(data: ReportData, c: TargetComparison, index: number): string {
@@ -83,16 +90,22 @@ function renderVerdictTable(data: ReportData, c: TargetComparison, index: number
     .map(([reason, n]) => `<span class="kv"><span class="text">${esc(shownText(reason))}</span>: ${count(n)}</span>`)
     .join(' ');
   const tests = [...new Set(c.metrics.map((m) => TEST_NAMES[m.test] ?? m.test))].join(', ');
-  return `<div class="comparison" data-comparison="${index}">
-<h3>${swatch(colorOf(data, c.candidate))}<span class="name">${esc(c.candidate)}</span> <span class="muted">(B) vs</span> ${swatch(colorOf(data, c.baseline))}<span class="name">${esc(c.baseline)}</span> <span class="muted">(A), ${esc(c.mode)}</span></h3>
+  return (
+    `<div class="comparison" data-comparison="${index}">
+<h3>${swatch(colorOf(data, c.candidate))}<span class="name">${esc(c.candidate)}</span> <span class="muted">(B) vs` +
+    `</span> ${swatch(colorOf(data, c.baseline))}<span class="name">${esc(c.baseline)}</span> <span class="muted">(A), ${esc(c.mode)}` +
+    `</span></h3>
 <div class="table-wrap"><table class="verdicts" data-baseline="${esc(c.baseline)}" data-candidate="${esc(c.candidate)}">
 ${header(c)}
 <tbody>
 ${c.metrics.map(metricRow).join('\n')}
 ${errorRows(c)}
 </tbody></table></div>
-<p class="pairs">${compared(c)}${excluded ? `. Excluded: ${excluded}` : '. None excluded.'}${tests ? ` <span class="muted">Metric tests: ${esc(tests)}, two-sided.</span>` : ''}</p>
-</div>`;
+<p ` +
+    `class="pairs">${compared(c)}${excluded ? `. Excluded: ${excluded}` : '. None excluded.'}` +
+    `${tests ? ` <span class="muted">Metric tests: ${esc(tests)}, two-sided.</span>` : ''}</p>
+</div>`
+  );
 }
 
 /**
@@ -102,7 +115,11 @@ ${errorRows(c)}
 function compared(c: TargetComparison): string {
   if (c.mode === 'paired') return `Pairs used: <b>${count(c.pairs.used)}</b>`;
   const succeeded = (s: { fired: number; failed: number }) => s.fired - s.failed;
-  return `Requests compared: <b>${count(succeeded(c.errors.candidate))}</b> of <span class="text">${esc(c.candidate)}</span> and <b>${count(succeeded(c.errors.baseline))}</b> of <span class="text">${esc(c.baseline)}</span>`;
+  return (
+    `Requests compared: <b>${count(succeeded(c.errors.candidate))}</b> of ` +
+    `<span class="text">${esc(c.candidate)}</span> and <b>${count(succeeded(c.errors.baseline))}</b> of ` +
+    `<span class="text">${esc(c.baseline)}</span>`
+  );
 }
 
 function renderAgreement(data: ReportData, doc: ComparisonDocument): string {
@@ -110,25 +127,36 @@ function renderAgreement(data: ReportData, doc: ComparisonDocument): string {
   const rows = doc.output_length_agreement
     .map(
       (a) =>
-        `<tr data-target="${esc(a.target)}"><td class="l">${swatch(colorOf(data, a.target))}<span class="text">${esc(a.target)}</span></td><td>${count(a.compared)}</td><td>${rate(a.exact_match_rate)}</td><td>${signed(a.difference.mean)}</td><td>${signed(a.difference.p50)}</td><td>${signed(a.difference.p90)}</td><td>${a.mean_abs_relative_pct === null ? '\u2013' : `${num(a.mean_abs_relative_pct)} %`}</td></tr>`,
+        `<tr data-target="${esc(a.target)}"><td class="l">${swatch(colorOf(data, a.target))}` +
+        `<span class="text">${esc(a.target)}</span></td><td>${count(a.compared)}</td>` +
+        `<td>${rate(a.exact_match_rate)}</td><td>${signed(a.difference.mean)}</td>` +
+        `<td>${signed(a.difference.p50)}</td><td>${signed(a.difference.p90)}</td>` +
+        `<td>${a.mean_abs_relative_pct === null ? '\u2013' : `${num(a.mean_abs_relative_pct)} %`}</td></tr>`,
     )
     .join('\n');
-  return `<h3>Output length against the capture</h3>
+  return (
+    `<h3>Output length against the capture</h3>
 <div class="table-wrap"><table class="agreement">
-<thead><tr><th class="l">Target</th><th>Compared</th><th>Exact match</th><th>Mean \u0394 (tokens)</th><th>p50 \u0394</th><th>p90 \u0394</th><th>Mean |\u0394| / captured</th></tr></thead>
+<thead><tr><th class="l">Target</th><th>Compared</th><th>Exact match</th><th>Mean \u0394 (tokens)</th><th>p50 \u0394</th>` +
+    `<th>p90 \u0394</th><th>Mean |\u0394| / captured</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table></div>
-<p class="muted small">Replayed \u2212 captured output tokens, over succeeded requests whose capture had a token count.</p>`;
+<p class="muted small">Replayed \u2212 captured output tokens, over succeeded requests whose capture had a token count.</p>`
+  );
 }
 
 /** The verdicts section: a table per comparison, the method, the output lengths against the capture. */
 export function renderComparison(data: ReportData, doc: ComparisonDocument): string {
   const comps = comparisonsOf(doc);
   const m = doc.method;
-  const method = `<p class="method"><b>Method.</b> ${esc(m.interval)} intervals, ${count(m.resamples)} resamples (seed ${esc(m.seed)}), ${esc(num(m.confidence * 100))} % confidence.
-Tests two-sided at \u03b1 = ${esc(num(m.alpha))} after ${m.correction === 'holm' ? "Holm's" : esc(m.correction)} correction across the metrics of each comparison.
-Smallest effect called better or worse: ${esc(num(m.min_effect * 100))} %. Differences are candidate \u2212 baseline (B \u2212 A); verdicts are the candidate's.</p>`;
+  const method =
+    `<p class="method"><b>Method.</b> ${esc(m.interval)} intervals, ${count(m.resamples)} resamples (seed ${esc(m.seed)}), ` +
+    `${esc(num(m.confidence * 100))} % confidence.
+Tests two-sided at \u03b1 = ${esc(num(m.alpha))} after ${m.correction === 'holm' ? "Holm's" : esc(m.correction)} correction ` +
+    `across the metrics of each comparison.
+Smallest effect called better or worse: ${esc(num(m.min_effect * 100))} %. Differences are candidate \u2212 baseline (B \u2212 ` +
+    `A); verdicts are the candidate's.</p>`;
   return `<section id="verdicts">
 <h2>Verdicts</h2>
 ${comps.map((c, i) => renderVerdictTable(data, c, i)).join('\n')}

@@ -15,8 +15,7 @@ import { z } from 'zod';
 import { deterministicUuid } from '../ids';
 import { VERDICT_METRICS } from '../metrics/cloudwatch';
 import { didYouMean } from '../suggest';
-import { MAX_AMPLIFY } from '../plan/amplify';
-import { MIN_TIME_SCALE } from '../plan/plan';
+import { planNumber } from '../plan/plan-option-schema';
 import { scheduleExpressionProblems } from './schedule-expression';
 
 export const SCHEDULES_ROOT = 'schedules/';
@@ -42,7 +41,8 @@ const scheduleNameSchema = z
 /** A metric a comparison can call worse (core/metrics/cloudwatch.ts VERDICT_METRICS). */
 const alarmMetricSchema = z.string().refine((tag) => VERDICT_METRICS.includes(tag), {
   error: (issue) =>
-    `"${String(issue.input)}" is not a metric a comparison calls worse (${VERDICT_METRICS.join(', ')})${didYouMean(String(issue.input), VERDICT_METRICS)}`,
+    `"${String(issue.input)}" is not a metric a comparison calls worse ` +
+    `(${VERDICT_METRICS.join(', ')})${didYouMean(String(issue.input), VERDICT_METRICS)}`,
 });
 
 const HH_MM = z.string().regex(/^([01]\d|2[0-3]):([0-5]\d)$/, 'HH:MM, 24-hour');
@@ -80,16 +80,10 @@ export const scheduleConfigSchema = z.strictObject({
   targets: z
     .array(z.string().min(1))
     .min(2, 'a scheduled comparison needs two targets or more, the first the baseline'),
-  timeScale: z
-    .number()
-    .min(
-      MIN_TIME_SCALE,
-      `timeScale must be >= ${MIN_TIME_SCALE} (${1 / MIN_TIME_SCALE} times slower than captured): the plan refuses a slower one`,
-    )
-    .default(1),
-  sample: z.number().gt(0).max(1).optional(),
-  limit: z.number().int().positive().optional(),
-  amplify: z.number().gt(0).max(MAX_AMPLIFY).optional(),
+  timeScale: planNumber('timeScale').default(1),
+  sample: planNumber('sampleRate').optional(),
+  limit: planNumber('limit').optional(),
+  amplify: planNumber('amplify').optional(),
   dispatch: z.enum(['parallel', 'sequential']).default('parallel'),
   /** Data Capture endpoint folders to read under the capture prefix; default: every one found. */
   endpoints: z.array(z.string().min(1)).min(1).optional(),

@@ -321,7 +321,12 @@ export function summaryOf(line: HistoryLine, resultsBucket: string): { subject: 
   out.push(`Run: ${line.run_id}`);
   out.push(`Window (captured inferenceTime): ${line.window.start} to ${line.window.end}`);
   out.push(
-    `Status: ${line.status}${line.status === 'deadline' ? ' (finalised at the deadline: requests that never reported are counted lost)' : ''}${line.reason ? ` - ${line.reason}` : ''}`,
+    `Status: ` +
+      `${line.status}` +
+      (line.status === 'deadline'
+        ? ' (finalised at the deadline: requests that never reported are counted lost)'
+        : '') +
+      `${line.reason ? ` - ${line.reason}` : ''}`,
   );
   out.push(`Result: ${headline(line)}`);
   const targets = Object.entries(line.targets);
@@ -348,13 +353,18 @@ export function summaryOf(line: HistoryLine, resultsBucket: string): { subject: 
           ? ` (${pct(rel.estimate)}${rel.ci_low !== null && rel.ci_high !== null ? ` [${pct(rel.ci_low)}, ${pct(rel.ci_high)}]` : ''})`
           : '';
       out.push(
-        `  ${m.tag}: ${PLAIN_VERDICT[m.verdict]}; ${what} = ${fmt(effect.estimate)} ${m.unit}${ci}${relText}${m.verdict === 'inconclusive' ? ` - ${m.verdict_reason}` : ''}`,
+        `  ${m.tag}: ${PLAIN_VERDICT[m.verdict]}; ${what} = ${fmt(effect.estimate)} ` +
+          `${m.unit}${ci}${relText}${m.verdict === 'inconclusive' ? ` - ${m.verdict_reason}` : ''}`,
       );
     }
     const e = c.errors;
     const pp = (x: number | null) => (x === null ? '-' : fmt(x * 100));
     out.push(
-      `  error rate: ${PLAIN_VERDICT[e.verdict]}; B - A = ${pp(e.difference.estimate)} pp${e.difference.ci_low !== null && e.difference.ci_high !== null ? ` [${pp(e.difference.ci_low)}, ${pp(e.difference.ci_high)}]` : ''}`,
+      `  error rate: ${PLAIN_VERDICT[e.verdict]}; B - A = ${pp(e.difference.estimate)} ` +
+        `pp` +
+        (e.difference.ci_low !== null && e.difference.ci_high !== null
+          ? ` [${pp(e.difference.ci_low)}, ${pp(e.difference.ci_high)}]`
+          : ''),
     );
   }
   out.push('', 'Intervals: 95 % bootstrap; B - A is candidate minus baseline.');

@@ -1,23 +1,12 @@
 /**
  * A schedule's expression as EventBridge Scheduler takes it, checked when the deployment
  * configuration is read (synth), so that an expression the Scheduler refuses, or one it would
- * never run, is a line naming the field and the rule instead of a failed deploy.
+ * never run, is a line naming the field and the rule instead of a failed deploy. The syntax:
+ * https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html; the rules of
+ * each form are beside their checks (rateProblems, cronProblems).
  *
- * The syntax (EventBridge Scheduler, "Schedule types"):
- * https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html
- * - `rate(value unit)`: a positive whole number and minute(s), hour(s) or day(s); the unit
- *   singular when the value is 1, plural above (EventBridge's rate reference,
- *   https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rate-expressions.html:
- *   "rate(1 hours) and rate(5 hour) aren't valid").
- * - `cron(minutes hours day-of-month month day-of-week year)`: six fields; minutes 0-59,
- *   hours 0-23, day-of-month 1-31, month 1-12 or JAN-DEC, day-of-week 1-7 or SUN-SAT, year
- *   1970-2199; wildcards `, - * /` in each, `?` in the two day fields, `L` and `W` in
- *   day-of-month, `L` and `#` in day-of-week; day-of-month and day-of-week not both given
- *   (one of them `?`). The cron reference:
- *   https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-cron-expressions.html
- *
- * Written here rather than taken from a package: the rules are these few lines, and the
- * messages name our configuration's fields.
+ * Written here rather than taken from a package: the rules are a few lines, and the messages
+ * name our configuration's fields.
  */
 
 interface CronField {
@@ -83,6 +72,14 @@ function itemProblem(item: string, f: CronField): string | null {
   return null;
 }
 
+/**
+ * `cron(minutes hours day-of-month month day-of-week year)`: six fields; minutes 0-59,
+ * hours 0-23, day-of-month 1-31, month 1-12 or JAN-DEC, day-of-week 1-7 or SUN-SAT, year
+ * 1970-2199; wildcards `, - * /` in each, `?` in the two day fields, `L` and `W` in
+ * day-of-month, `L` and `#` in day-of-week; day-of-month and day-of-week not both given
+ * (one of them `?`). The cron reference:
+ * https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-cron-expressions.html
+ */
 function cronProblems(expression: string, body: string): string[] {
   const fields = body.trim().split(/\s+/);
   if (fields.length !== 6)
@@ -108,12 +105,19 @@ function cronProblems(expression: string, body: string): string[] {
   const [, , dom, , dow] = fields;
   if ((dom === '?') === (dow === '?')) {
     problems.push(
-      `${expression}: exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) every day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)`,
+      `${expression}: exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) every ` +
+        `day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)`,
     );
   }
   return problems;
 }
 
+/**
+ * `rate(value unit)`: a positive whole number and minute(s), hour(s) or day(s); the unit
+ * singular when the value is 1, plural above (EventBridge's rate reference,
+ * https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rate-expressions.html:
+ * "rate(1 hours) and rate(5 hour) aren't valid").
+ */
 function rateProblems(expression: string, body: string): string[] {
   const m = /^(\d+) (minute|minutes|hour|hours|day|days)$/.exec(body);
   if (!m) return [`${expression}: rate(<n> <unit>) with a whole number n and minute(s), hour(s) or day(s)`];

@@ -134,7 +134,9 @@ function checkWindow(
       const example = plan.incompatible[0]?.detail;
       return fail(
         io,
-        `none of the window's ${n} captured requests can go to ${target.name}, an OpenAI-compatible target (${why}${example ? `: ${example}` : ''}): nothing to search; give it a window of chat requests, or search a sagemaker:<endpoint> target, which takes every content type`,
+        `none of the window's ${n} captured requests can go to ${target.name}, an OpenAI-compatible target ` +
+          `(${why}${example ? `: ${example}` : ''}): nothing to search; give it a window of chat requests, or ` +
+          `search a sagemaker:<endpoint> target, which takes every content type`,
       );
     }
   }
@@ -143,30 +145,38 @@ function checkWindow(
     const tags = streamedOnly.join(', ');
     return usage(
       io,
-      `--goodput ${tags}: measured on streamed answers only, and none of the window's ${n} requests asks to stream, so no request could meet it: add --streaming`,
+      `--goodput ${tags}: measured on streamed answers only, and none of the window's ${n} requests asks to ` +
+        `stream, so no request could meet it: add --streaming`,
     );
   }
   // Targets searched together share a step: each plans its own requests.
   const perTarget = Math.floor(stepLimit / (config.together ? config.replay.targets.length : 1));
   const limit = largestFactorFor(n, perTarget, config.search.resolution);
-  const held = `more than one step holds in this replayer's memory (${perTarget.toLocaleString('en-US')} requests${config.together ? ' per target' : ''}, about ${STEP_BYTES_PER_REQUEST / 1024} KB each)`;
+  const held =
+    `more than one step holds in this replayer's memory (${perTarget.toLocaleString('en-US')} ` +
+    `requests${config.together ? ' per target' : ''}, about ${STEP_BYTES_PER_REQUEST / 1024} KB each)`;
   const { startFactor, maxFactor } = config.search;
   if (limit === null || startFactor > limit) {
     return fail(
       io,
-      `a step at --start-factor ${startFactor} plans ${plannedRequests(n, startFactor).toLocaleString('en-US')} requests of the window's ${n.toLocaleString('en-US')}, ${held}: a shorter --window or a lower --start-factor`,
+      `a step at --start-factor ${startFactor} plans ` +
+        `${plannedRequests(n, startFactor).toLocaleString('en-US')} requests of the window's ` +
+        `${n.toLocaleString('en-US')}, ${held}: a shorter --window or a lower --start-factor`,
     );
   }
   if (maxFactor <= limit) return config;
   io.err.write(
-    `--max-factor ${maxFactor} would plan ${plannedRequests(n, maxFactor).toLocaleString('en-US')} requests in one step, ${held}: the search goes up to ${factorText(limit)} (a shorter --window goes further)\n`,
+    `--max-factor ${maxFactor} would plan ${plannedRequests(n, maxFactor).toLocaleString('en-US')} requests ` +
+      `in one step, ${held}: the search goes up to ${factorText(limit)} (a shorter --window goes further)\n`,
   );
   return {
     ...config,
     search: {
       ...config.search,
       maxFactor: limit,
-      capHint: `the largest factor one step of this window holds in this replayer's memory (${perTarget.toLocaleString('en-US')} requests): a shorter --window to look further`,
+      capHint:
+        `the largest factor one step of this window holds in this replayer's memory ` +
+        `(${perTarget.toLocaleString('en-US')} requests): a shorter --window to look further`,
     },
   };
 }
@@ -180,7 +190,10 @@ function stepLine(target: string, s: CapacityStep, objectives: CapacityConfig['o
     .join(', ');
   const goodput = s.goodput === null ? '--' : shareText(s.goodput);
   const errors = s.error_rate === null ? '--' : shareText(s.error_rate);
-  return `  ${target} at ${factorText(s.factor)}: ${requestsText(s.requests)}, goodput ${goodput}, error rate ${errors}, ${metrics}: ${s.outcome === 'met' ? 'met' : terminalLine(s.reason)}\n`;
+  return (
+    `  ${target} at ${factorText(s.factor)}: ${requestsText(s.requests)}, goodput ${goodput}, error rate ` +
+    `${errors}, ${metrics}: ${s.outcome === 'met' ? 'met' : terminalLine(s.reason)}\n`
+  );
 }
 
 /** The line before a step: which targets, which factor, how many requests; and the memory it takes when that is large. */
@@ -191,7 +204,10 @@ function stepStartLine(targets: readonly string[], factor: number, n: number, st
     total > stepLimit / 4
       ? `, about ${memoryText(total * STEP_BYTES_PER_REQUEST)} of memory until its results are written`
       : '';
-  return `  ${targets.join(', ')} at ${factorText(factor)}: ${factor < 1 ? 'about ' : ''}${requestsText(planned)}${targets.length > 1 ? ' each' : ''}${memory}...\n`;
+  return (
+    `  ${targets.join(', ')} at ${factorText(factor)}: ` +
+    `${factor < 1 ? 'about ' : ''}${requestsText(planned)}${targets.length > 1 ? ' each' : ''}${memory}...\n`
+  );
 }
 
 /** Waits `ms`, or less when a signal arrives; the signal's exit code, or null. */
@@ -267,7 +283,8 @@ async function searchAndWrite(
 ): Promise<number> {
   const names = config.replay.targets.map((t) => t.name);
   io.err.write(
-    `Capacity search ${config.runId}: ${window.records.length} captured requests per step at 1x, ${names.length > 1 ? (config.together ? 'targets together' : 'one target at a time') : 'one target'}\n`,
+    `Capacity search ${config.runId}: ${window.records.length} captured requests per step at 1x, ` +
+      `${names.length > 1 ? (config.together ? 'targets together' : 'one target at a time') : 'one target'}\n`,
   );
   const steps = new Map<string, CapacityStep[]>(names.map((n) => [n, []]));
   const stepIo: StepIo = { progress: io.err };
@@ -300,7 +317,8 @@ async function searchAndWrite(
       const { runId, sent } = await warmUp(config, window, apiKey, group, stepIo);
       warmUpSent = Math.max(warmUpSent, sent);
       io.err.write(
-        `  ${group.join(', ')}: warmed up with ${sent} request${sent === 1 ? '' : 's'} at ${factorText(config.search.startFactor)}, not judged (steps/${runId}/)\n`,
+        `  ${group.join(', ')}: warmed up with ${sent} request${sent === 1 ? '' : 's'} at ` +
+          `${factorText(config.search.startFactor)}, not judged (steps/${runId}/)\n`,
       );
       await pause();
       await searchCapacity(group, config.search, runStep, pause);
@@ -321,7 +339,8 @@ async function searchAndWrite(
   for (const t of doc.targets)
     io.out.write(`  ${t.name}: ${sustainedText(t)}, limited by ${t.limited_by}. ${terminalLine(t.note)}\n`);
   io.out.write(
-    `Capacity: ${join(config.out, config.runId, CAPACITY_FILES.document)}\nReport: ${join(config.out, config.runId, CAPACITY_FILES.report)}\n`,
+    `Capacity: ${join(config.out, config.runId, CAPACITY_FILES.document)}\nReport: ` +
+      `${join(config.out, config.runId, CAPACITY_FILES.report)}\n`,
   );
   return finalExit(config, doc, cut, exitCode, io);
 }
@@ -346,13 +365,16 @@ function finalExit(
       const seen = broken.errors.map((e) => `${e.error} ${e.count}`).join(', ');
       const failed = fail(
         io,
-        `no request to ${t.name} succeeded at ${factorText(broken.factor)} (${broken.failed} of ${broken.requests} failed${seen ? `: ${seen}` : ''}): the target is broken or down, not at its capacity; check that it is up, its URL and --path (the steps are in ${where})`,
+        `no request to ${t.name} succeeded at ${factorText(broken.factor)} (${broken.failed} of ` +
+          `${broken.requests} failed${seen ? `: ${seen}` : ''}): the target is broken or down, not at its ` +
+          `capacity; check that it is up, its URL and --path (the steps are in ${where})`,
       );
       if (code === 0) code = failed;
     } else if (t.limited_by === 'empty') {
       const failed = fail(
         io,
-        `no step held a request for ${t.name}: the window's requests sampled at up to ${factorText(config.search.maxFactor)} kept none; a longer --window holds more`,
+        `no step held a request for ${t.name}: the window's requests sampled at up to ` +
+          `${factorText(config.search.maxFactor)} kept none; a longer --window holds more`,
       );
       if (code === 0) code = failed;
     }

@@ -104,7 +104,10 @@ function timeWindow(
   if (from !== undefined && to !== undefined) {
     if (from >= to) return `--from (${iso(from)}) must be before --to (${iso(to)})`;
     if (to - from > windowMs)
-      return `--from ${iso(from)} to --to ${iso(to)} is longer than --window (${windowMs / 1000} s), the captured traffic a step replays: narrow them, or give a longer --window`;
+      return (
+        `--from ${iso(from)} to --to ${iso(to)} is longer than --window (${windowMs / 1000} s), the captured ` +
+        `traffic a step replays: narrow them, or give a longer --window`
+      );
     return { startMs: from, endMs: to };
   }
   return from !== undefined
@@ -130,7 +133,10 @@ export function capacityConfig(flags: CapacityCommandOptions): CapacityConfig | 
   if (flags.maxFactor > MAX_AMPLIFY)
     return `--max-factor must be at most ${MAX_AMPLIFY}, the largest amplification (got ${flags.maxFactor})`;
   if (flags.cooldown * 1000 > MAX_TIMER_MS)
-    return `--cooldown must be at most ${Math.floor(MAX_TIMER_MS / 1000)} s (about 24.8 days, the longest timer Node keeps) (got ${flags.cooldown})`;
+    return (
+      `--cooldown must be at most ${Math.floor(MAX_TIMER_MS / 1000)} s (about 24.8 days, the longest timer ` +
+      `Node keeps) (got ${flags.cooldown})`
+    );
   const {
     target,
     goodput,

@@ -59,7 +59,8 @@ function intro(capturesDir: string): string {
     `The capture (${capturesDir}): ${RATE_PER_SECOND} chat requests a second, ${gapMs} ms apart.`,
     `Each mock holds a generation slot ${serviceMs} ms per request (${TTFT_MS} ms to the first`,
     `token, ${OUTPUT_TOKENS} tokens ${ITL_MS} ms apart); A has 1 slot, B has 2. At factor k the requests`,
-    `come ${gapMs}/k ms apart, so A keeps up to ${(gapMs / serviceMs).toFixed(2)}x and B to ${((2 * gapMs) / serviceMs).toFixed(2)}x; past that`,
+    `come ${gapMs}/k ms apart, so A keeps up to ${(gapMs / serviceMs).toFixed(2)}x and B to ` +
+      `${((2 * gapMs) / serviceMs).toFixed(2)}x; past that`,
     'each request waits longer than the last. The objective: 90 % of requests with a',
     `first token within 100 ms. Expect A about ${(gapMs / serviceMs).toFixed(2)}x and B about twice that.`,
     '',

@@ -42,7 +42,8 @@ export async function readWindow(config: CapacityConfig, io: CommandIo): Promise
   if (records.length === 0)
     return fail(
       io,
-      `no capture record in the window (${describeWindow(config.window)}): ${config.window.captureWindow ? '--from/--to' : '--start-offset'} or --window`,
+      `no capture record in the window (${describeWindow(config.window)}): ` +
+        `${config.window.captureWindow ? '--from/--to' : '--start-offset'} or --window`,
     );
   return {
     records: plan.entries.map((e, i) => ({

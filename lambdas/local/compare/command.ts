@@ -106,7 +106,8 @@ export async function compareCommand(options: CompareCommandOptions): Promise<nu
     const dir = folders[i]?.dir;
     if (r.badLines > 0)
       err.write(
-        `capture-replay compare: ${terminalLine(`${dir}: ${r.badLines} line(s) not a record, left out (first at line ${r.firstBadLine})`)}\n`,
+        `capture-replay compare: ` +
+          `${terminalLine(`${dir}: ${r.badLines} line(s) not a record, left out (first at line ${r.firstBadLine})`)}\n`,
       );
     for (const [reason, n] of r.rejected)
       err.write(`capture-replay compare: ${terminalLine(`${dir}: ${n} record(s) left out: ${reason}`)}\n`);
@@ -130,7 +131,8 @@ export async function compareCommand(options: CompareCommandOptions): Promise<nu
       renderReportHtml(analysis.report, BUNDLED_CHART_ASSETS),
     );
     out.write(
-      `Comparison: ${terminalLine(join(options.out, RUN_FILES.comparison))}\nReport: ${terminalLine(join(options.out, RUN_FILES.report))}\n`,
+      `Comparison: ${terminalLine(join(options.out, RUN_FILES.comparison))}\nReport: ` +
+        `${terminalLine(join(options.out, RUN_FILES.report))}\n`,
     );
     if (cloudwatch) {
       const failed = await compareCloudWatch(

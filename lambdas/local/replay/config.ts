@@ -9,10 +9,11 @@ import type { WaitMode } from '../../adapters/system-clock';
 import type { CompareOptions } from '../../core/compare/types';
 import { replayInputConfig, type ExportInputConfig } from '../../core/export/input-config';
 import { validatePlanOptions, type PlanOptions } from '../../core/plan/plan';
-import { MAX_REHEARSAL_REQUESTS, planProblemsAsFlags } from '../cli-usage';
+import { MAX_REHEARSAL_REQUESTS } from '../cli-usage';
 import { compareOptionsOf, type ComparisonFlags } from '../comparison-flags';
 import { capturesLocation, type CaptureWindow } from '../captures-source';
 import type { CloudWatchFlags } from '../cloudwatch-output';
+import { planFlag, planProblemsAsFlags } from './plan-flags';
 import { targetsOf, type CliTarget, type TargetFlags } from './targets';
 
 /** `capture-replay replay`'s flags, as commander hands them over (or a caller that runs it in-process). */
@@ -46,7 +47,10 @@ export interface ReplayCommandOptions extends TargetFlags, ComparisonFlags, Clou
   workers?: number | 'auto';
   /** `precise` (default): sub-millisecond; `coarse`: timers only, ~1 ms, less CPU (system-clock.ts). */
   wait?: WaitMode;
-  /** Requests per target and firing thread sent to an in-process sink before schedule zero (rehearsal.ts); default `auto` (autoRehearsalRequests), 0: none. */
+  /**
+   * Requests per target and firing thread sent to an in-process sink before schedule zero (rehearsal.ts); default
+   * `auto` (autoRehearsalRequests), 0: none.
+   */
   rehearsal?: number | 'auto';
   timeout: number;
   lead: number;
@@ -179,7 +183,7 @@ export function replayConfig(flags: ReplayCommandOptions, env: NodeJS.ProcessEnv
   const targets = targetsOf(flags);
   if (typeof targets === 'string') return targets;
   const plan = planOptionsOf(flags);
-  const problems = validatePlanOptions({ ...plan, runId, targetKind: 'openai-chat' });
+  const problems = validatePlanOptions({ ...plan, runId, targetKind: 'openai-chat' }, planFlag);
   if (problems.length > 0) return planProblemsAsFlags(problems);
   const captures = capturesOf(flags);
   if (typeof captures === 'string') return captures;

@@ -192,7 +192,10 @@ export function openAheadLine(
 ): string {
   const to = targets > 1 ? `target ${terminalLine(target)}` : 'the target';
   const by = ahead.threads > 1 ? ` by ${ahead.threads} threads` : '';
-  return `Connections: up to ${ahead.connections} to ${to} opened${by} from ${ahead.openBeforeMs} ms before the first request (its first second's requests, as many as are ready in time; any unused 4 s later are closed)`;
+  return (
+    `Connections: up to ${ahead.connections} to ${to} opened${by} from ${ahead.openBeforeMs} ms before the ` +
+    `first request (its first second's requests, as many as are ready in time; any unused 4 s later are closed)`
+  );
 }
 
 /** What the rehearsal did, in one line for stderr. */
@@ -202,5 +205,11 @@ export function rehearsalLine(results: readonly RehearsalResult[], threads: numb
   const seconds = Math.max(...results.map((r) => r.ms)) / 1000;
   const where = `${threads > 1 ? `${threads} threads x ` : ''}${targets > 1 ? `${targets} targets` : 'the target'}`;
   const failed = sent - answered;
-  return `Rehearsal: ${sent} request${sent === 1 ? '' : 's'} (${where}) to an in-process sink in ${seconds.toFixed(1)} s, nothing sent to the target${failed > 0 ? `; ${failed} failed at the sink, so the code they compiled is not all the run's` : ''} (--rehearsal 0 skips it)`;
+  return (
+    `Rehearsal: ${sent} request${sent === 1 ? '' : 's'} (${where}) to an in-process sink in ` +
+    `${seconds.toFixed(1)} s, nothing sent to the ` +
+    `target` +
+    `${failed > 0 ? `; ${failed} failed at the sink, so the code they compiled is not all the run's` : ''} ` +
+    `(--rehearsal 0 skips it)`
+  );
 }

@@ -113,7 +113,8 @@ async function nothingToReplay(
   if (ingest.totals.files === 0)
     return fail(
       io,
-      `no .jsonl capture files under ${config.capturesPath}${where} could be read (${ingest.skippedFiles.length > 0 ? `${ingest.skippedFiles.length} skipped, ` : ''}see ${at})`,
+      `no .jsonl capture files under ${config.capturesPath}${where} could be read ` +
+        `(${ingest.skippedFiles.length > 0 ? `${ingest.skippedFiles.length} skipped, ` : ''}see ${at})`,
     );
   if (counts && counts.inWindow === 0)
     return fail(io, `no capture record in ${describeWindow(counts)} (${counts.outsideWindow} outside it; see ${at})`);

@@ -49,7 +49,8 @@ export function replayOutcome(
   if (sampledOut !== null && exitCode === 0)
     exitCode = fail(
       io,
-      `${describeSampling(config)} kept none of the ${sampledOut} request(s): nothing was sent; give a larger ${config.plan.amplify !== undefined && config.plan.amplify < 1 ? '--amplify' : '--sample'}`,
+      `${describeSampling(config)} kept none of the ${sampledOut} request(s): nothing was sent; give a ` +
+        `larger ${config.plan.amplify !== undefined && config.plan.amplify < 1 ? '--amplify' : '--sample'}`,
     );
   if (!analysis) return fail(io, 'the run ended without its analysis: this is a bug, please report it');
   if (analysis.comparison) {

@@ -77,16 +77,20 @@ describe('S3ObjectStore conditional writes', () => {
     expect(await storeWith([() => s3Error(404, 'NoSuchKey')]).store.putIfMatch('k', 'v', '"e"')).toBe(false);
   });
 
-  it(`a 409 that does not clear: ${CONDITIONAL_PUT_ATTEMPTS} tries with full-jitter backoff, then an error (retryable), never false`, async () => {
-    const { store, inputs, waits } = storeWith(Array.from({ length: CONDITIONAL_PUT_ATTEMPTS }, () => CONFLICT));
-    await expect(store.putIfAbsent('k', 'x')).rejects.toThrow(
-      /s3:\/\/bucket\/k: conditional PutObject answered 409 \(ConditionalRequestConflict\) 5 times/,
-    );
-    expect(inputs).toHaveLength(CONDITIONAL_PUT_ATTEMPTS);
-    expect(waits).toHaveLength(CONDITIONAL_PUT_ATTEMPTS - 1);
-    // Each wait is drawn below its cap: 50, 100, 200, 400 ms.
-    waits.forEach((ms, i) => expect(ms).toBeLessThanOrEqual(50 * 2 ** i));
-  });
+  it(
+    `a 409 that does not clear: ${CONDITIONAL_PUT_ATTEMPTS} tries with full-jitter backoff, then an error ` +
+      `(retryable), never false`,
+    async () => {
+      const { store, inputs, waits } = storeWith(Array.from({ length: CONDITIONAL_PUT_ATTEMPTS }, () => CONFLICT));
+      await expect(store.putIfAbsent('k', 'x')).rejects.toThrow(
+        /s3:\/\/bucket\/k: conditional PutObject answered 409 \(ConditionalRequestConflict\) 5 times/,
+      );
+      expect(inputs).toHaveLength(CONDITIONAL_PUT_ATTEMPTS);
+      expect(waits).toHaveLength(CONDITIONAL_PUT_ATTEMPTS - 1);
+      // Each wait is drawn below its cap: 50, 100, 200, 400 ms.
+      waits.forEach((ms, i) => expect(ms).toBeLessThanOrEqual(50 * 2 ** i));
+    },
+  );
 
   it('other errors are not conflicts: thrown at once (403, 500, and 404 on a create)', async () => {
     for (const [status, name] of [

@@ -159,7 +159,10 @@ describe('what ended the search, said as what it was (issue 32, finding 4)', () 
     expect(tried).toHaveLength(MAX_STEPS);
     expect(result).toMatchObject({ limited_by: 'step_limit', sustained_factor: tried.at(-1) });
     expect(result.note).toMatch(
-      /^The search reached its limit of 60 steps before it ended: the target met the objectives at 1\.79\d*x\. To need fewer steps: a larger --growth/,
+      new RegExp(
+        /^The search reached its limit of 60 steps before it ended: the target met the objectives at /.source +
+          /1\.79\d*x\. To need fewer steps: a larger --growth/.source,
+      ),
     );
     expect(sustainedText(result)).toMatch(/^at least 1\.79\d*x \(the search's limit of 60 steps\)$/);
     expect(result.note).not.toMatch(/cap/);
@@ -170,7 +173,8 @@ describe('what ended the search, said as what it was (issue 32, finding 4)', () 
     const a = conclude('A', [step(1, 'met')], { ...settings, maxFactor: 8 }, cut);
     expect(a).toMatchObject({ sustained_factor: 1, limited_by: 'stopped', limit_factor: 2 });
     expect(a.note).toBe(
-      'The search was stopped by SIGINT before it ended (the step at 2x was not measured): the target met the objectives at 1x. What was measured is kept; run the search again to finish it.',
+      'The search was stopped by SIGINT before it ended (the step at 2x was not measured): the target met ' +
+        'the objectives at 1x. What was measured is kept; run the search again to finish it.',
     );
     const b = conclude('B', [], settings, cut);
     expect(b).toMatchObject({ sustained_factor: null, limited_by: 'stopped', limit_factor: null });
@@ -178,7 +182,8 @@ describe('what ended the search, said as what it was (issue 32, finding 4)', () 
     // A target whose search had ended keeps its own verdict.
     expect(conclude('C', [step(1, 'met'), step(2, 'met')], { ...settings, maxFactor: 2 }, cut).limited_by).toBe('cap');
     expect(capacitySummaryLine(buildCapacityDocument(info, [a, b]))).toBe(
-      "A sustains at least 1x (the search was stopped before it ended) today's traffic at 99 % goodput, B none judged (the search was stopped before it ended)",
+      "A sustains at least 1x (the search was stopped before it ended) today's traffic at 99 % goodput, B " +
+        'none judged (the search was stopped before it ended)',
     );
   });
 
@@ -189,7 +194,9 @@ describe('what ended the search, said as what it was (issue 32, finding 4)', () 
     });
     expect(t).toMatchObject({ sustained_factor: 1, limited_by: 'step_failed', limit_factor: 1.5 });
     expect(t.note).toBe(
-      'The search ended early: a step could not be run (fire worker 43 did not start); the step at 1.5x was not measured: the target met the objectives at 1x and failed them at 2x (objectives). What was measured is kept.',
+      'The search ended early: a step could not be run (fire worker 43 did not start); the step at 1.5x was ' +
+        'not measured: the target met the objectives at 1x and failed them at 2x (objectives). What was ' +
+        'measured is kept.',
     );
     expect(sustainedText(t)).toBe('at least 1x (a step could not be run)');
     expect(sustainedText(conclude('B', [], settings, { by: 'step_failed', cause: 'x' }))).toBe(
@@ -224,7 +231,10 @@ describe('a broken target and an empty step (issue 32, findings 5 and 6)', () =>
     expect(tried).toEqual([1, 2, 4]);
     expect(t).toMatchObject({ sustained_factor: 2, limited_by: 'broken', limit_factor: 4 });
     expect(t!.note).toMatch(
-      /^It met the objectives at 2x, then at 4x no request succeeded: 100 of 100 failed \(HTTPError 404 21 \("HTTP 404: no route for POST \/nope"\)\)\. A target that fails every request is broken/,
+      new RegExp(
+        /^It met the objectives at 2x, then at 4x no request succeeded: 100 of 100 failed \(HTTPError 404 /.source +
+          /21 \("HTTP 404: no route for POST \/nope"\)\)\. A target that fails every request is broken/.source,
+      ),
     );
     expect(sustainedText(t!)).toBe('at least 2x (broken at 4x: no request succeeded, HTTPError 404)');
   });
@@ -399,11 +409,13 @@ describe('capacity.json and its summary line', () => {
       settings,
     );
     expect(capacitySummaryLine(buildCapacityDocument(info, [client, cap, none]))).toBe(
-      "B sustains 2x or more (the cap) today's traffic at 99 % goodput, A at least 1x (client-limited), C less than 0.125x (no factor tried met the objectives)",
+      "B sustains 2x or more (the cap) today's traffic at 99 % goodput, A at least 1x (client-limited), C " +
+        'less than 0.125x (no factor tried met the objectives)',
     );
     const cold = conclude('D', [step(1, 'client')], settings);
     expect(capacitySummaryLine(buildCapacityDocument(info, [none, cold]))).toBe(
-      'No factor sustained at 99 % goodput: C less than 0.125x (no factor tried met the objectives), D none judged (the replayer was late at 1x)',
+      'No factor sustained at 99 % goodput: C less than 0.125x (no factor tried met the objectives), D none ' +
+        'judged (the replayer was late at 1x)',
     );
   });
 
@@ -415,7 +427,8 @@ describe('capacity.json and its summary line', () => {
     );
     expect(cold).toMatchObject({ sustained_factor: null, limited_by: 'client', limit_factor: 1 });
     expect(cold.note).toBe(
-      'No factor sustained: at 1x, the first step, the replayer already could not send on time (the replayer sent late: p90 wire lag 180.0 ms > 100 ms), so this machine cannot tell whether the target sustains it. ' +
+      'No factor sustained: at 1x, the first step, the replayer already could not send on time (the replayer ' +
+        'sent late: p90 wire lag 180.0 ms > 100 ms), so this machine cannot tell whether the target sustains it. ' +
         'To go further: more fire threads (--workers), a bigger machine, or the AWS pipeline (amplify in a schedule).',
     );
     const failedThenLate = conclude(
@@ -427,7 +440,10 @@ describe('capacity.json and its summary line', () => {
       settings,
     );
     expect(failedThenLate.note).toMatch(
-      /^No factor sustained: 1x already failed \(goodput 50 % \(50 of 100\) < 99 %\), and at 0\.5x the replayer could not send on time \(late\)\./,
+      new RegExp(
+        /^No factor sustained: 1x already failed \(goodput 50 % \(50 of 100\) < 99 %\), and at 0\.5x the /.source +
+          /replayer could not send on time \(late\)\./.source,
+      ),
     );
     expect(capacitySummaryLine(buildCapacityDocument(info, [failedThenLate]))).toBe(
       'No factor sustained at 99 % goodput: E less than 1x (the replayer was late at 0.5x)',

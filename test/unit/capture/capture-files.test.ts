@@ -111,7 +111,8 @@ describe('local capture files that cannot be read: skipped with their reason, th
   const isRoot = process.getuid?.() === 0;
   if (isRoot)
     process.stdout.write(
-      'capture-files.test.ts: running as root, chmod 000 does not deny: the EACCES cases run in test/e2e/cli-fuzz.test.ts as an unprivileged user\n',
+      'capture-files.test.ts: running as root, chmod 000 does not deny: the EACCES cases run in ' +
+        'test/e2e/cli-fuzz.test.ts as an unprivileged user\n',
     );
 
   it.skipIf(isRoot)('an unreadable folder and an unreadable file (EACCES)', async () => {

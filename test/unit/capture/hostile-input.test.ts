@@ -85,35 +85,39 @@ describe('whole seconds follow the text of inferenceTime (issue 11)', () => {
     expect(verdict.ok && verdict.record.hasSubSecondTime).toBe(exact);
   });
 
-  it('`...:18Z` records are spread across their second, `...:18.000Z` ones are kept, and the plan says how many moved and by how much', async () => {
-    const lines = [
-      at('2026-04-29T00:03:18Z', 'w1'),
-      at('2026-04-29T00:03:18.000Z', 'x1'),
-      at('2026-04-29T00:03:18Z', 'w2'),
-      at('2026-04-29T00:03:18.000Z', 'x2'),
-      at('2026-04-29T00:03:18Z', 'w3'),
-      at('2026-04-29T00:03:19Z', 'w4'),
-    ];
-    const { records } = await parseAll([lines.join('\n')]);
-    const plan = buildPlan(records, { runId: 'r', targetKind: 'openai-chat', timeScale: 1, intraSecond: 'spread' });
-    const offsets = Object.fromEntries(plan.requests.map((r) => [r.eventId, r.offsetMs]));
-    expect(offsets).toEqual({ w1: 0, x1: 0, x2: 0, w2: 1000 / 3, w3: 2000 / 3, w4: 1000 });
-    expect(plan.timing).toEqual({
-      intraSecond: 'spread',
-      wholeSecondRecords: 4,
-      exactTimeRecords: 2,
-      spreadRecords: 2,
-      maxSpreadMs: 2000 / 3,
-    });
-    const burst = buildPlan(records, { runId: 'r', targetKind: 'openai-chat', timeScale: 1, intraSecond: 'burst' });
-    expect(burst.timing).toEqual({
-      intraSecond: 'burst',
-      wholeSecondRecords: 4,
-      exactTimeRecords: 2,
-      spreadRecords: 0,
-      maxSpreadMs: 0,
-    });
-  });
+  it(
+    '`...:18Z` records are spread across their second, `...:18.000Z` ones are kept, and the plan says how many ' +
+      'moved and by how much',
+    async () => {
+      const lines = [
+        at('2026-04-29T00:03:18Z', 'w1'),
+        at('2026-04-29T00:03:18.000Z', 'x1'),
+        at('2026-04-29T00:03:18Z', 'w2'),
+        at('2026-04-29T00:03:18.000Z', 'x2'),
+        at('2026-04-29T00:03:18Z', 'w3'),
+        at('2026-04-29T00:03:19Z', 'w4'),
+      ];
+      const { records } = await parseAll([lines.join('\n')]);
+      const plan = buildPlan(records, { runId: 'r', targetKind: 'openai-chat', timeScale: 1, intraSecond: 'spread' });
+      const offsets = Object.fromEntries(plan.requests.map((r) => [r.eventId, r.offsetMs]));
+      expect(offsets).toEqual({ w1: 0, x1: 0, x2: 0, w2: 1000 / 3, w3: 2000 / 3, w4: 1000 });
+      expect(plan.timing).toEqual({
+        intraSecond: 'spread',
+        wholeSecondRecords: 4,
+        exactTimeRecords: 2,
+        spreadRecords: 2,
+        maxSpreadMs: 2000 / 3,
+      });
+      const burst = buildPlan(records, { runId: 'r', targetKind: 'openai-chat', timeScale: 1, intraSecond: 'burst' });
+      expect(burst.timing).toEqual({
+        intraSecond: 'burst',
+        wholeSecondRecords: 4,
+        exactTimeRecords: 2,
+        spreadRecords: 0,
+        maxSpreadMs: 0,
+      });
+    },
+  );
 });
 
 describe('byte-order marks', () => {

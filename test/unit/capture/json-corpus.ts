@@ -125,7 +125,8 @@ function value(random: Random, depth: number, budget: { bad: number }): string {
       const members: string[] = [];
       for (let i = 0; i < n; i++)
         members.push(
-          `${ws(random)}${stringLiteral(random, plant())}${ws(random)}${plant() ? '' : ':'}${ws(random)}${value(random, depth + 1, budget)}${ws(random)}`,
+          `${ws(random)}${stringLiteral(random, plant())}${ws(random)}${plant() ? '' : ':'}${ws(random)}` +
+            `${value(random, depth + 1, budget)}${ws(random)}`,
         );
       const trailing = plant() ? ',' : '';
       return `{${members.join(plant() ? '' : ',')}${trailing}${n === 0 ? ws(random) : ''}}`;

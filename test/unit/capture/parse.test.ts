@@ -209,7 +209,8 @@ describe('parseCaptureLine: captured output (information only)', () => {
     [
       '"usage" quoted inside the answer text is not the usage',
       out(
-        '{"choices":[{"message":{"content":"my \\"usage\\": {\\"prompt_tokens\\": 999}"}}],"usage":{"prompt_tokens":3,"completion_tokens":4}}',
+        '{"choices":[{"message":{"content":"my \\"usage\\": {\\"prompt_tokens\\": ' +
+          '999}"}}],"usage":{"prompt_tokens":3,"completion_tokens":4}}',
       ),
       { promptTokens: 3, completionTokens: 4 },
     ],

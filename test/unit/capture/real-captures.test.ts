@@ -37,61 +37,73 @@ function everyLineAccountedFor(report: IngestReport): void {
 }
 
 describe('aws/sagemaker-python-sdk test data', () => {
-  it('legacy/tests/data/monitor/captured-data.jsonl: two JSON records; a chat target drops them (no messages), a SageMaker target sends them as captured, asking for JSON', async () => {
-    const path = join(FIXTURES, 'sagemaker-python-sdk/legacy-tests-data-monitor-captured-data.jsonl');
-    const { report, records } = await read(path);
-    everyLineAccountedFor(report);
-    expect(report.totals).toMatchObject({ linesRead: 2, accepted: 2, rejected: 0, contentTypeInferred: 0 });
-    expect(records.map((r) => [r.input.contentType, r.output?.contentType])).toEqual([
-      ['application/json', 'application/json'],
-      ['application/json', 'application/json'],
-    ]);
-    expect(plan(records, 'openai-chat').incompatible.map((i) => i.reason)).toEqual([
-      'not_chat_request',
-      'not_chat_request',
-    ]);
-    const requests = plan(records, 'sagemaker').requests;
-    expect(requests.map((r) => [Buffer.from(r.body).toString(), r.contentType, r.accept])).toEqual([
-      ['{"instances": [1.0, 2.0, 5.0]}', 'application/json', 'application/json'],
-      ['{"instances": [1.0, 2.0, 5.0]}', 'application/json', 'application/json'],
-    ]);
-  });
-
-  it('tests/data/monitor/capture.jsonl as committed: a template whose inferenceTime is "{%s}", every line bad_inference_time, nothing else', async () => {
-    const { report } = await read(join(FIXTURES, 'sagemaker-python-sdk/tests-data-monitor-capture.jsonl'));
-    everyLineAccountedFor(report);
-    // The last line has no newline: a complete JSON value keeps its own verdict.
-    expect(report.totals).toMatchObject({
-      linesRead: 44,
-      accepted: 0,
-      rejected: 44,
-      rejectedByReason: { bad_inference_time: 44 },
-    });
-  });
-
-  it('tests/data/monitor/capture.jsonl with its template filled as the SDK\u2019s test fills it: 44 CSV records, dropped by a chat target, replayed as text/csv to SageMaker', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'cr-real-'));
-    try {
-      const text = readFileSync(
-        join(FIXTURES, 'sagemaker-python-sdk/tests-data-monitor-capture.jsonl'),
-        'utf8',
-      ).replaceAll('{%s}', '2026-04-29T00:00:00Z');
-      await writeFile(join(dir, 'capture.jsonl'), text);
-      const { report, records } = await read(dir);
+  it(
+    'legacy/tests/data/monitor/captured-data.jsonl: two JSON records; a chat target drops them (no messages), ' +
+      'a SageMaker target sends them as captured, asking for JSON',
+    async () => {
+      const path = join(FIXTURES, 'sagemaker-python-sdk/legacy-tests-data-monitor-captured-data.jsonl');
+      const { report, records } = await read(path);
       everyLineAccountedFor(report);
-      expect(report.totals).toMatchObject({ linesRead: 44, accepted: 44, rejected: 0 });
-      expect(new Set(records.map((r) => r.input.contentType))).toEqual(new Set(['text/csv']));
-      const chat = plan(records, 'openai-chat');
-      expect(chat.requests).toHaveLength(0);
-      expect(chat.incompatible.every((i) => i.reason === 'unsupported_content_type')).toBe(true);
+      expect(report.totals).toMatchObject({ linesRead: 2, accepted: 2, rejected: 0, contentTypeInferred: 0 });
+      expect(records.map((r) => [r.input.contentType, r.output?.contentType])).toEqual([
+        ['application/json', 'application/json'],
+        ['application/json', 'application/json'],
+      ]);
+      expect(plan(records, 'openai-chat').incompatible.map((i) => i.reason)).toEqual([
+        'not_chat_request',
+        'not_chat_request',
+      ]);
       const requests = plan(records, 'sagemaker').requests;
-      expect(requests).toHaveLength(44);
-      expect(requests.every((r) => r.contentType === 'text/csv' && r.accept === 'text/csv')).toBe(true);
-      expect(Buffer.from(requests[0]!.body).toString()).toBe('9,45,45,42,7,5,0');
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+      expect(requests.map((r) => [Buffer.from(r.body).toString(), r.contentType, r.accept])).toEqual([
+        ['{"instances": [1.0, 2.0, 5.0]}', 'application/json', 'application/json'],
+        ['{"instances": [1.0, 2.0, 5.0]}', 'application/json', 'application/json'],
+      ]);
+    },
+  );
+
+  it(
+    'tests/data/monitor/capture.jsonl as committed: a template whose inferenceTime is "{%s}", every line ' +
+      'bad_inference_time, nothing else',
+    async () => {
+      const { report } = await read(join(FIXTURES, 'sagemaker-python-sdk/tests-data-monitor-capture.jsonl'));
+      everyLineAccountedFor(report);
+      // The last line has no newline: a complete JSON value keeps its own verdict.
+      expect(report.totals).toMatchObject({
+        linesRead: 44,
+        accepted: 0,
+        rejected: 44,
+        rejectedByReason: { bad_inference_time: 44 },
+      });
+    },
+  );
+
+  it(
+    'tests/data/monitor/capture.jsonl with its template filled as the SDK\u2019s test fills it: 44 CSV ' +
+      'records, dropped by a chat target, replayed as text/csv to SageMaker',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'cr-real-'));
+      try {
+        const text = readFileSync(
+          join(FIXTURES, 'sagemaker-python-sdk/tests-data-monitor-capture.jsonl'),
+          'utf8',
+        ).replaceAll('{%s}', '2026-04-29T00:00:00Z');
+        await writeFile(join(dir, 'capture.jsonl'), text);
+        const { report, records } = await read(dir);
+        everyLineAccountedFor(report);
+        expect(report.totals).toMatchObject({ linesRead: 44, accepted: 44, rejected: 0 });
+        expect(new Set(records.map((r) => r.input.contentType))).toEqual(new Set(['text/csv']));
+        const chat = plan(records, 'openai-chat');
+        expect(chat.requests).toHaveLength(0);
+        expect(chat.incompatible.every((i) => i.reason === 'unsupported_content_type')).toBe(true);
+        const requests = plan(records, 'sagemaker').requests;
+        expect(requests).toHaveLength(44);
+        expect(requests.every((r) => r.contentType === 'text/csv' && r.accept === 'text/csv')).toBe(true);
+        expect(Buffer.from(requests[0]!.body).toString()).toBe('9,45,45,42,7,5,0');
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 interface Outcome {

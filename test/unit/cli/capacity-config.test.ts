@@ -49,26 +49,30 @@ async function configOf(argv: string[]): Promise<CapacityConfig | string> {
 }
 
 describe('capacityConfig', () => {
-  it('the defaults: a 3-minute window, 99 % goodput, 1 % errors, x2 from 1x to 64x, 0.1 resolution, 5 s cool-down, one target at a time', async () => {
-    const config = (await configOf(BASE)) as CapacityConfig;
-    expect(config).toMatchObject({
-      runId: 'cap-1',
-      window: { startOffsetMs: 0, endOffsetMs: 180_000 },
-      objectives: { slos: { time_to_first_token: 300 }, minGoodput: 0.99, maxErrorRate: 0.01, maxClientLagMs: 100 },
-      search: { startFactor: 1, growth: 2, resolution: 0.1, maxFactor: 64 },
-      cooldownMs: 5000,
-      together: false,
-    });
-    // Every step replays with replay's own rules and defaults: the window as offsets, the SLOs as goodput.
-    expect(config.replay).toMatchObject({
-      plan: { startOffsetMs: 0, endOffsetMs: 180_000, timeScale: 1, intraSecond: 'spread' },
-      goodput: { time_to_first_token: 300 },
-      progress: true,
-      preflight: true,
-      fire: { leadMs: 500, rehearsal: 'auto' },
-    });
-    expect(config.replay.targets.map((t) => t.name)).toEqual(['A', 'B']);
-  });
+  it(
+    'the defaults: a 3-minute window, 99 % goodput, 1 % errors, x2 from 1x to 64x, 0.1 resolution, 5 s ' +
+      'cool-down, one target at a time',
+    async () => {
+      const config = (await configOf(BASE)) as CapacityConfig;
+      expect(config).toMatchObject({
+        runId: 'cap-1',
+        window: { startOffsetMs: 0, endOffsetMs: 180_000 },
+        objectives: { slos: { time_to_first_token: 300 }, minGoodput: 0.99, maxErrorRate: 0.01, maxClientLagMs: 100 },
+        search: { startFactor: 1, growth: 2, resolution: 0.1, maxFactor: 64 },
+        cooldownMs: 5000,
+        together: false,
+      });
+      // Every step replays with replay's own rules and defaults: the window as offsets, the SLOs as goodput.
+      expect(config.replay).toMatchObject({
+        plan: { startOffsetMs: 0, endOffsetMs: 180_000, timeScale: 1, intraSecond: 'spread' },
+        goodput: { time_to_first_token: 300 },
+        progress: true,
+        preflight: true,
+        fire: { leadMs: 500, rehearsal: 'auto' },
+      });
+      expect(config.replay.targets.map((t) => t.name)).toEqual(['A', 'B']);
+    },
+  );
 
   it('takes the window as a duration from --start-offset, and the search settings', async () => {
     const config = (await configOf([
@@ -187,7 +191,8 @@ describe('capacity takes the captures as replay does: --from/--to and --region (
   it.each([
     [
       ['--from', '2026-04-29T10:00:00Z', '--to', '2026-04-29T11:00:00Z'],
-      '--from 2026-04-29T10:00:00.000Z to --to 2026-04-29T11:00:00.000Z is longer than --window (180 s), the captured traffic a step replays: narrow them, or give a longer --window',
+      '--from 2026-04-29T10:00:00.000Z to --to 2026-04-29T11:00:00.000Z is longer than --window (180 s), the ' +
+        'captured traffic a step replays: narrow them, or give a longer --window',
     ],
     [
       ['--from', '2026-04-29T10:00:00Z', '--to', '2026-04-29T09:00:00Z'],

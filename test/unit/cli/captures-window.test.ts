@@ -49,20 +49,25 @@ describe('parseTimeFlag', () => {
     ['yesterday', ''],
   ])('%s is refused, naming the flag and the forms', (raw, hint) => {
     expect(parseTimeFlag('--to', raw, NOW)).toBe(
-      `--to must be an ISO 8601 time with a zone (2026-04-29T10:00:00Z, 2026-04-29T12:00+02:00) or a time before now (now, -2h, -90m, -1d) (got "${raw}"${hint})`,
+      `--to must be an ISO 8601 time with a zone (2026-04-29T10:00:00Z, 2026-04-29T12:00+02:00) or a time ` +
+        `before now (now, -2h, -90m, -1d) (got "${raw}"${hint})`,
     );
   });
 
-  it('refuses a time more than a day after now: no capture is from the future, and an s3:// window to 9999 is 70 million hour partitions (issue 32 item 12)', () => {
-    expect(parseTimeFlag('--to', '9999-12-31T23:59:59Z', NOW)).toBe(
-      '--to 9999-12-31T23:59:59Z is 7973 years after now: no capture is from the future; give now or a time before it (e.g. -1h)',
-    );
-    expect(parseTimeFlag('--from', '2026-11-28T12:00:00Z', NOW)).toBe(
-      '--from 2026-11-28T12:00:00Z is 2 days after now: no capture is from the future; give now or a time before it (e.g. -1h)',
-    );
-    // Clocks disagree: up to a day ahead is taken.
-    expect(parseTimeFlag('--to', '2026-11-27T12:00:00Z', NOW)).toBe(Date.UTC(2026, 10, 27, 12));
-  });
+  it(
+    'refuses a time more than a day after now: no capture is from the future, and an s3:// window to 9999 is ' +
+      '70 million hour partitions (issue 32 item 12)',
+    () => {
+      expect(parseTimeFlag('--to', '9999-12-31T23:59:59Z', NOW)).toBe(
+        '--to 9999-12-31T23:59:59Z is 7973 years after now: no capture is from the future; give now or a time before it (e.g. -1h)',
+      );
+      expect(parseTimeFlag('--from', '2026-11-28T12:00:00Z', NOW)).toBe(
+        '--from 2026-11-28T12:00:00Z is 2 days after now: no capture is from the future; give now or a time before it (e.g. -1h)',
+      );
+      // Clocks disagree: up to a day ahead is taken.
+      expect(parseTimeFlag('--to', '2026-11-27T12:00:00Z', NOW)).toBe(Date.UTC(2026, 10, 27, 12));
+    },
+  );
 });
 
 /** The flags as commander parses them from `capture-replay replay <argv>`, the action not run. */
@@ -229,7 +234,8 @@ describe('a window applied to a local folder', () => {
     expect(result).toBe(1);
     const at = join(dir, 'out', 'r', 'ingest_report.json');
     expect(err.trim().split('\n').at(-1)).toBe(
-      `capture-replay: no capture record in the window ${new Date(min(100)).toISOString()} to ${new Date(min(200)).toISOString()} (6 outside it; see ${at})`,
+      `capture-replay: no capture record in the window ${new Date(min(100)).toISOString()} to ` +
+        `${new Date(min(200)).toISOString()} (6 outside it; see ${at})`,
     );
     expect(JSON.parse(await readFile(at, 'utf8'))).toMatchObject({ window: { inWindow: 0, outsideWindow: 6 } });
   });

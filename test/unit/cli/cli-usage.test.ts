@@ -2,16 +2,9 @@ import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { closest, didYouMean, editDistance } from '../../../lambdas/core/suggest';
 import type { Command, Option } from 'commander';
-import {
-  decimalNumber,
-  GOODPUT_TAGS,
-  parseGoodput,
-  planProblemsAsFlags,
-  usageMessage,
-} from '../../../lambdas/local/cli-usage';
+import { decimalNumber, GOODPUT_TAGS, parseGoodput, usageMessage } from '../../../lambdas/local/cli-usage';
 import { buildProgram } from '../../../lambdas/local/program';
 import { describePreflight, preflight, probeTcp } from '../../../lambdas/local/preflight';
-import { validatePlanOptions } from '../../../lambdas/core/plan/plan';
 
 describe('edit distance and suggestions', () => {
   it('counts insertions, deletions, substitutions and adjacent transpositions as one edit each', () => {
@@ -40,24 +33,6 @@ describe('usage messages', () => {
     expect(usageMessage('replay', '--limit must be > 0')).toBe(
       "capture-replay replay: --limit must be > 0\nRun 'capture-replay replay --help' for the options.\n",
     );
-  });
-
-  it("speak of the plan's problems in flags, not field names", () => {
-    const problems = validatePlanOptions({
-      runId: 'r',
-      targetKind: 'openai-chat',
-      timeScale: 1,
-      intraSecond: 'spread',
-      startOffsetMs: 5000,
-      endOffsetMs: 1000,
-      seed: 2 ** 33,
-    });
-    expect(planProblemsAsFlags(problems)).toBe(
-      '--end-offset (1000) is before --start-offset (5000); --seed must be a whole number in [0, 4294967295] (got 8589934592)',
-    );
-    expect(
-      planProblemsAsFlags(['sampleRate must be in (0, 1] (got 2)', 'limit must be a whole number > 0 (got 0)']),
-    ).toBe('--sample must be in (0, 1] (got 2); --limit must be a whole number > 0 (got 0)');
   });
 });
 

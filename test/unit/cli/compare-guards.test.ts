@@ -96,7 +96,8 @@ describe('compare: a run that did not finish', () => {
     const run = await compare([done, stopped]);
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(
-      `capture-replay compare: ${stopped}: the run was stopped before its end (325 of 400 requests dropped as aborted): its verdict would be on part of the run only; compare it anyway with --allow-partial\n`,
+      `capture-replay compare: ${stopped}: the run was stopped before its end (325 of 400 requests dropped ` +
+        `as aborted): its verdict would be on part of the run only; compare it anyway with --allow-partial\n`,
     );
     expect(run.stdout).toBe('');
   });
@@ -113,7 +114,8 @@ describe('compare: a run that did not finish', () => {
     const run = await compare([done, stopped], { allowPartial: true });
     expect(run.code).toBe(0);
     expect(run.stderr).toContain(
-      `${stopped}: the run was stopped before its end (325 of 400 requests dropped as aborted): compared anyway (--allow-partial), the verdict is on what it sent only`,
+      `${stopped}: the run was stopped before its end (325 of 400 requests dropped as aborted): compared ` +
+        `anyway (--allow-partial), the verdict is on what it sent only`,
     );
     expect(run.stdout).toMatch(/^B vs A: unpaired, 75 requests of B and 400 of A compared$/m);
   });
@@ -197,7 +199,8 @@ describe('compare --out', () => {
     const refused = await compare([a, b], { out: runDir });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toBe(
-      `capture-replay compare: --out ${runDir} already holds comparison.json and report.html: give another --out, or --overwrite to replace them\nRun 'capture-replay compare --help' for the options.\n`,
+      `capture-replay compare: --out ${runDir} already holds comparison.json and report.html: give another ` +
+        `--out, or --overwrite to replace them\nRun 'capture-replay compare --help' for the options.\n`,
     );
     expect(readFileSync(join(runDir, 'comparison.json'), 'utf8')).toBe('{"the":"run\'s own"}\n');
     const replaced = await compare([a, b], { out: runDir, overwrite: true });

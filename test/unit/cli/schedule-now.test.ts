@@ -58,7 +58,8 @@ describe('schedule-now --at', () => {
 
   it("refuses a time after now, the far future as the next minute: that time's own run would be taken as done (issue 32 item 12)", () => {
     const why =
-      "a scheduled run replays a window already captured, and that time's own run would be taken as done; give now or a time before it (e.g. -1h)";
+      "a scheduled run replays a window already captured, and that time's own run would be taken as done; " +
+      'give now or a time before it (e.g. -1h)';
     expect(scheduleNowMessage('nightly', '9999-12-31T23:59:59Z', now)).toBe(
       `--at 9999-12-31T23:59:59Z is 7973 years after now: ${why}`,
     );
@@ -92,7 +93,8 @@ describe('schedule-now --queue-url', () => {
     const run = await scheduleNow({ schedule: 'nightly', queueUrl: 'notaurl' });
     expect(run.code).toBe(2);
     expect(run.stderr).toBe(
-      `capture-replay schedule-now: --queue-url must be the plan queue's URL (the stack output PlanQueueUrl, https://sqs.<region>.amazonaws.com/<account>/<name>), got "notaurl"\n${HINT}`,
+      `capture-replay schedule-now: --queue-url must be the plan queue's URL (the stack output PlanQueueUrl, ` +
+        `https://sqs.<region>.amazonaws.com/<account>/<name>), got "notaurl"\n${HINT}`,
     );
   });
 });

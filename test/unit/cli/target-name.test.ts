@@ -52,7 +52,9 @@ describe('what replay says about a target name', () => {
       expect(
         message({ target: [`${name}=http://localhost:8000`, 'B=http://localhost:8001'], targetName: 'target' }),
       ).toBe(
-        `target name "${name}" ends in ${name.slice(name.lastIndexOf('.'))}, like the run folder's own files (report.html, comparison.json...) beside the target folders (as NAME=URL, e.g. --target A=http://localhost:8000)`,
+        `target name "${name}" ends in ${name.slice(name.lastIndexOf('.'))}, like the run folder's own files ` +
+          `(report.html, comparison.json...) beside the target folders (as NAME=URL, e.g. --target ` +
+          `A=http://localhost:8000)`,
       );
       expect(message({ url: 'http://localhost:8000', targetName: name })).toMatch(
         new RegExp(`^--target-name "${name.replace('.', '\\.')}" ends in \\.`),

@@ -295,7 +295,8 @@ describe('what verify-deploy says', () => {
   it('no run: names the ingest reports it looked for, the sample, the ingest queue and log group', () => {
     const text = missingText(state({}), where, ['file-1', 'mirror-1'], 300).join('\n');
     expect(text).toContain(
-      'no run started within 300 s: the ingest wrote no s3://results-bucket/runs/file-1/ingest_report.json nor s3://results-bucket/runs/mirror-1/ingest_report.json',
+      'no run started within 300 s: the ingest wrote no s3://results-bucket/runs/file-1/ingest_report.json ' +
+        'nor s3://results-bucket/runs/mirror-1/ingest_report.json',
     );
     expect(text).toContain(where.sampleUri);
     expect(text).toContain('the ingest queue https://sqs/ingest');
@@ -375,7 +376,8 @@ describe('what verify-deploy says', () => {
       where.relink,
     ).join('\n');
     expect(text).toContain(
-      `run mirror-1 is scheduled, but its first request is due at ${new Date(first).toISOString()} (mirror mode: each request is due at its inferenceTime + 900 s), after --timeout 300 s`,
+      `run mirror-1 is scheduled, but its first request is due at ${new Date(first).toISOString()} (mirror ` +
+        `mode: each request is due at its inferenceTime + 900 s), after --timeout 300 s`,
     );
     expect(text).toMatch(/--timeout 10[12]\d\b/);
     expect(text).toContain('capture-replay link --run mirror-1 --stack Replay-llama --region eu-west-1');
@@ -441,7 +443,9 @@ describe('what verify-deploy says', () => {
         'read the outputs',
       ),
     ).toBe(
-      'could not read the outputs: CredentialsProviderError: Could not load credentials from any providers (no AWS credentials found: configure the AWS CLI (aws configure, aws sso login) or set AWS_PROFILE / AWS_ACCESS_KEY_ID)',
+      'could not read the outputs: CredentialsProviderError: Could not load credentials from any providers ' +
+        '(no AWS credentials found: configure the AWS CLI (aws configure, aws sso login) or set AWS_PROFILE / ' +
+        'AWS_ACCESS_KEY_ID)',
     );
     expect(describeAwsError(new Error('Region is missing'), 'x')).toMatch(
       /\(no AWS region: pass --region or set AWS_REGION/,

@@ -2,24 +2,7 @@
  * lambdas/core/stats/ against references computed independently by numpy and scipy
  * (scripts/stats-fixtures.py -> test/fixtures/stats/*.json).
  *
- * Tolerances:
- *   - p-values from exact distributions (Wilcoxon exact and sign-flip permutation, Mann-Whitney
- *     exact, binomial, Fisher): 1e-9 relative, plus 1e-15 absolute (SciPy sums one tail as
- *     1 - the other's CDF, which leaves ~1e-16 of rounding in a p-value near 1e-15);
- *   - p-values from the normal approximation: 1e-6 relative (both use erfc; the rank sums are
- *     exact, the difference is rounding);
- *   - percentiles: 1e-12 relative (same formula);
- *   - bootstrap intervals: different generators, so only as close as Monte Carlo allows. The
- *     reference uses 20,000 (10,000 for n = 12,000) resamples, ours 10,000. An endpoint of a
- *     95 % percentile interval estimated from B resamples has a standard error of about
- *     sqrt(0.025 * 0.975 / B) / phi(1.96) = 0.06 / sqrt(B) bootstrap standard deviations, the
- *     interval is 3.92 of them wide: 0.7 % of the width for B = 10,000, 0.5 % for 20,000, so
- *     the two estimates differ by ~0.9 % of the width (one sd). We allow 6 % of the width
- *     (over 6 sd), plus, for quantiles, the largest gap between neighbouring data values near
- *     the quantile: a resample's quantile moves in steps of one order statistic, so an
- *     endpoint can land one step away from another generator's (in the tail of 300 integer
- *     values that step is ~9 % of the interval). Checked with seeds 1-7 when written; worst
- *     seen 5 % of the width beyond the step.
+ * The tolerances, and why each: expectP.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -46,6 +29,26 @@ interface TestRef {
   pvalue: number;
 }
 
+/**
+ * Tolerances:
+ *   - p-values from exact distributions (Wilcoxon exact and sign-flip permutation, Mann-Whitney
+ *     exact, binomial, Fisher): 1e-9 relative, plus 1e-15 absolute (SciPy sums one tail as
+ *     1 - the other's CDF, which leaves ~1e-16 of rounding in a p-value near 1e-15);
+ *   - p-values from the normal approximation: 1e-6 relative (both use erfc; the rank sums are
+ *     exact, the difference is rounding);
+ *   - percentiles: 1e-12 relative (same formula);
+ *   - bootstrap intervals: different generators, so only as close as Monte Carlo allows. The
+ *     reference uses 20,000 (10,000 for n = 12,000) resamples, ours 10,000. An endpoint of a
+ *     95 % percentile interval estimated from B resamples has a standard error of about
+ *     sqrt(0.025 * 0.975 / B) / phi(1.96) = 0.06 / sqrt(B) bootstrap standard deviations, the
+ *     interval is 3.92 of them wide: 0.7 % of the width for B = 10,000, 0.5 % for 20,000, so
+ *     the two estimates differ by ~0.9 % of the width (one sd). We allow 6 % of the width
+ *     (over 6 sd), plus, for quantiles, the largest gap between neighbouring data values near
+ *     the quantile: a resample's quantile moves in steps of one order statistic, so an
+ *     endpoint can land one step away from another generator's (in the tail of 300 integer
+ *     values that step is ~9 % of the interval). Checked with seeds 1-7 when written; worst
+ *     seen 5 % of the width beyond the step.
+ */
 function expectP(actual: number | null, expected: number, rel: number): void {
   expect(actual).not.toBeNull();
   const a = actual as number;
@@ -346,7 +349,8 @@ function expectIntervalsClose(
         const off = Math.abs((got[k] as number) - (expected[k] as number));
         if (off > allowed)
           throw new Error(
-            `${stat} ${what}: [${got.join(', ')}] vs numpy [${expected.join(', ')}] (${((off / width) * 100).toFixed(1)} % of the width, step ${step})`,
+            `${stat} ${what}: [${got.join(', ')}] vs numpy [${expected.join(', ')}] ` +
+              `(${((off / width) * 100).toFixed(1)} % of the width, step ${step})`,
           );
       }
     };
@@ -450,50 +454,54 @@ describe('error-rate bootstrap', () => {
       expect(cu[1] - cu[0]).toBeGreaterThan(ci[1] - ci[0]); // pairing narrows the interval
     }
   });
-  it("no request failed, or every one: every resample is the sample itself (0, or the sides' own rates); one failure makes them vary", () => {
-    const options = { resamples: 500, seed: 3 };
-    const constant = (r: Float64Array) => [...new Set(r)];
-    expect(
-      constant(
-        bootstrapRateDifference(
-          { paired: true, bothFailed: 0, baselineOnly: 0, candidateOnly: 0, neither: 400 },
-          options,
+  it(
+    "no request failed, or every one: every resample is the sample itself (0, or the sides' own rates); one " +
+      'failure makes them vary',
+    () => {
+      const options = { resamples: 500, seed: 3 };
+      const constant = (r: Float64Array) => [...new Set(r)];
+      expect(
+        constant(
+          bootstrapRateDifference(
+            { paired: true, bothFailed: 0, baselineOnly: 0, candidateOnly: 0, neither: 400 },
+            options,
+          ),
         ),
-      ),
-    ).toEqual([0]);
-    expect(
-      constant(
-        bootstrapRateDifference(
-          { paired: true, bothFailed: 400, baselineOnly: 0, candidateOnly: 0, neither: 0 },
-          options,
+      ).toEqual([0]);
+      expect(
+        constant(
+          bootstrapRateDifference(
+            { paired: true, bothFailed: 400, baselineOnly: 0, candidateOnly: 0, neither: 0 },
+            options,
+          ),
         ),
-      ),
-    ).toEqual([0]);
-    expect(
-      constant(
-        bootstrapRateDifference(
-          { paired: false, baselineFailed: 0, baselineFired: 300, candidateFailed: 200, candidateFired: 200 },
-          options,
+      ).toEqual([0]);
+      expect(
+        constant(
+          bootstrapRateDifference(
+            { paired: false, baselineFailed: 0, baselineFired: 300, candidateFailed: 200, candidateFired: 200 },
+            options,
+          ),
         ),
-      ),
-    ).toEqual([1]);
-    expect(
-      constant(
-        bootstrapRateDifference(
-          { paired: true, bothFailed: 0, baselineOnly: 0, candidateOnly: 1, neither: 399 },
-          options,
-        ),
-      ).length,
-    ).toBeGreaterThan(1);
-    expect(
-      constant(
-        bootstrapRateDifference(
-          { paired: false, baselineFailed: 0, baselineFired: 300, candidateFailed: 1, candidateFired: 200 },
-          options,
-        ),
-      ).length,
-    ).toBeGreaterThan(1);
-  });
+      ).toEqual([1]);
+      expect(
+        constant(
+          bootstrapRateDifference(
+            { paired: true, bothFailed: 0, baselineOnly: 0, candidateOnly: 1, neither: 399 },
+            options,
+          ),
+        ).length,
+      ).toBeGreaterThan(1);
+      expect(
+        constant(
+          bootstrapRateDifference(
+            { paired: false, baselineFailed: 0, baselineFired: 300, candidateFailed: 1, candidateFired: 200 },
+            options,
+          ),
+        ).length,
+      ).toBeGreaterThan(1);
+    },
+  );
 });
 
 describe('erfc', () => {

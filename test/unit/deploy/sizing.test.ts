@@ -47,7 +47,8 @@ describe('fire sizing from the declared peak', () => {
     );
     expect(s.lanesPerSlot * s.laneRequestsPerSecond).toBeGreaterThanOrEqual(peak);
     expect(s.maxShardRequests).toBe(s.laneRequestsPerSecond * s.slotSeconds);
-    // Memory: the lane's CPU (its rate x a request's: FIRE_CPU_MS with the tokens of a mean response) at FIRE_CPU_USE of the share, at least 1,024 MB.
+    // Memory: the lane's CPU (its rate x a request's: FIRE_CPU_MS with the tokens of a mean response) at FIRE_CPU_USE
+    // of the share, at least 1,024 MB.
     const rate = Math.min(peak / s.lanesPerSlot, s.laneRequestsPerSecond);
     const cpuMs =
       FIRE_CPU_MS.http.perRequest +
@@ -66,25 +67,29 @@ describe('fire sizing from the declared peak', () => {
     );
   });
 
-  it('memory for CPU: more for SageMaker targets (their token costs more) and for faster streams; the lane always within FIRE_CPU_USE of its share', () => {
-    const at = (kinds: ('http' | 'sagemaker')[], tokens: number) =>
-      deriveFireSizing({ ...base, peakRequestsPerSecond: 10_000, targetKinds: kinds, streamTokensPerSecond: tokens });
-    const http = at(['http', 'http'], 30);
-    const sagemaker = at(['sagemaker', 'sagemaker'], 30);
-    const mixed = at(['http', 'sagemaker'], 30);
-    const fast = at(['http', 'http'], 120);
-    expect(sagemaker.memoryMb).toBeGreaterThan(http.memoryMb);
-    expect(mixed.memoryMb, 'the costliest kind sizes the function').toBe(sagemaker.memoryMb);
-    expect(fast.memoryMb).toBeGreaterThan(http.memoryMb);
-    for (const s of [http, sagemaker, fast])
-      expect(s.laneVcpus / (s.memoryMb / ONE_VCPU_MB)).toBeLessThanOrEqual(FIRE_CPU_USE + 1e-3);
-    // The measured case: 91 requests/s with a 3.94 s mean response at 30 tokens/s needs more than the 1,024 MB floor (0.58 vCPU).
-    expect(http.memoryMb).toBeGreaterThan(1024);
-    expect(sagemaker.cpuMsPerRequest).toBeCloseTo(
-      fireCpuMsPerRequest(['sagemaker'], 30, sagemaker.meanResponseSeconds),
-      1,
-    );
-  });
+  it(
+    'memory for CPU: more for SageMaker targets (their token costs more) and for faster streams; the lane ' +
+      'always within FIRE_CPU_USE of its share',
+    () => {
+      const at = (kinds: ('http' | 'sagemaker')[], tokens: number) =>
+        deriveFireSizing({ ...base, peakRequestsPerSecond: 10_000, targetKinds: kinds, streamTokensPerSecond: tokens });
+      const http = at(['http', 'http'], 30);
+      const sagemaker = at(['sagemaker', 'sagemaker'], 30);
+      const mixed = at(['http', 'sagemaker'], 30);
+      const fast = at(['http', 'http'], 120);
+      expect(sagemaker.memoryMb).toBeGreaterThan(http.memoryMb);
+      expect(mixed.memoryMb, 'the costliest kind sizes the function').toBe(sagemaker.memoryMb);
+      expect(fast.memoryMb).toBeGreaterThan(http.memoryMb);
+      for (const s of [http, sagemaker, fast])
+        expect(s.laneVcpus / (s.memoryMb / ONE_VCPU_MB)).toBeLessThanOrEqual(FIRE_CPU_USE + 1e-3);
+      // The measured case: 91 requests/s with a 3.94 s mean response at 30 tokens/s needs more than the 1,024 MB floor (0.58 vCPU).
+      expect(http.memoryMb).toBeGreaterThan(1024);
+      expect(sagemaker.cpuMsPerRequest).toBeCloseTo(
+        fireCpuMsPerRequest(['sagemaker'], 30, sagemaker.meanResponseSeconds),
+        1,
+      );
+    },
+  );
 
   it('a stream too fast for the largest function lowers the lane rate instead: more lanes, each within its CPU', () => {
     const s = deriveFireSizing({
@@ -130,26 +135,32 @@ describe('fire sizing from the declared peak', () => {
     ).toThrow(/accountConcurrency/);
   });
 
-  it("derives the slot from what the 15 minutes leave after the lead, the ramp of the peak's lanes and the request timeout: 120 s by default, shorter when they leave less; a slot set is kept", () => {
-    // 100/s to two targets: 4 lanes, no ramp. A 600 s request timeout leaves 120 s; a 200 s lead with it 70 s.
-    expect(deriveFireSizing({ ...base, peakRequestsPerSecond: 100, requestTimeoutSeconds: 600 }).slotSeconds).toBe(120);
-    expect(
-      deriveFireSizing({ ...base, peakRequestsPerSecond: 100, leadSeconds: 200, requestTimeoutSeconds: 600 })
-        .slotSeconds,
-    ).toBe(900 - 30 - 200 - 600);
-    // 10,000/s to two targets: 220 lanes, whose ramp comes out of the same 15 minutes, and the timeout holds it.
-    const s = deriveFireSizing({
-      ...base,
-      peakRequestsPerSecond: 10_000,
-      leadSeconds: 100,
-      requestTimeoutSeconds: 600,
-    });
-    expect(s.rampSeconds).toBeGreaterThan(0);
-    expect(s.slotSeconds).toBe(900 - 30 - 100 - s.rampSeconds - 600);
-    expect(s.timeoutSeconds).toBe(900);
-    expect(s.maxLeadSeconds).toBe(100 + s.rampSeconds);
-    expect(deriveFireSizing({ ...base, peakRequestsPerSecond: 100, slotSeconds: 1 }).slotSeconds).toBe(1);
-  });
+  it(
+    "derives the slot from what the 15 minutes leave after the lead, the ramp of the peak's lanes and the " +
+      'request timeout: 120 s by default, shorter when they leave less; a slot set is kept',
+    () => {
+      // 100/s to two targets: 4 lanes, no ramp. A 600 s request timeout leaves 120 s; a 200 s lead with it 70 s.
+      expect(deriveFireSizing({ ...base, peakRequestsPerSecond: 100, requestTimeoutSeconds: 600 }).slotSeconds).toBe(
+        120,
+      );
+      expect(
+        deriveFireSizing({ ...base, peakRequestsPerSecond: 100, leadSeconds: 200, requestTimeoutSeconds: 600 })
+          .slotSeconds,
+      ).toBe(900 - 30 - 200 - 600);
+      // 10,000/s to two targets: 220 lanes, whose ramp comes out of the same 15 minutes, and the timeout holds it.
+      const s = deriveFireSizing({
+        ...base,
+        peakRequestsPerSecond: 10_000,
+        leadSeconds: 100,
+        requestTimeoutSeconds: 600,
+      });
+      expect(s.rampSeconds).toBeGreaterThan(0);
+      expect(s.slotSeconds).toBe(900 - 30 - 100 - s.rampSeconds - 600);
+      expect(s.timeoutSeconds).toBe(900);
+      expect(s.maxLeadSeconds).toBe(100 + s.rampSeconds);
+      expect(deriveFireSizing({ ...base, peakRequestsPerSecond: 100, slotSeconds: 1 }).slotSeconds).toBe(1);
+    },
+  );
 
   it('refuses a median above the 99th percentile', () => {
     expect(() => parseDeploymentConfig({ peakLatencySeconds: 1 })).toThrow(DeploymentConfigError);

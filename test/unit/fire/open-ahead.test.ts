@@ -68,18 +68,25 @@ describe("connectionsAhead: one thread's share of the first second", () => {
 });
 
 describe("openBeforeMs: from the preflight's connect time", () => {
-  it('a second before zero when connecting is quick; two connect times and one per wave of MAX_OPENING when it is not; at most OPEN_BEFORE_MAX_MS', () => {
-    expect(OPEN_BEFORE_MIN_MS).toBe(1000);
-    expect(openBeforeMs(1000, 0.3)).toBe(OPEN_BEFORE_MIN_MS);
-    expect(openBeforeMs(64, 300)).toBe(2 * 300 + (64 / MAX_OPENING) * 300);
-    expect(openBeforeMs(1000, 100)).toBe(OPEN_BEFORE_MAX_MS);
-    // Not measured (--no-preflight, a SageMaker target): a cross-region TLS connect assumed.
-    expect(openBeforeMs(1000, null)).toBe(
-      Math.min(OPEN_BEFORE_MAX_MS, 2 * UNMEASURED_CONNECT_MS + Math.ceil(1000 / MAX_OPENING) * UNMEASURED_CONNECT_MS),
-    );
-    expect(openAheadPlan(evenly(1000, 3), tls(2))).toEqual({ connections: 1000, openBeforeMs: OPEN_BEFORE_MIN_MS });
-    expect(openAheadPlan(evenly(1000, 3), plain(0.5))).toEqual({ connections: 100, openBeforeMs: OPEN_BEFORE_MIN_MS });
-  });
+  it(
+    'a second before zero when connecting is quick; two connect times and one per wave of MAX_OPENING when it ' +
+      'is not; at most OPEN_BEFORE_MAX_MS',
+    () => {
+      expect(OPEN_BEFORE_MIN_MS).toBe(1000);
+      expect(openBeforeMs(1000, 0.3)).toBe(OPEN_BEFORE_MIN_MS);
+      expect(openBeforeMs(64, 300)).toBe(2 * 300 + (64 / MAX_OPENING) * 300);
+      expect(openBeforeMs(1000, 100)).toBe(OPEN_BEFORE_MAX_MS);
+      // Not measured (--no-preflight, a SageMaker target): a cross-region TLS connect assumed.
+      expect(openBeforeMs(1000, null)).toBe(
+        Math.min(OPEN_BEFORE_MAX_MS, 2 * UNMEASURED_CONNECT_MS + Math.ceil(1000 / MAX_OPENING) * UNMEASURED_CONNECT_MS),
+      );
+      expect(openAheadPlan(evenly(1000, 3), tls(2))).toEqual({ connections: 1000, openBeforeMs: OPEN_BEFORE_MIN_MS });
+      expect(openAheadPlan(evenly(1000, 3), plain(0.5))).toEqual({
+        connections: 100,
+        openBeforeMs: OPEN_BEFORE_MIN_MS,
+      });
+    },
+  );
 });
 
 describe('the fire runner in this thread', () => {

@@ -136,26 +136,30 @@ describe('dueWithin', () => {
 });
 
 describe('InvocationWarmUp', () => {
-  it('while the shards fire, keeps connections ready for the requests due next: each tick asks for those due within 250 ms, none before, none once ended', async () => {
-    const { deps, seen } = standIn();
-    // 40 requests 10 ms apart from 1,500 ms on: too soon to rehearse; collected at 500 ms.
-    const requests = chatRequests(40, 10);
-    const warmUp = await invocation(deps, createWarmUpState(), shardDueIn(1_500, requests));
-    await sleep(300);
-    expect(seen.openAhead, 'nothing asked for yet').toEqual([]);
-    await sleep(1_400);
-    // At 1,700 ms: the opening ahead at 500 ms (one: the requests are 10 ms apart), then the
-    // ticks from 1,250 ms, each for the requests due in the next 250 ms (at most 25).
-    expect(seen.openAhead[0]).toBe(1);
-    const ticks = seen.openAhead.slice(1);
-    expect(ticks.length).toBeGreaterThan(10);
-    expect(Math.max(...ticks)).toBe(25);
-    expect(Math.min(...ticks)).toBeGreaterThan(0);
-    warmUp.end();
-    const asked = seen.openAhead.length;
-    await sleep(100);
-    expect(seen.openAhead.length, 'none once the batch is done').toBe(asked);
-  });
+  it(
+    'while the shards fire, keeps connections ready for the requests due next: each tick asks for those due ' +
+      'within 250 ms, none before, none once ended',
+    async () => {
+      const { deps, seen } = standIn();
+      // 40 requests 10 ms apart from 1,500 ms on: too soon to rehearse; collected at 500 ms.
+      const requests = chatRequests(40, 10);
+      const warmUp = await invocation(deps, createWarmUpState(), shardDueIn(1_500, requests));
+      await sleep(300);
+      expect(seen.openAhead, 'nothing asked for yet').toEqual([]);
+      await sleep(1_400);
+      // At 1,700 ms: the opening ahead at 500 ms (one: the requests are 10 ms apart), then the
+      // ticks from 1,250 ms, each for the requests due in the next 250 ms (at most 25).
+      expect(seen.openAhead[0]).toBe(1);
+      const ticks = seen.openAhead.slice(1);
+      expect(ticks.length).toBeGreaterThan(10);
+      expect(Math.max(...ticks)).toBe(25);
+      expect(Math.min(...ticks)).toBeGreaterThan(0);
+      warmUp.end();
+      const asked = seen.openAhead.length;
+      await sleep(100);
+      expect(seen.openAhead.length, 'none once the batch is done').toBe(asked);
+    },
+  );
 
   it('rehearses once per environment and streaming mode, before the claim; a new mode is rehearsed again', async () => {
     const { deps, seen } = standIn();

@@ -118,23 +118,27 @@ describe('mock-server --slots, in its own process', () => {
     expect(serviceTimeMs(TTFT_MS, ITL_MS, TOKENS)).toBe(SERVICE_MS);
   });
 
-  it('with 2 slots, 6 concurrent requests: each starts when it arrives or when the request two places ahead finishes, so TTFT grows by S per queue position; ITL unchanged', async () => {
-    const observed = await burst(['--slots', '2'], 6);
-    const spreadMs = observed.at(-1)!.arrivalMs - observed[0]!.arrivalMs;
-    // The positions below hold when every request arrives before the first slot frees.
-    expect(spreadMs).toBeLessThan(SERVICE_MS / 2);
-    const starts: number[] = [];
-    observed.forEach(({ arrivalMs }, k) =>
-      starts.push(k < 2 ? arrivalMs : Math.max(arrivalMs, starts[k - 2]! + SERVICE_MS)),
-    );
-    // Queue position k / 2 (rounded down): a wait of that many service times, less how much later than the first it arrived.
-    starts.forEach((start, k) => {
-      const wait = start - observed[k]!.arrivalMs;
-      expect(wait).toBeGreaterThanOrEqual(Math.floor(k / 2) * SERVICE_MS - spreadMs);
-      expect(wait).toBeLessThanOrEqual(Math.floor(k / 2) * SERVICE_MS);
-    });
-    expectOnTimeline(observed, starts);
-  });
+  it(
+    'with 2 slots, 6 concurrent requests: each starts when it arrives or when the request two places ahead ' +
+      'finishes, so TTFT grows by S per queue position; ITL unchanged',
+    async () => {
+      const observed = await burst(['--slots', '2'], 6);
+      const spreadMs = observed.at(-1)!.arrivalMs - observed[0]!.arrivalMs;
+      // The positions below hold when every request arrives before the first slot frees.
+      expect(spreadMs).toBeLessThan(SERVICE_MS / 2);
+      const starts: number[] = [];
+      observed.forEach(({ arrivalMs }, k) =>
+        starts.push(k < 2 ? arrivalMs : Math.max(arrivalMs, starts[k - 2]! + SERVICE_MS)),
+      );
+      // Queue position k / 2 (rounded down): a wait of that many service times, less how much later than the first it arrived.
+      starts.forEach((start, k) => {
+        const wait = start - observed[k]!.arrivalMs;
+        expect(wait).toBeGreaterThanOrEqual(Math.floor(k / 2) * SERVICE_MS - spreadMs);
+        expect(wait).toBeLessThanOrEqual(Math.floor(k / 2) * SERVICE_MS);
+      });
+      expectOnTimeline(observed, starts);
+    },
+  );
 
   it('without --slots nothing waits: 6 concurrent requests all get their first token at arrival + TTFT', async () => {
     const observed = await burst([], 6);

@@ -55,57 +55,61 @@ async function analysedRun(
 }
 
 describe("a run's figures and metric sets", () => {
-  it("each target: its manifest's counts and the AIPerf aggregates the collector wrote; dimensions Stack and Target, no run id", async () => {
-    const { store, result } = await analysedRun('r1', { unreported: [{ target: 'B', shardId: '1-0' }] });
-    expect(result.figures?.schedule).toBeNull();
-    const sets = runMetricSets('CaptureReplay', result.figures!);
-    for (const target of ['A', 'B']) {
-      const manifest = json(store, `runs/r1/${target}/run_manifest.json`) as unknown as {
-        scheduled: number;
-        succeeded: number;
-        failed: number;
-        dropped: number;
-        droppedByReason: Record<string, number>;
-      };
-      const agg = json(store, `runs/r1/${target}/profile_export_aiperf.json`);
-      const set = sets.find((s) => s.dimensions.Target === target && !('Metric' in s.dimensions))!;
-      expect(set.dimensions).toEqual({ Stack: 'CaptureReplay', Target: target });
-      expect(set.dimensionSets).toEqual([['Stack', 'Target']]);
-      const fired = manifest.succeeded + manifest.failed;
-      expect(valuesOf(set)).toEqual({
-        RequestsScheduled: manifest.scheduled,
-        RequestsSucceeded: manifest.succeeded,
-        RequestsFailed: manifest.failed,
-        RequestsDropped: manifest.dropped,
-        RequestsLost: manifest.droppedByReason.lost ?? 0,
-        ErrorRate: (100 * manifest.failed) / fired,
-        RequestLatencyP50: agg.request_latency!.p50,
-        RequestLatencyP99: agg.request_latency!.p99,
-        TimeToFirstTokenP50: agg.time_to_first_token!.p50,
-        TimeToFirstTokenP99: agg.time_to_first_token!.p99,
-        InterTokenLatencyP50: agg.inter_token_latency!.p50,
-        OutputTokensPerSecond: agg.output_token_throughput!.avg,
-        ScheduleLatenessP99: agg.schedule_lag!.p99,
+  it(
+    "each target: its manifest's counts and the AIPerf aggregates the collector wrote; dimensions Stack and " +
+      'Target, no run id',
+    async () => {
+      const { store, result } = await analysedRun('r1', { unreported: [{ target: 'B', shardId: '1-0' }] });
+      expect(result.figures?.schedule).toBeNull();
+      const sets = runMetricSets('CaptureReplay', result.figures!);
+      for (const target of ['A', 'B']) {
+        const manifest = json(store, `runs/r1/${target}/run_manifest.json`) as unknown as {
+          scheduled: number;
+          succeeded: number;
+          failed: number;
+          dropped: number;
+          droppedByReason: Record<string, number>;
+        };
+        const agg = json(store, `runs/r1/${target}/profile_export_aiperf.json`);
+        const set = sets.find((s) => s.dimensions.Target === target && !('Metric' in s.dimensions))!;
+        expect(set.dimensions).toEqual({ Stack: 'CaptureReplay', Target: target });
+        expect(set.dimensionSets).toEqual([['Stack', 'Target']]);
+        const fired = manifest.succeeded + manifest.failed;
+        expect(valuesOf(set)).toEqual({
+          RequestsScheduled: manifest.scheduled,
+          RequestsSucceeded: manifest.succeeded,
+          RequestsFailed: manifest.failed,
+          RequestsDropped: manifest.dropped,
+          RequestsLost: manifest.droppedByReason.lost ?? 0,
+          ErrorRate: (100 * manifest.failed) / fired,
+          RequestLatencyP50: agg.request_latency!.p50,
+          RequestLatencyP99: agg.request_latency!.p99,
+          TimeToFirstTokenP50: agg.time_to_first_token!.p50,
+          TimeToFirstTokenP99: agg.time_to_first_token!.p99,
+          InterTokenLatencyP50: agg.inter_token_latency!.p50,
+          OutputTokensPerSecond: agg.output_token_throughput!.avg,
+          ScheduleLatenessP99: agg.schedule_lag!.p99,
+        });
+      }
+      // The fixture's shard 1-0 of B never reported: its 50 requests are lost, and said so.
+      expect(valuesOf(sets.find((s) => s.dimensions.Target === 'B' && !('Metric' in s.dimensions))!).RequestsLost).toBe(
+        50,
+      );
+      const run = sets.at(-1)!;
+      expect(run).toEqual({
+        dimensions: { Stack: 'CaptureReplay' },
+        dimensionSets: [['Stack']],
+        metrics: expect.any(Array),
       });
-    }
-    // The fixture's shard 1-0 of B never reported: its 50 requests are lost, and said so.
-    expect(valuesOf(sets.find((s) => s.dimensions.Target === 'B' && !('Metric' in s.dimensions))!).RequestsLost).toBe(
-      50,
-    );
-    const run = sets.at(-1)!;
-    expect(run).toEqual({
-      dimensions: { Stack: 'CaptureReplay' },
-      dimensionSets: [['Stack']],
-      metrics: expect.any(Array),
-    });
-    const lateness = ['A', 'B'].map(
-      (t) => json(store, `runs/r1/${t}/profile_export_aiperf.json`).schedule_lag!.p99 as number,
-    );
-    expect(valuesOf(run)).toEqual({ RequestsLost: 50, ScheduleLatenessP99: Math.max(...lateness) });
-    // Bounded cardinality: stack, targets, the compared metrics; never the run.
-    expect(JSON.stringify(sets)).not.toContain('r1');
-    expect(new Set(sets.flatMap((s) => Object.keys(s.dimensions)))).toEqual(new Set(['Stack', 'Target', 'Metric']));
-  });
+      const lateness = ['A', 'B'].map(
+        (t) => json(store, `runs/r1/${t}/profile_export_aiperf.json`).schedule_lag!.p99 as number,
+      );
+      expect(valuesOf(run)).toEqual({ RequestsLost: 50, ScheduleLatenessP99: Math.max(...lateness) });
+      // Bounded cardinality: stack, targets, the compared metrics; never the run.
+      expect(JSON.stringify(sets)).not.toContain('r1');
+      expect(new Set(sets.flatMap((s) => Object.keys(s.dimensions)))).toEqual(new Set(['Stack', 'Target', 'Metric']));
+    },
+  );
 
   it('each comparison: per metric its verdict (-1, 0, +1) and shift (paired: the median difference; error rate in points)', async () => {
     const { store, result } = await analysedRun('r2');
@@ -153,31 +157,35 @@ describe("a run's figures and metric sets", () => {
     for (const m of DEFAULT_ALARM_ON) expect(VERDICT_METRICS).toContain(m);
   });
 
-  it('a scheduled run: every set also under its Schedule, and its figures from the finaliser that appended its history line only', async () => {
-    const { store, clock, result } = await analysedRun('w1', { scheduled: true });
-    expect(result.history?.outcome).toBe('appended');
-    const sets = runMetricSets('S', result.figures!);
-    for (const s of sets.filter((x) => 'Target' in x.dimensions)) {
-      expect(s.dimensions.Schedule).toBe('nightly');
-      expect(s.dimensionSets).toEqual([
-        ['Stack', ...Object.keys(s.dimensions).filter((k) => k !== 'Stack' && k !== 'Schedule')],
-        ['Stack', 'Schedule', ...Object.keys(s.dimensions).filter((k) => k !== 'Stack' && k !== 'Schedule')],
-      ]);
-    }
-    // The stack's own set is the stack's: not per schedule.
-    expect(sets.at(-1)!.dimensionSets).toEqual([['Stack']]);
-    // A second analysis of the run (the marker gone: a finaliser racing the first) writes no metrics again.
-    store.objects.delete(analysisMarkerKey('w1'));
-    const again = await analyseRunIfFinal('w1', {
-      store,
-      clock,
-      notifier: null,
-      resultsBucket: 'results',
-      chartAssets: BUNDLED_CHART_ASSETS,
-    });
-    expect(again).toMatchObject({ status: 'analysed', history: { outcome: 'present' } });
-    expect(again.figures).toBeUndefined();
-  });
+  it(
+    'a scheduled run: every set also under its Schedule, and its figures from the finaliser that appended its ' +
+      'history line only',
+    async () => {
+      const { store, clock, result } = await analysedRun('w1', { scheduled: true });
+      expect(result.history?.outcome).toBe('appended');
+      const sets = runMetricSets('S', result.figures!);
+      for (const s of sets.filter((x) => 'Target' in x.dimensions)) {
+        expect(s.dimensions.Schedule).toBe('nightly');
+        expect(s.dimensionSets).toEqual([
+          ['Stack', ...Object.keys(s.dimensions).filter((k) => k !== 'Stack' && k !== 'Schedule')],
+          ['Stack', 'Schedule', ...Object.keys(s.dimensions).filter((k) => k !== 'Stack' && k !== 'Schedule')],
+        ]);
+      }
+      // The stack's own set is the stack's: not per schedule.
+      expect(sets.at(-1)!.dimensionSets).toEqual([['Stack']]);
+      // A second analysis of the run (the marker gone: a finaliser racing the first) writes no metrics again.
+      store.objects.delete(analysisMarkerKey('w1'));
+      const again = await analyseRunIfFinal('w1', {
+        store,
+        clock,
+        notifier: null,
+        resultsBucket: 'results',
+        chartAssets: BUNDLED_CHART_ASSETS,
+      });
+      expect(again).toMatchObject({ status: 'analysed', history: { outcome: 'present' } });
+      expect(again.figures).toBeUndefined();
+    },
+  );
 
   it('a figure the files do not hold is left out, never written as 0; nothing fired: no error rate', () => {
     const t = targetFiguresOf(
@@ -223,55 +231,63 @@ describe("a run's figures and metric sets", () => {
 });
 
 describe('the documents Powertools writes', () => {
-  it('one EMF document per set and dimension set, valid by the specification, with no `service` dimension and nothing Powertools warns of', async () => {
-    const { result } = await analysedRun('w2', { scheduled: true });
-    const sets = runMetricSets('CaptureReplay', result.figures!);
-    const warnings: unknown[] = [];
-    const docs = emfDocuments(sets, 'capture-replay', Date.now(), {
-      ...QUIET,
-      warn: (...args: unknown[]) => void warnings.push(args),
-    });
-    expect(warnings).toEqual([]);
-    expect(docs).toHaveLength(sets.reduce((n, s) => n + s.dimensionSets.length, 0));
-    for (const doc of docs) expect(emfProblems(doc)).toEqual([]);
-    expect(docs.slice(0, 2)).toEqual([
-      {
-        _aws: {
-          Timestamp: expect.any(Number),
-          CloudWatchMetrics: [
-            { Namespace: 'capture-replay', Dimensions: [['Stack', 'Target']], Metrics: expect.any(Array) },
-          ],
+  it(
+    'one EMF document per set and dimension set, valid by the specification, with no `service` dimension and ' +
+      'nothing Powertools warns of',
+    async () => {
+      const { result } = await analysedRun('w2', { scheduled: true });
+      const sets = runMetricSets('CaptureReplay', result.figures!);
+      const warnings: unknown[] = [];
+      const docs = emfDocuments(sets, 'capture-replay', Date.now(), {
+        ...QUIET,
+        warn: (...args: unknown[]) => void warnings.push(args),
+      });
+      expect(warnings).toEqual([]);
+      expect(docs).toHaveLength(sets.reduce((n, s) => n + s.dimensionSets.length, 0));
+      for (const doc of docs) expect(emfProblems(doc)).toEqual([]);
+      expect(docs.slice(0, 2)).toEqual([
+        {
+          _aws: {
+            Timestamp: expect.any(Number),
+            CloudWatchMetrics: [
+              { Namespace: 'capture-replay', Dimensions: [['Stack', 'Target']], Metrics: expect.any(Array) },
+            ],
+          },
+          Stack: 'CaptureReplay',
+          Target: 'A',
+          ...valuesOf(sets[0]!),
         },
-        Stack: 'CaptureReplay',
-        Target: 'A',
-        ...valuesOf(sets[0]!),
-      },
-      {
-        _aws: {
-          Timestamp: expect.any(Number),
-          CloudWatchMetrics: [
-            { Namespace: 'capture-replay', Dimensions: [['Stack', 'Schedule', 'Target']], Metrics: expect.any(Array) },
-          ],
+        {
+          _aws: {
+            Timestamp: expect.any(Number),
+            CloudWatchMetrics: [
+              {
+                Namespace: 'capture-replay',
+                Dimensions: [['Stack', 'Schedule', 'Target']],
+                Metrics: expect.any(Array),
+              },
+            ],
+          },
+          Stack: 'CaptureReplay',
+          Schedule: 'nightly',
+          Target: 'A',
+          ...valuesOf(sets[0]!),
         },
-        Stack: 'CaptureReplay',
-        Schedule: 'nightly',
-        Target: 'A',
-        ...valuesOf(sets[0]!),
-      },
-    ]);
-    // The timestamp asked: the run's end.
-    expect(
-      (emfDocuments(sets, 'capture-replay', result.figures!.endedAtMs!, QUIET)[0]!._aws as { Timestamp: number })
-        .Timestamp,
-    ).toBe(result.figures!.endedAtMs);
-    expect(JSON.stringify(docs)).not.toContain('service');
-    // What CloudWatch makes of them: each metric at each of its levels.
-    const ids = metricIdentities(docs);
-    expect(ids).toContain('capture-replay|TimeToFirstTokenP99|Stack,Target');
-    expect(ids).toContain('capture-replay|TimeToFirstTokenP99|Schedule,Stack,Target');
-    expect(ids).toContain('capture-replay|Verdict|Metric,Schedule,Stack,Target');
-    expect(ids).toContain('capture-replay|RequestsLost|Stack');
-  });
+      ]);
+      // The timestamp asked: the run's end.
+      expect(
+        (emfDocuments(sets, 'capture-replay', result.figures!.endedAtMs!, QUIET)[0]!._aws as { Timestamp: number })
+          .Timestamp,
+      ).toBe(result.figures!.endedAtMs);
+      expect(JSON.stringify(docs)).not.toContain('service');
+      // What CloudWatch makes of them: each metric at each of its levels.
+      const ids = metricIdentities(docs);
+      expect(ids).toContain('capture-replay|TimeToFirstTokenP99|Stack,Target');
+      expect(ids).toContain('capture-replay|TimeToFirstTokenP99|Schedule,Stack,Target');
+      expect(ids).toContain('capture-replay|Verdict|Metric,Schedule,Stack,Target');
+      expect(ids).toContain('capture-replay|RequestsLost|Stack');
+    },
+  );
 
   it("the functions' writer prints the same documents on standard output, and nothing when disabled", () => {
     const sets = capacityMetricSets('S', { targets: [{ name: 'A', sustained_factor: 2 } as never] });
@@ -293,29 +309,33 @@ describe('the documents Powertools writes', () => {
     expect(printed.map((l) => JSON.parse(l) as unknown)).toEqual(emfDocuments(sets, 'ns', at, QUIET));
   });
 
-  it("the specification's rules are checked: a dimension that is not a member, a unit it does not know, a metric that is not a number", () => {
-    const good = {
-      _aws: {
-        Timestamp: 1,
-        CloudWatchMetrics: [{ Namespace: 'n', Dimensions: [['Stack']], Metrics: [{ Name: 'M', Unit: 'Count' }] }],
-      },
-      Stack: 's',
-      M: 1,
-    };
-    expect(emfProblems(good)).toEqual([]);
-    expect(emfProblems({ ...good, Stack: undefined })).toEqual(['dimension Stack: not a string member of the root']);
-    expect(emfProblems({ ...good, M: 'one' })).toEqual([
-      'metric M: not a number (or an array of at most 100) on the root',
-    ]);
-    expect(
-      emfProblems({
-        ...good,
+  it(
+    "the specification's rules are checked: a dimension that is not a member, a unit it does not know, a " +
+      'metric that is not a number',
+    () => {
+      const good = {
         _aws: {
-          ...good._aws,
-          CloudWatchMetrics: [{ ...good._aws.CloudWatchMetrics[0], Metrics: [{ Name: 'M', Unit: 'Tokens' }] }],
+          Timestamp: 1,
+          CloudWatchMetrics: [{ Namespace: 'n', Dimensions: [['Stack']], Metrics: [{ Name: 'M', Unit: 'Count' }] }],
         },
-      })[0],
-    ).toMatch(/^schema: _aws\.CloudWatchMetrics\.0\.Metrics\.0\.Unit/);
-    expect(emfProblems({ ...good, _aws: { ...good._aws, Timestamp: 1.5 } })[0]).toMatch(/^schema: _aws\.Timestamp/);
-  });
+        Stack: 's',
+        M: 1,
+      };
+      expect(emfProblems(good)).toEqual([]);
+      expect(emfProblems({ ...good, Stack: undefined })).toEqual(['dimension Stack: not a string member of the root']);
+      expect(emfProblems({ ...good, M: 'one' })).toEqual([
+        'metric M: not a number (or an array of at most 100) on the root',
+      ]);
+      expect(
+        emfProblems({
+          ...good,
+          _aws: {
+            ...good._aws,
+            CloudWatchMetrics: [{ ...good._aws.CloudWatchMetrics[0], Metrics: [{ Name: 'M', Unit: 'Tokens' }] }],
+          },
+        })[0],
+      ).toMatch(/^schema: _aws\.CloudWatchMetrics\.0\.Metrics\.0\.Unit/);
+      expect(emfProblems({ ...good, _aws: { ...good._aws, Timestamp: 1.5 } })[0]).toMatch(/^schema: _aws\.Timestamp/);
+    },
+  );
 });

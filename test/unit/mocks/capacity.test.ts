@@ -28,9 +28,13 @@ function waits(slots: number, arrivals: readonly number[], serviceMs: number): n
 const mean = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
 
 describe('GenerationSlots', () => {
-  it('starts requests FIFO on the earliest free slot: with 2 slots and S = 100 ms, simultaneous arrivals wait 0, 0, 100, 100, 200, 200', () => {
-    expect(waits(2, [0, 0, 0, 0, 0, 0], 100)).toEqual([0, 0, 100, 100, 200, 200]);
-  });
+  it(
+    'starts requests FIFO on the earliest free slot: with 2 slots and S = 100 ms, simultaneous arrivals wait ' +
+      '0, 0, 100, 100, 200, 200',
+    () => {
+      expect(waits(2, [0, 0, 0, 0, 0, 0], 100)).toEqual([0, 0, 100, 100, 200, 200]);
+    },
+  );
 
   it('never leaves a slot idle while a request waits, whatever the service times', () => {
     const model = new GenerationSlots(2);

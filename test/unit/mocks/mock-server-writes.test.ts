@@ -30,7 +30,8 @@ async function chunkSizes(url: string, maxTokens: number): Promise<number[]> {
     });
     socket.on('error', reject);
     socket.write(
-      `POST /v1/chat/completions HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: ` +
+        `application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
   });
   const head = raw.slice(0, raw.indexOf('\r\n\r\n'));
@@ -63,9 +64,13 @@ describe('mock server writes', () => {
     expect(sizes).toHaveLength(2);
   });
 
-  it('with an inter-token latency: tokens 100 ms apart are written apart (a write each, unless a stall of the loaded machine made some due together)', async () => {
-    const sizes = await chunkSizes(spaced.url, 5);
-    expect(sizes.length).toBeGreaterThan(2);
-    expect(sizes.length).toBeLessThanOrEqual(6);
-  });
+  it(
+    'with an inter-token latency: tokens 100 ms apart are written apart (a write each, unless a stall of the ' +
+      'loaded machine made some due together)',
+    async () => {
+      const sizes = await chunkSizes(spaced.url, 5);
+      expect(sizes.length).toBeGreaterThan(2);
+      expect(sizes.length).toBeLessThanOrEqual(6);
+    },
+  );
 });

@@ -8,7 +8,10 @@ import { WriteScheduler } from '../../../lambdas/mocks/write-scheduler';
 
 afterEach(() => vi.restoreAllMocks());
 
-/** Runs `count` writes `gapMs` apart through a precise scheduler: how early the earliest ran (ms; positive: early), and the turns of the event loop it asked for. */
+/**
+ * Runs `count` writes `gapMs` apart through a precise scheduler: how early the earliest ran (ms; positive: early),
+ * and the turns of the event loop it asked for.
+ */
 async function stream(count: number, gapMs: number): Promise<{ earliestMs: number; turns: number; ran: number }> {
   const turns = vi.spyOn(globalThis, 'setImmediate');
   const scheduler = new WriteScheduler(1.5);

@@ -49,7 +49,10 @@ function dealt(count: number, spacingMs: number, sharding: { slotMs: number; max
   return { items, shards, lanes: lanesOf(shards.map((s) => s.requests.map((r) => r.offsetMs))) };
 }
 
-/** The default stack's sharding and concurrency (lib/sizing.ts at its defaults: peak 50 requests/s, one target, lead 20 s, timeout 300 s, responses 2 s median, 30 s p99). */
+/**
+ * The default stack's sharding and concurrency (lib/sizing.ts at its defaults: peak 50 requests/s, one target, lead
+ * 20 s, timeout 300 s, responses 2 s median, 30 s p99).
+ */
 const DEFAULT_SIZING = deriveFireSizing({
   peakRequestsPerSecond: 50,
   peakLatencySeconds: 30,
@@ -122,37 +125,41 @@ describe('assessCapacity', () => {
     });
   });
 
-  it('a 10 s capture at 1,000 requests/s on the default stack: the lane beyond its concurrency waits for the first invocation to send its last request', () => {
-    const slotMs = DEFAULT_SIZING.slotSeconds * 1000;
-    const { items, shards, lanes } = dealt(10_000, 1, { slotMs, maxShardRequests: DEFAULT_SIZING.maxShardRequests });
-    const n = Math.ceil(1000 / (DEFAULT_SIZING.maxShardRequests / DEFAULT_SIZING.slotSeconds)); // the lanes the per-second rule gives
-    const c = DEFAULT_SIZING.maxConcurrency;
-    expect(shards).toHaveLength(n);
-    expect(n, 'the default stack is sized below 1,000 requests/s').toBeGreaterThan(c);
-    // Request i (due at i ms) is in lane i mod n. Lanes 0..c-1 start; the first of them to end
-    // sends its last request at min over j < c of the last i = j (mod n); lane c's first is due at c ms.
-    const lastOf = (j: number) => 9999 - ((9999 - j) % n);
-    const firstEnd = Math.min(...Array.from({ length: c }, (_, j) => lastOf(j)));
-    const waiting = Array.from({ length: n - c }, (_, k) => c + k);
-    const r = assessCapacity(lanes, { leadMs: 20_000, busiestSecond: busiestSecond(items), capacity: peak(c) });
-    expect(r).toMatchObject({
-      lanesAtOnce: n,
-      concurrency: c,
-      onTime: false,
-      lateLanes: n - c,
-      busiestSecondRequests: 1000,
-      raise: { setting: 'peakRequestsPerSecond', value: 1000 },
-    });
-    if (n - c === 1) {
-      expect(r.expectedLatenessSeconds).toBe((firstEnd - c) / 1000);
-      // Lane c's requests due before it starts: c, c + n, ... below firstEnd.
-      expect(r.lateRequests).toBe(Math.ceil((firstEnd - c) / n));
-    }
-    expect(r.expectedLatenessSeconds).toBeGreaterThan(9);
-    expect(r.lateRequests).toBeLessThanOrEqual(waiting.reduce((sum, lane) => sum + shards[lane]!.requests.length, 0));
-    expect(r.reason).toMatch(/peakRequestsPerSecond to 1000/);
-    expect(r.reason).toMatch(/lower bound/);
-  });
+  it(
+    'a 10 s capture at 1,000 requests/s on the default stack: the lane beyond its concurrency waits for the ' +
+      'first invocation to send its last request',
+    () => {
+      const slotMs = DEFAULT_SIZING.slotSeconds * 1000;
+      const { items, shards, lanes } = dealt(10_000, 1, { slotMs, maxShardRequests: DEFAULT_SIZING.maxShardRequests });
+      const n = Math.ceil(1000 / (DEFAULT_SIZING.maxShardRequests / DEFAULT_SIZING.slotSeconds)); // the lanes the per-second rule gives
+      const c = DEFAULT_SIZING.maxConcurrency;
+      expect(shards).toHaveLength(n);
+      expect(n, 'the default stack is sized below 1,000 requests/s').toBeGreaterThan(c);
+      // Request i (due at i ms) is in lane i mod n. Lanes 0..c-1 start; the first of them to end
+      // sends its last request at min over j < c of the last i = j (mod n); lane c's first is due at c ms.
+      const lastOf = (j: number) => 9999 - ((9999 - j) % n);
+      const firstEnd = Math.min(...Array.from({ length: c }, (_, j) => lastOf(j)));
+      const waiting = Array.from({ length: n - c }, (_, k) => c + k);
+      const r = assessCapacity(lanes, { leadMs: 20_000, busiestSecond: busiestSecond(items), capacity: peak(c) });
+      expect(r).toMatchObject({
+        lanesAtOnce: n,
+        concurrency: c,
+        onTime: false,
+        lateLanes: n - c,
+        busiestSecondRequests: 1000,
+        raise: { setting: 'peakRequestsPerSecond', value: 1000 },
+      });
+      if (n - c === 1) {
+        expect(r.expectedLatenessSeconds).toBe((firstEnd - c) / 1000);
+        // Lane c's requests due before it starts: c, c + n, ... below firstEnd.
+        expect(r.lateRequests).toBe(Math.ceil((firstEnd - c) / n));
+      }
+      expect(r.expectedLatenessSeconds).toBeGreaterThan(9);
+      expect(r.lateRequests).toBeLessThanOrEqual(waiting.reduce((sum, lane) => sum + shards[lane]!.requests.length, 0));
+      expect(r.reason).toMatch(/peakRequestsPerSecond to 1000/);
+      expect(r.reason).toMatch(/lower bound/);
+    },
+  );
 
   it('the value it names fits: the stack sized for that peak runs the lanes the run needs at once', () => {
     const { items, lanes } = dealt(10_000, 1, {

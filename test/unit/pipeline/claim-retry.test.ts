@@ -42,7 +42,9 @@ function s3StandIn(failFirst: (key: string) => boolean) {
   const xmlError = (res: ServerResponse, status: number, code: string, key: string) => {
     res.writeHead(status, { 'content-type': 'application/xml', 'x-amz-request-id': `standin-${seen.length}` });
     res.end(
-      `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${code}</Message><Key>${key}</Key><RequestId>standin-${seen.length}</RequestId></Error>`,
+      `<?xml version="1.0" ` +
+        `encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${code}</Message><Key>` +
+        `${key}</Key><RequestId>standin-${seen.length}</RequestId></Error>`,
     );
   };
   const handle = (req: IncomingMessage, body: Buffer, res: ServerResponse): number => {
@@ -108,54 +110,58 @@ describe('fire stage: a claim refused by the retry of its own stored write (S3 s
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  it('stored, answered 500, retried by the SDK, 412: the claim read back is its own, so every request is fired and its results written', async () => {
-    const clock = new VirtualClock(START_NS);
-    const target = new FakeTarget('A', clock, () => ({ latencyMs: 5 }));
-    const requests = chatRequests(6, 20);
-    const [body] = await shardBodies({
-      runId: 'run-retry',
-      target: 'A',
-      requests,
-      startNs: START_NS,
-      leadMs: 5000,
-      store: new MemoryObjectStore(),
-    });
-    const { shardId } = JSON.parse(body!) as { shardId: string };
-    const deps: HandleShardDeps = {
-      store: new S3ObjectStore(client, BUCKET),
-      queue: new MemoryQueue(() => clock.nowNs()),
-      clock,
-      leadMs: 5000,
-      claimLeaseMs: 900_000,
-      workerId: 'fire_invocation-1',
-      fire: (reqs, message, onOutcome) =>
-        runFireLoop(reqs, {
-          runId: message.runId,
-          target,
-          clock,
-          startNs: BigInt(message.startNs),
-          workerId: 'fire_invocation-1',
-          onOutcome,
-        }),
-    };
+  it(
+    'stored, answered 500, retried by the SDK, 412: the claim read back is its own, so every request is fired ' +
+      'and its results written',
+    async () => {
+      const clock = new VirtualClock(START_NS);
+      const target = new FakeTarget('A', clock, () => ({ latencyMs: 5 }));
+      const requests = chatRequests(6, 20);
+      const [body] = await shardBodies({
+        runId: 'run-retry',
+        target: 'A',
+        requests,
+        startNs: START_NS,
+        leadMs: 5000,
+        store: new MemoryObjectStore(),
+      });
+      const { shardId } = JSON.parse(body!) as { shardId: string };
+      const deps: HandleShardDeps = {
+        store: new S3ObjectStore(client, BUCKET),
+        queue: new MemoryQueue(() => clock.nowNs()),
+        clock,
+        leadMs: 5000,
+        claimLeaseMs: 900_000,
+        workerId: 'fire_invocation-1',
+        fire: (reqs, message, onOutcome) =>
+          runFireLoop(reqs, {
+            runId: message.runId,
+            target,
+            clock,
+            startNs: BigInt(message.startNs),
+            workerId: 'fire_invocation-1',
+            onOutcome,
+          }),
+      };
 
-    const handled = await handleShard(body!, deps);
+      const handled = await handleShard(body!, deps);
 
-    // The SDK's own retry produced the 412: the claim's PUT was answered 500, then 412.
-    const claim = claimKey('run-retry', 'A', shardId);
-    expect(
-      standIn.seen.filter((s) => s.method === 'PUT' && s.key === claim).map((s) => [s.ifNoneMatch, s.status]),
-    ).toEqual([
-      ['*', 500],
-      ['*', 412],
-    ]);
-    expect(JSON.parse(standIn.objects.get(claim)!.toString('utf8'))).toMatchObject({ workerId: 'fire_invocation-1' });
-    expect(handled.action).toBe('fired');
-    expect(target.sent).toHaveLength(requests.length);
-    const results = resultsKey('run-retry', 'A', shardId);
-    const lines = decodeResultLines(standIn.objects.get(results)?.toString('utf8') ?? '', results);
-    expect(lines.map((l) => l.kind)).toEqual(requests.map(() => 'record'));
-  });
+      // The SDK's own retry produced the 412: the claim's PUT was answered 500, then 412.
+      const claim = claimKey('run-retry', 'A', shardId);
+      expect(
+        standIn.seen.filter((s) => s.method === 'PUT' && s.key === claim).map((s) => [s.ifNoneMatch, s.status]),
+      ).toEqual([
+        ['*', 500],
+        ['*', 412],
+      ]);
+      expect(JSON.parse(standIn.objects.get(claim)!.toString('utf8'))).toMatchObject({ workerId: 'fire_invocation-1' });
+      expect(handled.action).toBe('fired');
+      expect(target.sent).toHaveLength(requests.length);
+      const results = resultsKey('run-retry', 'A', shardId);
+      const lines = decodeResultLines(standIn.objects.get(results)?.toString('utf8') ?? '', results);
+      expect(lines.map((l) => l.kind)).toEqual(requests.map(() => 'record'));
+    },
+  );
 
   it("another worker's claim refused the same way is still held: nothing fired (a duplicate)", async () => {
     const clock = new VirtualClock(START_NS);

@@ -175,29 +175,33 @@ describe('a batch of collect messages, coalesced', () => {
     });
   });
 
-  it('sends a deadline message not yet due on once (copies of it are one chain), writes interim results, and does not analyse', async () => {
-    const { store, deps, queue, analysed } = setUp(START + 100_000n * MS);
-    await writeRun(store, 'r1', { requests: 100, shardSize: 25, unreported: [{ target: 'A', shardId: '3-0' }] });
-    const outcomes = await collectBatch(
-      [deadlineMessage('r1', 'A', 'd1'), lane('r1', 'A', 'a1'), deadlineMessage('r1', 'A', 'd2')],
-      deps,
-    );
-    expect(kinds(outcomes)).toEqual({ d1: 'interim', a1: 'interim', d2: 'interim' });
-    expect(queue.messages).toHaveLength(1);
-    expect(JSON.parse(queue.messages[0]!.body)).toMatchObject({
-      runId: 'r1',
-      target: 'A',
-      notBeforeNs: DEADLINE.toString(),
-    });
-    expect(queue.messages[0]!.delaySeconds).toBe(900);
-    expect(JSON.parse(store.text('runs/r1/A/interim/run_manifest.json') as string)).toMatchObject({
-      interim: true,
-      pendingShards: 1,
-      pendingRequests: 25,
-    });
-    expect(store.text('runs/r1/A/run_manifest.json')).toBeNull();
-    expect(analysed).toEqual([]);
-  });
+  it(
+    'sends a deadline message not yet due on once (copies of it are one chain), writes interim results, and ' +
+      'does not analyse',
+    async () => {
+      const { store, deps, queue, analysed } = setUp(START + 100_000n * MS);
+      await writeRun(store, 'r1', { requests: 100, shardSize: 25, unreported: [{ target: 'A', shardId: '3-0' }] });
+      const outcomes = await collectBatch(
+        [deadlineMessage('r1', 'A', 'd1'), lane('r1', 'A', 'a1'), deadlineMessage('r1', 'A', 'd2')],
+        deps,
+      );
+      expect(kinds(outcomes)).toEqual({ d1: 'interim', a1: 'interim', d2: 'interim' });
+      expect(queue.messages).toHaveLength(1);
+      expect(JSON.parse(queue.messages[0]!.body)).toMatchObject({
+        runId: 'r1',
+        target: 'A',
+        notBeforeNs: DEADLINE.toString(),
+      });
+      expect(queue.messages[0]!.delaySeconds).toBe(900);
+      expect(JSON.parse(store.text('runs/r1/A/interim/run_manifest.json') as string)).toMatchObject({
+        interim: true,
+        pendingShards: 1,
+        pendingRequests: 25,
+      });
+      expect(store.text('runs/r1/A/run_manifest.json')).toBeNull();
+      expect(analysed).toEqual([]);
+    },
+  );
 
   it('rejects a malformed record alone, logged, and handles the others', async () => {
     const { store, deps, log } = setUp(START + 100_000n * MS);

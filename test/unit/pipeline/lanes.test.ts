@@ -107,46 +107,55 @@ const shardsSent = (queue: MemoryQueue) =>
     .map((x) => ({ sent: x.m, message: x.body.data as ShardMessage }));
 
 describe('shards by reference', () => {
-  it('a lane over the message budget is written as parts; the fire stage reads its requests back byte for byte and fires each once', async () => {
-    const p = pipeline();
-    // 3,000 requests of 1 kB over 30 s, one 30 s slot, 2 lanes of 1,500 (~2 MB each): by reference.
-    const rs = requests(3000, 10, 1000);
-    const result = await dispatchRun({
-      runId: 'run-ref',
-      plan: { requests: rs, incompatible: [], excluded: {}, scheduleZeroMs: 0, durationMs: rs.at(-1)!.offsetMs },
-      targets: ['A'],
-      startNs: S + 30n * SEC,
-      leadMs: 20_000,
-      graceMs: 60_000,
-      inputConfig: {},
-      notScheduledByReason: {},
-      sharding: { slotMs: 30_000, maxShardRequests: 1500, maxMessageBytes: 768 * 1024, maxInlineBodyBytes: 64 * 1024 },
-      store: p.store,
-      queue: p.queue,
-      clock: p.clock,
-    });
-    expect(result.status).toBe('scheduled');
-    const sent = shardsSent(p.queue);
-    expect(sent.map((s) => s.message.shardId)).toEqual(['0-0', '0-1']);
-    for (const { sent: raw, message } of sent) {
-      expect(message.requests).toEqual([]);
-      expect(message.requestsRef).toEqual({
-        prefix: shardPartsPrefix('run-ref', 0, message.shardId),
-        parts: Math.ceil(1500 / partRequests(2)),
-        requests: 1500,
+  it(
+    'a lane over the message budget is written as parts; the fire stage reads its requests back byte for byte ' +
+      'and fires each once',
+    async () => {
+      const p = pipeline();
+      // 3,000 requests of 1 kB over 30 s, one 30 s slot, 2 lanes of 1,500 (~2 MB each): by reference.
+      const rs = requests(3000, 10, 1000);
+      const result = await dispatchRun({
+        runId: 'run-ref',
+        plan: { requests: rs, incompatible: [], excluded: {}, scheduleZeroMs: 0, durationMs: rs.at(-1)!.offsetMs },
+        targets: ['A'],
+        startNs: S + 30n * SEC,
+        leadMs: 20_000,
+        graceMs: 60_000,
+        inputConfig: {},
+        notScheduledByReason: {},
+        sharding: {
+          slotMs: 30_000,
+          maxShardRequests: 1500,
+          maxMessageBytes: 768 * 1024,
+          maxInlineBodyBytes: 64 * 1024,
+        },
+        store: p.store,
+        queue: p.queue,
+        clock: p.clock,
       });
-      expect(Buffer.byteLength(raw.body)).toBeLessThan(1024);
-    }
-    for (const { sent: raw } of sent) {
-      p.clock.advanceTo(raw.sentNs + BigInt(raw.delaySeconds) * SEC);
-      expect((await handleShard(raw.body, p.deps)).action).toBe('fired');
-    }
-    expect(p.target.sent).toHaveLength(3000);
-    const byId = new Map(rs.map((r) => [r.correlationId, r]));
-    for (const f of p.target.sent)
-      expect(Buffer.from(f.request.body).equals(Buffer.from(byId.get(f.request.correlationId)!.body))).toBe(true);
-    expect(new Set(p.target.sent.map((f) => f.request.correlationId)).size).toBe(3000);
-  });
+      expect(result.status).toBe('scheduled');
+      const sent = shardsSent(p.queue);
+      expect(sent.map((s) => s.message.shardId)).toEqual(['0-0', '0-1']);
+      for (const { sent: raw, message } of sent) {
+        expect(message.requests).toEqual([]);
+        expect(message.requestsRef).toEqual({
+          prefix: shardPartsPrefix('run-ref', 0, message.shardId),
+          parts: Math.ceil(1500 / partRequests(2)),
+          requests: 1500,
+        });
+        expect(Buffer.byteLength(raw.body)).toBeLessThan(1024);
+      }
+      for (const { sent: raw } of sent) {
+        p.clock.advanceTo(raw.sentNs + BigInt(raw.delaySeconds) * SEC);
+        expect((await handleShard(raw.body, p.deps)).action).toBe('fired');
+      }
+      expect(p.target.sent).toHaveLength(3000);
+      const byId = new Map(rs.map((r) => [r.correlationId, r]));
+      for (const f of p.target.sent)
+        expect(Buffer.from(f.request.body).equals(Buffer.from(byId.get(f.request.correlationId)!.body))).toBe(true);
+      expect(new Set(p.target.sent.map((f) => f.request.correlationId)).size).toBe(3000);
+    },
+  );
 
   it('a shard message with neither inline requests nor a reference, or with both, is refused', () => {
     const base = {
@@ -263,44 +272,48 @@ describe('the ramp of an event source scaling from idle', () => {
     expect(Math.min(...capped)).toBe(22_000);
   });
 
-  it("dispatchRun: the ramp moves a file run's start so that its first messages can be sent on time; each carries its lead; the fire stage keeps a message delivered early for its own lead", async () => {
-    const p = pipeline();
-    // 40 shards in one slot: 35 of them wait for the ramp (5 batches, then the planned ramp).
-    const rs = requests(400, 1, 100);
-    const result = await dispatchRun({
-      runId: 'run-ramp',
-      plan: { requests: rs, incompatible: [], excluded: {}, scheduleZeroMs: 0, durationMs: rs.at(-1)!.offsetMs },
-      targets: ['A'],
-      startNs: S + 20n * SEC,
-      leadMs: 20_000,
-      graceMs: 60_000,
-      inputConfig: {},
-      notScheduledByReason: {},
-      sharding: { slotMs: 1000, maxShardRequests: 10, maxMessageBytes: 768 * 1024, maxInlineBodyBytes: 64 * 1024 },
-      ramp: { batchSize: 1, maxLeadMs: 120_000 },
-      startMoves: true,
-      store: p.store,
-      queue: p.queue,
-      clock: p.clock,
-    });
-    if (result.status !== 'scheduled') throw new Error('not scheduled');
-    const sent = shardsSent(p.queue);
-    expect(sent).toHaveLength(40);
-    // 39 batches of the planned ramp (15.6 s) + 2 s of margin before the 20 s lead, and the send allowance: the start moved ~20 s later.
-    expect(Number(result.startNs - (S + 20n * SEC)) / 1e9).toBeGreaterThan(17);
-    for (const { sent: raw, message } of sent) {
-      const lead = message.leadMs ?? 20_000;
-      const visibleNs = raw.sentNs + BigInt(raw.delaySeconds) * SEC;
-      expect(visibleNs).toBeLessThanOrEqual(BigInt(message.firstDueNs) - BigInt(lead) * 1_000_000n);
-      expect(visibleNs).toBeGreaterThanOrEqual(S);
-    }
-    const early = sent.find((s) => (s.message.leadMs ?? 0) > 25_000)!;
-    p.clock.advanceTo(early.sent.sentNs + BigInt(early.sent.delaySeconds) * SEC);
-    expect((await handleShard(early.sent.body, p.deps)).action).toBe('fired');
-    // The same message without its lead is still early for the deployment's: sent on.
-    const { leadMs: _, ...plain } = early.message;
-    const fresh = pipeline();
-    fresh.clock.advanceTo(early.sent.sentNs + BigInt(early.sent.delaySeconds) * SEC);
-    expect((await handleShard(JSON.stringify({ ...plain, runId: 'other' }), fresh.deps)).action).toBe('deferred');
-  });
+  it(
+    "dispatchRun: the ramp moves a file run's start so that its first messages can be sent on time; each " +
+      'carries its lead; the fire stage keeps a message delivered early for its own lead',
+    async () => {
+      const p = pipeline();
+      // 40 shards in one slot: 35 of them wait for the ramp (5 batches, then the planned ramp).
+      const rs = requests(400, 1, 100);
+      const result = await dispatchRun({
+        runId: 'run-ramp',
+        plan: { requests: rs, incompatible: [], excluded: {}, scheduleZeroMs: 0, durationMs: rs.at(-1)!.offsetMs },
+        targets: ['A'],
+        startNs: S + 20n * SEC,
+        leadMs: 20_000,
+        graceMs: 60_000,
+        inputConfig: {},
+        notScheduledByReason: {},
+        sharding: { slotMs: 1000, maxShardRequests: 10, maxMessageBytes: 768 * 1024, maxInlineBodyBytes: 64 * 1024 },
+        ramp: { batchSize: 1, maxLeadMs: 120_000 },
+        startMoves: true,
+        store: p.store,
+        queue: p.queue,
+        clock: p.clock,
+      });
+      if (result.status !== 'scheduled') throw new Error('not scheduled');
+      const sent = shardsSent(p.queue);
+      expect(sent).toHaveLength(40);
+      // 39 batches of the planned ramp (15.6 s) + 2 s of margin before the 20 s lead, and the send allowance: the start moved ~20 s later.
+      expect(Number(result.startNs - (S + 20n * SEC)) / 1e9).toBeGreaterThan(17);
+      for (const { sent: raw, message } of sent) {
+        const lead = message.leadMs ?? 20_000;
+        const visibleNs = raw.sentNs + BigInt(raw.delaySeconds) * SEC;
+        expect(visibleNs).toBeLessThanOrEqual(BigInt(message.firstDueNs) - BigInt(lead) * 1_000_000n);
+        expect(visibleNs).toBeGreaterThanOrEqual(S);
+      }
+      const early = sent.find((s) => (s.message.leadMs ?? 0) > 25_000)!;
+      p.clock.advanceTo(early.sent.sentNs + BigInt(early.sent.delaySeconds) * SEC);
+      expect((await handleShard(early.sent.body, p.deps)).action).toBe('fired');
+      // The same message without its lead is still early for the deployment's: sent on.
+      const { leadMs: _, ...plain } = early.message;
+      const fresh = pipeline();
+      fresh.clock.advanceTo(early.sent.sentNs + BigInt(early.sent.delaySeconds) * SEC);
+      expect((await handleShard(JSON.stringify({ ...plain, runId: 'other' }), fresh.deps)).action).toBe('deferred');
+    },
+  );
 });

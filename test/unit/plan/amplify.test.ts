@@ -185,18 +185,22 @@ describe('fractional and small factors', () => {
     }
   });
 
-  it("copies share their record's planned body, rewritten or not: one buffer per captured request, not per copy (issue 32, finding 11)", () => {
-    for (const options of [{}, { forceStreaming: true }, { modelOverride: 'm', forceStreaming: true }]) {
-      const plan = buildPlan(records.slice(0, 10), { ...base, ...options, amplify: 50 });
-      expect(plan.requests).toHaveLength(500);
-      expect(new Set(plan.requests.map((r) => r.body)).size).toBe(10);
-    }
-  });
+  it(
+    "copies share their record's planned body, rewritten or not: one buffer per captured request, not per copy " +
+      '(issue 32, finding 11)',
+    () => {
+      for (const options of [{}, { forceStreaming: true }, { modelOverride: 'm', forceStreaming: true }]) {
+        const plan = buildPlan(records.slice(0, 10), { ...base, ...options, amplify: 50 });
+        expect(plan.requests).toHaveLength(500);
+        expect(new Set(plan.requests.map((r) => r.body)).size).toBe(10);
+      }
+    },
+  );
 
   it('refuses a factor that is not a number in (0, MAX_AMPLIFY]', () => {
     for (const bad of [0, -1, NaN, Infinity, MAX_AMPLIFY + 1])
       expect(validatePlanOptions({ ...base, amplify: bad })).toEqual([
-        `amplify must be a number in (0, ${MAX_AMPLIFY}] (got ${bad})`,
+        { field: 'amplify', message: `must be a number in (0, ${MAX_AMPLIFY}] (got ${bad})` },
       ]);
   });
 });

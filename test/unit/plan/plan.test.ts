@@ -4,6 +4,7 @@ import {
   eventIdHash,
   sampleKeeps,
   validatePlanOptions,
+  type PlanField,
   type PlanOptions,
 } from '../../../lambdas/core/plan/plan';
 import type { CaptureRecord, IntraSecondPolicy, TargetKind } from '../../../lambdas/core/types';
@@ -592,26 +593,38 @@ describe('chat target compatibility, more cases', () => {
 });
 
 describe('validatePlanOptions, one problem each', () => {
-  it.each<[string, Partial<PlanOptions>, RegExp]>([
-    ['empty runId', { runId: '' }, /runId/],
-    ['unknown target kind', { targetKind: 'grpc' as TargetKind }, /targetKind/],
-    ['NaN time scale', { timeScale: Number.NaN }, /timeScale/],
-    ['infinite time scale', { timeScale: Number.POSITIVE_INFINITY }, /timeScale/],
-    ['negative time scale', { timeScale: -2 }, /timeScale/],
-    ['unknown intra-second policy', { intraSecond: 'even' as IntraSecondPolicy }, /intraSecond/],
-    ['negative start offset', { startOffsetMs: -1 }, /startOffsetMs/],
-    ['infinite end offset', { endOffsetMs: Number.POSITIVE_INFINITY }, /endOffsetMs/],
-    ['end before start', { startOffsetMs: 10, endOffsetMs: 9 }, /before/],
-    ['zero limit', { limit: 0 }, /limit/],
-    ['zero sample rate', { sampleRate: 0 }, /sampleRate/],
-    ['sample rate above 1', { sampleRate: 1.01 }, /sampleRate/],
-    ['fractional seed', { seed: 1.5 }, /seed/],
-    ['negative seed', { seed: -1 }, /seed/],
-    ['blank model override', { modelOverride: '  ' }, /modelOverride/],
-  ])('%s', (_name, bad, pattern) => {
+  it.each<[string, Partial<PlanOptions>, PlanField, RegExp]>([
+    ['empty runId', { runId: '' }, 'runId', /^is required$/],
+    ['unknown target kind', { targetKind: 'grpc' as TargetKind }, 'targetKind', /^must be one of/],
+    ['NaN time scale', { timeScale: Number.NaN }, 'timeScale', /^must be a number >= 0.001/],
+    ['infinite time scale', { timeScale: Number.POSITIVE_INFINITY }, 'timeScale', /got Infinity/],
+    ['negative time scale', { timeScale: -2 }, 'timeScale', /got -2/],
+    ['unknown intra-second policy', { intraSecond: 'even' as IntraSecondPolicy }, 'intraSecond', /got even/],
+    ['negative start offset', { startOffsetMs: -1 }, 'startOffsetMs', /^must be a finite number >= 0/],
+    ['infinite end offset', { endOffsetMs: Number.POSITIVE_INFINITY }, 'endOffsetMs', /got Infinity/],
+    [
+      'end before start',
+      { startOffsetMs: 10, endOffsetMs: 9 },
+      'endOffsetMs',
+      /^\(9\) is before startOffsetMs \(10\)$/,
+    ],
+    ['zero limit', { limit: 0 }, 'limit', /^must be a whole number > 0/],
+    ['zero sample rate', { sampleRate: 0 }, 'sampleRate', /^must be in \(0, 1\]/],
+    ['sample rate above 1', { sampleRate: 1.01 }, 'sampleRate', /got 1.01/],
+    ['fractional seed', { seed: 1.5 }, 'seed', /got 1.5/],
+    ['negative seed', { seed: -1 }, 'seed', /got -1/],
+    ['blank model override', { modelOverride: '  ' }, 'modelOverride', /^must not be empty$/],
+  ])('%s', (_name, bad, field, message) => {
     const problems = validatePlanOptions({ ...base, ...bad });
     expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(pattern);
+    expect(problems[0]?.field).toBe(field);
+    expect(problems[0]?.message).toMatch(message);
+  });
+
+  it('names another option a message speaks of as the caller names options', () => {
+    expect(validatePlanOptions({ ...base, startOffsetMs: 10, endOffsetMs: 9 }, (f) => `<${f}>`)).toEqual([
+      { field: 'endOffsetMs', message: '(9) is before <startOffsetMs> (10)' },
+    ]);
   });
 
   it('accepts every option at its edge', () => {
@@ -633,7 +646,7 @@ describe('validatePlanOptions, one problem each', () => {
 
   it('buildPlan names every problem in its error', () => {
     expect(() => buildPlan([rec('a', T0)], { ...base, timeScale: 0, limit: -1, runId: '' })).toThrow(
-      /runId.*timeScale.*limit/,
+      /^invalid plan options: runId is required; timeScale must be .*; limit must be/,
     );
   });
 });

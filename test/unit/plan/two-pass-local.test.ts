@@ -19,7 +19,10 @@ import type { CaptureRecord, ReplayPlan, TargetKind } from '../../../lambdas/cor
 
 const T0 = Date.UTC(2026, 3, 29, 0, 0, 0);
 
-/** A seeded capture: chat bodies (some streaming with usage), CSV, non-chat JSON, whole and fractional times, shared seconds, duplicates. */
+/**
+ * A seeded capture: chat bodies (some streaming with usage), CSV, non-chat JSON, whole and fractional times, shared
+ * seconds, duplicates.
+ */
 function captureText(seed: number, count: number): string {
   const random = seededRandom(seed);
   const lines: string[] = [];
@@ -214,7 +217,9 @@ describe('bodies nested too deep for JSON.stringify', () => {
       modelOverride: 'm2',
     };
     expect(() => JSON.stringify(JSON.parse(body))).toThrow(RangeError);
-    const want = `{"messages":[{"role":"user","content":"x"}],"model":"m2","deep":${deep(10_000)},"stream":true,"stream_options":{"include_usage":true}}`;
+    const want =
+      `{"messages":[{"role":"user","content":"x"}],"model":"m2","deep":${deep(10_000)},"stream":true,` +
+      `"stream_options":{"include_usage":true}}`;
     for (const plan of [buildPlan(records, options), await localPlanner(index)(options)]) {
       expect(plan.incompatible).toEqual([]);
       expect(Buffer.from(plan.requests[0]!.body).toString('utf8')).toBe(want);

@@ -43,9 +43,7 @@ function plan(count: number, everyMs: number): ScheduledRequest[] {
   );
 }
 
-async function server(
-  extra: string[] = [],
-): Promise<{
+async function server(extra: string[] = []): Promise<{
   mock: MockProcess;
   spec: TargetClientSpec;
   arrivals: (atLeast?: number) => Promise<Map<string, number>>;
@@ -241,7 +239,8 @@ describe('fire workers against a real server process', () => {
     expect(again.map((o) => o.dropReason === 'lost')).toEqual([true, false, true, false]);
   }, 120_000);
 
-  it('stop reaches every worker: unsent requests aborted, exactly those sent reached the server; cancel ends the ones in flight', async () => {
+  it('stop reaches every worker: unsent requests aborted, exactly those sent reached the server; cancel ends ' +
+    'the ones in flight', async () => {
     // Answers take 60 s: every request sent is still in flight when the run is cancelled.
     const { spec, arrivals } = await server(['--ttft-ms', '60000']);
     const requests = plan(1000, 2); // 2 s

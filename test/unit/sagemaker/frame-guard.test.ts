@@ -17,7 +17,10 @@ function prelude(totalBytes: number): Buffer {
   return out;
 }
 
-/** Runs the splitter over `bytes` cut every `size` bytes: the messages, how it stopped, and how many bytes it had been given when it did. */
+/**
+ * Runs the splitter over `bytes` cut every `size` bytes: the messages, how it stopped, and how many bytes it had been
+ * given when it did.
+ */
 function split(bytes: Buffer, size: number, limit?: number) {
   const splitter = new MessageSplitter(limit);
   const messages: Buffer[] = [];

@@ -24,7 +24,9 @@ async function mock(options: MockSageMakerOptions = {}): Promise<MockSageMaker> 
   return server;
 }
 
-const AUTH = `AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/sagemaker/aws4_request, SignedHeaders=host;x-amz-date, Signature=${'a'.repeat(64)}`;
+const AUTH =
+  `AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/sagemaker/aws4_request, SignedHeaders=host;x-amz-date, ` +
+  `Signature=${'a'.repeat(64)}`;
 
 function invoke(server: MockSageMaker, path: string, body: string | Uint8Array, headers: Record<string, string> = {}) {
   return fetch(server.url + path, {

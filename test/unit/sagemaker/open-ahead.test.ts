@@ -62,68 +62,76 @@ const until = async (check: () => boolean, ms = 5000) => {
 };
 
 describe('a SageMaker target opens connections ahead', () => {
-  it('openAhead(3): three connections before any request, and three requests sent together take them (no connection of their own)', async () => {
-    const client = new SageMakerRuntimeClient(sageMakerRuntimeClientConfig({ timeoutMs: 10_000, connections: 16 }));
-    const target = createSageMakerTarget({
-      name: 'S',
-      endpointName: 'ep',
-      timeoutMs: 10_000,
-      clock: systemClock,
-      client,
-    });
-    const before = accepted.length;
-    target.openAhead(3);
-    await until(() => accepted.length - before === 3);
-    expect(accepted.length - before).toBe(3);
-    const body = Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
-    const results = await Promise.all(
-      [0, 1, 2].map((i) =>
-        target.send({
-          requestId: `r-${i}`,
-          correlationId: 'c',
-          contentType: 'application/json',
-          body,
-          streaming: false,
-        }),
-      ),
-    );
-    for (const r of results) expect(r.error).toBeNull();
-    expect(accepted.length - before, 'no connection opened for a request').toBe(3);
-    // Topped up again: the three are idle now, so nothing more is opened for three.
-    target.openAhead(3);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(accepted.length - before).toBe(3);
-    await target.close();
-    client.destroy();
-  });
+  it(
+    'openAhead(3): three connections before any request, and three requests sent together take them (no ' +
+      'connection of their own)',
+    async () => {
+      const client = new SageMakerRuntimeClient(sageMakerRuntimeClientConfig({ timeoutMs: 10_000, connections: 16 }));
+      const target = createSageMakerTarget({
+        name: 'S',
+        endpointName: 'ep',
+        timeoutMs: 10_000,
+        clock: systemClock,
+        client,
+      });
+      const before = accepted.length;
+      target.openAhead(3);
+      await until(() => accepted.length - before === 3);
+      expect(accepted.length - before).toBe(3);
+      const body = Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
+      const results = await Promise.all(
+        [0, 1, 2].map((i) =>
+          target.send({
+            requestId: `r-${i}`,
+            correlationId: 'c',
+            contentType: 'application/json',
+            body,
+            streaming: false,
+          }),
+        ),
+      );
+      for (const r of results) expect(r.error).toBeNull();
+      expect(accepted.length - before, 'no connection opened for a request').toBe(3);
+      // Topped up again: the three are idle now, so nothing more is opened for three.
+      target.openAhead(3);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(accepted.length - before).toBe(3);
+      await target.close();
+      client.destroy();
+    },
+  );
 });
 
 describe('a SageMaker target prepares a request ahead', () => {
-  it('asks for requests PREPARE_AHEAD_MS early; one handed over with notBeforeNs starts then and reaches the server no earlier', async () => {
-    const client = new SageMakerRuntimeClient(sageMakerRuntimeClientConfig({ timeoutMs: 10_000, connections: 4 }));
-    const target = createSageMakerTarget({
-      name: 'S',
-      endpointName: 'ep',
-      timeoutMs: 10_000,
-      clock: systemClock,
-      client,
-    });
-    expect(target.preparesAheadMs).toBe(PREPARE_AHEAD_MS);
-    const body = Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
-    const notBeforeNs = systemClock.nowNs() + 80_000_000n;
-    const result = await target.send({
-      requestId: 'held-1',
-      correlationId: 'c',
-      contentType: 'application/json',
-      body,
-      streaming: false,
-      notBeforeNs,
-    });
-    expect(result.error).toBeNull();
-    expect(result.requestStartNs).toBe(notBeforeNs);
-    expect(result.requestWireNs! >= notBeforeNs, 'written at or after its time').toBe(true);
-    expect(arrivedNs.get('held-1')! >= notBeforeNs, 'never early at the server').toBe(true);
-    await target.close();
-    client.destroy();
-  });
+  it(
+    'asks for requests PREPARE_AHEAD_MS early; one handed over with notBeforeNs starts then and reaches the ' +
+      'server no earlier',
+    async () => {
+      const client = new SageMakerRuntimeClient(sageMakerRuntimeClientConfig({ timeoutMs: 10_000, connections: 4 }));
+      const target = createSageMakerTarget({
+        name: 'S',
+        endpointName: 'ep',
+        timeoutMs: 10_000,
+        clock: systemClock,
+        client,
+      });
+      expect(target.preparesAheadMs).toBe(PREPARE_AHEAD_MS);
+      const body = Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
+      const notBeforeNs = systemClock.nowNs() + 80_000_000n;
+      const result = await target.send({
+        requestId: 'held-1',
+        correlationId: 'c',
+        contentType: 'application/json',
+        body,
+        streaming: false,
+        notBeforeNs,
+      });
+      expect(result.error).toBeNull();
+      expect(result.requestStartNs).toBe(notBeforeNs);
+      expect(result.requestWireNs! >= notBeforeNs, 'written at or after its time').toBe(true);
+      expect(arrivedNs.get('held-1')! >= notBeforeNs, 'never early at the server').toBe(true);
+      await target.close();
+      client.destroy();
+    },
+  );
 });

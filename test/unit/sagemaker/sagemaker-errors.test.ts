@@ -58,15 +58,25 @@ describe('a service error whose name is not a name', () => {
 });
 
 describe('errors in an event stream', () => {
-  it('an error message (`:error-code`, `:error-message`): its code as the type when a name, else StreamError; its message an excerpt', () => {
-    const quoted = sageMakerErrorDetails(named('ModelFailure', `invalid request: ${PROMPT}`), 'stream', 200, true, 160);
-    expect(quoted).toMatchObject({ code: null, type: 'ModelFailure' });
-    expect(quoted.message.length).toBeLessThanOrEqual(160);
-    expect(sageMakerErrorDetails(named(`ModelFailure${ESCAPES}`, 'x'), 'stream', 200, true).type).toBe('StreamError');
-    expect(
-      sageMakerErrorDetails(named('ModelFailure', `invalid request: ${PROMPT}`), 'stream', 200, true, 0).message,
-    ).toBe('response text not kept');
-  });
+  it(
+    'an error message (`:error-code`, `:error-message`): its code as the type when a name, else StreamError; ' +
+      'its message an excerpt',
+    () => {
+      const quoted = sageMakerErrorDetails(
+        named('ModelFailure', `invalid request: ${PROMPT}`),
+        'stream',
+        200,
+        true,
+        160,
+      );
+      expect(quoted).toMatchObject({ code: null, type: 'ModelFailure' });
+      expect(quoted.message.length).toBeLessThanOrEqual(160);
+      expect(sageMakerErrorDetails(named(`ModelFailure${ESCAPES}`, 'x'), 'stream', 200, true).type).toBe('StreamError');
+      expect(
+        sageMakerErrorDetails(named('ModelFailure', `invalid request: ${PROMPT}`), 'stream', 200, true, 0).message,
+      ).toBe('response text not kept');
+    },
+  );
 
   it('read before send resolves (the SDK reads the first message): the same, not a decoding failure', () => {
     expect(

@@ -25,7 +25,13 @@ function cut(text: string, size: number): Uint8Array[] {
 }
 
 const openaiChunk = (content: string | null, finish: string | null = null) =>
-  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: content === null ? { role: 'assistant' } : { content }, finish_reason: finish }] })}\n\n`;
+  `data: ` +
+  JSON.stringify({
+    id: 'c',
+    object: 'chat.completion.chunk',
+    choices: [{ index: 0, delta: content === null ? { role: 'assistant' } : { content }, finish_reason: finish }],
+  }) +
+  `\n\n`;
 const OPENAI_STREAM =
   openaiChunk(null) +
   openaiChunk('Hél') +

@@ -41,14 +41,16 @@ describe('scheduleExpressionProblems', () => {
         'cron(a b c d e f): month d: month takes 1-12 or JAN-DEC',
         'cron(a b c d e f): day-of-week e: day-of-week takes 1-7 or SUN-SAT',
         'cron(a b c d e f): year f: year takes 1970-2199',
-        'cron(a b c d e f): exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) every day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)',
+        'cron(a b c d e f): exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) ' +
+          'every day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)',
       ],
     ],
     ['rate(0 minutes)', ['rate(0 minutes): the value must be 1 or more']],
     [
       'cron(0 2 * * * *)',
       [
-        'cron(0 2 * * * *): exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) every day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)',
+        'cron(0 2 * * * *): exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) ' +
+          'every day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)',
       ],
     ],
     [
@@ -70,7 +72,8 @@ describe('scheduleExpressionProblems', () => {
     [
       'cron(0 2 ? * ? *)',
       [
-        'cron(0 2 ? * ? *): exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) every day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)',
+        'cron(0 2 ? * ? *): exactly one of day-of-month and day-of-week must be ? (e.g. cron(0 2 * * ? *) ' +
+          'every day at 02:00, cron(0 2 ? * MON-FRI *) on weekdays)',
       ],
     ],
     ['cron(? 2 * * ? *)', ['cron(? 2 * * ? *): ? is taken only in day-of-month and day-of-week, not minutes']],
@@ -80,7 +83,8 @@ describe('scheduleExpressionProblems', () => {
     [
       'at(2025-06-01T02:00:00)',
       [
-        '"at(2025-06-01T02:00:00)" is not cron(minutes hours day-of-month month day-of-week year) or rate(<n> minute(s)|hour(s)|day(s)), as EventBridge Scheduler takes them',
+        '"at(2025-06-01T02:00:00)" is not cron(minutes hours day-of-month month day-of-week year) or ' +
+          'rate(<n> minute(s)|hour(s)|day(s)), as EventBridge Scheduler takes them',
       ],
     ],
   ])('refuses %s', (expression, problems) => {

@@ -180,77 +180,85 @@ const runRecord = (store: MemoryObjectStore, runId: string) =>
   runRecordSchema.parse(JSON.parse(store.text(runRecordKey(runId)) as string));
 
 describe('plan function: one window run per scheduled time', () => {
-  it("schedules exactly the window's requests, read across two hour partitions and the hour after, to A and B in the same due order", async () => {
-    const { captures, expected } = bucket();
-    const s = setup({}, captures);
-    const out = await s.handler(event(planMessage()), context);
-    expect(out.batchItemFailures).toEqual([]);
-    const runId = windowRunId('nightly', FIRED);
-    // 10:15-11:44 at one a minute (90) and the straggler written in the 12:00 partition.
-    expect(expected).toHaveLength(91);
-    const byTarget = scheduledByTarget(shardsOf(s.replay));
-    expect([...byTarget.keys()].sort()).toEqual(['A', 'B']);
-    for (const target of ['A', 'B']) {
-      const list = byTarget.get(target) ?? [];
-      expect(list.map((r) => r.eventId)).toEqual(expected.map((l) => l.id));
-      expect(list.map((r) => r.index)).toEqual(expected.map((_, i) => i));
-    }
-    // Same instants for both (parallel), on the captured pace, starting `lead` from now.
-    const a = byTarget.get('A') ?? [];
-    const b = byTarget.get('B') ?? [];
-    expect(b.map((r) => r.dueNs)).toEqual(a.map((r) => r.dueNs));
-    expect(a[0]?.dueNs).toBe(NOW_NS + BigInt(LEAD_MS) * 1_000_000n);
-    expect(a.map((r) => Number(r.dueNs - (a[0] as { dueNs: bigint }).dueNs) / 1e6)).toEqual(
-      expected.map((l) => l.at - (expected[0] as Line).at),
-    );
+  it(
+    "schedules exactly the window's requests, read across two hour partitions and the hour after, to A and B " +
+      'in the same due order',
+    async () => {
+      const { captures, expected } = bucket();
+      const s = setup({}, captures);
+      const out = await s.handler(event(planMessage()), context);
+      expect(out.batchItemFailures).toEqual([]);
+      const runId = windowRunId('nightly', FIRED);
+      // 10:15-11:44 at one a minute (90) and the straggler written in the 12:00 partition.
+      expect(expected).toHaveLength(91);
+      const byTarget = scheduledByTarget(shardsOf(s.replay));
+      expect([...byTarget.keys()].sort()).toEqual(['A', 'B']);
+      for (const target of ['A', 'B']) {
+        const list = byTarget.get(target) ?? [];
+        expect(list.map((r) => r.eventId)).toEqual(expected.map((l) => l.id));
+        expect(list.map((r) => r.index)).toEqual(expected.map((_, i) => i));
+      }
+      // Same instants for both (parallel), on the captured pace, starting `lead` from now.
+      const a = byTarget.get('A') ?? [];
+      const b = byTarget.get('B') ?? [];
+      expect(b.map((r) => r.dueNs)).toEqual(a.map((r) => r.dueNs));
+      expect(a[0]?.dueNs).toBe(NOW_NS + BigInt(LEAD_MS) * 1_000_000n);
+      expect(a.map((r) => Number(r.dueNs - (a[0] as { dueNs: bigint }).dueNs) / 1e6)).toEqual(
+        expected.map((l) => l.at - (expected[0] as Line).at),
+      );
 
-    // Listed: the variant's 10, 11 and 12 partitions; read: the five .jsonl files, the note skipped.
-    const base = 'datacapture/ep-a/AllTraffic/2026/04/28/';
-    expect(s.captures.calls.listObjects).toEqual([`${base}10/`, `${base}11/`, `${base}12/`]);
-    expect(s.captures.calls.open).toHaveLength(5);
+      // Listed: the variant's 10, 11 and 12 partitions; read: the five .jsonl files, the note skipped.
+      const base = 'datacapture/ep-a/AllTraffic/2026/04/28/';
+      expect(s.captures.calls.listObjects).toEqual([`${base}10/`, `${base}11/`, `${base}12/`]);
+      expect(s.captures.calls.open).toHaveLength(5);
 
-    const record = runRecord(s.store, runId);
-    const input = record.inputConfig as Record<string, unknown>;
-    expect(input.mode).toBe('window');
-    expect(input.tool).toBe('capture-replay');
-    expect(input.captures).toEqual(
-      ['10/10-a-file.jsonl', '10/10-b-file.jsonl', '11/11-a-file.jsonl', '11/11-b-file.jsonl', '12/00-file.jsonl'].map(
-        (f) => `s3://captures/${base}${f}`,
-      ),
-    );
-    expect(input.targets).toEqual([
-      { name: 'A', url: 'http://a.example', path: '/v1/chat/completions' },
-      { name: 'B', url: 'http://b.example', path: '/v1/chat/completions' },
-    ]);
-    expect(input).toMatchObject({ model_override: null, streaming: false, request_timeout_ms: TIMEOUT_MS });
-    expect(scheduledRunInfoSchema.parse(input.schedule)).toEqual({
-      name: 'nightly',
-      scheduledTime: '2026-04-29T02:00:00.000Z',
-      timezone: 'UTC',
-      window: { start: '2026-04-28T10:15:00.000Z', end: '2026-04-28T11:45:00.000Z' },
-      targets: ['A', 'B'],
-      dispatch: 'parallel',
-    });
-    expect(record.notScheduledByReason).toEqual({});
+      const record = runRecord(s.store, runId);
+      const input = record.inputConfig as Record<string, unknown>;
+      expect(input.mode).toBe('window');
+      expect(input.tool).toBe('capture-replay');
+      expect(input.captures).toEqual(
+        [
+          '10/10-a-file.jsonl',
+          '10/10-b-file.jsonl',
+          '11/11-a-file.jsonl',
+          '11/11-b-file.jsonl',
+          '12/00-file.jsonl',
+        ].map((f) => `s3://captures/${base}${f}`),
+      );
+      expect(input.targets).toEqual([
+        { name: 'A', url: 'http://a.example', path: '/v1/chat/completions' },
+        { name: 'B', url: 'http://b.example', path: '/v1/chat/completions' },
+      ]);
+      expect(input).toMatchObject({ model_override: null, streaming: false, request_timeout_ms: TIMEOUT_MS });
+      expect(scheduledRunInfoSchema.parse(input.schedule)).toEqual({
+        name: 'nightly',
+        scheduledTime: '2026-04-29T02:00:00.000Z',
+        timezone: 'UTC',
+        window: { start: '2026-04-28T10:15:00.000Z', end: '2026-04-28T11:45:00.000Z' },
+        targets: ['A', 'B'],
+        dispatch: 'parallel',
+      });
+      expect(record.notScheduledByReason).toEqual({});
 
-    // The ingest report: every line of the files read counted; the window's own accounting.
-    const report = JSON.parse(s.store.text(`${runPrefix(runId)}ingest_report.json`) as string) as Report;
-    expect(report.totals).toMatchObject({ files: 5, accepted: 122, rejected: 0 });
-    expect(report.window).toEqual({
-      start: '2026-04-28T10:15:00.000Z',
-      end: '2026-04-28T11:45:00.000Z',
-      inWindow: 91,
-      outsideWindow: 31,
-      duplicates: 0,
-      sampledOut: 0,
-    });
-    expect(report.captures).toEqual(input.captures);
-    expect(report.skippedFiles).toEqual([{ file: `s3://captures/${base}11/notes.txt`, reason: 'not a .jsonl file' }]);
+      // The ingest report: every line of the files read counted; the window's own accounting.
+      const report = JSON.parse(s.store.text(`${runPrefix(runId)}ingest_report.json`) as string) as Report;
+      expect(report.totals).toMatchObject({ files: 5, accepted: 122, rejected: 0 });
+      expect(report.window).toEqual({
+        start: '2026-04-28T10:15:00.000Z',
+        end: '2026-04-28T11:45:00.000Z',
+        inWindow: 91,
+        outsideWindow: 31,
+        duplicates: 0,
+        sampledOut: 0,
+      });
+      expect(report.captures).toEqual(input.captures);
+      expect(report.skippedFiles).toEqual([{ file: `s3://captures/${base}11/notes.txt`, reason: 'not a .jsonl file' }]);
 
-    // One deadline collect message per target.
-    expect(s.collect.messages.map((m) => JSON.parse(m.body).target).sort()).toEqual(['A', 'B']);
-    expect(s.empties).toEqual([]);
-  });
+      // One deadline collect message per target.
+      expect(s.collect.messages.map((m) => JSON.parse(m.body).target).sort()).toEqual(['A', 'B']);
+      expect(s.empties).toEqual([]);
+    },
+  );
 
   it('sample keeps the same requests by event id; limit keeps the first N in due order', async () => {
     const { captures, expected } = bucket();
@@ -277,38 +285,42 @@ describe('plan function: one window run per scheduled time', () => {
     ).toEqual(kept.map((l) => l.id));
   });
 
-  it('a redelivered message schedules nothing twice; a retry after a crash mid-scheduling sends the same shards on the same timeline', async () => {
-    const { captures } = bucket();
-    const s = setup({}, captures);
-    await s.handler(event(planMessage()), context);
-    const firstMessages = s.replay.messages.map((m) => m.body);
-    const opened = s.captures.calls.open.length;
-    // Redelivered (same schedule and time, even written differently): the run record answers.
-    s.clock.advanceTo(NOW_NS + 5_000_000_000n);
-    const again = await s.handler(event(planMessage('nightly', '2026-04-29T02:00:00.000Z')), context);
-    expect(again.batchItemFailures).toEqual([]);
-    expect(s.replay.messages.map((m) => m.body)).toEqual(firstMessages);
-    expect(s.collect.messages).toHaveLength(2);
-    expect(s.captures.calls.open).toHaveLength(opened);
-    expect(s.logs.some((l) => l.message === 'window run already scheduled')).toBe(true);
+  it(
+    'a redelivered message schedules nothing twice; a retry after a crash mid-scheduling sends the same shards ' +
+      'on the same timeline',
+    async () => {
+      const { captures } = bucket();
+      const s = setup({}, captures);
+      await s.handler(event(planMessage()), context);
+      const firstMessages = s.replay.messages.map((m) => m.body);
+      const opened = s.captures.calls.open.length;
+      // Redelivered (same schedule and time, even written differently): the run record answers.
+      s.clock.advanceTo(NOW_NS + 5_000_000_000n);
+      const again = await s.handler(event(planMessage('nightly', '2026-04-29T02:00:00.000Z')), context);
+      expect(again.batchItemFailures).toEqual([]);
+      expect(s.replay.messages.map((m) => m.body)).toEqual(firstMessages);
+      expect(s.collect.messages).toHaveLength(2);
+      expect(s.captures.calls.open).toHaveLength(opened);
+      expect(s.logs.some((l) => l.message === 'window run already scheduled')).toBe(true);
 
-    // A crash after the shards were sent but before the run record: the retry must send the
-    // same shards (ids, contents) with the same start, though a new capture file has
-    // appeared in the window's partitions since: the first attempt's files are pinned.
-    const runId = windowRunId('nightly', FIRED);
-    s.store.objects.delete(runRecordKey(runId));
-    expect(s.store.text(runStartKey(runId))).not.toBeNull();
-    expect(s.store.text(windowFilesKey(runId))).not.toBeNull();
-    captures.put(
-      'datacapture/ep-a/AllTraffic/2026/04/28/11/99-new-file.jsonl',
-      fileOf([{ id: 'arrived-later', at: Date.parse('2026-04-28T11:00:30Z') }]),
-    );
-    const before = s.replay.messages.length;
-    await s.handler(event(planMessage()), context);
-    const retried = s.replay.messages.slice(before).map((m) => m.body);
-    expect(retried).toEqual(firstMessages);
-    expect(runRecord(s.store, runId).startNs).toBe((NOW_NS + BigInt(LEAD_MS) * 1_000_000n).toString());
-  });
+      // A crash after the shards were sent but before the run record: the retry must send the
+      // same shards (ids, contents) with the same start, though a new capture file has
+      // appeared in the window's partitions since: the first attempt's files are pinned.
+      const runId = windowRunId('nightly', FIRED);
+      s.store.objects.delete(runRecordKey(runId));
+      expect(s.store.text(runStartKey(runId))).not.toBeNull();
+      expect(s.store.text(windowFilesKey(runId))).not.toBeNull();
+      captures.put(
+        'datacapture/ep-a/AllTraffic/2026/04/28/11/99-new-file.jsonl',
+        fileOf([{ id: 'arrived-later', at: Date.parse('2026-04-28T11:00:30Z') }]),
+      );
+      const before = s.replay.messages.length;
+      await s.handler(event(planMessage()), context);
+      const retried = s.replay.messages.slice(before).map((m) => m.body);
+      expect(retried).toEqual(firstMessages);
+      expect(runRecord(s.store, runId).startNs).toBe((NOW_NS + BigInt(LEAD_MS) * 1_000_000n).toString());
+    },
+  );
 
   it('sequential dispatch: B gets the whole schedule after A, starting after its last due time plus the request timeout', async () => {
     const { captures, expected } = bucket();
@@ -342,51 +354,55 @@ describe('plan function: one window run per scheduled time', () => {
     expect(firstDues('B').every((due) => due > lastOfA)).toBe(true);
   });
 
-  it('targets of different kinds: the SageMaker endpoint takes every record, the chat target the chat ones, its drops counted at their due times', async () => {
-    const captures = new MemoryCaptureObjects();
-    const lines: Line[] = [
-      { id: 'chat-1', at: Date.parse('2026-04-28T10:20:00Z') },
-      { id: 'csv-2', at: Date.parse('2026-04-28T10:20:01Z'), type: 'text/csv', data: '1,2,3' },
-      { id: 'chat-3', at: Date.parse('2026-04-28T10:20:02Z') },
-    ];
-    captures.put('datacapture/ep-a/AllTraffic/2026/04/28/10/f.jsonl', fileOf(lines));
-    const s = setup({ targets: ['A', 'S'], dispatch: 'sequential' }, captures, {
-      [ENV.targets]: JSON.stringify([
-        { name: 'A', url: 'http://a.example' },
-        { name: 'S', kind: 'sagemaker', endpointName: 'ep-b' },
-      ]),
-    });
-    await s.handler(event(planMessage()), context);
-    const byTarget = scheduledByTarget(shardsOf(s.replay));
-    expect(byTarget.get('A')?.map((r) => [r.eventId, r.index])).toEqual([
-      ['chat-1', 0],
-      ['chat-3', 2],
-    ]);
-    expect(byTarget.get('S')?.map((r) => [r.eventId, r.index])).toEqual([
-      ['chat-1', 0],
-      ['csv-2', 1],
-      ['chat-3', 2],
-    ]);
-    const runId = windowRunId('nightly', FIRED);
-    const drops = (s.store.text(`work/${runId}/A/_results/${INGEST_SHARD}.jsonl`) ?? '')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { index: number; dropReason: string; scheduledNs: string });
-    const record = runRecord(s.store, runId);
-    expect(drops).toEqual([
-      expect.objectContaining({
-        index: 1,
-        dropReason: 'unsupported_content_type',
-        scheduledNs: (BigInt(record.startNs) + 1_000_000_000n).toString(),
-      }),
-    ]);
-    // S, second in a sequential run, starts after A's last due time (2 s) plus the timeout.
-    expect(byTarget.get('S')?.[0]?.dueNs).toBe(BigInt(record.startNs) + BigInt(2_000 + TIMEOUT_MS) * 1_000_000n);
-    // Each waits for its own shards (one-second slots): A's hold 2 requests, S's 3.
-    const sum = (list: { requests: number }[] | undefined) => (list ?? []).reduce((n, x) => n + x.requests, 0);
-    expect(sum(record.targetShards?.A)).toBe(2);
-    expect(sum(record.targetShards?.S)).toBe(3);
-  });
+  it(
+    'targets of different kinds: the SageMaker endpoint takes every record, the chat target the chat ones, its ' +
+      'drops counted at their due times',
+    async () => {
+      const captures = new MemoryCaptureObjects();
+      const lines: Line[] = [
+        { id: 'chat-1', at: Date.parse('2026-04-28T10:20:00Z') },
+        { id: 'csv-2', at: Date.parse('2026-04-28T10:20:01Z'), type: 'text/csv', data: '1,2,3' },
+        { id: 'chat-3', at: Date.parse('2026-04-28T10:20:02Z') },
+      ];
+      captures.put('datacapture/ep-a/AllTraffic/2026/04/28/10/f.jsonl', fileOf(lines));
+      const s = setup({ targets: ['A', 'S'], dispatch: 'sequential' }, captures, {
+        [ENV.targets]: JSON.stringify([
+          { name: 'A', url: 'http://a.example' },
+          { name: 'S', kind: 'sagemaker', endpointName: 'ep-b' },
+        ]),
+      });
+      await s.handler(event(planMessage()), context);
+      const byTarget = scheduledByTarget(shardsOf(s.replay));
+      expect(byTarget.get('A')?.map((r) => [r.eventId, r.index])).toEqual([
+        ['chat-1', 0],
+        ['chat-3', 2],
+      ]);
+      expect(byTarget.get('S')?.map((r) => [r.eventId, r.index])).toEqual([
+        ['chat-1', 0],
+        ['csv-2', 1],
+        ['chat-3', 2],
+      ]);
+      const runId = windowRunId('nightly', FIRED);
+      const drops = (s.store.text(`work/${runId}/A/_results/${INGEST_SHARD}.jsonl`) ?? '')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { index: number; dropReason: string; scheduledNs: string });
+      const record = runRecord(s.store, runId);
+      expect(drops).toEqual([
+        expect.objectContaining({
+          index: 1,
+          dropReason: 'unsupported_content_type',
+          scheduledNs: (BigInt(record.startNs) + 1_000_000_000n).toString(),
+        }),
+      ]);
+      // S, second in a sequential run, starts after A's last due time (2 s) plus the timeout.
+      expect(byTarget.get('S')?.[0]?.dueNs).toBe(BigInt(record.startNs) + BigInt(2_000 + TIMEOUT_MS) * 1_000_000n);
+      // Each waits for its own shards (one-second slots): A's hold 2 requests, S's 3.
+      const sum = (list: { requests: number }[] | undefined) => (list ?? []).reduce((n, x) => n + x.requests, 0);
+      expect(sum(record.targetShards?.A)).toBe(2);
+      expect(sum(record.targetShards?.S)).toBe(3);
+    },
+  );
 
   it('an empty window is recorded as an empty run, not an error: no files, no records in the window, none the targets take', async () => {
     // No captures at all in the window's partitions.

@@ -10,7 +10,9 @@ import { simulate } from '../../../sim/engine';
 import { Agenda } from '../../../sim/events';
 import { memoryEstimate, type MemoryLimit } from '../../../sim/memory';
 import { report } from '../../../sim/report';
-import { applyOverrides, settingsFor, validateSettings } from '../../../sim/settings';
+import { applyOverrides } from '../../../sim/overrides';
+import { validateSettings } from '../../../sim/setting-ranges';
+import { settingsFor } from '../../../sim/settings';
 
 function cli(args: string[], memory?: MemoryLimit): { code: number; out: string; err: string } {
   let out = '';
@@ -67,7 +69,10 @@ describe('sim command', () => {
     // The event source's ramp: at 0 a source would never grow, below 0 means nothing.
     [
       [...BASE, '--set', 'aws.esm.growthPerMinute=0'],
-      /^sim: aws\.esm\.growthPerMinute must be a number above 0 and at most 1,000,000: invocations the event source adds a minute: at 0 it would never grow \(got 0\)\n$/,
+      new RegExp(
+        /^sim: aws\.esm\.growthPerMinute must be a number above 0 and at most 1,000,000: invocations the /.source +
+          /event source adds a minute: at 0 it would never grow \(got 0\)\n$/.source,
+      ),
     ],
     [
       [...BASE, '--set', 'aws.esm.growthPerMinute=-150'],
@@ -109,7 +114,10 @@ describe('settings overrides', () => {
     expect(() =>
       validateSettings({ ...settings, seed: -1, workload: { ...settings.workload, arrivals: 'burst' as 'even' } }),
     ).toThrow(
-      /arrivals \(--arrivals\) must be one of even, poisson[\s\S]*seed \(--seed\) must be a whole number from 0 to 4,294,967,295: the random streams take a 32-bit seed \(got -1\)/,
+      new RegExp(
+        /arrivals \(--arrivals\) must be one of even, poisson[\s\S]*seed \(--seed\) must be a whole number /.source +
+          /from 0 to 4,294,967,295: the random streams take a 32-bit seed \(got -1\)/.source,
+      ),
     );
   });
 });
@@ -181,7 +189,10 @@ describe('issue 32 finding 9: every setting has a range the simulator can run', 
     ],
     [
       ['--seconds', '1e12'],
-      /^sim: workload\.seconds \(--seconds\) must be a number above 0 and at most 86,400: seconds of capture, up to a day: .* \(got 1000000000000\)\n$/,
+      new RegExp(
+        /^sim: workload\.seconds \(--seconds\) must be a number above 0 and at most 86,400: seconds of /.source +
+          /capture, up to a day: .* \(got 1000000000000\)\n$/.source,
+      ),
     ],
     [
       ['--set', 'stack.connectionsPerTarget=0'],
@@ -198,7 +209,10 @@ describe('issue 32 finding 9: every setting has a range the simulator can run', 
     [['--idle-before', '1e308'], /^sim: idleBeforeMinutes \(--idle-before\) must be a number from 0 to 525,600/],
     [
       ['--latency-p50', '1e308', '--latency-p99', '1e308'],
-      /^sim: workload\.latencyP50S \(--latency-p50\) must be a number above 0 and at most 3600: .*; workload\.latencyP99S \(--latency-p99\) must be/,
+      new RegExp(
+        /^sim: workload\.latencyP50S \(--latency-p50\) must be a number above 0 and at most 3600: .*; /.source +
+          /workload\.latencyP99S \(--latency-p99\) must be/.source,
+      ),
     ],
   ])(
     '%j, which crashed, answered NaN or Infinity, or was taken, is refused in one line naming the setting, its range and why',
@@ -207,31 +221,43 @@ describe('issue 32 finding 9: every setting has a range the simulator can run', 
     },
   );
 
-  it("a legal shard size below the slot's lanes (stack.maxShardRequests=10: 120 lanes for 100 requests) runs, the empty lanes sending nothing", () => {
-    const { code, out } = cli([...SMALL, '--set', 'stack.maxShardRequests=10']);
-    expect(code).toBe(0);
-    const r = JSON.parse(out);
-    expect(r.fired).toBe(100);
-    expect(r.stack.shards).toBe(100);
-    expect([r.expired, r.lost, r.throttled]).toEqual([0, 0, 0]);
-    expect(r.calls.sqs_shard_messages_sent).toBe(100);
-  });
+  it(
+    "a legal shard size below the slot's lanes (stack.maxShardRequests=10: 120 lanes for 100 requests) runs, " +
+      'the empty lanes sending nothing',
+    () => {
+      const { code, out } = cli([...SMALL, '--set', 'stack.maxShardRequests=10']);
+      expect(code).toBe(0);
+      const r = JSON.parse(out);
+      expect(r.fired).toBe(100);
+      expect(r.stack.shards).toBe(100);
+      expect([r.expired, r.lost, r.throttled]).toEqual([0, 0, 0]);
+      expect(r.calls.sqs_shard_messages_sent).toBe(100);
+    },
+  );
 
-  it('a legal body over 64 KB (workload.bodyBytes=100000), which crashed the ingest ("over SQS\'s 1 MiB message limit"), runs: it travels as an S3 object the request names, as the slot writer sends it', () => {
-    const { code, out, err } = cli([...SMALL, '--set', 'workload.bodyBytes=100000']);
-    expect(err).not.toMatch(/^sim:/);
-    expect(code).toBe(0);
-    const r = JSON.parse(out);
-    expect(r.fired).toBe(100);
-    expect(r.calls.sqs_shard_messages_sent).toBe(1);
-    // 100 requests of a few hundred bytes each on the wire, not 100 bodies of 133 KB.
-    expect(r.calls.sqs_requests).toBeLessThan(20);
-  });
+  it(
+    'a legal body over 64 KB (workload.bodyBytes=100000), which crashed the ingest ("over SQS\'s 1 MiB message ' +
+      'limit"), runs: it travels as an S3 object the request names, as the slot writer sends it',
+    () => {
+      const { code, out, err } = cli([...SMALL, '--set', 'workload.bodyBytes=100000']);
+      expect(err).not.toMatch(/^sim:/);
+      expect(code).toBe(0);
+      const r = JSON.parse(out);
+      expect(r.fired).toBe(100);
+      expect(r.calls.sqs_shard_messages_sent).toBe(1);
+      // 100 requests of a few hundred bytes each on the wire, not 100 bodies of 133 KB.
+      expect(r.calls.sqs_requests).toBeLessThan(20);
+    },
+  );
 
   it.each([
     [
       ['--rate', '1e9'],
-      /^sim: synth refuses this traffic, and the simulator sizes the stack as synth does: captureReplay\.peakRequestsPerSecond: must be a number above 0 and at most 10000 \(got 1000000000\)\n$/,
+      new RegExp(
+        /^sim: synth refuses this traffic, and the simulator sizes the stack as synth does: /.source +
+          /captureReplay\.peakRequestsPerSecond: must be a number above 0 and at most 10000 \(got /.source +
+          /1000000000\)\n$/.source,
+      ),
     ],
     [
       ['--targets', '3'],
@@ -283,24 +309,28 @@ describe('issue 32 finding 9: every setting has a range the simulator can run', 
 });
 
 describe('issue 32 finding 9: settings AWS or synth would refuse make the stack NOT DEPLOYABLE', () => {
-  it("a fire timeout of 0: NOT DEPLOYABLE, ran with Lambda's least, 1 s, and invocations stopped by it before their first request send nothing", () => {
-    const { code, out, err } = cli([...SMALL, '--set', 'stack.fire.timeoutS=0']);
-    expect(code).toBe(0);
-    const r = JSON.parse(out);
-    expect(r.stack.deployable).toBe(false);
-    expect(r.stack.problems).toContain(
-      "the fire function's timeout is 1-900 whole seconds in Lambda (got 0): ran with 1",
-    );
-    expect(r.stack.timeout_s).toBe(1);
-    expect(err).toMatch(
-      /^NOT DEPLOYABLE +the fire function's timeout is 1-900 whole seconds in Lambda \(got 0\): ran with 1$/m,
-    );
-    // Each invocation waits out the 20 s lead: stopped after 1 s, it sends nothing; its shard is lost.
-    expect(r.fired).toBe(0);
-    expect(r.timeouts).toBeGreaterThan(0);
-    expect(r.lost).toBe(100);
-    expect(r.no_figure.lateness_ms).toMatch(/^none of the 100 requests was sent: 100 lost/);
-  });
+  it(
+    "a fire timeout of 0: NOT DEPLOYABLE, ran with Lambda's least, 1 s, and invocations stopped by it before " +
+      'their first request send nothing',
+    () => {
+      const { code, out, err } = cli([...SMALL, '--set', 'stack.fire.timeoutS=0']);
+      expect(code).toBe(0);
+      const r = JSON.parse(out);
+      expect(r.stack.deployable).toBe(false);
+      expect(r.stack.problems).toContain(
+        "the fire function's timeout is 1-900 whole seconds in Lambda (got 0): ran with 1",
+      );
+      expect(r.stack.timeout_s).toBe(1);
+      expect(err).toMatch(
+        /^NOT DEPLOYABLE +the fire function's timeout is 1-900 whole seconds in Lambda \(got 0\): ran with 1$/m,
+      );
+      // Each invocation waits out the 20 s lead: stopped after 1 s, it sends nothing; its shard is lost.
+      expect(r.fired).toBe(0);
+      expect(r.timeouts).toBeGreaterThan(0);
+      expect(r.lost).toBe(100);
+      expect(r.no_figure.lateness_ms).toMatch(/^none of the 100 requests was sent: 100 lost/);
+    },
+  );
 
   it.each([
     ['stack.fire.maxConcurrency=1', "the fire event source's MaximumConcurrency 1 is outside AWS's 2-1,000"],
@@ -315,7 +345,8 @@ describe('issue 32 finding 9: settings AWS or synth would refuse make the stack 
     ],
     [
       'stack.fire.visibilityTimeoutS=10',
-      "the fire function's queue's visibility timeout is 0-43,200 whole seconds in SQS, and at least the function's timeout for Lambda's event source (got 10): ran with 470",
+      "the fire function's queue's visibility timeout is 0-43,200 whole seconds in SQS, and at least the " +
+        "function's timeout for Lambda's event source (got 10): ran with 470",
     ],
     [
       'stack.fire.batchSize=11',
@@ -330,7 +361,8 @@ describe('issue 32 finding 9: settings AWS or synth would refuse make the stack 
     ['stack.graceS=0', 'synth refuses: captureReplay.graceSeconds: must be a whole number from 10 to 3600 (got 0)'],
     [
       'stack.leadS=300,stack.requestTimeoutS=600',
-      'synth refuses: captureReplay.requestTimeoutSeconds: leadSeconds + slotSeconds + requestTimeoutSeconds = 1020 s: at most 840 s fit in one fire invocation',
+      'synth refuses: captureReplay.requestTimeoutSeconds: leadSeconds + slotSeconds + requestTimeoutSeconds ' +
+        '= 1020 s: at most 840 s fit in one fire invocation',
     ],
   ])('--set %s: NOT DEPLOYABLE, %s', (sets, problem) => {
     const { code, out } = cli([...SMALL, ...sets.split(',').flatMap((set) => ['--set', set])]);
@@ -372,25 +404,32 @@ describe('issue 32 finding 9: settings AWS or synth would refuse make the stack 
 describe('issue 32 finding 9: a run too large for memory is refused before it starts', () => {
   const GB16 = { bytes: 16e9, heapBytes: 4e9 };
 
-  it("10,000/s to 2 targets for a day: the estimate and the limit, at once (the issue's 100,000 s is past the day a capture may span)", () => {
-    const t0 = performance.now();
-    const r = cli(
-      ['--rate', '10000', '--targets', '2', '--seconds', '86400', '--latency-p50', '0.1', '--latency-p99', '0.5'],
-      GB16,
-    );
-    expect(performance.now() - t0).toBeLessThan(5000);
-    expectRefused(
-      r,
-      /^sim: this run would hold about 62\.\d GB \(864,000,000 requests x 2 targets in [\d,]+ shards\), more than the 16\.0 GB free on this machine: shorten --seconds, lower --rate/,
-    );
-    expectRefused(
-      cli(
-        ['--rate', '10000', '--targets', '2', '--seconds', '100000', '--latency-p50', '0.1', '--latency-p99', '0.5'],
+  it(
+    "10,000/s to 2 targets for a day: the estimate and the limit, at once (the issue's 100,000 s is past the " +
+      'day a capture may span)',
+    () => {
+      const t0 = performance.now();
+      const r = cli(
+        ['--rate', '10000', '--targets', '2', '--seconds', '86400', '--latency-p50', '0.1', '--latency-p99', '0.5'],
         GB16,
-      ),
-      /^sim: workload\.seconds \(--seconds\) must be a number above 0 and at most 86,400/,
-    );
-  });
+      );
+      expect(performance.now() - t0).toBeLessThan(5000);
+      expectRefused(
+        r,
+        new RegExp(
+          /^sim: this run would hold about 62\.\d GB \(864,000,000 requests x 2 targets in [\d,]+ /.source +
+            /shards\), more than the 16\.0 GB free on this machine: shorten --seconds, lower --rate/.source,
+        ),
+      );
+      expectRefused(
+        cli(
+          ['--rate', '10000', '--targets', '2', '--seconds', '100000', '--latency-p50', '0.1', '--latency-p99', '0.5'],
+          GB16,
+        ),
+        /^sim: workload\.seconds \(--seconds\) must be a number above 0 and at most 86,400/,
+      );
+    },
+  );
 
   it('a run that fits the machine is refused by a smaller limit, the same way (10,000/s x 2 for 600 s against 100 MB)', () => {
     const r = cli(
@@ -407,7 +446,10 @@ describe('issue 32 finding 9: a run too large for memory is refused before it st
     const r = cli([...SMALL, '--set', 'stack.maxShardRequests=1'], { bytes: 16e9, heapBytes: 50e6 });
     expectRefused(
       r,
-      /^sim: this run's shards would take about 0\.06 GB of the JavaScript heap \(100 requests x 1 target in 100 shards\), more than its 0\.05 GB limit: .*--max-old-space-size/,
+      new RegExp(
+        /^sim: this run's shards would take about 0\.06 GB of the JavaScript heap \(100 requests x 1 /.source +
+          /target in 100 shards\), more than its 0\.05 GB limit: .*--max-old-space-size/.source,
+      ),
     );
   });
 

@@ -1,5 +1,5 @@
 /**
- * Every setting of the simulator has a range it can run (sim/settings.ts RANGES), validated in
+ * Every setting of the simulator has a range it can run (sim/setting-ranges.ts RANGES), validated in
  * one place: each numeric setting has one, a value just outside it is refused in one line
  * naming the setting, its range and why, and the simulator runs each bound to the end with a
  * report that holds no NaN or Infinity (issue 32, finding 9: values in range that crashed, hung
@@ -8,14 +8,9 @@
 import { describe, expect, it } from 'vitest';
 import { simulate } from '../../../sim/engine';
 import { report } from '../../../sim/report';
-import {
-  applyOverrides,
-  describeRange,
-  RANGES,
-  settingsFor,
-  validateSettings,
-  type SettingRange,
-} from '../../../sim/settings';
+import { applyOverrides } from '../../../sim/overrides';
+import { describeRange, RANGES, validateSettings, type SettingRange } from '../../../sim/setting-ranges';
+import { settingsFor } from '../../../sim/settings';
 import { deployable } from '../../../sim/stack-check';
 
 const { settings: BASE, problems: BASE_PROBLEMS } = settingsFor({
@@ -34,7 +29,10 @@ function leaves(node: unknown, path = ''): [string, unknown][] {
 
 const QUANTILES = ['minMs', 'p50Ms', 'p90Ms', 'p99Ms', 'p999Ms', 'maxMs'];
 
-/** `path=value`, with the settings that must agree with it moved along (a p99 not below its median, quantiles in order), and a capture short enough to stay small. */
+/**
+ * `path=value`, with the settings that must agree with it moved along (a p99 not below its median, quantiles in
+ * order), and a capture short enough to stay small.
+ */
 function overridesAt(path: string, value: number): string[] {
   const set = [`${path}=${value}`];
   if (path === 'workload.latencyP50S') set.push(`workload.latencyP99S=${Math.max(value, BASE.workload.latencyP99S)}`);

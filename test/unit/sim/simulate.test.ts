@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { simulate } from '../../../sim/engine';
 import { report, type SimReport } from '../../../sim/report';
-import { applyOverrides, settingsFor, type SimOptions } from '../../../sim/settings';
+import { applyOverrides } from '../../../sim/overrides';
+import { settingsFor, type SimOptions } from '../../../sim/settings';
 import { deployable } from '../../../sim/stack-check';
 
 function sim(o: SimOptions, overrides: string[] = []): SimReport {
@@ -28,21 +29,29 @@ describe('200 requests/s to two targets, fast responses', () => {
     expect(r.lateness_ms.over_tolerance).toBe(0);
   });
 
-  it('counts the calls the handlers make: a claim and a results PUT per shard and target, a shard message per shard and target, one lane a batch', () => {
-    // 60 s at 200/s in one 120 s slot: 3 lanes a target (91/s each at most), by reference.
-    expect(r.stack.shards).toBe(3);
-    expect(r.calls.sqs_shard_messages_sent).toBe(6);
-    expect(r.calls.s3_put).toBeGreaterThanOrEqual(2 * 6);
-    expect(r.calls.lambda_invocations.fire).toBe(6);
-    expect(r.cost_per_million_usd).toBeGreaterThan(0);
-  });
+  it(
+    'counts the calls the handlers make: a claim and a results PUT per shard and target, a shard message per ' +
+      'shard and target, one lane a batch',
+    () => {
+      // 60 s at 200/s in one 120 s slot: 3 lanes a target (91/s each at most), by reference.
+      expect(r.stack.shards).toBe(3);
+      expect(r.calls.sqs_shard_messages_sent).toBe(6);
+      expect(r.calls.s3_put).toBeGreaterThanOrEqual(2 * 6);
+      expect(r.calls.lambda_invocations.fire).toBe(6);
+      expect(r.cost_per_million_usd).toBeGreaterThan(0);
+    },
+  );
 
-  it("messages that become visible together share a batch (here two lanes' messages a batch of 2); with 1 s of delivery jitter they rarely do", () => {
-    const paired = sim(o, ['stack.fire.batchSize=2']);
-    expect(paired.calls.lambda_invocations.fire).toBe(3);
-    const jittered = sim(o, ['stack.fire.batchSize=2', 'aws.sqs.delayJitterMaxMs=1000']);
-    expect(jittered.calls.lambda_invocations.fire).toBeGreaterThan(3);
-  });
+  it(
+    "messages that become visible together share a batch (here two lanes' messages a batch of 2); with 1 s of " +
+      'delivery jitter they rarely do',
+    () => {
+      const paired = sim(o, ['stack.fire.batchSize=2']);
+      expect(paired.calls.lambda_invocations.fire).toBe(3);
+      const jittered = sim(o, ['stack.fire.batchSize=2', 'aws.sqs.delayJitterMaxMs=1000']);
+      expect(jittered.calls.lambda_invocations.fire).toBeGreaterThan(3);
+    },
+  );
 
   it('is deterministic per seed, and another seed draws other numbers', () => {
     const again = sim(o);
@@ -82,22 +91,26 @@ describe('the event source ramps up from idle', () => {
     expect(warmNoRamp.calls.init_gb_s).toBe(0);
   });
 
-  it('provisioned pollers start at 10 invokes each and add 1,000 a minute: without the ramp, 100 ready put the last lanes ~7 s behind (within a 20 s lead, not a 5 s one), 300 ready none; the pollers are billed', () => {
-    const provisioned = (min: number, extra: Partial<SimOptions> = {}) =>
-      sim({ ...o, idleBeforeMinutes: 60, ...extra }, [
-        'stack.ramp=false',
-        'stack.eventSourceMode=provisioned',
-        'stack.fire.maxConcurrency=null',
-        `stack.minPollers=${min}`,
-      ]);
-    const ten = provisioned(10);
-    expect(ten.stack.deployable).toBe(true);
-    expect(ten.lateness_ms.max).toBeLessThan(200);
-    expect(provisioned(10, { leadSeconds: 5 }).lateness_ms.max).toBeGreaterThan(1000);
-    expect(provisioned(30, { leadSeconds: 5 }).lateness_ms.max).toBeLessThan(200);
-    expect(ten.cost_usd.event_pollers).toBeGreaterThan(0);
-    expect(ten.idle_monthly_usd.min_pollers_usd).toBeGreaterThan(0);
-  });
+  it(
+    'provisioned pollers start at 10 invokes each and add 1,000 a minute: without the ramp, 100 ready put the ' +
+      'last lanes ~7 s behind (within a 20 s lead, not a 5 s one), 300 ready none; the pollers are billed',
+    () => {
+      const provisioned = (min: number, extra: Partial<SimOptions> = {}) =>
+        sim({ ...o, idleBeforeMinutes: 60, ...extra }, [
+          'stack.ramp=false',
+          'stack.eventSourceMode=provisioned',
+          'stack.fire.maxConcurrency=null',
+          `stack.minPollers=${min}`,
+        ]);
+      const ten = provisioned(10);
+      expect(ten.stack.deployable).toBe(true);
+      expect(ten.lateness_ms.max).toBeLessThan(200);
+      expect(provisioned(10, { leadSeconds: 5 }).lateness_ms.max).toBeGreaterThan(1000);
+      expect(provisioned(30, { leadSeconds: 5 }).lateness_ms.max).toBeLessThan(200);
+      expect(ten.cost_usd.event_pollers).toBeGreaterThan(0);
+      expect(ten.idle_monthly_usd.min_pollers_usd).toBeGreaterThan(0);
+    },
+  );
 });
 
 describe("issue 19's goal: 10,000 requests/s to two targets after an hour idle, on the stack's defaults", () => {
@@ -140,27 +153,35 @@ describe("the ramp with margin: the same run with the event source growing at ha
     ['aws.esm.growthPerMinute=150'],
   );
 
-  it('at 150 a minute nothing is more than 5 s late, expired, lost or throttled; within 900 concurrent invocations and $2 per million', () => {
-    expect(r.stack.deployable).toBe(true);
-    expect(r.fired).toBe(4_800_000);
-    expect(r.lateness_ms.over_tolerance).toBe(0);
-    expect(r.lateness_ms.max).toBeLessThan(5000);
-    expect([r.expired, r.late_dropped, r.lost, r.throttled, r.timeouts]).toEqual([0, 0, 0, 0, 0]);
-    expect(r.peak_concurrency).toBeLessThanOrEqual(900);
-    expect(r.cost_per_million_usd).toBeLessThan(2);
-  });
+  it(
+    'at 150 a minute nothing is more than 5 s late, expired, lost or throttled; within 900 concurrent ' +
+      'invocations and $2 per million',
+    () => {
+      expect(r.stack.deployable).toBe(true);
+      expect(r.fired).toBe(4_800_000);
+      expect(r.lateness_ms.over_tolerance).toBe(0);
+      expect(r.lateness_ms.max).toBeLessThan(5000);
+      expect([r.expired, r.late_dropped, r.lost, r.throttled, r.timeouts]).toEqual([0, 0, 0, 0, 0]);
+      expect(r.peak_concurrency).toBeLessThanOrEqual(900);
+      expect(r.cost_per_million_usd).toBeLessThan(2);
+    },
+  );
 });
 
 describe('throttling', () => {
-  it('a reserved concurrency below the event source maximum throttles; throttled shards come back a visibility timeout later, expired', () => {
-    // 1,000/s: 11 lanes a target, 22 shard messages due together; 10 may run.
-    const r = sim(
-      { ratePerTarget: 1000, targets: 2, seconds: 60, latencyP50S: 2, latencyP99S: 30, idleBeforeMinutes: 0 },
-      ['stack.fire.reservedConcurrency=10'],
-    );
-    expect(r.throttled).toBeGreaterThan(0);
-    expect(r.throttled_shard_messages).toBeGreaterThan(0);
-    expect(r.peak_concurrency).toBe(10);
-    expect(r.expired).toBeGreaterThan(0);
-  });
+  it(
+    'a reserved concurrency below the event source maximum throttles; throttled shards come back a visibility ' +
+      'timeout later, expired',
+    () => {
+      // 1,000/s: 11 lanes a target, 22 shard messages due together; 10 may run.
+      const r = sim(
+        { ratePerTarget: 1000, targets: 2, seconds: 60, latencyP50S: 2, latencyP99S: 30, idleBeforeMinutes: 0 },
+        ['stack.fire.reservedConcurrency=10'],
+      );
+      expect(r.throttled).toBeGreaterThan(0);
+      expect(r.throttled_shard_messages).toBeGreaterThan(0);
+      expect(r.peak_concurrency).toBe(10);
+      expect(r.expired).toBeGreaterThan(0);
+    },
+  );
 });

@@ -28,24 +28,32 @@ describe('planOffsets', () => {
 describe('buildWorkload', () => {
   const { settings } = settingsFor({ ratePerTarget: 333, targets: 2, seconds: 37, latencyP50S: 1, latencyP99S: 2 });
 
-  it('has exactly rate x seconds requests (even arrivals) in the lanes cutShards makes of the whole plan, in 1 s slots and in the derived ones', () => {
-    for (const slotS of [1, settings.stack.slotS]) {
-      const s = { ...settings, stack: { ...settings.stack, slotS } };
-      const w = buildWorkload(s, new Rng(1));
-      expect(w.requests).toBe(333 * 37);
-      const counts = Uint32Array.from({ length: 37 }, (_, k) => Math.floor((k + 1) * 333) - Math.floor(k * 333));
-      const sharding = { ...DEFAULT_SHARDING, slotMs: slotS * 1000, maxShardRequests: settings.stack.maxShardRequests };
-      const items = planSeconds(counts, 0, 37, 0).map((offsetMs) => ({ offsetMs }));
-      const expected = cutShards(items, sharding);
-      expect(w.shards.map((x) => x.shardId)).toEqual(expected.map((x) => x.shardId));
-      const got = w.shards.flatMap((x) => Array.from(x.offsets));
-      const want = expected.flatMap((x) => x.requests.map((r) => r.offsetMs));
-      expect(w.shards.map((x) => x.offsets.length)).toEqual(expected.map((x) => x.requests.length));
-      expect(Math.max(...got.map((o, i) => Math.abs(o - (want[i] as number))))).toBeLessThan(1e-9);
-      expect(w.durationMs).toBeCloseTo(Math.max(...want), 9);
-      expect(w.fileBytes).toBe(333 * 37 * settings.workload.recordBytes);
-    }
-  });
+  it(
+    'has exactly rate x seconds requests (even arrivals) in the lanes cutShards makes of the whole plan, in 1 ' +
+      's slots and in the derived ones',
+    () => {
+      for (const slotS of [1, settings.stack.slotS]) {
+        const s = { ...settings, stack: { ...settings.stack, slotS } };
+        const w = buildWorkload(s, new Rng(1));
+        expect(w.requests).toBe(333 * 37);
+        const counts = Uint32Array.from({ length: 37 }, (_, k) => Math.floor((k + 1) * 333) - Math.floor(k * 333));
+        const sharding = {
+          ...DEFAULT_SHARDING,
+          slotMs: slotS * 1000,
+          maxShardRequests: settings.stack.maxShardRequests,
+        };
+        const items = planSeconds(counts, 0, 37, 0).map((offsetMs) => ({ offsetMs }));
+        const expected = cutShards(items, sharding);
+        expect(w.shards.map((x) => x.shardId)).toEqual(expected.map((x) => x.shardId));
+        const got = w.shards.flatMap((x) => Array.from(x.offsets));
+        const want = expected.flatMap((x) => x.requests.map((r) => r.offsetMs));
+        expect(w.shards.map((x) => x.offsets.length)).toEqual(expected.map((x) => x.requests.length));
+        expect(Math.max(...got.map((o, i) => Math.abs(o - (want[i] as number))))).toBeLessThan(1e-9);
+        expect(w.durationMs).toBeCloseTo(Math.max(...want), 9);
+        expect(w.fileBytes).toBe(333 * 37 * settings.workload.recordBytes);
+      }
+    },
+  );
 
   it('a lane over the message budget travels by reference, in parts of partRequests(lanes); a small one inline', () => {
     // 37 s at 333/s in one 120 s slot: 4 lanes of ~3,080 requests (~7 MB each).

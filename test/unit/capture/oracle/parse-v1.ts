@@ -6,6 +6,7 @@
  * kept null; of the copies of one record the earliest by inferenceTime kept; the inferred count).
  * Change it only to add a rule to both parsers.
  */
+
 /**
  * SageMaker Data Capture parsing: a stream of bytes in, validated `CaptureRecord`s out, and
  * every line accounted for in the ingest report. A bad line is counted under one reason and
