@@ -8,6 +8,7 @@
  * environment-agnostic and the deploy-time checks decide what synth could not.
  */
 import { App, Aspects } from 'aws-cdk-lib';
+import { exitCodeOf } from '../lambdas/core/errors';
 import { DeploymentConfigError, loadDeploymentConfig, type DeploymentConfig } from '../lib/config';
 
 // The template's check is cfn-lint, run on it by the tests (test/infra/synth.test.ts).
@@ -26,7 +27,7 @@ try {
   // What the user wrote is wrong: say what, every problem at once, and no stack trace.
   if (!(error instanceof DeploymentConfigError)) throw error;
   process.stderr.write(`${error.message}\n`);
-  process.exit(1);
+  process.exit(exitCodeOf(error));
 }
 // The stack's constructs and cdk-nag are loaded once the configuration is known to be good: a
 // wrong one is reported without loading them.

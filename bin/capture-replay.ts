@@ -8,10 +8,13 @@
  * nothing replayable, no target replayed anything, every request to a target failed, error
  * rate above --max-error-rate: lambdas/local/exit-policy.ts); 2 usage
  * error (one line naming the flag, one line pointing to --help); 3 a comparison verdict
- * matched --fail-on (e.g. B is worse than A).
+ * matched --fail-on (e.g. B is worse than A); 130/143 stopped by SIGINT/SIGTERM. An error of
+ * ours that ends a command exits with lambdas/core/errors.ts exitCodeOf.
  */
+import { CaptureReplayError, exitCodeOf } from '../lambdas/core/errors';
 import { USAGE_EXIT } from '../lambdas/local/cli-usage';
 import { buildProgram } from '../lambdas/local/program';
+import { terminalLine } from '../lambdas/local/terminal-text';
 
 // No command at all: a short usage, not a demo nobody asked for.
 if (process.argv.length <= 2) {
@@ -34,4 +37,12 @@ if (process.argv.length <= 2) {
   process.exit(USAGE_EXIT);
 }
 
-await buildProgram().parseAsync(process.argv);
+try {
+  await buildProgram().parseAsync(process.argv);
+} catch (error) {
+  // An error of ours that a command let through: its message alone, and its exit code
+  // (lambdas/core/errors.ts exitCodeOf); anything else is a bug, shown with its stack.
+  if (!(error instanceof CaptureReplayError)) throw error;
+  process.stderr.write(`capture-replay: ${terminalLine(error.message)}\n`);
+  process.exit(exitCodeOf(error));
+}

@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { REGION } from '../lambdas/adapters/sagemaker/target-spec';
+import { ConfigurationError } from '../lambdas/core/errors';
 import { DEFAULT_METRICS_NAMESPACE, METRICS_NAMESPACE } from '../lambdas/core/metrics/cloudwatch';
 import { planIntraSecond, planModelOverride, planNumber } from '../lambdas/core/plan/plan-option-schema';
 import { scheduleConfigSchema } from '../lambdas/core/scheduled-runs/contract';
@@ -422,8 +423,8 @@ function scheduleProblems(c: z.output<typeof deploymentConfigSchema>, ctx: z.Ref
  * What is wrong with the configuration the user wrote: every problem, one a line. The CDK app
  * prints the message alone (no stack trace) and exits 1.
  */
-export class DeploymentConfigError extends Error {
-  override name = 'DeploymentConfigError';
+export class DeploymentConfigError extends ConfigurationError {
+  override readonly name: string = 'DeploymentConfigError';
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -15,7 +15,8 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { fireEach } from '../core/fire/fire-loop';
 import { lambdaCpuShare, startCpuMeter, usedMostOfShare, type CpuUse } from '../adapters/cpu-use';
-import { collectMessage, handleShard, PermanentError, type ShardAction } from '../core/pipeline/stages';
+import { isFinal, PermanentError } from '../core/errors';
+import { collectMessage, handleShard, type ShardAction } from '../core/pipeline/stages';
 import type { ShardCounts } from '../core/pipeline/fire-stage';
 import type { ShardMessage } from '../core/pipeline/shards';
 import { defaultDeps, type Deps, type Target } from '../runtime/deps';
@@ -124,7 +125,7 @@ export function makeFireHandler(getDeps: () => Deps) {
         await deps.collectQueue.sendBatch([collectMessage(message.runId, message.target, 0n)]);
       logShard(deps, message, action, counts, measured.cpu);
     } catch (error) {
-      if (error instanceof PermanentError) {
+      if (isFinal(error)) {
         deps.logger.error('shard message rejected', { messageId: record.messageId, reason: error.message });
         return;
       }

@@ -5,7 +5,7 @@
  * ingest report, shard messages on the replay queue, a deadline message on the collect queue.
  * Capacity: each run's lanes are weighed against the fire function's concurrency (the ingest
  * report's `capacity`); a run that cannot start on time is logged as a warning naming the
- * setting to raise, and every run's expected lateness is a metric (run-input.ts logCapacity).
+ * setting to raise, and every run's expected lateness is a metric (core/pipeline/dispatch-capture.ts).
  * Failure: a bad message or a non-.jsonl key is logged and acknowledged; an AWS error fails
  * that SQS record alone (partial batch response) for a retry. Idempotent on (bucket, key,
  * ETag): the run id derives from them, and a scheduled run is not scheduled again.
@@ -18,26 +18,16 @@
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { CaptureSupersededError, openCaptureObject } from '../adapters/aws/s3-capture-object';
-import { DuplicateFilter } from '../core/capture/duplicates';
-import { IngestReportBuilder } from '../core/capture/ingest-report';
-import { parseCaptureStream } from '../core/capture/stream';
+import { openCaptureObject } from '../adapters/aws/s3-capture-object';
+import { CaptureSupersededError, isFinal } from '../core/errors';
 import { fileRunId } from '../core/ids';
-import type { DispatchablePlan } from '../core/pipeline/dispatch';
-import { dispatchRun } from '../core/pipeline/stages';
-import {
-  incompatibleAs,
-  indexRecord,
-  planIndexed,
-  type IndexedEntry,
-  type IndexedRecord,
-  type PlanOptions,
-} from '../core/plan/plan';
-import { readBackRequests } from '../core/plan/read-back';
+import { readCapturePass } from '../core/pipeline/capture-pass';
+import { dispatchCapture, targetKinds } from '../core/pipeline/dispatch-capture';
+import type { PlanOptions } from '../core/plan/plan';
 import type { TargetKind } from '../core/types';
-import { targetKindOf, type RuntimeConfig, type TargetConfig } from '../runtime/config';
+import type { RuntimeConfig, TargetConfig } from '../runtime/config';
 import { defaultDeps, type Deps } from '../runtime/deps';
-import { baseInputConfig, fireCapacityOf, logCapacity, schedulingOf, sendCollectMessages } from './run-input';
+import { runSetupOf } from './run-input';
 import { parseIngestMessage, type CaptureObjectRef } from './s3-events';
 
 /** The targets a new capture file replays to: the autoReplay subset, in the configured order, or every target. */
@@ -47,17 +37,16 @@ export function ingestTargets(config: Pick<RuntimeConfig, 'targets' | 'autoRepla
 }
 
 async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
-  const { config, logger } = deps;
-  const replayTargets = ingestTargets(config);
+  const { config } = deps;
+  const setup = runSetupOf(config, ingestTargets(config), config.amplify);
   const file = `s3://${ref.bucket}/${ref.key}`;
   // Every read of this object names the version the event named (If-Match on its ETag).
   const object = await openCaptureObject(deps.s3, ref.bucket, ref.key, ref.etag);
   const mirror = config.mode === 'mirror';
   const runId = fileRunId(config.mode, ref.bucket, ref.key, object.etag);
-  // Targets of different kinds take different records (plan.ts rule 6: a CSV record goes to
-  // a SageMaker endpoint, a chat target counts it as dropped): the records are indexed once
-  // with every kind's verdict, and each kind gets its own plan of them, as the CLI does.
-  const kinds = [...new Set(replayTargets.map(targetKindOf))];
+  // Targets of different kinds take different records (plan.ts rule 6): the records are
+  // indexed once with every kind's verdict, and each kind gets its own plan of them.
+  const kinds = targetKinds(setup.targets);
   const planOptions: PlanOptions = {
     runId,
     targetKind: kinds[0] as TargetKind,
@@ -69,114 +58,47 @@ async function ingestObject(ref: CaptureObjectRef, deps: Deps): Promise<void> {
     forceStreaming: config.forceStreaming,
     ...(config.modelOverride ? { modelOverride: config.modelOverride } : {}),
   };
-
-  // Pass 1: stream the file once, keeping an index (times, spans, verdicts), not bodies.
-  const report = new IngestReportBuilder();
-  const index: IndexedRecord[] = [];
-  const indexKinds = kinds.length > 1 ? kinds : undefined;
-  for await (const record of parseCaptureStream(object.chunks, file, report, new DuplicateFilter()))
-    index.push(indexRecord(record, planOptions, indexKinds));
-  const ingest = report.build();
-  const plan = planIndexed(index, planOptions);
-  index.length = 0;
-
-  // Pass 2 happens inside dispatchRun, a window of shards at a time: their lines are read
-  // back by byte range and made requests just before their messages are sent.
-  const entries = new Map(plan.entries.map((e) => [e.index, e]));
-  const planFor = (kind: TargetKind): DispatchablePlan => {
-    const options: PlanOptions = { ...planOptions, targetKind: kind };
-    const verdicts = plan.entries.map((e) => incompatibleAs(e.record, kind));
-    return {
-      items: plan.entries.flatMap((e, i) =>
-        verdicts[i] ? [] : [{ index: e.index, offsetMs: e.offsetMs, bodyBytes: e.record.bodyBytes, sourceFile: file }],
-      ),
-      incompatible: plan.entries.flatMap((e, i) => {
-        const verdict = verdicts[i];
-        return verdict ? [{ index: e.index, offsetMs: e.offsetMs, reason: verdict.reason }] : [];
-      }),
-      durationMs: plan.durationMs,
-      load: (items) =>
-        readBackRequests(
-          items.map((i) => entries.get(i.index) as IndexedEntry),
-          (start, end) => object.readRange(start, end),
-          options,
-        ),
-    };
-  };
-  const plans = new Map(kinds.map((kind) => [kind, planFor(kind)]));
-  const duplicates = ingest.totals.rejectedByReason.duplicate ?? 0;
-  const targets = replayTargets.map((t) => t.name);
-  // The first target's kind is the run's plan; a target of another kind gets its kind's.
-  const targetPlans = Object.fromEntries(
-    replayTargets
-      .filter((t) => targetKindOf(t) !== kinds[0])
-      .map((t) => [t.name, plans.get(targetKindOf(t)) as DispatchablePlan]),
-  );
+  // Pass 1: the file streamed once into an index (times, spans, verdicts), not bodies. Pass 2
+  // happens inside dispatchRun, a window of shards at a time, read back by byte range.
+  const source = { name: file, open: async () => object, goneReason: 'superseded' };
+  const pass = await readCapturePass([source], { ...planOptions, kinds });
+  const { plan, report } = pass;
   // file: the run starts `lead` after planning, fixed now that the slow part (pass 1) is
   // done; shards are then sent in due order, ahead of their due times. mirror: every
   // request at inferenceTime + lag (late ones, when the file arrived after that, follow the
   // late policy and are counted).
-  // What the results' AIPerf input_config is made of (collect.ts pipelineInputConfig).
-  const { tool, ...settings } = baseInputConfig(config, replayTargets);
-  const startNs =
-    mirror && plan.scheduleZeroMs !== null
-      ? BigInt(Math.round((plan.scheduleZeroMs + config.lagMs) * 1e6))
-      : deps.clock.nowNs() + BigInt(config.leadMs) * 1_000_000n;
-  const result = await dispatchRun({
+  const mirrorZeroMs = mirror ? plan.scheduleZeroMs : null;
+  await dispatchCapture(deps, {
     runId,
-    plan: plans.get(kinds[0] as TargetKind) as DispatchablePlan,
-    targets,
-    ...(Object.keys(targetPlans).length > 0 ? { targetPlans } : {}),
-    startNs,
-    ...(mirror && plan.scheduleZeroMs !== null
-      ? { hour: new Date(plan.scheduleZeroMs).toISOString().slice(0, 13) }
+    setup,
+    pass,
+    planOptions,
+    ...(mirrorZeroMs !== null
+      ? {
+          startNs: BigInt(Math.round((mirrorZeroMs + config.lagMs) * 1e6)),
+          hour: new Date(mirrorZeroMs).toISOString().slice(0, 13),
+        }
       : {}),
-    leadMs: config.leadMs,
-    // A shard due last may stream for up to the request timeout: only then can it be lost.
-    graceMs: config.requestTimeoutMs + config.graceMs,
-    ...schedulingOf(config),
     // The ramp may start the run later than the lead; a mirror run keeps the capture's timeline.
     startMoves: !mirror,
-    // With what the intra-second policy did to the times (how many spread, by how much at most);
-    // dispatch adds the lanes against the fire function's concurrency.
-    ingestReport: { ...ingest, timing: plan.timing },
-    ...fireCapacityOf(config, config.amplify),
+    // With what the intra-second policy did to the times (how many spread, by how much at most).
+    ingestReport: report,
     inputConfig: {
-      tool,
       mode: config.mode,
       ...(mirror ? { lag_ms: config.lagMs } : {}),
       ...(config.amplify !== 1 ? { amplify: config.amplify } : {}),
       capture: file,
       etag: object.etag,
-      ...settings,
     },
-    notScheduledByReason: { ...plan.excluded, ...(duplicates ? { duplicate: duplicates } : {}) },
-    store: deps.store,
-    queue: deps.replayQueue,
-    clock: deps.clock,
-  });
-  if (result.status === 'scheduled') await sendCollectMessages(deps.collectQueue, runId, targets, result);
-  if (result.status === 'scheduled')
-    logCapacity(logger, {
-      runId,
-      stackName: config.stackName,
-      capacity: result.capacity,
-      nowMs: Number(deps.clock.nowNs() / 1_000_000n),
-      metrics: deps.metrics,
-    });
-  logger.info('capture file ingested', {
-    runId,
-    key: ref.key,
-    status: result.status,
-    bytes: object.size,
-    accepted: ingest.totals.accepted,
-    rejected: ingest.totals.rejected,
-    scheduled: plan.entries.length,
-    shards: result.shards,
-    messages: result.messages,
-    ...(result.status === 'scheduled'
-      ? { lateShards: result.emission.lateShards, maxEmissionLateMs: Math.round(result.emission.maxLateMs) }
-      : {}),
+    log: {
+      message: 'capture file ingested',
+      fields: {
+        key: ref.key,
+        bytes: object.size,
+        accepted: report.totals.accepted,
+        rejected: report.totals.rejected,
+      },
+    },
   });
 }
 
@@ -196,9 +118,12 @@ export function makeIngestHandler(getDeps: () => Deps) {
       try {
         await ingestObject(ref, deps);
       } catch (error) {
-        // Overwritten since the event: the new version's own event replays it.
-        if (!(error instanceof CaptureSupersededError)) throw error;
-        deps.logger.warn('capture file superseded, ignored', { key: ref.key, reason: error.message });
+        // Overwritten since the event: the new version's own event replays it. Another final
+        // error would fail the same way again: acknowledged. Anything else is retried.
+        if (!isFinal(error)) throw error;
+        if (error instanceof CaptureSupersededError)
+          deps.logger.warn('capture file superseded, ignored', { key: ref.key, reason: error.message });
+        else deps.logger.error('capture file not ingested', { key: ref.key, error: error.name, reason: error.message });
       }
     }
   };

@@ -8,7 +8,7 @@
  * sends them; or, when the window holds nothing to replay, an empty run in the schedule's
  * history (recordEmptyRun), not an error.
  * Capacity: as the ingest's, the run's lanes are weighed against the fire function's
- * concurrency, in the ingest report, a warning and a metric (run-input.ts logCapacity).
+ * concurrency, in the ingest report, a warning and a metric (core/pipeline/dispatch-capture.ts).
  * Failure: a malformed message, an unknown schedule, or a schedule the deployment cannot
  * run (a target or the capture bucket missing, a bad timezone) is logged and acknowledged:
  * a retry would fail the same way. An AWS error fails the record (partial batch response)
@@ -29,11 +29,12 @@ import { z } from 'zod';
 import { s3CaptureObjects } from '../adapters/aws/capture-listing';
 import type { CloudWatchMetrics } from '../adapters/aws/cloudwatch-metrics';
 import { BUNDLED_CHART_ASSETS } from '../adapters/bundled-chart-assets';
+import { IngestReportBuilder } from '../core/capture/ingest-report';
+import { isFinal, PermanentError } from '../core/errors';
 import { writeIngestReport } from '../core/export/artifacts';
 import { decodeJson } from '../core/pipeline/common';
 import { runPrefix, runRecordKey, WORK_ROOT } from '../core/pipeline/keys';
-import type { DispatchablePlan } from '../core/pipeline/dispatch';
-import { dispatchRun } from '../core/pipeline/stages';
+import { dispatchCapture, targetKinds } from '../core/pipeline/dispatch-capture';
 import type { PlanOptions } from '../core/plan/plan';
 import {
   planMessageSchema,
@@ -49,17 +50,15 @@ import {
   discoverCaptureFolders,
   dispatchOffsetsMs,
   listWindowFiles,
-  notScheduledOf,
   readWindow,
-  windowPlans,
   type CaptureObjectInfo,
   type CaptureObjects,
 } from '../core/scheduled-runs/window-plan';
 import type { IngestReport, TargetKind } from '../core/types';
 import type { Clock, MessageQueue, Notifier, ObjectStore } from '../ports';
-import { targetKindOf, type RuntimeConfig, type TargetConfig } from '../runtime/config';
+import type { RuntimeConfig, TargetConfig } from '../runtime/config';
 import { defaultDeps } from '../runtime/deps';
-import { baseInputConfig, fireCapacityOf, logCapacity, schedulingOf, sendCollectMessages } from './run-input';
+import { runSetupOf } from './run-input';
 
 /** What the plan function uses of the deps (the production Deps has all of it; tests and the bench pass memory stores and captures). */
 export interface PlanDeps {
@@ -70,7 +69,7 @@ export interface PlanDeps {
   clock: Clock;
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   notifier: Notifier | null;
-  /** The run's capacity metrics (run-input.ts logCapacity); none written without it. */
+  /** The run's capacity metrics (core/pipeline/dispatch-capture.ts); none written without it. */
   metrics?: Pick<CloudWatchMetrics, 'publish'>;
   /** Reads the capture bucket (config.captureBucket) unless `captures` is given. */
   s3?: S3Client;
@@ -90,15 +89,13 @@ const windowFilesSchema = z.object({
 });
 type WindowFiles = z.infer<typeof windowFilesSchema>;
 
-/** A problem no retry can fix: logged and acknowledged. */
-class NotRunnable extends Error {}
-
 function targetsOf(schedule: ScheduleConfig, config: RuntimeConfig): TargetConfig[] {
   return schedule.targets.map((name) => {
     const target = config.targets.find((t) => t.name === name);
     if (!target)
-      throw new NotRunnable(
-        `schedule ${schedule.name} names target ${name}, which is not one of the deployment's (${config.targets.map((t) => t.name).join(', ')})`,
+      throw new PermanentError(
+        `schedule ${schedule.name} names target ${name}, which is not one of the deployment's ` +
+          `(${config.targets.map((t) => t.name).join(', ')})`,
       );
     return target;
   });
@@ -109,7 +106,9 @@ function rangeOf(schedule: ScheduleConfig, scheduledTime: string): WindowRange {
     return windowRange(schedule.window, Date.parse(scheduledTime), schedule.timezone);
   } catch (error) {
     // An unknown timezone (Intl's RangeError) or a window the config check let through.
-    throw new NotRunnable(`schedule ${schedule.name}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new PermanentError(`schedule ${schedule.name}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -145,7 +144,7 @@ async function windowFiles(
 function captureObjectsOf(deps: PlanDeps): CaptureObjects {
   if (deps.captures) return deps.captures;
   if (!deps.config.captureBucket)
-    throw new NotRunnable('no capture bucket configured (CAPTURE_BUCKET): scheduled runs cannot read captures');
+    throw new PermanentError('no capture bucket configured (CAPTURE_BUCKET): scheduled runs cannot read captures');
   if (!deps.s3) throw new Error('plan deps: neither captures nor an S3 client');
   return s3CaptureObjects(deps.s3, deps.config.captureBucket);
 }
@@ -175,96 +174,11 @@ function planOptionsOf(runId: string, schedule: ScheduleConfig, config: RuntimeC
   };
 }
 
-type WindowPass = Awaited<ReturnType<typeof readWindow>>;
-
-/** A window run with requests: its shards sent, the collector told, the outcome logged. */
-async function dispatchWindow(
-  deps: PlanDeps,
-  w: {
-    schedule: ScheduleConfig;
-    info: ScheduledRunInfo;
-    runId: string;
-    targets: TargetConfig[];
-    kinds: TargetKind[];
-    pass: WindowPass;
-    plans: Map<TargetKind, DispatchablePlan>;
-    report: IngestReport;
-  },
-): Promise<void> {
-  const { config, logger } = deps;
-  const { schedule, info, runId, targets, kinds, pass, plans, report } = w;
-  const names = targets.map((t) => t.name);
-  const targetPlans = Object.fromEntries(
-    targets
-      .filter((t) => targetKindOf(t) !== kinds[0])
-      .map((t) => [t.name, plans.get(targetKindOf(t)) as DispatchablePlan]),
-  );
-  const sequential = schedule.dispatch === 'sequential';
-  const offsets = dispatchOffsetsMs(names, schedule.dispatch, pass.plan.durationMs, config.requestTimeoutMs);
-  const { tool, ...settings } = baseInputConfig(config, targets);
-  const result = await dispatchRun({
-    runId,
-    plan: plans.get(kinds[0] as TargetKind) as DispatchablePlan,
-    targets: names,
-    ...(Object.keys(targetPlans).length > 0 ? { targetPlans } : {}),
-    ...(sequential ? { targetStartOffsetsMs: offsets } : {}),
-    // The slow part (pass 1) is done: the run starts `lead` from now, fixed by the first attempt.
-    startNs: deps.clock.nowNs() + BigInt(config.leadMs) * 1_000_000n,
-    leadMs: config.leadMs,
-    // A shard due last may stream for up to the request timeout: only then can it be lost.
-    graceMs: config.requestTimeoutMs + config.graceMs,
-    ...schedulingOf(config),
-    startMoves: true,
-    // Written by dispatch with the lanes against the fire function's concurrency.
-    ingestReport: report,
-    ...fireCapacityOf(config, schedule.amplify ?? 1),
-    inputConfig: {
-      tool,
-      mode: 'window',
-      captures: pass.filesRead,
-      schedule: info,
-      ...(schedule.amplify !== undefined ? { amplify: schedule.amplify } : {}),
-      ...(sequential ? { start_offsets_ms: offsets } : {}),
-      ...settings,
-    },
-    notScheduledByReason: notScheduledOf(pass.plan, pass.counts),
-    store: deps.store,
-    queue: deps.replayQueue,
-    clock: deps.clock,
-  });
-  if (result.status === 'scheduled') await sendCollectMessages(deps.collectQueue, runId, names, result);
-  if (result.status === 'scheduled')
-    logCapacity(logger, {
-      runId,
-      stackName: config.stackName,
-      capacity: result.capacity,
-      nowMs: Number(deps.clock.nowNs() / 1_000_000n),
-      metrics: deps.metrics,
-    });
-  logger.info('window run planned', {
-    runId,
-    schedule: schedule.name,
-    scheduledTime: info.scheduledTime,
-    window: info.window,
-    status: result.status,
-    files: pass.filesRead.length,
-    inWindow: pass.counts.inWindow,
-    outsideWindow: pass.counts.outsideWindow,
-    scheduled: pass.plan.entries.length,
-    dispatch: schedule.dispatch,
-    shards: result.shards,
-    messages: result.messages,
-    ...(result.status === 'scheduled'
-      ? { lateShards: result.emission.lateShards, maxEmissionLateMs: Math.round(result.emission.maxLateMs) }
-      : {}),
-  });
-}
-
 async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void> {
   const { config, logger, store } = deps;
   const schedule = config.schedules.find((s) => s.name === message.schedule);
   if (!schedule)
-    throw new NotRunnable(
+    throw new PermanentError(
       `no schedule named ${message.schedule} in this deployment (${config.schedules.map((s) => s.name).join(', ') || 'none'})`,
     );
   const targets = targetsOf(schedule, config);
@@ -295,24 +209,14 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
   const listed = await windowFiles(deps, captures, schedule, runId, range);
   const listingSkipped = listed.skipped.map((s) => ({ file: captures.describe(s.key), reason: s.reason }));
   if (listed.files.length === 0) {
-    return empty('no captures in the window', {
-      files: [],
-      skippedFiles: listingSkipped,
-      totals: {
-        files: 0,
-        linesRead: 0,
-        blankLines: 0,
-        accepted: 0,
-        rejected: 0,
-        contentTypeInferred: 0,
-        rejectedByReason: {},
-      },
-    });
+    // The report of no file read: zero totals, the listing's skipped files.
+    return empty('no captures in the window', { ...new IngestReportBuilder().build(), skippedFiles: listingSkipped });
   }
 
   // Targets of different kinds take different records (plan.ts rule 6): each kind gets its
   // own plan of the same entries, as in ingest.
-  const kinds = [...new Set(targets.map(targetKindOf))];
+  const setup = runSetupOf(config, targets, schedule.amplify ?? 1);
+  const kinds = targetKinds(setup.targets);
   const planOptions = planOptionsOf(runId, schedule, config, kinds[0] as TargetKind);
   const pass = await readWindow(captures, listed.files as CaptureObjectInfo[], range, {
     ...planOptions,
@@ -325,12 +229,41 @@ async function planWindowRun(message: PlanMessage, deps: PlanDeps): Promise<void
     window: pass.counts,
     captures: pass.filesRead,
   };
-  const plans = windowPlans(pass, kinds, planOptions);
-  const taken = [...plans.values()].some((p) => p.items.length > 0);
+  const taken = pass.plan.entries.some((e) => kinds.some((kind) => !e.record.verdicts[kind]));
   if (pass.counts.inWindow === 0) return empty('no captures in the window', report);
   if (pass.plan.entries.length === 0) return empty('no requests in the window after duplicates and sampling', report);
   if (!taken) return empty('no requests in the window that the targets take', report);
-  await dispatchWindow(deps, { schedule, info, runId, targets, kinds, pass, plans, report });
+  const names = targets.map((t) => t.name);
+  const sequential = schedule.dispatch === 'sequential';
+  const offsets = dispatchOffsetsMs(names, schedule.dispatch, pass.plan.durationMs, config.requestTimeoutMs);
+  await dispatchCapture(deps, {
+    runId,
+    setup,
+    pass,
+    planOptions,
+    ...(sequential ? { targetStartOffsetsMs: offsets } : {}),
+    startMoves: true,
+    ingestReport: report,
+    inputConfig: {
+      mode: 'window',
+      captures: pass.filesRead,
+      schedule: info,
+      ...(schedule.amplify !== undefined ? { amplify: schedule.amplify } : {}),
+      ...(sequential ? { start_offsets_ms: offsets } : {}),
+    },
+    log: {
+      message: 'window run planned',
+      fields: {
+        schedule: schedule.name,
+        scheduledTime: info.scheduledTime,
+        window: info.window,
+        files: pass.filesRead.length,
+        inWindow: pass.counts.inWindow,
+        outsideWindow: pass.counts.outsideWindow,
+        dispatch: schedule.dispatch,
+      },
+    },
+  });
 }
 
 /** The plan message of an SQS record, or why it is not one. */
@@ -360,7 +293,7 @@ export function makePlanHandler(getDeps: () => PlanDeps) {
     try {
       await planWindowRun(parsed.message, deps);
     } catch (error) {
-      if (!(error instanceof NotRunnable)) throw error;
+      if (!isFinal(error)) throw error;
       deps.logger.error('scheduled run not planned', {
         messageId: record.messageId,
         schedule: parsed.message.schedule,

@@ -1,19 +1,13 @@
 /**
  * What the functions that schedule runs (ingest: a capture file; plan: a scheduled window)
- * share: how a run records its targets and settings, the fire function's concurrency its lanes
- * are weighed against and how that verdict is said (a log line and a metric), and the collect
- * messages sent once a run is scheduled.
+ * take of the deployment's config for a run (runSetupOf): how the run records its targets
+ * and settings, how it is cut and sent, and the fire function's concurrency its lanes are
+ * weighed against.
  */
-import type { Logger } from '@aws-lambda-powertools/logger';
-import type { CloudWatchMetrics } from '../adapters/aws/cloudwatch-metrics';
-import { ingestMetricSets } from '../core/metrics/cloudwatch';
-import type { CapacityReport } from '../core/pipeline/capacity';
-import { sendAll } from '../core/pipeline/common';
-import type { DispatchResult, DispatchRunArgs } from '../core/pipeline/dispatch';
+import type { DispatchRunArgs } from '../core/pipeline/dispatch';
+import type { RunSetup } from '../core/pipeline/dispatch-capture';
 import { DEFAULT_SHARDING } from '../core/pipeline/shards';
-import { collectMessage } from '../core/pipeline/stages';
-import type { MessageQueue } from '../ports';
-import type { RuntimeConfig, TargetConfig } from '../runtime/config';
+import { targetKindOf, type RuntimeConfig, type TargetConfig } from '../runtime/config';
 
 /** A target as the run records it (results' input_config): where requests went, no secrets. */
 export function describeTarget(t: TargetConfig): Record<string, unknown> {
@@ -70,23 +64,6 @@ export function schedulingOf(
   return { sharding, ramp: { batchSize: FIRE_BATCH_SIZE, maxLeadMs } };
 }
 
-/**
- * The deadline check finalises the run even if a worker dies with its shard. A target that
- * takes none of the records has nothing to wait for: it is collected now.
- */
-export async function sendCollectMessages(
-  queue: MessageQueue,
-  runId: string,
-  targets: readonly string[],
-  result: Extract<DispatchResult, { status: 'scheduled' }>,
-): Promise<void> {
-  const now = targets.filter((t) => result.shardsByTarget[t] === 0);
-  await sendAll(queue, [
-    ...targets.map((t) => collectMessage(runId, t, result.deadlineNs)),
-    ...now.map((t) => ({ ...collectMessage(runId, t, 0n), id: `now-${t}`.replace(/[^A-Za-z0-9_-]/g, '_') })),
-  ]);
-}
-
 /** The fire function's concurrency as a run is weighed against it: the deployment's, at the run's amplification. */
 export function fireCapacityOf(
   config: Pick<RuntimeConfig, 'fireConcurrency'>,
@@ -96,39 +73,18 @@ export function fireCapacityOf(
 }
 
 /**
- * A run's capacity where an operator looks: a warning naming the setting to raise (and its
- * value) when the fire function cannot start every lane on time, else one line at info; and,
- * whatever the log level, the run's expected lateness and whether it is undersized as
- * CloudWatch metrics (EMF through Powertools' Metrics, adapters/aws/cloudwatch-metrics.ts) with
- * the stack's name as their `Stack` dimension.
+ * What a run takes of the deployment's config (core/pipeline/dispatch-capture.ts), for
+ * `targets` in order at the run's amplification `amplify`.
  */
-export function logCapacity(
-  logger: Pick<Logger, 'info' | 'warn'>,
-  o: {
-    runId: string;
-    stackName: string | undefined;
-    capacity: CapacityReport | undefined;
-    nowMs: number;
-    metrics?: Pick<CloudWatchMetrics, 'publish'> | undefined;
-  },
-): void {
-  const c = o.capacity;
-  if (!c) return;
-  const fields = {
-    runId: o.runId,
-    lanesAtOnce: c.lanesAtOnce,
-    concurrency: c.concurrency,
-    lateLanes: c.lateLanes,
-    lateRequests: c.lateRequests,
-    ...(c.raise ? { raise: c.raise.setting, raiseTo: c.raise.value } : {}),
-    reason: c.reason,
-    expectedLatenessSeconds: c.expectedLatenessSeconds,
+export function runSetupOf(config: RuntimeConfig, targets: readonly TargetConfig[], amplify: number): RunSetup {
+  return {
+    targets: targets.map((t) => ({ name: t.name, kind: targetKindOf(t) })),
+    leadMs: config.leadMs,
+    // A shard due last may stream for up to the request timeout: only then can it be lost.
+    graceMs: config.requestTimeoutMs + config.graceMs,
+    ...schedulingOf(config),
+    ...fireCapacityOf(config, amplify),
+    inputConfig: baseInputConfig(config, targets),
+    stackName: config.stackName,
   };
-  if (!c.onTime && c.raise)
-    logger.warn(
-      `run expected late by at least ${c.expectedLatenessSeconds} s: raise ${c.raise.setting} to ${c.raise.value}`,
-      fields,
-    );
-  else logger.info('run capacity: every lane starts on time', fields);
-  if (o.stackName && o.metrics) o.metrics.publish(ingestMetricSets(o.stackName, c), o.nowMs);
 }

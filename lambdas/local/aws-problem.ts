@@ -4,11 +4,6 @@
  * permission, a bucket elsewhere), what to do. Never a stack trace.
  */
 
-/** What a command cannot do, said in one line (no stack trace): the command prints it and exits 1. */
-export class CommandProblem extends Error {
-  override readonly name = 'CommandProblem';
-}
-
 interface SdkError {
   name?: string;
   message?: string;

@@ -14,7 +14,8 @@
  * function's window runs (core/scheduled-runs/window-plan.ts readWindow).
  */
 import { fileRangeReader, maxLineBytesFrom, readCaptures } from '../adapters/local/capture-files';
-import { CaptureLocationError, readS3Captures, type CaptureSelection } from '../adapters/aws/s3-captures';
+import { readS3Captures, type CaptureSelection } from '../adapters/aws/s3-captures';
+import { CaptureLocationError } from '../core/errors';
 import { DuplicateFilter, type Admission } from '../core/capture/duplicates';
 import type { IngestReportBuilder } from '../core/capture/ingest-report';
 import type { RangeReader } from '../core/plan/read-back';

@@ -4,10 +4,11 @@
  * free of heavy imports: the launcher loads it before anything else.
  */
 import type { Command } from 'commander';
+import { EXIT_CODES } from '../core/errors';
 import { METRICS } from '../core/metrics/registry';
 import { didYouMean } from '../core/suggest';
 
-export const USAGE_EXIT = 2;
+export const USAGE_EXIT = EXIT_CODES.usage;
 
 /**
  * `--rehearsal`'s largest: 50 times auto's most (bench/RESULTS.md: time and memory of a rehearsal); 1e9 ran V8 out of

@@ -13,12 +13,16 @@
  * The exit code is 128 + the first signal's number, as a shell reports a process killed by
  * it: 130 for SIGINT, 143 for SIGTERM.
  */
+import { EXIT_CODES } from '../core/errors';
 
 export const INTERRUPT_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 export type InterruptSignal = (typeof INTERRUPT_SIGNALS)[number];
 
 /** Exit codes of an interrupted run (128 + signal number). */
-export const INTERRUPT_EXIT: Record<InterruptSignal, number> = { SIGINT: 130, SIGTERM: 143 };
+export const INTERRUPT_EXIT: Record<InterruptSignal, number> = {
+  SIGINT: EXIT_CODES.SIGINT,
+  SIGTERM: EXIT_CODES.SIGTERM,
+};
 
 /** Default time requests in flight get to finish after the first signal. */
 export const DEFAULT_CANCEL_GRACE_MS = 5_000;

@@ -15,7 +15,8 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { probeBucket } from '../adapters/aws/bucket-region';
 import { SCHEDULE_NAME } from '../core/scheduled-runs/contract';
 import { isTargetName } from '../core/target-name';
-import { CommandProblem, describeAwsError } from './aws-problem';
+import { CaptureReplayError, CommandProblem, exitCodeOf } from '../core/errors';
+import { describeAwsError } from './aws-problem';
 import { USAGE_EXIT, usageMessage } from './cli-usage';
 import {
   cliS3Client,
@@ -181,10 +182,9 @@ export async function linkCommand(
     err.write(`${terminalLine(`${what}: link valid for ${lifetimeText(options.expires)}`)}\n`);
     return 0;
   } catch (error) {
-    err.write(
-      `capture-replay link: ${terminalLine(error instanceof CommandProblem ? error.message : describeAwsError(error, 'make the link'))}\n`,
-    );
-    return 1;
+    const said = error instanceof CaptureReplayError ? error.message : describeAwsError(error, 'make the link');
+    err.write(`capture-replay link: ${terminalLine(said)}\n`);
+    return exitCodeOf(error);
   } finally {
     s3?.destroy();
   }

@@ -9,6 +9,7 @@
  * elsewhere (an emulator).
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { exitCodeOf } from '../core/errors';
 import { planMessageSchema, SCHEDULE_NAME, windowRunId, type PlanMessage } from '../core/scheduled-runs/contract';
 import { usageMessage, USAGE_EXIT } from './cli-usage';
 import { terminalLine } from './terminal-text';
@@ -118,7 +119,7 @@ export async function scheduleNowCommand(
       `capture-replay schedule-now: ` +
         `${terminalLine(`could not send to ${options.queueUrl}: ${e.name ?? 'Error'}: ${e.message ?? String(error)}`)}\n`,
     );
-    return 1;
+    return exitCodeOf(error);
   } finally {
     sqs.destroy();
   }

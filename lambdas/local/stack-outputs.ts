@@ -13,7 +13,8 @@ import {
   paginateListStackResources,
 } from '@aws-sdk/client-cloudformation';
 import { readFile } from 'node:fs/promises';
-import { CommandProblem, describeAwsError } from './aws-problem';
+import { CommandProblem } from '../core/errors';
+import { describeAwsError } from './aws-problem';
 import { regionConfig } from './aws-region';
 
 /** The stack name when the deployment config names none (lib/config.ts `stackName`). */
@@ -98,6 +99,7 @@ export function outputsFromFile(
   } catch (error) {
     throw new CommandProblem(
       `${path} is not JSON (${(error as Error).message}): give the file \`cdk deploy --outputs-file\` wrote`,
+      { cause: error },
     );
   }
   const isStacks = (v: unknown): v is Record<string, Record<string, unknown>> =>
@@ -185,6 +187,7 @@ async function fromCloudFormation(stack: string, region: string | undefined): Pr
     }
     throw new CommandProblem(
       describeAwsError(error, `read the outputs of stack ${stack} (cloudformation:DescribeStacks)`),
+      { cause: error },
     );
   } finally {
     cfn.destroy();

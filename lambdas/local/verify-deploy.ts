@@ -14,7 +14,8 @@
  */
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
-import { CommandProblem, describeAwsError } from './aws-problem';
+import { CaptureReplayError, CommandProblem, exitCodeOf } from '../core/errors';
+import { describeAwsError } from './aws-problem';
 import { USAGE_EXIT } from './cli-usage';
 import { cliS3Client, DEFAULT_LINK_SECONDS, lifetimeText, presignGet, reportKey, s3Uri } from './s3-links';
 import { missingOutputs, readStackOutputs, relinkCommand, stackLogGroups, type StackOutputs } from './stack-outputs';
@@ -132,6 +133,7 @@ async function uploadSample(s3: S3Client, bucket: string, capturePrefix: string)
     if (error instanceof CommandProblem) throw error;
     throw new CommandProblem(
       describeAwsError(error, `write the sample capture to ${s3Uri({ bucket, key })} (s3:PutObject)`),
+      { cause: error },
     );
   }
 }
@@ -171,6 +173,7 @@ async function follow(watch: RunWatch, timeoutS: number, pollMs: number, err: Io
       const done = await watch.poll().catch((error: unknown) => {
         throw new CommandProblem(
           describeAwsError(error, `read the run's progress in s3://${watch.bucket}/ (s3:GetObject, s3:ListBucket)`),
+          { cause: error },
         );
       });
       line.show(progressText(watch.state), Math.round((Date.now() - started) / 1000));
@@ -314,8 +317,8 @@ export async function verifyDeployCommand(
   } catch (error) {
     io.err.write(
       `capture-replay verify-deploy: ` +
-        `${terminalLine(error instanceof CommandProblem ? error.message : describeAwsError(error, 'verify the deploy'))}\n`,
+        `${terminalLine(error instanceof CaptureReplayError ? error.message : describeAwsError(error, 'verify the deploy'))}\n`,
     );
-    return 1;
+    return exitCodeOf(error);
   }
 }

@@ -9,7 +9,8 @@
  */
 import { paginateListObjectsV2, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
 import type { CaptureFile, CaptureObjectInfo, CaptureObjects } from '../../core/scheduled-runs/window-plan';
-import { CaptureSupersededError, openCaptureObject } from './s3-capture-object';
+import { CaptureSupersededError } from '../../core/errors';
+import { openCaptureObject } from './s3-capture-object';
 
 /** Gone since it was listed (404), or replaced (412, CaptureSupersededError): skipped, not retried. */
 function isGone(error: unknown): boolean {

@@ -5,16 +5,13 @@
  */
 import { GetObjectCommand, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
 
-/** The object changed since the event: its successor has its own notification. */
-export class CaptureSupersededError extends Error {
-  override readonly name = 'CaptureSupersededError';
-}
+import { CaptureSupersededError } from '../../core/errors';
 
 const quoted = (etag: string) => (etag.startsWith('"') ? etag : `"${etag}"`);
 
 function superseded(error: unknown, bucket: string, key: string, etag: string | null): never {
   if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 412) {
-    throw new CaptureSupersededError(`s3://${bucket}/${key} is no longer version ${etag}`);
+    throw new CaptureSupersededError(`s3://${bucket}/${key} is no longer version ${etag}`, { cause: error });
   }
   throw error;
 }

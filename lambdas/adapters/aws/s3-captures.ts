@@ -22,6 +22,7 @@
  * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html).
  */
 import type { DuplicateFilter } from '../../core/capture/duplicates';
+import { CaptureLocationError } from '../../core/errors';
 import type { IngestReportBuilder } from '../../core/capture/ingest-report';
 import { parseCaptureStream, type StreamOptions } from '../../core/capture/stream';
 import type { RangeReader } from '../../core/plan/read-back';
@@ -41,11 +42,6 @@ const HOUR_MS = 3_600_000;
 export type CaptureSelection =
   | { by: 'time'; startMs: number | null; endMs: number | null }
   | { by: 'offsets'; startOffsetMs: number; endOffsetMs: number | null };
-
-/** The prefix holds no Data Capture partitions, or names no object: a problem with the location, said as such. */
-export class CaptureLocationError extends Error {
-  override readonly name = 'CaptureLocationError';
-}
 
 /** `yyyy/mm/dd/hh` of the UTC hour that holds `ms`. */
 export const partitionOf = (ms: number): string => hourPartitions({ startMs: ms, endMs: ms + 1 })[0] as string;

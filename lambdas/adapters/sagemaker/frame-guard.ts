@@ -17,6 +17,7 @@
  * checksum tells them apart before any of it is buffered.
  */
 import { crc32 } from 'node:zlib';
+import { FrameGuardError } from '../../core/errors';
 
 /** The largest event-stream message read, bytes. */
 export const MAX_EVENT_STREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -24,21 +25,6 @@ export const MAX_EVENT_STREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
 /** Prelude (total length, headers length) and its CRC32; the message's CRC32 ends it. */
 const PRELUDE_BYTES = 12;
 const MIN_MESSAGE_BYTES = 16;
-
-/**
- * Why the stream was stopped: a message whose prelude claims more than the limit
- * (`oversized`), or bytes that are not a message prelude at all (`malformed`: its checksum
- * does not match, or it claims less than a message's 16 bytes of overhead).
- */
-export class FrameGuardError extends Error {
-  constructor(
-    readonly kind: 'oversized' | 'malformed',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'FrameGuardError';
-  }
-}
 
 /** The reason to stop at this prelude, or null when it is a plausible message's. */
 function preludeProblem(prelude: Buffer, limitBytes: number): FrameGuardError | null {

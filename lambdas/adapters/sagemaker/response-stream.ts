@@ -20,7 +20,8 @@ import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import type { Clock } from '../../ports';
 import type { ErrorDetails, TokenUsage } from '../../core/types';
 import { eachChunk, RESPONSE_LIMITS, responseExcerpt, type ChunkSource } from '../http/response-body';
-import { FrameGuardError, MessageSplitter } from './frame-guard';
+import { FrameGuardError } from '../../core/errors';
+import { MessageSplitter } from './frame-guard';
 import { NOT_KEPT, sageMakerErrorDetails } from './sagemaker-errors';
 import { createStreamDecoder } from './stream-decode';
 

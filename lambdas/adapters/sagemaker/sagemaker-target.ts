@@ -38,7 +38,7 @@ import {
   selectAnswerMembers,
   withExcerpt,
 } from '../http/response-body';
-import type { FrameGuardError } from './frame-guard';
+import type { FrameGuardError } from '../../core/errors';
 import { readResponseStream, type StreamEnd } from './response-stream';
 import { sageMakerErrorDetails } from './sagemaker-errors';
 import { createStreamDecoder, inspectChunk } from './stream-decode';

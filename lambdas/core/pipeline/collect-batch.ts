@@ -29,7 +29,7 @@ import {
   type CollectLookDeps,
   type CollectMessage,
 } from './collect';
-import { PermanentError } from './common';
+import { isFinal } from '../errors';
 
 export interface CollectRecord {
   /** Unique within the batch (the SQS message id). */
@@ -67,7 +67,7 @@ function groupRecords(
     try {
       message = parseCollectMessage(record.body);
     } catch (error) {
-      if (!(error instanceof PermanentError)) throw error;
+      if (!isFinal(error)) throw error;
       outcomes.set(record.id, { kind: 'rejected', reason: error.message });
       log.error('collect message rejected', { messageId: record.id, reason: error.message });
       continue;
@@ -100,7 +100,7 @@ async function lookAtGroups(
       deps.log.info('collect', { runId, target, action, records: ids.length });
       if (analyse) asking.push(group);
     } catch (error) {
-      if (error instanceof PermanentError) {
+      if (isFinal(error)) {
         for (const id of ids) outcomes.set(id, { kind: 'rejected', reason: error.message });
         deps.log.error('collect message rejected', { runId, target, messageIds: ids, reason: error.message });
         continue;

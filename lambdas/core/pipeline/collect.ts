@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { Clock, MessageQueue, ObjectStore } from '../../ports';
+import { PermanentError } from '../errors';
 import { writeTargetArtifacts } from '../export/artifacts';
 import { replayInputConfig, type ExportInputConfig } from '../export/input-config';
 import { buildManifest, runSpan, type ManifestEntry } from '../export/manifest';
@@ -17,7 +18,6 @@ import {
   INGEST_SHARD,
   mapLimited,
   parseMessageJson,
-  PermanentError,
   retryOnConflict,
   runRecordSchema,
   sendAll,

@@ -1,9 +1,11 @@
 /**
  * What the pipeline stages share: the run record (written last by the ingest: its presence
- * means "fully scheduled"), message decoding, batch sending, and the permanent-error type.
+ * means "fully scheduled"), message decoding (a bad body is a PermanentError: core/errors.ts),
+ * and batch sending.
  */
 import { z } from 'zod';
 import type { Clock, MessageQueue } from '../../ports';
+import { PermanentError } from '../errors';
 
 export const INGEST_SHARD = 'ingest';
 
@@ -202,9 +204,4 @@ export function fullJitterDelayMs(
   random: () => number = Math.random,
 ): number {
   return random() * Math.min(capMs, baseMs * 2 ** (n - 1));
-}
-
-/** Bad input: count it, report it, acknowledge it; retrying cannot help. */
-export class PermanentError extends Error {
-  override readonly name = 'PermanentError';
 }

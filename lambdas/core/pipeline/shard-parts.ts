@@ -11,7 +11,8 @@
  */
 import { z } from 'zod';
 import type { ObjectStore } from '../../ports';
-import { decodeJson, mapLimited, PermanentError } from './common';
+import { PermanentError } from '../errors';
+import { decodeJson, mapLimited } from './common';
 import { wireRequestSchema, type ShardMessage, type WireRequest } from './shards';
 
 /** At most this many requests a part (about 2.5 MB of chat requests). */

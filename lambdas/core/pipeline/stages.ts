@@ -6,7 +6,7 @@
  * - collect.ts (collect): finalise a run's target when complete or at its deadline;
  *   collect-batch.ts: a batch's messages coalesced, one look per run and target.
  */
-export { PermanentError, runRecordSchema, type ResultLine, type RunRecord } from './common';
+export { runRecordSchema, type ResultLine, type RunRecord } from './common';
 export { dispatchRun, type DispatchRunArgs } from './dispatch';
 export { handleShard, type HandleShardDeps, type ShardAction } from './fire-stage';
 export {

@@ -1,7 +1,7 @@
 /**
  * The columns a pass-1 index keeps per record, shared by the local CLI's LineIndex and a
- * scheduled window's WindowIndex: its time, whether the time was written with a fraction,
- * its file (an id into a table of names) and line, its byte span and a 32-bit hash of its
+ * pipeline run's CaptureIndex (core/pipeline/capture-index.ts): its time, whether the time
+ * was written with a fraction, its file (an id into a table of names) and line, its byte span and a 32-bit hash of its
  * eventId (to check the line read back), and the duplicate filter's mark (to leave out a copy an
  * earlier one superseded), in typed arrays doubled as they fill: ~41 bytes a
  * record, no object and no string per record. A subclass adds its own columns (grown and

@@ -24,6 +24,7 @@ import {
 } from '../../core/capacity/document';
 import { conclude, searchCapacity, type SearchCut } from '../../core/capacity/search';
 import type { CapacityDocument, CapacityStep, TargetCapacity } from '../../core/capacity/types';
+import { exitCodeOf, InterruptedError, StepFailed } from '../../core/errors';
 import { capacityMetricSets } from '../../core/metrics/cloudwatch';
 import type { ReplayPlan, TargetKind } from '../../core/types';
 import { stringifyJson } from '../../core/export/json';
@@ -36,7 +37,7 @@ import { claimRunFolder, createOutputFolder } from '../output-folder';
 import { fail, type CommandIo } from '../replay/io';
 import { terminalLine } from '../terminal-text';
 import { capacityConfig, type CapacityCommandOptions, type CapacityConfig } from './config';
-import { runCapacityStep, SearchInterrupted, StepFailed, stepPlanOptions, warmUp, type StepIo } from './step';
+import { runCapacityStep, stepPlanOptions, warmUp, type StepIo } from './step';
 import { largestFactorFor, maxStepRequests, memoryText, plannedRequests, STEP_BYTES_PER_REQUEST } from './step-size';
 import { readWindow, type CapacityWindow } from './window';
 
@@ -235,7 +236,7 @@ function causeOf(error: StepFailed): string {
     .split('\n')
     .filter((line) => line.startsWith('capture-replay: '))
     .at(-1);
-  return said ? terminalLine(said.slice('capture-replay: '.length)) : `its replay exited ${error.exitCode}`;
+  return said ? terminalLine(said.slice('capture-replay: '.length)) : `its replay exited ${error.stepExitCode}`;
 }
 
 /**
@@ -292,7 +293,7 @@ async function searchAndWrite(
   let exitCode = 0;
   const stopIfSignalled = () => {
     const code = signalled();
-    if (code !== null) throw new SearchInterrupted(code);
+    if (code !== null) throw new InterruptedError(code);
   };
   const runStep = async (factor: number, targets: readonly string[]) => {
     stopIfSignalled();
@@ -307,7 +308,7 @@ async function searchAndWrite(
   const pause = async () => {
     stopIfSignalled();
     const code = await coolDown(config.cooldownMs, io);
-    if (code !== null) throw new SearchInterrupted(code);
+    if (code !== null) throw new InterruptedError(code);
     stopIfSignalled();
   };
   try {
@@ -326,10 +327,10 @@ async function searchAndWrite(
     if (error instanceof StepFailed) {
       io.err.write(error.said);
       cut = { by: 'step_failed', cause: causeOf(error) };
-      exitCode = 1;
-    } else if (error instanceof SearchInterrupted) {
+      exitCode = exitCodeOf(error);
+    } else if (error instanceof InterruptedError) {
       cut = { by: 'stopped', signal: signalOf(error.exitCode) };
-      exitCode = error.exitCode;
+      exitCode = exitCodeOf(error);
       io.err.write(`capture-replay: ${cut.signal}: the search stops here; the steps measured are written\n`);
     } else throw error;
   }

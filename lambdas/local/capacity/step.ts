@@ -8,6 +8,7 @@
  * to the terminal.
  */
 import { join } from 'node:path';
+import { InterruptedError, StepFailed } from '../../core/errors';
 import { judgeStep, measureStep } from '../../core/capacity/measure';
 import { factorText } from '../../core/capacity/document';
 import type { CapacityStep } from '../../core/capacity/types';
@@ -32,23 +33,6 @@ export function stepRunId(factor: number, targets: readonly string[], together: 
 /** The warm-up's run id and folder: `A-warm-up` (`together-warm-up`), never a step's, which ends in `x`. */
 export function warmUpRunId(targets: readonly string[], together: boolean): string {
   return `${together ? 'together' : (targets[0] as string)}-warm-up`;
-}
-
-/** The step could not be run (its replay said why on the stream it was given). */
-export class StepFailed extends Error {
-  constructor(
-    readonly exitCode: number,
-    readonly said: string,
-  ) {
-    super(`a step failed (exit ${exitCode})`);
-  }
-}
-
-/** The search was stopped (SIGINT/SIGTERM) during a step: its exit code. */
-export class SearchInterrupted extends Error {
-  constructor(readonly exitCode: number) {
-    super('interrupted');
-  }
 }
 
 /** A stream that keeps what a step says, to show only when the step fails. */
@@ -107,7 +91,7 @@ async function replayAt(
   );
   if (typeof fired === 'number') throw new StepFailed(fired, said.text());
   const interrupted = fired.interrupt.exitCode();
-  if (interrupted !== null) throw new SearchInterrupted(interrupted);
+  if (interrupted !== null) throw new InterruptedError(interrupted);
   if (fired.workerFailed) throw new StepFailed(1, said.text());
   return fired;
 }

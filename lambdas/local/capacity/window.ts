@@ -8,7 +8,7 @@
 import { planAndReadBack } from '../../core/plan/read-back';
 import type { CaptureRecord, IngestReport } from '../../core/types';
 import { indexCaptures } from '../replay/ingest';
-import { fail, messageOf, type CommandIo } from '../replay/io';
+import { fail, type CommandIo } from '../replay/io';
 import type { CapacityConfig } from './config';
 
 export interface CapacityWindow {
@@ -36,7 +36,7 @@ export async function readWindow(config: CapacityConfig, io: CommandIo): Promise
       { concurrency: 4 },
     );
   } catch (error) {
-    return fail(io, messageOf(error));
+    return fail(io, error);
   }
   const { plan, records } = selected;
   if (records.length === 0)

@@ -22,7 +22,7 @@ import { analyseRun } from './analysis';
 import { inputConfigOf, type ReplayConfig } from './config';
 import type { CaptureRecord, IngestReport } from '../../core/types';
 import { capturesPlanner, type CaptureIndex } from './ingest';
-import { fail, messageOf, type CommandIo } from './io';
+import { fail, type CommandIo } from './io';
 import { Progress } from './progress';
 
 /**
@@ -106,7 +106,7 @@ export async function fireReplay(
     return { result, analysis: state.analysis, workerFailed: state.workerFailed, interrupt };
   } catch (error) {
     // E.g. a capture file rewritten between the two passes: said, not a stack trace.
-    return fail(io, messageOf(error));
+    return fail(io, error);
   } finally {
     progress.stop();
     interrupt.dispose();

@@ -81,7 +81,7 @@ export async function indexCaptures(config: ReplayConfig, io: CommandIo): Promis
       records.add(record);
     }
   } catch (error) {
-    return fail(io, messageOf(error));
+    return fail(io, error);
   }
   let connects: (MeasuredConnect | null)[] | undefined;
   if (checked) {

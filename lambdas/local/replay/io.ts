@@ -1,3 +1,4 @@
+import { exitCodeOf } from '../../core/errors';
 import { stripUrlCredentials } from '../../core/redact';
 import { terminalLine } from '../terminal-text';
 
@@ -8,12 +9,14 @@ export interface CommandIo {
 }
 
 /**
- * Why the run cannot go on, one line on stderr (what a target or a capture put in it escaped, a URL's credentials
- * removed); the exit code 1.
+ * Why the run cannot go on, one line on stderr (what a target or a capture put in it escaped, a
+ * URL's credentials removed): a message, or what was thrown, whose exit code is exitCodeOf's
+ * (core/errors.ts: 1 unless the error says otherwise).
  */
-export function fail(io: CommandIo, message: string): number {
+export function fail(io: CommandIo, problem: unknown): number {
+  const message = typeof problem === 'string' ? problem : messageOf(problem);
   io.err.write(`capture-replay: ${terminalLine(stripUrlCredentials(message))}\n`);
-  return 1;
+  return exitCodeOf(problem);
 }
 
 /** An error's message, whatever was thrown. */

@@ -6,12 +6,8 @@
  * with an open side or offsets, the partitions that exist in range.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  CaptureLocationError,
-  partitionOf,
-  readS3Captures,
-  type CaptureSelection,
-} from '../../../lambdas/adapters/aws/s3-captures';
+import { partitionOf, readS3Captures, type CaptureSelection } from '../../../lambdas/adapters/aws/s3-captures';
+import { CaptureLocationError } from '../../../lambdas/core/errors';
 import { DuplicateFilter } from '../../../lambdas/core/capture/duplicates';
 import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report';
 import type { CaptureRecord } from '../../../lambdas/core/types';

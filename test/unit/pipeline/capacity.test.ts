@@ -22,7 +22,7 @@ import { runPrefix } from '../../../lambdas/core/pipeline/keys';
 import { cutShards } from '../../../lambdas/core/pipeline/shards';
 import { dispatchRun } from '../../../lambdas/core/pipeline/stages';
 import type { IngestReport } from '../../../lambdas/core/types';
-import { logCapacity } from '../../../lambdas/handlers/run-input';
+import { logCapacity } from '../../../lambdas/core/pipeline/dispatch-capture';
 import { deriveFireSizing } from '../../../lib/sizing';
 import { scheduledRequest } from '../../support/fixtures';
 import { VirtualClock } from '../../support/virtual-clock';

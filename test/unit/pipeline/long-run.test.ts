@@ -11,10 +11,10 @@ import {
   collectRun,
   handleCollect,
   handleShard,
-  PermanentError,
   dispatchRun,
   type HandleShardDeps,
 } from '../../../lambdas/core/pipeline/stages';
+import { PermanentError } from '../../../lambdas/core/errors';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
 import { scheduledRequest } from '../../support/fixtures';
 

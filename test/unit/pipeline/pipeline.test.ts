@@ -19,10 +19,10 @@ import {
   collectRun,
   handleCollect,
   handleShard,
-  PermanentError,
   dispatchRun,
   type HandleShardDeps,
 } from '../../../lambdas/core/pipeline/stages';
+import { PermanentError } from '../../../lambdas/core/errors';
 import type { ReplayPlan, ScheduledRequest } from '../../../lambdas/core/types';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
 import { scheduledRequest } from '../../support/fixtures';

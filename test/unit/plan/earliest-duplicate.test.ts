@@ -3,8 +3,8 @@
  * inferenceTime is replayed, ties to the first seen (file order), whatever order the files
  * are read in; the others are counted as duplicates, each at its own file and line. Held on
  * every path that reads captures: the CLI's (readCaptures, LineIndex, localPlanner), the
- * ingest function's (one file: parseCaptureStream, indexRecord, planIndexed), a scheduled
- * window's (readWindow, windowPlans), and buildPlan over records in memory.
+ * ingest function's (one file: readCapturePass without a range), a scheduled window's
+ * (readWindow: readCapturePass with the window's range), and buildPlan over records in memory.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,8 +13,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LineIndex, localPlanner, readCaptures } from '../../../lambdas/adapters/local/capture-files';
 import { DuplicateFilter } from '../../../lambdas/core/capture/duplicates';
 import { IngestReportBuilder } from '../../../lambdas/core/capture/ingest-report';
-import { parseCaptureStream } from '../../../lambdas/core/capture/stream';
-import { buildPlan, indexRecord, planIndexed, type PlanOptions } from '../../../lambdas/core/plan/plan';
+import { readCapturePass } from '../../../lambdas/core/pipeline/capture-pass';
+import { buildPlan, type PlanOptions } from '../../../lambdas/core/plan/plan';
 import { readWindow } from '../../../lambdas/core/scheduled-runs/window-plan';
 import type { CaptureRecord, IngestReport } from '../../../lambdas/core/types';
 import { MemoryCaptureObjects } from '../../support/memory-captures';
@@ -108,25 +108,21 @@ describe('duplicates keep the earliest copy by inferenceTime', () => {
 
   it('the ingest function (one file): the earliest line is planned', async () => {
     const file = [line('E', 3), line('E', 2), line('E', 1)].join('\n') + '\n';
-    const report = new IngestReportBuilder();
-    const index: ReturnType<typeof indexRecord>[] = [];
     async function* chunks() {
       yield Buffer.from(file);
     }
-    for await (const record of parseCaptureStream(chunks(), 's3://b/k.jsonl', report, new DuplicateFilter(), {
-      nowMs: NOW,
-    }))
-      index.push(indexRecord(record, OPTIONS));
-    const plan = planIndexed(index, OPTIONS);
+    const source = {
+      name: 's3://b/k.jsonl',
+      open: async () => ({ chunks: chunks(), readRange: async () => new Uint8Array() }),
+      goneReason: 'gone',
+    };
+    const pass = await readCapturePass([source], { ...OPTIONS, kinds: ['sagemaker'], nowMs: NOW });
+    const { plan, report } = pass;
     expect(plan.scheduleZeroMs).toBe(T0 + 1000);
     expect(plan.entries.map((e) => e.record.source.line)).toEqual([3]);
-    expect(report.build().files[0]).toMatchObject({ accepted: 1, rejectedByReason: { duplicate: 2 } });
-    expect(
-      report
-        .build()
-        .files[0]!.examples.duplicate!.map((e) => e.line)
-        .sort(),
-    ).toEqual([1, 2]);
+    expect(report.files[0]).toMatchObject({ accepted: 1, rejectedByReason: { duplicate: 2 } });
+    expect(report.files[0]!.examples.duplicate!.map((e) => e.line).sort()).toEqual([1, 2]);
+    expect(pass.notScheduled).toEqual({ duplicate: 2 });
   });
 
   it('a scheduled window: the :01 copy, counted once among the duplicates per copy left out', async () => {

@@ -6,11 +6,8 @@
  */
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import {
-  FrameGuardError,
-  MAX_EVENT_STREAM_MESSAGE_BYTES,
-  MessageSplitter,
-} from '../../../lambdas/adapters/sagemaker/frame-guard';
+import { MAX_EVENT_STREAM_MESSAGE_BYTES, MessageSplitter } from '../../../lambdas/adapters/sagemaker/frame-guard';
+import { FrameGuardError } from '../../../lambdas/core/errors';
 import { encodePayloadPart } from '../../../lambdas/mocks/mock-sagemaker';
 
 function prelude(totalBytes: number): Buffer {
