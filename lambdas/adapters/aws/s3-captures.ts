@@ -119,7 +119,10 @@ export interface S3CaptureOptions extends Pick<StreamOptions, 'maxLineBytes' | '
   duplicates: DuplicateFilter;
 }
 
-/** Reads the capture objects of a selection under `prefix` (a Data Capture prefix, an endpoint's or a variant's folder, or one `.jsonl` object). */
+/**
+ * Reads the capture objects of a selection under `prefix` (a Data Capture prefix, an endpoint's or a variant's folder,
+ * or one `.jsonl` object).
+ */
 export function readS3Captures(
   objects: CaptureObjects,
   prefix: string,
@@ -147,14 +150,15 @@ async function* selected(
   const { folders, ignored } = await discoverCaptureFolders(objects, prefix, {});
   if (folders.length === 0) {
     throw new CaptureLocationError(
-      `no Data Capture hour folders (yyyy/mm/dd/hh/) under ${objects.describe(prefix)}: give the endpoints' capture prefix, an endpoint's folder or a variant's${
-        ignored.length > 0
-          ? ` (found ${ignored
-              .slice(0, 3)
-              .map((f) => objects.describe(f))
-              .join(', ')}${ignored.length > 3 ? ', ...' : ''}, with no year folders)`
-          : ''
-      }`,
+      `no Data Capture hour folders (yyyy/mm/dd/hh/) under ${objects.describe(prefix)}: ` +
+        `give the endpoints' capture prefix, an endpoint's folder or a variant's${
+          ignored.length > 0
+            ? ` (found ${ignored
+                .slice(0, 3)
+                .map((f) => objects.describe(f))
+                .join(', ')}${ignored.length > 3 ? ', ...' : ''}, with no year folders)`
+            : ''
+        }`,
     );
   }
   for (const f of ignored)

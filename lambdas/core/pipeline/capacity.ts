@@ -182,13 +182,17 @@ export function assessCapacity(
   const late = lateness(lanes, o.leadMs, concurrency);
   const raise = raiseOf(o.capacity, needed, o.busiestSecond);
   const seconds = Math.round(late.maxLateMs) / 1000;
-  const why = `${plural(needed, 'fire invocation')} must run at once and the fire function runs at most ${concurrency} (its event source's MaximumConcurrency)`;
+  const why =
+    `${plural(needed, 'fire invocation')} must run at once ` +
+    `and the fire function runs at most ${concurrency} (its event source's MaximumConcurrency)`;
   const fix =
     raise.setting === 'peakRequestsPerSecond'
-      ? `raise peakRequestsPerSecond to ${raise.value} (this run's busiest second per target, before amplify) and deploy`
+      ? `raise peakRequestsPerSecond to ${raise.value} ` +
+        "(this run's busiest second per target, before amplify) and deploy"
       : `raise maxFireConcurrency to ${raise.value} and deploy`;
   const bound =
-    'a lower bound: an invocation is counted alive only until its last request is sent, not until its responses end, and a waiting lane starts the moment one ends';
+    'a lower bound: an invocation is counted alive only until its last request is sent, not until its responses end, ' +
+    'and a waiting lane starts the moment one ends';
   if (late.lateLanes === 0) {
     return {
       ...base,
@@ -200,7 +204,9 @@ export function assessCapacity(
       reason: `${why}: the lanes that wait still start by their first due time, within their lead (no time left for a cold start); ${fix}`,
     };
   }
-  const what = `${plural(late.lateLanes, 'lane')} wait${late.lateLanes === 1 ? 's' : ''} for an earlier invocation to end, and ${plural(late.lateRequests, 'request')} go out late, the latest by at least ${seconds} s`;
+  const what =
+    `${plural(late.lateLanes, 'lane')} wait${late.lateLanes === 1 ? 's' : ''} for an earlier invocation to end, ` +
+    `and ${plural(late.lateRequests, 'request')} go out late, the latest by at least ${seconds} s`;
   return {
     ...base,
     onTime: false,

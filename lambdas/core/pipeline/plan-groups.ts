@@ -117,7 +117,8 @@ export function unionOf(plans: readonly DispatchablePlan[]): { items: PlanItem[]
         owners.push(i);
       } else if (item.offsetMs !== chosen.offsetMs) {
         throw new Error(
-          `request ${next} is due at ${chosen.offsetMs} ms in one plan and ${item.offsetMs} ms in another: the plans do not come from the same records`,
+          `request ${next} is due at ${chosen.offsetMs} ms in one plan and ${item.offsetMs} ms in another: ` +
+            'the plans do not come from the same records',
         );
       }
       cursors[i] = (cursors[i] as number) + 1;
