@@ -2,19 +2,14 @@
  * Whether a run's fire invocations can all start on time with the concurrency the stack gave
  * the fire function, and when they cannot, how late the run will be at least and which
  * setting to raise. Pure: dispatch assesses every run it lays out (dispatch.ts), the ingest
- * report carries the result, and the handlers log it and emit it as a metric.
+ * report carries the result, and the handlers log it and emit it as a metric
+ * (docs/deploy.md#traffic-above-the-peak).
  *
  * Each lane of a slot is one shard for one target: one fire invocation, picked up `lead`
  * before its first request is due and alive at least until its last request is sent. The fire
  * event source runs at most its MaximumConcurrency of them (the fire function's reserved
  * concurrency is the same figure); a lane beyond it waits in the queue until an earlier
  * invocation ends, and its requests due meanwhile go out late.
- *
- * Both figures are lower bounds. An invocation is counted alive only from its lead to its last
- * due time: it also waits for its responses (its slowest one, lib/response-tail.ts), which
- * keeps it longer. A waiting lane starts the moment an earlier invocation ends, in due order,
- * with no time for the event source to notice. The event source's ramp (sqs-delay.ts
- * rampLeads) is not counted either: what is counted is what no ramp can make up for.
  */
 
 /** The concurrency the stack gave the fire function, as the ingest and plan functions are told (runtime/config.ts). */
@@ -131,6 +126,12 @@ interface Lateness {
  * At most `concurrency` lanes alive at once, each picked up `lead` before its first due time
  * or, when none is free, the moment the earliest alive one ends (its last due time, or its own
  * late start when everything was already due).
+ *
+ * Both figures are lower bounds. An invocation is counted alive only from its lead to its last
+ * due time: it also waits for its responses (its slowest one, lib/response-tail.ts), which
+ * keeps it longer. A waiting lane starts the moment an earlier invocation ends, in due order,
+ * with no time for the event source to notice. The event source's ramp (sqs-delay.ts
+ * rampLeads) is not counted either: what is counted is what no ramp can make up for.
  */
 function lateness(lanes: readonly LaneNeed[], leadMs: number, concurrency: number): Lateness {
   const order = lanes

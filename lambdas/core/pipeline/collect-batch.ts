@@ -1,25 +1,11 @@
 /**
  * A batch of collect messages, coalesced. At a run's end every lane of its last slot sends a
  * collect message per target, and the event source's batching window puts them in one batch:
- * handled record by record, each would look at (and, once the last shard has reported,
- * finalise) its target again, and each finaliser would build the run's analysis again, as
- * many at once as the batch has records. Instead the batch's records are grouped by run and
- * target, each group gets one look (lookAtTarget: what its messages together allow), and
- * each run one analysis after its groups, when one of them finalised a target.
- *
- * Order. Groups run one after another, in the order of their first record; a run's analysis
- * follows its last group. A look holds every record of its target in memory (collectRun), so
- * two at once would double the collector's peak; one at a time, a batch needs what its
- * largest target needs. The counts do not depend on the order: groups touch disjoint keys
- * (their target's artifacts; mirror runs' hour state is per target and written conditionally),
- * and the analysis reads every target's manifest once the groups are done, so the same batch
- * against the same store makes the same calls.
- *
- * Every record's outcome is accounted for: a malformed one is rejected alone (logged,
- * acknowledged: a retry cannot mend it); a group whose look fails with an error fails all its
- * records (SQS redelivers them; the look is idempotent); a failed analysis fails the records
- * of the groups that asked for it, whose redelivery finalises again and asks again. All other
- * records are done once their group's look (and, if it asked, the run's analysis) succeeded.
+ * handled record by record, each would look at (and finalise) its target again, and each
+ * finaliser would build the run's analysis again. Instead the batch's records are grouped by run
+ * and target, each group gets one look (lookAtTarget: what its messages together allow), and
+ * each run one analysis after its groups, when one of them finalised a target. The order, and
+ * how every record's outcome is accounted for: docs/deploy.md#collecting-a-batch.
  */
 import type { Log } from '../../ports';
 import {
@@ -85,7 +71,10 @@ function groupRecords(
   return runs;
 }
 
-/** One look per group; the groups whose look finalised a target and so ask for the run's analysis. */
+/**
+ * One look per group; the groups whose look finalised a target and so ask for the run's analysis. One after another: a
+ * look holds every record of its target in memory (collectRun), so two at once would double the collector's peak.
+ */
 async function lookAtGroups(
   groups: readonly Group[],
   deps: CollectBatchDeps,

@@ -1,32 +1,12 @@
 /**
- * Dispatch, the ingest stage's last step: plan -> shards -> delayed shard messages, referenced bodies and shard parts,
- * the run record (written last: its presence means "fully scheduled", so a redelivered S3
- * event for the same object schedules nothing twice).
- *
- * At production sizes:
- * - The plan may be an index (two-pass planning): a slot's requests are loaded (read back from
- *   the capture object) a chunk at a time just before its messages are built (slot-writer.ts),
- *   so memory holds the index and a chunk, not the file.
- * - Each slot's requests are dealt to lanes (shards.ts); a lane too large for a message travels
- *   by reference, written as parts under work/<run>/_shards/ before its message is sent.
- * - Shards go out in due order, every target's message for a shard together, so target B
- *   is not queued behind all of A's shards.
- * - Targets of different kinds each get their own plan of the same records (plan-groups.ts):
- *   one set of shards is cut from every record any target takes, read once, and each target's
- *   message for a shard carries the records its plan takes. The run record then lists each
- *   target's shards (`targetShards`), which is what the collector waits for.
- * - The replay queue's event source adds at most 300 batches a minute, and only while messages
- *   wait (after an idle spell it starts from 5): with `ramp`, each slot's shards are delivered
- *   along that ramp (sqs-delay.ts rampLeads), each message carrying its own lead. A file or
- *   window run (`startMoves`) writes its first slot before its start is fixed, and starts late
- *   enough for every slot's messages to be sent on time.
- * - The run's start is fixed once, stored before the first message (`_start.json`): a
- *   retried ingest reuses it, so shards sent by an earlier attempt and by this one share
- *   one timeline (their claims make the repeats harmless).
- * - Batches are packed by bytes and entries (SQS: 1 MiB and 10 per batch).
- * - Told the fire function's concurrency (`fireCapacity`), it weighs the lanes the run needs at
- *   once against it (capacity.ts) and writes the run's ingest report with that `capacity`
- *   before the first message, for both triggers (the file run and the window run).
+ * Dispatch, the ingest stage's last step (and the plan function's): plan -> shards -> delayed
+ * shard messages, referenced bodies and shard parts, the run record (written last: its presence
+ * means "fully scheduled", so a redelivered S3 event for the same object schedules nothing
+ * twice). How it stays within memory, orders shards, spreads them along the event source's ramp,
+ * fixes the start once and weighs the run against the fire function's concurrency:
+ * docs/deploy.md#how-a-run-is-dispatched. Its parts: slot-writer.ts (a slot's requests read back
+ * a chunk at a time), shards.ts (lanes), plan-groups.ts (targets of different kinds), sqs-delay.ts
+ * rampLeads (the ramp), capacity.ts.
  */
 import { z } from 'zod';
 import type { Clock, MessageQueue, ObjectStore } from '../../ports';

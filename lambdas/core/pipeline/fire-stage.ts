@@ -2,23 +2,8 @@
  * Fire stage: re-delay while still early (by the message's own lead, when it has one); load the
  * requests (inline, or the shard's parts by reference) and the bodies; claim the shard with a
  * conditional create (a duplicate delivery fires nothing); fire; write the shard's results
- * once, retried.
- *
- * Exact under redelivery:
- * - Everything that can fail and be retried safely (body reads, and `prepare`: the target's
- *   client and API key) happens before the claim: a failure there leaves the shard unclaimed,
- *   and the redelivery fires it. After the claim, a failure would leave it claimed with no
- *   results, and a redelivery could only record its requests as lost once the lease ran out.
- * - A request reached more than `expireAfterMs` after its due time is dropped as `expired`,
- *   whatever the late policy (the fire loop does it): a shard that comes back after a
- *   failure or a visibility timeout never sends traffic into a run that may be finalised.
- * - A refused claim is read back: when it is this attempt's own (the SDK retried a PUT whose
- *   first try was stored, and the retry got 412), the shard fires; only another's is held.
- * - A redelivery that finds the claim taken but no results: if the claim is older than
- *   `claimLeaseMs` (the fire function's timeout), the claimant fired and died before its
- *   results were written, and its requests are recorded as `lost` now; a younger claim may
- *   belong to a worker still firing (SQS can deliver a duplicate at once), so nothing is
- *   written and the deadline covers it. Either way nothing is fired twice.
+ * once, retried. Why it is exact under redelivery (what comes before the claim, `expired`, a
+ * refused claim read back, a claim without results): docs/deploy.md#firing-a-shard.
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock, MessageQueue, ObjectStore } from '../../ports';
@@ -123,6 +108,8 @@ export async function handleShard(
     withRetries(() => deps.store.putIfAbsent(key, encodeResultLines(lines), 'application/x-ndjson'), deps.clock);
   if (claim.held) {
     if (await deps.store.get(key)) return { action: 'duplicate', message, counts: noCounts() };
+    // A claim without results older than the lease (the fire function's timeout): its claimant fired and died before
+    // writing them, so its requests are lost. A younger one may belong to a worker still firing: the deadline covers it.
     const claimedAtNs = claim.bytes ? claimTimeNs(claim.bytes) : null;
     const leaseNs = BigInt(deps.claimLeaseMs) * 1_000_000n;
     if (claimedAtNs === null || deps.clock.nowNs() - claimedAtNs <= leaseNs)

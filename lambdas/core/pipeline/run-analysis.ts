@@ -4,29 +4,8 @@
  * CLI's (analyse, renderReportHtml, writeRunAnalysis); for a scheduled run, its history line,
  * trend page and summary (core/scheduled-runs/history.ts); and the figures of the run's
  * CloudWatch metrics, which the collect handler writes (core/metrics/cloudwatch.ts).
- *
- * When. A target is final when its run_manifest.json is under runs/<run>/<target>/: the
- * collector writes it last (writeTargetArtifacts), after the target's other files, and
- * interim results go under interim/. Each finaliser writes its manifest and then looks at
- * the others', so of two targets finalising at once at least one sees both (S3 reads its
- * writes): one of them, or both, builds the analysis. Both is harmless: the files are
- * rewritten with the same numbers (seeded bootstrap), the history appends one line and only
- * its appender notifies. A finalisation repeated with nothing changed (the deadline message
- * after a complete run, a redelivery) finds the fingerprint of the targets' accounting in
- * work/<run>/_analysis.json, written last, and does nothing.
- *
- * Memory. Each target's accumulator is built from its shard results a window of objects at
- * a time, keeping only the comparison's columns (no records, no bodies): the same input as
- * gatherRun (deduplicated by request id, first occurrence in shard order, missing shards'
- * requests counted lost), never all of it at once.
- *
- * Identities. Records carry their capture event id. Drops carry the plan index, which every
- * target of a run shares (the plans come from the same records, pipeline/dispatch.ts): a
- * drop takes the event id of any target's record of that index, so a request fired by A and
- * dropped by B is a pair excluded as `candidate_dropped`, as locally. Requests of a shard
- * that never reported have no index in the store; when a target of the same plan reported
- * that shard, its indices (in order) stand for them, else they keep an identity of their own
- * (and are counted under `only_in_*`).
+ * When a target counts as final, why finalisers at once or again are harmless, the memory
+ * bound and how drops get their pair's identity: docs/deploy.md#the-runs-comparison-and-report.
  */
 import { createHash } from 'node:crypto';
 import type { Clock, Log, Notifier, ObjectStore } from '../../ports';
@@ -265,6 +244,13 @@ function statsOf(t: Gathered): TargetOutcome['metrics'] {
   return out;
 }
 
+/**
+ * Each target's accumulator, built from its shard results a window of objects at a time, keeping only the comparison's
+ * columns (no records, no bodies): the same input as gatherRun, never all of it at once. Drops carry the plan index,
+ * which every target shares (the plans come from the same records, dispatch.ts): a drop takes the event id of any
+ * target's record of that index. A shard that never reported has no indices in the store: a target of the same plan
+ * that reported it lends its indices (in order), else its requests keep an identity of their own (`only_in_*`).
+ */
 async function gatherTargets(runId: string, run: RunRecord, store: ObjectStore): Promise<Gathered[]> {
   const eventByIndex = new Map<number, string>();
   /** Per target, per shard reported: the plan indices it held, sorted. */
