@@ -3,18 +3,13 @@
  * capture prefix). Input: S3 event notifications (every record of each), S3 test events
  * (ignored), EventBridge Object Created events. Output: per capture file, one run: the
  * ingest report, shard messages on the replay queue, a deadline message on the collect queue.
- * Capacity: each run's lanes are weighed against the fire function's concurrency (the ingest
- * report's `capacity`); a run that cannot start on time is logged as a warning naming the
- * setting to raise, and every run's expected lateness is a metric (core/pipeline/dispatch-capture.ts).
  * Failure: a bad message or a non-.jsonl key is logged and acknowledged; an AWS error fails
  * that SQS record alone (partial batch response) for a retry. Idempotent on (bucket, key,
  * ETag): the run id derives from them, and a scheduled run is not scheduled again.
- * Modes: `file` starts each file's replay `lead` after ingest; `mirror` sends each request at
- * its inferenceTime + lag and rolls the results up per capture hour.
- * Targets: the deployment's `autoReplay` targets (AUTO_REPLAY_TARGETS) when it names some,
- * else every target; scheduled runs choose their own (plan.ts).
- * Scale: two passes over the object (an index first, then each shard's lines by byte
- * range), so memory is bounded by the index, not the file: a 1 GB capture fits.
+ * Modes (`file`, `mirror`) and targets (`autoReplay`; scheduled runs choose their own, plan.ts):
+ * docs/deploy.md#configuration. Capacity, each run's lanes weighed against the fire function's
+ * concurrency (core/pipeline/dispatch-capture.ts): docs/deploy.md#traffic-above-the-peak.
+ * Two passes over the object, so memory is bounded by the index: docs/deploy.md#at-scale.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';

@@ -1,25 +1,16 @@
 /**
  * Plan (scheduled A/B windows, issue 9). Trigger: the plan queue, fed by EventBridge
  * Scheduler (one schedule per entry of the deployment's `schedules`). Input: a plan message
- * (core/scheduled-runs/contract.ts planMessageSchema). Output: ONE window run of the pipeline: the
- * window's captured requests, read from the capture bucket's Data Capture partitions,
- * scheduled to every target of the schedule in the same due order (all at once, or one
- * after the other), with the ingest report, shard messages and collect messages as ingest
- * sends them; or, when the window holds nothing to replay, an empty run in the schedule's
- * history (recordEmptyRun), not an error.
- * Capacity: as the ingest's, the run's lanes are weighed against the fire function's
- * concurrency, in the ingest report, a warning and a metric (core/pipeline/dispatch-capture.ts).
- * Failure: a malformed message, an unknown schedule, or a schedule the deployment cannot
- * run (a target or the capture bucket missing, a bad timezone) is logged and acknowledged:
- * a retry would fail the same way. An AWS error fails the record (partial batch response)
- * for a retry.
- * Idempotent on (schedule, scheduledTime): the run id derives from them; a run record means
- * the run was scheduled; the files listed by the first attempt are pinned (with their ETags)
- * in `work/<run>/_window.json`, and the start in `_start.json`, so a retry after a crash
- * mid-scheduling plans the same requests into the same shards on the same timeline (the
- * workers' claims make the shards sent twice harmless).
- * Scale: one streamed pass over the window's files into a columnar index (no bodies), then
- * each window of shards read back by byte range just before it is sent (bench:window).
+ * (core/scheduled-runs/contract.ts planMessageSchema). Output: ONE window run of the pipeline:
+ * the window's captured requests, read from the capture bucket's Data Capture partitions and
+ * scheduled to every target of the schedule in the same due order, weighed against the fire
+ * function's concurrency as ingest's runs are (core/pipeline/dispatch-capture.ts); or, when the
+ * window holds nothing to replay, an empty run in the schedule's history (recordEmptyRun).
+ * Failure: a malformed message, an unknown schedule, or a schedule the deployment cannot run
+ * (a target or the capture bucket missing, a bad timezone) is logged and acknowledged: a retry
+ * would fail the same way. An AWS error fails the record (partial batch response) for a retry.
+ * Idempotent on (schedule, scheduledTime): docs/scheduled-runs.md#once-per-scheduled-time.
+ * The window read in bounded memory: docs/scheduled-runs.md#what-the-window-means.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
