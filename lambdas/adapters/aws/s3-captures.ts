@@ -5,21 +5,7 @@
  * a window's partitions with the hour after it, where a file written late lands
  * (hourPartitions), their .jsonl objects (listWindowFiles), each object streamed once for pass
  * 1 and read back by byte range, at the version listed, for pass 2 (capture-listing.ts).
- *
- * A window is chosen by time, [start, end) with either side open, or by offsets from the
- * first record's time (AIPerf's --fixed-schedule-start-offset/-end-offset). With both times,
- * the partitions are computed, as the plan function does; with a side open, the yyyy/mm/dd/hh
- * folders that exist are listed, descending only into those in range. By offsets, the first
- * record's time is needed before the partitions are known: the first partition is read first
- * with the hour after it, then the partitions from first + start offset to first + end offset.
- * Every record read is handed on (the caller applies the window to them, as for a local
- * folder); only the files outside the window are never read.
- *
- * Data Capture's layout: https://docs.aws.amazon.com/sagemaker/latest/dg/model-monitor-data-capture-endpoint.html.
- * IAM: s3:ListBucket on the bucket for ListObjectsV2
- * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html), s3:GetObject on
- * its objects; one byte range per GET, S3 takes no more
- * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html).
+ * Which partitions a window reads, and the permissions it needs: docs/timing.md#captures-straight-from-s3.
  */
 import type { DuplicateFilter } from '../../core/capture/duplicates';
 import { CaptureLocationError } from '../../core/errors';
@@ -141,6 +127,13 @@ export function readS3Captures(
   };
 }
 
+/**
+ * The records of the selection's partitions. With both times, the partitions are computed, as the plan function does;
+ * with a side open, the yyyy/mm/dd/hh folders that exist are listed, descending only into those in range. By offsets,
+ * the first record's time is needed before the partitions are known: the first partition is read first with the hour
+ * after it, then the partitions from first + start offset to first + end offset. Every record read is handed on (the
+ * caller applies the window to them, as for a local folder); only the files outside the window are never read.
+ */
 async function* selected(
   objects: CaptureObjects,
   prefix: string,

@@ -3,26 +3,27 @@
  * gathered at the size its prelude claims: a prelude claiming 4 GiB would cost memory for every
  * byte the server sends after it, per request in flight. Here the prelude's total length is
  * read as it passes, and a message claiming more than the limit ends the stream at once:
- * nothing of it is buffered.
- *
- * The limit: AWS's event-stream implementations refuse a message over 16 MiB
- * (`AWS_EVENT_STREAM_MAX_MESSAGE_SIZE` in aws-c-event-stream,
- * https://github.com/awslabs/aws-c-event-stream/blob/main/include/aws/event-stream/event_stream.h);
- * SageMaker documents no size of its own for a `PayloadPart`
- * (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_PayloadPart.html).
- * Each message starts with a prelude: its total length and its headers' length (4 bytes each,
- * big-endian, the total including the prelude and the 4-byte CRC32 that follows it)
- * (https://docs.aws.amazon.com/lexv2/latest/dg/event-stream-encoding.html). Bytes that are not
- * a prelude (a plain-text body read as one claims gigabytes) are stopped as well: the prelude's
- * checksum tells them apart before any of it is buffered.
+ * nothing of it is buffered. Bytes that are not a prelude (a plain-text body read as one claims
+ * gigabytes) are stopped as well: the prelude's checksum tells them apart before any of it is
+ * buffered.
  */
 import { crc32 } from 'node:zlib';
 import { FrameGuardError } from '../../core/errors';
 
-/** The largest event-stream message read, bytes. */
+/**
+ * The largest event-stream message read, bytes: AWS's event-stream implementations refuse a message over 16 MiB
+ * (`AWS_EVENT_STREAM_MAX_MESSAGE_SIZE` in aws-c-event-stream,
+ * https://github.com/awslabs/aws-c-event-stream/blob/main/include/aws/event-stream/event_stream.h); SageMaker documents
+ * no size of its own for a `PayloadPart`
+ * (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_PayloadPart.html).
+ */
 export const MAX_EVENT_STREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
 
-/** Prelude (total length, headers length) and its CRC32; the message's CRC32 ends it. */
+/**
+ * Prelude (total length, headers length) and its CRC32; the message's CRC32 ends it. Each length is 4 bytes,
+ * big-endian, the total including the prelude and the CRC32s
+ * (https://docs.aws.amazon.com/lexv2/latest/dg/event-stream-encoding.html).
+ */
 const PRELUDE_BYTES = 12;
 const MIN_MESSAGE_BYTES = 16;
 
