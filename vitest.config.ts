@@ -12,6 +12,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  */
 export const TIMING = [
   'test/unit/fire/fire-loop-real-clock.test.ts',
+  'test/unit/handlers/fire-warm-up.test.ts',
   'test/unit/http/mock-capacity.test.ts',
   'test/unit/http/mock-server.test.ts',
   'test/unit/http/openai-target.test.ts',
