@@ -1,5 +1,5 @@
 /**
- * The run's Chromium (a run server: run-server.ts), for the page tests of the end-to-end tier:
+ * The run's Chromium (a run server: run-server.ts), for the end-to-end page tests:
  * launched at the first file's request and shared by the others, each in browser contexts of
  * its own, where each file would otherwise launch one. It ends with the server: Chromium
  * exits when the connection to the process that launched it closes.

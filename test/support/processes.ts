@@ -170,7 +170,7 @@ export interface CliProcess {
   waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<void>;
 }
 
-/** The environment variable naming the run's build of the CLI (cli-bundle.ts, the global setup of the tiers that start the CLI). */
+/** The environment variable naming the run's build of the CLI (cli-bundle.ts, a global setup of vitest.config.ts). */
 export const CLI_BUNDLE_ENV = 'CR_TEST_CLI_BUNDLE';
 
 /** The script startCli runs: the built CLI (package.json's bin, dist/capture-replay.mjs), which the run's global setup builds (cli-bundle.ts). */
