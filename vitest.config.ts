@@ -24,6 +24,7 @@ export const TIMING = [
   'test/integration/scheduled-ab.test.ts',
   'test/integration/wire-stamp.test.ts',
   'test/e2e/ab-compare.test.ts',
+  'test/e2e/capacity-guards.test.ts',
   'test/e2e/capacity-search.test.ts',
   'test/e2e/cli-replay.test.ts',
   'test/e2e/cross-kind-bias.test.ts',
