@@ -2,8 +2,9 @@
  * Replay to two targets, as a user runs it, without timing assertions (so in a tier that
  * shares the machine; the A/B verdicts' sizes, which depend on timing, are ab-compare.test.ts's):
  * `--dispatch sequential` sends the whole schedule to A, then to B; `compare` gates on that
- * run (B told to answer 300 ms later: `worse` however loaded the machine); the target
- * arguments' usage errors.
+ * run: B answers half the requests with HTTP 500 (seeded), so its error rate is `worse` whatever
+ * the machine's load (a latency margin was not: a stall of the client under load made A's first
+ * tokens as late as B's 300 ms slower ones); the target arguments' usage errors.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,7 +40,18 @@ describe('--dispatch sequential', () => {
     const logB = join(dir, 'b.log');
     const [la, lb] = await Promise.all([
       startMockProcess(['--ttft-ms', '5', '--itl-ms', '1', '--output-tokens', '3', '--log', logA]),
-      startMockProcess(['--ttft-ms', '300', '--itl-ms', '1', '--output-tokens', '3', '--log', logB]),
+      startMockProcess([
+        '--ttft-ms',
+        '5',
+        '--itl-ms',
+        '1',
+        '--output-tokens',
+        '3',
+        '--error-rate',
+        '0.5',
+        '--log',
+        logB,
+      ]),
     ]);
     try {
       const result = await runCli([
@@ -65,7 +77,7 @@ describe('--dispatch sequential', () => {
         '--rehearsal',
         '0',
       ]);
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
     } finally {
       await Promise.all([la.stop(), lb.stop()]);
     }
@@ -80,7 +92,11 @@ describe('--dispatch sequential', () => {
     const firstB = tb.reduce((m, t) => (t < m ? t : m));
     expect(firstB > lastA).toBe(true);
     const seqDoc = JSON.parse(readFileSync(join(seqOut, 'seq', 'comparison.json'), 'utf8')) as ComparisonDocument;
-    expect(seqDoc.pairs.used).toBe(40);
+    // Every request is paired; those B failed are excluded from the metrics, not from the error rate.
+    const failedAtB = seqDoc.pairs.excluded.candidate_failed ?? 0;
+    expect(failedAtB).toBeGreaterThanOrEqual(10);
+    expect(seqDoc.pairs.used + failedAtB).toBe(40);
+    expect(seqDoc.comparisons.map((c) => c.errors.verdict)).toEqual(['worse']);
   });
 
   it('compare without a gate exits 0; a run folder stands for its targets', async () => {

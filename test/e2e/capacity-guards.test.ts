@@ -5,7 +5,8 @@
  * that answers 404 or dies mid-search, a window a chat target cannot take, a one-request
  * capture, a streamed objective without --streaming, what a step shows while it runs, a step
  * larger than memory holds, the warm-up's count and a run id with an escape code. Short
- * windows (1 s, 21 requests) and small factors: nothing here measures timing.
+ * windows (1 s, 21 requests) and small factors; how far a search gets still depends on the CLI
+ * sending on time (a late client limits it), so the file is in the timing project.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

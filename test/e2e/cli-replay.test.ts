@@ -22,7 +22,7 @@ const OUTPUT_TOKENS = 12;
 /**
  * Stated tolerance for a request's arrival offset versus its captured offset, beyond what the
  * client's own recorded schedule lag says (a late request it reports as late is honest; how
- * late it gets on a quiet machine is bench/'s to measure: bench/schedule-lag.ts and
+ * late it gets on an idle machine is bench/'s to measure: bench/schedule-lag.ts and
  * bench/server-lateness.ts).
  */
 const OFFSET_TOLERANCE_MS = 25;

@@ -3,7 +3,7 @@
  * server (its own process): `--workers 2` writes exactly the records the manifest counts, each
  * request arriving once, with the same ids and order as one thread; `--rehearsal` and
  * `--workers` usage errors. No assertion here is on timing (`--wait coarse`'s are
- * wait-coarse.test.ts's, in the timing tier).
+ * wait-coarse.test.ts's, in the timing project).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

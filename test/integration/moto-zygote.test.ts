@@ -37,7 +37,7 @@ async function listBuckets(endpoint: string): Promise<string> {
 describeWithMoto("moto_server forked by the run's zygote", () => {
   it("is the zygote's child in a session of its own, and takes the environment it is given, not the one before", async () => {
     if (!strictMotoCommand()) return; // no Python that imports moto: no zygote (moto-strict.test.ts fails that under CI)
-    expect(zygotePid(), `${MOTO_ZYGOTE_ENV} is set by the tier's global setup`).toBeTypeOf('number');
+    expect(zygotePid(), `${MOTO_ZYGOTE_ENV} is set by the run's global setup`).toBeTypeOf('number');
     const enforced = await startMoto({ env: { INITIAL_NO_AUTH_ACTION_COUNT: '0' } });
     const open = await startMoto();
     try {

@@ -17,10 +17,10 @@ const CONFIG = {
 };
 
 describe('the stack-template server', () => {
-  it('is set up for this tier, and answers the template this process synthesizes', async () => {
+  it('is set up for this run, and answers the template this process synthesizes', async () => {
     expect(
       process.env[STACK_TEMPLATE_SERVER_ENV],
-      `${STACK_TEMPLATE_SERVER_ENV} is set by the tier's global setup`,
+      `${STACK_TEMPLATE_SERVER_ENV} is set by the run's global setup`,
     ).toBeTruthy();
     const served = await synthesizeStack(CONFIG, 'Served');
     expect(served).toEqual(stackTemplate(CONFIG, 'Served'));

@@ -1,18 +1,15 @@
 /**
- * The run's Chromium (a run server: run-server.ts), for the page tests of the end-to-end tier:
+ * The run's Chromium (a run server: run-server.ts), for the end-to-end page tests:
  * launched at the first file's request and shared by the others, each in browser contexts of
- * its own, where each file would otherwise launch one. It runs
- * at the lowest priority, as the tier's own processes do (priority.ts), and ends with the
- * server: Chromium exits when the connection to the process that launched it closes.
+ * its own, where each file would otherwise launch one. It ends with the server: Chromium
+ * exits when the connection to the process that launched it closes.
  *
- * As a vitest global setup (the default export; `npm test` calls it once for both its vitest
- * processes) it starts itself as a script; run as a script (`node --import tsx
+ * As a vitest global setup (the default export) it starts itself as a script; run as a script (`node --import tsx
  * browser-server.ts <socket>`), it serves `{}` with `{ wsEndpoint }` for chromium.connect.
  */
 import { fileURLToPath } from 'node:url';
 import type { BrowserServer } from 'playwright-core';
 import { launchBrowserServer } from './chromium';
-import { lowerThisProcess, matchChildSessions } from './priority';
 import { askRunServer, serveRunServer, startRunServer } from './run-server';
 
 export const BROWSER_SERVER_ENV = 'CR_TEST_BROWSER_SERVER';
@@ -36,14 +33,9 @@ export async function runBrowserEndpoint(): Promise<string | null> {
 }
 
 function serve(socket: string): void {
-  lowerThisProcess();
   let launched: Promise<BrowserServer> | undefined;
   serveRunServer(socket, async () => {
-    launched ??= launchBrowserServer().then((server) => {
-      // Playwright starts Chromium in a session of its own: its scheduling group at this process's priority.
-      matchChildSessions();
-      return server;
-    });
+    launched ??= launchBrowserServer();
     return { wsEndpoint: (await launched).wsEndpoint() };
   });
 }

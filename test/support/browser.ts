@@ -13,7 +13,6 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { runBrowserEndpoint } from './browser-server';
 import { CHROMIUM_MISSING, connectBrowser, HAVE_CHROMIUM, launchBrowser } from './chromium';
-import { matchChildSessions } from './priority';
 import { REPO_ROOT } from './processes';
 
 /** Where the browser tests save their screenshots. */
@@ -40,13 +39,10 @@ function requireChromium(label: string): void {
   if (!HAVE_CHROMIUM) throw new Error(`${label}: ${CHROMIUM_MISSING}; CI must install it (.ci/run)`);
 }
 
-/** Chromium of this process's own (chromium.ts), at this process's priority. */
+/** Chromium of this process's own (chromium.ts). */
 export async function launchChromium(label: string): Promise<Browser> {
   requireChromium(label);
-  const browser = await launchBrowser();
-  // Playwright starts Chromium in a session of its own: at this tier's priority, its group too.
-  matchChildSessions();
-  return browser;
+  return launchBrowser();
 }
 
 /** The run's Chromium when the run has one (browser-server.ts), else one of this process's own. */

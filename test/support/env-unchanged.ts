@@ -1,5 +1,5 @@
 /**
- * Setup file of the tiers whose files share a worker (`isolate: false` in vitest.config.ts)
+ * Setup file of the main project, whose files share a worker (`isolate: false` in vitest.config.ts)
  * and set environment variables: a file that leaves `process.env` changed fails, naming the
  * variables, before the next file in its worker runs in that environment.
  */

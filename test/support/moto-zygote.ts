@@ -1,15 +1,14 @@
 /**
  * One Python with moto and its services imported, forking a moto_server for each test that
  * starts one (moto-server.py --zygote): a fresh moto_server spends seconds of CPU importing
- * moto and then each service on its first call, and the tiers start one per test file. A
+ * moto and then each service on its first call, and the tests start one per test file. A
  * forked server is the same server, its imports already done.
  *
- * The vitest global setup of the tiers that start moto starts the zygote (a run server:
- * run-server.ts; `npm test` starts one for both its vitest processes) without waiting for it; startMoto (moto.ts) asks it for a server, and spawns
- * moto_server itself when there is no zygote (a file run on its own, no Python that imports
- * moto). Each server the zygote forks exits with the test file's process that asked for it,
- * and leads a session of its own as a spawned one does (priority.ts, kill-on-stop.ts). It is
- * not a child of the test file's process: moto.ts counts its CPU for CR_CPU_LOG (cpu-log.ts).
+ * The vitest global setup starts the zygote (a run server: run-server.ts) without waiting for
+ * it; startMoto (moto.ts) asks it for a server, and spawns moto_server itself when there is no
+ * zygote (no Python that imports moto). Each server the zygote forks exits with the test
+ * file's process that asked for it, and leads a session of its own as a spawned one does
+ * (kill-on-stop.ts).
  */
 import { fileURLToPath } from 'node:url';
 import { askRunServer, startRunServer } from './run-server';

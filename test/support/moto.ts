@@ -13,9 +13,7 @@ import { createServer } from 'node:net';
 import { describe, it } from 'vitest';
 import { forkMotoServer, STRICT_MOTO_SCRIPT } from './moto-zygote';
 import { isAlive, removeEndedRuns, runSharedPath, writeWhole } from './run-shared';
-import { adoptChildCpu, processCpuSeconds } from './cpu-log';
 import { killGroupOnStop } from './kill-on-stop';
-import { matchPriority } from './priority';
 
 export const MOTO_INSTALL_HINT =
   'moto_server not found: install it with `pip install "moto[server]"` (Python moto 5) to run the emulated-AWS tests';
@@ -128,8 +126,6 @@ interface ServerProcess {
   stderr(): string;
   /** Resolves once it has ended. */
   whenEnded(): Promise<void>;
-  /** The CPU seconds it used that this process's own accounts miss (it is not this process's child), while it runs. */
-  foreignCpu(): number;
   /** Removes what it left (its stderr file). */
   cleanUp(): void;
 }
@@ -158,7 +154,6 @@ function spawnServer(args: string[], env: Record<string, string>): ServerProcess
       child.exitCode !== null || child.signalCode !== null
         ? Promise.resolve()
         : new Promise<void>((resolve) => child.once('exit', () => resolve())),
-    foreignCpu: () => 0, // a child: counted when it is waited for
     cleanUp: () => undefined,
   };
 }
@@ -179,7 +174,6 @@ async function forkedServer(args: string[], env: Record<string, string>): Promis
     whenEnded: async () => {
       while (isAlive(pid)) await sleep(50);
     },
-    foreignCpu: () => processCpuSeconds(pid),
     cleanUp: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
@@ -197,15 +191,12 @@ function killGroup(server: ServerProcess, signal: NodeJS.Signals): void {
 async function startOnce(port: number, readyTimeoutMs: number, env: Record<string, string>): Promise<Moto> {
   const args = ['-H', '127.0.0.1', '-p', String(port)];
   const server = (await forkedServer(args, env)) ?? spawnServer(args, env);
-  matchPriority(server.pid);
   // If the test process ends or is stopped without afterAll, do not leave moto holding a port.
   const forget = killGroupOnStop(server.pid);
 
   const stop = async () => {
     forget();
     if (server.ended() === null) {
-      // Read before it ends: a process's CPU is gone with it (cpu-log.ts counts it as this file's).
-      adoptChildCpu(server.foreignCpu());
       killGroup(server, 'SIGTERM');
       // werkzeug can take a moment on SIGTERM; do not let a stuck server hang the suite.
       const timer = setTimeout(() => killGroup(server, 'SIGKILL'), 5000);

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { build } from 'esbuild';
 import { once } from 'node:events';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -16,8 +16,13 @@ export interface MockProcess {
   stop(): Promise<void>;
 }
 
-/** Where the run's bundles of server entries go: inside the repository, so that their packages resolve from its node_modules. */
-const BUNDLES_BASE = join(REPO_ROOT, 'node_modules', '.cache');
+/**
+ * Where the run's bundles of server entries go: inside the repository, so that their packages
+ * resolve from its node_modules. Its real path: where node_modules is a symbolic link (a clone
+ * sharing another's), a bundle started by its link's path would not see itself as the main
+ * script (the entry compares process.argv[1] with its import.meta.url, which Node resolves).
+ */
+const BUNDLES_BASE = join(realpathSync(join(REPO_ROOT, 'node_modules')), '.cache');
 
 /** The OpenAI-compatible mock server's module. */
 const MOCK_SERVER = join(REPO_ROOT, 'lambdas/mocks/mock-server.ts');
@@ -165,7 +170,7 @@ export interface CliProcess {
   waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<void>;
 }
 
-/** The environment variable naming the run's build of the CLI (cli-bundle.ts, the global setup of the tiers that start the CLI). */
+/** The environment variable naming the run's build of the CLI (cli-bundle.ts, a global setup of vitest.config.ts). */
 export const CLI_BUNDLE_ENV = 'CR_TEST_CLI_BUNDLE';
 
 /** The script startCli runs: the built CLI (package.json's bin, dist/capture-replay.mjs), which the run's global setup builds (cli-bundle.ts). */

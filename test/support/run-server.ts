@@ -1,10 +1,9 @@
 /**
- * A helper server that a run starts once (`npm test`, or the global setup of the tiers that use
- * it in a vitest run), and its test files ask over a Unix socket: one JSON line each way per
+ * A helper server that a vitest run starts once (its global setup), and its test files ask over a Unix socket: one JSON line each way per
  * connection. The moto zygote (moto-zygote.ts), the stack-template server
  * (iam/stack-template-server.ts) and the browser server (browser-server.ts) are such servers.
  * The server makes its socket appear only once it listens (bound under another name, then
- * renamed), and exits when its parent (`npm test`'s script or the vitest process) is gone.
+ * renamed), and exits when its parent (the vitest process) is gone.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
@@ -21,8 +20,8 @@ interface RunServerRef {
 /**
  * Starts `command` with `args(socket)` without waiting for it, and names it to the test files
  * in `envName` (their processes inherit this one's environment). Returns the teardown. When
- * `envName` already names a server (started by `npm test` for all its vitest processes:
- * scripts/test-all.ts), that one serves, and nothing is started. The teardown stops the server
+ * `envName` already names a server (another project's global setup started it), that one
+ * serves, and nothing is started. The teardown stops the server
  * with SIGKILL, or `stopSignal` for a server that cleans up on it.
  */
 export function startRunServer(

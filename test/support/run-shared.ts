@@ -1,9 +1,7 @@
 /**
  * Work done once per run and shared by its test files. A run is one `vitest run`, whose test
- * files run in processes it forks: its pid (their parent's) names what the run shares. Under
- * `npm test` (scripts/test-all.ts) a run is the whole of it, its vitest processes included:
- * CR_TEST_RUN names it (test-all's pid). What runs that have ended left behind is removed by
- * the next.
+ * files run in processes it forks: its pid (their parent's) names what the run shares. What
+ * runs that have ended left behind is removed by the next.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,11 +17,8 @@ export const isAlive = (pid: number): boolean => {
   }
 };
 
-/** The environment variable naming a run of several vitest processes (the pid of the process that started them). */
-export const RUN_ENV = 'CR_TEST_RUN';
-
-/** The pid that names this run: CR_TEST_RUN's, else the vitest process's (this test file's parent). */
-const runPid = (): number => Number(process.env[RUN_ENV]) || process.ppid;
+/** The pid that names this run: the vitest process's (this test file's parent). */
+const runPid = (): number => process.ppid;
 
 /** The path of `name` (a prefix such as `cr-shared-synth-`) for this run, in `base`. */
 export function runSharedPath(name: string, base = tmpdir()): string {

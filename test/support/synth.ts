@@ -11,7 +11,6 @@ import { join, resolve } from 'node:path';
 import { REPO_ROOT } from './processes';
 import { oncePerRun } from './run-shared';
 import { killGroupOnStop } from './kill-on-stop';
-import { matchPriority } from './priority';
 
 interface CfnResource {
   Type: string;
@@ -149,8 +148,7 @@ export function readAssembly(outdir: string): Omit<SynthesizedApp, 'cleanup'> {
 
 /**
  * How long a `cdk synth` may take before it counts as hung: a hang guard. In `npm test` it
- * runs at the lowest priority beside the other tiers, so its wall time is several times its
- * CPU time and grows with whatever else the machine runs.
+ * shares the machine with the other test files, so its wall time is several times its CPU time.
  */
 export const SYNTH_TIMEOUT_MS = 420_000;
 /** The project's cdk CLI, the one `npx cdk` runs, without npm's start-up (a CPU-second and more each time). */
@@ -173,7 +171,6 @@ export async function synthesizeApp(options: { timeoutMs?: number; outdir?: stri
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true, // its own process group, so a timeout takes cdk and the app down together
     });
-    matchPriority(child.pid);
     const forget = killGroupOnStop(child.pid);
     let output = '';
     const collect = (chunk: Buffer) => {

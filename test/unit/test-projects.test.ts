@@ -1,15 +1,16 @@
 /**
- * The test tiers of vitest.config.ts as vitest itself resolves them: a test file in no project
- * never runs in `npm test`, one in two runs twice (once in the wrong tier), and a file named in
- * a tier's list that no longer exists hides a file that lost its tier.
+ * The projects of vitest.config.ts as vitest itself resolves them: a test file in no project
+ * never runs, one in two runs twice, and a file named in TIMING that no longer exists hides a
+ * file that lost its project. `npm test` runs `main` and `npm run test:timing` runs `timing`,
+ * and CI (.ci/run) runs exactly the README's test command, which runs both.
  */
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVitest, type TestSpecification, type Vitest } from 'vitest/node';
-import { LONGEST_FIRST, QUIET_TIER, SHARED_TIERS, TIMING_TIER } from '../../vitest.config';
+import { TIMING } from '../../vitest.config';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
@@ -62,28 +63,22 @@ describe('test projects (vitest.config.ts)', () => {
     expect(stale).toEqual([]);
   });
 
-  it('every file named to start first exists, in a shared tier (elsewhere the name orders nothing)', () => {
+  it('timing: the files of TIMING, one at a time; main: the others, files in parallel', () => {
+    expect(vitest.projects.map((p) => p.name).sort()).toEqual(['main', 'timing']);
+    const timing = vitest.projects.find((p) => p.name === 'timing')!;
+    expect(timing.config.maxWorkers).toBe(1);
     const byFile = projectsOf();
-    expect(
-      LONGEST_FIRST.filter((f) => !SHARED_TIERS.includes(byFile.get(f)?.[0] ?? '')).map(
-        (f) => `${f}: ${byFile.get(f)?.join(' + ') ?? 'no file'}`,
-      ),
-    ).toEqual([]);
+    expect(TIMING.filter((f) => byFile.get(f)?.[0] !== 'timing')).toEqual([]);
+    expect(specs.filter((s) => s.project.name === 'timing').length).toBe(TIMING.length);
   });
 
-  it(
-    'npm test runs every tier once: the shared ones at a low priority, the timing and quiet tiers one file at ' +
-      'a time at the normal priority',
-    () => {
-      expect([...SHARED_TIERS, TIMING_TIER, QUIET_TIER].sort()).toEqual(vitest.projects.map((p) => p.name).sort());
-      const alone = vitest.projects.filter((p) => p.name === TIMING_TIER || p.name === QUIET_TIER);
-      expect(alone.map((p) => p.config.maxWorkers)).toEqual([1, 1]);
-      const lowered = (p: (typeof vitest.projects)[number]) =>
-        p.config.setupFiles.some((f) => f.endsWith('test/support/background-priority.ts'));
-      expect(alone.filter(lowered)).toEqual([]);
-      expect(vitest.projects.filter((p) => !alone.includes(p) && !lowered(p)).map((p) => p.name)).toEqual([]);
-      expect(specs.some((s) => s.project.name === TIMING_TIER)).toBe(true);
-      expect(specs.some((s) => s.project.name === QUIET_TIER)).toBe(true);
-    },
-  );
+  it('npm test runs main, then the type check and lint; test:timing runs timing; CI and the README run both', () => {
+    const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
+    const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.test).toMatch(/^vitest run --project main && .*typecheck && .*lint$/);
+    expect(scripts['test:timing']).toBe('vitest run --project timing');
+    const command = 'npm test && npm run test:timing';
+    expect(read('README.md')).toContain(`\`${command}\``);
+    expect(read('.ci/run').trim().split('\n').at(-1)).toBe(command);
+  });
 });

@@ -70,7 +70,7 @@ export interface SageMakerTargetOptions {
 /**
  * How long before its due time a request is handed over: the SDK serializes it, resolves the
  * credentials and the endpoint and signs it (SigV4) before it can be written, about 2.5 ms on
- * a quiet machine and several times that under load; held then to its due time in the
+ * an idle machine and several times that under load; held then to its due time in the
  * innermost middleware, the request goes out with only the write left.
  */
 export const PREPARE_AHEAD_MS = 20;

@@ -329,7 +329,7 @@ export async function startFunctions(
 
 /**
  * How long a test waits for a run's manifest on moto: a wait for the pipeline, not a check on
- * its time. Beside the other tiers at the lowest priority a run that takes seconds alone can
+ * its time. On a machine shared with the other test files a run that takes seconds alone can
  * take a minute.
  */
 export const RUN_WAIT_MS = 150_000;

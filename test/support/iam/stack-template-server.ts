@@ -4,8 +4,7 @@
  * { error } out), for the integration files that synthesize the stack for their IAM users,
  * which would otherwise each load aws-cdk-lib.
  *
- * As a vitest global setup (the default export; `npm test` calls it once for both its vitest
- * processes) it starts itself as a script; run as a script (`node --import tsx
+ * As a vitest global setup (the default export) it starts itself as a script; run as a script (`node --import tsx
  * stack-template-server.ts <socket>`), it serves.
  */
 import { fileURLToPath } from 'node:url';

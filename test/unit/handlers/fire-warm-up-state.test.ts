@@ -23,6 +23,9 @@ vi.mock('../../../lambdas/handlers/fire-warm-up', async (importOriginal) => {
   return { ...real, InvocationWarmUp: RecordingWarmUp };
 });
 
+// The files of a worker share its modules (vitest.config.ts): another may have loaded the
+// handler with the real warm-up already. Loaded afresh, it gets the recording one.
+vi.resetModules();
 const { makeFireHandler } = await import('../../../lambdas/handlers/fire');
 
 it('every handler of a process warms up with one state: rehearsed once, invocations counted together', async () => {

@@ -61,7 +61,7 @@ async function countingServer(holdMs = 0): Promise<CountingServer> {
   return Object.assign(state, { server, origin: new URL(`http://127.0.0.1:${port}`) });
 }
 
-/** A wait, not a check on time: long enough for a worker at the lowest priority on a busy machine. */
+/** A wait, not a check on time: long enough for a worker on a busy machine. */
 const soon = (check: () => boolean, what: string) => until(check, what, 10_000, 5);
 
 function poolWith(origin: URL, reserve: SocketReserve): Pool {

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { oncePerRun, removeEndedRuns, RUN_ENV, runSharedPath } from '../../support/run-shared';
+import { oncePerRun, removeEndedRuns, runSharedPath } from '../../support/run-shared';
 import { startRunServer } from '../../support/run-server';
 
 const root = mkdtempSync(join(tmpdir(), 'cr-run-shared-'));
@@ -26,17 +26,8 @@ it('produces once into a base folder it makes, and hands the same result to late
   expect(produced).toBe(1);
 });
 
-it('names the run by CR_TEST_RUN when `npm test` sets it (its vitest processes share), else by the vitest process', () => {
-  const saved = process.env[RUN_ENV];
-  try {
-    process.env[RUN_ENV] = '4242';
-    expect(runSharedPath('cr-x-', root)).toBe(join(root, 'cr-x-4242'));
-    delete process.env[RUN_ENV];
-    expect(runSharedPath('cr-x-', root)).toBe(join(root, `cr-x-${process.ppid}`));
-  } finally {
-    if (saved === undefined) delete process.env[RUN_ENV];
-    else process.env[RUN_ENV] = saved;
-  }
+it("names the run by the vitest process, the test file's parent", () => {
+  expect(runSharedPath('cr-x-', root)).toBe(join(root, `cr-x-${process.ppid}`));
 });
 
 it('a run server already named in the environment serves: nothing is started', () => {
