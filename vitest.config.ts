@@ -3,7 +3,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 /**
  * Two projects (docs/testing.md):
  * - `main`: every test whose verdict does not depend on how fast the machine is; `npm test`
- *   runs it (after the type check and lint), files in parallel.
+ *   runs it (then the type check and lint), files in parallel.
  * - `timing`: the files whose assertions measure real time (TTFT and ITL within a few ms,
  *   arrival offsets, verdicts on a few ms of difference, what is in flight at a cancel);
  *   `npm run test:timing` runs them one file at a time, on a machine doing nothing else.
