@@ -1,26 +1,18 @@
 /**
  * A metering middleware for AWS SDK v3 clients: counts every HTTP attempt per label (who made
- * it), service, operation and resource (queue or bucket), and what AWS would bill for it:
- *
- * - SQS: every 64 KB (65,536-byte) chunk of a request's payload is billed as one request, and
- *   a batch's payload is the total of its messages (bodies plus message attributes). Sends
- *   are sized by what was sent, receives by what came back; every other action is one request.
- * - S3: requests by price class. `put` = PUT, COPY, POST and LIST requests (PutObject,
- *   CopyObject, UploadPart, Create/CompleteMultipartUpload, ListObjectsV2, bucket
- *   configuration writes, ...); `get` = GET, HEAD and all other requests; `free` = DELETE
- *   and abort (cancel) requests.
- *
- * The middleware sits in the deserialize step, inside the SDK's retry loop, so a retried call
- * counts once per attempt, as AWS bills it. An attempt that got an HTTP error response is
- * counted (and billed) with `errors` incremented; one that never reached the service (a
- * network error) is counted in `unsent` and not billed.
+ * it), service, operation and resource (queue or bucket), and what AWS would bill for it: SQS
+ * requests by 64 KB chunk (sqsBilledRequests, sqsPayload), S3 requests by price class
+ * (s3RequestClass), one per attempt as AWS bills retries (AwsMeter.attach).
  */
 
 export type S3RequestClass = 'put' | 'get' | 'free';
 
 export const SQS_BILLING_CHUNK_BYTES = 64 * 1024;
 
-/** SQS billed requests for one API call with `payloadBytes` of messages: one per 64 KB chunk, at least one. */
+/**
+ * SQS billed requests for one API call with `payloadBytes` of messages (sqsPayload): every 64 KB (65,536-byte) chunk
+ * is billed as one request, at least one.
+ */
 export function sqsBilledRequests(payloadBytes: number): number {
   return Math.max(1, Math.ceil(payloadBytes / SQS_BILLING_CHUNK_BYTES));
 }
@@ -28,7 +20,11 @@ export function sqsBilledRequests(payloadBytes: number): number {
 const S3_FREE = /^(Delete|AbortMultipartUpload$)/;
 const S3_PUT_CLASS = /^(Put|Copy|Create|Complete|UploadPart|List|Restore|PostObject)/;
 
-/** The S3 price class of an operation name (`PutObject`, `ListObjectsV2`, `GetObject`, ...). */
+/**
+ * The S3 price class of an operation name (`PutObject`, `ListObjectsV2`, `GetObject`, ...): `put` = PUT, COPY, POST
+ * and LIST requests (PutObject, CopyObject, UploadPart, Create/CompleteMultipartUpload, ListObjectsV2, bucket
+ * configuration writes, ...); `get` = GET, HEAD and all other requests; `free` = DELETE and abort (cancel) requests.
+ */
 export function s3RequestClass(operation: string): S3RequestClass {
   if (S3_FREE.test(operation)) return 'free';
   if (S3_PUT_CLASS.test(operation)) return 'put';
@@ -62,7 +58,11 @@ function messageBytes(m: SqsMessageLike): number {
   return Buffer.byteLength(m.MessageBody ?? m.Body ?? '') + attributeBytes(m.MessageAttributes);
 }
 
-/** The payload an SQS call carries (what billing sizes) and how many messages are in it. */
+/**
+ * The payload an SQS call carries (what billing sizes) and how many messages are in it. A batch's payload is the
+ * total of its messages (bodies plus message attributes); sends are sized by what was sent, receives by what came
+ * back; every other action carries none (one billed request).
+ */
 export function sqsPayload(
   operation: string,
   input: Record<string, unknown>,
@@ -158,7 +158,12 @@ function matches(c: OperationCount, f: MeterFilter): boolean {
 export class AwsMeter {
   private readonly counts = new Map<string, OperationCount>();
 
-  /** Adds the metering middleware to `client` (any SDK v3 client); returns the client. */
+  /**
+   * Adds the metering middleware to `client` (any SDK v3 client); returns the client. The middleware sits in the
+   * deserialize step, inside the SDK's retry loop, so a retried call counts once per attempt, as AWS bills it. An
+   * attempt that got an HTTP error response is counted (and billed) with `errors` incremented; one that never
+   * reached the service (a network error) is counted in `unsent` and not billed.
+   */
   attach<C extends { middlewareStack: unknown }>(client: C, label = 'default'): C {
     const middleware: DeserializeMiddleware = (next, context) => async (args) => {
       const service = (context.clientName ?? 'Unknown').replace(/Client$/, '');

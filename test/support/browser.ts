@@ -123,7 +123,8 @@ export async function openHtmlFile(
   });
   // Before any script of the page: what an injected script would set, and every CSP refusal.
   await context.addInitScript(
-    `window.__cspViolations = []; document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(e.violatedDirective + ' ' + (e.blockedURI || e.sample || '')));`,
+    `window.__cspViolations = []; document.addEventListener('securitypolicyviolation', (e) => ` +
+      `window.__cspViolations.push(e.violatedDirective + ' ' + (e.blockedURI || e.sample || '')));`,
   );
   const page = await context.newPage();
   const opened: OpenedPage = { page, context, url, requests: [], blocked: [], problems: [] };
@@ -176,7 +177,8 @@ export async function expectNoInjection(o: OpenedPage): Promise<void> {
  * `designedToScroll`: selectors of elements meant to scroll sideways (none on our pages).
  */
 export async function overflowing(page: Page, designedToScroll: readonly string[] = []): Promise<string[]> {
-  return page.evaluate(`(() => {
+  return page.evaluate(
+    `(() => {
     const skip = ${JSON.stringify(designedToScroll)};
     const name = (el) => {
       let s = el.tagName.toLowerCase();
@@ -189,19 +191,25 @@ export async function overflowing(page: Page, designedToScroll: readonly string[
     for (const el of document.querySelectorAll('*')) {
       if (skip.some((sel) => el.matches(sel))) continue;
       if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1) {
-        out.push(name(el) + (el.parentElement ? ' in ' + name(el.parentElement) : '') + ': scrollWidth ' + el.scrollWidth + ' > clientWidth ' + el.clientWidth);
+        out.push(name(el) + (el.parentElement ? ' in ' + name(el.parentElement) : '') + ` +
+      `': scrollWidth ' + el.scrollWidth + ' > clientWidth ' + el.clientWidth);
       }
     }
     return out;
-  })()`) as Promise<string[]>;
+  })()`,
+  ) as Promise<string[]>;
 }
 
 /** What each chart's legend shows as a person sees it: its visible series names and values (hidden cells left out), by chart. */
 export async function legendTexts(page: Page): Promise<{ chart: string; names: string[]; values: string[] }[]> {
-  return page.evaluate(`[...document.querySelectorAll('.chart[data-chart]')].map((el) => {
-    const shown = (sel) => [...el.querySelectorAll('.u-legend ' + sel)].filter((c) => c.getClientRects().length > 0).map((c) => c.textContent);
-    return { chart: el.dataset.chart + ' ' + (el.dataset.metric || '') + ' ' + (el.dataset.comparison || ''), names: shown('th'), values: shown('.u-value') };
-  })`) as Promise<{ chart: string; names: string[]; values: string[] }[]>;
+  return page.evaluate(
+    `[...document.querySelectorAll('.chart[data-chart]')].map((el) => {
+    const shown = (sel) => [...el.querySelectorAll('.u-legend ' + sel)]` +
+      `.filter((c) => c.getClientRects().length > 0).map((c) => c.textContent);
+    return { chart: el.dataset.chart + ' ' + (el.dataset.metric || '') + ' ' + (el.dataset.comparison || ''),` +
+      ` names: shown('th'), values: shown('.u-value') };
+  })`,
+  ) as Promise<{ chart: string; names: string[]; values: string[] }[]>;
 }
 
 /**

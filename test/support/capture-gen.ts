@@ -93,7 +93,10 @@ const hex = (random: () => number, digits: number) => {
 
 /** UUID v4 shape; the last group is the record index, so ids are unique by construction. */
 function eventId(random: () => number, index: number): string {
-  return `${hex(random, 8)}-${hex(random, 4)}-4${hex(random, 3)}-${'89ab'[Math.floor(random() * 4)]}${hex(random, 3)}-${index.toString(16).padStart(12, '0')}`;
+  return (
+    `${hex(random, 8)}-${hex(random, 4)}-4${hex(random, 3)}-` +
+    `${'89ab'[Math.floor(random() * 4)]}${hex(random, 3)}-${index.toString(16).padStart(12, '0')}`
+  );
 }
 
 /** `2026-04-29T00:03:18Z`: whole seconds, as SageMaker writes inferenceTime. */

@@ -8,7 +8,8 @@ import { chromium, type Browser, type BrowserServer } from 'playwright-core';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const HAVE_CHROMIUM = existsSync(CHROMIUM);
-export const CHROMIUM_MISSING = `no Chromium at ${CHROMIUM} (install Debian's chromium package: apt-get install chromium; or set CHROMIUM_PATH)`;
+export const CHROMIUM_MISSING =
+  `no Chromium at ${CHROMIUM} ` + "(install Debian's chromium package: apt-get install chromium; or set CHROMIUM_PATH)";
 
 const OPTIONS = {
   executablePath: CHROMIUM,

@@ -51,7 +51,10 @@ export function emfProblems(doc: unknown, text = JSON.stringify(doc)): string[] 
   return problems;
 }
 
-/** A metric CloudWatch extracts: namespace, name and the dimensions' names (sorted), e.g. `capture-replay|Verdict|Metric,Schedule,Stack,Target`. */
+/**
+ * A metric CloudWatch extracts: namespace, name and the dimensions' names (sorted), e.g.
+ * `capture-replay|Verdict|Metric,Schedule,Stack,Target`.
+ */
 export type MetricIdentity = string;
 
 export const identityOf = (namespace: string, name: string, dimensions: readonly string[]): MetricIdentity =>

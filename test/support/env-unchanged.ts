@@ -23,6 +23,7 @@ afterAll(() => {
   const changed = changedVariables(before, process.env);
   if (changed.length > 0)
     throw new Error(
-      `this file left process.env changed (${changed.join(', ')}); the next file in its worker would run with it: put it back in afterAll/afterEach`,
+      `this file left process.env changed (${changed.join(', ')}); ` +
+        'the next file in its worker would run with it: put it back in afterAll/afterEach',
     );
 });

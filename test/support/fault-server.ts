@@ -2,27 +2,10 @@
  * A hostile target, for the tests of what the CLI keeps of responses: an OpenAI-compatible
  * chat path and SageMaker's InvokeEndpoint path, each answering with the fault the request
  * asks for in its body (`"fault": "<mode>"`, sent byte for byte from the capture), so one
- * capture file exercises every fault in one run.
+ * capture file exercises every fault in one run. The modes: respondFault.
  *
  * Standalone: `node --import tsx test/support/fault-server.ts --port 0` prints
  * `{"url": ...}` once listening and stops on SIGTERM/SIGINT.
- *
- * Modes (the response to a streaming request, `"stream": true`, is SSE where it matters):
- * - `ok`, `ok-stream`: a normal answer, usage {3, 5};
- * - `redirect`: 302 to a URL with credentials in it;
- * - `error-50mb`: status 500 (SageMaker path: 502 without a SageMaker error type, as a proxy
- *   would) with a 50 MB body that starts by echoing the prompt;
- * - `error-echo`: 400 whose JSON error message echoes the prompt (SageMaker path: a
- *   ModelError quoting it);
- * - `ok-error-object`: 200 with `{"error": {...}}` (streaming: a content chunk, then an error
- *   event);
- * - `ok-50mb`: 200 with a 50 MB answer (its usage after the content);
- * - `usage-huge` / `usage-fraction` / `usage-negative`: 200 with usage 1e308 / 0.5 / -1;
- * - `truncated-stream`: SSE that ends after two chunks, without [DONE] or a finish_reason;
- * - `slow-body`: 200 whose body trickles one byte every 200 ms and never ends;
- * - `sse-huge-event`: SSE whose first event is a 50 MB data line;
- * - `html-200`: 200 `text/html` (a web server's welcome page) to whatever was asked;
- * - `sm-*`: hostile answers on SageMaker's paths only (sagemaker-faults.ts).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
@@ -123,6 +106,24 @@ function usageAnswer({ res, stream }: FaultReply, usage: unknown): void {
   } else json(res, 200, answer(usage));
 }
 
+/**
+ * Answers `fault` on either path (`sm-*` modes, SageMaker's paths only, are respondSageMakerFault's). The response to a
+ * streaming request, `"stream": true`, is SSE where it matters:
+ * - `ok`, `ok-stream`: a normal answer, usage {3, 5};
+ * - `redirect`: 302 to a URL with credentials in it;
+ * - `error-50mb`: status 500 (SageMaker path: 502 without a SageMaker error type, as a proxy
+ *   would) with a 50 MB body that starts by echoing the prompt;
+ * - `error-echo`: 400 whose JSON error message echoes the prompt (SageMaker path: a
+ *   ModelError quoting it);
+ * - `ok-error-object`: 200 with `{"error": {...}}` (streaming: a content chunk, then an error
+ *   event);
+ * - `ok-50mb`: 200 with a 50 MB answer (its usage after the content);
+ * - `usage-huge` / `usage-fraction` / `usage-negative`: 200 with usage 1e308 / 0.5 / -1;
+ * - `truncated-stream`: SSE that ends after two chunks, without [DONE] or a finish_reason;
+ * - `slow-body`: 200 whose body trickles one byte every 200 ms and never ends;
+ * - `sse-huge-event`: SSE whose first event is a 50 MB data line;
+ * - `html-200`: 200 `text/html` (a web server's welcome page) to whatever was asked.
+ */
 function respondFault(reply: FaultReply, fault: string): void {
   const { res, sagemaker, stream, prompt } = reply;
   switch (fault) {

@@ -58,7 +58,12 @@ function respond(markup: string, req: IncomingMessage, res: ServerResponse, body
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       res.end(
-        `data: ${JSON.stringify({ id: markup, model: markup, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { role: 'assistant', content: markup }, finish_reason: null }] })}\n\n` +
+        `data: ${JSON.stringify({
+          id: markup,
+          model: markup,
+          object: 'chat.completion.chunk',
+          choices: [{ index: 0, delta: { role: 'assistant', content: markup }, finish_reason: null }],
+        })}\n\n` +
           `data: ${JSON.stringify({ error: { message: `${markup} ${prompt}`, type: markup, code: markup } })}\n\n` +
           'data: [DONE]\n\n',
       );

@@ -3,17 +3,11 @@
  * Runs one deployed Lambda bundle the way the Node.js runtime does, in this fresh process:
  * loads the handler module named by the function's Handler setting (`index.handler`) from
  * the asset directory, invokes the export with the event read from stdin and a minimal
- * Lambda context, and writes ONE JSON line with the outcome to file descriptor 3 (so stdout
- * and stderr stay the function's own logs), then exits, as Lambda freezes after a response.
+ * Lambda context, and writes ONE JSON line with the outcome (report()) to file descriptor 3
+ * (so stdout and stderr stay the function's own logs), then exits, as Lambda freezes after a response.
  *
  *   node test/support/invoke-bundle.mjs <assetDir> <module.export> [--timeout-seconds N] < event.json 3>result.json
  *   node test/support/invoke-bundle.mjs <assetDir> <module.export> --load-only 3>&1    # load time only
- *
- * Outcome: {"ok":true,"response":...,"bootMs","loadMs","invokeMs","modules":[...]} or
- * {"ok":false,"phase":"load"|"invoke","errorType","errorMessage","stack",...}; exit 0 or 1.
- * bootMs: Node start to this script's first line; loadMs: require() of the bundle; cpuMs:
- * the process's CPU time (user + system) up to the report, Node's start-up included; modules: the CommonJS files loaded from disk during the run (a self-contained bundle loads
- * only itself; anything else was resolved outside it).
  *
  * Plain Node on purpose (no tsx, no test framework): nothing but Node may help the bundle load.
  */
@@ -31,6 +25,15 @@ const loadOnly = args.includes('--load-only');
 const timeoutIndex = args.indexOf('--timeout-seconds');
 const timeoutSeconds = timeoutIndex >= 0 ? Number(args[timeoutIndex + 1]) : 900;
 
+/**
+ * Writes the outcome line and exits, 0 or 1. The outcome:
+ * {"ok":true,"response":...,"bootMs","loadMs","invokeMs","modules":[...]} or
+ * {"ok":false,"phase":"load"|"invoke","errorType","errorMessage","stack",...}, each with cpuMs.
+ * bootMs: Node start to this script's first line; loadMs: require() of the bundle; cpuMs:
+ * the process's CPU time (user + system) up to the report, Node's start-up included; modules:
+ * the CommonJS files loaded from disk during the run (a self-contained bundle loads only
+ * itself; anything else was resolved outside it).
+ */
 function report(outcome) {
   const cpu = process.cpuUsage();
   const line = JSON.stringify({ ...outcome, cpuMs: (cpu.user + cpu.system) / 1000 }) + '\n';

@@ -26,7 +26,10 @@ const BUNDLES_BASE = join(realpathSync(join(REPO_ROOT, 'node_modules')), '.cache
 
 /** The OpenAI-compatible mock server's module. */
 const MOCK_SERVER = join(REPO_ROOT, 'lambdas/mocks/mock-server.ts');
-/** The fire worker thread's module (from the sources, lambdas/local/fire-workers.ts starts it through tsx, fire-worker-entry.mjs; the built CLI from dist/fire-worker.mjs). */
+/**
+ * The fire worker thread's module (from the sources, lambdas/local/fire-workers.ts starts it through tsx,
+ * fire-worker-entry.mjs; the built CLI from dist/fire-worker.mjs).
+ */
 const FIRE_WORKER = 'lambdas/local/fire-worker.ts';
 /** The servers the tests start most, and the fire worker: bundled once per run. */
 const BUNDLED_ENTRIES = [
@@ -146,7 +149,10 @@ export interface CliResult {
   stderr: string;
 }
 
-/** How startCli starts the CLI: the working folder, what it adds to the environment, and the user it runs as (root's tests: `nobody`, whom chmod denies). */
+/**
+ * How startCli starts the CLI: the working folder, what it adds to the environment, and the user it runs as (root's
+ * tests: `nobody`, whom chmod denies).
+ */
 export interface CliOptions {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
@@ -173,7 +179,10 @@ export interface CliProcess {
 /** The environment variable naming the run's build of the CLI (cli-bundle.ts, a global setup of vitest.config.ts). */
 export const CLI_BUNDLE_ENV = 'CR_TEST_CLI_BUNDLE';
 
-/** The script startCli runs: the built CLI (package.json's bin, dist/capture-replay.mjs), which the run's global setup builds (cli-bundle.ts). */
+/**
+ * The script startCli runs: the built CLI (package.json's bin, dist/capture-replay.mjs), which the run's global setup
+ * builds (cli-bundle.ts).
+ */
 export function cliScript(): string {
   return process.env[CLI_BUNDLE_ENV] || join(REPO_ROOT, 'dist/capture-replay.mjs');
 }

@@ -16,7 +16,10 @@ export interface InjectedConflicts {
 
 const conflictBody = (key: string) =>
   '<?xml version="1.0" encoding="UTF-8"?>\n' +
-  `<Error><Code>ConditionalRequestConflict</Code><Message>A conflicting conditional operation is currently in progress against this resource. Please try again.</Message><Key>${key}</Key><RequestId>INJECTED409</RequestId></Error>`;
+  '<Error><Code>ConditionalRequestConflict</Code>' +
+  '<Message>A conflicting conditional operation is currently in progress against this resource. ' +
+  'Please try again.</Message>' +
+  `<Key>${key}</Key><RequestId>INJECTED409</RequestId></Error>`;
 
 export function injectConditionalConflicts(
   client: S3Client,

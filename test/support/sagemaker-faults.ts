@@ -1,21 +1,8 @@
 /**
  * Hostile answers on SageMaker's paths, for the fault server (fault-server.ts): what a proxy or
  * an endpoint impostor can send that the real service does not, aimed at what the SageMaker
- * target keeps of it. `/invocations-response-stream` answers as an event stream.
- *
- * Modes (`"fault": "<mode>"` in the request body):
- * - `sm-error-frame`: a content part, then an event-stream `error` message whose
- *   `:error-code` carries terminal escapes and whose `:error-message` quotes the prompt;
- * - `sm-exception-echo`: an `exception` message of a type the SDK does not model, its body
- *   quoting the prompt;
- * - `sm-model-stream-error`: a `ModelStreamError` whose `ErrorCode` carries terminal escapes
- *   and whose `Message` quotes the prompt;
- * - `sm-code-echo`: 400 whose JSON `code` (the error's name to the SDK) is the prompt and
- *   50,000 characters more;
- * - `sm-code-escape`: 400 whose JSON `code` is `ESC ]0;PWNED BEL ESC [31m` and whose message
- *   carries escapes too;
- * - `sm-oversized-frame`: a content part, then a well-formed prelude claiming a 4 GiB message,
- *   then 256 MiB of its body for as long as the client reads.
+ * target keeps of it. `/invocations-response-stream` answers as an event stream. The modes
+ * (`"fault": "<mode>"` in the request body): respondSageMakerFault.
  */
 import type { ServerResponse } from 'node:http';
 import { crc32 } from 'node:zlib';
@@ -56,7 +43,21 @@ function errorFrame(code: string, message: string): Uint8Array {
   });
 }
 
-/** Answers `fault` on a SageMaker path; false when `fault` is not one of these modes. */
+/**
+ * Answers `fault` on a SageMaker path; false when `fault` is not one of these modes:
+ * - `sm-error-frame`: a content part, then an event-stream `error` message whose
+ *   `:error-code` carries terminal escapes and whose `:error-message` quotes the prompt;
+ * - `sm-exception-echo`: an `exception` message of a type the SDK does not model, its body
+ *   quoting the prompt;
+ * - `sm-model-stream-error`: a `ModelStreamError` whose `ErrorCode` carries terminal escapes
+ *   and whose `Message` quotes the prompt;
+ * - `sm-code-echo`: 400 whose JSON `code` (the error's name to the SDK) is the prompt and
+ *   50,000 characters more;
+ * - `sm-code-escape`: 400 whose JSON `code` is `ESC ]0;PWNED BEL ESC [31m` and whose message
+ *   carries escapes too;
+ * - `sm-oversized-frame`: a content part, then a well-formed prelude claiming a 4 GiB message,
+ *   then 256 MiB of its body for as long as the client reads.
+ */
 export function respondSageMakerFault(
   fault: string,
   streamPath: boolean,

@@ -1,17 +1,14 @@
 /**
- * Timing checks that hold on a busy machine. The tests measure real processes on a small
- * machine that may be running other work: a stall of the scheduler, another process on the
- * core, a GC pause can move one measurement by tens of milliseconds without anything being
- * wrong with the code. So a timing check:
+ * Timing checks that hold on a busy machine. The tests measure real processes on a small machine that may be running
+ * other work: a stall of the scheduler, another process on the core, a GC pause can move one measurement by tens of
+ * milliseconds without anything being wrong with the code. So a timing check:
  *
  * - checks what does not depend on the machine exactly (the schedule the client computed);
  * - is made on the server's own clock where it can (arrival stamps from the mock's log);
- * - lets a late request pass when the client said so itself (its recorded schedule lag):
- *   the product's promise is to report lateness, not to be immune to the machine;
- * - widens its tolerance with the machine's load when there are more runnable processes than
- *   CPUs (`loadFactor`: at most 4x), saying so;
- * - and when it still fails, is retried once, saying so on stderr with the machine's load,
- *   so a flaky pass is visible and two failures in a row still fail the test.
+ * - lets a late request pass when the client said so itself (its recorded schedule lag, checkOffsets): the product's
+ *   promise is to report lateness, not to be immune to the machine;
+ * - widens its tolerance with the machine's load (tolerance) and, when it still fails, is retried once
+ *   (retryTimingOnce), saying so on stderr.
  *
  * Precision goals (what the code achieves on a quiet machine) are measured in bench/, not here.
  */
@@ -24,8 +21,9 @@ export function machineLoad(): string {
 
 /**
  * How much to widen a timing tolerance for the machine's load: the 1-minute load average per
- * CPU, between 1 (a machine with a CPU to spare: the stated tolerance) and 4. Where the OS
- * has no load average (Windows: 0), 1.
+ * CPU, between 1 (a machine with a CPU to spare: the stated tolerance) and 4, so the tolerance
+ * widens only when there are more runnable processes than CPUs. Where the OS has no load
+ * average (Windows: 0), 1.
  */
 export function loadFactor(): number {
   const perCpu = (loadavg()[0] ?? 0) / Math.max(1, cpus().length);
@@ -45,7 +43,8 @@ const widened = new Set<string>();
 
 /**
  * Runs `attempt`; when `problems` finds any in its result, runs it once more and returns the
- * second result (the caller's assertions then judge that one). Each retry is printed.
+ * second result (the caller's assertions then judge that one). Each retry is printed on stderr
+ * with the machine's load, so a flaky pass is visible, and two failures in a row still fail the test.
  */
 export async function retryTimingOnce<T>(
   label: string,

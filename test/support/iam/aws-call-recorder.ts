@@ -3,21 +3,8 @@
  * the action, the resource ARN and the request-context keys a policy condition could test.
  * A command without a mapping here throws from send(), so nothing goes unrecorded.
  *
- * Mappings follow the Service Authorization Reference ("API operations defined by ..."):
- * S3   https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3.html
- * SQS  https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsqs.html
- *      and https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-batch-api-actions.html
- *      ("You cannot set permissions explicitly for SendMessageBatch, DeleteMessageBatch, or
- *      ChangeMessageVisibilityBatch": the batch calls are authorized as their single forms)
- * Secrets Manager https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssecretsmanager.html
- * KMS  https://docs.aws.amazon.com/service-authorization/latest/reference/list_awskeymanagementservice.html
- * SNS  https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsns.html (Publish: topic*)
- * SageMaker runtime https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsagemaker.html
- *      (InvokeEndpoint and InvokeEndpointWithResponseStream: resource types endpoint*, required,
- *      and inference-component, optional; condition keys aws:ResourceTag, sagemaker:ResourceTag,
- *      and sagemaker:TargetModel for InvokeEndpoint)
- *      and https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpointWithResponseStream.html
- *      ("your IAM permissions must allow the sagemaker:InvokeEndpoint action")
+ * Mappings follow the Service Authorization Reference ("API operations defined by ..."); each
+ * service's function links its page.
  */
 export type AwsService = 's3' | 'sqs' | 'secretsmanager' | 'kms' | 'sagemaker' | 'sns';
 
@@ -92,6 +79,7 @@ function call(
   return { service, operation, action, resource, context };
 }
 
+/** S3: https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3.html */
 function s3Calls(op: string, input: Input, t: Target): AwsCall[] {
   switch (op) {
     case 'GetObject':
@@ -139,6 +127,12 @@ function s3Calls(op: string, input: Input, t: Target): AwsCall[] {
   }
 }
 
+/**
+ * SQS: https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsqs.html and
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-batch-api-actions.html ("You cannot
+ * set permissions explicitly for SendMessageBatch, DeleteMessageBatch, or ChangeMessageVisibilityBatch": the batch
+ * calls are authorized as their single forms).
+ */
 const SQS_ACTIONS: Record<string, string> = {
   SendMessage: 'sqs:SendMessage',
   SendMessageBatch: 'sqs:SendMessage',
@@ -166,6 +160,7 @@ function sqsCalls(op: string, input: Input, t: Target): AwsCall[] {
   return [call('sqs', op, action, queueArnFromUrl(str(input, 'QueueUrl', op), t))];
 }
 
+/** Secrets Manager: https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssecretsmanager.html */
 function secretsCalls(op: string, input: Input): AwsCall[] {
   if (op !== 'GetSecretValue' && op !== 'DescribeSecret') return unmapped('SecretsManagerClient', op);
   const id = str(input, 'SecretId', op);
@@ -179,6 +174,7 @@ function secretsCalls(op: string, input: Input): AwsCall[] {
   return [id.startsWith('arn:') ? c : { ...c, resourceIsName: true }];
 }
 
+/** KMS: https://docs.aws.amazon.com/service-authorization/latest/reference/list_awskeymanagementservice.html */
 function kmsCalls(op: string, input: Input): AwsCall[] {
   if (op !== 'Decrypt') return unmapped('KMSClient', op);
   const key = input.KeyId;
@@ -188,20 +184,28 @@ function kmsCalls(op: string, input: Input): AwsCall[] {
   return [call('kms', op, 'kms:Decrypt', key)];
 }
 
-/** SNS Publish to a topic (a TargetArn or PhoneNumber names no topic: not mapped). */
+/**
+ * SNS Publish to a topic (a TargetArn or PhoneNumber names no topic: not mapped); resource type topic*, required:
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsns.html
+ */
 function snsCalls(op: string, input: Input): AwsCall[] {
   if (op !== 'Publish') return unmapped('SNSClient', op);
   return [call('sns', op, 'sns:Publish', str(input, 'TopicArn', op))];
 }
 
 /**
- * SageMaker runtime invocations. The endpoint's ARN has its name lower-cased (SageMaker writes
- * resource names in ARNs in lower case: an AccessDenied for an endpoint created as `LaBSE`
- * names `endpoint/...labse`). With an InferenceComponentName the request involves that
- * inference component too, the action's optional resource type. A streamed invocation is
- * recorded as both actions: the reference lists sagemaker:InvokeEndpointWithResponseStream,
- * and the operation's API reference says it needs sagemaker:InvokeEndpoint; a grant must
- * satisfy either reading.
+ * SageMaker runtime invocations
+ * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsagemaker.html): InvokeEndpoint and
+ * InvokeEndpointWithResponseStream have resource types endpoint*, required, and inference-component, optional;
+ * condition keys aws:ResourceTag, sagemaker:ResourceTag, and sagemaker:TargetModel for InvokeEndpoint.
+ *
+ * The endpoint's ARN has its name lower-cased (SageMaker writes resource names in ARNs in lower case: an AccessDenied
+ * for an endpoint created as `LaBSE` names `endpoint/...labse`). With an InferenceComponentName the request involves
+ * that inference component too, the action's optional resource type. A streamed invocation is recorded as both
+ * actions: the reference lists sagemaker:InvokeEndpointWithResponseStream, and the operation's API reference says it
+ * needs sagemaker:InvokeEndpoint
+ * (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_runtime_InvokeEndpointWithResponseStream.html, "your
+ * IAM permissions must allow the sagemaker:InvokeEndpoint action"); a grant must satisfy either reading.
  */
 function sageMakerCalls(op: string, input: Input, t: Target): AwsCall[] {
   if (op !== 'InvokeEndpoint' && op !== 'InvokeEndpointWithResponseStream')

@@ -1,33 +1,14 @@
 /**
- * moto's own IAM enforcement, as a second, independent authorizer. With the server started
- * with INITIAL_NO_AUTH_ACTION_COUNT=0, "moto will skip performing any authentication as many
- * times as the variable's value, and only starts authenticating requests afterwards"
- * (https://github.com/getmoto/moto/blob/master/docs/docs/iam.rst): every request must be
- * signed by an IAM user's access key and is checked against that user's policies. POST /moto-api/reset-auth sets the count at run time (what
- * moto's own set_initial_no_auth_action_count decorator does in server mode): "inf" opens a
- * window to create the users, "0" closes it.
+ * moto's own IAM enforcement, as a second, independent authorizer: with enforcement on (setMotoEnforcement), every
+ * request must be signed by an IAM user's access key and is checked against that user's policies, so a function can
+ * sign as a user holding exactly its synthesized policy (createUserWithPolicy).
  *
- * Where moto 5.2.1 differs from AWS, and what is done about it (each checked by experiment):
- * - It authorizes SendMessageBatch/DeleteMessageBatch/ChangeMessageVisibilityBatch as
- *   sqs:<name>Batch; AWS as sqs:SendMessage/DeleteMessage/ChangeMessageVisibility
- *   (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-batch-api-actions.html).
- *   `withMotoBatchShim` adds the batch name wherever a statement names the single one.
- * - It authorizes HeadBucket as "s3:HeadBucket", an action AWS does not have: AWS authorizes it
- *   as s3:ListBucket (https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html,
- *   "you must have permissions to perform the s3:ListBucket action"). `withMotoBatchShim` adds
- *   moto's name wherever a statement names s3:ListBucket. Nor does it send the bucket's Region
- *   with a refusal, which S3 does "regardless of the permissions on the bucket".
- * - It recomputes S3 signatures over the decoded (IRI) URL, so a request whose URL carries a
- *   percent-encoded character (any ListObjectsV2 prefix with '/') fails SignatureDoesNotMatch.
- *   `motoCompatibleS3Signing` re-signs such requests the way moto computes them; it refuses
- *   any encoding it cannot reproduce rather than guess.
- * - It ignores condition operators other than StringEquals and has no request values for S3
- *   keys, so conditions never restrict anything: it allows what AWS would deny when only a
- *   condition stands in the way (e.g. s3:prefix on ListBucket).
- * - It authorizes Secrets Manager calls against resource "*", so no ARN-scoped grant (the
- *   only kind the stack writes) ever matches: secrets are left to the recorded-call tier.
- * - GetObject of a missing key answers 404 whatever the caller may list (AWS: 403 without
- *   s3:ListBucket): the recorded-call tier checks that requirement.
+ * Where moto 5.2.1 authorizes differently from AWS (each difference checked by experiment), the function that makes up
+ * for it says how: batch and HeadBucket action names (withMotoBatchShim), S3 signatures over the decoded URL
+ * (motoCompatibleS3Signing), conditions ignored (withoutConditions). Two differences are left to the recorded-call tier
+ * (aws-call-recorder.ts): moto authorizes Secrets Manager calls against resource "*", so no ARN-scoped grant (the only
+ * kind the stack writes) ever matches; and GetObject of a missing key answers 404 whatever the caller may list (AWS:
+ * 403 without s3:ListBucket).
  */
 import { createHash, createHmac } from 'node:crypto';
 import { actionMatches, type PolicyStatement } from './policy-evaluator';
@@ -49,7 +30,13 @@ function signingKey(secret: string, date: string, region: string, service: strin
   return key;
 }
 
-/** Turns moto's IAM enforcement on (every request authenticated) or off. */
+/**
+ * Turns moto's IAM enforcement on (every request authenticated) or off. With the server started with
+ * INITIAL_NO_AUTH_ACTION_COUNT=0, "moto will skip performing any authentication as many times as the variable's value,
+ * and only starts authenticating requests afterwards" (https://github.com/getmoto/moto/blob/master/docs/docs/iam.rst).
+ * POST /moto-api/reset-auth sets the count at run time (what moto's own set_initial_no_auth_action_count decorator
+ * does in server mode): "inf" opens a window to create the users, "0" closes it.
+ */
 export async function setMotoEnforcement(endpoint: string, enforce: boolean): Promise<void> {
   const res = await fetch(`${endpoint}/moto-api/reset-auth`, { method: 'POST', body: enforce ? '0' : 'inf' });
   const text = await res.text();
@@ -132,6 +119,14 @@ const BATCH_SHIM: [single: string, batch: string][] = [
  * NotAction list covers sqs:SendMessage (DeleteMessage, ChangeMessageVisibility) but not the
  * batch name moto checks, the batch name is added to the same list, so it is allowed (or
  * denied, or excluded) exactly where AWS would allow the batch call. Nothing else changes.
+ *
+ * moto authorizes SendMessageBatch/DeleteMessageBatch/ChangeMessageVisibilityBatch as sqs:<name>Batch; AWS as
+ * sqs:SendMessage/DeleteMessage/ChangeMessageVisibility
+ * (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-batch-api-actions.html).
+ * Likewise it authorizes HeadBucket as "s3:HeadBucket", an action AWS does not have: AWS authorizes it as
+ * s3:ListBucket (https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html, "you must have permissions to
+ * perform the s3:ListBucket action"), so moto's name is added wherever a statement names s3:ListBucket. Nor does moto
+ * send the bucket's Region with a refusal, which S3 does "regardless of the permissions on the bucket".
  */
 export function withMotoBatchShim(statements: PolicyStatement[]): PolicyStatement[] {
   const shim = (patterns: string | string[]) => {
@@ -148,7 +143,11 @@ export function withMotoBatchShim(statements: PolicyStatement[]): PolicyStatemen
   }));
 }
 
-/** What moto's evaluator sees of a statement: no conditions (see the header). */
+/**
+ * What moto's evaluator sees of a statement: no conditions. moto ignores condition operators other than StringEquals
+ * and has no request values for S3 keys, so conditions never restrict anything: it allows what AWS would deny when
+ * only a condition stands in the way (e.g. s3:prefix on ListBucket).
+ */
 export function withoutConditions(statements: PolicyStatement[]): PolicyStatement[] {
   return statements.map(({ Condition: _condition, ...rest }) => rest);
 }
@@ -173,6 +172,10 @@ const PLAIN = /^[A-Za-z0-9\-._~/]*$/;
  * Re-signs an S3 client's requests (after the SDK's signer) over the decoded path and query,
  * which is what moto 5.2.1 recomputes. Paths and query values must decode to plain
  * characters (letters, digits, - . _ ~ /); anything else throws, naming the request.
+ *
+ * moto recomputes S3 signatures over the decoded (IRI) URL, so a request whose URL carries a percent-encoded character
+ * (any ListObjectsV2 prefix with '/') fails SignatureDoesNotMatch unless re-signed the way moto computes it; an
+ * encoding it cannot reproduce is refused rather than guessed.
  */
 export function motoCompatibleS3Signing(client: MiddlewareClient, creds: Credentials): void {
   const middleware = (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {

@@ -197,7 +197,8 @@ export function functionPolicies(t: CfnTemplate, functionIdPrefix: string, r: Re
   const roleAtt = (roleValue as { 'Fn::GetAtt'?: unknown } | undefined)?.['Fn::GetAtt'];
   if (!Array.isArray(roleAtt) || roleAtt[1] !== 'Arn' || typeof roleAtt[0] !== 'string') {
     throw new Error(
-      `${functionId}: Role is not Fn::GetAtt [<role>, Arn] of a role in this template (${JSON.stringify(roleValue)}); its policies cannot be read`,
+      `${functionId}: Role is not Fn::GetAtt [<role>, Arn] of a role in this template ` +
+        `(${JSON.stringify(roleValue)}); its policies cannot be read`,
     );
   }
   const roleId = roleAtt[0];
