@@ -11,33 +11,14 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { randomUUID } from 'node:crypto';
 import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSageMakerTarget, type SageMakerTargetOptions } from '../../lambdas/adapters/sagemaker/sagemaker-target';
-import { systemClock } from '../../lambdas/adapters/system-clock';
+import type { SageMakerTargetOptions } from '../../lambdas/adapters/sagemaker/sagemaker-target';
 import { encodePayloadPart } from '../../lambdas/mocks/mock-sagemaker';
-import type { TargetClient, TargetRequest } from '../../lambdas/ports';
+import type { TargetClient } from '../../lambdas/ports';
 import { cliScript, REPO_ROOT } from '../support/processes';
+import { chat, REGION, request, sageMakerTestEnv, sageMakerTestTarget } from '../support/sagemaker-target-fixture';
 import { setEnv } from '../support/set-env';
-
-const REGION = 'eu-west-3';
-const ACCESS_KEY = 'AKIDEXAMPLE';
-const ENV = {
-  AWS_ACCESS_KEY_ID: ACCESS_KEY,
-  AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
-  AWS_SESSION_TOKEN: 'fake-session-token',
-  AWS_REGION: REGION,
-};
-const CLEARED = [
-  'AWS_PROFILE',
-  'AWS_DEFAULT_PROFILE',
-  'AWS_ENDPOINT_URL',
-  'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS',
-  'AWS_DEFAULT_REGION',
-  'AWS_MAX_ATTEMPTS',
-  'AWS_RETRY_MODE',
-];
 
 let dir: string;
 let restoreEnv = () => {};
@@ -46,11 +27,7 @@ const targets: TargetClient[] = [];
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'sagemaker-target-raw-'));
   restoreEnv = setEnv({
-    ...ENV,
-    ...Object.fromEntries(CLEARED.map((k) => [k, undefined])),
-    // No shared config or credentials file of the machine's may take part.
-    AWS_CONFIG_FILE: join(dir, 'no-config'),
-    AWS_SHARED_CREDENTIALS_FILE: join(dir, 'no-credentials'),
+    ...sageMakerTestEnv(dir),
   });
 });
 
@@ -60,31 +37,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function target(extra: Partial<SageMakerTargetOptions> = {}): TargetClient {
-  const t = createSageMakerTarget({
-    name: 'B',
-    endpointName: 'ep-chat',
-    timeoutMs: 10_000,
-    clock: systemClock,
-    ...extra,
-  });
-  targets.push(t);
-  return t;
-}
-
-const chat = (extra: object = {}) =>
-  Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'hi there' }], ...extra }));
-
-function request(body: Uint8Array, extra: Partial<TargetRequest> = {}): TargetRequest {
-  return {
-    requestId: randomUUID(),
-    correlationId: 'corr',
-    contentType: 'application/json',
-    body,
-    streaming: false,
-    ...extra,
-  };
-}
+const target = (extra: Partial<SageMakerTargetOptions> = {}) => sageMakerTestTarget(targets, extra);
 
 describe('responses that are not what SageMaker sends', () => {
   /** A raw HTTP server in place of the service, and a target (with its own client) aimed at it. */

@@ -14,14 +14,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSageMakerTarget, type SageMakerTargetOptions } from '../../lambdas/adapters/sagemaker/sagemaker-target';
+import type { SageMakerTargetOptions } from '../../lambdas/adapters/sagemaker/sagemaker-target';
 import { systemClock } from '../../lambdas/adapters/system-clock';
 import { parseCaptureLine } from '../../lambdas/core/capture/line';
 import { runFireLoop } from '../../lambdas/core/fire/fire-loop';
 import { buildPlan } from '../../lambdas/core/plan/plan';
 import type { TargetResult } from '../../lambdas/core/types';
-import type { TargetClient, TargetRequest } from '../../lambdas/ports';
+import type { TargetClient } from '../../lambdas/ports';
 import type { MockProcess } from '../support/processes';
+import {
+  ACCESS_KEY,
+  chat,
+  REGION,
+  request,
+  sageMakerTestEnv,
+  sageMakerTestTarget,
+} from '../support/sagemaker-target-fixture';
 import { setEnv } from '../support/set-env';
 import {
   startMockSageMakerProcess,
@@ -31,23 +39,6 @@ import {
 import { tolerance } from '../support/timing';
 
 const ENDPOINTS = ['ep-chat', 'ep-tabular', 'ep-other'];
-const REGION = 'eu-west-3';
-const ACCESS_KEY = 'AKIDEXAMPLE';
-const ENV = {
-  AWS_ACCESS_KEY_ID: ACCESS_KEY,
-  AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
-  AWS_SESSION_TOKEN: 'fake-session-token',
-  AWS_REGION: REGION,
-};
-const CLEARED = [
-  'AWS_PROFILE',
-  'AWS_DEFAULT_PROFILE',
-  'AWS_ENDPOINT_URL',
-  'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS',
-  'AWS_DEFAULT_REGION',
-  'AWS_MAX_ATTEMPTS',
-  'AWS_RETRY_MODE',
-];
 
 let mock: MockProcess;
 let dir: string;
@@ -70,11 +61,7 @@ beforeAll(async () => {
     ...ENDPOINTS.flatMap((e) => ['--endpoint', e]),
   ]);
   restoreEnv = setEnv({
-    ...ENV,
-    ...Object.fromEntries(CLEARED.map((k) => [k, undefined])),
-    // No shared config or credentials file of the machine's may take part.
-    AWS_CONFIG_FILE: join(dir, 'no-config'),
-    AWS_SHARED_CREDENTIALS_FILE: join(dir, 'no-credentials'),
+    ...sageMakerTestEnv(dir),
     AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: mock.url,
   });
 });
@@ -86,31 +73,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function target(extra: Partial<SageMakerTargetOptions> = {}): TargetClient {
-  const t = createSageMakerTarget({
-    name: 'B',
-    endpointName: 'ep-chat',
-    timeoutMs: 10_000,
-    clock: systemClock,
-    ...extra,
-  });
-  targets.push(t);
-  return t;
-}
-
-const chat = (extra: object = {}) =>
-  Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'hi there' }], ...extra }));
-
-function request(body: Uint8Array, extra: Partial<TargetRequest> = {}): TargetRequest {
-  return {
-    requestId: randomUUID(),
-    correlationId: 'corr',
-    contentType: 'application/json',
-    body,
-    streaming: false,
-    ...extra,
-  };
-}
+const target = (extra: Partial<SageMakerTargetOptions> = {}) => sageMakerTestTarget(targets, extra);
 
 /** What the mock logged for one request id (its InferenceId), once it is there. */
 async function received(requestId: string, min = 1): Promise<LoggedSageMakerRequest[]> {
@@ -229,7 +192,7 @@ describe('what arrives', () => {
           'x-amz-security-token',
         ]),
       );
-      expect(got.headers['x-amz-security-token']).toBe(ENV.AWS_SESSION_TOKEN);
+      expect(got.headers['x-amz-security-token']).toBe('fake-session-token');
     }
   });
 
