@@ -13,6 +13,7 @@
 import { sortFloat64InPlace } from '../lambdas/core/stats/sort';
 import type { Lognormal, Rng } from './random';
 import { drawOwnLateness, type OwnLateness } from './measured';
+import type { MinHeap } from '../lambdas/core/min-heap';
 
 export type RequestFate = 'fire' | 'expired' | 'late_beyond_tolerance';
 
@@ -85,7 +86,7 @@ export function fireShard(
   startMs: number,
   m: FireLoopModel,
   sink: LatenessSink,
-  permits: MinHeap | null,
+  permits: MinHeap<null> | null,
   permitCount: number,
   stopAtMs = Infinity,
 ): ShardFire {
@@ -93,7 +94,7 @@ export function fireShard(
   for (let i = 0; i < offsets.length; i++) {
     const due = base + (offsets[i] as number);
     let pickup = due > startMs ? due : startMs;
-    if (permits && permits.size >= permitCount) pickup = Math.max(pickup, permits.pop());
+    if (permits && permits.size >= permitCount) pickup = Math.max(pickup, permits.popKey()!);
     if (pickup >= stopAtMs) {
       out.stopped = true;
       break;
@@ -107,51 +108,9 @@ export function fireShard(
     const onWire = pickup + drawOwnLateness(m.own, m.rng.uniform());
     sink.push(onWire - due);
     const end = onWire + Math.min(m.requestTimeoutMs, m.rng.lognormal(m.latency));
-    permits?.push(end);
+    permits?.push(end, null);
     out.fired++;
     if (end > out.endMs) out.endMs = end;
   }
   return out;
-}
-
-/** A binary min-heap of numbers (the permits' release times). */
-export class MinHeap {
-  private readonly h: number[] = [];
-
-  get size(): number {
-    return this.h.length;
-  }
-
-  push(v: number): void {
-    const h = this.h;
-    h.push(v);
-    let i = h.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if ((h[p] as number) <= v) break;
-      h[i] = h[p] as number;
-      i = p;
-    }
-    h[i] = v;
-  }
-
-  pop(): number {
-    const h = this.h;
-    const top = h[0] as number;
-    const last = h.pop() as number;
-    if (h.length > 0) {
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= h.length) break;
-        const r = l + 1;
-        const c = r < h.length && (h[r] as number) < (h[l] as number) ? r : l;
-        if ((h[c] as number) >= last) break;
-        h[i] = h[c] as number;
-        i = c;
-      }
-      h[i] = last;
-    }
-    return top;
-  }
 }

@@ -15,7 +15,8 @@ import { deliveryDelay, stillEarly } from '../lambdas/core/pipeline/sqs-delay';
 import { sortFloat64InPlace } from '../lambdas/core/stats/sort';
 import { ONE_VCPU_MB } from '../lib/sizing';
 import type { S3Timing } from './aws/s3';
-import { fireShard, MinHeap, type FireLoopModel, type LatenessSink } from './fire-loop';
+import { MinHeap } from '../lambdas/core/min-heap';
+import { fireShard, type FireLoopModel, type LatenessSink } from './fire-loop';
 import type { SimSettings } from './settings';
 import type { SimShard, Workload } from './workload';
 
@@ -196,7 +197,7 @@ export class FireHandler {
           run.start,
           this.loop,
           this.sink,
-          shared ? new MinHeap() : null,
+          shared ? new MinHeap<null>() : null,
           permitCount,
           stopAtMs,
         );

@@ -8,7 +8,7 @@
  * docs/capacity.md#the-mocks-capacity-model. test/unit/mocks/capacity.test.ts checks the
  * prediction against this model run on seeded Poisson arrivals.
  */
-import { MinHeap } from './min-heap';
+import { MinHeap } from '../core/min-heap';
 
 /** Service time of a request of `tokens` output tokens: TTFT + (tokens - 1)·ITL, in ms. */
 export function serviceTimeMs(ttftMs: number, itlMs: number, tokens: number): number {

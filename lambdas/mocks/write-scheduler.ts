@@ -7,7 +7,7 @@
  * (bench/RESULTS.md, "Mock server under load"). A socket read waits at most one slice.
  */
 import { nap, NAP_SLICE_MS } from '../adapters/system-clock';
-import { MinHeap } from './min-heap';
+import { MinHeap } from '../core/min-heap';
 
 export class WriteScheduler {
   private readonly pending = new MinHeap<() => void>();

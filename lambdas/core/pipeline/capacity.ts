@@ -11,6 +11,7 @@
  * concurrency is the same figure); a lane beyond it waits in the queue until an earlier
  * invocation ends, and its requests due meanwhile go out late.
  */
+import { MinHeap } from '../min-heap';
 
 /** The concurrency the stack gave the fire function, as the ingest and plan functions are told (runtime/config.ts). */
 export interface FireCapacity {
@@ -50,44 +51,6 @@ export interface CapacityReport {
   /** What to change so that the run fits; null when it does. */
   raise: { setting: CapacitySetting; value: number } | null;
   reason: string;
-}
-
-/** A minimal binary min-heap of numbers: the invocations' end times. */
-class EndTimes {
-  private readonly heap: number[] = [];
-  get size(): number {
-    return this.heap.length;
-  }
-  push(v: number): void {
-    const h = this.heap;
-    let i = h.length;
-    h.push(v);
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if ((h[parent] as number) <= v) break;
-      h[i] = h[parent] as number;
-      i = parent;
-    }
-    h[i] = v;
-  }
-  pop(): number {
-    const h = this.heap;
-    const top = h[0] as number;
-    const last = h.pop() as number;
-    if (h.length === 0) return top;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= h.length) break;
-      const r = l + 1;
-      const child = r < h.length && (h[r] as number) < (h[l] as number) ? r : l;
-      if ((h[child] as number) >= last) break;
-      h[i] = h[child] as number;
-      i = child;
-    }
-    h[i] = last;
-    return top;
-  }
 }
 
 /** The most intervals [firstDue - lead, lastDue] open at once (an end before a start at the same time). */
@@ -137,13 +100,13 @@ function lateness(lanes: readonly LaneNeed[], leadMs: number, concurrency: numbe
   const order = lanes
     .map((_, i) => i)
     .sort((a, b) => (lanes[a] as LaneNeed).firstDueMs - (lanes[b] as LaneNeed).firstDueMs || a - b);
-  const ends = new EndTimes();
+  const ends = new MinHeap<null>(); // the invocations' end times
   const out: Lateness = { maxLateMs: 0, lateLanes: 0, lateRequests: 0 };
   for (const i of order) {
     const lane = lanes[i] as LaneNeed;
     const wanted = lane.firstDueMs - leadMs;
-    const start = ends.size < concurrency ? wanted : Math.max(wanted, ends.pop());
-    ends.push(Math.max(start, lane.lastDueMs));
+    const start = ends.size < concurrency ? wanted : Math.max(wanted, ends.popKey()!);
+    ends.push(Math.max(start, lane.lastDueMs), null);
     if (start > lane.firstDueMs) {
       out.lateLanes++;
       out.lateRequests += lane.dueBefore(start);

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runFireLoop } from '../../../lambdas/core/fire/fire-loop';
-import { fireShard, LatenessSink, MinHeap, requestFate, type FireLoopModel } from '../../../sim/fire-loop';
+import { MinHeap } from '../../../lambdas/core/min-heap';
+import { fireShard, LatenessSink, requestFate, type FireLoopModel } from '../../../sim/fire-loop';
 import { Rng } from '../../../sim/random';
 import { scheduledRequest } from '../../support/fixtures';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
@@ -89,7 +90,7 @@ describe('fireShard', () => {
 
   it('more requests than permits: the next waits for the earliest response', () => {
     const sink = new LatenessSink(4);
-    const r = fireShard([0, 0, 0], 0, 0, model(), sink, new MinHeap(), 2);
+    const r = fireShard([0, 0, 0], 0, 0, model(), sink, new MinHeap<null>(), 2);
     const [a, b, c] = Array.from(sink.sorted());
     expect([a, b]).toEqual([0.5, 0.5]);
     expect(c).toBeCloseTo(2000.5 + 0.5, 6);
@@ -99,11 +100,15 @@ describe('fireShard', () => {
 
 describe('MinHeap', () => {
   it('pops in ascending order', () => {
-    const heap = new MinHeap();
+    const heap = new MinHeap<number>();
     const rng = new Rng(3);
     const values = Array.from({ length: 200 }, () => rng.uniform());
-    for (const v of values) heap.push(v);
-    const popped = values.map(() => heap.pop());
-    expect(popped).toEqual([...values].sort((a, b) => a - b));
+    values.forEach((v, i) => heap.push(v, i));
+    expect(heap.peekKey()).toBe(Math.min(...values));
+    const popped = values.slice(0, 100).map(() => heap.popKey());
+    const rest = values.slice(100).map(() => values[heap.pop()!]);
+    expect([...popped, ...rest]).toEqual([...values].sort((a, b) => a - b));
+    expect(heap.pop()).toBeUndefined();
+    expect(heap.popKey()).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 /**
  * A binary min-heap of (key, value) pairs kept in two parallel arrays, so that an entry costs
- * no object of its own: the mocks push one per pending write (write-scheduler.ts) and one per
- * generation slot (capacity.ts), thousands a second under load.
+ * no object of its own: the mocks push one per pending write and one per generation slot,
+ * thousands a second under load; the capacity check and the simulator keep end times in it.
  */
 export class MinHeap<T> {
   private readonly keys: number[] = [];
@@ -29,6 +29,13 @@ export class MinHeap<T> {
     }
     this.keys[i] = key;
     this.values[i] = value;
+  }
+
+  /** Removes the entry with the smallest key and returns that key; undefined when empty. */
+  popKey(): number | undefined {
+    const key = this.keys[0];
+    this.pop();
+    return key;
   }
 
   /** Removes the entry with the smallest key and returns its value; undefined when empty. */
