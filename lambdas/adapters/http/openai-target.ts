@@ -30,6 +30,7 @@ import {
   selectAnswerMembers,
   withExcerpt,
 } from './response-body';
+import { ChunkTimes } from '../chunk-times';
 
 export interface OpenAITargetOptions {
   name: string;
@@ -164,7 +165,7 @@ interface Measurement {
   ackNs: bigint | null;
   status: number | null;
   usage: TokenUsage | null;
-  chunkTimes: bigint[];
+  chunkTimes: ChunkTimes;
 }
 
 function failed(t: Target, m: Measurement, error: ErrorDetails): TargetResult {
@@ -172,7 +173,7 @@ function failed(t: Target, m: Measurement, error: ErrorDetails): TargetResult {
     requestStartNs: m.startNs,
     requestAckNs: m.ackNs,
     requestEndNs: t.clock.nowNs(),
-    contentChunkNs: m.chunkTimes,
+    contentChunkNs: m.chunkTimes.toNs(),
     httpStatus: m.status,
     usage: m.usage,
     error,
@@ -211,7 +212,13 @@ async function measure(
   };
   if (auth) headers.authorization = auth;
 
-  const m: Measurement = { startNs: t.clock.nowNs(), ackNs: null, status: null, usage: null, chunkTimes: [] };
+  const m: Measurement = {
+    startNs: t.clock.nowNs(),
+    ackNs: null,
+    status: null,
+    usage: null,
+    chunkTimes: new ChunkTimes(),
+  };
   try {
     const response = await t.pool.request({
       path: t.path,
@@ -331,7 +338,7 @@ async function readEventStream(t: Target, m: Measurement, body: ChunkSource): Pr
     requestStartNs: m.startNs,
     requestAckNs: m.ackNs,
     requestEndNs: endNs,
-    contentChunkNs: chunkTimes,
+    contentChunkNs: chunkTimes.toNs(),
     httpStatus: m.status,
     usage: m.usage,
     error: null,

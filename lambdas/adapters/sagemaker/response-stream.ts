@@ -24,13 +24,14 @@ import { FrameGuardError } from '../../core/errors';
 import { MessageSplitter } from './frame-guard';
 import { NOT_KEPT, sageMakerErrorDetails } from './sagemaker-errors';
 import { createStreamDecoder } from './stream-decode';
+import type { ChunkTimes } from '../chunk-times';
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 const MODELED_STREAM_ERRORS = new Set(['ModelStreamError', 'InternalStreamFailure']);
 
 /** What a streamed answer's record needs, filled in as the stream is read. */
 export interface StreamedAnswer {
-  chunkTimes: bigint[];
+  chunkTimes: ChunkTimes;
   usage: TokenUsage | null;
   outputSha256: string | null;
 }

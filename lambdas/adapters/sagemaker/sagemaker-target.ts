@@ -42,6 +42,7 @@ import type { FrameGuardError } from '../../core/errors';
 import { readResponseStream, type StreamEnd } from './response-stream';
 import { sageMakerErrorDetails } from './sagemaker-errors';
 import { createStreamDecoder, inspectChunk } from './stream-decode';
+import { ChunkTimes } from '../chunk-times';
 
 export interface SageMakerTargetOptions {
   name: string;
@@ -231,7 +232,7 @@ const TIMING_OPTIONS = { step: 'deserialize', name: 'captureReplayWireTiming', p
 
 /** One invocation: what has been measured and seen of it, and its result built from them. */
 class Invocation {
-  readonly chunkTimes: bigint[] = [];
+  readonly chunkTimes = new ChunkTimes();
   usage: TokenUsage | null = null;
   ackNs: bigint | null = null;
   wireStartNs: bigint | null = null;
@@ -314,7 +315,7 @@ class Invocation {
       requestWireNs: this.wire.take() ?? this.wireStartNs,
       requestAckNs: this.ackNs,
       requestEndNs: endNs,
-      contentChunkNs: this.chunkTimes,
+      contentChunkNs: this.chunkTimes.toNs(),
       httpStatus: this.status,
       usage: this.usage,
       // What the endpoint named and said, as every record holds it (a name, printable text, bounded).
