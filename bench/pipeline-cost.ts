@@ -30,6 +30,8 @@ import { startSqsEventSource, type EventSource } from '../test/support/sqs-event
 import { flag } from './args';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+// The in-process collector's metrics (EMF on stdout) would land inside the JSON this prints.
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
 /**
  * - SQS billed requests (each 64 KB chunk of a payload is a request; a batch's payload is
