@@ -40,6 +40,7 @@ import {
   type Credentials,
 } from '../support/iam/moto-iam';
 import { functionPolicies, logicalIds } from '../support/iam/template-policies';
+import { streamedChatLine } from '../support/capture-week';
 import { describeWithMoto, startMoto, type Moto } from '../support/moto';
 import { startMockProcess, type MockProcess } from '../support/processes';
 
@@ -50,22 +51,6 @@ const T0 = Date.parse('2026-04-29T01:00:00Z');
 /** 24 requests 10 s apart in the window (01:00-02:00): 4 minutes of capture. */
 const IDS = Array.from({ length: 24 }, (_, i) => `ev-${String(i).padStart(3, '0')}`);
 const RUN: FnName[] = ['plan', 'fire', 'collect'];
-
-function captureLine(id: string, i: number): string {
-  const body = JSON.stringify({
-    model: 'm',
-    messages: [{ role: 'user', content: `request ${id}` }],
-    max_tokens: 8,
-    stream: true,
-  });
-  return JSON.stringify({
-    captureData: {
-      endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: body, encoding: 'JSON' },
-    },
-    eventMetadata: { eventId: id, inferenceTime: new Date(T0 + i * 10_000).toISOString().replace('.000Z', 'Z') },
-    eventVersion: '0',
-  });
-}
 
 async function loggedIds(file: string): Promise<string[]> {
   const text = existsSync(file) ? await readFile(file, 'utf8') : '';
@@ -109,7 +94,7 @@ describeWithMoto('a scheduled run with amplify 2 on moto, IAM enforced', () => {
       new PutObjectCommand({
         Bucket: CAPTURE_BUCKET,
         Key: `${PARTITION}/00-03-887-0a1b2c3d.jsonl`,
-        Body: IDS.map(captureLine).join('\n') + '\n',
+        Body: IDS.map((id, i) => streamedChatLine(id, T0 + i * 10_000)).join('\n') + '\n',
       }),
     );
     const template = await synthesizeStack(

@@ -56,6 +56,23 @@ export function captureLine(eventId: string, timeMs: number): string {
   });
 }
 
+/** A streamed chat request as Data Capture records it (input only), its prompt `request <eventId>`. */
+export function streamedChatLine(eventId: string, timeMs: number): string {
+  const body = JSON.stringify({
+    model: 'm',
+    messages: [{ role: 'user', content: `request ${eventId}` }],
+    max_tokens: 8,
+    stream: true,
+  });
+  return JSON.stringify({
+    captureData: {
+      endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: body, encoding: 'JSON' },
+    },
+    eventMetadata: { eventId, inferenceTime: inferenceTime(timeMs) },
+    eventVersion: '0',
+  });
+}
+
 export function captureWeek(
   options: {
     prefix?: string;
