@@ -5,12 +5,13 @@
  * the report as JSON on stdout and as a table on stderr (or only the table on stdout with
  * `--table`). A bad flag is a one-line error and exit 2. docs/simulator.md explains the output.
  */
+import { exitCodeOf } from '../lambdas/core/errors';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { simulate } from './engine';
 import { checkMemory, type MemoryLimit } from './memory';
 import { report, table } from './report';
 import { applyOverrides } from './overrides';
-import { SettingsError, validateSettings } from './setting-ranges';
+import { validateSettings } from './setting-ranges';
 import { settingsFor } from './settings';
 import { deployable } from './stack-check';
 
@@ -146,7 +147,7 @@ export function run(
     return 0;
   } catch (e) {
     err(`sim: ${e instanceof Error ? e.message.split('\n').join('; ') : String(e)}\n`);
-    return e instanceof SettingsError ? 2 : 1;
+    return exitCodeOf(e);
   }
 }
 

@@ -3,11 +3,13 @@
  * of a whole set of settings against them (validateSettings): every problem at once, one line
  * each, naming the setting, its flag when the command sets it, its range and why.
  */
+import { ConfigurationError, EXIT_CODES } from '../lambdas/core/errors';
 import type { SimSettings } from './settings';
 
-/** A setting the simulator refuses: its message is one line per problem, for the user. */
-export class SettingsError extends RangeError {
-  override name = 'SettingsError';
+/** A setting the simulator refuses: its message is one line per problem, for the user; a usage error. */
+export class SettingsError extends ConfigurationError {
+  override readonly name: string = 'SettingsError';
+  override readonly exitCode: number = EXIT_CODES.usage;
 }
 
 /**

@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { simulate } from '../../../sim/engine';
 import { report } from '../../../sim/report';
 import { applyOverrides } from '../../../sim/overrides';
-import { describeRange, RANGES, validateSettings, type SettingRange } from '../../../sim/setting-ranges';
+import { ConfigurationError, exitCodeOf, isFinal } from '../../../lambdas/core/errors';
+import { describeRange, RANGES, SettingsError, validateSettings, type SettingRange } from '../../../sim/setting-ranges';
 import { settingsFor } from '../../../sim/settings';
 import { deployable } from '../../../sim/stack-check';
 
@@ -57,6 +58,15 @@ function outside(r: SettingRange): number[] {
     (v) => !(r.whole && Number.isInteger(v) && v >= r.min && v <= r.max),
   );
 }
+
+describe('a refused setting', () => {
+  it("is the hierarchy's configuration error: final, a usage error (exit 2)", () => {
+    const error = new SettingsError('rate: must be > 0');
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(isFinal(error)).toBe(true);
+    expect(exitCodeOf(error)).toBe(2);
+  });
+});
 
 describe('the ranges of the settings', () => {
   it('every numeric setting has a range, and the defaults are in theirs', () => {
