@@ -309,6 +309,9 @@ async function runOne(setup: RunSetup, peak: number, protocol: Protocol): Promis
   const deadline = Date.now() + (leadSeconds + seconds) * 1000 + server.maxMs + 180_000;
   try {
     const { runId, shardIds } = await runOf(s3, deadline);
+    // Shard ids are `<slot>-<lane>`: a second lane would halve each invocation's rate.
+    const lanes = new Set(shardIds.map((id) => id.split('-')[1]));
+    if (lanes.size > 1) throw new Error(`the ingest cut ${lanes.size} lanes (${shardIds.join(', ')}): not one lane`);
     const results = await readResults(s3, runId, shardIds, deadline);
     await sources[1]!.idle(500);
     const arrivals = await target.stop();

@@ -28,11 +28,11 @@ function uniform(seed: number): () => number {
 
 /**
  * A capture file at `rate` per second for `seconds`, millisecond times (seeded by `seed`);
- * returns its request count. `poisson` (default): a Poisson process. `even`: each second holds
- * the rate exactly (its whole part, one more with the chance of its fraction) at uniform times
- * within the second: a fire lane's worst case, every second at the most the sizing gives it
- * (a Poisson second busier than that gets a lane of its own: shards.ts lanesFor). Each prompt
- * is `promptChars` long (a few characters by default).
+ * returns its request count. `poisson` (default): a Poisson process. `even`: one request every
+ * 1/rate s, a fire lane at the most the sizing gives it in every second (random times within
+ * each second would make some whole seconds of the plan, which start at its first request,
+ * busier than the rate, and the ingest would deal them to two lanes: shards.ts lanesFor). Each
+ * prompt is `promptChars` long (a few characters by default).
  */
 export function writeCaptures(
   path: string,
@@ -48,11 +48,9 @@ export function writeCaptures(
     for (let t = (-Math.log(random()) / rate) * 1000; t < seconds * 1000; t += (-Math.log(random()) / rate) * 1000)
       times.push(t);
   } else {
-    for (let second = 0; second < seconds; second++) {
-      const n = Math.floor(rate) + (random() < rate - Math.floor(rate) ? 1 : 0);
-      for (let k = 0; k < n; k++) times.push((second + random()) * 1000);
-    }
-    times.sort((a, b) => a - b);
+    // One every 1/rate s: any whole second holds at most ceil(rate), as a lane dealt every n-th
+    // request of a busy slot sends (shards.ts), so the ingest cuts one lane at the lane rate.
+    for (let k = 0; k < rate * seconds; k++) times.push((k * 1000) / rate);
   }
   const start = Date.UTC(2026, 3, 29, 0, 0, 0);
   const lines = times.map((t, i) => {

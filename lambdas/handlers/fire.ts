@@ -15,6 +15,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { fireEach } from '../core/fire/fire-loop';
 import { lambdaCpuShare, startCpuMeter, usedMostOfShare, type CpuUse } from '../adapters/cpu-use';
+import { spaceOutMajorCollections } from '../adapters/heap-growth';
 import { isFinal, PermanentError } from '../core/errors';
 import { collectMessage, handleShard, type ShardAction } from '../core/pipeline/stages';
 import type { ShardCounts } from '../core/pipeline/fire-stage';
@@ -32,6 +33,9 @@ import { createWarmUpState, InvocationWarmUp } from './fire-warm-up';
 const processWarmUp = createWarmUpState();
 /** This environment's CPU share (vCPUs), from its memory; null outside Lambda. */
 const share = lambdaCpuShare();
+// In Lambda, where the process is this function's alone: a lane's heap grows without a
+// mark-compact in the middle of its slot (adapters/heap-growth.ts).
+if (share !== null) spaceOutMajorCollections();
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** The shard's outcome in the log, with the fire loop's CPU against the share; a warning when it used most of it. */

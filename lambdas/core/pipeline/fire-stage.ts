@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { PermanentError } from '../errors';
 import { decodeJson, parseMessageJson, sendAll, withRetries } from './common';
 import { claimKey, resultsKey } from './keys';
-import { encodeResultLine, encodeResultLines, type ResultLine } from './results';
+import { encodeResultLine, encodeResultLines, joinResultLines, type ResultLine } from './results';
 import { shardRequests } from './shard-parts';
 import { fromWire, shardMessageSchema, type ShardMessage } from './shards';
 import { deliveryDelay, stillEarly } from './sqs-delay';
@@ -54,21 +54,6 @@ export interface ShardCounts {
   expired: number;
   /** Each drop reason, and how many. */
   dropReasons: Partial<Record<DropReason, number>>;
-}
-
-const utf8 = new TextEncoder();
-const NEWLINE = 0x0a;
-
-/** The lines, each followed by a newline, as one object's bytes (none: empty, as encodeResultLines). */
-function joinLines(lines: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(lines.reduce((n, l) => n + l.byteLength + 1, 0));
-  let at = 0;
-  for (const line of lines) {
-    out.set(line, at);
-    at += line.byteLength;
-    out[at++] = NEWLINE;
-  }
-  return out;
 }
 
 /**
@@ -128,7 +113,7 @@ export async function handleShard(
   }
   // Each outcome is written into its line as it ends: what a lane holds while it fires is its
   // lines' text, not every response's measurements (its chunks' arrival times).
-  const encoded: [number, Uint8Array][] = [];
+  const encoded: [number, string][] = [];
   const counts = noCounts();
   await deps.fire(requests, message, (o) => {
     const line: ResultLine = o.result
@@ -140,8 +125,10 @@ export async function handleShard(
           scheduledNs: o.scheduledNs,
           dropReason: o.dropReason ?? 'lost',
         };
-    // As bytes: outside the JavaScript heap, which a lane's collections trace and compact.
-    encoded.push([o.request.index, utf8.encode(encodeResultLine(line))]);
+    // As a string, in the JavaScript heap: a string has no references to trace, and bytes
+    // would be external memory, whose growth starts V8's longest collections in the middle of a
+    // slot (a lane has no other reason for a mark-compact there: adapters/heap-growth.ts).
+    encoded.push([o.request.index, encodeResultLine(line)]);
     if (o.result) {
       counts.fired++;
       if (o.result.error) counts.failed++;
@@ -156,7 +143,7 @@ export async function handleShard(
     throw new Error(`the fire loop gave ${encoded.length} outcomes for ${requests.length} requests`);
   // Plan order, as the object always had.
   encoded.sort((a, b) => a[0] - b[0]);
-  const text = joinLines(encoded.map((e) => e[1]));
+  const text = joinResultLines(encoded.map((e) => e[1]));
   encoded.length = 0;
   await withRetries(() => deps.store.putIfAbsent(key, text, 'application/x-ndjson'), deps.clock);
   return { action: 'fired', message, counts };

@@ -85,9 +85,12 @@ export const encodeResultLine = (line: ResultLine): string => encodeJson(line);
 
 /** JSONL, one line per outcome; an empty shard is an empty object (its presence still counts). */
 export function encodeResultLines(lines: readonly ResultLine[]): string {
-  const encoded = lines.map(encodeResultLine);
-  return encoded.join('\n') + (encoded.length ? '\n' : '');
+  return joinResultLines(lines.map(encodeResultLine));
 }
+
+/** Encoded lines as one results object's text, each followed by a newline. */
+export const joinResultLines = (encoded: readonly string[]): string =>
+  encoded.join('\n') + (encoded.length ? '\n' : '');
 
 /**
  * Parses a results object. A corrupt line throws with the object key and line number: the
