@@ -31,10 +31,16 @@ const REHEARSAL_MIN_MS = 500;
 export const COLLECT_BEFORE_MS = 1_000;
 /** ...and not at all when the first due time is nearer than this: a late invocation does not pause itself. */
 const COLLECT_MIN_LEAD_MS = 250;
-/** Connections opened ahead: the target's requests due this soon after its first. */
-const OPEN_AHEAD_WINDOW_MS = 5;
+/**
+ * Connections opened ahead: the target's requests due this soon after its first. Each holds its
+ * connection for its answer (seconds), so none of the first 1.5 s's frees one for the next: a
+ * lane at 91 requests/s opened its connections while it fired, each TLS connect about 1 ms of
+ * its event loop, and requests due then waited (a third of a slot's requests more than 5 ms
+ * late came in its first 15 s: bench:fire-lateness).
+ */
+const OPEN_AHEAD_WINDOW_MS = 1_500;
 const OPEN_AHEAD_MIN = 1;
-const OPEN_AHEAD_MAX = 16;
+const OPEN_AHEAD_MAX = 256;
 /** While firing: how often the connections kept ready are topped up, and how far ahead they cover. */
 const KEEP_EVERY_MS = 20;
 const KEEP_AHEAD_MS = 250;

@@ -100,13 +100,13 @@ async function invocation(
 }
 
 describe('connectionsAhead', () => {
-  it('per target: its requests due within 5 ms of its first, at least 1, at most 16', () => {
+  it('per target: its requests due within 1.5 s of its first, at least 1, at most 256', () => {
     const at = (...ms: number[]) => ms.map((m) => 1_000_000_000_000n + BigInt(Math.round(m * 1e6)));
-    const dense = at(...Array.from({ length: 100 }, (_, i) => i * 0.1));
+    const dense = at(...Array.from({ length: 1000 }, (_, i) => i));
     expect(
       connectionsAhead(
         new Map([
-          ['A', at(100, 101, 104.9, 105, 300, 99)],
+          ['A', at(100, 101, 1_599.9, 1_600, 3_000, 99)],
           ['B', at(500)],
           ['C', dense],
           ['D', []],
@@ -116,7 +116,7 @@ describe('connectionsAhead', () => {
       new Map([
         ['A', 3],
         ['B', 1],
-        ['C', 16],
+        ['C', 256],
       ]),
     );
   });
@@ -147,9 +147,9 @@ describe('InvocationWarmUp', () => {
       await sleep(300);
       expect(seen.openAhead, 'nothing asked for yet').toEqual([]);
       await sleep(1_400);
-      // At 1,700 ms: the opening ahead at 500 ms (one: the requests are 10 ms apart), then the
-      // ticks from 1,250 ms, each for the requests due in the next 250 ms (at most 25).
-      expect(seen.openAhead[0]).toBe(1);
+      // At 1,700 ms: the opening ahead at 500 ms (all 40: the requests span 400 ms of the first
+      // 1.5 s), then the ticks from 1,250 ms, each for the requests due in the next 250 ms (at most 25).
+      expect(seen.openAhead[0]).toBe(40);
       const ticks = seen.openAhead.slice(1);
       expect(ticks.length).toBeGreaterThan(10);
       expect(Math.max(...ticks)).toBe(25);
@@ -189,8 +189,8 @@ describe('InvocationWarmUp', () => {
     expect(collected.atNs[0], 'collected before the first due time').toBeLessThan(firstDueNs);
     await sleep(700);
     expect(collected.count).toBe(1);
-    // The early shard's four requests 1 ms apart; the other shard's are 500 ms later.
-    expect(seen.openAhead).toEqual([4]);
+    // The early shard's four requests 1 ms apart, and the other shard's two 500 ms later: within the first 1.5 s.
+    expect(seen.openAhead).toEqual([6]);
     warmUp.end();
   });
 
