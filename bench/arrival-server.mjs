@@ -16,7 +16,8 @@ import { createServer as createTlsServer } from 'node:tls';
 import { crc32 } from 'node:zlib';
 
 // Requests are identified by x-request-id, or SageMaker's x-amzn-sagemaker-inference-id. On
-// SIGTERM it writes one line per request, `<id> <arrival epoch ns>`, to the arrivals file, and
+// SIGTERM it writes one line per request, `<id> <arrival epoch ns> <requests before it on its
+// connection> <epoch ns the connection was accepted (TLS: secured)>`, to the arrivals file, and
 // its counts (requests, streams, tokens written, responses cut by a client, connections
 // accepted, and how many had been accepted when the first request arrived, its own included) to
 // `<arrivals-file>.counts.json`.
@@ -205,6 +206,8 @@ function answer(socket, kind, done) {
 
 function onConnection(socket) {
   counts.connections++;
+  const acceptedNs = nowNs();
+  let before = 0;
   socket.setNoDelay(true);
   let buffer = Buffer.alloc(0);
   let firstByteNs = null;
@@ -231,7 +234,7 @@ function onConnection(socket) {
       const body = buffer.subarray(end + 4, end + 4 + length).toString('latin1');
       const id = (/\r\nx-request-id:\s*([^\r\n]+)/i.exec(head) ??
         /\r\nx-amzn-sagemaker-inference-id:\s*([^\r\n]+)/i.exec(head))?.[1]?.trim();
-      if (id) arrivals.push(`${id} ${firstByteNs}`);
+      if (id) arrivals.push(`${id} ${firstByteNs} ${before++} ${acceptedNs}`);
       else unidentified++;
       if (counts.requests === 0) counts.connectionsAtFirstRequest = counts.connections;
       counts.requests++;

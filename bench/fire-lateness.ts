@@ -24,7 +24,14 @@ import { startSqsEventSource, type EventSource } from '../test/support/sqs-event
 import { readAssembly, synthesizeApp, type SynthesizedFunction } from '../test/support/synth';
 import { flag } from './args';
 import { openCpuShares, type CpuShares } from './cpu-share';
-import { analyse, fireRowMarkdown, FIRE_ROW_HEADER, type FireRow, type ShardResults } from './fire-lateness-analysis';
+import {
+  analyse,
+  dumpRow,
+  fireRowMarkdown,
+  FIRE_ROW_HEADER,
+  type FireRow,
+  type ShardResults,
+} from './fire-lateness-analysis';
 import {
   deployedFor,
   invokeInGroup,
@@ -60,6 +67,8 @@ const server = {
   tokensPerSecond: flag('--tokens-per-second', DEFAULT_STREAM_TOKENS_PER_SECOND),
 };
 const writeTo = process.argv.includes('--write') ? option('--write', '') : null;
+/** A directory for each row's observations (fire-lateness-analysis.ts dumpRow). */
+const dumpTo = process.argv.includes('--dump') ? option('--dump', '') || null : null;
 /** Node flags added to each invocation's NODE_OPTIONS (a V8 setting to try, a CPU profile). */
 const nodeOptions = option('--node-options', '');
 for (const p of protocols)
@@ -169,6 +178,12 @@ async function readResults(s3: S3Client, runId: string, shardIds: string[], dead
 }
 
 /** The run the ingest wrote for the capture: its id and shard ids, once its record exists. */
+/** Shard ids are `<slot>-<lane>`: a second lane would halve each invocation's rate, and the row would not be one lane's. */
+function oneLane(shardIds: readonly string[]): void {
+  const lanes = new Set(shardIds.map((id) => id.split('-')[1]));
+  if (lanes.size > 1) throw new Error(`the ingest cut ${lanes.size} lanes (${shardIds.join(', ')}): not one lane`);
+}
+
 async function runOf(s3: S3Client, deadlineMs: number): Promise<{ runId: string; shardIds: string[] }> {
   for (;;) {
     const keys = (
@@ -309,13 +324,11 @@ async function runOne(setup: RunSetup, peak: number, protocol: Protocol): Promis
   const deadline = Date.now() + (leadSeconds + seconds) * 1000 + server.maxMs + 180_000;
   try {
     const { runId, shardIds } = await runOf(s3, deadline);
-    // Shard ids are `<slot>-<lane>`: a second lane would halve each invocation's rate.
-    const lanes = new Set(shardIds.map((id) => id.split('-')[1]));
-    if (lanes.size > 1) throw new Error(`the ingest cut ${lanes.size} lanes (${shardIds.join(', ')}): not one lane`);
+    oneLane(shardIds);
     const results = await readResults(s3, runId, shardIds, deadline);
     await sources[1]!.idle(500);
     const arrivals = await target.stop();
-    return analyse({
+    const input = {
       peak,
       protocol,
       deployed: d,
@@ -327,7 +340,9 @@ async function runOne(setup: RunSetup, peak: number, protocol: Protocol): Promis
       load,
       server: target.counts(),
       cpuShare: cpuShare === 'lambda' && shares ? shares.shareOf(d.memoryMb) : null,
-    });
+    };
+    if (dumpTo) console.error(`observations: ${dumpRow(dumpTo, input, join(dir, 'arrivals.txt'))}`);
+    return analyse(input);
   } finally {
     await Promise.all(sources.map((s) => s.stop()));
     if (target.child.exitCode === null) await target.stop().catch(() => undefined);

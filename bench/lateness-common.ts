@@ -131,6 +131,7 @@ export async function startArrivalServer(
       const arrivals = new Map<string, bigint[]>();
       for (const row of readFileSync(arrivalsFile, 'utf8').split('\n')) {
         if (!row) continue;
+        // `<id> <arrival ns>`, then what the server adds (its connection's counts).
         const [id, ns] = row.split(' ') as [string, string];
         const list = arrivals.get(id) ?? [];
         list.push(BigInt(ns));
