@@ -1,8 +1,8 @@
 /**
  * No major collection while a lane fires but the one the warm-up runs before its first due time
- * (why, and what each cost before: docs/deploy.md, "A lane's heap"):
+ * (why: docs/deploy.md, "A lane's heap"; what each costs: bench/RESULTS.md):
  * - the old generation's limit at ten times what a mark-compact leaves live, not V8's own factor
- *   (about 1.1 to 4), which gave a lane a mark-compact every 2-3 s of its slot;
+ *   (at most four), which a lane's answers in flight reach again and again within its slot;
  * - no memory reducer collections, which V8 starts when the heap looks idle and, as a watchdog,
  *   100 s after the last mark-compact: in the middle of a slot that has no other.
  * Both are read when V8 uses them, so setting them at run time takes effect from then on; neither

@@ -125,9 +125,8 @@ export async function handleShard(
           scheduledNs: o.scheduledNs,
           dropReason: o.dropReason ?? 'lost',
         };
-    // As a string, in the JavaScript heap: a string has no references to trace, and bytes
-    // would be external memory, whose growth starts V8's longest collections in the middle of a
-    // slot (a lane has no other reason for a mark-compact there: adapters/heap-growth.ts).
+    // As a string, in the JavaScript heap: a string has no references to trace, and bytes would
+    // be external memory, whose own limit starts V8's longest collections (adapters/heap-growth.ts).
     encoded.push([o.request.index, encodeResultLine(line)]);
     if (o.result) {
       counts.fired++;

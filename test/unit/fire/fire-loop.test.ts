@@ -7,6 +7,7 @@ import type { FireOutcome } from '../../../lambdas/core/types';
 import { startMockServer } from '../../../lambdas/mocks/mock-server';
 import { FakeTarget, VirtualClock } from '../../support/virtual-clock';
 import { scheduledRequest } from '../../support/fixtures';
+import { chatRequests } from '../../support/shard-messages';
 
 const req = (index: number, offsetMs: number) => scheduledRequest(index, offsetMs);
 
@@ -143,10 +144,7 @@ describe('runFireLoop: one cancel signal shared by every request in flight', () 
     try {
       const cancel = new AbortController();
       // 40 requests due within 20 ms, each answered after 200 ms: all 40 in flight at once.
-      const requests = Array.from({ length: 40 }, (_, i) => ({
-        ...req(i, i * 0.5),
-        body: Buffer.from(`{"messages":[{"role":"user","content":"q${i}"}]}`),
-      }));
+      const requests = chatRequests(40, 0.5);
       const outcomes = await runFireLoop(requests, {
         runId: 'listeners',
         target,
