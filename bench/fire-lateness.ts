@@ -24,14 +24,7 @@ import { startSqsEventSource, type EventSource } from '../test/support/sqs-event
 import { readAssembly, synthesizeApp, type SynthesizedFunction } from '../test/support/synth';
 import { flag } from './args';
 import { openCpuShares, type CpuShares } from './cpu-share';
-import {
-  analyse,
-  dumpRow,
-  fireRowMarkdown,
-  FIRE_ROW_HEADER,
-  type FireRow,
-  type ShardResults,
-} from './fire-lateness-analysis';
+import { analyse, fireRowMarkdown, FIRE_ROW_HEADER, type FireRow, type ShardResults } from './fire-lateness-analysis';
 import {
   deployedFor,
   invokeInGroup,
@@ -41,6 +34,7 @@ import {
   type Invocation,
   type Protocol,
 } from './fire-lateness-invoke';
+import { dumpRow } from './fire-lateness-dump';
 import { fixed as f, startArrivalServer, writeCaptures } from './lateness-common';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
@@ -67,7 +61,7 @@ const server = {
   tokensPerSecond: flag('--tokens-per-second', DEFAULT_STREAM_TOKENS_PER_SECOND),
 };
 const writeTo = process.argv.includes('--write') ? option('--write', '') : null;
-/** A directory for each row's observations (fire-lateness-analysis.ts dumpRow). */
+/** A directory for each row's observations (fire-lateness-dump.ts). */
 const dumpTo = process.argv.includes('--dump') ? option('--dump', '') || null : null;
 /** Node flags added to each invocation's NODE_OPTIONS (a V8 setting to try, a CPU profile). */
 const nodeOptions = option('--node-options', '');
