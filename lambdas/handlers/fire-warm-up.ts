@@ -14,6 +14,7 @@ import { rehearseTwins, type RehearsalResult } from '../core/fire/rehearsal';
 import type { ShardMessage } from '../core/pipeline/shards';
 import type { ScheduledRequest } from '../core/types';
 import type { Deps } from '../runtime/deps';
+import type { WarmOptions } from '../adapters/http/socket-reserve';
 
 /**
  * Requests per target the rehearsal sends: fewer than the CLI's 2,000 (--rehearsal). One
@@ -42,6 +43,11 @@ const OPEN_AHEAD_MAX = 256;
 /** While firing: how often the connections kept ready are topped up, and how far ahead they cover. */
 const KEEP_EVERY_MS = 20;
 const KEEP_AHEAD_MS = 250;
+/**
+ * ...and how many are opened at once meanwhile: handshakes that complete together are one turn
+ * of the event loop that the requests due in it wait for. Two at a time open hundreds a second.
+ */
+export const KEEP_OPENING = 2;
 
 /**
  * What an execution environment has rehearsed (`<target kind>:<streaming>`), and its
@@ -106,7 +112,7 @@ const errorText = (error: unknown) => (error instanceof Error ? error.message : 
  *
  * - While the shards fire, connections are kept ready (`keep`): every KEEP_EVERY_MS, each
  *   target's idle keep-alive connections and spares are topped up to its requests due in the
- *   next KEEP_AHEAD_MS. A lane's requests in flight grow for seconds (each response lasts
+ *   next KEEP_AHEAD_MS, KEEP_OPENING at a time. A lane's requests in flight grow for seconds (each response lasts
  *   seconds), and a request that finds every connection busy waited for a connect and a TLS
  *   handshake of its own: most of the fire function's requests more than 5 ms late
  *   (bench:fire-lateness attributes them).
@@ -164,11 +170,11 @@ export class InvocationWarmUp {
    */
   private keep(): void {
     if (this.keeper || this.ended) return;
-    const tick = (targets: Map<string, { openAhead?(n: number): void }>) => {
+    const tick = (targets: Map<string, { openAhead?(n: number, options?: WarmOptions): void }>) => {
       const now = this.deps.clock.nowNs();
       for (const [name, dues] of this.dues) {
         const soon = dueWithin(dues, now, KEEP_AHEAD_MS);
-        if (soon > 0) targets.get(name)?.openAhead?.(soon);
+        if (soon > 0) targets.get(name)?.openAhead?.(soon, { atOnce: KEEP_OPENING });
       }
     };
     this.keeper = setInterval(() => undefined, KEEP_EVERY_MS);

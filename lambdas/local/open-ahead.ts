@@ -14,7 +14,7 @@
  */
 import type { Clock, TargetClient } from '../ports';
 import type { MeasuredConnect } from './preflight';
-import { MAX_OPENING } from '../adapters/http/socket-reserve';
+import { MAX_OPENING, type WarmOptions } from '../adapters/http/socket-reserve';
 
 /** The answer time assumed for sizing: every request of the first second may be in flight at its end. */
 export const RESPONSE_ESTIMATE_MS = 1000;
@@ -41,7 +41,7 @@ export interface OpenAheadPlan {
 
 /** A client that can open connections ahead (both kinds the CLI makes, target-clients.ts). */
 interface OpensAhead {
-  openAhead(connections: number, withinMs?: number): void;
+  openAhead(connections: number, options?: WarmOptions): void;
 }
 
 /**
@@ -139,7 +139,7 @@ export function beforeScheduleZero(
     if (inMs <= 0) run();
     else timers.push(setTimeout(run, inMs));
   };
-  before(plan.openBeforeMs, () => open.call(client, plan.connections, untilZero() - READY_BEFORE_MS));
+  before(plan.openBeforeMs, () => open.call(client, plan.connections, { withinMs: untilZero() - READY_BEFORE_MS }));
   before(COLLECT_BEFORE_MS, collect);
   return () => timers.forEach((timer) => clearTimeout(timer));
 }

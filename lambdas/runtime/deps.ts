@@ -15,6 +15,7 @@ import { S3ObjectStore } from '../adapters/aws/s3-object-store';
 import { SnsNotifier } from '../adapters/aws/sns-notifier';
 import { SqsQueue } from '../adapters/aws/sqs-queue';
 import { createOpenAITarget, type OpenAITargetClient } from '../adapters/http/openai-target';
+import type { WarmOptions } from '../adapters/http/socket-reserve';
 import { startOpenAISink } from '../adapters/http/rehearsal-sink';
 import { rehearsalSageMakerClient, startSageMakerSink } from '../adapters/sagemaker/rehearsal-sink';
 import {
@@ -43,8 +44,8 @@ export interface Target {
   client: TargetClient;
   /** Requests in flight to this target across every shard of the invocation: the pool's size. */
   inFlight: Semaphore;
-  /** Opens connections ahead so that this many are ready (HTTP targets; socket-reserve.ts). */
-  openAhead?(connections: number): void;
+  /** Opens connections ahead so that this many are ready (socket-reserve.ts: WarmOptions). */
+  openAhead?(connections: number, options?: WarmOptions): void;
 }
 
 export interface Deps {
@@ -243,10 +244,10 @@ function createTargetDeps(
       const inFlight = new Semaphore(connections);
       if (t.kind === 'sagemaker') {
         const client = sageMakerClient(t);
-        map.set(t.name, { client, inFlight, openAhead: (n) => client.openAhead(n) });
+        map.set(t.name, { client, inFlight, openAhead: (n, o) => client.openAhead(n, o) });
       } else {
         const client = await httpClient(t, secretsProvider, apiKeys);
-        map.set(t.name, { client, inFlight, openAhead: (n) => client.openAhead(n) });
+        map.set(t.name, { client, inFlight, openAhead: (n, o) => client.openAhead(n, o) });
       }
     }
     return { map, apiKeys };

@@ -8,14 +8,13 @@
  * The agents (which also take the wire stamp, wire-stamps.ts) use the same reserve, through
  * Node's documented `agent.createConnection(options, callback)`: a new connection for the
  * reserve's origin is a spare when one is ready, else opened as the agent would. Spares are
- * opened by `openAhead(origin, n, withinMs?)` (n less the agent's idle keep-alive sockets for
- * that origin; with `withinMs`, only those that can be ready within it), with the agent's own
- * TLS options.
+ * opened by `openAhead(origin, n, options?)` (n less the agent's idle keep-alive sockets for
+ * that origin; how many by when and at once: WarmOptions), with the agent's own TLS options.
  */
 import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import type { Duplex } from 'node:stream';
-import { createSocketReserve, type SocketReserve } from './socket-reserve';
+import { createSocketReserve, type SocketReserve, type WarmOptions } from './socket-reserve';
 import { WireStampingHttpAgent, WireStampingHttpsAgent } from '../wire-stamps';
 
 type Callback = (error: Error | null, socket: Duplex | null) => void;
@@ -28,7 +27,7 @@ interface Options {
 
 /** What both agents add: a reserve for one origin, its spares opened by `openAhead`. */
 interface Reserving {
-  openAhead(origin: URL, connections: number, withinMs?: number): void;
+  openAhead(origin: URL, connections: number, options?: WarmOptions): void;
   reserveStats(): ReturnType<SocketReserve['stats']> | null;
 }
 
@@ -68,12 +67,12 @@ class AgentReserve {
     private readonly agentOptions: () => object,
   ) {}
 
-  openAhead(origin: URL, connections: number, idle: (key: string) => number, withinMs?: number): void {
+  openAhead(origin: URL, connections: number, idle: (key: string) => number, options?: WarmOptions): void {
     if (!this.reserve) {
       this.key = originKey({ hostname: origin.hostname, port: origin.port }, this.tls);
       this.reserve = createSocketReserve(origin, { base: opener(this.tls, this.agentOptions()) as never });
     }
-    this.reserve.warm(connections - idle(this.key), withinMs);
+    this.reserve.warm(connections - idle(this.key), options);
   }
 
   /** A spare for the reserve's origin when one is ready, else null (the agent opens one itself). */
@@ -99,12 +98,12 @@ function reserving<B extends AgentClass>(Base: B, tls: boolean) {
   return class extends Base implements Reserving {
     readonly spares = new AgentReserve(tls, () => (this as unknown as { options: object }).options);
 
-    openAhead(origin: URL, connections: number, withinMs?: number): void {
+    openAhead(origin: URL, connections: number, options?: WarmOptions): void {
       this.spares.openAhead(
         origin,
         connections,
         (key) => idleSockets(this as unknown as { freeSockets: NodeJS.ReadOnlyDict<unknown[]> }, key),
-        withinMs,
+        options,
       );
     }
 

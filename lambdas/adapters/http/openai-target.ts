@@ -14,7 +14,8 @@ import { Pool } from 'undici';
 import type { ApiKeySource, Clock, TargetClient, TargetRequest } from '../../ports';
 import { requestDeadline, type RequestDeadline } from '../request-deadline';
 import { watchWire } from '../wire-stamps';
-import { createSocketReserve, type SocketReserve } from './socket-reserve';
+import { createSocketReserve, type SocketReserve, type WarmOptions } from './socket-reserve';
+import { clientTlsContext } from './tls-context';
 import { plausibleOpenAIUsage } from '../../core/metrics/usage';
 import type { ErrorDetails, TargetResult, TokenUsage } from '../../core/types';
 import {
@@ -52,10 +53,10 @@ export interface OpenAITargetOptions {
 export interface OpenAITargetClient extends TargetClient {
   /**
    * Opens connections ahead, so that `connections` are ready for the requests to come (the
-   * pool's idle keep-alive connections count); with `withinMs`, only as many as can be ready
-   * within it (socket-reserve.ts). A no-op unless created with `reserveConnections`.
+   * pool's idle keep-alive connections count); how many by when and at once: WarmOptions
+   * (socket-reserve.ts). A no-op unless created with `reserveConnections`.
    */
-  openAhead(connections: number, withinMs?: number): void;
+  openAhead(connections: number, options?: WarmOptions): void;
 }
 
 /** Our own (not the response's) text in a message, e.g. a transport error's. */
@@ -112,15 +113,24 @@ export function createOpenAITarget(options: OpenAITargetOptions): OpenAITargetCl
   const reserve: SocketReserve | null = options.reserveConnections ? createSocketReserve(new URL(base.origin)) : null;
   const pool = new Pool(base.origin, {
     connections,
-    ...(reserve ? { connect: reserve.connect } : {}),
+    ...(reserve
+      ? { connect: reserve.connect }
+      : base.protocol === 'https:'
+        ? { connect: { secureContext: clientTlsContext() } }
+        : {}),
     pipelining: 1,
     keepAliveTimeout: 30_000,
     // The whole-request timeout below is the one that counts; these must not fire first.
     headersTimeout: 0,
     bodyTimeout: 0,
   });
+  // The pool's idle connections, as its connections less the requests on them: the pool's own
+  // count (`pool.stats`) walks every connection, hundreds at a lane's rate, each time it is read.
+  let connected = 0;
+  pool.on('connect', () => connected++).on('disconnect', () => connected--);
   const target: Target = {
     pool,
+    inFlight: 0,
     path: joinPath(base.pathname, options.path ?? '/v1/chat/completions'),
     clock: options.clock,
     timeoutMs: options.timeoutMs,
@@ -142,7 +152,8 @@ export function createOpenAITarget(options: OpenAITargetOptions): OpenAITargetCl
   return {
     name: options.name,
     send,
-    openAhead: (count, withinMs) => reserve?.warm(Math.min(count, connections) - pool.stats.free, withinMs),
+    openAhead: (count, warm) =>
+      reserve?.warm(Math.min(count, connections) - Math.max(0, connected - target.inFlight), warm),
     close: () => {
       reserve?.close();
       return pool.close();
@@ -153,6 +164,8 @@ export function createOpenAITarget(options: OpenAITargetOptions): OpenAITargetCl
 /** What every request to one target shares. */
 interface Target {
   pool: Pool;
+  /** Requests sent and not yet ended: each holds one of the pool's connections (no pipelining). */
+  inFlight: number;
   path: string;
   clock: Clock;
   timeoutMs: number;
@@ -189,10 +202,12 @@ async function sendWith(
 ): Promise<TargetResult> {
   const wire = watchWire(request.requestId, t.clock);
   const deadline = requestDeadline(t.timeoutMs, signal);
+  t.inFlight++;
   try {
     const result = await measure(t, request, key ? `Bearer ${key}` : undefined, deadline, signal);
     return { ...result, requestWireNs: wire.take() };
   } finally {
+    t.inFlight--;
     deadline.release();
   }
 }

@@ -13,6 +13,7 @@
  */
 import type { Socket } from 'node:net';
 import { buildConnector } from 'undici';
+import { clientTlsContext } from './tls-context';
 
 type Connector = buildConnector.connector;
 type ConnectOptions = buildConnector.Options;
@@ -46,11 +47,19 @@ export interface SocketReserveStats {
   expired: number;
 }
 
+/** How `warm` opens its spares. */
+export interface WarmOptions {
+  /** Only as many as can be ready within this (ms), by the connects so far. */
+  withinMs?: number;
+  /** At most this many being opened at once (at most `maxOpening`): each TLS handshake that completes is a turn of this event loop. */
+  atOnce?: number;
+}
+
 export interface SocketReserve {
   /** undici's `connect` option. */
   readonly connect: Connector;
-  /** Opens sockets until `spares` are ready or being opened; with `withinMs`, only as many as can be ready within it. */
-  warm(spares: number, withinMs?: number): void;
+  /** Opens sockets until `spares` are ready or being opened (WarmOptions: how many by when, how many at once). */
+  warm(spares: number, options?: WarmOptions): void;
   stats(): SocketReserveStats;
   /** Destroys every spare; no more are opened. */
   close(): void;
@@ -94,11 +103,15 @@ function connectOptionsOf(origin: URL): ConnectOptions {
  * - `warm(n)`: opens sockets until n are spare (or being opened), at most `maxOpening` at once
  *   (the next as one is made): a burst of connects beyond a server's accept backlog (511 for
  *   Node's servers) loses SYNs that come back only after TCP's 1 s retransmission, and spreads
- *   the handshakes' CPU rather than paying it in one turn. `warm(n, withinMs)`: only those that
- *   can be ready within `withinMs`: no spare is started once the connects so far say it would
+ *   the handshakes' CPU rather than paying it in one turn. `withinMs`: only those that
+ *   can be ready within it: no spare is started once the connects so far say it would
  *   complete later (their mean time, start to ready): hundreds of TLS handshakes can take a
  *   server seconds, and a spare still being made when the requests start is a handshake both
- *   sides pay in the schedule, queued ahead of the connections the requests open.
+ *   sides pay in the schedule, queued ahead of the connections the requests open. `atOnce`:
+ *   fewer at a time, for spares opened while requests are being sent (handlers/fire-warm-up.ts):
+ *   handshakes that complete together are one long turn of the event loop, and a request due
+ *   in it waits for all of them.
+ * - TLS spares share one client context (tls-context.ts).
  * - The pool's connector takes a spare when it has one (handed over on a microtask: undici
  *   ignores a connection that completes inside its own resume loop), else opens one as undici
  *   would. A spare taken is not replaced: the reserve is for the start, the pool's keep-alive
@@ -111,7 +124,6 @@ function connectOptionsOf(origin: URL): ConnectOptions {
  *   left unused do not stall either side's event loop in one burst.
  * - A failed warm-up connection is no request's failure: it is counted and dropped (the
  *   request that needs a connection then opens its own, and that failure is recorded).
-
  */
 export function createSocketReserve(origin: URL, options: SocketReserveOptions = {}): SocketReserve {
   return new Reserve(origin, options);
@@ -123,6 +135,8 @@ class Reserve implements SocketReserve {
   private readonly nowMs: () => number;
   private readonly target: ConnectOptions;
   private readonly maxOpening: number;
+  /** Being opened at once, at most: the last warm's `atOnce`, within maxOpening. */
+  private atOnce: number;
   private readonly spares: Spare[] = [];
   /** Spares still to open (warm's ask, less those ready and being opened). */
   private pending = 0;
@@ -140,9 +154,13 @@ class Reserve implements SocketReserve {
   constructor(origin: URL, options: SocketReserveOptions) {
     this.base =
       options.base ??
-      buildConnector(options.connectTimeoutMs !== undefined ? { timeout: options.connectTimeoutMs } : {});
+      buildConnector({
+        ...(options.connectTimeoutMs !== undefined ? { timeout: options.connectTimeoutMs } : {}),
+        ...(origin.protocol === 'https:' ? { secureContext: clientTlsContext() } : {}),
+      });
     this.maxIdleMs = options.maxIdleMs ?? 4_000;
     this.maxOpening = Math.max(1, options.maxOpening ?? MAX_OPENING);
+    this.atOnce = this.maxOpening;
     this.nowMs = options.nowMs ?? (() => performance.now());
     this.target = connectOptionsOf(origin);
   }
@@ -159,10 +177,12 @@ class Reserve implements SocketReserve {
     return socket;
   };
 
-  warm(n: number, withinMs?: number): void {
+  warm(n: number, options: WarmOptions = {}): void {
     if (this.closed) return;
+    const { withinMs, atOnce } = options;
     this.pending = Math.max(0, Math.floor(n) - this.spares.length - this.opening);
     this.readyBy = withinMs !== undefined && Number.isFinite(withinMs) ? this.nowMs() + Math.max(0, withinMs) : null;
+    this.atOnce = atOnce !== undefined && atOnce >= 1 ? Math.min(this.maxOpening, Math.floor(atOnce)) : this.maxOpening;
     this.fill();
   }
 
@@ -212,9 +232,9 @@ class Reserve implements SocketReserve {
     }
   }
 
-  /** Opens what warm asked for, at most maxOpening at once, none that would be ready too late. */
+  /** Opens what warm asked for, at most atOnce at a time, none that would be ready too late. */
   private fill(): void {
-    while (!this.closed && this.pending > 0 && this.opening < this.maxOpening) {
+    while (!this.closed && this.pending > 0 && this.opening < this.atOnce) {
       if (this.readyBy !== null && this.nowMs() + (this.made > 0 ? this.makingMs / this.made : 0) >= this.readyBy) {
         this.pending = 0;
         return;

@@ -15,6 +15,8 @@ import { Readable } from 'node:stream';
 import { requestDeadline, type RequestDeadline } from '../request-deadline';
 import { watchWire } from '../wire-stamps';
 import { ReservingHttpAgent, ReservingHttpsAgent, type ReservingAgent } from '../http/agent-reserve';
+import type { WarmOptions } from '../http/socket-reserve';
+import { clientTlsContext } from '../http/tls-context';
 import {
   InvokeEndpointCommand,
   InvokeEndpointWithResponseStreamCommand,
@@ -106,7 +108,7 @@ export function sageMakerRuntimeClientConfig(
   const maxSockets = options.connections ?? 1024;
   const agents = {
     http: new ReservingHttpAgent({ keepAlive: true, maxSockets }),
-    https: new ReservingHttpsAgent({ keepAlive: true, maxSockets }),
+    https: new ReservingHttpsAgent({ keepAlive: true, maxSockets, secureContext: clientTlsContext() }),
   };
   const requestHandler = new NodeHttpHandler({
     httpAgent: agents.http,
@@ -145,7 +147,7 @@ async function endpointOrigin(client: SageMakerRuntimeClient): Promise<URL> {
 
 export function createSageMakerTarget(
   options: SageMakerTargetOptions,
-): TargetClient & { openAhead(connections: number, withinMs?: number): void } {
+): TargetClient & { openAhead(connections: number, options?: WarmOptions): void } {
   const client = options.client ?? new SageMakerRuntimeClient(sageMakerRuntimeClientConfig(options));
   const target: Target = {
     options,
@@ -165,11 +167,11 @@ export function createSageMakerTarget(
 
   let origin: Promise<URL | null> | null = null;
   /**
-   * Spares opened so that `connections` are ready for the endpoint; with `withinMs`, only those
-   * that can be ready within it, counted from this call (clients not made by
-   * sageMakerRuntimeClientConfig: none).
+   * Spares opened so that `connections` are ready for the endpoint (WarmOptions; `withinMs`
+   * counted from this call; clients not made by sageMakerRuntimeClientConfig: none).
    */
-  const openAhead = (connections: number, withinMs?: number) => {
+  const openAhead = (connections: number, options: WarmOptions = {}) => {
+    const { withinMs } = options;
     const agents = AGENTS.get(client.config.requestHandler as object);
     if (!agents) return;
     const asked = performance.now();
@@ -177,11 +179,10 @@ export function createSageMakerTarget(
     void origin.then(
       (url) =>
         url &&
-        (url.protocol === 'https:' ? agents.https : agents.http).openAhead(
-          url,
-          connections,
-          withinMs === undefined ? undefined : withinMs - (performance.now() - asked),
-        ),
+        (url.protocol === 'https:' ? agents.https : agents.http).openAhead(url, connections, {
+          ...options,
+          ...(withinMs === undefined ? {} : { withinMs: withinMs - (performance.now() - asked) }),
+        }),
     );
   };
 

@@ -7,7 +7,7 @@
  * are test/e2e/open-ahead.test.ts's.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_OPENING } from '../../../lambdas/adapters/http/socket-reserve';
+import { MAX_OPENING, type WarmOptions } from '../../../lambdas/adapters/http/socket-reserve';
 import { createSystemClock } from '../../../lambdas/adapters/system-clock';
 import type { ReplayPlan, TargetResult } from '../../../lambdas/core/types';
 import { prepareFireWorkers } from '../../../lambdas/local/fire-workers';
@@ -125,13 +125,13 @@ describe('the fire runner in this thread', () => {
     const stop = new AbortController();
     const requests = offsets.map((o, i) => scheduledRequest(i, o));
     const startNs = clock.nowNs() + 1_300_000_000n;
-    const client: TargetClient & { openAhead(n: number, withinMs?: number): void } = {
+    const client: TargetClient & { openAhead(n: number, options?: WarmOptions): void } = {
       name: 'target',
       send: () => Promise.resolve(answered()),
       close: () => Promise.resolve(),
-      openAhead(connections, withinMs) {
+      openAhead(connections, options) {
         events.push('openAhead');
-        asked.push({ connections, withinMs, beforeZeroMs: Number(startNs - clock.nowNs()) / 1e6 });
+        asked.push({ connections, withinMs: options?.withinMs, beforeZeroMs: Number(startNs - clock.nowNs()) / 1e6 });
       },
     };
     const prepare = prepareFireWorkers(1, {

@@ -15,8 +15,10 @@ import {
   dueWithin,
   FIRE_REHEARSAL_REQUESTS,
   InvocationWarmUp,
+  KEEP_OPENING,
   type WarmUpState,
 } from '../../../lambdas/handlers/fire-warm-up';
+import type { WarmOptions } from '../../../lambdas/adapters/http/socket-reserve';
 import type { TargetClient } from '../../../lambdas/ports';
 import type { Deps } from '../../../lambdas/runtime/deps';
 import { chatRequests } from '../../support/shard-messages';
@@ -48,7 +50,13 @@ const ok = (): TargetResult => ({
 
 /** Deps with one HTTP target "A": twins that answer at once, counted; openAhead recorded. */
 function standIn() {
-  const seen = { twins: 0, sent: 0, openAhead: [] as number[], logs: [] as string[] };
+  const seen = {
+    twins: 0,
+    sent: 0,
+    openAhead: [] as number[],
+    atOnce: [] as (number | undefined)[],
+    logs: [] as string[],
+  };
   const twin: TargetClient = {
     name: 'A-rehearsal',
     send: async () => {
@@ -68,7 +76,18 @@ function standIn() {
       seen.twins++;
       return { twin, close: async () => undefined };
     },
-    targets: async () => new Map([['A', { openAhead: (n: number) => seen.openAhead.push(n) }]]),
+    targets: async () =>
+      new Map([
+        [
+          'A',
+          {
+            openAhead: (n: number, options?: WarmOptions) => {
+              seen.openAhead.push(n);
+              seen.atOnce.push(options?.atOnce);
+            },
+          },
+        ],
+      ]),
   } as unknown as Deps;
   return { deps, seen };
 }
@@ -138,7 +157,7 @@ describe('dueWithin', () => {
 describe('InvocationWarmUp', () => {
   it(
     'while the shards fire, keeps connections ready for the requests due next: each tick asks for those due ' +
-      'within 250 ms, none before, none once ended',
+      'within 250 ms, KEEP_OPENING at a time, none before, none once ended',
     async () => {
       const { deps, seen } = standIn();
       // 40 requests 10 ms apart from 1,500 ms on: too soon to rehearse; collected at 500 ms.
@@ -154,6 +173,9 @@ describe('InvocationWarmUp', () => {
       expect(ticks.length).toBeGreaterThan(10);
       expect(Math.max(...ticks)).toBe(25);
       expect(Math.min(...ticks)).toBeGreaterThan(0);
+      // Opened ahead before the first due time at the reserve's own pace; while firing, KEEP_OPENING at a time.
+      expect(seen.atOnce[0]).toBeUndefined();
+      expect(new Set(seen.atOnce.slice(1))).toEqual(new Set([KEEP_OPENING]));
       warmUp.end();
       const asked = seen.openAhead.length;
       await sleep(100);

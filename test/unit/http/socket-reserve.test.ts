@@ -166,6 +166,24 @@ describe('socket reserve', () => {
     expect(reserve.stats()).toMatchObject({ opening: 0, queued: 0 });
   });
 
+  it('warm(n, { atOnce }) opens fewer at a time, within maxOpening; the next warm without it opens at maxOpening again', () => {
+    const connects: (() => void)[] = [];
+    const base = ((_options: unknown, callback: (error: Error | null, socket: unknown) => void) => {
+      connects.push(() => callback(null, new FakeSocket()));
+    }) as never;
+    const reserve = createSocketReserve(new URL('http://127.0.0.1:9'), { base, maxOpening: 4 });
+    open.reserves.push(reserve);
+    reserve.warm(5, { atOnce: 2 });
+    expect(reserve.stats()).toMatchObject({ opening: 2, queued: 3 });
+    connects.shift()?.();
+    expect(reserve.stats()).toMatchObject({ spare: 1, opening: 2, queued: 2 });
+    // Asked for more than maxOpening allows: maxOpening.
+    reserve.warm(10, { atOnce: 8 });
+    expect(reserve.stats()).toMatchObject({ spare: 1, opening: 4 });
+    reserve.warm(20);
+    expect(reserve.stats()).toMatchObject({ opening: 4 });
+  });
+
   it('warm(n, withinMs) starts no spare that its connects so far say would be ready later than that', () => {
     // A connector that connects when told, on a clock the test moves.
     let now = 0;
@@ -175,7 +193,7 @@ describe('socket reserve', () => {
     }) as never;
     const reserve = createSocketReserve(new URL('http://127.0.0.1:9'), { base, maxOpening: 2, nowMs: () => now });
     open.reserves.push(reserve);
-    reserve.warm(10, 100);
+    reserve.warm(10, { withinMs: 100 });
     expect(reserve.stats()).toMatchObject({ opening: 2, queued: 8 });
     // Each connect takes 40 ms: at 40 ms the next two start (ready by about 80), at 80 none (ready by 120 > 100).
     now = 40;
