@@ -12,6 +12,8 @@ export interface ReplayFunctionProps
   /** Handler file under lambdas/handlers/, without extension. */
   handlerName: 'ingest' | 'fire' | 'collect' | 'plan' | 'bucket-region-check';
   logRetention: logs.RetentionDays;
+  /** Node flags beside `--enable-source-maps` in NODE_OPTIONS (only those Node allows there). */
+  nodeOptions?: readonly string[];
 }
 
 /**
@@ -28,7 +30,7 @@ export interface ReplayFunctionProps
  */
 export class ReplayFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: ReplayFunctionProps) {
-    const { handlerName, logRetention, environment, bundling, ...rest } = props;
+    const { handlerName, logRetention, environment, bundling, nodeOptions = [], ...rest } = props;
     super(scope, id, {
       entry: join(ROOT, 'lambdas', 'handlers', `${handlerName}.ts`),
       handler: 'handler',
@@ -41,7 +43,11 @@ export class ReplayFunction extends NodejsFunction {
         removalPolicy: RemovalPolicy.DESTROY,
       }),
       loggingFormat: lambda.LoggingFormat.JSON,
-      environment: { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: 'capture-replay', ...environment },
+      environment: {
+        NODE_OPTIONS: ['--enable-source-maps', ...nodeOptions].join(' '),
+        POWERTOOLS_SERVICE_NAME: 'capture-replay',
+        ...environment,
+      },
       bundling: {
         minify: true,
         sourceMap: true,

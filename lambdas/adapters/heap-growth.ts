@@ -9,6 +9,8 @@
  * is a flag NODE_OPTIONS accepts. The reducer's count is set before the reducer can have run a
  * collection (8 s after the process's first mark-compact at the soonest): V8 checks that the
  * collections it started do not exceed it.
+ *
+ * And short minor collections: FIRE_NODE_OPTIONS.
  */
 import { setFlagsFromString } from 'node:v8';
 
@@ -28,3 +30,14 @@ export function spaceOutMajorCollections(percent = HEAP_GROWING_PERCENT): boolea
     return false;
   }
 }
+
+/**
+ * The fire function's NODE_OPTIONS flags (beside `--enable-source-maps`): a young generation of
+ * 4 MB semi-spaces, not V8's 16. Each scavenge copies what is still alive of what was allocated
+ * since the last one, and in a lane most of that is the requests sent meanwhile, alive for their
+ * whole answers: the pause grows with the young generation, and a request due during one waits
+ * for all of it. More, smaller scavenges copy about the same objects in all; each pause is
+ * shorter (bench/RESULTS.md). V8 sizes the heap at the process's start, so this is a flag
+ * NODE_OPTIONS accepts, not one set at run time.
+ */
+export const FIRE_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=4'];
