@@ -23,6 +23,7 @@ import { awsClientConfig, startMoto, type Moto } from '../test/support/moto';
 import { startSqsEventSource, type EventSource } from '../test/support/sqs-event-source';
 import { readAssembly, synthesizeApp, type SynthesizedFunction } from '../test/support/synth';
 import { flag } from './args';
+import { selfSignedCertificate } from './certificate';
 import { openCpuShares, type CpuShares } from './cpu-share';
 import { analyse, fireRowMarkdown, FIRE_ROW_HEADER, type FireRow, type ShardResults } from './fire-lateness-analysis';
 import {
@@ -73,34 +74,6 @@ for (const peak of peaks)
 
 const REGION = 'us-east-1';
 const work = mkdtempSync(join(tmpdir(), 'cr-fire-lateness-'));
-
-/** A certificate for 127.0.0.1 that the invocations trust (NODE_EXTRA_CA_CERTS), as they trust a real endpoint's. */
-function makeCertificate(): { cert: string; key: string } {
-  const cert = join(work, 'cert.pem');
-  const key = join(work, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert, key };
-}
 
 /** The environment of the deployed fire function, its resources pointed at moto and its target at the server. */
 function fireEnvironment(
@@ -362,7 +335,7 @@ try {
     moto,
     fireFn: app.fn(/\/Fire\/Resource$/),
     shares,
-    certificate: tls ? makeCertificate() : null,
+    certificate: tls ? selfSignedCertificate(work) : null,
   };
   for (const peak of peaks) for (const protocol of protocols) rows.push(await runOne(setup, peak, protocol));
 } finally {

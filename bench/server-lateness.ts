@@ -7,12 +7,13 @@
  *
  * What is measured, and the options: beside the flags below.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { flag } from './args';
+import { selfSignedCertificate } from './certificate';
 import { cliOf } from './cli-path';
 import {
   BENCH_ROOT as root,
@@ -79,29 +80,8 @@ const serverArgs = given.length > 0 ? given : ['--median-ms', '0'];
 const FIRST_MS = 1000;
 const work = mkdtempSync(join(tmpdir(), 'cr-lateness-'));
 const tls = process.argv.includes('--tls');
-const certificate = tls ? { cert: join(work, 'cert.pem'), key: join(work, 'key.pem') } : null;
+const certificate = tls ? selfSignedCertificate(work) : null;
 if (certificate) {
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      certificate.key,
-      '-out',
-      certificate.cert,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
   serverArgs.push('--tls-cert', certificate.cert, '--tls-key', certificate.key);
 }
 

@@ -5,12 +5,14 @@
  * no physical names, and cdk-nag's AwsSolutions pack without unsuppressed errors.
  * SageMaker targets: sagemaker-stack.test.ts.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
+import { FIRE_NODE_OPTIONS } from '../../lambdas/adapters/heap-growth';
 import { DEFAULT_METRICS_NAMESPACE } from '../../lambdas/core/metrics/cloudwatch';
 import { ENV } from '../../lambdas/runtime/config';
 import { CaptureReplayStack } from '../../lib/capture-replay-stack';
@@ -134,6 +136,29 @@ describe('CaptureReplayStack', () => {
         MetricName: 'ApproximateAgeOfOldestMessage',
         Threshold: 900 + sizing.timeoutSeconds + 120,
       });
+    },
+  );
+
+  it(
+    'runs the fire function with a young generation of 4 MB semi-spaces (NODE_OPTIONS, which Node accepts with ' +
+      'that flag), the other functions with source maps only',
+    () => {
+      const nodeOptions = (name: string) =>
+        (fn(name).Properties.Environment as { Variables: Record<string, string> }).Variables.NODE_OPTIONS;
+      expect(nodeOptions('Fire')).toBe(['--enable-source-maps', ...FIRE_NODE_OPTIONS].join(' '));
+      expect(nodeOptions('Ingest')).toBe('--enable-source-maps');
+      expect(nodeOptions('Collect')).toBe('--enable-source-maps');
+      // Node refuses a flag it does not allow in NODE_OPTIONS; the new space is two semi-spaces.
+      const run = spawnSync(
+        process.execPath,
+        [
+          '-e',
+          "console.log(require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size)",
+        ],
+        { env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: nodeOptions('Fire') }, encoding: 'utf8' },
+      );
+      expect(run.stderr).toBe('');
+      expect(Number(run.stdout)).toBeLessThanOrEqual(2 * 4 * 1024 * 1024);
     },
   );
 
