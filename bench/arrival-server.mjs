@@ -11,8 +11,8 @@
 //
 // What it writes, and its options: beside the arguments below.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer as createTcpServer, connect as tcpConnect } from 'node:net';
-import { createServer as createTlsServer, connect as tlsConnect } from 'node:tls';
+import { createServer as createTcpServer } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { crc32 } from 'node:zlib';
 
 // Requests are identified by x-request-id, or SageMaker's x-amzn-sagemaker-inference-id. On
@@ -24,13 +24,9 @@ import { crc32 } from 'node:zlib';
 //
 //   node bench/arrival-server.mjs <arrivals-file> [--median-ms 2000] [--p99-ms 30000]
 //     [--max-ms 120000] [--tokens-per-second 30] [--seed 1] [--tls-cert f --tls-key f]
-//     [--warm-up n]
 //
 // With --median-ms 0 every answer is immediate (one JSON, or a stream of one token). Prints
-// {"url": ...} once listening (https with --tls-cert). With --warm-up n it first answers n
-// streamed requests of its own, as a production endpoint has answered others before a replay
-// starts: a cold server's first second (its code compiling, on the CPU the client shares) would
-// be stamped as the client's lateness. Nothing of them is written or counted.
+// {"url": ...} once listening (https with --tls-cert).
 const argv = process.argv.slice(2);
 const out = argv[0];
 if (!out || out.startsWith('--')) throw new Error('usage: arrival-server.mjs <arrivals-file> [options]');
@@ -258,57 +254,7 @@ const server =
   tlsCert && tlsKey
     ? createTlsServer({ cert: readFileSync(tlsCert), key: readFileSync(tlsKey) }, onConnection)
     : createTcpServer(onConnection);
-/** Its own streamed requests, WARM_UP_CONNECTIONS at a time, each connection's one after the other. */
-const WARM_UP = Number(opt('--warm-up', 0));
-const WARM_UP_CONNECTIONS = 50;
-async function warmUp(port) {
-  const body = '{"stream": true}';
-  const request =
-    `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
-    `content-length: ${body.length}\r\n\r\n${body}`;
-  const open = () =>
-    tlsCert ? tlsConnect({ port, host: '127.0.0.1', rejectUnauthorized: false }) : tcpConnect(port, '127.0.0.1');
-  const perConnection = Math.ceil(WARM_UP / WARM_UP_CONNECTIONS);
-  const one = () =>
-    new Promise((resolve) => {
-      const socket = open();
-      let left = perConnection;
-      let seen = '';
-      socket.on('data', (chunk) => {
-        seen += chunk.toString('latin1');
-        // Each answer ends with the chunked encoding's last chunk.
-        for (let end = seen.indexOf('\r\n0\r\n\r\n'); end >= 0; end = seen.indexOf('\r\n0\r\n\r\n')) {
-          seen = seen.slice(end + 7);
-          if (--left === 0) {
-            socket.destroy();
-            return resolve();
-          }
-          socket.write(request);
-        }
-      });
-      socket.on('error', resolve);
-      socket.write(request);
-    });
-  await Promise.all(Array.from({ length: WARM_UP_CONNECTIONS }, one));
-}
-
-server.listen(0, '127.0.0.1', async () => {
-  if (WARM_UP > 0) {
-    // The run's answers draw the same response times as without a warm-up.
-    const seedBefore = seed;
-    await warmUp(server.address().port);
-    seed = seedBefore;
-    arrivals.length = 0;
-    unidentified = 0;
-    Object.assign(counts, {
-      requests: 0,
-      streams: 0,
-      tokens: 0,
-      cut: 0,
-      connections: 0,
-      connectionsAtFirstRequest: null,
-    });
-  }
+server.listen(0, '127.0.0.1', () => {
   process.stdout.write(
     JSON.stringify({ url: `${tlsCert ? 'https' : 'http'}://127.0.0.1:${server.address().port}` }) + '\n',
   );

@@ -56,9 +56,6 @@ import {
  *     --streaming; P = M: every answer takes M ms; default: every answer at once)
  *     [--tls]   (the server over TLS, a certificate for 127.0.0.1 the CLI trusts through
  *     NODE_EXTRA_CA_CERTS, as it trusts a real endpoint's: each connection a handshake)
- *     [--warm-server n]   (the server answers n streamed requests of its own before each run,
- *     default 2000, 0 for none: an endpoint is warm when a replay starts, and a cold server's
- *     first-second stalls on the CPU it shares with the CLI were stamped as the CLI's lateness)
  */
 const seconds = flag('--seconds', 10);
 const ratesAt = process.argv.indexOf('--rates');
@@ -78,9 +75,7 @@ const given = ['--median-ms', '--p99-ms', '--tokens-per-second'].flatMap((name) 
   process.argv.includes(name) ? [name, passThrough(name, '')] : [],
 );
 const answers = given.length > 0 ? given.join(' ') : '--median-ms 0 (at once)';
-const warmServer = Number(passThrough('--warm-server', '2000'));
-if (!Number.isInteger(warmServer) || warmServer < 0) throw new Error('--warm-server needs a whole number >= 0');
-const serverArgs = [...(given.length > 0 ? given : ['--median-ms', '0']), '--warm-up', String(warmServer)];
+const serverArgs = given.length > 0 ? given : ['--median-ms', '0'];
 /** Requests due before this offset are the first second's. */
 const FIRST_MS = 1000;
 const work = mkdtempSync(join(tmpdir(), 'cr-lateness-'));
@@ -258,8 +253,7 @@ for (const [run, rate] of rates.entries()) {
 console.log(
   `server-side lateness, ${cliScript}, ${seconds} s per rate, --workers ${workers} --wait ${wait} ` +
     `--rehearsal ${rehearsal ?? 'default'} --lead ${lead}${streaming ? ' --streaming' : ''}, server ` +
-    `${answers}${tls ? ' over TLS' : ''}, warmed by ${warmServer} requests of its own, node ${process.version}, ` +
-    `${cpus().length} CPUs ` +
+    `${answers}${tls ? ' over TLS' : ''}, node ${process.version}, ${cpus().length} CPUs ` +
     `(${cpus()[0]?.model ?? '?'})\n`,
 );
 console.log(
