@@ -25,7 +25,9 @@ export function selfSignedCertificate(dir: string): { cert: string; key: string 
       '2',
       '-subj',
       '/CN=127.0.0.1',
-    ].concat(['-addext', 'subjectAltName=IP:127.0.0.1']),
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
     { stdio: 'ignore' },
   );
   return { cert, key };

@@ -144,13 +144,13 @@ async function readResults(s3: S3Client, runId: string, shardIds: string[], dead
   return out;
 }
 
-/** The run the ingest wrote for the capture: its id and shard ids, once its record exists. */
 /** Shard ids are `<slot>-<lane>`: a second lane would halve each invocation's rate, and the row would not be one lane's. */
 function oneLane(shardIds: readonly string[]): void {
   const lanes = new Set(shardIds.map((id) => id.split('-')[1]));
   if (lanes.size > 1) throw new Error(`the ingest cut ${lanes.size} lanes (${shardIds.join(', ')}): not one lane`);
 }
 
+/** The run the ingest wrote for the capture: its id and shard ids, once its record exists. */
 async function runOf(s3: S3Client, deadlineMs: number): Promise<{ runId: string; shardIds: string[] }> {
   for (;;) {
     const keys = (

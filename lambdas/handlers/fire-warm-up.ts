@@ -13,7 +13,7 @@ import { collectGarbage } from '../adapters/full-gc';
 import { rehearseTwins, type RehearsalResult } from '../core/fire/rehearsal';
 import type { ShardMessage } from '../core/pipeline/shards';
 import type { ScheduledRequest } from '../core/types';
-import type { Deps } from '../runtime/deps';
+import type { Deps, Target } from '../runtime/deps';
 import type { WarmOptions } from '../adapters/http/socket-reserve';
 
 /**
@@ -48,6 +48,7 @@ const KEEP_AHEAD_MS = 250;
  * of the event loop that the requests due in it wait for. Two at a time open hundreds a second.
  */
 export const KEEP_OPENING = 2;
+const KEEPING: WarmOptions = { atOnce: KEEP_OPENING };
 
 /**
  * What an execution environment has rehearsed (`<target kind>:<streaming>`), and its
@@ -112,10 +113,10 @@ const errorText = (error: unknown) => (error instanceof Error ? error.message : 
  *
  * - While the shards fire, connections are kept ready (`keep`): every KEEP_EVERY_MS, each
  *   target's idle keep-alive connections and spares are topped up to its requests due in the
- *   next KEEP_AHEAD_MS, KEEP_OPENING at a time. A lane's requests in flight grow for seconds (each response lasts
- *   seconds), and a request that finds every connection busy waited for a connect and a TLS
- *   handshake of its own: most of the fire function's requests more than 5 ms late
- *   (bench:fire-lateness attributes them).
+ *   next KEEP_AHEAD_MS, KEEP_OPENING at a time. A lane's requests in flight grow for seconds
+ *   (each response lasts seconds), and a request that finds every connection busy waited for a
+ *   connect and a TLS handshake of its own: most of the fire function's requests more than 5 ms
+ *   late (bench:fire-lateness attributes them).
  */
 export class InvocationWarmUp {
   private firstDueNs: bigint | null = null;
@@ -170,11 +171,11 @@ export class InvocationWarmUp {
    */
   private keep(): void {
     if (this.keeper || this.ended) return;
-    const tick = (targets: Map<string, { openAhead?(n: number, options?: WarmOptions): void }>) => {
+    const tick = (targets: Map<string, Pick<Target, 'openAhead'>>) => {
       const now = this.deps.clock.nowNs();
       for (const [name, dues] of this.dues) {
         const soon = dueWithin(dues, now, KEEP_AHEAD_MS);
-        if (soon > 0) targets.get(name)?.openAhead?.(soon, { atOnce: KEEP_OPENING });
+        if (soon > 0) targets.get(name)?.openAhead?.(soon, KEEPING);
       }
     };
     this.keeper = setInterval(() => undefined, KEEP_EVERY_MS);

@@ -242,13 +242,8 @@ function createTargetDeps(
     for (const t of config.targets) {
       // Every kind gets the same per-target pool size and in-flight limit.
       const inFlight = new Semaphore(connections);
-      if (t.kind === 'sagemaker') {
-        const client = sageMakerClient(t);
-        map.set(t.name, { client, inFlight, openAhead: (n, o) => client.openAhead(n, o) });
-      } else {
-        const client = await httpClient(t, secretsProvider, apiKeys);
-        map.set(t.name, { client, inFlight, openAhead: (n, o) => client.openAhead(n, o) });
-      }
+      const client = t.kind === 'sagemaker' ? sageMakerClient(t) : await httpClient(t, secretsProvider, apiKeys);
+      map.set(t.name, { client, inFlight, openAhead: (n, o) => client.openAhead(n, o) });
     }
     return { map, apiKeys };
   };
