@@ -8,7 +8,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -146,6 +146,8 @@ export async function invokeInGroup(o: {
   n: number;
   work: string;
   group: CpuGroup | null;
+  /** A file the invocation's stdout is appended to (V8's traces print there); without it, none is kept. */
+  stdoutFile?: string | null;
 }): Promise<{ invocation: Invocation; response: SQSBatchResponse }> {
   const probeFile = join(o.work, 'probe.cjs');
   writeFileSync(probeFile, PROBE);
@@ -162,7 +164,7 @@ export async function invokeInGroup(o: {
   const child = spawn(run.command, run.args, {
     cwd: o.fn.assetDir,
     env: { ...o.env, NODE_OPTIONS: `${o.env.NODE_OPTIONS ?? ''} --require ${probeFile}`.trim(), PROBE_OUT: probeOut },
-    stdio: ['pipe', 'ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', o.stdoutFile ? openSync(o.stdoutFile, 'a') : 'ignore', 'pipe', 'pipe'],
   });
   let result = '';
   let stderr = '';
