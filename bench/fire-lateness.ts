@@ -67,9 +67,7 @@ const dumpTo = process.argv.includes('--dump') ? option('--dump', '') || null : 
 /** Node flags added to each invocation's NODE_OPTIONS (a V8 setting to try, a CPU profile). */
 const nodeOptions = option('--node-options', '');
 /** A file each invocation's stdout is appended to: V8's traces (`--trace-gc-nvp`, set by a preloaded script). */
-const invocationStdout = process.argv.includes('--invocation-stdout')
-  ? option('--invocation-stdout', '') || null
-  : null;
+const stdoutFile = process.argv.includes('--invocation-stdout') ? option('--invocation-stdout', '') || null : null;
 for (const p of protocols)
   if (!PROTOCOLS.includes(p)) throw new Error(`--protocols: ${p} is not one of ${PROTOCOLS.join(', ')}`);
 if (!['lambda', 'none'].includes(cpuShare)) throw new Error('--cpu-share: lambda or none');
@@ -275,15 +273,7 @@ async function runOne(setup: RunSetup, peak: number, protocol: Protocol): Promis
         const group =
           shares?.group(`inv-${peak}-${protocol}-${n}`, cpuShare === 'lambda' ? shares.shareOf(d.memoryMb) : null) ??
           null;
-        const { invocation, response } = await invokeInGroup({
-          fn: fireFn,
-          env,
-          event,
-          n,
-          work,
-          group,
-          stdoutFile: invocationStdout,
-        });
+        const { invocation, response } = await invokeInGroup({ fn: fireFn, env, event, n, work, group, stdoutFile });
         invocations.push(invocation);
         return response;
       },

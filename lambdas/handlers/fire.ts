@@ -15,7 +15,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { fireEach } from '../core/fire/fire-loop';
 import { lambdaCpuShare, startCpuMeter, usedMostOfShare, type CpuUse } from '../adapters/cpu-use';
-import { spaceOutMajorCollections } from '../adapters/heap-growth';
+import { spaceOutMajorCollections } from '../adapters/lane-heap';
 import { isFinal, PermanentError } from '../core/errors';
 import { collectMessage, handleShard, type ShardAction } from '../core/pipeline/stages';
 import type { ShardCounts } from '../core/pipeline/fire-stage';
@@ -34,7 +34,7 @@ const processWarmUp = createWarmUpState();
 /** This environment's CPU share (vCPUs), from its memory; null outside Lambda. */
 const share = lambdaCpuShare();
 // In Lambda, where the process is this function's alone: a lane's heap grows without a
-// mark-compact in the middle of its slot (adapters/heap-growth.ts).
+// mark-compact in the middle of its slot (adapters/lane-heap.ts).
 if (share !== null) spaceOutMajorCollections();
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 

@@ -12,7 +12,7 @@ import { Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
-import { FIRE_NODE_OPTIONS } from '../../lambdas/adapters/heap-growth';
+import { FIRE_NODE_OPTIONS } from '../../lambdas/adapters/lane-heap';
 import { DEFAULT_METRICS_NAMESPACE } from '../../lambdas/core/metrics/cloudwatch';
 import { ENV } from '../../lambdas/runtime/config';
 import { CaptureReplayStack } from '../../lib/capture-replay-stack';

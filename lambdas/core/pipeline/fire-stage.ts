@@ -126,7 +126,7 @@ export async function handleShard(
           dropReason: o.dropReason ?? 'lost',
         };
     // As a string, in the JavaScript heap: a string has no references to trace, and bytes would
-    // be external memory, whose own limit starts V8's longest collections (adapters/heap-growth.ts).
+    // be external memory, whose own limit starts V8's longest collections (adapters/lane-heap.ts).
     encoded.push([o.request.index, encodeResultLine(line)]);
     if (o.result) {
       counts.fired++;

@@ -13,7 +13,7 @@ const run = (mode: string, nodeFlags: string[], script: string) =>
  */
 const GROWTH = `
 import { PerformanceObserver, constants } from 'node:perf_hooks';
-import { spaceOutMajorCollections } from './lambdas/adapters/heap-growth.ts';
+import { spaceOutMajorCollections } from './lambdas/adapters/lane-heap.ts';
 import { collectGarbage } from './lambdas/adapters/full-gc.ts';
 if (process.argv[1] === 'spaced' && !spaceOutMajorCollections(1000)) throw new Error('flag refused');
 const kept = [];
@@ -52,7 +52,7 @@ function majorsAfterGrowth(mode: 'spaced' | 'default'): number {
  */
 const REDUCER = `
 import { PerformanceObserver } from 'node:perf_hooks';
-import { spaceOutMajorCollections } from './lambdas/adapters/heap-growth.ts';
+import { spaceOutMajorCollections } from './lambdas/adapters/lane-heap.ts';
 if (process.argv[1] === 'spaced') spaceOutMajorCollections();
 let majors = 0;
 new PerformanceObserver((l) => { for (const e of l.getEntries()) if (e.detail.kind === 4) majors++; }).observe({ entryTypes: ['gc'] });

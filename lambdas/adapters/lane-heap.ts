@@ -1,6 +1,7 @@
 /**
- * No major collection while a lane fires but the one the warm-up runs before its first due time
- * (why: docs/deploy.md, "A lane's heap"; what each costs: bench/RESULTS.md):
+ * A fire lane's V8 heap (why: docs/deploy.md, "A lane's heap"; what each costs: bench/RESULTS.md).
+ *
+ * No major collection while a lane fires but the one the warm-up runs before its first due time:
  * - the old generation's limit at ten times what a mark-compact leaves live, not V8's own factor
  *   (at most four), which a lane's answers in flight reach again and again within its slot;
  * - no memory reducer collections, which V8 starts when the heap looks idle and, as a watchdog,
@@ -10,7 +11,7 @@
  * collection (8 s after the process's first mark-compact at the soonest): V8 checks that the
  * collections it started do not exceed it.
  *
- * And short minor collections: FIRE_NODE_OPTIONS.
+ * Short minor collections: FIRE_NODE_OPTIONS, set where the function is defined.
  */
 import { setFlagsFromString } from 'node:v8';
 
