@@ -16,6 +16,7 @@ import { CaptureReplayStack } from '../lib/capture-replay-stack';
 import { parseDeploymentConfig } from '../lib/config';
 import { fireSizingOf } from '../lib/sizing';
 import type { SynthesizedFunction } from '../test/support/synth';
+import { lambdaBootstrapNodeOptions } from '../test/support/lambda-env';
 import type { CpuGroup, ThrottleStats } from './cpu-share';
 import { BENCH_ROOT } from './lateness-common';
 
@@ -163,7 +164,11 @@ export async function invokeInGroup(o: {
   const run = o.group ? o.group.wrap(argv) : { command: argv[0] as string, args: argv.slice(1) };
   const child = spawn(run.command, run.args, {
     cwd: o.fn.assetDir,
-    env: { ...o.env, NODE_OPTIONS: `${o.env.NODE_OPTIONS ?? ''} --require ${probeFile}`.trim(), PROBE_OUT: probeOut },
+    env: {
+      ...o.env,
+      NODE_OPTIONS: `${lambdaBootstrapNodeOptions(o.env.NODE_OPTIONS, Number(o.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE))} --require ${probeFile}`,
+      PROBE_OUT: probeOut,
+    },
     stdio: ['pipe', o.stdoutFile ? openSync(o.stdoutFile, 'a') : 'ignore', 'pipe', 'pipe'],
   });
   let result = '';

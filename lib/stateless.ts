@@ -10,7 +10,7 @@ import { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
 import { HOURS_ROOT, RESULTS_ROOT, WORK_ROOT } from '../lambdas/core/pipeline/keys';
 import { SCHEDULES_ROOT, type PlanMessage } from '../lambdas/core/scheduled-runs/contract';
-import { FIRE_NODE_OPTIONS } from '../lambdas/adapters/lane-heap';
+import { fireNodeOptions } from '../lambdas/adapters/lane-heap';
 import { ENV, type SageMakerTargetConfig } from '../lambdas/runtime/config';
 import { CaptureBucketCheck } from './capture-bucket-check';
 import { wireCaptureSource, type CaptureSource } from './capture-source';
@@ -263,7 +263,7 @@ export class CaptureReplayStateless extends Construct {
     const fire = new ReplayFunction(this, 'Fire', {
       handlerName: 'fire',
       logRetention,
-      nodeOptions: FIRE_NODE_OPTIONS,
+      nodeOptions: fireNodeOptions(sizing.memoryMb),
       environment: { ...environment, [ENV.secretsMaxAgeSeconds]: String(config.secretsMaxAgeSeconds) },
       timeout: Duration.seconds(sizing.timeoutSeconds),
       memorySize: sizing.memoryMb,

@@ -11,7 +11,8 @@
  * collection (8 s after the process's first mark-compact at the soonest): V8 checks that the
  * collections it started do not exceed it.
  *
- * Short minor collections: FIRE_NODE_OPTIONS, set where the function is defined.
+ * Short minor collections, and the old space Lambda would give: fireNodeOptions, set where the
+ * function is defined.
  */
 import { setFlagsFromString } from 'node:v8';
 
@@ -33,12 +34,31 @@ export function spaceOutMajorCollections(percent = HEAP_GROWING_PERCENT): boolea
 }
 
 /**
- * The fire function's NODE_OPTIONS flags (beside `--enable-source-maps`): a young generation of
- * 4 MB semi-spaces, not V8's 16. Each scavenge copies what is still alive of what was allocated
- * since the last one, and in a lane most of that is the requests sent meanwhile, alive for their
- * whole answers: the pause grows with the young generation, and a request due during one waits
- * for all of it. More, smaller scavenges copy about the same objects in all; each pause is
- * shorter (bench/RESULTS.md). V8 sizes the heap at the process's start, so this is a flag
- * NODE_OPTIONS accepts, not one set at run time.
+ * The heap Lambda's Node.js runtime gives a function whose NODE_OPTIONS name neither size: its
+ * bootstrap (/var/runtime/bootstrap) passes a new space of a tenth of the function's memory, in
+ * semi-spaces of half that, and an old space of the rest; when NODE_OPTIONS names either flag, it
+ * passes neither, and V8's own default holds for the other
+ * (https://dev.to/wonderfulsoap/deep-dive-into-aws-lambda-3-official-nodejs-runtime-analysis-43je,
+ * the runtime's script as extracted; the semi-space's half is from copies of earlier runtimes'
+ * scripts, which the fire function does not depend on: it names both).
  */
-export const FIRE_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=4'];
+export function lambdaBootstrapHeap(memoryMb: number): { semiSpaceMb: number; oldSpaceMb: number } {
+  const newSpaceMb = Math.floor(memoryMb / 10);
+  return { semiSpaceMb: Math.floor(newSpaceMb / 2), oldSpaceMb: memoryMb - newSpaceMb };
+}
+
+/**
+ * The fire function's NODE_OPTIONS flags (beside `--enable-source-maps`) for its memory:
+ * - a young generation of 4 MB semi-spaces, where Lambda's bootstrap would give a tenth of the
+ *   memory (160 MB semi-spaces at 3,197 MB) and V8 alone 16. Each scavenge copies what is still
+ *   alive of what was allocated since the last one, and in a lane most of that is the requests
+ *   sent meanwhile, alive for their whole answers: the pause grows with the young generation,
+ *   and a request due during one waits for all of it. More, smaller scavenges copy about the
+ *   same objects in all; each pause is shorter (bench/RESULTS.md).
+ * - the old space the bootstrap would have given, which it no longer passes once NODE_OPTIONS
+ *   names the semi-space (V8's own default is a fraction of the machine's memory).
+ * V8 sizes the heap at the process's start: flags NODE_OPTIONS accepts, not set at run time.
+ */
+export function fireNodeOptions(memoryMb: number): string[] {
+  return ['--max-semi-space-size=4', `--max-old-space-size=${lambdaBootstrapHeap(memoryMb).oldSpaceMb}`];
+}

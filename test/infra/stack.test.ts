@@ -12,7 +12,7 @@ import { Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
-import { FIRE_NODE_OPTIONS } from '../../lambdas/adapters/lane-heap';
+import { lambdaBootstrapHeap } from '../../lambdas/adapters/lane-heap';
 import { DEFAULT_METRICS_NAMESPACE } from '../../lambdas/core/metrics/cloudwatch';
 import { ENV } from '../../lambdas/runtime/config';
 import { CaptureReplayStack } from '../../lib/capture-replay-stack';
@@ -140,25 +140,35 @@ describe('CaptureReplayStack', () => {
   );
 
   it(
-    'runs the fire function with a young generation of 4 MB semi-spaces (NODE_OPTIONS, which Node accepts with ' +
-      'that flag), the other functions with source maps only',
+    "runs the fire function with a young generation of 4 MB semi-spaces and the old space Lambda's bootstrap " +
+      'would give its memory (NODE_OPTIONS, which Node accepts and sizes the heap by), the others with source maps only',
     () => {
       const nodeOptions = (name: string) =>
         (fn(name).Properties.Environment as { Variables: Record<string, string> }).Variables.NODE_OPTIONS;
-      expect(nodeOptions('Fire')).toBe(['--enable-source-maps', ...FIRE_NODE_OPTIONS].join(' '));
+      const memoryMb = fn('Fire').Properties.MemorySize as number;
+      const oldSpaceMb = lambdaBootstrapHeap(memoryMb).oldSpaceMb;
+      expect(nodeOptions('Fire')).toBe(
+        `--enable-source-maps --max-semi-space-size=4 --max-old-space-size=${oldSpaceMb}`,
+      );
       expect(nodeOptions('Ingest')).toBe('--enable-source-maps');
       expect(nodeOptions('Collect')).toBe('--enable-source-maps');
-      // Node refuses a flag it does not allow in NODE_OPTIONS; the new space is two semi-spaces.
+      // Node refuses a flag it does not allow in NODE_OPTIONS; the new space is two semi-spaces,
+      // and the heap's limit is the old space and the young generation.
       const run = spawnSync(
         process.execPath,
         [
           '-e',
-          "console.log(require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size)",
+          "const v8 = require('v8'); console.log(JSON.stringify({ newSpace: v8.getHeapSpaceStatistics()" +
+            ".find((s) => s.space_name === 'new_space').space_size, limit: v8.getHeapStatistics().heap_size_limit }))",
         ],
         { env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: nodeOptions('Fire') }, encoding: 'utf8' },
       );
       expect(run.stderr).toBe('');
-      expect(Number(run.stdout)).toBeLessThanOrEqual(2 * 4 * 1024 * 1024);
+      const heap = JSON.parse(run.stdout) as { newSpace: number; limit: number };
+      const MB = 1024 * 1024;
+      expect(heap.newSpace).toBeLessThanOrEqual(2 * 4 * MB);
+      expect(heap.limit).toBeGreaterThanOrEqual(oldSpaceMb * MB);
+      expect(heap.limit).toBeLessThanOrEqual((oldSpaceMb + 3 * 4) * MB);
     },
   );
 

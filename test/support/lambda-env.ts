@@ -1,3 +1,5 @@
+import { lambdaBootstrapHeap } from '../../lambdas/adapters/lane-heap';
+
 /**
  * The environment a deployed bundle gets in its own process (test/support/invoke-bundle.mjs),
  * as Lambda's Node.js runtime gives it: the AWS_LAMBDA_* variables, the Region, credentials
@@ -37,4 +39,17 @@ export function emulatedLambdaEnv(o: EmulatedLambda): Record<string, string> {
     LAMBDA_TASK_ROOT: o.taskRoot,
     TZ: ':UTC',
   };
+}
+
+/**
+ * NODE_OPTIONS as Lambda's Node.js bootstrap starts the function with them: its heap sizes for
+ * the function's memory added, unless NODE_OPTIONS already names either
+ * (lambdas/adapters/lane-heap.ts, lambdaBootstrapHeap). A bundle run without them would get V8's
+ * defaults for this machine, not the heap it has in Lambda.
+ */
+export function lambdaBootstrapNodeOptions(nodeOptions: string | undefined, memoryMb: number): string {
+  const given = nodeOptions ?? '';
+  if (/--max[-_](semi|old)[-_]space[-_]size/.test(given)) return given;
+  const heap = lambdaBootstrapHeap(memoryMb);
+  return `${given} --max-semi-space-size=${heap.semiSpaceMb} --max-old-space-size=${heap.oldSpaceMb}`.trim();
 }
