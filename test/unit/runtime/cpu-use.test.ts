@@ -24,10 +24,17 @@ describe('the CPU a fire invocation used, against its share', () => {
     expect(cpuSeconds).toBeGreaterThanOrEqual(0.1);
     // One thread spinning: never more CPU than wall time (a little slack for the process's other threads).
     expect(spun.vcpus).toBeLessThan(1.5);
-    const idle = startCpuMeter();
-    await new Promise((r) => setTimeout(r, 150));
-    const slept = idle();
-    expect(slept.vcpus * slept.seconds).toBeLessThan(0.05);
+    // The quietest of three sleeps: this file shares its process with others, whose leftovers
+    // (a collection, a closing server) can land in any one window; a meter that counted wall
+    // time would read 0.15 s in all three.
+    const sleptCpu: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const idle = startCpuMeter();
+      await new Promise((r) => setTimeout(r, 150));
+      const slept = idle();
+      sleptCpu.push(slept.vcpus * slept.seconds);
+    }
+    expect(Math.min(...sleptCpu)).toBeLessThan(0.05);
   });
 
   it("the share is Lambda's memory over 1,769 MB; none outside Lambda", () => {
