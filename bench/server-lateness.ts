@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { flag } from './args';
@@ -56,6 +56,10 @@ import {
  *     --streaming; P = M: every answer takes M ms; default: every answer at once)
  *     [--tls]   (the server over TLS, a certificate for 127.0.0.1 the CLI trusts through
  *     NODE_EXTRA_CA_CERTS, as it trusts a real endpoint's: each connection a handshake)
+ *     [--cli-node-args "<flags>"]   (Node's and V8's flags for the CLI alone, e.g. --trace-opt,
+ *     which NODE_OPTIONS does not take)
+ *     [--cli-stdout <file>]   (the CLI's stdout, and what V8 traces there, into a file; each
+ *     run's own when there are several: <file>.<run>)
  */
 const seconds = flag('--seconds', 10);
 const ratesAt = process.argv.indexOf('--rates');
@@ -70,6 +74,8 @@ const wait = passThrough('--wait', 'precise');
 const rehearsal = process.argv.includes('--rehearsal') ? passThrough('--rehearsal', '') : null;
 const lead = passThrough('--lead', '2000');
 const streaming = process.argv.includes('--streaming');
+const cliNodeArgs = passThrough('--cli-node-args', '').split(/\s+/).filter(Boolean);
+const cliStdout = passThrough('--cli-stdout', '');
 /** The server's response times and tokens, when given (arrival-server.mjs's options). */
 const given = ['--median-ms', '--p99-ms', '--tokens-per-second'].flatMap((name) =>
   process.argv.includes(name) ? [name, passThrough(name, '')] : [],
@@ -132,6 +138,7 @@ for (const [run, rate] of rates.entries()) {
       '-o',
       timeFile,
       process.execPath,
+      ...cliNodeArgs,
       cliScript,
       'replay',
       captures,
@@ -154,8 +161,15 @@ for (const [run, rate] of rates.entries()) {
       ...(rehearsal !== null ? ['--rehearsal', rehearsal] : []),
     ],
     {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, ...(certificate ? { NODE_EXTRA_CA_CERTS: certificate.cert } : {}) },
+      stdio: [
+        'ignore',
+        cliStdout ? openSync(rates.length > 1 ? `${cliStdout}.${run}` : cliStdout, 'w') : 'ignore',
+        'inherit',
+      ],
+      env: {
+        ...process.env,
+        ...(certificate ? { NODE_EXTRA_CA_CERTS: certificate.cert } : {}),
+      },
     },
   );
   const [code] = (await once(cli, 'exit')) as [number];
