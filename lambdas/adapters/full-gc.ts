@@ -1,12 +1,13 @@
 /**
- * A full garbage collection on demand, for the moment before a run's first request.
+ * Garbage collections on demand, for the moments before a run's first request.
  *
  * At high rates the worst lateness at the server comes from V8's major collections
  * (incremental marking, then a mark-compact pause) in the middle of the schedule, tens of ms
  * for dozens of requests, once the old generation fills with what came before the run (the
- * rehearsal's, the plan's; bench/server-lateness.ts shows it). Collected just before the first due time,
- * the run starts from a compact heap whose next limit is set from what is live, and the
- * requests the fire loop prepared are already promoted (the first scavenge does not copy them).
+ * rehearsal's, the plan's; bench/server-lateness.ts shows it). Collected before the first due
+ * time, the run starts from a compact heap whose next limit is set from what is live. The fire
+ * function collects in full just before it (handlers/fire-warm-up.ts); the CLI between its
+ * rehearsal's two passes, and only scavenges just before it (promoteYoungGeneration, below).
  *
  * Node exposes `gc()` only under --expose-gc; the flag can be set at run time and the function
  * taken from a fresh context, as Jest's leak detection does. Where that fails (a runtime that
@@ -15,14 +16,16 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-let gc: (() => void) | null | undefined;
+/** V8's gc(): a full collection, or with `{ type: 'minor' }` a scavenge of the young generation. */
+type GcFunction = (options?: { type: 'major' | 'minor' }) => void;
+let gc: GcFunction | null | undefined;
 
-function gcFunction(): (() => void) | null {
+function gcFunction(): GcFunction | null {
   if (gc !== undefined) return gc;
   try {
     setFlagsFromString('--expose-gc');
     const found: unknown = runInNewContext('gc');
-    gc = typeof found === 'function' ? (found as () => void) : null;
+    gc = typeof found === 'function' ? (found as GcFunction) : null;
   } catch {
     gc = null;
   }
@@ -34,5 +37,23 @@ export function collectGarbage(): boolean {
   const collect = gcFunction();
   if (!collect) return false;
   collect();
+  return true;
+}
+
+/**
+ * Two scavenges and no major collection: what is alive in the young generation (the requests
+ * the fire loop prepared) is promoted, so that the run's first scavenges do not copy it (the
+ * first two took 14 ms each without it, against 2-4 ms later: bench/RESULTS.md), and no code is
+ * dropped. A full collection at that moment drops the optimised code that names objects of
+ * which none is alive then (a finished response's, a request's in flight: none is, before the
+ * first request), and the run's first second compiles it again, late (bench/RESULTS.md). The
+ * CLI makes its full collection after its rehearsal's first pass instead (lambdas/local/rehearsal.ts).
+ * False when this runtime gives no way to collect.
+ */
+export function promoteYoungGeneration(): boolean {
+  const collect = gcFunction();
+  if (!collect) return false;
+  collect({ type: 'minor' });
+  collect({ type: 'minor' });
   return true;
 }

@@ -10,7 +10,7 @@
  * by the main thread.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { collectGarbage } from '../adapters/full-gc';
+import { promoteYoungGeneration } from '../adapters/full-gc';
 import { createSystemClock, type WaitMode } from '../adapters/system-clock';
 import { runFireLoop, type LatePolicy } from '../core/fire/fire-loop';
 import type { FireOutcome, ScheduledRequest } from '../core/types';
@@ -82,9 +82,9 @@ async function run(job: RunJob): Promise<void> {
       ...(job.expireAfterMs !== undefined ? { expireAfterMs: job.expireAfterMs } : {}),
       signal: stop.signal,
       cancelSignal: cancel.signal,
-      // Connections opened ahead, then the full collection (open-ahead.ts).
+      // Connections opened ahead, then the scavenges (open-ahead.ts, full-gc.ts).
       beforeStart: () => {
-        cancelOpenAhead = beforeScheduleZero(client, job.openAhead ?? null, job.startNs, clock, collectGarbage);
+        cancelOpenAhead = beforeScheduleZero(client, job.openAhead ?? null, job.startNs, clock, promoteYoungGeneration);
       },
       onOutcome: ({ request, ...rest }) => {
         batch.push({ ...rest, index: request.index });

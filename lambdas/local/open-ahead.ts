@@ -30,7 +30,7 @@ export const OPEN_BEFORE_MAX_MS = 2000;
 export const UNMEASURED_CONNECT_MS = 50;
 /** Every connection opened ahead is to be ready this long before schedule zero: none is started that would not be. */
 export const READY_BEFORE_MS = 200;
-/** The full collection runs this long before schedule zero, once the connections are made. */
+/** The collection runs this long before schedule zero, once the connections are made. */
 export const COLLECT_BEFORE_MS = 150;
 
 export interface OpenAheadPlan {
@@ -89,7 +89,7 @@ export function connectionsAhead(
  * them 4 s after they were opened, under servers' ~5 s idle timeout). With a shorter lead (the default is 500 ms),
  * at once. Only as many are opened as can be ready READY_BEFORE_MS before zero (the reserve's measure of its
  * connects so far): a few hundred TLS handshakes can take a server seconds, and one still under way when the
- * schedule starts is paid for by both sides during it, ahead of any connection a request opens. Then the full
+ * schedule starts is paid for by both sides during it, ahead of any connection a request opens. Then the
  * collection (beforeScheduleZero).
  */
 export function openBeforeMs(connections: number, connectMs: number | null): number {
@@ -112,10 +112,11 @@ export function openAheadPlan(
 /**
  * A firing thread's lead, once its requests are prepared (the fire loop's `beforeStart`): the
  * plan's connections opened on the client `openBeforeMs` before `startNs` (at once when that has
- * passed), as many as can be ready READY_BEFORE_MS before it, then the full collection
- * (`collect`) COLLECT_BEFORE_MS before it. Collected after they are made, the connections'
- * objects (a thousand sockets and their buffers) are in the old generation when the schedule
- * starts: collected before, the first scavenges of the schedule copied them all. With nothing
+ * passed), as many as can be ready READY_BEFORE_MS before it, then the collection (`collect`:
+ * scavenges that promote what is alive, full-gc.ts) COLLECT_BEFORE_MS before it. Collected after
+ * they are made, the connections' objects (a thousand sockets and their buffers) are in the old
+ * generation when the schedule starts: collected before, the first scavenges of the schedule
+ * copied them all. With nothing
  * to open, a client that cannot, or a lead too short for both, the collection runs at once (and
  * nothing is opened when no time is left for it). The function returned cancels what has not
  * run yet.

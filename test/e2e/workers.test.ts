@@ -113,11 +113,11 @@ describe('capture-replay replay --workers / --rehearsal', () => {
   it('--workers 2: every request once, the records the manifest counts, the same ids and order as one thread', async () => {
     const two = await replay(join(dir, 'two'), 'w2', ['--workers', '2', '--rehearsal', '500']);
     expect(two.stderr).toContain('Firing from 2 worker threads');
-    // Each worker rehearses its own code before it is ready; none of it reaches the target
-    // (the mock's log below holds exactly the run's requests).
+    // Each worker rehearses its own code before it is ready (two passes of 500); none of it
+    // reaches the target (the mock's log below holds exactly the run's requests).
     expect(two.stderr).toMatch(
       new RegExp(
-        /Rehearsal: 1000 requests \(2 threads x the target\) to an in-process sink in [\d.]+ s, nothing /.source +
+        /Rehearsal: 2000 requests \(2 threads x the target\) to an in-process sink in [\d.]+ s, nothing /.source +
           /sent to the target \(--rehearsal 0 skips it\)/.source,
       ),
     );
@@ -145,8 +145,8 @@ describe('capture-replay replay --workers / --rehearsal', () => {
     const one = await replay(join(dir, 'one'), 'w2', ['--workers', '1']);
     expect(one.code, one.stderr).toBe(0);
     expect(one.stderr).not.toContain('worker threads');
-    // --rehearsal auto: twice the busiest second (100 requests).
-    expect(one.stderr).toMatch(/Rehearsal: 200 requests \(the target\) to an in-process sink/);
+    // --rehearsal auto: twice the busiest second (100 requests), in each of two passes.
+    expect(one.stderr).toMatch(/Rehearsal: 400 requests \(the target\) to an in-process sink/);
     expect(results(join(dir, 'one'), 'w2').records.map(identity)).toEqual(many.records.map(identity));
     // The same ids again, each now seen twice, and nothing else: the rehearsal sent nothing to the target.
     seen = arrivals();

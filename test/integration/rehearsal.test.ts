@@ -72,7 +72,8 @@ describe('rehearse', () => {
       300,
       clock,
     );
-    expect(result).toMatchObject({ requests: 300, succeeded: 300 });
+    // Two passes of 300.
+    expect(result).toMatchObject({ requests: 600, succeeded: 600 });
     expect(result.ms).toBeGreaterThan(0);
     expect(target.requests.length).toBe(before);
     // Nothing left waiting for a write stamp.
@@ -108,7 +109,7 @@ describe('rehearse', () => {
         150,
         clock,
       );
-      expect(result).toMatchObject({ requests: 150, succeeded: 150 });
+      expect(result).toMatchObject({ requests: 300, succeeded: 300 });
       expect(sagemaker.requests.length).toBe(before);
     },
   );
@@ -139,11 +140,11 @@ describe('rehearse', () => {
         50,
         clock,
       );
-      expect(result).toMatchObject({ requests: 50, succeeded: 50 });
+      expect(result).toMatchObject({ requests: 100, succeeded: 100 });
     } finally {
       unsubscribe('undici:client:sendHeaders', onHeaders);
     }
-    expect(requests).toBe(50);
+    expect(requests).toBe(100);
     expect(authorizations).toEqual([]);
   });
 
@@ -154,7 +155,7 @@ describe('rehearse', () => {
       { kind: 'http' as const, name: 'B', baseUrl: target.url, path: '/v1/chat/completions', timeoutMs: 5_000 },
     ];
     const result = await rehearse(specs, [[chat(0)], []], 100, clock);
-    expect(result).toMatchObject({ requests: 100, succeeded: 100 });
+    expect(result).toMatchObject({ requests: 200, succeeded: 200 });
     expect(target.requests.length).toBe(before);
     expect(await rehearse(specs, [[chat(0)], [chat(1)]], 0, clock)).toMatchObject({ requests: 0, succeeded: 0 });
   });
@@ -167,6 +168,31 @@ describe('rehearse', () => {
       100,
       clock,
     );
-    expect(result).toMatchObject({ requests: 100, succeeded: 50 });
+    expect(result).toMatchObject({ requests: 200, succeeded: 100 });
+  });
+
+  it('collects garbage in full between its two passes (the second compiles what the collection dropped); none when nothing was rehearsed', async () => {
+    let sent = 0;
+    const onHeaders = () => sent++;
+    const sentAtCollection: number[] = [];
+    const spec = {
+      kind: 'http' as const,
+      name: 'A',
+      baseUrl: target.url,
+      path: '/v1/chat/completions',
+      timeoutMs: 5_000,
+    };
+    subscribe('undici:client:sendHeaders', onHeaders);
+    try {
+      const result = await rehearse([spec], [[chat(0)]], 40, clock, () => sentAtCollection.push(sent));
+      expect(result).toMatchObject({ requests: 80, succeeded: 80 });
+      expect(sentAtCollection).toEqual([40]);
+      expect(sent).toBe(80);
+      await rehearse([spec], [[]], 40, clock, () => sentAtCollection.push(sent));
+      await rehearse([spec], [[chat(0)]], 0, clock, () => sentAtCollection.push(sent));
+      expect(sentAtCollection).toEqual([40]);
+    } finally {
+      unsubscribe('undici:client:sendHeaders', onHeaders);
+    }
   });
 });

@@ -51,7 +51,7 @@ export interface FireLoopOptions {
   onOutcome?: (outcome: FireOutcome) => void;
   /**
    * Called once the requests are prepared, before the wait for the first one: the CLI collects
-   * garbage here, so that no major collection left over from before the run lands in it
+   * garbage here, so that the run's first scavenges do not copy what was prepared for it
    * (adapters/full-gc.ts).
    */
   beforeStart?: () => void;

@@ -6,7 +6,7 @@
  */
 import { FsArtifactStore } from '../../adapters/local/fs-artifact-store';
 import { BUNDLED_CHART_ASSETS } from '../../adapters/bundled-chart-assets';
-import { collectGarbage } from '../../adapters/full-gc';
+import { promoteYoungGeneration } from '../../adapters/full-gc';
 import { createSystemClock, systemClock } from '../../adapters/system-clock';
 import type { Analysis } from '../../core/compare/analysis';
 import { writeRunAnalysis } from '../../core/export/run-artifacts';
@@ -163,9 +163,10 @@ function runSettings(
       ...('connects' in captures && captures.connects ? { connects: captures.connects } : {}),
       openingAhead: (target, ahead) => io.err.write(openAheadLine(target, ahead, clients.length) + '\n'),
     }),
-    // A full collection before the first due time (the rehearsal's garbage included), once the
-    // connections opened ahead are made (fire-workers.ts, open-ahead.ts).
-    beforeFireStart: collectGarbage,
+    // Scavenges before the first due time, once the connections opened ahead are made
+    // (fire-workers.ts, open-ahead.ts): what is alive is promoted, no code is dropped (full-gc.ts;
+    // the full collection ran between the rehearsal's passes, rehearsal.ts).
+    beforeFireStart: promoteYoungGeneration,
     // The comparison and the report before the manifests: the manifests are the last files written.
     beforeManifests: async (targets) => {
       state.analysis = analyseRun(targets, config.runId, config.compare);

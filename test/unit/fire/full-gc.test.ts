@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { collectGarbage } from '../../../lambdas/adapters/full-gc';
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { collectGarbage, promoteYoungGeneration } from '../../../lambdas/adapters/full-gc';
 
 describe('collectGarbage', () => {
   it('runs a full collection without --expose-gc: an object only a WeakRef holds is gone after it', async () => {
@@ -14,5 +15,26 @@ describe('collectGarbage', () => {
     expect((ref as WeakRef<object> | null)?.deref()).toBeUndefined();
     // It does not leave gc() on the global object.
     expect(typeof (globalThis as { gc?: unknown }).gc).toBe('undefined');
+  });
+
+  it('promoteYoungGeneration: two scavenges and no major collection (which would drop optimised code)', async () => {
+    const kinds: number[] = [];
+    const observer = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries())
+        kinds.push((entry as PerformanceEntry & { detail: { kind: number } }).detail.kind);
+    });
+    observer.observe({ entryTypes: ['gc'] });
+    try {
+      // Collections of this process before the call are not counted: a full one settles the heap first.
+      collectGarbage();
+      await new Promise((r) => setTimeout(r, 20));
+      kinds.length = 0;
+      expect(promoteYoungGeneration()).toBe(true);
+      await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      observer.disconnect();
+    }
+    expect(kinds.filter((k) => k === constants.NODE_PERFORMANCE_GC_MINOR)).toHaveLength(2);
+    expect(kinds).not.toContain(constants.NODE_PERFORMANCE_GC_MAJOR);
   });
 });
