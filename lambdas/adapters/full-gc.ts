@@ -6,8 +6,9 @@
  * for dozens of requests, once the old generation fills with what came before the run (the
  * rehearsal's, the plan's; bench/server-lateness.ts shows it). Collected before the first due
  * time, the run starts from a compact heap whose next limit is set from what is live. The fire
- * function collects in full just before it (handlers/fire-warm-up.ts); the CLI between its
- * rehearsal's two passes, and only scavenges just before it (promoteYoungGeneration, below).
+ * function collects in full just before it (handlers/fire-warm-up.ts), and so does the CLI,
+ * unless its rehearsal made a second pass: then between the passes, and just before the first
+ * due time only scavenges (promoteYoungGeneration, below; lambdas/local/rehearsal.ts).
  *
  * Node exposes `gc()` only under --expose-gc; the flag can be set at run time and the function
  * taken from a fresh context, as Jest's leak detection does. Where that fails (a runtime that
@@ -46,9 +47,9 @@ export function collectGarbage(): boolean {
  * first two took 14 ms each without it, against 2-4 ms later: bench/RESULTS.md), and no code is
  * dropped. A full collection at that moment drops the optimised code that names objects of
  * which none is alive then (a finished response's, a request's in flight: none is, before the
- * first request), and the run's first second compiles it again, late (bench/RESULTS.md). The
- * CLI makes its full collection after its rehearsal's first pass instead (lambdas/local/rehearsal.ts).
- * False when this runtime gives no way to collect.
+ * first request), and the run's first second compiles it again, late (bench/RESULTS.md). For
+ * the CLI after a second rehearsal pass (lambdas/local/rehearsal.ts), whose full collection ran
+ * between the passes. False when this runtime gives no way to collect.
  */
 export function promoteYoungGeneration(): boolean {
   const collect = gcFunction();

@@ -10,18 +10,17 @@
  * by the main thread.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { promoteYoungGeneration } from '../adapters/full-gc';
 import { createSystemClock, type WaitMode } from '../adapters/system-clock';
 import { runFireLoop, type LatePolicy } from '../core/fire/fire-loop';
 import type { FireOutcome, ScheduledRequest } from '../core/types';
 import { beforeScheduleZero, type OpenAheadPlan } from './open-ahead';
-import { rehearse, type RehearsalResult } from './rehearsal';
+import { collectBeforeZero, rehearse, type RehearsalPasses, type RehearsalResult } from './rehearsal';
 import { createTargetClient, type TargetClientSpec } from './target-clients';
 
 export interface WorkerData {
   wait: WaitMode;
   /** Rehearsed before `ready` (rehearsal.ts): requests per target, and each target's spec and sample of its plan. */
-  rehearsal?: { requests: number; specs: TargetClientSpec[]; samples: ScheduledRequest[][] };
+  rehearsal?: { requests: number; specs: TargetClientSpec[]; samples: ScheduledRequest[][]; passes: RehearsalPasses };
 }
 
 export interface RunJob {
@@ -82,9 +81,9 @@ async function run(job: RunJob): Promise<void> {
       ...(job.expireAfterMs !== undefined ? { expireAfterMs: job.expireAfterMs } : {}),
       signal: stop.signal,
       cancelSignal: cancel.signal,
-      // Connections opened ahead, then the scavenges (open-ahead.ts, full-gc.ts).
+      // Connections opened ahead, then the collection (open-ahead.ts, rehearsal.ts).
       beforeStart: () => {
-        cancelOpenAhead = beforeScheduleZero(client, job.openAhead ?? null, job.startNs, clock, promoteYoungGeneration);
+        cancelOpenAhead = beforeScheduleZero(client, job.openAhead ?? null, job.startNs, clock, collectBeforeZero);
       },
       onOutcome: ({ request, ...rest }) => {
         batch.push({ ...rest, index: request.index });
@@ -111,5 +110,7 @@ port.on('message', (message: ToWorker) => {
   else void run(message);
 });
 // This thread's own code is compiled before it says ready (each thread has its own V8 isolate).
-const rehearsed = rehearsal ? await rehearse(rehearsal.specs, rehearsal.samples, rehearsal.requests, clock) : null;
+const rehearsed = rehearsal
+  ? await rehearse(rehearsal.specs, rehearsal.samples, rehearsal.requests, clock, rehearsal.passes)
+  : null;
 post({ type: 'ready', rehearsal: rehearsed });

@@ -12,7 +12,14 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { WaitMode } from '../adapters/system-clock';
 import type { Clock } from '../ports';
-import { autoRehearsalRequests, REHEARSAL_BODIES, rehearse, type RehearsalResult } from './rehearsal';
+import {
+  autoRehearsalRequests,
+  REHEARSAL_BODIES,
+  rehearsalPasses,
+  rehearse,
+  type RehearsalPasses,
+  type RehearsalResult,
+} from './rehearsal';
 import { runFireLoop, type FireLoopOptions } from '../core/fire/fire-loop';
 import { beforeScheduleZero, openAheadPlan, type OpenAheadPlan } from './open-ahead';
 import type { MeasuredConnect } from './preflight';
@@ -95,8 +102,8 @@ export interface FireWorkersOptions {
   onError: (message: string) => void;
   /** The worker's entry module (tests: one that crashes). */
   entry?: URL;
-  /** Each worker rehearses before it is ready (rehearsal.ts): requests per target, and each target's plan. */
-  rehearsal?: { requests: number; samples: ScheduledRequest[][] };
+  /** Each worker rehearses before it is ready (rehearsal.ts): requests per target and pass, each target's plan, the passes. */
+  rehearsal?: { requests: number; samples: ScheduledRequest[][]; passes: RehearsalPasses };
   /** Per target: the preflight's connect time (ms), null where none was measured (open-ahead.ts). */
   connects?: readonly (MeasuredConnect | null)[];
   /** Connections about to be opened ahead to a target: in all, by how many threads, and from how long before schedule zero at most. */
@@ -357,7 +364,7 @@ function openAheadsOf(
 
 /**
  * The fire loop in this thread, with connections opened ahead to the target for this thread's
- * whole plan, before the loop's own `beforeStart` (the full collection): open-ahead.ts.
+ * whole plan, before the loop's own `beforeStart` (the collection): open-ahead.ts.
  */
 async function fireHere(
   requests: readonly ScheduledRequest[],
@@ -436,8 +443,10 @@ export function prepareFireWorkers(
     const samples = plans.map((plan) => plan.requests.slice(0, REHEARSAL_BODIES));
     const largestPlan = Math.max(0, ...plans.map((plan) => plan.requests.length));
     const requests = settings.rehearsal === 'auto' ? autoRehearsalRequests(peak, n, largestPlan) : settings.rehearsal;
+    const passes = rehearsalPasses(settings.connects, settings.specs.length);
     if (n <= 1) {
-      if (requests > 0) settings.rehearsed?.([await rehearse(settings.specs, samples, requests, settings.clock)], 1);
+      if (requests > 0)
+        settings.rehearsed?.([await rehearse(settings.specs, samples, requests, settings.clock, passes)], 1);
       return (planned, loop, target) =>
         fireHere(
           planned,
@@ -445,7 +454,7 @@ export function prepareFireWorkers(
           openAheadsOf([{ share: planned, maxInFlight: loop.maxInFlight }], settings, target, loop)[0] ?? null,
         );
     }
-    const workers = await startFireWorkers({ ...settings, workers: n, rehearsal: { requests, samples } });
+    const workers = await startFireWorkers({ ...settings, workers: n, rehearsal: { requests, samples, passes } });
     settings.started(workers, peak);
     const done = workers.rehearsals.filter((r): r is RehearsalResult => r !== null);
     if (done.length > 0) settings.rehearsed?.(done, n);

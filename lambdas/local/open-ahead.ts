@@ -61,14 +61,18 @@ interface OpensAhead {
  * CHEAP_CONNECT_WINDOW_MS get one: on loopback a thousand spares made the p99 worse, not better, while over TLS
  * they made the first second far less late (bench/RESULTS.md, "Connections opened ahead").
  */
+/** A connect without a TLS handshake, measured under CHEAP_CONNECT_MS (loopback, a LAN): the lead opens few spares for it. */
+export function isCheapConnect(connect: MeasuredConnect | null): boolean {
+  return connect !== null && !connect.tls && connect.ms < CHEAP_CONNECT_MS;
+}
+
 export function connectionsAhead(
   offsetsMs: readonly number[],
   connect: MeasuredConnect | null,
   maxInFlight?: number,
 ): number {
   if (offsetsMs.length === 0) return 0;
-  const cheap = connect !== null && !connect.tls && connect.ms < CHEAP_CONNECT_MS;
-  const windowMs = cheap ? CHEAP_CONNECT_WINDOW_MS : RESPONSE_ESTIMATE_MS;
+  const windowMs = isCheapConnect(connect) ? CHEAP_CONNECT_WINDOW_MS : RESPONSE_ESTIMATE_MS;
   let first = Infinity;
   for (const offset of offsetsMs) first = Math.min(first, offset);
   let soon = 0;

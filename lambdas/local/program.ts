@@ -167,9 +167,9 @@ function firingOptions(command: Command): Command {
     )
     .option(
       '--rehearsal <n|auto>',
-      'requests each firing thread sends per target to an in-process sink before the first due time, twice ' +
-        '(a full garbage collection between), so that the first requests do not run through cold code; nothing ' +
-        'reaches the target (0: none); auto = twice the ' +
+      'requests each firing thread sends per target to an in-process sink before the first due time (twice, a ' +
+        'full garbage collection between, when every target connects without TLS in under 3 ms), so that the ' +
+        'first requests do not run through cold code; nothing reaches the target (0: none); auto = twice the ' +
         "thread's share of the busiest second of the plan, at least 64, at most 2,000 and at most the requests " +
         'the thread sends a target',
       autoOr(parseRehearsal),

@@ -4,13 +4,15 @@
  * started in this process (answering at once, with the same streaming or not).
  */
 import type { Clock } from '../ports';
-import { collectGarbage } from '../adapters/full-gc';
+import { collectGarbage, promoteYoungGeneration } from '../adapters/full-gc';
 import { rehearsalSageMakerClient } from '../adapters/sagemaker/rehearsal-sink';
 import { createSageMakerTarget } from '../adapters/sagemaker/sagemaker-target';
 import { rehearseTwins, type RehearsalResult, type Twin } from '../core/fire/rehearsal';
 import type { ScheduledRequest } from '../core/types';
 import { startMockSageMaker } from '../mocks/mock-sagemaker';
 import { startMockServer } from '../mocks/mock-server';
+import { isCheapConnect } from './open-ahead';
+import type { MeasuredConnect } from './preflight';
 import { createTargetClient, type TargetClientSpec } from './target-clients';
 
 export {
@@ -57,37 +59,70 @@ async function twinOf(spec: TargetClientSpec, clock: Clock): Promise<Twin> {
   return { twin, close: async () => (await twin.close(), client.destroy(), await sink.close()) };
 }
 
+/** How many passes a thread rehearses, and so how it collects garbage before schedule zero (collectBeforeZero). */
+export type RehearsalPasses = 1 | 2;
+
+/**
+ * Two passes when every target's preflight connect was cheap (open-ahead.ts: the lead opens
+ * spares for the first 100 ms only), else one. A full collection drops the optimised code that
+ * names objects none of which is alive any more; after a rehearsal that is much of the hot path
+ * (V8 traced 40-90 functions dropped, "weak objects": a finished response's maps, the twin's
+ * closures). Made just before schedule zero, as one pass has it, the run's first second compiles
+ * them again while it fires. With two passes the full collection runs between them, the second
+ * compiles them again, and just before zero only the young generation is collected: at 1,000/s on
+ * loopback the run's p99 went from 3.8-5.5 ms to 2.6-4.2 (bench/RESULTS.md). When connects are
+ * TLS handshakes the lead opens a second's worth of spares, and there two passes made it worse
+ * (median p99 8-12 ms against 6.2, some runs 42-51 ms, with or without the full collection
+ * before zero): V8 collected in full on its own during the lead (1-3 times, --trace-gc),
+ * dropping the code again.
+ */
+export function rehearsalPasses(
+  connects: readonly (MeasuredConnect | null)[] | undefined,
+  targets: number,
+): RehearsalPasses {
+  if (!connects || targets === 0) return 1;
+  for (let i = 0; i < targets; i++) if (!isCheapConnect(connects[i] ?? null)) return 1;
+  return 2;
+}
+
+/** This thread's last rehearsal made a second pass: the full collection is made, only scavenges are left. */
+let secondPassMade = false;
+
 /**
  * Runs each target's twin `requests` times against its sink, with that target's planned
- * requests (`samples[i]`, the first REHEARSAL_BODIES are used), then collects garbage in full
- * (`collect`) and runs them `requests` times again: twice `requests` in all. Targets with
- * nothing planned are skipped; the sinks are stopped whatever happens.
- *
- * Why two passes: a full collection drops the optimised code that names objects of which none
- * is alive any more, and after a rehearsal that is much of the hot path (V8 traced 40-90
- * functions dropped, "weak objects": a finished response's maps, the twin's closures). Made just
- * before schedule zero, the collection left the run's first second to compile them all again
- * while it fired (bench/RESULTS.md); made here, the second pass compiles them before the run,
- * and just before zero the CLI only scavenges (full-gc.ts). The same count again: a function
- * run once per request is optimised after about as many runs as a busy replay's first pass has
- * (V8's invocation count for TurboFan is 3,000; auto's first pass is up to 2,000).
+ * requests (`samples[i]`, the first REHEARSAL_BODIES are used); with two `passes`, collects
+ * garbage in full (`collect`) and runs them `requests` times again. Targets with nothing
+ * planned are skipped; the sinks are stopped whatever happens. Why two: rehearsalPasses.
  */
 export async function rehearse(
   specs: readonly TargetClientSpec[],
   samples: readonly (readonly ScheduledRequest[])[],
   requests: number,
   clock: Clock,
+  passes: RehearsalPasses = 1,
   collect: () => void = collectGarbage,
 ): Promise<RehearsalResult> {
   const startedNs = clock.nowNs();
   const twins = specs.map((spec) => () => twinOf(spec, clock));
+  secondPassMade = false;
   const first = await rehearseTwins(twins, samples, requests, clock);
-  if (first.requests === 0) return first;
+  if (passes === 1 || first.requests === 0) return first;
   collect();
   const second = await rehearseTwins(twins, samples, requests, clock);
+  secondPassMade = true;
   return {
     requests: first.requests + second.requests,
     succeeded: first.succeeded + second.succeeded,
     ms: Number(clock.nowNs() - startedNs) / 1e6,
   };
+}
+
+/**
+ * The collection just before schedule zero, once the connections opened ahead are made
+ * (open-ahead.ts): after a second pass, two scavenges (what is alive, the prepared requests and
+ * the connections, is promoted; no code is dropped: full-gc.ts); otherwise a full collection.
+ */
+export function collectBeforeZero(): void {
+  if (secondPassMade) promoteYoungGeneration();
+  else collectGarbage();
 }

@@ -113,8 +113,9 @@ describe('capture-replay replay --workers / --rehearsal', () => {
   it('--workers 2: every request once, the records the manifest counts, the same ids and order as one thread', async () => {
     const two = await replay(join(dir, 'two'), 'w2', ['--workers', '2', '--rehearsal', '500']);
     expect(two.stderr).toContain('Firing from 2 worker threads');
-    // Each worker rehearses its own code before it is ready (two passes of 500); none of it
-    // reaches the target (the mock's log below holds exactly the run's requests).
+    // Each worker rehearses its own code before it is ready (two passes of 500: the preflight's
+    // connect to the mock, on loopback without TLS, is cheap); none of it reaches the target (the
+    // mock's log below holds exactly the run's requests).
     expect(two.stderr).toMatch(
       new RegExp(
         /Rehearsal: 2000 requests \(2 threads x the target\) to an in-process sink in [\d.]+ s, nothing /.source +

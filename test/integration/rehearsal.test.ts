@@ -6,11 +6,19 @@
  * user would).
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSystemClock } from '../../lambdas/adapters/system-clock';
 import { startMockSageMaker, type MockSageMaker } from '../../lambdas/mocks/mock-sagemaker';
 import { startMockServer, type MockServer } from '../../lambdas/mocks/mock-server';
-import { REHEARSAL_BODIES, rehearsalRequests, rehearse } from '../../lambdas/local/rehearsal';
+import { CHEAP_CONNECT_MS } from '../../lambdas/local/open-ahead';
+import {
+  collectBeforeZero,
+  REHEARSAL_BODIES,
+  rehearsalPasses,
+  rehearsalRequests,
+  rehearse,
+} from '../../lambdas/local/rehearsal';
 import { watchedWires } from '../../lambdas/adapters/wire-stamps';
 import { scheduledRequest } from '../support/fixtures';
 
@@ -72,8 +80,7 @@ describe('rehearse', () => {
       300,
       clock,
     );
-    // Two passes of 300.
-    expect(result).toMatchObject({ requests: 600, succeeded: 600 });
+    expect(result).toMatchObject({ requests: 300, succeeded: 300 });
     expect(result.ms).toBeGreaterThan(0);
     expect(target.requests.length).toBe(before);
     // Nothing left waiting for a write stamp.
@@ -109,7 +116,7 @@ describe('rehearse', () => {
         150,
         clock,
       );
-      expect(result).toMatchObject({ requests: 300, succeeded: 300 });
+      expect(result).toMatchObject({ requests: 150, succeeded: 150 });
       expect(sagemaker.requests.length).toBe(before);
     },
   );
@@ -140,11 +147,11 @@ describe('rehearse', () => {
         50,
         clock,
       );
-      expect(result).toMatchObject({ requests: 100, succeeded: 100 });
+      expect(result).toMatchObject({ requests: 50, succeeded: 50 });
     } finally {
       unsubscribe('undici:client:sendHeaders', onHeaders);
     }
-    expect(requests).toBe(100);
+    expect(requests).toBe(50);
     expect(authorizations).toEqual([]);
   });
 
@@ -155,7 +162,7 @@ describe('rehearse', () => {
       { kind: 'http' as const, name: 'B', baseUrl: target.url, path: '/v1/chat/completions', timeoutMs: 5_000 },
     ];
     const result = await rehearse(specs, [[chat(0)], []], 100, clock);
-    expect(result).toMatchObject({ requests: 200, succeeded: 200 });
+    expect(result).toMatchObject({ requests: 100, succeeded: 100 });
     expect(target.requests.length).toBe(before);
     expect(await rehearse(specs, [[chat(0)], [chat(1)]], 0, clock)).toMatchObject({ requests: 0, succeeded: 0 });
   });
@@ -168,13 +175,14 @@ describe('rehearse', () => {
       100,
       clock,
     );
-    expect(result).toMatchObject({ requests: 200, succeeded: 100 });
+    expect(result).toMatchObject({ requests: 100, succeeded: 50 });
   });
 
-  it('collects garbage in full between its two passes (the second compiles what the collection dropped); none when nothing was rehearsed', async () => {
+  it('two passes: a full collection between them (the second compiles what it dropped); none with one pass or nothing rehearsed', async () => {
     let sent = 0;
     const onHeaders = () => sent++;
     const sentAtCollection: number[] = [];
+    const collect = () => sentAtCollection.push(sent);
     const spec = {
       kind: 'http' as const,
       name: 'A',
@@ -184,15 +192,57 @@ describe('rehearse', () => {
     };
     subscribe('undici:client:sendHeaders', onHeaders);
     try {
-      const result = await rehearse([spec], [[chat(0)]], 40, clock, () => sentAtCollection.push(sent));
+      const result = await rehearse([spec], [[chat(0)]], 40, clock, 2, collect);
       expect(result).toMatchObject({ requests: 80, succeeded: 80 });
       expect(sentAtCollection).toEqual([40]);
       expect(sent).toBe(80);
-      await rehearse([spec], [[]], 40, clock, () => sentAtCollection.push(sent));
-      await rehearse([spec], [[chat(0)]], 0, clock, () => sentAtCollection.push(sent));
+      expect(await rehearse([spec], [[chat(0)]], 40, clock, 1, collect)).toMatchObject({ requests: 40 });
+      await rehearse([spec], [[]], 40, clock, 2, collect);
+      await rehearse([spec], [[chat(0)]], 0, clock, 2, collect);
       expect(sentAtCollection).toEqual([40]);
     } finally {
       unsubscribe('undici:client:sendHeaders', onHeaders);
     }
+  });
+});
+
+describe('rehearsalPasses', () => {
+  const cheap = { ms: 0.4, tls: false };
+  it('two only when every target connects cheaply (no TLS, under CHEAP_CONNECT_MS); one without a preflight', () => {
+    expect(rehearsalPasses([cheap], 1)).toBe(2);
+    expect(rehearsalPasses([cheap, cheap], 2)).toBe(2);
+    expect(rehearsalPasses([cheap, { ms: 0.4, tls: true }], 2)).toBe(1);
+    expect(rehearsalPasses([{ ms: CHEAP_CONNECT_MS, tls: false }], 1)).toBe(1);
+    expect(rehearsalPasses([cheap, null], 2)).toBe(1);
+    expect(rehearsalPasses([cheap], 2)).toBe(1);
+    expect(rehearsalPasses(undefined, 1)).toBe(1);
+  });
+});
+
+describe('collectBeforeZero', () => {
+  const collections = async (run: () => Promise<unknown>) => {
+    const kinds: number[] = [];
+    await run();
+    const observer = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries())
+        kinds.push((entry as PerformanceEntry & { detail: { kind: number } }).detail.kind);
+    });
+    observer.observe({ entryTypes: ['gc'] });
+    try {
+      collectBeforeZero();
+      await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      observer.disconnect();
+    }
+    return kinds;
+  };
+  const spec = { kind: 'http' as const, name: 'A', baseUrl: '', path: '/v1/chat/completions', timeoutMs: 5_000 };
+
+  it('after a second pass, scavenges only; after one pass, a full collection', async () => {
+    const after2 = await collections(() => rehearse([{ ...spec, baseUrl: target.url }], [[chat(0)]], 10, clock, 2));
+    expect(after2).not.toContain(constants.NODE_PERFORMANCE_GC_MAJOR);
+    expect(after2.filter((k) => k === constants.NODE_PERFORMANCE_GC_MINOR)).toHaveLength(2);
+    const after1 = await collections(() => rehearse([{ ...spec, baseUrl: target.url }], [[chat(0)]], 10, clock, 1));
+    expect(after1).toContain(constants.NODE_PERFORMANCE_GC_MAJOR);
   });
 });

@@ -6,7 +6,6 @@
  */
 import { FsArtifactStore } from '../../adapters/local/fs-artifact-store';
 import { BUNDLED_CHART_ASSETS } from '../../adapters/bundled-chart-assets';
-import { promoteYoungGeneration } from '../../adapters/full-gc';
 import { createSystemClock, systemClock } from '../../adapters/system-clock';
 import type { Analysis } from '../../core/compare/analysis';
 import { writeRunAnalysis } from '../../core/export/run-artifacts';
@@ -16,7 +15,7 @@ import type { Clock, TargetClient } from '../../ports';
 import { prepareFireWorkers, type FireWorkers } from '../fire-workers';
 import { installInterrupt, type RunInterrupt } from '../interrupt';
 import { terminalLine } from '../terminal-text';
-import type { RehearsalResult } from '../rehearsal';
+import { collectBeforeZero, type RehearsalResult } from '../rehearsal';
 import { createTargetClient, type TargetClientSpec } from '../target-clients';
 import { analyseRun } from './analysis';
 import { inputConfigOf, type ReplayConfig } from './config';
@@ -163,10 +162,9 @@ function runSettings(
       ...('connects' in captures && captures.connects ? { connects: captures.connects } : {}),
       openingAhead: (target, ahead) => io.err.write(openAheadLine(target, ahead, clients.length) + '\n'),
     }),
-    // Scavenges before the first due time, once the connections opened ahead are made
-    // (fire-workers.ts, open-ahead.ts): what is alive is promoted, no code is dropped (full-gc.ts;
-    // the full collection ran between the rehearsal's passes, rehearsal.ts).
-    beforeFireStart: promoteYoungGeneration,
+    // The collection before the first due time, once the connections opened ahead are made
+    // (fire-workers.ts, open-ahead.ts): full, or scavenges after a second rehearsal pass (rehearsal.ts).
+    beforeFireStart: collectBeforeZero,
     // The comparison and the report before the manifests: the manifests are the last files written.
     beforeManifests: async (targets) => {
       state.analysis = analyseRun(targets, config.runId, config.compare);
