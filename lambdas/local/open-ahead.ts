@@ -44,6 +44,11 @@ interface OpensAhead {
   openAhead(connections: number, options?: WarmOptions): void;
 }
 
+/** A connect without a TLS handshake, measured under CHEAP_CONNECT_MS (loopback, a LAN): the lead opens few spares for it. */
+export function isCheapConnect(connect: MeasuredConnect | null): boolean {
+  return connect !== null && !connect.tls && connect.ms < CHEAP_CONNECT_MS;
+}
+
 /**
  * Connections to open ahead for these due offsets (one thread's share of a target's plan, ms), given the preflight's
  * connect (null: not measured).
@@ -61,11 +66,6 @@ interface OpensAhead {
  * CHEAP_CONNECT_WINDOW_MS get one: on loopback a thousand spares made the p99 worse, not better, while over TLS
  * they made the first second far less late (bench/RESULTS.md, "Connections opened ahead").
  */
-/** A connect without a TLS handshake, measured under CHEAP_CONNECT_MS (loopback, a LAN): the lead opens few spares for it. */
-export function isCheapConnect(connect: MeasuredConnect | null): boolean {
-  return connect !== null && !connect.tls && connect.ms < CHEAP_CONNECT_MS;
-}
-
 export function connectionsAhead(
   offsetsMs: readonly number[],
   connect: MeasuredConnect | null,
@@ -117,13 +117,12 @@ export function openAheadPlan(
  * A firing thread's lead, once its requests are prepared (the fire loop's `beforeStart`): the
  * plan's connections opened on the client `openBeforeMs` before `startNs` (at once when that has
  * passed), as many as can be ready READY_BEFORE_MS before it, then the collection (`collect`:
- * scavenges that promote what is alive, full-gc.ts) COLLECT_BEFORE_MS before it. Collected after
- * they are made, the connections' objects (a thousand sockets and their buffers) are in the old
+ * the CLI's collectBeforeZero, rehearsal.ts) COLLECT_BEFORE_MS before it. Collected after they
+ * are made, the connections' objects (a thousand sockets and their buffers) are in the old
  * generation when the schedule starts: collected before, the first scavenges of the schedule
- * copied them all. With nothing
- * to open, a client that cannot, or a lead too short for both, the collection runs at once (and
- * nothing is opened when no time is left for it). The function returned cancels what has not
- * run yet.
+ * copied them all. With nothing to open, a client that cannot, or a lead too short for both,
+ * the collection runs at once (and nothing is opened when no time is left for it). The
+ * function returned cancels what has not run yet.
  */
 export function beforeScheduleZero(
   client: TargetClient,

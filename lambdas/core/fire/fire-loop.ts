@@ -51,8 +51,8 @@ export interface FireLoopOptions {
   onOutcome?: (outcome: FireOutcome) => void;
   /**
    * Called once the requests are prepared, before the wait for the first one: the CLI collects
-   * garbage here, so that the run's first scavenges do not copy what was prepared for it
-   * (adapters/full-gc.ts).
+   * garbage here, so that neither a major collection left over from before the run lands in it
+   * nor its first scavenges copy what was prepared for it (adapters/full-gc.ts).
    */
   beforeStart?: () => void;
 }
