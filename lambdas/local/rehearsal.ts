@@ -70,7 +70,7 @@ export type RehearsalPasses = 1 | 2;
  * closures). Made just before schedule zero, as one pass has it, the run's first second compiles
  * them again while it fires. With two passes the full collection runs between them, the second
  * compiles them again, and just before zero only the young generation is collected: at 1,000/s on
- * loopback the run's p99 went from 3.5-7.3 ms (7 runs of 18 over 5) to 2.6-5.0 (bench/RESULTS.md). When connects are
+ * loopback the run's p99 went from 3.5-7.4 ms (12 runs of 28 over 5) to 2.6-6.0 (2 of 28; bench/RESULTS.md). When connects are
  * TLS handshakes the lead opens a second's worth of spares, and there two passes made it worse
  * (median p99 8-12 ms against 6.2, some runs 42-51 ms, with or without the full collection
  * before zero): V8 collected in full on its own during the lead (1-3 times, --trace-gc),
