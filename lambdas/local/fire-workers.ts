@@ -445,8 +445,9 @@ export function prepareFireWorkers(
     const requests = settings.rehearsal === 'auto' ? autoRehearsalRequests(peak, n, largestPlan) : settings.rehearsal;
     const passes = rehearsalPasses(settings.connects, settings.specs.length);
     if (n <= 1) {
-      if (requests > 0)
-        settings.rehearsed?.([await rehearse(settings.specs, samples, requests, settings.clock, passes)], 1);
+      // Called with none too: it forgets an earlier replay's second pass in this process (collectBeforeZero).
+      const rehearsed = await rehearse(settings.specs, samples, requests, settings.clock, passes);
+      if (requests > 0) settings.rehearsed?.([rehearsed], 1);
       return (planned, loop, target) =>
         fireHere(
           planned,

@@ -11,6 +11,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSystemClock } from '../../lambdas/adapters/system-clock';
 import { startMockSageMaker, type MockSageMaker } from '../../lambdas/mocks/mock-sagemaker';
 import { startMockServer, type MockServer } from '../../lambdas/mocks/mock-server';
+import type { ReplayPlan } from '../../lambdas/core/types';
+import { prepareFireWorkers } from '../../lambdas/local/fire-workers';
 import { CHEAP_CONNECT_MS } from '../../lambdas/local/open-ahead';
 import {
   collectBeforeZero,
@@ -244,5 +246,21 @@ describe('collectBeforeZero', () => {
     expect(after2.filter((k) => k === constants.NODE_PERFORMANCE_GC_MINOR)).toHaveLength(2);
     const after1 = await collections(() => rehearse([{ ...spec, baseUrl: target.url }], [[chat(0)]], 10, clock, 1));
     expect(after1).toContain(constants.NODE_PERFORMANCE_GC_MAJOR);
+  });
+
+  it("a replay that rehearses nothing forgets an earlier replay's second pass in this process: it collects in full", async () => {
+    const specs = [{ ...spec, baseUrl: target.url }];
+    await rehearse(specs, [[chat(0)]], 10, clock, 2);
+    const prepare = prepareFireWorkers(1, {
+      wait: 'precise',
+      specs,
+      onError: () => undefined,
+      rehearsal: 0,
+      clock,
+      started: () => undefined,
+      connects: [{ ms: 0.3, tls: false }],
+    });
+    const after = await collections(() => prepare([{ requests: [chat(0)] } as unknown as ReplayPlan], 'parallel'));
+    expect(after).toContain(constants.NODE_PERFORMANCE_GC_MAJOR);
   });
 });
