@@ -113,8 +113,22 @@ function tightestTick(sources: ClockSources): Tick {
   return best;
 }
 
-export function createSystemClock(sources: ClockSources = realSources, wait: WaitMode = 'precise'): SystemClock {
+/**
+ * Work for the gaps of a precise schedule: `inGap` runs when a wait has at least `gapMs` to go,
+ * at most once every `gapMs`, and the wait goes on after it (the CLI's scavenges, full-gc.ts).
+ */
+export interface ScheduleGaps {
+  gapMs: number;
+  inGap: () => void;
+}
+
+export function createSystemClock(
+  sources: ClockSources = realSources,
+  wait: WaitMode = 'precise',
+  gaps?: ScheduleGaps,
+): SystemClock {
   let originNs = 0n;
+  let lastGapNs = 0n;
   let originHr = 0n;
   let lastCorrectionNs = 0n;
   const nowNs = () => originNs + (sources.hrtimeNs() - originHr);
@@ -141,6 +155,11 @@ export function createSystemClock(sources: ClockSources = realSources, wait: Wai
           // Whole milliseconds, rounded up: a timer never fires early, so neither does the request.
           await sleep(Math.min(Math.ceil(remainingMs), MAX_TIMER_MS), undefined, signal ? { signal } : undefined);
         } else if (remainingMs > SPIN_WINDOW_MS + 0.5) {
+          if (gaps && remainingMs >= gaps.gapMs && sources.hrtimeNs() - lastGapNs >= gaps.gapMs * 1e6) {
+            lastGapNs = sources.hrtimeNs();
+            gaps.inGap();
+            continue;
+          }
           await sleep(Math.min(remainingMs - SPIN_WINDOW_MS, MAX_TIMER_MS), undefined, signal ? { signal } : undefined);
         } else {
           // A turn of the event loop first, then the nap: pending socket reads run between

@@ -10,7 +10,8 @@
  * by the main thread.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { createSystemClock, type WaitMode } from '../adapters/system-clock';
+import type { WaitMode } from '../adapters/system-clock';
+import { cliClock } from './cli-clock';
 import { runFireLoop, type LatePolicy } from '../core/fire/fire-loop';
 import type { FireOutcome, ScheduledRequest } from '../core/types';
 import { beforeScheduleZero, type OpenAheadPlan } from './open-ahead';
@@ -52,7 +53,7 @@ export type FromWorker =
 const port = parentPort;
 if (!port) throw new Error('fire-worker.ts runs in a worker thread (see fire-workers.ts)');
 const { wait, rehearsal } = workerData as WorkerData;
-const clock = createSystemClock(undefined, wait);
+const clock = cliClock(wait);
 const stop = new AbortController();
 const cancel = new AbortController();
 const post = (message: FromWorker) => port.postMessage(message);

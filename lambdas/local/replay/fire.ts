@@ -6,7 +6,7 @@
  */
 import { FsArtifactStore } from '../../adapters/local/fs-artifact-store';
 import { BUNDLED_CHART_ASSETS } from '../../adapters/bundled-chart-assets';
-import { createSystemClock, systemClock } from '../../adapters/system-clock';
+import { cliClock } from '../cli-clock';
 import type { Analysis } from '../../core/compare/analysis';
 import { writeRunAnalysis } from '../../core/export/run-artifacts';
 import { renderReportHtml } from '../../core/report/report-page';
@@ -81,7 +81,7 @@ export async function fireReplay(
   progressTo: NodeJS.WritableStream = io.err,
 ): Promise<Fired | number> {
   const specs = clientSpecs(config, apiKey);
-  const clock = config.fire.wait === 'coarse' ? createSystemClock(undefined, 'coarse') : systemClock;
+  const clock = cliClock(config.fire.wait);
   const clients = specs.map((spec) => createTargetClient(spec, clock));
   const state: RunState = { fireWorkers: null, workerFailed: false, analysis: null, planned: 0 };
   const store = new FsArtifactStore(config.out);
