@@ -1,5 +1,5 @@
 /**
- * Garbage collections on demand, for the moments before a run's first request.
+ * Garbage collections on demand: before a run's first request, and in the gaps of its schedule.
  *
  * At high rates the worst lateness at the server comes from V8's major collections
  * (incremental marking, then a mark-compact pause) in the middle of the schedule, tens of ms
