@@ -17,6 +17,7 @@ export const TIMING = [
   'test/unit/http/mock-server.test.ts',
   'test/unit/http/openai-target.test.ts',
   'test/unit/run/stop-and-write.test.ts',
+  'test/unit/runtime/cpu-use-meter.test.ts',
   'test/integration/catch-up.test.ts',
   'test/integration/fire-warm-up.test.ts',
   'test/integration/pipeline.test.ts',
