@@ -6,7 +6,6 @@
  * user would).
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSystemClock } from '../../lambdas/adapters/system-clock';
 import { startMockSageMaker, type MockSageMaker } from '../../lambdas/mocks/mock-sagemaker';
@@ -23,6 +22,7 @@ import {
 } from '../../lambdas/local/rehearsal';
 import { watchedWires } from '../../lambdas/adapters/wire-stamps';
 import { scheduledRequest } from '../support/fixtures';
+import { collectionsDuring, MAJOR, MINOR } from '../support/gc-kinds';
 
 const clock = createSystemClock();
 let target: MockServer;
@@ -222,30 +222,19 @@ describe('rehearsalPasses', () => {
 });
 
 describe('collectBeforeZero', () => {
-  const collections = async (run: () => Promise<unknown>) => {
-    const kinds: number[] = [];
-    await run();
-    const observer = new PerformanceObserver((list) => {
-      for (const entry of list.getEntries())
-        kinds.push((entry as PerformanceEntry & { detail: { kind: number } }).detail.kind);
-    });
-    observer.observe({ entryTypes: ['gc'] });
-    try {
-      collectBeforeZero();
-      await new Promise((r) => setTimeout(r, 20));
-    } finally {
-      observer.disconnect();
-    }
-    return kinds;
+  /** The collections collectBeforeZero makes after `prepare` (a rehearsal, or a replay's preparation). */
+  const collections = async (prepare: () => Promise<unknown>) => {
+    await prepare();
+    return (await collectionsDuring(collectBeforeZero)).kinds;
   };
   const spec = { kind: 'http' as const, name: 'A', baseUrl: '', path: '/v1/chat/completions', timeoutMs: 5_000 };
 
   it('after a second pass, scavenges only; after one pass, a full collection', async () => {
     const after2 = await collections(() => rehearse([{ ...spec, baseUrl: target.url }], [[chat(0)]], 10, clock, 2));
-    expect(after2).not.toContain(constants.NODE_PERFORMANCE_GC_MAJOR);
-    expect(after2.filter((k) => k === constants.NODE_PERFORMANCE_GC_MINOR)).toHaveLength(2);
+    expect(after2).not.toContain(MAJOR);
+    expect(after2.filter((k) => k === MINOR)).toHaveLength(2);
     const after1 = await collections(() => rehearse([{ ...spec, baseUrl: target.url }], [[chat(0)]], 10, clock, 1));
-    expect(after1).toContain(constants.NODE_PERFORMANCE_GC_MAJOR);
+    expect(after1).toContain(MAJOR);
   });
 
   it("a replay that rehearses nothing forgets an earlier replay's second pass in this process: it collects in full", async () => {
@@ -261,6 +250,6 @@ describe('collectBeforeZero', () => {
       connects: [{ ms: 0.3, tls: false }],
     });
     const after = await collections(() => prepare([{ requests: [chat(0)] } as unknown as ReplayPlan], 'parallel'));
-    expect(after).toContain(constants.NODE_PERFORMANCE_GC_MAJOR);
+    expect(after).toContain(MAJOR);
   });
 });

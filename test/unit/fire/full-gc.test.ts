@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { collectGarbage, promoteYoungGeneration } from '../../../lambdas/adapters/full-gc';
+import { collectionsDuring, MAJOR, MINOR } from '../../support/gc-kinds';
 
 describe('collectGarbage', () => {
   it('runs a full collection without --expose-gc: an object only a WeakRef holds is gone after it', async () => {
@@ -18,23 +18,12 @@ describe('collectGarbage', () => {
   });
 
   it('promoteYoungGeneration: two scavenges and no major collection (which would drop optimised code)', async () => {
-    const kinds: number[] = [];
-    const observer = new PerformanceObserver((list) => {
-      for (const entry of list.getEntries())
-        kinds.push((entry as PerformanceEntry & { detail: { kind: number } }).detail.kind);
-    });
-    observer.observe({ entryTypes: ['gc'] });
-    try {
-      // Collections of this process before the call are not counted: a full one settles the heap first.
-      collectGarbage();
-      await new Promise((r) => setTimeout(r, 20));
-      kinds.length = 0;
-      expect(promoteYoungGeneration()).toBe(true);
-      await new Promise((r) => setTimeout(r, 20));
-    } finally {
-      observer.disconnect();
-    }
-    expect(kinds.filter((k) => k === constants.NODE_PERFORMANCE_GC_MINOR)).toHaveLength(2);
-    expect(kinds).not.toContain(constants.NODE_PERFORMANCE_GC_MAJOR);
+    // Collections of this process before the call are not counted: a full one settles the heap first.
+    collectGarbage();
+    await new Promise((r) => setTimeout(r, 20));
+    const { result, kinds } = await collectionsDuring(promoteYoungGeneration);
+    expect(result).toBe(true);
+    expect(kinds.filter((k) => k === MINOR)).toHaveLength(2);
+    expect(kinds).not.toContain(MAJOR);
   });
 });

@@ -2,11 +2,11 @@
  * Work in the gaps of a precise schedule (system-clock.ts ScheduleGaps): the CLI's clock makes
  * its scavenges there (full-gc.ts scavengeInGap), where no request is due.
  */
-import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { GAP_SCAVENGE_FILL, promoteYoungGeneration, scavengeInGap } from '../../../lambdas/adapters/full-gc';
 import { createSystemClock } from '../../../lambdas/adapters/system-clock';
+import { collectionsDuring, MINOR } from '../../support/gc-kinds';
 
 describe('a precise wait with work for its gaps', () => {
   it('runs it while at least gapMs are left, at most once per gapMs, and is still on time', async () => {
@@ -38,20 +38,8 @@ describe('scavengeInGap', () => {
     return young ? young.space_used_size / (young.space_used_size + young.space_available_size) : 0;
   };
   const minorCollections = async (run: () => boolean) => {
-    const kinds: number[] = [];
-    const observer = new PerformanceObserver((list) => {
-      for (const entry of list.getEntries())
-        kinds.push((entry as PerformanceEntry & { detail: { kind: number } }).detail.kind);
-    });
-    observer.observe({ entryTypes: ['gc'] });
-    let collected = false;
-    try {
-      collected = run();
-      await new Promise((r) => setTimeout(r, 20));
-    } finally {
-      observer.disconnect();
-    }
-    return { collected, minor: kinds.filter((k) => k === constants.NODE_PERFORMANCE_GC_MINOR).length };
+    const { result, kinds } = await collectionsDuring(run);
+    return { collected: result, minor: kinds.filter((k) => k === MINOR).length };
   };
 
   it('scavenges only when the young generation is at least GAP_SCAVENGE_FILL full', async () => {
