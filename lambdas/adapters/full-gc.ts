@@ -43,8 +43,8 @@ export function collectGarbage(): boolean {
 
 /**
  * Two scavenges and no major collection: what is alive in the young generation (the requests
- * the fire loop prepared) is promoted, so that the run's first scavenges do not copy it (the
- * first two took 14 ms each without it, against 2-4 ms later: bench/RESULTS.md), and no code is
+ * the fire loop prepared) is promoted, so that the run's first scavenges do not copy it (they
+ * took several times the later ones' pause without it: bench/RESULTS.md), and no code is
  * dropped. A full collection at that moment drops the optimised code that names objects of
  * which none is alive then (a finished response's, a request's in flight: none is, before the
  * first request), and the run's first second compiles it again, late (bench/RESULTS.md). For
@@ -59,10 +59,7 @@ export function promoteYoungGeneration(): boolean {
   return true;
 }
 
-/**
- * A gap of the schedule this long or longer (ms) takes a scavenge (scavengeInGap): one here
- * pauses the thread 2-4 ms (bench/RESULTS.md).
- */
+/** A gap of the schedule this long or longer (ms) takes a scavenge (scavengeInGap): longer than a scavenge's pause (bench/RESULTS.md). */
 export const SCHEDULE_GAP_MS = 4;
 /** How full the young generation is before a gap's scavenge is made (V8 schedules its own at about 80 %). */
 export const GAP_SCAVENGE_FILL = 0.5;
@@ -70,11 +67,9 @@ export const GAP_SCAVENGE_FILL = 0.5;
 /**
  * A scavenge now, when the young generation is at least GAP_SCAVENGE_FILL full: the CLI's
  * precise clock calls it in the gaps of its schedule (system-clock.ts), so that the scavenge V8
- * would otherwise make on its own, at any moment, lands where no request is due. At 1,000
- * requests/s a gap of 4 ms comes about 18 times a second and V8 scavenges about 3 times (it
- * still makes some of its own). Alternating builds, 10 pairs: the run's p99 at the server
- * 2.7-4.4 ms with it, 2.9-5.6 without, lower in 6 pairs; it gains in the slow runs
- * (bench/RESULTS.md). True when it collected.
+ * would otherwise make on its own, at any moment, lands where no request is due. A busy
+ * schedule has such gaps many times between two of V8's scavenges; V8 still makes some of its
+ * own (measured: bench/RESULTS.md). True when it collected.
  */
 export function scavengeInGap(): boolean {
   const collect = gcFunction();

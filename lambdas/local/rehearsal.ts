@@ -65,16 +65,14 @@ export type RehearsalPasses = 1 | 2;
 /**
  * Two passes when every target's preflight connect was cheap (open-ahead.ts: the lead opens
  * spares for the first 100 ms only), else one. A full collection drops the optimised code that
- * names objects none of which is alive any more; after a rehearsal that is much of the hot path
- * (V8 traced 40-90 functions dropped, "weak objects": a finished response's maps, the twin's
- * closures). Made just before schedule zero, as one pass has it, the run's first second compiles
- * them again while it fires. With two passes the full collection runs between them, the second
- * compiles them again, and just before zero only the young generation is collected: at 1,000/s on
- * loopback the run's p99 went from 3.5-7.4 ms (12 runs of 28 over 5) to 2.6-6.0 (2 of 28; bench/RESULTS.md). When connects are
- * TLS handshakes the lead opens a second's worth of spares, and there two passes made it worse
- * (median p99 8-12 ms against 6.2, some runs 42-51 ms, with or without the full collection
- * before zero): V8 collected in full on its own during the lead (1-3 times, --trace-gc),
- * dropping the code again.
+ * names objects none of which is alive any more, and after a rehearsal that is much of the hot
+ * path (a finished response's maps, the twin's closures; V8's --trace-deopt calls it "weak
+ * objects"). Made just before schedule zero, as one pass has it, the run's first second compiles
+ * that code again while it fires. With two passes the full collection runs between them, the
+ * second compiles the code again, and just before zero only the young generation is collected.
+ * Over TLS the lead opens a second's worth of spares, V8 collects in full on its own during it
+ * and drops the code anyway, and the second pass only made the run later. Measured, both ways:
+ * bench/RESULTS.md, "The first second's compiles, and a rehearsal in two passes".
  */
 export function rehearsalPasses(
   connects: readonly (MeasuredConnect | null)[] | undefined,
