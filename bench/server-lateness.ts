@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { flag } from './args';
@@ -130,6 +130,7 @@ for (const [run, rate] of rates.entries()) {
     .map((l) => l.toFixed(2))
     .join(' ');
   const timeFile = join(dir, 'time.txt');
+  const stdoutFd = cliStdout ? openSync(rates.length > 1 ? `${cliStdout}.${run}` : cliStdout, 'w') : null;
   const cli = spawn(
     '/usr/bin/time',
     [
@@ -161,11 +162,7 @@ for (const [run, rate] of rates.entries()) {
       ...(rehearsal !== null ? ['--rehearsal', rehearsal] : []),
     ],
     {
-      stdio: [
-        'ignore',
-        cliStdout ? openSync(rates.length > 1 ? `${cliStdout}.${run}` : cliStdout, 'w') : 'ignore',
-        'inherit',
-      ],
+      stdio: ['ignore', stdoutFd ?? 'ignore', 'inherit'],
       env: {
         ...process.env,
         ...(certificate ? { NODE_EXTRA_CA_CERTS: certificate.cert } : {}),
@@ -173,6 +170,7 @@ for (const [run, rate] of rates.entries()) {
     },
   );
   const [code] = (await once(cli, 'exit')) as [number];
+  if (stdoutFd !== null) closeSync(stdoutFd);
   const arrivals = await server.stop();
   if (code !== 0) console.error(`rate ${rate}: the CLI exited ${code}`);
   const [user, system, wall] = readFileSync(timeFile, 'utf8').trim().split(/\s+/).map(Number) as [
